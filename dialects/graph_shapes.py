@@ -1,0 +1,226 @@
+"""Static shape rules of the graph dialect's ops, as plain functions on tuples.
+
+The op verifiers use them to check result types, and the importer and the rewrite patterns
+use them to type the ops they create. Each raises `ValueError` with a short reason when the
+operands cannot produce a result, which verifiers turn into `VerifyException`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+Shape = tuple[int, ...]
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> Shape:
+    """Multidirectional (numpy-style) broadcasting, as ONNX defines it."""
+    rank = max((len(s) for s in shapes), default=0)
+    result: list[int] = []
+    for axis in range(rank):
+        dims = {s[axis - rank + len(s)] for s in shapes if axis - rank + len(s) >= 0}
+        dims.discard(1)
+        if len(dims) > 1:
+            raise ValueError(f"shapes {[tuple(s) for s in shapes]} do not broadcast")
+        result.append(dims.pop() if dims else 1)
+    return tuple(result)
+
+
+def normalize_axis(axis: int, rank: int) -> int:
+    """Map a possibly negative axis into [0, rank)."""
+    if not -rank <= axis < rank:
+        raise ValueError(f"axis {axis} out of range for rank {rank}")
+    return axis % rank
+
+
+def check_window(
+    rank: int, strides: Sequence[int], pads: Sequence[int], dilations: Sequence[int]
+) -> int:
+    """Number of spatial dimensions, after checking the window attributes fit them."""
+    spatial = rank - 2
+    if spatial < 1:
+        raise ValueError(f"input rank {rank} has no spatial dimensions")
+    if len(strides) != spatial or len(dilations) != spatial or len(pads) != 2 * spatial:
+        raise ValueError(
+            f"{spatial} spatial dimensions need {spatial} strides, {spatial} dilations and "
+            f"{2 * spatial} pads, not {len(strides)}, {len(dilations)} and {len(pads)}"
+        )
+    if any(v < 1 for v in (*strides, *dilations)):
+        raise ValueError(f"strides {list(strides)} and dilations {list(dilations)} must be >= 1")
+    if any(p < 0 for p in pads):
+        raise ValueError(f"pads {list(pads)} must be >= 0")
+    return spatial
+
+
+def conv_output_shape(
+    x: Shape,
+    w: Shape,
+    strides: Sequence[int],
+    pads: Sequence[int],
+    dilations: Sequence[int],
+    group: int,
+) -> Shape:
+    """N x M x out_spatial for an N x C x in_spatial input and M x C/group x k weights."""
+    spatial = check_window(len(x), strides, pads, dilations)
+    if group < 1:
+        raise ValueError(f"group {group} must be >= 1")
+    if len(w) != len(x):
+        raise ValueError(f"weight rank {len(w)} differs from input rank {len(x)}")
+    if x[1] != w[1] * group:
+        raise ValueError(f"input channels {x[1]} != weight channels {w[1]} * group {group}")
+    if w[0] % group:
+        raise ValueError(f"output channels {w[0]} not divisible by group {group}")
+    out = []
+    for i in range(spatial):
+        effective = dilations[i] * (w[2 + i] - 1) + 1
+        size = (x[2 + i] + pads[i] + pads[i + spatial] - effective) // strides[i] + 1
+        if size < 1:
+            raise ValueError("convolution window larger than the padded input")
+        out.append(size)
+    return (x[0], w[0], *out)
+
+
+def pool_output_shape(
+    x: Shape,
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    pads: Sequence[int],
+    dilations: Sequence[int],
+    ceil_mode: bool,
+) -> Shape:
+    """Output shape of MaxPool/AveragePool with explicit pads."""
+    if len(x) > 2 and (len(kernel) != len(x) - 2 or any(k < 1 for k in kernel)):
+        raise ValueError(f"kernel_shape {list(kernel)} needs {len(x) - 2} sizes >= 1")
+    spatial = check_window(len(x), strides, pads, dilations)
+    out = []
+    for i in range(spatial):
+        effective = dilations[i] * (kernel[i] - 1) + 1
+        span = x[2 + i] + pads[i] + pads[i + spatial] - effective
+        size = (math.ceil(span / strides[i]) if ceil_mode else span // strides[i]) + 1
+        if ceil_mode and (size - 1) * strides[i] >= x[2 + i] + pads[i]:
+            size -= 1  # the last window must start inside the input or left padding
+        if size < 1:
+            raise ValueError("pooling window larger than the padded input")
+        out.append(size)
+    return (x[0], x[1], *out)
+
+
+def matmul_output_shape(a: Shape, b: Shape) -> Shape:
+    """numpy.matmul semantics, including 1-D promotion and batch broadcasting."""
+    if not a or not b:
+        raise ValueError("matmul operands must have rank >= 1")
+    a2 = (1, *a) if len(a) == 1 else a
+    b2 = (*b, 1) if len(b) == 1 else b
+    if a2[-1] != b2[-2]:
+        raise ValueError(f"matmul inner dimensions differ: {a} x {b}")
+    batch = broadcast_shapes(a2[:-2], b2[:-2])
+    out = (*batch, a2[-2], b2[-1])
+    if len(a) == 1:
+        out = out[:-2] + out[-1:]
+    if len(b) == 1:
+        out = out[:-1]
+    return out
+
+
+def gemm_output_shape(a: Shape, b: Shape, trans_a: bool, trans_b: bool) -> Shape:
+    if len(a) != 2 or len(b) != 2:
+        raise ValueError("gemm operands must be 2-D")
+    m, k = (a[1], a[0]) if trans_a else a
+    k2, n = (b[1], b[0]) if trans_b else b
+    if k != k2:
+        raise ValueError(f"gemm inner dimensions differ: {k} vs {k2}")
+    return (m, n)
+
+
+def transpose_shape(x: Shape, perm: Sequence[int]) -> Shape:
+    if sorted(perm) != list(range(len(x))):
+        raise ValueError(f"perm {list(perm)} is not a permutation of rank {len(x)}")
+    return tuple(x[p] for p in perm)
+
+
+def concat_shape(shapes: Sequence[Shape], axis: int) -> Shape:
+    first = shapes[0]
+    axis = normalize_axis(axis, len(first))
+    for s in shapes[1:]:
+        if len(s) != len(first) or any(
+            d != e for i, (d, e) in enumerate(zip(s, first)) if i != axis
+        ):
+            raise ValueError(f"concat operands {list(shapes)} differ off axis {axis}")
+    return first[:axis] + (sum(s[axis] for s in shapes),) + first[axis + 1 :]
+
+
+def slice_shape(
+    x: Shape,
+    starts: Sequence[int],
+    ends: Sequence[int],
+    axes: Sequence[int],
+    steps: Sequence[int],
+) -> Shape:
+    if not len(starts) == len(ends) == len(axes) == len(steps):
+        raise ValueError("starts, ends, axes and steps must have the same length")
+    if len({normalize_axis(a, len(x)) for a in axes}) != len(axes):
+        raise ValueError(f"repeated slice axes {list(axes)}")
+    out = list(x)
+    for start, end, axis, step in zip(starts, ends, axes, steps):
+        axis = normalize_axis(axis, len(x))
+        first, last = normalized_slice_bounds(x[axis], start, end, step)
+        out[axis] = len(range(first, last, step))
+    return tuple(out)
+
+
+def normalized_slice_bounds(dim: int, start: int, end: int, step: int) -> tuple[int, int]:
+    """Clamp ONNX Slice start/end for one axis exactly as the spec (and numpy) does."""
+    if step == 0:
+        raise ValueError("slice step must not be 0")
+    if start < 0:
+        start += dim
+    if end < 0:
+        end += dim
+    if step > 0:
+        start = min(max(start, 0), dim)
+        end = min(max(end, 0), dim)
+    else:
+        start = min(max(start, -1), dim - 1)
+        end = min(max(end, -1), dim - 1)
+    return start, end
+
+
+def squeeze_shape(x: Shape, axes: Sequence[int]) -> Shape:
+    norm = {normalize_axis(a, len(x)) for a in axes}
+    for a in norm:
+        if x[a] != 1:
+            raise ValueError(f"cannot squeeze axis {a} of size {x[a]}")
+    return tuple(d for i, d in enumerate(x) if i not in norm)
+
+
+def unsqueeze_shape(x: Shape, axes: Sequence[int]) -> Shape:
+    rank = len(x) + len(axes)
+    norm = sorted(normalize_axis(a, rank) for a in axes)
+    if len(set(norm)) != len(norm):
+        raise ValueError(f"repeated unsqueeze axes {list(axes)}")
+    out = list(x)
+    for a in norm:
+        out.insert(a, 1)
+    return tuple(out)
+
+
+def flatten_shape(x: Shape, axis: int) -> Shape:
+    axis = axis + len(x) if axis < 0 else axis
+    if not 0 <= axis <= len(x):
+        raise ValueError(f"flatten axis {axis} out of range for rank {len(x)}")
+    return (math.prod(x[:axis]), math.prod(x[axis:]))
+
+
+def gather_shape(data: Shape, indices: Shape, axis: int) -> Shape:
+    axis = normalize_axis(axis, len(data))
+    return data[:axis] + indices + data[axis + 1 :]
+
+
+def pad_shape(x: Shape, pads: Sequence[int]) -> Shape:
+    rank = len(x)
+    if len(pads) != 2 * rank:
+        raise ValueError(f"pads has {len(pads)} values for rank {rank}")
+    out = tuple(d + pads[i] + pads[i + rank] for i, d in enumerate(x))
+    if any(d < 0 for d in out):
+        raise ValueError("negative pads remove more than the tensor holds")
+    return out

@@ -1,0 +1,24 @@
+"""The ONNX frontend: ONNX models -> the `graph` dialect.
+
+`import_onnx(model)` takes a path, serialized bytes or an `onnx.ModelProto`;
+`import_onnx_text(text)` takes ONNX's textual syntax (`onnx.parser`). Both return a
+`builtin.module` holding `func.func @main`, whose arguments are the non-initializer graph
+inputs and whose results are the graph outputs (their ONNX names are kept in the
+`onnxc.input_names` / `onnxc.output_names` attributes).
+
+Older opsets are imported by per-opset rules inside each op's converter (`ctx.opset`
+decides, e.g. Softmax before 13, Slice attributes before 10), not by running onnx's
+version converter first: the converter lacks adapters for many op/version pairs, fails
+or silently rewrites whole models (and copies all weights), and would still leave every
+normalisation the graph dialect needs (explicit pads, constant inputs as properties) to
+do. Per-opset rules cost a few lines each and keep every opset importable.
+
+Layout: `onnx_model` (load, inline, shape inference, topological sort), `onnx_context`
+(what a converter sees), `onnx_ops_math` / `onnx_ops_nn` / `onnx_ops_tensor` (converter
+tables per op family), `onnx_fold` (import-time evaluation of tiny shape computations),
+`onnx_importer` (the driver).
+"""
+
+from onnxc.frontend.onnx_importer import import_onnx, import_onnx_text
+
+__all__ = ["import_onnx", "import_onnx_text"]

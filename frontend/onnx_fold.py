@@ -1,0 +1,161 @@
+"""Import-time evaluation of tiny shape computations on constants.
+
+Exported models often compute a Reshape's shape or a Slice's bounds with Shape, Gather,
+Concat, Cast, arithmetic on int64, Equal/Where, ... Since every shape is static, these are
+constants; evaluating them with numpy here turns those inputs into properties. This is
+constant evaluation of small tensors (at most FOLD_LIMIT elements), never inference on
+data: float arithmetic and large tensors are left to the compiled code.
+
+A folder returns the node's outputs as arrays, or None when it cannot fold (an input is
+unknown); the node is then converted into graph ops as usual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from onnxc.dialects import graph_shapes as shapes
+from onnxc.frontend import onnx_types as types
+from onnxc.frontend.onnx_context import FOLD_LIMIT, NodeContext
+from onnxc.frontend.onnx_ops_math import cast_target, integer_divide
+from onnxc.frontend.onnx_ops_tensor import (
+    concat_axis,
+    reshape_params,
+    shape_slice,
+    slice_params,
+    squeeze_params,
+    transpose_perm,
+    unsqueeze_params,
+)
+
+Folder = Callable[[NodeContext], list[np.ndarray] | None]
+
+
+def _all_known(ctx: NodeContext) -> list[np.ndarray] | None:
+    arrays = [ctx.known(i) for i in range(ctx.num_inputs) if ctx.has_input(i)]
+    return None if any(a is None for a in arrays) else arrays
+
+
+def _unary(fn: Callable[[NodeContext, np.ndarray], np.ndarray]) -> Folder:
+    """Folds a node whose data input 0 must be known; other inputs are parameters."""
+
+    def fold(ctx: NodeContext) -> list[np.ndarray] | None:
+        data = ctx.known(0)
+        return None if data is None else [fn(ctx, data)]
+
+    return fold
+
+
+def _elementwise(fn: Callable[..., np.ndarray], integers_only: bool = False) -> Folder:
+    def fold(ctx: NodeContext) -> list[np.ndarray] | None:
+        arrays = _all_known(ctx)
+        if arrays is None or not arrays:
+            return None
+        if integers_only and any(a.dtype.kind not in "biu" for a in arrays):
+            return None
+        return [np.asarray(fn(*arrays))]
+
+    return fold
+
+
+def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if np.any(b == 0):
+        raise ValueError("division by zero")
+    return integer_divide(a, b)
+
+
+def _slice(ctx: NodeContext, data: np.ndarray) -> np.ndarray:
+    for start, end, axis, step in zip(*slice_params(ctx)):
+        first, last = shapes.normalized_slice_bounds(data.shape[axis], start, end, step)
+        data = np.take(data, list(range(first, last, step)), axis=axis)
+    return data
+
+
+def _gather(ctx: NodeContext) -> list[np.ndarray] | None:
+    data, indices = ctx.known(0), ctx.known(1)
+    if data is None or indices is None:
+        return None
+    return [np.take(data, indices, axis=ctx.attr("axis", 0))]
+
+
+def _concat(ctx: NodeContext) -> list[np.ndarray] | None:
+    arrays = _all_known(ctx)
+    return None if arrays is None else [np.concatenate(arrays, axis=concat_axis(ctx))]
+
+
+def _expand(ctx: NodeContext) -> list[np.ndarray] | None:
+    data, shape = ctx.known(0), ctx.known(1)
+    if data is None or shape is None:
+        return None
+    out = shapes.broadcast_shapes(data.shape, tuple(int(d) for d in shape))
+    return [np.broadcast_to(data, out).copy()]
+
+
+def _range(ctx: NodeContext) -> list[np.ndarray] | None:
+    arrays = _all_known(ctx)
+    if arrays is None:
+        return None
+    start, limit, delta = (a.reshape(()) for a in arrays)
+    return [np.arange(start, limit, delta, dtype=arrays[0].dtype)]
+
+
+def _where(ctx: NodeContext) -> list[np.ndarray] | None:
+    arrays = _all_known(ctx)
+    return None if arrays is None else [np.where(*arrays)]
+
+
+FOLDERS: dict[str, Folder] = {
+    "Identity": _unary(lambda ctx, x: x),
+    "Cast": _unary(lambda ctx, x: x.astype(types.numpy_dtype(cast_target(ctx)))),
+    "Reshape": _unary(lambda ctx, x: x.reshape(reshape_params(ctx))),
+    "Flatten": _unary(
+        lambda ctx, x: x.reshape(shapes.flatten_shape(x.shape, ctx.attr("axis", 1)))
+    ),
+    "Squeeze": _unary(lambda ctx, x: x.reshape(shapes.squeeze_shape(x.shape,
+                                                                    squeeze_params(ctx)))),
+    "Unsqueeze": _unary(lambda ctx, x: x.reshape(shapes.unsqueeze_shape(x.shape,
+                                                                        unsqueeze_params(ctx)))),
+    "Transpose": _unary(lambda ctx, x: np.transpose(x, transpose_perm(ctx))),
+    "Slice": _unary(_slice),
+    "Shape": lambda ctx: [np.array(shape_slice(ctx), dtype=np.int64)],
+    "Gather": _gather,
+    "Concat": _concat,
+    "Expand": _expand,
+    "Range": _range,
+    "Where": _where,
+    "Add": _elementwise(np.add, integers_only=True),
+    "Sub": _elementwise(np.subtract, integers_only=True),
+    "Mul": _elementwise(np.multiply, integers_only=True),
+    "Div": _elementwise(_div, integers_only=True),
+    "Neg": _elementwise(np.negative, integers_only=True),
+    "Abs": _elementwise(np.abs, integers_only=True),
+    "Max": _elementwise(lambda *a: np.maximum.reduce(np.broadcast_arrays(*a)),
+                        integers_only=True),
+    "Min": _elementwise(lambda *a: np.minimum.reduce(np.broadcast_arrays(*a)),
+                        integers_only=True),
+    "Equal": _elementwise(np.equal),
+    "Less": _elementwise(np.less),
+    "Greater": _elementwise(np.greater),
+    "Not": _elementwise(np.logical_not),
+    "And": _elementwise(np.logical_and),
+    "Or": _elementwise(np.logical_or),
+}
+
+
+def try_fold(ctx: NodeContext) -> list[np.ndarray] | None:
+    """The node's outputs as constants, or None if it is not a foldable computation."""
+    folder = FOLDERS.get(ctx.op_type)
+    if folder is None or ctx.num_outputs != 1:
+        return None
+    try:
+        arrays = folder(ctx)
+    except (ValueError, IndexError, TypeError, OverflowError):
+        return None  # let the converter report the problem with its own message
+    if arrays is None:
+        return None
+    for array in arrays:
+        if array.size > FOLD_LIMIT or types.onnx_type_of_numpy(array.dtype) is None:
+            return None
+    return arrays

@@ -1,0 +1,215 @@
+"""The ONNX -> graph dialect driver: one `func.func @main` per model.
+
+The function's arguments are the graph inputs that are not initializers (old models list
+initializers among the inputs too), in graph order; its results are the graph outputs.
+Nodes are imported in topological order; each goes to its op family's converter table,
+after an attempt to fold it when it is a tiny shape computation on constants.
+"""
+
+from __future__ import annotations
+
+import onnx
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Block, Region, SSAValue
+
+from onnxc.errors import ShapeInferenceError, UnsupportedOpError
+from onnxc.frontend import onnx_ops_math, onnx_ops_nn, onnx_ops_tensor
+from onnxc.frontend import onnx_types as types
+from onnxc.frontend.onnx_context import (
+    NodeContext,
+    Result,
+    Tensor,
+    materialize,
+    tensor_proto_to_array,
+)
+from onnxc.frontend.onnx_fold import FOLDERS, try_fold
+from onnxc.frontend.onnx_model import (
+    ModelSource,
+    check_domains,
+    default_opset,
+    infer_types,
+    inline_functions,
+    load_model,
+    node_label,
+    parse_text,
+    topological_order,
+)
+
+CONVERTERS = {
+    **onnx_ops_math.CONVERTERS,
+    **onnx_ops_nn.CONVERTERS,
+    **onnx_ops_tensor.CONVERTERS,
+}
+
+
+def import_onnx(model: ModelSource) -> ModuleOp:
+    """Import an ONNX model (path, serialized bytes or ModelProto) into the graph dialect."""
+    return OnnxImporter(load_model(model)).run()
+
+
+def import_onnx_text(text: str) -> ModuleOp:
+    """Import a model written in ONNX's textual syntax (as accepted by onnx.parser)."""
+    return OnnxImporter(parse_text(text)).run()
+
+
+def static_type(
+    type_proto: onnx.TypeProto, what: str, opset: int
+) -> TensorType | None:
+    """The static tensor type of a ValueInfo, None if ONNX did not fully infer it."""
+    if not type_proto.HasField("tensor_type"):
+        return None
+    tt = type_proto.tensor_type
+    if not tt.elem_type or not tt.HasField("shape"):
+        return None
+    if any(not d.HasField("dim_value") for d in tt.shape.dim):
+        return None
+    if not types.is_supported(tt.elem_type):
+        raise UnsupportedOpError(
+            what, "", opset,
+            f"element type {types.type_name(tt.elem_type)}; onnxc supports "
+            f"{types.SUPPORTED_NAMES}",
+        )
+    return types.tensor_type(tuple(d.dim_value for d in tt.shape.dim),
+                             types.element_type(tt.elem_type))
+
+
+def _describe_dims(type_proto: onnx.TypeProto) -> str:
+    if not type_proto.tensor_type.HasField("shape"):
+        return "an unknown rank"
+    dims = [d.dim_param or (str(d.dim_value) if d.HasField("dim_value") else "?")
+            for d in type_proto.tensor_type.shape.dim]
+    return f"shape [{', '.join(dims)}]"
+
+
+class OnnxImporter:
+    """Imports one model; create one per model."""
+
+    def __init__(self, model: onnx.ModelProto):
+        model = inline_functions(model)
+        self.opset = default_opset(model)
+        check_domains(model, self.opset)
+        self._check_op_types(model.graph)
+        self.inferred = infer_types(model)
+        self.graph = model.graph
+        self.tensors: dict[str, Tensor] = {}
+        self.block = Block()
+        self.used = {name for node in self.graph.node for name in node.input}
+        self.used.update(o.name for o in self.graph.output)
+
+    def _check_op_types(self, graph: onnx.GraphProto) -> None:
+        """Report unsupported ops before any work (all distinct ones in the message)."""
+        missing: dict[str, str] = {}
+        for index, node in enumerate(graph.node):
+            if node.op_type not in CONVERTERS and node.op_type not in FOLDERS:
+                missing.setdefault(node.op_type, node_label(node, index))
+        if missing:
+            (op_type, label), *others = missing.items()
+            detail = "the graph dialect has no equivalent"
+            if others:
+                detail += "; also unsupported: " + ", ".join(o for o, _ in others)
+            raise UnsupportedOpError(op_type, label, self.opset, detail)
+
+    def run(self) -> ModuleOp:
+        initializer_names = self._add_initializers()
+        inputs = [vi for vi in self.graph.input if vi.name not in initializer_names]
+        for vi in inputs:
+            self._add_argument(vi)
+        available = [vi.name for vi in inputs] + list(initializer_names)
+        for index in topological_order(self.graph, available):
+            self._import_node(self.graph.node[index], index)
+        results = [self._output(vi) for vi in self.graph.output]
+        self.block.add_op(ReturnOp(*results))
+        func = FuncOp(
+            "main",
+            ([a.type for a in self.block.args], [r.type for r in results]),
+            Region(self.block),
+        )
+        func.attributes["onnxc.input_names"] = ArrayAttr([StringAttr(vi.name) for vi in inputs])
+        func.attributes["onnxc.output_names"] = ArrayAttr(
+            [StringAttr(vi.name) for vi in self.graph.output]
+        )
+        return ModuleOp([func])
+
+    def _add_initializers(self) -> set[str]:
+        for sparse in self.graph.sparse_initializer:
+            raise UnsupportedOpError("sparse initializer", sparse.values.name, self.opset,
+                                     "sparse tensors are not supported")
+        for init in self.graph.initializer:
+            def unsupported(detail: str, name: str = init.name) -> UnsupportedOpError:
+                return UnsupportedOpError("initializer", name, self.opset, detail)
+
+            array = tensor_proto_to_array(init, f"initializer '{init.name}'", unsupported)
+            self.tensors[init.name] = Tensor.of_array(array, init.name)
+        return {init.name for init in self.graph.initializer}
+
+    def _add_argument(self, vi: onnx.ValueInfoProto) -> None:
+        ttype = static_type(vi.type, "graph input", self.opset)
+        if ttype is None:
+            if not vi.type.HasField("tensor_type"):
+                raise UnsupportedOpError("graph input", vi.name, self.opset,
+                                         "only tensor inputs are supported")
+            raise ShapeInferenceError(
+                f"graph input '{vi.name}' has {_describe_dims(vi.type)}: onnxc needs "
+                f"static shapes (dynamic axes are not supported yet)"
+            )
+        arg = self.block.insert_arg(ttype, len(self.block.args))
+        arg.name_hint = types.name_hint(vi.name)
+        self.tensors[vi.name] = Tensor(ttype, value=arg, name=vi.name)
+
+    def _import_node(self, node: onnx.NodeProto, index: int) -> None:
+        label = node_label(node, index)
+        ctx = NodeContext(node, label, self.opset, self.tensors, self.block,
+                          self.used.__contains__)
+        results: list[Result] | None = try_fold(ctx)
+        if results is None:
+            converter = CONVERTERS.get(node.op_type)
+            if converter is None:
+                raise ctx.unsupported("supported only on compile-time constant inputs")
+            results = converter(ctx)
+        for i, name in enumerate(node.output):
+            result = results[i] if i < len(results) else None
+            if not name:
+                continue
+            if result is None:
+                if name in self.used:
+                    raise ctx.unsupported(f"output {i} ('{name}')")
+                continue
+            tensor = self._as_tensor(result, name)
+            self._check_type(ctx, name, tensor.type)
+            self.tensors[name] = tensor
+
+    def _as_tensor(self, result: Result, name: str) -> Tensor:
+        if isinstance(result, Tensor):
+            return result
+        if isinstance(result, SSAValue):
+            if result.name_hint is None:
+                result.name_hint = types.name_hint(name)
+            assert isinstance(result.type, TensorType)
+            return Tensor(result.type, value=result, name=name)
+        return Tensor.of_array(result, name)
+
+    def _check_type(self, ctx: NodeContext, name: str, ours: TensorType) -> None:
+        """Our result type must agree with ONNX's where ONNX inferred a static one."""
+        theirs = self.inferred.get(name)
+        if theirs is None or not theirs.HasField("tensor_type"):
+            return
+        tt = theirs.tensor_type
+        if tt.elem_type and types.is_supported(tt.elem_type):
+            if types.element_type(tt.elem_type) != ours.get_element_type():
+                raise ShapeInferenceError(
+                    f"node '{ctx.label}' ({ctx.op_type}): output '{name}' has element type "
+                    f"{ours.get_element_type()} here but {types.type_name(tt.elem_type)} in ONNX"
+                )
+        if not tt.HasField("shape"):
+            return
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
+        shape = tuple(ours.get_shape())
+        if len(dims) != len(shape) or any(d is not None and d != s for d, s in zip(dims, shape)):
+            raise ShapeInferenceError(
+                f"node '{ctx.label}' ({ctx.op_type}): output '{name}' has shape "
+                f"{list(shape)} here but {_describe_dims(theirs)} in ONNX"
+            )
+
+    def _output(self, vi: onnx.ValueInfoProto) -> SSAValue:
+        return materialize(self.block, self.tensors[vi.name])

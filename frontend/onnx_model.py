@@ -1,0 +1,184 @@
+"""Loading and checking an ONNX model before import: parse, inline, infer shapes, sort.
+
+Everything that can go wrong with the file itself (bad protobuf, missing data, undefined
+names, cycles) is turned into `ModelLoadError` here, so the op converters can assume a
+well-formed graph.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import os
+from collections.abc import Iterable
+
+import onnx
+import onnx.inliner
+import onnx.parser
+import onnx.shape_inference
+from google.protobuf.message import DecodeError
+
+from onnxc.errors import ModelLoadError, ShapeInferenceError, UnsupportedOpError
+
+DEFAULT_DOMAINS = ("", "ai.onnx")
+ModelSource = str | os.PathLike | bytes | onnx.ModelProto
+
+
+def load_model(model: ModelSource) -> onnx.ModelProto:
+    """Parse `model` (a path, serialized bytes or a ModelProto) into a ModelProto."""
+    if isinstance(model, onnx.ModelProto):
+        return model
+    try:
+        if isinstance(model, bytes | bytearray | memoryview):
+            proto = onnx.ModelProto()
+            proto.ParseFromString(bytes(model))
+            return proto
+        if isinstance(model, str | os.PathLike):
+            return onnx.load(os.fspath(model))
+    except (DecodeError, RuntimeError) as err:
+        raise ModelLoadError(f"cannot parse the ONNX model: {err}") from err
+    except OSError as err:
+        raise ModelLoadError(f"cannot read the ONNX model: {err}") from err
+    except Exception as err:  # onnx.load raises assorted errors for bad external data
+        raise ModelLoadError(f"cannot load the ONNX model: {type(err).__name__}: {err}") from err
+    raise TypeError(f"import_onnx expects a path, bytes or onnx.ModelProto, not {type(model)}")
+
+
+def parse_text(text: str) -> onnx.ModelProto:
+    """Parse ONNX's textual model syntax (`onnx.parser`)."""
+    try:
+        return onnx.parser.parse_model(text)
+    except Exception as err:  # onnx.parser raises ParseError with a bytes message
+        msg = err.args[0].decode() if err.args and isinstance(err.args[0], bytes) else str(err)
+        raise ModelLoadError(f"cannot parse the ONNX text: {msg.strip()}") from err
+
+
+def default_opset(model: onnx.ModelProto) -> int:
+    """The model's version of the default (ai.onnx) operator set."""
+    versions = [o.version for o in model.opset_import if o.domain in DEFAULT_DOMAINS]
+    if not versions:
+        if model.graph.node:
+            raise ModelLoadError("the model imports no version of the default ONNX opset")
+        return onnx.defs.onnx_opset_version()
+    newest = onnx.defs.onnx_opset_version()
+    if versions[0] > newest:
+        raise ModelLoadError(
+            f"the model uses opset {versions[0]}, newer than the {newest} onnx "
+            f"{onnx.__version__} knows"
+        )
+    return versions[0]
+
+
+def inline_functions(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Inline model-local functions so that only standard ops remain."""
+    if not model.functions:
+        return model
+    try:
+        return onnx.inliner.inline_local_functions(model)
+    except Exception as err:
+        raise ModelLoadError(f"cannot inline the model's local functions: {err}") from err
+
+
+# Initializers above this many elements are hidden from ONNX shape inference (as typed
+# inputs): it serializes the whole model, and only small ones feed data propagation.
+_INFERENCE_DATA_LIMIT = 1024
+
+
+def infer_types(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
+    """ONNX's inferred type of every value it could type (value_info and outputs)."""
+    light = onnx.ModelProto()
+    light.CopyFrom(model)
+    graph = light.graph
+    declared = {vi.name for vi in graph.input}
+    kept = []
+    for init in graph.initializer:
+        if math.prod(init.dims) <= _INFERENCE_DATA_LIMIT:
+            kept.append(init)
+        elif init.name not in declared:
+            graph.input.append(
+                onnx.helper.make_tensor_value_info(init.name, init.data_type, list(init.dims))
+            )
+    if len(kept) != len(graph.initializer):
+        del graph.initializer[:]
+        graph.initializer.extend(kept)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(
+            light, check_type=False, strict_mode=False, data_prop=True
+        )
+    except Exception as err:  # non-strict inference rarely raises; keep a typed error if it does
+        raise ShapeInferenceError(f"ONNX shape inference failed: {err}") from err
+    return {vi.name: vi.type for vi in (*inferred.graph.value_info, *inferred.graph.output)}
+
+
+def node_label(node: onnx.NodeProto, index: int) -> str:
+    """The node's name, or a stable made-up one for unnamed nodes."""
+    return node.name or f"{node.op_type}_{index}"
+
+
+def check_domains(model: onnx.ModelProto, opset: int) -> None:
+    """Reject nodes from other operator sets before doing any work."""
+    declared = {o.domain for o in model.opset_import}
+    for index, node in enumerate(model.graph.node):
+        if node.domain in DEFAULT_DOMAINS:
+            continue
+        label = node_label(node, index)
+        if node.domain not in declared:
+            raise ModelLoadError(
+                f"node '{label}' ({node.op_type}) uses domain '{node.domain}', "
+                f"which the model does not import"
+            )
+        raise UnsupportedOpError(
+            node.op_type, label, opset, f"operators of domain '{node.domain}' are not supported"
+        )
+
+
+def topological_order(graph: onnx.GraphProto, available: Iterable[str]) -> list[int]:
+    """Node indices in an order where every input is defined before use.
+
+    Keeps the file's order when it is already valid (a stable Kahn's sort). Raises
+    `ModelLoadError` for undefined inputs, values defined twice and cycles.
+    """
+    nodes = graph.node
+    producer: dict[str, int] = {}
+    defined = set(available)
+    for index, node in enumerate(nodes):
+        for out in node.output:
+            if not out:
+                continue
+            if out in producer or out in defined:
+                raise ModelLoadError(
+                    f"value '{out}' is defined twice (again by node "
+                    f"'{node_label(node, index)}')"
+                )
+            producer[out] = index
+    waiting_on = [0] * len(nodes)
+    users: list[list[int]] = [[] for _ in nodes]
+    for index, node in enumerate(nodes):
+        for name in node.input:
+            if not name or name in defined:
+                continue
+            if name not in producer:
+                raise ModelLoadError(
+                    f"node '{node_label(node, index)}' ({node.op_type}) uses '{name}', "
+                    f"which is not a graph input, an initializer or any node's output"
+                )
+            waiting_on[index] += 1
+            users[producer[name]].append(index)
+    ready = [i for i, n in enumerate(waiting_on) if n == 0]
+    heapq.heapify(ready)
+    order: list[int] = []
+    while ready:
+        index = heapq.heappop(ready)
+        order.append(index)
+        for user in users[index]:
+            waiting_on[user] -= 1
+            if waiting_on[user] == 0:
+                heapq.heappush(ready, user)
+    if len(order) != len(nodes):
+        stuck = [node_label(nodes[i], i) for i, n in enumerate(waiting_on) if n > 0]
+        shown = ", ".join(f"'{s}'" for s in stuck[:5]) + (", ..." if len(stuck) > 5 else "")
+        raise ModelLoadError(f"the graph has a cycle: nodes {shown} are on or after it")
+    for out in graph.output:
+        if out.name not in producer and out.name not in defined:
+            raise ModelLoadError(f"graph output '{out.name}' is never defined")
+    return order

@@ -1,0 +1,258 @@
+"""Neural-network layers: Conv, pooling, BatchNormalization, LRN, Softmax, Dropout.
+
+The graph dialect wants every window attribute explicit, so auto_pad is turned into pads
+and absent strides/dilations/pads become their defaults here. Opset differences handled:
+Softmax/LogSoftmax before 13 (2-D coercion at `axis`), BatchNormalization before 7
+(`spatial`, `is_test`) and since 14 (`training_mode`), pooling `ceil_mode`/`dilations`
+(opset 10+) and Dropout's ratio/training_mode becoming inputs in opset 12.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from onnxc.dialects import graph
+from onnxc.dialects import graph_shapes as shapes
+from onnxc.frontend import onnx_types as types
+from onnxc.frontend.onnx_context import NodeContext, Result
+from onnxc.frontend.onnx_ops_math import Converter, same_type
+
+
+def _window(ctx: NodeContext, kernel: list[int]) -> tuple[list[int], list[int], list[int]]:
+    """Explicit (strides, pads, dilations) of a Conv/pool node, resolving auto_pad."""
+    x = ctx.shape(0)
+    n = len(x) - 2
+    if n < 1:
+        raise ctx.invalid(f"input must have rank >= 3, got {len(x)}")
+    strides = ctx.ints("strides") or [1] * n
+    dilations = ctx.ints("dilations") or [1] * n
+    pads = ctx.ints("pads") or [0] * (2 * n)
+    if len(kernel) != n or len(strides) != n or len(dilations) != n or len(pads) != 2 * n:
+        raise ctx.invalid(
+            f"kernel {kernel}, strides {strides}, dilations {dilations} or pads {pads} "
+            f"do not fit {n} spatial dimensions"
+        )
+    auto_pad = ctx.attr("auto_pad", "NOTSET")
+    if auto_pad == "VALID":
+        pads = [0] * (2 * n)
+    elif auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        pads = [0] * (2 * n)
+        for i in range(n):
+            out = math.ceil(x[2 + i] / strides[i])
+            effective = dilations[i] * (kernel[i] - 1) + 1
+            total = max(0, (out - 1) * strides[i] + effective - x[2 + i])
+            small, large = total // 2, total - total // 2
+            pads[i], pads[i + n] = (small, large) if auto_pad == "SAME_UPPER" else (large, small)
+    elif auto_pad != "NOTSET":
+        raise ctx.invalid(f"unknown auto_pad '{auto_pad}'")
+    return strides, pads, dilations
+
+
+def convert_conv(ctx: NodeContext) -> list[Result]:
+    w = ctx.shape(1)
+    kernel = list(w[2:])
+    if ctx.has_attr("kernel_shape") and ctx.ints("kernel_shape") != kernel:
+        raise ctx.invalid(f"kernel_shape {ctx.ints('kernel_shape')} differs from weight {w}")
+    strides, pads, dilations = _window(ctx, kernel)
+    group = ctx.attr("group", 1)
+    out = ctx.infer(shapes.conv_output_shape, ctx.shape(0), w, strides, pads, dilations, group)
+    bias = ctx.operand(2) if ctx.has_input(2) else None
+    op = graph.ConvOp(
+        operands=[ctx.operand(0), ctx.operand(1), bias],
+        result_types=[types.tensor_type(out, ctx.element_type(0))],
+        properties={
+            "strides": types.i64_array(strides),
+            "pads": types.i64_array(pads),
+            "dilations": types.i64_array(dilations),
+            "group": types.i64_attr(group),
+        },
+    )
+    return [ctx.emit1(op)]
+
+
+def convert_max_pool(ctx: NodeContext) -> list[Result]:
+    if ctx.output_used(1):
+        # storage_order only affects Indices, so it matters only when they are used.
+        raise ctx.unsupported("the Indices output of MaxPool")
+    kernel = ctx.ints("kernel_shape")
+    if kernel is None:
+        raise ctx.invalid("required attribute 'kernel_shape' is missing")
+    strides, pads, dilations = _window(ctx, kernel)
+    ceil_mode = ctx.attr("ceil_mode", 0)
+    out = ctx.infer(shapes.pool_output_shape, ctx.shape(0), kernel, strides, pads, dilations,
+                    bool(ceil_mode))
+    op = graph.MaxPoolOp(
+        operands=[ctx.operand(0)],
+        result_types=[types.tensor_type(out, ctx.element_type(0))],
+        properties={
+            "kernel_shape": types.i64_array(kernel),
+            "strides": types.i64_array(strides),
+            "pads": types.i64_array(pads),
+            "dilations": types.i64_array(dilations),
+            "ceil_mode": types.i64_attr(ceil_mode),
+        },
+    )
+    return [ctx.emit1(op), None]
+
+
+def convert_average_pool(ctx: NodeContext) -> list[Result]:
+    kernel = ctx.ints("kernel_shape")
+    if kernel is None:
+        raise ctx.invalid("required attribute 'kernel_shape' is missing")
+    strides, pads, dilations = _window(ctx, kernel)
+    if any(d != 1 for d in dilations):
+        raise ctx.unsupported(f"AveragePool with dilations {dilations}")
+    ceil_mode = ctx.attr("ceil_mode", 0)
+    out = ctx.infer(shapes.pool_output_shape, ctx.shape(0), kernel, strides, pads, dilations,
+                    bool(ceil_mode))
+    op = graph.AveragePoolOp(
+        operands=[ctx.operand(0)],
+        result_types=[types.tensor_type(out, ctx.element_type(0))],
+        properties={
+            "kernel_shape": types.i64_array(kernel),
+            "strides": types.i64_array(strides),
+            "pads": types.i64_array(pads),
+            "ceil_mode": types.i64_attr(ceil_mode),
+            "count_include_pad": types.i64_attr(ctx.attr("count_include_pad", 0)),
+        },
+    )
+    return [ctx.emit1(op)]
+
+
+def _global_pool(op_class: type[graph.GlobalPoolOp]) -> Converter:
+    def convert(ctx: NodeContext) -> list[Result]:
+        x = ctx.shape(0)
+        if len(x) < 3:
+            raise ctx.invalid(f"input must have rank >= 3, got {len(x)}")
+        result = types.tensor_type(x[:2] + (1,) * (len(x) - 2), ctx.element_type(0))
+        return [ctx.emit1(op_class(operands=[ctx.operand(0)], result_types=[result]))]
+
+    return convert
+
+
+def convert_batch_norm(ctx: NodeContext) -> list[Result]:
+    """Inference BatchNormalization; training statistics are not computed."""
+    if ctx.attr("training_mode", 0):
+        raise ctx.unsupported("training_mode=1 (only inference is supported)")
+    if any(ctx.output_used(i) for i in range(1, ctx.num_outputs)):
+        raise ctx.unsupported("the running mean/variance outputs (training only)")
+    # Before opset 7, is_test=0 asked for training; with only Y used that equals inference.
+    epsilon = float(ctx.attr("epsilon", 1e-5))
+    if ctx.opset < 9 and ctx.attr("spatial", 1) == 0:
+        return [_per_activation_batch_norm(ctx, epsilon)]
+    op = graph.BatchNormalizationOp(
+        operands=[ctx.operand(i) for i in range(5)],
+        result_types=[same_type(ctx, 0)],
+        properties={"epsilon": types.float_attr(epsilon)},
+    )
+    return [ctx.emit1(op)]
+
+
+def _per_activation_batch_norm(ctx: NodeContext, epsilon: float) -> SSAValue:
+    """spatial=0: statistics per (C, D1, ...) element, which broadcast over N directly."""
+    x, scale, bias, mean, var = (ctx.operand(i) for i in range(5))
+    el = ctx.element_type(0)
+
+    def binary(op_class, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        out = ctx.infer(shapes.broadcast_shapes, graph.shape_of(lhs), graph.shape_of(rhs))
+        return ctx.emit1(op_class(operands=[lhs, rhs], result_types=[types.tensor_type(out, el)]))
+
+    std = binary(graph.AddOp, var, ctx.scalar(epsilon, el))
+    std = ctx.emit1(graph.SqrtOp(operands=[std], result_types=[std.type]))
+    y = binary(graph.DivOp, binary(graph.SubOp, x, mean), std)
+    y = binary(graph.AddOp, binary(graph.MulOp, y, scale), bias)
+    if graph.shape_of(y) != ctx.shape(0):
+        raise ctx.invalid(f"per-activation statistics do not broadcast to {ctx.shape(0)}")
+    return y
+
+
+def convert_lrn(ctx: NodeContext) -> list[Result]:
+    op = graph.LRNOp(
+        operands=[ctx.operand(0)],
+        result_types=[same_type(ctx, 0)],
+        properties={
+            "size": types.i64_attr(ctx.attr("size")),
+            "alpha": types.float_attr(ctx.attr("alpha", 1e-4)),
+            "beta": types.float_attr(ctx.attr("beta", 0.75)),
+            "bias": types.float_attr(ctx.attr("bias", 1.0)),
+        },
+    )
+    return [ctx.emit1(op)]
+
+
+def _softmax(ctx: NodeContext, take_log: bool) -> list[Result]:
+    """Softmax/LogSoftmax with opset-13 semantics (LogSoftmax = log of the softmax).
+
+    Before opset 13 the input is coerced to 2-D at `axis`: flatten, softmax over axis 1,
+    reshape back. When `axis` is the last axis that is just a softmax over it.
+    """
+    x = ctx.shape(0)
+    rank = len(x)
+    axis = ctx.attr("axis", -1 if ctx.opset >= 13 else 1)
+    if not -rank <= axis < rank:
+        raise ctx.invalid(f"axis {axis} out of range for rank {rank}")
+    axis %= rank
+    value, ttype = ctx.operand(0), same_type(ctx, 0)
+    coerce = ctx.opset < 13 and axis != rank - 1
+    if coerce:
+        flat = types.tensor_type(shapes.flatten_shape(x, axis), ctx.element_type(0))
+        value = ctx.emit1(graph.FlattenOp(operands=[value], result_types=[flat],
+                                          properties={"axis": types.i64_attr(axis)}))
+        ttype, axis = flat, 1
+    value = ctx.emit1(graph.SoftmaxOp(operands=[value], result_types=[ttype],
+                                      properties={"axis": types.i64_attr(axis)}))
+    if take_log:
+        value = ctx.emit1(graph.LogOp(operands=[value], result_types=[ttype]))
+    if coerce:
+        value = ctx.emit1(graph.ReshapeOp(operands=[value], result_types=[same_type(ctx, 0)]))
+    return [value]
+
+
+def convert_softmax(ctx: NodeContext) -> list[Result]:
+    return _softmax(ctx, take_log=False)
+
+
+def convert_log_softmax(ctx: NodeContext) -> list[Result]:
+    return _softmax(ctx, take_log=True)
+
+
+def convert_dropout(ctx: NodeContext) -> list[Result]:
+    """Inference Dropout is the identity; its mask, if used, is all ones."""
+    if ctx.opset >= 12:
+        training = ctx.optional_constant(2, "training_mode")
+        if training is not None and bool(training.reshape(-1)[0]):
+            raise ctx.unsupported("training_mode=true (only inference is supported)")
+        ratio_array = ctx.optional_constant(1, "ratio")
+        ratio = None if ratio_array is None else float(ratio_array.reshape(-1)[0])
+    else:
+        ratio = ctx.attr("ratio", 0.5)
+    props = {} if ratio is None else {"ratio": types.float_attr(ratio)}
+    out = ctx.emit1(graph.DropoutOp(operands=[ctx.operand(0)], result_types=[same_type(ctx, 0)],
+                                    properties=props))
+    if not ctx.output_used(1):
+        return [out, None]
+    # The mask is bool since opset 10 and has the input's type before.
+    mask_el = types.element_type(types.TP.BOOL) if ctx.opset >= 10 else ctx.element_type(0)
+    one = np.ones((1,), dtype=types.numpy_dtype_of_element(mask_el))
+    mask = ctx.emit1(graph.ConstantOfShapeOp(
+        properties={"value": types.dense(one)},
+        result_types=[types.tensor_type(ctx.shape(0), mask_el)],
+    ))
+    return [out, mask]
+
+
+CONVERTERS: dict[str, Converter] = {
+    "Conv": convert_conv,
+    "MaxPool": convert_max_pool,
+    "AveragePool": convert_average_pool,
+    "GlobalAveragePool": _global_pool(graph.GlobalAveragePoolOp),
+    "GlobalMaxPool": _global_pool(graph.GlobalMaxPoolOp),
+    "BatchNormalization": convert_batch_norm,
+    "LRN": convert_lrn,
+    "Softmax": convert_softmax,
+    "LogSoftmax": convert_log_softmax,
+    "Dropout": convert_dropout,
+}

@@ -1,0 +1,350 @@
+"""Data movement and constants: Reshape, Squeeze, Slice, Pad, Split, Gather, Constant, ...
+
+These ops take shapes, axes and bounds that ONNX allows to be computed but that are
+constant in practice; they become properties here. Before the opsets listed they were
+attributes: Reshape shape (5), Pad pads/value (11), Slice starts/ends/axes (10), Split
+sizes (13), Squeeze/Unsqueeze axes (13). The `*_params` helpers are shared with folding.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from xdsl.dialects.builtin import StringAttr
+
+from onnxc.dialects import graph
+from onnxc.dialects import graph_shapes as shapes
+from onnxc.frontend import onnx_types as types
+from onnxc.frontend.onnx_context import FOLD_LIMIT, NodeContext, Result, Tensor
+from onnxc.frontend.onnx_ops_math import Converter
+
+
+def _axis(ctx: NodeContext, axis: int, rank: int) -> int:
+    if not -rank <= axis < rank:
+        raise ctx.invalid(f"axis {axis} out of range for rank {rank}")
+    return axis % rank
+
+
+def _ints(array: np.ndarray) -> list[int]:
+    return [int(v) for v in np.asarray(array).reshape(-1)]
+
+
+# ---------------------------------------------------------------------- shared parameters
+
+
+def reshape_params(ctx: NodeContext) -> tuple[int, ...]:
+    """The result shape of Reshape with 0 (copy) and -1 (infer) resolved."""
+    x = ctx.shape(0)
+    target = ctx.ints("shape") if ctx.opset < 5 else _ints(ctx.constant(1, "shape"))
+    if target is None:
+        raise ctx.invalid("required attribute 'shape' is missing")
+    allow_zero = ctx.attr("allowzero", 0) if ctx.opset >= 14 else 0
+    out = []
+    for i, d in enumerate(target):
+        if d == 0 and not allow_zero:
+            if i >= len(x):
+                raise ctx.invalid(f"shape {target} copies dimension {i} of rank-{len(x)} input")
+            d = x[i]
+        elif d < -1:
+            raise ctx.invalid(f"invalid dimension {d} in shape {target}")
+        out.append(d)
+    total = math.prod(x)
+    if out.count(-1) > 1:
+        raise ctx.invalid(f"shape {target} has more than one -1")
+    if -1 in out:
+        known = math.prod(d for d in out if d != -1)
+        if known == 0 or total % known:
+            raise ctx.invalid(f"cannot reshape {x} to {target}")
+        out[out.index(-1)] = total // known
+    if math.prod(out) != total:
+        raise ctx.invalid(f"cannot reshape {x} to {target}: element counts differ")
+    return tuple(out)
+
+
+def squeeze_params(ctx: NodeContext) -> list[int]:
+    """Normalized, sorted axes to squeeze (absent: every dimension of size 1)."""
+    x = ctx.shape(0)
+    axes = ctx.ints("axes") if ctx.opset < 13 else ctx.optional_constant(1, "axes")
+    if axes is None:
+        return [i for i, d in enumerate(x) if d == 1]
+    return sorted({_axis(ctx, a, len(x)) for a in _ints(axes)})
+
+
+def unsqueeze_params(ctx: NodeContext) -> list[int]:
+    """Normalized, sorted axes of the result that Unsqueeze inserts."""
+    axes = ctx.ints("axes") if ctx.opset < 13 else _ints(ctx.constant(1, "axes"))
+    if axes is None:
+        raise ctx.invalid("required attribute 'axes' is missing")
+    rank = ctx.rank(0) + len(axes)
+    norm = sorted(_axis(ctx, a, rank) for a in axes)
+    if len(set(norm)) != len(norm):
+        raise ctx.invalid(f"repeated axes {axes}")
+    return norm
+
+
+def slice_params(ctx: NodeContext) -> tuple[list[int], list[int], list[int], list[int]]:
+    """(starts, ends, axes, steps) with absent axes/steps filled and axes normalized."""
+    rank = ctx.rank(0)
+    if ctx.opset < 10:
+        starts, ends = ctx.ints("starts"), ctx.ints("ends")
+        if starts is None or ends is None:
+            raise ctx.invalid("attributes 'starts' and 'ends' are required")
+        axes, steps = ctx.ints("axes"), None
+    else:
+        starts, ends = _ints(ctx.constant(1, "starts")), _ints(ctx.constant(2, "ends"))
+        axes_array, steps_array = ctx.optional_constant(3, "axes"), ctx.optional_constant(4, "steps")
+        axes = None if axes_array is None else _ints(axes_array)
+        steps = None if steps_array is None else _ints(steps_array)
+    axes = list(range(len(starts))) if axes is None else [_axis(ctx, a, rank) for a in axes]
+    steps = [1] * len(starts) if steps is None else steps
+    if not len(starts) == len(ends) == len(axes) == len(steps):
+        raise ctx.invalid("starts, ends, axes and steps differ in length")
+    if len(set(axes)) != len(axes):
+        raise ctx.invalid(f"repeated axes {axes}")
+    if 0 in steps:
+        raise ctx.invalid("slice step must not be 0")
+    return starts, ends, axes, steps
+
+
+def concat_axis(ctx: NodeContext) -> int:
+    axis = ctx.attr("axis", 1) if ctx.opset < 4 else ctx.attr("axis")
+    return _axis(ctx, axis, ctx.rank(0))
+
+
+def transpose_perm(ctx: NodeContext) -> list[int]:
+    rank = ctx.rank(0)
+    return ctx.ints("perm") or list(reversed(range(rank)))
+
+
+# ---------------------------------------------------------------------- converters
+
+
+def _with_shape(ctx: NodeContext, shape: tuple[int, ...]):
+    return types.tensor_type(shape, ctx.element_type(0))
+
+
+def convert_constant(ctx: NodeContext) -> list[Result]:
+    for name in ("value", "value_float", "value_floats", "value_int", "value_ints"):
+        if ctx.has_attr(name):
+            value = ctx.attr(name)
+            break
+    else:
+        present = [a.name for a in ctx.node.attribute]
+        if present:
+            raise ctx.unsupported(f"Constant with attribute '{present[0]}'")
+        raise ctx.invalid("Constant needs a value attribute")
+    if name in ("value_float", "value_floats"):
+        value = np.array(value, dtype=np.float32)
+    elif name in ("value_int", "value_ints"):
+        value = np.array(value, dtype=np.int64)
+    return [value]
+
+
+def convert_constant_of_shape(ctx: NodeContext) -> list[Result]:
+    """Float data stays a `graph.constant_of_shape`; small integer data is folded."""
+    shape = tuple(_ints(ctx.constant(0, "shape")))
+    if any(d < 0 for d in shape):
+        raise ctx.invalid(f"negative dimension in shape {shape}")
+    value = ctx.attr("value", None)
+    value = np.zeros((1,), np.float32) if value is None else np.asarray(value).reshape(-1)
+    if value.size != 1:
+        raise ctx.invalid(f"value must hold one element, got {value.size}")
+    if value.dtype.kind in "biu" and math.prod(shape) <= FOLD_LIMIT:
+        return [np.full(shape, value[0], dtype=value.dtype)]
+    el = Tensor.of_array(value).element_type
+    op = graph.ConstantOfShapeOp(properties={"value": types.dense(value)},
+                                 result_types=[types.tensor_type(shape, el)])
+    return [ctx.emit1(op)]
+
+
+def convert_reshape(ctx: NodeContext) -> list[Result]:
+    out = _with_shape(ctx, reshape_params(ctx))
+    return [ctx.emit1(graph.ReshapeOp(operands=[ctx.operand(0)], result_types=[out]))]
+
+
+def convert_flatten(ctx: NodeContext) -> list[Result]:
+    rank = ctx.rank(0)
+    axis = ctx.attr("axis", 1)
+    if not -rank <= axis <= rank:
+        raise ctx.invalid(f"axis {axis} out of range for rank {rank}")
+    axis = axis + rank if axis < 0 else axis
+    out = _with_shape(ctx, shapes.flatten_shape(ctx.shape(0), axis))
+    op = graph.FlattenOp(operands=[ctx.operand(0)], result_types=[out],
+                         properties={"axis": types.i64_attr(axis)})
+    return [ctx.emit1(op)]
+
+
+def convert_squeeze(ctx: NodeContext) -> list[Result]:
+    axes = squeeze_params(ctx)
+    out = _with_shape(ctx, ctx.infer(shapes.squeeze_shape, ctx.shape(0), axes))
+    op = graph.SqueezeOp(operands=[ctx.operand(0)], result_types=[out],
+                         properties={"axes": types.i64_array(axes)})
+    return [ctx.emit1(op)]
+
+
+def convert_unsqueeze(ctx: NodeContext) -> list[Result]:
+    axes = unsqueeze_params(ctx)
+    out = _with_shape(ctx, ctx.infer(shapes.unsqueeze_shape, ctx.shape(0), axes))
+    op = graph.UnsqueezeOp(operands=[ctx.operand(0)], result_types=[out],
+                           properties={"axes": types.i64_array(axes)})
+    return [ctx.emit1(op)]
+
+
+def convert_transpose(ctx: NodeContext) -> list[Result]:
+    perm = transpose_perm(ctx)
+    out = _with_shape(ctx, ctx.infer(shapes.transpose_shape, ctx.shape(0), perm))
+    op = graph.TransposeOp(operands=[ctx.operand(0)], result_types=[out],
+                           properties={"perm": types.i64_array(perm)})
+    return [ctx.emit1(op)]
+
+
+def convert_concat(ctx: NodeContext) -> list[Result]:
+    axis = concat_axis(ctx)
+    inputs = ctx.tensors()
+    out = _with_shape(ctx, ctx.infer(shapes.concat_shape, [t.shape for t in inputs], axis))
+    op = graph.ConcatOp(operands=[ctx.operands()], result_types=[out],
+                        properties={"axis": types.i64_attr(axis)})
+    return [ctx.emit1(op)]
+
+
+def _split_sizes(ctx: NodeContext, dim: int) -> list[int]:
+    if ctx.opset >= 13 or (ctx.opset < 2 and ctx.has_input(1)):
+        sizes = ctx.optional_constant(1, "split")
+        sizes = None if sizes is None else _ints(sizes)
+    else:
+        sizes = ctx.ints("split")
+    parts = ctx.num_outputs
+    if sizes is not None:
+        if len(sizes) != parts or sum(sizes) != dim or min(sizes, default=0) < 0:
+            raise ctx.invalid(f"split sizes {sizes} do not divide {dim} into {parts} parts")
+        return sizes
+    if ctx.opset >= 18 and ctx.has_attr("num_outputs"):
+        parts = ctx.attr("num_outputs")
+        chunk = math.ceil(dim / parts)
+        sizes = [chunk] * (parts - 1) + [dim - chunk * (parts - 1)]
+        if sizes[-1] < 0 or parts != ctx.num_outputs:
+            raise ctx.invalid(f"cannot split {dim} into {parts} parts")
+        return sizes
+    if dim % parts:
+        raise ctx.invalid(f"cannot split dimension {dim} into {parts} equal parts")
+    return [dim // parts] * parts
+
+
+def convert_split(ctx: NodeContext) -> list[Result]:
+    x = ctx.shape(0)
+    axis = _axis(ctx, ctx.attr("axis", 0), len(x))
+    sizes = _split_sizes(ctx, x[axis])
+    results = [_with_shape(ctx, x[:axis] + (s,) + x[axis + 1 :]) for s in sizes]
+    op = ctx.emit(graph.SplitOp(operands=[ctx.operand(0)], result_types=[results],
+                                properties={"axis": types.i64_attr(axis)}))
+    return list(op.results)
+
+
+def convert_slice(ctx: NodeContext) -> list[Result]:
+    starts, ends, axes, steps = slice_params(ctx)
+    out = _with_shape(ctx, ctx.infer(shapes.slice_shape, ctx.shape(0), starts, ends, axes,
+                                     steps))
+    op = graph.SliceOp(
+        operands=[ctx.operand(0)],
+        result_types=[out],
+        properties={
+            "starts": types.i64_array(starts),
+            "ends": types.i64_array(ends),
+            "axes": types.i64_array(axes),
+            "steps": types.i64_array(steps),
+        },
+    )
+    return [ctx.emit1(op)]
+
+
+def convert_gather(ctx: NodeContext) -> list[Result]:
+    """Gather; constant negative indices are made non-negative here."""
+    x = ctx.shape(0)
+    axis = _axis(ctx, ctx.attr("axis", 0), len(x))
+    indices = ctx.tensor(1)
+    if indices.array is not None:
+        if indices.array.size and (indices.array.min() < -x[axis] or indices.array.max() >= x[axis]):
+            raise ctx.invalid(f"indices out of range for dimension {x[axis]}")
+        if indices.array.size and indices.array.min() < 0:
+            fixed = np.where(indices.array < 0, indices.array + x[axis], indices.array)
+            indices = Tensor.of_array(fixed.astype(indices.array.dtype), indices.name)
+    out = _with_shape(ctx, ctx.infer(shapes.gather_shape, x, indices.shape, axis))
+    op = graph.GatherOp(operands=[ctx.operand(0), ctx.materialize(indices)], result_types=[out],
+                        properties={"axis": types.i64_attr(axis)})
+    return [ctx.emit1(op)]
+
+
+def _pads_and_value(ctx: NodeContext) -> tuple[list[int], float]:
+    rank = ctx.rank(0)
+    if ctx.opset < 11:
+        pads = ctx.ints("pads" if ctx.opset >= 2 else "paddings")
+        if pads is None:
+            raise ctx.invalid("required attribute 'pads' is missing")
+        return pads, float(ctx.attr("value", 0.0))
+    pads = _ints(ctx.constant(1, "pads"))
+    value_array = ctx.optional_constant(2, "constant_value")
+    value = 0.0 if value_array is None or value_array.size == 0 else float(value_array.reshape(-1)[0])
+    axes_array = ctx.optional_constant(3, "axes") if ctx.opset >= 18 else None
+    if axes_array is not None:
+        axes = [_axis(ctx, a, rank) for a in _ints(axes_array)]
+        if len(pads) != 2 * len(axes):
+            raise ctx.invalid(f"{len(pads)} pads for {len(axes)} axes")
+        full = [0] * (2 * rank)
+        for i, a in enumerate(axes):
+            full[a], full[a + rank] = pads[i], pads[i + len(axes)]
+        pads = full
+    return pads, value
+
+
+def convert_pad(ctx: NodeContext) -> list[Result]:
+    mode = ctx.attr("mode", "constant")
+    if mode not in ("constant", "reflect", "edge"):
+        raise ctx.unsupported(f"Pad mode '{mode}'")
+    pads, value = _pads_and_value(ctx)
+    out = _with_shape(ctx, ctx.infer(shapes.pad_shape, ctx.shape(0), pads))
+    op = graph.PadOp(
+        operands=[ctx.operand(0)],
+        result_types=[out],
+        properties={
+            "pads": types.i64_array(pads),
+            "mode": StringAttr(mode),
+            "value": types.float_attr(value, ctx.element_type(0)),
+        },
+    )
+    return [ctx.emit1(op)]
+
+
+def shape_slice(ctx: NodeContext) -> tuple[int, ...]:
+    """The dimensions Shape returns (start/end since opset 15, clamped as the spec says)."""
+    x = ctx.shape(0)
+    start, end = (ctx.attr("start", 0), ctx.attr("end", len(x))) if ctx.opset >= 15 else (0, len(x))
+    start, end = (max(0, min(len(x), v + len(x) if v < 0 else v)) for v in (start, end))
+    return x[start:end]
+
+
+def convert_shape(ctx: NodeContext) -> list[Result]:
+    """Shapes are static, so Shape is always a constant."""
+    return [np.array(shape_slice(ctx), dtype=np.int64)]
+
+
+def convert_size(ctx: NodeContext) -> list[Result]:
+    return [np.array(math.prod(ctx.shape(0)), dtype=np.int64)]
+
+
+CONVERTERS: dict[str, Converter] = {
+    "Constant": convert_constant,
+    "ConstantOfShape": convert_constant_of_shape,
+    "Reshape": convert_reshape,
+    "Flatten": convert_flatten,
+    "Squeeze": convert_squeeze,
+    "Unsqueeze": convert_unsqueeze,
+    "Transpose": convert_transpose,
+    "Concat": convert_concat,
+    "Split": convert_split,
+    "Slice": convert_slice,
+    "Gather": convert_gather,
+    "Pad": convert_pad,
+    "Shape": convert_shape,
+    "Size": convert_size,
+}

@@ -1,0 +1,126 @@
+"""ONNX element types <-> xDSL types <-> numpy dtypes, and dense constants from numpy.
+
+Constants become `DenseIntOrFPElementsAttr` built straight from the array's bytes: going
+through Python lists would make importing a large model take minutes instead of seconds.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import onnx
+from xdsl.dialects.builtin import (
+    BytesAttr,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+    TensorType,
+    f32,
+    f64,
+    i1,
+    i8,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute
+
+TP = onnx.TensorProto
+UI8 = IntegerType(8, Signedness.UNSIGNED)
+
+# ONNX data type -> (xDSL element type, numpy dtype). Everything else is unsupported.
+_ELEMENT_TYPES: dict[int, tuple[Attribute, np.dtype]] = {
+    TP.FLOAT: (f32, np.dtype(np.float32)),
+    TP.DOUBLE: (f64, np.dtype(np.float64)),
+    TP.INT64: (i64, np.dtype(np.int64)),
+    TP.INT32: (i32, np.dtype(np.int32)),
+    TP.INT8: (i8, np.dtype(np.int8)),
+    TP.UINT8: (UI8, np.dtype(np.uint8)),
+    TP.BOOL: (i1, np.dtype(np.bool_)),
+}
+_BY_NUMPY = {dt: onnx_type for onnx_type, (_, dt) in _ELEMENT_TYPES.items()}
+_BY_XDSL = {el: onnx_type for onnx_type, (el, _) in _ELEMENT_TYPES.items()}
+
+SUPPORTED_NAMES = ", ".join(TP.DataType.Name(t) for t in _ELEMENT_TYPES)
+
+
+def is_supported(onnx_type: int) -> bool:
+    return onnx_type in _ELEMENT_TYPES
+
+
+def type_name(onnx_type: int) -> str:
+    try:
+        return TP.DataType.Name(onnx_type)
+    except ValueError:
+        return f"data type {onnx_type}"
+
+
+def element_type(onnx_type: int) -> Attribute:
+    """The xDSL element type; callers check `is_supported` first."""
+    return _ELEMENT_TYPES[onnx_type][0]
+
+
+def numpy_dtype(onnx_type: int) -> np.dtype:
+    return _ELEMENT_TYPES[onnx_type][1]
+
+
+def onnx_type_of_numpy(dtype: np.dtype) -> int | None:
+    return _BY_NUMPY.get(np.dtype(dtype))
+
+
+def onnx_type_of_element(el: Attribute) -> int:
+    return _BY_XDSL[el]
+
+
+def numpy_dtype_of_element(el: Attribute) -> np.dtype:
+    return numpy_dtype(onnx_type_of_element(el))
+
+
+def is_float(el: Attribute) -> bool:
+    return isinstance(el, Float32Type | Float64Type)
+
+
+def tensor_type(shape: tuple[int, ...], el: Attribute) -> TensorType:
+    return TensorType(el, shape)
+
+
+def dense(array: np.ndarray) -> DenseIntOrFPElementsAttr:
+    """A dense attribute holding `array`'s bytes (little-endian, C order)."""
+    onnx_type = onnx_type_of_numpy(array.dtype)
+    if onnx_type is None:
+        raise ValueError(f"no onnxc element type for numpy dtype {array.dtype}")
+    data = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).tobytes()
+    return DenseIntOrFPElementsAttr(
+        tensor_type(tuple(array.shape), element_type(onnx_type)), BytesAttr(data)
+    )
+
+
+def i64_array(values) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, [int(v) for v in values])
+
+
+def i64_attr(value: int) -> IntegerAttr:
+    return IntegerAttr(int(value), i64)
+
+
+def float_attr(value: float, el: Attribute = f32) -> FloatAttr:
+    """A float property; integer tensors keep their bounds as f64 (exact up to 2**53)."""
+    return FloatAttr(float(value), el if is_float(el) else f64)
+
+
+_INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_$.-]")
+
+
+def name_hint(onnx_name: str) -> str | None:
+    """A valid SSA name hint derived from an ONNX value name, or None if nothing is left."""
+    name = _INVALID_NAME_CHARS.sub("_", onnx_name).strip("_")
+    if not name:
+        return None
+    if name[0].isdigit():
+        name = "v" + name
+    return name

@@ -1,0 +1,59 @@
+"""`emit-entry-wrapper`: expose the entry function as `void onnxc_entry(void **argv)`.
+
+The runtime then calls the model with one pointer array that it builds once (constants and
+arena fixed, inputs and outputs patched per run) instead of marshalling one ctypes argument per
+buffer: a model with 300 weight tensors costs the same call overhead as one with three.
+Runs on the LLVM dialect, after `convert-func-to-llvm`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Region
+from xdsl.passes import ModulePass
+
+from onnxc.errors import LoweringError
+from onnxc.lowering.entry_abi import WRAPPER_NAME
+
+
+@dataclass(frozen=True)
+class EmitEntryWrapperPass(ModulePass):
+    """Add `llvm.func @onnxc_entry(%argv: !llvm.ptr)` that unpacks argv and calls `entry`."""
+
+    name = "emit-entry-wrapper"
+
+    entry: str = "main"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = next(
+            (f for f in op.ops if isinstance(f, llvm.FuncOp) and f.sym_name.data == self.entry),
+            None,
+        )
+        if target is None:
+            raise LoweringError(f"emit-entry-wrapper: no llvm.func @{self.entry}")
+        param_types = target.function_type.inputs.data
+        if any(not isinstance(t, llvm.LLVMPointerType) for t in param_types):
+            raise LoweringError(f"emit-entry-wrapper: @{self.entry} must take only pointers")
+
+        ptr = llvm.LLVMPointerType()
+        block = Block(arg_types=[ptr])
+        argv = block.args[0]
+        argv.name_hint = "argv"
+        args = []
+        for i in range(len(param_types)):
+            slot = llvm.GEPOp.from_mixed_indices(argv, [i], pointee_type=ptr)
+            load = llvm.LoadOp(slot, ptr)
+            block.add_ops([slot, load])
+            args.append(load.dereferenced_value)
+        block.add_ops([llvm.CallOp(self.entry, *args), llvm.ReturnOp()])
+        wrapper = llvm.FuncOp(
+            WRAPPER_NAME,
+            llvm.LLVMFunctionType([ptr]),
+            linkage=llvm.LinkageAttr("external"),
+            body=Region(block),
+        )
+        op.body.block.add_op(wrapper)

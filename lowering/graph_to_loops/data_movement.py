@@ -1,0 +1,218 @@
+"""Kernels that move data without arithmetic: copy, transpose, concat, split, slice, gather, pad.
+
+Each loops over its result with the innermost loop on the result's last (contiguous)
+dimension; shapes are first collapsed where the data stays contiguous (a transpose that
+keeps H and W together runs over H*W, a concat over [outer, inner] blocks).
+"""
+
+from __future__ import annotations
+
+import math as pymath
+from collections.abc import Sequence
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType
+from xdsl.ir import SSAValue
+
+from onnxc.dialects import graph, graph_shapes
+from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
+from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.elementwise import map_elementwise
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
+
+
+def copy_kernel(op, kb: KernelBuilder, ins, outs):
+    """The identity between buffers of equal element count, as one flat loop."""
+    src = kb.view(ins[0], outs[0].type.get_shape())
+    map_elementwise(kb, [src], outs[0], lambda kb, args: args[0])
+
+
+# --------------------------------------------------------------------------- transpose
+
+
+def collapse_transpose(
+    in_shape: Sequence[int], perm: Sequence[int]
+) -> tuple[list[int], list[int]]:
+    """Drop size-1 dims and merge input dims that stay adjacent; returns (in shape, perm)."""
+    keep = [d for d in range(len(in_shape)) if in_shape[d] != 1]
+    renumber = {d: i for i, d in enumerate(keep)}
+    p = [renumber[d] for d in perm if d in renumber]
+    groups: list[list[int]] = []
+    for d in p:
+        if groups and groups[-1][-1] + 1 == d:
+            groups[-1].append(d)
+        else:
+            groups.append([d])
+    if not groups:
+        return [1], [0]
+    order = sorted(range(len(groups)), key=lambda j: groups[j][0])
+    shape = [pymath.prod(in_shape[keep[d]] for d in groups[j]) for j in order]
+    position = {j: i for i, j in enumerate(order)}
+    return shape, [position[j] for j in range(len(groups))]
+
+
+def transpose_kernel(op: graph.TransposeOp, kb: KernelBuilder, ins, outs):
+    in_shape, perm = collapse_transpose(shape_of(op.input), ints_of(op.perm))
+    out_shape = [in_shape[p] for p in perm]
+    src, dst = kb.view(ins[0], in_shape), kb.view(outs[0], out_shape)
+
+    def body(ivs: list[Index]) -> None:
+        index: list[Index] = [0] * len(perm)
+        for j, p in enumerate(perm):
+            index[p] = ivs[j]
+        kb.store(kb.load(src, index), dst, ivs)
+
+    kb.nest(out_shape, body)
+
+
+# --------------------------------------------------------------------------- concat / split
+
+
+def _blocks(shape: Sequence[int], axis: int) -> tuple[int, int]:
+    """(outer, inner): the shape as rows of contiguous blocks starting at `axis`."""
+    return pymath.prod(shape[:axis]), pymath.prod(shape[axis:])
+
+
+def _copy_blocks(kb, src, src_col, dst, dst_col, outer, width):
+    def body(ivs: list[Index]) -> None:
+        o, j = ivs
+        kb.store(kb.load(src, [o, kb.iadd(j, src_col)]), dst, [o, kb.iadd(j, dst_col)])
+
+    kb.nest([outer, width], body)
+
+
+def concat_kernel(op: graph.ConcatOp, kb: KernelBuilder, ins, outs):
+    out_shape = shape_of(op.output)
+    axis = graph_shapes.normalize_axis(int_of(op.axis), len(out_shape))
+    outer, total = _blocks(out_shape, axis)
+    dst = kb.view(outs[0], [outer, total])
+    col = 0
+    for v, operand in zip(ins, op.inputs):
+        _, width = _blocks(shape_of(operand), axis)
+        _copy_blocks(kb, kb.view(v, [outer, width]), 0, dst, col, outer, width)
+        col += width
+
+
+def split_kernel(op: graph.SplitOp, kb: KernelBuilder, ins, outs):
+    in_shape = shape_of(op.input)
+    axis = graph_shapes.normalize_axis(int_of(op.axis), len(in_shape))
+    outer, total = _blocks(in_shape, axis)
+    src = kb.view(ins[0], [outer, total])
+    col = 0
+    for v, result in zip(outs, op.outputs):
+        _, width = _blocks(shape_of(result), axis)
+        _copy_blocks(kb, src, col, kb.view(v, [outer, width]), 0, outer, width)
+        col += width
+
+
+# --------------------------------------------------------------------------- slice
+
+
+def slice_kernel(op: graph.SliceOp, kb: KernelBuilder, ins, outs):
+    in_shape = shape_of(op.input)
+    starts, ends = ints_of(op.starts), ints_of(op.ends)
+    axes = ints_of(op.axes) or tuple(range(len(starts)))
+    steps = ints_of(op.steps) or (1,) * len(starts)
+    first, step = [0] * len(in_shape), [1] * len(in_shape)
+    for s, e, a, st in zip(starts, ends, axes, steps):
+        a = graph_shapes.normalize_axis(a, len(in_shape))
+        first[a], _ = graph_shapes.normalized_slice_bounds(in_shape[a], s, e, st)
+        step[a] = st
+    out_shape = shape_of(op.output)
+    if 0 in out_shape:
+        return
+
+    def body(ivs: list[Index]) -> None:
+        index = [kb.iadd(first[d], kb.imul(iv, step[d])) for d, iv in enumerate(ivs)]
+        kb.store(kb.load(ins[0], index), outs[0], ivs)
+
+    kb.nest(out_shape, body)
+
+
+# --------------------------------------------------------------------------- gather
+
+
+def gather_kernel(op: graph.GatherOp, kb: KernelBuilder, ins, outs):
+    """out[p, i, q] = data[p, wrap(indices[i]), q] with data viewed as [P, D, Q]."""
+    data_shape = shape_of(op.data)
+    axis = graph_shapes.normalize_axis(int_of(op.axis), len(data_shape))
+    p, dim = pymath.prod(data_shape[:axis]), data_shape[axis]
+    q = pymath.prod(data_shape[axis + 1:])
+    n = pymath.prod(shape_of(op.indices))
+    if n == 0 or p * q == 0:
+        return
+    data = kb.view(ins[0], [p, dim, q])
+    indices = kb.view(ins[1], [n])
+    out = kb.view(outs[0], [p, n, q])
+
+    def body(ivs: list[Index]) -> None:
+        pi, i = ivs
+        raw = kb.insert(arith.IndexCastOp(kb.load(indices, [i]), IndexType()))
+        negative = kb.insert(arith.CmpiOp(raw, kb.idx(0), "slt"))
+        wrapped = kb.select(negative, kb.iadd(raw, dim), raw)
+        kb.for_(0, q, lambda qi: kb.store(kb.load(data, [pi, wrapped, qi]), out, [pi, i, qi]))
+
+    kb.nest([p, n], body)
+
+
+# --------------------------------------------------------------------------- pad
+
+
+def pad_kernel(op: graph.PadOp, kb: KernelBuilder, ins, outs):
+    in_shape, out_shape = shape_of(op.input), shape_of(op.output)
+    pads = ints_of(op.pads)
+    rank = len(in_shape)
+    begin = pads[:rank]
+    mode = op.mode.data
+    if 0 in out_shape:
+        return
+    if mode == "constant":
+        element = outs[0].type.get_element_type()
+        value = float_of(op.value)
+        fill = kb.constant(value if is_float(element) else int(value), element)
+        map_elementwise(kb, [], outs[0], lambda kb, args: fill)
+        if 0 in in_shape:
+            return
+        bounds = [(max(0, b), min(o, b + i)) for b, o, i in zip(begin, out_shape, in_shape)]
+        if any(lo >= hi for lo, hi in bounds):
+            return
+
+        def interior(ivs: list[Index]) -> None:
+            src = [kb.isub(iv, b) for iv, b in zip(ivs, begin)]
+            kb.store(kb.load(ins[0], src), outs[0], ivs)
+
+        kb.nest(bounds, interior)
+        return
+    if mode not in ("edge", "reflect"):
+        raise LoweringError(f"graph.pad: unknown mode '{mode}'")
+    if 0 in in_shape:
+        raise LoweringError(f"graph.pad: {mode} padding of an empty tensor")
+
+    def source(iv: Index, b: int, size: int) -> Index:
+        i = kb.isub(iv, b)
+        if mode == "edge" or size == 1:
+            return kb.imin(kb.imax(i, 0), size - 1)
+        mirrored = kb.imax(i, kb.isub(0, i))  # |i|: reflect at the first element
+        return kb.imin(mirrored, kb.isub(2 * (size - 1), mirrored))  # and at the last
+
+    def body(ivs: list[Index]) -> None:
+        src = [source(iv, b, s) for iv, b, s in zip(ivs, begin, in_shape)]
+        kb.store(kb.load(ins[0], src), outs[0], ivs)
+
+    kb.nest(out_shape, body)
+
+
+KERNELS = {
+    graph.IdentityOp: copy_kernel,
+    graph.DropoutOp: copy_kernel,
+    graph.ReshapeOp: copy_kernel,
+    graph.FlattenOp: copy_kernel,
+    graph.SqueezeOp: copy_kernel,
+    graph.UnsqueezeOp: copy_kernel,
+    graph.TransposeOp: transpose_kernel,
+    graph.ConcatOp: concat_kernel,
+    graph.SplitOp: split_kernel,
+    graph.SliceOp: slice_kernel,
+    graph.GatherOp: gather_kernel,
+    graph.PadOp: pad_kernel,
+}

@@ -1,0 +1,232 @@
+"""Kernels of the elementwise ops: unary math, casts, broadcast binary and variadic ops, fills.
+
+Every elementwise kernel runs one loop nest over the result. Operands are first viewed
+with collapsed shapes (adjacent dimensions that broadcast alike are merged, size-1 result
+dimensions dropped), so the common no-broadcast case is a single loop over a flat buffer
+and a bias add over NCHW is a 2-deep nest with a contiguous innermost loop.
+"""
+
+from __future__ import annotations
+
+import math as pymath
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import IntegerType, f64
+from xdsl.ir import Attribute, SSAValue
+
+from onnxc.dialects import graph
+from onnxc.dialects.graph import float_of, shape_of
+from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.loops import (
+    KernelBuilder,
+    broadcast_indices,
+    is_bool,
+    is_float,
+)
+
+ScalarFn = Callable[[KernelBuilder, Sequence[SSAValue]], SSAValue]
+
+
+def collapse_broadcast(
+    out_shape: Sequence[int], in_shapes: Sequence[Sequence[int]]
+) -> tuple[list[int], list[list[int]]]:
+    """Merge adjacent result dimensions in which every operand broadcasts the same way."""
+    rank = len(out_shape)
+    padded = [[1] * (rank - len(s)) + list(s) for s in in_shapes]
+    groups: list[tuple[list[int], tuple[bool, ...]]] = []
+    for d in range(rank):
+        if out_shape[d] == 1:
+            continue
+        pattern = tuple(p[d] == 1 for p in padded)
+        if groups and groups[-1][1] == pattern:
+            groups[-1][0].append(d)
+        else:
+            groups.append(([d], pattern))
+    if not groups:
+        return [1], [[1] for _ in in_shapes]
+    out = [pymath.prod(out_shape[d] for d in dims) for dims, _ in groups]
+    ins = [[pymath.prod(p[d] for d in dims) for dims, _ in groups] for p in padded]
+    return out, ins
+
+
+def map_elementwise(
+    kb: KernelBuilder,
+    inputs: Sequence[SSAValue],
+    output: SSAValue,
+    fn: ScalarFn,
+) -> None:
+    """output[i] = fn(inputs[broadcast(i)]...), one loop nest over the collapsed result."""
+    out_shape, in_shapes = collapse_broadcast(
+        output.type.get_shape(), [v.type.get_shape() for v in inputs]
+    )
+    views = [kb.view(v, s) for v, s in zip(inputs, in_shapes)]
+    out_view = kb.view(output, out_shape)
+
+    def body(ivs):
+        args = [kb.load(v, broadcast_indices(ivs, s)) for v, s in zip(views, in_shapes)]
+        kb.store(fn(kb, args), out_view, ivs)
+
+    kb.nest(out_shape, body)
+
+
+# --------------------------------------------------------------------------- unary
+
+
+def _relu(kb: KernelBuilder, x: SSAValue, op) -> SSAValue:
+    return kb.max(x, kb.constant(0, x.type))
+
+
+def _sigmoid(kb: KernelBuilder, x: SSAValue, op) -> SSAValue:
+    one = kb.constant(1.0, x.type)
+    e = kb.insert(math.ExpOp(kb.insert(arith.NegfOp(x))))
+    return kb.insert(arith.DivfOp(one, kb.insert(arith.AddfOp(one, e))))
+
+
+def _neg(kb: KernelBuilder, x: SSAValue, op) -> SSAValue:
+    if is_float(x.type):
+        return kb.insert(arith.NegfOp(x))
+    return kb.insert(arith.SubiOp(kb.constant(0, x.type), x))
+
+
+def _abs(kb: KernelBuilder, x: SSAValue, op) -> SSAValue:
+    if is_float(x.type):
+        return kb.insert(math.AbsFOp(x))
+    negative = kb.less_than(x, kb.constant(0, x.type))
+    return kb.select(negative, _neg(kb, x, op), x)
+
+
+def _reciprocal(kb: KernelBuilder, x: SSAValue, op) -> SSAValue:
+    return kb.div(kb.constant(1, x.type), x)
+
+
+def _leaky_relu(kb: KernelBuilder, x: SSAValue, op: graph.LeakyReluOp) -> SSAValue:
+    scaled = kb.mul(x, kb.constant(float_of(op.alpha), x.type))
+    return kb.select(kb.less_than(x, kb.constant(0.0, x.type)), scaled, x)
+
+
+def _clip(kb: KernelBuilder, x: SSAValue, op: graph.ClipOp) -> SSAValue:
+    def bound(attr):
+        v = float_of(attr)
+        return kb.constant(v if is_float(x.type) else int(v), x.type)
+
+    if op.min is not None:
+        x = kb.max(x, bound(op.min))
+    if op.max is not None:
+        x = kb.min(x, bound(op.max))
+    return x
+
+
+def _math(op_cls) -> Callable[[KernelBuilder, SSAValue, object], SSAValue]:
+    def fn(kb: KernelBuilder, x: SSAValue, op) -> SSAValue:
+        if not is_float(x.type):
+            raise LoweringError(f"{op.name}: element type {x.type} is not a float")
+        return kb.insert(op_cls(x))
+
+    return fn
+
+
+UNARY: dict[type, Callable[[KernelBuilder, SSAValue, object], SSAValue]] = {
+    graph.ReluOp: _relu,
+    graph.SigmoidOp: _sigmoid,
+    graph.TanhOp: _math(math.TanhOp),
+    graph.ExpOp: _math(math.ExpOp),
+    graph.LogOp: _math(math.LogOp),
+    graph.SqrtOp: _math(math.SqrtOp),
+    graph.NegOp: _neg,
+    graph.AbsOp: _abs,
+    graph.ReciprocalOp: _reciprocal,
+    graph.LeakyReluOp: _leaky_relu,
+    graph.ClipOp: _clip,
+}
+
+
+def unary_kernel(op, kb: KernelBuilder, ins: Sequence[SSAValue], outs: Sequence[SSAValue]):
+    fn = UNARY[type(op)]
+    map_elementwise(kb, ins, outs[0], lambda kb, args: fn(kb, args[0], op))
+
+
+# --------------------------------------------------------------------------- casts
+
+
+def convert(kb: KernelBuilder, x: SSAValue, dst: Attribute) -> SSAValue:
+    """ONNX Cast of one scalar: float->int truncates, anything->bool is `!= 0`."""
+    src = x.type
+    if src == dst:
+        return x
+    if is_bool(dst):
+        if is_float(src):
+            return kb.insert(arith.CmpfOp(x, kb.constant(0.0, src), "une"))
+        return kb.insert(arith.CmpiOp(x, kb.constant(0, src), "ne"))
+    if is_float(src) and is_float(dst):
+        wider = dst.bitwidth > src.bitwidth  # type: ignore[union-attr]
+        return kb.insert((arith.ExtFOp if wider else arith.TruncFOp)(x, dst))
+    if is_float(src):
+        return kb.insert(arith.FPToSIOp(x, dst))
+    if is_float(dst):
+        return kb.insert((arith.UIToFPOp if is_bool(src) else arith.SIToFPOp)(x, dst))
+    assert isinstance(src, IntegerType) and isinstance(dst, IntegerType)
+    if dst.width.data > src.width.data:
+        return kb.insert((arith.ExtUIOp if is_bool(src) else arith.ExtSIOp)(x, dst))
+    return kb.insert(arith.TruncIOp(x, dst))
+
+
+def cast_kernel(op, kb: KernelBuilder, ins, outs):
+    dst = outs[0].type.get_element_type()
+    map_elementwise(kb, ins, outs[0], lambda kb, args: convert(kb, args[0], dst))
+
+
+# --------------------------------------------------------------------------- binary
+
+
+def _pow(kb: KernelBuilder, a: SSAValue, b: SSAValue) -> SSAValue:
+    if is_float(a.type):
+        return kb.insert(math.PowFOp(a, b))
+    # Integer Pow goes through f64, exact for results below 2**53.
+    fa, fb = convert(kb, a, f64), convert(kb, b, f64)
+    return convert(kb, kb.insert(math.PowFOp(fa, fb)), a.type)
+
+
+BINARY: dict[type, Callable[[KernelBuilder, SSAValue, SSAValue], SSAValue]] = {
+    graph.AddOp: KernelBuilder.add,
+    graph.SubOp: KernelBuilder.sub,
+    graph.MulOp: KernelBuilder.mul,
+    graph.DivOp: KernelBuilder.div,
+    graph.PowOp: _pow,
+    graph.SumOp: KernelBuilder.add,
+    graph.MaxOp: KernelBuilder.max,
+    graph.MinOp: KernelBuilder.min,
+}
+
+
+def binary_kernel(op, kb: KernelBuilder, ins, outs):
+    """Binary and variadic ops: a left fold of the broadcast operands."""
+    fn = BINARY[type(op)]
+    if is_bool(outs[0].type.get_element_type()) and type(op) not in (graph.MaxOp, graph.MinOp):
+        raise LoweringError(f"{op.name}: boolean operands are not supported")
+
+    def body(kb: KernelBuilder, args: Sequence[SSAValue]) -> SSAValue:
+        acc = args[0]
+        for v in args[1:]:
+            acc = fn(kb, acc, v)
+        return acc
+
+    map_elementwise(kb, ins, outs[0], body)
+
+
+# --------------------------------------------------------------------------- fills
+
+
+def constant_of_shape_kernel(op: graph.ConstantOfShapeOp, kb: KernelBuilder, ins, outs):
+    (value,) = op.value.get_values()
+    element = outs[0].type.get_element_type()
+    fill = kb.constant(value, element)
+    map_elementwise(kb, [], outs[0], lambda kb, args: fill)
+
+
+KERNELS = {
+    **{cls: unary_kernel for cls in UNARY},
+    graph.CastOp: cast_kernel,
+    **{cls: binary_kernel for cls in BINARY},
+    graph.ConstantOfShapeOp: constant_of_shape_kernel,
+}

@@ -1,0 +1,310 @@
+"""Building blocks for kernel bodies: loop nests, index arithmetic, typed scalar math.
+
+Kernels are written against `KernelBuilder`, which keeps one insertion point and hides the
+ceremony of `scf.for` blocks and constants. Index operands are `int | SSAValue`: arithmetic
+on plain ints folds in Python, so static index maps cost no IR, and a loop with a static trip
+count of one is not emitted at all (its body sees the constant index).
+"""
+
+from __future__ import annotations
+
+import math as pymath
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith, math, memref, scf
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+Index = int | SSAValue
+LoopBody = Callable[..., Sequence[SSAValue] | None]
+
+
+def _is(v: Index, n: int) -> bool:
+    return isinstance(v, int) and v == n
+
+
+def is_float(t: Attribute) -> bool:
+    return isinstance(t, AnyFloat)
+
+
+def is_bool(t: Attribute) -> bool:
+    return isinstance(t, IntegerType) and t.width.data == 1
+
+
+def memref_of(t: TensorType) -> MemRefType:
+    """The identity-layout memref holding a tensor of type `t`."""
+    return MemRefType(t.get_element_type(), t.get_shape())
+
+
+def row_major_strides(shape: Sequence[int]) -> list[int]:
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= d
+    return strides[::-1]
+
+
+def reinterpret(source: SSAValue, shape: Sequence[int]) -> memref.ReinterpretCastOp:
+    """A static, offset-0 view of a contiguous buffer with another shape."""
+    src_type = source.type
+    assert isinstance(src_type, MemRefType)
+    result = MemRefType(src_type.get_element_type(), list(shape))
+    return memref.ReinterpretCastOp(
+        source, [], [], [], [0], list(shape), row_major_strides(shape), result
+    )
+
+
+def broadcast_indices(ivs: Sequence[Index], shape: Sequence[int]) -> list[Index]:
+    """Indices into an operand of `shape` broadcast (right-aligned) to the loop space `ivs`."""
+    lead = len(ivs) - len(shape)
+    return [0 if d == 1 else ivs[lead + i] for i, d in enumerate(shape)]
+
+
+def min_value(t: Attribute) -> float | int:
+    """The identity of `max` for element type `t`."""
+    if is_float(t):
+        return -pymath.inf
+    assert isinstance(t, IntegerType)
+    return 0 if t.width.data == 1 else -(1 << (t.width.data - 1))
+
+
+def max_value(t: Attribute) -> float | int:
+    """The identity of `min` for element type `t`."""
+    if is_float(t):
+        return pymath.inf
+    assert isinstance(t, IntegerType)
+    return 1 if t.width.data == 1 else (1 << (t.width.data - 1)) - 1
+
+
+class KernelBuilder:
+    """Appends ops to one block, with constants hoisted to the kernel's entry block."""
+
+    def __init__(self, entry: Block):
+        self.entry = entry
+        self.ip = InsertPoint.at_end(entry)
+        self._constants: dict[tuple[str, Attribute], SSAValue] = {}
+
+    # ------------------------------------------------------------------ insertion
+
+    def insert(self, op: Operation) -> SSAValue:
+        Rewriter.insert_op(op, self.ip)
+        return op.results[0] if op.results else None  # type: ignore[return-value]
+
+    def constant(self, value: float | int, t: Attribute) -> SSAValue:
+        """A cached constant of type `t` (index, integer or float) at the kernel's entry."""
+        key = (repr(float(value)) if is_float(t) else repr(int(value)), t)
+        if key not in self._constants:
+            if is_float(t):
+                attr = FloatAttr(float(value), t)  # type: ignore[arg-type]
+            elif is_bool(t):
+                attr = IntegerAttr(int(bool(value)), t)  # type: ignore[arg-type]
+            else:
+                attr = IntegerAttr(int(value), t)  # type: ignore[arg-type]
+            op = arith.ConstantOp(attr, t)
+            Rewriter.insert_op(op, InsertPoint.at_start(self.entry))
+            self._constants[key] = op.result
+        return self._constants[key]
+
+    def idx(self, v: Index) -> SSAValue:
+        return self.constant(v, IndexType()) if isinstance(v, int) else v
+
+    # ------------------------------------------------------------------ index arithmetic
+
+    def iadd(self, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return a + b
+        if _is(b, 0):
+            return a
+        if _is(a, 0):
+            return b
+        return self.insert(arith.AddiOp(self.idx(a), self.idx(b)))
+
+    def isub(self, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return a - b
+        if _is(b, 0):
+            return a
+        return self.insert(arith.SubiOp(self.idx(a), self.idx(b)))
+
+    def imul(self, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return a * b
+        if _is(a, 0) or _is(b, 0):
+            return 0
+        if _is(b, 1):
+            return a
+        if _is(a, 1):
+            return b
+        return self.insert(arith.MuliOp(self.idx(a), self.idx(b)))
+
+    def idiv(self, a: Index, b: int) -> Index:
+        """Division of a non-negative index by a positive constant."""
+        if isinstance(a, int):
+            return a // b
+        if b == 1:
+            return a
+        return self.insert(arith.DivSIOp(a, self.idx(b)))
+
+    def imax(self, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return max(a, b)
+        return self.insert(arith.MaxSIOp(self.idx(a), self.idx(b)))
+
+    def imin(self, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return min(a, b)
+        return self.insert(arith.MinSIOp(self.idx(a), self.idx(b)))
+
+    def linear(self, terms: Sequence[tuple[Index, int]], offset: int = 0) -> Index:
+        """sum(iv * coefficient) + offset."""
+        acc: Index = offset
+        for iv, coefficient in terms:
+            acc = self.iadd(acc, self.imul(iv, coefficient))
+        return acc
+
+    # ------------------------------------------------------------------ loops
+
+    def for_(
+        self,
+        lb: Index,
+        ub: Index,
+        body: LoopBody,
+        step: int = 1,
+        iter_args: Sequence[SSAValue] = (),
+    ) -> tuple[SSAValue, ...]:
+        """scf.for lb..ub; `body(iv, *iter_values)` returns the values to yield."""
+        if isinstance(lb, int) and isinstance(ub, int):
+            trips = len(range(lb, ub, step))
+            if trips == 0:
+                return tuple(iter_args)
+            if trips == 1:
+                return tuple(body(lb, *iter_args) or ())
+        block = Block(arg_types=[IndexType(), *(v.type for v in iter_args)])
+        saved, self.ip = self.ip, InsertPoint.at_end(block)
+        yielded = body(block.args[0], *block.args[1:]) or ()
+        Rewriter.insert_op(scf.YieldOp(*yielded), self.ip)
+        self.ip = saved
+        loop = scf.ForOp(self.idx(lb), self.idx(ub), self.idx(step), iter_args, Region(block))
+        self.insert(loop)
+        return tuple(loop.results)
+
+    def nest(
+        self,
+        bounds: Sequence[int | tuple[Index, Index]],
+        body: Callable[[list[Index]], None],
+    ) -> None:
+        """Perfect loop nest; a bound is an extent or an (lb, ub) pair. Innermost last."""
+
+        def level(depth: int, ivs: list[Index]) -> None:
+            if depth == len(bounds):
+                body(ivs)
+                return
+            bound = bounds[depth]
+            lb, ub = (0, bound) if isinstance(bound, int) else bound
+            self.for_(lb, ub, lambda iv: level(depth + 1, [*ivs, iv]))
+
+        level(0, [])
+
+    def reduce(
+        self,
+        lb: Index,
+        ub: Index,
+        init: Sequence[SSAValue],
+        body: Callable[..., Sequence[SSAValue]],
+    ) -> tuple[SSAValue, ...]:
+        """Loop-carried reduction: body(iv, *accumulators) -> new accumulators."""
+        return self.for_(lb, ub, body, iter_args=init)
+
+    # ------------------------------------------------------------------ memory
+
+    def load(self, mem: SSAValue, indices: Sequence[Index]) -> SSAValue:
+        return self.insert(memref.LoadOp.get(mem, [self.idx(i) for i in indices]))
+
+    def store(self, value: SSAValue, mem: SSAValue, indices: Sequence[Index]) -> None:
+        self.insert(memref.StoreOp.get(value, mem, [self.idx(i) for i in indices]))
+
+    def view(self, mem: SSAValue, shape: Sequence[int]) -> SSAValue:
+        """`mem` seen with another static shape (same element count), no copy."""
+        assert isinstance(mem.type, MemRefType)
+        if tuple(mem.type.get_shape()) == tuple(shape):
+            return mem
+        return self.insert(reinterpret(mem, shape))
+
+    # ------------------------------------------------------------------ typed scalar math
+
+    def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        op = arith.AddfOp if is_float(a.type) else arith.AddiOp
+        return self.insert(op(a, b))
+
+    def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        op = arith.SubfOp if is_float(a.type) else arith.SubiOp
+        return self.insert(op(a, b))
+
+    def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        op = arith.MulfOp if is_float(a.type) else arith.MuliOp
+        return self.insert(op(a, b))
+
+    def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        op = arith.DivfOp if is_float(a.type) else arith.DivSIOp
+        return self.insert(op(a, b))
+
+    def max(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        if is_float(a.type):
+            return self.insert(arith.MaximumfOp(a, b))
+        if is_bool(a.type):
+            return self.insert(arith.OrIOp(a, b))
+        return self.insert(arith.MaxSIOp(a, b))
+
+    def min(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        if is_float(a.type):
+            return self.insert(arith.MinimumfOp(a, b))
+        if is_bool(a.type):
+            return self.insert(arith.AndIOp(a, b))
+        return self.insert(arith.MinSIOp(a, b))
+
+    def muladd(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
+        """a * b + c, fused for floats."""
+        if is_float(a.type):
+            return self.insert(math.FmaOp(a, b, c))
+        return self.add(self.mul(a, b), c)
+
+    def less_than(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        if is_float(a.type):
+            return self.insert(arith.CmpfOp(a, b, "olt"))
+        return self.insert(arith.CmpiOp(a, b, "slt"))
+
+    def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.insert(arith.SelectOp(cond, a, b))
+
+    def to_float(self, i: Index, t: Attribute) -> SSAValue:
+        """An index (e.g. a window size) as a float of type `t`."""
+        if isinstance(i, int):
+            return self.constant(float(i), t)
+        as_int = self.insert(arith.IndexCastOp(i, IntegerType(64)))
+        return self.insert(arith.SIToFPOp(as_int, t))
+
+
+def window_range(
+    kb: KernelBuilder, k: Index, dilation: int, pad: int, stride: int, in_size: int, out_size: int
+) -> tuple[Index, Index, Index]:
+    """For kernel offset `k` of a sliding window: the outputs o in [lo, hi) whose input
+    o * stride + k * dilation - pad lies inside [0, in_size), and that input offset.
+
+    Computing this once per offset keeps padding tests out of the innermost loop. Every
+    division has a non-negative numerator, so `arith.divsi` is the floor division needed.
+    """
+    kd = kb.imul(k, dilation)
+    below = kb.isub(pad, kd)  # o * stride >= pad - kd
+    lo = kb.idiv(kb.iadd(kb.imax(below, 0), stride - 1), stride)
+    above = kb.isub(in_size - 1 + pad, kd)  # o * stride <= in_size - 1 + pad - kd
+    hi = kb.imin(out_size, kb.idiv(kb.iadd(kb.imax(above, -stride), stride), stride))
+    return lo, hi, kb.isub(kd, pad)

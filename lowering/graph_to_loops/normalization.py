@@ -1,0 +1,129 @@
+"""Kernels of BatchNormalization (inference), LRN and Softmax.
+
+All three view their operand as [outer, channels/axis, inner] so that per-channel scalars
+are computed once outside a contiguous inner loop.
+"""
+
+from __future__ import annotations
+
+import math as pymath
+
+from xdsl.dialects import math
+
+from onnxc.dialects import graph, graph_shapes
+from onnxc.dialects.graph import float_of, int_of, shape_of
+from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
+
+
+def _require_float(op, element) -> None:
+    if not is_float(element):
+        raise LoweringError(f"{op.name}: element type {element} is not a float")
+
+
+def batch_normalization_kernel(op: graph.BatchNormalizationOp, kb: KernelBuilder, ins, outs):
+    """y = (x - mean) * (scale / sqrt(var + eps)) + bias, per channel."""
+    x_shape = shape_of(op.input)
+    n, c, size = x_shape[0], x_shape[1], pymath.prod(x_shape[2:])
+    element = outs[0].type.get_element_type()
+    _require_float(op, element)
+    x, y = kb.view(ins[0], [n, c, size]), kb.view(outs[0], [n, c, size])
+    scale, bias, mean, var = ins[1:5]
+    eps = kb.constant(float_of(op.epsilon), element)
+
+    def per_channel(ivs: list[Index]) -> None:
+        ch = ivs[1]
+        std = kb.insert(math.SqrtOp(kb.add(kb.load(var, [ch]), eps)))
+        factor = kb.div(kb.load(scale, [ch]), std)
+        mu, beta = kb.load(mean, [ch]), kb.load(bias, [ch])
+
+        def normalise(s: Index) -> None:
+            centred = kb.sub(kb.load(x, [*ivs, s]), mu)
+            kb.store(kb.muladd(centred, factor, beta), y, [*ivs, s])
+
+        kb.for_(0, size, normalise)
+
+    kb.nest([n, c], per_channel)
+
+
+def lrn_kernel(op: graph.LRNOp, kb: KernelBuilder, ins, outs):
+    """y = x / (bias + alpha / size * sum of x^2 over nearby channels) ^ beta.
+
+    The channel window sum is accumulated in the output plane itself (contiguous inner
+    loops, no scratch buffer), then turned into the result in place.
+    """
+    x_shape = shape_of(op.input)
+    n, c, plane = x_shape[0], x_shape[1], pymath.prod(x_shape[2:])
+    element = outs[0].type.get_element_type()
+    _require_float(op, element)
+    x, y = kb.view(ins[0], [n, c, plane]), kb.view(outs[0], [n, c, plane])
+    size = int_of(op.size)
+    before, after = (size - 1) // 2, (size - 1) - (size - 1) // 2
+    zero = kb.constant(0.0, element)
+    bias = kb.constant(float_of(op.bias), element)
+    coefficient = kb.constant(float_of(op.alpha) / size, element)
+    beta = kb.constant(float_of(op.beta), element)
+
+    def per_channel(ivs: list[Index]) -> None:
+        b, ch = ivs
+        kb.for_(0, plane, lambda s: kb.store(zero, y, [b, ch, s]))
+        lo = kb.imax(kb.isub(ch, before), 0)
+        hi = kb.imin(kb.iadd(ch, after + 1), c)
+
+        def add_channel(other: Index) -> None:
+            def square(s: Index) -> None:
+                v = kb.load(x, [b, other, s])
+                kb.store(kb.muladd(v, v, kb.load(y, [b, ch, s])), y, [b, ch, s])
+
+            kb.for_(0, plane, square)
+
+        kb.for_(lo, hi, add_channel)
+
+        def normalise(s: Index) -> None:
+            base = kb.muladd(coefficient, kb.load(y, [b, ch, s]), bias)
+            denominator = kb.insert(math.PowFOp(base, beta))
+            kb.store(kb.div(kb.load(x, [b, ch, s]), denominator), y, [b, ch, s])
+
+        kb.for_(0, plane, normalise)
+
+    kb.nest([n, c], per_channel)
+
+
+def softmax_kernel(op: graph.SoftmaxOp, kb: KernelBuilder, ins, outs):
+    """Numerically stable softmax: subtract the maximum, exponentiate and sum, scale."""
+    shape = shape_of(op.input)
+    axis = graph_shapes.normalize_axis(int_of(op.axis), len(shape))
+    outer, length, inner = (pymath.prod(shape[:axis]), shape[axis],
+                            pymath.prod(shape[axis + 1:]))
+    element = outs[0].type.get_element_type()
+    _require_float(op, element)
+    if outer * length * inner == 0:
+        return
+    x = kb.view(ins[0], [outer, length, inner])
+    y = kb.view(outs[0], [outer, length, inner])
+    lowest = kb.constant(-pymath.inf, element)
+    zero = kb.constant(0.0, element)
+    one = kb.constant(1.0, element)
+
+    def per_row(ivs: list[Index]) -> None:
+        o, i = ivs
+        (peak,) = kb.reduce(0, length, [lowest],
+                            lambda a, m: [kb.max(m, kb.load(x, [o, a, i]))])
+
+        def exponentiate(a: Index, total):
+            e = kb.insert(math.ExpOp(kb.sub(kb.load(x, [o, a, i]), peak)))
+            kb.store(e, y, [o, a, i])
+            return [kb.add(total, e)]
+
+        (total,) = kb.reduce(0, length, [zero], exponentiate)
+        factor = kb.div(one, total)
+        kb.for_(0, length, lambda a: kb.store(kb.mul(kb.load(y, [o, a, i]), factor), y, [o, a, i]))
+
+    kb.nest([outer, inner], per_row)
+
+
+KERNELS = {
+    graph.BatchNormalizationOp: batch_normalization_kernel,
+    graph.LRNOp: lrn_kernel,
+    graph.SoftmaxOp: softmax_kernel,
+}

@@ -1,0 +1,285 @@
+"""`convert-graph-to-loops`: graph-dialect functions become calls to loop kernels over memrefs.
+
+Before:
+    func.func @main(%x: tensor<1x8xf32>) -> tensor<1x8xf32> {
+      %y = graph.relu(%x) : (tensor<1x8xf32>) -> tensor<1x8xf32>
+      func.return %y : tensor<1x8xf32>
+    }
+After:
+    func.func private @relu_0(%0: memref<1x8xf32>, %1: memref<1x8xf32>)
+        attributes {onnxc.kernel = "graph.relu"} { scf.for ... }
+    func.func @main(%in0: memref<1x8xf32>, %out0: memref<1x8xf32>) attributes {onnxc.entry} {
+      func.call @relu_0(%in0, %out0) : (memref<1x8xf32>, memref<1x8xf32>) -> ()
+      func.return
+    }
+
+Results are passed in destination style (trailing memref arguments); a graph output computed
+by a kernel is written straight into its argument. Constants become `memref.global`s holding
+the original dense bytes, reshape-like ops become `memref.reinterpret_cast` views, and every
+other op a call to a private kernel, emitted once per (op, properties, types) key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    FunctionType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import SymbolOpInterface
+
+from onnxc.dialects import graph
+from onnxc.dialects.graph import int_of, shape_of
+from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.data_movement import copy_kernel
+from onnxc.lowering.graph_to_loops.kernels import KernelFn, kernel_for
+from onnxc.lowering.graph_to_loops.loops import KernelBuilder, memref_of, reinterpret
+
+VIEW_OPS = (
+    graph.ReshapeOp, graph.FlattenOp, graph.SqueezeOp, graph.UnsqueezeOp,
+    graph.IdentityOp, graph.DropoutOp,
+)
+"""Ops whose result is their operand's data seen with another shape."""
+
+
+@dataclass(frozen=True)
+class ConvertGraphToLoopsPass(ModulePass):
+    """Lower every graph-dialect function of the module to the loops-level contract."""
+
+    name = "convert-graph-to-loops"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        _ModuleLowering(op).run()
+
+
+def _is_graph_function(f: func.FuncOp) -> bool:
+    types = [*f.function_type.inputs, *f.function_type.outputs]
+    return any(isinstance(t, TensorType) for t in types) or any(
+        isinstance(o, graph.GraphOp) for o in f.walk()
+    )
+
+
+class _ModuleLowering:
+    """Module-wide state: symbol names, the deduplicated kernels and constant globals."""
+
+    def __init__(self, module: ModuleOp):
+        self.module = module
+        self.names = {
+            o.sym_name.data for o in module.ops
+            if o.has_trait(SymbolOpInterface) and hasattr(o, "sym_name")
+        }
+        self.kernels: dict[tuple, str] = {}
+        self.globals: dict[tuple, str] = {}
+        self.new_globals: list[Operation] = []
+        self.new_kernels: list[Operation] = []
+
+    def run(self) -> None:
+        functions = [o for o in self.module.ops if isinstance(o, func.FuncOp)]
+        for f in functions:
+            if f.body.blocks and _is_graph_function(f):
+                lowered = _FunctionLowering(self, f).lower()
+                Rewriter.replace_op(f, lowered, new_results=[])
+        first = self.module.body.block.first_op
+        for o in [*self.new_globals, *self.new_kernels]:
+            if first is None:
+                self.module.body.block.add_op(o)
+            else:
+                Rewriter.insert_op(o, InsertPoint.before(first))
+
+    def fresh_name(self, base: str) -> str:
+        n = 0
+        while f"{base}_{n}" in self.names:
+            n += 1
+        self.names.add(f"{base}_{n}")
+        return f"{base}_{n}"
+
+    def global_for(self, value: DenseIntOrFPElementsAttr) -> tuple[str, MemRefType]:
+        """A private constant global holding `value`'s bytes; equal constants share one."""
+        mtype = memref_of(value.type)  # type: ignore[arg-type]
+        key = (mtype, value.data.data)
+        if key not in self.globals:
+            name = self.fresh_name("cst")
+            self.new_globals.append(memref.GlobalOp.get(
+                StringAttr(name), mtype, value, StringAttr("private"), UnitAttr()
+            ))
+            self.globals[key] = name
+        return self.globals[key], mtype
+
+    def kernel(
+        self,
+        kernel_name: str,
+        key: tuple,
+        build: KernelFn,
+        op: Operation | None,
+        in_types: Sequence[MemRefType],
+        out_types: Sequence[MemRefType],
+    ) -> str:
+        """The symbol of the kernel for `key`, building it with `build` on first use."""
+        if key in self.kernels:
+            return self.kernels[key]
+        name = self.fresh_name(kernel_name.removeprefix("graph."))
+        block = Block(arg_types=[*in_types, *out_types])
+        ins, outs = block.args[: len(in_types)], block.args[len(in_types):]
+        build(op, KernelBuilder(block), ins, outs)  # type: ignore[arg-type]
+        block.add_op(func.ReturnOp())
+        kernel = func.FuncOp(
+            name, FunctionType.from_lists([*in_types, *out_types], []), Region(block),
+            visibility="private",
+        )
+        kernel.attributes["onnxc.kernel"] = StringAttr(kernel_name)
+        self.new_kernels.append(kernel)
+        self.kernels[key] = name
+        return name
+
+
+def _kernel_key(op: Operation) -> tuple:
+    props = tuple(sorted((k, str(v)) for k, v in op.properties.items()))
+    return (op.name, props, tuple(op.operand_types), tuple(op.result_types))
+
+
+def _root(value: SSAValue) -> SSAValue:
+    """The value whose buffer `value` is a view of."""
+    while isinstance(value.owner, VIEW_OPS):
+        value = value.owner.input
+    return value
+
+
+class _FunctionLowering:
+    """Rewrites one graph function into a destination-passing loops-level function."""
+
+    def __init__(self, mod: _ModuleLowering, f: func.FuncOp):
+        self.mod = mod
+        self.f = f
+        self.block = Block()
+        self.buffers: dict[SSAValue, SSAValue] = {}
+        """tensor value -> memref of exactly its shape"""
+        self.bases: dict[SSAValue, SSAValue] = {}
+        """tensor value -> the allocated (or argument) memref it lives in"""
+
+    def emit(self, op: Operation) -> SSAValue:
+        self.block.add_op(op)
+        return op.results[0] if op.results else None  # type: ignore[return-value]
+
+    def lower(self) -> func.FuncOp:
+        body = self.f.body.block
+        ret = body.last_op
+        if not isinstance(ret, func.ReturnOp):
+            raise LoweringError(f"@{self.f.sym_name.data}: body must end in func.return")
+        for op in body.ops:
+            if op is not ret and not isinstance(op, graph.GraphOp):
+                raise LoweringError(
+                    f"convert-graph-to-loops: no lowering for op '{op.name}' "
+                    f"in @{self.f.sym_name.data}"
+                )
+        outputs = list(ret.arguments)
+        for v in [*body.args, *outputs]:
+            if not isinstance(v.type, TensorType):
+                raise LoweringError(f"@{self.f.sym_name.data}: {v.type} is not a tensor")
+
+        for i, arg in enumerate(body.args):
+            new = self.block.insert_arg(memref_of(arg.type), len(self.block.args))
+            new.name_hint = arg.name_hint or f"in{i}"
+            self.buffers[arg] = self.bases[arg] = new
+        out_args = []
+        for k, v in enumerate(outputs):
+            new = self.block.insert_arg(memref_of(v.type), len(self.block.args))
+            new.name_hint = f"out{k}"
+            out_args.append(new)
+
+        # An output's root buffer is the output argument itself when a kernel computes it
+        # and no other output claimed it first; otherwise the output gets a copy.
+        claims: dict[SSAValue, int] = {}
+        for k, v in enumerate(outputs):
+            r = _root(v)
+            if r in claims or isinstance(r.owner, Block | graph.ConstantOp | graph.ShapeOp):
+                continue
+            claims[r] = k
+            self.bases[r] = out_args[k]
+            self.buffers[r] = self.view(out_args[k], shape_of(r))
+
+        for op in body.ops:
+            if op is not ret:
+                self.lower_op(op)
+
+        for k, v in enumerate(outputs):
+            if claims.get(_root(v)) != k:
+                self.copy(self.buffers[v], out_args[k])
+        self.emit(func.ReturnOp())
+        return self.finish(len(outputs))
+
+    def finish(self, n_outputs: int) -> func.FuncOp:
+        f = self.f
+        arg_types = [a.type for a in self.block.args]
+        new = func.FuncOp(
+            f.sym_name.data, FunctionType.from_lists(arg_types, []), Region(self.block),
+            visibility=f.sym_visibility,
+        )
+        new.attributes.update(f.attributes)
+        if f.arg_attrs is not None:
+            new.arg_attrs = ArrayAttr([*f.arg_attrs, *[DictionaryAttr({})] * n_outputs])
+        if f.sym_visibility is None or f.sym_visibility.data == "public":
+            new.attributes["onnxc.entry"] = UnitAttr()
+        return new
+
+    def view(self, base: SSAValue, shape: Sequence[int]) -> SSAValue:
+        assert isinstance(base.type, MemRefType)
+        if tuple(base.type.get_shape()) == tuple(shape):
+            return base
+        return self.emit(reinterpret(base, shape))
+
+    def lower_op(self, op: Operation) -> None:
+        if isinstance(op, graph.ConstantOp):
+            self.constant(op.output, op.value)
+        elif isinstance(op, graph.ShapeOp):
+            self.constant(op.output, _shape_value(op))
+        elif isinstance(op, VIEW_OPS):
+            base = self.bases[op.input]
+            self.bases[op.output] = base
+            self.buffers[op.output] = self.view(base, shape_of(op.output))
+        else:
+            build = kernel_for(op)
+            for r in op.results:
+                if r not in self.buffers:
+                    alloc = self.emit(memref.AllocOp([], [], memref_of(r.type)))
+                    self.buffers[r] = self.bases[r] = alloc
+            ins = [self.buffers[v] for v in op.operands]
+            outs = [self.buffers[r] for r in op.results]
+            name = self.mod.kernel(
+                op.name, _kernel_key(op), build, op,
+                [v.type for v in ins], [v.type for v in outs],
+            )
+            self.emit(func.CallOp(name, [*ins, *outs], []))
+
+    def constant(self, result: SSAValue, value: DenseIntOrFPElementsAttr) -> None:
+        name, mtype = self.mod.global_for(value)
+        self.buffers[result] = self.bases[result] = self.emit(memref.GetGlobalOp(name, mtype))
+
+    def copy(self, src: SSAValue, dst: SSAValue) -> None:
+        t = dst.type
+        name = self.mod.kernel("graph.identity", ("copy", t), copy_kernel, None, [t], [t])
+        self.emit(func.CallOp(name, [src, dst], []))
+
+
+def _shape_value(op: graph.ShapeOp) -> DenseIntOrFPElementsAttr:
+    """graph.shape is static: its value is a constant."""
+    dims = shape_of(op.input)
+    rank = len(dims)
+    start, end = (max(0, min(rank, v + rank if v < 0 else v))
+                  for v in (int_of(op.start), int_of(op.end)))
+    values = list(dims[start:end])
+    return DenseIntOrFPElementsAttr.from_list(TensorType(i64, [len(values)]), values)

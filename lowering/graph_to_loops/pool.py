@@ -1,0 +1,124 @@
+"""Pooling kernels: MaxPool, AveragePool (N-D, pads, strides, ceil_mode) and the global pools.
+
+Windowed pools use the convolution's loop structure: per (n, c) plane, initialise the
+output, then for each window offset fold the valid part of the input plane into it
+(bounds from `window_range`, so no padding test runs per element). AveragePool then
+divides each output by its window's element count, computed with branch-free min/max
+from the output index (with or without the padding, per count_include_pad).
+"""
+
+from __future__ import annotations
+
+import math as pymath
+
+from onnxc.dialects import graph
+from onnxc.dialects.graph import int_of, ints_of, shape_of
+from onnxc.lowering.graph_to_loops.loops import (
+    Index,
+    KernelBuilder,
+    is_float,
+    min_value,
+    window_range,
+)
+from onnxc.errors import LoweringError
+
+
+def _pool_kernel(op: graph.PoolOp, kb: KernelBuilder, ins, outs, average: bool):
+    x, y = ins[0], outs[0]
+    x_shape, y_shape = shape_of(op.input), shape_of(op.output)
+    spatial = len(x_shape) - 2
+    kernel, strides = ints_of(op.kernel_shape), ints_of(op.strides)
+    pads = ints_of(op.pads)
+    dilations = op.window_dilations()
+    in_sizes, out_sizes = x_shape[2:], y_shape[2:]
+    element = y.type.get_element_type()
+    if average and not is_float(element):
+        raise LoweringError(f"{op.name}: element type {element} is not a float")
+    init = kb.constant(0 if average else min_value(element), element)
+    fold = kb.add if average else kb.max
+
+    def per_plane(ivs: list[Index]) -> None:
+        n, c = ivs
+        kb.nest(out_sizes, lambda o: kb.store(init, y, [n, c, *o]))
+
+        def per_offset(ks: list[Index]) -> None:
+            ranges, offsets = [], []
+            for d in range(spatial):
+                lo, hi, off = window_range(
+                    kb, ks[d], dilations[d], pads[d], strides[d], in_sizes[d], out_sizes[d]
+                )
+                ranges.append((lo, hi))
+                offsets.append(off)
+
+            def accumulate(os: list[Index]) -> None:
+                xi = [kb.iadd(kb.imul(o, s), off) for o, s, off in zip(os, strides, offsets)]
+                acc = kb.load(y, [n, c, *os])
+                kb.store(fold(acc, kb.load(x, [n, c, *xi])), y, [n, c, *os])
+
+            kb.nest(ranges, accumulate)
+
+        kb.nest(kernel, per_offset)
+        if average:
+            include_pad = int_of(op.count_include_pad) != 0  # type: ignore[attr-defined]
+
+            def divide(os: list[Index]) -> None:
+                count: Index = 1
+                for d, o in enumerate(os):
+                    start = kb.isub(kb.imul(o, strides[d]), pads[d])
+                    end = kb.iadd(start, kernel[d])
+                    low, high = (-pads[d], in_sizes[d] + pads[d + spatial]) if include_pad \
+                        else (0, in_sizes[d])
+                    size = kb.isub(kb.imin(end, high), kb.imax(start, low))
+                    count = kb.imul(count, size)
+                total = kb.load(y, [n, c, *os])
+                kb.store(kb.div(total, kb.to_float(count, element)), y, [n, c, *os])
+
+            kb.nest(out_sizes, divide)
+
+    kb.nest([x_shape[0], x_shape[1]], per_plane)
+
+
+def max_pool_kernel(op: graph.MaxPoolOp, kb: KernelBuilder, ins, outs):
+    _pool_kernel(op, kb, ins, outs, average=False)
+
+
+def average_pool_kernel(op: graph.AveragePoolOp, kb: KernelBuilder, ins, outs):
+    _pool_kernel(op, kb, ins, outs, average=True)
+
+
+def _global_pool_kernel(op: graph.GlobalPoolOp, kb: KernelBuilder, ins, outs, average: bool):
+    """Per (n, c): a reduction over the flattened spatial plane in iter_args."""
+    x_shape = shape_of(op.input)
+    n, c = x_shape[0], x_shape[1]
+    size = pymath.prod(x_shape[2:])
+    element = outs[0].type.get_element_type()
+    if average and not is_float(element):
+        raise LoweringError(f"{op.name}: element type {element} is not a float")
+    x = kb.view(ins[0], [n, c, size])
+    y = kb.view(outs[0], [n, c])
+    init = kb.constant(0 if average else min_value(element), element)
+    fold = kb.add if average else kb.max
+
+    def per_plane(ivs: list[Index]) -> None:
+        (acc,) = kb.reduce(0, size, [init], lambda s, acc: [fold(acc, kb.load(x, [*ivs, s]))])
+        if average:
+            acc = kb.div(acc, kb.constant(float(size), element))
+        kb.store(acc, y, ivs)
+
+    kb.nest([n, c], per_plane)
+
+
+def global_average_pool_kernel(op, kb: KernelBuilder, ins, outs):
+    _global_pool_kernel(op, kb, ins, outs, average=True)
+
+
+def global_max_pool_kernel(op, kb: KernelBuilder, ins, outs):
+    _global_pool_kernel(op, kb, ins, outs, average=False)
+
+
+KERNELS = {
+    graph.MaxPoolOp: max_pool_kernel,
+    graph.AveragePoolOp: average_pool_kernel,
+    graph.GlobalAveragePoolOp: global_average_pool_kernel,
+    graph.GlobalMaxPoolOp: global_max_pool_kernel,
+}

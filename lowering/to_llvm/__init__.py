@@ -1,0 +1,47 @@
+"""Loops level -> xDSL `llvm` dialect -> llvmlite IR.
+
+xDSL 0.74 has no `convert-{arith,math,memref,cf,func}-to-llvm`, so these are ours, one module
+per source dialect, and `translate.py` turns the result into an `llvmlite.ir.Module`.
+
+Type conversion scheme (type_conversion.py): `index` is `i64` and a memref is a bare
+`!llvm.ptr` to its base element, with shape, strides and offset static in its type. Each pass
+converts only its own ops; where a converted value meets a not-yet-converted user (or the
+reverse) it inserts a `builtin.unrealized_conversion_cast`, so every pass runs alone on its
+own input, in any order. Converting a branch converts its destination blocks' argument types
+and converting a function its entry block's; `reconcile-unrealized-casts` then removes the
+A -> B -> A cast chains that remain once every pass has run.
+"""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
+
+from onnxc.errors import LoweringError
+
+LOOPS_TO_LLVM_PIPELINE: tuple[str, ...] = (
+    "convert-scf-to-cf",
+    "convert-arith-to-llvm",
+    "convert-math-to-llvm",
+    "convert-memref-to-llvm",
+    "convert-cf-to-llvm",
+    "convert-func-to-llvm",
+    "reconcile-unrealized-casts",
+)
+
+
+def lower_loops_to_llvm(ctx: Context, module: ModuleOp) -> None:
+    """Run LOOPS_TO_LLVM_PIPELINE on `module` in place; the result is pure `llvm` dialect."""
+    from xdsl.transforms import get_all_passes
+
+    from onnxc.registry import ONNXC_PASSES
+
+    xdsl_passes = get_all_passes()
+    for name in LOOPS_TO_LLVM_PIPELINE:
+        factory = ONNXC_PASSES.get(name) or xdsl_passes[name]
+        factory()().apply(ctx, module)
+    try:
+        module.verify()
+    except (VerifyException, DiagnosticException) as error:
+        raise LoweringError(f"loops->LLVM lowering produced invalid IR: {error}") from error

@@ -1,0 +1,147 @@
+"""`CompiledModel`: the thin Python layer in front of one JIT-compiled native model.
+
+It checks every input (names, dtypes, shapes, memory layout) before native code sees a
+pointer, allocates the outputs, and calls `onnxc_entry(argv)` with one pointer array that
+holds inputs, outputs, constants and the arena (see `onnxc.lowering.entry_abi`). Nothing here
+computes model values: all inference happens in the compiled code.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from onnxc.errors import InvalidInputError
+
+_ARENA_ALIGNMENT = 64
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """Name, static shape and numpy dtype of one model input or output."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.dtype}{list(self.shape)}"
+
+
+def aligned_empty(nbytes: int, alignment: int = _ARENA_ALIGNMENT) -> np.ndarray:
+    """A zeroed uint8 buffer whose first byte is `alignment`-aligned."""
+    raw = np.zeros(nbytes + alignment, dtype=np.uint8)
+    start = (-raw.ctypes.data) % alignment
+    return raw[start : start + nbytes]
+
+
+class CompiledModel:
+    """A model compiled to native code; call `run` like an onnxruntime InferenceSession."""
+
+    def __init__(
+        self,
+        native,
+        entry_address: int,
+        inputs: Sequence[TensorSpec],
+        outputs: Sequence[TensorSpec],
+        constants: Sequence[np.ndarray],
+        arena_bytes: int,
+        intermediate_bytes: int = 0,
+    ):
+        self._native = native  # keeps the JIT engine (and so the code) alive
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self.arena_bytes = arena_bytes
+        self.intermediate_bytes = intermediate_bytes
+        self._constants = [np.ascontiguousarray(c) for c in constants]
+        self._arena = aligned_empty(arena_bytes)
+        n_io = len(self.inputs) + len(self.outputs)
+        self._argv = (ctypes.c_void_p * (n_io + len(self._constants) + 1))()
+        for i, c in enumerate(self._constants):
+            self._argv[n_io + i] = c.ctypes.data
+        self._argv[n_io + len(self._constants)] = self._arena.ctypes.data
+        self._entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(entry_address)
+        self._lock = threading.Lock()  # one arena: runs of one model are serialised
+        self._output_index = {o.name: i for i, o in enumerate(self.outputs)}
+        self.compile_seconds: dict[str, float] = {}  # per stage, filled by onnxc.compile
+
+    @property
+    def input_names(self) -> list[str]:
+        return [i.name for i in self.inputs]
+
+    @property
+    def output_names(self) -> list[str]:
+        return [o.name for o in self.outputs]
+
+    def run(
+        self, output_names: Sequence[str] | None, feeds: Mapping[str, np.ndarray]
+    ) -> list[np.ndarray]:
+        """Run the model on `feeds` (name -> array); return the requested outputs in order."""
+        wanted = self._resolve_outputs(output_names)
+        if not isinstance(feeds, Mapping):
+            raise InvalidInputError(
+                f"feeds must be a mapping of input name to array, got {type(feeds).__name__}"
+            )
+        unknown = sorted(set(feeds) - set(self.input_names))
+        if unknown:
+            raise InvalidInputError(
+                f"unknown input name(s) {unknown}; the model takes {self.input_names}"
+            )
+        arrays = []
+        for spec in self.inputs:
+            if spec.name not in feeds:
+                raise InvalidInputError(f"missing input '{spec.name}' (expected {spec})")
+            arrays.append(self._checked(spec, feeds[spec.name]))
+        results = [np.empty(o.shape, dtype=o.dtype) for o in self.outputs]
+        with self._lock:
+            argv = self._argv
+            for i, a in enumerate(arrays):
+                argv[i] = a.ctypes.data
+            for j, r in enumerate(results):
+                argv[len(arrays) + j] = r.ctypes.data
+            self._entry(ctypes.addressof(argv))
+        return [results[i] for i in wanted]
+
+    def __call__(self, *arrays: np.ndarray) -> list[np.ndarray]:
+        """Positional form of `run(None, ...)`: one array per input, in model order."""
+        if len(arrays) != len(self.inputs):
+            raise InvalidInputError(
+                f"expected {len(self.inputs)} input(s) {self.input_names}, got {len(arrays)}"
+            )
+        return self.run(None, dict(zip(self.input_names, arrays)))
+
+    def _resolve_outputs(self, output_names: Sequence[str] | None) -> list[int]:
+        if output_names is None:
+            return list(range(len(self.outputs)))
+        try:
+            return [self._output_index[n] for n in output_names]
+        except KeyError as err:
+            raise InvalidInputError(
+                f"unknown output name {err.args[0]!r}; the model has {self.output_names}"
+            ) from None
+
+    @staticmethod
+    def _checked(spec: TensorSpec, value) -> np.ndarray:
+        """The array native code may read for `spec`, or InvalidInputError saying why not."""
+        if not isinstance(value, np.ndarray):
+            if isinstance(value, np.generic):
+                value = np.asarray(value)
+            else:
+                raise InvalidInputError(
+                    f"input '{spec.name}' must be a numpy array, got {type(value).__name__}"
+                )
+        if value.dtype != spec.dtype:
+            raise InvalidInputError(
+                f"input '{spec.name}' has dtype {value.dtype}, expected {spec.dtype}"
+            )
+        if tuple(value.shape) != spec.shape:
+            raise InvalidInputError(
+                f"input '{spec.name}' has shape {list(value.shape)}, expected {list(spec.shape)}"
+            )
+        if not value.flags.c_contiguous or value.ctypes.data % value.dtype.alignment:
+            value = np.ascontiguousarray(value).copy()
+        return value

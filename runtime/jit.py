@@ -1,0 +1,188 @@
+"""The llvmlite JIT: LLVM IR -> verified, O3-optimised, vectorised native code in this process.
+
+    native = NativeModule.from_llvm_ir(llvm_ir)         # parse, verify, optimise, MCJIT
+    fn = ctypes.CFUNCTYPE(None, c_void_p)(native.function_address("main"))
+    blob = native.object_code()                         # for a disk cache
+    again = NativeModule.from_object(blob)              # reload without recompiling
+
+llvmlite 0.50 rules this module follows: `llvm.initialize()` is gone (only the native target
+and asm printer are initialised, once); MCJIT takes ownership of its TargetMachine, so each
+engine gets a fresh one; invalid IR aborts the process inside MCJIT, so every module is
+verified first and errors surface as `CompilationError`. A `NativeModule` owns its engine:
+keep it alive as long as any function address from it is in use.
+"""
+
+from __future__ import annotations
+
+import functools
+import struct
+from dataclasses import dataclass
+
+import llvmlite.binding as llvm
+import llvmlite.ir as ir
+
+from onnxc.errors import CompilationError
+
+
+@functools.cache
+def _initialize_native() -> None:
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+
+
+@dataclass(frozen=True)
+class HostTarget:
+    """What the code is compiled for: this machine's CPU, its features and vector width."""
+
+    cpu: str
+    features: str
+    """LLVM feature string, e.g. `+avx512f,+avx2,-amx-tile,...`."""
+    triple: str
+    data_layout: str
+    vector_bits: int
+    """Widest SIMD register: 512 with AVX-512F, 256 with AVX2, 128 with SSE or NEON."""
+
+    def has_feature(self, name: str) -> bool:
+        return f"+{name}" in self.features.split(",")
+
+    def create_target_machine(self, opt_level: int = 3) -> llvm.TargetMachine:
+        """A new TargetMachine: MCJIT takes ownership, so one must never serve two engines."""
+        _initialize_native()
+        target = llvm.Target.from_triple(self.triple)
+        return target.create_target_machine(
+            cpu=self.cpu, features=self.features, opt=opt_level
+        )
+
+
+def _vector_bits(features: set[str]) -> int:
+    if "+avx512f" in features:
+        return 512
+    if "+avx2" in features or "+avx" in features:
+        return 256
+    return 128
+
+
+@functools.cache
+def host_target() -> HostTarget:
+    """The HostTarget of the machine this process runs on."""
+    _initialize_native()
+    cpu = llvm.get_host_cpu_name()
+    features = llvm.get_host_cpu_features().flatten()
+    triple = llvm.get_process_triple()
+    machine = llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, features=features)
+    return HostTarget(
+        cpu=cpu,
+        features=features,
+        triple=triple,
+        data_layout=str(machine.target_data),
+        vector_bits=_vector_bits(set(features.split(","))),
+    )
+
+
+def _optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine, opt_level: int) -> None:
+    """The new pass manager's O`opt_level` pipeline with loop and SLP vectorisation."""
+    if opt_level <= 0:
+        return
+    tuning = llvm.create_pipeline_tuning_options(speed_level=min(opt_level, 3))
+    tuning.loop_vectorization = opt_level >= 2
+    tuning.slp_vectorization = opt_level >= 2
+    tuning.loop_unrolling = True
+    builder = llvm.create_pass_builder(machine, tuning)
+    builder.getModulePassManager().run(module, builder)
+
+
+def _check_object(data: bytes) -> None:
+    """Reject bytes that are not a complete relocatable object: LLVM crashes on them."""
+    if data[:4] == b"\x7fELF":
+        if len(data) < 64 or data[4] != 2 or struct.unpack_from("<H", data, 16)[0] != 1:
+            raise CompilationError("object code is not a 64-bit relocatable ELF file")
+        (section_offset,) = struct.unpack_from("<Q", data, 40)
+        entry_size, count = struct.unpack_from("<HH", data, 58)
+        if section_offset + entry_size * count > len(data):
+            raise CompilationError("object code is truncated")
+    elif data[:4] != b"\xcf\xfa\xed\xfe" and data[:2] not in (b"\x64\x86", b"\x64\xaa"):
+        raise CompilationError("object code is not an ELF, Mach-O or COFF object")
+
+
+class NativeModule:
+    """Native code for one LLVM module, loaded into this process by MCJIT."""
+
+    def __init__(
+        self,
+        engine: llvm.ExecutionEngine,
+        machine: llvm.TargetMachine,
+        module: llvm.ModuleRef | None,
+    ):
+        self._engine = engine
+        self._machine = machine  # owned by the engine; referenced so it outlives nothing
+        self._module = module
+        self._object: bytes | None = None
+
+    @classmethod
+    def from_llvm_ir(
+        cls,
+        llvm_ir: str | ir.Module,
+        *,
+        target: HostTarget | None = None,
+        opt_level: int = 3,
+    ) -> NativeModule:
+        """Parse, verify, optimise and JIT-compile `llvm_ir` (text or an llvmlite module)."""
+        _initialize_native()
+        target = target or host_target()
+        try:
+            module = llvm.parse_assembly(str(llvm_ir))
+            module.verify()
+        except RuntimeError as error:
+            raise CompilationError(f"LLVM rejected the generated IR: {error}") from error
+        machine = target.create_target_machine(opt_level)
+        module.triple = machine.triple
+        module.data_layout = str(machine.target_data)
+        _optimize(module, machine, opt_level)
+        engine = llvm.create_mcjit_compiler(module, machine)
+        native = cls(engine, machine, module)
+        engine.set_object_cache(notify_func=native._keep_object)
+        engine.finalize_object()
+        return native
+
+    @classmethod
+    def from_object(cls, object_code: bytes, *, target: HostTarget | None = None) -> NativeModule:
+        """Load object code from `object_code()` (of this target) without recompiling."""
+        _initialize_native()
+        _check_object(object_code)
+        target = target or host_target()
+        machine = target.create_target_machine()
+        empty = llvm.parse_assembly("")
+        empty.triple = machine.triple
+        empty.data_layout = str(machine.target_data)
+        engine = llvm.create_mcjit_compiler(empty, machine)
+        try:
+            engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
+        except RuntimeError as error:
+            raise CompilationError(f"cannot load object code: {error}") from error
+        engine.finalize_object()
+        native = cls(engine, machine, None)
+        native._object = bytes(object_code)
+        return native
+
+    def _keep_object(self, module: llvm.ModuleRef, buffer: bytes) -> None:
+        self._object = bytes(buffer)
+
+    def function_address(self, name: str) -> int:
+        """The address of the function `name` (an external symbol of the module)."""
+        address = self._engine.get_function_address(name)
+        if not address:
+            raise KeyError(f"no function @{name} in the compiled module")
+        return address
+
+    def object_code(self) -> bytes:
+        """The relocatable object MCJIT compiled, loadable by `from_object`."""
+        if self._object is None:
+            assert self._module is not None
+            self._object = self._machine.emit_object(self._module)
+        return self._object
+
+    def optimized_ir(self) -> str:
+        """The module's LLVM IR after optimisation, for debugging."""
+        if self._module is None:
+            raise ValueError("a NativeModule loaded from object code has no IR")
+        return str(self._module)

@@ -1,0 +1,52 @@
+"""onnxc: an ONNX-to-native compiler built on xDSL and llvmlite.
+
+    import onnxc
+    model = onnxc.compile("resnet50.onnx", opt_level=1)
+    (probs,) = model.run(None, {"data_0": x})
+
+`import_onnx` gives the graph-dialect module, `optimize` the module after graph passes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from onnxc.errors import (
+    CompilationError,
+    InvalidInputError,
+    LoweringError,
+    ModelLoadError,
+    OnnxcError,
+    ShapeInferenceError,
+    UnsupportedOpError,
+)
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from onnxc.api import compile, optimize
+    from onnxc.frontend import import_onnx
+    from onnxc.runtime.compiled_model import CompiledModel
+
+_LAZY = {
+    "compile": "onnxc.api",
+    "optimize": "onnxc.api",
+    "import_onnx": "onnxc.frontend",
+    "CompiledModel": "onnxc.runtime.compiled_model",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import the heavy parts (xDSL, onnx, llvmlite) only when first used."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'onnxc' has no attribute {name!r}")
+
+
+__all__ = [
+    "CompilationError", "CompiledModel", "InvalidInputError", "LoweringError",
+    "ModelLoadError", "OnnxcError", "ShapeInferenceError", "UnsupportedOpError",
+    "__version__", "compile", "import_onnx", "optimize",
+]

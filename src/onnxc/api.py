@@ -1,0 +1,125 @@
+"""The Python API: `onnxc.compile` (ONNX -> native CompiledModel) and `onnxc.optimize`.
+
+compile() runs the stages of `onnxc.lowering.pipeline` in order: import, graph optimization
+at `opt_level`, graph -> loops, the entry ABI (arena and constants), loops -> LLVM dialect,
+translation to LLVM IR, and the llvmlite JIT. Every stage verifies the IR it produced.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+import onnx
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
+
+from onnxc.frontend import import_onnx
+from onnxc.lowering import pipeline
+from onnxc.lowering.bind_constants import constant_arrays, numpy_dtype
+from onnxc.lowering.entry_abi import (
+    ARENA_BYTES_ATTR,
+    CONSTANTS_ATTR,
+    INPUT_NAMES_ATTR,
+    INTERMEDIATE_BYTES_ATTR,
+    OUTPUT_NAMES_ATTR,
+    WRAPPER_NAME,
+    entry_function,
+    string_list,
+)
+from onnxc.passes.levels import graph_pipeline
+from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
+
+ModelLike = str | os.PathLike | bytes | onnx.ModelProto
+
+
+class _StageLog:
+    """Wall time per compile stage; printed to stderr when verbose (or ONNXC_DEBUG=1)."""
+
+    def __init__(self, verbose: bool):
+        self.verbose = verbose or os.environ.get("ONNXC_DEBUG", "") not in ("", "0")
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        yield
+        self.seconds[name] = time.perf_counter() - start
+        if self.verbose:
+            print(f"[onnxc] {name}: {self.seconds[name] * 1e3:.1f} ms", file=sys.stderr)
+
+
+def optimize(
+    model: ModelLike | ModuleOp, opt_level: int = 1, pass_pipeline: str | None = None
+) -> ModuleOp:
+    """The graph-dialect module after the graph passes of `opt_level` (before lowering)."""
+    module = model if isinstance(model, ModuleOp) else import_onnx(model)
+    passes = graph_pipeline(opt_level) if pass_pipeline is None else pass_pipeline
+    pipeline.run_passes(pipeline.make_context(), module, passes)
+    return module
+
+
+def _signature(module: ModuleOp) -> tuple[list[TensorSpec], list[TensorSpec]]:
+    entry = entry_function(module)
+    in_types = entry.function_type.inputs.data
+    out_types = entry.function_type.outputs.data
+    in_names = string_list(entry, INPUT_NAMES_ATTR) or [f"input_{i}" for i in range(len(in_types))]
+    out_names = string_list(entry, OUTPUT_NAMES_ATTR) or [
+        f"output_{i}" for i in range(len(out_types))
+    ]
+
+    def spec(name: str, t) -> TensorSpec:
+        assert isinstance(t, TensorType)
+        return TensorSpec(name, tuple(t.get_shape()), numpy_dtype(t.get_element_type()))
+
+    return ([spec(n, t) for n, t in zip(in_names, in_types)],
+            [spec(n, t) for n, t in zip(out_names, out_types)])
+
+
+def compile(  # noqa: A001 - the name users expect (torch.compile, onnx-mlir's compile)
+    model: ModelLike,
+    *,
+    opt_level: int = 1,
+    pass_pipeline: str | Sequence[str] | None = None,
+    verbose: bool = False,
+) -> CompiledModel:
+    """Compile an ONNX model (path, bytes or ModelProto) to native code for this CPU."""
+    from onnxc.lowering.to_llvm.translate import to_llvmlite
+    from onnxc.runtime.jit import NativeModule, host_target
+
+    log = _StageLog(verbose)
+    ctx = pipeline.make_context()
+    with log.stage("import"):
+        module = import_onnx(model)
+    with log.stage("graph-opt"):
+        passes = graph_pipeline(opt_level) if pass_pipeline is None else pass_pipeline
+        pipeline.run_passes(ctx, module, passes)
+    inputs, outputs = _signature(module)
+    with log.stage("graph-to-loops"):
+        pipeline.run_passes(ctx, module, pipeline.GRAPH_TO_LOOPS)
+        arrays = constant_arrays(module)
+        pipeline.run_passes(ctx, module, pipeline.LOOPS_ABI)
+        entry = entry_function(module)
+        constants = [arrays[name] for name in string_list(entry, CONSTANTS_ATTR)]
+        arena_bytes = _int_attr(entry, ARENA_BYTES_ATTR)
+        intermediate_bytes = _int_attr(entry, INTERMEDIATE_BYTES_ATTR)
+        entry_name = entry.sym_name.data
+    with log.stage("loops-to-llvm"):
+        pipeline.run_passes(ctx, module, pipeline.loops_to_llvm(entry_name))
+        target = host_target()
+        llvm_module = to_llvmlite(module, triple=target.triple, data_layout=target.data_layout)
+    with log.stage("llvm-jit"):
+        native = NativeModule.from_llvm_ir(llvm_module)
+    compiled = CompiledModel(
+        native, native.function_address(WRAPPER_NAME), inputs, outputs, constants,
+        arena_bytes, intermediate_bytes,
+    )
+    compiled.compile_seconds = dict(log.seconds)
+    return compiled
+
+
+def _int_attr(entry, name: str) -> int:
+    attr = entry.attributes.get(name)
+    return attr.value.data if isinstance(attr, IntegerAttr) else 0

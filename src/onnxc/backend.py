@@ -1,0 +1,16 @@
+"""`onnxc.backend`: the ONNX backend entry points (see onnxc.runtime.backend)."""
+
+from onnxc.runtime.backend import (
+    OnnxcBackend,
+    OnnxcBackendRep,
+    is_compatible,
+    prepare,
+    run,
+    run_model,
+    supports_device,
+)
+
+__all__ = [
+    "OnnxcBackend", "OnnxcBackendRep", "is_compatible", "prepare", "run", "run_model",
+    "supports_device",
+]

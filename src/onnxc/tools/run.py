@@ -1,0 +1,167 @@
+"""`onnxc run MODEL.onnx`: compile a model, run it, and print checksums and timings.
+
+The quickest end-to-end check of the whole compiler on a real network: it reports how long
+compilation took, a checksum of every output (to compare against another runtime), and the
+median latency of one inference. Without a model it uses the model-zoo ResNet-50 that ships
+inside the `onnx` package, so `onnxc run` works on a fresh install.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from onnxc.errors import InvalidInputError, OnnxcError
+from onnxc.tools import diagnostics
+
+DEFAULT_MODEL = os.path.join("backend", "test", "data", "light", "light_resnet50.onnx")
+"""The default model, relative to the installed `onnx` package."""
+
+
+def default_model_path() -> str:
+    import onnx
+
+    return os.path.join(os.path.dirname(onnx.__file__), DEFAULT_MODEL)
+
+
+def _spec(entry: Any) -> tuple[str, tuple[int, ...], np.dtype]:
+    """(name, shape, dtype) of one `CompiledModel.inputs` entry (a TensorSpec or a tuple)."""
+    if hasattr(entry, "name"):
+        return entry.name, tuple(entry.shape), np.dtype(entry.dtype)
+    name, shape, dtype = entry
+    return name, tuple(shape), np.dtype(dtype)
+
+
+def random_inputs(specs: Sequence[Any], seed: int = 0) -> dict[str, np.ndarray]:
+    """Seeded inputs: floats uniform in [0, 1), everything else (indices, masks) zeros."""
+    rng = np.random.default_rng(seed)
+    feeds: dict[str, np.ndarray] = {}
+    for entry in specs:
+        name, shape, dtype = _spec(entry)
+        if np.issubdtype(dtype, np.floating):
+            feeds[name] = rng.random(shape).astype(dtype)
+        else:
+            feeds[name] = np.zeros(shape, dtype=dtype)
+    return feeds
+
+
+def load_inputs(path: str, specs: Sequence[Any]) -> dict[str, np.ndarray]:
+    """Feeds from an .npz keyed by input name (or `np.savez` positional arr_0, arr_1, ...)."""
+    names = [_spec(entry)[0] for entry in specs]
+    with np.load(path, allow_pickle=False) as npz:
+        arrays = {key: npz[key] for key in npz.files}
+    positional = [f"arr_{i}" for i in range(len(names))]
+    if sorted(arrays) == sorted(positional) and not set(names) & set(arrays):
+        arrays = {name: arrays[key] for name, key in zip(names, positional)}
+    missing = [n for n in names if n not in arrays]
+    extra = sorted(set(arrays) - set(names))
+    if missing or extra:
+        raise InvalidInputError(
+            f"{path} does not match the model's inputs {names}: "
+            f"missing {missing}, unexpected {extra}"
+        )
+    return arrays
+
+
+def checksum_line(name: str, value: np.ndarray) -> str:
+    wide = value.astype(np.float64)
+    return (
+        f"output '{name}': shape {tuple(value.shape)} {value.dtype}  "
+        f"sum {wide.sum():.6e}  mean|x| {np.abs(wide).mean() if wide.size else 0.0:.6e}"
+    )
+
+
+def run_model(args: argparse.Namespace) -> None:
+    import onnxc
+
+    model = args.model or default_model_path()
+    if not os.path.isfile(model):
+        raise FileNotFoundError(2, "No such file or directory", model)
+    if args.repeat < 1:
+        raise OnnxcError(f"--repeat must be >= 1, got {args.repeat}")
+    options: dict[str, Any] = {} if args.opt_level is None else {"opt_level": args.opt_level}
+    if args.verbose:
+        options["verbose"] = True
+
+    started = time.perf_counter()
+    compiled = onnxc.compile(model, **options)
+    compile_seconds = time.perf_counter() - started
+    level = "default" if args.opt_level is None else str(args.opt_level)
+    print(f"model: {model}")
+    print(f"compile: {compile_seconds:.3f} s (opt-level {level})")
+
+    feeds: Mapping[str, np.ndarray] = (
+        load_inputs(args.inputs, compiled.inputs) if args.inputs
+        else random_inputs(compiled.inputs, seed=0)
+    )
+    names = list(compiled.output_names)
+    outputs = compiled.run(names, feeds)  # also the warm-up run
+    for name, value in zip(names, outputs):
+        print(checksum_line(name, value))
+
+    times = []
+    for _ in range(args.repeat):
+        started = time.perf_counter()
+        compiled.run(names, feeds)
+        times.append(time.perf_counter() - started)
+    print(
+        f"run: median {statistics.median(times) * 1e3:.3f} ms over {args.repeat} run(s) "
+        f"(min {min(times) * 1e3:.3f} ms)"
+    )
+    sys.stdout.flush()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from importlib.metadata import version
+
+    parser = argparse.ArgumentParser(prog="onnxc", description="onnxc: ONNX to native code")
+    parser.add_argument("--version", action="version", version=f"onnxc {version('onnxc')}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    run = commands.add_parser(
+        "run",
+        help="compile a model, run it, print output checksums and timings",
+        description="Compile MODEL with onnxc.compile, run it on seeded random inputs "
+        "(floats uniform in [0, 1), integers zero) or on --inputs, and print the compile "
+        "time, a checksum per output, and the median time per run.",
+    )
+    run.add_argument(
+        "model", nargs="?", metavar="MODEL.onnx",
+        help="the model to run (default: the ResNet-50 shipped with the onnx package)",
+    )
+    run.add_argument("--inputs", metavar="X.npz", help="inputs keyed by model input name")
+    run.add_argument("--opt-level", type=int, metavar="N", help="graph optimization level")
+    run.add_argument(
+        "--repeat", type=int, default=10, metavar="N",
+        help="timed runs after the first (default: 10)",
+    )
+    run.add_argument("-v", "--verbose", action="store_true", help="print compile stages")
+    run.set_defaults(handler=run_model)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point: 0 on success, 1 with one `error:` line on stderr otherwise."""
+    args = build_parser().parse_args(argv)
+    try:
+        args.handler(args)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except Exception as err:
+        if diagnostics.debug_enabled():
+            raise
+        sys.stdout.flush()
+        print(diagnostics.describe(err), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

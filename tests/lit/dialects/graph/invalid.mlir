@@ -1,0 +1,258 @@
+// RUN: onnxc-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: onnxc-opt %s --split-input-file --verify-diagnostics | filecheck %s --check-prefix=ALL-FAIL
+
+// One case per verifier rule of the graph dialect; each chunk must fail with its message,
+// and no chunk may verify (a verified chunk would print its custom-syntax module).
+// ALL-FAIL-NOT: builtin.module {
+
+%c = graph.constant {value = dense<1.000000e+00> : tensor<2xf32>} : tensor<3xf32>
+// CHECK: Operation does not verify: graph.constant: value type differs from result type
+
+// -----
+
+%c = graph.constant_of_shape {value = dense<[1, 2]> : tensor<2xi64>} : tensor<2x3xi64>
+// CHECK: Operation does not verify: graph.constant_of_shape: value must hold exactly one element
+
+// -----
+
+%c = graph.constant_of_shape {value = dense<1> : tensor<1xi64>} : tensor<2x3xf32>
+// CHECK: Operation does not verify: graph.constant_of_shape: value and result element types differ
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x3xf32>
+%r = graph.relu(%x) : (tensor<2x3xf32>) -> tensor<3x2xf32>
+// CHECK: Operation does not verify: graph.relu: result shapes [(3, 2)] differ from inferred [(2, 3)]
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x3xf32>
+%r = graph.relu(%x) : (tensor<2x3xf32>) -> tensor<2x3xf16>
+// CHECK: Operation does not verify: graph.relu: result element type f16 differs from operand element type f32
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x3xf32>
+%r = graph.cast(%x) : (tensor<2x3xf32>) -> tensor<2x4xi64>
+// CHECK: Operation does not verify: graph.cast: result shapes [(2, 4)] differ from inferred [(2, 3)]
+
+// -----
+
+%x, %y = "test.op"() : () -> (tensor<2x3xf32>, tensor<2xf32>)
+%r = graph.add(%x, %y) : (tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x3xf32>
+// CHECK: Operation does not verify: graph.add: shapes [(2, 3), (2,)] do not broadcast
+
+// -----
+
+%x, %y = "test.op"() : () -> (tensor<2x3xf32>, tensor<3xi32>)
+%r = graph.mul(%x, %y) : (tensor<2x3xf32>, tensor<3xi32>) -> tensor<2x3xf32>
+// CHECK: Operation does not verify: graph.mul: operand element types differ
+
+// -----
+
+%x, %y = "test.op"() : () -> (tensor<2x3xf32>, tensor<3xf32>)
+%r = graph.sub(%x, %y) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK: Operation does not verify: graph.sub: result shapes [(3,)] differ from inferred [(2, 3)]
+
+// -----
+
+%r = graph.sum() : () -> tensor<2xf32>
+// CHECK: Operation does not verify: graph.sum: needs at least one input
+
+// -----
+
+%x, %y = "test.op"() : () -> (tensor<2x3xf32>, tensor<4x5xf32>)
+%r = graph.matmul(%x, %y) : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+// CHECK: Operation does not verify: graph.matmul: matmul inner dimensions differ: (2, 3) x (4, 5)
+
+// -----
+
+%a, %b = "test.op"() : () -> (tensor<2x3xf32>, tensor<2x4xf32>)
+%r = graph.gemm(%a, %b) {alpha = 1.000000e+00 : f32, beta = 1.000000e+00 : f32, transA = 1 : i64, transB = 0 : i64} : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<4x3xf32>
+// CHECK: Operation does not verify: graph.gemm: result shapes [(4, 3)] differ from inferred [(3, 4)]
+
+// -----
+
+%a, %b, %c = "test.op"() : () -> (tensor<3x2xf32>, tensor<2x4xf32>, tensor<3xf32>)
+%r = graph.gemm(%a, %b, %c) {alpha = 1.000000e+00 : f32, beta = 1.000000e+00 : f32, transA = 0 : i64, transB = 0 : i64} : (tensor<3x2xf32>, tensor<2x4xf32>, tensor<3xf32>) -> tensor<3x4xf32>
+// CHECK: Operation does not verify: graph.gemm: shapes [(3, 4), (3,)] do not broadcast
+
+// -----
+
+%x, %w = "test.op"() : () -> (tensor<1x3x8x8xf32>, tensor<4x2x3x3xf32>)
+%r = graph.conv(%x, %w) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32>
+// CHECK: Operation does not verify: graph.conv: input channels 3 != weight channels 2 * group 1
+
+// -----
+
+%x, %w = "test.op"() : () -> (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>)
+%r = graph.conv(%x, %w) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+// CHECK: Operation does not verify: graph.conv: 2 spatial dimensions need 2 strides, 2 dilations and 4 pads, not 2, 2 and 2
+
+// -----
+
+%x, %w = "test.op"() : () -> (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>)
+%r = graph.conv(%x, %w) {strides = array<i64: 0, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+// CHECK: Operation does not verify: graph.conv: strides [0, 1] and dilations [1, 1] must be >= 1
+
+// -----
+
+%x, %w, %b = "test.op"() : () -> (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<3xf32>)
+%r = graph.conv(%x, %w, %b) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<3xf32>) -> tensor<1x4x6x6xf32>
+// CHECK: Operation does not verify: graph.conv: bias shape (3,) is not (4,)
+
+// -----
+
+%x, %w = "test.op"() : () -> (tensor<1x3x2x2xf32>, tensor<4x3x3x3xf32>)
+%r = graph.conv(%x, %w) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x2x2xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x1x1xf32>
+// CHECK: Operation does not verify: graph.conv: convolution window larger than the padded input
+
+// -----
+
+%x = "test.op"() : () -> tensor<1x3x8x8xf32>
+%r = graph.max_pool(%x) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, ceil_mode = 0 : i64, dilations = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32>
+// CHECK: Operation does not verify: graph.max_pool: result shapes [(1, 3, 4, 4)] differ from inferred [(1, 3, 3, 3)]
+
+// -----
+
+%x = "test.op"() : () -> tensor<1x3x8x8xf32>
+%r = graph.average_pool(%x) {kernel_shape = array<i64: 3>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, ceil_mode = 0 : i64, count_include_pad = 0 : i64} : (tensor<1x3x8x8xf32>) -> tensor<1x3x6x6xf32>
+// CHECK: Operation does not verify: graph.average_pool: kernel_shape [3] needs 2 sizes >= 1
+
+// -----
+
+%x = "test.op"() : () -> tensor<1x3x8x8xf32>
+%r = graph.global_average_pool(%x) : (tensor<1x3x8x8xf32>) -> tensor<1x3xf32>
+// CHECK: Operation does not verify: graph.global_average_pool: result shapes [(1, 3)] differ from inferred [(1, 3, 1, 1)]
+
+// -----
+
+%x, %p = "test.op"() : () -> (tensor<1x3x4x4xf32>, tensor<4xf32>)
+%r = graph.batch_normalization(%x, %p, %p, %p, %p) {epsilon = 1.000000e-05 : f32} : (tensor<1x3x4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x3x4x4xf32>
+// CHECK: Operation does not verify: graph.batch_normalization: per-channel operand (4,) is not (3,)
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x10xf32>
+%r = graph.softmax(%x) {axis = 2 : i64} : (tensor<2x10xf32>) -> tensor<2x10xf32>
+// CHECK: Operation does not verify: graph.softmax: axis 2 out of range for rank 2
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x3xf32>
+%r = graph.reshape(%x) : (tensor<2x3xf32>) -> tensor<7xf32>
+// CHECK: Operation does not verify: graph.reshape: element counts of input and result differ
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x3xf32>
+%r = graph.flatten(%x) {axis = 3 : i64} : (tensor<2x3xf32>) -> tensor<1x6xf32>
+// CHECK: Operation does not verify: graph.flatten: flatten axis 3 out of range for rank 2
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x3xf32>
+%r = graph.squeeze(%x) {axes = array<i64: 0>} : (tensor<2x3xf32>) -> tensor<3xf32>
+// CHECK: Operation does not verify: graph.squeeze: cannot squeeze axis 0 of size 2
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x3xf32>
+%r = graph.unsqueeze(%x) {axes = array<i64: 0, 0>} : (tensor<2x3xf32>) -> tensor<1x1x2x3xf32>
+// CHECK: Operation does not verify: graph.unsqueeze: repeated unsqueeze axes [0, 0]
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x3x4xf32>
+%r = graph.transpose(%x) {perm = array<i64: 0, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<2x2x3xf32>
+// CHECK: Operation does not verify: graph.transpose: perm [0, 0, 1] is not a permutation of rank 3
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x3x4xf32>
+%r = graph.transpose(%x) {perm = array<i64: 1, 0>} : (tensor<2x3x4xf32>) -> tensor<3x2x4xf32>
+// CHECK: Operation does not verify: graph.transpose: perm [1, 0] is not a permutation of rank 3
+
+// -----
+
+%x, %y = "test.op"() : () -> (tensor<2x3xf32>, tensor<3x3xf32>)
+%r = graph.concat(%x, %y) {axis = 1 : i64} : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<2x6xf32>
+// CHECK: Operation does not verify: graph.concat: concat operands [(2, 3), (3, 3)] differ off axis 1
+
+// -----
+
+%x, %y = "test.op"() : () -> (tensor<2x3xf32>, tensor<2x3xi64>)
+%r = graph.concat(%x, %y) {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2x3xi64>) -> tensor<4x3xf32>
+// CHECK: Operation does not verify: graph.concat: operand element types differ
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x6xf32>
+%a, %b = graph.split(%x) {axis = 1 : i64} : (tensor<2x6xf32>) -> (tensor<2x2xf32>, tensor<2x3xf32>)
+// CHECK: Operation does not verify: graph.split: part sizes do not add up to dimension 6
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x6xf32>
+%r = graph.slice(%x) {starts = array<i64: 0>, ends = array<i64: 6>, axes = array<i64: 1>, steps = array<i64: 0>} : (tensor<2x6xf32>) -> tensor<2x6xf32>
+// CHECK: Operation does not verify: graph.slice: slice step must not be 0
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x6xf32>
+%r = graph.slice(%x) {starts = array<i64: 0, 0>, ends = array<i64: 6>, axes = array<i64: 1>, steps = array<i64: 1>} : (tensor<2x6xf32>) -> tensor<2x6xf32>
+// CHECK: Operation does not verify: graph.slice: starts, ends, axes and steps must have the same length
+
+// -----
+
+%x, %i = "test.op"() : () -> (tensor<2x6xf32>, tensor<3xf32>)
+%r = graph.gather(%x, %i) {axis = 1 : i64} : (tensor<2x6xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK: Operation does not verify: graph.gather: indices must have an integer element type
+
+// -----
+
+%x, %i = "test.op"() : () -> (tensor<2x6xf32>, tensor<3xi64>)
+%r = graph.gather(%x, %i) {axis = 2 : i64} : (tensor<2x6xf32>, tensor<3xi64>) -> tensor<2x3xf32>
+// CHECK: Operation does not verify: graph.gather: axis 2 out of range for rank 2
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x6xf32>
+%r = graph.pad(%x) {pads = array<i64: 1, 1>, mode = "constant", value = 0.000000e+00 : f32} : (tensor<2x6xf32>) -> tensor<3x7xf32>
+// CHECK: Operation does not verify: graph.pad: pads has 2 values for rank 2
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x6xf32>
+%r = graph.pad(%x) {pads = array<i64: 1, 1, 1, 1>, mode = "wrap", value = 0.000000e+00 : f32} : (tensor<2x6xf32>) -> tensor<4x8xf32>
+// CHECK: Operation does not verify: graph.pad: unknown pad mode 'wrap'
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x6xf32>
+%r = graph.pad(%x) {pads = array<i64: 0, -7, 0, 0>, mode = "constant", value = 0.000000e+00 : f32} : (tensor<2x6xf32>) -> tensor<2x1xf32>
+// CHECK: Operation does not verify: graph.pad: negative pads remove more than the tensor holds
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x6xf32>
+%r = graph.shape(%x) {start = 0 : i64, end = 2 : i64} : (tensor<2x6xf32>) -> tensor<2xi32>
+// CHECK: Operation does not verify: graph.shape: result must be a tensor of i64
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x6xf32>
+%r = graph.shape(%x) {start = 0 : i64, end = 2 : i64} : (tensor<2x6xf32>) -> tensor<3xi64>
+// CHECK: Operation does not verify: graph.shape: result shapes [(3,)] differ from inferred [(2,)]
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x3xf32>
+%r = graph.relu(%x) : (tensor<2x3xf32>) -> memref<2x3xf32>
+// CHECK: memref<2x3xf32> should be of base attribute tensor
+
+// -----
+
+%x, %w = "test.op"() : () -> (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>)
+%r = graph.conv(%x, %w) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+// CHECK: Operation does not verify: property 'group' expected in operation 'graph.conv'

@@ -1,0 +1,203 @@
+// RUN: ONNXC_ROUNDTRIP
+
+// Every op of the graph dialect in its custom syntax: printing, printing generically,
+// reparsing and printing again must give the input back (and every op must verify).
+
+func.func @constants() -> (tensor<2x2xf32>, tensor<2x3xi64>) {
+  %c = graph.constant {value = dense<[[1.000000e+00, 2.000000e+00], [3.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>} : tensor<2x2xf32>
+  %z = graph.constant_of_shape {value = dense<0> : tensor<1xi64>} : tensor<2x3xi64>
+  func.return %c, %z : tensor<2x2xf32>, tensor<2x3xi64>
+}
+// CHECK-LABEL: func.func @constants(
+// CHECK-NEXT:    %c = graph.constant {value = dense<[[1.000000e+00, 2.000000e+00], [3.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>} : tensor<2x2xf32>
+// CHECK-NEXT:    %z = graph.constant_of_shape {value = dense<0> : tensor<1xi64>} : tensor<2x3xi64>
+// CHECK-NEXT:    func.return %c, %z : tensor<2x2xf32>, tensor<2x3xi64>
+// CHECK-NEXT:  }
+
+// -----
+
+func.func @unary(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = graph.relu(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %1 = graph.sigmoid(%0) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %2 = graph.tanh(%1) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %3 = graph.exp(%2) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %4 = graph.log(%3) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %5 = graph.sqrt(%4) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %6 = graph.neg(%5) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %7 = graph.abs(%6) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %8 = graph.reciprocal(%7) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %9 = graph.identity(%8) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %10 = graph.dropout(%9) {ratio = 5.000000e-01 : f32} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %11 = graph.dropout(%10) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %12 = graph.leaky_relu(%11) {alpha = 1.000000e-02 : f32} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %13 = graph.clip(%12) {min = 0.000000e+00 : f32, max = 6.000000e+00 : f32} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %14 = graph.clip(%13) {min = -1.000000e+00 : f32} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %15 = graph.clip(%14) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %15 : tensor<2x3xf32>
+}
+// CHECK-LABEL: func.func @unary(
+// CHECK-NEXT:    %0 = graph.relu(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %1 = graph.sigmoid(%0) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %2 = graph.tanh(%1) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %3 = graph.exp(%2) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %4 = graph.log(%3) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %5 = graph.sqrt(%4) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %6 = graph.neg(%5) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %7 = graph.abs(%6) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %8 = graph.reciprocal(%7) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %9 = graph.identity(%8) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %10 = graph.dropout(%9) {ratio = 5.000000e-01 : f32} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %11 = graph.dropout(%10) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %12 = graph.leaky_relu(%11) {alpha = 1.000000e-02 : f32} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %13 = graph.clip(%12) {min = 0.000000e+00 : f32, max = 6.000000e+00 : f32} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %14 = graph.clip(%13) {min = -1.000000e+00 : f32} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %15 = graph.clip(%14) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    func.return %15 : tensor<2x3xf32>
+// CHECK-NEXT:  }
+
+// -----
+
+func.func @cast(%x: tensor<2x3xf32>) -> tensor<2x3xi64> {
+  %0 = graph.cast(%x) : (tensor<2x3xf32>) -> tensor<2x3xi64>
+  func.return %0 : tensor<2x3xi64>
+}
+// CHECK-LABEL: func.func @cast(
+// CHECK-NEXT:    %0 = graph.cast(%x) : (tensor<2x3xf32>) -> tensor<2x3xi64>
+// CHECK-NEXT:    func.return %0 : tensor<2x3xi64>
+// CHECK-NEXT:  }
+
+// -----
+
+func.func @binary(%x: tensor<2x3xf32>, %y: tensor<3xf32>, %s: tensor<f32>) -> tensor<2x3xf32> {
+  %0 = graph.add(%x, %y) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %1 = graph.sub(%0, %s) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %2 = graph.mul(%y, %1) : (tensor<3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %3 = graph.div(%2, %x) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %4 = graph.pow(%3, %s) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  func.return %4 : tensor<2x3xf32>
+}
+// CHECK-LABEL: func.func @binary(
+// CHECK-NEXT:    %0 = graph.add(%x, %y) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %1 = graph.sub(%0, %s) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %2 = graph.mul(%y, %1) : (tensor<3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %3 = graph.div(%2, %x) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %4 = graph.pow(%3, %s) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    func.return %4 : tensor<2x3xf32>
+// CHECK-NEXT:  }
+
+// -----
+
+func.func @variadic(%x: tensor<2x1xf32>, %y: tensor<1x3xf32>, %z: tensor<3xf32>) -> tensor<2x3xf32> {
+  %0 = graph.sum(%x, %y, %z) : (tensor<2x1xf32>, tensor<1x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %1 = graph.max(%0) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %2 = graph.min(%1, %x) : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+  func.return %2 : tensor<2x3xf32>
+}
+// CHECK-LABEL: func.func @variadic(
+// CHECK-NEXT:    %0 = graph.sum(%x, %y, %z) : (tensor<2x1xf32>, tensor<1x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %1 = graph.max(%0) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %2 = graph.min(%1, %x) : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    func.return %2 : tensor<2x3xf32>
+// CHECK-NEXT:  }
+
+// -----
+
+func.func @linear(%a: tensor<4x2x3xf32>, %b: tensor<3x5xf32>, %v: tensor<3xf32>, %m: tensor<5x3xf32>, %c: tensor<5xf32>) -> (tensor<4x2x5xf32>, tensor<4x2xf32>, tensor<3x3xf32>, tensor<5x5xf32>) {
+  %0 = graph.matmul(%a, %b) : (tensor<4x2x3xf32>, tensor<3x5xf32>) -> tensor<4x2x5xf32>
+  %1 = graph.matmul(%a, %v) : (tensor<4x2x3xf32>, tensor<3xf32>) -> tensor<4x2xf32>
+  %2 = graph.gemm(%b, %m) {alpha = 1.000000e+00 : f32, beta = 0.000000e+00 : f32, transA = 0 : i64, transB = 0 : i64} : (tensor<3x5xf32>, tensor<5x3xf32>) -> tensor<3x3xf32>
+  %3 = graph.gemm(%b, %b, %c) {alpha = 2.000000e+00 : f32, beta = 1.000000e+00 : f32, transA = 1 : i64, transB = 0 : i64} : (tensor<3x5xf32>, tensor<3x5xf32>, tensor<5xf32>) -> tensor<5x5xf32>
+  func.return %0, %1, %2, %3 : tensor<4x2x5xf32>, tensor<4x2xf32>, tensor<3x3xf32>, tensor<5x5xf32>
+}
+// CHECK-LABEL: func.func @linear(
+// CHECK-NEXT:    %0 = graph.matmul(%a, %b) : (tensor<4x2x3xf32>, tensor<3x5xf32>) -> tensor<4x2x5xf32>
+// CHECK-NEXT:    %1 = graph.matmul(%a, %v) : (tensor<4x2x3xf32>, tensor<3xf32>) -> tensor<4x2xf32>
+// CHECK-NEXT:    %2 = graph.gemm(%b, %m) {alpha = 1.000000e+00 : f32, beta = 0.000000e+00 : f32, transA = 0 : i64, transB = 0 : i64} : (tensor<3x5xf32>, tensor<5x3xf32>) -> tensor<3x3xf32>
+// CHECK-NEXT:    %3 = graph.gemm(%b, %b, %c) {alpha = 2.000000e+00 : f32, beta = 1.000000e+00 : f32, transA = 1 : i64, transB = 0 : i64} : (tensor<3x5xf32>, tensor<3x5xf32>, tensor<5xf32>) -> tensor<5x5xf32>
+// CHECK-NEXT:    func.return %0, %1, %2, %3 : tensor<4x2x5xf32>, tensor<4x2xf32>, tensor<3x3xf32>, tensor<5x5xf32>
+// CHECK-NEXT:  }
+
+// -----
+
+func.func @conv(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>, %b: tensor<6xf32>) -> (tensor<1x6x4x4xf32>, tensor<1x6x6x6xf32>) {
+  %0 = graph.conv(%x, %w, %b) {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>) -> tensor<1x6x4x4xf32>
+  %1 = graph.conv(%x, %w) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x6x6xf32>
+  func.return %0, %1 : tensor<1x6x4x4xf32>, tensor<1x6x6x6xf32>
+}
+// CHECK-LABEL: func.func @conv(
+// CHECK-NEXT:    %0 = graph.conv(%x, %w, %b) {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>) -> tensor<1x6x4x4xf32>
+// CHECK-NEXT:    %1 = graph.conv(%x, %w) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x6x6xf32>
+// CHECK-NEXT:    func.return %0, %1 : tensor<1x6x4x4xf32>, tensor<1x6x6x6xf32>
+// CHECK-NEXT:  }
+
+// -----
+
+func.func @pool(%x: tensor<1x3x8x8xf32>) -> (tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>, tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>) {
+  %0 = graph.max_pool(%x) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, ceil_mode = 0 : i64, dilations = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32>
+  %1 = graph.average_pool(%x) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, ceil_mode = 0 : i64, count_include_pad = 0 : i64} : (tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32>
+  %2 = graph.global_average_pool(%x) : (tensor<1x3x8x8xf32>) -> tensor<1x3x1x1xf32>
+  %3 = graph.global_max_pool(%x) : (tensor<1x3x8x8xf32>) -> tensor<1x3x1x1xf32>
+  func.return %0, %1, %2, %3 : tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>, tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>
+}
+// CHECK-LABEL: func.func @pool(
+// CHECK-NEXT:    %0 = graph.max_pool(%x) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, ceil_mode = 0 : i64, dilations = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32>
+// CHECK-NEXT:    %1 = graph.average_pool(%x) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, ceil_mode = 0 : i64, count_include_pad = 0 : i64} : (tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32>
+// CHECK-NEXT:    %2 = graph.global_average_pool(%x) : (tensor<1x3x8x8xf32>) -> tensor<1x3x1x1xf32>
+// CHECK-NEXT:    %3 = graph.global_max_pool(%x) : (tensor<1x3x8x8xf32>) -> tensor<1x3x1x1xf32>
+// CHECK-NEXT:    func.return %0, %1, %2, %3 : tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>, tensor<1x3x1x1xf32>, tensor<1x3x1x1xf32>
+// CHECK-NEXT:  }
+
+// -----
+
+func.func @normalization(%x: tensor<1x3x4x4xf32>, %p: tensor<3xf32>, %l: tensor<2x10xf32>) -> (tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>, tensor<2x10xf32>) {
+  %0 = graph.batch_normalization(%x, %p, %p, %p, %p) {epsilon = 1.000000e-05 : f32} : (tensor<1x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  %1 = graph.lrn(%0) {size = 3 : i64, alpha = 1.000000e-04 : f32, beta = 7.500000e-01 : f32, bias = 1.000000e+00 : f32} : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %2 = graph.softmax(%l) {axis = -1 : i64} : (tensor<2x10xf32>) -> tensor<2x10xf32>
+  func.return %0, %1, %2 : tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>, tensor<2x10xf32>
+}
+// CHECK-LABEL: func.func @normalization(
+// CHECK-NEXT:    %0 = graph.batch_normalization(%x, %p, %p, %p, %p) {epsilon = 1.000000e-05 : f32} : (tensor<1x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3x4x4xf32>
+// CHECK-NEXT:    %1 = graph.lrn(%0) {size = 3 : i64, alpha = 1.000000e-04 : f32, beta = 7.500000e-01 : f32, bias = 1.000000e+00 : f32} : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+// CHECK-NEXT:    %2 = graph.softmax(%l) {axis = -1 : i64} : (tensor<2x10xf32>) -> tensor<2x10xf32>
+// CHECK-NEXT:    func.return %0, %1, %2 : tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>, tensor<2x10xf32>
+// CHECK-NEXT:  }
+
+// -----
+
+func.func @reshapes(%x: tensor<2x1x3xf32>) -> (tensor<3x2xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<1x2x1x3xf32>) {
+  %0 = graph.reshape(%x) : (tensor<2x1x3xf32>) -> tensor<3x2xf32>
+  %1 = graph.flatten(%x) {axis = 1 : i64} : (tensor<2x1x3xf32>) -> tensor<2x3xf32>
+  %2 = graph.squeeze(%x) {axes = array<i64: 1>} : (tensor<2x1x3xf32>) -> tensor<2x3xf32>
+  %3 = graph.unsqueeze(%2) {axes = array<i64: 0, 2>} : (tensor<2x3xf32>) -> tensor<1x2x1x3xf32>
+  func.return %0, %1, %2, %3 : tensor<3x2xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<1x2x1x3xf32>
+}
+// CHECK-LABEL: func.func @reshapes(
+// CHECK-NEXT:    %0 = graph.reshape(%x) : (tensor<2x1x3xf32>) -> tensor<3x2xf32>
+// CHECK-NEXT:    %1 = graph.flatten(%x) {axis = 1 : i64} : (tensor<2x1x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %2 = graph.squeeze(%x) {axes = array<i64: 1>} : (tensor<2x1x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %3 = graph.unsqueeze(%2) {axes = array<i64: 0, 2>} : (tensor<2x3xf32>) -> tensor<1x2x1x3xf32>
+// CHECK-NEXT:    func.return %0, %1, %2, %3 : tensor<3x2xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<1x2x1x3xf32>
+// CHECK-NEXT:  }
+
+// -----
+
+func.func @data_movement(%x: tensor<2x3x4xf32>, %i: tensor<5xi64>) -> (tensor<4x2x3xf32>, tensor<2x6x4xf32>, tensor<2x1x4xf32>, tensor<2x2x4xf32>, tensor<2x2x2xf32>, tensor<2x5x4xf32>, tensor<4x5x4xf32>, tensor<3xi64>) {
+  %0 = graph.transpose(%x) {perm = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
+  %1 = graph.concat(%x, %x) {axis = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x6x4xf32>
+  %2, %3 = graph.split(%x) {axis = -2 : i64} : (tensor<2x3x4xf32>) -> (tensor<2x1x4xf32>, tensor<2x2x4xf32>)
+  %4 = graph.slice(%x) {starts = array<i64: 1, 0>, ends = array<i64: 3, 100>, axes = array<i64: 1, 2>, steps = array<i64: 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x2x2xf32>
+  %5 = graph.gather(%x, %i) {axis = 1 : i64} : (tensor<2x3x4xf32>, tensor<5xi64>) -> tensor<2x5x4xf32>
+  %6 = graph.pad(%5) {pads = array<i64: 1, 0, 0, 1, 0, 0>, mode = "constant", value = 0.000000e+00 : f32} : (tensor<2x5x4xf32>) -> tensor<4x5x4xf32>
+  %7 = graph.shape(%x) {start = 0 : i64, end = 3 : i64} : (tensor<2x3x4xf32>) -> tensor<3xi64>
+  func.return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<4x2x3xf32>, tensor<2x6x4xf32>, tensor<2x1x4xf32>, tensor<2x2x4xf32>, tensor<2x2x2xf32>, tensor<2x5x4xf32>, tensor<4x5x4xf32>, tensor<3xi64>
+}
+// CHECK-LABEL: func.func @data_movement(
+// CHECK-NEXT:    %0 = graph.transpose(%x) {perm = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
+// CHECK-NEXT:    %1 = graph.concat(%x, %x) {axis = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x6x4xf32>
+// CHECK-NEXT:    %2, %3 = graph.split(%x) {axis = -2 : i64} : (tensor<2x3x4xf32>) -> (tensor<2x1x4xf32>, tensor<2x2x4xf32>)
+// CHECK-NEXT:    %4 = graph.slice(%x) {starts = array<i64: 1, 0>, ends = array<i64: 3, 100>, axes = array<i64: 1, 2>, steps = array<i64: 1, 2>} : (tensor<2x3x4xf32>) -> tensor<2x2x2xf32>
+// CHECK-NEXT:    %5 = graph.gather(%x, %i) {axis = 1 : i64} : (tensor<2x3x4xf32>, tensor<5xi64>) -> tensor<2x5x4xf32>
+// CHECK-NEXT:    %6 = graph.pad(%5) {pads = array<i64: 1, 0, 0, 1, 0, 0>, mode = "constant", value = 0.000000e+00 : f32} : (tensor<2x5x4xf32>) -> tensor<4x5x4xf32>
+// CHECK-NEXT:    %7 = graph.shape(%x) {start = 0 : i64, end = 3 : i64} : (tensor<2x3x4xf32>) -> tensor<3xi64>
+// CHECK-NEXT:    func.return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<4x2x3xf32>, tensor<2x6x4xf32>, tensor<2x1x4xf32>, tensor<2x2x4xf32>, tensor<2x2x2xf32>, tensor<2x5x4xf32>, tensor<4x5x4xf32>, tensor<3xi64>
+// CHECK-NEXT:  }
