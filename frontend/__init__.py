@@ -13,10 +13,19 @@ or silently rewrites whole models (and copies all weights), and would still leav
 normalisation the graph dialect needs (explicit pads, constant inputs as properties) to
 do. Per-opset rules cost a few lines each and keep every opset importable.
 
+`import_onnx(model, constant_inputs={"shape": array})` binds graph inputs to data known at
+compile time (they become constants), for models that pass shapes or axes as inputs.
+
+Shapes are static: ONNX shape inference runs first and every result type is computed with
+`graph_shapes` and checked against it. Inputs that the graph dialect wants as properties
+(Reshape's shape, Slice bounds, axes, pads, Clip bounds, ...) must be constants; tiny
+shape computations on constants (Shape, Gather, Concat, int64 arithmetic, ...) are
+evaluated at import with numpy so that exported models qualify.
+
 Layout: `onnx_model` (load, inline, shape inference, topological sort), `onnx_context`
-(what a converter sees), `onnx_ops_math` / `onnx_ops_nn` / `onnx_ops_tensor` (converter
-tables per op family), `onnx_fold` (import-time evaluation of tiny shape computations),
-`onnx_importer` (the driver).
+(what a converter sees), `onnx_ops_math` / `onnx_ops_activation` / `onnx_ops_nn` /
+`onnx_ops_tensor` (converter tables per op family), `onnx_fold` (import-time evaluation
+of tiny shape computations), `onnx_importer` (the driver).
 """
 
 from onnxc.frontend.onnx_importer import import_onnx, import_onnx_text

@@ -16,6 +16,7 @@ import onnx
 from onnx import numpy_helper
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects.graph import ConstantOp
 from onnxc.errors import ModelLoadError, UnsupportedOpError
@@ -51,10 +52,12 @@ class Tensor:
         return Tensor(ttype, array=array, name=name)
 
 
-def tensor_proto_to_array(proto: onnx.TensorProto, what: str, raise_unsupported) -> np.ndarray:
+def tensor_proto_to_array(
+    proto: onnx.TensorProto, what: str, unsupported: Callable[[str], UnsupportedOpError]
+) -> np.ndarray:
     """numpy data of a TensorProto, with typed errors for unsupported or broken data."""
     if not types.is_supported(proto.data_type):
-        raise raise_unsupported(
+        raise unsupported(
             f"{what} has element type {types.type_name(proto.data_type)}; onnxc supports "
             f"{types.SUPPORTED_NAMES}"
         )
@@ -143,6 +146,8 @@ class NodeContext:
 
     def constant(self, i: int, what: str) -> np.ndarray:
         """The data of input `i`, which must be known at compile time."""
+        if not self.has_input(i):
+            raise self.invalid(f"input {i} ({what}) is required")
         array = self.tensor(i).array
         if array is None:
             raise self.unsupported(
@@ -207,6 +212,11 @@ class NodeContext:
             raise self.invalid(str(err)) from err
 
     def emit(self, op: Operation) -> Operation:
+        """Append `op`, verified: a failure means the model's shapes are inconsistent."""
+        try:
+            op.verify()
+        except VerifyException as err:
+            raise self.invalid(str(err)) from err
         self._block.add_op(op)
         return op
 

@@ -66,6 +66,17 @@ def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return integer_divide(a, b)
 
 
+def _mod(ctx: NodeContext) -> list[np.ndarray] | None:
+    """Integer Mod: the sign of the divisor (numpy's %), or of the dividend with fmod=1."""
+    arrays = _all_known(ctx)
+    if arrays is None or any(a.dtype.kind not in "iu" for a in arrays):
+        return None
+    a, b = arrays
+    if np.any(b == 0):
+        return None
+    return [np.fmod(a, b) if ctx.attr("fmod", 0) else np.mod(a, b)]
+
+
 def _slice(ctx: NodeContext, data: np.ndarray) -> np.ndarray:
     for start, end, axis, step in zip(*slice_params(ctx)):
         first, last = shapes.normalized_slice_bounds(data.shape[axis], start, end, step)
@@ -109,6 +120,9 @@ def _where(ctx: NodeContext) -> list[np.ndarray] | None:
 FOLDERS: dict[str, Folder] = {
     "Identity": _unary(lambda ctx, x: x),
     "Cast": _unary(lambda ctx, x: x.astype(types.numpy_dtype(cast_target(ctx)))),
+    "CastLike": _unary(
+        lambda ctx, x: x.astype(types.numpy_dtype_of_element(ctx.element_type(1)))
+    ),
     "Reshape": _unary(lambda ctx, x: x.reshape(reshape_params(ctx))),
     "Flatten": _unary(
         lambda ctx, x: x.reshape(shapes.flatten_shape(x.shape, ctx.attr("axis", 1)))
@@ -138,6 +152,10 @@ FOLDERS: dict[str, Folder] = {
     "Equal": _elementwise(np.equal),
     "Less": _elementwise(np.less),
     "Greater": _elementwise(np.greater),
+    "LessOrEqual": _elementwise(np.less_equal),
+    "GreaterOrEqual": _elementwise(np.greater_equal),
+    "Mod": _mod,
+    "Xor": _elementwise(np.logical_xor),
     "Not": _elementwise(np.logical_not),
     "And": _elementwise(np.logical_and),
     "Or": _elementwise(np.logical_or),

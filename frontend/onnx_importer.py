@@ -8,13 +8,21 @@ after an attempt to fold it when it is a tiny shape computation on constants.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+import numpy as np
 import onnx
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region, SSAValue
 
-from onnxc.errors import ShapeInferenceError, UnsupportedOpError
-from onnxc.frontend import onnx_ops_math, onnx_ops_nn, onnx_ops_tensor
+from onnxc.errors import (
+    InvalidInputError,
+    OnnxcError,
+    ShapeInferenceError,
+    UnsupportedOpError,
+)
+from onnxc.frontend import onnx_ops_activation, onnx_ops_math, onnx_ops_nn, onnx_ops_tensor
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import (
     NodeContext,
@@ -27,6 +35,7 @@ from onnxc.frontend.onnx_fold import FOLDERS, try_fold
 from onnxc.frontend.onnx_model import (
     ModelSource,
     check_domains,
+    check_names,
     default_opset,
     infer_types,
     inline_functions,
@@ -38,14 +47,22 @@ from onnxc.frontend.onnx_model import (
 
 CONVERTERS = {
     **onnx_ops_math.CONVERTERS,
+    **onnx_ops_activation.CONVERTERS,
     **onnx_ops_nn.CONVERTERS,
     **onnx_ops_tensor.CONVERTERS,
 }
 
 
-def import_onnx(model: ModelSource) -> ModuleOp:
-    """Import an ONNX model (path, serialized bytes or ModelProto) into the graph dialect."""
-    return OnnxImporter(load_model(model)).run()
+def import_onnx(
+    model: ModelSource, constant_inputs: Mapping[str, np.ndarray] | None = None
+) -> ModuleOp:
+    """Import an ONNX model (path, serialized bytes or ModelProto) into the graph dialect.
+
+    `constant_inputs` binds graph inputs to data known at compile time: they become
+    constants (and leave the function's arguments), so that e.g. a Reshape whose shape is
+    a graph input can be compiled, as in onnx-mlir's constant-input test mode.
+    """
+    return OnnxImporter(load_model(model), constant_inputs).run()
 
 
 def import_onnx_text(text: str) -> ModuleOp:
@@ -53,9 +70,7 @@ def import_onnx_text(text: str) -> ModuleOp:
     return OnnxImporter(parse_text(text)).run()
 
 
-def static_type(
-    type_proto: onnx.TypeProto, what: str, opset: int
-) -> TensorType | None:
+def static_type(type_proto: onnx.TypeProto, name: str, opset: int) -> TensorType | None:
     """The static tensor type of a ValueInfo, None if ONNX did not fully infer it."""
     if not type_proto.HasField("tensor_type"):
         return None
@@ -66,7 +81,7 @@ def static_type(
         return None
     if not types.is_supported(tt.elem_type):
         raise UnsupportedOpError(
-            what, "", opset,
+            "graph input", name, opset,
             f"element type {types.type_name(tt.elem_type)}; onnxc supports "
             f"{types.SUPPORTED_NAMES}",
         )
@@ -85,13 +100,17 @@ def _describe_dims(type_proto: onnx.TypeProto) -> str:
 class OnnxImporter:
     """Imports one model; create one per model."""
 
-    def __init__(self, model: onnx.ModelProto):
+    def __init__(
+        self, model: onnx.ModelProto, constant_inputs: Mapping[str, np.ndarray] | None = None
+    ):
+        check_names(model.graph)
         model = inline_functions(model)
+        check_domains(model)
         self.opset = default_opset(model)
-        check_domains(model, self.opset)
         self._check_op_types(model.graph)
-        self.inferred = infer_types(model)
         self.graph = model.graph
+        self.bound = self._check_constant_inputs(constant_inputs or {})
+        self.inferred = infer_types(model, self.bound)
         self.tensors: dict[str, Tensor] = {}
         self.block = Block()
         self.used = {name for node in self.graph.node for name in node.input}
@@ -110,8 +129,43 @@ class OnnxImporter:
                 detail += "; also unsupported: " + ", ".join(o for o, _ in others)
             raise UnsupportedOpError(op_type, label, self.opset, detail)
 
+    def _check_constant_inputs(
+        self, constant_inputs: Mapping[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
+        declared = {vi.name: vi for vi in self.graph.input}
+        bound = {}
+        for name, value in constant_inputs.items():
+            array = np.asarray(value)
+            if name not in declared:
+                raise InvalidInputError(f"constant input '{name}' is not a graph input")
+            if types.onnx_type_of_numpy(array.dtype) is None:
+                raise InvalidInputError(
+                    f"constant input '{name}' has dtype {array.dtype}; onnxc supports "
+                    f"{types.SUPPORTED_NAMES}"
+                )
+            tt = declared[name].type.tensor_type
+            if tt.elem_type and tt.elem_type != types.onnx_type_of_numpy(array.dtype):
+                raise InvalidInputError(
+                    f"constant input '{name}' has dtype {array.dtype}, but the model "
+                    f"declares {types.type_name(tt.elem_type)}"
+                )
+            dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
+            if tt.HasField("shape") and (
+                len(dims) != array.ndim
+                or any(d is not None and d != n for d, n in zip(dims, array.shape))
+            ):
+                raise InvalidInputError(
+                    f"constant input '{name}' has shape {list(array.shape)}, but the model "
+                    f"declares {_describe_dims(declared[name].type)}"
+                )
+            bound[name] = array
+        return bound
+
     def run(self) -> ModuleOp:
         initializer_names = self._add_initializers()
+        for name, array in self.bound.items():
+            self.tensors[name] = Tensor.of_array(array, name)
+        initializer_names |= set(self.bound)
         inputs = [vi for vi in self.graph.input if vi.name not in initializer_names]
         for vi in inputs:
             self._add_argument(vi)
@@ -144,7 +198,7 @@ class OnnxImporter:
         return {init.name for init in self.graph.initializer}
 
     def _add_argument(self, vi: onnx.ValueInfoProto) -> None:
-        ttype = static_type(vi.type, "graph input", self.opset)
+        ttype = static_type(vi.type, vi.name, self.opset)
         if ttype is None:
             if not vi.type.HasField("tensor_type"):
                 raise UnsupportedOpError("graph input", vi.name, self.opset,
@@ -166,7 +220,13 @@ class OnnxImporter:
             converter = CONVERTERS.get(node.op_type)
             if converter is None:
                 raise ctx.unsupported("supported only on compile-time constant inputs")
-            results = converter(ctx)
+            try:
+                results = converter(ctx)
+            except OnnxcError:
+                raise
+            except (TypeError, ValueError, IndexError, KeyError, ArithmeticError) as err:
+                # e.g. an attribute of the wrong kind; never let a Python error escape
+                raise ctx.invalid(f"{type(err).__name__}: {err}") from err
         for i, name in enumerate(node.output):
             result = results[i] if i < len(results) else None
             if not name:

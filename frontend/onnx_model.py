@@ -10,15 +10,18 @@ from __future__ import annotations
 import heapq
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+
+import numpy as np
 
 import onnx
 import onnx.inliner
+import onnx.numpy_helper
 import onnx.parser
 import onnx.shape_inference
 from google.protobuf.message import DecodeError
 
-from onnxc.errors import ModelLoadError, ShapeInferenceError, UnsupportedOpError
+from onnxc.errors import ModelLoadError, UnsupportedOpError
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
 ModelSource = str | os.PathLike | bytes | onnx.ModelProto
@@ -84,30 +87,48 @@ def inline_functions(model: onnx.ModelProto) -> onnx.ModelProto:
 _INFERENCE_DATA_LIMIT = 1024
 
 
-def infer_types(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
-    """ONNX's inferred type of every value it could type (value_info and outputs)."""
-    light = onnx.ModelProto()
-    light.CopyFrom(model)
-    graph = light.graph
-    declared = {vi.name for vi in graph.input}
-    kept = []
-    for init in graph.initializer:
+def infer_types(
+    model: onnx.ModelProto, constants: Mapping[str, np.ndarray] | None = None
+) -> dict[str, onnx.TypeProto]:
+    """ONNX's inferred type of every value it could type (value_info and outputs).
+
+    Initializers (and `constants`, graph inputs bound to data) are constants for onnxc, so
+    ONNX gets them as initializers that are not inputs: its data propagation then uses
+    them even in old models that list initializers among the inputs. Large ones become
+    typed inputs instead, so that inference does not copy the weights.
+    """
+    constants = constants or {}
+    small: list[onnx.TensorProto] = []
+    large: list[onnx.ValueInfoProto] = []
+    for init in model.graph.initializer:
+        if init.name in constants:
+            continue
         if math.prod(init.dims) <= _INFERENCE_DATA_LIMIT:
-            kept.append(init)
-        elif init.name not in declared:
-            graph.input.append(
+            small.append(init)
+        else:
+            large.append(
                 onnx.helper.make_tensor_value_info(init.name, init.data_type, list(init.dims))
             )
-    if len(kept) != len(graph.initializer):
-        del graph.initializer[:]
-        graph.initializer.extend(kept)
+    small += [onnx.numpy_helper.from_array(array, name) for name, array in constants.items()]
+    not_inputs = {t.name for t in small} | {vi.name for vi in large}
+    light = onnx.ModelProto(ir_version=model.ir_version)
+    light.opset_import.extend(model.opset_import)
+    graph = light.graph
+    graph.node.extend(model.graph.node)
+    graph.input.extend(vi for vi in model.graph.input if vi.name not in not_inputs)
+    graph.input.extend(large)
+    graph.initializer.extend(small)
+    graph.output.extend(model.graph.output)
+    graph.value_info.extend(model.graph.value_info)
     try:
         inferred = onnx.shape_inference.infer_shapes(
             light, check_type=False, strict_mode=False, data_prop=True
-        )
-    except Exception as err:  # non-strict inference rarely raises; keep a typed error if it does
-        raise ShapeInferenceError(f"ONNX shape inference failed: {err}") from err
-    return {vi.name: vi.type for vi in (*inferred.graph.value_info, *inferred.graph.output)}
+        ).graph
+    except Exception:
+        # Even non-strict inference gives up on some malformed nodes. Our own shape rules
+        # type every op, and the converter of the bad node reports it more precisely.
+        inferred = model.graph
+    return {vi.name: vi.type for vi in (*inferred.value_info, *inferred.output)}
 
 
 def node_label(node: onnx.NodeProto, index: int) -> str:
@@ -115,21 +136,33 @@ def node_label(node: onnx.NodeProto, index: int) -> str:
     return node.name or f"{node.op_type}_{index}"
 
 
-def check_domains(model: onnx.ModelProto, opset: int) -> None:
+def check_domains(model: onnx.ModelProto) -> None:
     """Reject nodes from other operator sets before doing any work."""
-    declared = {o.domain for o in model.opset_import}
+    versions = {o.domain: o.version for o in model.opset_import}
     for index, node in enumerate(model.graph.node):
         if node.domain in DEFAULT_DOMAINS:
             continue
         label = node_label(node, index)
-        if node.domain not in declared:
+        if node.domain not in versions:
             raise ModelLoadError(
                 f"node '{label}' ({node.op_type}) uses domain '{node.domain}', "
                 f"which the model does not import"
             )
         raise UnsupportedOpError(
-            node.op_type, label, opset, f"operators of domain '{node.domain}' are not supported"
+            node.op_type, label, versions[node.domain],
+            f"operators of domain '{node.domain}' are not supported",
         )
+
+
+def check_names(graph: onnx.GraphProto) -> None:
+    """Reject names that are not valid UTF-8 (protobuf hands those out as bytes)."""
+    names = [vi.name for vi in (*graph.input, *graph.output)]
+    names += [init.name for init in graph.initializer]
+    for node in graph.node:
+        names += [node.name, node.op_type, node.domain, *node.input, *node.output]
+    for name in names:
+        if not isinstance(name, str):
+            raise ModelLoadError(f"the model holds a name that is not valid UTF-8: {name!r}")
 
 
 def topological_order(graph: onnx.GraphProto, available: Iterable[str]) -> list[int]:

@@ -82,7 +82,9 @@ def cast_target(ctx: NodeContext) -> int:
 
 
 def convert_cast(ctx: NodeContext) -> list[Result]:
-    target = types.tensor_type(ctx.shape(0), types.element_type(cast_target(ctx)))
+    """Cast, and CastLike (opset 15+: the target is the second input's element type)."""
+    el = ctx.element_type(1) if ctx.op_type == "CastLike" else types.element_type(cast_target(ctx))
+    target = types.tensor_type(ctx.shape(0), el)
     if target == ctx.tensor(0).type:
         return [ctx.emit1(graph.IdentityOp(operands=[ctx.operand(0)], result_types=[target]))]
     return [ctx.emit1(graph.CastOp(operands=[ctx.operand(0)], result_types=[target]))]
@@ -222,6 +224,7 @@ CONVERTERS: dict[str, Converter] = {
     "LeakyRelu": convert_leaky_relu,
     "Clip": convert_clip,
     "Cast": convert_cast,
+    "CastLike": convert_cast,
     "Add": _binary(graph.AddOp),
     "Sub": _binary(graph.SubOp),
     "Mul": _binary(graph.MulOp),

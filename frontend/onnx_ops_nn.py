@@ -225,7 +225,8 @@ def convert_dropout(ctx: NodeContext) -> list[Result]:
         training = ctx.optional_constant(2, "training_mode")
         if training is not None and bool(training.reshape(-1)[0]):
             raise ctx.unsupported("training_mode=true (only inference is supported)")
-        ratio_array = ctx.optional_constant(1, "ratio")
+        # The ratio does not matter for inference: keep it only when it is known.
+        ratio_array = ctx.tensor(1).array if ctx.has_input(1) else None
         ratio = None if ratio_array is None else float(ratio_array.reshape(-1)[0])
     else:
         ratio = ctx.attr("ratio", 0.5)

@@ -93,7 +93,8 @@ def slice_params(ctx: NodeContext) -> tuple[list[int], list[int], list[int], lis
         axes, steps = ctx.ints("axes"), None
     else:
         starts, ends = _ints(ctx.constant(1, "starts")), _ints(ctx.constant(2, "ends"))
-        axes_array, steps_array = ctx.optional_constant(3, "axes"), ctx.optional_constant(4, "steps")
+        axes_array = ctx.optional_constant(3, "axes")
+        steps_array = ctx.optional_constant(4, "steps")
         axes = None if axes_array is None else _ints(axes_array)
         steps = None if steps_array is None else _ints(steps_array)
     axes = list(range(len(starts))) if axes is None else [_axis(ctx, a, rank) for a in axes]
@@ -263,12 +264,13 @@ def convert_gather(ctx: NodeContext) -> list[Result]:
     x = ctx.shape(0)
     axis = _axis(ctx, ctx.attr("axis", 0), len(x))
     indices = ctx.tensor(1)
-    if indices.array is not None:
-        if indices.array.size and (indices.array.min() < -x[axis] or indices.array.max() >= x[axis]):
+    known = indices.array
+    if known is not None and known.size:
+        if known.min() < -x[axis] or known.max() >= x[axis]:
             raise ctx.invalid(f"indices out of range for dimension {x[axis]}")
-        if indices.array.size and indices.array.min() < 0:
-            fixed = np.where(indices.array < 0, indices.array + x[axis], indices.array)
-            indices = Tensor.of_array(fixed.astype(indices.array.dtype), indices.name)
+        if known.min() < 0:
+            fixed = np.where(known < 0, known + x[axis], known).astype(known.dtype)
+            indices = Tensor.of_array(fixed, indices.name)
     out = _with_shape(ctx, ctx.infer(shapes.gather_shape, x, indices.shape, axis))
     op = graph.GatherOp(operands=[ctx.operand(0), ctx.materialize(indices)], result_types=[out],
                         properties={"axis": types.i64_attr(axis)})
@@ -284,7 +286,9 @@ def _pads_and_value(ctx: NodeContext) -> tuple[list[int], float]:
         return pads, float(ctx.attr("value", 0.0))
     pads = _ints(ctx.constant(1, "pads"))
     value_array = ctx.optional_constant(2, "constant_value")
-    value = 0.0 if value_array is None or value_array.size == 0 else float(value_array.reshape(-1)[0])
+    value = 0.0
+    if value_array is not None and value_array.size:
+        value = float(value_array.reshape(-1)[0])
     axes_array = ctx.optional_constant(3, "axes") if ctx.opset >= 18 else None
     if axes_array is not None:
         axes = [_axis(ctx, a, rank) for a in _ints(axes_array)]
@@ -312,6 +316,23 @@ def convert_pad(ctx: NodeContext) -> list[Result]:
             "value": types.float_attr(value, ctx.element_type(0)),
         },
     )
+    return [ctx.emit1(op)]
+
+
+def convert_expand(ctx: NodeContext) -> list[Result]:
+    """Expand(x, shape) = x * ones(shape): the multiply broadcasts exactly as Expand does."""
+    shape = tuple(_ints(ctx.constant(1, "shape")))
+    out = ctx.infer(shapes.broadcast_shapes, ctx.shape(0), shape)
+    el = ctx.element_type(0)
+    if out == ctx.shape(0):
+        return [ctx.emit1(graph.IdentityOp(operands=[ctx.operand(0)],
+                                           result_types=[ctx.tensor(0).type]))]
+    if el == types.element_type(types.TP.BOOL):
+        raise ctx.unsupported("Expand of a bool tensor that is not a constant")
+    one = np.ones((1,), dtype=types.numpy_dtype_of_element(el))
+    ones = ctx.emit1(graph.ConstantOfShapeOp(properties={"value": types.dense(one)},
+                                             result_types=[types.tensor_type(shape, el)]))
+    op = graph.MulOp(operands=[ctx.operand(0), ones], result_types=[_with_shape(ctx, out)])
     return [ctx.emit1(op)]
 
 
@@ -345,6 +366,7 @@ CONVERTERS: dict[str, Converter] = {
     "Slice": convert_slice,
     "Gather": convert_gather,
     "Pad": convert_pad,
+    "Expand": convert_expand,
     "Shape": convert_shape,
     "Size": convert_size,
 }

@@ -7,15 +7,14 @@ printing `", ".join(stage)` gives text that `onnxc-opt -p` accepts.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, PassPipeline
-from xdsl.transforms import get_all_passes
 
-from onnxc.registry import ONNXC_DIALECTS, ONNXC_PASSES
+from onnxc.registry import ONNXC_DIALECTS
+from onnxc.tools.pipeline_text import build_pipeline
 
 GRAPH_TO_LOOPS: tuple[str, ...] = ("convert-graph-to-loops",)
 """Graph dialect on tensors -> kernels of scf/memref/arith/math loops on static memrefs."""
@@ -24,17 +23,11 @@ LOOPS_ABI: tuple[str, ...] = ("bind-constants", "plan-memory")
 """Fix the entry function's calling convention: one arena, constants as arguments."""
 
 
-
 def loops_to_llvm(entry: str = "main") -> tuple[str, ...]:
     """Loops -> the xDSL llvm dialect, plus the `onnxc_entry(argv)` wrapper around `entry`."""
     from onnxc.lowering.to_llvm import LOOPS_TO_LLVM_PIPELINE
 
     return (*LOOPS_TO_LLVM_PIPELINE, f"emit-entry-wrapper{{entry={entry}}}")
-
-
-def all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    """xDSL's upstream passes plus onnxc's, by name."""
-    return {**get_all_passes(), **ONNXC_PASSES}
 
 
 def make_context() -> Context:
@@ -45,23 +38,14 @@ def make_context() -> Context:
     return ctx
 
 
-def build_pipeline(
-    passes: str | Sequence[str],
-    callback: Callable[[ModulePass | None, ModuleOp, ModulePass | None], None] | None = None,
-) -> PassPipeline:
-    """A PassPipeline from a spec string (`a,b{opt=1}`) or a sequence of pass specs."""
-    spec = passes if isinstance(passes, str) else ",".join(passes)
-    return PassPipeline.parse_spec(all_passes(), spec, callback)
-
-
 def run_passes(ctx: Context, module: ModuleOp, passes: str | Sequence[str]) -> None:
-    """Apply `passes` to `module` in place, then verify it."""
-    if passes:
-        build_pipeline(passes).apply(ctx, module)
+    """Apply `passes` (MLIR nested or xDSL flat text, or a sequence of specs), then verify."""
+    text = passes if isinstance(passes, str) else ",".join(passes)
+    if text.strip():
+        build_pipeline(text).apply(ctx, module)
     module.verify()
 
 
 __all__ = [
-    "GRAPH_TO_LOOPS", "LOOPS_ABI", "all_passes", "loops_to_llvm",
-    "build_pipeline", "make_context", "run_passes",
+    "GRAPH_TO_LOOPS", "LOOPS_ABI", "loops_to_llvm", "make_context", "run_passes",
 ]

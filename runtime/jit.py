@@ -1,7 +1,7 @@
 """The llvmlite JIT: LLVM IR -> verified, O3-optimised, vectorised native code in this process.
 
     native = NativeModule.from_llvm_ir(llvm_ir)         # parse, verify, optimise, MCJIT
-    fn = ctypes.CFUNCTYPE(None, c_void_p)(native.function_address("main"))
+    fn = native.ctypes_function("main", None, c_void_p)  # holds `native` alive
     blob = native.object_code()                         # for a disk cache
     again = NativeModule.from_object(blob)              # reload without recompiling
 
@@ -14,9 +14,12 @@ keep it alive as long as any function address from it is in use.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
@@ -173,6 +176,14 @@ class NativeModule:
         if not address:
             raise KeyError(f"no function @{name} in the compiled module")
         return address
+
+    def ctypes_function(
+        self, name: str, restype: type | None, *argtypes: type
+    ) -> Callable[..., Any]:
+        """`name` as a ctypes function that keeps this module (its code) alive while it lives."""
+        fn = ctypes.CFUNCTYPE(restype, *argtypes)(self.function_address(name))
+        fn.native_module = self  # type: ignore[attr-defined]
+        return fn
 
     def object_code(self) -> bytes:
         """The relocatable object MCJIT compiled, loadable by `from_object`."""

@@ -9,28 +9,128 @@ last spatial dimension) is a branch-free, contiguous multiply-accumulate.
 
 from __future__ import annotations
 
+import math as pymath
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    IntegerType,
+    TensorType,
+    i8,
+)
+
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, window_range
 
 
-def conv_kernel(op: graph.ConvOp, kb: KernelBuilder, ins, outs):
-    x, w, y = ins[0], ins[1], outs[0]
-    bias = ins[2] if op.bias is not None else None
+@dataclass
+class _Dim:
+    """One spatial dimension of a convolution window."""
+
+    kernel: int
+    stride: int
+    dilation: int
+    pad_begin: int
+    pad_end: int
+    size_in: int
+    size_out: int
+
+
+def merge_pointwise_dims(dims: list[_Dim]) -> list[_Dim]:
+    """Fold each trailing dimension the window does not touch (kernel 1, stride 1, no pads)
+    into the previous stride-1 one: rows then follow each other in input and output alike,
+    so a 1x1 convolution runs one long contiguous loop over the whole plane instead of short
+    rows (which LLVM fully unrolls and then vectorizes across rows with gathers).
+    """
+    dims = list(dims)
+    while len(dims) > 1:
+        last, prev = dims[-1], dims[-2]
+        if not (last.kernel == 1 and last.stride == 1 and last.pad_begin == last.pad_end == 0
+                and prev.stride == 1):
+            break
+        width = last.size_in
+        dims[-2:] = [_Dim(prev.kernel, 1, prev.dilation * width, prev.pad_begin * width,
+                          prev.pad_end * width, prev.size_in * width, prev.size_out * width)]
+    return dims
+
+
+FLAT_ROWS_MAX_WIDTH = 48
+"""Rows up to this width use the masked flat-plane loop (see `conv_constants`)."""
+
+
+def _conv_dims(op: graph.ConvOp) -> list[_Dim]:
     x_shape, w_shape, y_shape = shape_of(op.input), shape_of(op.weight), shape_of(op.output)
     spatial = len(x_shape) - 2
+    pads, strides, dilations = ints_of(op.pads), ints_of(op.strides), ints_of(op.dilations)
+    return merge_pointwise_dims([
+        _Dim(w_shape[2 + d], strides[d], dilations[d], pads[d], pads[spatial + d],
+             x_shape[2 + d], y_shape[2 + d])
+        for d in range(spatial)
+    ])
+
+
+def _flat_rows(dims: list[_Dim]) -> bool:
+    """Short rows of a stride-1 2-D window with equal input and output row lengths."""
+    if len(dims) != 2 or any(d.stride != 1 for d in dims):
+        return False
+    row = dims[1]
+    return row.size_in == row.size_out <= FLAT_ROWS_MAX_WIDTH and row.kernel > 1
+
+
+def conv_constants(op: graph.ConvOp) -> list[DenseIntOrFPElementsAttr]:
+    """Extra constant operands of the conv kernel: for short rows, a column mask.
+
+    Rows of 7 to 48 outputs are too short to vectorize on their own (LLVM fully unrolls
+    them and vectorizes across rows with gathers). When input and output rows have equal
+    length and strides are 1, a kernel offset shifts the whole output plane by a constant,
+    so its valid part is one contiguous flat range; mask[kw][f] says whether column
+    f % width is inside the input for kernel column kw, and masked elements keep their value.
+    """
+    dims = _conv_dims(op)
+    if not _flat_rows(dims):
+        return []
+    rows, cols = dims
+    columns = np.arange(cols.size_out)
+    mask = np.stack([
+        np.tile((0 <= columns + kw * cols.dilation - cols.pad_begin)
+                & (columns + kw * cols.dilation - cols.pad_begin < cols.size_in), rows.size_out)
+        for kw in range(cols.kernel)
+    ]).astype(np.int8)
+    mask_type = TensorType(i8, mask.shape)
+    return [DenseIntOrFPElementsAttr(mask_type, BytesAttr(mask.tobytes()))]
+
+
+def conv_kernel(op: graph.ConvOp, kb: KernelBuilder, ins, outs):
+    x_shape, w_shape, y_shape = shape_of(op.input), shape_of(op.weight), shape_of(op.output)
+    dims = _conv_dims(op)
+    flat = _flat_rows(dims)
+    spatial = len(dims)
+    x_plane = [*(d.size_in for d in dims)]
+    y_plane = [*(d.size_out for d in dims)]
+    if flat:
+        x_plane, y_plane = [pymath.prod(x_plane)], [pymath.prod(y_plane)]
+    x = kb.view(ins[0], [*x_shape[:2], *x_plane])
+    w = kb.view(ins[1], [*w_shape[:2], *(d.kernel for d in dims)])
+    y = kb.view(outs[0], [*y_shape[:2], *y_plane])
+    bias = ins[2] if op.bias is not None else None
+    mask = ins[-1] if flat else None
     groups = int_of(op.group, 1)
     c_per_group, m_per_group = w_shape[1], w_shape[0] // groups
-    strides, dilations = ints_of(op.strides), ints_of(op.dilations)
-    pads_begin = ints_of(op.pads)[:spatial]
-    in_sizes, out_sizes, kernel = x_shape[2:], y_shape[2:], w_shape[2:]
+    strides, dilations = [d.stride for d in dims], [d.dilation for d in dims]
+    pads_begin = [d.pad_begin for d in dims]
+    in_sizes, out_sizes = [d.size_in for d in dims], [d.size_out for d in dims]
+    kernel = [d.kernel for d in dims]
     element = y.type.get_element_type()
 
     def per_output_channel(ivs: list[Index]) -> None:
         n, g, m = ivs
         oc = kb.iadd(kb.imul(g, m_per_group), m)
         init = kb.load(bias, [oc]) if bias is not None else kb.constant(0, element)
-        kb.nest(out_sizes, lambda o: kb.store(init, y, [n, oc, *o]))
+        kb.nest(y_plane, lambda o: kb.store(init, y, [n, oc, *o]))
 
         def per_input_channel(c: Index) -> None:
             ic = kb.iadd(kb.imul(g, c_per_group), c)
@@ -45,6 +145,10 @@ def conv_kernel(op: graph.ConvOp, kb: KernelBuilder, ins, outs):
                     )
                     ranges.append((lo, hi))
                     offsets.append(off)
+                if flat:
+                    _masked_plane(kb, x, y, mask, weight, [n, ic], [n, oc], ks[1], ranges,
+                                  offsets, in_sizes[1], out_sizes[1])
+                    return
 
                 def accumulate(os: list[Index]) -> None:
                     xi = [kb.iadd(kb.imul(o, s), off) for o, s, off in zip(os, strides, offsets)]
@@ -58,6 +162,30 @@ def conv_kernel(op: graph.ConvOp, kb: KernelBuilder, ins, outs):
         kb.for_(0, c_per_group, per_input_channel)
 
     kb.nest([y_shape[0], groups, m_per_group], per_output_channel)
+
+
+def _masked_plane(kb, x, y, mask, weight, x_lead, y_lead, kw, ranges, offsets, in_w, out_w):
+    """y[f] += weight * x[f + shift] over the flat range from the first to the last valid
+    output of this offset, keeping y where the column is masked out (a select, no branch).
+    Every x index read lies between two valid ones, so it is inside the buffer."""
+    (row_lo, row_hi), (col_lo, col_hi) = ranges
+    first = kb.iadd(kb.imul(row_lo, out_w), col_lo)
+    last = kb.iadd(kb.imul(kb.isub(row_hi, 1), out_w), col_hi)
+    if isinstance(col_lo, int) and isinstance(col_hi, int):
+        last = last if col_lo < col_hi else first
+    else:
+        no_columns = kb.insert(arith.CmpiOp(kb.idx(col_hi), kb.idx(col_lo), "sle"))
+        last = kb.select(no_columns, kb.idx(first), kb.idx(last))
+    shift = kb.iadd(kb.imul(offsets[0], in_w), offsets[1])
+    zero = kb.constant(0, IntegerType(8))
+
+    def body(f: Index) -> None:
+        acc = kb.load(y, [*y_lead, f])
+        updated = kb.muladd(weight, kb.load(x, [*x_lead, kb.iadd(f, shift)]), acc)
+        keep = kb.insert(arith.CmpiOp(kb.load(mask, [kw, f]), zero, "ne"))
+        kb.store(kb.select(keep, updated, acc), y, [*y_lead, f])
+
+    kb.for_(first, last, body)
 
 
 KERNELS = {graph.ConvOp: conv_kernel}

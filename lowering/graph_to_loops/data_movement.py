@@ -12,7 +12,6 @@ from collections.abc import Sequence
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType
-from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph, graph_shapes
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
@@ -111,8 +110,7 @@ def split_kernel(op: graph.SplitOp, kb: KernelBuilder, ins, outs):
 def slice_kernel(op: graph.SliceOp, kb: KernelBuilder, ins, outs):
     in_shape = shape_of(op.input)
     starts, ends = ints_of(op.starts), ints_of(op.ends)
-    axes = ints_of(op.axes) or tuple(range(len(starts)))
-    steps = ints_of(op.steps) or (1,) * len(starts)
+    axes, steps = ints_of(op.axes), ints_of(op.steps)
     first, step = [0] * len(in_shape), [1] * len(in_shape)
     for s, e, a, st in zip(starts, ends, axes, steps):
         a = graph_shapes.normalize_axis(a, len(in_shape))
@@ -188,15 +186,23 @@ def pad_kernel(op: graph.PadOp, kb: KernelBuilder, ins, outs):
     if 0 in in_shape:
         raise LoweringError(f"graph.pad: {mode} padding of an empty tensor")
 
-    def source(iv: Index, b: int, size: int) -> Index:
+    end = pads[rank:]
+
+    def source(iv: Index, b: int, e: int, size: int) -> Index:
         i = kb.isub(iv, b)
         if mode == "edge" or size == 1:
             return kb.imin(kb.imax(i, 0), size - 1)
-        mirrored = kb.imax(i, kb.isub(0, i))  # |i|: reflect at the first element
-        return kb.imin(mirrored, kb.isub(2 * (size - 1), mirrored))  # and at the last
+        # Reflection is periodic with period 2 * (size - 1): fold |i| into one period,
+        # then mirror its second half.
+        period = 2 * (size - 1)
+        folded = kb.imax(i, kb.isub(0, i))
+        if max(b, e) > size - 1:
+            folded = kb.insert(arith.RemSIOp(kb.idx(folded), kb.idx(period)))
+        return kb.imin(folded, kb.isub(period, folded))
 
     def body(ivs: list[Index]) -> None:
-        src = [source(iv, b, s) for iv, b, s in zip(ivs, begin, in_shape)]
+        src = [iv if b == e == 0 else source(iv, b, e, s)
+               for iv, b, e, s in zip(ivs, begin, end, in_shape)]
         kb.store(kb.load(ins[0], src), outs[0], ivs)
 
     kb.nest(out_shape, body)

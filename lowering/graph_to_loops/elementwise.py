@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import IntegerType, f64
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects import graph
-from onnxc.dialects.graph import float_of, shape_of
+from onnxc.dialects.graph import float_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.loops import (
     KernelBuilder,

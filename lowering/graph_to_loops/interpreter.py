@@ -12,8 +12,8 @@ import math as pymath
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import arith, func, math, memref
 from xdsl.context import Context
+from xdsl.dialects import arith, func, math, memref
 from xdsl.dialects.builtin import (
     FunctionType,
     IntegerType,
@@ -35,8 +35,9 @@ from xdsl.interpreter import (
     register_impls,
 )
 from xdsl.interpreters import arith as xarith
-from xdsl.interpreters import builtin, memref as xmemref, scf
+from xdsl.interpreters import builtin, scf
 from xdsl.interpreters import func as xfunc
+from xdsl.interpreters import memref as xmemref
 from xdsl.interpreters.shaped_array import ShapedArray
 from xdsl.interpreters.utils.ptr import RawPtr, TypedPtr
 from xdsl.ir import Attribute, Block, Operation, Region

@@ -2,15 +2,19 @@
 
 A builder is called as `build(op, kb, ins, outs)` with the kernel's memref arguments split
 into operands and results; it may only read `op`'s types and properties (its operands are
-in another function), so one kernel serves every op with the same key.
+in another function), so one kernel serves every op with the same key. A few kernels also
+take constant tables computed from the op (`KERNEL_CONSTANTS`); they are passed after the
+operands, as globals of the calling function (kernels themselves hold no data).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 from xdsl.ir import Operation, SSAValue
 
+from onnxc.dialects import graph
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops import (
     conv,
@@ -32,6 +36,17 @@ KERNELS: dict[type[Operation], KernelFn] = {
     **normalization.KERNELS,
     **data_movement.KERNELS,
 }
+
+
+KERNEL_CONSTANTS: dict[type[Operation], Callable[[Operation], list[DenseIntOrFPElementsAttr]]] = {
+    graph.ConvOp: conv.conv_constants,
+}
+
+
+def kernel_constants(op: Operation) -> list[DenseIntOrFPElementsAttr]:
+    """The constant tables `op`'s kernel takes after its operands (usually none)."""
+    rule = KERNEL_CONSTANTS.get(type(op))
+    return rule(op) if rule is not None else []
 
 
 def kernel_for(op: Operation) -> KernelFn:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from xdsl.dialects import arith
 from xdsl.dialects.arith import FastMathFlagsAttr
+from xdsl.dialects.utils.fast_math import FastMathFlag
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import float_of, int_of, shape_of
@@ -98,7 +99,10 @@ def gemm_kernel(op: graph.GemmOp, kb: KernelBuilder, ins, outs):
             (dot,) = kb.reduce(0, k, [kb.constant(0, element)], lambda kk, acc: [
                 _reassociable_muladd(kb, a_at(i, kk), kb.load(b, [j, kk]), acc)
             ])
-            kb.store(kb.add(scaled(dot, alpha), initial(i, j)), y, [i, j])
+            result = scaled(dot, alpha)
+            if c is not None and beta != 0.0:
+                result = kb.add(result, initial(i, j))
+            kb.store(result, y, [i, j])
 
         kb.for_(0, n, column)
 
@@ -109,7 +113,7 @@ def _reassociable_muladd(kb: KernelBuilder, a, b, acc):
     """acc + a * b marked reassociable, so LLVM may vectorise the dot product."""
     if not is_float(acc.type):
         return kb.add(kb.mul(a, b), acc)
-    flags = FastMathFlagsAttr(["reassoc", "contract"])
+    flags = FastMathFlagsAttr([FastMathFlag.REASSOC, FastMathFlag.ALLOW_CONTRACT])
     product = kb.insert(arith.MulfOp(a, b, flags))
     return kb.insert(arith.AddfOp(acc, product, flags))
 

@@ -13,6 +13,7 @@ from xdsl.dialects import math
 from onnxc.dialects import graph, graph_shapes
 from onnxc.dialects.graph import float_of, int_of, shape_of
 from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.elementwise import convert
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
 
 
@@ -33,13 +34,13 @@ def batch_normalization_kernel(op: graph.BatchNormalizationOp, kb: KernelBuilder
 
     def per_channel(ivs: list[Index]) -> None:
         ch = ivs[1]
-        std = kb.insert(math.SqrtOp(kb.add(kb.load(var, [ch]), eps)))
-        factor = kb.div(kb.load(scale, [ch]), std)
-        mu, beta = kb.load(mean, [ch]), kb.load(bias, [ch])
+        # ONNX allows the per-channel operands another float type than x.
+        s, b, mu, v = (convert(kb, kb.load(p, [ch]), element) for p in (scale, bias, mean, var))
+        factor = kb.div(s, kb.insert(math.SqrtOp(kb.add(v, eps))))
 
-        def normalise(s: Index) -> None:
-            centred = kb.sub(kb.load(x, [*ivs, s]), mu)
-            kb.store(kb.muladd(centred, factor, beta), y, [*ivs, s])
+        def normalise(i: Index) -> None:
+            centred = kb.sub(kb.load(x, [*ivs, i]), mu)
+            kb.store(kb.muladd(centred, factor, b), y, [*ivs, i])
 
         kb.for_(0, size, normalise)
 

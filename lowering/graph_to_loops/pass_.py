@@ -47,7 +47,7 @@ from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, shape_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.data_movement import copy_kernel
-from onnxc.lowering.graph_to_loops.kernels import KernelFn, kernel_for
+from onnxc.lowering.graph_to_loops.kernels import KernelFn, kernel_constants, kernel_for
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder, memref_of, reinterpret
 
 VIEW_OPS = (
@@ -210,7 +210,7 @@ class _FunctionLowering:
                 continue
             claims[r] = k
             self.bases[r] = out_args[k]
-            self.buffers[r] = self.view(out_args[k], shape_of(r))
+            self.buffers[r] = self.view(out_args[k], shape_of(r), r.name_hint)
 
         for op in body.ops:
             if op is not ret:
@@ -236,11 +236,13 @@ class _FunctionLowering:
             new.attributes["onnxc.entry"] = UnitAttr()
         return new
 
-    def view(self, base: SSAValue, shape: Sequence[int]) -> SSAValue:
+    def view(self, base: SSAValue, shape: Sequence[int], name: str | None = None) -> SSAValue:
         assert isinstance(base.type, MemRefType)
         if tuple(base.type.get_shape()) == tuple(shape):
             return base
-        return self.emit(reinterpret(base, shape))
+        result = self.emit(reinterpret(base, shape))
+        result.name_hint = name
+        return result
 
     def lower_op(self, op: Operation) -> None:
         if isinstance(op, graph.ConstantOp):
@@ -250,14 +252,18 @@ class _FunctionLowering:
         elif isinstance(op, VIEW_OPS):
             base = self.bases[op.input]
             self.bases[op.output] = base
-            self.buffers[op.output] = self.view(base, shape_of(op.output))
+            self.buffers[op.output] = self.view(base, shape_of(op.output), op.output.name_hint)
         else:
             build = kernel_for(op)
             for r in op.results:
                 if r not in self.buffers:
                     alloc = self.emit(memref.AllocOp([], [], memref_of(r.type)))
+                    alloc.name_hint = r.name_hint
                     self.buffers[r] = self.bases[r] = alloc
             ins = [self.buffers[v] for v in op.operands]
+            for table in kernel_constants(op):
+                name, mtype = self.mod.global_for(table)
+                ins.append(self.emit(memref.GetGlobalOp(name, mtype)))
             outs = [self.buffers[r] for r in op.results]
             name = self.mod.kernel(
                 op.name, _kernel_key(op), build, op,
@@ -267,12 +273,20 @@ class _FunctionLowering:
 
     def constant(self, result: SSAValue, value: DenseIntOrFPElementsAttr) -> None:
         name, mtype = self.mod.global_for(value)
-        self.buffers[result] = self.bases[result] = self.emit(memref.GetGlobalOp(name, mtype))
+        buffer = self.emit(memref.GetGlobalOp(name, mtype))
+        buffer.name_hint = result.name_hint
+        self.buffers[result] = self.bases[result] = buffer
 
     def copy(self, src: SSAValue, dst: SSAValue) -> None:
+        """dst = src, through one flat copy kernel per element type and size."""
         t = dst.type
-        name = self.mod.kernel("graph.identity", ("copy", t), copy_kernel, None, [t], [t])
-        self.emit(func.CallOp(name, [src, dst], []))
+        assert isinstance(t, MemRefType)
+        flat = [t.element_count()]
+        flat_type = MemRefType(t.get_element_type(), flat)
+        name = self.mod.kernel(
+            "graph.identity", ("copy", flat_type), copy_kernel, None, [flat_type], [flat_type]
+        )
+        self.emit(func.CallOp(name, [self.view(src, flat), self.view(dst, flat)], []))
 
 
 def _shape_value(op: graph.ShapeOp) -> DenseIntOrFPElementsAttr:

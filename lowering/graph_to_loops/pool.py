@@ -13,6 +13,7 @@ import math as pymath
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, ints_of, shape_of
+from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.loops import (
     Index,
     KernelBuilder,
@@ -20,7 +21,6 @@ from onnxc.lowering.graph_to_loops.loops import (
     min_value,
     window_range,
 )
-from onnxc.errors import LoweringError
 
 
 def _pool_kernel(op: graph.PoolOp, kb: KernelBuilder, ins, outs, average: bool):

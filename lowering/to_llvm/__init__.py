@@ -10,6 +10,11 @@ reverse) it inserts a `builtin.unrealized_conversion_cast`, so every pass runs a
 own input, in any order. Converting a branch converts its destination blocks' argument types
 and converting a function its entry block's; `reconcile-unrealized-casts` then removes the
 A -> B -> A cast chains that remain once every pass has run.
+
+The three LLVM casts xDSL's `llvm` dialect lacks (`fptosi`, `fptoui`, `uitofp`) are the ops
+of our small `llvmx` dialect (llvm_ext.py); intrinsics xDSL has no op for are
+`llvm.call_intrinsic` with the type-mangled name, and libm functions (`erff`) are external
+`llvm.func` declarations. `translate.to_llvmlite` emits all of them.
 """
 
 from __future__ import annotations

@@ -66,7 +66,9 @@ class LowerFunc(RewritePattern):
     def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter, /):
         outputs = op.function_type.outputs.data
         if len(outputs) > 1:
-            raise LoweringError(f"@{op.sym_name.data} returns {len(outputs)} values; LLVM allows one")
+            raise LoweringError(
+                f"@{op.sym_name.data} returns {len(outputs)} values; LLVM allows one"
+            )
         inputs = [convert_type(t) for t in op.function_type.inputs.data]
         output = convert_type(outputs[0]) if outputs else llvm.LLVMVoidType()
         is_private = op.sym_visibility is not None and op.sym_visibility.data == "private"
@@ -95,7 +97,9 @@ class LowerCall(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: func.CallOp, rewriter: PatternRewriter, /):
         if len(op.res) > 1:
-            raise LoweringError(f"call to {op.callee} returns {len(op.res)} values; LLVM allows one")
+            raise LoweringError(
+                f"call to {op.callee} returns {len(op.res)} values; LLVM allows one"
+            )
         args = converted(rewriter, op, op.arguments)
         result = convert_type(op.res[0].type) if op.res else None
         replace_converted(rewriter, op, [llvm.CallOp(op.callee, *args, return_type=result)])

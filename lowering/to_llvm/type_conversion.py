@@ -13,7 +13,6 @@ from collections.abc import Sequence
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
-    AnyFloat,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -43,7 +42,9 @@ def convert_type(t: Attribute) -> Attribute:
     return t
 
 
-def converted(rewriter: PatternRewriter, op: Operation, values: Sequence[SSAValue]) -> list[SSAValue]:
+def converted(
+    rewriter: PatternRewriter, op: Operation, values: Sequence[SSAValue]
+) -> list[SSAValue]:
     """`values` in their converted types, casting before `op` where needed.
 
     A value that is itself a cast from the converted type is looked through instead of being
@@ -136,7 +137,9 @@ def mangle(t: Attribute) -> str:
     raise LoweringError(f"no LLVM intrinsic overload for type {t}")
 
 
-def call_intrinsic(name: str, args: Sequence[SSAValue], result_type: Attribute) -> llvm.CallIntrinsicOp:
+def call_intrinsic(
+    name: str, args: Sequence[SSAValue], result_type: Attribute
+) -> llvm.CallIntrinsicOp:
     """`llvm.call_intrinsic` of `name` overloaded on `result_type` (e.g. `llvm.tanh.f32`)."""
     return llvm.CallIntrinsicOp(f"{name}.{mangle(result_type)}", args, [result_type])
 
@@ -144,7 +147,3 @@ def call_intrinsic(name: str, args: Sequence[SSAValue], result_type: Attribute) 
 def element_type(t: Attribute) -> Attribute:
     """The scalar type of a scalar or vector type."""
     return t.element_type if isinstance(t, VectorType) else t
-
-
-def is_float(t: Attribute) -> bool:
-    return isinstance(element_type(t), AnyFloat)

@@ -30,6 +30,7 @@ def _lazy_dialect(path: str) -> Callable[[], Dialect]:
 
 ONNXC_DIALECTS: dict[str, Callable[[], Dialect]] = {
     "graph": _lazy_dialect("onnxc.dialects.graph:Graph"),
+    "llvmx": _lazy_dialect("onnxc.lowering.to_llvm.llvm_ext:LLVMX"),
 }
 
 # name -> "module:PassClass". Keep sorted by pipeline stage.

@@ -77,7 +77,10 @@ def test_unknown_pass(write, capsys):
 
 
 def test_onnxc_error_from_frontend(write, capsys):
-    model = '<ir_version: 8, opset_import: ["" : 17]>\nagraph (float[2] X) => (float[2] Y) {\n  Y = Nope(X)\n}\n'
+    model = (
+        '<ir_version: 8, opset_import: ["" : 17]>\n'
+        "agraph (float[2] X) => (float[2] Y) {\n  Y = Nope(X)\n}\n"
+    )
     assert main([write(model, "m.onnxtxt")]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: unsupported op 'Nope'") and err.count("\n") == 1

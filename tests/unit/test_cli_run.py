@@ -72,7 +72,7 @@ def test_run_prints_compile_checksum_and_timing(fake, capsys):
     assert out[0] == f"model: {model}"
     assert out[1].startswith("compile: ") and out[1].endswith(" s (opt-level 2)")
     assert out[2] == (f"output 'y': shape (2, 3) float32  sum {x.sum():.6e}  "
-                      f"mean|x| {np.abs(x).mean():.6e}")
+                      f"mean|x| {np.abs(x).mean():.6e}  max {x.max():.6e}")
     assert out[3].startswith("run: median ") and "over 3 run(s)" in out[3]
 
 
@@ -85,7 +85,8 @@ def test_inputs_from_npz_by_name_and_position(fake, tmp_path, capsys):
     for name in ("named.npz", "positional.npz"):
         assert main(["run", model, "--inputs", str(tmp_path / name), "--repeat", "1"]) == 0
         assert np.array_equal(compiled.feeds[-1]["x"], x)
-        assert "sum -1.800000e+01  mean|x| 3.000000e+00" in capsys.readouterr().out
+        line = "sum -1.800000e+01  mean|x| 3.000000e+00  max -3.000000e+00"
+        assert line in capsys.readouterr().out
 
 
 def test_npz_not_matching_the_inputs_is_an_error(fake, tmp_path, capsys):

@@ -148,6 +148,15 @@ def test_pad(mode, shape, pads):
     check(node, feeds, graph.PadOp, props, operands=[0])
 
 
+def test_pad_reflect_wider_than_the_input():
+    # numpy reflects repeatedly; ONNX's reference is np.pad itself.
+    x = rand(3, 2)
+    props = {"pads": ints(5, 3, 4, 2), "mode": StringAttr("reflect"),
+             "value": FloatAttr(0.0, f32)}
+    (y,) = run_single_op(graph.PadOp, [x], [((12, 7), np.float32)], props)
+    np.testing.assert_array_equal(y, np.pad(x, ((5, 4), (3, 2)), mode="reflect"))
+
+
 def test_pad_negative_crops():
     # numpy (and so ONNX's reference) rejects negative pads: build the expectation by hand.
     x = rand(4, 5)

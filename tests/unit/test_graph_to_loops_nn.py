@@ -117,6 +117,14 @@ CONVS = [
     ((1, 2, 7), (3, 2, 3), (2,), (1, 2), (1,), 1, True),  # 1-D
     ((1, 1, 3, 4, 4), (2, 1, 2, 2, 2), (1, 2, 1), (0, 1, 0, 1, 0, 0), (1, 1, 2), 1, True),
     ((1, 1, 2, 2), (1, 1, 3, 3), (1, 1), (2, 2, 2, 2), (1, 1), 1, False),  # pads > input
+    # pointwise trailing dims are merged with the previous stride-1 dim
+    ((2, 4, 3, 5), (6, 2, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 2, True),
+    ((1, 2, 4, 5), (3, 2, 3, 1), (1, 1), (1, 0, 1, 0), (2, 1), 1, False),
+    ((1, 2, 5, 4), (2, 2, 1, 1), (2, 1), (0, 0, 0, 0), (1, 1), 1, True),  # stride 2 blocks
+    # stride 1 with rows as long in the output as in the input: the masked flat-plane loop
+    ((1, 2, 4, 6), (2, 2, 3, 3), (1, 1), (2, 2, 2, 2), (2, 2), 1, True),
+    ((1, 1, 3, 5), (2, 1, 3, 3), (1, 1), (0, 0, 2, 2), (1, 1), 1, False),
+    ((1, 1, 2, 2), (1, 1, 5, 5), (1, 1), (2, 2, 2, 2), (1, 1), 1, True),  # empty offsets
 ]
 
 
@@ -204,6 +212,13 @@ def test_batch_normalization(shape):
     node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"],
                             epsilon=1e-3)
     check(node, feeds, graph.BatchNormalizationOp, {"epsilon": f(1e-3)})
+
+
+def test_batch_normalization_f64_statistics():
+    x = rand(1, 2, 3)
+    stats = [rng.uniform(0.1, 2, 2) for _ in range(4)]
+    node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"])
+    check(node, [x, *stats], graph.BatchNormalizationOp, {"epsilon": f(1e-5)})
 
 
 def _lrn_reference(x, size, alpha, beta, bias):

@@ -215,3 +215,54 @@ def test_large_initializer_imports_quickly():
     assert time.perf_counter() - start < 2.0
     (const,) = [op for op in main(module).body.block.ops if op.name == "graph.constant"]
     assert const.value.data.data == w.tobytes()
+
+
+def test_constant_inputs_bind_graph_inputs():
+    text = ('<ir_version: 10, opset_import: ["" : 13]>\n'
+            "g (float[6] x, int64[2] s) => (y) { y = Reshape(x, s) }")
+    m = onnx.parser.parse_model(text)
+    module = import_onnx(m, {"s": np.array([2, 3], np.int64)})
+    module.verify()
+    func = main(module)
+    assert [s.data for s in func.attributes["onnxc.input_names"]] == ["x"]
+    assert str(func.function_type) == "(tensor<6xf32>) -> tensor<2x3xf32>"
+
+
+@pytest.mark.parametrize(
+    ("bind", "message"),
+    [({"z": np.zeros(2, np.int64)}, "'z' is not a graph input"),
+     ({"s": np.zeros(2, np.int32)}, "declares INT64"),
+     ({"s": np.zeros(3, np.int64)}, "shape \\[3\\]"),
+     ({"s": np.zeros(2, np.float16)}, "dtype float16")],
+)
+def test_constant_inputs_are_checked(bind, message):
+    from onnxc.errors import InvalidInputError
+
+    m = onnx.parser.parse_model('<ir_version: 10, opset_import: ["" : 13]>\n'
+                                "g (float[6] x, int64[2] s) => (y) { y = Reshape(x, s) }")
+    with pytest.raises(InvalidInputError, match=message):
+        import_onnx(m, bind)
+
+
+def test_corrupted_models_raise_only_onnxc_errors():
+    import random
+
+    data = (LIGHT / "light_squeezenet.onnx").read_bytes()
+    rng = random.Random(0)
+    for i in range(60):
+        mutated = bytearray(data)
+        if i % 2:
+            mutated = mutated[: rng.randrange(len(mutated))]
+        else:
+            for _ in range(rng.randrange(1, 4)):
+                mutated[rng.randrange(len(mutated))] = rng.randrange(256)
+        try:
+            import_onnx(bytes(mutated)).verify()
+        except OnnxcError:
+            pass
+
+
+def test_attribute_of_the_wrong_kind_is_a_model_load_error():
+    node = helper.make_node("Concat", ["x", "x"], ["y"], name="cat", axis="zero")
+    with pytest.raises(ModelLoadError, match="'cat'"):
+        import_onnx(model([node], [vi("x", [2])], [vi("y", [4])]))

@@ -165,7 +165,8 @@ def test_matmul_shapes(a: str, b: str, out: tuple[int, ...]):
 
 def test_gemm_defaults_and_transpose():
     (op,) = imported(
-        "g (float[4,3] a, float[5,4] b, float[5] c) => (y) { y = Gemm<transA = 1, transB = 1>(a, b, c) }",
+        "g (float[4,3] a, float[5,4] b, float[5] c) => (y) "
+        "{ y = Gemm<transA = 1, transB = 1>(a, b, c) }",
         13,
     )
     assert isinstance(op, graph.GemmOp)
@@ -176,7 +177,8 @@ def test_gemm_defaults_and_transpose():
 
 def test_gemm_legacy_broadcast_attribute():
     (op,) = imported(
-        "g (float[2,3] a, float[3,4] b, float[4] c) => (y) { y = Gemm<broadcast = 1, alpha = 0.5>(a, b, c) }",
+        "g (float[2,3] a, float[3,4] b, float[4] c) => (y) "
+        "{ y = Gemm<broadcast = 1, alpha = 0.5>(a, b, c) }",
         6,
     )
     assert float_of(op.alpha) == 0.5 and shape_of(op.output) == (2, 4)
@@ -188,5 +190,39 @@ def test_gemm_without_c_since_opset_11():
 
 
 def test_identity_of_constant_stays_constant():
-    ops = imported("g (float[2] x) => (y) <float[2] w = {1.0, 2.0}> { i = Identity(w) y = Add(x, i) }", 13)
+    ops = imported(
+        "g (float[2] x) => (y) <float[2] w = {1.0, 2.0}> { i = Identity(w) y = Add(x, i) }", 13
+    )
     assert names(ops) == ["graph.constant", "graph.add"]
+
+
+def test_cast_like_takes_the_second_input_type():
+    (op,) = imported("g (float[3] x, int32[1] t) => (y) { y = CastLike(x, t) }", 15)
+    assert isinstance(op, graph.CastOp)
+    assert str(op.output.type) == "tensor<3xi32>"
+
+
+@pytest.mark.parametrize(
+    ("body", "ops"),
+    [
+        ("y = PRelu(x, s)", ["graph.constant", "graph.min", "graph.mul", "graph.relu",
+                             "graph.add"]),
+        ("y = HardSigmoid(x)", ["graph.constant", "graph.mul", "graph.constant", "graph.add",
+                                "graph.clip"]),
+        ("y = Softsign(x)", ["graph.abs", "graph.constant", "graph.add", "graph.div"]),
+        ("y = Elu(x)", ["graph.constant", "graph.min", "graph.exp", "graph.constant",
+                        "graph.sub", "graph.constant", "graph.mul", "graph.relu", "graph.add"]),
+    ],
+)
+def test_activations_are_decomposed(body: str, ops: list[str]):
+    assert names(imported(f"g (float[2,3] x, float[3] s) => (y) {{ {body} }}", 16)) == ops
+
+
+def test_activation_on_integers_is_unsupported():
+    with pytest.raises(UnsupportedOpError, match="Elu of i32"):
+        imported("g (int32[3] x) => (y) { y = Elu(x) }", 13)
+
+
+def test_exact_gelu_is_unsupported():
+    with pytest.raises(UnsupportedOpError, match="erf"):
+        imported("g (float[3] x) => (y) { y = Gelu(x) }", 20)

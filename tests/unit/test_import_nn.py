@@ -72,7 +72,8 @@ def test_max_pool_defaults_and_ceil_mode():
     assert ints_of(op.strides) == (1, 1) and ints_of(op.dilations) == (1, 1)
     assert int_of(op.ceil_mode) == 0 and shape_of(op.output) == (1, 2, 4, 4)
     (op,) = imported(
-        "g (float[1,2,5,5] x) => (y) { y = MaxPool<kernel_shape = [2, 2], strides = [2, 2], ceil_mode = 1>(x) }",
+        "g (float[1,2,5,5] x) => (y) "
+        "{ y = MaxPool<kernel_shape = [2, 2], strides = [2, 2], ceil_mode = 1>(x) }",
         10,
     )
     assert int_of(op.ceil_mode) == 1 and shape_of(op.output) == (1, 2, 3, 3)
@@ -80,7 +81,8 @@ def test_max_pool_defaults_and_ceil_mode():
 
 def test_max_pool_dilations_and_auto_pad():
     (op,) = imported(
-        'g (float[1,1,8,8] x) => (y) { y = MaxPool<kernel_shape = [3, 3], dilations = [2, 2], auto_pad = "SAME_UPPER">(x) }',
+        "g (float[1,1,8,8] x) => (y) { y = MaxPool<kernel_shape = [3, 3], dilations = [2, 2], "
+        'auto_pad = "SAME_UPPER">(x) }',
         NEWEST,
     )
     assert ints_of(op.pads) == (2, 2, 2, 2) and shape_of(op.output) == (1, 1, 8, 8)
@@ -104,7 +106,8 @@ def test_max_pool_storage_order_without_indices_is_fine():
 @pytest.mark.parametrize("opset", [9, 11, NEWEST])
 def test_average_pool(opset: int):
     (op,) = imported(
-        "g (float[1,2,6,6] x) => (y) { y = AveragePool<kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], count_include_pad = 1>(x) }",
+        "g (float[1,2,6,6] x) => (y) { y = AveragePool<kernel_shape = [3, 3], strides = [2, 2], "
+        "pads = [1, 1, 1, 1], count_include_pad = 1>(x) }",
         opset,
     )
     assert isinstance(op, graph.AveragePoolOp)
@@ -114,7 +117,8 @@ def test_average_pool(opset: int):
 def test_average_pool_with_dilations_is_unsupported():
     with pytest.raises(UnsupportedOpError, match="dilations"):
         imported(
-            "g (float[1,1,8,8] x) => (y) { y = AveragePool<kernel_shape = [2, 2], dilations = [2, 2]>(x) }",
+            "g (float[1,1,8,8] x) => (y) "
+            "{ y = AveragePool<kernel_shape = [2, 2], dilations = [2, 2]>(x) }",
             19,
         )
 
@@ -149,7 +153,8 @@ def test_batch_norm_default_epsilon_and_old_is_test():
 def test_batch_norm_training_mode_is_unsupported():
     with pytest.raises(UnsupportedOpError, match="training_mode"):
         imported(
-            f"g ({BN_INPUTS}) => (y) {{ y = BatchNormalization<training_mode = 1>(x, s, b, m, v) }}",
+            f"g ({BN_INPUTS}) => (y) "
+            "{ y = BatchNormalization<training_mode = 1>(x, s, b, m, v) }",
             14,
         )
 
@@ -242,3 +247,8 @@ def test_dropout_mask_is_all_true():
     assert names(ops) == ["graph.dropout", "graph.constant_of_shape"]
     assert ops[1].output.type.get_element_type() == i1
     assert list(ops[1].value.get_values()) == [1]
+
+
+def test_dropout_with_runtime_ratio_ignores_it():
+    (op,) = imported("g (float[4] x, float r) => (y) { y = Dropout(x, r) }", 13)
+    assert isinstance(op, graph.DropoutOp) and op.ratio is None

@@ -289,3 +289,32 @@ def test_fold_only_op_on_runtime_data_is_unsupported():
     with pytest.raises(UnsupportedOpError, match="compile-time constant") as info:
         imported("g (float[2] a, float[2] b) => (y) { y = Equal(a, b) }", 13)
     assert info.value.op_type == "Equal"
+
+
+def test_expand_multiplies_by_ones():
+    ops = imported("g (float[3,1] x) => (y) <int64[3] s = {2, 1, 4}> { y = Expand(x, s) }", 13)
+    assert names(ops) == ["graph.constant_of_shape", "graph.mul"]
+    assert shape_of(ops[0].output) == (2, 1, 4) and list(ops[0].value.get_values()) == [1.0]
+    assert shape_of(ops[1].output) == (2, 3, 4)
+    (op,) = imported("g (float[3,2] x) => (y) <int64[1] s = {2}> { y = Expand(x, s) }", 13)
+    assert isinstance(op, graph.IdentityOp)
+
+
+def test_comparison_and_mod_fold_on_constants():
+    ops = imported(
+        """g (float[6] x) => (y) <int64[1] a = {7}, int64[1] b = {-3}, int64[1] one = {1},
+                                  int64[1] m1 = {-1}> {
+            m = Mod(a, b)
+            f = Mod<fmod = 1>(a, b)
+            lb = LessOrEqual(m, f)
+            eb = Equal(m, f)
+            le = Cast<to = 7>(lb)
+            eq = Cast<to = 7>(eb)
+            d = Add(le, eq)
+            t = Concat<axis = 0>(d, m1)
+            y = Reshape(x, t)
+        }""",
+        13,
+    )
+    # Mod(7, -3) = -2 and fmod(7, -3) = 1: -2 <= 1 and -2 != 1, so the shape is (1, 6)
+    assert names(ops) == ["graph.reshape"] and shape_of(ops[0].output) == (1, 6)

@@ -95,6 +95,19 @@ print("ok")
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
 
 
+def test_ctypes_function_keeps_the_code_alive():
+    fn = NativeModule.from_llvm_ir(EXP_LOOP).ctypes_function(
+        "vexp", None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64
+    )
+    import gc
+
+    gc.collect()  # the NativeModule is referenced only by `fn`
+    x = np.ones(4, np.float32)
+    y = np.zeros_like(x)
+    fn(x.ctypes.data, y.ctypes.data, 4)
+    np.testing.assert_allclose(y, np.e, rtol=1e-6)
+
+
 def test_unoptimized_compile_works():
     _run_vexp(NativeModule.from_llvm_ir(EXP_LOOP, opt_level=0))
 

@@ -1,1 +1,1 @@
-"""onnxc package."""
+"""The command-line tools: `onnxc-opt` (opt.py) and `onnxc run` (run.py)."""

@@ -254,6 +254,7 @@ class OnnxcOptMain(xDSLOptMain):
 
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0):
         self._chunk_offset = start_offset
+        self.current_module = None
         parse = super().parse_chunk
         module = self._timed("Parser", self._as_diagnostic, parse, chunk, file_extension)
         self.current_module = module

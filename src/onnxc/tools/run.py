@@ -71,10 +71,12 @@ def load_inputs(path: str, specs: Sequence[Any]) -> dict[str, np.ndarray]:
 
 
 def checksum_line(name: str, value: np.ndarray) -> str:
+    """Shape, dtype, sum, mean |x| and max: the max tells softmax outputs apart (sum is 1)."""
     wide = value.astype(np.float64)
+    mean_abs, top = (np.abs(wide).mean(), wide.max()) if wide.size else (0.0, 0.0)
     return (
         f"output '{name}': shape {tuple(value.shape)} {value.dtype}  "
-        f"sum {wide.sum():.6e}  mean|x| {np.abs(wide).mean() if wide.size else 0.0:.6e}"
+        f"sum {wide.sum():.6e}  mean|x| {mean_abs:.6e}  max {top:.6e}"
     )
 
 

@@ -63,9 +63,9 @@ func.func @main(%in: memref<16xf32>, %out: memref<16xi32>, %arena: memref<64xi8>
 // ANY-ORDER-NOT:   builtin.unrealized_conversion_cast
 // ANY-ORDER:       llvm.return
 
+// IR:       declare float @"erff"(float %".1")
 // IR:       define internal void @"gelu_0"(ptr noalias %".1", ptr noalias %".2") noinline nounwind
 // IR:         call ccc float @"erff"(float
 // IR:       define void @"main"(ptr noalias %".1", ptr noalias %".2", ptr noalias %".3") nounwind
 // IR:         call ccc void @"gelu_0"(ptr %".1", ptr
 // IR:         fptosi float %{{.*}} to i32
-// IR:       declare float @"erff"(float %".1")

@@ -1,0 +1,151 @@
+"""The runtime layer: input checks before native code runs, outputs, the entry ABI, errors.
+
+Every bad call must raise a typed `OnnxcError` naming what was expected and what came; none
+may reach native code (a wrong shape would read or write out of bounds).
+"""
+
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import onnxc
+from onnxc.errors import InvalidInputError, ModelLoadError, UnsupportedOpError
+
+
+def _model() -> onnx.ModelProto:
+    """y = relu(x @ w + b), z = x * 2: two outputs, a weight and a bias as initializers."""
+    w = numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(4, 3) / 10, "w")
+    b = numpy_helper.from_array(np.array([0.5, -1.0, 0.0], np.float32), "b")
+    two = numpy_helper.from_array(np.array(2.0, np.float32), "two")
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["xw"], name="mm"),
+        helper.make_node("Add", ["xw", "b"], ["pre"], name="add"),
+        helper.make_node("Relu", ["pre"], ["y"], name="relu"),
+        helper.make_node("Mul", ["x", "two"], ["z"], name="mul"),
+    ]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 4])],
+        [w, b, two],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    return onnxc.compile(_model())
+
+
+def _expected(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    w = np.arange(12, dtype=np.float32).reshape(4, 3) / 10
+    return np.maximum(x @ w + np.array([0.5, -1.0, 0.0], np.float32), 0), x * 2
+
+
+def test_signature(compiled):
+    assert compiled.input_names == ["x"]
+    assert compiled.output_names == ["y", "z"]
+    assert compiled.inputs[0].shape == (2, 4) and compiled.inputs[0].dtype == np.float32
+
+
+def test_run_all_some_and_positional(compiled):
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    y, z = _expected(x)
+    got_y, got_z = compiled.run(None, {"x": x})
+    np.testing.assert_allclose(got_y, y, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got_z, z, rtol=1e-6)
+    (only_z,) = compiled.run(["z"], {"x": x})
+    np.testing.assert_allclose(only_z, z, rtol=1e-6)
+    pos_y, _ = compiled(x)
+    np.testing.assert_allclose(pos_y, y, rtol=1e-6, atol=1e-6)
+
+
+def test_outputs_are_fresh_arrays(compiled):
+    x = np.ones((2, 4), np.float32)
+    first = compiled.run(None, {"x": x})[1]
+    second = compiled.run(None, {"x": 2 * x})[1]
+    assert first[0, 0] == 2.0 and second[0, 0] == 4.0
+
+
+def test_non_contiguous_and_misaligned_inputs_are_copied(compiled):
+    base = np.random.default_rng(1).standard_normal((4, 8)).astype(np.float32)
+    strided = base[::2, ::2]
+    assert not strided.flags.c_contiguous
+    np.testing.assert_allclose(compiled(strided)[1], strided * 2)
+    raw = np.zeros(2 * 4 * 4 + 1, np.uint8)
+    misaligned = raw[1:].view(np.float32).reshape(2, 4)
+    misaligned[...] = 3.0
+    np.testing.assert_allclose(compiled(misaligned)[1], np.full((2, 4), 6.0))
+
+
+@pytest.mark.parametrize(
+    "feeds, message",
+    [
+        ({"x": np.zeros((2, 5), np.float32)}, "shape [2, 5], expected [2, 4]"),
+        ({"x": np.zeros((2, 4), np.float64)}, "dtype float64, expected float32"),
+        ({"x": np.zeros((8,), np.float32)}, "shape [8], expected [2, 4]"),
+        ({}, "missing input 'x'"),
+        ({"x": np.zeros((2, 4), np.float32), "q": np.zeros(1)}, "unknown input name"),
+        ({"x": [[0.0] * 4] * 2}, "must be a numpy array"),
+    ],
+)
+def test_bad_inputs_raise_invalid_input_error(compiled, feeds, message):
+    with pytest.raises(InvalidInputError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        compiled.run(None, feeds)
+
+
+def test_bad_call_shapes(compiled):
+    with pytest.raises(InvalidInputError, match="expected 1 input"):
+        compiled()
+    with pytest.raises(InvalidInputError, match="unknown output name 'nope'"):
+        compiled.run(["nope"], {"x": np.zeros((2, 4), np.float32)})
+    with pytest.raises(InvalidInputError, match="mapping"):
+        compiled.run(None, [np.zeros((2, 4), np.float32)])
+
+
+def test_unknown_op_is_reported_before_lowering():
+    node = helper.make_node("Hardmax", ["x"], ["y"], name="the_node")
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    with pytest.raises(UnsupportedOpError) as info:
+        onnxc.compile(model)
+    assert info.value.op_type == "Hardmax" and info.value.node_name == "the_node"
+    assert info.value.opset == 13
+    assert "Hardmax" in str(info.value) and "the_node" in str(info.value)
+
+
+def test_truncated_file_is_a_clear_error(tmp_path):
+    data = _model().SerializeToString()
+    path = tmp_path / "cut.onnx"
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ModelLoadError):
+        onnxc.compile(str(path))
+    with pytest.raises(ModelLoadError):
+        onnxc.compile(b"\x08\x07garbage\xff\xff")
+
+
+def test_bad_input_never_crashes_the_process(tmp_path):
+    """The same errors from a fresh interpreter: a typed exception and exit code 0."""
+    path = tmp_path / "m.onnx"
+    onnx.save(_model(), path)
+    script = f"""
+import numpy as np, onnxc
+m = onnxc.compile({str(path)!r})
+for bad in (np.zeros((3, 4), np.float32), np.zeros((2, 4), np.int64)):
+    try:
+        m(bad)
+    except onnxc.InvalidInputError as e:
+        print("ok:", e)
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("ok:") == 2
