@@ -118,12 +118,7 @@ def _clip(kb: KernelBuilder, x: SSAValue, op: graph.ClipOp) -> SSAValue:
 
 
 def _math(op_cls) -> Callable[[KernelBuilder, SSAValue, object], SSAValue]:
-    def fn(kb: KernelBuilder, x: SSAValue, op) -> SSAValue:
-        if not is_float(x.type):
-            raise LoweringError(f"{op.name}: element type {x.type} is not a float")
-        return kb.insert(op_cls(x))
-
-    return fn
+    return lambda kb, x, op: kb.insert(op_cls(x))
 
 
 UNARY: dict[type, Callable[[KernelBuilder, SSAValue, object], SSAValue]] = {
@@ -141,8 +136,15 @@ UNARY: dict[type, Callable[[KernelBuilder, SSAValue, object], SSAValue]] = {
 }
 
 
+FLOAT_ONLY = (graph.SigmoidOp, graph.TanhOp, graph.ExpOp, graph.LogOp, graph.SqrtOp,
+              graph.LeakyReluOp)
+
+
 def unary_kernel(op, kb: KernelBuilder, ins: Sequence[SSAValue], outs: Sequence[SSAValue]):
     fn = UNARY[type(op)]
+    element = outs[0].type.get_element_type()
+    if isinstance(op, FLOAT_ONLY) and not is_float(element):
+        raise LoweringError(f"{op.name}: element type {element} is not a float")
     map_elementwise(kb, ins, outs[0], lambda kb, args: fn(kb, args[0], op))
 
 

@@ -264,6 +264,7 @@ class _FunctionLowering:
             for table in kernel_constants(op):
                 name, mtype = self.mod.global_for(table)
                 ins.append(self.emit(memref.GetGlobalOp(name, mtype)))
+                ins[-1].name_hint = "table"
             outs = [self.buffers[r] for r in op.results]
             name = self.mod.kernel(
                 op.name, _kernel_key(op), build, op,

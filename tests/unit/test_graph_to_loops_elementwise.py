@@ -14,6 +14,7 @@ from onnx.reference import ReferenceEvaluator
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, TensorType, f32, i32, i64
 
 from onnxc.dialects import graph
+from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.interpreter import run_single_op
 
 RTOL, ATOL = 1e-5, 1e-6
@@ -176,3 +177,8 @@ def test_constant_of_shape(value, dtype):
     element = {np.float32: f32, np.int64: i64, np.int32: i32}[dtype]
     props = {"value": DenseIntOrFPElementsAttr.from_list(TensorType(element, [1]), [value])}
     check(node, [shape], graph.ConstantOfShapeOp, props, operands=[])
+
+
+def test_float_only_op_on_integers_raises():
+    with pytest.raises(LoweringError, match="graph.sigmoid: element type i64 is not a float"):
+        run_single_op(graph.SigmoidOp, [np.zeros(3, np.int64)], [((3,), np.int64)])

@@ -202,3 +202,31 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xi1> {
 // CHECK:         arith.fptosi %{{.*}} : f32 to i64
 // CHECK-LABEL: func.func private @cast_1(%0: memref<4xi64>, %1: memref<4xi1>)
 // CHECK:         arith.cmpi ne, %{{.*}}, %{{.*}} : i64
+
+// -----
+
+// Conv with stride 1 and rows as long in the output as in the input: one flat loop per
+// kernel offset over the plane, with a column mask (a constant table passed by @main)
+// selecting which outputs the offset touches.
+func.func @main(%x: tensor<1x2x4x4xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<1x3x4x4xf32> {
+  %y = graph.conv(%x, %w) {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x4x4xf32>
+  func.return %y : tensor<1x3x4x4xf32>
+}
+
+// CHECK:       "memref.global"() <{sym_name = "cst_0", type = memref<3x16xi8>, initial_value = dense<{{\[}}[0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1], [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0]]> : tensor<3x16xi8>, sym_visibility = "private", constant}> : () -> ()
+// CHECK-LABEL: func.func private @conv_0(%0: memref<1x2x4x4xf32>, %1: memref<3x2x3x3xf32>, %2: memref<3x16xi8>, %3: memref<1x3x4x4xf32>) attributes {onnxc.kernel = "graph.conv"} {
+// CHECK:         %[[X:.*]] = memref.reinterpret_cast %0 {{.*}} to memref<1x2x16xf32>
+// CHECK-NEXT:    %[[Y:.*]] = memref.reinterpret_cast %3 {{.*}} to memref<1x3x16xf32>
+// CHECK:               %[[W:.*]] = memref.load %1[%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %[[KW:[0-9]+]]] : memref<3x2x3x3xf32>
+// CHECK:                 scf.for %[[F:.*]] = %[[FIRST:.*]] to %[[LAST:.*]] step %{{.*}} {
+// CHECK-NEXT:              %[[ACC:.*]] = memref.load %[[Y]][%{{.*}}, %{{.*}}, %[[F]]] : memref<1x3x16xf32>
+// CHECK-NEXT:              %[[XI:.*]] = arith.addi %[[F]], %{{.*}} : index
+// CHECK-NEXT:              %[[XV:.*]] = memref.load %[[X]][%{{.*}}, %{{.*}}, %[[XI]]] : memref<1x2x16xf32>
+// CHECK-NEXT:              %[[R:.*]] = math.fma %[[W]], %[[XV]], %[[ACC]] : f32
+// CHECK-NEXT:              %[[M:.*]] = memref.load %2[%[[KW]], %[[F]]] : memref<3x16xi8>
+// CHECK-NEXT:              %[[KEEP:.*]] = arith.cmpi ne, %[[M]], %{{.*}} : i8
+// CHECK-NEXT:              %[[NEW:.*]] = arith.select %[[KEEP]], %[[R]], %[[ACC]] : f32
+// CHECK-NEXT:              memref.store %[[NEW]], %[[Y]][%{{.*}}, %{{.*}}, %[[F]]] : memref<1x3x16xf32>
+// CHECK-LABEL: func.func @main(%x: memref<1x2x4x4xf32>, %w: memref<3x2x3x3xf32>, %out0: memref<1x3x4x4xf32>) attributes {onnxc.entry} {
+// CHECK-NEXT:    %table = memref.get_global @cst_0 : memref<3x16xi8>
+// CHECK-NEXT:    func.call @conv_0(%x, %w, %table, %out0)
