@@ -97,7 +97,7 @@ def test_ir_dumps_and_timing_go_to_stderr(write, capsys):
                  "--mlir-print-ir-after-all", "--mlir-timing"]) == 0
     out, err = capsys.readouterr()
     assert "IR Dump" not in out and "Execution time report" not in out
-    cse = err.index("// -----// IR Dump After CommonSubexpressionElimination (cse) //----- //")
+    cse = err.index("// -----// IR Dump After CsePass (cse) //----- //")
     dce = err.index("// -----// IR Dump After DeadCodeElimination (dce) //----- //")
     assert cse < dce < err.index("Execution time report")
 

@@ -3,7 +3,7 @@
 import re
 
 import pytest
-from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
+from onnxc.passes.algebra import CsePass
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from onnxc.errors import OnnxcError
@@ -62,7 +62,7 @@ def test_split_pipeline_rejects(text, reason):
 def test_build_pipeline_nested_and_flat_agree():
     nested = build_pipeline("builtin.module(func.func(cse),dce)")
     flat = build_pipeline("cse,dce")
-    assert [type(p) for p in nested.passes] == [CommonSubexpressionElimination,
+    assert [type(p) for p in nested.passes] == [CsePass,
                                                DeadCodeElimination]
     assert nested.passes == flat.passes
 

@@ -16,7 +16,7 @@ import onnx
 import pytest
 from xdsl.dialects.func import FuncOp, ReturnOp
 
-from onnxc.dialects import graph
+from onnxc.dialects import graph, graph_shapes
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.errors import UnsupportedOpError
 from onnxc.frontend import import_onnx, import_onnx_text
@@ -106,7 +106,7 @@ def _slice(op, x):
     index = [slice(None)] * x.ndim
     for start, end, axis, step in zip(ints_of(op.starts), ints_of(op.ends), ints_of(op.axes),
                                       ints_of(op.steps)):
-        first, last = graph.shapes.normalized_slice_bounds(x.shape[axis], start, end, step)
+        first, last = graph_shapes.normalized_slice_bounds(x.shape[axis], start, end, step)
         index[axis] = list(range(first, last, step))
         x = np.take(x, index[axis], axis=axis)
     return x

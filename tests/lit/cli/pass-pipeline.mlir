@@ -19,7 +19,7 @@ func.func @twice(%x: tensor<4xf32>, %a: f32) -> (tensor<4xf32>, f32) {
 // CHECK-NEXT:    %0 = graph.relu(%x) : (tensor<4xf32>) -> tensor<4xf32>
 // CHECK-NEXT:    %1 = graph.add(%0, %0) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
 
-// ORDER:      IR Dump After CommonSubexpressionElimination (cse)
+// ORDER:      IR Dump After CsePass (cse)
 // ORDER:      IR Dump After DeadCodeElimination (dce)
 // ORDER-NOT:  IR Dump
 

@@ -21,25 +21,25 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 // OUT-NOT:     IR Dump
 // OUT-NOT:     Execution time report
 
-// AFTER:       // -----// IR Dump After CommonSubexpressionElimination (cse) //----- //
+// AFTER:       // -----// IR Dump After CsePass (cse) //----- //
 // AFTER-NEXT:  builtin.module {
 // AFTER:         %1 = graph.add(%0, %0)
 // AFTER:       // -----// IR Dump After DeadCodeElimination (dce) //----- //
 // AFTER-NEXT:  builtin.module {
 
-// BEFORE:      // -----// IR Dump Before CommonSubexpressionElimination (cse) //----- //
+// BEFORE:      // -----// IR Dump Before CsePass (cse) //----- //
 // BEFORE:        %1 = graph.relu(%x)
 // BEFORE:      // -----// IR Dump Before DeadCodeElimination (dce) //----- //
 // BEFORE-NOT:  IR Dump After
 
 // dce finds nothing left to remove after cse, so only cse's dump is printed
-// CHANGE:      IR Dump After CommonSubexpressionElimination (cse)
+// CHANGE:      IR Dump After CsePass (cse)
 // CHANGE-NOT:  IR Dump
 
 // TIMING:      ... Execution time report ...
 // TIMING:      Total Execution Time: {{[0-9.]+}} seconds
 // TIMING:      ----Wall Time----  ----Name----
 // TIMING:      Parser
-// TIMING:      CommonSubexpressionElimination (cse)
+// TIMING:      CsePass (cse)
 // TIMING:      Output
 // TIMING:      {{[0-9.]+}} (100.0%)  Total

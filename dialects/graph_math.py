@@ -1,0 +1,273 @@
+"""Graph ops for constants, elementwise arithmetic and linear algebra."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+
+from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.graph_base import (
+    GraphOp,
+    int_of,
+    shape_of,
+)
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    TensorType,
+)
+from xdsl.ir import SSAValue
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import ConstantLike, Pure
+from xdsl.utils.exceptions import VerifyException
+
+# --------------------------------------------------------------------------- constants
+
+
+@irdl_op_definition
+class ConstantOp(GraphOp):
+    """A tensor known at compile time; its data is dense bytes, never a Python list."""
+
+    name = "graph.constant"
+    value = prop_def(DenseIntOrFPElementsAttr)
+    output = result_def(TensorType)
+    traits = traits_def(Pure(), ConstantLike())
+    assembly_format = "attr-dict `:` type($output)"
+
+    def __init__(self, value: DenseIntOrFPElementsAttr):
+        super().__init__(properties={"value": value}, result_types=[value.type])
+
+    def verify_(self) -> None:
+        if self.value.type != self.output.type:
+            raise VerifyException(f"{self.name}: value type differs from result type")
+
+
+@irdl_op_definition
+class ConstantOfShapeOp(GraphOp):
+    """A tensor of the result's shape filled with one scalar (`value`, a 1-element dense)."""
+
+    name = "graph.constant_of_shape"
+    value = prop_def(DenseIntOrFPElementsAttr)
+    output = result_def(TensorType)
+    traits = traits_def(Pure(), ConstantLike())
+    assembly_format = "attr-dict `:` type($output)"
+
+    def verify_(self) -> None:
+        if len(self.value) != 1:
+            raise VerifyException(f"{self.name}: value must hold exactly one element")
+        if self.value.get_element_type() != self.output.type.get_element_type():
+            raise VerifyException(f"{self.name}: value and result element types differ")
+
+
+# --------------------------------------------------------------------------- elementwise
+
+
+class UnaryElementwiseOp(GraphOp, abc.ABC):
+    """y = f(x) elementwise; same shape and element type."""
+
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def infer_shapes(self):
+        return [shape_of(self.input)]
+
+
+@irdl_op_definition
+class ReluOp(UnaryElementwiseOp):
+    name = "graph.relu"
+
+
+@irdl_op_definition
+class SigmoidOp(UnaryElementwiseOp):
+    name = "graph.sigmoid"
+
+
+@irdl_op_definition
+class TanhOp(UnaryElementwiseOp):
+    name = "graph.tanh"
+
+
+@irdl_op_definition
+class ExpOp(UnaryElementwiseOp):
+    name = "graph.exp"
+
+
+@irdl_op_definition
+class LogOp(UnaryElementwiseOp):
+    name = "graph.log"
+
+
+@irdl_op_definition
+class SqrtOp(UnaryElementwiseOp):
+    name = "graph.sqrt"
+
+
+@irdl_op_definition
+class NegOp(UnaryElementwiseOp):
+    name = "graph.neg"
+
+
+@irdl_op_definition
+class AbsOp(UnaryElementwiseOp):
+    name = "graph.abs"
+
+
+@irdl_op_definition
+class ReciprocalOp(UnaryElementwiseOp):
+    name = "graph.reciprocal"
+
+
+@irdl_op_definition
+class IdentityOp(UnaryElementwiseOp):
+    name = "graph.identity"
+
+
+@irdl_op_definition
+class DropoutOp(UnaryElementwiseOp):
+    """Inference-mode Dropout: the identity. The ratio is kept for round-tripping."""
+
+    name = "graph.dropout"
+    ratio = opt_prop_def(FloatAttr)
+
+
+@irdl_op_definition
+class LeakyReluOp(UnaryElementwiseOp):
+    name = "graph.leaky_relu"
+    alpha = prop_def(FloatAttr)
+
+
+@irdl_op_definition
+class ClipOp(UnaryElementwiseOp):
+    """Clamp to [min, max]; an absent bound is unbounded (min/max were inputs since opset 11)."""
+
+    name = "graph.clip"
+    min = opt_prop_def(FloatAttr)
+    max = opt_prop_def(FloatAttr)
+
+
+@irdl_op_definition
+class CastOp(GraphOp):
+    """Element type conversion; the destination type is the result's element type."""
+
+    name = "graph.cast"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def same_element_type_operands(self) -> Sequence[SSAValue]:
+        return ()  # converting the element type is the point
+
+    def infer_shapes(self):
+        return [shape_of(self.input)]
+
+
+class BinaryElementwiseOp(GraphOp, abc.ABC):
+    """z = f(x, y) with ONNX multidirectional broadcasting."""
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def infer_shapes(self):
+        return [shapes.broadcast_shapes(shape_of(self.lhs), shape_of(self.rhs))]
+
+
+@irdl_op_definition
+class AddOp(BinaryElementwiseOp):
+    name = "graph.add"
+
+
+@irdl_op_definition
+class SubOp(BinaryElementwiseOp):
+    name = "graph.sub"
+
+
+@irdl_op_definition
+class MulOp(BinaryElementwiseOp):
+    name = "graph.mul"
+
+
+@irdl_op_definition
+class DivOp(BinaryElementwiseOp):
+    name = "graph.div"
+
+
+@irdl_op_definition
+class PowOp(BinaryElementwiseOp):
+    name = "graph.pow"
+
+
+class VariadicElementwiseOp(GraphOp, abc.ABC):
+    """Sum/Max/Min over one or more broadcast inputs."""
+
+    inputs = var_operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def infer_shapes(self):
+        if not self.inputs:
+            raise ValueError("needs at least one input")
+        return [shapes.broadcast_shapes(*(shape_of(v) for v in self.inputs))]
+
+
+@irdl_op_definition
+class SumOp(VariadicElementwiseOp):
+    name = "graph.sum"
+
+
+@irdl_op_definition
+class MaxOp(VariadicElementwiseOp):
+    name = "graph.max"
+
+
+@irdl_op_definition
+class MinOp(VariadicElementwiseOp):
+    name = "graph.min"
+
+
+# --------------------------------------------------------------------------- linear algebra
+
+
+@irdl_op_definition
+class MatMulOp(GraphOp):
+    """numpy.matmul semantics (batch broadcasting, 1-D promotion)."""
+
+    name = "graph.matmul"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def infer_shapes(self):
+        return [shapes.matmul_output_shape(shape_of(self.lhs), shape_of(self.rhs))]
+
+
+@irdl_op_definition
+class GemmOp(GraphOp):
+    """Y = alpha * A' x B' + beta * C, C unidirectionally broadcast to M x N."""
+
+    name = "graph.gemm"
+    a = operand_def(TensorType)
+    b = operand_def(TensorType)
+    c = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    alpha = prop_def(FloatAttr)
+    beta = prop_def(FloatAttr)
+    trans_a = prop_def(IntegerAttr, prop_name="transA")
+    trans_b = prop_def(IntegerAttr, prop_name="transB")
+
+    def infer_shapes(self):
+        out = shapes.gemm_output_shape(
+            shape_of(self.a), shape_of(self.b), int_of(self.trans_a) != 0,
+            int_of(self.trans_b) != 0,
+        )
+        if self.c is not None and shapes.broadcast_shapes(out, shape_of(self.c)) != out:
+            raise ValueError(f"bias {shape_of(self.c)} does not broadcast to {out}")
+        return [out]

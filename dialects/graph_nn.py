@@ -1,0 +1,161 @@
+"""Graph ops for neural-network layers: convolution, pooling, normalization, softmax."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+
+from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.graph_base import (
+    GraphOp,
+    int_of,
+    ints_of,
+    shape_of,
+)
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    TensorType,
+)
+from xdsl.ir import SSAValue
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    prop_def,
+    result_def,
+)
+
+# --------------------------------------------------------------------------- neural network
+
+
+@irdl_op_definition
+class ConvOp(GraphOp):
+    """N-D convolution with explicit pads ([begin..., end...]); auto_pad is resolved on import."""
+
+    name = "graph.conv"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    strides = prop_def(DenseArrayBase)
+    pads = prop_def(DenseArrayBase)
+    dilations = prop_def(DenseArrayBase)
+    group = prop_def(IntegerAttr)
+
+    def infer_shapes(self):
+        out = shapes.conv_output_shape(
+            shape_of(self.input), shape_of(self.weight), ints_of(self.strides),
+            ints_of(self.pads), ints_of(self.dilations), int_of(self.group),
+        )
+        if self.bias is not None and shape_of(self.bias) != (out[1],):
+            raise ValueError(f"bias shape {shape_of(self.bias)} is not ({out[1]},)")
+        return [out]
+
+
+class PoolOp(GraphOp, abc.ABC):
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    kernel_shape = prop_def(DenseArrayBase)
+    strides = prop_def(DenseArrayBase)
+    pads = prop_def(DenseArrayBase)
+    ceil_mode = prop_def(IntegerAttr)
+
+    def window_dilations(self) -> tuple[int, ...]:
+        return (1,) * len(ints_of(self.kernel_shape))
+
+    def infer_shapes(self):
+        return [shapes.pool_output_shape(
+            shape_of(self.input), ints_of(self.kernel_shape), ints_of(self.strides),
+            ints_of(self.pads), self.window_dilations(), int_of(self.ceil_mode) != 0,
+        )]
+
+
+@irdl_op_definition
+class MaxPoolOp(PoolOp):
+    name = "graph.max_pool"
+    dilations = prop_def(DenseArrayBase)
+
+    def window_dilations(self) -> tuple[int, ...]:
+        return ints_of(self.dilations)
+
+
+@irdl_op_definition
+class AveragePoolOp(PoolOp):
+    name = "graph.average_pool"
+    count_include_pad = prop_def(IntegerAttr)
+
+
+class GlobalPoolOp(GraphOp, abc.ABC):
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def infer_shapes(self):
+        x = shape_of(self.input)
+        return [x[:2] + (1,) * (len(x) - 2)]
+
+
+@irdl_op_definition
+class GlobalAveragePoolOp(GlobalPoolOp):
+    name = "graph.global_average_pool"
+
+
+@irdl_op_definition
+class GlobalMaxPoolOp(GlobalPoolOp):
+    name = "graph.global_max_pool"
+
+
+@irdl_op_definition
+class BatchNormalizationOp(GraphOp):
+    """Inference BatchNormalization: (x - mean) / sqrt(var + eps) * scale + bias per channel."""
+
+    name = "graph.batch_normalization"
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    mean = operand_def(TensorType)
+    var = operand_def(TensorType)
+    output = result_def(TensorType)
+    epsilon = prop_def(FloatAttr)
+
+    def same_element_type_operands(self) -> Sequence[SSAValue]:
+        return (self.input,)  # ONNX lets the per-channel operands use another float type
+
+    def infer_shapes(self):
+        x = shape_of(self.input)
+        for v in (self.scale, self.bias, self.mean, self.var):
+            if shape_of(v) != (x[1],):
+                raise ValueError(f"per-channel operand {shape_of(v)} is not ({x[1]},)")
+        return [x]
+
+
+@irdl_op_definition
+class LRNOp(GraphOp):
+    """Local response normalization across channels."""
+
+    name = "graph.lrn"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    size = prop_def(IntegerAttr)
+    alpha = prop_def(FloatAttr)
+    beta = prop_def(FloatAttr)
+    bias = prop_def(FloatAttr)
+
+    def infer_shapes(self):
+        return [shape_of(self.input)]
+
+
+@irdl_op_definition
+class SoftmaxOp(GraphOp):
+    """Softmax along one axis (opset-13 semantics; older opsets are rewritten on import)."""
+
+    name = "graph.softmax"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = prop_def(IntegerAttr)
+
+    def infer_shapes(self):
+        x = shape_of(self.input)
+        shapes.normalize_axis(int_of(self.axis), len(x))
+        return [x]

@@ -1,0 +1,201 @@
+"""Graph ops that move data: reshapes, transposes, concat/split, slice, gather, pad, shape."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+
+from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.graph_base import (
+    GraphOp,
+    int_of,
+    ints_of,
+    shape_of,
+)
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    i64,
+)
+from xdsl.ir import SSAValue
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.utils.exceptions import VerifyException
+
+# --------------------------------------------------------------------------- data movement
+
+
+class ReshapeLikeOp(GraphOp, abc.ABC):
+    """Same data, new shape: the result type carries the shape."""
+
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.input.type.element_count() != self.output.type.element_count():
+            raise VerifyException(f"{self.name}: element counts of input and result differ")
+
+
+@irdl_op_definition
+class ReshapeOp(ReshapeLikeOp):
+    name = "graph.reshape"
+
+
+@irdl_op_definition
+class FlattenOp(ReshapeLikeOp):
+    name = "graph.flatten"
+    axis = prop_def(IntegerAttr)
+
+    def infer_shapes(self):
+        return [shapes.flatten_shape(shape_of(self.input), int_of(self.axis))]
+
+
+@irdl_op_definition
+class SqueezeOp(ReshapeLikeOp):
+    name = "graph.squeeze"
+    axes = prop_def(DenseArrayBase)
+
+    def infer_shapes(self):
+        return [shapes.squeeze_shape(shape_of(self.input), ints_of(self.axes))]
+
+
+@irdl_op_definition
+class UnsqueezeOp(ReshapeLikeOp):
+    name = "graph.unsqueeze"
+    axes = prop_def(DenseArrayBase)
+
+    def infer_shapes(self):
+        return [shapes.unsqueeze_shape(shape_of(self.input), ints_of(self.axes))]
+
+
+@irdl_op_definition
+class TransposeOp(GraphOp):
+    name = "graph.transpose"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    perm = prop_def(DenseArrayBase)
+
+    def infer_shapes(self):
+        return [shapes.transpose_shape(shape_of(self.input), ints_of(self.perm))]
+
+
+@irdl_op_definition
+class ConcatOp(GraphOp):
+    name = "graph.concat"
+    inputs = var_operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = prop_def(IntegerAttr)
+
+    def infer_shapes(self):
+        if not self.inputs:
+            raise ValueError("needs at least one input")
+        return [shapes.concat_shape([shape_of(v) for v in self.inputs], int_of(self.axis))]
+
+
+@irdl_op_definition
+class SplitOp(GraphOp):
+    """Split along `axis`; the result types give the part sizes."""
+
+    name = "graph.split"
+    input = operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    axis = prop_def(IntegerAttr)
+
+    def infer_shapes(self):
+        x = shape_of(self.input)
+        axis = shapes.normalize_axis(int_of(self.axis), len(x))
+        parts = [shape_of(r) for r in self.outputs]
+        if not parts:
+            raise ValueError("needs at least one result")
+        if sum(p[axis] for p in parts) != x[axis]:
+            raise ValueError(f"part sizes do not add up to dimension {x[axis]}")
+        return [x[:axis] + (p[axis],) + x[axis + 1 :] for p in parts]
+
+
+@irdl_op_definition
+class SliceOp(GraphOp):
+    """ONNX Slice with constant starts/ends/axes/steps (unclamped, as in the model)."""
+
+    name = "graph.slice"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    starts = prop_def(DenseArrayBase)
+    ends = prop_def(DenseArrayBase)
+    axes = prop_def(DenseArrayBase)
+    steps = prop_def(DenseArrayBase)
+
+    def infer_shapes(self):
+        return [shapes.slice_shape(
+            shape_of(self.input), ints_of(self.starts), ints_of(self.ends),
+            ints_of(self.axes), ints_of(self.steps),
+        )]
+
+
+@irdl_op_definition
+class GatherOp(GraphOp):
+    name = "graph.gather"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = prop_def(IntegerAttr)
+
+    def same_element_type_operands(self) -> Sequence[SSAValue]:
+        return (self.data,)
+
+    def verify_element_types(self) -> None:
+        super().verify_element_types()
+        if not isinstance(self.indices.type.get_element_type(), IntegerType):
+            raise VerifyException(f"{self.name}: indices must have an integer element type")
+
+    def infer_shapes(self):
+        return [shapes.gather_shape(shape_of(self.data), shape_of(self.indices),
+                                    int_of(self.axis))]
+
+
+@irdl_op_definition
+class PadOp(GraphOp):
+    """Pad with `pads` ([begin..., end...]); mode is constant, reflect or edge."""
+
+    name = "graph.pad"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    pads = prop_def(DenseArrayBase)
+    mode = prop_def(StringAttr)
+    value = prop_def(FloatAttr)
+
+    def infer_shapes(self):
+        if self.mode.data not in ("constant", "reflect", "edge"):
+            raise ValueError(f"unknown pad mode '{self.mode.data}'")
+        return [shapes.pad_shape(shape_of(self.input), ints_of(self.pads))]
+
+
+@irdl_op_definition
+class ShapeOp(GraphOp):
+    """The input's shape (dimensions start..end) as a 1-D i64 tensor."""
+
+    name = "graph.shape"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    start = prop_def(IntegerAttr)
+    end = prop_def(IntegerAttr)
+
+    def verify_element_types(self) -> None:
+        if self.output.type.get_element_type() != i64:
+            raise VerifyException(f"{self.name}: result must be a tensor of i64")
+
+    def infer_shapes(self):
+        rank = len(shape_of(self.input))
+        start, end = (max(0, min(rank, v + rank if v < 0 else v))
+                      for v in (int_of(self.start), int_of(self.end)))
+        return [(max(0, end - start),)]
