@@ -27,6 +27,7 @@ from onnxc.dialects.graph_math import (
     ConstantOp,
     DivOp,
     DropoutOp,
+    ErfOp,
     ExpOp,
     GemmOp,
     IdentityOp,
@@ -48,6 +49,14 @@ from onnxc.dialects.graph_math import (
     UnaryElementwiseOp,
     VariadicElementwiseOp,
 )
+from onnxc.dialects.graph_composite import ChannelShuffleOp, ConvAddOp, FusedElementwiseOp
+from onnxc.dialects.graph_fused import (
+    AttentionOp,
+    GeluOp,
+    LayerNormalizationOp,
+    PReluOp,
+    WeightedSumOp,
+)
 from onnxc.dialects.graph_nn import (
     AveragePoolOp,
     BatchNormalizationOp,
@@ -59,6 +68,17 @@ from onnxc.dialects.graph_nn import (
     MaxPoolOp,
     PoolOp,
     SoftmaxOp,
+)
+from onnxc.dialects.graph_layout import LayoutConvertOp
+from onnxc.dialects.graph_quant import DequantizeLinearOp, QuantizeLinearOp
+from onnxc.dialects.graph_reduce import ReduceMeanOp, ReduceOp, ReduceSumOp
+from onnxc.dialects.graph_scalar import (
+    AddScalarOp,
+    DivScalarOp,
+    MulScalarOp,
+    PowScalarOp,
+    ScalarBinaryOp,
+    SubScalarOp,
 )
 from onnxc.dialects.graph_tensor import (
     ConcatOp,
@@ -87,12 +107,18 @@ Graph = Dialect(
         BatchNormalizationOp, LRNOp, SoftmaxOp,
         ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp, ConcatOp, SplitOp,
         SliceOp, GatherOp, PadOp, ShapeOp,
+        ErfOp, ReduceMeanOp, ReduceSumOp,
+        AddScalarOp, SubScalarOp, MulScalarOp, DivScalarOp, PowScalarOp,
+        LayerNormalizationOp, GeluOp, PReluOp, WeightedSumOp, AttentionOp,
+        FusedElementwiseOp, ChannelShuffleOp, ConvAddOp,
+        LayoutConvertOp, QuantizeLinearOp, DequantizeLinearOp,
     ],
     [],
 )
 
 __all__ = [
     "Graph", "GraphOp", "float_of", "int_of", "ints_of", "shape_of",
+    "ScalarBinaryOp", "AddScalarOp", "SubScalarOp", "MulScalarOp", "DivScalarOp", "PowScalarOp",
     "ConstantOp",
     "ConstantOfShapeOp",
     "UnaryElementwiseOp",
@@ -144,4 +170,19 @@ __all__ = [
     "GatherOp",
     "PadOp",
     "ShapeOp",
+    "ErfOp",
+    "ReduceOp",
+    "ReduceMeanOp",
+    "ReduceSumOp",
+    "LayerNormalizationOp",
+    "GeluOp",
+    "PReluOp",
+    "WeightedSumOp",
+    "AttentionOp",
+    "FusedElementwiseOp",
+    "ChannelShuffleOp",
+    "ConvAddOp",
+    "LayoutConvertOp",
+    "QuantizeLinearOp",
+    "DequantizeLinearOp",
 ]

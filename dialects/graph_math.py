@@ -6,6 +6,7 @@ import abc
 from collections.abc import Sequence
 
 from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.graph_epilogue import EpilogueProps, verify_epilogue
 from onnxc.dialects.graph_base import (
     GraphOp,
     int_of,
@@ -128,6 +129,11 @@ class ReciprocalOp(UnaryElementwiseOp):
 
 
 @irdl_op_definition
+class ErfOp(UnaryElementwiseOp):
+    name = "graph.erf"
+
+
+@irdl_op_definition
 class IdentityOp(UnaryElementwiseOp):
     name = "graph.identity"
 
@@ -237,8 +243,8 @@ class MinOp(VariadicElementwiseOp):
 
 
 @irdl_op_definition
-class MatMulOp(GraphOp):
-    """numpy.matmul semantics (batch broadcasting, 1-D promotion)."""
+class MatMulOp(GraphOp, EpilogueProps):
+    """numpy.matmul semantics (batch broadcasting, 1-D promotion), optional epilogue."""
 
     name = "graph.matmul"
     lhs = operand_def(TensorType)
@@ -248,10 +254,15 @@ class MatMulOp(GraphOp):
     def infer_shapes(self):
         return [shapes.matmul_output_shape(shape_of(self.lhs), shape_of(self.rhs))]
 
+    def verify_(self) -> None:
+        super().verify_()
+        verify_epilogue(self)
+
 
 @irdl_op_definition
-class GemmOp(GraphOp):
-    """Y = alpha * A' x B' + beta * C, C unidirectionally broadcast to M x N."""
+class GemmOp(GraphOp, EpilogueProps):
+    """Y = alpha * A' x B' + beta * C, C unidirectionally broadcast to M x N; optional
+    activation epilogue (graph_epilogue) applied to Y."""
 
     name = "graph.gemm"
     a = operand_def(TensorType)
@@ -271,3 +282,7 @@ class GemmOp(GraphOp):
         if self.c is not None and shapes.broadcast_shapes(out, shape_of(self.c)) != out:
             raise ValueError(f"bias {shape_of(self.c)} does not broadcast to {out}")
         return [out]
+
+    def verify_(self) -> None:
+        super().verify_()
+        verify_epilogue(self)

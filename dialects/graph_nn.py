@@ -6,6 +6,7 @@ import abc
 from collections.abc import Sequence
 
 from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.graph_epilogue import EpilogueProps, verify_epilogue
 from onnxc.dialects.graph_base import (
     GraphOp,
     int_of,
@@ -31,8 +32,9 @@ from xdsl.irdl import (
 
 
 @irdl_op_definition
-class ConvOp(GraphOp):
-    """N-D convolution with explicit pads ([begin..., end...]); auto_pad is resolved on import."""
+class ConvOp(GraphOp, EpilogueProps):
+    """N-D convolution with explicit pads ([begin..., end...]); auto_pad is resolved on import.
+    An optional activation epilogue (graph_epilogue) is applied to every output element."""
 
     name = "graph.conv"
     input = operand_def(TensorType)
@@ -52,6 +54,10 @@ class ConvOp(GraphOp):
         if self.bias is not None and shape_of(self.bias) != (out[1],):
             raise ValueError(f"bias shape {shape_of(self.bias)} is not ({out[1]},)")
         return [out]
+
+    def verify_(self) -> None:
+        super().verify_()
+        verify_epilogue(self)
 
 
 class PoolOp(GraphOp, abc.ABC):

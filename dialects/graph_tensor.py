@@ -25,6 +25,7 @@ from xdsl.ir import SSAValue
 from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     prop_def,
     result_def,
     var_operand_def,
@@ -41,6 +42,17 @@ class ReshapeLikeOp(GraphOp, abc.ABC):
     input = operand_def(TensorType)
     output = result_def(TensorType)
 
+    def __init__(self, *, operands=None, **kwargs):
+        # `operands=[x]` builds the usual form even where an optional shape/axes operand
+        # exists (IRDL otherwise wants one entry per operand definition)
+        defs = len(type(self).get_irdl_definition().operands)
+        if operands is not None and len(operands) < defs:
+            operands = [*operands, *([[]] * (defs - len(operands)))]
+        super().__init__(operands=operands, **kwargs)
+
+    def same_element_type_operands(self) -> Sequence[SSAValue]:
+        return (self.input,)  # a shape/axes operand is i64 whatever the data is
+
     def verify_(self) -> None:
         super().verify_()
         if self.input.type.element_count() != self.output.type.element_count():
@@ -49,7 +61,13 @@ class ReshapeLikeOp(GraphOp, abc.ABC):
 
 @irdl_op_definition
 class ReshapeOp(ReshapeLikeOp):
+    """`shape` is present only when the importer could not read ONNX's shape input as a
+    constant; the result type (ONNX's inferred shape) decides, and fold-axes-inputs drops
+    the operand once folding made it constant."""
+
     name = "graph.reshape"
+    input = operand_def(TensorType)  # redeclared so that it stays operand 0
+    shape = opt_operand_def(TensorType)
 
 
 @irdl_op_definition
@@ -63,8 +81,12 @@ class FlattenOp(ReshapeLikeOp):
 
 @irdl_op_definition
 class SqueezeOp(ReshapeLikeOp):
+    """`axes_input` as for graph.reshape's `shape`; `axes` is then read off the shapes."""
+
     name = "graph.squeeze"
+    input = operand_def(TensorType)  # redeclared so that it stays operand 0
     axes = prop_def(DenseArrayBase)
+    axes_input = opt_operand_def(TensorType)
 
     def infer_shapes(self):
         return [shapes.squeeze_shape(shape_of(self.input), ints_of(self.axes))]
@@ -72,8 +94,12 @@ class SqueezeOp(ReshapeLikeOp):
 
 @irdl_op_definition
 class UnsqueezeOp(ReshapeLikeOp):
+    """`axes_input` as for graph.reshape's `shape`; `axes` is then read off the shapes."""
+
     name = "graph.unsqueeze"
+    input = operand_def(TensorType)  # redeclared so that it stays operand 0
     axes = prop_def(DenseArrayBase)
+    axes_input = opt_operand_def(TensorType)
 
     def infer_shapes(self):
         return [shapes.unsqueeze_shape(shape_of(self.input), ints_of(self.axes))]

@@ -8,7 +8,7 @@ properties (a Reshape's shape, Slice bounds, ...) leave no dead ops behind.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -94,8 +94,10 @@ class NodeContext:
         tensors: dict[str, Tensor],
         block: Block,
         is_used: Callable[[str], bool],
+        inferred: Mapping[str, onnx.TypeProto] | None = None,
     ):
         self.node = node
+        self._inferred = inferred or {}
         self.op_type = node.op_type
         self.label = label
         self.opset = opset
@@ -196,6 +198,18 @@ class NodeContext:
     @property
     def num_outputs(self) -> int:
         return len(self.node.output)
+
+    def inferred_shape(self, i: int) -> tuple[int, ...] | None:
+        """ONNX's static shape of output `i` (shape inference or value_info), if it has one."""
+        if i >= len(self.node.output) or self.node.output[i] not in self._inferred:
+            return None
+        t = self._inferred[self.node.output[i]]
+        if not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
+            return None
+        dims = t.tensor_type.shape.dim
+        if any(not d.HasField("dim_value") for d in dims):
+            return None
+        return tuple(d.dim_value for d in dims)
 
     def output_used(self, i: int) -> bool:
         return i < len(self.node.output) and self.node.output[i] != "" and self._is_used(

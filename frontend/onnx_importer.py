@@ -214,7 +214,7 @@ class OnnxImporter:
     def _import_node(self, node: onnx.NodeProto, index: int) -> None:
         label = node_label(node, index)
         ctx = NodeContext(node, label, self.opset, self.tensors, self.block,
-                          self.used.__contains__)
+                          self.used.__contains__, self.inferred)
         results: list[Result] | None = try_fold(ctx)
         if results is None:
             converter = CONVERTERS.get(node.op_type)

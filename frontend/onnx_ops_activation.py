@@ -6,8 +6,7 @@ of min(x, 0)). Only floating-point inputs are accepted, as ONNX requires.
 
 from __future__ import annotations
 
-import math
-
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
@@ -128,16 +127,14 @@ def convert_swish(ctx: NodeContext) -> list[Result]:
 
 
 def convert_gelu(ctx: NodeContext) -> list[Result]:
-    """Gelu with approximate="tanh": 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
-    if ctx.attr("approximate", "none") != "tanh":
-        raise ctx.unsupported("exact Gelu needs erf, which the graph dialect lacks")
-    b = _Builder(ctx)
-    x = ctx.operand(0)
-    cube = b.binary(graph.MulOp, b.binary(graph.MulOp, x, x), x)
-    inner = b.binary(graph.AddOp, x, b.binary(graph.MulOp, cube, 0.044715))
-    t = b.unary(graph.TanhOp, b.binary(graph.MulOp, inner, math.sqrt(2 / math.pi)))
-    half_x = b.binary(graph.MulOp, x, 0.5)
-    return [b.binary(graph.MulOp, half_x, b.binary(graph.AddOp, t, 1.0))]
+    """Gelu-20, both the exact (erf) form and approximate="tanh", as one graph.gelu."""
+    approximate = ctx.attr("approximate", "none")
+    if approximate not in ("none", "tanh"):
+        raise ctx.invalid(f"approximate must be 'none' or 'tanh', not '{approximate}'")
+    _Builder(ctx)  # rejects non-float inputs
+    op = graph.GeluOp(operands=[ctx.operand(0)], result_types=[ctx.tensor(0).type],
+                      properties={"approximate": StringAttr(approximate)})
+    return [ctx.emit1(op)]
 
 
 CONVERTERS: dict[str, Converter] = {

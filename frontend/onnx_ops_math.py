@@ -16,6 +16,7 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.graph_reduce import reduce_shape
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result
 
@@ -204,10 +205,90 @@ def convert_identity(ctx: NodeContext) -> list[Result]:
     return [ctx.emit1(graph.IdentityOp(operands=[ctx.operand(0)], result_types=[tensor.type]))]
 
 
+def _reduce(op_class: type[graph.GraphOp], axes_input_since: int) -> Converter:
+    """ReduceMean/ReduceSum: axes an attribute before `axes_input_since`, an input after.
+
+    Absent axes mean every axis, unless noop_with_empty_axes makes the node an identity.
+    """
+
+    def convert(ctx: NodeContext) -> list[Result]:
+        rank = ctx.rank(0)
+        if ctx.opset < axes_input_since:
+            axes = ctx.ints("axes")
+        else:
+            array = ctx.optional_constant(1, "axes")
+            axes = None if array is None else [int(a) for a in array.reshape(-1)]
+        if not axes:
+            if ctx.attr("noop_with_empty_axes", 0) and ctx.opset >= axes_input_since:
+                return convert_identity(ctx)
+            axes = list(range(rank))
+        norm = sorted(ctx.infer(lambda: tuple(shapes.normalize_axis(a, rank) for a in axes)))
+        if len(set(norm)) != len(norm):
+            raise ctx.invalid(f"repeated axes {axes}")
+        keepdims = int(ctx.attr("keepdims", 1))
+        out = ctx.infer(reduce_shape, ctx.shape(0), norm, bool(keepdims))
+        op = op_class(
+            operands=[ctx.operand(0)],
+            result_types=[types.tensor_type(out, ctx.element_type(0))],
+            properties={"axes": types.i64_array(norm), "keepdims": types.i64_attr(keepdims)},
+        )
+        return [ctx.emit1(op)]
+
+    return convert
+
+
 def integer_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """ONNX integer Div truncates toward zero (numpy's // floors)."""
     quotient = np.abs(a) // np.abs(b)
     return np.where((a < 0) != (b < 0), -quotient, quotient).astype(np.result_type(a, b))
+
+
+def _quant_params(ctx: NodeContext) -> tuple[float, np.ndarray | None]:
+    """The constant per-tensor scale and zero point of Quantize/DequantizeLinear."""
+    scale = ctx.constant(1, "scale")
+    zero = ctx.optional_constant(2, "zero_point")
+    if scale.size != 1 or (zero is not None and zero.size != 1):
+        raise ctx.unsupported("per-axis or blocked quantization (only per-tensor is supported)")
+    if not float(scale.reshape(())) > 0:
+        raise ctx.invalid(f"scale must be positive, got {float(scale.reshape(()))}")
+    return float(scale.reshape(())), zero
+
+
+def _quant_props(scale: float, zero: int, real_el) -> dict:
+    return {"scale": types.float_attr(scale, real_el), "zero_point": types.i64_attr(zero)}
+
+
+def convert_quantize_linear(ctx: NodeContext) -> list[Result]:
+    """QuantizeLinear to ui8/i8 (the zero point's type, else output_dtype, else uint8)."""
+    scale, zero = _quant_params(ctx)
+    if not types.is_float(ctx.element_type(0)):
+        raise ctx.unsupported(f"quantizing {ctx.element_type(0)} (only float inputs)")
+    if zero is not None:
+        qtype = types.onnx_type_of_numpy(zero.dtype)
+    else:
+        qtype = ctx.attr("output_dtype", 0) or types.TP.UINT8
+    if qtype not in (types.TP.UINT8, types.TP.INT8):
+        raise ctx.unsupported(f"quantizing to {types.type_name(qtype)} (only uint8, int8)")
+    el = types.element_type(qtype)
+    op = graph.QuantizeLinearOp(
+        operands=[ctx.operand(0)], result_types=[types.tensor_type(ctx.shape(0), el)],
+        properties=_quant_props(scale, 0 if zero is None else int(zero.reshape(())),
+                                ctx.element_type(0)),
+    )
+    return [ctx.emit1(op)]
+
+
+def convert_dequantize_linear(ctx: NodeContext) -> list[Result]:
+    """DequantizeLinear of ui8/i8 to the scale's float type."""
+    scale, zero = _quant_params(ctx)
+    if types.onnx_type_of_element(ctx.element_type(0)) not in (types.TP.UINT8, types.TP.INT8):
+        raise ctx.unsupported(f"dequantizing {ctx.element_type(0)} (only uint8, int8)")
+    real = types.element_type(types.onnx_type_of_numpy(ctx.constant(1, "scale").dtype))
+    op = graph.DequantizeLinearOp(
+        operands=[ctx.operand(0)], result_types=[types.tensor_type(ctx.shape(0), real)],
+        properties=_quant_props(scale, 0 if zero is None else int(zero.reshape(())), real),
+    )
+    return [ctx.emit1(op)]
 
 
 CONVERTERS: dict[str, Converter] = {
@@ -236,4 +317,9 @@ CONVERTERS: dict[str, Converter] = {
     "Mean": convert_mean,
     "MatMul": convert_matmul,
     "Gemm": convert_gemm,
+    "QuantizeLinear": convert_quantize_linear,
+    "DequantizeLinear": convert_dequantize_linear,
+    "Erf": _unary(graph.ErfOp),
+    "ReduceMean": _reduce(graph.ReduceMeanOp, axes_input_since=18),
+    "ReduceSum": _reduce(graph.ReduceSumOp, axes_input_since=13),
 }

@@ -245,7 +245,26 @@ def convert_dropout(ctx: NodeContext) -> list[Result]:
     return [out, mask]
 
 
+def convert_layer_normalization(ctx: NodeContext) -> list[Result]:
+    """LayerNormalization-17 (Y only: the training outputs Mean/InvStdDev are not computed)."""
+    if ctx.output_used(1) or ctx.output_used(2):
+        raise ctx.unsupported("the Mean and InvStdDev outputs of LayerNormalization")
+    rank = ctx.rank(0)
+    axis = ctx.infer(lambda: (shapes.normalize_axis(ctx.attr("axis", -1), rank),))[0]
+    bias = ctx.operand(2) if ctx.has_input(2) else None
+    op = graph.LayerNormalizationOp(
+        operands=[ctx.operand(0), ctx.operand(1), bias],
+        result_types=[ctx.tensor(0).type],
+        properties={
+            "axis": types.i64_attr(axis),
+            "epsilon": types.float_attr(ctx.attr("epsilon", 1e-5)),
+        },
+    )
+    return [ctx.emit1(op), None, None][: max(1, ctx.num_outputs)]
+
+
 CONVERTERS: dict[str, Converter] = {
+    "LayerNormalization": convert_layer_normalization,
     "Conv": convert_conv,
     "MaxPool": convert_max_pool,
     "AveragePool": convert_average_pool,

@@ -159,7 +159,39 @@ def convert_constant_of_shape(ctx: NodeContext) -> list[Result]:
     return [ctx.emit1(op)]
 
 
+def _runtime_input(ctx: NodeContext, i: int, min_opset: int) -> bool:
+    """Input `i` (shape/axes) exists but is computed by ops the import-time folder leaves to
+    the graph (float arithmetic, large tensors): it becomes an operand that fold-axes-inputs
+    turns into a property after fold-constant-ops evaluated it."""
+    return ctx.opset >= min_opset and ctx.has_input(i) and ctx.tensor(i).array is None
+
+
+def _inferred_shape(ctx: NodeContext, what: str) -> tuple[int, ...]:
+    shape = ctx.inferred_shape(0)
+    if shape is None:
+        ctx.constant(1, what)  # raises the usual "must be a constant" error
+    return shape
+
+
+def _axes_between(longer: tuple[int, ...], shorter: tuple[int, ...]) -> list[int]:
+    """Positions of `longer` that are the 1-dims missing from `shorter` (a valid choice of
+    Squeeze/Unsqueeze axes: any choice moves no data)."""
+    axes, i = [], 0
+    for j, d in enumerate(longer):  # earliest-match subsequence; skipped dims must be 1
+        if i < len(shorter) and d == shorter[i]:
+            i += 1
+        else:
+            axes.append(j)
+    if i != len(shorter) or any(longer[a] != 1 for a in axes):
+        raise ValueError(f"{list(shorter)} and {list(longer)} differ by more than 1-dims")
+    return axes
+
+
 def convert_reshape(ctx: NodeContext) -> list[Result]:
+    if _runtime_input(ctx, 1, 5):
+        out = _with_shape(ctx, _inferred_shape(ctx, "shape"))
+        op = graph.ReshapeOp(operands=[ctx.operand(0), ctx.operand(1)], result_types=[out])
+        return [ctx.emit1(op)]
     out = _with_shape(ctx, reshape_params(ctx))
     return [ctx.emit1(graph.ReshapeOp(operands=[ctx.operand(0)], result_types=[out]))]
 
@@ -177,6 +209,13 @@ def convert_flatten(ctx: NodeContext) -> list[Result]:
 
 
 def convert_squeeze(ctx: NodeContext) -> list[Result]:
+    if _runtime_input(ctx, 1, 13):
+        shape = _inferred_shape(ctx, "axes")
+        axes = ctx.infer(_axes_between, ctx.shape(0), shape)
+        op = graph.SqueezeOp(operands=[ctx.operand(0), ctx.operand(1)],
+                             result_types=[_with_shape(ctx, shape)],
+                             properties={"axes": types.i64_array(axes)})
+        return [ctx.emit1(op)]
     axes = squeeze_params(ctx)
     out = _with_shape(ctx, ctx.infer(shapes.squeeze_shape, ctx.shape(0), axes))
     op = graph.SqueezeOp(operands=[ctx.operand(0)], result_types=[out],
@@ -185,6 +224,13 @@ def convert_squeeze(ctx: NodeContext) -> list[Result]:
 
 
 def convert_unsqueeze(ctx: NodeContext) -> list[Result]:
+    if _runtime_input(ctx, 1, 13):
+        shape = _inferred_shape(ctx, "axes")
+        axes = ctx.infer(_axes_between, shape, ctx.shape(0))
+        op = graph.UnsqueezeOp(operands=[ctx.operand(0), ctx.operand(1)],
+                               result_types=[_with_shape(ctx, shape)],
+                               properties={"axes": types.i64_array(axes)})
+        return [ctx.emit1(op)]
     axes = unsqueeze_params(ctx)
     out = _with_shape(ctx, ctx.infer(shapes.unsqueeze_shape, ctx.shape(0), axes))
     op = graph.UnsqueezeOp(operands=[ctx.operand(0)], result_types=[out],

@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import (
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, ints_of, shape_of
+from onnxc.lowering.graph_to_loops.epilogue import activate_in_place
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, window_range
 
 
@@ -118,6 +119,9 @@ def conv_kernel(op: graph.ConvOp, kb: KernelBuilder, ins, outs):
     y = kb.view(outs[0], [*y_shape[:2], *y_plane])
     bias = ins[2] if op.bias is not None else None
     mask = ins[-1] if flat else None
+    # graph.conv_add: each output plane starts from the residual instead of zeros
+    residual = (kb.view(ins[2 if bias is None else 3], [*y_shape[:2], *y_plane])
+                if isinstance(op, graph.ConvAddOp) else None)
     groups = int_of(op.group, 1)
     c_per_group, m_per_group = w_shape[1], w_shape[0] // groups
     strides, dilations = [d.stride for d in dims], [d.dilation for d in dims]
@@ -130,7 +134,15 @@ def conv_kernel(op: graph.ConvOp, kb: KernelBuilder, ins, outs):
         n, g, m = ivs
         oc = kb.iadd(kb.imul(g, m_per_group), m)
         init = kb.load(bias, [oc]) if bias is not None else kb.constant(0, element)
-        kb.nest(y_plane, lambda o: kb.store(init, y, [n, oc, *o]))
+
+        def start(o: list[Index]) -> None:
+            value = init
+            if residual is not None:
+                z = kb.load(residual, [n, oc, *o])
+                value = z if bias is None else kb.add(z, init)
+            kb.store(value, y, [n, oc, *o])
+
+        kb.nest(y_plane, start)
 
         def per_input_channel(c: Index) -> None:
             ic = kb.iadd(kb.imul(g, c_per_group), c)
@@ -160,6 +172,7 @@ def conv_kernel(op: graph.ConvOp, kb: KernelBuilder, ins, outs):
             kb.nest(kernel, per_offset)
 
         kb.for_(0, c_per_group, per_input_channel)
+        activate_in_place(kb, op, y, [n, oc], y_plane)  # while the plane is in cache
 
     kb.nest([y_shape[0], groups, m_per_group], per_output_channel)
 
@@ -188,4 +201,4 @@ def _masked_plane(kb, x, y, mask, weight, x_lead, y_lead, kw, ranges, offsets, i
     kb.for_(first, last, body)
 
 
-KERNELS = {graph.ConvOp: conv_kernel}
+KERNELS = {graph.ConvOp: conv_kernel, graph.ConvAddOp: conv_kernel}

@@ -17,12 +17,19 @@ from xdsl.ir import Operation, SSAValue
 from onnxc.dialects import graph
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops import (
+    attention,
+    composite,
     conv,
     data_movement,
     elementwise,
+    fused,
+    layout,
     linalg,
     normalization,
     pool,
+    quantize,
+    reduce,
+    scalar,
 )
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder
 
@@ -35,11 +42,19 @@ KERNELS: dict[type[Operation], KernelFn] = {
     **pool.KERNELS,
     **normalization.KERNELS,
     **data_movement.KERNELS,
+    **reduce.KERNELS,
+    **fused.KERNELS,
+    **attention.KERNELS,
+    **composite.KERNELS,
+    **layout.KERNELS,
+    **quantize.KERNELS,
+    **scalar.KERNELS,
 }
 
 
 KERNEL_CONSTANTS: dict[type[Operation], Callable[[Operation], list[DenseIntOrFPElementsAttr]]] = {
     graph.ConvOp: conv.conv_constants,
+    graph.ConvAddOp: conv.conv_constants,
 }
 
 

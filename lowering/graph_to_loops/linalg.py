@@ -15,6 +15,7 @@ from xdsl.dialects.utils.fast_math import FastMathFlag
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import float_of, int_of, shape_of
+from onnxc.lowering.graph_to_loops.epilogue import activate, activate_in_place
 from onnxc.lowering.graph_to_loops.loops import (
     Index,
     KernelBuilder,
@@ -53,6 +54,7 @@ def matmul_kernel(op: graph.MatMulOp, kb: KernelBuilder, ins, outs):
                 kb.for_(0, n, axpy)
 
             kb.for_(0, k, step)
+            activate_in_place(kb, op, y, [*bi, i], [n])  # while the row is in cache
 
         kb.for_(0, m, row)
 
@@ -93,6 +95,7 @@ def gemm_kernel(op: graph.GemmOp, kb: KernelBuilder, ins, outs):
             kb.for_(0, n, axpy)
 
         kb.for_(0, k, step)
+        activate_in_place(kb, op, y, [i], [n])  # while the row is in cache
 
     def row_ijk(i: Index) -> None:
         def column(j: Index) -> None:
@@ -102,7 +105,7 @@ def gemm_kernel(op: graph.GemmOp, kb: KernelBuilder, ins, outs):
             result = scaled(dot, alpha)
             if c is not None and beta != 0.0:
                 result = kb.add(result, initial(i, j))
-            kb.store(result, y, [i, j])
+            kb.store(activate(kb, op, result), y, [i, j])
 
         kb.for_(0, n, column)
 

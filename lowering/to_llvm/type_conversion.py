@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     MemRefType,
+    Signedness,
     UnrealizedConversionCastOp,
     VectorType,
     i64,
@@ -39,6 +40,8 @@ def convert_type(t: Attribute) -> Attribute:
         return llvm.LLVMPointerType()
     if isinstance(t, VectorType) and isinstance(t.element_type, IndexType):
         return VectorType(i64, t.get_shape())
+    if isinstance(t, IntegerType) and t.signedness.data != Signedness.SIGNLESS:
+        return IntegerType(t.width.data)  # LLVM integers carry no sign: ui8 is i8
     return t
 
 

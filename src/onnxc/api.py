@@ -29,7 +29,10 @@ from onnxc.lowering.entry_abi import (
     entry_function,
     string_list,
 )
+from onnxc.passes.base import STATISTICS
 from onnxc.passes.levels import graph_pipeline
+from onnxc.passes.stats import OptimizationStats, op_counts
+from onnxc.passes.verify_numerics import NumericDriftError, bisect_pipeline
 from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
 
 ModelLike = str | os.PathLike | bytes | onnx.ModelProto
@@ -51,14 +54,42 @@ class _StageLog:
             print(f"[onnxc] {name}: {self.seconds[name] * 1e3:.1f} ms", file=sys.stderr)
 
 
+def _run_graph_passes(
+    ctx, module: ModuleOp, passes: str | Sequence[str], *, verify_numerics: bool = False,
+    stats: bool = False,
+) -> OptimizationStats | None:
+    """The graph pipeline, optionally one pass at a time under the numpy evaluator (raising
+    NumericDriftError at the first pass that changes the results) and with statistics."""
+    before = op_counts(module) if stats else None
+    STATISTICS.reset()
+    if verify_numerics:
+        report = bisect_pipeline(module, passes)
+        if not report.ok:
+            raise NumericDriftError(report)
+    else:
+        pipeline.run_passes(ctx, module, passes)
+    if before is None:
+        return None
+    return OptimizationStats(before, op_counts(module), STATISTICS.snapshot())
+
+
 def optimize(
-    model: ModelLike | ModuleOp, opt_level: int = 1, pass_pipeline: str | None = None
-) -> ModuleOp:
-    """The graph-dialect module after the graph passes of `opt_level` (before lowering)."""
+    model: ModelLike | ModuleOp,
+    opt_level: int = 1,
+    pass_pipeline: str | None = None,
+    *,
+    stats: bool = False,
+    verify_numerics: bool = False,
+) -> ModuleOp | tuple[ModuleOp, OptimizationStats]:
+    """The graph-dialect module after the graph passes of `opt_level` (before lowering).
+
+    With `stats=True` returns `(module, OptimizationStats)`: node counts by op type before
+    and after, and how often each pattern fired (what `onnxc-opt --stats` prints)."""
     module = model if isinstance(model, ModuleOp) else import_onnx(model)
     passes = graph_pipeline(opt_level) if pass_pipeline is None else pass_pipeline
-    pipeline.run_passes(pipeline.make_context(), module, passes)
-    return module
+    result = _run_graph_passes(pipeline.make_context(), module, passes,
+                               verify_numerics=verify_numerics, stats=stats)
+    return (module, result) if stats else module
 
 
 def _signature(module: ModuleOp) -> tuple[list[TensorSpec], list[TensorSpec]]:
@@ -84,8 +115,13 @@ def compile(  # noqa: A001 - the name users expect (torch.compile, onnx-mlir's c
     opt_level: int = 1,
     pass_pipeline: str | Sequence[str] | None = None,
     verbose: bool = False,
+    verify_numerics: bool = False,
 ) -> CompiledModel:
-    """Compile an ONNX model (path, bytes or ModelProto) to native code for this CPU."""
+    """Compile an ONNX model (path, bytes or ModelProto) to native code for this CPU.
+
+    `verify_numerics=True` runs the graph passes one at a time under the numpy evaluator
+    on random inputs and raises NumericDriftError naming the first pass that changes the
+    results (slow: a debugging aid, like `onnxc-opt --verify-numerics`)."""
     from onnxc.lowering.to_llvm.translate import to_llvmlite
     from onnxc.runtime.jit import NativeModule, host_target
 
@@ -95,7 +131,7 @@ def compile(  # noqa: A001 - the name users expect (torch.compile, onnx-mlir's c
         module = import_onnx(model)
     with log.stage("graph-opt"):
         passes = graph_pipeline(opt_level) if pass_pipeline is None else pass_pipeline
-        pipeline.run_passes(ctx, module, passes)
+        _run_graph_passes(ctx, module, passes, verify_numerics=verify_numerics)
     inputs, outputs = _signature(module)
     with log.stage("graph-to-loops"):
         pipeline.run_passes(ctx, module, pipeline.GRAPH_TO_LOOPS)

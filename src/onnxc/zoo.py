@@ -16,6 +16,9 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from onnxc.zoo_bert import BERT_TINY, bert_encoder, bert_inputs  # noqa: F401 - re-exported
+from onnxc.zoo_mobilenet import mobilenet_v2_like  # noqa: F401 - re-exported
+
 ZOO_MODELS = (
     "bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50",
     "shufflenet", "squeezenet", "vgg19", "zfnet512",

@@ -223,6 +223,7 @@ def test_activation_on_integers_is_unsupported():
         imported("g (int32[3] x) => (y) { y = Elu(x) }", 13)
 
 
-def test_exact_gelu_is_unsupported():
-    with pytest.raises(UnsupportedOpError, match="erf"):
-        imported("g (float[3] x) => (y) { y = Gelu(x) }", 20)
+def test_gelu_imports_as_one_op():
+    assert names(imported("g (float[3] x) => (y) { y = Gelu(x) }", 20)) == ["graph.gelu"]
+    tanh = imported('g (float[3] x) => (y) { y = Gelu<approximate = "tanh">(x) }', 20)
+    assert names(tanh) == ["graph.gelu"]

@@ -177,6 +177,26 @@ class OnnxcOptMain(xDSLOptMain):
         ]:
             arg_parser.add_argument(flag, action="store_true", help=doc)
         arg_parser.add_argument(
+            "-O", dest="opt_level", type=int, choices=range(4), metavar="{0,1,2,3}",
+            help="run the graph optimizations of a level (as onnxc.compile(opt_level=N)): "
+            "-O0 none, -O1 basic, -O2 + extended, -O3 + layout and memory",
+        )
+        arg_parser.add_argument(
+            "--print-pipeline", action="store_true",
+            help="print the pipeline (of -O or -p/--pass-pipeline) as --pass-pipeline text "
+            "and exit",
+        )
+        arg_parser.add_argument(
+            "--stats", action="store_true",
+            help="print node counts by op type before and after the passes, and how often "
+            "each rewrite pattern fired (stderr)",
+        )
+        arg_parser.add_argument(
+            "--verify-numerics", action="store_true",
+            help="evaluate the graph on random inputs before the pipeline and after each "
+            "pass (numpy); report the first pass that changes the results (exit code 1)",
+        )
+        arg_parser.add_argument(
             "--mlir-timing", action="store_true",
             help="print a per-pass wall-time report to stderr (same as --time-passes)",
         )
@@ -205,6 +225,13 @@ class OnnxcOptMain(xDSLOptMain):
         if self.args.pass_pipeline is not None and self.args.passes:
             raise OnnxcError("--pass-pipeline cannot be combined with -p/--passes")
         text = self.args.pass_pipeline if self.args.pass_pipeline is not None else self.args.passes
+        if self.args.opt_level is not None:
+            if text:
+                raise OnnxcError("-O cannot be combined with -p/--passes or --pass-pipeline")
+            from onnxc.passes.levels import graph_pipeline
+
+            text = graph_pipeline(self.args.opt_level)
+        self.pipeline_text = text
         if self.args.mlir_timing or self.args.time_passes:
             self.timer = PassTimer()
         instrumentation = PassInstrumentation(
@@ -261,12 +288,38 @@ class OnnxcOptMain(xDSLOptMain):
         return module
 
     def apply_passes(self, prog: ModuleOp):
-        self._as_diagnostic(super().apply_passes, prog)
+        from onnxc.passes.base import STATISTICS
+        from onnxc.passes.stats import OptimizationStats, op_counts
+
+        before = op_counts(prog) if self.args.stats else None
+        STATISTICS.reset()
+        if self.args.verify_numerics:
+            self._as_diagnostic(self._verify_numerics, prog)
+        else:
+            self._as_diagnostic(super().apply_passes, prog)
+        if before is not None:
+            stats = OptimizationStats(before, op_counts(prog), STATISTICS.snapshot())
+            print(stats, file=sys.stderr)
+
+    def _verify_numerics(self, prog: ModuleOp) -> None:
+        """--verify-numerics: run the pipeline pass by pass under the numpy evaluator."""
+        from onnxc.passes.verify_numerics import NumericDriftError, bisect_pipeline
+        from onnxc.tools.pipeline_text import split_pipeline
+
+        report = bisect_pipeline(prog, split_pipeline(self.pipeline_text))
+        print(report, file=sys.stderr)
+        if not report.ok:
+            raise NumericDriftError(report)
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
         return self._timed("Output", super().output_resulting_program, prog)
 
     def run(self):
+        if self.args.print_pipeline:
+            from onnxc.tools.pipeline_text import flatten_pipeline
+
+            print(flatten_pipeline(self.pipeline_text))
+            return
         super().run()
         if self.timer is not None:
             self.timer.report(sys.stderr)

@@ -256,3 +256,59 @@
 %x, %w = "test.op"() : () -> (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>)
 %r = graph.conv(%x, %w) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
 // CHECK: Operation does not verify: property 'group' expected in operation 'graph.conv'
+
+// -----
+
+%a = "test.op"() : () -> tensor<2x3xf32>
+%b = "test.op"() : () -> tensor<3x4xf32>
+%m = graph.matmul(%a, %b) {activation = "swish"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+// CHECK: Operation does not verify: graph.matmul: unknown activation 'swish'
+
+// -----
+
+%a = "test.op"() : () -> tensor<2x3xf32>
+%b = "test.op"() : () -> tensor<3x4xf32>
+%m = graph.matmul(%a, %b) {activation = "leaky_relu"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+// CHECK: Operation does not verify: graph.matmul: activation 'leaky_relu' takes ['activation_alpha']
+
+// -----
+
+%x = "test.op"() : () -> tensor<4xf32>
+%y = graph.fused_elementwise(%x) {steps = ["add %0 %1"]} : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK: Operation does not verify: graph.fused_elementwise: step 0 refers to %1, not defined before it
+
+// -----
+
+%x = "test.op"() : () -> tensor<1x6x2xf32>
+%y = graph.channel_shuffle(%x) {group = 4 : i64} : (tensor<1x6x2xf32>) -> tensor<1x6x2xf32>
+// CHECK: Operation does not verify: graph.channel_shuffle: 6 channels do not split into 4 groups
+
+// -----
+
+%x = "test.op"() : () -> tensor<1x2x3x4xf32>
+%y = graph.layout_convert(%x) {from_layout = "NCHW", to_layout = "NHWD"} : (tensor<1x2x3x4xf32>) -> tensor<1x3x4x2xf32>
+// CHECK: Operation does not verify: graph.layout_convert: layouts 'NCHW' and 'NHWD' name different dimensions
+
+// -----
+
+%x = "test.op"() : () -> tensor<1x2x3xf32>
+%y = graph.layout_convert(%x) {from_layout = "NCHW", to_layout = "NHWC"} : (tensor<1x2x3xf32>) -> tensor<1x3x2xf32>
+// CHECK: Operation does not verify: graph.layout_convert: layout 'NCHW' does not have rank 3
+
+// -----
+
+%x = "test.op"() : () -> tensor<4xf32>
+%y = graph.quantize_linear(%x) {scale = 5.000000e-02 : f32, zero_point = 300 : i64} : (tensor<4xf32>) -> tensor<4xui8>
+// CHECK: Operation does not verify: graph.quantize_linear: zero_point 300 is out of range [0, 255]
+
+// -----
+
+%x = "test.op"() : () -> tensor<4xi32>
+%y = graph.dequantize_linear(%x) {scale = 5.000000e-02 : f32, zero_point = 0 : i64} : (tensor<4xi32>) -> tensor<4xf32>
+// CHECK: Operation does not verify: graph.dequantize_linear: quantized element type must be ui8 or i8, got i32
+
+// -----
+
+%x = "test.op"() : () -> tensor<4xf32>
+%y = graph.quantize_linear(%x) {scale = 0.000000e+00 : f32, zero_point = 0 : i64} : (tensor<4xf32>) -> tensor<4xi8>
+// CHECK: Operation does not verify: graph.quantize_linear: scale must be positive

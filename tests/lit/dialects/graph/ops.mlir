@@ -201,3 +201,102 @@ func.func @data_movement(%x: tensor<2x3x4xf32>, %i: tensor<5xi64>) -> (tensor<4x
 // CHECK-NEXT:    %7 = graph.shape(%x) {start = 0 : i64, end = 3 : i64} : (tensor<2x3x4xf32>) -> tensor<3xi64>
 // CHECK-NEXT:    func.return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<4x2x3xf32>, tensor<2x6x4xf32>, tensor<2x1x4xf32>, tensor<2x2x4xf32>, tensor<2x2x2xf32>, tensor<2x5x4xf32>, tensor<4x5x4xf32>, tensor<3xi64>
 // CHECK-NEXT:  }
+
+// -----
+
+func.func @scalar_binary(%x: tensor<2x3xf32>, %i: tensor<4xi64>) -> (tensor<2x3xf32>, tensor<4xi64>) {
+  %0 = graph.add_scalar(%x) {scalar = 1.000000e+00 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %1 = graph.sub_scalar(%0) {scalar = 2.000000e+00 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %2 = graph.mul_scalar(%1) {scalar = 5.000000e-01 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %3 = graph.div_scalar(%2) {scalar = 4.000000e+00 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %4 = graph.pow_scalar(%3) {scalar = 2.000000e+00 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %5 = graph.mul_scalar(%i) {scalar = 3.000000e+00 : f64} : (tensor<4xi64>) -> tensor<4xi64>
+  func.return %4, %5 : tensor<2x3xf32>, tensor<4xi64>
+}
+// CHECK-LABEL: func.func @scalar_binary(
+// CHECK-NEXT:    %0 = graph.add_scalar(%x) {scalar = 1.000000e+00 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %1 = graph.sub_scalar(%0) {scalar = 2.000000e+00 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %2 = graph.mul_scalar(%1) {scalar = 5.000000e-01 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %3 = graph.div_scalar(%2) {scalar = 4.000000e+00 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %4 = graph.pow_scalar(%3) {scalar = 2.000000e+00 : f64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %5 = graph.mul_scalar(%i) {scalar = 3.000000e+00 : f64} : (tensor<4xi64>) -> tensor<4xi64>
+// CHECK-NEXT:    func.return %4, %5 : tensor<2x3xf32>, tensor<4xi64>
+// CHECK-NEXT:  }
+
+// -----
+
+func.func @layout_and_quant(%x: tensor<1x2x3x4xf32>) -> (tensor<1x3x4x2xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xi8>) {
+  %0 = graph.layout_convert(%x) {from_layout = "NCHW", to_layout = "NHWC"} : (tensor<1x2x3x4xf32>) -> tensor<1x3x4x2xf32>
+  %1 = graph.quantize_linear(%x) {scale = 5.000000e-02 : f32, zero_point = 128 : i64} : (tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xui8>
+  %2 = graph.dequantize_linear(%1) {scale = 5.000000e-02 : f32, zero_point = 128 : i64} : (tensor<1x2x3x4xui8>) -> tensor<1x2x3x4xf32>
+  %3 = graph.quantize_linear(%2) {scale = 1.000000e-01 : f32, zero_point = -3 : i64} : (tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xi8>
+  func.return %0, %2, %3 : tensor<1x3x4x2xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xi8>
+}
+// CHECK-LABEL: func.func @layout_and_quant(
+// CHECK-NEXT:    %0 = graph.layout_convert(%x) {from_layout = "NCHW", to_layout = "NHWC"} : (tensor<1x2x3x4xf32>) -> tensor<1x3x4x2xf32>
+// CHECK-NEXT:    %1 = graph.quantize_linear(%x) {scale = 5.000000e-02 : f32, zero_point = 128 : i64} : (tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xui8>
+// CHECK-NEXT:    %2 = graph.dequantize_linear(%1) {scale = 5.000000e-02 : f32, zero_point = 128 : i64} : (tensor<1x2x3x4xui8>) -> tensor<1x2x3x4xf32>
+// CHECK-NEXT:    %3 = graph.quantize_linear(%2) {scale = 1.000000e-01 : f32, zero_point = -3 : i64} : (tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xi8>
+// CHECK-NEXT:    func.return %0, %2, %3 : tensor<1x3x4x2xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xi8>
+// CHECK-NEXT:  }
+
+// -----
+
+func.func @reduce_and_fused(%x: tensor<2x3x4xf32>, %s: tensor<4xf32>, %q: tensor<2x3x4xf32>, %m: tensor<2x1x3xf32>) -> (tensor<2x1x4xf32>, tensor<3xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) {
+  %0 = graph.reduce_mean(%x) {axes = array<i64: 1>, keepdims = 1 : i64} : (tensor<2x3x4xf32>) -> tensor<2x1x4xf32>
+  %1 = graph.reduce_sum(%x) {axes = array<i64: 0, 2>, keepdims = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<3xf32>
+  %2 = graph.erf(%x) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %3 = graph.layer_normalization(%x, %s, %s) {axis = 2 : i64, epsilon = 1.000000e-05 : f32} : (tensor<2x3x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x3x4xf32>
+  %4 = graph.gelu(%3) {approximate = "tanh"} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %5 = graph.prelu(%4, %s) : (tensor<2x3x4xf32>, tensor<4xf32>) -> tensor<2x3x4xf32>
+  %6 = graph.weighted_sum(%5, %x, %s) {coefficients = array<f64: 5.000000e-01, -1.000000e+00, 2.000000e+00>} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<4xf32>) -> tensor<2x3x4xf32>
+  %7 = graph.attention(%q, %x, %6, %m) {scale = 5.000000e-01 : f32} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x1x3xf32>) -> tensor<2x3x4xf32>
+  func.return %0, %1, %2, %4, %5, %6, %7 : tensor<2x1x4xf32>, tensor<3xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>
+}
+// CHECK-LABEL: func.func @reduce_and_fused(
+// CHECK-NEXT:    %0 = graph.reduce_mean(%x) {axes = array<i64: 1>, keepdims = 1 : i64} : (tensor<2x3x4xf32>) -> tensor<2x1x4xf32>
+// CHECK-NEXT:    %1 = graph.reduce_sum(%x) {axes = array<i64: 0, 2>, keepdims = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<3xf32>
+// CHECK-NEXT:    %2 = graph.erf(%x) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT:    %3 = graph.layer_normalization(%x, %s, %s) {axis = 2 : i64, epsilon = 1.000000e-05 : f32} : (tensor<2x3x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT:    %4 = graph.gelu(%3) {approximate = "tanh"} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT:    %5 = graph.prelu(%4, %s) : (tensor<2x3x4xf32>, tensor<4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT:    %6 = graph.weighted_sum(%5, %x, %s) {coefficients = array<f64: 5.000000e-01, -1.000000e+00, 2.000000e+00>} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT:    %7 = graph.attention(%q, %x, %6, %m) {scale = 5.000000e-01 : f32} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x1x3xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT:    func.return %0, %1, %2, %4, %5, %6, %7 : tensor<2x1x4xf32>, tensor<3xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>
+// CHECK-NEXT:  }
+
+// -----
+
+func.func @shape_operands(%x: tensor<2x3xf32>, %s: tensor<2xi64>, %a: tensor<1xi64>) -> (tensor<3x2xf32>, tensor<1x2x3xf32>, tensor<2x3xf32>) {
+  %r = graph.reshape(%x, %s) : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<3x2xf32>
+  %u = graph.unsqueeze(%x, %a) {axes = array<i64: 0>} : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<1x2x3xf32>
+  %q = graph.squeeze(%u, %a) {axes = array<i64: 0>} : (tensor<1x2x3xf32>, tensor<1xi64>) -> tensor<2x3xf32>
+  func.return %r, %u, %q : tensor<3x2xf32>, tensor<1x2x3xf32>, tensor<2x3xf32>
+}
+// CHECK-LABEL: func.func @shape_operands(
+// CHECK-NEXT:    %r = graph.reshape(%x, %s) : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<3x2xf32>
+// CHECK-NEXT:    %u = graph.unsqueeze(%x, %a) {axes = array<i64: 0>} : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<1x2x3xf32>
+// CHECK-NEXT:    %q = graph.squeeze(%u, %a) {axes = array<i64: 0>} : (tensor<1x2x3xf32>, tensor<1xi64>) -> tensor<2x3xf32>
+// CHECK-NEXT:    func.return %r, %u, %q : tensor<3x2xf32>, tensor<1x2x3xf32>, tensor<2x3xf32>
+// CHECK-NEXT:  }
+
+// -----
+
+func.func @fusion_results(%x: tensor<1x4x3x3xf32>, %w: tensor<2x4x1x1xf32>, %b: tensor<1x1x3xf32>, %a: tensor<2x3xf32>, %m: tensor<3x4xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32>, tensor<1x2x3x3xf32>, tensor<2x4xf32>, tensor<2x4xf32>) {
+  %0 = graph.fused_elementwise(%x, %b) {steps = ["add %0 %1", "clip %2 0.0 6.0", "leaky_relu %3 0.1", "mul %4 %0"]} : (tensor<1x4x3x3xf32>, tensor<1x1x3xf32>) -> tensor<1x4x3x3xf32>
+  %1 = graph.channel_shuffle(%0) {group = 2 : i64} : (tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+  %2 = graph.conv(%1, %w) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, activation = "clip", activation_alpha = 0.000000e+00 : f32, activation_beta = 6.000000e+00 : f32} : (tensor<1x4x3x3xf32>, tensor<2x4x1x1xf32>) -> tensor<1x2x3x3xf32>
+  %3 = graph.matmul(%a, %m) {activation = "leaky_relu", activation_alpha = 1.000000e-01 : f32} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  %4 = graph.gemm(%a, %m) {alpha = 1.000000e+00 : f32, beta = 1.000000e+00 : f32, transA = 0 : i64, transB = 0 : i64, activation = "hard_swish", activation_alpha = 0.166666672 : f32, activation_beta = 5.000000e-01 : f32} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  %5 = graph.conv_add(%1, %w, %2) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, activation = "relu"} : (tensor<1x4x3x3xf32>, tensor<2x4x1x1xf32>, tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+  func.return %0, %1, %5, %3, %4 : tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32>, tensor<1x2x3x3xf32>, tensor<2x4xf32>, tensor<2x4xf32>
+}
+// CHECK-LABEL: func.func @fusion_results(
+// CHECK-NEXT:    %0 = graph.fused_elementwise(%x, %b) {steps = ["add %0 %1", "clip %2 0.0 6.0", "leaky_relu %3 0.1", "mul %4 %0"]} : (tensor<1x4x3x3xf32>, tensor<1x1x3xf32>) -> tensor<1x4x3x3xf32>
+// CHECK-NEXT:    %1 = graph.channel_shuffle(%0) {group = 2 : i64} : (tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+// CHECK-NEXT:    %2 = graph.conv(%1, %w) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, activation = "clip", activation_alpha = 0.000000e+00 : f32, activation_beta = 6.000000e+00 : f32} : (tensor<1x4x3x3xf32>, tensor<2x4x1x1xf32>) -> tensor<1x2x3x3xf32>
+// CHECK-NEXT:    %3 = graph.matmul(%a, %m) {activation = "leaky_relu", activation_alpha = 1.000000e-01 : f32} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+// CHECK-NEXT:    %4 = graph.gemm(%a, %m) {alpha = 1.000000e+00 : f32, beta = 1.000000e+00 : f32, transA = 0 : i64, transB = 0 : i64, activation = "hard_swish", activation_alpha = 0.166666672 : f32, activation_beta = 5.000000e-01 : f32} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+// CHECK-NEXT:    %5 = graph.conv_add(%1, %w, %2) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, activation = "relu"} : (tensor<1x4x3x3xf32>, tensor<2x4x1x1xf32>, tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+// CHECK-NEXT:    func.return %0, %1, %5, %3, %4 : tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32>, tensor<1x2x3x3xf32>, tensor<2x4xf32>, tensor<2x4xf32>
+// CHECK-NEXT:  }

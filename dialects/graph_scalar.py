@@ -1,0 +1,51 @@
+"""Binary arithmetic with a scalar right operand held as a property (row fold-scalar-binary).
+
+`graph.mul_scalar(%x) {scalar = 0.5 : f64}` is `graph.mul(%x, %c)` with `%c` a one-element
+constant: the kernel reads the scalar as an immediate instead of loading (and broadcasting)
+a tensor, and the constant disappears from the graph. The property is an f64 whatever the
+tensor's element type (exact for f32 and for integers below 2**53); the kernel converts it.
+"""
+
+from __future__ import annotations
+
+import abc
+
+from onnxc.dialects.graph_base import GraphOp, shape_of
+from xdsl.dialects.builtin import FloatAttr, TensorType
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+
+
+class ScalarBinaryOp(GraphOp, abc.ABC):
+    """output = f(input, scalar) elementwise; same shape and element type as `input`."""
+
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    scalar = prop_def(FloatAttr)
+
+    def infer_shapes(self):
+        return [shape_of(self.input)]
+
+
+@irdl_op_definition
+class AddScalarOp(ScalarBinaryOp):
+    name = "graph.add_scalar"
+
+
+@irdl_op_definition
+class SubScalarOp(ScalarBinaryOp):
+    name = "graph.sub_scalar"
+
+
+@irdl_op_definition
+class MulScalarOp(ScalarBinaryOp):
+    name = "graph.mul_scalar"
+
+
+@irdl_op_definition
+class DivScalarOp(ScalarBinaryOp):
+    name = "graph.div_scalar"
+
+
+@irdl_op_definition
+class PowScalarOp(ScalarBinaryOp):
+    name = "graph.pow_scalar"

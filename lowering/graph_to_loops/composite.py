@@ -1,0 +1,85 @@
+"""Kernels of the ops the fusion and replacement passes create (dialects/graph_composite).
+
+`graph.fused_elementwise` runs its steps on scalars inside one broadcast loop nest
+(`map_elementwise`), reusing the scalar code of the single-op kernels. `graph.channel_shuffle`
+copies whole channel planes: out[n, j * g + i] = in[n, i * k + j].
+"""
+
+from __future__ import annotations
+
+import math as pymath
+
+from onnxc.dialects import graph
+from onnxc.dialects.graph import int_of, shape_of
+from onnxc.lowering.graph_to_loops.elementwise import BINARY, UNARY, map_elementwise
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
+
+from onnxc.errors import LoweringError
+
+_UNARY_OPS = {
+    "relu": graph.ReluOp, "sigmoid": graph.SigmoidOp, "tanh": graph.TanhOp,
+    "exp": graph.ExpOp, "log": graph.LogOp, "sqrt": graph.SqrtOp, "neg": graph.NegOp,
+    "abs": graph.AbsOp, "reciprocal": graph.ReciprocalOp,
+}
+_BINARY_OPS = {
+    "add": graph.AddOp, "sub": graph.SubOp, "mul": graph.MulOp, "div": graph.DivOp,
+    "pow": graph.PowOp, "max": graph.MaxOp, "min": graph.MinOp,
+}
+
+
+def _step(kb: KernelBuilder, name: str, args, params):
+    if name in _UNARY_OPS:
+        return UNARY[_UNARY_OPS[name]](kb, args[0], None)
+    if name in _BINARY_OPS:
+        return BINARY[_BINARY_OPS[name]](kb, args[0], args[1])
+    x = args[0]
+    if name.endswith("_scalar"):
+        return BINARY[_BINARY_OPS[name[: -len("_scalar")]]](kb, x, kb.constant(params[0], x.type))
+    if name == "leaky_relu":
+        scaled = kb.mul(x, kb.constant(params[0], x.type))
+        return kb.select(kb.less_than(x, kb.constant(0.0, x.type)), scaled, x)
+    if name == "clip":
+        lo, hi = params
+        if lo != -pymath.inf:
+            x = kb.max(x, kb.constant(lo, x.type))
+        if hi != pymath.inf:
+            x = kb.min(x, kb.constant(hi, x.type))
+        return x
+    raise LoweringError(f"graph.fused_elementwise: no lowering for step '{name}'")
+
+
+def fused_elementwise_kernel(op: graph.FusedElementwiseOp, kb: KernelBuilder, ins, outs):
+    if not is_float(outs[0].type.get_element_type()):
+        raise LoweringError(f"{op.name}: element type is not a float")
+    steps = op.parsed_steps()
+
+    def body(kb: KernelBuilder, args):
+        values = list(args)
+        for s in steps:
+            values.append(_step(kb, s.op, [values[r] for r in s.refs], s.params))
+        return values[-1]
+
+    map_elementwise(kb, ins, outs[0], body)
+
+
+def channel_shuffle_kernel(op: graph.ChannelShuffleOp, kb: KernelBuilder, ins, outs):
+    shape = shape_of(op.input)
+    n, c, plane = shape[0], shape[1], pymath.prod(shape[2:])
+    g = int_of(op.group)
+    k = c // g
+    x = kb.view(ins[0], [n, g, k, plane])
+    y = kb.view(outs[0], [n, k, g, plane])
+
+    def copy(ivs: list[Index]) -> None:
+        b, i, j, p = ivs
+        kb.store(kb.load(x, [b, i, j, p]), y, [b, j, i, p])
+
+    kb.nest([n, g, k, plane], copy)
+
+
+KERNELS = {
+    graph.FusedElementwiseOp: fused_elementwise_kernel,
+    graph.ChannelShuffleOp: channel_shuffle_kernel,
+}
+
+

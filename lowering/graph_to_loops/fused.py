@@ -1,0 +1,138 @@
+"""Kernels of the ops the Extended fusions create: Erf, Gelu, PRelu, WeightedSum, LayerNorm.
+
+Each replaces a chain of elementwise/reduction kernels by one pass (two for LayerNorm's
+statistics) over memory; Attention has its own module.
+"""
+
+from __future__ import annotations
+
+import math as pymath
+
+from xdsl.dialects import math
+
+from onnxc.dialects import graph
+from onnxc.dialects.graph import float_of, shape_of
+from onnxc.dialects.graph_fused import strip_leading_ones
+from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.elementwise import map_elementwise
+from onnxc.lowering.graph_to_loops.loops import (
+    Index,
+    KernelBuilder,
+    broadcast_indices,
+    is_float,
+)
+
+
+def require_float(op, kb_out) -> None:
+    element = kb_out.type.get_element_type()
+    if not is_float(element):
+        raise LoweringError(f"{op.name}: element type {element} is not a float")
+
+
+def erf_kernel(op: graph.ErfOp, kb: KernelBuilder, ins, outs):
+    require_float(op, outs[0])
+    map_elementwise(kb, ins, outs[0], lambda kb, a: kb.insert(math.ErfOp(a[0])))
+
+
+def gelu_scalar(kb: KernelBuilder, x, approximate: str):
+    """0.5 x (1 + erf(x / sqrt 2)), or its tanh approximation."""
+    t = x.type
+    if approximate == "tanh":
+        cube = kb.mul(kb.mul(x, x), x)
+        inner = kb.muladd(cube, kb.constant(0.044715, t), x)
+        phi = kb.insert(math.TanhOp(kb.mul(inner, kb.constant(pymath.sqrt(2 / pymath.pi), t))))
+    else:
+        phi = kb.insert(math.ErfOp(kb.mul(x, kb.constant(pymath.sqrt(0.5), t))))
+    half_x = kb.mul(x, kb.constant(0.5, t))
+    return kb.muladd(half_x, phi, half_x)
+
+
+def gelu_kernel(op: graph.GeluOp, kb: KernelBuilder, ins, outs):
+    require_float(op, outs[0])
+    approximate = op.approximate.data
+    map_elementwise(kb, ins, outs[0], lambda kb, a: gelu_scalar(kb, a[0], approximate))
+
+
+def prelu_kernel(op: graph.PReluOp, kb: KernelBuilder, ins, outs):
+    require_float(op, outs[0])
+
+    def prelu(kb: KernelBuilder, a):
+        x, slope = a
+        negative = kb.less_than(x, kb.constant(0.0, x.type))
+        return kb.select(negative, kb.mul(x, slope), x)
+
+    map_elementwise(kb, ins, outs[0], prelu)
+
+
+def weighted_sum_kernel(op: graph.WeightedSumOp, kb: KernelBuilder, ins, outs):
+    require_float(op, outs[0])
+    element = outs[0].type.get_element_type()
+    coefficients = op.coefficient_values()
+
+    def weighted(kb: KernelBuilder, args):
+        acc = kb.mul(args[0], kb.constant(coefficients[0], element))
+        for value, c in zip(args[1:], coefficients[1:]):
+            acc = kb.muladd(value, kb.constant(c, element), acc)
+        return acc
+
+    map_elementwise(kb, ins, outs[0], weighted)
+
+
+def layer_normalization_kernel(op: graph.LayerNormalizationOp, kb: KernelBuilder, ins, outs):
+    """Per row of the normalized dimensions: mean, then variance, then one scaled write."""
+    require_float(op, outs[0])
+    x_shape = shape_of(op.input)
+    axis = op.normalized_axis()
+    trailing = list(x_shape[axis:])
+    outer, size = pymath.prod(x_shape[:axis]), pymath.prod(trailing)
+    if outer * size == 0:
+        return
+    element = outs[0].type.get_element_type()
+    flat = kb.view(ins[0], [outer, size])
+    x = kb.view(ins[0], [outer, *trailing])
+    y = kb.view(outs[0], [outer, *trailing])
+    # scale and bias broadcast within the normalized dimensions (leading 1s dropped)
+    scale_shape = strip_leading_ones(shape_of(op.scale))
+    scale = kb.view(ins[1], scale_shape or [1])
+    bias_shape = strip_leading_ones(shape_of(op.bias)) if op.bias is not None else ()
+    bias = kb.view(ins[2], bias_shape or [1]) if op.bias is not None else None
+    zero = kb.constant(0.0, element)
+    inv_n = kb.constant(1.0 / size, element)
+    eps = kb.constant(float_of(op.epsilon), element)
+    one = kb.constant(1.0, element)
+
+    def per_row(r: Index) -> None:
+        (total,) = kb.reduce(0, size, [zero], lambda i, acc: [kb.add(acc, kb.load(flat, [r, i]))])
+        mean = kb.mul(total, inv_n)
+
+        def square(i: Index, acc):
+            d = kb.sub(kb.load(flat, [r, i]), mean)
+            return [kb.muladd(d, d, acc)]
+
+        (squares,) = kb.reduce(0, size, [zero], square)
+        variance = kb.mul(squares, inv_n)
+        inv_std = kb.div(one, kb.insert(math.SqrtOp(kb.add(variance, eps))))
+
+        def write(ivs: list[Index]) -> None:
+            normalized = kb.mul(kb.sub(kb.load(x, [r, *ivs]), mean), inv_std)
+            gamma = kb.load(scale, broadcast_indices(ivs, scale_shape))
+            if bias is None:
+                kb.store(kb.mul(normalized, gamma), y, [r, *ivs])
+                return
+            beta = kb.load(bias, broadcast_indices(ivs, bias_shape))
+            kb.store(kb.muladd(normalized, gamma, beta), y, [r, *ivs])
+
+        kb.nest(trailing, write)
+
+    kb.for_(0, outer, per_row)
+
+
+KERNELS = {
+    graph.ErfOp: erf_kernel,
+    graph.GeluOp: gelu_kernel,
+    graph.PReluOp: prelu_kernel,
+    graph.WeightedSumOp: weighted_sum_kernel,
+    graph.LayerNormalizationOp: layer_normalization_kernel,
+}
+
+

@@ -1,0 +1,71 @@
+"""Kernels of ReduceSum and ReduceMean.
+
+The input is viewed with adjacent dimensions of the same kind (kept or reduced) merged, so
+a reduction over trailing or leading axes (LayerNorm's last axis, a global pool's H and W)
+is one contiguous inner reduction loop carried in registers, written once per output.
+"""
+
+from __future__ import annotations
+
+import math as pymath
+
+from onnxc.dialects import graph
+from onnxc.dialects.graph import shape_of
+from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_bool, is_float
+
+
+def reduce_groups(shape: tuple[int, ...], axes: tuple[int, ...]) -> list[tuple[int, bool]]:
+    """(size, reduced) runs of adjacent dimensions; size-1 dimensions are dropped."""
+    groups: list[tuple[int, bool]] = []
+    for d, size in enumerate(shape):
+        if size == 1:
+            continue
+        reduced = d in axes
+        if groups and groups[-1][1] == reduced:
+            groups[-1] = (groups[-1][0] * size, reduced)
+        else:
+            groups.append((size, reduced))
+    return groups
+
+
+def reduce_kernel(op: graph.ReduceOp, kb: KernelBuilder, ins, outs):
+    x_shape = shape_of(op.input)
+    axes = op.reduced_axes()
+    element = outs[0].type.get_element_type()
+    if is_bool(element):
+        raise LoweringError(f"{op.name}: boolean tensors are not supported")
+    mean = isinstance(op, graph.ReduceMeanOp)
+    if mean and not is_float(element):
+        raise LoweringError(f"{op.name}: element type {element} is not a float")
+    groups = reduce_groups(x_shape, axes) or [(1, False)]
+    count = pymath.prod(x_shape[a] for a in axes)
+    kept = [size for size, reduced in groups if not reduced]
+    x = kb.view(ins[0], [size for size, _ in groups])
+    y = kb.view(outs[0], kept or [1])
+    zero = kb.constant(0, element)
+
+    def per_output(kept_ivs: list[Index]) -> None:
+        def accumulate(depth: int, it: list[Index], kept_left: list[Index], acc):
+            if depth == len(groups):
+                return kb.add(acc, kb.load(x, it))
+            size, reduced = groups[depth]
+            if not reduced:
+                return accumulate(depth + 1, [*it, kept_left[0]], kept_left[1:], acc)
+            (total,) = kb.reduce(0, size, [acc], lambda iv, a: [
+                accumulate(depth + 1, [*it, iv], kept_left, a)
+            ])
+            return total
+
+        total = accumulate(0, [], kept_ivs, zero)
+        if mean and count != 1:
+            total = kb.mul(total, kb.constant(1.0 / count, element))
+        kb.store(total, y, kept_ivs or [0])
+
+    kb.nest(kept, per_output)
+
+
+KERNELS = {
+    graph.ReduceSumOp: reduce_kernel,
+    graph.ReduceMeanOp: reduce_kernel,
+}

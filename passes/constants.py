@@ -1,0 +1,110 @@
+"""Reading and writing graph constants as numpy arrays, for patterns that fold weights.
+
+Patterns never go through Python lists: a constant's dense bytes are viewed with
+`np.frombuffer`, and new constants are built from `array.tobytes()`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from onnxc.dialects import graph
+from xdsl.dialects.builtin import (
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    TensorType,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.rewriter import InsertPoint
+
+
+def numpy_dtype(element: Attribute) -> np.dtype | None:
+    """The numpy dtype of a tensor element type (None for ones we do not fold)."""
+    if isinstance(element, Float32Type):
+        return np.dtype(np.float32)
+    if isinstance(element, Float64Type):
+        return np.dtype(np.float64)
+    if isinstance(element, Float16Type):
+        return np.dtype(np.float16)
+    if isinstance(element, IntegerType) and element.width.data in (8, 16, 32, 64):
+        return np.dtype(f"int{element.width.data}")
+    return None
+
+
+def constant_value(value: SSAValue) -> np.ndarray | None:
+    """The array `value` holds when a graph constant defines it, else None."""
+    owner = value.owner
+    if not isinstance(owner, (graph.ConstantOp, graph.ConstantOfShapeOp)):
+        return None
+    t = value.type
+    assert isinstance(t, TensorType)
+    dtype = numpy_dtype(t.get_element_type())
+    if dtype is None:
+        return None
+    data = np.frombuffer(owner.value.data.data, dtype)
+    if isinstance(owner, graph.ConstantOfShapeOp):
+        return np.full(tuple(t.get_shape()), data[0], dtype)
+    return data.reshape(tuple(t.get_shape()))
+
+
+def dense(array: np.ndarray, element: Attribute) -> DenseIntOrFPElementsAttr:
+    """A dense attribute of `element` type holding `array` (converted to its dtype)."""
+    dtype = numpy_dtype(element)
+    assert dtype is not None
+    array = np.array(array, dtype=dtype, order="C")  # keeps 0-d (ascontiguousarray would not)
+    return DenseIntOrFPElementsAttr(TensorType(element, array.shape), BytesAttr(array.tobytes()))
+
+
+def insert_constant(
+    rewriter: PatternRewriter, array: np.ndarray, element: Attribute, before: Operation
+) -> SSAValue:
+    """A new graph.constant holding `array`, inserted before `before`."""
+    op = graph.ConstantOp(dense(array, element))
+    rewriter.insert(op, InsertPoint.before(before))
+    return op.output
+
+
+def element_type(value: SSAValue) -> Attribute:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return t.get_element_type()
+
+
+def is_float_tensor(value: SSAValue) -> bool:
+    return numpy_dtype(element_type(value)) in (np.float16, np.float32, np.float64)
+
+
+def use_count(value: SSAValue) -> int:
+    return sum(1 for _ in value.uses)
+
+
+def single_use(value: SSAValue) -> bool:
+    """True when exactly one operation reads `value` (so fusing it away removes it)."""
+    return value.has_one_use()
+
+
+def per_channel(array: np.ndarray, out_shape: Sequence[int], axis: int = 1) -> np.ndarray | None:
+    """`array` as a 1-D vector over `out_shape[axis]` when it broadcasts against the output
+    along that axis only and does not enlarge the output; None otherwise."""
+    rank = len(out_shape)
+    if array.ndim > rank:
+        return None
+    padded = array.reshape((1,) * (rank - array.ndim) + array.shape)
+    for d, (a, o) in enumerate(zip(padded.shape, out_shape)):
+        if a != 1 and (d != axis or a != o):
+            return None
+    return np.broadcast_to(padded.reshape(-1) if padded.size > 1 else padded.reshape(1),
+                           (out_shape[axis],)).copy()
+
+
+def scalar(array: np.ndarray | None) -> float | None:
+    """The one value of a single-element array, else None."""
+    if array is None or array.size != 1:
+        return None
+    return float(array.reshape(-1)[0])

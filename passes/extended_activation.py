@@ -1,0 +1,184 @@
+"""fuse-gelu and fuse-prelu: activations that exporters write out as elementwise formulas.
+
+GELU (torch.nn.GELU, HF BERT, the importer's own Gelu-tanh decomposition):
+  erf form   0.5 * x * (1 + erf(x / sqrt(2)))          (x / 1.4142 or x * 0.7071)
+  tanh form  0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))   (x^3 as Pow or Mul)
+in any association and order of the three factors, so the match collects the leaves of the
+product tree and asks for {0.5, x, 1 + phi(x)}.
+
+PReLU: the importer decomposes ONNX PRelu into relu(x) + slope * min(x, 0), and Keras-style
+exports write relu(x) - slope * relu(-x); both become graph.prelu(x, slope).
+"""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.dialects.builtin import StringAttr
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+
+from onnxc.dialects import graph, graph_shapes
+from onnxc.dialects.graph import shape_of
+from onnxc.passes.constants import constant_value
+from onnxc.passes.extended_match import (
+    close,
+    float_result,
+    operand_orders,
+    producer,
+    product_factors,
+    scaled_by,
+    used_only_by,
+    with_scalar,
+)
+
+# --------------------------------------------------------------------------- GELU
+
+
+def _erf_argument(phi: graph.ErfOp) -> SSAValue | None:
+    """x when erf's argument is x / sqrt(2)."""
+    scaled = scaled_by(phi.input)
+    if scaled is not None and close(scaled[1], math.sqrt(0.5)):
+        return scaled[0]
+    return None
+
+
+def _is_cube_of(value: SSAValue, x: SSAValue) -> bool:
+    """value is x^3 as Pow(x, 3), x * x * x or x * (x * x)."""
+    power = with_scalar(value.owner, graph.PowOp)
+    if power is not None:
+        return power[0] == x and power[1] == 3.0
+    if not isinstance(value.owner, graph.MulOp):
+        return False
+    factors = product_factors(value.owner, limit=3)
+    return factors is not None and factors[1] == 1.0 and factors[0] == [x, x, x]
+
+
+def _tanh_argument(phi: graph.TanhOp) -> SSAValue | None:
+    """x when tanh's argument is sqrt(2/pi) * (x + 0.044715 * x^3)."""
+    scaled = scaled_by(phi.input)
+    if scaled is None or not close(scaled[1], math.sqrt(2 / math.pi), rel=1e-4):
+        return None
+    inner = producer(scaled[0], graph.AddOp)
+    if inner is None:
+        return None
+    for x, cubic in operand_orders(inner):
+        term = scaled_by(cubic)
+        if term is not None and close(term[1], 0.044715, rel=1e-4) and _is_cube_of(term[0], x):
+            return x
+    return None
+
+
+def _one_plus_phi(value: SSAValue) -> tuple[SSAValue, str, Operation] | None:
+    """(x, approximate, phi op) when `value` is 1 + erf(x/sqrt 2) or 1 + tanh(...)."""
+    plus_one = with_scalar(value.owner, graph.AddOp)
+    if plus_one is None or plus_one[1] != 1.0:
+        return None
+    phi = plus_one[0].owner
+    if isinstance(phi, graph.ErfOp):
+        x = _erf_argument(phi)
+        return None if x is None else (x, "none", phi)
+    if isinstance(phi, graph.TanhOp):
+        x = _tanh_argument(phi)
+        return None if x is None else (x, "tanh", phi)
+    return None
+
+
+class FuseGelu(RewritePattern):
+    """{0.5, x, 1 + phi(x)} multiplied in any order -> graph.gelu(x)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if not isinstance(op, (graph.MulOp, graph.MulScalarOp)) or not float_result(op):
+            return
+        factors = product_factors(op, limit=2)
+        if factors is None or len(factors[0]) != 2 or not close(factors[1], 0.5):
+            return
+        for a, x in (factors[0], factors[0][::-1]):
+            found = _one_plus_phi(a)
+            if found is None or found[0] != x or not a.has_one_use():
+                continue
+            if shape_of(x) != shape_of(op.results[0]):
+                continue
+            gelu = graph.GeluOp(operands=[x], result_types=[op.results[0].type],
+                                properties={"approximate": StringAttr(found[1])})
+            rewriter.replace_op(op, gelu)
+            return
+
+
+# --------------------------------------------------------------------------- PReLU
+
+
+def _negative_part_of(value: SSAValue) -> SSAValue | None:
+    """x when `value` is min(x, 0) (a zero constant of any broadcastable shape)."""
+    minimum = producer(value, graph.MinOp)
+    if minimum is None or len(minimum.inputs) != 2:
+        return None
+    a, b = minimum.inputs
+    for x, zero in ((a, b), (b, a)):
+        z = constant_value(zero)
+        if z is not None and z.size >= 1 and not z.any() and shape_of(x) == shape_of(value):
+            return x
+    return None
+
+
+def _relu_of_neg(value: SSAValue) -> SSAValue | None:
+    """x when `value` is relu(-x)."""
+    relu = producer(value, graph.ReluOp)
+    neg = producer(relu.input, graph.NegOp) if relu is not None else None
+    return neg.input if neg is not None else None
+
+
+def _slope_times(value: SSAValue) -> tuple[SSAValue, SSAValue] | None:
+    """(slope, other) for every way `value` = slope * other can be read."""
+    mul = producer(value, graph.MulOp)
+    if mul is None or not value.has_one_use():
+        return None
+    return mul.lhs, mul.rhs
+
+
+def _prelu(rewriter: PatternRewriter, op: Operation, x: SSAValue, slope: SSAValue) -> bool:
+    x_shape = shape_of(x)
+    try:
+        if graph_shapes.broadcast_shapes(x_shape, shape_of(slope)) != x_shape:
+            return False
+    except ValueError:
+        return False
+    if x_shape != shape_of(op.results[0]):
+        return False
+    rewriter.replace_op(op, graph.PReluOp(operands=[x, slope], result_types=[x.type]))
+    return True
+
+
+class FusePreluFromMin(RewritePattern):
+    """relu(x) + slope * min(x, 0) -> prelu(x, slope)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.AddOp, rewriter: PatternRewriter) -> None:
+        if not float_result(op):
+            return
+        for positive, negative in operand_orders(op):
+            relu = producer(positive, graph.ReluOp)
+            factors = _slope_times(negative)
+            if relu is None or factors is None:
+                continue
+            for slope, part in (factors, factors[::-1]):
+                if _negative_part_of(part) == relu.input and part.has_one_use():
+                    if _prelu(rewriter, op, relu.input, slope):
+                        return
+
+
+class FusePreluFromNegatedRelu(RewritePattern):
+    """relu(x) - slope * relu(-x) -> prelu(x, slope)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.SubOp, rewriter: PatternRewriter) -> None:
+        if not float_result(op):
+            return
+        relu = producer(op.lhs, graph.ReluOp)
+        factors = _slope_times(op.rhs)
+        if relu is None or factors is None:
+            return
+        for slope, part in (factors, factors[::-1]):
+            if _relu_of_neg(part) == relu.input and used_only_by([part], [op.rhs.owner]):
+                if _prelu(rewriter, op, relu.input, slope):
+                    return

@@ -1,0 +1,69 @@
+"""numpy semantics of the reduction and fused graph ops (entries of the evaluator's table).
+
+Written from the ONNX operator docs (ReduceMean/ReduceSum, LayerNormalization, Gelu, PRelu)
+and, for the ops ONNX lacks, from the unfused compositions they replace. Computation is in
+float64 so that the reference is not the thing being tested.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+from xdsl.ir import Operation
+
+from onnxc.dialects import graph
+from onnxc.dialects.graph import float_of, int_of
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    return np.vectorize(math.erf, otypes=[np.float64])(x) if x.size else x.astype(np.float64)
+
+
+def _reduce(fn):
+    def evaluate(op: graph.ReduceOp, args: list[np.ndarray]) -> list[np.ndarray]:
+        x = args[0].astype(np.float64) if args[0].dtype.kind == "f" else args[0]
+        return [fn(x, axis=op.reduced_axes(), keepdims=int_of(op.keepdims) != 0)]
+
+    return evaluate
+
+
+def layer_normalization(op: graph.LayerNormalizationOp, args: list[np.ndarray]):
+    x = args[0].astype(np.float64)
+    axes = tuple(range(op.normalized_axis(), x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+    y = (x - mean) / np.sqrt(var + float_of(op.epsilon)) * args[1]
+    return [y + args[2] if len(args) > 2 else y]
+
+
+def gelu(op: graph.GeluOp, args: list[np.ndarray]):
+    x = args[0].astype(np.float64)
+    if op.approximate.data == "tanh":
+        return [0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))]
+    return [0.5 * x * (1 + _erf(x / math.sqrt(2)))]
+
+
+def attention(op: graph.AttentionOp, args: list[np.ndarray]):
+    q, k, v = (a.astype(np.float64) for a in args[:3])
+    scores = np.matmul(q, np.swapaxes(k, -1, -2)) * float_of(op.scale)
+    if len(args) > 3:
+        scores = scores + args[3]
+    scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return [np.matmul(scores / scores.sum(axis=-1, keepdims=True), v)]
+
+
+def weighted_sum(op: graph.WeightedSumOp, args: list[np.ndarray]):
+    return [sum(c * a.astype(np.float64) for c, a in zip(op.coefficient_values(), args))]
+
+
+EVALUATORS: dict[type[Operation], Callable[[Operation, list[np.ndarray]], list[np.ndarray]]] = {
+    graph.ReduceMeanOp: _reduce(np.mean),
+    graph.ReduceSumOp: _reduce(np.sum),
+    graph.LayerNormalizationOp: layer_normalization,
+    graph.GeluOp: gelu,
+    graph.PReluOp: lambda op, a: [np.where(a[0] < 0, a[0] * a[1], a[0])],
+    graph.WeightedSumOp: weighted_sum,
+    graph.AttentionOp: attention,
+}
