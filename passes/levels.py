@@ -31,8 +31,8 @@ BASIC: tuple[str, ...] = (
     "fuse-conv-bn", "fuse-conv-add", "fuse-conv-mul", "fuse-conv-matmul", "fuse-matmul-add",
     "fuse-matmul-scale", "fuse-bn-scale", "fuse-matmul-bn", "fuse-activation", "fuse-elementwise",
     # operator replacement
-    "bn-to-scale", "prelu-to-leakyrelu", "conv-after-global-pool-to-gemm", "linear-as-conv",
-    "shuffle-channel", "group-conv", "pad-to-input", "shapen-to-shapes",
+    "bn-to-scale", "prelu-to-leakyrelu", "conv-after-global-pool-to-gemm", "shuffle-channel",
+    "pad-to-input",
     # operator forwarding
     "slice-before-elementwise", "transpose-through-elementwise", "reduce-before-shift",
 )
@@ -50,14 +50,13 @@ LAYOUT_AND_MEMORY: tuple[str, ...] = (
 
 ORDER: tuple[str, ...] = (
     # 1. constants become real constants, constant inputs become properties
-    "fold-constant-ops", "fold-axes-inputs", "fold-unsqueeze-const", "shapen-to-shapes",
-    "pad-to-input",
+    "fold-constant-ops", "fold-axes-inputs", "fold-unsqueeze-const", "pad-to-input",
     # 2. nothing-ops, inverse pairs and normal forms
     "drop-no-op", "drop-noop-cast", "drop-full-slice", "drop-identity-pool",
     "merge-reshapes", "merge-casts", "cancel-squeeze-unsqueeze", "cancel-transposes",
     "transpose-through-elementwise", "cancel-concat-slice", "cancel-quant-dequant",
     "cancel-layout-conversions", "drop-reshape-before-binary", "broadcast-simplify",
-    "prelu-to-leakyrelu", "shuffle-channel", "group-conv", "cse",
+    "prelu-to-leakyrelu", "shuffle-channel", "cse",
     # 3. complex fusions, while the patterns they recognise are intact
     "fuse-layernorm", "fuse-gelu", "fuse-prelu", "fuse-attention", "fuse-reduce-to-global-pool",
     # 4. algebra and forwarding (work moves to constants, then folds)
@@ -66,7 +65,7 @@ ORDER: tuple[str, ...] = (
     # 5. weight fusions into Conv / Gemm, then what remains of BatchNormalization
     "fuse-bn-scale", "fuse-conv-bn", "fuse-matmul-bn", "fuse-conv-mul", "fuse-conv-add",
     "fuse-conv-matmul", "bn-to-scale", "fuse-conv-mul", "fuse-conv-add",
-    "conv-after-global-pool-to-gemm", "linear-as-conv", "drop-flatten-after-global-pool",
+    "conv-after-global-pool-to-gemm", "drop-flatten-after-global-pool",
     "drop-flatten-after-linear", "fuse-matmul-scale", "fuse-matmul-add",
     "fuse-matmul-transpose", "fuse-binary-eltwise",
     # 6. epilogues and sibling fusion, then kernel-level forms

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from onnxc.dialects.graph import shape_of
 from onnxc.passes.evaluator import dtype_of, entry_function, evaluate_op
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -156,20 +156,32 @@ def output_drift(before: np.ndarray, after: np.ndarray) -> float:
     return diff if scale == 0.0 else diff / scale
 
 
+def output_labels(module_or_func: ModuleOp | FuncOp) -> list[str]:
+    """'output 0 (prob)', ...: indices with the ONNX output names when the importer kept them."""
+    func = entry_function(module_or_func)
+    count = len(func.function_type.outputs.data)
+    names = func.attributes.get("onnxc.output_names")
+    if isinstance(names, ArrayAttr) and len(names.data) == count:
+        return [f"output {i} ({n.data})" for i, n in enumerate(names.data)]
+    return [f"output {i}" for i in range(count)]
+
+
 def drifting_outputs(
-    before: Sequence[np.ndarray], after: Sequence[np.ndarray], rtol: float, atol: float
+    before: Sequence[np.ndarray], after: Sequence[np.ndarray], rtol: float, atol: float,
+    labels: Sequence[str] | None = None,
 ) -> list[tuple[int, str]]:
     """(index, description) of every output outside `atol + rtol * max|before|`."""
     if len(before) != len(after):
         return [(-1, f"{len(before)} outputs before, {len(after)} after")]
     bad = []
     for i, (b, a) in enumerate(zip(before, after)):
+        label = labels[i] if labels is not None and i < len(labels) else f"output {i}"
         if b.shape != a.shape or b.dtype != a.dtype:
-            bad.append((i, f"output {i}: {b.dtype}{list(b.shape)} became {a.dtype}{list(a.shape)}"))
+            bad.append((i, f"{label}: {b.dtype}{list(b.shape)} became {a.dtype}{list(a.shape)}"))
             continue
         if b.dtype.kind not in "fc":
             if not np.array_equal(a, b):
-                bad.append((i, f"output {i}: {int(np.sum(a != b))} elements differ"))
+                bad.append((i, f"{label}: {int(np.sum(a != b))} elements differ"))
             continue
         nan_ok = np.array_equal(np.isnan(a), np.isnan(b))
         with np.errstate(invalid="ignore"):
@@ -177,7 +189,7 @@ def drifting_outputs(
             scale = float(np.max(np.where(np.isfinite(b), np.abs(b), 0.0), initial=0.0))
         worst = float(np.nanmax(diff, initial=0.0))
         if not nan_ok or not worst <= atol + rtol * scale:
-            bad.append((i, f"output {i}: max abs diff {worst:.3g} (scale {scale:.3g}, allowed "
+            bad.append((i, f"{label}: max abs diff {worst:.3g} (scale {scale:.3g}, allowed "
                            f"{atol + rtol * scale:.3g}){'' if nan_ok else ', NaNs moved'}"))
     return bad
 
@@ -216,7 +228,7 @@ def check_pass_equivalence(
     expected = evaluator.run(module)
     _apply(after, pass_pipeline)
     actual = evaluator.run(after)
-    bad = drifting_outputs(expected, actual, rtol, atol)
+    bad = drifting_outputs(expected, actual, rtol, atol, output_labels(module))
     if bad:
         raise AssertionError(
             f"'{pass_pipeline}' changed the results: " + "; ".join(text for _, text in bad)
@@ -304,6 +316,7 @@ def bisect_pipeline(
     specs = split_pipeline(passes) if isinstance(passes, str) else list(passes)
     evaluator = MemoEvaluator(random_inputs(module, seed=seed))
     expected = evaluator.run(module)
+    labels = output_labels(module)
     keys = evaluator.numbers(module)
     steps: list[PassStep] = []
     first: PassStep | None = None
@@ -321,7 +334,8 @@ def bisect_pipeline(
                      all(_number_of(v, new_keys) in old_set | {None} for v in op.operands)]
             step.new_ops = [_short_form(op) for op in fresh[:max_new_ops]]
             actual = evaluator.run(module)
-            step.problems = [text for _, text in drifting_outputs(expected, actual, rtol, atol)]
+            step.problems = [text for _, text in
+                             drifting_outputs(expected, actual, rtol, atol, labels)]
             step.drift = max((output_drift(b, a) for b, a in zip(expected, actual)),
                              default=0.0) if len(expected) == len(actual) else float("inf")
             drift = step.drift

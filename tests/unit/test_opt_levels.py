@@ -137,6 +137,7 @@ def test_verify_numerics_names_the_drifting_pass(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert "first drifting pass: test-break-adds" in err
     assert "removed: graph.add x1" in err and "added: graph.sub x1" in err
+    assert "output 0 (y): max abs diff" in err
     assert "error:" in err and "'test-break-adds' changed the results" in err
     assert main([str(path), "-O3", "--verify-numerics"]) == 0
     assert "no pass drifts" in capsys.readouterr().err
