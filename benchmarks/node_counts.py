@@ -20,10 +20,10 @@ from collections import Counter
 
 import onnx
 import onnxruntime as ort
-from onnxc.passes.stats import compute_nodes, op_counts
 
 import onnxc
-from onnxc.zoo import ZOO_MODELS, load_zoo
+from onnxc.passes.stats import compute_nodes, op_counts
+from onnxc.zoo import ZOO_MODELS, benchmark_models, load_zoo
 
 
 def ort_compute_nodes(model: onnx.ModelProto) -> tuple[int, Counter[str]]:
@@ -55,19 +55,21 @@ def onnxc_compute_nodes(model: onnx.ModelProto, opt_level: int) -> tuple[int, Co
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default=",".join(ZOO_MODELS))
+    extra = [n for n in benchmark_models() if n not in ZOO_MODELS]
+    parser.add_argument("--models", default=",".join([*ZOO_MODELS, *extra]),
+                        help="zoo networks and/or benchmark models (onnxc.zoo.benchmark_models)")
     parser.add_argument("--opt-level", type=int, default=3)
     parser.add_argument("--verbose", action="store_true", help="print the op kinds too")
     args = parser.parse_args()
 
-    print(f"{'model':<14}{'onnx':>7}{'onnxc -O' + str(args.opt_level):>11}{'ort ext':>9}"
+    print(f"{'model':<22}{'onnx':>7}{'onnxc -O' + str(args.opt_level):>11}{'ort ext':>9}"
           f"{'ratio':>7}{'-O' + str(args.opt_level) + ' s':>8}")
     for name in args.models.split(","):
-        model = load_zoo(name)
+        model = load_zoo(name) if name in ZOO_MODELS else benchmark_models()[name]()
         original = sum(1 for n in model.graph.node if n.op_type != "Constant")
         ours, kinds, seconds = onnxc_compute_nodes(model, args.opt_level)
         theirs, their_kinds = ort_compute_nodes(model)
-        print(f"{name:<14}{original:>7}{ours:>11}{theirs:>9}{ours / theirs:>7.2f}"
+        print(f"{name:<22}{original:>7}{ours:>11}{theirs:>9}{ours / theirs:>7.2f}"
               f"{seconds:>8.2f}", flush=True)
         if args.verbose:
             print("   onnxc:", dict(sorted((k, v) for k, v in kinds.items()

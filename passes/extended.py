@@ -71,7 +71,7 @@ class MatMulTransposeToGemm(RewritePattern):
                 "transB": IntegerAttr(int(b is not None), i64),
             },
         )
-        rewriter.replace_op(op, gemm)
+        rewriter.replace(op, gemm)
 
 
 class GemmTransposeToFlag(RewritePattern):
@@ -89,7 +89,7 @@ class GemmTransposeToFlag(RewritePattern):
             props["transB"] = IntegerAttr(1 - int_of(op.trans_b), i64)
         gemm = graph.GemmOp(operands=[a or op.a, b or op.b, op.c],
                             result_types=[op.output.type], properties=props)
-        rewriter.replace_op(op, gemm)
+        rewriter.replace(op, gemm)
 
 
 # --------------------------------------------------------------------------- binary-eltwise
@@ -132,7 +132,7 @@ class FuseWeightedSum(RewritePattern):
             result_types=[op.results[0].type],
             properties={"coefficients": DenseArrayBase.from_list(f64, [c for _, c in terms])},
         )
-        rewriter.replace_op(op, fused)
+        rewriter.replace(op, fused)
 
 
 # --------------------------------------------------------------------------- global pool
@@ -156,7 +156,7 @@ class MergeNestedMeans(RewritePattern):
             operands=[inner.input], result_types=[op.output.type],
             properties={"axes": DenseArrayBase.from_list(i64, axes), "keepdims": op.keepdims},
         )
-        rewriter.replace_op(op, merged)
+        rewriter.replace(op, merged)
 
 
 class ReduceMeanToGlobalPool(RewritePattern):
@@ -171,10 +171,10 @@ class ReduceMeanToGlobalPool(RewritePattern):
         pooled_type = TensorType(element_type(op.output), (*x[:2], *(1,) * (len(x) - 2)))
         pool = graph.GlobalAveragePoolOp(operands=[op.input], result_types=[pooled_type])
         if int_of(op.keepdims) != 0:
-            rewriter.replace_op(op, pool)
+            rewriter.replace(op, pool)
             return
-        rewriter.insert_op(pool, InsertPoint.before(op))
-        rewriter.replace_op(
+        rewriter.insert(pool, InsertPoint.before(op))
+        rewriter.replace(
             op, graph.ReshapeOp(operands=[pool.output], result_types=[op.output.type])
         )
 

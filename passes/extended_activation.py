@@ -101,7 +101,7 @@ class FuseGelu(RewritePattern):
                 continue
             gelu = graph.GeluOp(operands=[x], result_types=[op.results[0].type],
                                 properties={"approximate": StringAttr(found[1])})
-            rewriter.replace_op(op, gelu)
+            rewriter.replace(op, gelu)
             return
 
 
@@ -145,7 +145,7 @@ def _prelu(rewriter: PatternRewriter, op: Operation, x: SSAValue, slope: SSAValu
         return False
     if x_shape != shape_of(op.results[0]):
         return False
-    rewriter.replace_op(op, graph.PReluOp(operands=[x, slope], result_types=[x.type]))
+    rewriter.replace(op, graph.PReluOp(operands=[x, slope], result_types=[x.type]))
     return True
 
 

@@ -78,7 +78,7 @@ def _untransposed_key(rewriter: PatternRewriter, kt: SSAValue, before: Operation
         result_types=[type(kt.type)(element_type(kt), shape)],
         properties={"perm": DenseArrayBase.from_list(i64, perm)},
     )
-    rewriter.insert_op(op, InsertPoint.before(before))
+    rewriter.insert(op, InsertPoint.before(before))
     return op.output
 
 
@@ -118,4 +118,4 @@ class FuseAttention(RewritePattern):
             result_types=[op.output.type],
             properties={"scale": FloatAttr(scale, element_type(q))},
         )
-        rewriter.replace_op(op, attention)
+        rewriter.replace(op, attention)

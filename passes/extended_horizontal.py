@@ -41,7 +41,7 @@ def _split_into(
         operands=[wide], result_types=[[p.type for p in parts]],
         properties={"axis": IntegerAttr(axis, i64)},
     )
-    rewriter.insert_op(split, InsertPoint.before(at))
+    rewriter.insert(split, InsertPoint.before(at))
     return list(split.outputs)
 
 
@@ -93,22 +93,22 @@ class FuseSiblingMatMuls(RewritePattern):
         wide_type = TensorType(el, out_shape)
         w = insert_constant(rewriter, weights, el, op)
         wide = graph.MatMulOp(operands=[x, w], result_types=[wide_type], properties=props)
-        rewriter.insert_op(wide, InsertPoint.before(op))
+        rewriter.insert(wide, InsertPoint.before(op))
         axis = len(out_shape) - 1
         if all(a is not None for a in adds):
             bias = insert_constant(rewriter, np.concatenate([b for _, b in adds]), el, op)
             biased = graph.AddOp(operands=[wide.output, bias], result_types=[wide_type])
-            rewriter.insert_op(biased, InsertPoint.before(op))
+            rewriter.insert(biased, InsertPoint.before(op))
             parts = _split_into(rewriter, biased.output, [a.output for a, _ in adds], axis, op)
             for (a, _), part in zip(adds, parts):
                 rewriter.replace_all_uses_with(a.output, part)
             for (a, _), o in zip(adds, group):
-                rewriter.erase_op(a)
-                rewriter.erase_op(o)
+                rewriter.erase(a)
+                rewriter.erase(o)
             return
         parts = _split_into(rewriter, wide.output, [o.results[0] for o in group], axis, op)
         for o, part in zip(group, parts):
-            rewriter.replace_op(o, [], [part])
+            rewriter.replace(o, [], [part])
 
 
 # --------------------------------------------------------------------------- Gemm
@@ -164,10 +164,10 @@ class FuseSiblingGemms(RewritePattern):
                       insert_constant(rewriter, bias, el, op)],
             result_types=[TensorType(el, (m, weights.shape[1]))], properties=props,
         )
-        rewriter.insert_op(wide, InsertPoint.before(op))
+        rewriter.insert(wide, InsertPoint.before(op))
         outs = _split_into(rewriter, wide.output, [o.output for o in group], 1, op)
         for o, part in zip(group, outs):
-            rewriter.replace_op(o, [], [part])
+            rewriter.replace(o, [], [part])
 
 
 # --------------------------------------------------------------------------- Conv
@@ -208,7 +208,7 @@ class FuseSiblingConvs(RewritePattern):
                       insert_constant(rewriter, biases, el, op)],
             result_types=[wide_type], properties=dict(op.properties),
         )
-        rewriter.insert_op(wide, InsertPoint.before(op))
+        rewriter.insert(wide, InsertPoint.before(op))
         parts = _split_into(rewriter, wide.output, [o.output for o in group], 1, op)
         for o, part in zip(group, parts):
-            rewriter.replace_op(o, [], [part])
+            rewriter.replace(o, [], [part])

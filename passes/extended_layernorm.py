@@ -106,7 +106,7 @@ class FuseLayerNormCore(RewritePattern):
             result_types=[x.type],
             properties={"axis": IntegerAttr(axis, i64), "epsilon": FloatAttr(eps, el)},
         )
-        rewriter.replace_op(op, ln)
+        rewriter.replace(op, ln)
 
 
 def _affine_parameter(ln: graph.LayerNormalizationOp, value: SSAValue) -> np.ndarray | None:
@@ -152,6 +152,6 @@ class FoldLayerNormAffine(RewritePattern):
                 operands=operands, result_types=[ln.output.type],
                 properties={"axis": ln.axis, "epsilon": ln.epsilon},
             )
-            rewriter.replace_op(op, fused)
+            rewriter.replace(op, fused)
             return
 

@@ -75,7 +75,7 @@ def _run_graph_passes(
 
 def optimize(
     model: ModelLike | ModuleOp,
-    opt_level: int = 1,
+    opt_level: int = 3,
     pass_pipeline: str | None = None,
     *,
     stats: bool = False,
@@ -112,7 +112,7 @@ def _signature(module: ModuleOp) -> tuple[list[TensorSpec], list[TensorSpec]]:
 def compile(  # noqa: A001 - the name users expect (torch.compile, onnx-mlir's compile)
     model: ModelLike,
     *,
-    opt_level: int = 1,
+    opt_level: int = 3,
     pass_pipeline: str | Sequence[str] | None = None,
     verbose: bool = False,
     verify_numerics: bool = False,

@@ -11,13 +11,15 @@ Used by the model tests, the benchmarks and `onnxc run`.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from onnxc.zoo_bert import BERT_TINY, bert_encoder, bert_inputs  # noqa: F401 - re-exported
-from onnxc.zoo_mobilenet import mobilenet_v2_like  # noqa: F401 - re-exported
+from onnxc.zoo_bert import BERT_TINY, bert_encoder, bert_inputs
+from onnxc.zoo_micro import elementwise_chain, matmul_model
+from onnxc.zoo_mobilenet import mobilenet_v2_like
 
 ZOO_MODELS = (
     "bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50",
@@ -26,6 +28,19 @@ ZOO_MODELS = (
 
 REFERENCE_IR_VERSION = 8
 """IR version stamped on generated models: onnxruntime 1.31 refuses onnx 1.23's default 14."""
+
+
+def benchmark_models() -> dict[str, Callable[[], onnx.ModelProto]]:
+    """The performance work's models, by name, each with seeded random weights."""
+    return {
+        "resnet50": lambda: randomize_weights(load_zoo("resnet50")),
+        "squeezenet": lambda: randomize_weights(load_zoo("squeezenet")),
+        "shufflenet": lambda: randomize_weights(load_zoo("shufflenet")),
+        "mobilenet_v2_like": mobilenet_v2_like,
+        "bert_encoder": lambda: bert_encoder(layers=2),
+        "matmul_512": lambda: matmul_model(512),
+        "elementwise_chain_16m": elementwise_chain,
+    }
 
 
 def zoo_dir() -> str:
@@ -146,3 +161,10 @@ def random_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray
         else:
             feeds[value.name] = np.zeros(shape, dtype=dtype)
     return feeds
+
+
+__all__ = [
+    "BERT_TINY", "REFERENCE_IR_VERSION", "ZOO_MODELS", "benchmark_models", "bert_encoder",
+    "bert_inputs", "elementwise_chain", "expose_logits", "load_zoo", "matmul_model",
+    "mobilenet_v2_like", "random_inputs", "randomize_weights", "zoo_dir", "zoo_path",
+]

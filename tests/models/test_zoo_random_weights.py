@@ -3,7 +3,8 @@
 The shipped networks have constant weights, so their outputs are constant vectors that a
 wrong kernel can still match. Here every weight is random (onnxc.zoo.randomize_weights) and
 the logits before the final Softmax are compared too. Tolerance: rtol 1e-3, atol 1e-4, as the
-issue states (float32 accumulation order differs between onnxc and onnxruntime).
+issue states (float32 accumulation order differs between onnxc and onnxruntime). Each
+network runs unoptimized (-O0) and fully optimized (-O3, the default).
 """
 
 import numpy as np
@@ -17,8 +18,9 @@ RTOL, ATOL = 1e-3, 1e-4
 
 
 @pytest.mark.models
+@pytest.mark.parametrize("opt_level", [0, 3])
 @pytest.mark.parametrize("name", ZOO_MODELS)
-def test_random_weights_match_onnxruntime(name: str) -> None:
+def test_random_weights_match_onnxruntime(name: str, opt_level: int) -> None:
     model = expose_logits(randomize_weights(load_zoo(name), seed=1))
     feeds = random_inputs(model, seed=2)
     options = ort.SessionOptions()
@@ -27,7 +29,7 @@ def test_random_weights_match_onnxruntime(name: str) -> None:
         model.SerializeToString(), options, providers=["CPUExecutionProvider"]
     )
     expected = session.run(None, feeds)
-    compiled = onnxc.compile(model)
+    compiled = onnxc.compile(model, opt_level=opt_level)
     actual = compiled.run(None, feeds)
     assert [o.name for o in session.get_outputs()] == compiled.output_names
     for name_, exp, got in zip(compiled.output_names, expected, actual):
