@@ -14,9 +14,20 @@ shapes with the rules in `graph_shapes`.
 
 from __future__ import annotations
 
-from xdsl.ir import Dialect
-
 from onnxc.dialects.graph_base import GraphOp, float_of, int_of, ints_of, shape_of
+from onnxc.dialects.graph_composite import (
+    ChannelShuffleOp,
+    ConvAddOp,
+    FusedElementwiseOp,
+)
+from onnxc.dialects.graph_fused import (
+    AttentionOp,
+    GeluOp,
+    LayerNormalizationOp,
+    PReluOp,
+    WeightedSumOp,
+)
+from onnxc.dialects.graph_layout import LayoutConvertOp
 from onnxc.dialects.graph_math import (
     AbsOp,
     AddOp,
@@ -49,14 +60,6 @@ from onnxc.dialects.graph_math import (
     UnaryElementwiseOp,
     VariadicElementwiseOp,
 )
-from onnxc.dialects.graph_composite import ChannelShuffleOp, ConvAddOp, FusedElementwiseOp
-from onnxc.dialects.graph_fused import (
-    AttentionOp,
-    GeluOp,
-    LayerNormalizationOp,
-    PReluOp,
-    WeightedSumOp,
-)
 from onnxc.dialects.graph_nn import (
     AveragePoolOp,
     BatchNormalizationOp,
@@ -69,7 +72,6 @@ from onnxc.dialects.graph_nn import (
     PoolOp,
     SoftmaxOp,
 )
-from onnxc.dialects.graph_layout import LayoutConvertOp
 from onnxc.dialects.graph_quant import DequantizeLinearOp, QuantizeLinearOp
 from onnxc.dialects.graph_reduce import ReduceMeanOp, ReduceOp, ReduceSumOp
 from onnxc.dialects.graph_scalar import (
@@ -94,6 +96,7 @@ from onnxc.dialects.graph_tensor import (
     TransposeOp,
     UnsqueezeOp,
 )
+from xdsl.ir import Dialect
 
 Graph = Dialect(
     "graph",

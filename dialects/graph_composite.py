@@ -22,8 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects.graph_base import GraphOp, int_of, ints_of, shape_of
+from onnxc.dialects.graph_base import GraphOp, int_of, shape_of
 from onnxc.dialects.graph_epilogue import EpilogueProps, verify_epilogue
+from onnxc.dialects.graph_nn import conv_result_shape
 from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
@@ -132,12 +133,7 @@ class ConvAddOp(GraphOp, EpilogueProps):
     group = prop_def(IntegerAttr)
 
     def infer_shapes(self):
-        out = shapes.conv_output_shape(
-            shape_of(self.input), shape_of(self.weight), ints_of(self.strides),
-            ints_of(self.pads), ints_of(self.dilations), int_of(self.group),
-        )
-        if self.bias is not None and shape_of(self.bias) != (out[1],):
-            raise ValueError(f"bias shape {shape_of(self.bias)} is not ({out[1]},)")
+        out = conv_result_shape(self)
         if shape_of(self.addend) != out:
             raise ValueError(f"addend shape {shape_of(self.addend)} is not the result's {out}")
         return [out]

@@ -11,7 +11,13 @@ from collections.abc import Sequence
 
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph_base import GraphOp, int_of, shape_of
-from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, StringAttr, TensorType
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+)
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
     irdl_op_definition,

@@ -6,12 +6,12 @@ import abc
 from collections.abc import Sequence
 
 from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects.graph_epilogue import EpilogueProps, verify_epilogue
 from onnxc.dialects.graph_base import (
     GraphOp,
     int_of,
     shape_of,
 )
+from onnxc.dialects.graph_epilogue import EpilogueProps, verify_epilogue
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FloatAttr,

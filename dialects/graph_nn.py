@@ -6,13 +6,13 @@ import abc
 from collections.abc import Sequence
 
 from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects.graph_epilogue import EpilogueProps, verify_epilogue
 from onnxc.dialects.graph_base import (
     GraphOp,
     int_of,
     ints_of,
     shape_of,
 )
+from onnxc.dialects.graph_epilogue import EpilogueProps, verify_epilogue
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     FloatAttr,
@@ -31,6 +31,17 @@ from xdsl.irdl import (
 # --------------------------------------------------------------------------- neural network
 
 
+def conv_result_shape(op) -> tuple[int, ...]:
+    """Output shape of a conv-like op (input, weight, optional bias, window properties)."""
+    out = shapes.conv_output_shape(
+        shape_of(op.input), shape_of(op.weight), ints_of(op.strides),
+        ints_of(op.pads), ints_of(op.dilations), int_of(op.group),
+    )
+    if op.bias is not None and shape_of(op.bias) != (out[1],):
+        raise ValueError(f"bias shape {shape_of(op.bias)} is not ({out[1]},)")
+    return out
+
+
 @irdl_op_definition
 class ConvOp(GraphOp, EpilogueProps):
     """N-D convolution with explicit pads ([begin..., end...]); auto_pad is resolved on import.
@@ -47,13 +58,7 @@ class ConvOp(GraphOp, EpilogueProps):
     group = prop_def(IntegerAttr)
 
     def infer_shapes(self):
-        out = shapes.conv_output_shape(
-            shape_of(self.input), shape_of(self.weight), ints_of(self.strides),
-            ints_of(self.pads), ints_of(self.dilations), int_of(self.group),
-        )
-        if self.bias is not None and shape_of(self.bias) != (out[1],):
-            raise ValueError(f"bias shape {shape_of(self.bias)} is not ({out[1]},)")
-        return [out]
+        return [conv_result_shape(self)]
 
     def verify_(self) -> None:
         super().verify_()

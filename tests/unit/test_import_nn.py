@@ -4,21 +4,17 @@ from __future__ import annotations
 
 import pytest
 from xdsl.dialects.builtin import i1
-from xdsl.dialects.func import FuncOp
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.errors import UnsupportedOpError
-from onnxc.frontend import import_onnx_text
+from onnxc.testing import imported_ops
 
 NEWEST = 28
 
 
 def imported(text: str, opset: int) -> list:
-    module = import_onnx_text(f'<ir_version: 10, opset_import: ["" : {opset}]>\n{text}')
-    module.verify()
-    (func,) = [op for op in module.ops if isinstance(op, FuncOp)]
-    return list(func.body.block.ops)[:-1]
+    return imported_ops(text, opset)
 
 
 def names(ops) -> list[str]:

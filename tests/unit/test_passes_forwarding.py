@@ -8,20 +8,17 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from onnxc.lowering.pipeline import make_context
 from onnxc.passes.verify_numerics import check_pass_equivalence
-from xdsl.parser import Parser
+from onnxc.testing import parse_graph as parse
+from onnxc.testing import split_lit_cases
 
 LIT = Path(__file__).parents[1] / "lit" / "passes"
 ROWS = ["slice-before-elementwise", "transpose-through-elementwise", "reduce-before-shift"]
 
 
-def parse(text: str):
-    return Parser(make_context(), text).parse_module()
-
 
 def lit_cases(row: str) -> list[str]:
-    return [c for c in (LIT / f"{row}.mlir").read_text().split("// -----") if "func.func" in c]
+    return split_lit_cases(LIT / f"{row}.mlir")
 
 
 def op_names(module) -> list[str]:

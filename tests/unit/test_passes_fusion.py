@@ -10,50 +10,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from onnxc.dialects.graph import Graph
 from onnxc.passes.verify_numerics import check_pass_equivalence
-from xdsl.context import Context
-from xdsl.dialects.builtin import Builtin
-from xdsl.dialects.func import Func
-from xdsl.parser import Parser
-
-CONV = ("{strides = array<i64: %s>, pads = array<i64: %s>, dilations = array<i64: 1, 1>, "
-        "group = %d : i64}")
-
-
-def tensor(shape) -> str:
-    return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
-
-
-def const(name: str, array: np.ndarray) -> str:
-    """A graph.constant line holding `array` (float32, printed with a decimal point)."""
-    def nested(a):
-        if a.ndim == 0:
-            return f"{float(a):.8e}"
-        return "[" + ", ".join(nested(x) for x in a) + "]"
-
-    t = tensor(array.shape)
-    return f"  %{name} = graph.constant {{value = dense<{nested(np.asarray(array))}> : {t}}} : {t}"
-
-
-def conv_props(strides=(1, 1), pads=(0, 0, 0, 0), group=1) -> str:
-    return CONV % (", ".join(map(str, strides)), ", ".join(map(str, pads)), group)
-
-
-def module(args: dict[str, tuple], body: list[str], results: list[tuple[str, tuple]]):
-    sig = ", ".join(f"%{n}: {tensor(s)}" for n, s in args.items())
-    outs = ", ".join(tensor(s) for _, s in results)
-    text = (f"func.func @main({sig}) -> ({outs}) {{\n" + "\n".join(body) + "\n"
-            f"  func.return {', '.join('%' + n for n, _ in results)} : {outs}\n}}\n")
-    ctx = Context()
-    for d in (Builtin, Func, Graph):
-        ctx.load_dialect(d)
-    return Parser(ctx, text).parse_module()
-
-
-def rand(rng, *shape, low=-1.0, high=1.0) -> np.ndarray:
-    return rng.uniform(low, high, shape).astype(np.float32)
-
+from onnxc.testing import const, conv_props, module, rand, tensor
 
 def bn_params(rng, c: int) -> list[str]:
     return [const("gamma", rand(rng, c)), const("beta", rand(rng, c)),

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 from onnxc.lowering.graph_to_loops.interpreter import interpret
 from onnxc.lowering.graph_to_loops.pass_ import ConvertGraphToLoopsPass
-from onnxc.lowering.pipeline import make_context
 from onnxc.passes.verify_numerics import check_pass_equivalence
+from onnxc.testing import parse_graph as parse
+from onnxc.testing import split_lit_cases
 from xdsl.context import Context
-from xdsl.parser import Parser
 
 import onnxc
 
@@ -29,12 +29,9 @@ ROWS = [
 ROUNDING = "cancel-quant-dequant{allow-rounding-change=true}"
 
 
-def parse(text: str):
-    return Parser(make_context(), text).parse_module()
-
 
 def lit_cases(row: str) -> list[str]:
-    return [c for c in (LIT / f"{row}.mlir").read_text().split("// -----") if "func.func" in c]
+    return split_lit_cases(LIT / f"{row}.mlir")
 
 
 def op_names(module) -> list[str]:

@@ -13,7 +13,8 @@ from onnxc.dialects import graph
 from onnxc.lowering.pipeline import make_context
 from onnxc.passes.redundant import lossless
 from onnxc.passes.verify_numerics import check_pass_equivalence
-from xdsl.parser import Parser
+from onnxc.testing import parse_graph as parse
+from onnxc.testing import split_lit_cases
 
 LIT = Path(__file__).parents[1] / "lit" / "passes"
 ROWS = [
@@ -24,13 +25,9 @@ ROWS = [
 ]
 
 
-def parse(text: str):
-    return Parser(make_context(), text).parse_module()
-
 
 def lit_cases(row: str) -> list[str]:
-    """The `// -----` chunks of the row's lit test."""
-    return [c for c in (LIT / f"{row}.mlir").read_text().split("// -----") if "func.func" in c]
+    return split_lit_cases(LIT / f"{row}.mlir")
 
 
 def op_names(module) -> list[str]:

@@ -1,0 +1,75 @@
+"""Helpers for writing graph-dialect IR in tests: types, constants, conv properties, modules.
+
+Pass tests build small graphs as text (the same syntax lit tests use) with random constants;
+these helpers keep that text consistent and parse it with every onnxc dialect loaded.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+
+_CONV = ("{strides = array<i64: %s>, pads = array<i64: %s>, dilations = array<i64: 1, 1>, "
+         "group = %d : i64}")
+
+
+def tensor(shape) -> str:
+    """`tensor<AxBxf32>` for a shape."""
+    return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
+
+
+def const(name: str, array: np.ndarray) -> str:
+    """A graph.constant line holding `array` (float32, printed with a decimal point)."""
+    def nested(a):
+        if a.ndim == 0:
+            return f"{float(a):.8e}"
+        return "[" + ", ".join(nested(x) for x in a) + "]"
+
+    t = tensor(array.shape)
+    return f"  %{name} = graph.constant {{value = dense<{nested(np.asarray(array))}> : {t}}} : {t}"
+
+
+def conv_props(strides=(1, 1), pads=(0, 0, 0, 0), group=1) -> str:
+    """The property dictionary of a 2-D graph.conv."""
+    return _CONV % (", ".join(map(str, strides)), ", ".join(map(str, pads)), group)
+
+
+def parse_graph(text: str) -> ModuleOp:
+    """Parse IR text with every xDSL and onnxc dialect available."""
+    from onnxc.lowering.pipeline import make_context
+
+    return Parser(make_context(), text).parse_module()
+
+
+def module(args: dict[str, tuple], body: list[str], results: list[tuple[str, tuple]]) -> ModuleOp:
+    """`func.func @main(args) -> results { body; return }` parsed into a module."""
+    sig = ", ".join(f"%{n}: {tensor(s)}" for n, s in args.items())
+    outs = ", ".join(tensor(s) for _, s in results)
+    text = (f"func.func @main({sig}) -> ({outs}) {{\n" + "\n".join(body) + "\n"
+            f"  func.return {', '.join('%' + n for n, _ in results)} : {outs}\n}}\n")
+    return parse_graph(text)
+
+
+def rand(rng: np.random.Generator, *shape, low=-1.0, high=1.0) -> np.ndarray:
+    """Uniform float32 values in [low, high)."""
+    return rng.uniform(low, high, shape).astype(np.float32)
+
+
+def split_lit_cases(path) -> list[str]:
+    """The `// -----` chunks of a lit test file that define a function."""
+    from pathlib import Path
+
+    return [c for c in Path(path).read_text().split("// -----") if "func.func" in c]
+
+
+def imported_ops(onnx_text: str, opset: int) -> list:
+    """The ops of @main (without the return) of a model given in ONNX's text syntax."""
+    from xdsl.dialects.func import FuncOp
+
+    from onnxc.frontend import import_onnx_text
+
+    module = import_onnx_text(f'<ir_version: 10, opset_import: ["" : {opset}]>\n{onnx_text}')
+    module.verify()
+    (func,) = [op for op in module.ops if isinstance(op, FuncOp)]
+    return list(func.body.block.ops)[:-1]
