@@ -14,6 +14,8 @@ shapes with the rules in `graph_shapes`.
 
 from __future__ import annotations
 
+from xdsl.ir import Dialect
+
 from onnxc.dialects.graph_base import GraphOp, float_of, int_of, ints_of, shape_of
 from onnxc.dialects.graph_composite import (
     ChannelShuffleOp,
@@ -96,7 +98,6 @@ from onnxc.dialects.graph_tensor import (
     TransposeOp,
     UnsqueezeOp,
 )
-from xdsl.ir import Dialect
 
 Graph = Dialect(
     "graph",

@@ -21,10 +21,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects.graph_base import GraphOp, int_of, shape_of
-from onnxc.dialects.graph_epilogue import EpilogueProps, verify_epilogue
-from onnxc.dialects.graph_nn import conv_result_shape
 from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
@@ -42,6 +38,11 @@ from xdsl.irdl import (
     var_operand_def,
 )
 from xdsl.utils.exceptions import VerifyException
+
+from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.graph_base import GraphOp, int_of, shape_of
+from onnxc.dialects.graph_epilogue import EpilogueProps, verify_epilogue
+from onnxc.dialects.graph_nn import conv_result_shape
 
 UNARY_STEPS = ("relu", "sigmoid", "tanh", "exp", "log", "sqrt", "neg", "abs", "reciprocal")
 BINARY_STEPS = ("add", "sub", "mul", "div", "pow", "max", "min")

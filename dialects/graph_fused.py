@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects.graph_base import GraphOp, int_of, shape_of
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     FloatAttr,
@@ -28,6 +26,9 @@ from xdsl.irdl import (
     var_operand_def,
 )
 from xdsl.utils.exceptions import VerifyException
+
+from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.graph_base import GraphOp, int_of, shape_of
 
 
 def strip_leading_ones(shape: Sequence[int]) -> tuple[int, ...]:

@@ -9,9 +9,10 @@ conversion they inserted (and may cancel or sink into a producer) from a model's
 
 from __future__ import annotations
 
-from onnxc.dialects.graph_base import GraphOp, shape_of
 from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+
+from onnxc.dialects.graph_base import GraphOp, shape_of
 
 
 def layout_permutation(from_layout: str, to_layout: str) -> tuple[int, ...]:

@@ -5,13 +5,6 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 
-from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects.graph_base import (
-    GraphOp,
-    int_of,
-    shape_of,
-)
-from onnxc.dialects.graph_epilogue import EpilogueProps, verify_epilogue
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FloatAttr,
@@ -31,6 +24,14 @@ from xdsl.irdl import (
 )
 from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
+
+from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.graph_base import (
+    GraphOp,
+    int_of,
+    shape_of,
+)
+from onnxc.dialects.graph_epilogue import EpilogueProps, verify_epilogue
 
 # --------------------------------------------------------------------------- constants
 

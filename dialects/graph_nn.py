@@ -5,14 +5,6 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 
-from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects.graph_base import (
-    GraphOp,
-    int_of,
-    ints_of,
-    shape_of,
-)
-from onnxc.dialects.graph_epilogue import EpilogueProps, verify_epilogue
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     FloatAttr,
@@ -27,6 +19,15 @@ from xdsl.irdl import (
     prop_def,
     result_def,
 )
+
+from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.graph_base import (
+    GraphOp,
+    int_of,
+    ints_of,
+    shape_of,
+)
+from onnxc.dialects.graph_epilogue import EpilogueProps, verify_epilogue
 
 # --------------------------------------------------------------------------- neural network
 

@@ -8,7 +8,6 @@ Scale and zero point are properties: the importer accepts only constant per-tens
 
 from __future__ import annotations
 
-from onnxc.dialects.graph_base import GraphOp, float_of, int_of, shape_of
 from xdsl.dialects.builtin import (
     AnyFloat,
     FloatAttr,
@@ -19,6 +18,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
+
+from onnxc.dialects.graph_base import GraphOp, float_of, int_of, shape_of
 
 
 def quantized_range(el) -> tuple[int, int]:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 
-from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects.graph_base import GraphOp, int_of, ints_of, shape_of
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, TensorType
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+
+from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.graph_base import GraphOp, int_of, ints_of, shape_of
 
 
 def reduce_shape(x: Sequence[int], axes: Sequence[int], keepdims: bool) -> tuple[int, ...]:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import abc
 
-from onnxc.dialects.graph_base import GraphOp, shape_of
 from xdsl.dialects.builtin import FloatAttr, TensorType
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+
+from onnxc.dialects.graph_base import GraphOp, shape_of
 
 
 class ScalarBinaryOp(GraphOp, abc.ABC):

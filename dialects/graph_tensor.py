@@ -5,13 +5,6 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 
-from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects.graph_base import (
-    GraphOp,
-    int_of,
-    ints_of,
-    shape_of,
-)
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     FloatAttr,
@@ -32,6 +25,14 @@ from xdsl.irdl import (
     var_result_def,
 )
 from xdsl.utils.exceptions import VerifyException
+
+from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.graph_base import (
+    GraphOp,
+    int_of,
+    ints_of,
+    shape_of,
+)
 
 # --------------------------------------------------------------------------- data movement
 

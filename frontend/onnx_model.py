@@ -13,7 +13,6 @@ import os
 from collections.abc import Iterable, Mapping
 
 import numpy as np
-
 import onnx
 import onnx.inliner
 import onnx.numpy_helper

@@ -16,15 +16,13 @@ from xdsl.context import Context
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
-    Float32Type,
-    Float64Type,
-    IntegerType,
     MemRefType,
     ModuleOp,
 )
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
+from onnxc.dialects.dense_data import element_dtype
 from onnxc.errors import LoweringError
 from onnxc.lowering.entry_abi import (
     CONSTANTS_ATTR,
@@ -37,17 +35,10 @@ from onnxc.lowering.entry_abi import (
 
 def numpy_dtype(element_type) -> np.dtype:
     """The numpy dtype with the same bytes as an MLIR element type."""
-    if isinstance(element_type, Float32Type):
-        return np.dtype(np.float32)
-    if isinstance(element_type, Float64Type):
-        return np.dtype(np.float64)
-    if isinstance(element_type, IntegerType):
-        width = element_type.width.data
-        if width == 1:
-            return np.dtype(np.bool_)
-        unsigned = element_type.signedness.data.name == "UNSIGNED"
-        return np.dtype(f"{'u' if unsigned else 'i'}{width // 8}")
-    raise LoweringError(f"no numpy dtype for element type {element_type}")
+    try:
+        return element_dtype(element_type)
+    except ValueError as err:
+        raise LoweringError(str(err)) from None
 
 
 def constant_arrays(module: ModuleOp) -> dict[str, np.ndarray]:

@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from xdsl.ir import Operation
+
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of
-from xdsl.ir import Operation
 
 STEP_FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
     "relu": lambda x: np.maximum(x, 0),

@@ -13,11 +13,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from onnxc.dialects import graph, graph_shapes
-from onnxc.dialects.graph import GraphOp, shape_of
-from onnxc.frontend.onnx_types import numpy_dtype_of_element
-from onnxc.passes.base import GraphPatternPass
-from onnxc.passes.evaluator import EVALUATORS, dtype_of, evaluate_op
 from xdsl.dialects.builtin import (
     BytesAttr,
     DenseArrayBase,
@@ -33,6 +28,12 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+
+from onnxc.dialects import graph, graph_shapes
+from onnxc.dialects.graph import GraphOp, shape_of
+from onnxc.frontend.onnx_types import numpy_dtype_of_element
+from onnxc.passes.base import GraphPatternPass
+from onnxc.passes.evaluator import EVALUATORS, dtype_of, evaluate_op
 
 FOLD_BYTES_LIMIT = 256 * 1024 * 1024
 """Largest result (in bytes) an op may fold into; a 100 MB splat weight still folds."""

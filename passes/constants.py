@@ -9,32 +9,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from onnxc.dialects import graph
 from xdsl.dialects.builtin import (
-    BytesAttr,
     DenseIntOrFPElementsAttr,
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    IntegerType,
     TensorType,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
+from onnxc.dialects import graph
+from onnxc.dialects.dense_data import element_dtype, from_numpy
+
 
 def numpy_dtype(element: Attribute) -> np.dtype | None:
     """The numpy dtype of a tensor element type (None for ones we do not fold)."""
-    if isinstance(element, Float32Type):
-        return np.dtype(np.float32)
-    if isinstance(element, Float64Type):
-        return np.dtype(np.float64)
-    if isinstance(element, Float16Type):
-        return np.dtype(np.float16)
-    if isinstance(element, IntegerType) and element.width.data in (8, 16, 32, 64):
-        return np.dtype(f"int{element.width.data}")
-    return None
+    try:
+        return element_dtype(element)
+    except ValueError:
+        return None
 
 
 def constant_value(value: SSAValue) -> np.ndarray | None:
@@ -55,10 +47,7 @@ def constant_value(value: SSAValue) -> np.ndarray | None:
 
 def dense(array: np.ndarray, element: Attribute) -> DenseIntOrFPElementsAttr:
     """A dense attribute of `element` type holding `array` (converted to its dtype)."""
-    dtype = numpy_dtype(element)
-    assert dtype is not None
-    array = np.array(array, dtype=dtype, order="C")  # keeps 0-d (ascontiguousarray would not)
-    return DenseIntOrFPElementsAttr(TensorType(element, array.shape), BytesAttr(array.tobytes()))
+    return from_numpy(array, element)
 
 
 def insert_constant(

@@ -15,15 +15,15 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
-from onnxc.dialects import graph, graph_shapes
-from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
-from onnxc.frontend.onnx_types import numpy_dtype_of_element
-from onnxc.passes import composite_reference, extended_reference
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Operation, SSAValue
 
+from onnxc.dialects import graph, graph_shapes
+from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.errors import InvalidInputError, UnsupportedOpError
+from onnxc.frontend.onnx_types import numpy_dtype_of_element
+from onnxc.passes import composite_reference, extended_reference
 
 Evaluator = Callable[[Operation, list[np.ndarray]], list[np.ndarray]]
 

@@ -25,6 +25,7 @@ from onnxc.dialects.graph_epilogue import epilogue_of
 from onnxc.passes.constants import constant_value, element_type, insert_constant, per_channel
 from onnxc.passes.extended_match import float_result
 
+
 def _siblings(op: Operation, value: SSAValue, same_kind) -> list[Operation]:
     """Ops in `op`'s block that read `value` and satisfy `same_kind`, in block order."""
     block = op.parent_block()

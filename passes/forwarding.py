@@ -17,6 +17,14 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from xdsl.dialects.builtin import AnyFloat, FloatAttr
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph import int_of, ints_of, shape_of
@@ -30,13 +38,6 @@ from onnxc.passes.rewrite_utils import (
     reshape_to,
     single_user,
     with_shape,
-)
-from xdsl.dialects.builtin import AnyFloat, FloatAttr
-from xdsl.ir import Operation, SSAValue
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    RewritePattern,
-    op_type_rewrite_pattern,
 )
 
 SHAPE_PRESERVING = (

@@ -14,6 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, i64
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
 from onnxc.dialects import graph
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.dialects.graph_epilogue import epilogue_of
@@ -29,13 +37,6 @@ from onnxc.passes.constants import (
     use_count,
 )
 from onnxc.passes.fusion_elementwise import FuseElementwiseChain
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, i64
-from xdsl.ir import Operation, SSAValue
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
 
 # --------------------------------------------------------------------------- helpers
 

@@ -9,10 +9,6 @@ is a single loop nest: one pass over memory instead of one per op.
 
 from __future__ import annotations
 
-from onnxc.dialects import graph
-from onnxc.dialects.graph import float_of, shape_of
-from onnxc.dialects.graph_composite import Step
-from onnxc.passes.constants import is_float_tensor, single_use
 from xdsl.dialects.builtin import ArrayAttr, StringAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import (
@@ -20,6 +16,11 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+
+from onnxc.dialects import graph
+from onnxc.dialects.graph import float_of, shape_of
+from onnxc.dialects.graph_composite import Step
+from onnxc.passes.constants import is_float_tensor, single_use
 
 UNARY_STEP_OPS: dict[type[Operation], str] = {
     graph.ReluOp: "relu", graph.SigmoidOp: "sigmoid", graph.TanhOp: "tanh",

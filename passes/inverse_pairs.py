@@ -11,18 +11,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from onnxc.dialects import graph
-from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects.graph import int_of, ints_of, shape_of
-from onnxc.passes.base import GraphPatternPass
-from onnxc.passes.constants import numpy_dtype
-from onnxc.passes.rewrite_utils import i64_array
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     RewritePattern,
     op_type_rewrite_pattern,
 )
+
+from onnxc.dialects import graph
+from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.graph import int_of, ints_of, shape_of
+from onnxc.passes.base import GraphPatternPass
+from onnxc.passes.constants import numpy_dtype
+from onnxc.passes.rewrite_utils import i64_array
 
 # --------------------------------------------------------------------------- cancel-squeeze-unsqueeze
 

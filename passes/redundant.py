@@ -11,20 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from onnxc.dialects import graph
-from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects.graph import int_of, ints_of, shape_of
-from onnxc.passes.base import STATISTICS, GraphPatternPass
-from onnxc.passes.constants import constant_value, dense, numpy_dtype
-from onnxc.passes.inverse_pairs import compose, is_identity, permutation_of
-from onnxc.passes.rewrite_utils import (
-    i64_array,
-    only_returned,
-    rebuild,
-    reshape_to,
-    single_user,
-    with_shape,
-)
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -46,6 +32,21 @@ from xdsl.pattern_rewriter import (
     PatternRewriter,
     RewritePattern,
     op_type_rewrite_pattern,
+)
+
+from onnxc.dialects import graph
+from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.graph import int_of, ints_of, shape_of
+from onnxc.passes.base import STATISTICS, GraphPatternPass
+from onnxc.passes.constants import constant_value, dense, numpy_dtype
+from onnxc.passes.inverse_pairs import compose, is_identity, permutation_of
+from onnxc.passes.rewrite_utils import (
+    i64_array,
+    only_returned,
+    rebuild,
+    reshape_to,
+    single_user,
+    with_shape,
 )
 
 # --------------------------------------------------------------------------- drop-no-op

@@ -19,16 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from onnxc.dialects import graph
-from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
-from onnxc.passes.base import GraphPatternPass
-from onnxc.passes.constants import (
-    constant_value,
-    element_type,
-    insert_constant,
-    is_float_tensor,
-    single_use,
-)
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     FloatAttr,
@@ -43,6 +33,17 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
+
+from onnxc.dialects import graph
+from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
+from onnxc.passes.base import GraphPatternPass
+from onnxc.passes.constants import (
+    constant_value,
+    element_type,
+    insert_constant,
+    is_float_tensor,
+    single_use,
+)
 
 # --------------------------------------------------------------------------- bn-to-scale
 

@@ -23,14 +23,14 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from onnxc.dialects.graph import shape_of
-from onnxc.passes.evaluator import dtype_of, entry_function, evaluate_op
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from onnxc.dialects.graph import shape_of
 from onnxc.errors import InvalidInputError, OnnxcError
+from onnxc.passes.evaluator import dtype_of, entry_function, evaluate_op
 
 
 class NumericDriftError(OnnxcError):

@@ -11,10 +11,9 @@ import math as pymath
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, shape_of
+from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.elementwise import BINARY, UNARY, map_elementwise
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
-
-from onnxc.errors import LoweringError
 
 _UNARY_OPS = {
     "relu": graph.ReluOp, "sigmoid": graph.SigmoidOp, "tanh": graph.TanhOp,

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from onnxc.dialects.graph_epilogue import epilogue_of
-from onnxc.lowering.graph_to_loops.fused import gelu_scalar
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
 from xdsl.dialects import arith, math
 from xdsl.ir import Operation, SSAValue
 
+from onnxc.dialects.graph_epilogue import epilogue_of
 from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.fused import gelu_scalar
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
 
 
 def activate(kb: KernelBuilder, op: Operation, x: SSAValue) -> SSAValue:

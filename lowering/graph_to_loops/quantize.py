@@ -6,12 +6,13 @@ point and saturates in float before converting, so the integer conversion never 
 
 from __future__ import annotations
 
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import IntegerType, Signedness, i32
+
 from onnxc.dialects import graph
 from onnxc.dialects.graph import float_of, int_of
 from onnxc.dialects.graph_quant import quantized_range
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise
-from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import IntegerType, Signedness, i32
 
 
 def _is_unsigned(t: IntegerType) -> bool:

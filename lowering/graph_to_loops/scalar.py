@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from xdsl.ir import SSAValue
+
 from onnxc.dialects import graph
 from onnxc.dialects.graph import float_of
 from onnxc.lowering.graph_to_loops.elementwise import BINARY, map_elementwise
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder
-from xdsl.ir import SSAValue
 
 _TENSOR_OP = {
     graph.AddScalarOp: graph.AddOp,

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, llvm, math
 from xdsl.dialects.builtin import (
-    FloatAttr,
     Float32Type,
     Float64Type,
+    FloatAttr,
     ModuleOp,
     SymbolRefAttr,
     VectorType,

@@ -5,10 +5,10 @@ hide in a saturated probability). A drift names the first pass that caused it.
 """
 
 import pytest
+
 from onnxc.frontend import import_onnx
 from onnxc.passes.levels import level_passes
 from onnxc.passes.verify_numerics import bisect_pipeline
-
 from onnxc.zoo import ZOO_MODELS, expose_logits, load_zoo, randomize_weights
 
 

@@ -3,10 +3,10 @@
 import re
 
 import pytest
-from onnxc.passes.algebra import CsePass
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from onnxc.errors import OnnxcError
+from onnxc.passes.algebra import CsePass
 from onnxc.tools.pipeline_text import (
     PassOptionError,
     PipelineSyntaxError,

@@ -12,11 +12,11 @@ import numpy as np
 import onnx
 import pytest
 from onnx.reference import ReferenceEvaluator
+
 from onnxc.dialects import graph
+from onnxc.errors import InvalidInputError
 from onnxc.frontend import import_onnx_text
 from onnxc.passes.evaluator import EVALUATORS, evaluate, evaluate_op
-
-from onnxc.errors import InvalidInputError
 
 F = "float[2,3,4,5] x"
 # graph op -> (opset, signature, body, initializers, reference: "ref" | "ort")

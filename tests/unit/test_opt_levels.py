@@ -9,11 +9,6 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 import pytest
-from onnxc.dialects import graph
-from onnxc.passes import levels
-from onnxc.passes.base import apply_graph_patterns
-from onnxc.passes.stats import OptimizationStats
-from onnxc.passes.verify_numerics import NumericDriftError
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
@@ -24,6 +19,11 @@ from xdsl.pattern_rewriter import (
 )
 
 import onnxc
+from onnxc.dialects import graph
+from onnxc.passes import levels
+from onnxc.passes.base import apply_graph_patterns
+from onnxc.passes.stats import OptimizationStats
+from onnxc.passes.verify_numerics import NumericDriftError
 from onnxc.registry import _PASS_PATHS, ONNXC_PASSES
 from onnxc.tools.opt import main
 from onnxc.tools.pipeline_text import split_pipeline

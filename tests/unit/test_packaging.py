@@ -4,8 +4,9 @@ An unlisted nested package still imports in an editable install but is silently 
 of the wheel, so this is caught here instead of on a user's machine.
 """
 
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from onnxc.passes.verify_numerics import check_pass_equivalence
 from onnxc.testing import const, module, rand, tensor
-
 
 T = tensor((3, 4))
 

@@ -7,10 +7,11 @@ import onnx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from xdsl.parser import Parser
+
 from onnxc.dialects import graph
 from onnxc.lowering.pipeline import make_context
 from onnxc.passes.verify_numerics import check_pass_equivalence
-from xdsl.parser import Parser
 
 FOLDABLE = """
 func.func @main(%x: tensor<2x3xf32>, %i: tensor<3xi64>) -> (tensor<2x3xf32>, tensor<3xi64>, tensor<3x2xf32>) {
@@ -128,9 +129,8 @@ g (float[2,3] x) => (float[3,2] y, float[1,2,1,3] z, float[2,3] w)
 def test_computed_axes_inputs_become_properties():
     """Float arithmetic on the shape/axes is left to the graph by the importer; folding makes
     it constant and fold-axes-inputs moves it into the property; the model still runs."""
-    from onnxc.frontend import import_onnx_text
-
     import onnxc
+    from onnxc.frontend import import_onnx_text
 
     module = import_onnx_text(COMPUTED_AXES)
     reshapes = [op for op in module.walk() if isinstance(op, graph.ReshapeLikeOp)]

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from onnxc.passes.verify_numerics import check_pass_equivalence
 from onnxc.testing import parse_graph as parse
 from onnxc.testing import split_lit_cases

@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from onnxc.passes.verify_numerics import check_pass_equivalence
 from onnxc.testing import const, conv_props, module, rand, tensor
+
 
 def bn_params(rng, c: int) -> list[str]:
     return [const("gamma", rand(rng, c)), const("beta", rand(rng, c)),

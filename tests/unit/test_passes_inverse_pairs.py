@@ -12,14 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
+from xdsl.context import Context
+
+import onnxc
 from onnxc.lowering.graph_to_loops.interpreter import interpret
 from onnxc.lowering.graph_to_loops.pass_ import ConvertGraphToLoopsPass
 from onnxc.passes.verify_numerics import check_pass_equivalence
 from onnxc.testing import parse_graph as parse
 from onnxc.testing import split_lit_cases
-from xdsl.context import Context
-
-import onnxc
 
 LIT = Path(__file__).parents[1] / "lit" / "passes"
 ROWS = [
@@ -125,9 +125,8 @@ func.func @main(%x: tensor<2x3x4x5xf32>) -> tensor<2x4x5x3xf32> {
 
 
 def test_per_axis_quantization_is_reported_unsupported():
-    from onnxc.frontend import import_onnx
-
     from onnxc.errors import UnsupportedOpError
+    from onnxc.frontend import import_onnx
 
     g = helper.make_graph(
         [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], axis=1)], "q",

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from onnxc.dialects import graph
 from onnxc.lowering.pipeline import make_context
 from onnxc.passes.redundant import lossless

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from onnxc.passes.verify_numerics import check_pass_equivalence
 from onnxc.testing import const, conv_props, module, rand, tensor
 

@@ -6,6 +6,16 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
 from onnxc.dialects import graph
 from onnxc.lowering.pipeline import make_context
 from onnxc.passes.base import apply_graph_patterns
@@ -15,15 +25,6 @@ from onnxc.passes.verify_numerics import (
     check_pass_equivalence,
     drifting_outputs,
     random_inputs,
-)
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.parser import Parser
-from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    RewritePattern,
-    op_type_rewrite_pattern,
 )
 
 MODULE = """

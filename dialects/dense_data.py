@@ -1,0 +1,51 @@
+"""Tensor data of the graph dialect: element types <-> numpy dtypes, dense bytes <-> arrays.
+
+Constants are `DenseIntOrFPElementsAttr`s over raw little-endian bytes; everything that reads
+or builds them (constant folding, the evaluator, binding weights at run time) goes through
+these functions so that i1 (numpy bool), signed and unsigned integers agree everywhere.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    Signedness,
+    TensorType,
+)
+from xdsl.ir import Attribute
+
+_FLOATS = {Float16Type: np.float16, Float32Type: np.float32, Float64Type: np.float64}
+
+
+def element_dtype(element: Attribute) -> np.dtype:
+    """The numpy dtype with the same bytes as an element type (ValueError if none)."""
+    for kind, dtype in _FLOATS.items():
+        if isinstance(element, kind):
+            return np.dtype(dtype)
+    if isinstance(element, IntegerType):
+        width = element.width.data
+        if width == 1:
+            return np.dtype(np.bool_)
+        if width in (8, 16, 32, 64):
+            unsigned = element.signedness.data == Signedness.UNSIGNED
+            return np.dtype(f"{'u' if unsigned else 'i'}{width // 8}")
+    raise ValueError(f"no numpy dtype for element type {element}")
+
+
+def to_numpy(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
+    """A read-only zero-copy view of a dense attribute's data, in its shape."""
+    dtype = element_dtype(attr.get_element_type()).newbyteorder("<")
+    return np.frombuffer(attr.data.data, dtype).reshape(tuple(attr.get_shape()))
+
+
+def from_numpy(array: np.ndarray, element: Attribute) -> DenseIntOrFPElementsAttr:
+    """A dense attribute of `element` type holding `array` (converted, C order, little-endian)."""
+    dtype = element_dtype(element).newbyteorder("<")
+    array = np.array(array, dtype=dtype, order="C")  # keeps 0-d arrays 0-d
+    return DenseIntOrFPElementsAttr(TensorType(element, array.shape), BytesAttr(array.tobytes()))
