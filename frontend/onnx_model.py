@@ -120,14 +120,36 @@ def infer_types(
     graph.output.extend(model.graph.output)
     graph.value_info.extend(model.graph.value_info)
     try:
+        # Data propagation is only needed where shapes are computed (Shape -> Gather ->
+        # Reshape...); it is also slow on long 1-D tensors (it propagates their values as
+        # shapes), so it runs only when plain inference leaves a value untyped.
         inferred = onnx.shape_inference.infer_shapes(
-            light, check_type=False, strict_mode=False, data_prop=True
+            light, check_type=False, strict_mode=False, data_prop=False
         ).graph
+        if not _all_static(inferred):
+            inferred = onnx.shape_inference.infer_shapes(
+                light, check_type=False, strict_mode=False, data_prop=True
+            ).graph
     except Exception:
         # Even non-strict inference gives up on some malformed nodes. Our own shape rules
         # type every op, and the converter of the bad node reports it more precisely.
         inferred = model.graph
     return {vi.name: vi.type for vi in (*inferred.value_info, *inferred.output)}
+
+
+def _all_static(graph: onnx.GraphProto) -> bool:
+    """Whether inference typed every node output with a fully static shape."""
+    typed = {vi.name: vi.type for vi in (*graph.value_info, *graph.output)}
+    for node in graph.node:
+        for name in node.output:
+            t = typed.get(name)
+            if not name:
+                continue
+            if t is None or not t.tensor_type.HasField("shape"):
+                return False
+            if any(not d.HasField("dim_value") for d in t.tensor_type.shape.dim):
+                return False
+    return True
 
 
 def node_label(node: onnx.NodeProto, index: int) -> str:

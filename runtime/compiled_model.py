@@ -32,6 +32,14 @@ class TensorSpec:
         return f"{self.name}: {self.dtype}{list(self.shape)}"
 
 
+def _address(array: np.ndarray) -> int:
+    """The address of `array`'s first byte; the ctypes buffer route is 3x faster than
+    `.ctypes.data` but needs a writable, non-empty buffer."""
+    if array.flags.writeable and array.nbytes:
+        return ctypes.addressof(ctypes.c_char.from_buffer(array))
+    return array.ctypes.data
+
+
 def aligned_empty(nbytes: int, alignment: int = _ARENA_ALIGNMENT) -> np.ndarray:
     """A zeroed uint8 buffer whose first byte is `alignment`-aligned."""
     raw = np.zeros(nbytes + alignment, dtype=np.uint8)
@@ -65,13 +73,20 @@ class CompiledModel:
             self._argv[n_io + i] = c.ctypes.data
         self._argv[n_io + len(self._constants)] = self._arena.ctypes.data
         self._entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(entry_address)
+        self._argv_address = ctypes.addressof(self._argv)
         self._lock = threading.Lock()  # one arena: runs of one model are serialised
         self._output_index = {o.name: i for i, o in enumerate(self.outputs)}
+        # Per-run work done once: what run() compares each input against, what it allocates.
+        self._input_names = [i.name for i in self.inputs]
+        self._input_name_set = frozenset(self._input_names)
+        self._input_checks = [(i, i.shape, np.dtype(i.dtype)) for i in self.inputs]
+        self._output_allocs = [(o.shape, np.dtype(o.dtype)) for o in self.outputs]
+        self._all_outputs = list(range(len(self.outputs)))
         self.compile_seconds: dict[str, float] = {}  # per stage, filled by onnxc.compile
 
     @property
     def input_names(self) -> list[str]:
-        return [i.name for i in self.inputs]
+        return list(self._input_names)
 
     @property
     def output_names(self) -> list[str]:
@@ -81,30 +96,14 @@ class CompiledModel:
         self, output_names: Sequence[str] | None, feeds: Mapping[str, np.ndarray]
     ) -> list[np.ndarray]:
         """Run the model on `feeds` (name -> array); return the requested outputs in order."""
-        wanted = self._resolve_outputs(output_names)
-        if not isinstance(feeds, Mapping):
+        wanted = self._all_outputs if output_names is None else self._resolve_outputs(output_names)
+        if type(feeds) is not dict and not isinstance(feeds, Mapping):
             raise InvalidInputError(
                 f"feeds must be a mapping of input name to array, got {type(feeds).__name__}"
             )
-        unknown = sorted(set(feeds) - set(self.input_names))
-        if unknown:
-            raise InvalidInputError(
-                f"unknown input name(s) {unknown}; the model takes {self.input_names}"
-            )
-        arrays = []
-        for spec in self.inputs:
-            if spec.name not in feeds:
-                raise InvalidInputError(f"missing input '{spec.name}' (expected {spec})")
-            arrays.append(self._checked(spec, feeds[spec.name]))
-        results = [np.empty(o.shape, dtype=o.dtype) for o in self.outputs]
-        with self._lock:
-            argv = self._argv
-            for i, a in enumerate(arrays):
-                argv[i] = a.ctypes.data
-            for j, r in enumerate(results):
-                argv[len(arrays) + j] = r.ctypes.data
-            self._entry(ctypes.addressof(argv))
-        return [results[i] for i in wanted]
+        if feeds.keys() != self._input_name_set:
+            self._check_names(feeds)
+        return self._invoke([feeds[name] for name in self._input_names], wanted)
 
     def __call__(self, *arrays: np.ndarray) -> list[np.ndarray]:
         """Positional form of `run(None, ...)`: one array per input, in model order."""
@@ -112,7 +111,40 @@ class CompiledModel:
             raise InvalidInputError(
                 f"expected {len(self.inputs)} input(s) {self.input_names}, got {len(arrays)}"
             )
-        return self.run(None, dict(zip(self.input_names, arrays)))
+        return self._invoke(arrays, self._all_outputs)
+
+    def _check_names(self, feeds: Mapping[str, np.ndarray]) -> None:
+        unknown = sorted(set(feeds) - self._input_name_set)
+        if unknown:
+            raise InvalidInputError(
+                f"unknown input name(s) {unknown}; the model takes {self.input_names}"
+            )
+        for spec in self.inputs:
+            if spec.name not in feeds:
+                raise InvalidInputError(f"missing input '{spec.name}' (expected {spec})")
+
+    def _invoke(self, values: Sequence, wanted: list[int]) -> list[np.ndarray]:
+        """Check `values` (one per input, in order), call the native entry, return outputs."""
+        arrays = []
+        addresses = []
+        for (spec, shape, dtype), value in zip(self._input_checks, values):
+            if (type(value) is not np.ndarray or value.dtype != dtype or value.shape != shape
+                    or not value.flags.c_contiguous):
+                value = self._checked(spec, value)
+            address = _address(value)
+            if address % dtype.alignment:  # a view at an odd offset: copy to aligned memory
+                value = value.copy()
+                address = _address(value)
+            arrays.append(value)
+            addresses.append(address)
+        results = [np.empty(shape, dtype) for shape, dtype in self._output_allocs]
+        addresses.extend(_address(r) for r in results)
+        with self._lock:
+            argv = self._argv
+            for i, address in enumerate(addresses):
+                argv[i] = address
+            self._entry(self._argv_address)
+        return [results[i] for i in wanted]
 
     def _resolve_outputs(self, output_names: Sequence[str] | None) -> list[int]:
         if output_names is None:

@@ -45,6 +45,7 @@ from xdsl.irdl import VarOperandDef, VarResultDef
 from xdsl.utils.comparisons import to_signed
 
 from onnxc.errors import InvalidInputError
+from onnxc.lowering.graph_to_loops.interpreter_vector import VectorFunctions
 
 DTYPES = {f32: np.float32, f64: np.float64, i64: np.int64, i32: np.int32, i8: np.int8,
           i1: np.bool_}
@@ -202,6 +203,7 @@ def interpret(module: ModuleOp, inputs: list[np.ndarray], entry: str | None = No
                       xfunc.FuncFunctions(), xmemref.MemRefFunctions(), scf.ScfFunctions()):
         interpreter.register_implementations(functions)
     interpreter.register_implementations(LoopsFunctions(), override=True)
+    interpreter.register_implementations(VectorFunctions(), override=True)
     interpreter.call_op(entry, (*args, *outs))
     return [_to_numpy(v, t) for v, t in zip(outs, out_types)]
 

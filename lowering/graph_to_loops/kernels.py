@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from onnxc.dialects import graph
@@ -23,6 +23,7 @@ from onnxc.lowering.graph_to_loops import (
     data_movement,
     elementwise,
     fused,
+    gemm_microkernel,
     layout,
     linalg,
     normalization,
@@ -55,7 +56,22 @@ KERNELS: dict[type[Operation], KernelFn] = {
 KERNEL_CONSTANTS: dict[type[Operation], Callable[[Operation], list[DenseIntOrFPElementsAttr]]] = {
     graph.ConvOp: conv.conv_constants,
     graph.ConvAddOp: conv.conv_constants,
+    graph.MatMulOp: gemm_microkernel.packed_b,
+    graph.GemmOp: gemm_microkernel.packed_b,
 }
+
+KERNEL_SCRATCH: dict[type[Operation], Callable[[Operation], list[MemRefType]]] = {
+    graph.MatMulOp: gemm_microkernel.scratch_b,
+    graph.GemmOp: gemm_microkernel.scratch_b,
+}
+"""Scratch buffers a kernel takes after its constants: the caller allocates them (in the
+arena, through plan-memory), since kernels cannot allocate."""
+
+
+def kernel_scratch(op: Operation) -> list[MemRefType]:
+    """The types of the scratch buffers `op`'s kernel takes last among its inputs."""
+    rule = KERNEL_SCRATCH.get(type(op))
+    return rule(op) if rule is not None else []
 
 
 def kernel_constants(op: Operation) -> list[DenseIntOrFPElementsAttr]:

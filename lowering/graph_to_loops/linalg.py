@@ -1,5 +1,8 @@
 """Kernels of MatMul (numpy semantics) and Gemm.
 
+2-D f32 products run on the packed micro-kernel (gemm_microkernel.py); the loops below are
+the general path (batched MatMul, other element types, few rows with a non-constant B).
+
 Both run in i-k-j order: a result row is initialised, then for each k one scalar of A
 scales a contiguous row of B into it, so the innermost loop streams B and the row of Y
 and vectorises without a reduction. Gemm with transB (the usual layout of ONNX fully
@@ -16,6 +19,7 @@ from xdsl.dialects.utils.fast_math import FastMathFlag
 from onnxc.dialects import graph
 from onnxc.dialects.graph import float_of, int_of, shape_of
 from onnxc.lowering.graph_to_loops.epilogue import activate, activate_in_place
+from onnxc.lowering.graph_to_loops.gemm_microkernel import applies, packed_gemm_kernel
 from onnxc.lowering.graph_to_loops.loops import (
     Index,
     KernelBuilder,
@@ -25,6 +29,8 @@ from onnxc.lowering.graph_to_loops.loops import (
 
 
 def matmul_kernel(op: graph.MatMulOp, kb: KernelBuilder, ins, outs):
+    if applies(op):
+        return packed_gemm_kernel(op, kb, ins, outs)
     a_shape, b_shape = shape_of(op.lhs), shape_of(op.rhs)
     # 1-D operands are promoted as numpy does: a vector on the left is a 1 x K row, one on
     # the right a K x 1 column; the promoted dimension is absent from the result.
@@ -62,6 +68,8 @@ def matmul_kernel(op: graph.MatMulOp, kb: KernelBuilder, ins, outs):
 
 
 def gemm_kernel(op: graph.GemmOp, kb: KernelBuilder, ins, outs):
+    if applies(op):
+        return packed_gemm_kernel(op, kb, ins, outs)
     trans_a, trans_b = int_of(op.trans_a) != 0, int_of(op.trans_b) != 0
     alpha, beta = float_of(op.alpha), float_of(op.beta)
     a_shape = shape_of(op.a)

@@ -47,7 +47,12 @@ from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, shape_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.data_movement import copy_kernel
-from onnxc.lowering.graph_to_loops.kernels import KernelFn, kernel_constants, kernel_for
+from onnxc.lowering.graph_to_loops.kernels import (
+    KernelFn,
+    kernel_constants,
+    kernel_for,
+    kernel_scratch,
+)
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder, memref_of, reinterpret
 
 VIEW_OPS = (
@@ -265,9 +270,13 @@ class _FunctionLowering:
                 name, mtype = self.mod.global_for(table)
                 ins.append(self.emit(memref.GetGlobalOp(name, mtype)))
                 ins[-1].name_hint = "table"
+            for scratch_type in kernel_scratch(op):
+                ins.append(self.emit(memref.AllocOp([], [], scratch_type)))
+                ins[-1].name_hint = "scratch"
             outs = [self.buffers[r] for r in op.results]
+            # Input types are part of the key: tables and scratch vary the kernel's form.
             name = self.mod.kernel(
-                op.name, _kernel_key(op), build, op,
+                op.name, (_kernel_key(op), tuple(v.type for v in ins)), build, op,
                 [v.type for v in ins], [v.type for v in outs],
             )
             self.emit(func.CallOp(name, [*ins, *outs], []))

@@ -29,6 +29,7 @@ LOOPS_TO_LLVM_PIPELINE: tuple[str, ...] = (
     "convert-scf-to-cf",
     "convert-arith-to-llvm",
     "convert-math-to-llvm",
+    "convert-vector-to-llvm",
     "convert-memref-to-llvm",
     "convert-cf-to-llvm",
     "convert-func-to-llvm",

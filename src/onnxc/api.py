@@ -116,16 +116,28 @@ def compile(  # noqa: A001 - the name users expect (torch.compile, onnx-mlir's c
     pass_pipeline: str | Sequence[str] | None = None,
     verbose: bool = False,
     verify_numerics: bool = False,
+    cache_dir: str | os.PathLike | bool | None = None,
 ) -> CompiledModel:
     """Compile an ONNX model (path, bytes or ModelProto) to native code for this CPU.
 
     `verify_numerics=True` runs the graph passes one at a time under the numpy evaluator
     on random inputs and raises NumericDriftError naming the first pass that changes the
-    results (slow: a debugging aid, like `onnxc-opt --verify-numerics`)."""
-    from onnxc.lowering.to_llvm.translate import to_llvmlite
+    results (slow: a debugging aid, like `onnxc-opt --verify-numerics`).
+
+    Compiled models are kept in a disk cache (`onnxc.runtime.cache`): `cache_dir`, else
+    $ONNXC_CACHE_DIR, else ~/.cache/onnxc; `cache_dir=False` or ONNXC_CACHE=0 disables it."""
+    from onnxc.runtime import cache
     from onnxc.runtime.jit import NativeModule, host_target
 
     log = _StageLog(verbose)
+    cache_root = cache.cache_root(cache_dir)
+    if cache_root is not None:
+        with log.stage("cache-lookup"):
+            key = cache.cache_key(model, opt_level, pass_pipeline)
+            hit = None if verify_numerics or key is None else cache.load(cache_root, key)
+        if hit is not None:
+            hit.compile_seconds = dict(log.seconds)
+            return hit
     ctx = pipeline.make_context()
     with log.stage("import"):
         module = import_onnx(model)
@@ -138,10 +150,13 @@ def compile(  # noqa: A001 - the name users expect (torch.compile, onnx-mlir's c
         arrays = constant_arrays(module)
         pipeline.run_passes(ctx, module, pipeline.LOOPS_ABI)
         entry = entry_function(module)
-        constants = [arrays[name] for name in string_list(entry, CONSTANTS_ATTR)]
+        constant_names = string_list(entry, CONSTANTS_ATTR)
+        constants = [arrays[name] for name in constant_names]
         arena_bytes = _int_attr(entry, ARENA_BYTES_ATTR)
         intermediate_bytes = _int_attr(entry, INTERMEDIATE_BYTES_ATTR)
         entry_name = entry.sym_name.data
+    from onnxc.lowering.to_llvm.translate import to_llvmlite  # not needed on a cache hit
+
     with log.stage("loops-to-llvm"):
         pipeline.run_passes(ctx, module, pipeline.loops_to_llvm(entry_name))
         target = host_target()
@@ -152,6 +167,10 @@ def compile(  # noqa: A001 - the name users expect (torch.compile, onnx-mlir's c
         native, native.function_address(WRAPPER_NAME), inputs, outputs, constants,
         arena_bytes, intermediate_bytes,
     )
+    if cache_root is not None and key is not None:
+        with log.stage("cache-store"):
+            cache.store(cache_root, key, compiled, native.object_code(), constant_names,
+                        WRAPPER_NAME)
     compiled.compile_seconds = dict(log.seconds)
     return compiled
 

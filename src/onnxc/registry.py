@@ -97,6 +97,7 @@ _PASS_PATHS: dict[str, str] = {
     "convert-arith-to-llvm": "onnxc.lowering.to_llvm.arith:ConvertArithToLLVMPass",
     "convert-math-to-llvm": "onnxc.lowering.to_llvm.math:ConvertMathToLLVMPass",
     "convert-memref-to-llvm": "onnxc.lowering.to_llvm.memref:ConvertMemRefToLLVMPass",
+    "convert-vector-to-llvm": "onnxc.lowering.to_llvm.vector:ConvertVectorToLLVMPass",
     "convert-cf-to-llvm": "onnxc.lowering.to_llvm.cf:ConvertCfToLLVMPass",
     "convert-func-to-llvm": "onnxc.lowering.to_llvm.func:ConvertFuncToLLVMPass",
     "emit-entry-wrapper": "onnxc.lowering.entry_wrapper:EmitEntryWrapperPass",

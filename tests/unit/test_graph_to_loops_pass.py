@@ -55,6 +55,8 @@ ALLOWED = {
     "memref.load", "memref.store", "memref.alloc", "memref.get_global", "memref.global",
     "memref.reinterpret_cast", "math.exp", "math.log", "math.sqrt", "math.tanh", "math.erf",
     "math.powf", "math.absf", "math.floor", "math.ceil", "math.fma",
+    # the packed GEMM micro-kernel (gemm_microkernel.py): 1-D vectors and a tile buffer
+    "vector.load", "vector.store", "vector.broadcast", "vector.fma", "memref.alloca",
 }
 
 

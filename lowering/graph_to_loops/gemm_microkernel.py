@@ -1,0 +1,400 @@
+"""Packed, register-blocked f32 GEMM for MatMul by a 2-D B, and Gemm (the BLIS structure).
+
+B is packed into `[k-block][N-panel][kc][w]` panels: at compile time into a constant when
+B is a constant (the weights of most models, alpha folded in), otherwise per (k-block,
+N-stripe) at run time into a scratch buffer the caller allocates in the arena. A is read in
+place, one scalar load and broadcast per row per k. An MR x NR tile of Y lives in MR * NR/VW
+vector accumulators carried through the k loop as `scf.for` iter_args, fully unrolled, one
+`vector.fma` per accumulator per k. Loop order: k-block (KC) -> N-stripe (NC, so the packed
+block stays in L2) -> MR row block -> NR panel -> micro-kernel. M and N remainders are
+compile-time shapes: a shorter row block, and one narrower tail panel (width a multiple of
+VW, zero-padded in the packing) whose tile goes through a small stack buffer.
+
+Packed offset of B[k0 + kk, j + c] in a k-block of depth kc: `k0 * npad + kc * j + kk * w + c`
+(w = min(NR, npad - j)); the run-time scratch holds one stripe, `kc * (j - j0) + kk * w + c`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from math import prod
+
+import numpy as np
+from xdsl.dialects import arith, memref, vector
+from xdsl.dialects.builtin import (
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    MemRefType,
+    TensorType,
+    VectorType,
+    f32,
+)
+from xdsl.ir import Operation, SSAValue
+
+from onnxc.dialects import graph
+from onnxc.dialects.graph import float_of, int_of, shape_of
+from onnxc.dialects.graph_epilogue import epilogue_of
+from onnxc.lowering.graph_to_loops.epilogue import activate
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, broadcast_indices
+
+KC = 256
+"""Depth of a k-block: MR rows of A and a KC x NR panel of B stay in L1."""
+NC = 512
+"""Width of an N-stripe: a KC x NC block of packed B (512 KiB) stays in the L2."""
+MIN_ROWS_RUNTIME_PACK = 16
+"""Below this many rows, packing a non-constant B costs about as much as the product."""
+
+
+@dataclass(frozen=True)
+class Tiling:
+    vw: int
+    """floats per vector register"""
+    mr: int
+    nr: int
+    """multiple of vw"""
+
+
+@lru_cache(maxsize=1)
+def host_tiling() -> Tiling:
+    """MR x NR from the host's vector width: 8x32 with AVX-512 (16 of 32 registers), else 6x2VW."""
+    from onnxc.runtime.jit import host_target
+
+    vw = max(4, host_target().vector_bits // 32)
+    return Tiling(vw=vw, mr=8 if vw >= 16 else 6, nr=2 * vw)
+
+
+@dataclass(frozen=True)
+class GemmShape:
+    """Y[m, n] = act(alpha * op(A) @ op(B) + beta * C) with static shapes."""
+
+    m: int
+    n: int
+    k: int
+    trans_a: bool
+    trans_b: bool
+    alpha: float
+    beta: float
+    c_shape: tuple[int, ...] | None
+    """None when there is no C term (absent or beta == 0)"""
+
+    def npad(self, t: Tiling) -> int:
+        return -(-self.n // t.vw) * t.vw
+
+
+def shape_of_op(op: Operation) -> GemmShape | None:
+    """The GEMM `op` computes when the packed kernel applies to it, else None."""
+    if isinstance(op, graph.MatMulOp):
+        # A's leading dimensions fold into M (a [batch, seq, K] activation times a weight)
+        a, b = shape_of(op.lhs), shape_of(op.rhs)
+        if len(a) < 2 or len(b) != 2 or not _all_f32(op):
+            return None
+        return GemmShape(prod(a[:-1]), b[1], a[-1], False, False, 1.0, 0.0, None)
+    if isinstance(op, graph.GemmOp):
+        if not _all_f32(op):
+            return None
+        trans_a, trans_b = int_of(op.trans_a) != 0, int_of(op.trans_b) != 0
+        m, n = shape_of(op.output)
+        a_shape = shape_of(op.a)
+        k = a_shape[0] if trans_a else a_shape[1]
+        beta = float_of(op.beta)
+        c_shape = tuple(shape_of(op.c)) if op.c is not None and beta != 0.0 else None
+        return GemmShape(m, n, k, trans_a, trans_b, float_of(op.alpha), beta, c_shape)
+    return None
+
+
+def _all_f32(op: Operation) -> bool:
+    types = [*op.operand_types, *op.result_types]
+    return all(isinstance(t, TensorType) and isinstance(t.element_type, Float32Type)
+               for t in types)
+
+
+def _b_value(op: Operation):
+    b = op.rhs if isinstance(op, graph.MatMulOp) else op.b
+    owner = b.owner
+    return owner.value if isinstance(owner, graph.ConstantOp) else None
+
+
+def applies(op: Operation) -> bool:
+    """Whether `op` runs on the packed kernel (else the general i-k-j kernels)."""
+    g = shape_of_op(op)
+    if g is None or min(g.m, g.n, g.k) < 1:
+        return False
+    return _b_value(op) is not None or g.m >= MIN_ROWS_RUNTIME_PACK
+
+
+def packed_b(op: Operation) -> list[DenseIntOrFPElementsAttr]:
+    """alpha * op(B) packed into panels when B is a constant (the kernel's extra operand)."""
+    if not applies(op):
+        return []
+    value = _b_value(op)
+    if value is None:
+        return []
+    g, t = shape_of_op(op), host_tiling()
+    assert g is not None
+    shape = shape_of(value.type)
+    flat = np.frombuffer(value.data.data, dtype="<f4")
+    b = np.full(shape, flat[0], np.float32) if flat.size == 1 else flat.reshape(shape)  # splat
+    packed = pack(b.T if g.trans_b else b, g, t) * np.float32(g.alpha)
+    data = BytesAttr(packed.astype("<f4").tobytes())  # not a Python list: weights are big
+    return [DenseIntOrFPElementsAttr(TensorType(f32, [packed.size]), data)]
+
+
+def scratch_b(op: Operation) -> list[MemRefType]:
+    """The run-time packing buffer of one KC x NC block when B is not a constant."""
+    if not applies(op) or _b_value(op) is not None:
+        return []
+    g, t = shape_of_op(op), host_tiling()
+    assert g is not None
+    return [MemRefType(f32, [min(KC, g.k), min(NC, g.npad(t))])]
+
+
+def pack(b: np.ndarray, g: GemmShape, t: Tiling) -> np.ndarray:
+    """The K x N matrix `b` in panel order (see the module docstring), zero-padded."""
+    npad = g.npad(t)
+    padded = np.zeros((g.k, npad), np.float32)
+    padded[:, : g.n] = b
+    parts = []
+    for k0 in range(0, g.k, KC):
+        block = padded[k0 : k0 + KC]
+        for j in range(0, npad, t.nr):
+            parts.append(block[:, j : j + t.nr].reshape(-1))
+    return np.concatenate(parts)
+
+
+class _Gemm:
+    """Emits one kernel body; `bp` is the packed constant (1-D) or the scratch (2-D)."""
+
+    def __init__(self, op: Operation, kb: KernelBuilder, ins, outs):
+        self.op, self.kb = op, kb
+        g = shape_of_op(op)
+        assert g is not None
+        self.g, self.t = g, host_tiling()
+        self.npad = g.npad(self.t)
+        self.b = ins[1]
+        a_shape = [g.k, g.m] if g.trans_a else [g.m, g.k]
+        self.a, self.y = kb.view(ins[0], a_shape), kb.view(outs[0], [g.m, g.n])
+        extra = list(ins[2:])
+        bp = extra.pop()
+        self.c = extra[0] if g.c_shape is not None else None
+        bp_type = bp.type
+        assert isinstance(bp_type, MemRefType)
+        self.runtime_pack = len(bp_type.get_shape()) == 2
+        self.bp = kb.view(bp, [bp_type.element_count()]) if self.runtime_pack else bp
+        self.alpha = g.alpha if self.runtime_pack else 1.0  # folded into a constant
+        self.vtype = VectorType(f32, [self.t.vw])
+        self.tile = None  # a partial tail panel's tile, at the entry (not in a loop)
+        if self.npad > g.n:
+            self.tile = kb.insert(memref.AllocaOp.get(f32, shape=[self.t.mr, self.t.nr]))
+        epilogue = epilogue_of(op)
+        self.act = epilogue[0] if epilogue is not None else None
+
+    # ---------------------------------------------------------------- small helpers
+
+    def splat(self, x: SSAValue) -> SSAValue:
+        return self.kb.insert(vector.BroadcastOp(x, self.vtype))
+
+    def vload(self, mem: SSAValue, at: list[Index]) -> SSAValue:
+        return self.kb.insert(vector.LoadOp(mem, [self.kb.idx(i) for i in at], self.vtype))
+
+    def vstore(self, v: SSAValue, mem: SSAValue, at: list[Index]) -> None:
+        self.kb.insert(vector.StoreOp(v, mem, [self.kb.idx(i) for i in at]))
+
+    def a_at(self, i: Index, kk: Index) -> SSAValue:
+        return self.kb.load(self.a, [kk, i] if self.g.trans_a else [i, kk])
+
+    def b_at(self, kk: Index, j: Index) -> SSAValue:
+        return self.kb.load(self.b, [j, kk] if self.g.trans_b else [kk, j])
+
+    def panel_base(self, k0: Index, kc: int, j0: Index, j: Index) -> Index:
+        kb = self.kb
+        if self.runtime_pack:
+            return kb.imul(kb.isub(j, j0), kc)
+        return kb.iadd(kb.imul(k0, self.npad), kb.imul(j, kc))
+
+    # ---------------------------------------------------------------- structure
+
+    def build(self) -> None:
+        g, kb = self.g, self.kb
+        full_blocks, last_kc = divmod(g.k, KC)
+        if last_kc == 0:
+            full_blocks, last_kc = full_blocks - 1, KC
+        # k-blocks: the first starts from zero, the last applies the epilogue.
+        if full_blocks == 0:
+            self.k_block(0, last_kc, first=True, last=True)
+            return
+        self.k_block(0, KC, first=True, last=False)
+        if full_blocks > 1:
+            kb.for_(1, full_blocks, lambda b: self.k_block(kb.imul(b, KC), KC, False, False))
+        self.k_block(full_blocks * KC, last_kc, first=False, last=True)
+
+    def k_block(self, k0: Index, kc: int, first: bool, last: bool) -> None:
+        t, kb = self.t, self.kb
+        full_cols = (self.g.n // t.nr) * t.nr
+        stripes = full_cols // NC
+        panels = NC // t.nr
+        if stripes:
+            kb.for_(0, stripes, lambda s: self.stripe(k0, kc, kb.imul(s, NC), panels, False,
+                                                      first, last))
+        j0 = stripes * NC
+        tail = self.npad > full_cols
+        if full_cols > j0 or tail:
+            self.stripe(k0, kc, j0, (full_cols - j0) // t.nr, tail, first, last)
+
+    def stripe(self, k0, kc: int, j0: Index, panels: int, tail: bool, first, last) -> None:
+        t, kb, g = self.t, self.kb, self.g
+        full_cols = (g.n // t.nr) * t.nr
+
+        def each_panel(fn: Callable[[Index, int, bool], None]) -> None:
+            kb.for_(0, panels, lambda p: fn(kb.iadd(j0, kb.imul(p, t.nr)), t.nr, True))
+            if tail:
+                fn(full_cols, self.npad - full_cols, self.npad == g.n)
+
+        if self.runtime_pack:
+            each_panel(lambda j, w, in_range: self.pack_panel(k0, kc, j0, j, w))
+
+        def rows(i0: Index, mr: int) -> None:
+            each_panel(lambda j, w, in_range: self.micro(
+                i0, mr, j, w, in_range, k0, kc, j0, first, last))
+
+        full_rows, rem = divmod(g.m, t.mr)
+        kb.for_(0, full_rows, lambda r: rows(kb.imul(r, t.mr), t.mr))
+        if rem:
+            rows(full_rows * t.mr, rem)
+
+    def pack_panel(self, k0: Index, kc: int, j0: Index, j: Index, w: int) -> None:
+        """scratch[panel j] = B[k0:k0+kc, j:j+w], zero beyond column n."""
+        kb, t, g = self.kb, self.t, self.g
+        base = self.panel_base(k0, kc, j0, j)
+        zero = kb.constant(0.0, f32)
+        valid = w if isinstance(j, SSAValue) else min(w, g.n - j)
+
+        def row(kk: Index) -> None:
+            at = kb.iadd(base, kb.imul(kk, w))
+            src_k = kb.iadd(k0, kk)
+            if not g.trans_b and valid == w:
+                for v in range(w // t.vw):
+                    col = kb.iadd(j, v * t.vw)
+                    self.vstore(self.vload(self.b, [src_k, col]), self.bp, [kb.iadd(at, v * t.vw)])
+                return
+            kb.for_(0, valid, lambda c: kb.store(
+                self.b_at(src_k, kb.iadd(j, c)), self.bp, [kb.iadd(at, c)]))
+            kb.for_(valid, w, lambda c: kb.store(zero, self.bp, [kb.iadd(at, c)]))
+
+        kb.for_(0, kc, row)
+
+    # ---------------------------------------------------------------- micro-kernel
+
+    def micro(self, i0: Index, mr: int, j: Index, w: int, in_range: bool,
+              k0: Index, kc: int, j0: Index, first: bool, last: bool) -> None:
+        kb, t = self.kb, self.t
+        nv = w // t.vw
+        base = self.panel_base(k0, kc, j0, j)
+        if first:
+            zero = self.splat(kb.constant(0.0, f32))
+            init = [zero] * (mr * nv)
+        else:
+            init = self.load_tile(i0, mr, j, w, in_range)
+
+        def step(kk: Index, *acc: SSAValue) -> list[SSAValue]:
+            at = kb.iadd(base, kb.imul(kk, w))
+            bv = [self.vload(self.bp, [kb.iadd(at, v * t.vw)]) for v in range(nv)]
+            out = list(acc)
+            for r in range(mr):
+                s = self.splat(self.a_at(kb.iadd(i0, r), kb.iadd(k0, kk)))
+                for v in range(nv):
+                    out[r * nv + v] = kb.insert(vector.FMAOp(s, bv[v], out[r * nv + v]))
+            return out
+
+        acc = list(kb.for_(0, kc, step, iter_args=init))
+        if last and in_range:
+            acc = self.vector_epilogue(acc, i0, mr, j, nv)
+        self.store_tile(acc, i0, mr, j, w, in_range, last)
+
+    def load_tile(self, i0, mr: int, j, w: int, in_range: bool) -> list[SSAValue]:
+        kb, t = self.kb, self.t
+        nv = w // t.vw
+        if in_range:
+            return [self.vload(self.y, [kb.iadd(i0, r), kb.iadd(j, v * t.vw)])
+                    for r in range(mr) for v in range(nv)]
+        valid = self.g.n - j  # the tail panel is static
+        kb.nest([mr, valid], lambda ivs: kb.store(
+            kb.load(self.y, [kb.iadd(i0, ivs[0]), kb.iadd(j, ivs[1])]), self.tile, ivs))
+        return [self.vload(self.tile, [r, v * t.vw]) for r in range(mr) for v in range(nv)]
+
+    def store_tile(self, acc, i0, mr: int, j, w: int, in_range: bool, last: bool) -> None:
+        kb, t = self.kb, self.t
+        nv = w // t.vw
+        if in_range:
+            for r in range(mr):
+                for v in range(nv):
+                    self.vstore(acc[r * nv + v], self.y, [kb.iadd(i0, r), kb.iadd(j, v * t.vw)])
+            if last and self.act is not None and self.act not in ("relu", "clip"):
+                kb.nest([mr, w], lambda ivs: self.scalar_activate(
+                    [kb.iadd(i0, ivs[0]), kb.iadd(j, ivs[1])]))
+            return
+        for r in range(mr):
+            for v in range(nv):
+                self.vstore(acc[r * nv + v], self.tile, [r, v * t.vw])
+        valid = self.g.n - j
+
+        def copy(ivs: list[Index]) -> None:
+            at = [kb.iadd(i0, ivs[0]), kb.iadd(j, ivs[1])]
+            x = kb.load(self.tile, ivs)
+            if last:
+                x = activate(kb, self.op, self.scalar_affine(x, at))
+            kb.store(x, self.y, at)
+
+        kb.nest([mr, valid], copy)
+
+    # ---------------------------------------------------------------- epilogue
+
+    def scalar_affine(self, x: SSAValue, at: list[Index]) -> SSAValue:
+        kb, g = self.kb, self.g
+        if self.alpha != 1.0:
+            x = kb.mul(x, kb.constant(self.alpha, f32))
+        if self.c is not None and g.c_shape is not None:
+            cv = kb.load(self.c, broadcast_indices(at, g.c_shape))
+            if g.beta != 1.0:
+                cv = kb.mul(cv, kb.constant(g.beta, f32))
+            x = kb.add(x, cv)
+        return x
+
+    def scalar_activate(self, at: list[Index]) -> None:
+        self.kb.store(activate(self.kb, self.op, self.kb.load(self.y, at)), self.y, at)
+
+    def vector_epilogue(self, acc, i0, mr: int, j, nv: int) -> list[SSAValue]:
+        kb, g, t = self.kb, self.g, self.t
+        out = list(acc)
+        if self.alpha != 1.0:
+            alpha = self.splat(kb.constant(self.alpha, f32))
+            out = [kb.insert(arith.MulfOp(a, alpha)) for a in out]
+        if self.c is not None and g.c_shape is not None:
+            beta = self.splat(kb.constant(g.beta, f32)) if g.beta != 1.0 else None
+            c_cols = len(g.c_shape) >= 1 and g.c_shape[-1] != 1
+            for r in range(mr):
+                for v in range(nv):
+                    at = broadcast_indices([kb.iadd(i0, r), kb.iadd(j, v * t.vw)], g.c_shape)
+                    cv = self.vload(self.c, at) if c_cols else self.splat(kb.load(self.c, at))
+                    if beta is not None:
+                        cv = kb.insert(arith.MulfOp(cv, beta))
+                    out[r * nv + v] = kb.insert(arith.AddfOp(out[r * nv + v], cv))
+        epilogue = epilogue_of(self.op)
+        if epilogue is not None and epilogue[0] in ("relu", "clip"):
+            _, lo, hi = epilogue
+            if epilogue[0] == "relu":
+                lo, hi = 0.0, None
+            if lo is not None:
+                low = self.splat(kb.constant(lo, f32))
+                out = [kb.insert(arith.MaximumfOp(a, low)) for a in out]
+            if hi is not None:
+                high = self.splat(kb.constant(hi, f32))
+                out = [kb.insert(arith.MinimumfOp(a, high)) for a in out]
+        return out
+
+
+def packed_gemm_kernel(op: Operation, kb: KernelBuilder, ins, outs) -> None:
+    """The body of the packed kernel; `ins` end with packed B or the packing scratch."""
+    _Gemm(op, kb, ins, outs).build()
