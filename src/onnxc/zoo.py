@@ -60,26 +60,57 @@ def load_zoo(name: str) -> onnx.ModelProto:
 
 
 def _role_of(value_name: str, graph: onnx.GraphProto) -> str:
-    """How a weight is used: 'var' or 'scale' need positive values, others are signed."""
+    """How a weight is used: 'var'/'scale' need positive values; a conv/gemm weight is
+    'weight_relu' when a Relu follows its layer (He scaling), else 'weight' (LeCun scaling),
+    so that activations neither explode nor vanish through dozens of random layers."""
     for node in graph.node:
         for i, name in enumerate(node.input):
             if name != value_name:
                 continue
             if node.op_type == "BatchNormalization":
+                if i == 1 and _feeds_residual(node.output[0], graph):
+                    return "residual_scale"
                 return {1: "scale", 2: "shift", 3: "shift", 4: "var"}.get(i, "shift")
             if node.op_type == "Unsqueeze":
                 return _role_of(node.output[0], graph)
             if node.op_type == "Mul":
                 return "scale"
+            if node.op_type in ("Conv", "Gemm", "MatMul") and i == 1:
+                return "weight_relu" if _feeds_relu(node.output[0], graph) else "weight"
     return "shift"
+
+
+def _feeds_residual(value_name: str, graph: onnx.GraphProto) -> bool:
+    """Whether `value_name` is a branch merged into a residual Sum/Add."""
+    return any(value_name in n.input and n.op_type in ("Sum", "Add") and len(n.input) > 1
+               and not any(i in {t.name for t in graph.initializer} for i in n.input)
+               for n in graph.node)
+
+
+def _feeds_relu(value_name: str, graph: onnx.GraphProto, hops: int = 3) -> bool:
+    """Whether `value_name` reaches a Relu through at most `hops` per-channel ops."""
+    if hops == 0:
+        return False
+    for node in graph.node:
+        if value_name in node.input:
+            if node.op_type == "Relu":
+                return True
+            if node.op_type in ("BatchNormalization", "Add", "Mul", "Sum", "Unsqueeze") and (
+                _feeds_relu(node.output[0], graph, hops - 1)
+            ):
+                return True
+    return False
 
 
 def _random_weight(rng: np.random.Generator, shape: tuple[int, ...], role: str) -> np.ndarray:
     if len(shape) >= 2:
         fan_in = int(np.prod(shape[1:]))
-        data = rng.standard_normal(shape) * np.sqrt(2.0 / max(fan_in, 1))
+        gain = 2.0 if role == "weight_relu" else 1.0
+        data = rng.standard_normal(shape) * np.sqrt(gain / max(fan_in, 1))
     elif role in ("var", "scale"):
         data = rng.uniform(0.5, 1.5, shape)
+    elif role == "residual_scale":  # small gamma on residual branches, as in ResNet training
+        data = rng.uniform(0.1, 0.3, shape)
     else:
         data = rng.standard_normal(shape) * 0.1
     return data.astype(np.float32)
