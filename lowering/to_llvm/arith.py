@@ -30,15 +30,14 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
 
 from onnxc.lowering.to_llvm import llvm_ext
 from onnxc.lowering.to_llvm.type_conversion import (
+    apply_conversion,
     call_intrinsic,
     constant,
     convert_type,
@@ -282,7 +281,5 @@ class ConvertArithToLLVMPass(ModulePass):
     name = "convert-arith-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(list(ARITH_TO_LLVM_PATTERNS), dce_enabled=False)
-        ).rewrite_module(op)
+        apply_conversion(op, ARITH_TO_LLVM_PATTERNS)
 

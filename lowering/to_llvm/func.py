@@ -28,15 +28,14 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
 
 from onnxc.errors import LoweringError
 from onnxc.lowering.to_llvm.type_conversion import (
+    apply_conversion,
     convert_block_arguments,
     convert_type,
     converted,
@@ -124,6 +123,4 @@ class ConvertFuncToLLVMPass(ModulePass):
     name = "convert-func-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(list(FUNC_TO_LLVM_PATTERNS), dce_enabled=False)
-        ).rewrite_module(op)
+        apply_conversion(op, FUNC_TO_LLVM_PATTERNS)

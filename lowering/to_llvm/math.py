@@ -28,9 +28,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -39,6 +37,7 @@ from xdsl.traits import SymbolTable
 
 from onnxc.errors import LoweringError
 from onnxc.lowering.to_llvm.type_conversion import (
+    apply_conversion,
     call_intrinsic,
     constant,
     converted,
@@ -194,6 +193,4 @@ class ConvertMathToLLVMPass(ModulePass):
     name = "convert-math-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(list(MATH_TO_LLVM_PATTERNS), dce_enabled=False)
-        ).rewrite_module(op)
+        apply_conversion(op, MATH_TO_LLVM_PATTERNS)

@@ -26,15 +26,14 @@ from xdsl.dialects.builtin import FixedBitwidthType, MemRefType, ModuleOp, i8
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
 
 from onnxc.errors import LoweringError
 from onnxc.lowering.to_llvm.type_conversion import (
+    apply_conversion,
     constant,
     convert_type,
     converted,
@@ -207,6 +206,4 @@ class ConvertMemRefToLLVMPass(ModulePass):
     name = "convert-memref-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(list(MEMREF_TO_LLVM_PATTERNS), dce_enabled=False)
-        ).rewrite_module(op)
+        apply_conversion(op, MEMREF_TO_LLVM_PATTERNS)

@@ -20,13 +20,19 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     MemRefType,
+    ModuleOp,
     Signedness,
     UnrealizedConversionCastOp,
     VectorType,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
 from xdsl.rewriter import InsertPoint
 
 from onnxc.errors import LoweringError
@@ -150,3 +156,10 @@ def call_intrinsic(
 def element_type(t: Attribute) -> Attribute:
     """The scalar type of a scalar or vector type."""
     return t.element_type if isinstance(t, VectorType) else t
+
+
+def apply_conversion(module: ModuleOp, patterns: Sequence[RewritePattern]) -> None:
+    """Apply one dialect's conversion patterns to the whole module, without DCE."""
+    PatternRewriteWalker(
+        GreedyRewritePatternApplier(list(patterns), dce_enabled=False)
+    ).rewrite_module(module)

@@ -22,9 +22,7 @@ from xdsl.dialects.builtin import DenseArrayBase, MemRefType, ModuleOp, VectorTy
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -32,6 +30,7 @@ from xdsl.pattern_rewriter import (
 from onnxc.errors import LoweringError
 from onnxc.lowering.to_llvm.memref import _element_bytes, _element_pointer
 from onnxc.lowering.to_llvm.type_conversion import (
+    apply_conversion,
     constant,
     convert_type,
     converted,
@@ -118,6 +117,4 @@ class ConvertVectorToLLVMPass(ModulePass):
     name = "convert-vector-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(list(VECTOR_TO_LLVM_PATTERNS), dce_enabled=False)
-        ).rewrite_module(op)
+        apply_conversion(op, VECTOR_TO_LLVM_PATTERNS)
