@@ -59,14 +59,14 @@ def _layout(t: Attribute, op: Operation) -> tuple[Sequence[int], int]:
     return [s for s in strides if s is not None], offset
 
 
-def _element_bytes(t: MemRefType) -> int:
+def element_bytes(t: MemRefType) -> int:
     element = convert_type(t.get_element_type())
     if isinstance(element, FixedBitwidthType):
         return max(1, element.size)
     return 1
 
 
-def _element_pointer(
+def element_pointer(
     op: Operation, base: SSAValue, indices: Sequence[SSAValue], memref_type: Attribute
 ) -> tuple[list[Operation], SSAValue]:
     """Ops computing the address of `memref_type` element `indices` from its base pointer."""
@@ -108,10 +108,10 @@ class LowerLoad(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.LoadOp, rewriter: PatternRewriter, /):
         base, *indices = converted(rewriter, op, [op.memref, *op.indices])
-        ops, pointer = _element_pointer(op, base, indices, op.memref.type)
+        ops, pointer = element_pointer(op, base, indices, op.memref.type)
         assert isinstance(op.memref.type, MemRefType)
         result_type = convert_type(op.res.type)
-        load = llvm.LoadOp(pointer, result_type, alignment=_element_bytes(op.memref.type))
+        load = llvm.LoadOp(pointer, result_type, alignment=element_bytes(op.memref.type))
         replace_converted(rewriter, op, [*ops, load])
 
 
@@ -119,9 +119,9 @@ class LowerStore(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.StoreOp, rewriter: PatternRewriter, /):
         value, base, *indices = converted(rewriter, op, [op.value, op.memref, *op.indices])
-        ops, pointer = _element_pointer(op, base, indices, op.memref.type)
+        ops, pointer = element_pointer(op, base, indices, op.memref.type)
         assert isinstance(op.memref.type, MemRefType)
-        store = llvm.StoreOp(value, pointer, alignment=_element_bytes(op.memref.type))
+        store = llvm.StoreOp(value, pointer, alignment=element_bytes(op.memref.type))
         replace_converted(rewriter, op, [*ops, store])
 
 

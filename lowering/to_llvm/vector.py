@@ -28,7 +28,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from onnxc.errors import LoweringError
-from onnxc.lowering.to_llvm.memref import _element_bytes, _element_pointer
+from onnxc.lowering.to_llvm.memref import element_bytes, element_pointer
 from onnxc.lowering.to_llvm.type_conversion import (
     apply_conversion,
     constant,
@@ -47,7 +47,7 @@ def _check_1d(t, op) -> VectorType:
 def _vector_pointer(op, base, indices, memref_type, vtype) -> tuple[list, SSAValue]:
     """The element address as a pointer to the vector type: a zero GEP over the vector type,
     which the translation's typed pointers need (a no-op for LLVM's opaque pointers)."""
-    ops, pointer = _element_pointer(op, base, indices, memref_type)
+    ops, pointer = element_pointer(op, base, indices, memref_type)
     cast = llvm.GEPOp.from_mixed_indices(pointer, [0], vtype, inbounds=True)
     return [*ops, cast], cast.result
 
@@ -60,7 +60,7 @@ class LowerVectorLoad(RewritePattern):
         ops, pointer = _vector_pointer(op, base, indices, op.base.type, op.result.type)
         assert isinstance(op.base.type, MemRefType)
         load = llvm.LoadOp(
-            pointer, convert_type(op.result.type), alignment=_element_bytes(op.base.type)
+            pointer, convert_type(op.result.type), alignment=element_bytes(op.base.type)
         )
         replace_converted(rewriter, op, [*ops, load])
 
@@ -72,7 +72,7 @@ class LowerVectorStore(RewritePattern):
         value, base, *indices = converted(rewriter, op, [op.vector, op.base, *op.indices])
         ops, pointer = _vector_pointer(op, base, indices, op.base.type, op.vector.type)
         assert isinstance(op.base.type, MemRefType)
-        store = llvm.StoreOp(value, pointer, alignment=_element_bytes(op.base.type))
+        store = llvm.StoreOp(value, pointer, alignment=element_bytes(op.base.type))
         replace_converted(rewriter, op, [*ops, store])
 
 

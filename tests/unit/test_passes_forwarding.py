@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -30,14 +29,6 @@ def t(shape) -> str:
     return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
 
 
-@pytest.mark.parametrize("row", ROWS)
-def test_lit_cases_keep_their_results(row):
-    changed = 0
-    for case in lit_cases(row):
-        module = parse(case)
-        after = check_pass_equivalence(module, row, distribution="normal")
-        changed += str(after) != str(module)
-    assert changed >= 1, f"{row} rewrote none of its lit cases"
 
 
 @settings(max_examples=30, deadline=None)

@@ -35,14 +35,6 @@ def op_names(module) -> list[str]:
     return sorted(op.name for op in module.walk())
 
 
-@pytest.mark.parametrize("row", ROWS)
-def test_lit_cases_keep_their_results(row):
-    changed = 0
-    for case in lit_cases(row):
-        module = parse(case)
-        after = check_pass_equivalence(module, row)
-        changed += str(after) != str(module)
-    assert changed >= 1, f"{row} rewrote none of its lit cases"
 
 
 def test_softmax_coercion_of_squeezenet_shape():
