@@ -24,6 +24,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from onnxc.dialects.layout import layout_of, physical_shape
+
 Index = int | SSAValue
 LoopBody = Callable[..., Sequence[SSAValue] | None]
 
@@ -41,8 +43,9 @@ def is_bool(t: Attribute) -> bool:
 
 
 def memref_of(t: TensorType) -> MemRefType:
-    """The identity-layout memref holding a tensor of type `t`."""
-    return MemRefType(t.get_element_type(), t.get_shape())
+    """The identity-layout memref holding a tensor of type `t`, in its physical order
+    (a tensor with a `#layout.spec` encoding is stored permuted or blocked)."""
+    return MemRefType(t.get_element_type(), physical_shape(t.get_shape(), layout_of(t)))
 
 
 def row_major_strides(shape: Sequence[int]) -> list[int]:
@@ -196,6 +199,14 @@ class KernelBuilder:
         loop = scf.ForOp(self.idx(lb), self.idx(ub), self.idx(step), iter_args, Region(block))
         self.insert(loop)
         return tuple(loop.results)
+
+    def parallel_for(self, lb: Index, ub: Index, body: Callable[[Index], None]) -> None:
+        """A loop whose iterations are independent and may run on several threads.
+
+        Kernels mark their outermost worthwhile loop with this (no iter_args, no results);
+        the threading lowering decides whether and how to split it.
+        """
+        self.for_(lb, ub, body)
 
     def nest(
         self,

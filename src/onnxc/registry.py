@@ -30,6 +30,7 @@ def _lazy_dialect(path: str) -> Callable[[], Dialect]:
 
 ONNXC_DIALECTS: dict[str, Callable[[], Dialect]] = {
     "graph": _lazy_dialect("onnxc.dialects.graph:Graph"),
+    "layout": _lazy_dialect("onnxc.dialects.layout:Layout"),
     "llvmx": _lazy_dialect("onnxc.lowering.to_llvm.llvm_ext:LLVMX"),
 }
 
