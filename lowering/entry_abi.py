@@ -21,6 +21,8 @@ OUTPUT_NAMES_ATTR = "onnxc.output_names"
 CONSTANTS_ATTR = "onnxc.constants"
 ARENA_BYTES_ATTR = "onnxc.arena_bytes"
 INTERMEDIATE_BYTES_ATTR = "onnxc.intermediate_bytes"
+INPLACE_BYTES_ATTR = "onnxc.inplace_bytes"
+"""Bytes of results that `inplace` wrote over a dying input (counted as intermediates)."""
 WRAPPER_NAME = "onnxc_entry"
 
 _NAME_HINT = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")

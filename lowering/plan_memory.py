@@ -20,6 +20,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.lowering.entry_abi import (
     ARENA_BYTES_ATTR,
+    INPLACE_BYTES_ATTR,
     INTERMEDIATE_BYTES_ATTR,
     append_argument,
     entry_function,
@@ -106,6 +107,8 @@ class PlanMemoryPass(ModulePass):
                 buffers.append(_Buffer(o, byte_size(t), first, last))
         arena_size = plan_offsets(buffers)
         total = sum(b.size for b in buffers)
+        if isinstance(merged := entry.attributes.get(INPLACE_BYTES_ATTR), IntegerAttr):
+            total += merged.value.data  # results that `inplace` wrote over their inputs
 
         arena_type = MemRefType(i8, [max(arena_size, ALIGNMENT)])
         arena = append_argument(entry, arena_type, "arena")

@@ -14,7 +14,7 @@ func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> attributes {onnxc.input_
 // CHECK:       builtin.module {
 // CHECK-NEXT:    func.func private @relu_0(%0: memref<2x3xf32>, %1: memref<2x3xf32>) attributes {onnxc.kernel = "graph.relu"} {
 // CHECK:         func.func @main(%x: memref<2x3xf32>, %out0: memref<2x3xf32>) attributes {onnxc.input_names = ["x"], onnxc.output_names = ["y"], onnxc.entry} {
-// CHECK-NEXT:      func.call @relu_0(%x, %out0) : (memref<2x3xf32>, memref<2x3xf32>) -> ()
+// CHECK-NEXT:      func.call @relu_0(%x, %out0) {onnxc.inplace_operands = [0 : i64]} : (memref<2x3xf32>, memref<2x3xf32>) -> ()
 // CHECK-NEXT:      func.return
 // CHECK-NEXT:    }
 // CHECK-NEXT:  }
@@ -35,12 +35,12 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NOT:     func.func private
 // CHECK:         func.func @main(%x: memref<4xf32>, %out0: memref<4xf32>) attributes {onnxc.entry} {
 // CHECK-NEXT:      %a = memref.alloc() : memref<4xf32>
-// CHECK-NEXT:      func.call @sigmoid_0(%x, %a) : (memref<4xf32>, memref<4xf32>) -> ()
+// CHECK-NEXT:      func.call @sigmoid_0(%x, %a) {onnxc.inplace_operands = [0 : i64]} : (memref<4xf32>, memref<4xf32>) -> ()
 // CHECK-NEXT:      %b = memref.alloc() : memref<4xf32>
-// CHECK-NEXT:      func.call @sigmoid_0(%a, %b) : (memref<4xf32>, memref<4xf32>) -> ()
+// CHECK-NEXT:      func.call @sigmoid_0(%a, %b) {onnxc.inplace_operands = [0 : i64]} : (memref<4xf32>, memref<4xf32>) -> ()
 // CHECK-NEXT:      %c = memref.alloc() : memref<4xf32>
-// CHECK-NEXT:      func.call @add_0(%a, %b, %c) : (memref<4xf32>, memref<4xf32>, memref<4xf32>) -> ()
-// CHECK-NEXT:      func.call @sigmoid_0(%c, %out0) : (memref<4xf32>, memref<4xf32>) -> ()
+// CHECK-NEXT:      func.call @add_0(%a, %b, %c) {onnxc.inplace_operands = [0 : i64, 1 : i64]} : (memref<4xf32>, memref<4xf32>, memref<4xf32>) -> ()
+// CHECK-NEXT:      func.call @sigmoid_0(%c, %out0) {onnxc.inplace_operands = [0 : i64]} : (memref<4xf32>, memref<4xf32>) -> ()
 // CHECK-NEXT:      func.return
 
 // -----
@@ -56,7 +56,7 @@ func.func @main(%x: tensor<1x2x2x2xf32>) -> tensor<1x8xf32> {
 
 // CHECK-LABEL:   func.func @main(%x: memref<1x2x2x2xf32>, %out0: memref<1x8xf32>) attributes {onnxc.entry} {
 // CHECK-NEXT:      %r = memref.reinterpret_cast %out0 to offset: [0], sizes: [1, 2, 2, 2], strides: [8, 4, 2, 1] : memref<1x8xf32> to memref<1x2x2x2xf32>
-// CHECK-NEXT:      func.call @relu_0(%x, %r) : (memref<1x2x2x2xf32>, memref<1x2x2x2xf32>) -> ()
+// CHECK-NEXT:      func.call @relu_0(%x, %r) {onnxc.inplace_operands = [0 : i64]} : (memref<1x2x2x2xf32>, memref<1x2x2x2xf32>) -> ()
 // CHECK-NEXT:      %s = memref.reinterpret_cast %out0 to offset: [0], sizes: [2, 2, 2], strides: [4, 2, 1] : memref<1x8xf32> to memref<2x2x2xf32>
 // CHECK-NEXT:      func.return
 
