@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
     FunctionType,
+    IntegerAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -43,7 +44,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolOpInterface
 
-from onnxc.dialects import graph
+from onnxc.dialects import graph, layout
 from onnxc.dialects.graph import int_of, shape_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.data_movement import copy_kernel
@@ -54,6 +55,7 @@ from onnxc.lowering.graph_to_loops.kernels import (
     kernel_scratch,
 )
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder, memref_of, reinterpret
+from onnxc.lowering.inplace import INPLACE_ATTR, inplace_operands
 
 VIEW_OPS = (
     graph.ReshapeOp, graph.FlattenOp, graph.SqueezeOp, graph.UnsqueezeOp,
@@ -186,7 +188,7 @@ class _FunctionLowering:
         if not isinstance(ret, func.ReturnOp):
             raise LoweringError(f"@{self.f.sym_name.data}: body must end in func.return")
         for op in body.ops:
-            if op is not ret and not isinstance(op, graph.GraphOp):
+            if op is not ret and not isinstance(op, graph.GraphOp | layout.ConvertOp):
                 raise LoweringError(
                     f"convert-graph-to-loops: no lowering for op '{op.name}' "
                     f"in @{self.f.sym_name.data}"
@@ -279,7 +281,10 @@ class _FunctionLowering:
                 op.name, (_kernel_key(op), tuple(v.type for v in ins)), build, op,
                 [v.type for v in ins], [v.type for v in outs],
             )
-            self.emit(func.CallOp(name, [*ins, *outs], []))
+            call = func.CallOp(name, [*ins, *outs], [])
+            if inplace := inplace_operands(op):
+                call.attributes[INPLACE_ATTR] = ArrayAttr([IntegerAttr(i, i64) for i in inplace])
+            self.emit(call)
 
     def constant(self, result: SSAValue, value: DenseIntOrFPElementsAttr) -> None:
         name, mtype = self.mod.global_for(value)
