@@ -21,9 +21,11 @@ from xdsl.ir import Operation, SSAValue
 
 from onnxc.dialects import graph, graph_shapes
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
+from onnxc.dialects.layout import ConvertOp
 from onnxc.errors import InvalidInputError, UnsupportedOpError
 from onnxc.frontend.onnx_types import numpy_dtype_of_element
 from onnxc.passes import composite_reference, extended_reference
+from onnxc.passes.layout_fold import constant_value
 
 Evaluator = Callable[[Operation, list[np.ndarray]], list[np.ndarray]]
 
@@ -202,7 +204,7 @@ def _variadic(reduce: Callable) -> Evaluator:
 
 
 def _constant(op: graph.ConstantOp, args: list[np.ndarray]) -> list[np.ndarray]:
-    return [dense_to_array(op.value, dtype_of(op.output))]
+    return [constant_value(op.value)]  # a laid-out constant stores its data permuted
 
 
 def _constant_of_shape(op: graph.ConstantOfShapeOp, args: list[np.ndarray]) -> list[np.ndarray]:
@@ -334,6 +336,7 @@ EVALUATORS: dict[type[Operation], Evaluator] = {
     graph.PadOp: _pad,
     graph.ShapeOp: _shape,
     graph.LayoutConvertOp: lambda op, a: [np.transpose(a[0], op.permutation())],
+    ConvertOp: lambda op, a: [a[0]],  # layout.convert: same logical tensor, new memory order
     graph.QuantizeLinearOp: _quantize,
     graph.DequantizeLinearOp: _dequantize,
     **extended_reference.EVALUATORS,

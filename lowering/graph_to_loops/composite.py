@@ -2,7 +2,7 @@
 
 `graph.fused_elementwise` runs its steps on scalars inside one broadcast loop nest
 (`map_elementwise`), reusing the scalar code of the single-op kernels. `graph.channel_shuffle`
-copies whole channel planes: out[n, j * g + i] = in[n, i * k + j].
+copies whole channel planes: out[n, j * g + i] = in[n, i * k + j] (in NHWC, per pixel).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import math as pymath
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, shape_of
+from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.elementwise import BINARY, UNARY, map_elementwise
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
@@ -66,6 +67,12 @@ def channel_shuffle_kernel(op: graph.ChannelShuffleOp, kb: KernelBuilder, ins, o
     n, c, plane = shape[0], shape[1], pymath.prod(shape[2:])
     g = int_of(op.group)
     k = c // g
+    layouts = {layout_of(op.input.type), layout_of(op.output.type)}
+    if layouts == {"NHWC"}:
+        _channel_shuffle_nhwc(kb, ins[0], outs[0], n * plane, g, k)
+        return
+    if layouts != {None}:
+        raise LoweringError(f"{op.name}: no kernel for layouts {sorted(map(str, layouts))}")
     x = kb.view(ins[0], [n, g, k, plane])
     y = kb.view(outs[0], [n, k, g, plane])
 
@@ -74,6 +81,17 @@ def channel_shuffle_kernel(op: graph.ChannelShuffleOp, kb: KernelBuilder, ins, o
         kb.store(kb.load(x, [b, i, j, p]), y, [b, j, i, p])
 
     kb.nest([n, g, k, plane], copy)
+
+
+def _channel_shuffle_nhwc(kb: KernelBuilder, src, dst, pixels: int, g: int, k: int) -> None:
+    """NHWC: each pixel's channels are a [g, k] matrix transposed to [k, g]."""
+    x = kb.view(src, [pixels, g, k])
+    y = kb.view(dst, [pixels, k, g])
+
+    def pixel(p: Index) -> None:
+        kb.nest([k, g], lambda ji: kb.store(kb.load(x, [p, ji[1], ji[0]]), y, [p, *ji]))
+
+    kb.parallel_for(0, pixels, pixel)
 
 
 KERNELS = {

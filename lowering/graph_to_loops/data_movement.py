@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import IndexType
 
 from onnxc.dialects import graph, graph_shapes
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
+from onnxc.dialects.layout import layout_of, parse_spec, physical_permutation
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
@@ -73,21 +74,36 @@ def _blocks(shape: Sequence[int], axis: int) -> tuple[int, int]:
 
 
 def _copy_blocks(kb, src, src_col, dst, dst_col, outer, width):
-    def body(ivs: list[Index]) -> None:
-        o, j = ivs
-        kb.store(kb.load(src, [o, kb.iadd(j, src_col)]), dst, [o, kb.iadd(j, dst_col)])
+    def row(o: Index) -> None:
+        kb.for_(0, width, lambda j: kb.store(
+            kb.load(src, [o, kb.iadd(j, src_col)]), dst, [o, kb.iadd(j, dst_col)]))
 
-    kb.nest([outer, width], body)
+    kb.parallel_for(0, outer, row)
+
+
+def physical_axis(t, axis: int) -> int:
+    """Where logical dimension `axis` of tensor type `t` sits in its buffer (unblocked
+    layouts: NHWC puts C last, so a channel concat appends to each pixel's channels)."""
+    spec = layout_of(t)
+    if spec is None:
+        return axis
+    if parse_spec(spec)[2] is not None:
+        raise LoweringError(f"no concat/split kernel for the blocked layout {spec}")
+    return physical_permutation(spec, len(t.get_shape())).index(axis)
 
 
 def concat_kernel(op: graph.ConcatOp, kb: KernelBuilder, ins, outs):
-    out_shape = shape_of(op.output)
-    axis = graph_shapes.normalize_axis(int_of(op.axis), len(out_shape))
-    outer, total = _blocks(out_shape, axis)
+    """Rows of contiguous blocks in the buffers' (physical) order: every operand must share
+    the result's layout (assign-layout converts the others)."""
+    out_t = op.output.type
+    if any(layout_of(v.type) != layout_of(out_t) for v in op.inputs):
+        raise LoweringError(f"{op.name}: operands and result differ in layout")
+    axis = physical_axis(out_t, graph_shapes.normalize_axis(int_of(op.axis), len(shape_of(out_t))))
+    outer, total = _blocks(outs[0].type.get_shape(), axis)
     dst = kb.view(outs[0], [outer, total])
     col = 0
-    for v, operand in zip(ins, op.inputs):
-        _, width = _blocks(shape_of(operand), axis)
+    for v in ins:
+        _, width = _blocks(v.type.get_shape(), axis)
         _copy_blocks(kb, kb.view(v, [outer, width]), 0, dst, col, outer, width)
         col += width
 

@@ -1,10 +1,15 @@
 """Pooling kernels: MaxPool, AveragePool (N-D, pads, strides, ceil_mode) and the global pools.
 
-Windowed pools use the convolution's loop structure: per (n, c) plane, initialise the
-output, then for each window offset fold the valid part of the input plane into it
-(bounds from `window_range`, so no padding test runs per element). AveragePool then
+Plain (NCHW) windowed pools use the convolution's loop structure: per (n, c) plane,
+initialise the output, then for each window offset fold the valid part of the input plane
+into it (bounds from `window_range`, so no padding test runs per element). AveragePool then
 divides each output by its window's element count, computed with branch-free min/max
 from the output index (with or without the padding, per count_include_pad).
+
+NHWC pools (2-D, from assign-layout) vectorise along C, the contiguous dimension: per
+output pixel, a group of channel vectors is folded over the window's valid rows and columns
+in registers and stored once (`pool_nhwc`). Global pools reduce over the pixels the same way
+in NHWC; a pooled [N, C, 1, 1] is the same memory in either layout.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import math as pymath
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, ints_of, shape_of
+from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.loops import (
     Index,
@@ -21,6 +27,7 @@ from onnxc.lowering.graph_to_loops.loops import (
     min_value,
     window_range,
 )
+from onnxc.lowering.graph_to_loops.pool_nhwc import global_pool_nhwc, pool_nhwc
 
 
 def _pool_kernel(op: graph.PoolOp, kb: KernelBuilder, ins, outs, average: bool):
@@ -78,16 +85,36 @@ def _pool_kernel(op: graph.PoolOp, kb: KernelBuilder, ins, outs, average: bool):
     kb.nest([x_shape[0], x_shape[1]], per_plane)
 
 
+def _is_nhwc(op) -> bool:
+    layouts = {layout_of(op.input.type), layout_of(op.output.type)}
+    if layouts == {None}:
+        return False
+    if layouts != {"NHWC"}:
+        raise LoweringError(f"{op.name}: no kernel for layouts {sorted(map(str, layouts))}")
+    return True
+
+
 def max_pool_kernel(op: graph.MaxPoolOp, kb: KernelBuilder, ins, outs):
-    _pool_kernel(op, kb, ins, outs, average=False)
+    if _is_nhwc(op):
+        pool_nhwc(op, kb, ins, outs, average=False)
+    else:
+        _pool_kernel(op, kb, ins, outs, average=False)
 
 
 def average_pool_kernel(op: graph.AveragePoolOp, kb: KernelBuilder, ins, outs):
-    _pool_kernel(op, kb, ins, outs, average=True)
+    if _is_nhwc(op):
+        pool_nhwc(op, kb, ins, outs, average=True)
+    else:
+        _pool_kernel(op, kb, ins, outs, average=True)
 
 
 def _global_pool_kernel(op: graph.GlobalPoolOp, kb: KernelBuilder, ins, outs, average: bool):
     """Per (n, c): a reduction over the flattened spatial plane in iter_args."""
+    if layout_of(op.input.type) is not None:
+        if layout_of(op.input.type) != "NHWC":
+            raise LoweringError(f"{op.name}: no kernel for layout {layout_of(op.input.type)}")
+        global_pool_nhwc(op, kb, ins, outs, average)
+        return
     x_shape = shape_of(op.input)
     n, c = x_shape[0], x_shape[1]
     size = pymath.prod(x_shape[2:])

@@ -89,6 +89,9 @@ _PASS_PATHS: dict[str, str] = {
     "fuse-reduce-to-global-pool": "onnxc.passes.extended:FuseReduceToGlobalPoolPass",
     "fuse-attention": "onnxc.passes.extended:FuseAttentionPass",
     "horizontal-fusion": "onnxc.passes.extended:HorizontalFusionPass",
+    # layouts: which activations are NHWC, then cleanup of the conversions
+    "assign-layout": "onnxc.passes.layout_assign:AssignLayoutPass",
+    "fold-layout-converts": "onnxc.passes.layout_fold:FoldLayoutConvertsPass",
     # graph -> loops (scf/memref/arith/math over static memrefs)
     "convert-graph-to-loops": "onnxc.lowering.graph_to_loops.pass_:ConvertGraphToLoopsPass",
     # loops-level whole-program passes: the entry ABI

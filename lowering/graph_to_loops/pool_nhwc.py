@@ -1,0 +1,208 @@
+"""NHWC pooling kernels: 2-D MaxPool / AveragePool and the global pools, vectorised along C.
+
+In NHWC the channels of one pixel are contiguous, so a pool is the same loop for every
+channel vector: per output pixel, a group of up to UNROLL channel vectors is initialised in
+registers, folded over the window's valid rows and columns (bounds computed once per pixel,
+so padding costs no test per element) and stored once. Channels that do not fill a vector
+are a group of scalars. Output rows are independent (`kb.parallel_for`).
+
+    for r in parallel(N * OH):                      # n, oh
+      for ow in OW:
+        for each channel group (c0, lanes):
+          acc[lanes] = init
+          for kh in valid(oh): for kw in valid(ow):
+            acc[l] = fold(acc[l], x[n, oh*s - p + kh*d, ow*s - p + kw*d, c0 + l])
+          y[n, oh, ow, c0 + l] = acc[l]             # AveragePool: * 1 / count
+"""
+
+from __future__ import annotations
+
+import math as pymath
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith, vector
+from xdsl.dialects.builtin import Float32Type, VectorType
+from xdsl.ir import SSAValue
+
+from onnxc.dialects import graph
+from onnxc.dialects.graph import int_of, ints_of, shape_of
+from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
+
+UNROLL = 4
+"""Channel vectors folded together per pixel: 4 x 16 lanes cover C = 64 in one pass."""
+
+
+def vector_width() -> int:
+    """f32 lanes of the host's vectors."""
+    from onnxc.runtime.jit import host_target
+
+    return max(4, host_target().vector_bits // 32)
+
+
+class Lanes:
+    """Loads, folds and stores of one channel group: lanes of `vw` elements or scalars."""
+
+    def __init__(self, kb: KernelBuilder, widths: Sequence[int]):
+        self.kb = kb
+        self.widths = list(widths)
+        self.offsets = [sum(self.widths[:i]) for i in range(len(self.widths))]
+
+    def splat(self, scalar: SSAValue) -> list[SSAValue]:
+        return [
+            scalar if w == 1 else self.kb.insert(
+                vector.BroadcastOp(scalar, VectorType(scalar.type, [w])))
+            for w in self.widths
+        ]
+
+    def load(self, mem: SSAValue, prefix: Sequence[Index], c0: Index) -> list[SSAValue]:
+        kb, out = self.kb, []
+        element = mem.type.get_element_type()
+        for w, off in zip(self.widths, self.offsets):
+            at = [*prefix, kb.iadd(c0, off)]
+            if w == 1:
+                out.append(kb.load(mem, at))
+            else:
+                out.append(kb.insert(vector.LoadOp(
+                    mem, [kb.idx(i) for i in at], VectorType(element, [w]))))
+        return out
+
+    def store(self, values: Sequence[SSAValue], mem: SSAValue, prefix: Sequence[Index],
+              c0: Index) -> None:
+        kb = self.kb
+        for v, w, off in zip(values, self.widths, self.offsets):
+            at = [*prefix, kb.iadd(c0, off)]
+            if w == 1:
+                kb.store(v, mem, at)
+            else:
+                kb.insert(vector.StoreOp(v, mem, [kb.idx(i) for i in at]))
+
+
+def channel_groups(
+    kb: KernelBuilder, channels: int, vw: int, body: Callable[[Index, Lanes], None],
+    parallel: bool = False,
+) -> None:
+    """Cover channels [0, channels) with groups: UNROLL vectors at a time, then the
+    remaining vectors, then the remaining scalars; `body(c0, lanes)` emits one group."""
+    nv, tail = divmod(channels, vw)
+    full, rest = divmod(nv, UNROLL)
+    step = UNROLL * vw
+    if full:
+        group = Lanes(kb, [vw] * UNROLL)
+        loop = kb.parallel_for if parallel else kb.for_
+        loop(0, full, lambda g: body(kb.imul(g, step), group))
+    if rest:
+        body(full * step, Lanes(kb, [vw] * rest))
+    if tail:
+        body(nv * vw, Lanes(kb, [1] * tail))
+
+
+def _folder(kb: KernelBuilder, average: bool) -> Callable[[SSAValue, SSAValue], SSAValue]:
+    op = arith.AddfOp if average else arith.MaximumfOp
+    return lambda a, b: kb.insert(op(a, b))
+
+
+def _scale(kb: KernelBuilder, values: list[SSAValue], lanes: Lanes, factor: SSAValue):
+    splat = lanes.splat(factor)
+    return [kb.insert(arith.MulfOp(v, s)) for v, s in zip(values, splat)]
+
+
+def _check_f32(op) -> None:
+    if not isinstance(op.output.type.get_element_type(), Float32Type):
+        raise LoweringError(f"{op.name}: the NHWC kernel takes f32, not "
+                            f"{op.output.type.get_element_type()}")
+
+
+def pool_nhwc(op: graph.PoolOp, kb: KernelBuilder, ins, outs, average: bool) -> None:
+    """2-D MaxPool / AveragePool on x [N, H, W, C] -> y [N, OH, OW, C]."""
+    _check_f32(op)
+    x, y = ins[0], outs[0]
+    batch, channels, height, width = shape_of(op.input)
+    out_h, out_w = shape_of(op.output)[2:]
+    kernel, strides, pads = ints_of(op.kernel_shape), ints_of(op.strides), ints_of(op.pads)
+    if len(kernel) != 2:
+        raise LoweringError(f"{op.name}: the NHWC kernel is 2-D, got a {len(kernel)}-D window")
+    dilations = op.window_dilations()
+    include_pad = average and int_of(op.count_include_pad) != 0  # type: ignore[attr-defined]
+    element = y.type.get_element_type()
+    init = kb.constant(0.0 if average else -pymath.inf, element)
+    one = kb.constant(1.0, element)
+    fold = _folder(kb, average)
+    vw = vector_width()
+
+    def window(o: Index, d: int) -> tuple[Index, Index, Index, Index]:
+        """(first input index, valid kernel offsets [lo, hi), window element count)."""
+        size, k, s, dil = (height, width)[d], kernel[d], strides[d], dilations[d]
+        start = kb.isub(kb.imul(o, s), pads[d])
+        lo = kb.idiv(kb.iadd(kb.imax(kb.isub(0, start), 0), dil - 1), dil)
+        hi = kb.imin(k, kb.idiv(kb.iadd(kb.imax(kb.isub(size, start), 0), dil - 1), dil))
+        if include_pad:
+            end = kb.imin(kb.iadd(start, k), size + pads[d + 2])
+            count = kb.isub(end, kb.imax(start, -pads[d]))
+        else:
+            count = kb.isub(hi, lo)
+        return start, lo, hi, count
+
+    def per_row(r: Index) -> None:
+        n = 0 if batch == 1 else kb.idiv(r, out_h)
+        oh = r if batch == 1 else kb.isub(r, kb.imul(n, out_h))
+        row0, kh_lo, kh_hi, count_h = window(oh, 0)
+
+        def per_pixel(ow: Index) -> None:
+            col0, kw_lo, kw_hi, count_w = window(ow, 1)
+            inverse = None
+            if average:
+                inverse = kb.div(one, kb.to_float(kb.imul(count_h, count_w), element))
+
+            def group(c0: Index, lanes: Lanes) -> None:
+                def over_kh(kh: Index, *accs: SSAValue):
+                    ih = kb.iadd(row0, kb.imul(kh, dilations[0]))
+
+                    def over_kw(kw: Index, *accs: SSAValue):
+                        iw = kb.iadd(col0, kb.imul(kw, dilations[1]))
+                        loaded = lanes.load(x, [n, ih, iw], c0)
+                        return [fold(a, v) for a, v in zip(accs, loaded)]
+
+                    return kb.for_(kw_lo, kw_hi, over_kw, iter_args=accs)
+
+                accs = list(kb.for_(kh_lo, kh_hi, over_kh, iter_args=lanes.splat(init)))
+                if inverse is not None:
+                    accs = _scale(kb, accs, lanes, inverse)
+                lanes.store(accs, y, [n, oh, ow], c0)
+
+            channel_groups(kb, channels, vw, group)
+
+        kb.for_(0, out_w, per_pixel)
+
+    kb.parallel_for(0, batch * out_h, per_row)
+
+
+def global_pool_nhwc(op: graph.GlobalPoolOp, kb: KernelBuilder, ins, outs, average: bool):
+    """x [N, H, W, C] -> y [N, C] (the [N, C, 1, 1] result is the same memory in NCHW and
+    NHWC): per channel group, a register reduction over the H * W pixels."""
+    _check_f32(op)
+    shape = shape_of(op.input)
+    batch, channels, pixels = shape[0], shape[1], pymath.prod(shape[2:])
+    x = kb.view(ins[0], [batch, pixels, channels])
+    y = kb.view(outs[0], [batch, channels])
+    element = y.type.get_element_type()
+    init = kb.constant(0.0 if average else -pymath.inf, element)
+    fold = _folder(kb, average)
+    inverse = kb.constant(1.0 / pixels, element)
+
+    def per_image(n: Index, parallel: bool) -> None:
+        def group(c0: Index, lanes: Lanes) -> None:
+            def over_pixels(p: Index, *accs: SSAValue):
+                return [fold(a, v) for a, v in zip(accs, lanes.load(x, [n, p], c0))]
+
+            accs = list(kb.for_(0, pixels, over_pixels, iter_args=lanes.splat(init)))
+            if average:
+                accs = _scale(kb, accs, lanes, inverse)
+            lanes.store(accs, y, [n], c0)
+
+        channel_groups(kb, channels, vector_width(), group, parallel=parallel)
+
+    if batch == 1:
+        per_image(0, parallel=True)
+    else:
+        kb.parallel_for(0, batch, lambda n: per_image(n, parallel=False))

@@ -1,0 +1,210 @@
+"""`assign-layout`: decide each activation's memory layout (NCHW or NHWC) for the host.
+
+On a SIMD host, convolutions run as implicit GEMMs over channels-last data (the vector runs
+along C), so every rank-4 f32 `graph.conv` / `graph.conv_add` gets NHWC on its input, its
+residual and its output (weights stay plain: the conv kernel packs them at compile time).
+NHWC then flows forward through every op whose kernel is correct on NHWC operands (the
+LAYOUT_AGNOSTIC, BROADCASTING and NHWC_KERNELS tables below): an op runs in NHWC when one of
+its activation operands is NHWC. Everything else (Flatten, Reshape, Transpose, Gemm, model
+inputs and outputs, ops without an NHWC kernel) sees plain tensors.
+
+Conversions are placed only at those boundaries, one per (value, layout): the conversion sits
+right before the value's first user that needs it, and later users share it. Constants are
+never converted at run time: an NHWC user gets a new constant stored in NHWC (a rank < 4
+constant operand of a broadcasting op is first given leading 1s, so [C, 1, 1] becomes an
+NHWC [1, C, 1, 1], physically [1, 1, 1, C]). Conversions that move no bytes (NHWC [N, C, 1, 1]
+-> plain) become views (`graph.reshape`). Run fold-layout-converts afterwards to clean up
+conversions that were already in the input.
+
+    %y = graph.conv(%x, %w) ...  : (tensor<1x3x8x8xf32>, ...) -> tensor<1x4x8x8xf32>
+    %z = graph.relu(%y)          : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+    func.return %z
+becomes
+    %0 = layout.convert %x : tensor<1x3x8x8xf32> -> tensor<1x3x8x8xf32, #layout.spec<"NHWC">>
+    %y = graph.conv(%0, %w) ... -> tensor<1x4x8x8xf32, #layout.spec<"NHWC">>
+    %z = graph.relu(%y) ... -> tensor<1x4x8x8xf32, #layout.spec<"NHWC">>
+    %1 = layout.convert %z : ... #layout.spec<"NHWC">> -> tensor<1x4x8x8xf32>
+    func.return %1
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import Float32Type, ModuleOp, TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from onnxc.dialects import graph
+from onnxc.dialects.layout import ConvertOp, layout_of, with_layout
+from onnxc.passes.layout_fold import constant_value, laid_out_dense, moves_no_data
+
+NHWC = "NHWC"
+
+MIN_VECTOR_BITS = 128
+"""Narrower (or no) SIMD: channels-last buys nothing, every tensor stays plain."""
+
+LAYOUT_AGNOSTIC: tuple[type[Operation], ...] = (
+    graph.ReluOp, graph.SigmoidOp, graph.TanhOp, graph.ExpOp, graph.LogOp, graph.SqrtOp,
+    graph.NegOp, graph.AbsOp, graph.ReciprocalOp, graph.LeakyReluOp, graph.ClipOp,
+    graph.CastOp, graph.IdentityOp, graph.DropoutOp,
+    graph.AddScalarOp, graph.SubScalarOp, graph.MulScalarOp, graph.DivScalarOp,
+    graph.PowScalarOp,
+)
+"""One-operand ops whose kernels map the buffer element by element (any layout)."""
+
+BROADCASTING: tuple[type[Operation], ...] = (
+    graph.AddOp, graph.SubOp, graph.MulOp, graph.DivOp, graph.PowOp, graph.SumOp,
+    graph.MaxOp, graph.MinOp, graph.FusedElementwiseOp,
+)
+"""Broadcasting elementwise ops: their kernels broadcast the buffers' (physical) shapes,
+which is right when every operand is rank 4 and in the same layout."""
+
+NHWC_KERNELS: tuple[type[Operation], ...] = (
+    graph.MaxPoolOp, graph.AveragePoolOp, graph.GlobalAveragePoolOp, graph.GlobalMaxPoolOp,
+    graph.ConcatOp, graph.ChannelShuffleOp,
+)
+"""Ops with a kernel of their own for NHWC operands (pool.py, data_movement.py,
+composite.py)."""
+
+CONVS = (graph.ConvOp, graph.ConvAddOp)
+
+
+def _in_layout(t: TensorType, spec: str | None) -> TensorType:
+    """`t` in layout `spec` (`with_layout` with a NoneAttr encoding for plain types)."""
+    if spec is None:
+        return TensorType(t.get_element_type(), t.get_shape())
+    return with_layout(t, spec)
+
+
+def _is_nchw_f32(t) -> bool:
+    return (
+        isinstance(t, TensorType) and len(t.get_shape()) == 4
+        and isinstance(t.get_element_type(), Float32Type)
+    )
+
+
+def activation_operands(op: Operation) -> list[SSAValue]:
+    """The operands that share the op's layout (a conv's weight and bias do not)."""
+    if isinstance(op, graph.ConvAddOp):
+        return [op.input, op.addend]
+    if isinstance(op, graph.ConvOp):
+        return [op.input]
+    return list(op.operands)
+
+
+def can_run_nhwc(op: Operation) -> bool:
+    """Whether `op` has a kernel that is correct with its activations in NHWC."""
+    if len(op.results) != 1 or not _is_nchw_f32(op.results[0].type):
+        return False
+    if isinstance(op, CONVS):
+        # the NHWC conv kernels pack the weight at compile time: it must be a constant
+        return isinstance(op.weight.owner, graph.ConstantOp) and all(
+            isinstance(t, TensorType) and isinstance(t.get_element_type(), Float32Type)
+            for t in op.operand_types
+        ) and _is_nchw_f32(op.input.type)
+    if isinstance(op, LAYOUT_AGNOSTIC + NHWC_KERNELS):
+        return all(len(v.type.get_shape()) == 4 for v in op.operands)
+    if isinstance(op, BROADCASTING):
+        return all(
+            len(v.type.get_shape()) == 4 or isinstance(v.owner, graph.ConstantOp)
+            for v in op.operands
+        )
+    return False
+
+
+@dataclass(frozen=True)
+class AssignLayoutPass(ModulePass):
+    """Give convolutions NHWC activations and let NHWC flow through capable ops."""
+
+    name = "assign-layout"
+
+    vector_bits: int = 0
+    """SIMD width the layouts are chosen for; 0: the host's (host_target().vector_bits)."""
+
+    everywhere: bool = False
+    """Run every op that has an NHWC kernel in NHWC, not only those a convolution's
+    output reaches (exercises the NHWC kernels in tests without a convolution)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        bits = self.vector_bits
+        if bits <= 0:
+            from onnxc.runtime.jit import host_target
+
+            bits = host_target().vector_bits
+        if bits < MIN_VECTOR_BITS:
+            return
+        for f in op.ops:
+            if isinstance(f, func.FuncOp) and f.body.blocks:
+                _FunctionLayouts(f, self.everywhere).run()
+
+
+class _FunctionLayouts:
+    """The decisions for one function, made in one forward walk over its ops."""
+
+    def __init__(self, f: func.FuncOp, everywhere: bool = False):
+        self.f = f
+        self.everywhere = everywhere
+        self.converted: dict[tuple[SSAValue, str | None], SSAValue] = {}
+        self.relaid_constants: set[Operation] = set()
+
+    def run(self) -> None:
+        block = self.f.body.block
+        for op in list(block.ops):
+            if isinstance(op, ConvertOp):
+                continue  # takes any layout
+            if isinstance(op, func.ReturnOp):
+                wanted = [layout_of(t) for t in self.f.function_type.outputs]
+                op.operands = [self.as_layout(v, s, op) for v, s in zip(op.operands, wanted)]
+                continue
+            if self.wants_nhwc(op):
+                acts = activation_operands(op)
+                op.operands = [
+                    self.as_layout(v, NHWC, op) if any(v is a for a in acts) else v
+                    for v in op.operands
+                ]
+                for r in op.results:
+                    if layout_of(r.type) != NHWC:
+                        Rewriter.replace_value_with_new_type(r, _in_layout(r.type, NHWC))
+            else:
+                op.operands = [
+                    self.as_layout(v, None, op) if layout_of(v.type) is not None else v
+                    for v in op.operands
+                ]
+        for c in self.relaid_constants:
+            if not c.results[0].uses:
+                Rewriter.erase_op(c)
+
+    def wants_nhwc(self, op: Operation) -> bool:
+        if not can_run_nhwc(op):
+            return False
+        if isinstance(op, CONVS) or self.everywhere:
+            return True
+        return any(layout_of(v.type) == NHWC for v in activation_operands(op))
+
+    def as_layout(self, v: SSAValue, spec: str | None, user: Operation) -> SSAValue:
+        """`v` in layout `spec`: itself, a shared conversion, or a re-laid constant."""
+        t = v.type
+        assert isinstance(t, TensorType)
+        if layout_of(t) == spec and (spec is None or len(t.get_shape()) == 4):
+            return v
+        key = (v, spec)
+        if key in self.converted:
+            return self.converted[key]
+        rank4 = t if len(t.get_shape()) == 4 else TensorType(
+            t.get_element_type(), [1] * (4 - len(t.get_shape())) + list(t.get_shape()))
+        target = _in_layout(rank4 if spec is not None else t, spec)
+        owner = v.owner
+        if isinstance(owner, graph.ConstantOp):
+            new: Operation = graph.ConstantOp(laid_out_dense(constant_value(owner.value), target))
+            self.relaid_constants.add(owner)
+        elif moves_no_data(t, target):
+            new = graph.ReshapeOp(operands=[v], result_types=[target])
+        else:
+            new = ConvertOp(v, target)
+        Rewriter.insert_op(new, InsertPoint.before(user))
+        self.converted[key] = new.results[0]
+        return new.results[0]

@@ -1,0 +1,193 @@
+"""`fold-layout-converts`: clean up `layout.convert`s once layouts are assigned.
+
+assign-layout places conversions where a value's layout changes; this pass removes the ones
+that move no data or that later rewrites made redundant:
+- a conversion to the type it already has disappears;
+- a chain A -> B -> C becomes A -> C (A -> B -> A disappears);
+- a conversion of a constant becomes the constant stored in the new layout (weights and
+  biases are re-laid at compile time, never at run time);
+- a conversion whose two layouts order the dimensions of size > 1 alike moves no bytes
+  (GlobalAveragePool's [N, C, 1, 1] is the same memory in NCHW and NHWC): it becomes a
+  `graph.reshape`, which the lowering turns into a view of the same buffer;
+- two conversions of one value to one type become one.
+
+The data of a laid-out constant is stored in physical order (the order `physical_shape`
+names), so the bytes are exactly the buffer the kernels read; `to_physical`/`to_logical`
+map between that and the logical array.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, TensorType
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+
+from onnxc.dialects import graph
+from onnxc.dialects.layout import (
+    PLAIN_LETTERS,
+    ConvertOp,
+    layout_of,
+    parse_spec,
+    physical_permutation,
+    physical_shape,
+)
+from onnxc.frontend.onnx_types import numpy_dtype_of_element
+from onnxc.passes.base import GraphPatternPass
+
+# --------------------------------------------------------------------------- data in a layout
+
+
+def _split_order(spec: str, rank: int) -> tuple[list[int], int | None, int]:
+    """(order, blocked axis, block): for each physical dimension, the dimension of the
+    logical array with the blocked axis split in (outer, inner) that it holds."""
+    letters, block, blocked = parse_spec(spec)
+    plain = PLAIN_LETTERS[rank]
+    perm = [plain.index(d) for d in letters]
+    if blocked is None:
+        return perm, None, 1
+    axis = plain.index(blocked)
+    return [d if d <= axis else d + 1 for d in perm] + [axis + 1], axis, block
+
+
+def to_physical(array: np.ndarray, spec: str | None) -> np.ndarray:
+    """`array` (logical order) as the contiguous buffer of layout `spec`."""
+    if spec is None:
+        return np.ascontiguousarray(array)
+    order, axis, block = _split_order(spec, array.ndim)
+    if axis is not None:
+        pad = -array.shape[axis] % block
+        array = np.pad(array, [(0, pad if d == axis else 0) for d in range(array.ndim)])
+        s = array.shape
+        array = array.reshape(*s[:axis], s[axis] // block, block, *s[axis + 1 :])
+    return np.ascontiguousarray(array.transpose(order))
+
+
+def to_logical(physical: np.ndarray, shape: Sequence[int], spec: str | None) -> np.ndarray:
+    """The logical array of `shape` held by buffer `physical` of layout `spec`."""
+    shape = tuple(shape)
+    if spec is None:
+        return physical.reshape(shape)
+    order, axis, _ = _split_order(spec, len(shape))
+    split = physical.reshape(physical_shape(shape, spec)).transpose(np.argsort(order))
+    if axis is None:
+        return split
+    merged = split.reshape(*shape[:axis], -1, *shape[axis + 1 :])
+    return merged[(slice(None),) * axis + (slice(0, shape[axis]),)]
+
+
+def constant_value(value: DenseIntOrFPElementsAttr) -> np.ndarray:
+    """The logical array of a (possibly laid-out) dense constant."""
+    t = value.type
+    assert isinstance(t, TensorType)
+    dtype = np.dtype(numpy_dtype_of_element(t.get_element_type())).newbyteorder("<")
+    flat = np.frombuffer(value.data.data, dtype)
+    if layout_of(t) is None:
+        return flat.reshape(tuple(t.get_shape()))
+    return to_logical(flat, t.get_shape(), layout_of(t))
+
+
+def laid_out_dense(array: np.ndarray, t: TensorType) -> DenseIntOrFPElementsAttr:
+    """The dense attribute of type `t` holding logical `array` (broadcast to `t`'s shape:
+    a [C, 1, 1] bias fits [1, C, 1, 1]) in `t`'s layout."""
+    dtype = np.dtype(numpy_dtype_of_element(t.get_element_type())).newbyteorder("<")
+    logical = np.broadcast_to(np.asarray(array, dtype), tuple(t.get_shape()))
+    data = to_physical(logical, layout_of(t))
+    return DenseIntOrFPElementsAttr(t, BytesAttr(data.tobytes()))
+
+
+def moves_no_data(src: TensorType, dst: TensorType) -> bool:
+    """Whether the buffers of `src` and `dst` hold the same bytes: both unblocked, and
+    their dimensions of size > 1 in the same physical order."""
+
+    def order(t: TensorType) -> list[int] | None:
+        spec, shape = layout_of(t), t.get_shape()
+        if spec is None:
+            perm: Sequence[int] = range(len(shape))
+        elif parse_spec(spec)[2] is not None:
+            return None
+        else:
+            perm = physical_permutation(spec, len(shape))
+        return [d for d in perm if shape[d] != 1]
+
+    a, b = order(src), order(dst)
+    return a is not None and a == b
+
+
+# --------------------------------------------------------------------------- patterns
+
+
+class DropIdentityConvert(RewritePattern):
+    """convert(x : T) -> T  ==>  x"""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ConvertOp, rewriter: PatternRewriter, /):
+        if op.input.type == op.output.type:
+            rewriter.replace_op(op, [], [op.input])
+
+
+class MergeConvertChain(RewritePattern):
+    """convert(convert(x : A) : B) : C  ==>  convert(x) : C (x itself when C == A)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ConvertOp, rewriter: PatternRewriter, /):
+        inner = op.input.owner
+        if not isinstance(inner, ConvertOp):
+            return
+        if inner.input.type == op.output.type:
+            rewriter.replace_op(op, [], [inner.input])
+        else:
+            rewriter.replace_op(op, ConvertOp(inner.input, op.output.type))
+
+
+class FoldConstantConvert(RewritePattern):
+    """convert(constant) ==> the constant stored in the result's layout."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ConvertOp, rewriter: PatternRewriter, /):
+        source = op.input.owner
+        if not isinstance(source, graph.ConstantOp):
+            return
+        out = op.output.type
+        assert isinstance(out, TensorType)
+        dense = laid_out_dense(constant_value(source.value), out)
+        rewriter.replace_op(op, graph.ConstantOp(dense))
+
+
+class FreeConvertToView(RewritePattern):
+    """A conversion that moves no bytes ==> graph.reshape (a view of the same buffer)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ConvertOp, rewriter: PatternRewriter, /):
+        src, dst = op.input.type, op.output.type
+        assert isinstance(src, TensorType) and isinstance(dst, TensorType)
+        if src != dst and moves_no_data(src, dst):
+            rewriter.replace_op(op, graph.ReshapeOp(operands=[op.input], result_types=[dst]))
+
+
+class MergeSiblingConverts(RewritePattern):
+    """Two conversions of one value to one type ==> the earlier one."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ConvertOp, rewriter: PatternRewriter, /):
+        for use in op.input.uses:
+            other = use.operation
+            if (
+                other is not op and isinstance(other, ConvertOp)
+                and other.output.type == op.output.type
+                and other.parent_block() is op.parent_block()
+                and other.is_before_in_block(op)
+            ):
+                rewriter.replace_op(op, [], [other.output])
+                return
+
+
+class FoldLayoutConvertsPass(GraphPatternPass):
+    """Remove layout conversions that cancel, move no data or apply to constants."""
+
+    name = "fold-layout-converts"
+    patterns = (
+        DropIdentityConvert, MergeConvertChain, FoldConstantConvert, FreeConvertToView,
+        MergeSiblingConverts,
+    )
