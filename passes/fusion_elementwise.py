@@ -55,6 +55,8 @@ def as_steps(op: Operation) -> tuple[list[SSAValue], list[Step]] | None:
                                        (float_of(op.scalar),))]
     if type(op) in BINARY_STEP_OPS:
         return [op.lhs, op.rhs], [Step(BINARY_STEP_OPS[type(op)], (0, 1))]
+    if isinstance(op, graph.WeightedSumOp):
+        return weighted_sum_steps(op)
     if type(op) in VARIADIC_STEP_OPS and op.operands:
         name, n = VARIADIC_STEP_OPS[type(op)], len(op.operands)
         if n == 1:
@@ -63,6 +65,29 @@ def as_steps(op: Operation) -> tuple[list[SSAValue], list[Step]] | None:
         steps += [Step(name, (n + j - 2, j)) for j in range(2, n)]
         return list(op.operands), steps
     return None
+
+
+def weighted_sum_steps(op: graph.WeightedSumOp) -> tuple[list[SSAValue], list[Step]]:
+    """sum_i c_i x_i as steps: `mul_scalar` per coefficient other than 1, then adds (the
+    algebra passes turn `x * a + b` into a weighted sum, which must still fuse)."""
+    inputs, n = list(op.inputs), len(op.inputs)
+    steps: list[Step] = []
+    terms: list[int] = []
+    for i, c in enumerate(op.coefficient_values()):
+        if c == 1.0:
+            terms.append(i)
+        else:
+            steps.append(Step("mul_scalar", (i,), (c,)))
+            terms.append(n + len(steps) - 1)
+    if len(terms) == 1:
+        if not steps:  # a single input with coefficient 1 is a copy
+            steps.append(Step("mul_scalar", (terms[0],), (1.0,)))
+        return inputs, steps
+    acc = terms[0]
+    for term in terms[1:]:
+        steps.append(Step("add", (acc, term)))
+        acc = n + len(steps) - 1
+    return inputs, steps
 
 
 def merge(

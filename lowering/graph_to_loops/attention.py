@@ -1,19 +1,28 @@
 """Kernel of graph.attention: softmax(scale * Q K^T + mask) V without the score matrix.
 
-FlashAttention's recurrence, one query row at a time: the keys are visited in blocks of
-KEY_BLOCK; a block's scores go to a KEY_BLOCK-element stack buffer (the only scratch memory,
-allocated once per kernel), the running maximum m and normaliser l are carried in registers,
-and the output row, which lives in the result buffer, is rescaled by exp(m_old - m_new) once
-per block before the block's probabilities accumulate V rows into it. No Sq x Sk (not even
-an Sk-long) buffer exists; K and V are streamed once per query row.
+FlashAttention's online softmax, vectorized across queries: the vector lanes are VW
+consecutive query rows of one (batch, head), so every softmax step is a lane-wise vector op
+and no horizontal reduction is needed. Per query block:
+- Q^T of the block, pre-scaled, is copied to a [D, VW] stack buffer;
+- keys are visited KEYS at a time: their scores are KEYS vector accumulators over D, each
+  step one Q^T row times a broadcast scalar of K (an outer-product micro-kernel);
+- the running maximum m and normaliser l are vectors carried through the key loop; the
+  output block O^T [Dv, VW] (a stack buffer, in L1) is rescaled by exp(m_old - m_new) once
+  per key block and accumulates the block's probabilities times broadcast scalars of V;
+- at the end O^T / l is written back transposed.
+exp is `math.exp` on vectors, expanded inline by convert-math-to-llvm. No Sq x Sk (or Sk)
+buffer exists; K and V are streamed once per query block. The outer loop (batch x query
+blocks) is a parallel_for. Non-f32 element types use the scalar kernel at the end.
 """
 
 from __future__ import annotations
 
 import math as pymath
+from collections.abc import Sequence
 
-from xdsl.dialects import math, memref
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects import arith, math, memref, vector
+from xdsl.dialects.builtin import Float32Type, MemRefType, VectorType
+from xdsl.ir import SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects import graph
@@ -21,17 +30,196 @@ from onnxc.dialects.graph import float_of, shape_of
 from onnxc.lowering.graph_to_loops.fused import require_float
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, broadcast_indices
 
+KEYS = 8
+"""Keys per block of the vector kernel: KEYS score accumulators live in registers."""
 KEY_BLOCK = 16
+"""Keys per block of the scalar kernel (its score buffer's length)."""
+
+
+def _vector_width() -> int:
+    from onnxc.runtime.jit import host_target
+
+    return max(4, host_target().vector_bits // 32)
+
+
+def unflatten(kb: KernelBuilder, flat: Index, dims: Sequence[int]) -> list[Index]:
+    """Row-major multi-index of `flat` in a space of extents `dims`."""
+    out: list[Index] = []
+    for d in reversed(dims):
+        quotient = kb.idiv(flat, d)
+        out.append(kb.isub(flat, kb.imul(quotient, d)))
+        flat = quotient
+    return out[::-1]
+
+
+def _alloca(kb: KernelBuilder, shape: list[int], element) -> SSAValue:
+    """Stack scratch at the kernel entry (private to each thread of a parallel loop)."""
+    op = memref.AllocaOp.get(element, shape=shape)
+    Rewriter.insert_op(op, InsertPoint.at_start(kb.entry))
+    return op.memref
+
+
+class _VectorAttention:
+    def __init__(self, op: graph.AttentionOp, kb: KernelBuilder, ins, outs):
+        self.kb = kb
+        q_shape, k_shape, v_shape = shape_of(op.query), shape_of(op.key), shape_of(op.value)
+        self.batch = list(q_shape[:-2])
+        self.sq, self.d = q_shape[-2:]
+        self.sk, self.dv = k_shape[-2], v_shape[-1]
+        self.vw = _vector_width()
+        element = outs[0].type.get_element_type()
+        self.element = element
+        self.vtype = VectorType(element, [self.vw])
+        self.q, self.k, self.v, self.y = ins[0], ins[1], ins[2], outs[0]
+        self.mask = ins[3] if op.mask is not None else None
+        self.mask_shape = list(shape_of(op.mask)) if op.mask is not None else []
+        self.scale = float_of(op.scale)
+        self.qt = _alloca(kb, [self.d, self.vw], element)
+        self.ot = _alloca(kb, [self.dv, self.vw], element)
+        # a mask that varies along the query axis is gathered lane by lane
+        rank = len(self.batch) + 2
+        padded = [1] * (rank - len(self.mask_shape)) + self.mask_shape
+        self.mask_per_query = self.mask is not None and padded[-2] != 1
+        self.mbuf = _alloca(kb, [self.vw], element) if self.mask_per_query else None
+
+    # ---------------------------------------------------------------- vector helpers
+
+    def splat(self, x: SSAValue) -> SSAValue:
+        return self.kb.insert(vector.BroadcastOp(x, self.vtype))
+
+    def vconst(self, value: float) -> SSAValue:
+        return self.splat(self.kb.constant(value, self.element))
+
+    def vload(self, mem: SSAValue, at: list[Index]) -> SSAValue:
+        return self.kb.insert(vector.LoadOp(mem, [self.kb.idx(i) for i in at], self.vtype))
+
+    def vstore(self, value: SSAValue, mem: SSAValue, at: list[Index]) -> None:
+        self.kb.insert(vector.StoreOp(value, mem, [self.kb.idx(i) for i in at]))
+
+    def fma(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
+        return self.kb.insert(vector.FMAOp(a, b, c))
+
+    def exp(self, x: SSAValue) -> SSAValue:
+        return self.kb.insert(math.ExpOp(x))
+
+    # ---------------------------------------------------------------- structure
+
+    def build(self) -> None:
+        kb = self.kb
+        full, tail = divmod(self.sq, self.vw)
+        count = pymath.prod(self.batch)
+
+        def block(flat: Index, blocks: int, lanes: int, first: int) -> None:
+            ivs = unflatten(kb, flat, [*self.batch, blocks])
+            self.query_block(ivs[:-1], kb.iadd(kb.imul(ivs[-1], self.vw), first), lanes)
+
+        if full:
+            kb.parallel_for(0, count * full, lambda f: block(f, full, self.vw, 0))
+        if tail:
+            kb.parallel_for(0, count, lambda f: block(f, 1, tail, full * self.vw))
+
+    def query_block(self, bi: list[Index], i0: Index, lanes: int) -> None:
+        kb, vw = self.kb, self.vw
+        zero = kb.constant(0.0, self.element)
+        scale = kb.constant(self.scale, self.element)
+
+        # Q^T of the block, scaled; lanes past the last query are zero
+        def pack(ivs: list[Index]) -> None:
+            c, lane = ivs
+            x = kb.load(self.q, [*bi, kb.iadd(i0, lane), c])
+            kb.store(kb.mul(x, scale), self.qt, [c, lane])
+
+        kb.nest([self.d, lanes], pack)
+        if lanes < vw:
+            kb.nest([self.d, (lanes, vw)], lambda ivs: kb.store(zero, self.qt, ivs))
+        vzero = self.vconst(0.0)
+        kb.for_(0, self.dv, lambda c: self.vstore(vzero, self.ot, [c, 0]))
+
+        full_blocks, rest = divmod(self.sk, KEYS)
+        state = [self.vconst(-pymath.inf), vzero]
+        if full_blocks:
+            state = list(kb.for_(0, full_blocks, lambda b, m, s: self.key_block(
+                bi, i0, lanes, kb.imul(b, KEYS), KEYS, m, s), iter_args=state))
+        if rest:
+            state = self.key_block(bi, i0, lanes, full_blocks * KEYS, rest, *state)
+        inverse = kb.insert(arith.DivfOp(self.vconst(1.0), state[1]))
+
+        def finish(c: Index) -> None:
+            o = kb.insert(arith.MulfOp(self.vload(self.ot, [c, 0]), inverse))
+            self.vstore(o, self.ot, [c, 0])
+
+        kb.for_(0, self.dv, finish)
+        kb.nest([lanes, self.dv], lambda ivs: kb.store(
+            kb.load(self.ot, [ivs[1], ivs[0]]), self.y, [*bi, kb.iadd(i0, ivs[0]), ivs[1]]))
+
+    def mask_vector(self, bi: list[Index], i0: Index, lanes: int, j: Index) -> SSAValue:
+        kb = self.kb
+        assert self.mask is not None
+        if not self.mask_per_query:
+            at = broadcast_indices([*bi, 0, j], self.mask_shape)
+            return self.splat(kb.load(self.mask, at))
+        assert self.mbuf is not None
+
+        def gather(lane: Index) -> None:
+            at = broadcast_indices([*bi, kb.iadd(i0, lane), j], self.mask_shape)
+            kb.store(kb.load(self.mask, at), self.mbuf, [lane])
+
+        kb.for_(0, lanes, gather)
+        return self.vload(self.mbuf, [0])
+
+    def key_block(self, bi, i0, lanes: int, j0: Index, keys: int, running_max, running_sum):
+        kb = self.kb
+
+        def dot(c: Index, *acc: SSAValue) -> list[SSAValue]:
+            qv = self.vload(self.qt, [c, 0])
+            return [self.fma(qv, self.splat(kb.load(self.k, [*bi, kb.iadd(j0, j), c])), acc[j])
+                    for j in range(keys)]
+
+        vzero = self.vconst(0.0)
+        scores = list(kb.for_(0, self.d, dot, iter_args=[vzero] * keys))
+        if self.mask is not None:
+            scores = [kb.insert(arith.AddfOp(s, self.mask_vector(bi, i0, lanes, kb.iadd(j0, j))))
+                      for j, s in enumerate(scores)]
+        new_max = running_max
+        for s in scores:
+            new_max = kb.insert(arith.MaximumfOp(new_max, s))
+        correction = self.exp(kb.insert(arith.SubfOp(running_max, new_max)))
+        probs = [self.exp(kb.insert(arith.SubfOp(s, new_max))) for s in scores]
+        total = kb.insert(arith.MulfOp(running_sum, correction))
+        for p in probs:
+            total = kb.insert(arith.AddfOp(total, p))
+
+        def accumulate(c: Index) -> None:
+            o = kb.insert(arith.MulfOp(self.vload(self.ot, [c, 0]), correction))
+            for j, p in enumerate(probs):
+                o = self.fma(p, self.splat(kb.load(self.v, [*bi, kb.iadd(j0, j), c])), o)
+            self.vstore(o, self.ot, [c, 0])
+
+        kb.for_(0, self.dv, accumulate)
+        return [new_max, total]
 
 
 def attention_kernel(op: graph.AttentionOp, kb: KernelBuilder, ins, outs):
     require_float(op, outs[0])
     q_shape, k_shape, v_shape = shape_of(op.query), shape_of(op.key), shape_of(op.value)
+    if pymath.prod(q_shape[:-2]) * q_shape[-2] * v_shape[-1] == 0:
+        return
+    if k_shape[-2] == 0:  # no keys: an empty softmax contributes nothing
+        zero = kb.constant(0.0, outs[0].type.get_element_type())
+        kb.nest(list(outs[0].type.get_shape()), lambda ivs: kb.store(zero, outs[0], ivs))
+        return
+    if isinstance(outs[0].type.get_element_type(), Float32Type):
+        _VectorAttention(op, kb, ins, outs).build()
+    else:
+        scalar_attention_kernel(op, kb, ins, outs)
+
+
+def scalar_attention_kernel(op: graph.AttentionOp, kb: KernelBuilder, ins, outs):
+    """One query row at a time, keys in blocks of KEY_BLOCK (f64 and other float types)."""
+    q_shape, k_shape, v_shape = shape_of(op.query), shape_of(op.key), shape_of(op.value)
     batch = list(q_shape[:-2])
     sq, d = q_shape[-2:]
     sk, dv = k_shape[-2], v_shape[-1]
-    if pymath.prod(batch) * sq * dv == 0:
-        return
     q, k, v, y = ins[0], ins[1], ins[2], outs[0]
     mask = ins[3] if op.mask is not None else None
     mask_shape = shape_of(op.mask) if op.mask is not None else ()
@@ -40,9 +228,7 @@ def attention_kernel(op: graph.AttentionOp, kb: KernelBuilder, ins, outs):
     lowest = kb.constant(-pymath.inf, element)
     scale = kb.constant(float_of(op.scale), element)
     block = max(1, min(KEY_BLOCK, sk))
-    scores = memref.AllocaOp.get(element, shape=[block])
-    Rewriter.insert_op(scores, InsertPoint.at_start(kb.entry))
-    buf = scores.memref
+    buf = _alloca(kb, [block], element)
     assert isinstance(buf.type, MemRefType)
 
     def per_query(ivs: list[Index]) -> None:

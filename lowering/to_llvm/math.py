@@ -1,5 +1,9 @@
 """convert-math-to-llvm: `math` ops to LLVM intrinsics, or to libm where LLVM has none.
 
+f32 `math.exp`, `math.erf` and `math.tanh` (scalars or vectors) are expanded inline into
+polynomial code (polynomial.py) instead, since a libm call keeps its loop scalar;
+`convert-math-to-llvm{polynomials=false}` keeps the intrinsic / libm forms below.
+
     %e = math.exp %x : f32     ->  %e = llvm.intr.exp(%x) : (f32) -> f32
     %t = math.tanh %x : f32    ->  %t = llvm.call_intrinsic "llvm.tanh.f32"(%x) : (f32) -> f32
     %r = math.erf %x : f32     ->  %r = llvm.call @erff(%x) : (f32) -> f32
@@ -36,6 +40,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
 
 from onnxc.errors import LoweringError
+from onnxc.lowering.to_llvm import polynomial
 from onnxc.lowering.to_llvm.type_conversion import (
     apply_conversion,
     call_intrinsic,
@@ -124,6 +129,25 @@ class LowerToIntrinsic(RewritePattern):
             replace_converted(rewriter, op, [flag, new])
 
 
+_EXPANSIONS = {
+    math.ExpOp: polynomial.expand_exp,
+    math.ErfOp: polynomial.expand_erf,
+    math.TanhOp: polynomial.expand_tanh,
+}
+
+
+class ExpandPolynomial(RewritePattern):
+    """f32 exp / erf / tanh as inline, vectorizable arithmetic (see polynomial.py)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        expand = _EXPANSIONS.get(type(op))
+        if expand is None or not polynomial.is_f32(op.results[0].type):
+            return
+        (x,) = converted(rewriter, op, op.operands)
+        ops, result = expand(x)
+        replace_converted(rewriter, op, ops, [result])
+
+
 class LowerRsqrt(RewritePattern):
     """rsqrt(x) = 1 / sqrt(x); LLVM turns it into a reciprocal estimate only under fastmath."""
 
@@ -192,5 +216,9 @@ class ConvertMathToLLVMPass(ModulePass):
 
     name = "convert-math-to-llvm"
 
+    polynomials: bool = True
+    """Expand f32 exp / erf / tanh inline (vectorizable) rather than call LLVM / libm."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        apply_conversion(op, MATH_TO_LLVM_PATTERNS)
+        expand = (ExpandPolynomial(),) if self.polynomials else ()
+        apply_conversion(op, (*expand, *MATH_TO_LLVM_PATTERNS))

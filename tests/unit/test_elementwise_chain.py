@@ -1,0 +1,36 @@
+"""fuse-elementwise on the elementwise_chain benchmark: relu(x * a + b) * c + x becomes one
+graph.fused_elementwise (the algebra passes first turn x * a + b into graph.weighted_sum,
+which must still fuse), so the compiled model makes one pass with no intermediate buffer."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+
+import onnxc
+from onnxc.zoo_micro import elementwise_chain
+
+
+def test_chain_is_one_fused_loop_without_intermediates():
+    model = elementwise_chain(4096 + 3)
+    kinds = [op.name for op in onnxc.optimize(model, 3).walk()
+             if op.name.startswith("graph.") and op.name != "graph.constant"]
+    assert kinds == ["graph.fused_elementwise"], kinds
+    compiled = onnxc.compile(model, cache_dir=False)
+    assert compiled.intermediate_bytes == 0
+    x = np.random.default_rng(0).standard_normal(4096 + 3).astype(np.float32)
+    expected = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
+    np.testing.assert_allclose(compiled(x)[0], expected, rtol=1e-6, atol=1e-6)
+
+
+def test_weighted_sum_fuses_into_its_consumer():
+    from onnxc.passes.fusion_elementwise import weighted_sum_steps
+    from onnxc.testing import module
+
+    m = module({"x": (8,), "z": (8,)},
+               ["%w = graph.weighted_sum(%x, %z) {coefficients = array<f64: 2.0, 1.0>}"
+                " : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>"], [("w", (8,))])
+    (op,) = [o for o in m.walk() if o.name == "graph.weighted_sum"]
+    inputs, steps = weighted_sum_steps(op)
+    assert [str(s) for s in steps] == ["mul_scalar %0 2.0", "add %2 %1"]
+    assert inputs == list(op.operands)
