@@ -176,7 +176,8 @@ def check_domains(model: onnx.ModelProto) -> None:
 
 
 def check_names(graph: onnx.GraphProto) -> None:
-    """Reject names that are not valid UTF-8 (protobuf hands those out as bytes)."""
+    """Reject names that are not valid UTF-8 (protobuf hands those out as bytes), graph
+    inputs declared twice and graphs without outputs (what empty bytes parse to)."""
     names = [vi.name for vi in (*graph.input, *graph.output)]
     names += [init.name for init in graph.initializer]
     for node in graph.node:
@@ -184,6 +185,13 @@ def check_names(graph: onnx.GraphProto) -> None:
     for name in names:
         if not isinstance(name, str):
             raise ModelLoadError(f"the model holds a name that is not valid UTF-8: {name!r}")
+    seen: set[str] = set()
+    for vi in graph.input:
+        if vi.name in seen:
+            raise ModelLoadError(f"graph input '{vi.name}' is declared twice")
+        seen.add(vi.name)
+    if not graph.output:
+        raise ModelLoadError("the graph has no outputs (an empty or truncated model?)")
 
 
 def topological_order(graph: onnx.GraphProto, available: Iterable[str]) -> list[int]:

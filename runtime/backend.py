@@ -2,6 +2,11 @@
 
 `prepare` compiles the model once; `BackendRep.run` takes the inputs positionally, in the
 order of the graph's non-initializer inputs (what the suite feeds), or as a name -> array dict.
+
+Unsupported ops are reported, not failed: `is_compatible` returns False for a model holding
+an op type onnxc has no converter for (onnx's BackendTest then skips the test with "Not
+compatible with backend"), and `unsupported_op_types` names them. Anything `prepare` cannot
+compile for a finer reason (an attribute value, an element type) raises UnsupportedOpError.
 """
 
 from __future__ import annotations
@@ -13,8 +18,28 @@ import numpy as np
 import onnx
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 
-from onnxc.errors import InvalidInputError
+from onnxc.errors import InvalidInputError, OnnxcError
 from onnxc.runtime.compiled_model import CompiledModel
+
+
+def unsupported_op_types(model: onnx.ModelProto) -> list[str]:
+    """Op types in `model` (after inlining its local functions) that onnxc cannot import,
+    in order of first use; empty when every op type has a converter."""
+    from onnxc.frontend.onnx_fold import FOLDERS
+    from onnxc.frontend.onnx_importer import CONVERTERS
+    from onnxc.frontend.onnx_model import DEFAULT_DOMAINS, inline_functions
+
+    try:
+        model = inline_functions(model)
+    except OnnxcError:
+        return []  # prepare() reports the malformed model properly
+    missing: dict[str, None] = {}
+    for node in model.graph.node:
+        if node.domain not in DEFAULT_DOMAINS:
+            missing[f"{node.domain}.{node.op_type}"] = None
+        elif node.op_type not in CONVERTERS and node.op_type not in FOLDERS:
+            missing[node.op_type] = None
+    return list(missing)
 
 
 class OnnxcBackendRep(BackendRep):
@@ -43,7 +68,11 @@ class OnnxcBackend(Backend):
 
     @classmethod
     def is_compatible(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> bool:
-        return cls.supports_device(device)
+        """False when onnxc has no converter for some op type of `model` (see
+        `unsupported_op_types`) or `device` is not the CPU."""
+        if not cls.supports_device(device):
+            return False
+        return not isinstance(model, onnx.ModelProto) or not unsupported_op_types(model)
 
     @classmethod
     def prepare(

@@ -4,6 +4,17 @@ It checks every input (names, dtypes, shapes, memory layout) before native code 
 pointer, allocates the outputs, and calls `onnxc_entry(argv)` with one pointer array that
 holds inputs, outputs, constants and the arena (see `onnxc.lowering.entry_abi`). Nothing here
 computes model values: all inference happens in the compiled code.
+
+Threads: ctypes releases the GIL for the native call, so runs from several threads really
+execute at once. Each concurrent run needs its own arena (the intermediates) and argv, so a
+model keeps a small pool of them: a run takes a free one or makes a new one, and gives it
+back; the pool grows to the largest number of simultaneous callers and no further. Constants
+are shared and read-only.
+
+Inputs are accepted as C-contiguous arrays of the exact dtype and shape; a non-contiguous
+view or a buffer not aligned for its dtype is copied first (never rejected), so any
+ndarray of the right dtype and shape works. Wrong dtype, shape, count or names raise
+InvalidInputError naming the input.
 """
 
 from __future__ import annotations
@@ -47,6 +58,15 @@ def aligned_empty(nbytes: int, alignment: int = _ARENA_ALIGNMENT) -> np.ndarray:
     return raw[start : start + nbytes]
 
 
+@dataclass
+class _Slot:
+    """What one in-flight run owns: its arena and the argv that points at it."""
+
+    arena: np.ndarray
+    argv: ctypes.Array
+    argv_address: int
+
+
 class CompiledModel:
     """A model compiled to native code; call `run` like an onnxruntime InferenceSession."""
 
@@ -66,15 +86,11 @@ class CompiledModel:
         self.arena_bytes = arena_bytes
         self.intermediate_bytes = intermediate_bytes
         self._constants = [np.ascontiguousarray(c) for c in constants]
-        self._arena = aligned_empty(arena_bytes)
-        n_io = len(self.inputs) + len(self.outputs)
-        self._argv = (ctypes.c_void_p * (n_io + len(self._constants) + 1))()
-        for i, c in enumerate(self._constants):
-            self._argv[n_io + i] = c.ctypes.data
-        self._argv[n_io + len(self._constants)] = self._arena.ctypes.data
         self._entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(entry_address)
-        self._argv_address = ctypes.addressof(self._argv)
-        self._lock = threading.Lock()  # one arena: runs of one model are serialised
+        # Free (argv, arena) slots, one per concurrent run; list.pop/append are atomic.
+        self._slot_lock = threading.Lock()  # guards _slot_count only
+        self._slot_count = 0
+        self._free_slots: list[_Slot] = [self._new_slot()]
         self._output_index = {o.name: i for i, o in enumerate(self.outputs)}
         # Per-run work done once: what run() compares each input against, what it allocates.
         self._input_names = [i.name for i in self.inputs]
@@ -83,6 +99,13 @@ class CompiledModel:
         self._output_allocs = [(o.shape, np.dtype(o.dtype)) for o in self.outputs]
         self._all_outputs = list(range(len(self.outputs)))
         self.compile_seconds: dict[str, float] = {}  # per stage, filled by onnxc.compile
+
+    _num_threads = 1  # set by onnxc.compile / the cache (runtime/threads.py)
+
+    @property
+    def num_threads(self) -> int:
+        """Threads the model's parallel loops run on (fixed when it was compiled)."""
+        return self._num_threads
 
     @property
     def input_names(self) -> list[str]:
@@ -139,12 +162,35 @@ class CompiledModel:
             addresses.append(address)
         results = [np.empty(shape, dtype) for shape, dtype in self._output_allocs]
         addresses.extend(_address(r) for r in results)
-        with self._lock:
-            argv = self._argv
+        try:
+            slot = self._free_slots.pop()
+        except IndexError:  # every arena is in use by another thread: make one more
+            slot = self._new_slot()
+        try:
+            argv = slot.argv
             for i, address in enumerate(addresses):
                 argv[i] = address
-            self._entry(self._argv_address)
+            self._entry(slot.argv_address)  # ctypes drops the GIL for the call
+        finally:
+            self._free_slots.append(slot)
         return [results[i] for i in wanted]
+
+    def _new_slot(self) -> _Slot:
+        """An argv (constants and arena filled in) with its own zeroed, aligned arena."""
+        n_io = len(self.inputs) + len(self.outputs)
+        arena = aligned_empty(self.arena_bytes)
+        argv = (ctypes.c_void_p * (n_io + len(self._constants) + 1))()
+        for i, c in enumerate(self._constants):
+            argv[n_io + i] = c.ctypes.data
+        argv[n_io + len(self._constants)] = arena.ctypes.data
+        with self._slot_lock:
+            self._slot_count += 1
+        return _Slot(arena, argv, ctypes.addressof(argv))
+
+    @property
+    def arena_count(self) -> int:
+        """How many arenas this model has made: the most runs that were ever in flight."""
+        return self._slot_count
 
     def _resolve_outputs(self, output_names: Sequence[str] | None) -> list[int]:
         if output_names is None:

@@ -8,9 +8,10 @@ from onnxc.runtime.backend import (
     run,
     run_model,
     supports_device,
+    unsupported_op_types,
 )
 
 __all__ = [
     "OnnxcBackend", "OnnxcBackendRep", "is_compatible", "prepare", "run", "run_model",
-    "supports_device",
+    "supports_device", "unsupported_op_types",
 ]
