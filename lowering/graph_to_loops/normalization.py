@@ -8,13 +8,29 @@ from __future__ import annotations
 
 import math as pymath
 
-from xdsl.dialects import math
+from xdsl.dialects import arith, math
+from xdsl.dialects.arith import FastMathFlagsAttr
+from xdsl.dialects.utils.fast_math import FastMathFlag
+from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph, graph_shapes
 from onnxc.dialects.graph import float_of, int_of, shape_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.elementwise import convert
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
+
+
+_REASSOC = FastMathFlagsAttr([FastMathFlag.REASSOC, FastMathFlag.ALLOW_CONTRACT])
+
+
+def reassoc_add(kb: KernelBuilder, acc: SSAValue, x: SSAValue) -> SSAValue:
+    """acc + x marked reassociable, so LLVM may vectorize a reduction (partial sums)."""
+    return kb.insert(arith.AddfOp(acc, x, _REASSOC))
+
+
+def reassoc_muladd(kb: KernelBuilder, a: SSAValue, b: SSAValue, acc: SSAValue) -> SSAValue:
+    """acc + a * b as a reassociable, contractible reduction step."""
+    return reassoc_add(kb, acc, kb.insert(arith.MulfOp(a, b, _REASSOC)))
 
 
 def _require_float(op, element) -> None:
@@ -114,13 +130,13 @@ def softmax_kernel(op: graph.SoftmaxOp, kb: KernelBuilder, ins, outs):
         def exponentiate(a: Index, total):
             e = kb.insert(math.ExpOp(kb.sub(kb.load(x, [o, a, i]), peak)))
             kb.store(e, y, [o, a, i])
-            return [kb.add(total, e)]
+            return [reassoc_add(kb, total, e)]
 
         (total,) = kb.reduce(0, length, [zero], exponentiate)
         factor = kb.div(one, total)
         kb.for_(0, length, lambda a: kb.store(kb.mul(kb.load(y, [o, a, i]), factor), y, [o, a, i]))
 
-    kb.nest([outer, inner], per_row)
+    kb.parallel_for(0, outer, lambda o: kb.for_(0, inner, lambda i: per_row([o, i])))
 
 
 KERNELS = {
