@@ -50,11 +50,12 @@ MIN_VECTOR_BITS = 128
 LAYOUT_AGNOSTIC: tuple[type[Operation], ...] = (
     graph.ReluOp, graph.SigmoidOp, graph.TanhOp, graph.ExpOp, graph.LogOp, graph.SqrtOp,
     graph.NegOp, graph.AbsOp, graph.ReciprocalOp, graph.LeakyReluOp, graph.ClipOp,
-    graph.CastOp, graph.IdentityOp, graph.DropoutOp,
+    graph.CastOp,
     graph.AddScalarOp, graph.SubScalarOp, graph.MulScalarOp, graph.DivScalarOp,
     graph.PowScalarOp,
 )
-"""One-operand ops whose kernels map the buffer element by element (any layout)."""
+"""One-operand ops whose kernels map the buffer element by element (any layout). Identity
+and Dropout are not here: they lower to views shaped by the logical shape."""
 
 BROADCASTING: tuple[type[Operation], ...] = (
     graph.AddOp, graph.SubOp, graph.MulOp, graph.DivOp, graph.PowOp, graph.SumOp,
@@ -116,6 +117,17 @@ def can_run_nhwc(op: Operation) -> bool:
     return False
 
 
+def _is_layout_change(op: Operation) -> bool:
+    """A conversion, or the view this pass puts where a conversion moves no data."""
+    if isinstance(op, ConvertOp):
+        return True
+    return (
+        isinstance(op, graph.ReshapeOp) and op.shape is None
+        and op.input.type.get_shape() == op.output.type.get_shape()
+        and moves_no_data(op.input.type, op.output.type)
+    )
+
+
 @dataclass(frozen=True)
 class AssignLayoutPass(ModulePass):
     """Give convolutions NHWC activations and let NHWC flow through capable ops."""
@@ -154,8 +166,8 @@ class _FunctionLayouts:
     def run(self) -> None:
         block = self.f.body.block
         for op in list(block.ops):
-            if isinstance(op, ConvertOp):
-                continue  # takes any layout
+            if _is_layout_change(op):
+                continue  # takes its operand in whatever layout it has
             if isinstance(op, func.ReturnOp):
                 wanted = [layout_of(t) for t in self.f.function_type.outputs]
                 op.operands = [self.as_layout(v, s, op) for v, s in zip(op.operands, wanted)]

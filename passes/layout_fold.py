@@ -124,7 +124,7 @@ class DropIdentityConvert(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ConvertOp, rewriter: PatternRewriter, /):
         if op.input.type == op.output.type:
-            rewriter.replace_op(op, [], [op.input])
+            rewriter.replace(op, [], [op.input])
 
 
 class MergeConvertChain(RewritePattern):
@@ -136,9 +136,9 @@ class MergeConvertChain(RewritePattern):
         if not isinstance(inner, ConvertOp):
             return
         if inner.input.type == op.output.type:
-            rewriter.replace_op(op, [], [inner.input])
+            rewriter.replace(op, [], [inner.input])
         else:
-            rewriter.replace_op(op, ConvertOp(inner.input, op.output.type))
+            rewriter.replace(op, ConvertOp(inner.input, op.output.type))
 
 
 class FoldConstantConvert(RewritePattern):
@@ -152,7 +152,7 @@ class FoldConstantConvert(RewritePattern):
         out = op.output.type
         assert isinstance(out, TensorType)
         dense = laid_out_dense(constant_value(source.value), out)
-        rewriter.replace_op(op, graph.ConstantOp(dense))
+        rewriter.replace(op, graph.ConstantOp(dense))
 
 
 class FreeConvertToView(RewritePattern):
@@ -163,7 +163,7 @@ class FreeConvertToView(RewritePattern):
         src, dst = op.input.type, op.output.type
         assert isinstance(src, TensorType) and isinstance(dst, TensorType)
         if src != dst and moves_no_data(src, dst):
-            rewriter.replace_op(op, graph.ReshapeOp(operands=[op.input], result_types=[dst]))
+            rewriter.replace(op, graph.ReshapeOp(operands=[op.input], result_types=[dst]))
 
 
 class MergeSiblingConverts(RewritePattern):
@@ -179,7 +179,7 @@ class MergeSiblingConverts(RewritePattern):
                 and other.parent_block() is op.parent_block()
                 and other.is_before_in_block(op)
             ):
-                rewriter.replace_op(op, [], [other.output])
+                rewriter.replace(op, [], [other.output])
                 return
 
 

@@ -98,8 +98,13 @@ def channel_groups(
 
 
 def _folder(kb: KernelBuilder, average: bool) -> Callable[[SSAValue, SSAValue], SSAValue]:
-    op = arith.AddfOp if average else arith.MaximumfOp
-    return lambda a, b: kb.insert(op(a, b))
+    """acc + x, or max(acc, x) as `maxnum` with no-NaN semantics: one vmaxps (`maximumf`'s
+    NaN propagation cost 3x the whole kernel; MLAS's max pool does not propagate NaN
+    either)."""
+    if average:
+        return lambda a, b: kb.insert(arith.AddfOp(a, b))
+    no_nan = arith.FastMathFlagsAttr([arith.FastMathFlag.NO_NANS])
+    return lambda a, b: kb.insert(arith.MaxnumfOp(a, b, no_nan))
 
 
 def _scale(kb: KernelBuilder, values: list[SSAValue], lanes: Lanes, factor: SSAValue):
