@@ -27,6 +27,9 @@ from onnxc.lowering.graph_to_loops.loops import (
 
 ScalarFn = Callable[[KernelBuilder, Sequence[SSAValue]], SSAValue]
 
+MIN_PARALLEL_ELEMENTS = 1 << 15
+"""Below this many results an elementwise kernel takes microseconds: not worth threads."""
+
 
 def collapse_broadcast(
     out_shape: Sequence[int], in_shapes: Sequence[Sequence[int]]
@@ -67,7 +70,10 @@ def map_elementwise(
         args = [kb.load(v, broadcast_indices(ivs, s)) for v, s in zip(views, in_shapes)]
         kb.store(fn(kb, args), out_view, ivs)
 
-    kb.nest(out_shape, body)
+    if pymath.prod(out_shape) < MIN_PARALLEL_ELEMENTS:
+        kb.nest(out_shape, body)
+        return
+    kb.parallel_for(0, out_shape[0], lambda i: kb.nest(out_shape[1:], lambda ivs: body([i, *ivs])))
 
 
 # --------------------------------------------------------------------------- unary
