@@ -3,9 +3,10 @@
 Both engines run in this one process on the same seeded models and inputs, interleaved
 (alternating which goes first each round) after a warm-up; the table shows medians. Absolute
 times on a shared machine are noise: compare the onnxc/onnxruntime ratios across runs.
-onnxruntime gets ORT_ENABLE_ALL, intra_op_num_threads=T, inter_op_num_threads=1 and IOBinding
-with preallocated outputs (it otherwise pays 4-7% allocating and page-faulting its outputs on
-every call). Every run checks onnxc's outputs against onnxruntime's (rtol 1e-3, atol 1e-4).
+onnxc is compiled with num_threads=T; onnxruntime gets ORT_ENABLE_ALL, intra_op_num_threads=T,
+inter_op_num_threads=1 and IOBinding with preallocated outputs (it otherwise pays 4-7%
+allocating and page-faulting its outputs on every call). Every run checks onnxc's outputs
+against onnxruntime's (rtol 1e-3, atol 1e-4).
 
     python benchmarks/bench.py [--threads 1,2] [--models resnet50,matmul_512] [--repeat 10]
                                [--opt-level 3] [--clock-ghz 3.9] [--cache] [--png out.png]
@@ -48,7 +49,6 @@ from onnxc.zoo import (
 FLOPS_PER_CYCLE_PER_CORE = 64  # two 512-bit FMA pipes: 2 x 16 lanes x 2 flops (Zen 5)
 RTOL, ATOL = 1e-3, 1e-4
 MIN_ROUND_SECONDS = 0.02  # each timed round repeats a fast model until it lasts this long
-ONNXC_THREADS = 1  # onnxc's generated code is single-threaded today
 
 
 def model_builders() -> dict[str, Callable[[], onnx.ModelProto]]:
@@ -78,13 +78,13 @@ def feeds_for(name: str, model: onnx.ModelProto) -> dict[str, np.ndarray]:
     return bert_inputs(model, seed=2) if name.startswith("bert") else random_inputs(model, seed=2)
 
 
-def compile_model(model: onnx.ModelProto, opt_level: int, use_cache: bool):
+def compile_model(model: onnx.ModelProto, opt_level: int, use_cache: bool, threads: int = 1):
     """onnxc.compile, with onnxc's disk cache off unless asked, so compile s is a cold compile."""
     saved = os.environ.get("ONNXC_CACHE")
     if not use_cache:
         os.environ["ONNXC_CACHE"] = "0"
     try:
-        return onnxc.compile(model, opt_level=opt_level)
+        return onnxc.compile(model, opt_level=opt_level, num_threads=threads)
     finally:
         if saved is None:
             os.environ.pop("ONNXC_CACHE", None)
@@ -183,17 +183,17 @@ def bench_model(name: str, threads: Sequence[int], args) -> list[Row]:
     model = build(name)
     feeds = feeds_for(name, model)
     flops = count_flops(model)
-    start = time.perf_counter()
-    compiled = compile_model(model, args.opt_level, args.cache)
-    compile_s = time.perf_counter() - start
-    ours = compiled.run(None, feeds)
-    io_bytes = sum(a.nbytes for a in feeds.values()) + sum(a.nbytes for a in ours)
     rows = []
     for t in threads:
+        start = time.perf_counter()
+        compiled = compile_model(model, args.opt_level, args.cache, t)
+        compile_s = time.perf_counter() - start
+        ours = compiled.run(None, feeds)
+        io_bytes = sum(a.nbytes for a in feeds.values()) + sum(a.nbytes for a in ours)
         theirs = OrtRunner(model, feeds, t)
         diff, ok = _compare(ours, [a.copy() for a in theirs()])
         onnxc_s, ort_s = interleaved_medians(
-            [lambda: compiled.run(None, feeds), theirs], args.repeat
+            [lambda compiled=compiled: compiled.run(None, feeds), theirs], args.repeat
         )
         rows.append(Row(name, t, compile_s, onnxc_s, ort_s, flops, diff, ok, io_bytes,
                         compiled.arena_bytes / 2**20, compiled.intermediate_bytes / 2**20))
@@ -207,7 +207,7 @@ HEADER = (f"{'model':<22}{'T':>2}{'compile s':>10}{'onnxc ms':>10}{'ort ms':>9}{
 
 def format_row(row: Row, peak_per_core: float) -> str:
     ours, theirs = row.gflops(row.onnxc_s), row.gflops(row.ort_s)
-    ours_pk = 100 * ours / (peak_per_core * ONNXC_THREADS)
+    ours_pk = 100 * ours / (peak_per_core * row.threads)
     ort_pk = 100 * theirs / (peak_per_core * row.threads)
     return (f"{row.model:<22}{row.threads:>2}{row.compile_s:>10.1f}{row.onnxc_s * 1e3:>10.2f}"
             f"{row.ort_s * 1e3:>9.2f}{row.ratio:>7.2f}{row.flops / 1e9:>8.3f}{ours:>11.1f}"
@@ -241,7 +241,7 @@ def draw_png(rows: Sequence[Row], peak_per_core: float, path: str) -> bool:
                      va="bottom", fontsize=8)
     top.legend()
     top.set_title("onnxc / onnxruntime (ratio above the bars)")
-    bottom.bar(x - 0.2, [100 * r.gflops(r.onnxc_s) / (peak_per_core * ONNXC_THREADS)
+    bottom.bar(x - 0.2, [100 * r.gflops(r.onnxc_s) / (peak_per_core * r.threads)
                          for r in rows], 0.4, label="onnxc")
     bottom.bar(x + 0.2, [100 * r.gflops(r.ort_s) / (peak_per_core * r.threads) for r in rows],
                0.4, label="onnxruntime")
@@ -257,7 +257,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(model_builders()),
                         help="comma-separated names (default: all benchmark models)")
-    parser.add_argument("--threads", default="1", help="onnxruntime thread counts, e.g. 1,2")
+    parser.add_argument("--threads", default="1", help="thread counts (both engines), e.g. 1,2")
     parser.add_argument("--repeat", type=int, default=10, help="timed rounds per engine")
     parser.add_argument("--opt-level", type=int, default=3)
     parser.add_argument("--clock-ghz", type=float, default=3.9,
@@ -276,7 +276,8 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
     threads = [int(t) for t in args.threads.split(",")]
     peak = FLOPS_PER_CYCLE_PER_CORE * args.clock_ghz
     print(f"onnxruntime {ort.__version__}, ORT_ENABLE_ALL, IOBinding with preallocated outputs; "
-          f"onnxc -O{args.opt_level} is single-threaded today (its %pk is of 1 core) and "
+          f"onnxc -O{args.opt_level} num_threads=T (OMP_WAIT_POLICY="
+          f"{os.environ.get('OMP_WAIT_POLICY', 'unset')}), %pk of T cores, "
           f"allocates its outputs on each run")
     print(f"peak = {FLOPS_PER_CYCLE_PER_CORE} flops/cycle/core x {args.clock_ghz} GHz = "
           f"{peak:.0f} GFLOP/s per core; medians of {args.repeat} interleaved rounds; "

@@ -23,11 +23,12 @@ LOOPS_ABI: tuple[str, ...] = ("bind-constants", "plan-memory")
 """Fix the entry function's calling convention: one arena, constants as arguments."""
 
 
-def loops_to_llvm(entry: str = "main") -> tuple[str, ...]:
-    """Loops -> the xDSL llvm dialect, plus the `onnxc_entry(argv)` wrapper around `entry`."""
-    from onnxc.lowering.to_llvm import LOOPS_TO_LLVM_PIPELINE
+def loops_to_llvm(entry: str = "main", num_threads: int = 1) -> tuple[str, ...]:
+    """Loops -> the xDSL llvm dialect, plus the `onnxc_entry(argv)` wrapper around `entry`;
+    loops kernels mark parallel run on up to `num_threads` threads."""
+    from onnxc.lowering.to_llvm import loops_to_llvm_pipeline
 
-    return (*LOOPS_TO_LLVM_PIPELINE, f"emit-entry-wrapper{{entry={entry}}}")
+    return (*loops_to_llvm_pipeline(num_threads), f"emit-entry-wrapper{{entry={entry}}}")
 
 
 def make_context() -> Context:

@@ -8,12 +8,12 @@ a temporary file and `os.replace`d into place, so processes sharing a cache neve
 entry; anything unreadable is a miss, and the recompiled model overwrites it.
 
 The key hashes the serialized model, the options that change code (`opt_level`,
-`pass_pipeline`), onnxc's version and source, the xDSL and llvmlite versions and the host
-(triple, CPU name, feature string). Location: the `cache_dir` argument, else
-`$ONNXC_CACHE_DIR`, else `$XDG_CACHE_HOME/onnxc` (`~/.cache/onnxc`); `cache_dir=False` or
-`ONNXC_CACHE=0` turns it off. The cache keeps at most `$ONNXC_CACHE_MAX_MB` megabytes
-(default 2048): after each store the least recently used entries (by access time, which a
-hit refreshes) are deleted until it fits.
+`pass_pipeline`, `num_threads`: parallel loops compile the thread count in), onnxc's version
+and source, the xDSL and llvmlite versions and the host (triple, CPU name, feature string).
+Location: the `cache_dir` argument, else `$ONNXC_CACHE_DIR`, else `$XDG_CACHE_HOME/onnxc`
+(`~/.cache/onnxc`); `cache_dir=False` or `ONNXC_CACHE=0` turns it off. The cache keeps at
+most `$ONNXC_CACHE_MAX_MB` megabytes (default 2048): after each store the least recently used
+entries (by access time, which a hit refreshes) are deleted until it fits.
 """
 
 from __future__ import annotations
@@ -105,7 +105,9 @@ def _toolchain_fingerprint() -> str:
     ])
 
 
-def cache_key(model, opt_level: int, pass_pipeline: str | Sequence[str] | None) -> str | None:
+def cache_key(
+    model, opt_level: int, pass_pipeline: str | Sequence[str] | None, num_threads: int = 1
+) -> str | None:
     """The hex sha256 naming the entry of `model` compiled with these options on this host;
     None when the model cannot be read (the importer then reports why)."""
     pipeline = pass_pipeline if pass_pipeline is None or isinstance(pass_pipeline, str) \
@@ -114,7 +116,7 @@ def cache_key(model, opt_level: int, pass_pipeline: str | Sequence[str] | None) 
         digest = hashlib.sha256(model_bytes(model))
     except Exception:  # noqa: BLE001 - unreadable, unparsable or not a model: no key
         return None
-    digest.update(b"\0" + json.dumps([opt_level, pipeline]).encode())
+    digest.update(b"\0" + json.dumps([opt_level, pipeline, num_threads]).encode())
     digest.update(b"\0" + _toolchain_fingerprint().encode())
     return digest.hexdigest()
 
@@ -151,6 +153,7 @@ def store(
         "outputs": [[s.name, list(s.shape), np.dtype(s.dtype).str] for s in compiled.outputs],
         "arena_bytes": compiled.arena_bytes,
         "intermediate_bytes": compiled.intermediate_bytes,
+        "num_threads": compiled.num_threads,
         "object_bytes": len(object_code),
         "object_sha256": hashlib.sha256(object_code).hexdigest(),
         "constants": layout,
@@ -251,8 +254,10 @@ def _decode(mapped: mmap.mmap, native_module) -> CompiledModel | None:
     def specs(rows) -> list[TensorSpec]:
         return [TensorSpec(name, tuple(shape), np.dtype(dtype)) for name, shape, dtype in rows]
 
-    return CompiledModel(
+    compiled = CompiledModel(
         native, native.function_address(header["entry_symbol"]), specs(header["inputs"]),
         specs(header["outputs"]), constants, header["arena_bytes"],
         header["intermediate_bytes"],
     )
+    compiled._num_threads = int(header.get("num_threads", 1))
+    return compiled

@@ -9,7 +9,8 @@ llvmlite 0.50 rules this module follows: `llvm.initialize()` is gone (only the n
 and asm printer are initialised, once); MCJIT takes ownership of its TargetMachine, so each
 engine gets a fresh one; invalid IR aborts the process inside MCJIT, so every module is
 verified first and errors surface as `CompilationError`. A `NativeModule` owns its engine:
-keep it alive as long as any function address from it is in use.
+keep it alive as long as any function address from it is in use. Code with parallel loops
+calls libgomp (`GOMP_parallel`), which is loaded into the process before it is linked.
 """
 
 from __future__ import annotations
@@ -94,6 +95,19 @@ def _optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine, opt_level: in
     builder.getModulePassManager().run(module, builder)
 
 
+def _load_runtimes(code: str | bytes) -> None:
+    """Load the OpenMP runtime if `code` (IR text or an object) calls it: MCJIT resolves
+    external symbols against the libraries loaded into the process."""
+    marker = "GOMP_parallel"
+    if (marker if isinstance(code, str) else marker.encode()) in code:
+        from onnxc.runtime.threads import load_openmp
+
+        try:
+            load_openmp()
+        except RuntimeError as error:
+            raise CompilationError(str(error)) from error
+
+
 def _check_object(data: bytes) -> None:
     """Reject bytes that are not a complete relocatable object: LLVM crashes on them."""
     if data[:4] == b"\x7fELF":
@@ -132,8 +146,10 @@ class NativeModule:
         """Parse, verify, optimise and JIT-compile `llvm_ir` (text or an llvmlite module)."""
         _initialize_native()
         target = target or host_target()
+        text = str(llvm_ir)
+        _load_runtimes(text)
         try:
-            module = llvm.parse_assembly(str(llvm_ir))
+            module = llvm.parse_assembly(text)
             module.verify()
         except RuntimeError as error:
             raise CompilationError(f"LLVM rejected the generated IR: {error}") from error
@@ -152,6 +168,7 @@ class NativeModule:
         """Load object code from `object_code()` (of this target) without recompiling."""
         _initialize_native()
         _check_object(object_code)
+        _load_runtimes(object_code)
         target = target or host_target()
         machine = target.create_target_machine()
         empty = llvm.parse_assembly("")

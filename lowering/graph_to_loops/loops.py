@@ -25,6 +25,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects.layout import layout_of, physical_shape
+from onnxc.lowering.to_llvm.parallel import mark_parallel
 
 Index = int | SSAValue
 LoopBody = Callable[..., Sequence[SSAValue] | None]
@@ -204,9 +205,19 @@ class KernelBuilder:
         """A loop whose iterations are independent and may run on several threads.
 
         Kernels mark their outermost worthwhile loop with this (no iter_args, no results);
-        the threading lowering decides whether and how to split it.
+        the threading lowering decides whether and how to split it: `outline-parallel-loops`
+        runs chunks of it on OpenMP threads (a parallel_for nested in another runs serially).
+        Stack scratch (`memref.alloca`) the body uses from outside the loop is private to
+        each thread (uninitialized): iterations must not pass data through it.
         """
+        if isinstance(lb, int) and isinstance(ub, int) and ub - lb < 2:
+            self.for_(lb, ub, body)  # no loop is emitted (the body is inlined or dropped)
+            return
         self.for_(lb, ub, body)
+        before = self.ip.insert_before
+        loop = before.prev_op if before is not None else self.ip.block.last_op
+        assert isinstance(loop, scf.ForOp)
+        mark_parallel(loop)
 
     def nest(
         self,

@@ -7,7 +7,7 @@ so padding costs no test per element) and stored once. Channels that do not fill
 are a group of scalars. Output rows are independent (`kb.parallel_for`).
 
     for r in parallel(N * OH):                      # n, oh
-      for ow in OW:
+      for ow in OW:                                 # edges, then the interior (static taps)
         for each channel group (c0, lanes):
           acc[lanes] = init
           for kh in valid(oh): for kw in valid(ow):
@@ -118,6 +118,13 @@ def _check_f32(op) -> None:
                             f"{op.output.type.get_element_type()}")
 
 
+def _interior(size: int, k: int, s: int, pad: int, dil: int, out: int) -> tuple[int, int]:
+    """Outputs [lo, hi) whose whole window lies inside the input (no padding touched)."""
+    lo = min(out, -(-pad // s))
+    hi = max(lo, min(out, (size - 1 + pad - (k - 1) * dil) // s + 1))
+    return lo, hi
+
+
 def pool_nhwc(op: graph.PoolOp, kb: KernelBuilder, ins, outs, average: bool) -> None:
     """2-D MaxPool / AveragePool on x [N, H, W, C] -> y [N, OH, OW, C]."""
     _check_f32(op)
@@ -153,8 +160,12 @@ def pool_nhwc(op: graph.PoolOp, kb: KernelBuilder, ins, outs, average: bool) -> 
         oh = r if batch == 1 else kb.isub(r, kb.imul(n, out_h))
         row0, kh_lo, kh_hi, count_h = window(oh, 0)
 
-        def per_pixel(ow: Index) -> None:
-            col0, kw_lo, kw_hi, count_w = window(ow, 1)
+        def per_pixel(ow: Index, inside: bool) -> None:
+            if inside:  # the whole window is in the row: static bounds, unrolled taps
+                col0, kw_lo, kw_hi, count_w = kb.isub(kb.imul(ow, strides[1]), pads[1]), \
+                    0, kernel[1], kernel[1]
+            else:
+                col0, kw_lo, kw_hi, count_w = window(ow, 1)
             inverse = None
             if average:
                 inverse = kb.div(one, kb.to_float(kb.imul(count_h, count_w), element))
@@ -177,7 +188,10 @@ def pool_nhwc(op: graph.PoolOp, kb: KernelBuilder, ins, outs, average: bool) -> 
 
             channel_groups(kb, channels, vw, group)
 
-        kb.for_(0, out_w, per_pixel)
+        lo, hi = _interior(width, kernel[1], strides[1], pads[1], dilations[1], out_w)
+        kb.for_(0, lo, lambda ow: per_pixel(ow, False))
+        kb.for_(lo, hi, lambda ow: per_pixel(ow, True))
+        kb.for_(hi, out_w, lambda ow: per_pixel(ow, False))
 
     kb.parallel_for(0, batch * out_h, per_row)
 

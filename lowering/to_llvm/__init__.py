@@ -26,6 +26,7 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from onnxc.errors import LoweringError
 
 LOOPS_TO_LLVM_PIPELINE: tuple[str, ...] = (
+    "outline-parallel-loops",  # serial by default; loops_to_llvm_pipeline(n) threads them
     "convert-scf-to-cf",
     "convert-arith-to-llvm",
     "convert-math-to-llvm",
@@ -37,8 +38,15 @@ LOOPS_TO_LLVM_PIPELINE: tuple[str, ...] = (
 )
 
 
-def lower_loops_to_llvm(ctx: Context, module: ModuleOp) -> None:
-    """Run LOOPS_TO_LLVM_PIPELINE on `module` in place; the result is pure `llvm` dialect."""
+def loops_to_llvm_pipeline(num_threads: int = 1) -> tuple[str, ...]:
+    """LOOPS_TO_LLVM_PIPELINE with loops marked parallel split over `num_threads` threads."""
+    if num_threads <= 1:
+        return LOOPS_TO_LLVM_PIPELINE
+    return (f"outline-parallel-loops{{num-threads={num_threads}}}", *LOOPS_TO_LLVM_PIPELINE[1:])
+
+
+def lower_loops_to_llvm(ctx: Context, module: ModuleOp, num_threads: int = 1) -> None:
+    """Run the loops->LLVM pipeline on `module` in place; the result is pure `llvm` dialect."""
     from xdsl.transforms import get_all_passes
 
     from onnxc.registry import ONNXC_PASSES
@@ -46,7 +54,10 @@ def lower_loops_to_llvm(ctx: Context, module: ModuleOp) -> None:
     xdsl_passes = get_all_passes()
     for name in LOOPS_TO_LLVM_PIPELINE:
         factory = ONNXC_PASSES.get(name) or xdsl_passes[name]
-        factory()().apply(ctx, module)
+        if name == "outline-parallel-loops":
+            factory()(num_threads=num_threads).apply(ctx, module)
+        else:
+            factory()().apply(ctx, module)
     try:
         module.verify()
     except (VerifyException, DiagnosticException) as error:

@@ -2,9 +2,10 @@
 
 xDSL's `convert_module` does most of this, but it drops linkage and function attributes
 (`noinline`, `nounwind`), names every intrinsic without its type suffix (so `llvm.exp` on f32
-and on f64 in one module collide), and knows neither our `llvmx` casts nor blocks that are
-listed before the blocks dominating them. This driver declares and walks the functions itself,
-handles those ops, and hands every other op to xDSL's `convert_op`.
+and on f64 in one module collide), and knows neither our `llvmx` casts, `par.launch` (parallel
+loops, emitted by gomp.py) nor blocks that are listed before the blocks dominating them. This
+driver declares and walks the functions itself, handles those ops, and hands every other op
+to xDSL's `convert_op`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import LLVMTranslationException
 
 from onnxc.errors import LoweringError
-from onnxc.lowering.to_llvm import llvm_ext
+from onnxc.lowering.to_llvm import gomp, llvm_ext
+from onnxc.lowering.to_llvm.parallel import LaunchOp
 
 # Overloaded intrinsics that xDSL's llvm dialect has a dedicated op for.
 _INTRINSIC_OPS: dict[type[Operation], str] = {
@@ -111,6 +113,11 @@ def _convert_own_op(op: Operation, builder: ir.IRBuilder, values: dict[SSAValue,
         flags = [f.value for f in fastmath.data] if isinstance(fastmath, llvm.FastMathAttr) else []
         values[op.results[0]] = builder.call(fn, args, fastmath=flags)
         return True
+    if isinstance(op, LaunchOp):
+        operands = [values[operand] for operand in op.operands]
+        gomp.emit_launch(builder, op.callee.root_reference.data, op.threads.value.data,
+                         operands[:3], operands[3:])
+        return True
     if type(op) in _CASTS:
         target = convert_type(op.results[0].type)
         values[op.results[0]] = _CASTS[type(op)](builder)(values[op.operands[0]], target)
@@ -131,7 +138,7 @@ def _convert_body(op: llvm.FuncOp, fn: ir.Function) -> None:
         if block_map[block].instructions:
             builder.position_after(block_map[block].instructions[-1])
         for inner in block.ops:
-            if not inner.name.startswith(("llvm.", "llvmx.")):
+            if not inner.name.startswith(("llvm.", "llvmx.", "par.")):
                 raise LoweringError(
                     f"'{inner.name}' in @{op.sym_name.data} has no LLVM translation; "
                     "lower the module with the loops-to-LLVM pipeline first"

@@ -117,6 +117,7 @@ def compile(  # noqa: A001 - the name users expect (torch.compile, onnx-mlir's c
     verbose: bool = False,
     verify_numerics: bool = False,
     cache_dir: str | os.PathLike | bool | None = None,
+    num_threads: int | None = None,
 ) -> CompiledModel:
     """Compile an ONNX model (path, bytes or ModelProto) to native code for this CPU.
 
@@ -125,15 +126,21 @@ def compile(  # noqa: A001 - the name users expect (torch.compile, onnx-mlir's c
     results (slow: a debugging aid, like `onnxc-opt --verify-numerics`).
 
     Compiled models are kept in a disk cache (`onnxc.runtime.cache`): `cache_dir`, else
-    $ONNXC_CACHE_DIR, else ~/.cache/onnxc; `cache_dir=False` or ONNXC_CACHE=0 disables it."""
+    $ONNXC_CACHE_DIR, else ~/.cache/onnxc; `cache_dir=False` or ONNXC_CACHE=0 disables it.
+
+    Loops kernels mark parallel run on `num_threads` threads (OpenMP): default
+    $ONNXC_NUM_THREADS, else the CPUs this process may use (affinity and cgroup quota); 1
+    without libgomp. The count is compiled in; `CompiledModel.num_threads` reports it."""
     from onnxc.runtime import cache
     from onnxc.runtime.jit import NativeModule, host_target
+    from onnxc.runtime.threads import resolve_num_threads
 
     log = _StageLog(verbose)
+    threads = resolve_num_threads(num_threads)
     cache_root = cache.cache_root(cache_dir)
     if cache_root is not None:
         with log.stage("cache-lookup"):
-            key = cache.cache_key(model, opt_level, pass_pipeline)
+            key = cache.cache_key(model, opt_level, pass_pipeline, threads)
             hit = None if verify_numerics or key is None else cache.load(cache_root, key)
         if hit is not None:
             hit.compile_seconds = dict(log.seconds)
@@ -158,7 +165,7 @@ def compile(  # noqa: A001 - the name users expect (torch.compile, onnx-mlir's c
     from onnxc.lowering.to_llvm.translate import to_llvmlite  # not needed on a cache hit
 
     with log.stage("loops-to-llvm"):
-        pipeline.run_passes(ctx, module, pipeline.loops_to_llvm(entry_name))
+        pipeline.run_passes(ctx, module, pipeline.loops_to_llvm(entry_name, threads))
         target = host_target()
         llvm_module = to_llvmlite(module, triple=target.triple, data_layout=target.data_layout)
     with log.stage("llvm-jit"):
@@ -167,6 +174,7 @@ def compile(  # noqa: A001 - the name users expect (torch.compile, onnx-mlir's c
         native, native.function_address(WRAPPER_NAME), inputs, outputs, constants,
         arena_bytes, intermediate_bytes,
     )
+    compiled._num_threads = threads
     if cache_root is not None and key is not None:
         with log.stage("cache-store"):
             cache.store(cache_root, key, compiled, native.object_code(), constant_names,

@@ -32,6 +32,7 @@ ONNXC_DIALECTS: dict[str, Callable[[], Dialect]] = {
     "graph": _lazy_dialect("onnxc.dialects.graph:Graph"),
     "layout": _lazy_dialect("onnxc.dialects.layout:Layout"),
     "llvmx": _lazy_dialect("onnxc.lowering.to_llvm.llvm_ext:LLVMX"),
+    "par": _lazy_dialect("onnxc.lowering.to_llvm.parallel:Par"),
 }
 
 # name -> "module:PassClass". Keep sorted by pipeline stage.
@@ -98,6 +99,7 @@ _PASS_PATHS: dict[str, str] = {
     "plan-memory": "onnxc.lowering.plan_memory:PlanMemoryPass",
     "bind-constants": "onnxc.lowering.bind_constants:BindConstantsPass",
     # loops -> llvm dialect
+    "outline-parallel-loops": "onnxc.lowering.to_llvm.parallel:OutlineParallelLoopsPass",
     "convert-arith-to-llvm": "onnxc.lowering.to_llvm.arith:ConvertArithToLLVMPass",
     "convert-math-to-llvm": "onnxc.lowering.to_llvm.math:ConvertMathToLLVMPass",
     "convert-memref-to-llvm": "onnxc.lowering.to_llvm.memref:ConvertMemRefToLLVMPass",

@@ -1,0 +1,120 @@
+"""`par.launch` as LLVM IR: a static split of a loop over OpenMP threads via `GOMP_parallel`.
+
+For a launch of body function `@f(lo, hi, captured...)` this emits, next to `@f`:
+
+    internal void @f.launch(i64 lb, i64 ub, i64 step, captured...)
+      trips = ceil((ub - lb) / step); n = min(trips, threads)
+      n < 2:  f(lb, ub, captured...)                       ; no parallel region
+      else:   ctx = alloca {lb, step, trips, captured...}
+              GOMP_parallel(@f.thread, ctx, n, 0)
+    internal void @f.thread(i8* ctx)                       ; run by each of the n threads
+      t = omp_get_thread_num(); nt = omp_get_num_threads()
+      chunk [begin, end) of 0..trips: the first trips % nt threads take one more iteration
+      f(lb + begin * step, lb + end * step, captured...)
+
+and the launch site becomes one call of `@f.launch` (which LLVM inlines). `GOMP_parallel`
+is libgomp's entry for `#pragma omp parallel` (what GCC emits): the calling thread runs
+one share itself and the call returns when all shares are done. `@f` is `noinline`, so its
+loops are compiled once rather than once per caller. libgomp must be loaded into the process
+before such code is JIT-linked (`onnxc.runtime.threads.load_openmp`, done by the JIT).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import llvmlite.ir as ir
+
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+VOID_PTR = ir.IntType(8).as_pointer()
+THREAD_FN = ir.FunctionType(ir.VoidType(), [VOID_PTR])
+GOMP_PARALLEL = "GOMP_parallel"
+
+
+def _declare(module: ir.Module, name: str, fnty: ir.FunctionType) -> ir.Function:
+    try:
+        fn = module.get_global(name)
+    except KeyError:
+        fn = ir.Function(module, fnty, name=name)
+    assert isinstance(fn, ir.Function)
+    return fn
+
+
+def _thread_function(module: ir.Module, body: ir.Function, ctx_type: ir.LiteralStructType):
+    fn = ir.Function(module, THREAD_FN, name=f"{body.name}.thread")
+    fn.linkage = "internal"
+    fn.attributes.add("nounwind")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    ctx = b.bitcast(fn.args[0], ctx_type.as_pointer())
+    fields = [
+        b.load(b.gep(ctx, [I32(0), I32(i)], inbounds=True), typ=t)
+        for i, t in enumerate(ctx_type.elements)
+    ]
+    lb, step, trips, *captured = fields
+    get_num = _declare(module, "omp_get_thread_num", ir.FunctionType(I32, []))
+    get_count = _declare(module, "omp_get_num_threads", ir.FunctionType(I32, []))
+    tid = b.sext(b.call(get_num, []), I64)
+    count = b.sext(b.call(get_count, []), I64)
+    share = b.sdiv(trips, count)
+    extra = b.srem(trips, count)
+    takes_extra = b.icmp_signed("<", tid, extra)
+    begin = b.add(b.mul(tid, share), b.select(takes_extra, tid, extra))
+    end = b.add(b.add(begin, share), b.zext(takes_extra, I64))
+    lo = b.add(lb, b.mul(begin, step))
+    hi = b.add(lb, b.mul(end, step))
+    b.call(body, [lo, hi, *captured])
+    b.ret_void()
+    return fn
+
+
+def _launch_function(module: ir.Module, body: ir.Function, threads: int) -> ir.Function:
+    """`@<body>.launch(lb, ub, step, captured...)`, built once per body function."""
+    name = f"{body.name}.launch"
+    try:
+        return module.get_global(name)  # type: ignore[return-value]
+    except KeyError:
+        pass
+    captured_types = [a.type for a in body.args[2:]]
+    fn = ir.Function(
+        module, ir.FunctionType(ir.VoidType(), [I64, I64, I64, *captured_types]), name=name
+    )
+    fn.linkage = "internal"
+    fn.attributes.add("nounwind")
+    body.attributes.add("noinline")
+    ctx_type = ir.LiteralStructType([I64, I64, I64, *captured_types])
+    worker = _thread_function(module, body, ctx_type)
+    gomp = _declare(
+        module, GOMP_PARALLEL,
+        ir.FunctionType(ir.VoidType(), [THREAD_FN.as_pointer(), VOID_PTR, I32, I32]),
+    )
+
+    lb, ub, step, *captured = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    # trips = ceil((ub - lb) / step) for step > 0, <= 0 for an empty range
+    trips = b.sdiv(b.add(b.sub(ub, lb), b.sub(step, I64(1))), step)
+    n = b.select(b.icmp_signed("<", trips, I64(threads)), trips, I64(threads))
+    with b.if_else(b.icmp_signed("<", n, I64(2))) as (serial, parallel):
+        with serial:
+            b.call(body, [lb, ub, *captured])
+        with parallel:
+            ctx = b.alloca(ctx_type)
+            for i, value in enumerate([lb, step, trips, *captured]):
+                b.store(value, b.gep(ctx, [I32(0), I32(i)], inbounds=True))
+            b.call(gomp, [worker, b.bitcast(ctx, VOID_PTR), b.trunc(n, I32), I32(0)])
+    b.ret_void()
+    return fn
+
+
+def emit_launch(
+    builder: ir.IRBuilder,
+    callee: str,
+    threads: int,
+    bounds: Sequence[ir.Value],
+    captured: Sequence[ir.Value],
+) -> None:
+    """Emit `par.launch @callee(bounds) captures(captured)` at `builder`'s position."""
+    body = builder.module.get_global(callee)
+    assert isinstance(body, ir.Function)
+    launch = _launch_function(builder.module, body, threads)
+    builder.call(launch, [*bounds, *captured])

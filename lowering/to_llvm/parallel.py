@@ -1,0 +1,268 @@
+"""outline-parallel-loops: kernel loops marked parallel -> a body function + `par.launch`.
+
+`KernelBuilder.parallel_for` emits an ordinary `scf.for` carrying the unit attribute
+`onnxc.parallel` (every other pass, and the loops interpreter, see a plain loop). This pass,
+run first in the loops -> LLVM pipeline, turns each outermost marked loop into
+
+    func.func private @k_par0(%lo: index, %hi: index, %a: memref<..>, ...) {
+      scf.for %i = %lo to %hi step %step { <the loop body> }
+    }
+    par.launch @k_par0(%lb, %ub, %step) captures(%a, ...) threads 2
+
+Values the body uses from outside the loop are passed as arguments, except side-effect-free
+ops without regions (constants, index math, memref views), which are cloned into the body
+function: each captured memref is then a root buffer (a kernel argument or a heap
+allocation), so the `noalias` that convert-func-to-llvm puts on memref arguments stays true.
+Stack scratch (`memref.alloca`) from outside the loop is cloned too, so each thread gets its
+own: kernels hoist per-iteration scratch to their entry, and since iterations are
+independent, nothing may flow through it from before the loop or between iterations. `par.launch`
+operands are in their LLVM types already (bridged with unrealized casts, like every
+conversion here); translate.py emits it through `gomp.emit_launch`: a static split of the
+trip count over `GOMP_parallel` threads, or a direct call when one thread would do.
+
+With `num-threads=1` (the default, so `onnxc-opt` output does not depend on the machine), a
+loop of static trip count below two, a loop with iter_args, or a marked loop nested inside
+another marked loop, the marker is dropped and the loop stays serial.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    SymbolRefAttr,
+    UnitAttr,
+    UnrealizedConversionCastOp,
+    i64,
+)
+from xdsl.ir import Block, BlockArgument, Dialect, Operation, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    var_operand_def,
+)
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import is_side_effect_free
+from xdsl.utils.exceptions import VerifyException
+
+from onnxc.lowering.to_llvm.type_conversion import convert_type
+
+PARALLEL_ATTR = "onnxc.parallel"
+"""Unit attribute on an `scf.for` whose iterations are independent (see parallel_for)."""
+
+
+@irdl_op_definition
+class LaunchOp(IRDLOperation):
+    """Run `callee(lo, hi, captured...)` over chunks [lo, hi) of lb..ub (step `step`) on
+    up to `threads` threads; returns when every chunk is done."""
+
+    name = "par.launch"
+    callee = prop_def(SymbolRefAttr)
+    threads = prop_def(IntegerAttr)
+    lower_bound = operand_def(i64)
+    upper_bound = operand_def(i64)
+    step = operand_def(i64)
+    captured = var_operand_def()
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$callee `(` $lower_bound `,` $upper_bound `,` $step `)` "
+        "`captures` `(` $captured `)` attr-dict `:` type($captured)"
+    )
+
+    def __init__(
+        self,
+        callee: str,
+        lower_bound: SSAValue,
+        upper_bound: SSAValue,
+        step: SSAValue,
+        captured: list[SSAValue],
+        threads: int,
+    ):
+        super().__init__(
+            operands=[lower_bound, upper_bound, step, captured],
+            properties={
+                "callee": SymbolRefAttr(callee),
+                "threads": IntegerAttr(threads, i64),
+            },
+        )
+
+    def verify_(self) -> None:
+        if self.threads.value.data < 2:
+            raise VerifyException("par.launch needs threads >= 2 (one thread is a plain call)")
+
+
+Par = Dialect("par", [LaunchOp])
+
+
+def _static(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def _static_trips(loop: scf.ForOp) -> int | None:
+    lb, ub, step = (_static(v) for v in (loop.lb, loop.ub, loop.step))
+    if lb is None or ub is None or step is None or step <= 0:
+        return None
+    return len(range(lb, ub, step))
+
+
+def _clonable(value: SSAValue) -> Operation | None:
+    """The defining op of `value` if the body function makes its own: side-effect-free ops
+    are recomputed, stack scratch (`memref.alloca`) becomes private to each thread."""
+    owner = value.owner
+    if not isinstance(owner, Operation) or owner.regions or owner.successors:
+        return None
+    if isinstance(owner, memref.AllocaOp) or is_side_effect_free(owner):
+        return owner
+    return None
+
+
+class _Outliner:
+    """Builds the body function of one loop: clones pure producers, captures the rest."""
+
+    def __init__(self, loop: scf.ForOp, entry: Block):
+        self.loop = loop
+        self.entry = entry
+        self.mapping: dict[SSAValue, SSAValue] = {}
+        self.captured: list[SSAValue] = []
+
+    def resolve(self, value: SSAValue) -> SSAValue:
+        if value in self.mapping:
+            return self.mapping[value]
+        producer = _clonable(value)
+        if producer is not None:
+            for operand in producer.operands:
+                self.resolve(operand)
+            clone = producer.clone(value_mapper=self.mapping)  # maps its results too
+            self.entry.add_op(clone)
+            return self.mapping[value]
+        self.captured.append(value)
+        arg = self.entry.insert_arg(value.type, len(self.entry.args))
+        arg.name_hint = value.name_hint
+        self.mapping[value] = arg
+        return arg
+
+    def outside_values(self) -> list[SSAValue]:
+        """Values defined outside the loop that its body or step uses, in first-use order."""
+        seen: dict[SSAValue, None] = {self.loop.step: None}
+        for op in self.loop.body.walk():
+            for operand in op.operands:
+                owner = operand.owner  # a block (argument) or an op (result)
+                if not self.loop.is_ancestor(owner):
+                    seen.setdefault(operand, None)
+        return list(seen)
+
+
+def _outline(loop: scf.ForOp, name: str, threads: int) -> func.FuncOp:
+    """Replace `loop` by a `par.launch` of a new body function named `name` (returned)."""
+    entry = Block(arg_types=[IndexType(), IndexType()])
+    entry.args[0].name_hint, entry.args[1].name_hint = "lo", "hi"
+    outliner = _Outliner(loop, entry)
+    for value in outliner.outside_values():
+        outliner.resolve(value)
+    step = outliner.mapping[loop.step]
+    body = Region()
+    loop.body.clone_into(body, value_mapper=outliner.mapping)
+    for inner in body.walk():
+        inner.attributes.pop(PARALLEL_ATTR, None)  # nested parallel loops run serially
+    entry.add_ops([
+        scf.ForOp(entry.args[0], entry.args[1], step, [], body),
+        func.ReturnOp(),
+    ])
+    arg_types = [a.type for a in entry.args]
+    body_fn = func.FuncOp(name, (arg_types, []), Region(entry), visibility="private")
+    kernel = loop.parent_op()
+    while kernel is not None and not isinstance(kernel, func.FuncOp):
+        kernel = kernel.parent_op()
+    if kernel is not None and kernel.arg_attrs is not None:  # keep facts on kernel arguments
+        kernel_args = kernel.body.blocks[0].args
+        body_fn.arg_attrs = ArrayAttr([DictionaryAttr({}), DictionaryAttr({}), *(
+            kernel.arg_attrs.data[v.index] if isinstance(v, BlockArgument)
+            and v.block.args is kernel_args else DictionaryAttr({})
+            for v in outliner.captured
+        )])
+
+    casts: dict[SSAValue, Operation] = {}
+
+    def lowered(value: SSAValue) -> SSAValue:
+        target = convert_type(value.type)
+        if target == value.type:
+            return value
+        if value not in casts:
+            casts[value], _ = UnrealizedConversionCastOp.cast_one(value, target)
+        return casts[value].results[0]
+
+    bounds = [lowered(v) for v in (loop.lb, loop.ub, loop.step)]
+    captured = [lowered(v) for v in outliner.captured]
+    launch = LaunchOp(name, *bounds, captured, threads)
+    Rewriter.insert_op([*casts.values(), launch], InsertPoint.before(loop))
+    Rewriter.erase_op(loop)
+    return body_fn
+
+
+def _marked(op: Operation) -> bool:
+    return isinstance(op, scf.ForOp) and PARALLEL_ATTR in op.attributes
+
+
+def _outermost_marked(fn: func.FuncOp) -> list[scf.ForOp]:
+    """Marked loops with no marked ancestor; markers of nested ones are dropped."""
+    result: list[scf.ForOp] = []
+    for op in fn.walk():
+        if not _marked(op):
+            continue
+        parent = op.parent_op()
+        while parent is not None and parent is not fn and not _marked(parent):
+            parent = parent.parent_op()
+        if parent is not None and _marked(parent):
+            del op.attributes[PARALLEL_ATTR]
+        else:
+            assert isinstance(op, scf.ForOp)
+            result.append(op)
+    return result
+
+
+@dataclass(frozen=True)
+class OutlineParallelLoopsPass(ModulePass):
+    """Outline loops marked `onnxc.parallel` into body functions run by `par.launch`."""
+
+    name = "outline-parallel-loops"
+
+    num_threads: int = 1
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for fn in list(op.ops):
+            if not isinstance(fn, func.FuncOp):
+                continue
+            count, last = 0, fn
+            for loop in _outermost_marked(fn):
+                trips = _static_trips(loop)
+                if self.num_threads < 2 or loop.iter_args or (trips is not None and trips < 2):
+                    del loop.attributes[PARALLEL_ATTR]
+                    continue
+                body_fn = _outline(loop, f"{fn.sym_name.data}_par{count}", self.num_threads)
+                Rewriter.insert_op(body_fn, InsertPoint.after(last))
+                count, last = count + 1, body_fn
+
+
+def mark_parallel(loop: scf.ForOp) -> None:
+    """Mark `loop` as having independent iterations (what KernelBuilder.parallel_for does)."""
+    loop.attributes[PARALLEL_ATTR] = UnitAttr()
+
+
+__all__ = [
+    "PARALLEL_ATTR", "LaunchOp", "OutlineParallelLoopsPass", "Par", "mark_parallel",
+]

@@ -1,0 +1,208 @@
+"""Parallel loops on OpenMP threads: thread-count detection, the outlined code run on 2 threads
+(which thread ran which iteration, via gettid), and the thread count through compile/cache."""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+from xdsl.parser import Parser
+
+import onnxc
+from onnxc.lowering.pipeline import make_context
+from onnxc.lowering.to_llvm import loops_to_llvm_pipeline, lower_loops_to_llvm
+from onnxc.lowering.to_llvm.translate import to_llvmlite
+from onnxc.runtime import cache, threads
+from onnxc.runtime.jit import NativeModule, host_target
+
+needs_openmp = pytest.mark.skipif(threads.find_libgomp() is None, reason="no libgomp")
+
+# ---------------------------------------------------------------- thread count detection
+
+
+def _fake_cgroup(tmp_path, proc: str, files: dict[str, str]):
+    root = tmp_path / "cgroup"
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    proc_file = tmp_path / "proc_cgroup"
+    proc_file.write_text(proc)
+    return root, proc_file
+
+
+def test_cgroup_v2_quota_is_found_up_the_tree(tmp_path):
+    root, proc = _fake_cgroup(tmp_path, "0::/app/worker\n", {
+        "app/cpu.max": "150000 100000\n",
+        "app/worker/cpu.max": "max 100000\n",
+    })
+    assert threads.cgroup_cpu_limit(root, proc) == 1.5
+    assert threads.available_cpus(root, proc) == min(2, len(_affinity()))
+
+
+def test_cgroup_v2_unlimited_and_missing(tmp_path):
+    root, proc = _fake_cgroup(tmp_path, "0::/\n", {"cpu.max": "max 100000\n"})
+    assert threads.cgroup_cpu_limit(root, proc) is None
+    assert threads.available_cpus(root, proc) == len(_affinity())
+    assert threads.cgroup_cpu_limit(tmp_path / "absent", tmp_path / "absent") is None
+
+
+def test_cgroup_v1_quota(tmp_path):
+    root, proc = _fake_cgroup(tmp_path, "5:memory:/x\n3:cpu,cpuacct:/job\n", {
+        "cpu,cpuacct/job/cpu.cfs_quota_us": "100000\n",
+        "cpu,cpuacct/job/cpu.cfs_period_us": "100000\n",
+        "cpu,cpuacct/cpu.cfs_quota_us": "-1\n",
+        "cpu,cpuacct/cpu.cfs_period_us": "100000\n",
+    })
+    assert threads.cgroup_cpu_limit(root, proc) == 1.0
+    assert threads.available_cpus(root, proc) == 1
+
+
+def test_cgroup_smallest_limit_wins_and_rounds_up(tmp_path):
+    root, proc = _fake_cgroup(tmp_path, "0::/a/b\n", {
+        "a/cpu.max": "50000 100000\n", "a/b/cpu.max": "300000 100000\n",
+    })
+    assert threads.cgroup_cpu_limit(root, proc) == 0.5
+    assert threads.available_cpus(root, proc) == 1  # never 0
+
+
+def _affinity() -> set[int]:
+    return threads.os.sched_getaffinity(0)
+
+
+def test_env_and_explicit_counts(monkeypatch):
+    monkeypatch.setenv("ONNXC_NUM_THREADS", "3")
+    assert threads.default_num_threads() == 3
+    monkeypatch.setenv("ONNXC_NUM_THREADS", "zero")
+    with pytest.raises(ValueError, match="ONNXC_NUM_THREADS"):
+        threads.default_num_threads()
+    monkeypatch.delenv("ONNXC_NUM_THREADS")
+    assert threads.default_num_threads() == threads.available_cpus()
+    for bad in (0, -2, 1.5, True):
+        with pytest.raises(ValueError, match="num_threads"):
+            threads.resolve_num_threads(bad)
+    assert threads.resolve_num_threads(1) == 1
+
+
+# ---------------------------------------------------------------- outlined loops, run
+
+# out[i] = 2 * x[i] for i in lb..ub, and tid[i] = the kernel thread that ran iteration i.
+# A marked inner loop (serial) and stack scratch hoisted to the entry (private per thread).
+KERNEL = """
+func.func private @gettid() -> i32
+func.func @k(%x: memref<64xf32>, %out: memref<64xf32>, %tid: memref<64xi32>, %lb: index,
+             %ub: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %two = arith.constant 2.0 : f32
+  %scratch = memref.alloca() : memref<4xf32>
+  scf.for %i = %lb to %ub step %c1 {
+    %t = func.call @gettid() : () -> i32
+    memref.store %t, %tid[%i] : memref<64xi32>
+    %a = memref.load %x[%i] : memref<64xf32>
+    scf.for %j = %c0 to %c4 step %c1 {
+      memref.store %a, %scratch[%j] : memref<4xf32>
+    } {onnxc.parallel}
+    %s = memref.load %scratch[%c1] : memref<4xf32>
+    %b = arith.mulf %s, %two : f32
+    memref.store %b, %out[%i] : memref<64xf32>
+  } {onnxc.parallel}
+  func.return
+}
+"""
+
+
+def _compile_kernel(num_threads: int) -> tuple[NativeModule, str]:
+    ctx = make_context()
+    module = Parser(ctx, KERNEL).parse_module()
+    lower_loops_to_llvm(ctx, module, num_threads=num_threads)
+    host = host_target()
+    llvm_ir = str(to_llvmlite(module, triple=host.triple, data_layout=host.data_layout))
+    return NativeModule.from_llvm_ir(llvm_ir), llvm_ir
+
+
+def _run(native: NativeModule, lb: int, ub: int):
+    fn = native.ctypes_function("k", None, *[ctypes.c_void_p] * 3, ctypes.c_int64,
+                                ctypes.c_int64)
+    x = np.arange(64, dtype=np.float32)
+    out = np.full(64, -1, np.float32)
+    tid = np.zeros(64, np.int32)
+    fn(x.ctypes.data, out.ctypes.data, tid.ctypes.data, lb, ub)
+    expected = np.full(64, -1, np.float32)
+    expected[lb:ub] = 2 * x[lb:ub]
+    np.testing.assert_array_equal(out, expected)
+    return tid[lb:ub]
+
+
+def test_one_thread_emits_no_gomp_call():
+    assert loops_to_llvm_pipeline(1)[0] == "outline-parallel-loops"
+    native, llvm_ir = _compile_kernel(1)
+    assert "GOMP_parallel" not in llvm_ir
+    me = threading.get_native_id()
+    assert set(_run(native, 0, 64)) == {me}
+
+
+@needs_openmp
+def test_two_threads_split_the_loop_statically():
+    native, llvm_ir = _compile_kernel(2)
+    assert llvm_ir.count("call void @\"GOMP_parallel\"") == 1  # the inner loop is serial
+    me = threading.get_native_id()
+    tids = _run(native, 0, 64)
+    # the caller runs the first half itself, one worker the second half
+    assert set(tids[:32]) == {me}
+    (worker,) = set(tids[32:])
+    assert worker != me
+    uneven = _run(native, 3, 8)  # 5 iterations: 3 + 2
+    assert set(uneven[:3]) == {me} and set(uneven[3:]) == {worker}
+    for lb, ub in [(5, 5), (7, 3), (9, 10)]:  # empty, negative, one iteration: no region
+        assert set(_run(native, lb, ub)) <= {me}
+    # reloaded from object code (the disk cache's path), libgomp symbols still resolve
+    again = NativeModule.from_object(native.object_code())
+    assert len(set(_run(again, 0, 64))) == 2
+
+
+@needs_openmp
+def test_repeated_regions_stay_correct():
+    native, _ = _compile_kernel(2)
+    for n in range(1, 64, 7):
+        _run(native, 0, n)
+
+
+# ---------------------------------------------------------------- compile and cache
+
+
+def _matmul_model(m: int = 64, k: int = 48, n: int = 40) -> onnx.ModelProto:
+    rng = np.random.default_rng(0)
+    w = helper.make_tensor("w", TensorProto.FLOAT, [k, n], rng.standard_normal((k, n)).ravel())
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])], "mm",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, k])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, n])], [w],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
+
+
+def test_cache_key_includes_num_threads():
+    model = _matmul_model()
+    keys = {cache.cache_key(model, 3, None, t) for t in (1, 2, 4)}
+    assert len(keys) == 3
+    assert cache.cache_key(model, 3, None) == cache.cache_key(model, 3, None, 1)
+
+
+@needs_openmp
+def test_compile_with_two_threads_matches_one_and_survives_the_cache(tmp_path):
+    model = _matmul_model()
+    x = np.random.default_rng(1).standard_normal((64, 48)).astype(np.float32)
+    one = onnxc.compile(model, num_threads=1, cache_dir=False)
+    two = onnxc.compile(model, num_threads=2, cache_dir=tmp_path)
+    assert (one.num_threads, two.num_threads) == (1, 2)
+    expected = one.run(None, {"x": x})[0]
+    np.testing.assert_allclose(two.run(None, {"x": x})[0], expected, rtol=1e-5, atol=1e-5)
+    hit = onnxc.compile(model, num_threads=2, cache_dir=tmp_path)
+    assert "import" not in hit.compile_seconds and hit.num_threads == 2
+    np.testing.assert_allclose(hit.run(None, {"x": x})[0], expected, rtol=1e-5, atol=1e-5)
