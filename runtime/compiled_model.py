@@ -107,13 +107,6 @@ class CompiledModel:
         """Threads the model's parallel loops run on (fixed when it was compiled)."""
         return self._num_threads
 
-    _num_threads = 1  # set by onnxc.compile / the cache (runtime/threads.py)
-
-    @property
-    def num_threads(self) -> int:
-        """Threads the model's parallel loops run on (fixed when it was compiled)."""
-        return self._num_threads
-
     @property
     def input_names(self) -> list[str]:
         return list(self._input_names)
