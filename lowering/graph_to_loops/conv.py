@@ -1,5 +1,10 @@
 """The N-D convolution kernel (groups, depthwise, strides, explicit pads, dilations, bias).
 
+This is the plain-layout (NCHW) kernel for whatever the layout pass leaves plain (1-D/3-D,
+integer types, non-constant weights). A 2-D conv whose types carry the NHWC layout runs on
+the fast kernels instead: conv_nhwc.py (implicit GEMM) and depthwise.py; `conv_kernel`,
+`conv_constants` and `conv_scratch` dispatch on the input's layout.
+
 Loop order: image n, group g, output channel m of the group; the output plane is set to
 the bias, then for each input channel c of the group and each kernel offset, one weight
 scales the valid part of the input plane into the output plane. The valid output range
@@ -18,12 +23,15 @@ from xdsl.dialects.builtin import (
     BytesAttr,
     DenseIntOrFPElementsAttr,
     IntegerType,
+    MemRefType,
     TensorType,
     i8,
 )
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, ints_of, shape_of
+from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops import conv_nhwc, depthwise
 from onnxc.lowering.graph_to_loops.epilogue import activate_in_place
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, window_range
 
@@ -91,6 +99,11 @@ def conv_constants(op: graph.ConvOp) -> list[DenseIntOrFPElementsAttr]:
     so its valid part is one contiguous flat range; mask[kw][f] says whether column
     f % width is inside the input for kernel column kw, and masked elements keep their value.
     """
+    if conv_nhwc.is_nhwc(op):
+        _check_nhwc(op)
+        if conv_nhwc.geometry(op).depthwise:
+            return [depthwise.tap_major_weights(op)]
+        return [conv_nhwc.packed_weights(op)]
     dims = _conv_dims(op)
     if not _flat_rows(dims):
         return []
@@ -105,7 +118,28 @@ def conv_constants(op: graph.ConvOp) -> list[DenseIntOrFPElementsAttr]:
     return [DenseIntOrFPElementsAttr(mask_type, BytesAttr(mask.tobytes()))]
 
 
+def _check_nhwc(op: graph.ConvOp) -> None:
+    if not conv_nhwc.supports_nhwc(op):
+        raise LoweringError(f"{op.name}: no NHWC kernel (needs a 2-D f32 conv with a "
+                            "constant weight)")
+
+
+def conv_scratch(op: graph.ConvOp) -> list[MemRefType]:
+    """The NHWC kernels' zero-padded input copy (none for plain convs)."""
+    if not conv_nhwc.is_nhwc(op):
+        return []
+    _check_nhwc(op)
+    return conv_nhwc.padded_scratch(conv_nhwc.geometry(op))
+
+
 def conv_kernel(op: graph.ConvOp, kb: KernelBuilder, ins, outs):
+    if conv_nhwc.is_nhwc(op):
+        _check_nhwc(op)
+        if conv_nhwc.geometry(op).depthwise:
+            depthwise.depthwise_kernel(op, kb, ins, outs)
+        else:
+            conv_nhwc.implicit_gemm_kernel(op, kb, ins, outs)
+        return
     x_shape, w_shape, y_shape = shape_of(op.input), shape_of(op.weight), shape_of(op.output)
     dims = _conv_dims(op)
     flat = _flat_rows(dims)

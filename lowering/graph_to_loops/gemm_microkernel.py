@@ -16,7 +16,8 @@ Packed offset of B[k0 + kk, j + c] in a k-block of depth kc: `k0 * npad + kc * j
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from math import prod
@@ -82,6 +83,18 @@ class GemmShape:
 
     def npad(self, t: Tiling) -> int:
         return -(-self.n // t.vw) * t.vw
+
+
+@dataclass(frozen=True)
+class KBlock:
+    """One k-block of the product: depth `kc` from row `k0` of (packed) B; `extra` is what
+    an A strategy needs to address it (the implicit-GEMM conv's tap and channel range)."""
+
+    k0: Index
+    kc: int
+    first: bool
+    last: bool
+    extra: object = None
 
 
 def shape_of_op(op: Operation) -> GemmShape | None:
@@ -151,45 +164,51 @@ def scratch_b(op: Operation) -> list[MemRefType]:
     return [MemRefType(f32, [min(KC, g.k), min(NC, g.npad(t))])]
 
 
-def pack(b: np.ndarray, g: GemmShape, t: Tiling) -> np.ndarray:
-    """The K x N matrix `b` in panel order (see the module docstring), zero-padded."""
+def pack(b: np.ndarray, g: GemmShape, t: Tiling, depths: Sequence[int] = ()) -> np.ndarray:
+    """The K x N matrix `b` in panel order (see the module docstring), zero-padded; the
+    k-blocks are KC deep unless `depths` lists them (the conv's tap-aligned blocks)."""
     npad = g.npad(t)
     padded = np.zeros((g.k, npad), np.float32)
     padded[:, : g.n] = b
+    bounds = np.cumsum([0, *depths]) if depths else range(0, g.k + KC, KC)
+    assert not depths or bounds[-1] == g.k
     parts = []
-    for k0 in range(0, g.k, KC):
-        block = padded[k0 : k0 + KC]
+    for k0, k1 in itertools.pairwise(bounds):
+        block = padded[k0 : min(k1, g.k)]
         for j in range(0, npad, t.nr):
             parts.append(block[:, j : j + t.nr].reshape(-1))
     return np.concatenate(parts)
 
 
 class _Gemm:
-    """Emits one kernel body; `bp` is the packed constant (1-D) or the scratch (2-D)."""
+    """Emits one packed GEMM into `y` ([M, >= col0 + N]); `bp` is the packed constant (1-D)
+    or the run-time packing scratch (2-D).
 
-    def __init__(self, op: Operation, kb: KernelBuilder, ins, outs):
-        self.op, self.kb = op, kb
-        g = shape_of_op(op)
-        assert g is not None
-        self.g, self.t = g, host_tiling()
+    The loop structure, micro-kernel and activation are shared; subclasses say how A is
+    addressed (`row_context`, `k_loop`), which k-blocks there are (`k_blocks`) and what is
+    added to the accumulators before the activation (`vector_terms`, `scalar_terms`).
+    `col0` and `b0` offset the output columns and the packed B (a conv group's share).
+    """
+
+    def __init__(self, op: Operation, kb: KernelBuilder, g: GemmShape, y: SSAValue,
+                 bp: SSAValue):
+        self.op, self.kb, self.g, self.t = op, kb, g, host_tiling()
         self.npad = g.npad(self.t)
-        self.b = ins[1]
-        a_shape = [g.k, g.m] if g.trans_a else [g.m, g.k]
-        self.a, self.y = kb.view(ins[0], a_shape), kb.view(outs[0], [g.m, g.n])
-        extra = list(ins[2:])
-        bp = extra.pop()
-        self.c = extra[0] if g.c_shape is not None else None
+        self.y = y
         bp_type = bp.type
         assert isinstance(bp_type, MemRefType)
         self.runtime_pack = len(bp_type.get_shape()) == 2
         self.bp = kb.view(bp, [bp_type.element_count()]) if self.runtime_pack else bp
-        self.alpha = g.alpha if self.runtime_pack else 1.0  # folded into a constant
         self.vtype = VectorType(f32, [self.t.vw])
-        self.tile = None  # a partial tail panel's tile, at the entry (not in a loop)
+        # A partial tail panel's tile, at the entry (not in a loop). Shared by the row
+        # blocks: a threaded parallel_for must privatize it.
+        self.tile = None
         if self.npad > g.n:
             self.tile = kb.insert(memref.AllocaOp.get(f32, shape=[self.t.mr, self.t.nr]))
         epilogue = epilogue_of(op)
         self.act = epilogue[0] if epilogue is not None else None
+        self.col0: Index = 0
+        self.b0: Index = 0
 
     # ---------------------------------------------------------------- small helpers
 
@@ -202,48 +221,67 @@ class _Gemm:
     def vstore(self, v: SSAValue, mem: SSAValue, at: list[Index]) -> None:
         self.kb.insert(vector.StoreOp(v, mem, [self.kb.idx(i) for i in at]))
 
-    def a_at(self, i: Index, kk: Index) -> SSAValue:
-        return self.kb.load(self.a, [kk, i] if self.g.trans_a else [i, kk])
-
-    def b_at(self, kk: Index, j: Index) -> SSAValue:
-        return self.kb.load(self.b, [j, kk] if self.g.trans_b else [kk, j])
+    def ycol(self, j: Index, c: Index = 0) -> Index:
+        return self.kb.iadd(self.kb.iadd(self.col0, j), c)
 
     def panel_base(self, k0: Index, kc: int, j0: Index, j: Index) -> Index:
         kb = self.kb
         if self.runtime_pack:
             return kb.imul(kb.isub(j, j0), kc)
-        return kb.iadd(kb.imul(k0, self.npad), kb.imul(j, kc))
+        return kb.iadd(self.b0, kb.iadd(kb.imul(k0, self.npad), kb.imul(j, kc)))
+
+    # ---------------------------------------------------------------- A addressing (hooks)
+
+    def k_blocks(self, visit: Callable[[KBlock], None]) -> None:
+        """KC-deep blocks of K: the first starts from zero, the last applies the epilogue."""
+        kb = self.kb
+        full_blocks, last_kc = divmod(self.g.k, KC)
+        if last_kc == 0:
+            full_blocks, last_kc = full_blocks - 1, KC
+        if full_blocks == 0:
+            visit(KBlock(0, last_kc, True, True))
+            return
+        visit(KBlock(0, KC, True, False))
+        if full_blocks > 1:
+            kb.for_(1, full_blocks, lambda b: visit(KBlock(kb.imul(b, KC), KC, False, False)))
+        visit(KBlock(full_blocks * KC, last_kc, False, True))
+
+    def row_context(self, i0: Index, mr: int) -> object:
+        """Whatever `k_loop` needs per row block, computed once before the panel loop."""
+        return None
+
+    def k_loop(self, blk: KBlock, ctx: object, i0: Index, mr: int, init: list[SSAValue],
+               step: Callable[..., list[SSAValue]]) -> tuple[SSAValue, ...]:
+        """Runs `step(kk, a_values, *acc)` for kk in [0, kc): a_values[r] = A[i0 + r, k0 + kk]."""
+        raise NotImplementedError
+
+    def vector_terms(self, acc: list[SSAValue], i0: Index, mr: int, jy: Index,
+                     nv: int) -> list[SSAValue]:
+        """Accumulators of the tile at rows i0.., output columns jy.. before activation."""
+        return acc
+
+    def scalar_terms(self, x: SSAValue, at: list[Index]) -> SSAValue:
+        """The same for one element at output position `at` (tail panels)."""
+        return x
 
     # ---------------------------------------------------------------- structure
 
     def build(self) -> None:
-        g, kb = self.g, self.kb
-        full_blocks, last_kc = divmod(g.k, KC)
-        if last_kc == 0:
-            full_blocks, last_kc = full_blocks - 1, KC
-        # k-blocks: the first starts from zero, the last applies the epilogue.
-        if full_blocks == 0:
-            self.k_block(0, last_kc, first=True, last=True)
-            return
-        self.k_block(0, KC, first=True, last=False)
-        if full_blocks > 1:
-            kb.for_(1, full_blocks, lambda b: self.k_block(kb.imul(b, KC), KC, False, False))
-        self.k_block(full_blocks * KC, last_kc, first=False, last=True)
+        self.k_blocks(self.k_block)
 
-    def k_block(self, k0: Index, kc: int, first: bool, last: bool) -> None:
+    def k_block(self, blk: KBlock) -> None:
         t, kb = self.t, self.kb
         full_cols = (self.g.n // t.nr) * t.nr
         stripes = full_cols // NC
         panels = NC // t.nr
         if stripes:
-            kb.for_(0, stripes, lambda s: self.stripe(k0, kc, kb.imul(s, NC), panels, False,
-                                                      first, last))
+            kb.for_(0, stripes, lambda s: self.stripe(blk, kb.imul(s, NC), panels, False))
         j0 = stripes * NC
         tail = self.npad > full_cols
         if full_cols > j0 or tail:
-            self.stripe(k0, kc, j0, (full_cols - j0) // t.nr, tail, first, last)
+            self.stripe(blk, j0, (full_cols - j0) // t.nr, tail)
 
-    def stripe(self, k0, kc: int, j0: Index, panels: int, tail: bool, first, last) -> None:
+    def stripe(self, blk: KBlock, j0: Index, panels: int, tail: bool) -> None:
         t, kb, g = self.t, self.kb, self.g
         full_cols = (g.n // t.nr) * t.nr
 
@@ -253,16 +291,132 @@ class _Gemm:
                 fn(full_cols, self.npad - full_cols, self.npad == g.n)
 
         if self.runtime_pack:
-            each_panel(lambda j, w, in_range: self.pack_panel(k0, kc, j0, j, w))
+            each_panel(lambda j, w, in_range: self.pack_panel(blk.k0, blk.kc, j0, j, w))
 
         def rows(i0: Index, mr: int) -> None:
-            each_panel(lambda j, w, in_range: self.micro(
-                i0, mr, j, w, in_range, k0, kc, j0, first, last))
+            ctx = self.row_context(i0, mr)
+            each_panel(lambda j, w, in_range: self.micro(blk, ctx, i0, mr, j, w, in_range, j0))
 
         full_rows, rem = divmod(g.m, t.mr)
-        kb.for_(0, full_rows, lambda r: rows(kb.imul(r, t.mr), t.mr))
+        # row blocks write disjoint rows of Y: the loop threads split
+        kb.parallel_for(0, full_rows, lambda r: rows(kb.imul(r, t.mr), t.mr))
         if rem:
             rows(full_rows * t.mr, rem)
+
+    def pack_panel(self, k0: Index, kc: int, j0: Index, j: Index, w: int) -> None:
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- micro-kernel
+
+    def micro(self, blk: KBlock, ctx: object, i0: Index, mr: int, j: Index, w: int,
+              in_range: bool, j0: Index) -> None:
+        kb, t = self.kb, self.t
+        nv = w // t.vw
+        base = self.panel_base(blk.k0, blk.kc, j0, j)
+        if blk.first:
+            zero = self.splat(kb.constant(0.0, f32))
+            init = [zero] * (mr * nv)
+        else:
+            init = self.load_tile(i0, mr, j, w, in_range)
+
+        def step(kk: Index, a_values: list[SSAValue], *acc: SSAValue) -> list[SSAValue]:
+            at = kb.iadd(base, kb.imul(kk, w))
+            bv = [self.vload(self.bp, [kb.iadd(at, v * t.vw)]) for v in range(nv)]
+            out = list(acc)
+            for r in range(mr):
+                s = self.splat(a_values[r])
+                for v in range(nv):
+                    out[r * nv + v] = kb.insert(vector.FMAOp(s, bv[v], out[r * nv + v]))
+            return out
+
+        acc = list(self.k_loop(blk, ctx, i0, mr, init, step))
+        if blk.last and in_range:
+            acc = self.vector_epilogue(acc, i0, mr, j, nv)
+        self.store_tile(acc, i0, mr, j, w, in_range, blk.last)
+
+    def load_tile(self, i0, mr: int, j, w: int, in_range: bool) -> list[SSAValue]:
+        kb, t = self.kb, self.t
+        nv = w // t.vw
+        if in_range:
+            return [self.vload(self.y, [kb.iadd(i0, r), self.ycol(j, v * t.vw)])
+                    for r in range(mr) for v in range(nv)]
+        valid = self.g.n - j  # the tail panel is static
+        kb.nest([mr, valid], lambda ivs: kb.store(
+            kb.load(self.y, [kb.iadd(i0, ivs[0]), self.ycol(j, ivs[1])]), self.tile, ivs))
+        return [self.vload(self.tile, [r, v * t.vw]) for r in range(mr) for v in range(nv)]
+
+    def store_tile(self, acc, i0, mr: int, j, w: int, in_range: bool, last: bool) -> None:
+        kb, t = self.kb, self.t
+        nv = w // t.vw
+        if in_range:
+            for r in range(mr):
+                for v in range(nv):
+                    self.vstore(acc[r * nv + v], self.y, [kb.iadd(i0, r), self.ycol(j, v * t.vw)])
+            if last and self.act is not None and self.act not in ("relu", "clip"):
+                kb.nest([mr, w], lambda ivs: self.scalar_activate(
+                    [kb.iadd(i0, ivs[0]), self.ycol(j, ivs[1])]))
+            return
+        for r in range(mr):
+            for v in range(nv):
+                self.vstore(acc[r * nv + v], self.tile, [r, v * t.vw])
+        valid = self.g.n - j
+
+        def copy(ivs: list[Index]) -> None:
+            at = [kb.iadd(i0, ivs[0]), self.ycol(j, ivs[1])]
+            x = kb.load(self.tile, ivs)
+            if last:
+                x = activate(kb, self.op, self.scalar_terms(x, at))
+            kb.store(x, self.y, at)
+
+        kb.nest([mr, valid], copy)
+
+    # ---------------------------------------------------------------- epilogue
+
+    def scalar_activate(self, at: list[Index]) -> None:
+        self.kb.store(activate(self.kb, self.op, self.kb.load(self.y, at)), self.y, at)
+
+    def vector_epilogue(self, acc, i0, mr: int, j, nv: int) -> list[SSAValue]:
+        kb = self.kb
+        out = self.vector_terms(list(acc), i0, mr, self.ycol(j), nv)
+        epilogue = epilogue_of(self.op)
+        if epilogue is not None and epilogue[0] in ("relu", "clip"):
+            _, lo, hi = epilogue
+            if epilogue[0] == "relu":
+                lo, hi = 0.0, None
+            if lo is not None:
+                low = self.splat(kb.constant(lo, f32))
+                out = [kb.insert(arith.MaximumfOp(a, low)) for a in out]
+            if hi is not None:
+                high = self.splat(kb.constant(hi, f32))
+                out = [kb.insert(arith.MinimumfOp(a, high)) for a in out]
+        return out
+
+
+class _DenseGemm(_Gemm):
+    """MatMul / Gemm: A read in place (transposed or not), alpha and C as the terms."""
+
+    def __init__(self, op: Operation, kb: KernelBuilder, ins, outs):
+        g = shape_of_op(op)
+        assert g is not None
+        extra = list(ins[2:])
+        bp = extra.pop()
+        super().__init__(op, kb, g, kb.view(outs[0], [g.m, g.n]), bp)
+        self.b = ins[1]
+        self.a = kb.view(ins[0], [g.k, g.m] if g.trans_a else [g.m, g.k])
+        self.c = extra[0] if g.c_shape is not None else None
+        self.alpha = g.alpha if self.runtime_pack else 1.0  # folded into a constant
+
+    def a_at(self, i: Index, kk: Index) -> SSAValue:
+        return self.kb.load(self.a, [kk, i] if self.g.trans_a else [i, kk])
+
+    def b_at(self, kk: Index, j: Index) -> SSAValue:
+        return self.kb.load(self.b, [j, kk] if self.g.trans_b else [kk, j])
+
+    def k_loop(self, blk, ctx, i0, mr, init, step):
+        kb = self.kb
+        return kb.for_(0, blk.kc, lambda kk, *acc: step(
+            kk, [self.a_at(kb.iadd(i0, r), kb.iadd(blk.k0, kk)) for r in range(mr)], *acc),
+            iter_args=init)
 
     def pack_panel(self, k0: Index, kc: int, j0: Index, j: Index, w: int) -> None:
         """scratch[panel j] = B[k0:k0+kc, j:j+w], zero beyond column n."""
@@ -285,73 +439,7 @@ class _Gemm:
 
         kb.for_(0, kc, row)
 
-    # ---------------------------------------------------------------- micro-kernel
-
-    def micro(self, i0: Index, mr: int, j: Index, w: int, in_range: bool,
-              k0: Index, kc: int, j0: Index, first: bool, last: bool) -> None:
-        kb, t = self.kb, self.t
-        nv = w // t.vw
-        base = self.panel_base(k0, kc, j0, j)
-        if first:
-            zero = self.splat(kb.constant(0.0, f32))
-            init = [zero] * (mr * nv)
-        else:
-            init = self.load_tile(i0, mr, j, w, in_range)
-
-        def step(kk: Index, *acc: SSAValue) -> list[SSAValue]:
-            at = kb.iadd(base, kb.imul(kk, w))
-            bv = [self.vload(self.bp, [kb.iadd(at, v * t.vw)]) for v in range(nv)]
-            out = list(acc)
-            for r in range(mr):
-                s = self.splat(self.a_at(kb.iadd(i0, r), kb.iadd(k0, kk)))
-                for v in range(nv):
-                    out[r * nv + v] = kb.insert(vector.FMAOp(s, bv[v], out[r * nv + v]))
-            return out
-
-        acc = list(kb.for_(0, kc, step, iter_args=init))
-        if last and in_range:
-            acc = self.vector_epilogue(acc, i0, mr, j, nv)
-        self.store_tile(acc, i0, mr, j, w, in_range, last)
-
-    def load_tile(self, i0, mr: int, j, w: int, in_range: bool) -> list[SSAValue]:
-        kb, t = self.kb, self.t
-        nv = w // t.vw
-        if in_range:
-            return [self.vload(self.y, [kb.iadd(i0, r), kb.iadd(j, v * t.vw)])
-                    for r in range(mr) for v in range(nv)]
-        valid = self.g.n - j  # the tail panel is static
-        kb.nest([mr, valid], lambda ivs: kb.store(
-            kb.load(self.y, [kb.iadd(i0, ivs[0]), kb.iadd(j, ivs[1])]), self.tile, ivs))
-        return [self.vload(self.tile, [r, v * t.vw]) for r in range(mr) for v in range(nv)]
-
-    def store_tile(self, acc, i0, mr: int, j, w: int, in_range: bool, last: bool) -> None:
-        kb, t = self.kb, self.t
-        nv = w // t.vw
-        if in_range:
-            for r in range(mr):
-                for v in range(nv):
-                    self.vstore(acc[r * nv + v], self.y, [kb.iadd(i0, r), kb.iadd(j, v * t.vw)])
-            if last and self.act is not None and self.act not in ("relu", "clip"):
-                kb.nest([mr, w], lambda ivs: self.scalar_activate(
-                    [kb.iadd(i0, ivs[0]), kb.iadd(j, ivs[1])]))
-            return
-        for r in range(mr):
-            for v in range(nv):
-                self.vstore(acc[r * nv + v], self.tile, [r, v * t.vw])
-        valid = self.g.n - j
-
-        def copy(ivs: list[Index]) -> None:
-            at = [kb.iadd(i0, ivs[0]), kb.iadd(j, ivs[1])]
-            x = kb.load(self.tile, ivs)
-            if last:
-                x = activate(kb, self.op, self.scalar_affine(x, at))
-            kb.store(x, self.y, at)
-
-        kb.nest([mr, valid], copy)
-
-    # ---------------------------------------------------------------- epilogue
-
-    def scalar_affine(self, x: SSAValue, at: list[Index]) -> SSAValue:
+    def scalar_terms(self, x: SSAValue, at: list[Index]) -> SSAValue:
         kb, g = self.kb, self.g
         if self.alpha != 1.0:
             x = kb.mul(x, kb.constant(self.alpha, f32))
@@ -362,10 +450,7 @@ class _Gemm:
             x = kb.add(x, cv)
         return x
 
-    def scalar_activate(self, at: list[Index]) -> None:
-        self.kb.store(activate(self.kb, self.op, self.kb.load(self.y, at)), self.y, at)
-
-    def vector_epilogue(self, acc, i0, mr: int, j, nv: int) -> list[SSAValue]:
+    def vector_terms(self, acc, i0, mr: int, jy, nv: int) -> list[SSAValue]:
         kb, g, t = self.kb, self.g, self.t
         out = list(acc)
         if self.alpha != 1.0:
@@ -376,25 +461,14 @@ class _Gemm:
             c_cols = len(g.c_shape) >= 1 and g.c_shape[-1] != 1
             for r in range(mr):
                 for v in range(nv):
-                    at = broadcast_indices([kb.iadd(i0, r), kb.iadd(j, v * t.vw)], g.c_shape)
+                    at = broadcast_indices([kb.iadd(i0, r), kb.iadd(jy, v * t.vw)], g.c_shape)
                     cv = self.vload(self.c, at) if c_cols else self.splat(kb.load(self.c, at))
                     if beta is not None:
                         cv = kb.insert(arith.MulfOp(cv, beta))
                     out[r * nv + v] = kb.insert(arith.AddfOp(out[r * nv + v], cv))
-        epilogue = epilogue_of(self.op)
-        if epilogue is not None and epilogue[0] in ("relu", "clip"):
-            _, lo, hi = epilogue
-            if epilogue[0] == "relu":
-                lo, hi = 0.0, None
-            if lo is not None:
-                low = self.splat(kb.constant(lo, f32))
-                out = [kb.insert(arith.MaximumfOp(a, low)) for a in out]
-            if hi is not None:
-                high = self.splat(kb.constant(hi, f32))
-                out = [kb.insert(arith.MinimumfOp(a, high)) for a in out]
         return out
 
 
 def packed_gemm_kernel(op: Operation, kb: KernelBuilder, ins, outs) -> None:
     """The body of the packed kernel; `ins` end with packed B or the packing scratch."""
-    _Gemm(op, kb, ins, outs).build()
+    _DenseGemm(op, kb, ins, outs).build()

@@ -61,6 +61,8 @@ KERNEL_CONSTANTS: dict[type[Operation], Callable[[Operation], list[DenseIntOrFPE
 }
 
 KERNEL_SCRATCH: dict[type[Operation], Callable[[Operation], list[MemRefType]]] = {
+    graph.ConvOp: conv.conv_scratch,
+    graph.ConvAddOp: conv.conv_scratch,
     graph.MatMulOp: gemm_microkernel.scratch_b,
     graph.GemmOp: gemm_microkernel.scratch_b,
 }

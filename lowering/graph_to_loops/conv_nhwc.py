@@ -1,0 +1,421 @@
+"""2-D f32 convolution in NHWC as an implicit GEMM on the packed micro-kernel.
+
+Per group g: Y[p, g*Mg + m] = sum_k A[p, k] * B_g[k, m] with p = (n, oh, ow) and k ordered
+(kh, kw, c). B_g is the weight packed at compile time into the micro-kernel's panels (one
+constant for all groups). A is never built: the input is first copied into a zero-padded
+NHWC scratch (skipped without pads), so A[p, (kh, kw, c)] = Xpad[n, oh*s + kh*d, ow*s + kw*d,
+g*Cg + c] needs no bounds checks; each row block computes its MR row offsets once, and for
+each tap the channel loop reads A contiguously. K-blocks are aligned to taps: several whole
+taps when Cg <= KC, else one tap split into equal channel chunks. Bias, the residual of
+graph.conv_add and the activation are applied to the accumulators before the one store.
+A 1x1, stride-1 unpadded conv is a plain GEMM with A = X seen as [N*H*W, C].
+
+Depthwise convolutions (group == C == Cout) have their own kernel (depthwise.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from xdsl.dialects import arith, vector
+from xdsl.dialects.builtin import (
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    MemRefType,
+    TensorType,
+    VectorType,
+    f32,
+)
+from xdsl.ir import Operation, SSAValue
+
+from onnxc.dialects import graph
+from onnxc.dialects.graph import int_of, ints_of, shape_of
+from onnxc.dialects.layout import layout_of
+from onnxc.lowering.graph_to_loops.gemm_microkernel import (
+    KC,
+    GemmShape,
+    KBlock,
+    _Gemm,
+    host_tiling,
+    pack,
+)
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
+
+NHWC = "NHWC"
+
+
+@dataclass(frozen=True)
+class ConvGeometry:
+    """Static shape of a 2-D conv: input [n, c, h, w], output [n, cout, oh, ow]."""
+
+    n: int
+    c: int
+    h: int
+    w: int
+    cout: int
+    oh: int
+    ow: int
+    kh: int
+    kw: int
+    sh: int
+    sw: int
+    dh: int
+    dw: int
+    pt: int
+    pl: int
+    pb: int
+    pr: int
+    groups: int
+
+    @property
+    def cg(self) -> int:
+        return self.c // self.groups
+
+    @property
+    def mg(self) -> int:
+        return self.cout // self.groups
+
+    @property
+    def taps(self) -> int:
+        return self.kh * self.kw
+
+    @property
+    def padded(self) -> bool:
+        return any((self.pt, self.pl, self.pb, self.pr))
+
+    @property
+    def hp(self) -> int:
+        return self.h + self.pt + self.pb
+
+    @property
+    def wp(self) -> int:
+        return self.w + self.pl + self.pr
+
+    @property
+    def pointwise(self) -> bool:
+        """1x1, stride 1, no pads: pixel p's row of A starts at p * C."""
+        return self.taps == 1 and self.sh == self.sw == 1 and not self.padded
+
+    @property
+    def depthwise(self) -> bool:
+        return self.groups == self.c == self.cout and self.groups > 1
+
+    @property
+    def pixels(self) -> int:
+        return self.n * self.oh * self.ow
+
+
+def geometry(op: Operation) -> ConvGeometry:
+    n, c, h, w = shape_of(op.input)
+    cout, _, kh, kw = shape_of(op.weight)
+    _, _, oh, ow = shape_of(op.output)
+    sh, sw = ints_of(op.strides)
+    dh, dw = ints_of(op.dilations)
+    pt, pl, pb, pr = ints_of(op.pads)
+    return ConvGeometry(n, c, h, w, cout, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr,
+                        int_of(op.group, 1))
+
+
+def _weight_value(op: Operation) -> np.ndarray | None:
+    owner = op.weight.owner
+    if not isinstance(owner, graph.ConstantOp):
+        return None
+    shape = shape_of(op.weight)
+    flat = np.frombuffer(owner.value.data.data, dtype="<f4")
+    return np.full(shape, flat[0], np.float32) if flat.size == 1 else flat.reshape(shape)
+
+
+def supports_nhwc(op: Operation) -> bool:
+    """Whether the NHWC kernels can run `op` (read on its logical types, whatever their
+    layout): a 2-D f32 conv or conv_add with a constant weight."""
+    if not isinstance(op, graph.ConvOp | graph.ConvAddOp):
+        return False
+    types = [*op.operand_types, *op.result_types]
+    if not all(isinstance(t, TensorType) and isinstance(t.element_type, Float32Type)
+               for t in types):
+        return False
+    return len(shape_of(op.input)) == 4 and isinstance(op.weight.owner, graph.ConstantOp)
+
+
+def is_nhwc(op: Operation) -> bool:
+    """Whether `op` was laid out in NHWC (its input and output; a residual follows them)."""
+    return layout_of(op.input.type) == NHWC and layout_of(op.output.type) == NHWC
+
+
+# ----------------------------------------------------------------------- k-block plan
+
+
+@dataclass(frozen=True)
+class BlockPlan:
+    """Tap-aligned k-blocks of one group's K = taps * Cg.
+
+    taps_per_block > 0: blocks of that many whole taps (the last may be shorter).
+    Otherwise each tap is split into `chunks` channel chunks of `chunk` (the last `last_chunk`).
+    """
+
+    taps: int
+    cg: int
+    taps_per_block: int
+    chunks: int
+    chunk: int
+    last_chunk: int
+
+    @property
+    def depths(self) -> list[int]:
+        if self.taps_per_block:
+            full, rem = divmod(self.taps, self.taps_per_block)
+            return [self.taps_per_block * self.cg] * full + ([rem * self.cg] if rem else [])
+        per_tap = [self.chunk] * (self.chunks - 1) + [self.last_chunk]
+        return per_tap * self.taps
+
+    @property
+    def uniform(self) -> bool:
+        return self.taps_per_block > 0 or self.chunk == self.last_chunk
+
+
+def block_plan(g: ConvGeometry) -> BlockPlan:
+    if g.cg <= KC:
+        return BlockPlan(g.taps, g.cg, max(1, min(g.taps, KC // g.cg)), 1, g.cg, g.cg)
+    chunks = -(-g.cg // KC)
+    chunk = -(-g.cg // chunks)
+    return BlockPlan(g.taps, g.cg, 0, chunks, chunk, g.cg - (chunks - 1) * chunk)
+
+
+# ----------------------------------------------------------------------- constants, scratch
+
+
+def _gemm_shape(g: ConvGeometry) -> GemmShape:
+    return GemmShape(g.pixels, g.mg, g.taps * g.cg, False, False, 1.0, 0.0, None)
+
+
+def packed_weights(op: Operation) -> DenseIntOrFPElementsAttr:
+    """Every group's B_g[(kh, kw, c), m] = W[g*Mg + m, c, kh, kw] in panel order, groups
+    one after the other."""
+    g, t = geometry(op), host_tiling()
+    w = _weight_value(op)
+    assert w is not None
+    depths = block_plan(g).depths
+    parts = []
+    for grp in range(g.groups):
+        wg = w[grp * g.mg:(grp + 1) * g.mg]  # [Mg, Cg, KH, KW]
+        b = wg.transpose(2, 3, 1, 0).reshape(g.taps * g.cg, g.mg)
+        parts.append(pack(b, _gemm_shape(g), t, depths))
+    packed = np.concatenate(parts).astype("<f4")
+    return DenseIntOrFPElementsAttr(TensorType(f32, [packed.size]), BytesAttr(packed.tobytes()))
+
+
+def padded_scratch(g: ConvGeometry) -> list[MemRefType]:
+    """The zero-padded NHWC copy of the input, when there are pads."""
+    return [MemRefType(f32, [g.n, g.hp, g.wp, g.c])] if g.padded else []
+
+
+# ----------------------------------------------------------------------- contiguous runs
+
+
+def copy_run(kb: KernelBuilder, src: SSAValue, s0: Index, dst: SSAValue, d0: Index,
+             length: int) -> None:
+    """dst[d0 : d0 + length] = src[s0 : ...] on flat memrefs, vectorized."""
+    vw = host_tiling().vw
+    vt = VectorType(f32, [vw])
+    nvec = length // vw
+
+    def vec(i: Index) -> None:
+        off = kb.imul(i, vw)
+        v = kb.insert(vector.LoadOp(src, [kb.idx(kb.iadd(s0, off))], vt))
+        kb.insert(vector.StoreOp(v, dst, [kb.idx(kb.iadd(d0, off))]))
+
+    kb.for_(0, nvec, vec)
+    kb.for_(nvec * vw, length, lambda i: kb.store(
+        kb.load(src, [kb.iadd(s0, i)]), dst, [kb.iadd(d0, i)]))
+
+
+def zero_run(kb: KernelBuilder, dst: SSAValue, d0: Index, length: int) -> None:
+    """dst[d0 : d0 + length] = 0 on a flat memref, vectorized."""
+    vw = host_tiling().vw
+    zero = kb.constant(0.0, f32)
+    zv = kb.insert(vector.BroadcastOp(zero, VectorType(f32, [vw])))
+    nvec = length // vw
+    kb.for_(0, nvec, lambda i: kb.insert(vector.StoreOp(
+        zv, dst, [kb.idx(kb.iadd(d0, kb.imul(i, vw)))])))
+    kb.for_(nvec * vw, length, lambda i: kb.store(zero, dst, [kb.iadd(d0, i)]))
+
+
+def pad_input(kb: KernelBuilder, g: ConvGeometry, x: SSAValue, xpad: SSAValue) -> SSAValue:
+    """Copies the NHWC input into the zero-bordered scratch; returns the scratch, flat."""
+    src = kb.view(x, [g.n * g.h * g.w * g.c])
+    dst = kb.view(xpad, [g.n * g.hp * g.wp * g.c])
+    row = g.wp * g.c
+
+    def image(n: Index) -> None:
+        base = kb.imul(n, g.hp * row)
+        if g.pt:
+            zero_run(kb, dst, base, g.pt * row)
+
+        def inner(h: Index) -> None:
+            at = kb.iadd(base, kb.imul(kb.iadd(h, g.pt), row))
+            if g.pl:
+                zero_run(kb, dst, at, g.pl * g.c)
+            copy_run(kb, src, kb.imul(kb.iadd(kb.imul(n, g.h), h), g.w * g.c),
+                     dst, kb.iadd(at, g.pl * g.c), g.w * g.c)
+            if g.pr:
+                zero_run(kb, dst, kb.iadd(at, (g.pl + g.w) * g.c), g.pr * g.c)
+
+        kb.parallel_for(0, g.h, inner)
+        if g.pb:
+            zero_run(kb, dst, kb.iadd(base, (g.pt + g.h) * row), g.pb * row)
+
+    kb.for_(0, g.n, image)
+    return dst
+
+
+# ----------------------------------------------------------------------- implicit GEMM
+
+
+class _ConvGemm(_Gemm):
+    """The packed GEMM with A addressed through the padded input (see the module doc)."""
+
+    def __init__(self, op: Operation, kb: KernelBuilder, ins, outs):
+        self.geo = g = geometry(op)
+        self.plan = block_plan(g)
+        has_bias = op.bias is not None
+        residual = isinstance(op, graph.ConvAddOp)
+        n_ops = 2 + has_bias + residual
+        bp = ins[n_ops]
+        y = kb.view(outs[0], [g.pixels, g.cout])
+        super().__init__(op, kb, _gemm_shape(g), y, bp)
+        self.bias = ins[2] if has_bias else None
+        self.z = kb.view(ins[n_ops - 1], [g.pixels, g.cout]) if residual else None
+        if g.padded:
+            self.x = pad_input(kb, g, ins[0], ins[n_ops + 1])
+        else:
+            self.x = kb.view(ins[0], [g.n * g.h * g.w * g.c])
+        self.c0: Index = 0  # the group's first input channel
+
+    @cached_property
+    def group_size(self) -> int:
+        """Floats of one group's packed B."""
+        return sum(d * self.npad for d in self.plan.depths)
+
+    def build(self) -> None:
+        g, kb = self.geo, self.kb
+
+        def group(grp: Index) -> None:
+            self.col0 = kb.imul(grp, g.mg)
+            self.c0 = kb.imul(grp, g.cg)
+            self.b0 = kb.imul(grp, self.group_size)
+            super(_ConvGemm, self).build()
+
+        kb.for_(0, g.groups, group)
+
+    # ------------------------------------------------------------ k-blocks
+
+    def k_blocks(self, visit) -> None:
+        kb, p = self.kb, self.plan
+        if p.taps_per_block:
+            depths = p.depths
+            tb = p.taps_per_block
+
+            def block(b: Index, ntaps: int, first: bool, last: bool) -> None:
+                t0 = kb.imul(b, tb)
+                visit(KBlock(kb.imul(t0, p.cg), ntaps * p.cg, first, last, (t0, ntaps, 0, p.cg)))
+
+            self._sequence(len(depths), lambda b, first, last: block(
+                b, depths[-1] // p.cg if last else tb, first, last))
+            return
+        if p.uniform:
+            def chunk(b: Index, first: bool, last: bool) -> None:
+                tap = kb.idiv(b, p.chunks)
+                c0 = kb.imul(kb.isub(b, kb.imul(tap, p.chunks)), p.chunk)
+                visit(KBlock(kb.imul(b, p.chunk), p.chunk, first, last, (tap, 1, c0, p.chunk)))
+
+            self._sequence(p.taps * p.chunks, chunk)
+            return
+
+        def tap(t: Index, first: bool, last: bool) -> None:
+            for i in range(p.chunks):
+                clen = p.chunk if i < p.chunks - 1 else p.last_chunk
+                c0 = i * p.chunk
+                visit(KBlock(kb.iadd(kb.imul(t, p.cg), c0), clen, first and i == 0,
+                             last and i == p.chunks - 1, (t, 1, c0, clen)))
+
+        self._sequence(p.taps, tap)
+
+    def _sequence(self, count: int, fn) -> None:
+        """fn(b, first, last) for b in [0, count): the first and last static, a loop between."""
+        fn(0, True, count == 1)
+        if count > 2:
+            self.kb.for_(1, count - 1, lambda b: fn(b, False, False))
+        if count > 1:
+            fn(count - 1, False, True)
+
+    # ------------------------------------------------------------ A addressing
+
+    def row_context(self, i0: Index, mr: int) -> list[Index]:
+        """Offset in the (padded) input of each row's first tap, channel c0 of the group."""
+        kb, g = self.kb, self.geo
+        bases = []
+        for r in range(mr):
+            p = kb.iadd(i0, r)
+            if g.pointwise:
+                bases.append(kb.iadd(kb.imul(p, g.c), self.c0))
+                continue
+            n = kb.idiv(p, g.oh * g.ow)
+            rem = kb.isub(p, kb.imul(n, g.oh * g.ow))
+            oh = kb.idiv(rem, g.ow)
+            ow = kb.isub(rem, kb.imul(oh, g.ow))
+            hrow = kb.iadd(kb.imul(n, g.hp), kb.imul(oh, g.sh))
+            pix = kb.iadd(kb.imul(hrow, g.wp), kb.imul(ow, g.sw))
+            bases.append(kb.iadd(kb.imul(pix, g.c), self.c0))
+        return bases
+
+    def tap_offset(self, t: Index) -> Index:
+        kb, g = self.kb, self.geo
+        th = kb.idiv(t, g.kw)
+        tw = kb.isub(t, kb.imul(th, g.kw))
+        return kb.imul(kb.iadd(kb.imul(th, g.dh * g.wp), kb.imul(tw, g.dw)), g.c)
+
+    def k_loop(self, blk, ctx, i0, mr, init, step):
+        kb = self.kb
+        t0, ntaps, c0, clen = blk.extra
+
+        def tap(ti: Index, *acc: SSAValue):
+            off = kb.iadd(self.tap_offset(kb.iadd(t0, ti)), c0)
+            rows = [kb.iadd(b, off) for b in ctx]
+
+            def channel(c: Index, *acc: SSAValue):
+                kk = kb.iadd(kb.imul(ti, clen), c)
+                return step(kk, [kb.load(self.x, [kb.iadd(r, c)]) for r in rows], *acc)
+
+            return kb.for_(0, clen, channel, iter_args=acc)
+
+        return kb.for_(0, ntaps, tap, iter_args=init)
+
+    # ------------------------------------------------------------ epilogue terms
+
+    def vector_terms(self, acc, i0, mr: int, jy, nv: int) -> list[SSAValue]:
+        kb, vw = self.kb, self.t.vw
+        out = list(acc)
+        if self.bias is not None:
+            bias = [self.vload(self.bias, [kb.iadd(jy, v * vw)]) for v in range(nv)]
+            out = [kb.insert(arith.AddfOp(a, bias[i % nv])) for i, a in enumerate(out)]
+        if self.z is not None:
+            out = [kb.insert(arith.AddfOp(out[r * nv + v], self.vload(
+                self.z, [kb.iadd(i0, r), kb.iadd(jy, v * vw)])))
+                for r in range(mr) for v in range(nv)]
+        return out
+
+    def scalar_terms(self, x: SSAValue, at: list[Index]) -> SSAValue:
+        kb = self.kb
+        if self.bias is not None:
+            x = kb.add(x, kb.load(self.bias, [at[1]]))
+        if self.z is not None:
+            x = kb.add(x, kb.load(self.z, at))
+        return x
+
+
+def implicit_gemm_kernel(op: Operation, kb: KernelBuilder, ins, outs) -> None:
+    """ins: x, weight (unused), [bias], [residual], packed B, [padded-input scratch]."""
+    _ConvGemm(op, kb, ins, outs).build()

@@ -1,0 +1,158 @@
+"""Depthwise 2-D f32 convolution in NHWC (group == C == Cout): vectors along channels.
+
+There is no reduction over channels, so a GEMM does not fit: each output pixel's VW
+channels are one vector, the sum over the KH x KW taps of a weight vector times an input
+vector. Weights are re-laid at compile time as [kh, kw, C] (a tap's channels contiguous)
+and kept in registers across a row; a register tile of TW output pixels along W shares
+them. The input is read from the zero-padded NHWC scratch of conv_nhwc (no bounds tests).
+Rows (n, oh) are independent: the outer loop is a parallel_for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from xdsl.dialects import arith, vector
+from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, TensorType, VectorType, f32
+from xdsl.ir import Operation, SSAValue
+
+from onnxc.dialects import graph
+from onnxc.dialects.graph_epilogue import epilogue_of
+from onnxc.lowering.graph_to_loops.conv_nhwc import (
+    _weight_value,
+    geometry,
+    host_tiling,
+    pad_input,
+)
+from onnxc.lowering.graph_to_loops.epilogue import activate
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
+
+TW = 8
+"""Output pixels per register tile: TW accumulators + up to 16 tap weights fit 32 registers."""
+MAX_HELD_TAPS = 16
+"""Up to this many taps, a channel block's weight vectors stay in registers for the row."""
+
+
+def tap_major_weights(op: Operation) -> DenseIntOrFPElementsAttr:
+    """W[c, 0, kh, kw] as [kh, kw, c], flat."""
+    w = _weight_value(op)
+    assert w is not None
+    relaid = np.ascontiguousarray(w[:, 0].transpose(1, 2, 0)).astype("<f4")
+    return DenseIntOrFPElementsAttr(TensorType(f32, [relaid.size]), BytesAttr(relaid.tobytes()))
+
+
+class _Depthwise:
+    def __init__(self, op: Operation, kb: KernelBuilder, ins, outs):
+        self.op, self.kb = op, kb
+        self.geo = g = geometry(op)
+        has_bias = op.bias is not None
+        residual = isinstance(op, graph.ConvAddOp)
+        n_ops = 2 + has_bias + residual
+        self.bias = ins[2] if has_bias else None
+        self.z = kb.view(ins[n_ops - 1], [g.pixels * g.c]) if residual else None
+        self.wt = ins[n_ops]
+        if g.padded:
+            self.x = pad_input(kb, g, ins[0], ins[n_ops + 1])
+        else:
+            self.x = kb.view(ins[0], [g.n * g.h * g.w * g.c])
+        self.y = kb.view(outs[0], [g.pixels * g.c])
+        self.vw = host_tiling().vw
+        self.vtype = VectorType(f32, [self.vw])
+        epilogue = epilogue_of(op)
+        self.act = epilogue[0] if epilogue is not None else None
+
+    def build(self) -> None:
+        g, kb = self.geo, self.kb
+
+        def row(r: Index) -> None:
+            n = kb.idiv(r, g.oh)
+            oh = kb.isub(r, kb.imul(n, g.oh))
+            x_row = kb.imul(kb.iadd(kb.imul(n, g.hp), kb.imul(oh, g.sh)), g.wp)
+            y_row = kb.imul(r, g.ow)
+            nvec = g.c // self.vw
+            kb.for_(0, nvec, lambda cb: self.channels(x_row, y_row, kb.imul(cb, self.vw), True))
+            kb.for_(nvec * self.vw, g.c, lambda c: self.channels(x_row, y_row, c, False))
+
+        kb.parallel_for(0, g.n * g.oh, row)
+
+    def channels(self, x_row: Index, y_row: Index, c: Index, vec: bool) -> None:
+        """Outputs of one row for channels [c, c + VW) (vec) or channel c alone."""
+        g, kb = self.geo, self.kb
+        load = self.vload if vec else (lambda mem, at: kb.load(mem, [at]))
+        held = g.taps <= MAX_HELD_TAPS
+        weights = [load(self.wt, kb.iadd(t * g.c, c)) for t in range(g.taps)] if held else None
+
+        def tile(ow0: Index, tw: int) -> None:
+            acc = [self.initial(c, vec)] * tw
+            for t in range(g.taps):
+                th, tv = divmod(t, g.kw)
+                wv = weights[t] if weights is not None else load(self.wt, kb.iadd(t * g.c, c))
+                for i in range(tw):
+                    col = kb.iadd(kb.imul(kb.iadd(ow0, i), g.sw), tv * g.dw)
+                    pix = kb.iadd(kb.iadd(x_row, th * g.dh * g.wp), col)
+                    xv = load(self.x, kb.iadd(kb.imul(pix, g.c), c))
+                    acc[i] = self.fma(xv, wv, acc[i], vec)
+            for i in range(tw):
+                at = kb.iadd(kb.imul(kb.iadd(y_row, kb.iadd(ow0, i)), g.c), c)
+                self.store(self.finish(acc[i], at, vec), at, vec)
+
+        full, rem = divmod(g.ow, TW)
+        kb.for_(0, full, lambda b: tile(kb.imul(b, TW), TW))
+        if rem:
+            tile(full * TW, rem)
+
+    # ------------------------------------------------------------ helpers
+
+    def vload(self, mem: SSAValue, at: Index) -> SSAValue:
+        return self.kb.insert(vector.LoadOp(mem, [self.kb.idx(at)], self.vtype))
+
+    def splat(self, x: SSAValue) -> SSAValue:
+        return self.kb.insert(vector.BroadcastOp(x, self.vtype))
+
+    def fma(self, a: SSAValue, b: SSAValue, c: SSAValue, vec: bool) -> SSAValue:
+        return self.kb.insert(vector.FMAOp(a, b, c)) if vec else self.kb.muladd(a, b, c)
+
+    def initial(self, c: Index, vec: bool) -> SSAValue:
+        kb = self.kb
+        if self.bias is not None:
+            return self.vload(self.bias, c) if vec else kb.load(self.bias, [c])
+        zero = kb.constant(0.0, f32)
+        return self.splat(zero) if vec else zero
+
+    def finish(self, acc: SSAValue, at: Index, vec: bool) -> SSAValue:
+        """Residual and relu/clip on the accumulator (other activations after the store)."""
+        kb = self.kb
+        if self.z is not None:
+            z = self.vload(self.z, at) if vec else kb.load(self.z, [at])
+            acc = kb.insert(arith.AddfOp(acc, z))
+        if not vec:
+            return activate(kb, self.op, acc)
+        epilogue = epilogue_of(self.op)
+        if epilogue is None or epilogue[0] not in ("relu", "clip"):
+            return acc
+        _, lo, hi = epilogue
+        if epilogue[0] == "relu":
+            lo, hi = 0.0, None
+        bound: Callable[[float], SSAValue] = lambda v: self.splat(kb.constant(v, f32))
+        if lo is not None:
+            acc = kb.insert(arith.MaximumfOp(acc, bound(lo)))
+        if hi is not None:
+            acc = kb.insert(arith.MinimumfOp(acc, bound(hi)))
+        return acc
+
+    def store(self, v: SSAValue, at: Index, vec: bool) -> None:
+        kb = self.kb
+        if not vec:
+            kb.store(v, self.y, [at])
+            return
+        kb.insert(vector.StoreOp(v, self.y, [kb.idx(at)]))
+        if self.act is not None and self.act not in ("relu", "clip"):
+            kb.for_(0, self.vw, lambda i: kb.store(
+                activate(kb, self.op, kb.load(self.y, [kb.iadd(at, i)])), self.y,
+                [kb.iadd(at, i)]))
+
+
+def depthwise_kernel(op: Operation, kb: KernelBuilder, ins, outs) -> None:
+    """ins: x, weight (unused), [bias], [residual], [kh, kw, C] weights, [padded scratch]."""
+    _Depthwise(op, kb, ins, outs).build()

@@ -1,0 +1,194 @@
+"""The NHWC convolution kernels (conv_nhwc.py implicit GEMM, depthwise.py) compiled natively.
+
+Each case is an ONNX Conv (with bias, Relu or a residual Add around it when asked), imported,
+optimized at -O3 (so Conv+Relu and Conv+Add+Relu are fused into graph.conv / graph.conv_add),
+then every conv is put in NHWC by hand (layout.convert in, NHWC conv, layout.convert back,
+which is what the assign-layout pass produces) and the module goes through the normal
+lowering and JIT. Results are compared with onnxruntime at rtol 1e-4, atol 1e-5 * sqrt(K)
+(f32 sums of K products in another order). Shapes are small but hit the edge tiles: pixel
+counts not a multiple of MR, Cout not a multiple of the vector width, K over several k-blocks.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import numpy as np
+import onnxruntime
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.rewriter import InsertPoint, Rewriter
+
+import onnxc
+import onnxc.api
+from onnxc.dialects import graph
+from onnxc.dialects.layout import ConvertOp, layout_of, with_layout
+from onnxc.frontend import import_onnx
+from onnxc.lowering import pipeline
+from onnxc.lowering.graph_to_loops.conv_nhwc import block_plan, geometry, supports_nhwc
+from onnxc.passes.levels import graph_pipeline
+
+RNG = np.random.default_rng(11)
+
+
+def to_nhwc(module: ModuleOp) -> int:
+    """Every conv that the NHWC kernels support gets NHWC input, residual and result, with
+    layout.convert around it; returns how many were converted."""
+    count = 0
+    for op in list(module.walk()):
+        if not isinstance(op, graph.ConvOp | graph.ConvAddOp) or not supports_nhwc(op):
+            continue
+        operands = list(op.operands)
+        nhwc_operands = [0] + ([len(operands) - 1] if isinstance(op, graph.ConvAddOp) else [])
+        for i in nhwc_operands:
+            cvt = ConvertOp(operands[i], with_layout(operands[i].type, "NHWC"))
+            Rewriter.insert_op(cvt, InsertPoint.before(op))
+            operands[i] = cvt.output
+        new = type(op).create(
+            operands=operands, result_types=[with_layout(op.output.type, "NHWC")],
+            properties=dict(op.properties), attributes=dict(op.attributes))
+        back = ConvertOp(new.output, op.output.type)
+        Rewriter.replace_op(op, [new, back], new_results=[back.output])
+        count += 1
+    return count
+
+
+@contextmanager
+def nhwc_compiler():
+    """onnxc.compile, but the imported module is optimized and its convs put in NHWC."""
+    original = onnxc.api.import_onnx
+
+    def importer(model):
+        module = import_onnx(model)
+        pipeline.run_passes(pipeline.make_context(), module, graph_pipeline(3))
+        assert to_nhwc(module) > 0
+        module.verify()
+        return module
+
+    onnxc.api.import_onnx = importer
+    try:
+        yield lambda model: onnxc.compile(model, pass_pipeline="", cache_dir=False)
+    finally:
+        onnxc.api.import_onnx = original
+
+
+def conv_model(x_shape, w_shape, *, bias=True, act=None, z_shape=None, **attrs):
+    """x -> Conv(w, b) [-> Add(z)] [-> act] -> y with constant weights."""
+    w = (RNG.standard_normal(w_shape) / np.sqrt(np.prod(w_shape[1:]))).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w")]
+    ins = ["x", "w"]
+    if bias:
+        inits.append(numpy_helper.from_array(RNG.standard_normal(w_shape[0]).astype(np.float32),
+                                             "b"))
+        ins.append("b")
+    nodes = [helper.make_node("Conv", ins, ["c"], **attrs)]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))]
+    last = "c"
+    if z_shape is not None:
+        nodes.append(helper.make_node("Add", ["c", "z"], ["s"]))
+        inputs.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, list(z_shape)))
+        last = "s"
+    if act is not None:
+        nodes.append(helper.make_node(act, [last], ["r"]))
+        last = "r"
+    nodes.append(helper.make_node("Identity", [last], ["y"]))
+    g = helper.make_graph(nodes, "conv", inputs,
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          initializer=inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def reference(model, feeds):
+    session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)[0]
+
+
+def check(x_shape, w_shape, *, residual=False, **kwargs):
+    feeds = {"x": RNG.standard_normal(x_shape).astype(np.float32)}
+    model = conv_model(x_shape, w_shape, **kwargs)
+    if residual:
+        z_shape = reference(model, feeds).shape
+        model = conv_model(x_shape, w_shape, z_shape=z_shape, **kwargs)
+        feeds["z"] = RNG.standard_normal(z_shape).astype(np.float32)
+    expected = reference(model, feeds)
+    with nhwc_compiler() as compile_nhwc:
+        actual = compile_nhwc(model).run(None, feeds)[0]
+    k = np.prod(w_shape[1:])
+    np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5 * np.sqrt(k))
+
+
+@pytest.mark.parametrize("x_shape,w_shape,attrs", [
+    # ResNet-50 layer kinds, small planes
+    ((1, 3, 23, 23), (16, 3, 7, 7), {"strides": [2, 2], "pads": [3, 3, 3, 3]}),
+    ((1, 64, 7, 7), (64, 64, 1, 1), {}),
+    ((1, 32, 9, 9), (32, 32, 3, 3), {"pads": [1, 1, 1, 1]}),
+    ((1, 64, 9, 9), (48, 64, 1, 1), {"strides": [2, 2]}),
+    # odd sizes: C=3, Cout=10 (a tail panel), 1x1 planes, 7x7 planes
+    ((1, 3, 7, 7), (10, 3, 3, 3), {"pads": [1, 1, 1, 1]}),
+    ((1, 5, 1, 1), (10, 5, 3, 3), {"pads": [1, 1, 1, 1]}),  # (a 1x1 one becomes a Gemm)
+    ((1, 16, 7, 7), (40, 16, 3, 3), {"pads": [1, 1, 1, 1]}),
+    # K over several k-blocks: whole taps per block (Cg = 96), and channel chunks (Cg = 300)
+    ((1, 96, 6, 6), (24, 96, 3, 3), {"pads": [1, 1, 1, 1]}),
+    ((1, 300, 4, 5), (17, 300, 3, 3), {"pads": [1, 1, 1, 1]}),
+    ((1, 512, 3, 3), (32, 512, 1, 1), {}),
+    # dilation, asymmetric pads, non-square kernel and stride
+    ((1, 8, 11, 11), (16, 8, 3, 3), {"dilations": [2, 2], "pads": [2, 2, 2, 2]}),
+    ((1, 8, 10, 9), (12, 8, 3, 2), {"pads": [0, 1, 2, 0], "strides": [2, 1]}),
+    # groups: ShuffleNet-style 1x1 with 3 groups (Cg = 8, Mg = 20), and 2 groups 3x3
+    ((1, 24, 5, 5), (60, 8, 1, 1), {"group": 3}),
+    ((1, 16, 6, 6), (32, 8, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}),
+    # batch 2
+    ((2, 16, 5, 5), (24, 16, 3, 3), {"pads": [1, 1, 1, 1], "strides": [2, 2]}),
+])
+@pytest.mark.parametrize("bias", [True, False])
+def test_implicit_gemm(x_shape, w_shape, attrs, bias):
+    check(x_shape, w_shape, bias=bias, **attrs)
+
+
+@pytest.mark.parametrize("x_shape,w_shape,attrs", [
+    ((1, 32, 9, 9), (32, 1, 3, 3), {"group": 32, "pads": [1, 1, 1, 1]}),
+    ((1, 48, 10, 10), (48, 1, 3, 3), {"group": 48, "pads": [1, 1, 1, 1], "strides": [2, 2]}),
+    ((2, 19, 7, 12), (19, 1, 3, 3), {"group": 19, "pads": [1, 1, 1, 1]}),  # channel tail
+    ((1, 16, 11, 11), (16, 1, 5, 5), {"group": 16, "pads": [4, 4, 4, 4], "dilations": [2, 2]}),
+    ((1, 16, 6, 6), (16, 1, 3, 3), {"group": 16}),  # no pads: input read in place
+])
+def test_depthwise(x_shape, w_shape, attrs):
+    check(x_shape, w_shape, act="Relu", **attrs)
+
+
+@pytest.mark.parametrize("x_shape,w_shape,attrs", [
+    ((1, 32, 7, 7), (32, 32, 3, 3), {"pads": [1, 1, 1, 1]}),
+    ((2, 24, 5, 5), (40, 24, 1, 1), {}),  # a tail panel goes through the scalar epilogue
+    ((1, 16, 6, 6), (16, 1, 3, 3), {"group": 16, "pads": [1, 1, 1, 1]}),
+])
+def test_conv_add_relu(x_shape, w_shape, attrs):
+    check(x_shape, w_shape, act="Relu", residual=True, **attrs)
+
+
+@pytest.mark.parametrize("w_shape", [(20, 8, 3, 3), (8, 1, 3, 3)])
+def test_scalar_activation_epilogue(w_shape):
+    """Sigmoid is applied after the vector store (relu/clip on the accumulators)."""
+    group = 8 if w_shape[1] == 1 else 1
+    check((1, 8, 6, 6), w_shape, act="Sigmoid", pads=[1, 1, 1, 1], group=group)
+
+
+def test_the_convs_really_are_nhwc():
+    """Guards the test harness itself: the kernels under test are the NHWC ones."""
+    module = import_onnx(conv_model((1, 8, 6, 6), (16, 8, 3, 3), pads=[1, 1, 1, 1]))
+    assert to_nhwc(module) == 1
+    convs = [op for op in module.walk() if isinstance(op, graph.ConvOp)]
+    assert layout_of(convs[0].input.type) == "NHWC" == layout_of(convs[0].output.type)
+
+
+def test_block_plans():
+    """Tap-aligned k-blocks cover K exactly, within KC, for the shapes above and ResNet's."""
+    for c, kh in [(3, 7), (64, 3), (96, 3), (256, 3), (300, 3), (512, 3), (2048, 1)]:
+        module = import_onnx(conv_model((1, c, 8, 8), (8, c, kh, kh)))
+        op = next(o for o in module.walk() if isinstance(o, graph.ConvOp))
+        g = geometry(op)
+        depths = block_plan(g).depths
+        assert sum(depths) == g.taps * g.cg and max(depths) <= 256, (c, kh, depths)
