@@ -23,6 +23,10 @@ long after each call (10M spins = 0.25 s of CPU measured), and when other proces
 cores busy a spinning barrier waits out whole scheduler slices (8-16 ms per region measured
 with two busy neighbours, against 30-100 us with OMP_WAIT_POLICY=passive): users on busy
 machines should set passive, users wanting the lowest latency active, before first use.
+
+fork(): libgomp's workers do not survive it, so in a child forked after libgomp was loaded,
+compiled models run their parallel loops serially (multiprocessing's "spawn" or
+"forkserver" start methods give children their own threads).
 """
 
 from __future__ import annotations
@@ -160,10 +164,20 @@ def find_libgomp() -> str | None:
     return None
 
 
+_serial_after_fork = ctypes.c_int32(0)
+"""Read by every parallel launch (symbol `onnxc_serial_after_fork`, lowering/to_llvm/gomp.py):
+nonzero in a child forked after libgomp was loaded, whose thread pool did not survive the
+fork (a parallel region there would hang). Such a child runs parallel loops serially."""
+
+
+def _after_fork_in_child() -> None:
+    _serial_after_fork.value = 1
+
+
 @functools.cache
 def load_openmp() -> str:
-    """Load libgomp for JIT-linked code (symbols GOMP_parallel, omp_get_thread_num, ...);
-    its path. Raises RuntimeError when there is none."""
+    """Load libgomp for JIT-linked code (symbols GOMP_parallel, omp_get_thread_num, ...)
+    and define `onnxc_serial_after_fork`; libgomp's path. RuntimeError when there is none."""
     import llvmlite.binding as llvm
 
     path = find_libgomp()
@@ -173,4 +187,6 @@ def load_openmp() -> str:
             "installed; install it (apt install libgomp1) or compile with num_threads=1"
         )
     llvm.load_library_permanently(path)
+    llvm.add_symbol("onnxc_serial_after_fork", ctypes.addressof(_serial_after_fork))
+    os.register_at_fork(after_in_child=_after_fork_in_child)
     return path

@@ -4,7 +4,7 @@ For a launch of body function `@f(lo, hi, captured...)` this emits, next to `@f`
 
     internal void @f.launch(i64 lb, i64 ub, i64 step, captured...)
       trips = ceil((ub - lb) / step); n = min(trips, threads)
-      n < 2:  f(lb, ub, captured...)                       ; no parallel region
+      n < 2 or forked:  f(lb, ub, captured...)             ; no parallel region
       else:   ctx = alloca {lb, step, trips, captured...}
               GOMP_parallel(@f.thread, ctx, n, 0)
     internal void @f.thread(i8* ctx)                       ; run by each of the n threads
@@ -17,6 +17,10 @@ is libgomp's entry for `#pragma omp parallel` (what GCC emits): the calling thre
 one share itself and the call returns when all shares are done. `@f` is `noinline`, so its
 loops are compiled once rather than once per caller. libgomp must be loaded into the process
 before such code is JIT-linked (`onnxc.runtime.threads.load_openmp`, done by the JIT).
+
+`forked` is the process-wide flag `@onnxc_serial_after_fork` (an i32 that threads.py defines
+for the JIT linker and sets in a child after fork()): libgomp's thread pool does not survive
+fork, and a region in the child would wait forever for workers that no longer exist.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ I64 = ir.IntType(64)
 VOID_PTR = ir.IntType(8).as_pointer()
 THREAD_FN = ir.FunctionType(ir.VoidType(), [VOID_PTR])
 GOMP_PARALLEL = "GOMP_parallel"
+FORK_FLAG = "onnxc_serial_after_fork"
 
 
 def _declare(module: ir.Module, name: str, fnty: ir.FunctionType) -> ir.Function:
@@ -39,6 +44,15 @@ def _declare(module: ir.Module, name: str, fnty: ir.FunctionType) -> ir.Function
         fn = ir.Function(module, fnty, name=name)
     assert isinstance(fn, ir.Function)
     return fn
+
+
+def _fork_flag(module: ir.Module) -> ir.GlobalVariable:
+    try:
+        flag = module.get_global(FORK_FLAG)
+    except KeyError:
+        flag = ir.GlobalVariable(module, I32, name=FORK_FLAG)  # external: defined by the runtime
+    assert isinstance(flag, ir.GlobalVariable)
+    return flag
 
 
 def _thread_function(module: ir.Module, body: ir.Function, ctx_type: ir.LiteralStructType):
@@ -94,7 +108,8 @@ def _launch_function(module: ir.Module, body: ir.Function, threads: int) -> ir.F
     # trips = ceil((ub - lb) / step) for step > 0, <= 0 for an empty range
     trips = b.sdiv(b.add(b.sub(ub, lb), b.sub(step, I64(1))), step)
     n = b.select(b.icmp_signed("<", trips, I64(threads)), trips, I64(threads))
-    with b.if_else(b.icmp_signed("<", n, I64(2))) as (serial, parallel):
+    forked = b.icmp_signed("!=", b.load(_fork_flag(module), typ=I32), I32(0))
+    with b.if_else(b.or_(b.icmp_signed("<", n, I64(2)), forked)) as (serial, parallel):
         with serial:
             b.call(body, [lb, ub, *captured])
         with parallel:

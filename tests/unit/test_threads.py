@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import ctypes
+import os
+import signal
 import threading
+import time
 
 import numpy as np
 import onnx
@@ -71,7 +74,7 @@ def test_cgroup_smallest_limit_wins_and_rounds_up(tmp_path):
 
 
 def _affinity() -> set[int]:
-    return threads.os.sched_getaffinity(0)
+    return os.sched_getaffinity(0)
 
 
 def test_env_and_explicit_counts(monkeypatch):
@@ -164,6 +167,30 @@ def test_two_threads_split_the_loop_statically():
     # reloaded from object code (the disk cache's path), libgomp symbols still resolve
     again = NativeModule.from_object(native.object_code())
     assert len(set(_run(again, 0, 64))) == 2
+
+
+@needs_openmp
+def test_forked_child_runs_parallel_loops_serially():
+    """libgomp's pool does not survive fork(): a region in the child would hang forever."""
+    native, _ = _compile_kernel(2)
+    assert len(set(_run(native, 0, 64))) == 2  # the parent's pool exists
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: report how many threads ran the loop, never return into pytest
+        try:
+            os.write(write, str(len(set(_run(native, 0, 64)))).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    deadline = time.monotonic() + 60
+    while os.waitpid(pid, os.WNOHANG) == (0, 0):
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child hung in a parallel region")
+        time.sleep(0.01)
+    assert os.read(read, 16) == b"1"
+    os.close(read)
 
 
 @needs_openmp
