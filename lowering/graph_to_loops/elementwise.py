@@ -12,7 +12,7 @@ import math as pymath
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import IntegerType, f64
+from xdsl.dialects.builtin import FloatAttr, IntegerType, f64
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects import graph
@@ -187,8 +187,25 @@ def cast_kernel(op, kb: KernelBuilder, ins, outs):
 # --------------------------------------------------------------------------- binary
 
 
+def _constant_float(v: SSAValue) -> float | None:
+    owner = v.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, FloatAttr):
+        return owner.value.value.data
+    return None
+
+
 def _pow(kb: KernelBuilder, a: SSAValue, b: SSAValue) -> SSAValue:
     if is_float(a.type):
+        # small integer exponents (x^2 of a variance, x^3 of GELU's tanh form) as products:
+        # powf is a scalar libm call that keeps the loop from vectorizing
+        exponent = _constant_float(b)
+        if exponent == 1.0:
+            return a
+        if exponent in (2.0, 3.0):
+            square = kb.mul(a, a)
+            return square if exponent == 2.0 else kb.mul(square, a)
+        if exponent == -1.0:
+            return kb.div(kb.constant(1.0, a.type), a)
         return kb.insert(math.PowFOp(a, b))
     # Integer Pow goes through f64, exact for results below 2**53.
     fa, fb = convert(kb, a, f64), convert(kb, b, f64)

@@ -33,6 +33,11 @@ def reassoc_muladd(kb: KernelBuilder, a: SSAValue, b: SSAValue, acc: SSAValue) -
     return reassoc_add(kb, acc, kb.insert(arith.MulfOp(a, b, _REASSOC)))
 
 
+def _rem(kb: KernelBuilder, a: Index, b: int) -> Index:
+    """a mod b for a non-negative index and a positive constant."""
+    return kb.isub(a, kb.imul(kb.idiv(a, b), b))
+
+
 def _require_float(op, element) -> None:
     if not is_float(element):
         raise LoweringError(f"{op.name}: element type {element} is not a float")
@@ -60,7 +65,7 @@ def batch_normalization_kernel(op: graph.BatchNormalizationOp, kb: KernelBuilder
 
         kb.for_(0, size, normalise)
 
-    kb.nest([n, c], per_channel)
+    kb.parallel_for(0, n * c, lambda f: per_channel([kb.idiv(f, c), _rem(kb, f, c)]))
 
 
 def lrn_kernel(op: graph.LRNOp, kb: KernelBuilder, ins, outs):
@@ -103,7 +108,7 @@ def lrn_kernel(op: graph.LRNOp, kb: KernelBuilder, ins, outs):
 
         kb.for_(0, plane, normalise)
 
-    kb.nest([n, c], per_channel)
+    kb.parallel_for(0, n * c, lambda f: per_channel([kb.idiv(f, c), _rem(kb, f, c)]))
 
 
 def softmax_kernel(op: graph.SoftmaxOp, kb: KernelBuilder, ins, outs):

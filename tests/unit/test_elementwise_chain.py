@@ -34,3 +34,23 @@ def test_weighted_sum_fuses_into_its_consumer():
     inputs, steps = weighted_sum_steps(op)
     assert [str(s) for s in steps] == ["mul_scalar %0 2.0", "add %2 %1"]
     assert inputs == list(op.operands)
+
+
+def test_pow_by_small_integer_is_a_product():
+    """x ** 2, x ** 3 and x ** -1 (a constant exponent) need no powf call; values match."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    for exponent in (1.0, 2.0, 3.0, -1.0, 0.5):
+        g = helper.make_graph(
+            [helper.make_node("Pow", ["x", "e"], ["y"])], "pow",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [67])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [67])],
+            [numpy_helper.from_array(np.array(exponent, np.float32), "e")])
+        model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = 8
+        onnx.checker.check_model(model)
+        x = np.random.default_rng(1).uniform(0.5, 2.0, 67).astype(np.float32)
+        expected = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
+        got = onnxc.compile(model, cache_dir=False, num_threads=1)(x)[0]
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=0)
