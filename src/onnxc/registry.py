@@ -90,11 +90,12 @@ _PASS_PATHS: dict[str, str] = {
     "fuse-reduce-to-global-pool": "onnxc.passes.extended:FuseReduceToGlobalPoolPass",
     "fuse-attention": "onnxc.passes.extended:FuseAttentionPass",
     "horizontal-fusion": "onnxc.passes.extended:HorizontalFusionPass",
-    # layouts: which activations are NHWC, then cleanup of the conversions
-    "assign-layout": "onnxc.passes.layout_assign:AssignLayoutPass",
-    "fold-layout-converts": "onnxc.passes.layout_fold:FoldLayoutConvertsPass",
     # graph -> loops (scf/memref/arith/math over static memrefs)
     "convert-graph-to-loops": "onnxc.lowering.graph_to_loops.pass_:ConvertGraphToLoopsPass",
+    # layouts, chosen right before convert-graph-to-loops (pipeline.GRAPH_TO_LOOPS): which
+    # activations are NHWC, then cleanup of the conversions (not graph-optimization rows)
+    "assign-layout": "onnxc.passes.layout_assign:AssignLayoutPass",
+    "fold-layout-converts": "onnxc.passes.layout_fold:FoldLayoutConvertsPass",
     # loops-level whole-program passes: the entry ABI
     "plan-memory": "onnxc.lowering.plan_memory:PlanMemoryPass",
     "bind-constants": "onnxc.lowering.bind_constants:BindConstantsPass",
