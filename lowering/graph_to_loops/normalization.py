@@ -111,8 +111,17 @@ def lrn_kernel(op: graph.LRNOp, kb: KernelBuilder, ins, outs):
     kb.parallel_for(0, n * c, lambda f: per_channel([kb.idiv(f, c), _rem(kb, f, c)]))
 
 
+SOFTMAX_COLUMNS = 256
+"""Softmax over a non-last axis runs on column strips this wide (two stack rows of it)."""
+
+
 def softmax_kernel(op: graph.SoftmaxOp, kb: KernelBuilder, ins, outs):
-    """Numerically stable softmax: subtract the maximum, exponentiate and sum, scale."""
+    """Numerically stable softmax: subtract the maximum, exponentiate and sum, scale.
+
+    Over the last axis each row is contiguous: reductions along it vectorize. Over another
+    axis (x viewed as [outer, length, inner]) the work runs on strips of up to
+    SOFTMAX_COLUMNS contiguous inner columns, so every pass over `length` is a contiguous,
+    vectorizable loop over the strip, with the strip's maxima and sums in stack rows."""
     shape = shape_of(op.input)
     axis = graph_shapes.normalize_axis(int_of(op.axis), len(shape))
     outer, length, inner = (pymath.prod(shape[:axis]), shape[axis],
@@ -126,22 +135,74 @@ def softmax_kernel(op: graph.SoftmaxOp, kb: KernelBuilder, ins, outs):
     lowest = kb.constant(-pymath.inf, element)
     zero = kb.constant(0.0, element)
     one = kb.constant(1.0, element)
+    if inner > 1:
+        _softmax_strips(kb, x, y, outer, length, inner, element)
+        return
 
-    def per_row(ivs: list[Index]) -> None:
-        o, i = ivs
+    def per_row(o: Index) -> None:
         (peak,) = kb.reduce(0, length, [lowest],
-                            lambda a, m: [kb.max(m, kb.load(x, [o, a, i]))])
+                            lambda a, m: [kb.max(m, kb.load(x, [o, a, 0]))])
 
         def exponentiate(a: Index, total):
-            e = kb.insert(math.ExpOp(kb.sub(kb.load(x, [o, a, i]), peak)))
-            kb.store(e, y, [o, a, i])
+            e = kb.insert(math.ExpOp(kb.sub(kb.load(x, [o, a, 0]), peak)))
+            kb.store(e, y, [o, a, 0])
             return [reassoc_add(kb, total, e)]
 
         (total,) = kb.reduce(0, length, [zero], exponentiate)
         factor = kb.div(one, total)
-        kb.for_(0, length, lambda a: kb.store(kb.mul(kb.load(y, [o, a, i]), factor), y, [o, a, i]))
+        kb.for_(0, length, lambda a: kb.store(kb.mul(kb.load(y, [o, a, 0]), factor), y, [o, a, 0]))
 
-    kb.parallel_for(0, outer, lambda o: kb.for_(0, inner, lambda i: per_row([o, i])))
+    kb.parallel_for(0, outer, per_row)
+
+
+def _softmax_strips(kb: KernelBuilder, x, y, outer: int, length: int, inner: int, element):
+    from xdsl.dialects import memref
+    from xdsl.rewriter import InsertPoint, Rewriter
+
+    width = min(inner, SOFTMAX_COLUMNS)
+    rows = []
+    for _ in range(2):
+        alloca = memref.AllocaOp.get(element, shape=[width])
+        Rewriter.insert_op(alloca, InsertPoint.at_start(kb.entry))
+        rows.append(alloca.memref)
+    peak, total = rows
+    full, rest = divmod(inner, width)
+
+    def strip(o: Index, c0: Index, w: int) -> None:
+        def columns(body) -> None:
+            kb.for_(0, w, body)
+
+        columns(lambda c: kb.store(kb.constant(-pymath.inf, element), peak, [c]))
+        columns(lambda c: kb.store(kb.constant(0.0, element), total, [c]))
+
+        def at(a: Index, c: Index) -> list[Index]:
+            return [o, a, kb.iadd(c0, c)]
+
+        kb.for_(0, length, lambda a: columns(lambda c: kb.store(
+            kb.max(kb.load(peak, [c]), kb.load(x, at(a, c))), peak, [c])))
+
+        def exponentiate(a: Index) -> None:
+            def column(c: Index) -> None:
+                e = kb.insert(math.ExpOp(kb.sub(kb.load(x, at(a, c)), kb.load(peak, [c]))))
+                kb.store(e, y, at(a, c))
+                kb.store(kb.add(kb.load(total, [c]), e), total, [c])
+
+            columns(column)
+
+        kb.for_(0, length, exponentiate)
+        columns(lambda c: kb.store(kb.div(kb.constant(1.0, element), kb.load(total, [c])),
+                                   total, [c]))
+        kb.for_(0, length, lambda a: columns(lambda c: kb.store(
+            kb.mul(kb.load(y, at(a, c)), kb.load(total, [c])), y, at(a, c))))
+
+    def per_outer_strip(f: Index) -> None:
+        o, s = kb.idiv(f, full), _rem(kb, f, full)
+        strip(o, kb.imul(s, width), width)
+
+    if full:
+        kb.parallel_for(0, outer * full, per_outer_strip)
+    if rest:
+        kb.parallel_for(0, outer, lambda o: strip(o, full * width, rest))
 
 
 KERNELS = {

@@ -46,3 +46,9 @@ def test_layer_normalization(shape, axis):
     node = helper.make_node("LayerNormalization", ["x", "g", "b"], ["y"], axis=axis,
                             epsilon=1e-5)
     _check(_model(node, shape, inits), shape)
+
+
+@pytest.mark.parametrize("shape, axis", [((2, 6, 300), 1), ((2, 5, 7, 9), 1), ((3, 4, 600), 0)])
+def test_softmax_non_last_axis_strips(shape, axis):
+    """Column strips of 256 with a partial last strip, and strips per outer index."""
+    _check(_model(helper.make_node("Softmax", ["x"], ["y"], axis=axis), shape), shape, 10.0)
