@@ -46,25 +46,34 @@ def permute(kb: KernelBuilder, src, dst, shape: Sequence[int], perm: Sequence[in
         kb.nest(out_shape, move)
         return
     # Tile the output's last dim and the input's last dim; the others are plain loops.
+    # Full TILE x TILE tiles have static bounds (LLVM unrolls and vectorizes them); the
+    # remainder strips are separate static-bound loops, so no tile needs a min().
     outer = [j for j in range(rank) if j not in (at_out, rank - 1)]
-    tiled = [at_out, rank - 1]
+    tiled = [rank - 1, at_out]
+    sizes = [out_shape[d] for d in tiled]
 
     def tiles(ivs: list[Index]) -> None:
-        def block(bs: list[Index]) -> None:
-            starts = [kb.imul(b, TILE) for b in bs]
-            bounds = [(s, kb.imin(kb.iadd(s, TILE), out_shape[d])) for s, d in zip(starts, tiled)]
-
+        def tile(starts: list[Index], extents: list[int]) -> None:
             def inner(ts: list[Index]) -> None:
                 full: list[Index] = [0] * rank
                 for d, v in zip(outer, ivs):
                     full[d] = v
-                for d, v in zip(tiled, ts):
-                    full[d] = v
+                for d, s0, t in zip(tiled, starts, ts):
+                    full[d] = kb.iadd(s0, t)
                 move(full)
 
-            kb.nest(bounds, inner)
+            kb.nest(extents, inner)
 
-        kb.nest([-(-out_shape[d] // TILE) for d in tiled], block)
+        def strip(s0: Index, e0: int) -> None:
+            full1, rem1 = divmod(sizes[1], TILE)
+            kb.for_(0, full1, lambda b: tile([s0, kb.imul(b, TILE)], [e0, TILE]))
+            if rem1:
+                tile([s0, full1 * TILE], [e0, rem1])
+
+        full0, rem0 = divmod(sizes[0], TILE)
+        kb.for_(0, full0, lambda a: strip(kb.imul(a, TILE), TILE))
+        if rem0:
+            strip(full0 * TILE, rem0)
 
     kb.nest([out_shape[d] for d in outer], tiles)
 
