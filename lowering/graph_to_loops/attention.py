@@ -31,7 +31,10 @@ from onnxc.lowering.graph_to_loops.fused import require_float
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, broadcast_indices
 
 KEYS = 8
-"""Keys per block of the vector kernel: KEYS score accumulators live in registers."""
+"""Keys per block of the vector kernel: KEYS x QUERY_VECTORS score accumulators live in
+registers."""
+QUERY_VECTORS = 2
+"""Vectors of queries per block (lanes = QUERY_VECTORS x the vector width)."""
 KEY_BLOCK = 16
 """Keys per block of the scalar kernel (its score buffer's length)."""
 
@@ -67,6 +70,10 @@ class _VectorAttention:
         self.sq, self.d = q_shape[-2:]
         self.sk, self.dv = k_shape[-2], v_shape[-1]
         self.vw = _vector_width()
+        # two vectors of queries per block when there are enough: each broadcast K / V
+        # scalar then feeds two FMAs, which halves the loads per FMA
+        self.qv = QUERY_VECTORS if self.sq >= QUERY_VECTORS * self.vw else 1
+        self.width = self.qv * self.vw
         element = outs[0].type.get_element_type()
         self.element = element
         self.vtype = VectorType(element, [self.vw])
@@ -74,13 +81,13 @@ class _VectorAttention:
         self.mask = ins[3] if op.mask is not None else None
         self.mask_shape = list(shape_of(op.mask)) if op.mask is not None else []
         self.scale = float_of(op.scale)
-        self.qt = _alloca(kb, [self.d, self.vw], element)
-        self.ot = _alloca(kb, [self.dv, self.vw], element)
+        self.qt = _alloca(kb, [self.d, self.width], element)
+        self.ot = _alloca(kb, [self.dv, self.width], element)
         # a mask that varies along the query axis is gathered lane by lane
         rank = len(self.batch) + 2
         padded = [1] * (rank - len(self.mask_shape)) + self.mask_shape
         self.mask_per_query = self.mask is not None and padded[-2] != 1
-        self.mbuf = _alloca(kb, [self.vw], element) if self.mask_per_query else None
+        self.mbuf = _alloca(kb, [self.width], element) if self.mask_per_query else None
 
     # ---------------------------------------------------------------- vector helpers
 
@@ -102,24 +109,29 @@ class _VectorAttention:
     def exp(self, x: SSAValue) -> SSAValue:
         return self.kb.insert(math.ExpOp(x))
 
+    def binary(self, op_type, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.kb.insert(op_type(a, b))
+
     # ---------------------------------------------------------------- structure
 
     def build(self) -> None:
         kb = self.kb
-        full, tail = divmod(self.sq, self.vw)
+        full, tail = divmod(self.sq, self.width)
         count = pymath.prod(self.batch)
 
         def block(flat: Index, blocks: int, lanes: int, first: int) -> None:
             ivs = unflatten(kb, flat, [*self.batch, blocks])
-            self.query_block(ivs[:-1], kb.iadd(kb.imul(ivs[-1], self.vw), first), lanes)
+            self.query_block(ivs[:-1], kb.iadd(kb.imul(ivs[-1], self.width), first), lanes)
 
         if full:
-            kb.parallel_for(0, count * full, lambda f: block(f, full, self.vw, 0))
+            kb.parallel_for(0, count * full, lambda f: block(f, full, self.width, 0))
         if tail:
-            kb.parallel_for(0, count, lambda f: block(f, 1, tail, full * self.vw))
+            kb.parallel_for(0, count, lambda f: block(f, 1, tail, full * self.width))
 
     def query_block(self, bi: list[Index], i0: Index, lanes: int) -> None:
         kb, vw = self.kb, self.vw
+        qv = -(-lanes // vw)  # vectors that hold the block's queries
+        width = qv * vw
         zero = kb.constant(0.0, self.element)
         scale = kb.constant(self.scale, self.element)
 
@@ -130,34 +142,42 @@ class _VectorAttention:
             kb.store(kb.mul(x, scale), self.qt, [c, lane])
 
         kb.nest([self.d, lanes], pack)
-        if lanes < vw:
-            kb.nest([self.d, (lanes, vw)], lambda ivs: kb.store(zero, self.qt, ivs))
+        if lanes < width:
+            kb.nest([self.d, (lanes, width)], lambda ivs: kb.store(zero, self.qt, ivs))
         vzero = self.vconst(0.0)
-        kb.for_(0, self.dv, lambda c: self.vstore(vzero, self.ot, [c, 0]))
+
+        def clear(c: Index) -> None:
+            for u in range(qv):
+                self.vstore(vzero, self.ot, [c, u * vw])
+
+        kb.for_(0, self.dv, clear)
 
         full_blocks, rest = divmod(self.sk, KEYS)
-        state = [self.vconst(-pymath.inf), vzero]
+        state = [self.vconst(-pymath.inf)] * qv + [vzero] * qv
         if full_blocks:
-            state = list(kb.for_(0, full_blocks, lambda b, m, s: self.key_block(
-                bi, i0, lanes, kb.imul(b, KEYS), KEYS, m, s), iter_args=state))
+            state = list(kb.for_(0, full_blocks, lambda b, *st: self.key_block(
+                bi, i0, lanes, qv, kb.imul(b, KEYS), KEYS, list(st)), iter_args=state))
         if rest:
-            state = self.key_block(bi, i0, lanes, full_blocks * KEYS, rest, *state)
-        inverse = kb.insert(arith.DivfOp(self.vconst(1.0), state[1]))
+            state = self.key_block(bi, i0, lanes, qv, full_blocks * KEYS, rest, state)
+        one = self.vconst(1.0)
+        inverse = [self.binary(arith.DivfOp, one, state[qv + u]) for u in range(qv)]
 
         def finish(c: Index) -> None:
-            o = kb.insert(arith.MulfOp(self.vload(self.ot, [c, 0]), inverse))
-            self.vstore(o, self.ot, [c, 0])
+            for u in range(qv):
+                o = self.binary(arith.MulfOp, self.vload(self.ot, [c, u * vw]), inverse[u])
+                self.vstore(o, self.ot, [c, u * vw])
 
         kb.for_(0, self.dv, finish)
         kb.nest([lanes, self.dv], lambda ivs: kb.store(
             kb.load(self.ot, [ivs[1], ivs[0]]), self.y, [*bi, kb.iadd(i0, ivs[0]), ivs[1]]))
 
-    def mask_vector(self, bi: list[Index], i0: Index, lanes: int, j: Index) -> SSAValue:
+    def mask_vectors(self, bi: list[Index], i0: Index, lanes: int, qv: int,
+                     j: Index) -> list[SSAValue]:
         kb = self.kb
         assert self.mask is not None
         if not self.mask_per_query:
             at = broadcast_indices([*bi, 0, j], self.mask_shape)
-            return self.splat(kb.load(self.mask, at))
+            return [self.splat(kb.load(self.mask, at))] * qv
         assert self.mbuf is not None
 
         def gather(lane: Index) -> None:
@@ -165,38 +185,57 @@ class _VectorAttention:
             kb.store(kb.load(self.mask, at), self.mbuf, [lane])
 
         kb.for_(0, lanes, gather)
-        return self.vload(self.mbuf, [0])
+        return [self.vload(self.mbuf, [u * self.vw]) for u in range(qv)]
 
-    def key_block(self, bi, i0, lanes: int, j0: Index, keys: int, running_max, running_sum):
-        kb = self.kb
+    def key_block(self, bi, i0, lanes: int, qv: int, j0: Index, keys: int,
+                  state: list[SSAValue]) -> list[SSAValue]:
+        """One block of `keys` keys; state = qv running maxima, then qv running sums."""
+        kb, vw = self.kb, self.vw
 
         def dot(c: Index, *acc: SSAValue) -> list[SSAValue]:
-            qv = self.vload(self.qt, [c, 0])
-            return [self.fma(qv, self.splat(kb.load(self.k, [*bi, kb.iadd(j0, j), c])), acc[j])
-                    for j in range(keys)]
+            qs = [self.vload(self.qt, [c, u * vw]) for u in range(qv)]
+            out = list(acc)
+            for j in range(keys):
+                kv = self.splat(kb.load(self.k, [*bi, kb.iadd(j0, j), c]))
+                for u in range(qv):
+                    out[j * qv + u] = self.fma(qs[u], kv, out[j * qv + u])
+            return out
 
         vzero = self.vconst(0.0)
-        scores = list(kb.for_(0, self.d, dot, iter_args=[vzero] * keys))
+        scores = list(kb.for_(0, self.d, dot, iter_args=[vzero] * (keys * qv)))
         if self.mask is not None:
-            scores = [kb.insert(arith.AddfOp(s, self.mask_vector(bi, i0, lanes, kb.iadd(j0, j))))
-                      for j, s in enumerate(scores)]
-        new_max = running_max
-        for s in scores:
-            new_max = kb.insert(arith.MaximumfOp(new_max, s))
-        correction = self.exp(kb.insert(arith.SubfOp(running_max, new_max)))
-        probs = [self.exp(kb.insert(arith.SubfOp(s, new_max))) for s in scores]
-        total = kb.insert(arith.MulfOp(running_sum, correction))
-        for p in probs:
-            total = kb.insert(arith.AddfOp(total, p))
+            for j in range(keys):
+                masks = self.mask_vectors(bi, i0, lanes, qv, kb.iadd(j0, j))
+                for u in range(qv):
+                    scores[j * qv + u] = self.binary(arith.AddfOp, scores[j * qv + u], masks[u])
+        maxima, sums = state[:qv], state[qv:]
+        new_max, correction, total = [], [], []
+        for u in range(qv):
+            m = maxima[u]
+            for j in range(keys):
+                m = self.binary(arith.MaximumfOp, m, scores[j * qv + u])
+            new_max.append(m)
+            correction.append(self.exp(self.binary(arith.SubfOp, maxima[u], m)))
+        probs = [self.exp(self.binary(arith.SubfOp, scores[j * qv + u], new_max[u]))
+                 for j in range(keys) for u in range(qv)]
+        for u in range(qv):
+            t = self.binary(arith.MulfOp, sums[u], correction[u])
+            for j in range(keys):
+                t = self.binary(arith.AddfOp, t, probs[j * qv + u])
+            total.append(t)
 
         def accumulate(c: Index) -> None:
-            o = kb.insert(arith.MulfOp(self.vload(self.ot, [c, 0]), correction))
-            for j, p in enumerate(probs):
-                o = self.fma(p, self.splat(kb.load(self.v, [*bi, kb.iadd(j0, j), c])), o)
-            self.vstore(o, self.ot, [c, 0])
+            outs = [self.binary(arith.MulfOp, self.vload(self.ot, [c, u * vw]), correction[u])
+                    for u in range(qv)]
+            for j in range(keys):
+                vv = self.splat(kb.load(self.v, [*bi, kb.iadd(j0, j), c]))
+                for u in range(qv):
+                    outs[u] = self.fma(probs[j * qv + u], vv, outs[u])
+            for u in range(qv):
+                self.vstore(outs[u], self.ot, [c, u * vw])
 
         kb.for_(0, self.dv, accumulate)
-        return [new_max, total]
+        return [*new_max, *total]
 
 
 def attention_kernel(op: graph.AttentionOp, kb: KernelBuilder, ins, outs):

@@ -46,6 +46,7 @@ CASES = {
     "mask_per_query": (2, 2, 19, 11, 8, 6, (2, 1, 19, 11)),
     "mask_per_head_and_query": (1, 3, 17, 8, 4, 4, (1, 3, 17, 8)),
     "no_mask": (1, 2, 16, 24, 8, 8, None),
+    "two_vector_blocks_mask_per_query": (1, 2, 50, 12, 8, 5, (1, 2, 50, 12)),
 }
 
 
