@@ -16,8 +16,12 @@ from xdsl.dialects.builtin import ModuleOp
 from onnxc.registry import ONNXC_DIALECTS
 from onnxc.tools.pipeline_text import build_pipeline
 
-GRAPH_TO_LOOPS: tuple[str, ...] = ("convert-graph-to-loops",)
-"""Graph dialect on tensors -> kernels of scf/memref/arith/math loops on static memrefs."""
+GRAPH_TO_LOOPS: tuple[str, ...] = (
+    "assign-layout", "fold-layout-converts", "convert-graph-to-loops",
+)
+"""Graph dialect on tensors -> kernels of scf/memref/arith/math loops on static memrefs.
+Layouts are a lowering decision (as in MLIR), so they are chosen here at every -O level:
+convolutions and what their outputs flow through run in NHWC on SIMD hosts."""
 
 LOOPS_ABI: tuple[str, ...] = ("bind-constants", "plan-memory")
 """Fix the entry function's calling convention: one arena, constants as arguments."""

@@ -66,10 +66,10 @@ which is right when every operand is rank 4 and in the same layout."""
 
 NHWC_KERNELS: tuple[type[Operation], ...] = (
     graph.MaxPoolOp, graph.AveragePoolOp, graph.GlobalAveragePoolOp, graph.GlobalMaxPoolOp,
-    graph.ConcatOp, graph.ChannelShuffleOp,
+    graph.ConcatOp, graph.SplitOp, graph.ChannelShuffleOp,
 )
 """Ops with a kernel of their own for NHWC operands (pool.py, data_movement.py,
-composite.py)."""
+composite.py); concat and split work on any axis."""
 
 CONVS = (graph.ConvOp, graph.ConvAddOp)
 
@@ -99,7 +99,7 @@ def activation_operands(op: Operation) -> list[SSAValue]:
 
 def can_run_nhwc(op: Operation) -> bool:
     """Whether `op` has a kernel that is correct with its activations in NHWC."""
-    if len(op.results) != 1 or not _is_nchw_f32(op.results[0].type):
+    if not op.results or not all(_is_nchw_f32(r.type) for r in op.results):
         return False
     if isinstance(op, CONVS):
         # the NHWC conv kernels pack the weight at compile time: it must be a constant

@@ -109,13 +109,16 @@ def concat_kernel(op: graph.ConcatOp, kb: KernelBuilder, ins, outs):
 
 
 def split_kernel(op: graph.SplitOp, kb: KernelBuilder, ins, outs):
-    in_shape = shape_of(op.input)
-    axis = graph_shapes.normalize_axis(int_of(op.axis), len(in_shape))
-    outer, total = _blocks(in_shape, axis)
+    """concat_kernel's inverse, on the same physical blocks."""
+    in_t = op.input.type
+    if any(layout_of(r.type) != layout_of(in_t) for r in op.outputs):
+        raise LoweringError(f"{op.name}: operand and results differ in layout")
+    axis = physical_axis(in_t, graph_shapes.normalize_axis(int_of(op.axis), len(shape_of(in_t))))
+    outer, total = _blocks(ins[0].type.get_shape(), axis)
     src = kb.view(ins[0], [outer, total])
     col = 0
-    for v, result in zip(outs, op.outputs):
-        _, width = _blocks(shape_of(result), axis)
+    for v in outs:
+        _, width = _blocks(v.type.get_shape(), axis)
         _copy_blocks(kb, src, col, kb.view(v, [outer, width]), 0, outer, width)
         col += width
 
