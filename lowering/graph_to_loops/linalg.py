@@ -19,8 +19,8 @@ from __future__ import annotations
 import math as pymath
 
 from xdsl.dialects import arith, vector
-from xdsl.dialects.builtin import Float32Type, VectorType
 from xdsl.dialects.arith import FastMathFlagsAttr
+from xdsl.dialects.builtin import Float32Type, VectorType
 from xdsl.dialects.utils.fast_math import FastMathFlag
 
 from onnxc.dialects import graph
@@ -48,7 +48,7 @@ def _promoted(op: graph.MatMulOp) -> tuple[tuple[int, ...], tuple[int, ...], lis
 
 
 def _batched_applies(op: graph.MatMulOp) -> bool:
-    a2, b2, batch = _promoted(op)
+    _a2, b2, batch = _promoted(op)
     f32 = all(isinstance(t.get_element_type(), Float32Type)
               for t in (op.lhs.type, op.rhs.type, op.output.type))
     return f32 and len(b2) >= 3 and b2[-1] >= host_tiling().vw and pymath.prod(batch) > 0

@@ -19,7 +19,6 @@ from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.elementwise import convert
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
 
-
 _REASSOC = FastMathFlagsAttr([FastMathFlag.REASSOC, FastMathFlag.ALLOW_CONTRACT])
 
 

@@ -60,7 +60,7 @@ class _Emitter:
         self.ops.append(op)
         return op.results[0]
 
-    def _const(self, value: float | int, t: Attribute, scalar: Attribute) -> SSAValue:
+    def _const(self, value: float, t: Attribute, scalar: Attribute) -> SSAValue:
         if self.lanes:
             attr = DenseIntOrFPElementsAttr.from_list(t, [value] * self.lanes)  # type: ignore[arg-type]
         elif isinstance(scalar, IntegerType):

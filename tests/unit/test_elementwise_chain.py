@@ -28,8 +28,8 @@ def test_weighted_sum_fuses_into_its_consumer():
     from onnxc.testing import module
 
     m = module({"x": (8,), "z": (8,)},
-               ["%w = graph.weighted_sum(%x, %z) {coefficients = array<f64: 2.0, 1.0>}"
-                " : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>"], [("w", (8,))])
+               [("%w = graph.weighted_sum(%x, %z) {coefficients = array<f64: 2.0, 1.0>}"
+                " : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>")], [("w", (8,))])
     (op,) = [o for o in m.walk() if o.name == "graph.weighted_sum"]
     inputs, steps = weighted_sum_steps(op)
     assert [str(s) for s in steps] == ["mul_scalar %0 2.0", "add %2 %1"]
