@@ -356,11 +356,16 @@ class _ConvGemm(_Gemm):
     def row_context(self, i0: Index, mr: int) -> list[Index]:
         """Offset in the (padded) input of each row's first tap, channel c0 of the group."""
         kb, g = self.kb, self.geo
-        bases = []
+        bases: list[Index] = []
         for r in range(mr):
             p = kb.iadd(i0, r)
             if g.pointwise:
                 bases.append(kb.iadd(kb.imul(p, g.c), self.c0))
+                continue
+            if r and g.ow % self.t.mr == 0:
+                # full row blocks start at a multiple of MR and stay in one output row:
+                # the rows' offsets are one base plus constants
+                bases.append(kb.iadd(bases[0], r * g.sw * g.c))
                 continue
             n = kb.idiv(p, g.oh * g.ow)
             rem = kb.isub(p, kb.imul(n, g.oh * g.ow))

@@ -45,6 +45,10 @@ KC = 256
 """Depth of a k-block: MR rows of A and a KC x NR panel of B stay in L1."""
 NC = 512
 """Width of an N-stripe: a KC x NC block of packed B (512 KiB) stays in the L2."""
+CHUNK_ROW_BLOCKS = 16
+"""Row blocks per parallel iteration at most: a chunk's rows reuse each KC x NC block of B."""
+MIN_CHUNKS = 8
+"""Parallel iterations wanted at least (when there are that many row blocks), for balance."""
 MIN_ROWS_RUNTIME_PACK = 16
 """Below this many rows, packing a non-constant B costs about as much as the product."""
 
@@ -267,21 +271,43 @@ class _Gemm:
     # ---------------------------------------------------------------- structure
 
     def build(self) -> None:
-        self.k_blocks(self.k_block)
+        """Threads split the rows: with B packed at compile time, each parallel iteration is
+        a chunk of row blocks running the whole k-block / N-stripe nest (one parallel region
+        per product); a B packed at run time is shared scratch, so there the row blocks of
+        each stripe are split after it is packed."""
+        g, t, kb = self.g, self.t, self.kb
+        if self.runtime_pack:
+            self.k_blocks(lambda blk: self.k_block(blk, None))
+            return
+        row_blocks, rem = divmod(g.m, t.mr)
+        per_chunk = max(1, min(CHUNK_ROW_BLOCKS, row_blocks // MIN_CHUNKS))
+        chunks = -(-row_blocks // per_chunk)
 
-    def k_block(self, blk: KBlock) -> None:
+        def chunk(c: Index) -> None:
+            lo = kb.imul(c, per_chunk)
+            span = (lo, kb.imin(kb.iadd(lo, per_chunk), row_blocks))
+            self.k_blocks(lambda blk: self.k_block(blk, span))
+
+        kb.parallel_for(0, chunks, chunk)
+        if rem:
+            self.k_blocks(lambda blk: self.k_block(blk, (row_blocks, row_blocks + 1)))
+
+    def k_block(self, blk: KBlock, span: tuple[Index, Index] | None) -> None:
         t, kb = self.t, self.kb
         full_cols = (self.g.n // t.nr) * t.nr
         stripes = full_cols // NC
         panels = NC // t.nr
         if stripes:
-            kb.for_(0, stripes, lambda s: self.stripe(blk, kb.imul(s, NC), panels, False))
+            kb.for_(0, stripes, lambda s: self.stripe(blk, kb.imul(s, NC), panels, False, span))
         j0 = stripes * NC
         tail = self.npad > full_cols
         if full_cols > j0 or tail:
-            self.stripe(blk, j0, (full_cols - j0) // t.nr, tail)
+            self.stripe(blk, j0, (full_cols - j0) // t.nr, tail, span)
 
-    def stripe(self, blk: KBlock, j0: Index, panels: int, tail: bool) -> None:
+    def stripe(self, blk: KBlock, j0: Index, panels: int, tail: bool,
+               span: tuple[Index, Index] | None) -> None:
+        """Row blocks `span` (block r >= M // MR being the M remainder), or all of them split
+        between threads (None)."""
         t, kb, g = self.t, self.kb, self.g
         full_cols = (g.n // t.nr) * t.nr
 
@@ -298,10 +324,15 @@ class _Gemm:
             each_panel(lambda j, w, in_range: self.micro(blk, ctx, i0, mr, j, w, in_range, j0))
 
         full_rows, rem = divmod(g.m, t.mr)
-        # row blocks write disjoint rows of Y: the loop threads split
-        kb.parallel_for(0, full_rows, lambda r: rows(kb.imul(r, t.mr), t.mr))
-        if rem:
+        if span is None:
+            # row blocks write disjoint rows of Y: the loop threads split
+            kb.parallel_for(0, full_rows, lambda r: rows(kb.imul(r, t.mr), t.mr))
+            if rem:
+                rows(full_rows * t.mr, rem)
+        elif isinstance(span[0], int) and span[0] == full_rows:
             rows(full_rows * t.mr, rem)
+        else:
+            kb.for_(span[0], span[1], lambda r: rows(kb.imul(r, t.mr), t.mr))
 
     def pack_panel(self, k0: Index, kc: int, j0: Index, j: Index, w: int) -> None:
         raise NotImplementedError
