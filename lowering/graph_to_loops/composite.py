@@ -13,7 +13,12 @@ from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, shape_of
 from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
-from onnxc.lowering.graph_to_loops.elementwise import BINARY, UNARY, map_elementwise
+from onnxc.lowering.graph_to_loops.elementwise import (
+    BINARY,
+    UNARY,
+    map_elementwise,
+    require_physical_broadcast,
+)
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
 
 _UNARY_OPS = {
@@ -51,6 +56,7 @@ def _step(kb: KernelBuilder, name: str, args, params):
 def fused_elementwise_kernel(op: graph.FusedElementwiseOp, kb: KernelBuilder, ins, outs):
     if not is_float(outs[0].type.get_element_type()):
         raise LoweringError(f"{op.name}: element type is not a float")
+    require_physical_broadcast(op)
     steps = op.parsed_steps()
 
     def body(kb: KernelBuilder, args):

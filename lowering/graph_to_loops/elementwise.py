@@ -13,10 +13,11 @@ from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import FloatAttr, IntegerType, f64
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from onnxc.dialects import graph
-from onnxc.dialects.graph import float_of
+from onnxc.dialects.graph import float_of, shape_of
+from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.loops import (
     KernelBuilder,
@@ -51,6 +52,21 @@ def collapse_broadcast(
     out = [pymath.prod(out_shape[d] for d in dims) for dims, _ in groups]
     ins = [[pymath.prod(p[d] for d in dims) for dims, _ in groups] for p in padded]
     return out, ins
+
+
+def require_physical_broadcast(op: Operation) -> None:
+    """Kernels broadcast PHYSICAL shapes: right when every operand that is not a single
+    element has the result's layout and rank (e.g. all NHWC, [1, C, 1, 1] against
+    [N, C, H, W]); a mix would broadcast along the wrong axes, so it is refused."""
+    result = op.results[0].type
+    spec, rank = layout_of(result), len(shape_of(op.results[0]))
+    for v in op.operands:
+        if pymath.prod(shape_of(v)) == 1:
+            continue
+        if layout_of(v.type) != spec or (spec is not None and len(shape_of(v)) != rank):
+            raise LoweringError(
+                f"{op.name}: operand {v.type} and result {result} are not in one layout "
+                "and rank (insert layout.convert first)")
 
 
 def map_elementwise(
@@ -147,6 +163,7 @@ FLOAT_ONLY = (graph.SigmoidOp, graph.TanhOp, graph.ExpOp, graph.LogOp, graph.Sqr
 
 
 def unary_kernel(op, kb: KernelBuilder, ins: Sequence[SSAValue], outs: Sequence[SSAValue]):
+    require_physical_broadcast(op)
     fn = UNARY[type(op)]
     element = outs[0].type.get_element_type()
     if isinstance(op, FLOAT_ONLY) and not is_float(element):
@@ -180,6 +197,7 @@ def convert(kb: KernelBuilder, x: SSAValue, dst: Attribute) -> SSAValue:
 
 
 def cast_kernel(op, kb: KernelBuilder, ins, outs):
+    require_physical_broadcast(op)
     dst = outs[0].type.get_element_type()
     map_elementwise(kb, ins, outs[0], lambda kb, args: convert(kb, args[0], dst))
 
@@ -226,6 +244,7 @@ BINARY: dict[type, Callable[[KernelBuilder, SSAValue, SSAValue], SSAValue]] = {
 
 def binary_kernel(op, kb: KernelBuilder, ins, outs):
     """Binary and variadic ops: a left fold of the broadcast operands."""
+    require_physical_broadcast(op)
     fn = BINARY[type(op)]
     if is_bool(outs[0].type.get_element_type()) and type(op) not in (graph.MaxOp, graph.MinOp):
         raise LoweringError(f"{op.name}: boolean operands are not supported")

@@ -14,7 +14,7 @@ from onnxc.dialects import graph
 from onnxc.dialects.graph import float_of, shape_of
 from onnxc.dialects.graph_fused import strip_leading_ones
 from onnxc.errors import LoweringError
-from onnxc.lowering.graph_to_loops.elementwise import map_elementwise
+from onnxc.lowering.graph_to_loops.elementwise import map_elementwise, require_physical_broadcast
 from onnxc.lowering.graph_to_loops.loops import (
     Index,
     KernelBuilder,
@@ -30,8 +30,14 @@ def require_float(op, kb_out) -> None:
         raise LoweringError(f"{op.name}: element type {element} is not a float")
 
 
+def elementwise_float(op, kb_out) -> None:
+    """The checks of an elementwise float kernel: float type, operands in one layout."""
+    require_float(op, kb_out)
+    require_physical_broadcast(op)
+
+
 def erf_kernel(op: graph.ErfOp, kb: KernelBuilder, ins, outs):
-    require_float(op, outs[0])
+    elementwise_float(op, outs[0])
     map_elementwise(kb, ins, outs[0], lambda kb, a: kb.insert(math.ErfOp(a[0])))
 
 
@@ -49,13 +55,13 @@ def gelu_scalar(kb: KernelBuilder, x, approximate: str):
 
 
 def gelu_kernel(op: graph.GeluOp, kb: KernelBuilder, ins, outs):
-    require_float(op, outs[0])
+    elementwise_float(op, outs[0])
     approximate = op.approximate.data
     map_elementwise(kb, ins, outs[0], lambda kb, a: gelu_scalar(kb, a[0], approximate))
 
 
 def prelu_kernel(op: graph.PReluOp, kb: KernelBuilder, ins, outs):
-    require_float(op, outs[0])
+    elementwise_float(op, outs[0])
 
     def prelu(kb: KernelBuilder, a):
         x, slope = a
@@ -66,7 +72,7 @@ def prelu_kernel(op: graph.PReluOp, kb: KernelBuilder, ins, outs):
 
 
 def weighted_sum_kernel(op: graph.WeightedSumOp, kb: KernelBuilder, ins, outs):
-    require_float(op, outs[0])
+    elementwise_float(op, outs[0])
     element = outs[0].type.get_element_type()
     coefficients = op.coefficient_values()
 

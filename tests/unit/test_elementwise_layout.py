@@ -68,3 +68,19 @@ def test_nhwc_channel_broadcast(build, reference):
     assert [tuple(t.get_shape()) for t in kernel_types[:2]] == [(2, 4, 5, 3), (1, 1, 1, 3)]
     (y,) = interpret(module, [_physical(x), _physical(b)], entry="main")
     np.testing.assert_allclose(y, reference(x, b), rtol=1e-6, atol=1e-6)
+
+
+def test_mixed_layouts_are_refused():
+    """NHWC [N, C, H, W] plus a plain [C, 1, 1] would broadcast along the wrong physical
+    axes: the kernel refuses instead of computing garbage."""
+    from onnxc.errors import LoweringError
+
+    types = [_nhwc(X_SHAPE), TensorType(f32, (3, 1, 1))]
+    block = Block(arg_types=types)
+    op = graph.AddOp(operands=list(block.args), result_types=[_nhwc(X_SHAPE)])
+    back = ConvertOp(op.results[0], TensorType(f32, X_SHAPE))
+    block.add_ops([op, back, func.ReturnOp(back.output)])
+    f = func.FuncOp("main", FunctionType.from_lists(types, [TensorType(f32, X_SHAPE)]),
+                    Region(block))
+    with pytest.raises(LoweringError, match="not in one layout"):
+        ConvertGraphToLoopsPass().apply(Context(), ModuleOp([f]))
