@@ -27,8 +27,9 @@ def _model(node, shape, inits=()):
 def _check(model, shape, scale=3.0):
     x = (np.random.default_rng(0).standard_normal(shape) * scale).astype(np.float32)
     expected = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
-    got = onnxc.compile(model, cache_dir=False, num_threads=1).run(None, {"x": x})[0]
-    np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
+    for threads in (1, 2):  # the row loops are parallel_for
+        got = onnxc.compile(model, cache_dir=False, num_threads=threads).run(None, {"x": x})[0]
+        np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
 
 
 @pytest.mark.parametrize("shape, axis", [((3, 7, 37), -1), ((2, 130), -1), ((3, 7, 5), 1),
