@@ -158,11 +158,12 @@ POOLS = [
     ("AveragePool", [3, 3], [2, 2], [1, 1, 1, 1], {"count_include_pad": 0}),
     ("AveragePool", [3, 3], [1, 1], [1, 0, 1, 1], {"count_include_pad": 1}),
     ("AveragePool", [2, 2], [2, 2], [0, 0, 0, 0], {}),
+    ("AveragePool", [3, 3], [2, 2], [1, 1, 1, 1], {"ceil_mode": 1, "count_include_pad": 1}),
 ]
 
 
 @pytest.mark.parametrize("channels", [5, 83])  # only scalars; 4 + 1 vectors and a tail
-@pytest.mark.parametrize("pool", POOLS, ids=lambda p: f"{p[0]}-k{p[1][0]}s{p[2][0]}")
+@pytest.mark.parametrize("pool", POOLS, ids=lambda p: f"{p[0]}-k{p[1][0]}s{p[2][0]}-{p[4]}")
 def test_nhwc_pool(pool, channels):
     op, kernel, strides, pads, extra = pool
     node = helper.make_node(op, ["x"], ["y"], kernel_shape=kernel, strides=strides, pads=pads,
