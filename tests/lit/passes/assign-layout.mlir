@@ -132,3 +132,22 @@ func.func @runtime_weight(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> t
 // CHECK-LABEL: func.func @runtime_weight(
 // CHECK-NOT:     layout
 // CHECK:         func.return
+
+// -----
+
+// A channel Split (horizontal fusion's sibling convs) stays in NHWC; a 1-channel result is
+// the same memory in both layouts, so its way out is a view.
+func.func @split(%x: tensor<1x2x4x4xf32>) -> (tensor<1x3x4x4xf32>, tensor<1x1x4x4xf32>) {
+  %w = graph.constant {value = dense<1.0> : tensor<4x2x1x1xf32>} : tensor<4x2x1x1xf32>
+  %0 = graph.conv(%x, %w) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %1, %2 = graph.split(%0) {axis = 1 : i64} : (tensor<1x4x4x4xf32>) -> (tensor<1x3x4x4xf32>, tensor<1x1x4x4xf32>)
+  %3 = graph.relu(%1) : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  func.return %3, %2 : tensor<1x3x4x4xf32>, tensor<1x1x4x4xf32>
+}
+// CHECK-LABEL: func.func @split(
+// CHECK:         %[[C:.*]] = graph.conv
+// CHECK-NEXT:    %[[A:.*]], %[[B:.*]] = graph.split(%[[C]]) {{.*}} -> (tensor<1x3x4x4xf32, #layout.spec<"NHWC">>, tensor<1x1x4x4xf32, #layout.spec<"NHWC">>)
+// CHECK-NEXT:    %[[R:.*]] = graph.relu(%[[A]])
+// CHECK-NEXT:    %[[O1:.*]] = layout.convert %[[R]]
+// CHECK-NEXT:    %[[O2:.*]] = graph.reshape(%[[B]]) : (tensor<1x1x4x4xf32, #layout.spec<"NHWC">>) -> tensor<1x1x4x4xf32>
+// CHECK-NEXT:    func.return %[[O1]], %[[O2]]
