@@ -110,6 +110,8 @@ def _classify(error: BaseException, backend_name: str, model) -> tuple[str, str]
 
     from onnxc.errors import OnnxcError, UnsupportedOpError
 
+    if isinstance(error, UnsupportedOpError):  # before SkipTest: the backend's is both
+        return "unsupported", str(error)[:300]
     if isinstance(error, unittest.SkipTest):
         if backend_name == "onnxc" and model is not None:
             from onnxc.backend import unsupported_op_types
@@ -118,8 +120,6 @@ def _classify(error: BaseException, backend_name: str, model) -> tuple[str, str]
             if missing:
                 return "unsupported", "op types: " + ", ".join(missing)
         return "skipped", str(error)[:300]
-    if isinstance(error, UnsupportedOpError):
-        return "unsupported", str(error)[:300]
     if isinstance(error, AssertionError):
         return "failed", str(error).strip()[:300]
     kind = "OnnxcError" if isinstance(error, OnnxcError) else "untyped"

@@ -6,11 +6,14 @@ order of the graph's non-initializer inputs (what the suite feeds), or as a name
 Unsupported ops are reported, not failed: `is_compatible` returns False for a model holding
 an op type onnxc has no converter for (onnx's BackendTest then skips the test with "Not
 compatible with backend"), and `unsupported_op_types` names them. Anything `prepare` cannot
-compile for a finer reason (an attribute value, an element type) raises UnsupportedOpError.
+compile for a finer reason (an attribute value, an element type) raises
+`UnsupportedByBackend`: still an UnsupportedOpError for callers, and a `unittest.SkipTest`,
+so a test runner reports a skip (not a failure) for what onnxc says it does not support.
 """
 
 from __future__ import annotations
 
+import unittest
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,8 +21,16 @@ import numpy as np
 import onnx
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 
-from onnxc.errors import InvalidInputError, OnnxcError
+from onnxc.errors import InvalidInputError, OnnxcError, UnsupportedOpError
 from onnxc.runtime.compiled_model import CompiledModel
+
+
+class UnsupportedByBackend(UnsupportedOpError, unittest.SkipTest):
+    """An UnsupportedOpError that test runners (unittest, pytest) count as a skip."""
+
+    @classmethod
+    def wrap(cls, error: UnsupportedOpError) -> UnsupportedByBackend:
+        return cls(error.op_type, error.node_name, error.opset, error.detail)
 
 
 def unsupported_op_types(model: onnx.ModelProto) -> list[str]:
@@ -83,7 +94,12 @@ class OnnxcBackend(Backend):
         if not cls.supports_device(device):
             raise RuntimeError(f"onnxc runs on the CPU only, not on {device}")
         options = {k: kwargs[k] for k in ("opt_level", "pass_pipeline") if k in kwargs}
-        return OnnxcBackendRep(compile(model, **options))
+        try:
+            return OnnxcBackendRep(compile(model, **options))
+        except UnsupportedOpError as error:
+            if isinstance(error, UnsupportedByBackend):
+                raise
+            raise UnsupportedByBackend.wrap(error) from error
 
     @classmethod
     def run_model(

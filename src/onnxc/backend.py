@@ -3,6 +3,7 @@
 from onnxc.runtime.backend import (
     OnnxcBackend,
     OnnxcBackendRep,
+    UnsupportedByBackend,
     is_compatible,
     prepare,
     run,
@@ -12,6 +13,6 @@ from onnxc.runtime.backend import (
 )
 
 __all__ = [
-    "OnnxcBackend", "OnnxcBackendRep", "is_compatible", "prepare", "run", "run_model",
-    "supports_device", "unsupported_op_types",
+    "OnnxcBackend", "OnnxcBackendRep", "UnsupportedByBackend", "is_compatible", "prepare", "run",
+    "run_model", "supports_device", "unsupported_op_types",
 ]

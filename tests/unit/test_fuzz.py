@@ -33,7 +33,8 @@ UNARY = ["Relu", "Sigmoid", "Tanh", "Abs", "Neg", "Exp", "LeakyRelu", "Softsign"
          "Elu", "Clip"]
 BINARY = ["Add", "Sub", "Mul", "Div", "Max", "Min"]
 KINDS = ["unary", "binary", "matmul", "gemm", "conv", "pool", "global_pool", "softmax",
-         "reshape", "transpose", "concat", "slice", "reduce"]
+         "reshape", "transpose", "concat", "slice", "reduce",
+         "unary", "binary", "conv", "conv", "pool"]  # repeats: drawn more often
 _RANKS = {"unary": range(5), "binary": range(5), "matmul": range(2, 5), "gemm": (2,),
           "conv": (4,), "pool": (4,), "global_pool": (4,)}  # default: ranks 1-4
 

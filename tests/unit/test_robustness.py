@@ -153,6 +153,19 @@ def test_backend_declares_unsupported_ops_incompatible():
     assert onnxc.backend.unsupported_op_types(good) == []
 
 
+def test_backend_unsupported_is_a_typed_error_and_a_test_skip():
+    """`prepare` raises an UnsupportedOpError that unittest/pytest count as a skip."""
+    import unittest
+
+    pads = numpy_helper.from_array(np.array([0, 1, 0, 1], np.int64), "p")
+    model = make([helper.make_node("Pad", ["x", "p"], ["y"], name="pad", mode="wrap")],
+                 [vi("x", [1, 4])], [vi("y", [1, 6])], [pads], opset=19)
+    with pytest.raises(UnsupportedOpError) as info:
+        onnxc.backend.prepare(model)
+    assert isinstance(info.value, unittest.SkipTest)
+    assert (info.value.op_type, info.value.node_name, info.value.opset) == ("Pad", "pad", 19)
+
+
 def test_backend_wrong_input_count_and_scalar_inputs():
     add = make([helper.make_node("Add", ["a", "b"], ["c"])], [vi("a", []), vi("b", [])],
                [vi("c", [])])
