@@ -13,9 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects import memref
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     DenseIntOrFPElementsAttr,
+    FunctionType,
     MemRefType,
     ModuleOp,
 )
@@ -31,6 +33,7 @@ from onnxc.lowering.entry_abi import (
     set_string_list,
     string_list,
 )
+from onnxc.lowering.inplace import INPLACE_ATTR
 
 
 def numpy_dtype(element_type) -> np.dtype:
@@ -57,6 +60,53 @@ def constant_arrays(module: ModuleOp) -> dict[str, np.ndarray]:
     return arrays
 
 
+def drop_unread_constant_arguments(module: ModuleOp, entry: func.FuncOp) -> None:
+    """A kernel argument its body never reads, passed a constant by every call, is removed
+    from the kernel and its calls: a weight the kernel only takes in a compile-time re-laid
+    form (the NHWC conv's packed copy) is then not bound, so it is not kept twice. Kernels
+    whose calls carry operand positions (in-place marks) are left alone."""
+    kernels = {o.sym_name.data: o for o in module.ops
+               if isinstance(o, func.FuncOp) and o is not entry and o.body.blocks}
+    calls: dict[str, list[func.CallOp]] = {}
+    for call in entry.walk():
+        if isinstance(call, func.CallOp):
+            calls.setdefault(call.callee.root_reference.data, []).append(call)
+    for name, sites in calls.items():
+        kernel = kernels.get(name)
+        if kernel is None or any(INPLACE_ATTR in c.attributes for c in sites):
+            continue
+        block = kernel.body.block
+        unread = [
+            i for i, arg in enumerate(block.args)
+            if not arg.uses and all(
+                isinstance(c.arguments[i].owner, memref.GetGlobalOp) for c in sites)
+        ]
+        if not unread:
+            continue
+        for call in sites:
+            kept = [a for i, a in enumerate(call.arguments) if i not in unread]
+            new = func.CallOp(call.callee, kept, list(call.res.types))
+            new.attributes.update(call.attributes)
+            Rewriter.replace_op(call, new)
+        for i in reversed(unread):
+            block.erase_arg(block.args[i])
+        kernel.function_type = FunctionType.from_lists(
+            [a.type for a in block.args], list(kernel.function_type.outputs.data))
+        if kernel.arg_attrs is not None:
+            kernel.arg_attrs = ArrayAttr(
+                [a for i, a in enumerate(kernel.arg_attrs.data) if i not in unread])
+    dropped = set()
+    for get in [o for o in entry.walk() if isinstance(o, memref.GetGlobalOp)]:
+        if not get.memref.uses:
+            dropped.add(get.name_.root_reference.data)
+            Rewriter.erase_op(get)
+    still_read = {o.name_.root_reference.data for o in module.walk()
+                  if isinstance(o, memref.GetGlobalOp)}
+    for g in [o for o in module.ops if isinstance(o, memref.GlobalOp)]:
+        if g.sym_name.data in dropped - still_read:
+            Rewriter.erase_op(g)
+
+
 @dataclass(frozen=True)
 class BindConstantsPass(ModulePass):
     """Turn the entry function's `memref.get_global`s into trailing arguments."""
@@ -65,6 +115,7 @@ class BindConstantsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         entry = entry_function(op)
+        drop_unread_constant_arguments(op, entry)
         names = string_list(entry, CONSTANTS_ATTR)
         bound = {}
         for get in [o for o in entry.walk() if isinstance(o, memref.GetGlobalOp)]:

@@ -192,3 +192,19 @@ def test_block_plans():
         g = geometry(op)
         depths = block_plan(g).depths
         assert sum(depths) == g.taps * g.cg and max(depths) <= 256, (c, kh, depths)
+
+
+def test_original_weight_is_not_bound():
+    """The NHWC kernel reads only its packed weight: bind-constants drops the original."""
+    from onnxc.lowering.entry_abi import CONSTANTS_ATTR, entry_function, string_list
+
+    module = import_onnx(conv_model((1, 8, 6, 6), (16, 8, 3, 3), pads=[1, 1, 1, 1]))
+    to_nhwc(module)
+    ctx = pipeline.make_context()
+    pipeline.run_passes(ctx, module, pipeline.GRAPH_TO_LOOPS)
+    pipeline.run_passes(ctx, module, pipeline.LOOPS_ABI)
+    entry = entry_function(module)
+    names = string_list(entry, CONSTANTS_ATTR)
+    args = entry.body.block.args[2:2 + len(names)]  # after the input and the output
+    bound = [a.type.get_shape() for a in args]
+    assert sorted(bound) == [(16,), (8 * 9 * 16,)]  # the bias and the packed weight

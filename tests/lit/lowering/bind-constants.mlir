@@ -6,6 +6,9 @@
 "memref.global"() <{sym_name = "w", sym_visibility = "private", type = memref<2xf32>, initial_value = dense<[1.0, 2.0]> : tensor<2xf32>, constant}> : () -> ()
 "memref.global"() <{sym_name = "b", sym_visibility = "private", type = memref<2xf32>, initial_value = dense<[3.0, 4.0]> : tensor<2xf32>, constant}> : () -> ()
 func.func private @add(%x: memref<2xf32>, %y: memref<2xf32>, %z: memref<2xf32>) attributes {onnxc.kernel = "graph.add"} {
+  %i = arith.constant 0 : index
+  %v = memref.load %y[%i] : memref<2xf32>
+  memref.store %v, %z[%i] : memref<2xf32>
   func.return
 }
 func.func @main(%in: memref<2xf32>, %out: memref<2xf32>) attributes {onnxc.entry} {
