@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, ints_of, shape_of
+from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops import conv_nhwc, depthwise
 from onnxc.lowering.graph_to_loops.epilogue import activate_in_place
@@ -122,6 +123,12 @@ def _check_nhwc(op: graph.ConvOp) -> None:
     if not conv_nhwc.supports_nhwc(op):
         raise LoweringError(f"{op.name}: no NHWC kernel (needs a 2-D f32 conv with a "
                             "constant weight)")
+    plain = [op.weight] + ([op.bias] if op.bias is not None else [])
+    nhwc = [op.addend] if isinstance(op, graph.ConvAddOp) else []
+    if any(layout_of(v.type) is not None for v in plain) or any(
+            layout_of(v.type) != conv_nhwc.NHWC for v in nhwc):
+        raise LoweringError(f"{op.name}: the NHWC kernels take a plain weight and bias and "
+                            "an NHWC residual")
 
 
 def conv_scratch(op: graph.ConvOp) -> list[MemRefType]:

@@ -236,10 +236,11 @@ def zero_run(kb: KernelBuilder, dst: SSAValue, d0: Index, length: int) -> None:
     """dst[d0 : d0 + length] = 0 on a flat memref, vectorized."""
     vw = host_tiling().vw
     zero = kb.constant(0.0, f32)
-    zv = kb.insert(vector.BroadcastOp(zero, VectorType(f32, [vw])))
     nvec = length // vw
-    kb.for_(0, nvec, lambda i: kb.insert(vector.StoreOp(
-        zv, dst, [kb.idx(kb.iadd(d0, kb.imul(i, vw)))])))
+    if nvec:
+        zv = kb.insert(vector.BroadcastOp(zero, VectorType(f32, [vw])))
+        kb.for_(0, nvec, lambda i: kb.insert(vector.StoreOp(
+            zv, dst, [kb.idx(kb.iadd(d0, kb.imul(i, vw)))])))
     kb.for_(nvec * vw, length, lambda i: kb.store(zero, dst, [kb.iadd(d0, i)]))
 
 

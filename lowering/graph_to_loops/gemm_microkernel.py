@@ -5,8 +5,10 @@ B is a constant (the weights of most models, alpha folded in), otherwise per (k-
 N-stripe) at run time into a scratch buffer the caller allocates in the arena. A is read in
 place, one scalar load and broadcast per row per k. An MR x NR tile of Y lives in MR * NR/VW
 vector accumulators carried through the k loop as `scf.for` iter_args, fully unrolled, one
-`vector.fma` per accumulator per k. Loop order: k-block (KC) -> N-stripe (NC, so the packed
-block stays in L2) -> MR row block -> NR panel -> micro-kernel. M and N remainders are
+`vector.fma` per accumulator per k. Loop order: chunk of row blocks (the parallel loop) ->
+k-block (KC) -> N-stripe (NC, so the packed block stays in L2) -> MR row block -> NR panel
+-> micro-kernel (with B packed at run time, the row blocks of each stripe are split
+instead: the packing scratch is shared). M and N remainders are
 compile-time shapes: a shorter row block, and one narrower tail panel (width a multiple of
 VW, zero-padded in the packing) whose tile goes through a small stack buffer.
 

@@ -208,3 +208,22 @@ def test_original_weight_is_not_bound():
     args = entry.body.block.args[2:2 + len(names)]  # after the input and the output
     bound = [a.type.get_shape() for a in args]
     assert sorted(bound) == [(16,), (8 * 9 * 16,)]  # the bias and the packed weight
+
+
+def test_nhwc_conv_without_constant_weight_is_an_error():
+    """The NHWC kernels pack the weight at compile time: given a run-time weight they refuse
+    rather than read it in the wrong order."""
+    from onnxc.errors import LoweringError
+    from onnxc.testing import parse_graph
+
+    nhwc = '#layout.spec<"NHWC">'
+    module = parse_graph(f"""
+func.func @main(%x: tensor<1x4x5x5xf32, {nhwc}>, %w: tensor<8x4x3x3xf32>)
+    -> tensor<1x8x3x3xf32, {nhwc}> {{
+  %y = graph.conv(%x, %w) {{strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>,
+      dilations = array<i64: 1, 1>, group = 1 : i64}}
+      : (tensor<1x4x5x5xf32, {nhwc}>, tensor<8x4x3x3xf32>) -> tensor<1x8x3x3xf32, {nhwc}>
+  func.return %y : tensor<1x8x3x3xf32, {nhwc}>
+}}""")
+    with pytest.raises(LoweringError, match="NHWC"):  # (assign-layout would keep it plain)
+        pipeline.run_passes(pipeline.make_context(), module, "convert-graph-to-loops")
