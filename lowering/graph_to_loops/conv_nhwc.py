@@ -38,7 +38,7 @@ from onnxc.lowering.graph_to_loops.gemm_microkernel import (
     KC,
     GemmShape,
     KBlock,
-    _Gemm,
+    PackedGemm,
     host_tiling,
     pack,
 )
@@ -275,7 +275,7 @@ def pad_input(kb: KernelBuilder, g: ConvGeometry, x: SSAValue, xpad: SSAValue) -
 # ----------------------------------------------------------------------- implicit GEMM
 
 
-class _ConvGemm(_Gemm):
+class _ConvGemm(PackedGemm):
     """The packed GEMM with A addressed through the padded input (see the module doc)."""
 
     def __init__(self, op: Operation, kb: KernelBuilder, ins, outs):

@@ -186,7 +186,7 @@ def pack(b: np.ndarray, g: GemmShape, t: Tiling, depths: Sequence[int] = ()) -> 
     return np.concatenate(parts)
 
 
-class _Gemm:
+class PackedGemm:
     """Emits one packed GEMM into `y` ([M, >= col0 + N]); `bp` is the packed constant (1-D)
     or the run-time packing scratch (2-D).
 
@@ -425,7 +425,7 @@ class _Gemm:
         return out
 
 
-class _DenseGemm(_Gemm):
+class _DenseGemm(PackedGemm):
     """MatMul / Gemm: A read in place (transposed or not), alpha and C as the terms."""
 
     def __init__(self, op: Operation, kb: KernelBuilder, ins, outs):
