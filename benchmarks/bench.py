@@ -49,6 +49,9 @@ from onnxc.zoo import (
 FLOPS_PER_CYCLE_PER_CORE = 64  # two 512-bit FMA pipes: 2 x 16 lanes x 2 flops (Zen 5)
 RTOL, ATOL = 1e-3, 1e-4
 MIN_ROUND_SECONDS = 0.02  # each timed round repeats a fast model until it lasts this long
+SETTLE_SECONDS = 0.05
+"""Pause before each round: both engines' idle workers spin for a while after a call (libgomp
+~10 ms, onnxruntime's pool too); on 2 cores they would steal the other engine's time."""
 
 
 def model_builders() -> dict[str, Callable[[], onnx.ModelProto]]:
@@ -139,6 +142,8 @@ def interleaved_medians(fns: Sequence[Callable[[], object]], repeat: int) -> lis
     for r in range(repeat):
         order = range(len(fns)) if r % 2 == 0 else reversed(range(len(fns)))
         for i in order:
+            time.sleep(SETTLE_SECONDS)  # the other engine's thread pool stops spinning
+            fns[i]()  # wakes this engine's workers, untimed
             samples[i].append(_round(fns[i], calls[i]))
     return [statistics.median(s) for s in samples]
 

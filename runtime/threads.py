@@ -23,6 +23,9 @@ long after each call (10M spins = 0.25 s of CPU measured), and when other proces
 cores busy a spinning barrier waits out whole scheduler slices (8-16 ms per region measured
 with two busy neighbours, against 30-100 us with OMP_WAIT_POLICY=passive): users on busy
 machines should set passive, users wanting the lowest latency active, before first use.
+On such machines the kernel may also wake a worker on the caller's own core, where the two
+take turns per scheduler tick; OMP_PROC_BIND=true prevents that by pinning each thread to
+a core (not our default: it pins the caller, here Python's main thread, for good).
 
 fork(): libgomp's workers do not survive it, so in a child forked after libgomp was loaded,
 compiled models run their parallel loops serially (multiprocessing's "spawn" or

@@ -1,5 +1,5 @@
 """Parallel loops on OpenMP threads: thread-count detection, the outlined code run on 2 threads
-(which thread ran which iteration, via gettid), and the thread count through compile/cache."""
+(which thread ran which chunk of iterations, via gettid), and the thread count through compile/cache."""
 
 from __future__ import annotations
 
@@ -93,16 +93,19 @@ def test_env_and_explicit_counts(monkeypatch):
 
 # ---------------------------------------------------------------- outlined loops, run
 
-# out[i] = 2 * x[i] for i in lb..ub, and tid[i] = the kernel thread that ran iteration i.
-# A marked inner loop (serial) and stack scratch hoisted to the entry (private per thread).
+# out[i] = 2 * x[i] for i in lb..ub, tid[i] = the kernel thread that ran iteration i, and
+# `work` steps of a dependent float chain per iteration (so a sleeping worker has time to
+# join). A marked inner loop (runs serially) and stack scratch hoisted to the entry
+# (private per thread).
 KERNEL = """
 func.func private @gettid() -> i32
-func.func @k(%x: memref<64xf32>, %out: memref<64xf32>, %tid: memref<64xi32>, %lb: index,
-             %ub: index) {
+func.func @k(%x: memref<64xf32>, %out: memref<64xf32>, %tid: memref<64xi32>,
+             %burn: memref<64xf32>, %lb: index, %ub: index, %work: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   %two = arith.constant 2.0 : f32
+  %decay = arith.constant 0.999 : f32
   %scratch = memref.alloca() : memref<4xf32>
   scf.for %i = %lb to %ub step %c1 {
     %t = func.call @gettid() : () -> i32
@@ -114,6 +117,12 @@ func.func @k(%x: memref<64xf32>, %out: memref<64xf32>, %tid: memref<64xi32>, %lb
     %s = memref.load %scratch[%c1] : memref<4xf32>
     %b = arith.mulf %s, %two : f32
     memref.store %b, %out[%i] : memref<64xf32>
+    %chain = scf.for %k = %c0 to %work step %c1 iter_args(%acc = %a) -> (f32) {
+      %m = arith.mulf %acc, %decay : f32
+      %n = arith.addf %m, %two : f32
+      scf.yield %n : f32
+    }
+    memref.store %chain, %burn[%i] : memref<64xf32>
   } {onnxc.parallel}
   func.return
 }
@@ -129,17 +138,27 @@ def _compile_kernel(num_threads: int) -> tuple[NativeModule, str]:
     return NativeModule.from_llvm_ir(llvm_ir), llvm_ir
 
 
-def _run(native: NativeModule, lb: int, ub: int):
-    fn = native.ctypes_function("k", None, *[ctypes.c_void_p] * 3, ctypes.c_int64,
-                                ctypes.c_int64)
+def _run(native: NativeModule, lb: int, ub: int, work: int = 0):
+    fn = native.ctypes_function("k", None, *[ctypes.c_void_p] * 4, *[ctypes.c_int64] * 3)
     x = np.arange(64, dtype=np.float32)
     out = np.full(64, -1, np.float32)
     tid = np.zeros(64, np.int32)
-    fn(x.ctypes.data, out.ctypes.data, tid.ctypes.data, lb, ub)
+    burn = np.zeros(64, np.float32)
+    fn(x.ctypes.data, out.ctypes.data, tid.ctypes.data, burn.ctypes.data, lb, ub, work)
     expected = np.full(64, -1, np.float32)
     expected[lb:ub] = 2 * x[lb:ub]
     np.testing.assert_array_equal(out, expected)
     return tid[lb:ub]
+
+
+def _two_threads_ran(native: NativeModule, lb: int, ub: int, chunk: int) -> bool:
+    """Run lb..ub with 50k-step chains per iteration: each chunk on one thread, at most
+    the caller and one worker; True if both took part."""
+    tids = _run(native, lb, ub, work=50_000)
+    chunks = tids.reshape(-1, chunk)
+    assert (chunks == chunks[:, :1]).all()  # a chunk runs on one thread
+    assert len(set(tids) - {threading.get_native_id()}) <= 1  # the caller and one worker
+    return len(set(tids)) == 2
 
 
 def test_one_thread_emits_no_gomp_call():
@@ -151,34 +170,32 @@ def test_one_thread_emits_no_gomp_call():
 
 
 @needs_openmp
-def test_two_threads_split_the_loop_statically():
+def test_two_threads_share_the_loop_in_chunks():
     native, llvm_ir = _compile_kernel(2)
     assert llvm_ir.count("call void @\"GOMP_parallel\"") == 1  # the inner loop is serial
+    # 64 iterations = 16 chunks of 4; the worker may start late (passive wait policy, busy
+    # machine) but joins within a few tries of 3 ms loops
+    assert any(_two_threads_ran(native, 0, 64, 4) for _ in range(20))
+    uneven = _run(native, 3, 8)  # 5 iterations, 5 chunks
+    assert len(set(uneven)) <= 2
     me = threading.get_native_id()
-    tids = _run(native, 0, 64)
-    # the caller runs the first half itself, one worker the second half
-    assert set(tids[:32]) == {me}
-    (worker,) = set(tids[32:])
-    assert worker != me
-    uneven = _run(native, 3, 8)  # 5 iterations: 3 + 2
-    assert set(uneven[:3]) == {me} and set(uneven[3:]) == {worker}
     for lb, ub in [(5, 5), (7, 3), (9, 10)]:  # empty, negative, one iteration: no region
         assert set(_run(native, lb, ub)) <= {me}
     # reloaded from object code (the disk cache's path), libgomp symbols still resolve
     again = NativeModule.from_object(native.object_code())
-    assert len(set(_run(again, 0, 64))) == 2
+    assert any(_two_threads_ran(again, 0, 64, 4) for _ in range(20))
 
 
 @needs_openmp
 def test_forked_child_runs_parallel_loops_serially():
     """libgomp's pool does not survive fork(): a region in the child would hang forever."""
     native, _ = _compile_kernel(2)
-    assert len(set(_run(native, 0, 64))) == 2  # the parent's pool exists
+    assert any(_two_threads_ran(native, 0, 64, 4) for _ in range(20))  # the pool exists
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # child: report how many threads ran the loop, never return into pytest
         try:
-            os.write(write, str(len(set(_run(native, 0, 64)))).encode())
+            os.write(write, str(len(set(_run(native, 0, 64, work=50_000)))).encode())
         finally:
             os._exit(0)
     os.close(write)
