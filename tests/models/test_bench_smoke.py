@@ -28,4 +28,4 @@ def test_bench_matmul_512(capsys):
     assert row.matches, f"onnxc differs from onnxruntime by {row.max_diff}"
     assert row.onnxc_s > 0 and row.ort_s > 0 and math.isfinite(row.ratio)
     out = capsys.readouterr().out
-    assert "single-threaded" in out and "geometric mean" in out and "matmul_512" in out
+    assert "num_threads=T" in out and "geometric mean" in out and "matmul_512" in out
