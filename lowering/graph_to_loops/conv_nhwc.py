@@ -154,6 +154,9 @@ class BlockPlan:
 
     taps_per_block > 0: blocks of that many whole taps (the last may be shorter).
     Otherwise each tap is split into `chunks` channel chunks of `chunk` (the last `last_chunk`).
+    `run` taps in a row have contiguous channels (a kernel row when dilation_w is 1 and
+    there is one group: kw and c then form one contiguous loop, which matters when C is
+    small, as in a first layer's 3 channels); blocks hold whole runs.
     """
 
     taps: int
@@ -162,6 +165,7 @@ class BlockPlan:
     chunks: int
     chunk: int
     last_chunk: int
+    run: int = 1
 
     @property
     def depths(self) -> list[int]:
@@ -177,6 +181,9 @@ class BlockPlan:
 
 
 def block_plan(g: ConvGeometry) -> BlockPlan:
+    if g.groups == 1 and g.dw == 1 and g.kw > 1 and g.kw * g.cg <= KC:
+        runs = max(1, min(g.kh, KC // (g.kw * g.cg)))
+        return BlockPlan(g.taps, g.cg, runs * g.kw, 1, g.cg, g.cg, g.kw)
     if g.cg <= KC:
         return BlockPlan(g.taps, g.cg, max(1, min(g.taps, KC // g.cg)), 1, g.cg, g.cg)
     chunks = -(-g.cg // KC)
@@ -384,20 +391,24 @@ class _ConvGemm(PackedGemm):
         return kb.imul(kb.iadd(kb.imul(th, g.dh * g.wp), kb.imul(tw, g.dw)), g.c)
 
     def k_loop(self, blk, ctx, i0, mr, init, step):
+        """For each run of taps (one tap, or a kernel row), one contiguous loop over the
+        run's channels: k = (tap - t0) * clen + c is also the row of the packed block."""
         kb = self.kb
         t0, ntaps, c0, clen = blk.extra
+        run = self.plan.run
+        length = run * clen
 
-        def tap(ti: Index, *acc: SSAValue):
-            off = kb.iadd(self.tap_offset(kb.iadd(t0, ti)), c0)
+        def tap_run(ri: Index, *acc: SSAValue):
+            off = kb.iadd(self.tap_offset(kb.iadd(t0, kb.imul(ri, run))), c0)
             rows = [kb.iadd(b, off) for b in ctx]
 
             def channel(c: Index, *acc: SSAValue):
-                kk = kb.iadd(kb.imul(ti, clen), c)
+                kk = kb.iadd(kb.imul(ri, length), c)
                 return step(kk, [kb.load(self.x, [kb.iadd(r, c)]) for r in rows], *acc)
 
-            return kb.for_(0, clen, channel, iter_args=acc)
+            return kb.for_(0, length, channel, iter_args=acc)
 
-        return kb.for_(0, ntaps, tap, iter_args=init)
+        return kb.for_(0, ntaps // run, tap_run, iter_args=init)
 
     # ------------------------------------------------------------ epilogue terms
 

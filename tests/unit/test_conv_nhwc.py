@@ -131,7 +131,9 @@ def check(x_shape, w_shape, *, residual=False, **kwargs):
     ((1, 3, 7, 7), (10, 3, 3, 3), {"pads": [1, 1, 1, 1]}),
     ((1, 5, 1, 1), (10, 5, 3, 3), {"pads": [1, 1, 1, 1]}),  # (a 1x1 one becomes a Gemm)
     ((1, 16, 7, 7), (40, 16, 3, 3), {"pads": [1, 1, 1, 1]}),
-    # K over several k-blocks: whole taps per block (Cg = 96), and channel chunks (Cg = 300)
+    # K over several k-blocks: kernel rows per block (C = 64, 5 rows: first, looped, last),
+    # whole taps per block (Cg = 96), and channel chunks (Cg = 300)
+    ((1, 64, 5, 5), (16, 64, 5, 3), {"pads": [2, 1, 2, 1]}),
     ((1, 96, 6, 6), (24, 96, 3, 3), {"pads": [1, 1, 1, 1]}),
     ((1, 300, 4, 5), (17, 300, 3, 3), {"pads": [1, 1, 1, 1]}),
     ((1, 512, 3, 3), (32, 512, 1, 1), {}),
