@@ -363,45 +363,71 @@ class PackedGemm:
             return out
 
         acc = list(self.k_loop(blk, ctx, i0, mr, init, step))
-        if blk.last and in_range:
-            acc = self.vector_epilogue(acc, i0, mr, j, nv)
+        full = self.full_vectors(j, w, in_range)
+        if blk.last and full:
+            sub = self.vector_epilogue(
+                [acc[r * nv + v] for r in range(mr) for v in range(full)], i0, mr, j, full)
+            for r in range(mr):
+                acc[r * nv: r * nv + full] = sub[r * full: (r + 1) * full]
         self.store_tile(acc, i0, mr, j, w, in_range, blk.last)
 
-    def load_tile(self, i0, mr: int, j, w: int, in_range: bool) -> list[SSAValue]:
-        kb, t = self.kb, self.t
-        nv = w // t.vw
+    def full_vectors(self, j: Index, w: int, in_range: bool) -> int:
+        """Vectors of the panel's width that lie inside Y's N columns (the tail panel is
+        static: past them come one partial vector and the zero padding)."""
         if in_range:
-            return [self.vload(self.y, [kb.iadd(i0, r), self.ycol(j, v * t.vw)])
-                    for r in range(mr) for v in range(nv)]
-        valid = self.g.n - j  # the tail panel is static
-        kb.nest([mr, valid], lambda ivs: kb.store(
-            kb.load(self.y, [kb.iadd(i0, ivs[0]), self.ycol(j, ivs[1])]), self.tile, ivs))
-        return [self.vload(self.tile, [r, v * t.vw]) for r in range(mr) for v in range(nv)]
+            return w // self.t.vw
+        assert isinstance(j, int)
+        return (self.g.n - j) // self.t.vw
 
-    def store_tile(self, acc, i0, mr: int, j, w: int, in_range: bool, last: bool) -> None:
+    def load_tile(self, i0, mr: int, j, w: int, in_range: bool) -> list[SSAValue]:
+        """The tile of Y (a tail panel: full vectors direct, the partial one through the
+        stack tile, padding as zeros)."""
         kb, t = self.kb, self.t
         nv = w // t.vw
-        if in_range:
-            for r in range(mr):
-                for v in range(nv):
-                    self.vstore(acc[r * nv + v], self.y, [kb.iadd(i0, r), self.ycol(j, v * t.vw)])
-            if last and self.act is not None and self.act not in ("relu", "clip"):
-                kb.nest([mr, w], lambda ivs: self.scalar_activate(
-                    [kb.iadd(i0, ivs[0]), self.ycol(j, ivs[1])]))
-            return
+        full = self.full_vectors(j, w, in_range)
+        part = 0 if in_range else self.g.n - j - full * t.vw
+        if part:
+            kb.nest([mr, part], lambda ivs: kb.store(kb.load(
+                self.y, [kb.iadd(i0, ivs[0]), self.ycol(j, kb.iadd(full * t.vw, ivs[1]))]),
+                self.tile, ivs))
+        zero = self.splat(kb.constant(0.0, f32)) if full + (part > 0) < nv else None
+        tile = []
         for r in range(mr):
             for v in range(nv):
-                self.vstore(acc[r * nv + v], self.tile, [r, v * t.vw])
-        valid = self.g.n - j
+                if v < full:
+                    tile.append(self.vload(self.y, [kb.iadd(i0, r), self.ycol(j, v * t.vw)]))
+                elif v == full and part:
+                    tile.append(self.vload(self.tile, [r, 0]))
+                else:
+                    tile.append(zero)
+        return tile
+
+    def store_tile(self, acc, i0, mr: int, j, w: int, in_range: bool, last: bool) -> None:
+        """Full vectors go straight to Y; a tail panel's partial vector goes through the
+        stack tile and is copied (with the scalar epilogue) column by column."""
+        kb, t = self.kb, self.t
+        nv = w // t.vw
+        full = self.full_vectors(j, w, in_range)
+        for r in range(mr):
+            for v in range(full):
+                self.vstore(acc[r * nv + v], self.y, [kb.iadd(i0, r), self.ycol(j, v * t.vw)])
+        if full and last and self.act is not None and self.act not in ("relu", "clip"):
+            kb.nest([mr, full * t.vw], lambda ivs: self.scalar_activate(
+                [kb.iadd(i0, ivs[0]), self.ycol(j, ivs[1])]))
+        part = 0 if in_range else self.g.n - j - full * t.vw
+        if not part:
+            return
+        for r in range(mr):
+            self.vstore(acc[r * nv + full], self.tile, [r, 0])
 
         def copy(ivs: list[Index]) -> None:
-            at = [kb.iadd(i0, ivs[0]), self.ycol(j, ivs[1])]
+            at = [kb.iadd(i0, ivs[0]), self.ycol(j, kb.iadd(full * t.vw, ivs[1]))]
             x = kb.load(self.tile, ivs)
             if last:
                 x = activate(kb, self.op, self.scalar_terms(x, at))
             kb.store(x, self.y, at)
 
-        kb.nest([mr, valid], copy)
+        kb.nest([mr, part], copy)
 
     # ---------------------------------------------------------------- epilogue
 
