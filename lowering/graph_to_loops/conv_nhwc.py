@@ -5,10 +5,13 @@ Per group g: Y[p, g*Mg + m] = sum_k A[p, k] * B_g[k, m] with p = (n, oh, ow) and
 constant for all groups). A is never built: the input is first copied into a zero-padded
 NHWC scratch (skipped without pads), so A[p, (kh, kw, c)] = Xpad[n, oh*s + kh*d, ow*s + kw*d,
 g*Cg + c] needs no bounds checks; each row block computes its MR row offsets once, and for
-each tap the channel loop reads A contiguously. K-blocks are aligned to taps: several whole
-taps when Cg <= KC, else one tap split into equal channel chunks. Bias, the residual of
-graph.conv_add and the activation are applied to the accumulators before the one store.
-A 1x1, stride-1 unpadded conv is a plain GEMM with A = X seen as [N*H*W, C].
+each tap the channel loop reads A contiguously (for a whole kernel row when there is one
+group and dilation_w is 1: kw and c are then adjacent in memory). K-blocks are aligned to
+taps: whole kernel rows or taps when they fit KC, else one tap split into equal channel
+chunks. Bias, the residual of graph.conv_add and the activation are applied to the
+accumulators before the one store. A 1x1, stride-1 unpadded conv is a plain GEMM with
+A = X seen as [N*H*W, C]. Threads split the pixels (PackedGemm.build); the padding copy
+splits input rows.
 
 Depthwise convolutions (group == C == Cout) have their own kernel (depthwise.py).
 """
