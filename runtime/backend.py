@@ -9,19 +9,28 @@ compatible with backend"), and `unsupported_op_types` names them. Anything `prep
 compile for a finer reason (an attribute value, an element type) raises
 `UnsupportedByBackend`: still an UnsupportedOpError for callers, and a `unittest.SkipTest`,
 so a test runner reports a skip (not a failure) for what onnxc says it does not support.
+
+onnxc compiles for static shapes, so operands that decide shapes (Reshape's shape, Slice's
+starts, a reduction's axes, Pad's pads, Clip's bounds...) must be constants. When such an
+operand is a graph input, as in many conformance tests, `prepare` returns a
+`SpecializingBackendRep`: each run binds those inputs' values as initializers and compiles
+that specialization (once per distinct set of values), as onnx-mlir's backend does.
 """
 
 from __future__ import annotations
 
+import re
 import unittest
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import onnx
+from onnx import numpy_helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 
 from onnxc.errors import InvalidInputError, OnnxcError, UnsupportedOpError
+from onnxc.frontend.onnx_model import load_model
 from onnxc.runtime.compiled_model import CompiledModel
 
 
@@ -60,18 +69,88 @@ class OnnxcBackendRep(BackendRep):
         self.compiled = compiled
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[np.ndarray, ...]:
-        if isinstance(inputs, Mapping):
-            feeds = dict(inputs)
-        else:
-            if isinstance(inputs, np.ndarray):
-                inputs = [inputs]
-            if len(inputs) != len(self.compiled.input_names):
-                raise InvalidInputError(
-                    f"expected {len(self.compiled.input_names)} input(s) "
-                    f"{self.compiled.input_names}, got {len(inputs)}"
-                )
-            feeds = dict(zip(self.compiled.input_names, inputs))
+        feeds = _positional_feeds(self.compiled.input_names, inputs)
         return tuple(self.compiled.run(None, feeds))
+
+
+_NEEDS_CONSTANT = re.compile(r"input \d+ \([^)]*'([^']+)'\) must be a constant")
+
+
+def _constant_operand(error: UnsupportedOpError) -> str | None:
+    """The value an op needed as a compile-time constant, if that is why `error` was raised."""
+    found = _NEEDS_CONSTANT.search(error.detail or "")
+    return found.group(1) if found else None
+
+
+def _graph_arguments(model: onnx.ModelProto) -> list[str]:
+    initializers = {init.name for init in model.graph.initializer}
+    return [vi.name for vi in model.graph.input if vi.name not in initializers]
+
+
+def _positional_feeds(names: Sequence[str], inputs: Any) -> dict[str, Any]:
+    """`inputs` (a mapping, one array or a sequence in graph order) as name -> value."""
+    if isinstance(inputs, Mapping):
+        return dict(inputs)
+    if isinstance(inputs, np.ndarray):
+        inputs = [inputs]
+    if len(inputs) != len(names):
+        raise InvalidInputError(f"expected {len(names)} input(s) {list(names)}, got {len(inputs)}")
+    return dict(zip(names, inputs))
+
+
+class SpecializingBackendRep(BackendRep):
+    """A model some of whose graph inputs onnxc needs as constants: every run binds their
+    values as initializers and compiles that specialization, once per distinct value set."""
+
+    def __init__(self, model: onnx.ModelProto, options: dict[str, Any], bound: str):
+        self.model = model
+        self.options = options
+        self.input_names = _graph_arguments(model)
+        self.bound = [bound]  # graph inputs bound at run time, grows as compiles ask
+        self.variants: dict[tuple, CompiledModel] = {}
+
+    def run(self, inputs: Any, **kwargs: Any) -> tuple[np.ndarray, ...]:
+        feeds = _positional_feeds(self.input_names, inputs)
+        while True:
+            values = {}
+            for name in self.bound:
+                if name not in feeds:
+                    raise InvalidInputError(f"missing input '{name}'")
+                values[name] = np.ascontiguousarray(feeds[name])
+            key = tuple((n, v.dtype.str, v.shape, v.tobytes()) for n, v in values.items())
+            compiled = self.variants.get(key)
+            if compiled is None:
+                try:
+                    compiled = _compile(self._bind(values), self.options)
+                except UnsupportedOpError as error:
+                    name = _constant_operand(error)
+                    if name in self.input_names and name not in self.bound:
+                        self.bound.append(name)
+                        continue
+                    raise
+                self.variants[key] = compiled
+            return tuple(compiled.run(None, {n: feeds[n] for n in compiled.input_names}))
+
+    def _bind(self, values: Mapping[str, np.ndarray]) -> onnx.ModelProto:
+        """The model with `values` as initializers (the inputs stay listed, as in old IR)."""
+        model = onnx.ModelProto()
+        model.CopyFrom(self.model)
+        model.graph.initializer.extend(
+            numpy_helper.from_array(value, name) for name, value in values.items()
+        )
+        return model
+
+
+def _compile(model: onnx.ModelProto | str | bytes, options: dict[str, Any]) -> CompiledModel:
+    """onnxc.compile, with an unsupported op reported as a test skip too."""
+    from onnxc.api import compile
+
+    try:
+        return compile(model, **options)
+    except UnsupportedOpError as error:
+        if isinstance(error, UnsupportedByBackend):
+            raise
+        raise UnsupportedByBackend.wrap(error) from error
 
 
 class OnnxcBackend(Backend):
@@ -88,18 +167,21 @@ class OnnxcBackend(Backend):
     @classmethod
     def prepare(
         cls, model: onnx.ModelProto | str | bytes, device: str = "CPU", **kwargs: Any
-    ) -> OnnxcBackendRep:
-        from onnxc.api import compile
-
+    ) -> BackendRep:
+        """Compile `model`; see the module docstring for models with shape-deciding inputs."""
         if not cls.supports_device(device):
             raise RuntimeError(f"onnxc runs on the CPU only, not on {device}")
         options = {k: kwargs[k] for k in ("opt_level", "pass_pipeline") if k in kwargs}
         try:
-            return OnnxcBackendRep(compile(model, **options))
+            return OnnxcBackendRep(_compile(model, options))
         except UnsupportedOpError as error:
-            if isinstance(error, UnsupportedByBackend):
+            name = _constant_operand(error)
+            if name is None:
                 raise
-            raise UnsupportedByBackend.wrap(error) from error
+            proto = load_model(model)
+            if name not in _graph_arguments(proto):
+                raise
+            return SpecializingBackendRep(proto, options, name)
 
     @classmethod
     def run_model(

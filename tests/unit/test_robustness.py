@@ -166,6 +166,26 @@ def test_backend_unsupported_is_a_typed_error_and_a_test_skip():
     assert (info.value.op_type, info.value.node_name, info.value.opset) == ("Pad", "pad", 19)
 
 
+def test_backend_specializes_shape_inputs_per_value():
+    """Reshape's shape and Slice's ends fed as graph inputs: bound at run time, one compile
+    per distinct value set, results as onnx.reference's."""
+    model = make([helper.make_node("Reshape", ["x", "shape"], ["r"]),
+                  helper.make_node("Slice", ["r", "starts", "ends"], ["y"])],
+                 [vi("x", [2, 6]), vi("shape", [2], TensorProto.INT64),
+                  vi("starts", [1], TensorProto.INT64), vi("ends", [1], TensorProto.INT64)],
+                 [helper.make_tensor_value_info("y", F, None)])
+    rep = onnxc.backend.prepare(model)
+    x = np.arange(12, dtype=np.float32).reshape(2, 6)
+    for shape, ends in [([3, 4], [2]), ([4, 3], [3]), ([3, 4], [2])]:
+        feeds = [x, np.array(shape, np.int64), np.array([0], np.int64), np.array(ends, np.int64)]
+        (got,) = rep.run(feeds)
+        np.testing.assert_array_equal(got, x.reshape(shape)[: ends[0]])
+    assert sorted(rep.bound) == ["ends", "shape", "starts"]
+    assert len(rep.variants) == 2  # the repeated value set reuses its compile
+    with pytest.raises(InvalidInputError, match="expected 4 input"):
+        rep.run([x])
+
+
 def test_backend_wrong_input_count_and_scalar_inputs():
     add = make([helper.make_node("Add", ["a", "b"], ["c"])], [vi("a", []), vi("b", [])],
                [vi("c", [])])
