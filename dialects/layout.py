@@ -79,8 +79,9 @@ def layout_of(t: Attribute) -> str | None:
 
 def with_layout(t: TensorType, spec: str | None) -> TensorType:
     """`t` with layout `spec` (None: plain)."""
-    encoding = LayoutSpecAttr(spec) if spec is not None else None
-    return TensorType(t.get_element_type(), t.get_shape(), encoding)
+    if spec is None:
+        return TensorType(t.get_element_type(), t.get_shape())
+    return TensorType(t.get_element_type(), t.get_shape(), LayoutSpecAttr(spec))
 
 
 def physical_shape(shape: Sequence[int], spec: str | None) -> tuple[int, ...]:

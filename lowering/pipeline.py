@@ -23,8 +23,9 @@ GRAPH_TO_LOOPS: tuple[str, ...] = (
 Layouts are a lowering decision (as in MLIR), so they are chosen here at every -O level:
 convolutions and what their outputs flow through run in NHWC on SIMD hosts."""
 
-LOOPS_ABI: tuple[str, ...] = ("bind-constants", "plan-memory")
-"""Fix the entry function's calling convention: one arena, constants as arguments."""
+LOOPS_ABI: tuple[str, ...] = ("bind-constants", "inplace", "plan-memory")
+"""Fix the entry function's calling convention: one arena (elementwise results written over
+dying inputs first), constants as arguments."""
 
 
 def loops_to_llvm(entry: str = "main", num_threads: int = 1) -> tuple[str, ...]:

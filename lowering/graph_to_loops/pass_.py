@@ -159,6 +159,11 @@ def _kernel_key(op: Operation) -> tuple:
     return (op.name, props, tuple(op.operand_types), tuple(op.result_types))
 
 
+def _physical(value: SSAValue) -> tuple[int, ...]:
+    """The memory shape of a tensor value (its layout's order, see dialects/layout.py)."""
+    return tuple(memref_of(value.type).get_shape())  # type: ignore[arg-type]
+
+
 def _root(value: SSAValue) -> SSAValue:
     """The value whose buffer `value` is a view of."""
     while isinstance(value.owner, VIEW_OPS):
@@ -217,7 +222,7 @@ class _FunctionLowering:
                 continue
             claims[r] = k
             self.bases[r] = out_args[k]
-            self.buffers[r] = self.view(out_args[k], shape_of(r), r.name_hint)
+            self.buffers[r] = self.view(out_args[k], _physical(r), r.name_hint)
 
         for op in body.ops:
             if op is not ret:
@@ -259,7 +264,7 @@ class _FunctionLowering:
         elif isinstance(op, VIEW_OPS):
             base = self.bases[op.input]
             self.bases[op.output] = base
-            self.buffers[op.output] = self.view(base, shape_of(op.output), op.output.name_hint)
+            self.buffers[op.output] = self.view(base, _physical(op.output), op.output.name_hint)
         else:
             build = kernel_for(op)
             for r in op.results:

@@ -97,6 +97,7 @@ _PASS_PATHS: dict[str, str] = {
     "assign-layout": "onnxc.passes.layout_assign:AssignLayoutPass",
     "fold-layout-converts": "onnxc.passes.layout_fold:FoldLayoutConvertsPass",
     # loops-level whole-program passes: the entry ABI
+    "inplace": "onnxc.lowering.inplace:InplacePass",
     "plan-memory": "onnxc.lowering.plan_memory:PlanMemoryPass",
     "bind-constants": "onnxc.lowering.bind_constants:BindConstantsPass",
     # loops -> llvm dialect
