@@ -75,7 +75,25 @@ from onnxc.dialects.graph_nn import (
     SoftmaxOp,
 )
 from onnxc.dialects.graph_quant import DequantizeLinearOp, QuantizeLinearOp
-from onnxc.dialects.graph_reduce import ReduceMeanOp, ReduceOp, ReduceSumOp
+from onnxc.dialects.graph_index import (
+    ArgMaxOp,
+    ArgMinOp,
+    ArgReduceOp,
+    CumProdOp,
+    CumSumOp,
+    CumulativeOp,
+    OneHotOp,
+    TopKOp,
+    TriluOp,
+)
+from onnxc.dialects.graph_reduce import (
+    ReduceMaxOp,
+    ReduceMeanOp,
+    ReduceMinOp,
+    ReduceOp,
+    ReduceProdOp,
+    ReduceSumOp,
+)
 from onnxc.dialects.graph_scalar import (
     AddScalarOp,
     DivScalarOp,
@@ -112,6 +130,8 @@ Graph = Dialect(
         ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp, ConcatOp, SplitOp,
         SliceOp, GatherOp, PadOp, ShapeOp,
         ErfOp, ReduceMeanOp, ReduceSumOp,
+        ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgMaxOp, ArgMinOp, TopKOp, CumSumOp, CumProdOp,
+        TriluOp, OneHotOp,
         AddScalarOp, SubScalarOp, MulScalarOp, DivScalarOp, PowScalarOp,
         LayerNormalizationOp, GeluOp, PReluOp, WeightedSumOp, AttentionOp,
         FusedElementwiseOp, ChannelShuffleOp, ConvAddOp,
@@ -178,6 +198,18 @@ __all__ = [
     "ReduceOp",
     "ReduceMeanOp",
     "ReduceSumOp",
+    "ReduceMaxOp",
+    "ReduceMinOp",
+    "ReduceProdOp",
+    "ArgReduceOp",
+    "ArgMaxOp",
+    "ArgMinOp",
+    "TopKOp",
+    "CumulativeOp",
+    "CumSumOp",
+    "CumProdOp",
+    "TriluOp",
+    "OneHotOp",
     "LayerNormalizationOp",
     "GeluOp",
     "PReluOp",

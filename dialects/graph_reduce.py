@@ -1,4 +1,5 @@
-"""Graph ops for reductions over a set of axes: ReduceMean and ReduceSum.
+"""Graph ops for reductions over a set of axes: ReduceMean, ReduceSum, ReduceMax, ReduceMin
+and ReduceProd (ReduceL1/L2/LogSum/LogSumExp/SumSquare are composed from them at import).
 
 Axes are a property (normalized, sorted, non-empty: the importer spells out "all axes" and
 turns ONNX's noop_with_empty_axes into an identity), so patterns can compare them directly.
@@ -50,3 +51,18 @@ class ReduceMeanOp(ReduceOp):
 @irdl_op_definition
 class ReduceSumOp(ReduceOp):
     name = "graph.reduce_sum"
+
+
+@irdl_op_definition
+class ReduceMaxOp(ReduceOp):
+    name = "graph.reduce_max"
+
+
+@irdl_op_definition
+class ReduceMinOp(ReduceOp):
+    name = "graph.reduce_min"
+
+
+@irdl_op_definition
+class ReduceProdOp(ReduceOp):
+    name = "graph.reduce_prod"

@@ -1,0 +1,145 @@
+"""Graph ops that select, scan or index along one axis: ArgMax/ArgMin, TopK, CumSum/CumProd,
+Trilu and OneHot.
+
+Axes are normalized (non-negative) properties; counts such as TopK's k or OneHot's depth are
+properties too, since they decide result shapes and onnxc compiles static shapes.
+"""
+
+from __future__ import annotations
+
+import abc
+
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, TensorType
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.utils.exceptions import VerifyException
+
+from onnxc.dialects.graph_base import GraphOp, int_of, shape_of
+from onnxc.dialects.graph_reduce import reduce_shape
+
+
+def _require_i64(op: GraphOp, value) -> None:
+    el = value.type.get_element_type()
+    if not (isinstance(el, IntegerType) and el.width.data == 64):
+        raise VerifyException(f"{op.name}: index result must be i64, got {el}")
+
+
+class ArgReduceOp(GraphOp, abc.ABC):
+    """Index (i64) of the largest/smallest element along `axis`; the first one on ties unless
+    `select_last_index`."""
+
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = prop_def(IntegerAttr)
+    keepdims = prop_def(IntegerAttr)
+    select_last_index = prop_def(IntegerAttr)
+
+    def same_element_type_operands(self):
+        return []
+
+    def verify_element_types(self) -> None:
+        _require_i64(self, self.output)
+
+    def infer_shapes(self):
+        return [reduce_shape(shape_of(self.input), [int_of(self.axis)],
+                             int_of(self.keepdims) != 0)]
+
+
+@irdl_op_definition
+class ArgMaxOp(ArgReduceOp):
+    name = "graph.arg_max"
+
+
+@irdl_op_definition
+class ArgMinOp(ArgReduceOp):
+    name = "graph.arg_min"
+
+
+@irdl_op_definition
+class TopKOp(GraphOp):
+    """The `k` largest (or smallest) elements along `axis`, sorted, and their i64 indices;
+    equal values keep their input order."""
+
+    name = "graph.top_k"
+    input = operand_def(TensorType)
+    values = result_def(TensorType)
+    indices = result_def(TensorType)
+    axis = prop_def(IntegerAttr)
+    k = prop_def(IntegerAttr)
+    largest = prop_def(IntegerAttr)
+
+    def verify_element_types(self) -> None:
+        if self.values.type.get_element_type() != self.input.type.get_element_type():
+            raise VerifyException(f"{self.name}: values element type differs from input")
+        _require_i64(self, self.indices)
+
+    def infer_shapes(self):
+        x = list(shape_of(self.input))
+        axis, k = int_of(self.axis), int_of(self.k)
+        if not 0 <= k <= x[axis]:
+            raise ValueError(f"k={k} outside [0, {x[axis]}]")
+        x[axis] = k
+        return [tuple(x), tuple(x)]
+
+
+class CumulativeOp(GraphOp, abc.ABC):
+    """Running sum/product along `axis`; `exclusive` leaves out the current element and
+    `reverse` runs from the end."""
+
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = prop_def(IntegerAttr)
+    exclusive = prop_def(IntegerAttr)
+    reverse = prop_def(IntegerAttr)
+
+    def infer_shapes(self):
+        return [shape_of(self.input)]
+
+
+@irdl_op_definition
+class CumSumOp(CumulativeOp):
+    name = "graph.cum_sum"
+
+
+@irdl_op_definition
+class CumProdOp(CumulativeOp):
+    name = "graph.cum_prod"
+
+
+@irdl_op_definition
+class TriluOp(GraphOp):
+    """The upper (or lower) triangle of the last two dimensions from diagonal `k` on; the
+    rest is zero."""
+
+    name = "graph.trilu"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    upper = prop_def(IntegerAttr)
+    k = prop_def(IntegerAttr)
+
+    def infer_shapes(self):
+        if len(shape_of(self.input)) < 2:
+            raise ValueError("trilu needs a rank >= 2 input")
+        return [shape_of(self.input)]
+
+
+@irdl_op_definition
+class OneHotOp(GraphOp):
+    """values[1] where the new `axis` position equals the index (negative indices count from
+    `depth`), values[0] elsewhere; `values` is a 2-element tensor [off, on]."""
+
+    name = "graph.one_hot"
+    indices = operand_def(TensorType)
+    values = operand_def(TensorType)
+    output = result_def(TensorType)
+    depth = prop_def(IntegerAttr)
+    axis = prop_def(IntegerAttr)
+
+    def same_element_type_operands(self):
+        return [self.values]
+
+    def infer_shapes(self):
+        if shape_of(self.values) != (2,):
+            raise ValueError(f"values must have shape (2,), got {shape_of(self.values)}")
+        out = list(shape_of(self.indices))
+        out.insert(int_of(self.axis), int_of(self.depth))
+        return [tuple(out)]
