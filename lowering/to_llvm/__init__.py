@@ -28,12 +28,7 @@ from onnxc.errors import LoweringError
 LOOPS_TO_LLVM_PIPELINE: tuple[str, ...] = (
     "outline-parallel-loops",  # serial by default; loops_to_llvm_pipeline(n) threads them
     "convert-scf-to-cf",
-    "convert-arith-to-llvm",
-    "convert-math-to-llvm",
-    "convert-vector-to-llvm",
-    "convert-memref-to-llvm",
-    "convert-cf-to-llvm",
-    "convert-func-to-llvm",
+    "convert-to-llvm",  # = convert-{arith,math,vector,memref,cf,func}-to-llvm in one walk
     "reconcile-unrealized-casts",
 )
 

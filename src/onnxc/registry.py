@@ -102,6 +102,7 @@ _PASS_PATHS: dict[str, str] = {
     "bind-constants": "onnxc.lowering.bind_constants:BindConstantsPass",
     # loops -> llvm dialect
     "outline-parallel-loops": "onnxc.lowering.to_llvm.parallel:OutlineParallelLoopsPass",
+    "convert-to-llvm": "onnxc.lowering.to_llvm.convert_to_llvm:ConvertToLLVMPass",
     "convert-arith-to-llvm": "onnxc.lowering.to_llvm.arith:ConvertArithToLLVMPass",
     "convert-math-to-llvm": "onnxc.lowering.to_llvm.math:ConvertMathToLLVMPass",
     "convert-memref-to-llvm": "onnxc.lowering.to_llvm.memref:ConvertMemRefToLLVMPass",
