@@ -102,6 +102,7 @@ from onnxc.dialects.graph_scalar import (
     ScalarBinaryOp,
     SubScalarOp,
 )
+from onnxc.dialects.graph_tensor2 import TENSOR2_OPS
 from onnxc.dialects.graph_tensor import (
     ConcatOp,
     FlattenOp,
@@ -136,6 +137,7 @@ Graph = Dialect(
         LayerNormalizationOp, GeluOp, PReluOp, WeightedSumOp, AttentionOp,
         FusedElementwiseOp, ChannelShuffleOp, ConvAddOp,
         LayoutConvertOp, QuantizeLinearOp, DequantizeLinearOp,
+        *TENSOR2_OPS,
     ],
     [],
 )

@@ -20,6 +20,7 @@ from onnxc.lowering.graph_to_loops import (
     attention,
     composite,
     conv,
+    conv_transpose,
     data_movement,
     elementwise,
     fused,
@@ -30,7 +31,9 @@ from onnxc.lowering.graph_to_loops import (
     pool,
     quantize,
     reduce,
+    resize,
     scalar,
+    tensor_ops,
 )
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder
 
@@ -50,6 +53,9 @@ KERNELS: dict[type[Operation], KernelFn] = {
     **layout.KERNELS,
     **quantize.KERNELS,
     **scalar.KERNELS,
+    **tensor_ops.KERNELS,
+    **resize.KERNELS,
+    **conv_transpose.KERNELS,
 }
 
 
@@ -58,6 +64,7 @@ KERNEL_CONSTANTS: dict[type[Operation], Callable[[Operation], list[DenseIntOrFPE
     graph.ConvAddOp: conv.conv_constants,
     graph.MatMulOp: gemm_microkernel.packed_b,
     graph.GemmOp: gemm_microkernel.packed_b,
+    resize.ResizeOp: resize.resize_constants,
 }
 
 KERNEL_SCRATCH: dict[type[Operation], Callable[[Operation], list[MemRefType]]] = {

@@ -1,0 +1,190 @@
+"""Graph ops that index data by run-time values or move it by a static pattern:
+GatherElements, GatherND, ScatterElements, ScatterND, Tile, ReverseSequence, and the
+transposed convolution that CNN decoders and segmentation heads use.
+
+Index operands are integer tensors (negative indices count from the end, as in ONNX).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, IntegerType, StringAttr, TensorType
+from xdsl.ir import SSAValue
+from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, prop_def, result_def
+from xdsl.utils.exceptions import VerifyException
+
+from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.graph_base import GraphOp, int_of, ints_of, shape_of
+from onnxc.dialects.graph_resize import ResizeOp
+
+REDUCTIONS = ("none", "add", "mul", "max", "min")
+
+
+class _IndexedOp(GraphOp):
+    """An op with `data` and integer `indices` operands."""
+
+    def same_element_type_operands(self) -> Sequence[SSAValue]:
+        return [v for v in self.operands if v is not self.indices]
+
+    def verify_element_types(self) -> None:
+        super().verify_element_types()
+        if not isinstance(self.indices.type.get_element_type(), IntegerType):
+            raise VerifyException(f"{self.name}: indices must have an integer element type")
+
+
+@irdl_op_definition
+class GatherElementsOp(_IndexedOp):
+    """out[i] = data[i with i[axis] replaced by indices[i]]."""
+
+    name = "graph.gather_elements"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = prop_def(IntegerAttr)
+
+    def infer_shapes(self):
+        x, i = shape_of(self.data), shape_of(self.indices)
+        if len(x) != len(i):
+            raise ValueError("data and indices differ in rank")
+        shapes.normalize_axis(int_of(self.axis), len(x))
+        return [i]
+
+
+@irdl_op_definition
+class GatherNDOp(_IndexedOp):
+    """Slices of `data` addressed by the last dimension of `indices` (after `batch_dims`)."""
+
+    name = "graph.gather_nd"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    output = result_def(TensorType)
+    batch_dims = prop_def(IntegerAttr)
+
+    def infer_shapes(self):
+        x, i = shape_of(self.data), shape_of(self.indices)
+        b = int_of(self.batch_dims)
+        if not i or x[:b] != i[:b] or b + i[-1] > len(x):
+            raise ValueError(f"indices {i} do not address data {x} with batch_dims {b}")
+        return [i[:-1] + x[b + i[-1]:]]
+
+
+@irdl_op_definition
+class ScatterElementsOp(_IndexedOp):
+    """A copy of `data` with updates[i] combined into position i with i[axis] = indices[i]."""
+
+    name = "graph.scatter_elements"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    updates = operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = prop_def(IntegerAttr)
+    reduction = prop_def(StringAttr)
+
+    def infer_shapes(self):
+        x, i, u = shape_of(self.data), shape_of(self.indices), shape_of(self.updates)
+        if i != u or len(i) != len(x):
+            raise ValueError("indices and updates must share a shape of the data's rank")
+        if self.reduction.data not in REDUCTIONS:
+            raise ValueError(f"unknown reduction '{self.reduction.data}'")
+        shapes.normalize_axis(int_of(self.axis), len(x))
+        return [x]
+
+
+@irdl_op_definition
+class ScatterNDOp(_IndexedOp):
+    """A copy of `data` with slices replaced (or combined) at the index tuples of `indices`."""
+
+    name = "graph.scatter_nd"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    updates = operand_def(TensorType)
+    output = result_def(TensorType)
+    reduction = prop_def(StringAttr)
+
+    def infer_shapes(self):
+        x, i, u = shape_of(self.data), shape_of(self.indices), shape_of(self.updates)
+        if not i or i[-1] > len(x) or u != i[:-1] + x[i[-1]:]:
+            raise ValueError(f"updates {u} do not match indices {i} and data {x}")
+        if self.reduction.data not in REDUCTIONS:
+            raise ValueError(f"unknown reduction '{self.reduction.data}'")
+        return [x]
+
+
+@irdl_op_definition
+class TileOp(GraphOp):
+    """`input` repeated `repeats[d]` times along each dimension d."""
+
+    name = "graph.tile"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    repeats = prop_def(DenseArrayBase)
+
+    def infer_shapes(self):
+        x, r = shape_of(self.input), ints_of(self.repeats)
+        if len(r) != len(x) or min(r, default=0) < 0:
+            raise ValueError(f"repeats {list(r)} do not fit rank {len(x)}")
+        return [tuple(d * k for d, k in zip(x, r))]
+
+
+@irdl_op_definition
+class ReverseSequenceOp(GraphOp):
+    """Each batch entry's first seq_lens[b] steps along `time_axis` reversed."""
+
+    name = "graph.reverse_sequence"
+    input = operand_def(TensorType)
+    seq_lens = operand_def(TensorType)
+    output = result_def(TensorType)
+    batch_axis = prop_def(IntegerAttr)
+    time_axis = prop_def(IntegerAttr)
+
+    def same_element_type_operands(self) -> Sequence[SSAValue]:
+        return (self.input,)
+
+    def infer_shapes(self):
+        x = shape_of(self.input)
+        b, t = int_of(self.batch_axis), int_of(self.time_axis)
+        if len(x) < 2 or {b, t} not in ({0, 1},) or shape_of(self.seq_lens) != (x[b],):
+            raise ValueError("needs batch/time axes 0 and 1 and one length per batch entry")
+        return [x]
+
+
+@irdl_op_definition
+class ConvTransposeOp(GraphOp):
+    """N-D transposed convolution, weight [C, M/group, *kernel]; explicit pads (auto_pad,
+    output_shape and output_padding are resolved on import into pads and the result type)."""
+
+    name = "graph.conv_transpose"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    strides = prop_def(DenseArrayBase)
+    pads = prop_def(DenseArrayBase)
+    dilations = prop_def(DenseArrayBase)
+    group = prop_def(IntegerAttr)
+
+    def infer_shapes(self):
+        x, w, y = shape_of(self.input), shape_of(self.weight), shape_of(self.output)
+        g = int_of(self.group)
+        spatial = len(x) - 2
+        s, p, d = ints_of(self.strides), ints_of(self.pads), ints_of(self.dilations)
+        if len(w) != len(x) or w[0] != x[1] or x[1] % g or len(y) != len(x):
+            raise ValueError(f"weight {w} does not fit input {x} with {g} groups")
+        if (len(s), len(p), len(d)) != (spatial, 2 * spatial, spatial):
+            raise ValueError("strides/pads/dilations do not match the spatial rank")
+        if y[:2] != (x[0], w[1] * g):
+            raise ValueError(f"result {y} does not have {w[1] * g} channels")
+        for i in range(spatial):
+            full = s[i] * (x[2 + i] - 1) + (w[2 + i] - 1) * d[i] + 1 - p[i] - p[spatial + i]
+            if not full <= y[2 + i] < full + max(s[i], d[i]):  # the rest is output_padding
+                raise ValueError(f"spatial size {y[2 + i]} does not follow from the window")
+        if self.bias is not None and shape_of(self.bias) != (y[1],):
+            raise ValueError(f"bias shape {shape_of(self.bias)} is not ({y[1]},)")
+        return [y]
+
+
+TENSOR2_OPS = [
+    GatherElementsOp, GatherNDOp, ScatterElementsOp, ScatterNDOp, TileOp, ReverseSequenceOp,
+    ConvTransposeOp, ResizeOp,
+]

@@ -1,0 +1,110 @@
+"""Kernel of graph.resize: separable sampling through per-axis tap tables.
+
+`graph_resize.sampling_taps` gives, for each resized axis and output position, the input
+positions to read and their weights. Those tables are compile-time constants passed to the
+kernel (`resize_constants`: one index table, one weight table, every resized axis
+concatenated), so the kernel holds no coordinate arithmetic and one loop structure serves
+nearest, linear, cubic and antialiased filters: per output element, a nest of tap loops
+(one per resized axis; a one-tap nearest axis emits no loop) accumulates
+weight product * input. Axes that are not resized index the input directly.
+tf_crop_and_resize positions outside the region read `extrapolation_value` instead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType
+
+from onnxc.dialects.graph import float_of, shape_of
+from onnxc.dialects.graph_resize import AxisTaps, ResizeOp
+from onnxc.errors import LoweringError
+from onnxc.frontend import onnx_types as types
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
+
+
+def _tables(op: ResizeOp) -> tuple[dict[int, AxisTaps], dict[int, tuple[int, int, int]]]:
+    """Taps per resized axis and where each axis's rows start in the index table, the
+    weight table, and (for the outside flags) the weight table."""
+    taps = {a: t for a in range(len(shape_of(op.input))) if (t := op.axis_taps(a)) is not None}
+    offsets, idx_at, w_at = {}, 0, 0
+    for a, t in taps.items():
+        offsets[a] = (idx_at, w_at, 0)
+        idx_at += t.idx.size
+        w_at += t.w.size
+    for a, t in taps.items():
+        if t.outside is not None:
+            offsets[a] = (offsets[a][0], offsets[a][1], w_at)
+            w_at += t.outside.size
+    return taps, offsets
+
+
+def resize_constants(op: ResizeOp) -> list[DenseIntOrFPElementsAttr]:
+    """[index table (i64), weight table (the element type)] over all resized axes."""
+    taps, _ = _tables(op)
+    dtype = types.numpy_dtype_of_element(op.output.type.get_element_type())
+    idx = [t.idx.reshape(-1) for t in taps.values()]
+    w = [t.w.reshape(-1) for t in taps.values()]
+    w += [t.outside.astype(np.float64) for t in taps.values() if t.outside is not None]
+    idx_table = np.concatenate(idx or [np.zeros(1, np.int64)]).astype(np.int64)
+    w_table = np.concatenate(w or [np.zeros(1)]).astype(dtype)
+    return [types.dense(idx_table), types.dense(w_table)]
+
+
+def resize_kernel(op: ResizeOp, kb: KernelBuilder, ins, outs):
+    element = outs[0].type.get_element_type()
+    if not is_float(element):
+        raise LoweringError(f"{op.name}: only float tensors are supported")
+    out_shape = shape_of(op.output)
+    if 0 in out_shape:
+        return
+    taps, offsets = _tables(op)
+    x, idx_table, w_table = ins[0], ins[1], ins[2]
+    extrapolate = any(t.outside is not None for t in taps.values())
+    zero = kb.constant(0.0, element)
+    order = sorted(taps)
+
+    def row(axis: int, o: Index, t: Index) -> Index:
+        return kb.iadd(kb.imul(o, taps[axis].taps), t)
+
+    def body(ivs: list[Index]) -> None:
+        def level(k: int, src: list[Index], weight, acc):
+            if k == len(order):
+                v = kb.load(x, src)
+                return kb.muladd(v, weight, acc) if weight is not None else kb.add(v, acc)
+            axis = order[k]
+            i_at, w_at, _ = offsets[axis]
+
+            def tap(t: Index, acc_in):
+                r = row(axis, ivs[axis], t)
+                pos = kb.insert(arith.IndexCastOp(kb.load(idx_table, [kb.iadd(r, i_at)]),
+                                                  IndexType()))
+                w = None
+                if taps[axis].taps > 1:
+                    w = kb.load(w_table, [kb.iadd(r, w_at)])
+                    w = kb.mul(weight, w) if weight is not None else w
+                else:
+                    w = weight
+                inner = list(src)
+                inner[axis] = pos
+                return [level(k + 1, inner, w, acc_in)]
+
+            return kb.reduce(0, taps[axis].taps, [acc], tap)[0]
+
+        value = level(0, list(ivs), None, zero)
+        if extrapolate:
+            outside = zero
+            for axis in order:
+                if taps[axis].outside is not None:
+                    flag = kb.load(w_table, [kb.iadd(ivs[axis], offsets[axis][2])])
+                    outside = kb.max(outside, flag)
+            fill = kb.constant(float_of(op.extrapolation_value), element)
+            is_out = kb.insert(arith.CmpfOp(outside, zero, "ogt"))
+            value = kb.select(is_out, fill, value)
+        kb.store(value, outs[0], ivs)
+
+    kb.parallel_for(0, out_shape[0], lambda i: kb.nest(out_shape[1:],
+                                                       lambda ivs: body([i, *ivs])))
+
+
+KERNELS = {ResizeOp: resize_kernel}

@@ -1,0 +1,190 @@
+"""Kernels of the indexed data-movement ops: GatherElements, GatherND, ScatterElements,
+ScatterND, Tile and ReverseSequence.
+
+Gathers loop over their result (independent iterations, the outer loop runs in parallel).
+Scatters first copy `data` to the result, then apply the updates in index order: ONNX leaves
+duplicate indices undefined without a reduction, and with one the combine is order
+independent up to rounding, so the update loop stays serial. Indices are read as i64/i32 and
+negative ones count from the end; out-of-range indices are not checked (as in onnxruntime's
+release build, a bad index reads or writes out of bounds).
+"""
+
+from __future__ import annotations
+
+import math as pymath
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType
+
+from onnxc.dialects import graph_shapes, graph_tensor2
+from onnxc.dialects.graph import int_of, ints_of, shape_of
+from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.data_movement import copy_kernel
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
+
+
+def load_index(kb: KernelBuilder, mem, indices, size: int) -> Index:
+    """indices-tensor element as an index, negative values wrapped by `size`."""
+    raw = kb.insert(arith.IndexCastOp(kb.load(mem, indices), IndexType()))
+    negative = kb.insert(arith.CmpiOp(raw, kb.idx(0), "slt"))
+    return kb.select(negative, kb.iadd(raw, size), raw)
+
+
+def combine(kb: KernelBuilder, reduction: str, old, new):
+    """How a scatter merges an update into the current value."""
+    if reduction == "none":
+        return new
+    if reduction == "add":
+        return kb.add(old, new)
+    if reduction == "mul":
+        return kb.mul(old, new)
+    if reduction == "max":
+        return kb.max(old, new)
+    if reduction == "min":
+        return kb.min(old, new)
+    raise LoweringError(f"unknown scatter reduction '{reduction}'")
+
+
+def _outer_parallel(kb: KernelBuilder, shape, body) -> None:
+    """A nest over `shape` whose outermost loop is parallel."""
+    if not shape:
+        body([])
+        return
+    kb.parallel_for(0, shape[0], lambda i: kb.nest(shape[1:], lambda ivs: body([i, *ivs])))
+
+
+# --------------------------------------------------------------------------- gathers
+
+
+def gather_elements_kernel(op: graph_tensor2.GatherElementsOp, kb: KernelBuilder, ins, outs):
+    data_shape, idx_shape = shape_of(op.data), shape_of(op.indices)
+    axis = graph_shapes.normalize_axis(int_of(op.axis), len(data_shape))
+    if 0 in idx_shape:
+        return
+
+    def body(ivs: list[Index]) -> None:
+        src = list(ivs)
+        src[axis] = load_index(kb, ins[1], ivs, data_shape[axis])
+        kb.store(kb.load(ins[0], src), outs[0], ivs)
+
+    _outer_parallel(kb, idx_shape, body)
+
+
+def gather_nd_kernel(op: graph_tensor2.GatherNDOp, kb: KernelBuilder, ins, outs):
+    """out[b, r, s] = data[b, idx[b, r, 0], ..., idx[b, r, q-1], s] on collapsed views."""
+    data_shape, idx_shape = shape_of(op.data), shape_of(op.indices)
+    nb = int_of(op.batch_dims)
+    q = idx_shape[-1]
+    batch = pymath.prod(idx_shape[:nb])
+    rows = pymath.prod(idx_shape[nb:-1])
+    addressed = data_shape[nb:nb + q]
+    inner = pymath.prod(data_shape[nb + q:])
+    if batch * rows * inner == 0:
+        return
+    data = kb.view(ins[0], [batch, *addressed, inner])
+    idx = kb.view(ins[1], [batch, rows, q])
+    out = kb.view(outs[0], [batch, rows, inner])
+
+    def body(ivs: list[Index]) -> None:
+        b, r = ivs
+        where = [load_index(kb, idx, [b, r, j], addressed[j]) for j in range(q)]
+        kb.for_(0, inner, lambda s: kb.store(kb.load(data, [b, *where, s]), out, [b, r, s]))
+
+    _outer_parallel(kb, [batch, rows], body)
+
+
+# --------------------------------------------------------------------------- scatters
+
+
+def scatter_elements_kernel(op: graph_tensor2.ScatterElementsOp, kb: KernelBuilder, ins, outs):
+    copy_kernel(op, kb, ins[:1], outs)
+    data_shape, idx_shape = shape_of(op.data), shape_of(op.indices)
+    axis = graph_shapes.normalize_axis(int_of(op.axis), len(data_shape))
+    reduction = op.reduction.data
+
+    def body(ivs: list[Index]) -> None:
+        dst = list(ivs)
+        dst[axis] = load_index(kb, ins[1], ivs, data_shape[axis])
+        update = kb.load(ins[2], ivs)
+        old = kb.load(outs[0], dst) if reduction != "none" else None
+        kb.store(combine(kb, reduction, old, update), outs[0], dst)
+
+    if 0 not in idx_shape:
+        kb.nest(idx_shape, body)
+
+
+def scatter_nd_kernel(op: graph_tensor2.ScatterNDOp, kb: KernelBuilder, ins, outs):
+    copy_kernel(op, kb, ins[:1], outs)
+    data_shape, idx_shape = shape_of(op.data), shape_of(op.indices)
+    q = idx_shape[-1]
+    rows = pymath.prod(idx_shape[:-1])
+    inner = pymath.prod(data_shape[q:])
+    if rows * inner == 0:
+        return
+    reduction = op.reduction.data
+    out = kb.view(outs[0], [*data_shape[:q], inner])
+    idx = kb.view(ins[1], [rows, q])
+    updates = kb.view(ins[2], [rows, inner])
+
+    def row(r: Index) -> None:
+        where = [load_index(kb, idx, [r, j], data_shape[j]) for j in range(q)]
+
+        def element(s: Index) -> None:
+            old = kb.load(out, [*where, s]) if reduction != "none" else None
+            kb.store(combine(kb, reduction, old, kb.load(updates, [r, s])), out, [*where, s])
+
+        kb.for_(0, inner, element)
+
+    kb.for_(0, rows, row)
+
+
+# --------------------------------------------------------------------------- static patterns
+
+
+def tile_kernel(op: graph_tensor2.TileOp, kb: KernelBuilder, ins, outs):
+    """out[..., r * d + i, ...] = in[..., i, ...]: loops over (repeat, position) pairs, so
+    no index needs a remainder and the innermost loop stays contiguous."""
+    x = shape_of(op.input)
+    repeats = ints_of(op.repeats)
+    if 0 in x or 0 in repeats:
+        return
+    out = kb.view(outs[0], [v for d, r in zip(x, repeats) for v in (r, d)])
+    bounds = [v for d, r in zip(x, repeats) for v in (r, d)]
+
+    def body(ivs: list[Index]) -> None:
+        kb.store(kb.load(ins[0], ivs[1::2]), out, ivs)
+
+    _outer_parallel(kb, bounds, body)
+
+
+def reverse_sequence_kernel(op: graph_tensor2.ReverseSequenceOp, kb: KernelBuilder, ins, outs):
+    """out[t, b] = in[len_b - 1 - t, b] for t < len_b, in[t, b] after (time/batch axes 0/1)."""
+    x = shape_of(op.input)
+    if 0 in x:
+        return
+    batch_axis, time_axis = int_of(op.batch_axis), int_of(op.time_axis)
+    inner = pymath.prod(x[2:])
+    shape = [x[0], x[1], inner]
+    src, dst = kb.view(ins[0], shape), kb.view(outs[0], shape)
+
+    def body(ivs: list[Index]) -> None:
+        t, b = ivs[time_axis], ivs[batch_axis]
+        length = kb.insert(arith.IndexCastOp(kb.load(ins[1], [b]), IndexType()))
+        inside = kb.insert(arith.CmpiOp(kb.idx(t), length, "slt"))
+        reversed_t = kb.isub(kb.isub(length, 1), t)
+        source_t = kb.select(inside, kb.idx(reversed_t), kb.idx(t))
+        src_index = list(ivs)
+        src_index[time_axis] = source_t
+        kb.for_(0, inner, lambda s: kb.store(kb.load(src, [*src_index, s]), dst, [*ivs, s]))
+
+    _outer_parallel(kb, [shape[0], shape[1]], body)
+
+
+KERNELS = {
+    graph_tensor2.GatherElementsOp: gather_elements_kernel,
+    graph_tensor2.GatherNDOp: gather_nd_kernel,
+    graph_tensor2.ScatterElementsOp: scatter_elements_kernel,
+    graph_tensor2.ScatterNDOp: scatter_nd_kernel,
+    graph_tensor2.TileOp: tile_kernel,
+    graph_tensor2.ReverseSequenceOp: reverse_sequence_kernel,
+}

@@ -1,0 +1,133 @@
+"""numpy semantics of the graph ops in graph_tensor2 and graph_resize (see evaluator.py).
+
+Written from the ONNX operator docs with plain loops and numpy indexing; Resize applies the
+per-axis interpolation matrices built from `sampling_taps` one axis at a time.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from xdsl.ir import Operation
+
+from onnxc.dialects import graph_shapes, graph_tensor2
+from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
+from onnxc.dialects.graph_resize import ResizeOp
+
+_COMBINE = {
+    "none": lambda old, new: new,
+    "add": lambda old, new: old + new,
+    "mul": lambda old, new: old * new,
+    "max": np.maximum,
+    "min": np.minimum,
+}
+
+
+def _wrap(index: np.ndarray, size: int) -> np.ndarray:
+    return np.where(index < 0, index + size, index)
+
+
+def _gather_elements(op: graph_tensor2.GatherElementsOp, a: list[np.ndarray]):
+    data, idx = a
+    axis = graph_shapes.normalize_axis(int_of(op.axis), data.ndim)
+    return [np.take_along_axis(data, _wrap(idx, data.shape[axis]).astype(np.int64), axis)]
+
+
+def _gather_nd(op: graph_tensor2.GatherNDOp, a: list[np.ndarray]):
+    data, idx = a
+    b = int_of(op.batch_dims)
+    q = idx.shape[-1]
+    out = np.empty(shape_of(op.output), data.dtype)
+    for pos in np.ndindex(*idx.shape[:-1]):
+        where = tuple(int(v) for v in _wrap(idx[pos], np.array(data.shape[b:b + q])))
+        out[pos] = data[pos[:b] + where]
+    return [out]
+
+
+def _scatter_elements(op: graph_tensor2.ScatterElementsOp, a: list[np.ndarray]):
+    data, idx, updates = a
+    out = data.copy()
+    axis = graph_shapes.normalize_axis(int_of(op.axis), data.ndim)
+    combine = _COMBINE[op.reduction.data]
+    for pos in np.ndindex(*idx.shape):
+        dst = list(pos)
+        dst[axis] = int(_wrap(idx[pos], data.shape[axis]))
+        out[tuple(dst)] = combine(out[tuple(dst)], updates[pos])
+    return [out]
+
+
+def _scatter_nd(op: graph_tensor2.ScatterNDOp, a: list[np.ndarray]):
+    data, idx, updates = a
+    out = data.copy()
+    q = idx.shape[-1]
+    combine = _COMBINE[op.reduction.data]
+    for pos in np.ndindex(*idx.shape[:-1]):
+        where = tuple(int(v) for v in _wrap(idx[pos], np.array(data.shape[:q])))
+        out[where] = combine(out[where], updates[pos])
+    return [out]
+
+
+def _reverse_sequence(op: graph_tensor2.ReverseSequenceOp, a: list[np.ndarray]):
+    x, lens = a
+    b_axis, t_axis = int_of(op.batch_axis), int_of(op.time_axis)
+    out = x.copy()
+    for b, n in enumerate(lens):
+        index = [slice(None)] * x.ndim
+        index[b_axis], index[t_axis] = b, slice(0, int(n))
+        out[tuple(index)] = np.flip(x[tuple(index)], axis=0)
+    return [out]
+
+
+def _conv_transpose(op: graph_tensor2.ConvTransposeOp, a: list[np.ndarray]):
+    x, w = a[0], a[1]
+    y_shape = shape_of(op.output)
+    s, p, d = ints_of(op.strides), ints_of(op.pads), ints_of(op.dilations)
+    g = int_of(op.group)
+    spatial = x.ndim - 2
+    cg, mg = x.shape[1] // g, w.shape[1]
+    # scatter into an unpadded canvas, then crop the pads
+    full = [s[i] * (x.shape[2 + i] - 1) + (w.shape[2 + i] - 1) * d[i] + 1 for i in range(spatial)]
+    canvas = np.zeros((x.shape[0], g * mg, *[max(f, p[i] + y_shape[2 + i])
+                                             for i, f in enumerate(full)]), np.float64)
+    for k in itertools.product(*[range(v) for v in w.shape[2:]]):
+        for grp in range(g):
+            xs = x[:, grp * cg:(grp + 1) * cg].astype(np.float64)
+            contrib = np.einsum("nc...,cm->nm...", xs, w[grp * cg:(grp + 1) * cg, :, *k])
+            where = tuple(slice(k[i] * d[i], k[i] * d[i] + s[i] * (x.shape[2 + i] - 1) + 1, s[i])
+                          for i in range(spatial))
+            canvas[(slice(None), slice(grp * mg, (grp + 1) * mg), *where)] += contrib
+    crop = tuple(slice(p[i], p[i] + y_shape[2 + i]) for i in range(spatial))
+    y = canvas[(slice(None), slice(None), *crop)]
+    if len(a) > 2:
+        y = y + a[2].reshape((-1,) + (1,) * spatial)
+    return [y.astype(x.dtype)]
+
+
+def _resize(op: ResizeOp, a: list[np.ndarray]):
+    x = a[0]
+    y = x.astype(np.float64)
+    outside = np.zeros(shape_of(op.output), bool)
+    for axis in range(x.ndim):
+        taps = op.axis_taps(axis)
+        if taps is None:
+            continue
+        y = np.moveaxis(np.tensordot(taps.matrix(x.shape[axis]), y, axes=([1], [axis])), 0, axis)
+        if taps.outside is not None:
+            shape = [1] * x.ndim
+            shape[axis] = -1
+            outside |= taps.outside.reshape(shape)
+    y = np.where(outside, float_of(op.extrapolation_value), y)
+    return [y.astype(x.dtype)]
+
+
+EVALUATORS: dict[type[Operation], object] = {
+    graph_tensor2.GatherElementsOp: _gather_elements,
+    graph_tensor2.GatherNDOp: _gather_nd,
+    graph_tensor2.ScatterElementsOp: _scatter_elements,
+    graph_tensor2.ScatterNDOp: _scatter_nd,
+    graph_tensor2.TileOp: lambda op, a: [np.tile(a[0], ints_of(op.repeats))],
+    graph_tensor2.ReverseSequenceOp: _reverse_sequence,
+    graph_tensor2.ConvTransposeOp: _conv_transpose,
+    ResizeOp: _resize,
+}

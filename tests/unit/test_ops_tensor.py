@@ -1,0 +1,201 @@
+"""Resize/Upsample, ConvTranspose, Gather/Scatter Elements and ND, Tile, DepthToSpace,
+SpaceToDepth, ReverseSequence, Compress, NonZero, CenterCropPad, Instance/Group/MeanVariance
+normalization and LpPool: one-node models compiled natively by onnxc.compile against
+onnx.reference.ReferenceEvaluator.
+
+Data movement must match exactly; interpolation, convolutions and normalizations use
+rtol 1e-4 / atol 1e-5 (float32 accumulation in another order than the reference's float64).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+import onnxc
+from onnxc.errors import UnsupportedOpError
+
+RNG = np.random.default_rng(11)
+
+
+def _f(*shape) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def _model(op: str, inputs, consts, attrs: dict, opset: int):
+    """Runtime inputs x0.., then constant inputs (initializers; None = omitted input)."""
+    names = [f"x{i}" for i in range(len(inputs))]
+    graph_inputs = [
+        helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+        for n, a in zip(names, inputs)]
+    inits, const_names = [], []
+    for i, c in enumerate(consts):
+        if c is None:
+            const_names.append("")
+        else:
+            inits.append(numpy_helper.from_array(np.asarray(c), f"c{i}"))
+            const_names.append(f"c{i}")
+    node = helper.make_node(op, names + const_names, ["y"], **attrs)
+    graph = helper.make_graph([node], op, graph_inputs,
+                              [helper.make_empty_tensor_value_info("y")], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    return onnx.shape_inference.infer_shapes(model)
+
+
+def check(op: str, inputs, consts=(), attrs=None, opset: int = 21, tol: bool = True,
+          reference: str = "onnx"):
+    model = _model(op, inputs, consts, attrs or {}, opset)
+    feeds = {f"x{i}": a for i, a in enumerate(inputs)}
+    if reference == "onnxruntime":
+        import onnxruntime
+
+        model.ir_version = min(model.ir_version, 10)
+        session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                               providers=["CPUExecutionProvider"])
+        (expected,) = session.run(None, feeds)
+    else:
+        (expected,) = ReferenceEvaluator(model).run(None, feeds)
+    (got,) = onnxc.compile(model).run(None, feeds)
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    if tol:
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+    else:
+        np.testing.assert_array_equal(got, expected)
+
+
+F32 = np.float32
+EMPTY = np.array([], F32)
+
+RESIZE = [
+    ("nearest_up_scales", {"mode": "nearest"}, [EMPTY, np.array([1, 1, 2, 3], F32)]),
+    ("nearest_down_ceil_align", {"mode": "nearest", "nearest_mode": "ceil",
+                                 "coordinate_transformation_mode": "align_corners"},
+     [EMPTY, np.array([1, 1, 0.6, 0.5], F32)]),
+    ("nearest_sizes_floor_asym", {"mode": "nearest", "nearest_mode": "floor",
+                                  "coordinate_transformation_mode": "asymmetric"},
+     [None, None, np.array([2, 3, 7, 9], np.int64)]),
+    ("nearest_prefer_ceil", {"mode": "nearest", "nearest_mode": "round_prefer_ceil"},
+     [None, None, np.array([2, 3, 9, 10], np.int64)]),
+    ("linear_up", {"mode": "linear"}, [EMPTY, np.array([1, 1, 2, 1.5], F32)]),
+    ("linear_down_pytorch", {"mode": "linear",
+                             "coordinate_transformation_mode": "pytorch_half_pixel"},
+     [None, None, np.array([2, 3, 3, 1], np.int64)]),
+    ("linear_align_corners", {"mode": "linear",
+                              "coordinate_transformation_mode": "align_corners"},
+     [EMPTY, np.array([1, 1, 1.7, 2.3], F32)]),
+    ("linear_antialias_down", {"mode": "linear", "antialias": 1},
+     [EMPTY, np.array([1, 1, 0.6, 0.4], F32)]),
+    ("cubic_up", {"mode": "cubic"}, [EMPTY, np.array([1, 1, 1.5, 2], F32)]),
+    ("cubic_exclude_outside", {"mode": "cubic", "exclude_outside": 1, "cubic_coeff_a": -0.5},
+     [EMPTY, np.array([1, 1, 0.8, 0.6], F32)]),
+    ("half_pixel_symmetric", {"mode": "linear",
+                              "coordinate_transformation_mode": "half_pixel_symmetric"},
+     [EMPTY, np.array([1, 1, 1.3, 0.7], F32)]),
+    ("tf_crop_and_resize", {"mode": "linear", "extrapolation_value": 3.0,
+                            "coordinate_transformation_mode": "tf_crop_and_resize"},
+     [np.array([0, 0, -0.2, 0.4, 1, 1, 0.6, 1.3], F32), None, np.array([2, 3, 3, 3], np.int64)]),
+    ("axes_not_larger", {"mode": "linear", "axes": [3, 2],
+                         "keep_aspect_ratio_policy": "not_larger"},
+     [None, None, np.array([8, 8], np.int64)]),
+]
+
+
+@pytest.mark.parametrize("name,attrs,consts", RESIZE, ids=[r[0] for r in RESIZE])
+def test_resize(name, attrs, consts):
+    check("Resize", [_f(2, 3, 5, 6)], consts, attrs, opset=19)
+
+
+def test_upsample_opset9_nearest_and_resize_opset10_linear():
+    check("Upsample", [_f(1, 2, 3, 4)], [np.array([1, 1, 2, 3], F32)], {"mode": "nearest"},
+          opset=9, tol=False)
+    model = _model("Resize", [_f(1, 2, 3, 4)], [np.array([1, 1, 2, 2], F32)],
+                   {"mode": "linear"}, 10)
+    x = _f(1, 2, 3, 4)
+    (got,) = onnxc.compile(model).run(None, {"x0": x})
+    # Resize-10 linear is asymmetric: output 2i reads input i exactly
+    np.testing.assert_allclose(got[..., ::2, ::2], x, rtol=1e-6)
+
+
+CONV_T = [
+    ("basic", (1, 2, 3, 3), (2, 3, 3, 3), {}),
+    ("strides_pads", (2, 2, 4, 3), (2, 2, 3, 2), {"strides": [2, 3], "pads": [1, 0, 1, 1]}),
+    ("output_padding_dil", (1, 2, 3, 4), (2, 1, 2, 3),
+     {"strides": [2, 2], "output_padding": [1, 1], "dilations": [2, 1]}),
+    ("groups", (1, 4, 3, 3), (4, 3, 3, 3), {"group": 2, "strides": [2, 1]}),
+    ("output_shape", (1, 1, 3, 3), (1, 2, 3, 3), {"strides": [3, 2], "output_shape": [10, 8]}),
+    ("same_upper", (1, 1, 3, 3), (1, 2, 3, 3), {"strides": [2, 2], "auto_pad": "SAME_UPPER"}),
+    ("conv1d", (1, 2, 5), (2, 3, 3), {"strides": [2]}),
+]
+
+
+@pytest.mark.parametrize("name,x,w,attrs", CONV_T, ids=[c[0] for c in CONV_T])
+def test_conv_transpose(name, x, w, attrs):
+    m = w[1] * attrs.get("group", 1)
+    # onnx.reference's grouped ConvTranspose slices the weight by output channels (wrong)
+    check("ConvTranspose", [_f(*x)], [_f(*w), _f(m)], attrs, opset=17,
+          reference="onnxruntime" if "group" in attrs else "onnx")
+
+
+def test_conv_transpose_no_bias_3d():
+    check("ConvTranspose", [_f(1, 2, 2, 3, 3)], [_f(2, 2, 2, 2, 2)], {"strides": [1, 2, 1]})
+
+
+def test_gather_scatter_elements():
+    idx = np.array([[1, -1, 0], [2, 0, 1]], np.int64)
+    check("GatherElements", [_f(3, 3), idx], attrs={"axis": 0}, tol=False)
+    check("GatherElements", [_f(2, 4), idx[:, :2].astype(np.int32)], attrs={"axis": 1}, tol=False)
+    for reduction in ("none", "add", "mul", "max", "min"):
+        upd = _f(2, 3)
+        idx2 = np.array([[1, 0, 2], [0, 2, 1]], np.int64)
+        check("ScatterElements", [_f(3, 3), idx2, upd], attrs={"axis": 1, "reduction": reduction},
+              opset=18)
+    # onnx.reference has no Scatter (opset 9-10): it is ScatterElements without reduction
+    data, idx3, upd = _f(3, 3), np.array([[1, 0, 2]], np.int64), _f(1, 3)
+    model = _model("Scatter", [data, idx3, upd], [], {"axis": 0}, 10)
+    (got,) = onnxc.compile(model).run(None, {"x0": data, "x1": idx3, "x2": upd})
+    expected = data.copy()
+    expected[idx3[0], [0, 1, 2]] = upd[0]
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_gather_scatter_nd():
+    data = _f(2, 3, 4)
+    check("GatherND", [data, np.array([[0, 1], [1, -1]], np.int64)], tol=False)
+    check("GatherND", [data, np.array([[[2]], [[0]]], np.int64)], attrs={"batch_dims": 1},
+          tol=False)
+    for reduction in ("none", "add", "mul", "max", "min"):
+        check("ScatterND", [data, np.array([[1, 2], [0, 0]], np.int64), _f(2, 4)],
+              attrs={"reduction": reduction}, opset=18)
+
+
+def test_static_movement():
+    check("Tile", [_f(2, 3, 2)], [np.array([2, 1, 3], np.int64)], tol=False)
+    for mode in ("DCR", "CRD"):
+        check("DepthToSpace", [_f(1, 8, 2, 3)], attrs={"blocksize": 2, "mode": mode}, tol=False)
+    check("SpaceToDepth", [_f(1, 2, 4, 6)], attrs={"blocksize": 2}, tol=False)
+    check("ReverseSequence", [_f(4, 3, 2), np.array([4, 1, 3], np.int64)],
+          attrs={"batch_axis": 1, "time_axis": 0}, tol=False)
+    check("ReverseSequence", [_f(3, 4), np.array([1, 2, 3], np.int64)],
+          attrs={"batch_axis": 0, "time_axis": 1}, tol=False)
+    check("Compress", [_f(3, 4)], [np.array([0, 1, 1], bool)], {"axis": 0}, tol=False)
+    check("Compress", [_f(3, 2)], [np.array([1, 0, 0, 1, 1], bool)], tol=False)
+    check("CenterCropPad", [_f(5, 4, 3)], [np.array([3, 7], np.int64)], {"axes": [0, 1]},
+          opset=18, tol=False)
+
+
+def test_non_zero_needs_a_constant():
+    with pytest.raises(UnsupportedOpError):
+        onnxc.compile(_model("NonZero", [_f(2, 3)], [], {}, 13))
+
+
+def test_normalizations_and_lp_pool():
+    check("InstanceNormalization", [_f(2, 3, 4, 5)], [_f(3), _f(3)], {"epsilon": 1e-3})
+    check("GroupNormalization", [_f(2, 4, 3, 3)], [_f(4), _f(4)], {"num_groups": 2})
+    check("GroupNormalization", [_f(2, 4, 3)], [_f(2), _f(2)], {"num_groups": 2}, opset=18)
+    check("MeanVarianceNormalization", [_f(2, 3, 4, 5)], opset=13)
+    check("LpPool", [_f(1, 2, 5, 5)], attrs={"kernel_shape": [3, 3], "p": 2,
+                                             "pads": [1, 1, 1, 1], "strides": [2, 2]})
+    check("LpPool", [_f(1, 2, 6)], attrs={"kernel_shape": [2], "p": 3})
