@@ -30,6 +30,29 @@ from onnxc.dialects.graph_fused import (
     WeightedSumOp,
 )
 from onnxc.dialects.graph_layout import LayoutConvertOp
+from onnxc.dialects.graph_logic import (
+    LOGIC_OPS,
+    AndOp,
+    BitShiftOp,
+    BitwiseAndOp,
+    BitwiseNotOp,
+    BitwiseOrOp,
+    BitwiseXorOp,
+    CompareOp,
+    EqualOp,
+    FloatTestOp,
+    GreaterOp,
+    GreaterOrEqualOp,
+    IsInfOp,
+    IsNaNOp,
+    LessOp,
+    LessOrEqualOp,
+    ModOp,
+    NotOp,
+    OrOp,
+    WhereOp,
+    XorOp,
+)
 from onnxc.dialects.graph_math import (
     AbsOp,
     AddOp,
@@ -102,6 +125,28 @@ from onnxc.dialects.graph_scalar import (
     ScalarBinaryOp,
     SubScalarOp,
 )
+from onnxc.dialects.graph_unary import (
+    UNARY_MATH_OPS,
+    AcoshOp,
+    AcosOp,
+    AsinhOp,
+    AsinOp,
+    AtanhOp,
+    AtanOp,
+    CeilOp,
+    CoshOp,
+    CosOp,
+    FloorOp,
+    MishOp,
+    RoundOp,
+    ShrinkOp,
+    SignOp,
+    SinhOp,
+    SinOp,
+    SoftplusOp,
+    TanOp,
+    ThresholdedReluOp,
+)
 from onnxc.dialects.graph_tensor2 import TENSOR2_OPS
 from onnxc.dialects.graph_tensor import (
     ConcatOp,
@@ -137,7 +182,7 @@ Graph = Dialect(
         LayerNormalizationOp, GeluOp, PReluOp, WeightedSumOp, AttentionOp,
         FusedElementwiseOp, ChannelShuffleOp, ConvAddOp,
         LayoutConvertOp, QuantizeLinearOp, DequantizeLinearOp,
-        *TENSOR2_OPS,
+        *LOGIC_OPS, *UNARY_MATH_OPS, *TENSOR2_OPS,
     ],
     [],
 )
@@ -223,4 +268,7 @@ __all__ = [
     "LayoutConvertOp",
     "QuantizeLinearOp",
     "DequantizeLinearOp",
+    "CompareOp", "FloatTestOp",
+    *(op.__name__ for op in LOGIC_OPS),
+    *(op.__name__ for op in UNARY_MATH_OPS),
 ]

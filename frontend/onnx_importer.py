@@ -23,6 +23,7 @@ from onnxc.errors import (
     UnsupportedOpError,
 )
 from onnxc.frontend import onnx_ops_activation, onnx_ops_math, onnx_ops_nn, onnx_ops_tensor
+from onnxc.frontend import onnx_ops_logic
 from onnxc.frontend import onnx_ops_tensor2
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import (
@@ -51,6 +52,7 @@ CONVERTERS = {
     **onnx_ops_activation.CONVERTERS,
     **onnx_ops_nn.CONVERTERS,
     **onnx_ops_tensor.CONVERTERS,
+    **onnx_ops_logic.CONVERTERS,
     **onnx_ops_tensor2.CONVERTERS,
 }
 

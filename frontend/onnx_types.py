@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
     f64,
     i1,
     i8,
+    i16,
     i32,
     i64,
 )
@@ -41,6 +42,10 @@ _ELEMENT_TYPES: dict[int, tuple[Attribute, np.dtype]] = {
     TP.INT32: (i32, np.dtype(np.int32)),
     TP.INT8: (i8, np.dtype(np.int8)),
     TP.UINT8: (UI8, np.dtype(np.uint8)),
+    TP.INT16: (i16, np.dtype(np.int16)),
+    TP.UINT16: (IntegerType(16, Signedness.UNSIGNED), np.dtype(np.uint16)),
+    TP.UINT32: (IntegerType(32, Signedness.UNSIGNED), np.dtype(np.uint32)),
+    TP.UINT64: (IntegerType(64, Signedness.UNSIGNED), np.dtype(np.uint64)),
     TP.BOOL: (i1, np.dtype(np.bool_)),
 }
 _BY_NUMPY = {dt: onnx_type for onnx_type, (_, dt) in _ELEMENT_TYPES.items()}

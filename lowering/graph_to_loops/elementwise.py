@@ -12,7 +12,7 @@ import math as pymath
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import FloatAttr, IntegerType, f64
+from xdsl.dialects.builtin import FloatAttr, IntegerType, Signedness, f64, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from onnxc.dialects import graph
@@ -174,8 +174,14 @@ def unary_kernel(op, kb: KernelBuilder, ins: Sequence[SSAValue], outs: Sequence[
 # --------------------------------------------------------------------------- casts
 
 
+def _unsigned(t: Attribute) -> bool:
+    return isinstance(t, IntegerType) and (
+        t.signedness.data == Signedness.UNSIGNED or t.width.data == 1)
+
+
 def convert(kb: KernelBuilder, x: SSAValue, dst: Attribute) -> SSAValue:
-    """ONNX Cast of one scalar: float->int truncates, anything->bool is `!= 0`."""
+    """ONNX Cast of one scalar: float->int truncates, anything->bool is `!= 0`; unsigned
+    sources zero-extend, integers narrow by dropping high bits (as numpy's astype)."""
     src = x.type
     if src == dst:
         return x
@@ -186,14 +192,22 @@ def convert(kb: KernelBuilder, x: SSAValue, dst: Attribute) -> SSAValue:
     if is_float(src) and is_float(dst):
         wider = dst.bitwidth > src.bitwidth  # type: ignore[union-attr]
         return kb.insert((arith.ExtFOp if wider else arith.TruncFOp)(x, dst))
+    assert isinstance(dst, IntegerType) or is_float(dst)
     if is_float(src):
+        if _unsigned(dst) and dst.width.data == 64:  # type: ignore[union-attr]
+            return kb.insert(arith.FPToUIOp(x, dst))
+        if dst.width.data < 64:  # type: ignore[union-attr]
+            # through i64, so that e.g. -1.0 -> uint8 wraps to 255 as numpy does
+            return convert(kb, kb.insert(arith.FPToSIOp(x, i64)), dst)
         return kb.insert(arith.FPToSIOp(x, dst))
     if is_float(dst):
-        return kb.insert((arith.UIToFPOp if is_bool(src) else arith.SIToFPOp)(x, dst))
+        return kb.insert((arith.UIToFPOp if _unsigned(src) else arith.SIToFPOp)(x, dst))
     assert isinstance(src, IntegerType) and isinstance(dst, IntegerType)
     if dst.width.data > src.width.data:
-        return kb.insert((arith.ExtUIOp if is_bool(src) else arith.ExtSIOp)(x, dst))
-    return kb.insert(arith.TruncIOp(x, dst))
+        return kb.insert((arith.ExtUIOp if _unsigned(src) else arith.ExtSIOp)(x, dst))
+    if dst.width.data < src.width.data:
+        return kb.insert(arith.TruncIOp(x, dst))
+    return kb.insert(arith.BitcastOp(x, dst))  # same width, other signedness
 
 
 def cast_kernel(op, kb: KernelBuilder, ins, outs):

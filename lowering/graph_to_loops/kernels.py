@@ -23,6 +23,8 @@ from onnxc.lowering.graph_to_loops import (
     conv_transpose,
     data_movement,
     elementwise,
+    elementwise_logic,
+    elementwise_unary,
     fused,
     gemm_microkernel,
     layout,
@@ -41,6 +43,8 @@ KernelFn = Callable[[Operation, KernelBuilder, Sequence[SSAValue], Sequence[SSAV
 
 KERNELS: dict[type[Operation], KernelFn] = {
     **elementwise.KERNELS,
+    **elementwise_logic.KERNELS,
+    **elementwise_unary.KERNELS,
     **linalg.KERNELS,
     **conv.KERNELS,
     **pool.KERNELS,

@@ -19,7 +19,9 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     MemRefType,
+    Signedness,
     TensorType,
+    UnrealizedConversionCastOp,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -111,6 +113,18 @@ class KernelBuilder:
                 attr = FloatAttr(float(value), t)  # type: ignore[arg-type]
             elif is_bool(t):
                 attr = IntegerAttr(int(bool(value)), t)  # type: ignore[arg-type]
+            elif isinstance(t, IntegerType) and t.signedness.data != Signedness.SIGNLESS:
+                # arith.constant is signless only: ui8 200 is i8 -56 cast to ui8 (same bits)
+                signless = IntegerType(t.width.data)
+                bits = int(value) & ((1 << t.width.data) - 1)
+                if bits >= 1 << (t.width.data - 1):
+                    bits -= 1 << t.width.data
+                const = arith.ConstantOp(IntegerAttr(bits, signless), signless)
+                cast = UnrealizedConversionCastOp.get([const.result], [t])
+                Rewriter.insert_op(cast, InsertPoint.at_start(self.entry))
+                Rewriter.insert_op(const, InsertPoint.at_start(self.entry))
+                self._constants[key] = cast.results[0]
+                return self._constants[key]
             else:
                 attr = IntegerAttr(int(value), t)  # type: ignore[arg-type]
             op = arith.ConstantOp(attr, t)

@@ -1,0 +1,127 @@
+"""Graph ops for the remaining unary float math: rounding, sign, trigonometric and
+hyperbolic functions, and the Softplus/Mish/ThresholdedRelu/Shrink activations.
+
+All are `UnaryElementwiseOp`s (same shape and element type as the input).
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import FloatAttr
+from xdsl.irdl import irdl_op_definition, prop_def
+
+from onnxc.dialects.graph_math import UnaryElementwiseOp
+
+
+@irdl_op_definition
+class CeilOp(UnaryElementwiseOp):
+    name = "graph.ceil"
+
+
+@irdl_op_definition
+class FloorOp(UnaryElementwiseOp):
+    name = "graph.floor"
+
+
+@irdl_op_definition
+class RoundOp(UnaryElementwiseOp):
+    """Round to the nearest integer, halves to even (as ONNX Round and numpy.round)."""
+
+    name = "graph.round"
+
+
+@irdl_op_definition
+class SignOp(UnaryElementwiseOp):
+    name = "graph.sign"
+
+
+@irdl_op_definition
+class SinOp(UnaryElementwiseOp):
+    name = "graph.sin"
+
+
+@irdl_op_definition
+class CosOp(UnaryElementwiseOp):
+    name = "graph.cos"
+
+
+@irdl_op_definition
+class TanOp(UnaryElementwiseOp):
+    name = "graph.tan"
+
+
+@irdl_op_definition
+class AsinOp(UnaryElementwiseOp):
+    name = "graph.asin"
+
+
+@irdl_op_definition
+class AcosOp(UnaryElementwiseOp):
+    name = "graph.acos"
+
+
+@irdl_op_definition
+class AtanOp(UnaryElementwiseOp):
+    name = "graph.atan"
+
+
+@irdl_op_definition
+class SinhOp(UnaryElementwiseOp):
+    name = "graph.sinh"
+
+
+@irdl_op_definition
+class CoshOp(UnaryElementwiseOp):
+    name = "graph.cosh"
+
+
+@irdl_op_definition
+class AsinhOp(UnaryElementwiseOp):
+    name = "graph.asinh"
+
+
+@irdl_op_definition
+class AcoshOp(UnaryElementwiseOp):
+    name = "graph.acosh"
+
+
+@irdl_op_definition
+class AtanhOp(UnaryElementwiseOp):
+    name = "graph.atanh"
+
+
+@irdl_op_definition
+class SoftplusOp(UnaryElementwiseOp):
+    """log(1 + exp(x))."""
+
+    name = "graph.softplus"
+
+
+@irdl_op_definition
+class MishOp(UnaryElementwiseOp):
+    """x * tanh(softplus(x))."""
+
+    name = "graph.mish"
+
+
+@irdl_op_definition
+class ThresholdedReluOp(UnaryElementwiseOp):
+    """x where x > alpha, else 0."""
+
+    name = "graph.thresholded_relu"
+    alpha = prop_def(FloatAttr)
+
+
+@irdl_op_definition
+class ShrinkOp(UnaryElementwiseOp):
+    """x + bias where x < -lambd, x - bias where x > lambd, else 0."""
+
+    name = "graph.shrink"
+    bias = prop_def(FloatAttr)
+    lambd = prop_def(FloatAttr)
+
+
+UNARY_MATH_OPS = [
+    CeilOp, FloorOp, RoundOp, SignOp, SinOp, CosOp, TanOp, AsinOp, AcosOp, AtanOp,
+    SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, SoftplusOp, MishOp, ThresholdedReluOp,
+    ShrinkOp,
+]

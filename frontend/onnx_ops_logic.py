@@ -1,0 +1,157 @@
+"""Comparisons, logic, bitwise ops, Where, Mod, IsNaN/IsInf and the unary float math ops
+(rounding, Sign, trigonometric, hyperbolic, Softplus, Mish, ThresholdedRelu, Shrink):
+ONNX nodes -> graph ops.
+
+Constant operands of the logic ops are still folded at import (onnx_fold); these converters
+are the run-time path. Before opset 7, And/Or/Xor/Equal/Less/Greater aligned a broadcast
+right operand at `axis`, as the arithmetic ops did (onnx_ops_math handles that).
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import IntegerType, Signedness, StringAttr, i1
+
+from onnxc.dialects import graph
+from onnxc.dialects import graph_shapes as shapes
+from onnxc.frontend import onnx_types as types
+from onnxc.frontend.onnx_context import NodeContext, Result
+from onnxc.frontend.onnx_ops_math import Converter, _legacy_broadcast_rhs
+
+
+def _is_bool(el) -> bool:
+    return isinstance(el, IntegerType) and el.width.data == 1
+
+
+def _is_integer(el) -> bool:
+    return isinstance(el, IntegerType) and not _is_bool(el)
+
+
+def _is_unsigned(el) -> bool:
+    return isinstance(el, IntegerType) and el.signedness.data == Signedness.UNSIGNED
+
+
+def _binary(op_class, check=None, result_el=None, props=None) -> Converter:
+    """A broadcasting binary node whose operands share one element type."""
+
+    def convert(ctx: NodeContext) -> list[Result]:
+        lhs, rhs = ctx.operand(0), _legacy_broadcast_rhs(ctx, ctx.operand(1))
+        el = ctx.element_type(0)
+        if rhs.type.get_element_type() != el:
+            raise ctx.invalid(f"operand types differ: {el} and {rhs.type.get_element_type()}")
+        if check is not None and not check(el):
+            raise ctx.unsupported(f"{ctx.op_type} of {el} tensors")
+        out = ctx.infer(shapes.broadcast_shapes, graph.shape_of(lhs), graph.shape_of(rhs))
+        result = types.tensor_type(out, el if result_el is None else result_el)
+        properties = props(ctx, el) if props is not None else {}
+        return [ctx.emit1(op_class(operands=[lhs, rhs], result_types=[result],
+                                   properties=properties))]
+
+    return convert
+
+
+def _unary(op_class, check, result_el=None, props=None) -> Converter:
+    def convert(ctx: NodeContext) -> list[Result]:
+        el = ctx.element_type(0)
+        if not check(el):
+            raise ctx.unsupported(f"{ctx.op_type} of {el} tensors")
+        result = types.tensor_type(ctx.shape(0), el if result_el is None else result_el)
+        properties = props(ctx, el) if props is not None else {}
+        return [ctx.emit1(op_class(operands=[ctx.operand(0)], result_types=[result],
+                                   properties=properties))]
+
+    return convert
+
+
+def _numeric(el) -> bool:
+    return not _is_bool(el)
+
+
+def _mod_props(ctx: NodeContext, el) -> dict:
+    fmod = int(ctx.attr("fmod", 0))
+    if types.is_float(el) and not fmod:
+        raise ctx.invalid("fmod must be 1 for floating-point operands")
+    return {"fmod": types.i64_attr(fmod)}
+
+
+def _shift_props(ctx: NodeContext, el) -> dict:
+    direction = ctx.attr("direction")
+    if isinstance(direction, bytes):
+        direction = direction.decode()
+    if direction not in ("LEFT", "RIGHT"):
+        raise ctx.invalid(f"direction must be LEFT or RIGHT, got {direction!r}")
+    return {"direction": StringAttr(direction)}
+
+
+def convert_where(ctx: NodeContext) -> list[Result]:
+    cond, x, y = ctx.operand(0), ctx.operand(1), ctx.operand(2)
+    if not _is_bool(ctx.element_type(0)):
+        raise ctx.invalid(f"condition must be bool, got {ctx.element_type(0)}")
+    el = ctx.element_type(1)
+    if ctx.element_type(2) != el:
+        raise ctx.invalid(f"X and Y types differ: {el} and {ctx.element_type(2)}")
+    out = ctx.infer(shapes.broadcast_shapes, *(graph.shape_of(v) for v in (cond, x, y)))
+    op = graph.WhereOp(operands=[cond, x, y], result_types=[types.tensor_type(out, el)])
+    return [ctx.emit1(op)]
+
+
+def _is_inf_props(ctx: NodeContext, el) -> dict:
+    return {"detect_positive": types.i64_attr(ctx.attr("detect_positive", 1)),
+            "detect_negative": types.i64_attr(ctx.attr("detect_negative", 1))}
+
+
+def _float_props(**defaults):
+    def props(ctx: NodeContext, el) -> dict:
+        return {name: types.float_attr(ctx.attr(name, value), el)
+                for name, value in defaults.items()}
+
+    return props
+
+
+_COMPARE = {
+    "Equal": graph.EqualOp,
+    "Less": graph.LessOp,
+    "LessOrEqual": graph.LessOrEqualOp,
+    "Greater": graph.GreaterOp,
+    "GreaterOrEqual": graph.GreaterOrEqualOp,
+}
+
+_FLOAT_UNARY = {
+    "Ceil": graph.CeilOp,
+    "Floor": graph.FloorOp,
+    "Round": graph.RoundOp,
+    "Sin": graph.SinOp,
+    "Cos": graph.CosOp,
+    "Tan": graph.TanOp,
+    "Asin": graph.AsinOp,
+    "Acos": graph.AcosOp,
+    "Atan": graph.AtanOp,
+    "Sinh": graph.SinhOp,
+    "Cosh": graph.CoshOp,
+    "Asinh": graph.AsinhOp,
+    "Acosh": graph.AcoshOp,
+    "Atanh": graph.AtanhOp,
+    "Softplus": graph.SoftplusOp,
+    "Mish": graph.MishOp,
+}
+
+CONVERTERS: dict[str, Converter] = {
+    **{name: _binary(cls, result_el=i1) for name, cls in _COMPARE.items()},
+    "And": _binary(graph.AndOp, _is_bool),
+    "Or": _binary(graph.OrOp, _is_bool),
+    "Xor": _binary(graph.XorOp, _is_bool),
+    "Not": _unary(graph.NotOp, _is_bool),
+    "BitwiseAnd": _binary(graph.BitwiseAndOp, _is_integer),
+    "BitwiseOr": _binary(graph.BitwiseOrOp, _is_integer),
+    "BitwiseXor": _binary(graph.BitwiseXorOp, _is_integer),
+    "BitwiseNot": _unary(graph.BitwiseNotOp, _is_integer),
+    "BitShift": _binary(graph.BitShiftOp, _is_unsigned, props=_shift_props),
+    "Mod": _binary(graph.ModOp, _numeric, props=_mod_props),
+    "Where": convert_where,
+    "IsNaN": _unary(graph.IsNaNOp, types.is_float, result_el=i1),
+    "IsInf": _unary(graph.IsInfOp, types.is_float, result_el=i1, props=_is_inf_props),
+    **{name: _unary(cls, types.is_float) for name, cls in _FLOAT_UNARY.items()},
+    "Sign": _unary(graph.SignOp, _numeric),
+    "ThresholdedRelu": _unary(graph.ThresholdedReluOp, types.is_float,
+                              props=_float_props(alpha=1.0)),
+    "Shrink": _unary(graph.ShrinkOp, _numeric, props=_float_props(bias=0.0, lambd=0.5)),
+}

@@ -1,0 +1,190 @@
+"""Kernels of comparisons, boolean and bitwise logic, BitShift, Mod, Where, IsNaN and IsInf.
+
+Each is one broadcast loop nest (elementwise.map_elementwise) around a few arith ops;
+unsigned element types (ui8..ui64) pick the unsigned compare, shift and remainder forms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith, llvm
+from xdsl.dialects.builtin import IntegerType, Signedness
+from xdsl.ir import Attribute, SSAValue
+
+from onnxc.dialects import graph
+from onnxc.dialects.graph import int_of
+from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.elementwise import map_elementwise, require_physical_broadcast
+from onnxc.lowering.graph_to_loops.loops import KernelBuilder, is_bool, is_float
+
+
+def is_unsigned(t: Attribute) -> bool:
+    """Unsigned integers, and i1 (ONNX bool: false < true)."""
+    return isinstance(t, IntegerType) and (
+        t.signedness.data == Signedness.UNSIGNED or t.width.data == 1)
+
+
+# --------------------------------------------------------------------------- comparisons
+
+# op -> (float predicate, signed predicate, unsigned predicate); floats compare ordered
+# (any comparison with NaN is false, as in numpy)
+_PREDICATES: dict[type, tuple[str, str, str]] = {
+    graph.EqualOp: ("oeq", "eq", "eq"),
+    graph.LessOp: ("olt", "slt", "ult"),
+    graph.LessOrEqualOp: ("ole", "sle", "ule"),
+    graph.GreaterOp: ("ogt", "sgt", "ugt"),
+    graph.GreaterOrEqualOp: ("oge", "sge", "uge"),
+}
+
+
+def compare(kb: KernelBuilder, a: SSAValue, b: SSAValue, kind: type) -> SSAValue:
+    fp, signed, unsigned = _PREDICATES[kind]
+    if is_float(a.type):
+        return kb.insert(arith.CmpfOp(a, b, fp))
+    return kb.insert(arith.CmpiOp(a, b, unsigned if is_unsigned(a.type) else signed))
+
+
+def compare_kernel(op, kb: KernelBuilder, ins, outs):
+    require_physical_broadcast(op)
+    kind = type(op)
+    map_elementwise(kb, ins, outs[0], lambda kb, a: compare(kb, a[0], a[1], kind))
+
+
+# --------------------------------------------------------------------------- logic, bitwise
+
+_BITWISE: dict[type, type] = {
+    graph.AndOp: arith.AndIOp,
+    graph.OrOp: arith.OrIOp,
+    graph.XorOp: arith.XOrIOp,
+    graph.BitwiseAndOp: arith.AndIOp,
+    graph.BitwiseOrOp: arith.OrIOp,
+    graph.BitwiseXorOp: arith.XOrIOp,
+}
+_LOGICAL = (graph.AndOp, graph.OrOp, graph.XorOp, graph.NotOp)
+
+
+def _require_integer(op, element: Attribute) -> None:
+    logical = isinstance(op, _LOGICAL)
+    if logical and not is_bool(element):
+        raise LoweringError(f"{op.name}: operands must be i1, got {element}")
+    if not isinstance(element, IntegerType):
+        raise LoweringError(f"{op.name}: operands must be integers, got {element}")
+
+
+def bitwise_kernel(op, kb: KernelBuilder, ins, outs):
+    require_physical_broadcast(op)
+    _require_integer(op, outs[0].type.get_element_type())
+    arith_op = _BITWISE[type(op)]
+    map_elementwise(kb, ins, outs[0], lambda kb, a: kb.insert(arith_op(a[0], a[1])))
+
+
+def not_kernel(op, kb: KernelBuilder, ins, outs):
+    """Not / BitwiseNot: x xor all-ones."""
+    require_physical_broadcast(op)
+    element = outs[0].type.get_element_type()
+    _require_integer(op, element)
+    all_ones = (1 << element.width.data) - 1 if is_unsigned(element) else -1
+    ones = kb.constant(all_ones, element)
+    map_elementwise(kb, ins, outs[0], lambda kb, a: kb.insert(arith.XOrIOp(a[0], ones)))
+
+
+def bit_shift_kernel(op: graph.BitShiftOp, kb: KernelBuilder, ins, outs):
+    """Logical shifts; shifting by the bit width or more gives 0 (LLVM would give poison)."""
+    require_physical_broadcast(op)
+    element = outs[0].type.get_element_type()
+    if not isinstance(element, IntegerType) or is_bool(element):
+        raise LoweringError(f"{op.name}: operands must be integers, got {element}")
+    shift = arith.ShLIOp if op.direction.data == "LEFT" else arith.ShRUIOp
+    width = kb.constant(element.width.data, element)
+    zero = kb.constant(0, element)
+
+    def body(kb: KernelBuilder, a: Sequence[SSAValue]) -> SSAValue:
+        in_range = kb.insert(arith.CmpiOp(a[1], width, "ult"))
+        return kb.select(in_range, kb.insert(shift(a[0], a[1])), zero)
+
+    map_elementwise(kb, ins, outs[0], body)
+
+
+# --------------------------------------------------------------------------- Mod
+
+
+def _integer_mod(kb: KernelBuilder, a: SSAValue, b: SSAValue, fmod: bool) -> SSAValue:
+    if is_unsigned(a.type):
+        return kb.insert(arith.RemUIOp(a, b))
+    r = kb.insert(arith.RemSIOp(a, b))  # the sign of the dividend
+    if fmod:
+        return r
+    # Python %: a nonzero remainder whose sign differs from the divisor's moves by b
+    zero = kb.constant(0, a.type)
+    nonzero = kb.insert(arith.CmpiOp(r, zero, "ne"))
+    signs_differ = kb.insert(arith.CmpiOp(kb.insert(arith.XOrIOp(r, b)), zero, "slt"))
+    fix = kb.insert(arith.AndIOp(nonzero, signs_differ))
+    return kb.select(fix, kb.add(r, b), r)
+
+
+def mod_kernel(op: graph.ModOp, kb: KernelBuilder, ins, outs):
+    require_physical_broadcast(op)
+    element = outs[0].type.get_element_type()
+    fmod = int_of(op.fmod) != 0
+    if is_float(element):
+        if not fmod:
+            raise LoweringError(f"{op.name}: float operands need fmod=1")
+        # xDSL's arith has no remf; LLVM's frem is C fmod exactly (float types pass through
+        # convert-*-to-llvm unchanged)
+        fn: Callable = lambda kb, a: kb.insert(llvm.FRemOp(a[0], a[1]))  # noqa: E731
+    elif isinstance(element, IntegerType) and not is_bool(element):
+        fn = lambda kb, a: _integer_mod(kb, a[0], a[1], fmod)  # noqa: E731
+    else:
+        raise LoweringError(f"{op.name}: element type {element} is not supported")
+    map_elementwise(kb, ins, outs[0], fn)
+
+
+# --------------------------------------------------------------------------- Where, tests
+
+
+def where_kernel(op: graph.WhereOp, kb: KernelBuilder, ins, outs):
+    require_physical_broadcast(op)
+    map_elementwise(kb, ins, outs[0], lambda kb, a: kb.select(a[0], a[1], a[2]))
+
+
+def is_nan_kernel(op: graph.IsNaNOp, kb: KernelBuilder, ins, outs):
+    require_physical_broadcast(op)
+    element = ins[0].type.get_element_type()
+    if not is_float(element):
+        raise LoweringError(f"{op.name}: element type {element} is not a float")
+    map_elementwise(kb, ins, outs[0], lambda kb, a: kb.insert(arith.CmpfOp(a[0], a[0], "uno")))
+
+
+def is_inf_kernel(op: graph.IsInfOp, kb: KernelBuilder, ins, outs):
+    require_physical_broadcast(op)
+    element = ins[0].type.get_element_type()
+    if not is_float(element):
+        raise LoweringError(f"{op.name}: element type {element} is not a float")
+    positive, negative = int_of(op.detect_positive) != 0, int_of(op.detect_negative) != 0
+    inf, minus_inf = kb.constant(float("inf"), element), kb.constant(float("-inf"), element)
+    false = kb.constant(0, IntegerType(1))
+
+    def body(kb: KernelBuilder, a: Sequence[SSAValue]) -> SSAValue:
+        result = false
+        if positive:
+            result = kb.insert(arith.CmpfOp(a[0], inf, "oeq"))
+        if negative:
+            is_minus = kb.insert(arith.CmpfOp(a[0], minus_inf, "oeq"))
+            result = is_minus if not positive else kb.insert(arith.OrIOp(result, is_minus))
+        return result
+
+    map_elementwise(kb, ins, outs[0], body)
+
+
+KERNELS = {
+    **{cls: compare_kernel for cls in _PREDICATES},
+    **{cls: bitwise_kernel for cls in _BITWISE},
+    graph.NotOp: not_kernel,
+    graph.BitwiseNotOp: not_kernel,
+    graph.BitShiftOp: bit_shift_kernel,
+    graph.ModOp: mod_kernel,
+    graph.WhereOp: where_kernel,
+    graph.IsNaNOp: is_nan_kernel,
+    graph.IsInfOp: is_inf_kernel,
+}

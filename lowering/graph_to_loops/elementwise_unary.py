@@ -1,0 +1,109 @@
+"""Kernels of the unary float math ops of graph_unary: rounding, Sign, trigonometric and
+hyperbolic functions, Softplus, Mish, ThresholdedRelu and Shrink.
+
+The transcendental ones are single `math` ops, lowered by convert-math-to-llvm to LLVM
+intrinsics or libm calls (scalar: correctness first, these are rare in models).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.dialects import arith, math
+from xdsl.ir import SSAValue
+
+from onnxc.dialects import graph
+from onnxc.dialects.graph import float_of
+from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.elementwise import map_elementwise, require_physical_broadcast
+from onnxc.lowering.graph_to_loops.elementwise_logic import is_unsigned
+from onnxc.lowering.graph_to_loops.loops import KernelBuilder, is_bool, is_float
+
+_MATH: dict[type, type] = {
+    graph.CeilOp: math.CeilOp,
+    graph.FloorOp: math.FloorOp,
+    graph.RoundOp: math.RoundEvenOp,
+    graph.SinOp: math.SinOp,
+    graph.CosOp: math.CosOp,
+    graph.TanOp: math.TanOp,
+    graph.AsinOp: math.AsinOp,
+    graph.AcosOp: math.AcosOp,
+    graph.AtanOp: math.AtanOp,
+    graph.SinhOp: math.SinhOp,
+    graph.CoshOp: math.CoshOp,
+    graph.AsinhOp: math.AsinhOp,
+    graph.AcoshOp: math.AcoshOp,
+    graph.AtanhOp: math.AtanhOp,
+}
+
+
+def _sign(kb: KernelBuilder, x: SSAValue, op) -> SSAValue:
+    """1, -1 or 0; a float 0, -0 or NaN is returned as it is (as numpy.sign)."""
+    zero = kb.constant(0, x.type)
+    if is_unsigned(x.type):
+        return kb.insert(arith.ExtUIOp(kb.insert(arith.CmpiOp(x, zero, "ne")), x.type))
+    rest = x if is_float(x.type) else zero
+    inner = kb.select(kb.less_than(x, zero), kb.constant(-1, x.type), rest)
+    return kb.select(kb.less_than(zero, x), kb.constant(1, x.type), inner)
+
+
+def softplus(kb: KernelBuilder, x: SSAValue) -> SSAValue:
+    """log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)): exp never overflows."""
+    magnitude = kb.insert(math.AbsFOp(x))
+    tail = kb.insert(math.Log1pOp(kb.insert(math.ExpOp(kb.insert(arith.NegfOp(magnitude))))))
+    return kb.add(kb.max(x, kb.constant(0.0, x.type)), tail)
+
+
+def _softplus(kb: KernelBuilder, x: SSAValue, op) -> SSAValue:
+    return softplus(kb, x)
+
+
+def _mish(kb: KernelBuilder, x: SSAValue, op) -> SSAValue:
+    return kb.mul(x, kb.insert(math.TanhOp(softplus(kb, x))))
+
+
+def _thresholded_relu(kb: KernelBuilder, x: SSAValue, op: graph.ThresholdedReluOp) -> SSAValue:
+    alpha = kb.constant(float_of(op.alpha), x.type)
+    return kb.select(kb.less_than(alpha, x), x, kb.constant(0.0, x.type))
+
+
+def _shrink(kb: KernelBuilder, x: SSAValue, op: graph.ShrinkOp) -> SSAValue:
+    """Shrink accepts every numeric type; integer bias and lambd are whole numbers."""
+
+    def const(v: float) -> SSAValue:
+        return kb.constant(v if is_float(x.type) else int(v), x.type)
+
+    lambd, bias = float_of(op.lambd), float_of(op.bias)
+    zero = const(0)
+    below = kb.less_than(x, const(-lambd))
+    above = kb.less_than(const(lambd), x)
+    return kb.select(below, kb.add(x, const(bias)),
+                     kb.select(above, kb.sub(x, const(bias)), zero))
+
+
+def _math(op_cls) -> Callable[[KernelBuilder, SSAValue, object], SSAValue]:
+    return lambda kb, x, op: kb.insert(op_cls(x))
+
+
+UNARY: dict[type, Callable[[KernelBuilder, SSAValue, object], SSAValue]] = {
+    **{cls: _math(m) for cls, m in _MATH.items()},
+    graph.SignOp: _sign,
+    graph.SoftplusOp: _softplus,
+    graph.MishOp: _mish,
+    graph.ThresholdedReluOp: _thresholded_relu,
+    graph.ShrinkOp: _shrink,
+}
+
+_ANY_NUMERIC = (graph.SignOp, graph.ShrinkOp)
+
+
+def unary_math_kernel(op, kb: KernelBuilder, ins, outs):
+    require_physical_broadcast(op)
+    element = outs[0].type.get_element_type()
+    if is_bool(element) or (not isinstance(op, _ANY_NUMERIC) and not is_float(element)):
+        raise LoweringError(f"{op.name}: element type {element} is not supported")
+    fn = UNARY[type(op)]
+    map_elementwise(kb, ins, outs[0], lambda kb, a: fn(kb, a[0], op))
+
+
+KERNELS = {cls: unary_math_kernel for cls in UNARY}

@@ -1,0 +1,255 @@
+"""Comparisons, logic, bitwise, Where, Mod, IsNaN/IsInf, unary float math and widened Cast
+element types: one-node models compiled natively by onnxc.compile against
+onnx.reference.ReferenceEvaluator.
+
+Exact ops (comparisons, logic, integer math, rounding, casts) must match exactly;
+transcendental ones use rtol 1e-5 / atol 1e-6 (LLVM intrinsics / libm vs numpy's float32,
+both within an ulp or two).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+import onnxc
+from onnxc.errors import UnsupportedOpError
+
+RNG = np.random.default_rng(7)
+
+
+def _model(op: str, inputs: list[np.ndarray], attrs: dict, opset: int, consts=()):
+    names = [f"x{i}" for i in range(len(inputs))]
+    graph_inputs = [
+        helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+        for n, a in zip(names, inputs)]
+    inits = [numpy_helper.from_array(c, f"c{i}") for i, c in enumerate(consts)]
+    node = helper.make_node(op, names + [t.name for t in inits], ["y"], **attrs)
+    graph = helper.make_graph([node], op, graph_inputs,
+                              [helper.make_empty_tensor_value_info("y")], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    return model
+
+
+def check(op: str, inputs: list[np.ndarray], attrs: dict | None = None, opset: int = 21,
+          rtol: float = 0.0, atol: float = 0.0, consts=()):
+    model = _model(op, inputs, attrs or {}, opset, consts)
+    feeds = {f"x{i}": a for i, a in enumerate(inputs)}
+    (expected,) = ReferenceEvaluator(model).run(None, feeds)
+    (got,) = onnxc.compile(model).run(None, feeds)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    if rtol or atol:
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol)
+    else:
+        np.testing.assert_array_equal(got, expected)
+
+
+def f32(*shape, scale=3.0):
+    return (RNG.standard_normal(shape) * scale).astype(np.float32)
+
+
+def ints(dtype, *shape, low=-20, high=20):
+    return RNG.integers(low, high, shape).astype(dtype)
+
+
+def bools(*shape):
+    return RNG.random(shape) < 0.5
+
+
+# --------------------------------------------------------------------------- comparisons
+
+
+@pytest.mark.parametrize("op", ["Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"])
+def test_compare_float_broadcast(op):
+    a = f32(2, 3, 4)
+    b = a[:, :1, :].copy()  # some equal elements
+    b[0, 0, :2] = 0.5
+    check(op, [a, b])
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8, np.int8])
+def test_compare_integers(dtype):
+    low = 0 if np.dtype(dtype).kind == "u" else -5
+    a, b = ints(dtype, 3, 5, low=low, high=250 if low == 0 else 5), ints(dtype, 5, low=low)
+    check("Less", [a, b])
+    check("GreaterOrEqual", [a, b])
+
+
+def test_compare_nan_is_false_and_bool_equal():
+    a = np.array([np.nan, 1.0, 2.0, -np.inf], np.float32)
+    b = np.array([np.nan, np.nan, 2.0, -np.inf], np.float32)
+    check("Equal", [a, b])
+    check("Less", [a, b])
+    check("Equal", [bools(4, 3), bools(3)])
+
+
+def test_legacy_broadcast_opset1():
+    """Opset 1 aligns B at `axis` (onnx.reference does not implement it: numpy is the
+    reference)."""
+    a, b = f32(2, 3, 4), f32(3)
+    model = _model("Greater", [a, b], {"broadcast": 1, "axis": 1}, 1)
+    (got,) = onnxc.compile(model).run(None, {"x0": a, "x1": b})
+    np.testing.assert_array_equal(got, a > b[None, :, None])
+
+
+# --------------------------------------------------------------------------- logic, bitwise
+
+
+@pytest.mark.parametrize("op", ["And", "Or", "Xor"])
+def test_logic(op):
+    check(op, [bools(3, 4, 5), bools(4, 1)])
+
+
+def test_not():
+    check("Not", [bools(3, 7)])
+
+
+@pytest.mark.parametrize("op", ["BitwiseAnd", "BitwiseOr", "BitwiseXor"])
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8])
+def test_bitwise(op, dtype):
+    check(op, [ints(dtype, 3, 4, low=0, high=200), ints(dtype, 4, low=0, high=200)])
+
+
+@pytest.mark.parametrize("dtype", [np.int16, np.uint64, np.int8])
+def test_bitwise_not(dtype):
+    low = 0 if np.dtype(dtype).kind == "u" else -100
+    check("BitwiseNot", [ints(dtype, 3, 4, low=low, high=100)])
+
+
+@pytest.mark.parametrize("direction", ["LEFT", "RIGHT"])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64])
+def test_bit_shift(direction, dtype):
+    x = ints(dtype, 4, 3, low=0, high=255)
+    n = ints(dtype, 3, low=0, high=8)
+    check("BitShift", [x, n], {"direction": direction})
+
+
+# --------------------------------------------------------------------------- Mod, Where
+
+
+@pytest.mark.parametrize("fmod", [0, 1])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.int8])
+def test_mod_integers(fmod, dtype):
+    a = ints(dtype, 3, 5, low=-50, high=50)
+    b = ints(dtype, 5, low=1, high=9) * np.where(RNG.random(5) < 0.5, -1, 1).astype(dtype)
+    check("Mod", [a, b], {"fmod": fmod})
+
+
+def test_mod_unsigned_and_float():
+    check("Mod", [ints(np.uint32, 6, low=0, high=100), ints(np.uint32, 6, low=1, high=9)])
+    check("Mod", [f32(3, 4), f32(4) + 5.0], {"fmod": 1}, rtol=1e-6, atol=1e-6)
+
+
+def test_mod_float_without_fmod_is_rejected():
+    with pytest.raises(Exception, match="fmod"):
+        onnxc.compile(_model("Mod", [f32(3), f32(3)], {}, 13))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_])
+def test_where_broadcasts_three_operands(dtype):
+    x = f32(3, 1, 4).astype(dtype)
+    y = f32(2, 1).astype(dtype)
+    check("Where", [bools(2, 4), x, y])
+
+
+# --------------------------------------------------------------------------- float tests
+
+
+def _specials():
+    x = f32(4, 5)
+    x.reshape(-1)[[0, 3, 7, 11]] = [np.nan, np.inf, -np.inf, -0.0]
+    return x
+
+
+def test_is_nan():
+    check("IsNaN", [_specials()])
+
+
+@pytest.mark.parametrize("pos,neg", [(1, 1), (1, 0), (0, 1), (0, 0)])
+def test_is_inf(pos, neg):
+    check("IsInf", [_specials()], {"detect_positive": pos, "detect_negative": neg})
+
+
+# --------------------------------------------------------------------------- unary math
+
+ROUNDING = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.49, -0.51, 3.7, -3.2, 0.0],
+                    np.float32)
+
+
+@pytest.mark.parametrize("op", ["Ceil", "Floor", "Round"])
+def test_rounding_half_to_even(op):
+    check(op, [ROUNDING])
+    check(op, [f32(3, 4)])
+
+
+def test_sign():
+    check("Sign", [np.array([-2.0, 0.0, 3.5, np.nan, -0.0], np.float32)])
+    check("Sign", [ints(np.int32, 9, low=-3, high=3)])
+
+
+UNIT = (RNG.random((3, 8)) * 1.8 - 0.9).astype(np.float32)  # inside (-1, 1)
+
+
+@pytest.mark.parametrize("op,x", [
+    ("Sin", f32(3, 8)), ("Cos", f32(3, 8)), ("Tan", f32(3, 8, scale=0.6)),
+    ("Asin", UNIT), ("Acos", UNIT), ("Atan", f32(3, 8)),
+    ("Sinh", f32(3, 8)), ("Cosh", f32(3, 8)), ("Asinh", f32(3, 8)),
+    ("Acosh", np.abs(f32(3, 8)) + 1.0), ("Atanh", UNIT),
+    ("Softplus", f32(3, 8, scale=20.0)), ("Mish", f32(3, 8, scale=5.0)),
+])
+def test_transcendental(op, x):
+    check(op, [x], rtol=1e-5, atol=1e-6)
+
+
+def test_transcendental_f64():
+    check("Sin", [f32(2, 5).astype(np.float64)], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("alpha", [None, 0.5, -1.0])
+def test_thresholded_relu(alpha):
+    attrs = {} if alpha is None else {"alpha": alpha}
+    check("ThresholdedRelu", [f32(4, 5)], attrs)
+
+
+@pytest.mark.parametrize("attrs", [{}, {"bias": 1.5, "lambd": 1.0}])
+def test_shrink(attrs):
+    check("Shrink", [f32(4, 5)], attrs)
+
+
+def test_shrink_int8():
+    check("Shrink", [ints(np.int8, 10, low=-6, high=6)], {"bias": 2.0, "lambd": 3.0})
+
+
+def test_trig_of_integers_is_unsupported():
+    with pytest.raises(UnsupportedOpError, match="Sin"):
+        onnxc.compile(_model("Sin", [ints(np.int32, 3)], {}, 13))
+
+
+# --------------------------------------------------------------------------- Cast widening
+
+CAST_TYPES = [np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8,
+              np.uint16, np.uint32, np.uint64, np.bool_]
+
+
+@pytest.mark.parametrize("src", CAST_TYPES, ids=lambda t: np.dtype(t).name)
+def test_cast_from(src):
+    """One model per source type casting to every type (each output checked)."""
+    x = (RNG.random((3, 5)) * 100).astype(src)
+    names = [f"y{i}" for i in range(len(CAST_TYPES))]
+    nodes = [helper.make_node("Cast", ["x"], [n], to=helper.np_dtype_to_tensor_dtype(
+        np.dtype(t))) for n, t in zip(names, CAST_TYPES)]
+    graph = helper.make_graph(
+        nodes, "casts",
+        [helper.make_tensor_value_info("x", helper.np_dtype_to_tensor_dtype(x.dtype), x.shape)],
+        [helper.make_empty_tensor_value_info(n) for n in names])
+    model = onnx.shape_inference.infer_shapes(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), strict_mode=True)
+    expected = ReferenceEvaluator(model).run(None, {"x": x})
+    got = onnxc.compile(model).run(None, {"x": x})
+    for e, g, t in zip(expected, got, CAST_TYPES):
+        assert g.dtype == e.dtype, t
+        np.testing.assert_array_equal(g, e, err_msg=f"{x.dtype} -> {np.dtype(t)}")
