@@ -25,6 +25,7 @@ from onnxc.dialects.layout import ConvertOp
 from onnxc.errors import InvalidInputError, UnsupportedOpError
 from onnxc.frontend.onnx_types import numpy_dtype_of_element
 from onnxc.passes import composite_reference, evaluator_logic, evaluator_tensor, extended_reference
+from onnxc.passes import evaluator_reduce
 from onnxc.passes.layout_fold import constant_value
 
 Evaluator = Callable[[Operation, list[np.ndarray]], list[np.ndarray]]
@@ -341,6 +342,7 @@ EVALUATORS: dict[type[Operation], Evaluator] = {
     graph.DequantizeLinearOp: _dequantize,
     **extended_reference.EVALUATORS,
     **composite_reference.EVALUATORS,
+    **evaluator_reduce.EVALUATORS,
     **evaluator_logic.EVALUATORS,
     **evaluator_tensor.EVALUATORS,
 }

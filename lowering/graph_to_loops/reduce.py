@@ -1,4 +1,4 @@
-"""Kernels of ReduceSum and ReduceMean.
+"""Kernels of ReduceSum, ReduceMean, ReduceMax, ReduceMin and ReduceProd.
 
 The input is viewed with adjacent dimensions of the same kind (kept or reduced) merged, so
 a reduction over trailing or leading axes (LayerNorm's last axis, a global pool's H and W)
@@ -12,7 +12,14 @@ import math as pymath
 from onnxc.dialects import graph
 from onnxc.dialects.graph import shape_of
 from onnxc.errors import LoweringError
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_bool, is_float
+from onnxc.lowering.graph_to_loops.loops import (
+    Index,
+    KernelBuilder,
+    is_bool,
+    is_float,
+    max_value,
+    min_value,
+)
 
 
 def reduce_groups(shape: tuple[int, ...], axes: tuple[int, ...]) -> list[tuple[int, bool]]:
@@ -33,7 +40,8 @@ def reduce_kernel(op: graph.ReduceOp, kb: KernelBuilder, ins, outs):
     x_shape = shape_of(op.input)
     axes = op.reduced_axes()
     element = outs[0].type.get_element_type()
-    if is_bool(element):
+    combine, identity = _COMBINE[type(op)]
+    if is_bool(element) and not isinstance(op, (graph.ReduceMaxOp, graph.ReduceMinOp)):
         raise LoweringError(f"{op.name}: boolean tensors are not supported")
     mean = isinstance(op, graph.ReduceMeanOp)
     if mean and not is_float(element):
@@ -43,12 +51,12 @@ def reduce_kernel(op: graph.ReduceOp, kb: KernelBuilder, ins, outs):
     kept = [size for size, reduced in groups if not reduced]
     x = kb.view(ins[0], [size for size, _ in groups])
     y = kb.view(outs[0], kept or [1])
-    zero = kb.constant(0, element)
+    zero = kb.constant(identity(element), element)
 
     def per_output(kept_ivs: list[Index]) -> None:
         def accumulate(depth: int, it: list[Index], kept_left: list[Index], acc):
             if depth == len(groups):
-                return kb.add(acc, kb.load(x, it))
+                return combine(kb, acc, kb.load(x, it))
             size, reduced = groups[depth]
             if not reduced:
                 return accumulate(depth + 1, [*it, kept_left[0]], kept_left[1:], acc)
@@ -65,7 +73,12 @@ def reduce_kernel(op: graph.ReduceOp, kb: KernelBuilder, ins, outs):
     kb.nest(kept, per_output)
 
 
-KERNELS = {
-    graph.ReduceSumOp: reduce_kernel,
-    graph.ReduceMeanOp: reduce_kernel,
+_COMBINE = {  # op -> (combine(kb, acc, x), identity of element type)
+    graph.ReduceSumOp: (KernelBuilder.add, lambda t: 0),
+    graph.ReduceMeanOp: (KernelBuilder.add, lambda t: 0),
+    graph.ReduceProdOp: (KernelBuilder.mul, lambda t: 1),
+    graph.ReduceMaxOp: (KernelBuilder.max, min_value),
+    graph.ReduceMinOp: (KernelBuilder.min, max_value),
 }
+
+KERNELS = {op_class: reduce_kernel for op_class in _COMBINE}

@@ -1,0 +1,320 @@
+"""Reductions, index and sequence ops: ONNX nodes -> graph ops.
+
+ReduceMax/Min/Prod map to graph reductions; ReduceL1/L2/LogSum/LogSumExp/SumSquare,
+LpNormalization and Hardmax are composed from existing graph ops here (no kernel of their
+own); Range and EyeLike become constants (their shapes must be static anyway). Per-opset
+rules: reduction axes are an attribute before opset 18 (13 for ReduceSum, handled in
+onnx_ops_math) and a constant input after; TopK's k an attribute before 10; ArgMax's
+select_last_index exists from 12; Hardmax works on the 2-D coercion of its input before 13.
+Einsum lowers to transpose/reshape/matmul/reduce_sum (onnx_ops_einsum).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from xdsl.dialects.builtin import IntegerType, i64
+from xdsl.ir import Attribute, SSAValue
+
+from onnxc.dialects import graph
+from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.graph_reduce import reduce_shape
+from onnxc.frontend import onnx_types as types
+from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
+from onnxc.frontend.onnx_ops_math import Converter, convert_identity
+
+
+def check_element(ctx: NodeContext, i: int, floats_only: bool = False,
+                  allow_bool: bool = False) -> Attribute:
+    """The element type of input `i`: a float or signed integer (unsigned integers and, unless
+    allowed, bool have no kernels here)."""
+    el = ctx.element_type(i)
+    if types.is_float(el):
+        return el
+    is_int = isinstance(el, IntegerType) and not types.onnx_type_of_element(el) in (
+        types.TP.UINT8, types.TP.UINT16, types.TP.UINT32, types.TP.UINT64)
+    if floats_only or not is_int or (el.width.data == 1 and not allow_bool):
+        raise ctx.unsupported(f"element type {el}")
+    return el
+
+
+def _axis(ctx: NodeContext, axis: int, rank: int) -> int:
+    if not -rank <= axis < rank:
+        raise ctx.invalid(f"axis {axis} out of range for rank {rank}")
+    return axis % rank
+
+
+def emit(ctx: NodeContext, op_class, operands, shape, el, props=None) -> SSAValue:
+    return ctx.emit1(op_class(operands=list(operands),
+                              result_types=[types.tensor_type(tuple(shape), el)],
+                              properties=props or {}))
+
+
+def unary(ctx: NodeContext, op_class, x: SSAValue) -> SSAValue:
+    return ctx.emit1(op_class(operands=[x], result_types=[x.type]))
+
+
+def binary(ctx: NodeContext, op_class, a: SSAValue, b: SSAValue) -> SSAValue:
+    out = ctx.infer(shapes.broadcast_shapes, graph.shape_of(a), graph.shape_of(b))
+    return emit(ctx, op_class, [a, b], out, a.type.get_element_type())
+
+
+def reduce(ctx: NodeContext, op_class, x: SSAValue, axes, keepdims: bool) -> SSAValue:
+    out = reduce_shape(graph.shape_of(x), axes, keepdims)
+    return emit(ctx, op_class, [x], out, x.type.get_element_type(),
+                {"axes": types.i64_array(axes), "keepdims": types.i64_attr(int(keepdims))})
+
+
+def reshape(ctx: NodeContext, x: SSAValue, shape) -> SSAValue:
+    if graph.shape_of(x) == tuple(shape):
+        return x
+    return emit(ctx, graph.ReshapeOp, [x], shape, x.type.get_element_type())
+
+
+# --------------------------------------------------------------------------- reductions
+
+
+def _log_sum_exp(ctx: NodeContext, x: SSAValue, axes, keepdims: bool) -> SSAValue:
+    """log(sum(exp(x - max))) + max: no overflow for large inputs."""
+    peak = reduce(ctx, graph.ReduceMaxOp, x, axes, True)
+    total = reduce(ctx, graph.ReduceSumOp,
+                   unary(ctx, graph.ExpOp, binary(ctx, graph.SubOp, x, peak)), axes, keepdims)
+    logged = unary(ctx, graph.LogOp, total)
+    return binary(ctx, graph.AddOp, logged, reshape(ctx, peak, graph.shape_of(logged)))
+
+
+_COMPOSED = {  # op type -> (floats only, build(ctx, x, axes, keepdims))
+    "ReduceMax": (False, lambda c, x, a, k: reduce(c, graph.ReduceMaxOp, x, a, k)),
+    "ReduceMin": (False, lambda c, x, a, k: reduce(c, graph.ReduceMinOp, x, a, k)),
+    "ReduceProd": (False, lambda c, x, a, k: reduce(c, graph.ReduceProdOp, x, a, k)),
+    "ReduceL1": (False, lambda c, x, a, k: reduce(c, graph.ReduceSumOp,
+                                                  unary(c, graph.AbsOp, x), a, k)),
+    "ReduceSumSquare": (False, lambda c, x, a, k: reduce(
+        c, graph.ReduceSumOp, binary(c, graph.MulOp, x, x), a, k)),
+    "ReduceL2": (True, lambda c, x, a, k: unary(c, graph.SqrtOp, reduce(
+        c, graph.ReduceSumOp, binary(c, graph.MulOp, x, x), a, k))),
+    "ReduceLogSum": (True, lambda c, x, a, k: unary(
+        c, graph.LogOp, reduce(c, graph.ReduceSumOp, x, a, k))),
+    "ReduceLogSumExp": (True, _log_sum_exp),
+}
+
+
+def _reduce_nothing(ctx: NodeContext) -> list[Result]:
+    """A reduction over no axes: every element is its own group, so only the elementwise
+    part remains (|x| for L1/L2, x*x for SumSquare, log x for LogSum; x otherwise)."""
+    x = ctx.operand(0)
+    if ctx.op_type in ("ReduceL1", "ReduceL2"):
+        return [unary(ctx, graph.AbsOp, x)]
+    if ctx.op_type == "ReduceSumSquare":
+        return [binary(ctx, graph.MulOp, x, x)]
+    if ctx.op_type == "ReduceLogSum":
+        return [unary(ctx, graph.LogOp, x)]
+    return convert_identity(ctx)
+
+
+def convert_reduce(ctx: NodeContext) -> list[Result]:
+    """Axes: an attribute before opset 18, an optional constant input from 18; none means all
+    axes, or an identity with noop_with_empty_axes (18+)."""
+    floats_only, build = _COMPOSED[ctx.op_type]
+    max_or_min = ctx.op_type in ("ReduceMax", "ReduceMin")
+    check_element(ctx, 0, floats_only=floats_only, allow_bool=max_or_min)
+    rank = ctx.rank(0)
+    if ctx.opset < 18:
+        axes = ctx.ints("axes")
+    else:
+        array = ctx.optional_constant(1, "axes")
+        axes = None if array is None else [int(a) for a in array.reshape(-1)]
+    if not axes:
+        if ctx.attr("noop_with_empty_axes", 0) and ctx.opset >= 18:
+            return _reduce_nothing(ctx)
+        axes = list(range(rank))
+    norm = sorted(_axis(ctx, a, rank) for a in axes)
+    if len(set(norm)) != len(norm):
+        raise ctx.invalid(f"repeated axes {axes}")
+    if max_or_min and any(ctx.shape(0)[a] == 0 for a in norm) and not types.is_float(
+            ctx.element_type(0)):
+        raise ctx.unsupported("an empty integer reduction (no identity value)")
+    return [build(ctx, ctx.operand(0), norm, bool(ctx.attr("keepdims", 1)))]
+
+
+# --------------------------------------------------------------------------- index ops
+
+
+def convert_arg(ctx: NodeContext) -> list[Result]:
+    check_element(ctx, 0, allow_bool=True)
+    axis = _axis(ctx, ctx.attr("axis", 0), ctx.rank(0))
+    if ctx.shape(0)[axis] == 0:
+        raise ctx.invalid("ArgMax/ArgMin over an empty axis")
+    keepdims = int(ctx.attr("keepdims", 1))
+    last = int(ctx.attr("select_last_index", 0)) if ctx.opset >= 12 else 0
+    op_class = graph.ArgMaxOp if ctx.op_type == "ArgMax" else graph.ArgMinOp
+    out = reduce_shape(ctx.shape(0), [axis], bool(keepdims))
+    return [emit(ctx, op_class, [ctx.operand(0)], out, i64, {
+        "axis": types.i64_attr(axis), "keepdims": types.i64_attr(keepdims),
+        "select_last_index": types.i64_attr(last)})]
+
+
+def convert_top_k(ctx: NodeContext) -> list[Result]:
+    """Values and indices are always sorted (also valid for sorted=0)."""
+    el = check_element(ctx, 0)
+    if ctx.opset < 10:
+        k = ctx.attr("k")
+    else:
+        array = ctx.constant(1, "k")
+        if array.size != 1:
+            raise ctx.invalid(f"k must hold one value, got shape {array.shape}")
+        k = int(array.reshape(-1)[0])
+    axis = _axis(ctx, ctx.attr("axis", -1), ctx.rank(0))
+    if not 0 <= k <= ctx.shape(0)[axis]:
+        raise ctx.invalid(f"k={k} outside [0, {ctx.shape(0)[axis]}]")
+    largest = int(ctx.attr("largest", 1)) if ctx.opset >= 11 else 1
+    out = list(ctx.shape(0))
+    out[axis] = k
+    op = graph.TopKOp(
+        operands=[ctx.operand(0)],
+        result_types=[types.tensor_type(tuple(out), el), types.tensor_type(tuple(out), i64)],
+        properties={"axis": types.i64_attr(axis), "k": types.i64_attr(k),
+                    "largest": types.i64_attr(largest)},
+    )
+    ctx.emit(op)
+    return [op.values, op.indices]
+
+
+def convert_cumulative(ctx: NodeContext) -> list[Result]:
+    el = check_element(ctx, 0)
+    axis_array = ctx.constant(1, "axis")
+    if axis_array.size != 1:
+        raise ctx.invalid(f"axis must be a scalar, got shape {axis_array.shape}")
+    axis = _axis(ctx, int(axis_array.reshape(-1)[0]), ctx.rank(0))
+    op_class = graph.CumSumOp if ctx.op_type == "CumSum" else graph.CumProdOp
+    return [emit(ctx, op_class, [ctx.operand(0)], ctx.shape(0), el, {
+        "axis": types.i64_attr(axis),
+        "exclusive": types.i64_attr(int(ctx.attr("exclusive", 0))),
+        "reverse": types.i64_attr(int(ctx.attr("reverse", 0)))})]
+
+
+def convert_trilu(ctx: NodeContext) -> list[Result]:
+    el = check_element(ctx, 0, allow_bool=True)
+    if ctx.rank(0) < 2:
+        raise ctx.invalid("Trilu needs a rank >= 2 input")
+    k_array = ctx.optional_constant(1, "k")
+    k = 0 if k_array is None else int(k_array.reshape(-1)[0])
+    return [emit(ctx, graph.TriluOp, [ctx.operand(0)], ctx.shape(0), el, {
+        "upper": types.i64_attr(int(ctx.attr("upper", 1))), "k": types.i64_attr(k)})]
+
+
+def one_hot(ctx: NodeContext, indices: SSAValue, values: SSAValue, depth: int,
+            axis: int) -> SSAValue:
+    out = list(graph.shape_of(indices))
+    out.insert(axis, depth)
+    return emit(ctx, graph.OneHotOp, [indices, values], out, values.type.get_element_type(),
+                {"depth": types.i64_attr(depth), "axis": types.i64_attr(axis)})
+
+
+def convert_one_hot(ctx: NodeContext) -> list[Result]:
+    check_element(ctx, 0)
+    check_element(ctx, 2, allow_bool=True)
+    depth_array = ctx.constant(1, "depth")
+    if depth_array.size != 1:
+        raise ctx.invalid(f"depth must hold one value, got shape {depth_array.shape}")
+    depth = int(depth_array.reshape(-1)[0])
+    if depth < 0:
+        raise ctx.invalid(f"negative depth {depth}")
+    if ctx.shape(2) != (2,):
+        raise ctx.invalid(f"values must have shape (2,), got {ctx.shape(2)}")
+    axis = _axis(ctx, ctx.attr("axis", -1), ctx.rank(0) + 1)
+    return [one_hot(ctx, ctx.operand(0), ctx.operand(2), depth, axis)]
+
+
+def convert_hardmax(ctx: NodeContext) -> list[Result]:
+    """OneHot(ArgMax(x)) along the axis (of the 2-D coercion before opset 13)."""
+    el = check_element(ctx, 0)
+    x, shape = ctx.operand(0), ctx.shape(0)
+    if ctx.opset < 13:
+        axis = _axis(ctx, ctx.attr("axis", 1), len(shape)) if shape else 0
+        x = reshape(ctx, x, (math.prod(shape[:axis]), math.prod(shape[axis:])))
+        axis = 1
+    else:
+        axis = _axis(ctx, ctx.attr("axis", -1), len(shape))
+    if math.prod(graph.shape_of(x)) == 0:
+        raise ctx.unsupported("Hardmax of an empty tensor")
+    depth = graph.shape_of(x)[axis]
+    arg = emit(ctx, graph.ArgMaxOp, [x], reduce_shape(graph.shape_of(x), [axis], False), i64, {
+        "axis": types.i64_attr(axis), "keepdims": types.i64_attr(0),
+        "select_last_index": types.i64_attr(0)})
+    values = ctx.materialize(Tensor.of_array(
+        np.array([0, 1], dtype=types.numpy_dtype_of_element(el))))
+    return [reshape(ctx, one_hot(ctx, arg, values, depth, axis), shape)]
+
+
+def convert_lp_normalization(ctx: NodeContext) -> list[Result]:
+    """x / ||x||_p along the axis; an all-zero slice stays zero (its norm is raised to the
+    smallest normal float, which x = 0 divides to 0), as onnx's reference does."""
+    el = check_element(ctx, 0, floats_only=True)
+    axis = _axis(ctx, ctx.attr("axis", -1), ctx.rank(0))
+    p = int(ctx.attr("p", 2))
+    x = ctx.operand(0)
+    if p == 1:
+        norm = reduce(ctx, graph.ReduceSumOp, unary(ctx, graph.AbsOp, x), [axis], True)
+    elif p == 2:
+        norm = unary(ctx, graph.SqrtOp, reduce(ctx, graph.ReduceSumOp,
+                                               binary(ctx, graph.MulOp, x, x), [axis], True))
+    else:
+        raise ctx.unsupported(f"p={p} (only 1 and 2)")
+    dtype = types.numpy_dtype_of_element(el)
+    tiny = ctx.scalar(float(np.finfo(dtype).tiny), el)
+    norm = emit(ctx, graph.MaxOp, [[norm, tiny]], graph.shape_of(norm), el)
+    return [binary(ctx, graph.DivOp, x, norm)]
+
+
+# --------------------------------------------------------------------------- constants
+
+
+def _scalar_constant(ctx: NodeContext, i: int, what: str) -> np.ndarray:
+    array = ctx.constant(i, what)
+    if array.size != 1:
+        raise ctx.invalid(f"{what} must be a scalar, got shape {array.shape}")
+    return array.reshape(())
+
+
+def convert_range(ctx: NodeContext) -> list[Result]:
+    """Range decides its output's length, so start, limit and delta must be constants."""
+    start, limit, delta = (_scalar_constant(ctx, i, w)
+                           for i, w in enumerate(("start", "limit", "delta")))
+    if delta == 0:
+        raise ctx.invalid("delta is zero")
+    count = max(int(np.ceil((float(limit) - float(start)) / float(delta))), 0)
+    values = start + np.arange(count, dtype=start.dtype) * delta
+    return [np.asarray(values, dtype=start.dtype)]
+
+
+def convert_eye_like(ctx: NodeContext) -> list[Result]:
+    """Only the input's static shape matters, so the result is a constant."""
+    shape = ctx.shape(0)
+    if len(shape) != 2:
+        raise ctx.invalid(f"EyeLike needs a rank-2 input, got shape {shape}")
+    dtype_code = ctx.attr("dtype", None)
+    if dtype_code is None:
+        dtype = types.numpy_dtype_of_element(ctx.element_type(0))
+    elif types.is_supported(dtype_code):
+        dtype = types.numpy_dtype(dtype_code)
+    else:
+        raise ctx.unsupported(f"dtype {types.type_name(dtype_code)}")
+    return [np.eye(shape[0], shape[1], k=int(ctx.attr("k", 0)), dtype=dtype)]
+
+
+CONVERTERS: dict[str, Converter] = {
+    **{name: convert_reduce for name in _COMPOSED},
+    "ArgMax": convert_arg,
+    "ArgMin": convert_arg,
+    "TopK": convert_top_k,
+    "CumSum": convert_cumulative,
+    "CumProd": convert_cumulative,
+    "Trilu": convert_trilu,
+    "OneHot": convert_one_hot,
+    "Hardmax": convert_hardmax,
+    "LpNormalization": convert_lp_normalization,
+    "Range": convert_range,
+    "EyeLike": convert_eye_like,
+}

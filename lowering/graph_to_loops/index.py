@@ -1,0 +1,234 @@
+"""Kernels of ops working along one axis: ArgMax/ArgMin, TopK, CumSum/CumProd, Trilu, OneHot.
+
+Each views its operand as [outer, n, inner] around the axis (n = the axis' extent), so a
+kernel is one loop over `outer` (parallel), one over `inner` and the axis walk; when the axis
+is the last one `inner` is 1 and the walk is contiguous.
+"""
+
+from __future__ import annotations
+
+import math as pymath
+from collections.abc import Sequence
+
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import IntegerType, i64
+from xdsl.ir import Attribute, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from onnxc.dialects import graph
+from onnxc.dialects.graph import int_of, shape_of
+from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_bool, is_float
+
+
+def split_at_axis(shape: Sequence[int], axis: int) -> tuple[int, int, int]:
+    """(outer, n, inner) extents of `shape` around `axis`."""
+    return pymath.prod(shape[:axis]), shape[axis], pymath.prod(shape[axis + 1:])
+
+
+def compare(kb: KernelBuilder, a: SSAValue, b: SSAValue, relation: str) -> SSAValue:
+    """a <relation> b for relation in gt, ge, lt, le (ordered for floats, unsigned for bool)."""
+    if is_float(a.type):
+        return kb.insert(arith.CmpfOp(a, b, "o" + relation))
+    return kb.insert(arith.CmpiOp(a, b, ("u" if is_bool(a.type) else "s") + relation))
+
+
+def as_i64(kb: KernelBuilder, i: Index) -> SSAValue:
+    if isinstance(i, int):
+        return kb.constant(i, i64)
+    return kb.insert(arith.IndexCastOp(i, i64))
+
+
+def _alloca(kb: KernelBuilder, shape: list[int], element: Attribute) -> SSAValue:
+    """Stack scratch at the kernel entry (private to each thread of a parallel loop)."""
+    op = memref.AllocaOp.get(element, shape=shape)
+    Rewriter.insert_op(op, InsertPoint.at_start(kb.entry))
+    return op.memref
+
+
+# --------------------------------------------------------------------------- argmax / argmin
+
+
+def arg_kernel(op: graph.ArgReduceOp, kb: KernelBuilder, ins, outs):
+    outer, n, inner = split_at_axis(shape_of(op.input), int_of(op.axis))
+    if n == 0:
+        raise LoweringError(f"{op.name}: the reduced axis is empty")
+    x = kb.view(ins[0], [outer, n, inner])
+    y = kb.view(outs[0], [outer, inner])
+    relation = "g" if isinstance(op, graph.ArgMaxOp) else "l"
+    relation += "e" if int_of(op.select_last_index) else "t"
+
+    def row(o: Index) -> None:
+        def column(i: Index) -> None:
+            def step(j: Index, best: SSAValue, arg: SSAValue):
+                v = kb.load(x, [o, j, i])
+                take = compare(kb, v, best, relation)
+                return [kb.select(take, v, best), kb.select(take, as_i64(kb, j), arg)]
+
+            _, arg = kb.reduce(1, n, [kb.load(x, [o, 0, i]), kb.constant(0, i64)], step)
+            kb.store(arg, y, [o, i])
+
+        kb.for_(0, inner, column)
+
+    kb.parallel_for(0, outer, row)
+
+
+# --------------------------------------------------------------------------- topk
+
+
+def top_k_kernel(op: graph.TopKOp, kb: KernelBuilder, ins, outs):
+    """Insertion into a sorted scratch list of k + 1 entries per slice: O(n k), fine for the
+    small k of classification heads and detection post-processing."""
+    outer, n, inner = split_at_axis(shape_of(op.input), int_of(op.axis))
+    k = int_of(op.k)
+    element = ins[0].type.get_element_type()
+    x = kb.view(ins[0], [outer, n, inner])
+    values = kb.view(outs[0], [outer, k, inner])
+    indices = kb.view(outs[1], [outer, k, inner])
+    if k == 0 or outer * inner == 0:
+        return
+    vals, idxs = _alloca(kb, [k + 1], element), _alloca(kb, [k + 1], i64)
+    keeps_before = "ge" if int_of(op.largest) else "le"  # an earlier equal value stays first
+
+    def row(o: Index) -> None:
+        def column(i: Index) -> None:
+            def insert(j: Index) -> None:
+                v = kb.load(x, [o, j, i])
+                filled = kb.idx(kb.imin(j, k))
+                one, zero = kb.idx(1), kb.idx(0)
+                (position,) = kb.reduce(0, filled, [zero], lambda t, p: [
+                    kb.select(compare(kb, kb.load(vals, [t]), v, keeps_before),
+                              kb.insert(arith.AddiOp(p, one)), p)
+                ])
+
+                def shift(s: Index) -> None:
+                    t = kb.isub(filled, s)
+                    before = kb.isub(t, 1)
+                    kb.store(kb.load(vals, [before]), vals, [t])
+                    kb.store(kb.load(idxs, [before]), idxs, [t])
+
+                kb.for_(0, kb.isub(filled, position), shift)
+                kb.store(v, vals, [position])
+                kb.store(as_i64(kb, j), idxs, [position])
+
+            kb.for_(0, n, insert)
+
+            def copy_out(r: Index) -> None:
+                kb.store(kb.load(vals, [r]), values, [o, r, i])
+                kb.store(kb.load(idxs, [r]), indices, [o, r, i])
+
+            kb.for_(0, k, copy_out)
+
+        kb.for_(0, inner, column)
+
+    kb.parallel_for(0, outer, row)
+
+
+# --------------------------------------------------------------------------- cumsum / cumprod
+
+
+def cumulative_kernel(op: graph.CumulativeOp, kb: KernelBuilder, ins, outs):
+    outer, n, inner = split_at_axis(shape_of(op.input), int_of(op.axis))
+    element = outs[0].type.get_element_type()
+    if is_bool(element):
+        raise LoweringError(f"{op.name}: boolean tensors are not supported")
+    product = isinstance(op, graph.CumProdOp)
+    combine = kb.mul if product else kb.add
+    exclusive, reverse = int_of(op.exclusive) != 0, int_of(op.reverse) != 0
+    x = kb.view(ins[0], [outer, n, inner])
+    y = kb.view(outs[0], [outer, n, inner])
+    identity = kb.constant(1 if product else 0, element)
+
+    def row(o: Index) -> None:
+        def column(i: Index) -> None:
+            def step(j: Index, acc: SSAValue):
+                at = kb.isub(n - 1, j) if reverse else j
+                total = combine(acc, kb.load(x, [o, at, i]))
+                kb.store(acc if exclusive else total, y, [o, at, i])
+                return [total]
+
+            kb.reduce(0, n, [identity], step)
+
+        kb.for_(0, inner, column)
+
+    kb.parallel_for(0, outer, row)
+
+
+# --------------------------------------------------------------------------- trilu
+
+
+def trilu_kernel(op: graph.TriluOp, kb: KernelBuilder, ins, outs):
+    shape = shape_of(op.input)
+    rows, cols = shape[-2], shape[-1]
+    batch = pymath.prod(shape[:-2])
+    x = kb.view(ins[0], [batch, rows, cols])
+    y = kb.view(outs[0], [batch, rows, cols])
+    zero = kb.constant(0, outs[0].type.get_element_type())
+    k, upper = int_of(op.k), int_of(op.upper) != 0
+
+    def row(b: Index) -> None:
+        def line(r: Index) -> None:
+            # upper keeps c >= r + k; lower keeps c <= r + k, i.e. c < r + k + 1
+            edge = kb.imax(kb.imin(kb.iadd(r, k if upper else k + 1), cols), 0)
+            def fill(c: Index) -> None:
+                kb.store(zero, y, [b, r, c])
+
+            def copy(c: Index) -> None:
+                kb.store(kb.load(x, [b, r, c]), y, [b, r, c])
+
+            kb.for_(0, edge, fill if upper else copy)
+            kb.for_(edge, cols, copy if upper else fill)
+
+        kb.for_(0, rows, line)
+
+    kb.parallel_for(0, batch, row)
+
+
+# --------------------------------------------------------------------------- onehot
+
+
+def _index_as_i64(kb: KernelBuilder, v: SSAValue) -> SSAValue:
+    t = v.type
+    if is_float(t):
+        return kb.insert(arith.FPToSIOp(v, i64))
+    assert isinstance(t, IntegerType)
+    if t.width.data == 64:
+        return v
+    return kb.insert(arith.ExtSIOp(v, i64))
+
+
+def one_hot_kernel(op: graph.OneHotOp, kb: KernelBuilder, ins, outs):
+    ind_shape = shape_of(op.indices)
+    axis, depth = int_of(op.axis), int_of(op.depth)
+    outer, inner = pymath.prod(ind_shape[:axis]), pymath.prod(ind_shape[axis:])
+    indices = kb.view(ins[0], [outer, inner])
+    y = kb.view(outs[0], [outer, depth, inner])
+    off, on = kb.load(ins[1], [0]), kb.load(ins[1], [1])
+    depth64, zero64 = kb.constant(depth, i64), kb.constant(0, i64)
+
+    def row(o: Index) -> None:
+        def column(i: Index) -> None:
+            raw = _index_as_i64(kb, kb.load(indices, [o, i]))
+            negative = kb.insert(arith.CmpiOp(raw, zero64, "slt"))
+            index = kb.select(negative, kb.insert(arith.AddiOp(raw, depth64)), raw)
+
+            def position(d: Index) -> None:
+                hit = kb.insert(arith.CmpiOp(index, as_i64(kb, d), "eq"))
+                kb.store(kb.select(hit, on, off), y, [o, d, i])
+
+            kb.for_(0, depth, position)
+
+        kb.for_(0, inner, column)
+
+    kb.parallel_for(0, outer, row)
+
+
+KERNELS = {
+    graph.ArgMaxOp: arg_kernel,
+    graph.ArgMinOp: arg_kernel,
+    graph.TopKOp: top_k_kernel,
+    graph.CumSumOp: cumulative_kernel,
+    graph.CumProdOp: cumulative_kernel,
+    graph.TriluOp: trilu_kernel,
+    graph.OneHotOp: one_hot_kernel,
+}

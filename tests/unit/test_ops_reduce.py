@@ -1,0 +1,243 @@
+"""Reductions, index and sequence ops compiled end to end by onnxc.compile, against
+onnx.reference.ReferenceEvaluator on one-node models (constant inputs as initializers); the
+graph ops' numpy semantics (passes/evaluator_reduce.py) are checked on the same cases.
+
+Tolerances: float32 rtol 1e-5 / atol 1e-5 (only the summation order differs) and rtol 1e-4
+for exp/log/sqrt compositions (our exp/log vs numpy's); integer and index results exactly.
+Random float inputs come from a seeded generator with distinct values, so ArgMax/TopK ties
+only appear where a case builds them on purpose.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+import onnxc
+from onnxc.errors import UnsupportedOpError
+from onnxc.frontend.onnx_importer import import_onnx
+from onnxc.passes.evaluator import evaluate
+
+
+def _model(op: str, inputs: list[np.ndarray], consts: list[np.ndarray | None], attrs: dict,
+           opset: int, outputs: int) -> onnx.ModelProto:
+    names, graph_inputs, inits = [], [], []
+    for i, array in enumerate(inputs):
+        names.append(f"x{i}")
+        graph_inputs.append(helper.make_tensor_value_info(
+            f"x{i}", helper.np_dtype_to_tensor_dtype(array.dtype), array.shape))
+    for i, array in enumerate(consts):
+        if array is None:
+            names.append("")
+            continue
+        names.append(f"c{i}")
+        inits.append(numpy_helper.from_array(np.asarray(array), f"c{i}"))
+    out_names = [f"y{i}" for i in range(outputs)]
+    node = helper.make_node(op, names, out_names, **attrs)
+    graph = helper.make_graph([node], op.lower(), graph_inputs,
+                              [helper.make_empty_tensor_value_info(n) for n in out_names], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8  # readable by onnxruntime (references where onnx's is wrong)
+    return model
+
+
+def run_case(op: str, inputs, consts=(), attrs=None, opset: int = 18, outputs: int = 1,
+             rtol: float = 1e-5, atol: float = 1e-5, reference: str = "onnx") -> None:
+    model = _model(op, list(inputs), list(consts), attrs or {}, opset, outputs)
+    feeds = {f"x{i}": a for i, a in enumerate(inputs)}
+    if reference == "onnx":
+        expected = ReferenceEvaluator(model).run(None, feeds)
+    else:
+        import onnxruntime
+
+        session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                               providers=["CPUExecutionProvider"])
+        expected = session.run(None, feeds)
+    compiled = onnxc.compile(model).run(None, feeds)
+    evaluated = evaluate(import_onnx(model), feeds)  # the numpy semantics of the graph ops
+    for actual in (compiled, evaluated):
+        _compare(actual, expected, rtol, atol)
+
+
+def _compare(actual, expected, rtol: float, atol: float) -> None:
+    assert len(actual) == len(expected)
+    for got, want in zip(actual, expected):
+        want = np.asarray(want)
+        assert got.shape == want.shape, (got.shape, want.shape)
+        assert got.dtype == want.dtype, (got.dtype, want.dtype)
+        if got.dtype.kind == "f":
+            np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+        else:
+            np.testing.assert_array_equal(got, want)
+
+
+RNG = np.random.default_rng(7)
+
+
+def distinct(*shape, dtype=np.float32) -> np.ndarray:
+    """Distinct values in random order (no ties for arg/top-k)."""
+    n = int(np.prod(shape))
+    return (RNG.permutation(n).astype(np.float64) / max(n, 1) * 4 - 2).astype(dtype).reshape(
+        shape)
+
+
+X = distinct(2, 3, 4)
+AXES = np.array([0, 2], dtype=np.int64)
+
+REDUCE_OPS = ["ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSumExp",
+              "ReduceSumSquare"]
+
+
+@pytest.mark.parametrize("op", REDUCE_OPS)
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_reduce_axes_input(op, keepdims):
+    run_case(op, [X], [AXES], {"keepdims": keepdims}, rtol=1e-4)
+
+
+@pytest.mark.parametrize("op", REDUCE_OPS + ["ReduceLogSum"])
+def test_reduce_attribute_axes_opset13(op):
+    x = np.abs(X) + 0.5 if op == "ReduceLogSum" else X
+    run_case(op, [x], [], {"axes": [-1], "keepdims": 0}, opset=13, rtol=1e-4)
+
+
+@pytest.mark.parametrize("op", ["ReduceMax", "ReduceL2", "ReduceLogSumExp"])
+def test_reduce_all_axes_and_noop(op):
+    run_case(op, [X], [], {"keepdims": 1}, rtol=1e-4)
+    run_case(op, [X], [np.array([], dtype=np.int64)], {"noop_with_empty_axes": 1}, rtol=1e-4)
+
+
+def test_reduce_integer_and_bool():
+    ints = RNG.integers(-50, 50, size=(3, 4, 5)).astype(np.int32)
+    run_case("ReduceMax", [ints], [np.array([1], dtype=np.int64)], {"keepdims": 0})
+    run_case("ReduceProd", [ints.astype(np.int64) % 4], [np.array([2], dtype=np.int64)])
+    flags = RNG.integers(0, 2, size=(4, 3)).astype(bool)
+    run_case("ReduceMin", [flags], [np.array([1], dtype=np.int64)], {"keepdims": 0}, opset=20)
+    run_case("ReduceMax", [flags], [np.array([0], dtype=np.int64)], {"keepdims": 1}, opset=20)
+
+
+def test_reduce_max_empty_set_is_minus_infinity():
+    run_case("ReduceMax", [np.zeros((2, 0, 4), np.float32)], [np.array([1], dtype=np.int64)])
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+@pytest.mark.parametrize("axis,keepdims", [(0, 1), (1, 0), (-1, 1), (2, 0)])
+def test_arg(op, axis, keepdims):
+    run_case(op, [X], [], {"axis": axis, "keepdims": keepdims}, opset=13)
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+def test_arg_select_last_index_ties(op):
+    x = RNG.integers(0, 3, size=(4, 6)).astype(np.float32)
+    for last in (0, 1):
+        run_case(op, [x], [], {"axis": 1, "select_last_index": last}, opset=13)
+    run_case(op, [x.astype(np.int64)], [], {"axis": 0, "keepdims": 0}, opset=13)
+
+
+@pytest.mark.parametrize("axis,largest", [(-1, 1), (1, 0), (0, 1)])
+def test_top_k(axis, largest):
+    x = distinct(4, 5, 6)
+    run_case("TopK", [x], [np.array([3], dtype=np.int64)], {"axis": axis, "largest": largest},
+             opset=11, outputs=2)
+
+
+def test_top_k_ties_keep_index_order_and_opset1():
+    x = RNG.integers(0, 4, size=(3, 9)).astype(np.float32)
+    run_case("TopK", [x], [np.array([5], dtype=np.int64)], {}, opset=11, outputs=2)
+    run_case("TopK", [x], [np.array([4], dtype=np.int64)], {"largest": 0}, opset=11, outputs=2)
+    run_case("TopK", [x.astype(np.int32)], [], {"k": 9}, opset=1, outputs=2)
+
+
+@pytest.mark.parametrize("op", ["CumSum", "CumProd"])
+@pytest.mark.parametrize("exclusive,reverse", [(0, 0), (1, 0), (0, 1), (1, 1)])
+def test_cumulative(op, exclusive, reverse):
+    opset = 26 if op == "CumProd" else 14
+    x = distinct(2, 3, 4)
+    for axis in (1, -1):
+        run_case(op, [x], [np.array(axis, dtype=np.int64)],
+                 {"exclusive": exclusive, "reverse": reverse}, opset=opset)
+    ints = RNG.integers(-3, 4, size=(5, 2)).astype(np.int32)
+    run_case(op, [ints], [np.array(0, dtype=np.int32)], {"reverse": reverse}, opset=opset)
+
+
+@pytest.mark.parametrize("upper", [0, 1])
+@pytest.mark.parametrize("k", [None, -1, 2, 7, -9])
+def test_trilu(upper, k):
+    consts = [] if k is None else [np.array(k, dtype=np.int64)]
+    run_case("Trilu", [distinct(2, 4, 5)], consts, {"upper": upper}, opset=14)
+
+
+def test_one_hot():
+    indices = np.array([[1, 9, -1], [0, 4, 2]], dtype=np.int64)
+    values = np.array([-2.0, 3.0], dtype=np.float32)
+    for axis in (-1, 0, 1):
+        run_case("OneHot", [indices], [np.array(5, dtype=np.int64), values], {"axis": axis},
+                 opset=11)
+    run_case("OneHot", [indices.astype(np.float32)],
+             [np.array(4.0, dtype=np.float32), np.array([0, 1], dtype=np.int64)], {}, opset=11)
+
+
+@pytest.mark.parametrize("opset,axis", [(11, 1), (11, 0), (13, -1), (13, 1)])
+def test_hardmax(opset, axis):
+    # onnx.reference applies opset 13's per-axis rule to every opset; onnxruntime does the
+    # 2-D coercion of opsets 1-11
+    run_case("Hardmax", [distinct(2, 3, 4)], [], {"axis": axis}, opset=opset,
+             reference="onnx" if opset >= 13 else "onnxruntime")
+
+
+@pytest.mark.parametrize("p,axis", [(2, -1), (1, 0), (2, 1)])
+def test_lp_normalization(p, axis):
+    # onnx.reference omits the |x| of the 1-norm: positive inputs there, numpy below
+    x = distinct(3, 4, 5) + (2.5 if p == 1 else 0)
+    x[0] = 0  # an all-zero slice along every axis but the first stays zero
+    run_case("LpNormalization", [x], [], {"p": p, "axis": axis}, rtol=1e-4)
+
+
+def test_l1_normalization_of_negative_values():
+    x = distinct(3, 4)
+    model = _model("LpNormalization", [x], [], {"p": 1, "axis": 1}, 18, 1)
+    (got,) = onnxc.compile(model).run(None, {"x0": x})
+    np.testing.assert_allclose(got, x / np.abs(x).sum(axis=1, keepdims=True), rtol=1e-5)
+
+
+def test_range_constant_and_eye_like():
+    run_case("Range", [], [np.array(1.5, np.float32), np.array(9.0, np.float32),
+                           np.array(0.7, np.float32)], {}, opset=11)
+    run_case("Range", [], [np.array(10, np.int32), np.array(-3, np.int32),
+                           np.array(-4, np.int32)], {}, opset=11)
+    run_case("EyeLike", [distinct(3, 5)], [], {"k": 1}, opset=9)
+    run_case("EyeLike", [distinct(4, 4)], [], {"k": -2, "dtype": onnx.TensorProto.INT32},
+             opset=9)
+
+
+def test_range_runtime_inputs_are_refused_clearly():
+    model = _model("Range", [np.array(0, np.int64), np.array(5, np.int64),
+                             np.array(1, np.int64)], [], {}, 11, 1)
+    with pytest.raises(UnsupportedOpError, match="must be a constant"):
+        onnxc.compile(model)
+
+
+@pytest.mark.parametrize("equation,shapes", [
+    ("ij,jk->ik", [(3, 4), (4, 5)]),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    ("i,i", [(5,), (5,)]),
+    ("ij->i", [(3, 4)]),
+    ("ij->ji", [(3, 4)]),
+    ("ij,kj->ik", [(3, 4), (5, 4)]),
+    ("i,j->ij", [(3,), (4,)]),
+    ("...ij,...jk->...ik", [(2, 3, 4), (2, 4, 5)]),
+    ("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]),
+    ("abc,cd,de->ae", [(2, 3, 4), (4, 5), (5, 6)]),
+    ("ijk,ik", [(3, 4, 5), (3, 5)]),
+])
+def test_einsum(equation, shapes):
+    run_case("Einsum", [distinct(*s) for s in shapes], [], {"equation": equation}, opset=12,
+             rtol=1e-4)
+
+
+def test_einsum_diagonal_is_unsupported():
+    model = _model("Einsum", [distinct(3, 3)], [], {"equation": "ii->i"}, 12, 1)
+    with pytest.raises(UnsupportedOpError, match="repeated"):
+        onnxc.compile(model)
