@@ -26,8 +26,9 @@ DEFAULT_DOMAINS = ("", "ai.onnx")
 ModelSource = str | os.PathLike | bytes | onnx.ModelProto
 
 
-def load_model(model: ModelSource) -> onnx.ModelProto:
-    """Parse `model` (a path, serialized bytes or a ModelProto) into a ModelProto."""
+def load_model(model: ModelSource, external_data: bool = True) -> onnx.ModelProto:
+    """Parse `model` (a path, serialized bytes or a ModelProto) into a ModelProto;
+    `external_data=False` leaves weights stored in separate files unread (graph only)."""
     if isinstance(model, onnx.ModelProto):
         return model
     try:
@@ -36,7 +37,7 @@ def load_model(model: ModelSource) -> onnx.ModelProto:
             proto.ParseFromString(bytes(model))
             return proto
         if isinstance(model, str | os.PathLike):
-            return onnx.load(os.fspath(model))
+            return onnx.load(os.fspath(model), load_external_data=external_data)
     except (DecodeError, RuntimeError) as err:
         raise ModelLoadError(f"cannot parse the ONNX model: {err}") from err
     except OSError as err:

@@ -15,6 +15,13 @@ Inputs are accepted as C-contiguous arrays of the exact dtype and shape; a non-c
 view or a buffer not aligned for its dtype is copied first (never rejected), so any
 ndarray of the right dtype and shape works. Wrong dtype, shape, count or names raise
 InvalidInputError naming the input.
+
+`run(..., out=[...])` writes into caller-owned output arrays (checked like inputs, and never
+overlapping one), as onnxruntime's IOBinding does: no allocation and no page faults per run.
+
+A model compiled for one sample of a symbolic batch (frontend/batch_axes.py) reports that
+dimension as None in its specs and runs the native code once per sample, on consecutive
+slices of every input and output.
 """
 
 from __future__ import annotations
@@ -36,11 +43,13 @@ class TensorSpec:
     """Name, static shape and numpy dtype of one model input or output."""
 
     name: str
-    shape: tuple[int, ...]
+    shape: tuple[int | None, ...]
+    """None: the symbolic batch dimension (any size)"""
     dtype: np.dtype
 
     def __str__(self) -> str:
-        return f"{self.name}: {self.dtype}{list(self.shape)}"
+        dims = ["N" if d is None else d for d in self.shape]
+        return f"{self.name}: {self.dtype}{dims}"
 
 
 def _address(array: np.ndarray) -> int:
@@ -101,6 +110,23 @@ class CompiledModel:
         self.compile_seconds: dict[str, float] = {}  # per stage, filled by onnxc.compile
 
     _num_threads = 1  # set by onnxc.compile / the cache (runtime/threads.py)
+    _batch_rows: tuple[list[int], list[int]] | None = None
+    """rows per sample of each input and output, when compiled for one sample of a batch"""
+
+    def bind_batch_axis(self, batch) -> None:
+        """Mark the model as compiled for one sample of `batch` (a frontend BatchAxis):
+        its batched inputs and outputs then take any multiple of their per-sample rows."""
+        if batch is None:
+            return
+        rows_in = [batch.inputs.get(s.name, 0) for s in self.inputs]
+        rows_out = [batch.outputs.get(s.name, 0) for s in self.outputs]
+        self._batch_rows = (rows_in, rows_out)
+        self._sample_inputs = list(self.inputs)
+        self._sample_outputs = list(self.outputs)
+        self.inputs = [TensorSpec(s.name, (None, *s.shape[1:]), s.dtype) if k else s
+                       for s, k in zip(self.inputs, rows_in)]
+        self.outputs = [TensorSpec(s.name, (None, *s.shape[1:]), s.dtype) if k else s
+                        for s, k in zip(self.outputs, rows_out)]
 
     @property
     def num_threads(self) -> int:
@@ -116,9 +142,13 @@ class CompiledModel:
         return [o.name for o in self.outputs]
 
     def run(
-        self, output_names: Sequence[str] | None, feeds: Mapping[str, np.ndarray]
+        self, output_names: Sequence[str] | None, feeds: Mapping[str, np.ndarray],
+        *, out: Sequence[np.ndarray] | None = None,
     ) -> list[np.ndarray]:
-        """Run the model on `feeds` (name -> array); return the requested outputs in order."""
+        """Run the model on `feeds` (name -> array); return the requested outputs in order.
+
+        `out`: one preallocated array per model output (all of them, in model order), which
+        the run writes into instead of allocating."""
         wanted = self._all_outputs if output_names is None else self._resolve_outputs(output_names)
         if type(feeds) is not dict and not isinstance(feeds, Mapping):
             raise InvalidInputError(
@@ -126,7 +156,7 @@ class CompiledModel:
             )
         if feeds.keys() != self._input_name_set:
             self._check_names(feeds)
-        return self._invoke([feeds[name] for name in self._input_names], wanted)
+        return self._invoke([feeds[name] for name in self._input_names], wanted, out)
 
     def __call__(self, *arrays: np.ndarray) -> list[np.ndarray]:
         """Positional form of `run(None, ...)`: one array per input, in model order."""
@@ -146,8 +176,11 @@ class CompiledModel:
             if spec.name not in feeds:
                 raise InvalidInputError(f"missing input '{spec.name}' (expected {spec})")
 
-    def _invoke(self, values: Sequence, wanted: list[int]) -> list[np.ndarray]:
+    def _invoke(self, values: Sequence, wanted: list[int],
+                out: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
         """Check `values` (one per input, in order), call the native entry, return outputs."""
+        if self._batch_rows is not None:
+            return self._invoke_batched(values, wanted, out)
         arrays = []
         addresses = []
         for (spec, shape, dtype), value in zip(self._input_checks, values):
@@ -160,7 +193,10 @@ class CompiledModel:
                 address = _address(value)
             arrays.append(value)
             addresses.append(address)
-        results = [np.empty(shape, dtype) for shape, dtype in self._output_allocs]
+        if out is None:
+            results = [np.empty(shape, dtype) for shape, dtype in self._output_allocs]
+        else:
+            results = self._checked_outputs(out, self._output_allocs, arrays)
         addresses.extend(_address(r) for r in results)
         try:
             slot = self._free_slots.pop()
@@ -174,6 +210,72 @@ class CompiledModel:
         finally:
             self._free_slots.append(slot)
         return [results[i] for i in wanted]
+
+    def _invoke_batched(self, values: Sequence, wanted: list[int],
+                        out: Sequence[np.ndarray] | None) -> list[np.ndarray]:
+        """One native run per sample, on consecutive row blocks of each batched array."""
+        assert self._batch_rows is not None
+        rows_in, rows_out = self._batch_rows
+        samples = None
+        arrays = []
+        for spec, sample, k, value in zip(self.inputs, self._sample_inputs, rows_in, values):
+            if not k:
+                arrays.append(self._checked(sample, value))
+                continue
+            value = self._checked(spec, value, batch_rows=k)
+            n = value.shape[0] // k
+            if samples is not None and n != samples:
+                raise InvalidInputError(
+                    f"input '{spec.name}' holds {n} sample(s), other inputs {samples}")
+            samples = n
+            arrays.append(value)
+        assert samples is not None
+        shapes = [((k * samples, *o.shape[1:]) if k else o.shape, np.dtype(o.dtype))
+                  for o, k in zip(self._sample_outputs, rows_out)]
+        if out is None:
+            results = [np.empty(shape, dtype) for shape, dtype in shapes]
+        else:
+            results = self._checked_outputs(out, shapes, arrays)
+        in_steps = [a.nbytes // samples if k and samples else 0 for a, k in zip(arrays, rows_in)]
+        out_steps = [r.nbytes // samples if k and samples else 0
+                     for r, k in zip(results, rows_out)]
+        bases = [_address(a) for a in arrays] + [_address(r) for r in results]
+        steps = in_steps + out_steps
+        try:
+            slot = self._free_slots.pop()
+        except IndexError:
+            slot = self._new_slot()
+        try:
+            argv = slot.argv
+            for i in range(samples):
+                for j, (base, step) in enumerate(zip(bases, steps)):
+                    argv[j] = base + i * step
+                self._entry(slot.argv_address)
+        finally:
+            self._free_slots.append(slot)
+        return [results[i] for i in wanted]
+
+    @staticmethod
+    def _checked_outputs(out: Sequence[np.ndarray], shapes, inputs) -> list[np.ndarray]:
+        """The caller's output arrays, if native code may write them (else InvalidInputError)."""
+        if not isinstance(out, Sequence) or len(out) != len(shapes):
+            raise InvalidInputError(
+                f"out must be a sequence of {len(shapes)} array(s), one per model output")
+        for i, (array, (shape, dtype)) in enumerate(zip(out, shapes)):
+            if not isinstance(array, np.ndarray) or array.dtype != dtype \
+                    or array.shape != tuple(shape):
+                got = (f"{array.dtype}{list(array.shape)}" if isinstance(array, np.ndarray)
+                       else type(array).__name__)
+                raise InvalidInputError(
+                    f"out[{i}] must be a {dtype}{list(shape)} array, got {got}")
+            if not array.flags.c_contiguous or not array.flags.writeable \
+                    or array.ctypes.data % dtype.alignment:
+                raise InvalidInputError(
+                    f"out[{i}] must be writable, C-contiguous and aligned for {dtype}")
+            others = [*inputs, *out[:i]]
+            if any(np.may_share_memory(array, other) for other in others):
+                raise InvalidInputError(f"out[{i}] overlaps an input or another output")
+        return list(out)
 
     def _new_slot(self) -> _Slot:
         """An argv (constants and arena filled in) with its own zeroed, aligned arena."""
@@ -203,8 +305,9 @@ class CompiledModel:
             ) from None
 
     @staticmethod
-    def _checked(spec: TensorSpec, value) -> np.ndarray:
-        """The array native code may read for `spec`, or InvalidInputError saying why not."""
+    def _checked(spec: TensorSpec, value, batch_rows: int = 0) -> np.ndarray:
+        """The array native code may read for `spec`, or InvalidInputError saying why not
+        (`batch_rows`: the spec's leading dimension is any multiple of it)."""
         if not isinstance(value, np.ndarray):
             if isinstance(value, np.generic):
                 value = np.asarray(value)
@@ -216,7 +319,14 @@ class CompiledModel:
             raise InvalidInputError(
                 f"input '{spec.name}' has dtype {value.dtype}, expected {spec.dtype}"
             )
-        if tuple(value.shape) != spec.shape:
+        shape = tuple(value.shape)
+        if batch_rows:
+            if len(shape) != len(spec.shape) or shape[1:] != spec.shape[1:] \
+                    or shape[0] % batch_rows:
+                raise InvalidInputError(
+                    f"input '{spec.name}' has shape {list(shape)}, expected "
+                    f"[{batch_rows} x N, {', '.join(map(str, spec.shape[1:]))}]")
+        elif shape != spec.shape:
             raise InvalidInputError(
                 f"input '{spec.name}' has shape {list(value.shape)}, expected {list(spec.shape)}"
             )

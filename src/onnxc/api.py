@@ -10,13 +10,21 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 import onnx
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
 
 from onnxc.frontend import import_onnx
+from onnxc.frontend.batch_axes import (
+    BatchAxis,
+    batch_axis,
+    symbolic_batch,
+    with_batch,
+    with_fixed_shapes,
+)
+from onnxc.frontend.onnx_model import load_model
 from onnxc.lowering import pipeline
 from onnxc.lowering.bind_constants import constant_arrays, numpy_dtype
 from onnxc.lowering.entry_abi import (
@@ -118,6 +126,7 @@ def compile(  # noqa: A001 - the name users expect (torch.compile, onnx-mlir's c
     verify_numerics: bool = False,
     cache_dir: str | os.PathLike | bool | None = None,
     num_threads: int | None = None,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
 ) -> CompiledModel:
     """Compile an ONNX model (path, bytes or ModelProto) to native code for this CPU.
 
@@ -130,13 +139,19 @@ def compile(  # noqa: A001 - the name users expect (torch.compile, onnx-mlir's c
 
     Loops kernels mark parallel run on `num_threads` threads (OpenMP): default
     $ONNXC_NUM_THREADS, else the CPUs this process may use (affinity and cgroup quota); 1
-    without libgomp. The count is compiled in; `CompiledModel.num_threads` reports it."""
+    without libgomp. The count is compiled in; `CompiledModel.num_threads` reports it.
+
+    Dynamic shapes (frontend/batch_axes.py): a model whose inputs share one symbolic leading
+    (batch) dimension is compiled once, for one sample, and runs at any batch size when it is
+    batch-separable (checked op by op; ShapeInferenceError names the node otherwise). Any
+    other dynamic dimension needs `input_shapes={name: shape}`: one compilation per shape."""
     from onnxc.runtime import cache
     from onnxc.runtime.jit import NativeModule, host_target
     from onnxc.runtime.threads import resolve_num_threads
 
     log = _StageLog(verbose)
     threads = resolve_num_threads(num_threads)
+    model, batch = _static_model(model, input_shapes)
     cache_root = cache.cache_root(cache_dir)
     if cache_root is not None:
         with log.stage("cache-lookup"):
@@ -144,6 +159,7 @@ def compile(  # noqa: A001 - the name users expect (torch.compile, onnx-mlir's c
             hit = None if verify_numerics or key is None else cache.load(cache_root, key)
         if hit is not None:
             hit.compile_seconds = dict(log.seconds)
+            hit.bind_batch_axis(batch)
             return hit
     ctx = pipeline.make_context()
     with log.stage("import"):
@@ -175,12 +191,32 @@ def compile(  # noqa: A001 - the name users expect (torch.compile, onnx-mlir's c
         arena_bytes, intermediate_bytes,
     )
     compiled._num_threads = threads
+    compiled.bind_batch_axis(batch)
     if cache_root is not None and key is not None:
         with log.stage("cache-store"):
             cache.store(cache_root, key, compiled, native.object_code(), constant_names,
                         WRAPPER_NAME)
     compiled.compile_seconds = dict(log.seconds)
     return compiled
+
+
+def _static_model(
+    model: ModelLike, input_shapes: Mapping[str, Sequence[int]] | None
+) -> tuple[ModelLike, BatchAxis | None]:
+    """`model` with static input shapes, and its batch axis when compiled for one sample.
+
+    A model whose inputs are all static is returned as given (its cache key is unchanged)."""
+    # parsing is ~10 ms even for 100 MB of weights; external weight files are read only once,
+    # by the importer, unless the shapes must be rewritten
+    proto = load_model(model, external_data=input_shapes is not None)
+    if input_shapes is not None:
+        return with_fixed_shapes(proto, {k: tuple(v) for k, v in input_shapes.items()}), None
+    if symbolic_batch(proto) is None:
+        return model, None
+    proto = load_model(model)
+    batch = batch_axis(proto)
+    assert batch is not None
+    return with_batch(proto, batch.symbol, 1), batch
 
 
 def _int_attr(entry, name: str) -> int:

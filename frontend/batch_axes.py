@@ -1,0 +1,271 @@
+"""Dynamic batch: compile a model once for one sample, run it on any number of samples.
+
+A model whose inputs share one symbolic leading dimension (`dim_param`, e.g. "N" or
+"batch_size") is *batch-separable* when running it on N stacked samples equals stacking its
+runs on each sample. Then onnxc compiles it with N = 1, and the runtime runs the native code
+once per sample on consecutive slices of the inputs and outputs: one compilation serves every
+batch size. (Per-sample execution is how a static-shape code generator stays exact; a kernel
+generic in N would need symbolic shapes through every pass and kernel.)
+
+Separability is proven per node, not assumed: the model is shape-inferred at two batch sizes,
+a value is *batched* when its leading dimension is k*N for a fixed k (so each sample owns
+one contiguous block of it, as after a [N, S, H] -> [N*S, H] reshape), and each op must keep
+samples apart given which of its inputs are batched (`_SAMPLE_WISE` and the axis rules in
+`_mixes_samples`). Anything else (an op reducing, concatenating or transposing along the batch
+axis, a symbolic non-leading dimension, ops the table does not know) is a
+ShapeInferenceError naming the node; such models compile with fixed shapes instead
+(`onnxc.compile(model, input_shapes={...})`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import onnx
+import onnx.shape_inference
+
+from onnxc.errors import ShapeInferenceError
+
+_SAMPLE_WISE = frozenset({
+    # elementwise (operands of the output's rank; lower-rank operands broadcast per sample)
+    "Abs", "Acos", "Acosh", "Add", "And", "Asin", "Asinh", "Atan", "Atanh", "BitShift",
+    "BitwiseAnd", "BitwiseNot", "BitwiseOr", "BitwiseXor", "Cast", "CastLike", "Ceil", "Celu",
+    "Clip", "Cos", "Cosh", "Div", "Dropout", "Elu", "Equal", "Erf", "Exp", "Floor", "Gelu",
+    "Greater", "GreaterOrEqual", "HardSigmoid", "HardSwish", "Identity", "IsInf", "IsNaN",
+    "LeakyRelu", "Less", "LessOrEqual", "Log", "Max", "Mean", "Min", "Mish", "Mod", "Mul",
+    "Neg", "Not", "Or", "PRelu", "Pow", "Reciprocal", "Relu", "Round", "Selu", "Shrink",
+    "Sigmoid", "Sign", "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Sub", "Sum", "Swish",
+    "Tan", "Tanh", "ThresholdedRelu", "Where", "Xor", "QuantizeLinear", "DequantizeLinear",
+    # per-sample windows and statistics over non-batch axes
+    "Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool", "GlobalAveragePool",
+    "GlobalMaxPool", "GlobalLpPool", "BatchNormalization", "InstanceNormalization",
+    "GroupNormalization", "LRN", "DepthToSpace", "SpaceToDepth", "MeanVarianceNormalization",
+})
+"""Ops that never combine elements of different samples when every batched operand has the
+output's rank (checked in `_mixes_samples`)."""
+
+_AXIS_OPS = {
+    # op: (attribute, default) of the one axis the op works along; axis 0 mixes samples
+    "Softmax": ("axis", -1), "LogSoftmax": ("axis", -1), "Hardmax": ("axis", -1),
+    "LayerNormalization": ("axis", -1), "Concat": ("axis", None), "Split": ("axis", 0),
+    "Gather": ("axis", 0), "GatherElements": ("axis", 0), "CumSum": ("axis", None),
+    "ArgMax": ("axis", 0), "ArgMin": ("axis", 0), "TopK": ("axis", -1),
+    "Flatten": ("axis", 1), "LpNormalization": ("axis", -1),
+}
+
+
+@dataclass(frozen=True)
+class BatchAxis:
+    """The symbolic leading dimension that `onnxc.compile` compiled at 1."""
+
+    symbol: str
+    inputs: Mapping[str, int]
+    """input name -> rows per sample (k in k*N)"""
+    outputs: Mapping[str, int]
+
+
+def symbolic_batch(model: onnx.ModelProto) -> str | None:
+    """The one symbolic leading dimension shared by the model's inputs, None if all static.
+
+    ShapeInferenceError for any other kind of dynamic shape (a symbolic non-leading
+    dimension, two different symbols, an unknown dimension).
+    """
+    initializers = {i.name for i in model.graph.initializer}
+    symbols = set()
+    for vi in model.graph.input:
+        if vi.name in initializers or not vi.type.HasField("tensor_type"):
+            continue
+        dims = vi.type.tensor_type.shape.dim
+        for axis, d in enumerate(dims):
+            if d.HasField("dim_value"):
+                continue
+            if axis != 0 or not d.dim_param:
+                raise ShapeInferenceError(
+                    f"graph input '{vi.name}': dimension {axis} is "
+                    f"{d.dim_param or 'unknown'}; onnxc compiles one symbolic leading (batch) "
+                    f"dimension, other dynamic dimensions need fixed sizes "
+                    f"(onnxc.compile(model, input_shapes={{...}}))")
+            symbols.add(d.dim_param)
+    if len(symbols) > 1:
+        raise ShapeInferenceError(
+            f"graph inputs have different symbolic batch dimensions {sorted(symbols)}; "
+            f"give fixed sizes with onnxc.compile(model, input_shapes={{...}})")
+    return symbols.pop() if symbols else None
+
+
+def with_batch(model: onnx.ModelProto, symbol: str, size: int) -> onnx.ModelProto:
+    """A copy of `model` whose inputs and outputs have `size` for the symbolic dimension."""
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    for vi in [*copy.graph.input, *copy.graph.output]:
+        for d in vi.type.tensor_type.shape.dim:
+            if d.dim_param == symbol:
+                d.Clear()
+                d.dim_value = size
+    del copy.graph.value_info[:]
+    return copy
+
+
+def with_fixed_shapes(model: onnx.ModelProto,
+                      shapes: Mapping[str, tuple[int, ...]]) -> onnx.ModelProto:
+    """A copy of `model` whose named inputs have the given static shapes."""
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    names = {vi.name for vi in copy.graph.input}
+    for name in shapes:
+        if name not in names:
+            raise ShapeInferenceError(f"input_shapes names '{name}', which is not a graph input")
+    for vi in copy.graph.input:
+        if vi.name in shapes:
+            shape = vi.type.tensor_type.shape
+            del shape.dim[:]
+            for size in shapes[vi.name]:
+                shape.dim.add().dim_value = int(size)
+    for vi in copy.graph.output:  # re-inferred from the inputs
+        if vi.type.tensor_type.HasField("shape"):
+            vi.type.tensor_type.ClearField("shape")
+    del copy.graph.value_info[:]
+    return copy
+
+
+def _shapes(model: onnx.ModelProto) -> dict[str, tuple[int, ...] | None]:
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
+    except Exception as err:  # onnx raises InferenceError and assorted others
+        raise ShapeInferenceError(f"dynamic batch: shape inference failed: {err}") from err
+    g = inferred.graph
+    shapes: dict[str, tuple[int, ...] | None] = {}
+    for vi in [*g.input, *g.value_info, *g.output]:
+        tt = vi.type.tensor_type
+        dims = tt.shape.dim if tt.HasField("shape") else None
+        if dims is None or any(not d.HasField("dim_value") for d in dims):
+            shapes[vi.name] = None
+        else:
+            shapes[vi.name] = tuple(d.dim_value for d in dims)
+    for init in g.initializer:
+        shapes[init.name] = tuple(init.dims)
+    return shapes
+
+
+def batch_axis(model: onnx.ModelProto) -> BatchAxis | None:
+    """The batch plan of `model`, None when its inputs are static; raises when the model has
+    a symbolic batch but is not batch-separable (the error names the node)."""
+    symbol = symbolic_batch(model)
+    if symbol is None:
+        return None
+    at2, at3 = _shapes(with_batch(model, symbol, 2)), _shapes(with_batch(model, symbol, 3))
+    batched: dict[str, int] = {}
+    misplaced: set[str] = set()
+    """values whose shape depends on the batch other than by a proportional leading dim"""
+    for name, s2 in at2.items():
+        s3 = at3.get(name)
+        if s2 is None or s3 is None or s2 == s3:
+            continue
+        k = s2[0] // 2 if s2 else 0
+        if k and len(s2) == len(s3) and s2[1:] == s3[1:] and s2[0] == 2 * k and s3[0] == 3 * k:
+            batched[name] = k
+        else:
+            misplaced.add(name)
+    for index, node in enumerate(model.graph.node):
+        ins = [n for n in node.input if n in batched]
+        if any(o in misplaced for o in node.output):
+            raise ShapeInferenceError(
+                f"dynamic batch: node '{node.name or index}' ({node.op_type}) makes the batch "
+                f"something other than a leading dimension; compile with fixed input shapes "
+                f"(onnxc.compile(model, input_shapes={{...}}))")
+        if not ins:
+            continue
+        outs = list(node.output)
+        if any(at2.get(o) is None for o in outs if o):
+            raise ShapeInferenceError(
+                f"dynamic batch: node '{node.name or index}' ({node.op_type}): output shapes "
+                f"could not be inferred symbolically")
+        reason = _mixes_samples(node, ins, batched, at2)
+        if reason:
+            raise ShapeInferenceError(
+                f"dynamic batch: node '{node.name or index}' ({node.op_type}) {reason}; "
+                f"compile with fixed input shapes (onnxc.compile(model, input_shapes={{...}}))")
+    names = [vi.name for vi in model.graph.input]
+    inputs = {n: batched[n] for n in names if n in batched}
+    outputs = {o.name: batched[o.name] for o in model.graph.output if o.name in batched}
+    if len(outputs) != len(model.graph.output):
+        unbatched = [o.name for o in model.graph.output if o.name not in batched]
+        raise ShapeInferenceError(
+            f"dynamic batch: outputs {unbatched} do not scale with the batch")
+    return BatchAxis(symbol, inputs, outputs)
+
+
+def _attr(node: onnx.NodeProto, name: str, default):
+    for a in node.attribute:
+        if a.name == name:
+            return onnx.helper.get_attribute_value(a)
+    return default
+
+
+def _mixes_samples(node: onnx.NodeProto, ins: list[str], batched: Mapping[str, int],
+                   shapes: Mapping[str, tuple[int, ...] | None]) -> str | None:
+    """Why `node` would combine elements of different samples, None when it cannot."""
+    op = node.op_type
+    out = node.output[0]
+    out_shape = shapes[out]
+    assert out_shape is not None
+    if any(o and o not in batched for o in node.output) and op not in ("Shape", "Size"):
+        return "has an output that does not scale with the batch"
+    rank = len(out_shape)
+    if op in _SAMPLE_WISE:
+        if any(len(shapes[i] or ()) != rank for i in ins):
+            return "broadcasts a batched operand along another axis"
+        return None
+    if op in ("MatMul", "Gemm"):
+        a, b = node.input[0], node.input[1]
+        if op == "Gemm" and a in batched and _attr(node, "transA", 0):
+            return "contracts over the batch axis (transA)"
+        if b in batched and (op == "Gemm" or len(shapes[b] or ()) < 3
+                             or len(shapes[a] or ()) != len(shapes[b] or ())):
+            return "contracts over the batch axis of its second operand"
+        return None
+    if op in ("Reshape", "Squeeze", "Unsqueeze", "Expand", "Tile", "Pad", "Slice",
+              "Transpose", "Resize", "Upsample"):
+        return _keeps_leading_rows(node, ins, batched, shapes)
+    if op in _AXIS_OPS:
+        name, default = _AXIS_OPS[op]
+        axis = _attr(node, name, default)
+        data_rank = len(shapes[node.input[0]] or ())
+        if op == "Flatten":
+            return "flattens the batch axis into rows" if axis == 0 else None
+        if op in ("Gather", "GatherElements") and node.input[0] not in batched:
+            return None if op == "Gather" or axis != 0 else "gathers along the batch axis"
+        if axis is None or axis % max(data_rank, 1) == 0:
+            return f"works along the batch axis ({name}={axis})"
+        return None
+    if op.startswith("Reduce"):
+        axes = _attr(node, "axes", None)
+        keep = _attr(node, "keepdims", 1)
+        if axes is None and len(node.input) < 2:
+            return "reduces over all axes, the batch included"
+        if axes is not None and any(a % len(shapes[node.input[0]] or (1,)) == 0 for a in axes):
+            return "reduces over the batch axis"
+        if not keep and axes is None:
+            return "reduces axes given at run time"
+        return None
+    if op in ("Shape", "Size"):
+        return None  # shape arithmetic: folded at N = 1, consumers are checked themselves
+    return "is not known to keep samples apart"
+
+
+def _keeps_leading_rows(node, ins, batched, shapes) -> str | None:
+    """Data-movement ops keep samples apart when input and output are batched with the same
+    rows per sample block (each sample's data stays one contiguous block in the same order)."""
+    x = node.input[0]
+    if x not in batched:
+        return None
+    if node.op_type == "Transpose":
+        perm = _attr(node, "perm", None)
+        return None if perm is not None and perm[0] == 0 else "moves the batch axis"
+    if node.op_type in ("Reshape", "Squeeze", "Unsqueeze"):
+        return None  # row-major order kept; the output is batched (checked by the caller)
+    in_shape, out_shape = shapes[x], shapes[node.output[0]]
+    if in_shape is None or out_shape is None or in_shape[0] != out_shape[0]:
+        return "changes the batch axis's extent"
+    return None

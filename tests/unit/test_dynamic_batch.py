@@ -1,0 +1,120 @@
+"""Dynamic batch: one compilation for one sample runs at any batch size (frontend/batch_axes.py)."""
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+import onnxc
+from onnxc.errors import InvalidInputError, ShapeInferenceError
+
+RTOL, ATOL = 1e-4, 1e-5
+"""f32 kernels against onnx.reference's float64-accumulating numpy."""
+
+
+def _model(nodes, inputs, outputs, inits=(), opset=17) -> onnx.ModelProto:
+    graph = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 9
+    return model
+
+
+def _init(name, shape, seed):
+    data = np.random.default_rng(seed).standard_normal(shape).astype(np.float32) * 0.3
+    return numpy_helper.from_array(data, name)
+
+
+def _cnn() -> onnx.ModelProto:
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("GlobalAveragePool", ["r"], ["p"]),
+        helper.make_node("Flatten", ["p"], ["f"]),
+        helper.make_node("Gemm", ["f", "fc", "fb"], ["logits"], transB=1),
+        helper.make_node("Softmax", ["logits"], ["y"], axis=-1),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])],
+        [_init("w", [16, 3, 3, 3], 1), _init("b", [16], 2), _init("fc", [10, 16], 3),
+         _init("fb", [10], 4)],
+    )
+
+
+def _encoder_block() -> onnx.ModelProto:
+    """[N, S, H] -> Reshape [N*S, H] -> MatMul -> Reshape back -> Softmax over H -> + x."""
+    shape_flat = numpy_helper.from_array(np.array([-1, 8], np.int64), "flat")
+    shape_back = numpy_helper.from_array(np.array([-1, 4, 8], np.int64), "back")
+    nodes = [
+        helper.make_node("Reshape", ["x", "flat"], ["x2"]),
+        helper.make_node("MatMul", ["x2", "w"], ["m"]),
+        helper.make_node("Reshape", ["m", "back"], ["m3"]),
+        helper.make_node("Softmax", ["m3"], ["s"], axis=-1),
+        helper.make_node("Add", ["s", "x"], ["y"]),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4, 8])],
+        [shape_flat, shape_back, _init("w", [8, 8], 5)],
+    )
+
+
+@pytest.mark.parametrize("build", [_cnn, _encoder_block], ids=["cnn", "encoder"])
+def test_one_compilation_runs_every_batch_size(build):
+    model = build()
+    compiled = onnxc.compile(model, cache_dir=False)
+    assert compiled.inputs[0].shape[0] is None  # the spec says: any batch size
+    reference = ReferenceEvaluator(model)
+    sample = compiled.inputs[0].shape[1:]
+    for n in (1, 2, 5):
+        x = np.random.default_rng(n).standard_normal((n, *sample)).astype(np.float32)
+        (y,) = compiled(x)
+        (expected,) = reference.run(None, {"x": x})
+        assert y.shape == expected.shape
+        np.testing.assert_allclose(y, expected, rtol=RTOL, atol=ATOL)
+
+
+def test_zero_samples_give_empty_outputs():
+    compiled = onnxc.compile(_cnn(), cache_dir=False)
+    (y,) = compiled(np.zeros((0, 3, 8, 8), np.float32))
+    assert y.shape == (0, 10)
+
+
+def test_wrong_sample_shape_is_rejected():
+    compiled = onnxc.compile(_cnn(), cache_dir=False)
+    with pytest.raises(InvalidInputError, match="x"):
+        compiled(np.zeros((2, 3, 8, 9), np.float32))
+
+
+def _reduce_over_batch() -> onnx.ModelProto:
+    nodes = [helper.make_node("ReduceSum", ["x"], ["y"], axes=[0], keepdims=1)]
+    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], opset=11)
+
+
+def _transpose_batch() -> onnx.ModelProto:
+    nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0]),
+             helper.make_node("Relu", ["t"], ["y"])]
+    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, "N"])])
+
+
+@pytest.mark.parametrize("build, node", [(_reduce_over_batch, "ReduceSum"),
+                                         (_transpose_batch, "Transpose")])
+def test_ops_that_mix_samples_are_refused_by_name(build, node):
+    with pytest.raises(ShapeInferenceError, match=node):
+        onnxc.compile(build(), cache_dir=False)
+
+
+def test_other_dynamic_dimensions_need_fixed_shapes():
+    nodes = [helper.make_node("Relu", ["x"], ["y"])]
+    model = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, "S"])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, "S"])])
+    with pytest.raises(ShapeInferenceError, match="input_shapes"):
+        onnxc.compile(model, cache_dir=False)
+    compiled = onnxc.compile(model, cache_dir=False, input_shapes={"x": [2, 5]})
+    x = np.linspace(-1, 1, 10, dtype=np.float32).reshape(2, 5)
+    np.testing.assert_array_equal(compiled(x)[0], np.maximum(x, 0))

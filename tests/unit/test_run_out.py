@@ -1,0 +1,43 @@
+"""`run(..., out=[...])`: results written into caller-owned arrays, which are checked first."""
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+import onnxc
+from onnxc.errors import InvalidInputError
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Neg", ["x"], ["z"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [4, 8])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return onnxc.compile(model, cache_dir=False)
+
+
+def test_results_land_in_the_given_arrays(compiled):
+    x = np.linspace(-1, 1, 32, dtype=np.float32).reshape(4, 8)
+    y, z = np.full((4, 8), 7, np.float32), np.full((4, 8), 7, np.float32)
+    results = compiled.run(None, {"x": x}, out=[y, z])
+    assert results[0] is y and results[1] is z
+    np.testing.assert_array_equal(y, np.maximum(x, 0))
+    np.testing.assert_array_equal(z, -x)
+
+
+@pytest.mark.parametrize("make_out, message", [
+    (lambda x: [np.empty((4, 8), np.float32)], "sequence of 2"),
+    (lambda x: [np.empty((4, 8), np.float64), np.empty((4, 8), np.float32)], "out\\[0\\]"),
+    (lambda x: [np.empty((8, 4), np.float32), np.empty((4, 8), np.float32)], "out\\[0\\]"),
+    (lambda x: [np.empty((4, 16), np.float32)[:, ::2], np.empty((4, 8), np.float32)],
+     "C-contiguous"),
+    (lambda x: [x, np.empty((4, 8), np.float32)], "overlaps"),
+    (lambda x: [(o := np.empty((4, 8), np.float32)), o], "overlaps"),
+])
+def test_unusable_output_arrays_are_refused(compiled, make_out, message):
+    x = np.ones((4, 8), np.float32)
+    with pytest.raises(InvalidInputError, match=message):
+        compiled.run(None, {"x": x}, out=make_out(x))
