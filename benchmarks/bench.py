@@ -5,7 +5,7 @@ Both engines run in this one process on the same seeded models and inputs, inter
 times on a shared machine are noise: compare the onnxc/onnxruntime ratios across runs.
 onnxc is compiled with num_threads=T; onnxruntime gets ORT_ENABLE_ALL, intra_op_num_threads=T,
 inter_op_num_threads=1 and IOBinding with preallocated outputs (it otherwise pays 4-7%
-allocating and page-faulting its outputs on every call). Every run checks onnxc's outputs
+allocating and page-faulting its outputs on every call); onnxc likewise gets `run(..., out=)`. Every run checks onnxc's outputs
 against onnxruntime's (rtol 1e-3, atol 1e-4).
 
     python benchmarks/bench.py [--threads 1,2] [--models resnet50,matmul_512] [--repeat 10]
@@ -197,8 +197,9 @@ def bench_model(name: str, threads: Sequence[int], args) -> list[Row]:
         io_bytes = sum(a.nbytes for a in feeds.values()) + sum(a.nbytes for a in ours)
         theirs = OrtRunner(model, feeds, t)
         diff, ok = _compare(ours, [a.copy() for a in theirs()])
+        outs = [np.empty_like(a) for a in ours]  # both engines write preallocated outputs
         onnxc_s, ort_s = interleaved_medians(
-            [lambda compiled=compiled: compiled.run(None, feeds), theirs], args.repeat
+            [lambda compiled=compiled: compiled.run(None, feeds, out=outs), theirs], args.repeat
         )
         rows.append(Row(name, t, compile_s, onnxc_s, ort_s, flops, diff, ok, io_bytes,
                         compiled.arena_bytes / 2**20, compiled.intermediate_bytes / 2**20))
