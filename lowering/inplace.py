@@ -27,7 +27,7 @@ from xdsl.rewriter import Rewriter
 
 from onnxc.dialects import graph
 from onnxc.lowering.entry_abi import INPLACE_BYTES_ATTR, entry_function
-from onnxc.lowering.plan_memory import byte_size
+from onnxc.lowering.plan_memory import byte_size, last_use
 
 INPLACE_ATTR = "onnxc.inplace_operands"
 """On a kernel call: operand positions whose buffer the (single) result may overwrite."""
@@ -47,30 +47,6 @@ def inplace_operands(op: Operation) -> list[int]:
     return [i for i, v in enumerate(op.operands) if v.type == op.results[0].type]
 
 
-_VIEWS = (memref.ReinterpretCastOp, memref.CastOp, memref.ViewOp)
-
-
-def _top_level(op: Operation, position: dict[Operation, int]) -> Operation | None:
-    while op not in position:
-        parent = op.parent_op()
-        if parent is None:
-            return None
-        op = parent
-    return op
-
-
-def _readers(value: SSAValue, position: dict[Operation, int]) -> list[Operation]:
-    """Top-level ops of the entry block that use `value` directly or through views."""
-    found = []
-    for use in value.uses:
-        user = _top_level(use.operation, position)
-        if user is None:
-            continue
-        found.append(user)
-        if isinstance(user, _VIEWS):
-            for r in user.results:
-                found.extend(_readers(r, position))
-    return found
 
 
 def _alloc_of(value: SSAValue) -> memref.AllocOp | None:
@@ -105,7 +81,7 @@ class InplacePass(ModulePass):
                 source = _alloc_of(operand)
                 if source is None or operand.type != result.type:
                     continue
-                if any(position[r] > position[call] for r in _readers(operand, position)):
+                if last_use(operand, position) > position[call]:
                     continue  # read later: keep it
                 if list(call.arguments).count(operand) > 1:
                     continue  # the same buffer passed twice: aliasing rules get subtle

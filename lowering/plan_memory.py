@@ -47,8 +47,9 @@ class _Buffer:
     offset: int = -1
 
 
-def _last_use(value: SSAValue, position: dict[Operation, int]) -> int:
-    """Index of the last op in the entry block that reads `value` or a view of it."""
+def last_use(value: SSAValue, position: dict[Operation, int]) -> int:
+    """Index of the last op in the entry block that reads `value` or a view of it (a use
+    nested in a region counts at its top-level op)."""
     last = -1
     for use in value.uses:
         user = use.operation
@@ -59,7 +60,7 @@ def _last_use(value: SSAValue, position: dict[Operation, int]) -> int:
         last = max(last, position[user])
         if isinstance(user, _VIEW_OPS):
             for r in user.results:
-                last = max(last, _last_use(r, position))
+                last = max(last, last_use(r, position))
     return last
 
 
@@ -103,7 +104,7 @@ class PlanMemoryPass(ModulePass):
                 assert isinstance(t, MemRefType)
                 first = min((position.get(u.operation, position[o]) for u in o.memref.uses),
                             default=position[o])
-                last = max(_last_use(o.memref, position), first)
+                last = max(last_use(o.memref, position), first)
                 buffers.append(_Buffer(o, byte_size(t), first, last))
         arena_size = plan_offsets(buffers)
         total = sum(b.size for b in buffers)
