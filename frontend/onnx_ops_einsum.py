@@ -4,20 +4,22 @@ Operands are contracted left to right. Before each pairwise step, letters that n
 operand nor the output needs are summed away within one operand; the pair is then laid out
 as [batch, free, contracted] x [batch, contracted, free], reshaped to a 3-D batched matmul
 and reshaped back. That covers matrix products, batched attention products, inner and outer
-products, traces along one operand's axes and transposes. Repeated letters inside one
-operand (diagonals) and size-1 broadcasting between operands are refused.
+products, sums along one operand's axes and transposes; a letter repeated inside one operand
+(a diagonal, a trace) is first collapsed with an identity mask. Size-1 broadcasting between
+operands is refused.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.frontend import onnx_types as types
-from onnxc.frontend.onnx_context import NodeContext, Result
+from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
 from onnxc.frontend.onnx_ops_reduce import check_element, emit, reduce, reshape
 
 _ELLIPSIS_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -43,8 +45,6 @@ def parse_equation(ctx: NodeContext, equation: str, ranks: list[int]) -> tuple[l
             term = term.replace("...", _ELLIPSIS_LETTERS[26 - width:] if width else "")
         if len(term) != rank or not all(c.isalpha() for c in term):
             raise ctx.invalid(f"term '{term}' does not match rank {rank}")
-        if len(set(term)) != len(term):
-            raise ctx.unsupported(f"repeated subscript in '{term}' (diagonals)")
         expanded.append(term)
     broadcast = _ELLIPSIS_LETTERS[26 - widest:] if widest else ""
     if arrow:
@@ -74,6 +74,24 @@ def _sum_away(ctx: NodeContext, x: SSAValue, letters: str, keep: set[str]) -> tu
         return x, letters
     return (reduce(ctx, graph.ReduceSumOp, x, axes, False),
             "".join(c for c in letters if c in keep))
+
+
+def _diagonal(ctx: NodeContext, x: SSAValue, letters: str) -> tuple[SSAValue, str]:
+    """Collapse each repeated subscript of one operand to its diagonal: x times an identity
+    mask over the two axes, summed over the second (exact: the other terms add zeros)."""
+    while len(set(letters)) != len(letters):
+        c = next(c for c in letters if letters.count(c) > 1)
+        p = letters.index(c)
+        q = letters.index(c, p + 1)
+        shape = graph.shape_of(x)
+        mask_shape = [1] * len(shape)
+        mask_shape[p], mask_shape[q] = shape[p], shape[q]
+        el = x.type.get_element_type()
+        mask = np.eye(shape[p], dtype=types.numpy_dtype_of_element(el)).reshape(mask_shape)
+        masked = emit(ctx, graph.MulOp, [x, ctx.materialize(Tensor.of_array(mask))], shape, el)
+        x = reduce(ctx, graph.ReduceSumOp, masked, [q], False)
+        letters = letters[:q] + letters[q + 1:]
+    return x, letters
 
 
 def _contract(ctx: NodeContext, a: SSAValue, la: str, b: SSAValue, lb: str, keep: set[str],
@@ -107,6 +125,8 @@ def convert_einsum(ctx: NodeContext) -> list[Result]:
             if size.setdefault(c, d) != d:
                 raise ctx.unsupported(f"subscript '{c}' has sizes {size[c]} and {d} "
                                       f"(broadcasting)")
+    for i, (value, term) in enumerate(zip(operands, terms)):
+        operands[i], terms[i] = _diagonal(ctx, value, term)
     acc, letters = operands[0], terms[0]
     for i in range(1, len(operands) + 1):
         later = set(output).union(*terms[i:])

@@ -132,9 +132,6 @@ def convert_reduce(ctx: NodeContext) -> list[Result]:
     norm = sorted(_axis(ctx, a, rank) for a in axes)
     if len(set(norm)) != len(norm):
         raise ctx.invalid(f"repeated axes {axes}")
-    if max_or_min and any(ctx.shape(0)[a] == 0 for a in norm) and not types.is_float(
-            ctx.element_type(0)):
-        raise ctx.unsupported("an empty integer reduction (no identity value)")
     return [build(ctx, ctx.operand(0), norm, bool(ctx.attr("keepdims", 1)))]
 
 

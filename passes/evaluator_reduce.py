@@ -13,15 +13,25 @@ from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of
 
 
+def _extreme(dtype: np.dtype, lowest: bool):
+    """The identity of max (lowest) or min: -inf/inf, else the type's limits (False/True)."""
+    if dtype.kind == "f":
+        return -np.inf if lowest else np.inf
+    if dtype.kind == "b":
+        return not lowest
+    info = np.iinfo(dtype)
+    return info.min if lowest else info.max
+
+
 def _reduce(fn):
     def evaluate(op: graph.ReduceOp, args: list[np.ndarray]) -> list[np.ndarray]:
         x = args[0]
         axes = op.reduced_axes()
         keepdims = int_of(op.keepdims) != 0
         if x.size == 0 or any(x.shape[a] == 0 for a in axes):
-            identity = {np.max: -np.inf, np.min: np.inf, np.prod: 1}[fn]
+            identity = 1 if fn is np.prod else _extreme(x.dtype, lowest=fn is np.max)
             shape = [1 if i in axes else d for i, d in enumerate(x.shape)]
-            out = np.full(shape, identity)
+            out = np.full(shape, identity, dtype=x.dtype)
             return [out if keepdims else out.reshape([d for i, d in enumerate(x.shape)
                                                       if i not in axes])]
         return [fn(x, axis=axes, keepdims=keepdims)]

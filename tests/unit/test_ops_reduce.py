@@ -231,13 +231,24 @@ def test_range_runtime_inputs_are_refused_clearly():
     ("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]),
     ("abc,cd,de->ae", [(2, 3, 4), (4, 5), (5, 6)]),
     ("ijk,ik", [(3, 4, 5), (3, 5)]),
+    ("...ii->...i", [(2, 4, 4)]),
+    ("ii", [(3, 3)]),
+    ("iij,jk->ik", [(3, 3, 4), (4, 2)]),
 ])
 def test_einsum(equation, shapes):
     run_case("Einsum", [distinct(*s) for s in shapes], [], {"equation": equation}, opset=12,
              rtol=1e-4)
 
 
-def test_einsum_diagonal_is_unsupported():
-    model = _model("Einsum", [distinct(3, 3)], [], {"equation": "ii->i"}, 12, 1)
-    with pytest.raises(UnsupportedOpError, match="repeated"):
+def test_einsum_broadcasting_is_unsupported():
+    model = _model("Einsum", [distinct(3, 1), distinct(4, 5)], [], {"equation": "ij,jk->ik"},
+                   12, 1)
+    with pytest.raises(UnsupportedOpError, match="broadcasting"):
         onnxc.compile(model)
+
+
+def test_reduce_empty_set_of_integers_and_bools():
+    for dtype in (np.int32, np.bool_):
+        run_case("ReduceMax", [np.zeros((2, 0, 3), dtype)], [np.array([1], dtype=np.int64)],
+                 opset=20)
+    run_case("ReduceMin", [np.zeros((0, 3), np.int64)], [np.array([0], dtype=np.int64)])
