@@ -192,7 +192,7 @@ class GatherOp(GraphOp):
 
 @irdl_op_definition
 class PadOp(GraphOp):
-    """Pad with `pads` ([begin..., end...]); mode is constant, reflect or edge."""
+    """Pad with `pads` ([begin..., end...]); mode is constant, reflect, edge or wrap."""
 
     name = "graph.pad"
     input = operand_def(TensorType)
@@ -202,7 +202,7 @@ class PadOp(GraphOp):
     value = prop_def(FloatAttr)
 
     def infer_shapes(self):
-        if self.mode.data not in ("constant", "reflect", "edge"):
+        if self.mode.data not in ("constant", "reflect", "edge", "wrap"):
             raise ValueError(f"unknown pad mode '{self.mode.data}'")
         return [shapes.pad_shape(shape_of(self.input), ints_of(self.pads))]
 

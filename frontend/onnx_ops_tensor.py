@@ -349,7 +349,7 @@ def _pads_and_value(ctx: NodeContext) -> tuple[list[int], float]:
 
 def convert_pad(ctx: NodeContext) -> list[Result]:
     mode = ctx.attr("mode", "constant")
-    if mode not in ("constant", "reflect", "edge"):
+    if mode not in ("constant", "reflect", "edge") and not (mode == "wrap" and ctx.opset >= 19):
         raise ctx.unsupported(f"Pad mode '{mode}'")
     pads, value = _pads_and_value(ctx)
     out = _with_shape(ctx, ctx.infer(shapes.pad_shape, ctx.shape(0), pads))

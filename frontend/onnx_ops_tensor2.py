@@ -20,9 +20,8 @@ import numpy as np
 from xdsl.dialects.builtin import DenseArrayBase, StringAttr, f64
 from xdsl.ir import SSAValue
 
-from onnxc.dialects import graph
+from onnxc.dialects import graph, graph_resize, graph_tensor2
 from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects import graph_resize, graph_tensor2
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
 from onnxc.frontend.onnx_ops_math import Converter
@@ -331,8 +330,12 @@ def convert_space_to_depth(ctx: NodeContext) -> list[Result]:
     b = ctx.attr("blocksize")
     if b <= 0 or h % b or w % b:
         raise ctx.invalid(f"spatial size {h}x{w} is not divisible by blocksize {b}")
+    mode = ctx.attr("mode", "DCR")
+    if mode not in ("DCR", "CRD"):
+        raise ctx.invalid(f"unknown mode '{mode}'")
     e = _Emitter(ctx)
-    y = e.transpose(e.reshape(ctx.operand(0), (n, c, h // b, b, w // b, b)), (0, 3, 5, 1, 2, 4))
+    perm = (0, 3, 5, 1, 2, 4) if mode == "DCR" else (0, 1, 3, 5, 2, 4)
+    y = e.transpose(e.reshape(ctx.operand(0), (n, c, h // b, b, w // b, b)), perm)
     return [e.reshape(y, (n, c * b * b, h // b, w // b))]
 
 
@@ -370,9 +373,7 @@ def convert_compress(ctx: NodeContext) -> list[Result]:
 
 def convert_non_zero(ctx: NodeContext) -> list[Result]:
     """The result's shape depends on the data, so only constant inputs are supported."""
-    x = ctx.tensor(0).array
-    if x is None:
-        raise ctx.unsupported("NonZero of a value computed at run time (data-dependent shape)")
+    x = ctx.constant(0, "data (NonZero's result shape depends on it)")
     return [np.array(np.nonzero(np.asarray(x)), dtype=np.int64).reshape(np.ndim(x), -1)]
 
 

@@ -260,7 +260,7 @@ def _pad(op: graph.PadOp, args: list[np.ndarray]) -> list[np.ndarray]:
     if mode == "constant":
         y = np.pad(x, widths, constant_values=np.asarray(float_of(op.value)).astype(x.dtype))
     else:
-        y = np.pad(x, widths, mode="reflect" if mode == "reflect" else "edge")
+        y = np.pad(x, widths, mode=mode)  # reflect, edge, wrap: numpy's modes of those names
     crop = tuple(slice(max(-pads[i], 0), y.shape[i] - max(-pads[i + n], 0)) for i in range(n))
     return [y[crop]]
 

@@ -93,7 +93,7 @@ def _conv_transpose(op: graph_tensor2.ConvTransposeOp, a: list[np.ndarray]):
     for k in itertools.product(*[range(v) for v in w.shape[2:]]):
         for grp in range(g):
             xs = x[:, grp * cg:(grp + 1) * cg].astype(np.float64)
-            contrib = np.einsum("nc...,cm->nm...", xs, w[grp * cg:(grp + 1) * cg, :, *k])
+            contrib = np.einsum("nc...,cm->nm...", xs, w[(slice(grp * cg, (grp + 1) * cg), slice(None), *k)])
             where = tuple(slice(k[i] * d[i], k[i] * d[i] + s[i] * (x.shape[2 + i] - 1) + 1, s[i])
                           for i in range(spatial))
             canvas[(slice(None), slice(grp * mg, (grp + 1) * mg), *where)] += contrib

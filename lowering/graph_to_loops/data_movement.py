@@ -200,7 +200,7 @@ def pad_kernel(op: graph.PadOp, kb: KernelBuilder, ins, outs):
 
         kb.nest(bounds, interior)
         return
-    if mode not in ("edge", "reflect"):
+    if mode not in ("edge", "reflect", "wrap"):
         raise LoweringError(f"graph.pad: unknown mode '{mode}'")
     if 0 in in_shape:
         raise LoweringError(f"graph.pad: {mode} padding of an empty tensor")
@@ -209,6 +209,9 @@ def pad_kernel(op: graph.PadOp, kb: KernelBuilder, ins, outs):
 
     def source(iv: Index, b: int, e: int, size: int) -> Index:
         i = kb.isub(iv, b)
+        if mode == "wrap":  # shifted by whole periods so that the remainder's operand is >= 0
+            shifted = kb.iadd(i, size * -(-max(b, 0) // size))
+            return kb.insert(arith.RemSIOp(kb.idx(shifted), kb.idx(size)))
         if mode == "edge" or size == 1:
             return kb.imin(kb.imax(i, 0), size - 1)
         # Reflection is periodic with period 2 * (size - 1): fold |i| into one period,

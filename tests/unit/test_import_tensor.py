@@ -232,12 +232,10 @@ def test_pad_axes_input():
     assert ints_of(op.pads) == (0, 1, 0, 2) and shape_of(op.output) == (2, 6)
 
 
-def test_pad_wrap_is_unsupported():
-    with pytest.raises(UnsupportedOpError, match="wrap"):
-        imported(
-            'g (float[2,3] x) => (y) <int64[4] p = {0, 1, 0, 1}> { y = Pad<mode = "wrap">(x, p) }',
-            19,
-        )
+def test_pad_wrap_since_opset_19():
+    (op,) = imported(
+        'g (float[2,3] x) => (y) <int64[4] p = {0, 1, 0, 1}> { y = Pad<mode = "wrap">(x, p) }', 19)
+    assert op.mode.data == "wrap" and shape_of(op.output) == (2, 5)
 
 
 def test_shape_is_a_constant():

@@ -3,7 +3,8 @@ SpaceToDepth, ReverseSequence, Compress, NonZero, CenterCropPad, Instance/Group/
 normalization and LpPool: one-node models compiled natively by onnxc.compile against
 onnx.reference.ReferenceEvaluator.
 
-Data movement must match exactly; interpolation, convolutions and normalizations use
+Each case also runs the numpy evaluator on the imported graph. Data movement must match
+exactly; interpolation, convolutions and normalizations use
 rtol 1e-4 / atol 1e-5 (float32 accumulation in another order than the reference's float64).
 """
 
@@ -17,6 +18,8 @@ from onnx.reference import ReferenceEvaluator
 
 import onnxc
 from onnxc.errors import UnsupportedOpError
+from onnxc.frontend.onnx_importer import import_onnx
+from onnxc.passes.evaluator import evaluate
 
 RNG = np.random.default_rng(11)
 
@@ -59,11 +62,14 @@ def check(op: str, inputs, consts=(), attrs=None, opset: int = 21, tol: bool = T
     else:
         (expected,) = ReferenceEvaluator(model).run(None, feeds)
     (got,) = onnxc.compile(model).run(None, feeds)
-    assert got.shape == expected.shape and got.dtype == expected.dtype
-    if tol:
-        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
-    else:
-        np.testing.assert_array_equal(got, expected)
+    # the numpy evaluator (constant folding, --verify-numerics) on the imported graph too
+    (evaluated,) = evaluate(import_onnx(model), feeds)
+    for result in (got, evaluated):
+        assert result.shape == expected.shape and result.dtype == expected.dtype
+        if tol:
+            np.testing.assert_allclose(result, expected, rtol=1e-4, atol=1e-5)
+        else:
+            np.testing.assert_array_equal(result, expected)
 
 
 F32 = np.float32
@@ -199,3 +205,23 @@ def test_normalizations_and_lp_pool():
     check("LpPool", [_f(1, 2, 5, 5)], attrs={"kernel_shape": [3, 3], "p": 2,
                                              "pads": [1, 1, 1, 1], "strides": [2, 2]})
     check("LpPool", [_f(1, 2, 6)], attrs={"kernel_shape": [2], "p": 3})
+
+
+def test_pad_wrap_and_space_to_depth_crd():
+    check("Pad", [_f(3, 4)], [np.array([1, 2, 2, 5], np.int64)], {"mode": "wrap"}, opset=19,
+          tol=False)
+    check("SpaceToDepth", [_f(1, 2, 4, 6)], attrs={"blocksize": 2, "mode": "CRD"}, opset=25,
+          tol=False)
+
+
+def test_non_zero_of_a_constant_folds():
+    x = np.array([[1, 0, 3], [0, 5, 0]], np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("NonZero", ["c"], ["y"]), helper.make_node("Identity", ["x0"], ["z"])],
+        "nonzero", [helper.make_tensor_value_info("x0", onnx.TensorProto.FLOAT, [1])],
+        [helper.make_empty_tensor_value_info("y"), helper.make_empty_tensor_value_info("z")],
+        [numpy_helper.from_array(x, "c")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    compiled = onnxc.compile(model)
+    got, _ = compiled.run(None, {"x0": _f(1)})
+    np.testing.assert_array_equal(got, np.array(np.nonzero(x)))

@@ -110,10 +110,10 @@ def test_unsupported_op_names_op_node_and_opset():
 
 
 def test_unsupported_attribute_value_names_op_and_value():
-    pads = numpy_helper.from_array(np.array([0, 1, 0, 1], np.int64), "p")
-    model = make([helper.make_node("Pad", ["x", "p"], ["y"], name="pad", mode="wrap")],
-                 [vi("x", [1, 4])], [vi("y", [1, 6])], [pads], opset=19)
-    with pytest.raises(UnsupportedOpError, match="'Pad' .*node 'pad', opset 19.*'wrap'"):
+    model = make([helper.make_node("MaxPool", ["x"], ["y", "i"], name="pool", kernel_shape=[2])],
+                 [vi("x", [1, 1, 4])], [vi("y", [1, 1, 3]), vi("i", [1, 1, 3], TensorProto.INT64)],
+                 opset=19)
+    with pytest.raises(UnsupportedOpError, match="'MaxPool' .*node 'pool', opset 19.*Indices"):
         compile_(model)
 
 
@@ -157,13 +157,13 @@ def test_backend_unsupported_is_a_typed_error_and_a_test_skip():
     """`prepare` raises an UnsupportedOpError that unittest/pytest count as a skip."""
     import unittest
 
-    pads = numpy_helper.from_array(np.array([0, 1, 0, 1], np.int64), "p")
-    model = make([helper.make_node("Pad", ["x", "p"], ["y"], name="pad", mode="wrap")],
-                 [vi("x", [1, 4])], [vi("y", [1, 6])], [pads], opset=19)
+    model = make([helper.make_node("MaxPool", ["x"], ["y", "i"], name="pool", kernel_shape=[2])],
+                 [vi("x", [1, 1, 4])], [vi("y", [1, 1, 3]), vi("i", [1, 1, 3], TensorProto.INT64)],
+                 opset=19)
     with pytest.raises(UnsupportedOpError) as info:
         onnxc.backend.prepare(model)
     assert isinstance(info.value, unittest.SkipTest)
-    assert (info.value.op_type, info.value.node_name, info.value.opset) == ("Pad", "pad", 19)
+    assert (info.value.op_type, info.value.node_name, info.value.opset) == ("MaxPool", "pool", 19)
 
 
 def test_backend_specializes_shape_inputs_per_value():
