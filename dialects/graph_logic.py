@@ -117,7 +117,8 @@ class BitwiseNotOp(UnaryElementwiseOp):
 
 @irdl_op_definition
 class BitShiftOp(BinaryElementwiseOp):
-    """Shift unsigned integers; `direction` is "LEFT" or "RIGHT" (a logical shift)."""
+    """Shift integers; `direction` is "LEFT" or "RIGHT" (arithmetic on signed integers).
+    Counts outside [0, width) shift every bit out."""
 
     name = "graph.bit_shift"
     direction = prop_def(StringAttr)
@@ -130,8 +131,7 @@ class BitShiftOp(BinaryElementwiseOp):
 
 @irdl_op_definition
 class ModOp(BinaryElementwiseOp):
-    """Remainder; fmod=1 takes the dividend's sign (C fmod), fmod=0 the divisor's (Python %,
-    integers only)."""
+    """Remainder; fmod=1 takes the dividend's sign (C fmod), fmod=0 the divisor's (numpy.mod)."""
 
     name = "graph.mod"
     fmod = prop_def(IntegerAttr)

@@ -9,7 +9,7 @@ right operand at `axis`, as the arithmetic ops did (onnx_ops_math handles that).
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import IntegerType, Signedness, StringAttr, i1
+from xdsl.dialects.builtin import IntegerType, StringAttr, i1
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
@@ -24,10 +24,6 @@ def _is_bool(el) -> bool:
 
 def _is_integer(el) -> bool:
     return isinstance(el, IntegerType) and not _is_bool(el)
-
-
-def _is_unsigned(el) -> bool:
-    return isinstance(el, IntegerType) and el.signedness.data == Signedness.UNSIGNED
 
 
 def _binary(op_class, check=None, result_el=None, props=None) -> Converter:
@@ -67,10 +63,8 @@ def _numeric(el) -> bool:
 
 
 def _mod_props(ctx: NodeContext, el) -> dict:
-    fmod = int(ctx.attr("fmod", 0))
-    if types.is_float(el) and not fmod:
-        raise ctx.invalid("fmod must be 1 for floating-point operands")
-    return {"fmod": types.i64_attr(fmod)}
+    """fmod=0 on floats (numpy.mod, the divisor's sign) is accepted as onnx's reference does."""
+    return {"fmod": types.i64_attr(int(ctx.attr("fmod", 0)))}
 
 
 def _shift_props(ctx: NodeContext, el) -> dict:
@@ -144,7 +138,7 @@ CONVERTERS: dict[str, Converter] = {
     "BitwiseOr": _binary(graph.BitwiseOrOp, _is_integer),
     "BitwiseXor": _binary(graph.BitwiseXorOp, _is_integer),
     "BitwiseNot": _unary(graph.BitwiseNotOp, _is_integer),
-    "BitShift": _binary(graph.BitShiftOp, _is_unsigned, props=_shift_props),
+    "BitShift": _binary(graph.BitShiftOp, _is_integer, props=_shift_props),
     "Mod": _binary(graph.ModOp, _numeric, props=_mod_props),
     "Where": convert_where,
     "IsNaN": _unary(graph.IsNaNOp, types.is_float, result_el=i1),

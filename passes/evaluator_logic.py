@@ -1,8 +1,8 @@
 """numpy semantics of the graph_logic and graph_unary ops, for passes/evaluator.py.
 
-Written from the ONNX operator docs: Round halves to even (np.round), integer Mod with
-fmod=0 takes the divisor's sign (np.mod) and with fmod=1 the dividend's (np.fmod), BitShift
-of a shift count >= the bit width gives 0 (as the kernel does).
+Written from the ONNX operator docs and onnx.reference: Round halves to even (np.round), Mod
+with fmod=0 takes the divisor's sign (np.mod) and with fmod=1 the dividend's (np.fmod),
+BitShift by a count outside [0, width) shifts every bit out.
 """
 
 from __future__ import annotations
@@ -24,19 +24,22 @@ def _binary(fn):
 
 def _mod(op: graph.ModOp, a: list[np.ndarray]) -> list[np.ndarray]:
     x, y = a
-    if int_of(op.fmod) or x.dtype.kind == "f":
-        return [np.fmod(x, y)]
-    with np.errstate(divide="ignore"):
-        return [np.mod(x, y)]
+    return [np.fmod(x, y) if int_of(op.fmod) else np.mod(x, y)]
 
 
 def _bit_shift(op: graph.BitShiftOp, a: list[np.ndarray]) -> list[np.ndarray]:
+    """Left shifts wrap; signed right shifts are arithmetic; counts outside [0, width)
+    shift every bit out."""
     x, n = np.broadcast_arrays(*a)
     width = x.dtype.itemsize * 8
-    shift = np.left_shift if op.direction.data == "LEFT" else np.right_shift
-    in_range = n < width
-    return [np.where(in_range, shift(x, np.where(in_range, n, 0).astype(x.dtype)), 0)
-            .astype(x.dtype)]
+    in_range = (n >= 0) & (n < width)
+    count = np.where(in_range, n, 0)
+    unsigned = x.view(np.dtype(f"u{x.dtype.itemsize}"))
+    if op.direction.data == "LEFT":
+        shifted = np.left_shift(unsigned, count.astype(unsigned.dtype)).view(x.dtype)
+        return [np.where(in_range, shifted, 0).astype(x.dtype)]
+    shifted = np.right_shift(x, count.astype(x.dtype))
+    return [np.where(in_range, shifted, np.where(x < 0, -1, 0)).astype(x.dtype)]
 
 
 def _is_inf(op: graph.IsInfOp, a: list[np.ndarray]) -> list[np.ndarray]:

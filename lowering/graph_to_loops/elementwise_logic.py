@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import arith, llvm
+from xdsl.dialects import arith, llvm, math
 from xdsl.dialects.builtin import IntegerType, Signedness
 from xdsl.ir import Attribute, SSAValue
 
@@ -90,18 +90,27 @@ def not_kernel(op, kb: KernelBuilder, ins, outs):
 
 
 def bit_shift_kernel(op: graph.BitShiftOp, kb: KernelBuilder, ins, outs):
-    """Logical shifts; shifting by the bit width or more gives 0 (LLVM would give poison)."""
+    """Logical left shifts; right shifts are arithmetic on signed integers. A shift count
+    outside [0, width) shifts every bit out (0, or -1 for a negative signed right shift),
+    as onnx's reference does, where LLVM would give poison."""
     require_physical_broadcast(op)
     element = outs[0].type.get_element_type()
     if not isinstance(element, IntegerType) or is_bool(element):
         raise LoweringError(f"{op.name}: operands must be integers, got {element}")
-    shift = arith.ShLIOp if op.direction.data == "LEFT" else arith.ShRUIOp
+    left, signed = op.direction.data == "LEFT", not is_unsigned(element)
+    shift = arith.ShLIOp if left else (arith.ShRSIOp if signed else arith.ShRUIOp)
     width = kb.constant(element.width.data, element)
+    last_bit = kb.constant(element.width.data - 1, element)
     zero = kb.constant(0, element)
 
     def body(kb: KernelBuilder, a: Sequence[SSAValue]) -> SSAValue:
-        in_range = kb.insert(arith.CmpiOp(a[1], width, "ult"))
-        return kb.select(in_range, kb.insert(shift(a[0], a[1])), zero)
+        in_range = kb.insert(arith.CmpiOp(a[1], width, "ult"))  # negative counts too
+        count = kb.select(in_range, a[1], zero)
+        if left or not signed:
+            shifted_out = zero
+        else:
+            shifted_out = kb.insert(arith.ShRSIOp(a[0], last_bit))
+        return kb.select(in_range, kb.insert(shift(a[0], count)), shifted_out)
 
     map_elementwise(kb, ins, outs[0], body)
 
@@ -123,16 +132,29 @@ def _integer_mod(kb: KernelBuilder, a: SSAValue, b: SSAValue, fmod: bool) -> SSA
     return kb.select(fix, kb.add(r, b), r)
 
 
+def _float_mod(kb: KernelBuilder, a: SSAValue, b: SSAValue, fmod: bool) -> SSAValue:
+    # xDSL's arith has no remf; LLVM's frem is C fmod exactly (float types pass through
+    # convert-*-to-llvm unchanged)
+    r = kb.insert(llvm.FRemOp(a, b))
+    if fmod:
+        return r
+    # numpy.mod: a nonzero remainder whose sign differs from the divisor's moves by b; a
+    # zero one takes the divisor's sign
+    zero = kb.constant(0.0, a.type)
+    nonzero = kb.insert(arith.CmpfOp(r, zero, "one"))
+    differ = kb.insert(arith.XOrIOp(kb.less_than(r, zero), kb.less_than(b, zero)))
+    moved = kb.select(kb.insert(arith.AndIOp(nonzero, differ)), kb.add(r, b), r)
+    signed_zero = kb.insert(math.CopySignOp(zero, b))
+    is_zero = kb.insert(arith.CmpfOp(r, zero, "oeq"))
+    return kb.select(is_zero, signed_zero, moved)
+
+
 def mod_kernel(op: graph.ModOp, kb: KernelBuilder, ins, outs):
     require_physical_broadcast(op)
     element = outs[0].type.get_element_type()
     fmod = int_of(op.fmod) != 0
     if is_float(element):
-        if not fmod:
-            raise LoweringError(f"{op.name}: float operands need fmod=1")
-        # xDSL's arith has no remf; LLVM's frem is C fmod exactly (float types pass through
-        # convert-*-to-llvm unchanged)
-        fn: Callable = lambda kb, a: kb.insert(llvm.FRemOp(a[0], a[1]))  # noqa: E731
+        fn: Callable = lambda kb, a: _float_mod(kb, a[0], a[1], fmod)  # noqa: E731
     elif isinstance(element, IntegerType) and not is_bool(element):
         fn = lambda kb, a: _integer_mod(kb, a[0], a[1], fmod)  # noqa: E731
     else:

@@ -121,10 +121,15 @@ def test_bitwise_not(dtype):
 
 
 @pytest.mark.parametrize("direction", ["LEFT", "RIGHT"])
-@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64, np.int8, np.int32])
 def test_bit_shift(direction, dtype):
-    x = ints(dtype, 4, 3, low=0, high=255)
-    n = ints(dtype, 3, low=0, high=8)
+    """Counts include 0, the width and more (everything shifted out), and negative ones."""
+    signed = np.dtype(dtype).kind == "i"
+    x = ints(dtype, 4, 6, low=-128 if signed else 0, high=128 if signed else 255)
+    width = np.dtype(dtype).itemsize * 8
+    n = np.array([0, 1, 3, width - 1, width, width + 5], dtype)
+    if signed:
+        n[-1] = -2
     check("BitShift", [x, n], {"direction": direction})
 
 
@@ -139,14 +144,22 @@ def test_mod_integers(fmod, dtype):
     check("Mod", [a, b], {"fmod": fmod})
 
 
-def test_mod_unsigned_and_float():
+def test_mod_unsigned():
     check("Mod", [ints(np.uint32, 6, low=0, high=100), ints(np.uint32, 6, low=1, high=9)])
-    check("Mod", [f32(3, 4), f32(4) + 5.0], {"fmod": 1}, rtol=1e-6, atol=1e-6)
 
 
-def test_mod_float_without_fmod_is_rejected():
-    with pytest.raises(Exception, match="fmod"):
-        onnxc.compile(_model("Mod", [f32(3), f32(3)], {}, 13))
+@pytest.mark.parametrize("fmod", [0, 1])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_mod_float(fmod, dtype):
+    """Mixed signs, zero remainders (signed zero), infinite divisors and NaN."""
+    a = np.concatenate([f32(12), [6.0, -6.0, 5.0, -5.0, np.inf, np.nan, 3.0, -3.0]]).astype(dtype)
+    b = np.concatenate([f32(12) + 0.5, [3.0, 3.0, -2.5, -2.5, 2.0, 2.0, np.inf, np.inf]]
+                       ).astype(dtype)
+    check("Mod", [a, b], {"fmod": fmod}, rtol=1e-6, atol=1e-6)
+    got = onnxc.compile(_model("Mod", [a, b], {"fmod": fmod}, 13)).run(
+        None, {"x0": a, "x1": b})[0]
+    expected = np.fmod(a, b) if fmod else np.mod(a, b)
+    np.testing.assert_array_equal(np.signbit(got[12:15]), np.signbit(expected[12:15]))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_])
