@@ -1,12 +1,13 @@
 """Graph ops that index data by run-time values or move it by a static pattern:
 GatherElements, GatherND, ScatterElements, ScatterND, Tile, ReverseSequence, and the
-transposed convolution that CNN decoders and segmentation heads use.
+transposed convolution and Col2Im that CNN decoders and segmentation heads use.
 
 Index operands are integer tensors (negative indices count from the end, as in ONNX).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, IntegerType, StringAttr, TensorType
@@ -184,7 +185,40 @@ class ConvTransposeOp(GraphOp):
         return [y]
 
 
+def col2im_blocks(image, block, strides, pads, dilations) -> tuple[int, ...]:
+    """How many sliding blocks fit along each image dimension."""
+    n = len(image)
+    return tuple((image[i] + pads[i] + pads[n + i] - dilations[i] * (block[i] - 1) - 1)
+                 // strides[i] + 1 for i in range(n))
+
+
+@irdl_op_definition
+class Col2ImOp(GraphOp):
+    """Sum sliding blocks [N, C * prod(block), L] back into images [N, C, *image] (the
+    result type gives the image shape)."""
+
+    name = "graph.col2im"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    block_shape = prop_def(DenseArrayBase)
+    strides = prop_def(DenseArrayBase)
+    pads = prop_def(DenseArrayBase)
+    dilations = prop_def(DenseArrayBase)
+
+    def infer_shapes(self):
+        x, y = shape_of(self.input), shape_of(self.output)
+        block = ints_of(self.block_shape)
+        n = len(block)
+        if len(x) != 3 or len(y) != n + 2 or x[1] != y[1] * math.prod(block) or x[0] != y[0]:
+            raise ValueError(f"input {x} does not hold blocks {list(block)} of result {y}")
+        blocks = col2im_blocks(y[2:], block, ints_of(self.strides), ints_of(self.pads),
+                               ints_of(self.dilations))
+        if math.prod(blocks) != x[2] or min(blocks, default=1) < 1:
+            raise ValueError(f"{x[2]} blocks do not tile an image {y[2:]} ({list(blocks)})")
+        return [y]
+
+
 TENSOR2_OPS = [
     GatherElementsOp, GatherNDOp, ScatterElementsOp, ScatterNDOp, TileOp, ReverseSequenceOp,
-    ConvTransposeOp, ResizeOp,
+    ConvTransposeOp, Col2ImOp, ResizeOp,
 ]

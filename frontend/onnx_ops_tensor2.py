@@ -1,4 +1,4 @@
-"""Data movement and CNN/detection layers: Resize, Upsample, ConvTranspose, Gather/Scatter
+"""Data movement and CNN/detection layers: Resize, Upsample, ConvTranspose, Col2Im, Gather/Scatter
 Elements and ND, Tile, DepthToSpace, SpaceToDepth, ReverseSequence, Compress, NonZero,
 CenterCropPad, and the normalizations InstanceNormalization, GroupNormalization and
 MeanVarianceNormalization, plus LpPool.
@@ -157,13 +157,14 @@ def _resize_geometry(ctx: NodeContext) -> tuple[tuple[int, ...], list[float], li
 
 
 def convert_resize(ctx: NodeContext) -> list[Result]:
-    _require_float(ctx)
     legacy = ctx.op_type == "Upsample" or ctx.opset < 11
     mode = ctx.attr("mode", "nearest")
     if mode == "bilinear" and legacy:
         mode = "linear"
     if mode not in graph_resize.MODES:
         raise ctx.unsupported(f"mode '{mode}'")
+    if mode != "nearest":
+        _require_float(ctx)
     ctm = "asymmetric" if legacy else ctx.attr("coordinate_transformation_mode", "half_pixel")
     nearest = "floor" if legacy else ctx.attr("nearest_mode", "round_prefer_floor")
     if ctm not in graph_resize.COORDINATE_MODES:
@@ -241,6 +242,25 @@ def convert_conv_transpose(ctx: NodeContext) -> list[Result]:
         properties={"strides": types.i64_array(strides), "pads": types.i64_array(pads),
                     "dilations": types.i64_array(dilations), "group": types.i64_attr(group)},
     )
+    return [ctx.emit1(op)]
+
+
+def convert_col2im(ctx: NodeContext) -> list[Result]:
+    _require_float(ctx)
+    image = _ints(ctx.constant(1, "image_shape"))
+    block = _ints(ctx.constant(2, "block_shape"))
+    n = len(image)
+    strides = ctx.ints("strides") or [1] * n
+    dilations = ctx.ints("dilations") or [1] * n
+    pads = ctx.ints("pads") or [0] * (2 * n)
+    x = ctx.shape(0)
+    if len(block) != n or len(x) != 3 or x[1] % max(1, math.prod(block)):
+        raise ctx.invalid(f"input {x} does not hold blocks {block} of an image {image}")
+    out = (x[0], x[1] // math.prod(block), *image)
+    op = graph_tensor2.Col2ImOp(
+        operands=[ctx.operand(0)], result_types=[_typed(ctx, out)],
+        properties={"block_shape": types.i64_array(block), "strides": types.i64_array(strides),
+                    "pads": types.i64_array(pads), "dilations": types.i64_array(dilations)})
     return [ctx.emit1(op)]
 
 
@@ -499,6 +519,7 @@ CONVERTERS: dict[str, Converter] = {
     "Resize": convert_resize,
     "Upsample": convert_resize,
     "ConvTranspose": convert_conv_transpose,
+    "Col2Im": convert_col2im,
     "GatherElements": convert_gather_elements,
     "GatherND": convert_gather_nd,
     "ScatterElements": convert_scatter_elements,

@@ -104,6 +104,23 @@ def _conv_transpose(op: graph_tensor2.ConvTransposeOp, a: list[np.ndarray]):
     return [y.astype(x.dtype)]
 
 
+def _col2im(op: graph_tensor2.Col2ImOp, a: list[np.ndarray]):
+    x = a[0]
+    y_shape = shape_of(op.output)
+    block = ints_of(op.block_shape)
+    s, p, d = ints_of(op.strides), ints_of(op.pads), ints_of(op.dilations)
+    image = y_shape[2:]
+    blocks = graph_tensor2.col2im_blocks(image, block, s, p, d)
+    cols = x.reshape(y_shape[:2] + tuple(block) + tuple(blocks))
+    y = np.zeros(y_shape, np.float64)
+    for k in itertools.product(*[range(v) for v in block]):
+        for l in itertools.product(*[range(v) for v in blocks]):
+            o = [l[i] * s[i] - p[i] + k[i] * d[i] for i in range(len(image))]
+            if all(0 <= o[i] < image[i] for i in range(len(image))):
+                y[(slice(None), slice(None), *o)] += cols[(slice(None), slice(None), *k, *l)]
+    return [y.astype(x.dtype)]
+
+
 def _resize(op: ResizeOp, a: list[np.ndarray]):
     x = a[0]
     y = x.astype(np.float64)
@@ -129,5 +146,6 @@ EVALUATORS: dict[type[Operation], object] = {
     graph_tensor2.TileOp: lambda op, a: [np.tile(a[0], ints_of(op.repeats))],
     graph_tensor2.ReverseSequenceOp: _reverse_sequence,
     graph_tensor2.ConvTransposeOp: _conv_transpose,
+    graph_tensor2.Col2ImOp: _col2im,
     ResizeOp: _resize,
 }

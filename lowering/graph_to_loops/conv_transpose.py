@@ -1,4 +1,4 @@
-"""Kernel of graph.conv_transpose, in scatter form.
+"""Kernels of graph.conv_transpose and graph.col2im, in scatter form.
 
 Input pixel i of channel c adds x[c, i] * w[c, m, k] to output pixel i * stride +
 k * dilation - pad. Looping over (image, output channel) planes in parallel, each iteration
@@ -13,7 +13,7 @@ from __future__ import annotations
 import math as pymath
 
 from onnxc.dialects.graph import int_of, ints_of, shape_of
-from onnxc.dialects.graph_tensor2 import ConvTransposeOp
+from onnxc.dialects.graph_tensor2 import Col2ImOp, ConvTransposeOp, col2im_blocks
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float, window_range
 
@@ -70,4 +70,44 @@ def conv_transpose_kernel(op: ConvTransposeOp, kb: KernelBuilder, ins, outs):
     kb.parallel_for(0, n * m, per_plane)
 
 
-KERNELS = {ConvTransposeOp: conv_transpose_kernel}
+def col2im_kernel(op: Col2ImOp, kb: KernelBuilder, ins, outs):
+    """The same scatter without the channel sum: block offset k of block l adds to image
+    pixel l * stride + k * dilation - pad; (image, channel) planes in parallel."""
+    element = outs[0].type.get_element_type()
+    if not is_float(element):
+        raise LoweringError(f"{op.name}: only float tensors are supported")
+    y_shape = shape_of(op.output)
+    n, c = y_shape[:2]
+    image = y_shape[2:]
+    block = ints_of(op.block_shape)
+    strides, pads, dilations = ints_of(op.strides), ints_of(op.pads), ints_of(op.dilations)
+    blocks = col2im_blocks(image, block, strides, pads, dilations)
+    if 0 in y_shape:
+        return
+    x = kb.view(ins[0], [n, c, *block, *blocks])
+    y = outs[0]
+    y_flat = kb.view(y, [n, c, pymath.prod(image)])
+    zero = kb.constant(0.0, element)
+
+    def per_plane(nc: Index) -> None:
+        img = kb.idiv(nc, c)
+        ch = kb.isub(nc, kb.imul(img, c))
+        kb.for_(0, pymath.prod(image), lambda p: kb.store(zero, y_flat, [img, ch, p]))
+
+        def per_offset(ks: list[Index]) -> None:
+            ranges = [window_range(kb, ks[d], dilations[d], pads[d], strides[d], image[d],
+                                   blocks[d]) for d in range(len(image))]
+
+            def accumulate(ls: list[Index]) -> None:
+                target = [kb.iadd(kb.imul(v, strides[d]), ranges[d][2]) for d, v in enumerate(ls)]
+                old = kb.load(y, [img, ch, *target])
+                kb.store(kb.add(old, kb.load(x, [img, ch, *ks, *ls])), y, [img, ch, *target])
+
+            kb.nest([(lo, hi) for lo, hi, _ in ranges], accumulate)
+
+        kb.nest(list(block), per_offset)
+
+    kb.parallel_for(0, n * c, per_plane)
+
+
+KERNELS = {ConvTransposeOp: conv_transpose_kernel, Col2ImOp: col2im_kernel}

@@ -53,14 +53,17 @@ def resize_constants(op: ResizeOp) -> list[DenseIntOrFPElementsAttr]:
 
 def resize_kernel(op: ResizeOp, kb: KernelBuilder, ins, outs):
     element = outs[0].type.get_element_type()
-    if not is_float(element):
-        raise LoweringError(f"{op.name}: only float tensors are supported")
     out_shape = shape_of(op.output)
     if 0 in out_shape:
         return
     taps, offsets = _tables(op)
     x, idx_table, w_table = ins[0], ins[1], ins[2]
     extrapolate = any(t.outside is not None for t in taps.values())
+    if not extrapolate and all(t.taps == 1 for t in taps.values()):
+        _copy_kernel(kb, x, idx_table, outs[0], out_shape, taps, offsets)
+        return
+    if not is_float(element):
+        raise LoweringError(f"{op.name}: only float tensors are interpolated")
     zero = kb.constant(0.0, element)
     order = sorted(taps)
 
@@ -105,6 +108,30 @@ def resize_kernel(op: ResizeOp, kb: KernelBuilder, ins, outs):
 
     kb.parallel_for(0, out_shape[0], lambda i: kb.nest(out_shape[1:],
                                                        lambda ivs: body([i, *ivs])))
+
+
+def _copy_kernel(kb: KernelBuilder, x, idx_table, out, out_shape, taps, offsets) -> None:
+    """One tap per axis (nearest without extrapolation): a pure gather, any element type.
+    The source position of an axis is loaded at that axis's loop level, not per element."""
+
+    def level(k: int, ivs: list[Index], src: list[Index]) -> None:
+        if k == len(out_shape):
+            kb.store(kb.load(x, src), out, ivs)
+            return
+
+        def step(i: Index) -> None:
+            pos = i
+            if k in taps:
+                at = kb.iadd(i, offsets[k][0])
+                pos = kb.insert(arith.IndexCastOp(kb.load(idx_table, [at]), IndexType()))
+            level(k + 1, [*ivs, i], [*src, pos])
+
+        if k == 0:
+            kb.parallel_for(0, out_shape[0], step)
+        else:
+            kb.for_(0, out_shape[k], step)
+
+    level(0, [], [])
 
 
 KERNELS = {ResizeOp: resize_kernel}

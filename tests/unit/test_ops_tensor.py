@@ -225,3 +225,23 @@ def test_non_zero_of_a_constant_folds():
     compiled = onnxc.compile(model)
     got, _ = compiled.run(None, {"x0": _f(1)})
     np.testing.assert_array_equal(got, np.array(np.nonzero(x)))
+
+
+def test_nearest_resize_of_integers_and_negative_zero():
+    x = RNG.integers(0, 255, (1, 3, 4, 5)).astype(np.uint8)
+    check("Resize", [x], [EMPTY, np.array([1, 1, 2, 2], F32)], {"mode": "nearest"}, opset=19,
+          tol=False)
+    z = np.array([[[[-0.0, 1.0], [2.0, -0.0]]]], F32)
+    model = _model("Resize", [z], [EMPTY, np.array([1, 1, 2, 2], F32)], {"mode": "nearest"}, 19)
+    (got,) = onnxc.compile(model).run(None, {"x0": z})
+    assert np.signbit(got[0, 0, 0, 0]) and np.signbit(got[0, 0, 3, 3])  # copied, not added
+
+
+@pytest.mark.parametrize("x,image,block,attrs", [
+    ((1, 4, 9), [4, 4], [2, 2], {}),
+    ((2, 6, 6), [5, 7], [1, 3], {"strides": [2, 2], "pads": [0, 1, 1, 0], "dilations": [1, 2]}),
+    ((1, 8, 12), [3, 3, 4], [2, 2, 2], {}),
+])
+def test_col2im(x, image, block, attrs):
+    check("Col2Im", [_f(*x)], [np.array(image, np.int64), np.array(block, np.int64)], attrs,
+          opset=18)
