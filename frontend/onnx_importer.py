@@ -60,6 +60,14 @@ CONVERTERS = {
 }
 
 
+def _check_limited_types(ctx: NodeContext, results: list[Result]) -> None:
+    """Refuse element types only a few kernels take (FLOAT16) on any other op."""
+    values = [t.type for t in ctx.tensors()] + [r.type for r in results if isinstance(r, SSAValue)]
+    detail = types.limited_type_detail(ctx.op_type, [v.get_element_type() for v in values])
+    if detail is not None:
+        raise ctx.unsupported(detail)
+
+
 def import_onnx(
     model: ModelSource, constant_inputs: Mapping[str, np.ndarray] | None = None
 ) -> ModuleOp:
@@ -229,6 +237,7 @@ class OnnxImporter:
                 raise ctx.unsupported("supported only on compile-time constant inputs")
             try:
                 results = converter(ctx)
+                _check_limited_types(ctx, results)
             except OnnxcError:
                 raise
             except (TypeError, ValueError, IndexError, KeyError, ArithmeticError) as err:

@@ -14,6 +14,7 @@ from xdsl.dialects.builtin import (
     BytesAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    Float16Type,
     Float32Type,
     Float64Type,
     FloatAttr,
@@ -21,6 +22,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     Signedness,
     TensorType,
+    f16,
     f32,
     f64,
     i1,
@@ -38,6 +40,7 @@ UI8 = IntegerType(8, Signedness.UNSIGNED)
 _ELEMENT_TYPES: dict[int, tuple[Attribute, np.dtype]] = {
     TP.FLOAT: (f32, np.dtype(np.float32)),
     TP.DOUBLE: (f64, np.dtype(np.float64)),
+    TP.FLOAT16: (f16, np.dtype(np.float16)),
     TP.INT64: (i64, np.dtype(np.int64)),
     TP.INT32: (i32, np.dtype(np.int32)),
     TP.INT8: (i8, np.dtype(np.int8)),
@@ -87,7 +90,22 @@ def numpy_dtype_of_element(el: Attribute) -> np.dtype:
 
 
 def is_float(el: Attribute) -> bool:
-    return isinstance(el, Float32Type | Float64Type)
+    return isinstance(el, Float16Type | Float32Type | Float64Type)
+
+
+HALF_OPS = frozenset({
+    "Cast", "CastLike", "Identity", "IsNaN", "IsInf", "Where", "Mod",
+    "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
+})
+"""The ops whose kernels take FLOAT16 tensors (as a storage type: converts and tests).
+Other kernels assume f32/f64 arithmetic (packed GEMM, polynomial exp, libm calls)."""
+
+
+def limited_type_detail(op_type: str, element_types) -> str | None:
+    """Why `op_type` cannot take or produce these element types, or None if it can."""
+    if op_type not in HALF_OPS and any(isinstance(el, Float16Type) for el in element_types):
+        return f"{op_type} of FLOAT16 tensors (only {', '.join(sorted(HALF_OPS))} take them)"
+    return None
 
 
 def tensor_type(shape: tuple[int, ...], el: Attribute) -> TensorType:

@@ -12,7 +12,17 @@ import math as pymath
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import FloatAttr, IntegerType, Signedness, f64, i64
+from xdsl.dialects.builtin import (
+    Float16Type,
+    Float64Type,
+    FloatAttr,
+    IntegerType,
+    Signedness,
+    f32,
+    f64,
+    i32,
+    i64,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from onnxc.dialects import graph
@@ -179,12 +189,33 @@ def _unsigned(t: Attribute) -> bool:
         t.signedness.data == Signedness.UNSIGNED or t.width.data == 1)
 
 
+def _to_f32_round_to_odd(kb: KernelBuilder, x: SSAValue) -> SSAValue:
+    """f64 -> f32 rounding to odd (truncate, then set the last bit if inexact): rounding that
+    to half gives the correctly rounded f64 -> half (LLVM's direct one calls __truncdfhf2,
+    which the JIT cannot resolve)."""
+    t = kb.insert(arith.TruncFOp(x, f32))
+    back = kb.insert(arith.ExtFOp(t, f64))
+    bits = kb.insert(arith.BitcastOp(t, i32))
+    away = kb.insert(arith.CmpfOp(kb.insert(math.AbsFOp(back)), kb.insert(math.AbsFOp(x)), "ogt"))
+    bits = kb.select(away, kb.sub(bits, kb.constant(1, i32)), bits)  # toward zero
+    inexact = kb.insert(arith.CmpfOp(back, x, "one"))
+    bits = kb.select(inexact, kb.insert(arith.OrIOp(bits, kb.constant(1, i32))), bits)
+    return kb.insert(arith.BitcastOp(bits, f32))
+
+
 def convert(kb: KernelBuilder, x: SSAValue, dst: Attribute) -> SSAValue:
     """ONNX Cast of one scalar: float->int truncates, anything->bool is `!= 0`; unsigned
     sources zero-extend, integers narrow by dropping high bits (as numpy's astype)."""
     src = x.type
     if src == dst:
         return x
+    if isinstance(src, Float16Type) and not is_float(dst):  # half <-> integers through f32
+        return convert(kb, kb.insert(arith.ExtFOp(x, f32)), dst)
+    if isinstance(dst, Float16Type) and not is_float(src):
+        # exact: f32 holds every integer below 2**24, and larger ones overflow half anyway
+        return kb.insert(arith.TruncFOp(convert(kb, x, f32), dst))
+    if isinstance(src, Float64Type) and isinstance(dst, Float16Type):
+        return kb.insert(arith.TruncFOp(_to_f32_round_to_odd(kb, x), dst))
     if is_bool(dst):
         if is_float(src):
             return kb.insert(arith.CmpfOp(x, kb.constant(0.0, src), "une"))
@@ -195,7 +226,10 @@ def convert(kb: KernelBuilder, x: SSAValue, dst: Attribute) -> SSAValue:
     assert isinstance(dst, IntegerType) or is_float(dst)
     if is_float(src):
         if _unsigned(dst) and dst.width.data == 64:  # type: ignore[union-attr]
-            return kb.insert(arith.FPToUIOp(x, dst))
+            # negative values wrap as numpy's do (fptoui would give poison)
+            wrapped = kb.insert(arith.BitcastOp(kb.insert(arith.FPToSIOp(x, i64)), dst))
+            negative = kb.less_than(x, kb.constant(0.0, src))
+            return kb.select(negative, wrapped, kb.insert(arith.FPToUIOp(x, dst)))
         if dst.width.data < 64:  # type: ignore[union-attr]
             # through i64, so that e.g. -1.0 -> uint8 wraps to 255 as numpy does
             return convert(kb, kb.insert(arith.FPToSIOp(x, i64)), dst)

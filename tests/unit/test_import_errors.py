@@ -150,10 +150,10 @@ def test_unsupported_input_element_type():
 
 
 def test_unsupported_initializer_element_type():
-    w = numpy_helper.from_array(np.ones(2, np.float16), "w")
-    m = model([helper.make_node("Add", ["x", "w"], ["y"])], [vi("x", [2], TensorProto.FLOAT16)],
+    w = helper.make_tensor("w", TensorProto.BFLOAT16, [2], [1.0, 1.0])
+    m = model([helper.make_node("Add", ["x", "w"], ["y"])], [vi("x", [2], TensorProto.BFLOAT16)],
               [vi("y", [2])], initializers=[w])
-    with pytest.raises(UnsupportedOpError, match="'w'.*FLOAT16"):
+    with pytest.raises(UnsupportedOpError, match="'w'.*BFLOAT16"):
         import_onnx(m)
 
 

@@ -244,7 +244,7 @@ def test_trig_of_integers_is_unsupported():
 
 # --------------------------------------------------------------------------- Cast widening
 
-CAST_TYPES = [np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8,
+CAST_TYPES = [np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8,
               np.uint16, np.uint32, np.uint64, np.bool_]
 
 
@@ -266,3 +266,30 @@ def test_cast_from(src):
     for e, g, t in zip(expected, got, CAST_TYPES):
         assert g.dtype == e.dtype, t
         np.testing.assert_array_equal(g, e, err_msg=f"{x.dtype} -> {np.dtype(t)}")
+
+
+def test_cast_f64_to_f16_rounds_once():
+    """Halfway cases and values just off them: a double rounding through f32 would get
+    some of these wrong; numpy rounds f64 -> f16 directly."""
+    a = np.sort(RNG.standard_normal(200).astype(np.float16) * 50)
+    b = np.nextafter(a, np.float16(np.inf))
+    mid = (a.astype(np.float64) + b.astype(np.float64)) / 2
+    d = np.concatenate([mid, mid * (1 + 2.0**-40), mid * (1 - 2.0**-40), [1e6, -1e6, 1e-9, np.nan]])
+    check("Cast", [d], {"to": onnx.TensorProto.FLOAT16})
+
+
+def test_float16_storage_ops():
+    x = f32(4, 6).astype(np.float16)
+    x.reshape(-1)[:3] = [np.nan, np.inf, -np.inf]
+    y = (f32(6) + 5).astype(np.float16)
+    check("IsNaN", [x])
+    check("IsInf", [x])
+    check("Less", [x, y])
+    check("Mod", [x, y], {"fmod": 1})
+    check("Where", [bools(4, 6), x, y])
+
+
+def test_float16_arithmetic_is_unsupported():
+    x = f32(3).astype(np.float16)
+    with pytest.raises(UnsupportedOpError, match="FLOAT16"):
+        onnxc.compile(_model("Relu", [x], {}, 14))
