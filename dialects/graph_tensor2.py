@@ -218,7 +218,33 @@ class Col2ImOp(GraphOp):
         return [y]
 
 
+GRID_MODES = ("nearest", "linear", "cubic")
+GRID_PADDINGS = ("zeros", "border", "reflection")
+
+
+@irdl_op_definition
+class GridSampleOp(GraphOp):
+    """Sample `input` [N, C, *in] at the normalized ([-1, 1]) coordinates of
+    `grid` [N, *out, D] (last dimension in x, y, z order, i.e. innermost axis first)."""
+
+    name = "graph.grid_sample"
+    input = operand_def(TensorType)
+    grid = operand_def(TensorType)
+    output = result_def(TensorType)
+    mode = prop_def(StringAttr)
+    padding_mode = prop_def(StringAttr)
+    align_corners = prop_def(IntegerAttr)
+
+    def infer_shapes(self):
+        x, g = shape_of(self.input), shape_of(self.grid)
+        if len(x) < 3 or len(g) != len(x) or g[0] != x[0] or g[-1] != len(x) - 2:
+            raise ValueError(f"grid {g} does not sample input {x}")
+        if self.mode.data not in GRID_MODES or self.padding_mode.data not in GRID_PADDINGS:
+            raise ValueError(f"unknown mode '{self.mode.data}' / '{self.padding_mode.data}'")
+        return [(x[0], x[1], *g[1:-1])]
+
+
 TENSOR2_OPS = [
     GatherElementsOp, GatherNDOp, ScatterElementsOp, ScatterNDOp, TileOp, ReverseSequenceOp,
-    ConvTransposeOp, Col2ImOp, ResizeOp,
+    ConvTransposeOp, Col2ImOp, GridSampleOp, ResizeOp,
 ]

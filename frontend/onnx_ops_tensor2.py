@@ -1,4 +1,5 @@
-"""Data movement and CNN/detection layers: Resize, Upsample, ConvTranspose, Col2Im, Gather/Scatter
+"""Data movement and CNN/detection layers: Resize, Upsample, GridSample, ConvTranspose, Col2Im,
+Gather/Scatter
 Elements and ND, Tile, DepthToSpace, SpaceToDepth, ReverseSequence, Compress, NonZero,
 CenterCropPad, and the normalizations InstanceNormalization, GroupNormalization and
 MeanVarianceNormalization, plus LpPool.
@@ -264,6 +265,26 @@ def convert_col2im(ctx: NodeContext) -> list[Result]:
     return [ctx.emit1(op)]
 
 
+def convert_grid_sample(ctx: NodeContext) -> list[Result]:
+    _require_float(ctx)
+    if ctx.element_type(1) != ctx.element_type(0):
+        raise ctx.unsupported("a grid whose element type differs from the input's")
+    mode = ctx.attr("mode", "linear" if ctx.opset >= 20 else "bilinear")
+    mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+    padding = ctx.attr("padding_mode", "zeros")
+    if mode not in graph_tensor2.GRID_MODES or padding not in graph_tensor2.GRID_PADDINGS:
+        raise ctx.invalid(f"unknown mode '{mode}' or padding_mode '{padding}'")
+    x, g = ctx.shape(0), ctx.shape(1)
+    if ctx.opset < 20 and len(x) != 4:
+        raise ctx.invalid(f"GridSample-{ctx.opset} samples 4-D inputs, got rank {len(x)}")
+    out = (x[0], x[1], *g[1:-1])
+    op = graph_tensor2.GridSampleOp(
+        operands=[ctx.operand(0), ctx.operand(1)], result_types=[_typed(ctx, out)],
+        properties={"mode": StringAttr(mode), "padding_mode": StringAttr(padding),
+                    "align_corners": types.i64_attr(ctx.attr("align_corners", 0))})
+    return [ctx.emit1(op)]
+
+
 # ---------------------------------------------------------------------- gather / scatter
 
 
@@ -393,7 +414,7 @@ def convert_compress(ctx: NodeContext) -> list[Result]:
 
 def convert_non_zero(ctx: NodeContext) -> list[Result]:
     """The result's shape depends on the data, so only constant inputs are supported."""
-    x = ctx.constant(0, "data (NonZero's result shape depends on it)")
+    x = ctx.constant(0, "data")  # the result's shape depends on it
     return [np.array(np.nonzero(np.asarray(x)), dtype=np.int64).reshape(np.ndim(x), -1)]
 
 
@@ -520,6 +541,7 @@ CONVERTERS: dict[str, Converter] = {
     "Upsample": convert_resize,
     "ConvTranspose": convert_conv_transpose,
     "Col2Im": convert_col2im,
+    "GridSample": convert_grid_sample,
     "GatherElements": convert_gather_elements,
     "GatherND": convert_gather_nd,
     "ScatterElements": convert_scatter_elements,

@@ -121,6 +121,73 @@ def _col2im(op: graph_tensor2.Col2ImOp, a: list[np.ndarray]):
     return [y.astype(x.dtype)]
 
 
+def _reflect(v: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    span = hi - lo
+    below, above = v < lo, v > hi
+    dx = np.where(below, lo - v, v - hi)
+    n = np.floor(dx / span) if span else np.zeros_like(dx)
+    r = dx - n * span
+    even = n.astype(np.int64) % 2 == 0
+    folded = np.where(below == even, lo + r, hi - r)
+    return np.where(below | above, folded, v)
+
+
+def _grid_axis(v: np.ndarray, size: int, mode: str, padding: str, align: bool):
+    """[(index, valid, weight)] arrays along one axis (see lowering/grid_sample.py)."""
+    if align:
+        x, lo, hi = (v + 1) * (size - 1) / 2, 0.0, size - 1.0
+    else:
+        x, lo, hi = ((v + 1) * size - 1) / 2, -0.5, size - 0.5
+    if mode == "nearest":
+        x = np.rint(x)
+    if padding == "border":
+        x = np.where((x < lo) | (x > hi), np.clip(x, 0, size - 1), x)
+    elif padding == "reflection":
+        x = _reflect(x, lo, hi)
+    if mode == "nearest":
+        taps = [(np.trunc(x), np.ones_like(x))]
+    else:
+        x0 = np.floor(x)
+        t = x - x0
+        if mode == "linear":
+            taps = [(x0, 1 - t), (x0 + 1, t)]
+        else:
+            a = -0.75
+
+            def outer(d):
+                return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+
+            def inner(d):
+                return ((a + 2) * d - (a + 3)) * d * d + 1
+
+            taps = [(x0 - 1, outer(t + 1)), (x0, inner(t)), (x0 + 1, inner(1 - t)),
+                    (x0 + 2, outer(2 - t))]
+    result = []
+    for p, w in taps:
+        valid = (p >= 0) & (p <= size - 1) if padding == "zeros" else np.ones(p.shape, bool)
+        if padding == "reflection":
+            p = np.trunc(_reflect(p, lo, hi))
+        result.append((np.clip(p, 0, size - 1).astype(np.int64), valid, w))
+    return result
+
+
+def _grid_sample(op: graph_tensor2.GridSampleOp, a: list[np.ndarray]):
+    x, grid = a
+    dims = x.ndim - 2
+    mode, padding = op.mode.data, op.padding_mode.data
+    align = bool(int_of(op.align_corners))
+    y = np.zeros(shape_of(op.output), np.float64)
+    for b in range(x.shape[0]):
+        axes = [_grid_axis(grid[b, ..., dims - 1 - i].astype(np.float64), x.shape[2 + i],
+                           mode, padding, align) for i in range(dims)]
+        for taps in itertools.product(*axes):
+            weight = np.prod([w for _, _, w in taps], axis=0)
+            valid = np.logical_and.reduce([v for _, v, _ in taps])
+            values = x[b][(slice(None), *[p for p, _, _ in taps])]  # [C, *out]
+            y[b] += np.where(valid, values * weight, 0.0)
+    return [y.astype(x.dtype)]
+
+
 def _resize(op: ResizeOp, a: list[np.ndarray]):
     x = a[0]
     y = x.astype(np.float64)
@@ -147,5 +214,6 @@ EVALUATORS: dict[type[Operation], object] = {
     graph_tensor2.ReverseSequenceOp: _reverse_sequence,
     graph_tensor2.ConvTransposeOp: _conv_transpose,
     graph_tensor2.Col2ImOp: _col2im,
+    graph_tensor2.GridSampleOp: _grid_sample,
     ResizeOp: _resize,
 }

@@ -27,6 +27,7 @@ from onnxc.lowering.graph_to_loops import (
     elementwise_unary,
     fused,
     gemm_microkernel,
+    grid_sample,
     index,
     layout,
     linalg,
@@ -62,6 +63,7 @@ KERNELS: dict[type[Operation], KernelFn] = {
     **tensor_ops.KERNELS,
     **resize.KERNELS,
     **conv_transpose.KERNELS,
+    **grid_sample.KERNELS,
 }
 
 

@@ -245,3 +245,23 @@ def test_nearest_resize_of_integers_and_negative_zero():
 def test_col2im(x, image, block, attrs):
     check("Col2Im", [_f(*x)], [np.array(image, np.int64), np.array(block, np.int64)], attrs,
           opset=18)
+
+
+GRID = [(m, p, a) for m in ("nearest", "linear", "cubic") for p in ("zeros", "border", "reflection")
+        for a in (0, 1)]
+
+
+@pytest.mark.parametrize("mode,padding,align", GRID)
+def test_grid_sample_2d(mode, padding, align):
+    grid = RNG.uniform(-1.6, 1.6, (2, 3, 4, 2)).astype(F32)
+    grid[0, 0, 0] = [0.25, -1.0]  # exact half-pixel and border positions
+    check("GridSample", [_f(2, 3, 4, 5), grid],
+          attrs={"mode": mode, "padding_mode": padding, "align_corners": align}, opset=20)
+
+
+def test_grid_sample_3d_and_opset16_names():
+    grid = RNG.uniform(-1.2, 1.2, (1, 2, 3, 2, 3)).astype(F32)
+    check("GridSample", [_f(1, 2, 3, 4, 5), grid], attrs={"mode": "linear"}, opset=20)
+    check("GridSample", [_f(1, 2, 4, 4), RNG.uniform(-1, 1, (1, 3, 3, 2)).astype(F32)],
+          attrs={"mode": "bicubic", "padding_mode": "border"}, opset=16,
+          reference="onnxruntime")  # onnx.reference knows only the opset-20 mode names
