@@ -19,6 +19,7 @@ import numpy as np
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import FOLD_LIMIT, NodeContext
+from onnxc.frontend.onnx_fold_reduce import FOLDERS as REDUCE_FOLDERS
 from onnxc.frontend.onnx_ops_math import cast_target, integer_divide
 from onnxc.frontend.onnx_ops_tensor import (
     concat_axis,
@@ -159,6 +160,7 @@ FOLDERS: dict[str, Folder] = {
     "Not": _elementwise(np.logical_not),
     "And": _elementwise(np.logical_and),
     "Or": _elementwise(np.logical_or),
+    **REDUCE_FOLDERS,
 }
 
 

@@ -113,26 +113,35 @@ def _reduce_nothing(ctx: NodeContext) -> list[Result]:
     return convert_identity(ctx)
 
 
-def convert_reduce(ctx: NodeContext) -> list[Result]:
-    """Axes: an attribute before opset 18, an optional constant input from 18; none means all
-    axes, or an identity with noop_with_empty_axes (18+)."""
-    floats_only, build = _COMPOSED[ctx.op_type]
-    max_or_min = ctx.op_type in ("ReduceMax", "ReduceMin")
-    check_element(ctx, 0, floats_only=floats_only, allow_bool=max_or_min)
+def reduction_axes(ctx: NodeContext, axes_input_since: int = 18) -> list[int] | None:
+    """The sorted, normalized axes of a Reduce* node, or None when it reduces nothing.
+
+    Axes are an attribute before `axes_input_since`, an optional constant input from then
+    on; none means all axes, unless noop_with_empty_axes (only with axes as input)."""
     rank = ctx.rank(0)
-    if ctx.opset < 18:
+    if ctx.opset < axes_input_since:
         axes = ctx.ints("axes")
     else:
         array = ctx.optional_constant(1, "axes")
         axes = None if array is None else [int(a) for a in array.reshape(-1)]
     if not axes:
-        if ctx.attr("noop_with_empty_axes", 0) and ctx.opset >= 18:
-            return _reduce_nothing(ctx)
+        if ctx.attr("noop_with_empty_axes", 0) and ctx.opset >= axes_input_since:
+            return None
         axes = list(range(rank))
     norm = sorted(_axis(ctx, a, rank) for a in axes)
     if len(set(norm)) != len(norm):
         raise ctx.invalid(f"repeated axes {axes}")
-    return [build(ctx, ctx.operand(0), norm, bool(ctx.attr("keepdims", 1)))]
+    return norm
+
+
+def convert_reduce(ctx: NodeContext) -> list[Result]:
+    floats_only, build = _COMPOSED[ctx.op_type]
+    max_or_min = ctx.op_type in ("ReduceMax", "ReduceMin")
+    check_element(ctx, 0, floats_only=floats_only, allow_bool=max_or_min)
+    axes = reduction_axes(ctx)
+    if axes is None:
+        return _reduce_nothing(ctx)
+    return [build(ctx, ctx.operand(0), axes, bool(ctx.attr("keepdims", 1)))]
 
 
 # --------------------------------------------------------------------------- index ops

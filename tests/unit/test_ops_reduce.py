@@ -252,3 +252,28 @@ def test_reduce_empty_set_of_integers_and_bools():
         run_case("ReduceMax", [np.zeros((2, 0, 3), dtype)], [np.array([1], dtype=np.int64)],
                  opset=20)
     run_case("ReduceMin", [np.zeros((0, 3), np.int64)], [np.array([0], dtype=np.int64)])
+
+
+def test_integer_reductions_on_constants_fold_at_import():
+    ints = RNG.integers(-5, 6, size=(3, 4)).astype(np.int64)
+    axis1 = np.array([1], dtype=np.int64)
+    run_case("ReduceProd", [], [ints, axis1], {"keepdims": 0})
+    run_case("ReduceMax", [], [ints], {"axes": [0]}, opset=13)
+    run_case("ReduceSum", [], [ints, axis1], {}, opset=13)
+    run_case("ArgMin", [], [ints], {"axis": 1, "select_last_index": 1}, opset=13)
+    run_case("CumSum", [], [ints, np.array(1)], {"exclusive": 1, "reverse": 1}, opset=14)
+    model = _model("ReduceProd", [], [ints, axis1], {"keepdims": 0}, 18, 1)
+    assert "reduce_prod" not in str(import_onnx(model))
+
+
+def test_shape_product_feeds_reshape():
+    """Shape -> ReduceProd -> Reshape, as exported flattens do: the size folds to a constant."""
+    x = distinct(2, 3, 4)
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("ReduceProd", ["s"], ["n"], keepdims=1),
+             helper.make_node("Reshape", ["x", "n"], ["y"])]
+    graph = helper.make_graph(nodes, "flatten", [helper.make_tensor_value_info("x", 1, x.shape)],
+                              [helper.make_empty_tensor_value_info("y")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    (got,) = onnxc.compile(model).run(None, {"x": x})
+    np.testing.assert_array_equal(got, x.reshape(-1))
