@@ -1,5 +1,5 @@
 """Graph ops that select, scan or index along one axis: ArgMax/ArgMin, TopK, CumSum/CumProd,
-Trilu and OneHot.
+Trilu, OneHot, and Range with run-time bounds.
 
 Axes are normalized (non-negative) properties; counts such as TopK's k or OneHot's depth are
 properties too, since they decide result shapes and onnxc compiles static shapes.
@@ -143,3 +143,21 @@ class OneHotOp(GraphOp):
         out = list(shape_of(self.indices))
         out.insert(int_of(self.axis), int_of(self.depth))
         return [tuple(out)]
+
+
+@irdl_op_definition
+class RangeOp(GraphOp):
+    """start + i * delta for i in [0, n): Range whose start/delta are only known at run time
+    but whose length n (the result's static shape) the model declares."""
+
+    name = "graph.range"
+    start = operand_def(TensorType)
+    delta = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def infer_shapes(self):
+        if shape_of(self.start) != () or shape_of(self.delta) != ():
+            raise ValueError("start and delta must be scalars")
+        if len(shape_of(self.output)) != 1:
+            raise ValueError("the result must be 1-D")
+        return None

@@ -285,14 +285,26 @@ def _scalar_constant(ctx: NodeContext, i: int, what: str) -> np.ndarray:
 
 
 def convert_range(ctx: NodeContext) -> list[Result]:
-    """Range decides its output's length, so start, limit and delta must be constants."""
-    start, limit, delta = (_scalar_constant(ctx, i, w)
-                           for i, w in enumerate(("start", "limit", "delta")))
-    if delta == 0:
-        raise ctx.invalid("delta is zero")
-    count = max(int(np.ceil((float(limit) - float(start)) / float(delta))), 0)
-    values = start + np.arange(count, dtype=start.dtype) * delta
-    return [np.asarray(values, dtype=start.dtype)]
+    """Range decides its output's length: with constant start, limit and delta it is a
+    constant; with run-time ones only when the model declares the length (value_info)."""
+    known = [ctx.tensor(i).array for i in range(3)]
+    if all(a is not None for a in known):
+        start, limit, delta = (_scalar_constant(ctx, i, w)
+                               for i, w in enumerate(("start", "limit", "delta")))
+        if delta == 0:
+            raise ctx.invalid("delta is zero")
+        count = max(int(np.ceil((float(limit) - float(start)) / float(delta))), 0)
+        values = start + np.arange(count, dtype=start.dtype) * delta
+        return [np.asarray(values, dtype=start.dtype)]
+    declared = ctx.inferred_shape(0)
+    if declared is None or len(declared) != 1:
+        missing = next(i for i, a in enumerate(known) if a is None)
+        ctx.constant(missing, ("start", "limit", "delta")[missing])  # raises: names the input
+    el = check_element(ctx, 0)
+    if any(ctx.shape(i) not in ((), (1,)) for i in range(3)):
+        raise ctx.invalid("start, limit and delta must be scalars")
+    start, delta = (reshape(ctx, ctx.operand(i), ()) for i in (0, 2))
+    return [emit(ctx, graph.RangeOp, [start, delta], declared, el)]
 
 
 def convert_eye_like(ctx: NodeContext) -> list[Result]:

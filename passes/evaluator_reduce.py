@@ -1,5 +1,5 @@
 """numpy semantics of the reduction and index graph ops (ReduceMax/Min/Prod, ArgMax/ArgMin,
-TopK, CumSum/CumProd, Trilu, OneHot), for constant folding and --verify-numerics. Written
+TopK, CumSum/CumProd, Trilu, OneHot, Range), for constant folding and --verify-numerics. Written
 from the ONNX operator docs; obvious code over speed."""
 
 from __future__ import annotations
@@ -90,6 +90,11 @@ def _one_hot(op: graph.OneHotOp, args: list[np.ndarray]) -> list[np.ndarray]:
     return [np.where(hit, values[1], values[0])]
 
 
+def _range(op: graph.RangeOp, args: list[np.ndarray]) -> list[np.ndarray]:
+    (n,) = op.output.type.get_shape()
+    return [args[0] + np.arange(n).astype(args[0].dtype) * args[1]]
+
+
 EVALUATORS: dict[type[Operation], Callable[[Operation, list[np.ndarray]], list[np.ndarray]]] = {
     graph.ReduceMaxOp: _reduce(np.max),
     graph.ReduceMinOp: _reduce(np.min),
@@ -101,4 +106,5 @@ EVALUATORS: dict[type[Operation], Callable[[Operation, list[np.ndarray]], list[n
     graph.CumProdOp: _cumulative,
     graph.TriluOp: _trilu,
     graph.OneHotOp: _one_hot,
+    graph.RangeOp: _range,
 }

@@ -1,4 +1,5 @@
-"""Kernels of ops working along one axis: ArgMax/ArgMin, TopK, CumSum/CumProd, Trilu, OneHot.
+"""Kernels of ops working along one axis: ArgMax/ArgMin, TopK, CumSum/CumProd, Trilu, OneHot
+(and Range with run-time bounds).
 
 Each views its operand as [outer, n, inner] around the axis (n = the axis' extent), so a
 kernel is one loop over `outer` (parallel), one over `inner` and the axis walk; when the axis
@@ -223,6 +224,25 @@ def one_hot_kernel(op: graph.OneHotOp, kb: KernelBuilder, ins, outs):
     kb.parallel_for(0, outer, row)
 
 
+# --------------------------------------------------------------------------- range
+
+
+def range_kernel(op: graph.RangeOp, kb: KernelBuilder, ins, outs):
+    (n,) = shape_of(op.output)
+    element = outs[0].type.get_element_type()
+    start, delta = kb.load(ins[0], []), kb.load(ins[1], [])
+
+    def at(i: Index) -> None:
+        if is_float(element):
+            step = kb.to_float(i, element)
+        else:
+            step = kb.constant(i, element) if isinstance(i, int) else kb.insert(
+                arith.IndexCastOp(i, element))
+        kb.store(kb.muladd(step, delta, start), outs[0], [i])
+
+    kb.for_(0, n, at)
+
+
 KERNELS = {
     graph.ArgMaxOp: arg_kernel,
     graph.ArgMinOp: arg_kernel,
@@ -231,4 +251,5 @@ KERNELS = {
     graph.CumProdOp: cumulative_kernel,
     graph.TriluOp: trilu_kernel,
     graph.OneHotOp: one_hot_kernel,
+    graph.RangeOp: range_kernel,
 }

@@ -277,3 +277,21 @@ def test_shape_product_feeds_reshape():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     (got,) = onnxc.compile(model).run(None, {"x": x})
     np.testing.assert_array_equal(got, x.reshape(-1))
+
+
+@pytest.mark.parametrize("dtype,bounds", [(np.float32, (1.5, 9.0, 0.7)),
+                                          (np.int32, (10, -3, -4))])
+def test_range_runtime_inputs_with_declared_length(dtype, bounds):
+    values = [np.array(b, dtype) for b in bounds]
+    expected = np.arange(*bounds, dtype=dtype)
+    tp = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    node = helper.make_node("Range", ["x0", "x1", "x2"], ["y"])
+    graph = helper.make_graph([node], "range",
+                              [helper.make_tensor_value_info(f"x{i}", tp, ()) for i in range(3)],
+                              [helper.make_tensor_value_info("y", tp, expected.shape)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    feeds = {f"x{i}": v for i, v in enumerate(values)}
+    (got,) = onnxc.compile(model).run(None, feeds)
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+    (evaluated,) = evaluate(import_onnx(model), feeds)
+    np.testing.assert_allclose(evaluated, expected, rtol=1e-6)
