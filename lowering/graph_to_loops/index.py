@@ -18,6 +18,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, shape_of
+from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_bool, is_float
 
@@ -32,6 +33,13 @@ def compare(kb: KernelBuilder, a: SSAValue, b: SSAValue, relation: str) -> SSAVa
     if is_float(a.type):
         return kb.insert(arith.CmpfOp(a, b, "o" + relation))
     return kb.insert(arith.CmpiOp(a, b, ("u" if is_bool(a.type) else "s") + relation))
+
+
+def require_plain(op) -> None:
+    """These kernels index logical shapes: a laid-out (#layout.spec) operand is refused."""
+    for value in (*op.operands, *op.results):
+        if layout_of(value.type) is not None:
+            raise LoweringError(f"{op.name}: laid-out operands are not supported")
 
 
 def as_i64(kb: KernelBuilder, i: Index) -> SSAValue:
@@ -51,6 +59,7 @@ def _alloca(kb: KernelBuilder, shape: list[int], element: Attribute) -> SSAValue
 
 
 def arg_kernel(op: graph.ArgReduceOp, kb: KernelBuilder, ins, outs):
+    require_plain(op)
     outer, n, inner = split_at_axis(shape_of(op.input), int_of(op.axis))
     if n == 0:
         raise LoweringError(f"{op.name}: the reduced axis is empty")
@@ -80,6 +89,7 @@ def arg_kernel(op: graph.ArgReduceOp, kb: KernelBuilder, ins, outs):
 def top_k_kernel(op: graph.TopKOp, kb: KernelBuilder, ins, outs):
     """Insertion into a sorted scratch list of k + 1 entries per slice: O(n k), fine for the
     small k of classification heads and detection post-processing."""
+    require_plain(op)
     outer, n, inner = split_at_axis(shape_of(op.input), int_of(op.axis))
     k = int_of(op.k)
     element = ins[0].type.get_element_type()
@@ -129,6 +139,7 @@ def top_k_kernel(op: graph.TopKOp, kb: KernelBuilder, ins, outs):
 
 
 def cumulative_kernel(op: graph.CumulativeOp, kb: KernelBuilder, ins, outs):
+    require_plain(op)
     outer, n, inner = split_at_axis(shape_of(op.input), int_of(op.axis))
     element = outs[0].type.get_element_type()
     if is_bool(element):
@@ -159,6 +170,7 @@ def cumulative_kernel(op: graph.CumulativeOp, kb: KernelBuilder, ins, outs):
 
 
 def trilu_kernel(op: graph.TriluOp, kb: KernelBuilder, ins, outs):
+    require_plain(op)
     shape = shape_of(op.input)
     rows, cols = shape[-2], shape[-1]
     batch = pymath.prod(shape[:-2])
@@ -199,6 +211,7 @@ def _index_as_i64(kb: KernelBuilder, v: SSAValue) -> SSAValue:
 
 
 def one_hot_kernel(op: graph.OneHotOp, kb: KernelBuilder, ins, outs):
+    require_plain(op)
     ind_shape = shape_of(op.indices)
     axis, depth = int_of(op.axis), int_of(op.depth)
     outer, inner = pymath.prod(ind_shape[:axis]), pymath.prod(ind_shape[axis:])
@@ -228,6 +241,7 @@ def one_hot_kernel(op: graph.OneHotOp, kb: KernelBuilder, ins, outs):
 
 
 def range_kernel(op: graph.RangeOp, kb: KernelBuilder, ins, outs):
+    require_plain(op)
     (n,) = shape_of(op.output)
     element = outs[0].type.get_element_type()
     start, delta = kb.load(ins[0], []), kb.load(ins[1], [])

@@ -11,6 +11,7 @@ import math as pymath
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import shape_of
+from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.loops import (
     Index,
@@ -37,6 +38,8 @@ def reduce_groups(shape: tuple[int, ...], axes: tuple[int, ...]) -> list[tuple[i
 
 
 def reduce_kernel(op: graph.ReduceOp, kb: KernelBuilder, ins, outs):
+    if layout_of(op.input.type) is not None or layout_of(op.output.type) is not None:
+        raise LoweringError(f"{op.name}: laid-out operands are not supported")
     x_shape = shape_of(op.input)
     axes = op.reduced_axes()
     element = outs[0].type.get_element_type()
