@@ -16,6 +16,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
 )
@@ -97,6 +98,12 @@ class MaxPoolOp(PoolOp):
 class AveragePoolOp(PoolOp):
     name = "graph.average_pool"
     count_include_pad = prop_def(IntegerAttr)
+    dilations = opt_prop_def(DenseArrayBase)  # absent: all 1 (AveragePool-19 added them)
+
+    def window_dilations(self) -> tuple[int, ...]:
+        if self.dilations is None:
+            return super().window_dilations()
+        return ints_of(self.dilations)
 
 
 class GlobalPoolOp(GraphOp, abc.ABC):

@@ -103,8 +103,6 @@ def convert_average_pool(ctx: NodeContext) -> list[Result]:
     if kernel is None:
         raise ctx.invalid("required attribute 'kernel_shape' is missing")
     strides, pads, dilations = _window(ctx, kernel)
-    if any(d != 1 for d in dilations):
-        raise ctx.unsupported(f"AveragePool with dilations {dilations}")
     ceil_mode = ctx.attr("ceil_mode", 0)
     out = ctx.infer(shapes.pool_output_shape, ctx.shape(0), kernel, strides, pads, dilations,
                     bool(ceil_mode))
@@ -117,6 +115,8 @@ def convert_average_pool(ctx: NodeContext) -> list[Result]:
             "pads": types.i64_array(pads),
             "ceil_mode": types.i64_attr(ceil_mode),
             "count_include_pad": types.i64_attr(ctx.attr("count_include_pad", 0)),
+            **({"dilations": types.i64_array(dilations)} if any(d != 1 for d in dilations)
+               else {}),
         },
     )
     return [ctx.emit1(op)]

@@ -514,8 +514,6 @@ def convert_lp_pool(ctx: NodeContext) -> list[Result]:
         raise ctx.invalid("required attribute 'kernel_shape' is missing")
     p = ctx.attr("p", 2)
     strides, pads, dilations = _window(ctx, kernel)
-    if any(d != 1 for d in dilations):
-        raise ctx.unsupported(f"LpPool with dilations {dilations}")
     ceil_mode = ctx.attr("ceil_mode", 0)
     e = _Emitter(ctx)
     x = ctx.operand(0)
@@ -523,11 +521,21 @@ def convert_lp_pool(ctx: NodeContext) -> list[Result]:
         graph.PowOp, e.unary(graph.AbsOp, x), ctx.scalar(float(p), e.el))
     out = ctx.infer(shapes.pool_output_shape, ctx.shape(0), kernel, strides, pads, dilations,
                     bool(ceil_mode))
+    # a ceil-mode window that runs past the end pad would count fewer taps than the kernel
+    # has: extend the end pads instead (zeros add nothing to the sum)
+    n = len(kernel)
+    pads = list(pads)
+    for i in range(n):
+        reach = (out[2 + i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1
+        pads[n + i] += max(0, reach - (ctx.shape(0)[2 + i] + pads[i] + pads[n + i]))
+    ceil_mode = 0
     pooled = ctx.emit1(graph.AveragePoolOp(
         operands=[powered], result_types=[_typed(ctx, out)],
         properties={"kernel_shape": types.i64_array(kernel), "strides": types.i64_array(strides),
                     "pads": types.i64_array(pads), "ceil_mode": types.i64_attr(ceil_mode),
-                    "count_include_pad": types.i64_attr(1)}))
+                    "count_include_pad": types.i64_attr(1),
+                    **({"dilations": types.i64_array(dilations)} if any(d != 1 for d in dilations)
+                       else {})}))
     summed = e.binary(graph.MulOp, pooled, ctx.scalar(float(math.prod(kernel)), e.el))
     if p == 1:
         return [summed]

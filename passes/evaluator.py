@@ -89,7 +89,7 @@ def _pool(op: graph.PoolOp, args: list[np.ndarray]) -> list[np.ndarray]:
     n = x.ndim - 2
     kernel, strides, pads = ints_of(op.kernel_shape), ints_of(op.strides), ints_of(op.pads)
     is_max = isinstance(op, graph.MaxPoolOp)
-    dil = ints_of(op.dilations) if is_max else (1,) * n
+    dil = op.window_dilations()
     out = shape_of(op.output)[2:]
     # pad far enough for the last (ceil-mode) window; that overflow is never counted
     extra = [max(0, (o - 1) * s + (k - 1) * d + 1 - (xs + pb + pe))

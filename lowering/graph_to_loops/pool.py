@@ -27,7 +27,7 @@ from onnxc.lowering.graph_to_loops.loops import (
     min_value,
     window_range,
 )
-from onnxc.lowering.graph_to_loops.pool_nhwc import global_pool_nhwc, pool_nhwc
+from onnxc.lowering.graph_to_loops.pool_nhwc import global_pool_nhwc, pool_nhwc, window_count
 
 
 def _pool_kernel(op: graph.PoolOp, kb: KernelBuilder, ins, outs, average: bool):
@@ -72,10 +72,9 @@ def _pool_kernel(op: graph.PoolOp, kb: KernelBuilder, ins, outs, average: bool):
                 count: Index = 1
                 for d, o in enumerate(os):
                     start = kb.isub(kb.imul(o, strides[d]), pads[d])
-                    end = kb.iadd(start, kernel[d])
                     low, high = (-pads[d], in_sizes[d] + pads[d + spatial]) if include_pad \
                         else (0, in_sizes[d])
-                    size = kb.isub(kb.imin(end, high), kb.imax(start, low))
+                    size = window_count(kb, start, kernel[d], dilations[d], low, high)
                     count = kb.imul(count, size)
                 total = kb.load(y, [n, c, *os])
                 kb.store(kb.div(total, kb.to_float(count, element)), y, [n, c, *os])

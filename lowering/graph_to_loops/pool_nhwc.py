@@ -125,6 +125,14 @@ def _interior(size: int, k: int, s: int, pad: int, dil: int, out: int) -> tuple[
     return lo, hi
 
 
+def window_count(kb: KernelBuilder, start: Index, k: int, dilation: int, low: int,
+                 high: int) -> Index:
+    """How many of the window's taps start + j * dilation (j < k) lie in [low, high)."""
+    first = kb.idiv(kb.iadd(kb.imax(kb.isub(low, start), 0), dilation - 1), dilation)
+    end = kb.imin(k, kb.idiv(kb.iadd(kb.imax(kb.isub(high, start), 0), dilation - 1), dilation))
+    return kb.imax(kb.isub(end, first), 0)
+
+
 def pool_nhwc(op: graph.PoolOp, kb: KernelBuilder, ins, outs, average: bool) -> None:
     """2-D MaxPool / AveragePool on x [N, H, W, C] -> y [N, OH, OW, C]."""
     _check_f32(op)
@@ -149,8 +157,7 @@ def pool_nhwc(op: graph.PoolOp, kb: KernelBuilder, ins, outs, average: bool) -> 
         lo = kb.idiv(kb.iadd(kb.imax(kb.isub(0, start), 0), dil - 1), dil)
         hi = kb.imin(k, kb.idiv(kb.iadd(kb.imax(kb.isub(size, start), 0), dil - 1), dil))
         if include_pad:
-            end = kb.imin(kb.iadd(start, k), size + pads[d + 2])
-            count = kb.isub(end, kb.imax(start, -pads[d]))
+            count = window_count(kb, start, k, dil, -pads[d], size + pads[d + 2])
         else:
             count = kb.isub(hi, lo)
         return start, lo, hi, count

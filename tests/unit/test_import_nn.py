@@ -110,13 +110,13 @@ def test_average_pool(opset: int):
     assert int_of(op.count_include_pad) == 1 and shape_of(op.output) == (1, 2, 3, 3)
 
 
-def test_average_pool_with_dilations_is_unsupported():
-    with pytest.raises(UnsupportedOpError, match="dilations"):
-        imported(
-            "g (float[1,1,8,8] x) => (y) "
-            "{ y = AveragePool<kernel_shape = [2, 2], dilations = [2, 2]>(x) }",
-            19,
-        )
+def test_average_pool_with_dilations():
+    (op,) = imported(
+        "g (float[1,1,8,8] x) => (y) "
+        "{ y = AveragePool<kernel_shape = [2, 2], dilations = [2, 2]>(x) }",
+        19,
+    )
+    assert op.window_dilations() == (2, 2) and shape_of(op.output) == (1, 1, 6, 6)
 
 
 @pytest.mark.parametrize(("op_type", "cls"), [("GlobalAveragePool", graph.GlobalAveragePoolOp),

@@ -265,3 +265,18 @@ def test_grid_sample_3d_and_opset16_names():
     check("GridSample", [_f(1, 2, 4, 4), RNG.uniform(-1, 1, (1, 3, 3, 2)).astype(F32)],
           attrs={"mode": "bicubic", "padding_mode": "border"}, opset=16,
           reference="onnxruntime")  # onnx.reference knows only the opset-20 mode names
+
+
+@pytest.mark.parametrize("include_pad,ceil", [(0, 0), (1, 0), (0, 1), (1, 1)])
+def test_average_pool_with_dilations(include_pad, ceil):
+    check("AveragePool", [_f(1, 2, 7, 8)],
+          attrs={"kernel_shape": [3, 2], "dilations": [2, 3], "pads": [1, 2, 1, 0],
+                 "strides": [2, 1], "count_include_pad": include_pad, "ceil_mode": ceil})
+
+
+def test_lp_pool_dilations_and_ceil_mode():
+    check("LpPool", [_f(1, 2, 7, 7)], attrs={"kernel_shape": [2, 2], "dilations": [2, 2]})
+    # onnx.reference scales a ceil-mode window's partial sum up to the whole kernel;
+    # onnxruntime sums the taps that exist, as the operator's definition says
+    check("LpPool", [_f(1, 2, 6, 6)], attrs={"kernel_shape": [3, 3], "strides": [2, 2],
+                                             "ceil_mode": 1, "p": 1}, reference="onnxruntime")

@@ -159,6 +159,8 @@ POOLS = [
     ("AveragePool", [3, 3], [1, 1], [1, 0, 1, 1], {"count_include_pad": 1}),
     ("AveragePool", [2, 2], [2, 2], [0, 0, 0, 0], {}),
     ("AveragePool", [3, 3], [2, 2], [1, 1, 1, 1], {"ceil_mode": 1, "count_include_pad": 1}),
+    ("AveragePool", [3, 3], [2, 1], [1, 2, 1, 0],
+     {"dilations": [2, 3], "ceil_mode": 1, "count_include_pad": 1}),
 ]
 
 
