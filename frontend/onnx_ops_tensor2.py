@@ -1,13 +1,13 @@
-"""Data movement and CNN/detection layers: Resize, Upsample, GridSample, ConvTranspose, Col2Im,
-Gather/Scatter
-Elements and ND, Tile, DepthToSpace, SpaceToDepth, ReverseSequence, Compress, NonZero,
-CenterCropPad, and the normalizations InstanceNormalization, GroupNormalization and
-MeanVarianceNormalization, plus LpPool.
+"""Data movement and CNN/detection layers: Resize, Upsample, GridSample, AffineGrid,
+ConvTranspose, Col2Im, Gather/Scatter Elements and ND, Tile, DepthToSpace, SpaceToDepth,
+ReverseSequence, Compress, NonZero, CenterCropPad, the normalizations InstanceNormalization,
+GroupNormalization and MeanVarianceNormalization, and LpPool.
 
 Ops that ONNX defines as compositions are imported as that composition of graph ops
 (DepthToSpace = Reshape/Transpose/Reshape, CenterCropPad = Slice/Pad, the normalizations
 = ReduceMean arithmetic, LpPool = |x|^p through a summing AveragePool), so they profit from
-the existing kernels and rewrites. Per-opset rules: Resize's scales/sizes/roi are inputs
+the existing kernels and rewrites (AffineGrid = one MatMul with a constant base grid).
+Per-opset rules: Resize's scales/sizes/roi are inputs
 (constants here) since 10/11, axes and antialias since 18; Upsample's scales became an input
 in 9; Tile's repeats have been an input since 6; Scatter (9-10) is ScatterElements without
 reduction; GroupNormalization's scale/bias are per group in 18 and per channel since 21.
@@ -285,6 +285,38 @@ def convert_grid_sample(ctx: NodeContext) -> list[Result]:
     return [ctx.emit1(op)]
 
 
+def _base_grid(sizes: list[int], align_corners: bool) -> np.ndarray:
+    """[prod(sizes), D + 1]: each output position's normalized (x, y[, z], 1)."""
+    axes = []
+    for n in sizes:
+        i = np.arange(n, dtype=np.float64)
+        if align_corners:
+            axes.append(-1 + 2 * i / (n - 1) if n > 1 else np.full(1, -1.0))
+        else:
+            axes.append(-1 + (2 * i + 1) / n)
+    mesh = np.meshgrid(*axes, indexing="ij")  # outermost axis first
+    coords = [m.reshape(-1) for m in reversed(mesh)]  # x (innermost) first
+    return np.stack([*coords, np.ones(math.prod(sizes))], axis=1)
+
+
+def convert_affine_grid(ctx: NodeContext) -> list[Result]:
+    """theta [N, D, D + 1] applied to the base grid: one MatMul with a constant."""
+    _require_float(ctx)
+    size = _ints(ctx.constant(1, "size"))
+    n, dims = ctx.shape(0)[0], ctx.shape(0)[1]
+    spatial = size[2:]
+    if len(spatial) != dims or ctx.shape(0)[2] != dims + 1 or size[0] != n:
+        raise ctx.invalid(f"theta {ctx.shape(0)} does not fit size {size}")
+    base = _base_grid(spatial, bool(ctx.attr("align_corners", 0)))
+    dtype = types.numpy_dtype_of_element(ctx.element_type(0))
+    base_t = ctx.materialize(Tensor.of_array(np.ascontiguousarray(base.T).astype(dtype)))
+    e = _Emitter(ctx)
+    points = math.prod(spatial)
+    grid = ctx.emit1(graph.MatMulOp(operands=[ctx.operand(0), base_t],
+                                    result_types=[_typed(ctx, (n, dims, points))]))
+    return [e.reshape(e.transpose(grid, (0, 2, 1)), (n, *spatial, dims))]
+
+
 # ---------------------------------------------------------------------- gather / scatter
 
 
@@ -550,6 +582,7 @@ CONVERTERS: dict[str, Converter] = {
     "ConvTranspose": convert_conv_transpose,
     "Col2Im": convert_col2im,
     "GridSample": convert_grid_sample,
+    "AffineGrid": convert_affine_grid,
     "GatherElements": convert_gather_elements,
     "GatherND": convert_gather_nd,
     "ScatterElements": convert_scatter_elements,

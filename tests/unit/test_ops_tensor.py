@@ -280,3 +280,11 @@ def test_lp_pool_dilations_and_ceil_mode():
     # onnxruntime sums the taps that exist, as the operator's definition says
     check("LpPool", [_f(1, 2, 6, 6)], attrs={"kernel_shape": [3, 3], "strides": [2, 2],
                                              "ceil_mode": 1, "p": 1}, reference="onnxruntime")
+
+
+@pytest.mark.parametrize("align", [0, 1])
+def test_affine_grid(align):
+    check("AffineGrid", [_f(2, 2, 3)], [np.array([2, 3, 4, 5], np.int64)],
+          {"align_corners": align}, opset=20)
+    check("AffineGrid", [_f(1, 3, 4)], [np.array([1, 1, 2, 3, 4], np.int64)],
+          {"align_corners": align}, opset=20)
