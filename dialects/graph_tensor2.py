@@ -10,7 +10,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, IntegerType, StringAttr, TensorType
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+)
 from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
@@ -244,7 +251,35 @@ class GridSampleOp(GraphOp):
         return [(x[0], x[1], *g[1:-1])]
 
 
+@irdl_op_definition
+class RoiAlignOp(GraphOp):
+    """Average (or max) of bilinear samples per bin of each region of interest:
+    x [N, C, H, W], rois [R, 4] (x1, y1, x2, y2), batch_indices [R] -> [R, C, oh, ow]."""
+
+    name = "graph.roi_align"
+    input = operand_def(TensorType)
+    rois = operand_def(TensorType)
+    batch_indices = operand_def(TensorType)
+    output = result_def(TensorType)
+    mode = prop_def(StringAttr)
+    sampling_ratio = prop_def(IntegerAttr)
+    spatial_scale = prop_def(FloatAttr)
+    half_pixel = prop_def(IntegerAttr)
+
+    def same_element_type_operands(self) -> Sequence[SSAValue]:
+        return (self.input, self.rois)
+
+    def infer_shapes(self):
+        x, r, b, y = (shape_of(v) for v in (self.input, self.rois, self.batch_indices,
+                                              self.output))
+        if len(x) != 4 or r != (b[0] if b else -1, 4) or len(b) != 1 or len(y) != 4:
+            raise ValueError(f"rois {r} / batch_indices {b} do not fit input {x}")
+        if self.mode.data not in ("avg", "max"):
+            raise ValueError(f"unknown mode '{self.mode.data}'")
+        return [(r[0], x[1], y[2], y[3])]
+
+
 TENSOR2_OPS = [
     GatherElementsOp, GatherNDOp, ScatterElementsOp, ScatterNDOp, TileOp, ReverseSequenceOp,
-    ConvTransposeOp, Col2ImOp, GridSampleOp, ResizeOp,
+    ConvTransposeOp, Col2ImOp, GridSampleOp, RoiAlignOp, ResizeOp,
 ]

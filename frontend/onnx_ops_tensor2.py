@@ -1,4 +1,4 @@
-"""Data movement and CNN/detection layers: Resize, Upsample, GridSample, AffineGrid,
+"""Data movement and CNN/detection layers: Resize, Upsample, GridSample, AffineGrid, RoiAlign,
 ConvTranspose, Col2Im, Gather/Scatter Elements and ND, Tile, DepthToSpace, SpaceToDepth,
 ReverseSequence, Compress, NonZero, CenterCropPad, the normalizations InstanceNormalization,
 GroupNormalization and MeanVarianceNormalization, and LpPool.
@@ -317,6 +317,27 @@ def convert_affine_grid(ctx: NodeContext) -> list[Result]:
     return [e.reshape(e.transpose(grid, (0, 2, 1)), (n, *spatial, dims))]
 
 
+def convert_roi_align(ctx: NodeContext) -> list[Result]:
+    _require_float(ctx)
+    mode = ctx.attr("mode", "avg")
+    if mode not in ("avg", "max"):
+        raise ctx.invalid(f"unknown mode '{mode}'")
+    ctm = ctx.attr("coordinate_transformation_mode", "half_pixel") if ctx.opset >= 16 \
+        else "output_half_pixel"
+    if ctm not in ("half_pixel", "output_half_pixel"):
+        raise ctx.invalid(f"unknown coordinate_transformation_mode '{ctm}'")
+    out = (ctx.shape(1)[0], ctx.shape(0)[1], ctx.attr("output_height", 1),
+           ctx.attr("output_width", 1))
+    op = graph_tensor2.RoiAlignOp(
+        operands=[ctx.operand(0), ctx.operand(1), _index_operand(ctx, 2)],
+        result_types=[_typed(ctx, out)],
+        properties={"mode": StringAttr(mode),
+                    "sampling_ratio": types.i64_attr(ctx.attr("sampling_ratio", 0)),
+                    "spatial_scale": types.float_attr(ctx.attr("spatial_scale", 1.0), f64),
+                    "half_pixel": types.i64_attr(int(ctm == "half_pixel"))})
+    return [ctx.emit1(op)]
+
+
 # ---------------------------------------------------------------------- gather / scatter
 
 
@@ -583,6 +604,7 @@ CONVERTERS: dict[str, Converter] = {
     "Col2Im": convert_col2im,
     "GridSample": convert_grid_sample,
     "AffineGrid": convert_affine_grid,
+    "RoiAlign": convert_roi_align,
     "GatherElements": convert_gather_elements,
     "GatherND": convert_gather_nd,
     "ScatterElements": convert_scatter_elements,

@@ -188,6 +188,54 @@ def _grid_sample(op: graph_tensor2.GridSampleOp, a: list[np.ndarray]):
     return [y.astype(x.dtype)]
 
 
+def _roi_align(op: graph_tensor2.RoiAlignOp, a: list[np.ndarray]):
+    """Straight from the operator's reference algorithm (scalar loops)."""
+    x, rois, batch = a
+    _, channels, height, width = x.shape
+    _, _, out_h, out_w = shape_of(op.output)
+    y = np.zeros(shape_of(op.output), np.float64)
+    scale, ratio = float_of(op.spatial_scale), int_of(op.sampling_ratio)
+    half = 0.5 if int_of(op.half_pixel) else 0.0
+    for r in range(rois.shape[0]):
+        x1, y1, x2, y2 = (float(v) * scale - half for v in rois[r])
+        roi_w, roi_h = x2 - x1, y2 - y1
+        if not half:
+            roi_w, roi_h = max(roi_w, 1.0), max(roi_h, 1.0)
+        bin_h, bin_w = roi_h / out_h, roi_w / out_w
+        grid_h = ratio if ratio > 0 else int(np.ceil(bin_h))
+        grid_w = ratio if ratio > 0 else int(np.ceil(bin_w))
+        plane = x[int(batch[r])].astype(np.float64)
+        for ph, pw in itertools.product(range(out_h), range(out_w)):
+            values = []
+            for iy, ix in itertools.product(range(grid_h), range(grid_w)):
+                yy = y1 + ph * bin_h + (iy + 0.5) * bin_h / grid_h
+                xx = x1 + pw * bin_w + (ix + 0.5) * bin_w / grid_w
+                if yy < -1 or yy > height or xx < -1 or xx > width:
+                    values.append(np.zeros((4, channels)))
+                    continue
+                corners = []
+                for v, size in ((max(yy, 0.0), height), (max(xx, 0.0), width)):
+                    low = int(v)
+                    if low >= size - 1:
+                        low = high = size - 1
+                        v = float(low)
+                    else:
+                        high = low + 1
+                    corners.append((low, high, v - low))
+                (ya, yb, ly), (xa, xb, lx) = corners
+                values.append(np.stack([
+                    (1 - ly) * (1 - lx) * plane[:, ya, xa], (1 - ly) * lx * plane[:, ya, xb],
+                    ly * (1 - lx) * plane[:, yb, xa], ly * lx * plane[:, yb, xb]]))
+            if not values:
+                continue
+            stacked = np.stack(values)  # [samples, 4, C]
+            if op.mode.data == "avg":
+                y[r, :, ph, pw] = stacked.sum(axis=(0, 1)) / max(len(values), 1)
+            else:
+                y[r, :, ph, pw] = stacked.max(axis=1).max(axis=0)
+    return [y.astype(x.dtype)]
+
+
 def _resize(op: ResizeOp, a: list[np.ndarray]):
     x = a[0]
     y = x.astype(np.float64)
@@ -215,5 +263,6 @@ EVALUATORS: dict[type[Operation], object] = {
     graph_tensor2.ConvTransposeOp: _conv_transpose,
     graph_tensor2.Col2ImOp: _col2im,
     graph_tensor2.GridSampleOp: _grid_sample,
+    graph_tensor2.RoiAlignOp: _roi_align,
     ResizeOp: _resize,
 }

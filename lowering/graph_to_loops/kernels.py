@@ -36,6 +36,7 @@ from onnxc.lowering.graph_to_loops import (
     quantize,
     reduce,
     resize,
+    roi_align,
     scalar,
     tensor_ops,
 )
@@ -64,6 +65,7 @@ KERNELS: dict[type[Operation], KernelFn] = {
     **resize.KERNELS,
     **conv_transpose.KERNELS,
     **grid_sample.KERNELS,
+    **roi_align.KERNELS,
 }
 
 

@@ -288,3 +288,13 @@ def test_affine_grid(align):
           {"align_corners": align}, opset=20)
     check("AffineGrid", [_f(1, 3, 4)], [np.array([1, 1, 2, 3, 4], np.int64)],
           {"align_corners": align}, opset=20)
+
+
+@pytest.mark.parametrize("mode,ratio,ctm", [("avg", 2, "half_pixel"), ("avg", 0, "output_half_pixel"),
+                                            ("max", 0, "half_pixel")])
+def test_roi_align(mode, ratio, ctm):
+    rois = np.array([[0, 0, 9, 9], [0, 5, 4, 9], [5, 5, 9, 9], [-3, 2, 12, 14]], F32)
+    batch = np.array([0, 1, 1, 0], np.int64)
+    check("RoiAlign", [_f(2, 3, 10, 10), rois, batch],
+          attrs={"mode": mode, "sampling_ratio": ratio, "output_height": 3, "output_width": 4,
+                 "spatial_scale": 0.9, "coordinate_transformation_mode": ctm}, opset=16)

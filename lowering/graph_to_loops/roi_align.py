@@ -1,0 +1,129 @@
+"""Kernel of graph.roi_align (ONNX RoiAlign, as onnxruntime and onnx.reference compute it).
+
+Regions run in parallel. Per region the start, bin size and sampling grid (sampling_ratio,
+or ceil(bin size) samples per bin when it is 0: a run-time loop bound) are computed once;
+per sample the four bilinear corners and weights are computed once and the channel loop
+folds weight * value into the output (sum for avg, then divided by the sample count; max of
+the four weighted corners for max, as the reference implementations do). Samples outside
+[-1, size] contribute 0.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import IndexType, IntegerType
+
+from onnxc.dialects.graph import float_of, int_of, shape_of
+from onnxc.dialects.graph_tensor2 import RoiAlignOp
+from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float, min_value
+
+
+def roi_align_kernel(op: RoiAlignOp, kb: KernelBuilder, ins, outs):
+    t = outs[0].type.get_element_type()
+    if not is_float(t):
+        raise LoweringError(f"{op.name}: only float tensors are supported")
+    _, channels, height, width = shape_of(op.input)
+    rois_n, _, out_h, out_w = shape_of(op.output)
+    if 0 in (rois_n, channels, out_h, out_w):
+        return
+    x, rois, batch, y = ins[0], ins[1], ins[2], outs[0]
+    average = op.mode.data == "avg"
+    ratio = int_of(op.sampling_ratio)
+    scale = float_of(op.spatial_scale)
+    half_pixel = bool(int_of(op.half_pixel))
+    i64 = IntegerType(64)
+
+    def c(v: float):
+        return kb.constant(v, t)
+
+    def to_index(v):
+        return kb.insert(arith.IndexCastOp(kb.insert(arith.FPToSIOp(v, i64)), IndexType()))
+
+    def lt(a, b):
+        return kb.insert(arith.CmpfOp(a, b, "olt"))
+
+    def per_roi(r: Index) -> None:
+        b = kb.insert(arith.IndexCastOp(kb.load(batch, [r]), IndexType()))
+        offset = c(0.5 if half_pixel else 0.0)
+        start_w, start_h, end_w, end_h = (
+            kb.sub(kb.mul(kb.load(rois, [r, i]), c(scale)), offset) for i in range(4))
+        roi_w, roi_h = kb.sub(end_w, start_w), kb.sub(end_h, start_h)
+        if not half_pixel:
+            roi_w, roi_h = kb.max(roi_w, c(1.0)), kb.max(roi_h, c(1.0))
+        bin_h, bin_w = kb.div(roi_h, c(float(out_h))), kb.div(roi_w, c(float(out_w)))
+        if ratio > 0:
+            grid_h: Index = ratio
+            grid_w: Index = ratio
+        else:
+            grid_h = to_index(kb.insert(math.CeilOp(bin_h)))
+            grid_w = to_index(kb.insert(math.CeilOp(bin_w)))
+        samples = kb.imul(grid_h, grid_w)
+        float_h, float_w = kb.to_float(grid_h, t), kb.to_float(grid_w, t)
+
+        def corner_axis(v, size: int):
+            """(low index, high index, low weight, high weight) along one axis."""
+            v = kb.max(v, c(0.0))
+            low = kb.insert(math.FloorOp(v))
+            top = kb.insert(arith.CmpfOp(low, c(size - 1.0), "oge"))
+            low = kb.select(top, c(size - 1.0), low)
+            v = kb.select(top, low, v)
+            high = kb.select(top, low, kb.add(low, c(1.0)))
+            frac = kb.sub(v, low)
+            return to_index(low), to_index(high), kb.sub(c(1.0), frac), frac
+
+        def per_bin(ivs: list[Index]) -> None:
+            ph, pw = ivs
+            init = c(0.0) if average else c(min_value(t))
+            kb.for_(0, channels, lambda ch: kb.store(init, y, [r, ch, ph, pw]))
+            bin_y0 = kb.add(start_h, kb.mul(kb.to_float(ph, t), bin_h))
+            bin_x0 = kb.add(start_w, kb.mul(kb.to_float(pw, t), bin_w))
+
+            def sample(iy: Index, ix: Index) -> None:
+                half = c(0.5)
+                yy = kb.add(bin_y0, kb.div(kb.mul(kb.add(kb.to_float(iy, t), half), bin_h),
+                                           float_h))
+                xx = kb.add(bin_x0, kb.div(kb.mul(kb.add(kb.to_float(ix, t), half), bin_w),
+                                           float_w))
+                outside = kb.insert(arith.OrIOp(
+                    kb.insert(arith.OrIOp(lt(yy, c(-1.0)), lt(c(float(height)), yy))),
+                    kb.insert(arith.OrIOp(lt(xx, c(-1.0)), lt(c(float(width)), xx)))))
+                y0, y1, hy, ly = corner_axis(yy, height)
+                x0, x1, hx, lx = corner_axis(xx, width)
+                keep = kb.select(outside, c(0.0), c(1.0))
+                weights = [kb.mul(kb.mul(a, bb), keep) for a, bb in
+                           ((hy, hx), (hy, lx), (ly, hx), (ly, lx))]
+                corners = [(y0, x0), (y0, x1), (y1, x0), (y1, x1)]
+
+                def channel(ch: Index) -> None:
+                    values = [kb.mul(w, kb.load(x, [b, ch, cy, cx]))
+                              for w, (cy, cx) in zip(weights, corners)]
+                    old = kb.load(y, [r, ch, ph, pw])
+                    if average:
+                        new = kb.add(old, kb.add(kb.add(values[0], values[1]),
+                                                 kb.add(values[2], values[3])))
+                    else:
+                        new = kb.max(old, kb.max(kb.max(values[0], values[1]),
+                                                 kb.max(values[2], values[3])))
+                    kb.store(new, y, [r, ch, ph, pw])
+
+                kb.for_(0, channels, channel)
+
+            kb.for_(0, grid_h, lambda iy: kb.for_(0, grid_w, lambda ix: sample(iy, ix)))
+            # avg: divide by the sample count (at least 1); max over no samples is 0
+            count = kb.to_float(kb.imax(samples, 1), t)
+            empty = kb.insert(arith.CmpiOp(kb.idx(samples), kb.idx(0), "eq"))
+
+            def finish(ch: Index) -> None:
+                v = kb.load(y, [r, ch, ph, pw])
+                v = kb.div(v, count) if average else kb.select(empty, c(0.0), v)
+                kb.store(v, y, [r, ch, ph, pw])
+
+            kb.for_(0, channels, finish)
+
+        kb.nest([out_h, out_w], per_bin)
+
+    kb.parallel_for(0, rois_n, per_roi)
+
+
+KERNELS = {RoiAlignOp: roi_align_kernel}
