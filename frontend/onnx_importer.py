@@ -25,7 +25,7 @@ from onnxc.errors import (
 from onnxc.frontend import onnx_ops_activation, onnx_ops_math, onnx_ops_nn, onnx_ops_tensor
 from onnxc.frontend import onnx_ops_einsum, onnx_ops_reduce
 from onnxc.frontend import onnx_ops_logic
-from onnxc.frontend import onnx_ops_tensor2
+from onnxc.frontend import onnx_ops_nn2, onnx_ops_tensor2
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import (
     NodeContext,
@@ -57,6 +57,7 @@ CONVERTERS = {
     **onnx_ops_einsum.CONVERTERS,
     **onnx_ops_logic.CONVERTERS,
     **onnx_ops_tensor2.CONVERTERS,
+    **onnx_ops_nn2.CONVERTERS,
 }
 
 

@@ -1,0 +1,280 @@
+"""CNN, detection and segmentation layers: ConvTranspose, Col2Im, GridSample, AffineGrid,
+RoiAlign, the normalizations InstanceNormalization, GroupNormalization and
+MeanVarianceNormalization, and LpPool.
+
+ConvTranspose resolves auto_pad/output_shape/output_padding into explicit pads and the
+result type (as onnx.reference does); AffineGrid is theta times a constant base grid (one
+MatMul); the normalizations are ReduceMean arithmetic and LpPool is |x|^p through a summing
+AveragePool, so they profit from the existing kernels and rewrites. Per-opset rules:
+GroupNormalization's scale/bias are per group in 18 and per channel since 21; GridSample-16
+names its modes bilinear/bicubic and samples 4-D inputs only; RoiAlign before 16 uses
+output_half_pixel coordinates.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from xdsl.dialects.builtin import StringAttr, f64
+from xdsl.ir import SSAValue
+
+from onnxc.dialects import graph, graph_tensor2
+from onnxc.dialects import graph_shapes as shapes
+from onnxc.frontend import onnx_types as types
+from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
+from onnxc.frontend.onnx_ops_math import Converter
+from onnxc.frontend.onnx_ops_nn import _window
+from onnxc.frontend.onnx_ops_tensor2 import (
+    Emitter,
+    index_operand,
+    ints_of_array,
+    normalized_axis,
+    require_float,
+    typed,
+)
+
+# ---------------------------------------------------------------------- ConvTranspose
+
+
+def convert_conv_transpose(ctx: NodeContext) -> list[Result]:
+    require_float(ctx)
+    x, w = ctx.shape(0), ctx.shape(1)
+    n = len(x) - 2
+    kernel = list(w[2:])
+    if ctx.has_attr("kernel_shape") and ctx.ints("kernel_shape") != kernel:
+        raise ctx.invalid(f"kernel_shape {ctx.ints('kernel_shape')} differs from weight {w}")
+    group = ctx.attr("group", 1)
+    strides = ctx.ints("strides") or [1] * n
+    dilations = ctx.ints("dilations") or [1] * n
+    out_pad = ctx.ints("output_padding") or [0] * n
+    pads = ctx.ints("pads") or [0] * (2 * n)
+    if not len(strides) == len(dilations) == len(out_pad) == n or len(pads) != 2 * n:
+        raise ctx.invalid("strides/dilations/output_padding/pads do not fit the input rank")
+    auto_pad = ctx.attr("auto_pad", "NOTSET")
+    full = [strides[i] * (x[2 + i] - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] + 1
+            for i in range(n)]
+    target = ctx.ints("output_shape")
+    if target is not None and len(target) > n:
+        target = target[-n:]
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER") and not ctx.has_attr("pads"):
+        # as onnx.reference does: pads split the excess over the requested size
+        target = target or [x[2 + i] * strides[i] for i in range(n)]
+        for i in range(n):
+            total = full[i] - target[i]
+            small, large = total // 2, total - total // 2
+            pads[i], pads[i + n] = (small, large) if auto_pad == "SAME_UPPER" else (large, small)
+        spatial = list(target)
+    else:
+        if auto_pad == "VALID":
+            pads = [0] * (2 * n)
+        spatial = [full[i] - pads[i] - pads[i + n] for i in range(n)]
+        if target is not None:  # explicit pads: output_shape extends the end like output_padding
+            spatial = list(target)
+    if min(pads, default=0) < 0 or any(
+            not 0 <= spatial[i] - (full[i] - out_pad[i] - pads[i] - pads[i + n])
+            < max(strides[i], dilations[i]) for i in range(n)):
+        raise ctx.unsupported(f"output size {spatial} for pads {pads} and strides {strides}")
+    out = (x[0], w[1] * group, *spatial)
+    bias = ctx.operand(2) if ctx.has_input(2) else None
+    op = graph_tensor2.ConvTransposeOp(
+        operands=[ctx.operand(0), ctx.operand(1), bias],
+        result_types=[typed(ctx, out)],
+        properties={"strides": types.i64_array(strides), "pads": types.i64_array(pads),
+                    "dilations": types.i64_array(dilations), "group": types.i64_attr(group)},
+    )
+    return [ctx.emit1(op)]
+
+
+def convert_col2im(ctx: NodeContext) -> list[Result]:
+    require_float(ctx)
+    image = ints_of_array(ctx.constant(1, "image_shape"))
+    block = ints_of_array(ctx.constant(2, "block_shape"))
+    n = len(image)
+    strides = ctx.ints("strides") or [1] * n
+    dilations = ctx.ints("dilations") or [1] * n
+    pads = ctx.ints("pads") or [0] * (2 * n)
+    x = ctx.shape(0)
+    if len(block) != n or len(x) != 3 or x[1] % max(1, math.prod(block)):
+        raise ctx.invalid(f"input {x} does not hold blocks {block} of an image {image}")
+    out = (x[0], x[1] // math.prod(block), *image)
+    op = graph_tensor2.Col2ImOp(
+        operands=[ctx.operand(0)], result_types=[typed(ctx, out)],
+        properties={"block_shape": types.i64_array(block), "strides": types.i64_array(strides),
+                    "pads": types.i64_array(pads), "dilations": types.i64_array(dilations)})
+    return [ctx.emit1(op)]
+
+
+def convert_grid_sample(ctx: NodeContext) -> list[Result]:
+    require_float(ctx)
+    if ctx.element_type(1) != ctx.element_type(0):
+        raise ctx.unsupported("a grid whose element type differs from the input's")
+    mode = ctx.attr("mode", "linear" if ctx.opset >= 20 else "bilinear")
+    mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+    padding = ctx.attr("padding_mode", "zeros")
+    if mode not in graph_tensor2.GRID_MODES or padding not in graph_tensor2.GRID_PADDINGS:
+        raise ctx.invalid(f"unknown mode '{mode}' or padding_mode '{padding}'")
+    x, g = ctx.shape(0), ctx.shape(1)
+    if ctx.opset < 20 and len(x) != 4:
+        raise ctx.invalid(f"GridSample-{ctx.opset} samples 4-D inputs, got rank {len(x)}")
+    out = (x[0], x[1], *g[1:-1])
+    op = graph_tensor2.GridSampleOp(
+        operands=[ctx.operand(0), ctx.operand(1)], result_types=[typed(ctx, out)],
+        properties={"mode": StringAttr(mode), "padding_mode": StringAttr(padding),
+                    "align_corners": types.i64_attr(ctx.attr("align_corners", 0))})
+    return [ctx.emit1(op)]
+
+
+def _base_grid(sizes: list[int], align_corners: bool) -> np.ndarray:
+    """[prod(sizes), D + 1]: each output position's normalized (x, y[, z], 1)."""
+    axes = []
+    for n in sizes:
+        i = np.arange(n, dtype=np.float64)
+        if align_corners:
+            axes.append(-1 + 2 * i / (n - 1) if n > 1 else np.full(1, -1.0))
+        else:
+            axes.append(-1 + (2 * i + 1) / n)
+    mesh = np.meshgrid(*axes, indexing="ij")  # outermost axis first
+    coords = [m.reshape(-1) for m in reversed(mesh)]  # x (innermost) first
+    return np.stack([*coords, np.ones(math.prod(sizes))], axis=1)
+
+
+def convert_affine_grid(ctx: NodeContext) -> list[Result]:
+    """theta [N, D, D + 1] applied to the base grid: one MatMul with a constant."""
+    require_float(ctx)
+    size = ints_of_array(ctx.constant(1, "size"))
+    n, dims = ctx.shape(0)[0], ctx.shape(0)[1]
+    spatial = size[2:]
+    if len(spatial) != dims or ctx.shape(0)[2] != dims + 1 or size[0] != n:
+        raise ctx.invalid(f"theta {ctx.shape(0)} does not fit size {size}")
+    base = _base_grid(spatial, bool(ctx.attr("align_corners", 0)))
+    dtype = types.numpy_dtype_of_element(ctx.element_type(0))
+    base_t = ctx.materialize(Tensor.of_array(np.ascontiguousarray(base.T).astype(dtype)))
+    e = Emitter(ctx)
+    points = math.prod(spatial)
+    grid = ctx.emit1(graph.MatMulOp(operands=[ctx.operand(0), base_t],
+                                    result_types=[typed(ctx, (n, dims, points))]))
+    return [e.reshape(e.transpose(grid, (0, 2, 1)), (n, *spatial, dims))]
+
+
+def convert_roi_align(ctx: NodeContext) -> list[Result]:
+    require_float(ctx)
+    mode = ctx.attr("mode", "avg")
+    if mode not in ("avg", "max"):
+        raise ctx.invalid(f"unknown mode '{mode}'")
+    ctm = ctx.attr("coordinate_transformation_mode", "half_pixel") if ctx.opset >= 16 \
+        else "output_half_pixel"
+    if ctm not in ("half_pixel", "output_half_pixel"):
+        raise ctx.invalid(f"unknown coordinate_transformation_mode '{ctm}'")
+    out = (ctx.shape(1)[0], ctx.shape(0)[1], ctx.attr("output_height", 1),
+           ctx.attr("output_width", 1))
+    op = graph_tensor2.RoiAlignOp(
+        operands=[ctx.operand(0), ctx.operand(1), index_operand(ctx, 2)],
+        result_types=[typed(ctx, out)],
+        properties={"mode": StringAttr(mode),
+                    "sampling_ratio": types.i64_attr(ctx.attr("sampling_ratio", 0)),
+                    "spatial_scale": types.float_attr(ctx.attr("spatial_scale", 1.0), f64),
+                    "half_pixel": types.i64_attr(int(ctm == "half_pixel"))})
+    return [ctx.emit1(op)]
+
+
+# ---------------------------------------------------------------------- normalizations
+
+
+def convert_instance_norm(ctx: NodeContext) -> list[Result]:
+    require_float(ctx)
+    x = ctx.shape(0)
+    e = Emitter(ctx)
+    y = e.normalize(ctx.operand(0), list(range(2, len(x))), ctx.attr("epsilon", 1e-5))
+    per_channel = (x[1],) + (1,) * (len(x) - 2)
+    y = e.binary(graph.MulOp, y, e.reshape(ctx.operand(1), per_channel))
+    return [e.binary(graph.AddOp, y, e.reshape(ctx.operand(2), per_channel))]
+
+
+def convert_group_norm(ctx: NodeContext) -> list[Result]:
+    require_float(ctx)
+    x = ctx.shape(0)
+    groups = ctx.attr("num_groups")
+    n, c = x[0], x[1]
+    if groups <= 0 or c % groups:
+        raise ctx.invalid(f"{c} channels are not divisible into {groups} groups")
+    e = Emitter(ctx)
+    grouped = e.reshape(ctx.operand(0), (n, groups, (c // groups) * math.prod(x[2:])))
+    y = e.reshape(e.normalize(grouped, [2], ctx.attr("epsilon", 1e-5)), x)
+    scale, bias = ctx.operand(1), ctx.operand(2)
+    if ctx.opset < 21:  # one scale/bias per group: repeat it for the group's channels
+        def per_group(v: SSAValue) -> SSAValue:
+            v = e.reshape(v, (groups, 1))
+            ones = ctx.emit1(graph.ConstantOfShapeOp(
+                properties={"value": types.dense(np.ones((1,), np.float32))},
+                result_types=[types.tensor_type((groups, c // groups), e.el)]))
+            return e.binary(graph.MulOp, v, ones)
+        scale, bias = per_group(scale), per_group(bias)
+    per_channel = (c,) + (1,) * (len(x) - 2)
+    y = e.binary(graph.MulOp, y, e.reshape(scale, per_channel))
+    return [e.binary(graph.AddOp, y, e.reshape(bias, per_channel))]
+
+
+def convert_mvn(ctx: NodeContext) -> list[Result]:
+    require_float(ctx)
+    rank = ctx.rank(0)
+    axes = sorted({normalized_axis(ctx, a, rank) for a in (ctx.ints("axes") or [0, 2, 3])})
+    e = Emitter(ctx)
+    # the ONNX function body: (X - E[X]) / (sqrt(E[X^2] - E[X]^2) + 1e-9)
+    x = ctx.operand(0)
+    mean = e.mean(x, axes)
+    var = e.binary(graph.SubOp, e.mean(e.binary(graph.MulOp, x, x), axes),
+                   e.binary(graph.MulOp, mean, mean))
+    std = e.binary(graph.AddOp, e.unary(graph.SqrtOp, var), ctx.scalar(1e-9, e.el))
+    return [e.binary(graph.DivOp, e.binary(graph.SubOp, x, mean), std)]
+
+
+def convert_lp_pool(ctx: NodeContext) -> list[Result]:
+    """(sum over the window of |x|^p)^(1/p): a zero-padded AveragePool times the window."""
+    require_float(ctx)
+    kernel = ctx.ints("kernel_shape")
+    if kernel is None:
+        raise ctx.invalid("required attribute 'kernel_shape' is missing")
+    p = ctx.attr("p", 2)
+    strides, pads, dilations = _window(ctx, kernel)
+    ceil_mode = ctx.attr("ceil_mode", 0)
+    e = Emitter(ctx)
+    x = ctx.operand(0)
+    powered = e.binary(graph.MulOp, x, x) if p == 2 else e.binary(
+        graph.PowOp, e.unary(graph.AbsOp, x), ctx.scalar(float(p), e.el))
+    out = ctx.infer(shapes.pool_output_shape, ctx.shape(0), kernel, strides, pads, dilations,
+                    bool(ceil_mode))
+    # a ceil-mode window that runs past the end pad would count fewer taps than the kernel
+    # has: extend the end pads instead (zeros add nothing to the sum)
+    n = len(kernel)
+    pads = list(pads)
+    for i in range(n):
+        reach = (out[2 + i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1
+        pads[n + i] += max(0, reach - (ctx.shape(0)[2 + i] + pads[i] + pads[n + i]))
+    ceil_mode = 0
+    pooled = ctx.emit1(graph.AveragePoolOp(
+        operands=[powered], result_types=[typed(ctx, out)],
+        properties={"kernel_shape": types.i64_array(kernel), "strides": types.i64_array(strides),
+                    "pads": types.i64_array(pads), "ceil_mode": types.i64_attr(ceil_mode),
+                    "count_include_pad": types.i64_attr(1),
+                    **({"dilations": types.i64_array(dilations)} if any(d != 1 for d in dilations)
+                       else {})}))
+    summed = e.binary(graph.MulOp, pooled, ctx.scalar(float(math.prod(kernel)), e.el))
+    if p == 1:
+        return [summed]
+    if p == 2:
+        return [e.unary(graph.SqrtOp, summed)]
+    return [e.binary(graph.PowOp, summed, ctx.scalar(1.0 / p, e.el))]
+
+
+CONVERTERS: dict[str, Converter] = {
+    "ConvTranspose": convert_conv_transpose,
+    "Col2Im": convert_col2im,
+    "GridSample": convert_grid_sample,
+    "AffineGrid": convert_affine_grid,
+    "RoiAlign": convert_roi_align,
+    "InstanceNormalization": convert_instance_norm,
+    "GroupNormalization": convert_group_norm,
+    "MeanVarianceNormalization": convert_mvn,
+    "LpPool": convert_lp_pool,
+}
