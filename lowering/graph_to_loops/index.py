@@ -100,11 +100,19 @@ def top_k_kernel(op: graph.TopKOp, kb: KernelBuilder, ins, outs):
         return
     vals, idxs = _alloca(kb, [k + 1], element), _alloca(kb, [k + 1], i64)
     keeps_before = "ge" if int_of(op.largest) else "le"  # an earlier equal value stays first
+    beats = "gt" if int_of(op.largest) else "lt"
 
     def row(o: Index) -> None:
         def column(i: Index) -> None:
-            def insert(j: Index) -> None:
+            def visit(j: Index) -> None:
+                # most values lose to the current k-th: a loop of 0 or 1 trips is the branch
                 v = kb.load(x, [o, j, i])
+                not_full = kb.insert(arith.CmpiOp(kb.idx(j), kb.idx(k), "slt"))
+                wins = compare(kb, v, kb.load(vals, [k - 1]), beats)
+                enter = kb.insert(arith.OrIOp(not_full, wins))
+                kb.for_(0, kb.select(enter, kb.idx(1), kb.idx(0)), lambda _: insert(j, v))
+
+            def insert(j: Index, v: SSAValue) -> None:
                 filled = kb.idx(kb.imin(j, k))
                 one, zero = kb.idx(1), kb.idx(0)
                 (position,) = kb.reduce(0, filled, [zero], lambda t, p: [
@@ -122,7 +130,7 @@ def top_k_kernel(op: graph.TopKOp, kb: KernelBuilder, ins, outs):
                 kb.store(v, vals, [position])
                 kb.store(as_i64(kb, j), idxs, [position])
 
-            kb.for_(0, n, insert)
+            kb.for_(0, n, visit)
 
             def copy_out(r: Index) -> None:
                 kb.store(kb.load(vals, [r]), values, [o, r, i])
@@ -163,7 +171,28 @@ def cumulative_kernel(op: graph.CumulativeOp, kb: KernelBuilder, ins, outs):
 
         kb.for_(0, inner, column)
 
-    kb.parallel_for(0, outer, row)
+    def rows(o: Index) -> None:
+        # inner > 1: walk the axis outside a contiguous loop over `inner`, each position
+        # combining the previous position's (finished) output row with an input row
+        first = n - 1 if reverse else 0
+        kb.for_(0, inner, lambda i: kb.store(
+            identity if exclusive else kb.load(x, [o, first, i]), y, [o, first, i]))
+
+        def position(j: Index) -> None:
+            at = kb.isub(n - 1, j) if reverse else j
+            prev = kb.iadd(at, 1) if reverse else kb.isub(at, 1)
+            source = prev if exclusive else at
+
+            def step(i: Index) -> None:
+                total = combine(kb.load(y, [o, prev, i]), kb.load(x, [o, source, i]))
+                kb.store(total, y, [o, at, i])
+
+            kb.for_(0, inner, step)
+
+        kb.for_(1, n, position)
+
+    if n > 0:
+        kb.parallel_for(0, outer, rows if inner > 1 else row)
 
 
 # --------------------------------------------------------------------------- trilu

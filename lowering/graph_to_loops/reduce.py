@@ -1,8 +1,10 @@
 """Kernels of ReduceSum, ReduceMean, ReduceMax, ReduceMin and ReduceProd.
 
 The input is viewed with adjacent dimensions of the same kind (kept or reduced) merged, so
-a reduction over trailing or leading axes (LayerNorm's last axis, a global pool's H and W)
-is one contiguous inner reduction loop carried in registers, written once per output.
+a reduction over trailing axes (LayerNorm's last axis, a global pool's H and W) is one
+contiguous inner reduction loop carried in registers, written once per output; when the
+innermost axis is kept (a reduction over leading or middle axes), whole output rows are
+accumulated instead, so the inner loop stays contiguous in both x and y.
 """
 
 from __future__ import annotations
@@ -55,6 +57,38 @@ def reduce_kernel(op: graph.ReduceOp, kb: KernelBuilder, ins, outs):
     x = kb.view(ins[0], [size for size, _ in groups])
     y = kb.view(outs[0], kept or [1])
     zero = kb.constant(identity(element), element)
+    scale = kb.constant(1.0 / count, element) if mean and count > 1 else None
+
+    def x_index(kept_ivs: list[Index], reduced_ivs: list[Index]) -> list[Index]:
+        kept_left, reduced_left, it = list(kept_ivs), list(reduced_ivs), []
+        for _, reduced in groups:
+            it.append((reduced_left if reduced else kept_left).pop(0))
+        return it
+
+    reduced_sizes = [size for size, reduced in groups if reduced]
+    if not groups[-1][1] and reduced_sizes:
+        # The innermost dimension is kept: accumulate whole contiguous rows of the output
+        # (a vectorizable load-combine-store loop) instead of striding through x per output.
+        row = kept[-1]
+
+        def per_row(outer_ivs: list[Index]) -> None:
+            kb.for_(0, row, lambda i: kb.store(zero, y, [*outer_ivs, i]))
+
+            def add_slice(reduced_ivs: list[Index]) -> None:
+                def step(i: Index) -> None:
+                    at = [*outer_ivs, i]
+                    value = kb.load(x, x_index(at, reduced_ivs))
+                    kb.store(combine(kb, kb.load(y, at), value), y, at)
+
+                kb.for_(0, row, step)
+
+            kb.nest(reduced_sizes, add_slice)
+            if scale is not None:
+                kb.for_(0, row, lambda i: kb.store(
+                    kb.mul(kb.load(y, [*outer_ivs, i]), scale), y, [*outer_ivs, i]))
+
+        outer_loops(kb, kept[:-1], per_row)
+        return
 
     def per_output(kept_ivs: list[Index]) -> None:
         def accumulate(depth: int, it: list[Index], kept_left: list[Index], acc):
@@ -69,11 +103,19 @@ def reduce_kernel(op: graph.ReduceOp, kb: KernelBuilder, ins, outs):
             return total
 
         total = accumulate(0, [], kept_ivs, zero)
-        if mean and count != 1:
-            total = kb.mul(total, kb.constant(1.0 / count, element))
+        if scale is not None:
+            total = kb.mul(total, scale)
         kb.store(total, y, kept_ivs or [0])
 
-    kb.nest(kept, per_output)
+    outer_loops(kb, kept, per_output)
+
+
+def outer_loops(kb: KernelBuilder, sizes: list[int], body) -> None:
+    """A loop nest over `sizes` whose outermost loop may run in parallel."""
+    if not sizes:
+        body([])
+        return
+    kb.parallel_for(0, sizes[0], lambda iv: kb.nest(sizes[1:], lambda ivs: body([iv, *ivs])))
 
 
 _COMBINE = {  # op -> (combine(kb, acc, x), identity of element type)
