@@ -7,10 +7,17 @@ these functions so that i1 (numpy bool), signed and unsigned integers agree ever
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     BytesAttr,
     DenseIntOrFPElementsAttr,
+    Float4E2M1FNType,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -20,7 +27,18 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-_FLOATS = {Float16Type: np.float16, Float32Type: np.float32, Float64Type: np.float64}
+_FLOATS = {
+    Float16Type: np.float16, Float32Type: np.float32, Float64Type: np.float64,
+    # storage-only formats: ml_dtypes, one byte per 8-, 4- or 2-bit element
+    BFloat16Type: ml_dtypes.bfloat16,
+    Float8E4M3FNType: ml_dtypes.float8_e4m3fn,
+    Float8E4M3FNUZType: ml_dtypes.float8_e4m3fnuz,
+    Float8E5M2Type: ml_dtypes.float8_e5m2,
+    Float8E5M2FNUZType: ml_dtypes.float8_e5m2fnuz,
+    Float4E2M1FNType: ml_dtypes.float4_e2m1fn,
+}
+_NARROW_INTS = {(4, False): ml_dtypes.int4, (4, True): ml_dtypes.uint4,
+                (2, False): ml_dtypes.int2, (2, True): ml_dtypes.uint2}
 
 
 def element_dtype(element: Attribute) -> np.dtype:
@@ -32,9 +50,11 @@ def element_dtype(element: Attribute) -> np.dtype:
         width = element.width.data
         if width == 1:
             return np.dtype(np.bool_)
+        unsigned = element.signedness.data == Signedness.UNSIGNED
         if width in (8, 16, 32, 64):
-            unsigned = element.signedness.data == Signedness.UNSIGNED
             return np.dtype(f"{'u' if unsigned else 'i'}{width // 8}")
+        if (width, unsigned) in _NARROW_INTS:
+            return np.dtype(_NARROW_INTS[width, unsigned])
     raise ValueError(f"no numpy dtype for element type {element}")
 
 

@@ -169,6 +169,8 @@ class CastOp(GraphOp):
     name = "graph.cast"
     input = operand_def(TensorType)
     output = result_def(TensorType)
+    saturate = opt_prop_def(IntegerAttr)
+    """0: an 8-bit float result out of range becomes inf/NaN instead of the largest finite."""
 
     def same_element_type_operands(self) -> Sequence[SSAValue]:
         return ()  # converting the element type is the point

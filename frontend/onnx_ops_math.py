@@ -88,7 +88,9 @@ def convert_cast(ctx: NodeContext) -> list[Result]:
     target = types.tensor_type(ctx.shape(0), el)
     if target == ctx.tensor(0).type:
         return [ctx.emit1(graph.IdentityOp(operands=[ctx.operand(0)], result_types=[target]))]
-    return [ctx.emit1(graph.CastOp(operands=[ctx.operand(0)], result_types=[target]))]
+    props = {} if ctx.attr("saturate", 1) else {"saturate": types.i64_attr(0)}
+    return [ctx.emit1(graph.CastOp(operands=[ctx.operand(0)], result_types=[target],
+                                   properties=props))]
 
 
 def cast_to(ctx: NodeContext, value: SSAValue, el) -> SSAValue:

@@ -8,9 +8,16 @@ from __future__ import annotations
 
 import re
 
+import ml_dtypes
 import numpy as np
 import onnx
 from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float4E2M1FNType,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
     BytesAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
@@ -41,6 +48,18 @@ _ELEMENT_TYPES: dict[int, tuple[Attribute, np.dtype]] = {
     TP.FLOAT: (f32, np.dtype(np.float32)),
     TP.DOUBLE: (f64, np.dtype(np.float64)),
     TP.FLOAT16: (f16, np.dtype(np.float16)),
+    # storage-only types (Cast/CastLike/Identity; numpy arrays of ml_dtypes, a byte each for
+    # the 8-, 4- and 2-bit ones)
+    TP.BFLOAT16: (BFloat16Type(), np.dtype(ml_dtypes.bfloat16)),
+    TP.FLOAT8E4M3FN: (Float8E4M3FNType(), np.dtype(ml_dtypes.float8_e4m3fn)),
+    TP.FLOAT8E4M3FNUZ: (Float8E4M3FNUZType(), np.dtype(ml_dtypes.float8_e4m3fnuz)),
+    TP.FLOAT8E5M2: (Float8E5M2Type(), np.dtype(ml_dtypes.float8_e5m2)),
+    TP.FLOAT8E5M2FNUZ: (Float8E5M2FNUZType(), np.dtype(ml_dtypes.float8_e5m2fnuz)),
+    TP.FLOAT4E2M1: (Float4E2M1FNType(), np.dtype(ml_dtypes.float4_e2m1fn)),
+    TP.INT4: (IntegerType(4), np.dtype(ml_dtypes.int4)),
+    TP.UINT4: (IntegerType(4, Signedness.UNSIGNED), np.dtype(ml_dtypes.uint4)),
+    TP.INT2: (IntegerType(2), np.dtype(ml_dtypes.int2)),
+    TP.UINT2: (IntegerType(2, Signedness.UNSIGNED), np.dtype(ml_dtypes.uint2)),
     TP.INT64: (i64, np.dtype(np.int64)),
     TP.INT32: (i32, np.dtype(np.int32)),
     TP.INT8: (i8, np.dtype(np.int8)),
@@ -93,18 +112,28 @@ def is_float(el: Attribute) -> bool:
     return isinstance(el, Float16Type | Float32Type | Float64Type)
 
 
-HALF_OPS = frozenset({
-    "Cast", "CastLike", "Identity", "IsNaN", "IsInf", "Where", "Mod",
-    "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
-})
-"""The ops whose kernels take FLOAT16 tensors (as a storage type: converts and tests).
-Other kernels assume f32/f64 arithmetic (packed GEMM, polynomial exp, libm calls)."""
+STORAGE_OPS = frozenset({"Cast", "CastLike", "Identity"})
+HALF_OPS = STORAGE_OPS | {
+    "IsNaN", "IsInf", "Where", "Mod", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
+}
+"""The ops whose kernels take FLOAT16 tensors (as a storage type: converts and tests), and
+the ones that take the other storage-only types (bf16, 8/4-bit floats, 4/2-bit integers).
+Other kernels assume f32/f64 (packed GEMM, polynomial exp, libm calls) or whole bytes."""
+
+
+def _is_storage_only(el: Attribute) -> bool:
+    narrow_int = isinstance(el, IntegerType) and el.width.data in (2, 4)
+    return narrow_int or isinstance(el, BFloat16Type | Float8E4M3FNType | Float8E4M3FNUZType
+                                    | Float8E5M2Type | Float8E5M2FNUZType | Float4E2M1FNType)
 
 
 def limited_type_detail(op_type: str, element_types) -> str | None:
     """Why `op_type` cannot take or produce these element types, or None if it can."""
-    if op_type not in HALF_OPS and any(isinstance(el, Float16Type) for el in element_types):
-        return f"{op_type} of FLOAT16 tensors (only {', '.join(sorted(HALF_OPS))} take them)"
+    for el in element_types:
+        if _is_storage_only(el) and op_type not in STORAGE_OPS:
+            return f"{op_type} of {type_name(_BY_XDSL[el])} tensors (only Cast, CastLike, Identity)"
+        if isinstance(el, Float16Type) and op_type not in HALF_OPS:
+            return f"{op_type} of FLOAT16 tensors (only {', '.join(sorted(HALF_OPS))} take them)"
     return None
 
 

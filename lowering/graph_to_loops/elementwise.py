@@ -29,6 +29,7 @@ from onnxc.dialects import graph
 from onnxc.dialects.graph import float_of, shape_of
 from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops import cast_formats
 from onnxc.lowering.graph_to_loops.loops import (
     KernelBuilder,
     broadcast_indices,
@@ -203,12 +204,19 @@ def _to_f32_round_to_odd(kb: KernelBuilder, x: SSAValue) -> SSAValue:
     return kb.insert(arith.BitcastOp(bits, f32))
 
 
-def convert(kb: KernelBuilder, x: SSAValue, dst: Attribute) -> SSAValue:
+def convert(kb: KernelBuilder, x: SSAValue, dst: Attribute, saturate: bool = True) -> SSAValue:
     """ONNX Cast of one scalar: float->int truncates, anything->bool is `!= 0`; unsigned
     sources zero-extend, integers narrow by dropping high bits (as numpy's astype)."""
     src = x.type
     if src == dst:
         return x
+    if cast_formats.is_storage_float(src):  # bf16 / 8-bit / 4-bit floats: exact in f32
+        return convert(kb, cast_formats.to_f32(kb, x), dst)
+    if cast_formats.is_storage_float(dst):
+        # from f64 through f32 rounded to odd: rounding that again is exact (as for half)
+        wide = _to_f32_round_to_odd(kb, x) if isinstance(src, Float64Type) else \
+            convert(kb, x, f32)
+        return cast_formats.from_f32(kb, wide, dst, saturate)
     if isinstance(src, Float16Type) and not is_float(dst):  # half <-> integers through f32
         return convert(kb, kb.insert(arith.ExtFOp(x, f32)), dst)
     if isinstance(dst, Float16Type) and not is_float(src):
@@ -247,7 +255,8 @@ def convert(kb: KernelBuilder, x: SSAValue, dst: Attribute) -> SSAValue:
 def cast_kernel(op, kb: KernelBuilder, ins, outs):
     require_physical_broadcast(op)
     dst = outs[0].type.get_element_type()
-    map_elementwise(kb, ins, outs[0], lambda kb, args: convert(kb, args[0], dst))
+    saturate = op.saturate is None or op.saturate.value.data != 0
+    map_elementwise(kb, ins, outs[0], lambda kb, args: convert(kb, args[0], dst, saturate))
 
 
 # --------------------------------------------------------------------------- binary

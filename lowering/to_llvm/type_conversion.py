@@ -13,6 +13,12 @@ from collections.abc import Sequence
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float4E2M1FNType,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -38,6 +44,10 @@ from xdsl.rewriter import InsertPoint
 from onnxc.errors import LoweringError
 
 
+STORAGE_FLOATS = (BFloat16Type, Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
+                  Float8E5M2FNUZType, Float4E2M1FNType)
+
+
 def convert_type(t: Attribute) -> Attribute:
     """The LLVM-dialect type a loops-level value of type `t` is carried in."""
     if isinstance(t, IndexType):
@@ -48,6 +58,8 @@ def convert_type(t: Attribute) -> Attribute:
         return VectorType(i64, t.get_shape())
     if isinstance(t, IntegerType) and t.signedness.data != Signedness.SIGNLESS:
         return IntegerType(t.width.data)  # LLVM integers carry no sign: ui8 is i8
+    if isinstance(t, STORAGE_FLOATS):
+        return IntegerType(t.bitwidth)  # kernels only move these and convert their bits
     return t
 
 

@@ -1,0 +1,120 @@
+"""Cast between f32/f16/f64 and the storage-only formats (bfloat16, the four 8-bit floats,
+FLOAT4E2M1, INT4/UINT4/INT2/UINT2), compiled natively, against onnx.reference (ml_dtypes
+conversions; ONNX's saturate=1 default clamps 8-bit float overflow to the largest finite
+value). Results must match bit for bit (NaN codes included).
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as TP
+from onnx import helper
+from onnx.reference import ReferenceEvaluator
+
+import onnxc
+from onnxc.errors import UnsupportedOpError
+
+RNG = np.random.default_rng(3)
+
+F8 = [TP.FLOAT8E4M3FN, TP.FLOAT8E4M3FNUZ, TP.FLOAT8E5M2, TP.FLOAT8E5M2FNUZ]
+FLOAT_FORMATS = [TP.BFLOAT16, *F8, TP.FLOAT4E2M1]
+NARROW_INTS = [TP.INT4, TP.UINT4, TP.INT2, TP.UINT2]
+
+
+def _cast_model(src_dtype, to: int, attrs: dict, shape, opset: int = 21):
+    node = helper.make_node("Cast", ["x"], ["y"], to=to, **attrs)
+    graph = helper.make_graph(
+        [node], "cast", [helper.make_tensor_value_info(
+            "x", helper.np_dtype_to_tensor_dtype(np.dtype(src_dtype)), shape)],
+        [helper.make_tensor_value_info("y", to, shape)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
+
+
+def check_cast(x: np.ndarray, to: int, **attrs):
+    model = _cast_model(x.dtype, to, attrs, x.shape)
+    (expected,) = ReferenceEvaluator(model).run(None, {"x": x})
+    (got,) = onnxc.compile(model).run(None, {"x": x})
+    assert got.dtype == expected.dtype
+    if got.dtype.kind == "f" and got.dtype.isbuiltin == 1:  # f16/f32/f64: NaN payloads vary
+        np.testing.assert_array_equal(got, expected)
+    else:
+        np.testing.assert_array_equal(_bits(got), _bits(expected))
+
+
+def _awkward_floats() -> np.ndarray:
+    """Magnitudes from 1e-9 to 1e6, halfway cases of 8-bit formats, specials."""
+    x = RNG.standard_normal(600) * 10.0 ** RNG.integers(-9, 7, 600)
+    specials = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-7, -1e-7, 448, 464, 460, 240, 248,
+                57344, 61440, 6.0, 7.0, 0.25, 0.75, 1.25, -3.5]
+    return np.concatenate([x, specials]).astype(np.float32)
+
+
+@pytest.mark.parametrize("to", FLOAT_FORMATS, ids=TP.DataType.Name)
+@pytest.mark.parametrize("src", [np.float32, np.float16, np.float64])
+def test_float_to_format(to, src):
+    check_cast(_awkward_floats().astype(src), to)
+
+
+@pytest.mark.parametrize("to", F8, ids=TP.DataType.Name)
+def test_float8_without_saturation(to):
+    check_cast(_awkward_floats(), to, saturate=0)
+
+
+@pytest.mark.parametrize("onnx_type", FLOAT_FORMATS, ids=TP.DataType.Name)
+def test_format_to_float(onnx_type):
+    """Every code of the 8- and 4-bit formats (bfloat16: random codes)."""
+    dtype = helper.tensor_dtype_to_np_dtype(onnx_type)
+    if onnx_type == TP.BFLOAT16:
+        x = RNG.integers(0, 1 << 16, 3000).astype(np.uint16).view(dtype)
+    else:
+        x = np.arange(16 if onnx_type == TP.FLOAT4E2M1 else 256, dtype=np.uint8).view(dtype)
+    for to in (TP.FLOAT, TP.FLOAT16, TP.DOUBLE):
+        check_cast(x, to)
+
+
+@pytest.mark.parametrize("to", NARROW_INTS, ids=TP.DataType.Name)
+def test_narrow_integers(to):
+    x = np.arange(-9, 16).astype(np.float32)  # wraps outside the range, as ml_dtypes
+    check_cast(x, to)
+    narrow = x.astype(helper.tensor_dtype_to_np_dtype(to))
+    check_cast(narrow, TP.FLOAT)
+    check_cast(narrow, TP.INT8 if to in (TP.INT4, TP.INT2) else TP.UINT8)
+
+
+def test_castlike_to_float8():
+    x = _awkward_floats()
+    like = np.zeros(2, ml_dtypes.float8_e5m2)
+    node = helper.make_node("CastLike", ["x", "like"], ["y"])
+    graph = helper.make_graph(
+        [node], "castlike",
+        [helper.make_tensor_value_info("x", TP.FLOAT, x.shape),
+         helper.make_tensor_value_info("like", TP.FLOAT8E5M2, like.shape)],
+        [helper.make_tensor_value_info("y", TP.FLOAT8E5M2, x.shape)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    feeds = {"x": x, "like": like}
+    (expected,) = ReferenceEvaluator(model).run(None, feeds)
+    (got,) = onnxc.compile(model).run(None, feeds)
+    np.testing.assert_array_equal(_bits(got), _bits(expected))
+
+
+def test_storage_formats_only_go_through_casts():
+    x = np.zeros(3, ml_dtypes.bfloat16)
+    node = helper.make_node("Relu", ["x"], ["y"])
+    graph = helper.make_graph([node], "relu", [helper.make_tensor_value_info(
+        "x", TP.BFLOAT16, [3])], [helper.make_tensor_value_info("y", TP.BFLOAT16, [3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    with pytest.raises(UnsupportedOpError, match="Relu of BFLOAT16"):
+        onnxc.compile(model)
+    assert x.dtype == ml_dtypes.bfloat16
+
+
+def test_float8e8m0_is_unsupported():
+    with pytest.raises(UnsupportedOpError, match="FLOAT8E8M0"):
+        onnxc.compile(_cast_model(np.float32, TP.FLOAT8E8M0, {}, [3], opset=24))
