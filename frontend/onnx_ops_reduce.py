@@ -25,16 +25,19 @@ from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
 from onnxc.frontend.onnx_ops_math import Converter, convert_identity
 
 
+_UNSIGNED = (types.TP.UINT8, types.TP.UINT16, types.TP.UINT32, types.TP.UINT64)
+
+
 def check_element(ctx: NodeContext, i: int, floats_only: bool = False,
-                  allow_bool: bool = False) -> Attribute:
-    """The element type of input `i`: a float or signed integer (unsigned integers and, unless
-    allowed, bool have no kernels here)."""
+                  allow_bool: bool = False, allow_unsigned: bool = False) -> Attribute:
+    """The element type of input `i`: a float or signed integer; bool and unsigned integers
+    only where the kernel compares or moves them (`allow_bool`, `allow_unsigned`)."""
     el = ctx.element_type(i)
     if types.is_float(el):
         return el
-    is_int = isinstance(el, IntegerType) and not types.onnx_type_of_element(el) in (
-        types.TP.UINT8, types.TP.UINT16, types.TP.UINT32, types.TP.UINT64)
-    if floats_only or not is_int or (el.width.data == 1 and not allow_bool):
+    unsigned = types.onnx_type_of_element(el) in _UNSIGNED
+    if (floats_only or not isinstance(el, IntegerType) or (unsigned and not allow_unsigned)
+            or (el.width.data == 1 and not allow_bool)):
         raise ctx.unsupported(f"element type {el}")
     return el
 
@@ -148,7 +151,7 @@ def convert_reduce(ctx: NodeContext) -> list[Result]:
 
 
 def convert_arg(ctx: NodeContext) -> list[Result]:
-    check_element(ctx, 0, allow_bool=True)
+    check_element(ctx, 0, allow_bool=True, allow_unsigned=True)
     axis = _axis(ctx, ctx.attr("axis", 0), ctx.rank(0))
     if ctx.shape(0)[axis] == 0:
         raise ctx.invalid("ArgMax/ArgMin over an empty axis")
@@ -163,7 +166,7 @@ def convert_arg(ctx: NodeContext) -> list[Result]:
 
 def convert_top_k(ctx: NodeContext) -> list[Result]:
     """Values and indices are always sorted (also valid for sorted=0)."""
-    el = check_element(ctx, 0)
+    el = check_element(ctx, 0, allow_unsigned=True)
     if ctx.opset < 10:
         k = ctx.attr("k")
     else:
@@ -201,7 +204,7 @@ def convert_cumulative(ctx: NodeContext) -> list[Result]:
 
 
 def convert_trilu(ctx: NodeContext) -> list[Result]:
-    el = check_element(ctx, 0, allow_bool=True)
+    el = check_element(ctx, 0, allow_bool=True, allow_unsigned=True)
     if ctx.rank(0) < 2:
         raise ctx.invalid("Trilu needs a rank >= 2 input")
     k_array = ctx.optional_constant(1, "k")

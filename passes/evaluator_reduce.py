@@ -54,8 +54,11 @@ def _arg(op: graph.ArgReduceOp, args: list[np.ndarray]) -> list[np.ndarray]:
 
 def _top_k(op: graph.TopKOp, args: list[np.ndarray]) -> list[np.ndarray]:
     x, axis, k = args[0], int_of(op.axis), int_of(op.k)
-    key = -x if int_of(op.largest) else x
-    order = np.argsort(key, axis=axis, kind="stable")  # equal values keep index order
+    if int_of(op.largest):  # stable descending (no negation: it wraps unsigned integers)
+        n = x.shape[axis]
+        order = n - 1 - np.flip(np.argsort(np.flip(x, axis), axis=axis, kind="stable"), axis)
+    else:
+        order = np.argsort(x, axis=axis, kind="stable")  # equal values keep index order
     indices = np.take(order, np.arange(k), axis=axis)
     return [np.take_along_axis(x, indices, axis=axis), indices.astype(np.int64)]
 

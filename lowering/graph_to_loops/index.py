@@ -12,7 +12,7 @@ import math as pymath
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import IntegerType, i64
+from xdsl.dialects.builtin import IntegerType, Signedness, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -29,10 +29,12 @@ def split_at_axis(shape: Sequence[int], axis: int) -> tuple[int, int, int]:
 
 
 def compare(kb: KernelBuilder, a: SSAValue, b: SSAValue, relation: str) -> SSAValue:
-    """a <relation> b for relation in gt, ge, lt, le (ordered for floats, unsigned for bool)."""
+    """a <relation> b for relation in gt, ge, lt, le (ordered for floats, unsigned for bool
+    and unsigned integers)."""
     if is_float(a.type):
         return kb.insert(arith.CmpfOp(a, b, "o" + relation))
-    return kb.insert(arith.CmpiOp(a, b, ("u" if is_bool(a.type) else "s") + relation))
+    unsigned = is_bool(a.type) or a.type.signedness.data == Signedness.UNSIGNED
+    return kb.insert(arith.CmpiOp(a, b, ("u" if unsigned else "s") + relation))
 
 
 def require_plain(op) -> None:

@@ -295,3 +295,11 @@ def test_range_runtime_inputs_with_declared_length(dtype, bounds):
     np.testing.assert_allclose(got, expected, rtol=1e-6)
     (evaluated,) = evaluate(import_onnx(model), feeds)
     np.testing.assert_allclose(evaluated, expected, rtol=1e-6)
+
+
+def test_unsigned_integers_in_top_k_arg_max_and_trilu():
+    x = RNG.permutation(40).astype(np.uint64).reshape(4, 10) * np.uint64(2)
+    x[0, 0] = np.uint64(1 << 63) + np.uint64(5)  # above int64's range: compared unsigned
+    run_case("TopK", [x], [np.array([3], dtype=np.int64)], {}, opset=11, outputs=2)
+    run_case("ArgMax", [x.astype(np.uint8)], [], {"axis": 1}, opset=13)
+    run_case("Trilu", [x.astype(np.uint16)], [], {"upper": 0}, opset=14)
