@@ -120,9 +120,11 @@ def _where(ctx: NodeContext) -> list[np.ndarray] | None:
 
 FOLDERS: dict[str, Folder] = {
     "Identity": _unary(lambda ctx, x: x),
-    "Cast": _unary(lambda ctx, x: x.astype(types.numpy_dtype(cast_target(ctx)))),
+    "Cast": _unary(lambda ctx, x: types.cast_array(x, types.numpy_dtype(cast_target(ctx)),
+                                                   bool(ctx.attr("saturate", 1)))),
     "CastLike": _unary(
-        lambda ctx, x: x.astype(types.numpy_dtype_of_element(ctx.element_type(1)))
+        lambda ctx, x: types.cast_array(x, types.numpy_dtype_of_element(ctx.element_type(1)),
+                                        bool(ctx.attr("saturate", 1)))
     ),
     "Reshape": _unary(lambda ctx, x: x.reshape(reshape_params(ctx))),
     "Flatten": _unary(

@@ -137,6 +137,18 @@ def limited_type_detail(op_type: str, element_types) -> str | None:
     return None
 
 
+_F8 = (TP.FLOAT8E4M3FN, TP.FLOAT8E4M3FNUZ, TP.FLOAT8E5M2, TP.FLOAT8E5M2FNUZ)
+
+
+def cast_array(x: np.ndarray, dtype: np.dtype, saturate: bool = True) -> np.ndarray:
+    """ONNX Cast of an array: numpy's astype, except that an 8-bit float target saturates
+    (clamps to its largest finite value, NaN kept) unless `saturate` is off."""
+    if saturate and _BY_NUMPY.get(np.dtype(dtype)) in _F8:
+        limit = float(ml_dtypes.finfo(dtype).max)
+        x = np.where(np.isnan(x), x, np.clip(x.astype(np.float64), -limit, limit))
+    return x.astype(dtype)
+
+
 def tensor_type(shape: tuple[int, ...], el: Attribute) -> TensorType:
     return TensorType(el, shape)
 

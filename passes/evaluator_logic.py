@@ -12,6 +12,7 @@ from xdsl.ir import Operation
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import float_of, int_of
+from onnxc.frontend.onnx_types import cast_array, numpy_dtype_of_element
 
 
 def _unary(fn):
@@ -67,11 +68,18 @@ def _shrink(op: graph.ShrinkOp, a: list[np.ndarray]) -> list[np.ndarray]:
     return [y.astype(x.dtype)]
 
 
+def _cast(op: graph.CastOp, a: list[np.ndarray]) -> list[np.ndarray]:
+    saturate = op.saturate is None or int_of(op.saturate) != 0
+    dtype = numpy_dtype_of_element(op.output.type.get_element_type())
+    return [cast_array(a[0], dtype, saturate)]
+
+
 def _not(x: np.ndarray) -> np.ndarray:
     return np.logical_not(x) if x.dtype == np.bool_ else np.invert(x)
 
 
 EVALUATORS: dict[type[Operation], object] = {
+    graph.CastOp: _cast,  # saturating 8-bit float targets (evaluator.py's entry is astype)
     graph.EqualOp: _binary(np.equal),
     graph.LessOp: _binary(np.less),
     graph.LessOrEqualOp: _binary(np.less_equal),

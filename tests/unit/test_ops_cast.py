@@ -118,3 +118,16 @@ def test_storage_formats_only_go_through_casts():
 def test_float8e8m0_is_unsupported():
     with pytest.raises(UnsupportedOpError, match="FLOAT8E8M0"):
         onnxc.compile(_cast_model(np.float32, TP.FLOAT8E8M0, {}, [3], opset=24))
+
+
+def test_cast_of_a_constant_folds_with_saturation():
+    """A Cast of an initializer is folded at import: it must saturate like the kernel."""
+    w = np.array([1e6, -1e6, np.nan, 0.3, 460], np.float32)
+    node = helper.make_node("Cast", ["w"], ["y"], to=TP.FLOAT8E4M3FN)
+    graph = helper.make_graph([node], "fold", [],
+                              [helper.make_tensor_value_info("y", TP.FLOAT8E4M3FN, [5])],
+                              [onnx.numpy_helper.from_array(w, "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    (expected,) = ReferenceEvaluator(model).run(None, {})
+    (got,) = onnxc.compile(model).run(None, {})
+    np.testing.assert_array_equal(_bits(got), _bits(expected))
