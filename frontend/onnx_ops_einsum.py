@@ -95,20 +95,25 @@ def _diagonal(ctx: NodeContext, x: SSAValue, letters: str) -> tuple[SSAValue, st
 
 
 def _contract(ctx: NodeContext, a: SSAValue, la: str, b: SSAValue, lb: str, keep: set[str],
-              size: dict[str, int]) -> tuple[SSAValue, str]:
+              size: dict[str, int], order: str) -> tuple[SSAValue, str]:
+    """a x b as one matmul over [batch, free, contracted] x [batch, contracted, free]; the
+    operands swap when that gives the letters in `order` (the output's) directly."""
     batch = "".join(c for c in la if c in lb and c in keep)
     inner = "".join(c for c in la if c in lb and c not in keep)
     a_free = "".join(c for c in la if c not in lb)
     b_free = "".join(c for c in lb if c not in la)
+    if "".join(c for c in order if c in la + lb) == batch + b_free + a_free:
+        a, la, b, lb, a_free, b_free = b, lb, a, la, b_free, a_free
 
     def extent(letters: str) -> int:
         return math.prod(size[c] for c in letters)
 
+    lead = (extent(batch),) if batch else ()
     a3 = reshape(ctx, _transpose(ctx, a, la, batch + a_free + inner),
-                 (extent(batch), extent(a_free), extent(inner)))
+                 (*lead, extent(a_free), extent(inner)))
     b3 = reshape(ctx, _transpose(ctx, b, lb, batch + inner + b_free),
-                 (extent(batch), extent(inner), extent(b_free)))
-    out3 = (extent(batch), extent(a_free), extent(b_free))
+                 (*lead, extent(inner), extent(b_free)))
+    out3 = (*lead, extent(a_free), extent(b_free))
     product = emit(ctx, graph.MatMulOp, [a3, b3], out3, a.type.get_element_type())
     letters = batch + a_free + b_free
     return reshape(ctx, product, tuple(size[c] for c in letters)), letters
@@ -136,7 +141,7 @@ def convert_einsum(ctx: NodeContext) -> list[Result]:
         other, other_letters = _sum_away(ctx, operands[i], terms[i],
                                          set(output).union(*terms[i + 1:], letters))
         acc, letters = _contract(ctx, acc, letters, other, other_letters,
-                                 set(output).union(*terms[i + 1:]), size)
+                                 set(output).union(*terms[i + 1:]), size, output)
     return [_transpose(ctx, acc, letters, output)]
 
 

@@ -300,3 +300,33 @@ func.func @fusion_results(%x: tensor<1x4x3x3xf32>, %w: tensor<2x4x1x1xf32>, %b: 
 // CHECK-NEXT:    %5 = graph.conv_add(%1, %w, %2) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, activation = "relu"} : (tensor<1x4x3x3xf32>, tensor<2x4x1x1xf32>, tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
 // CHECK-NEXT:    func.return %0, %1, %5, %3, %4 : tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32>, tensor<1x2x3x3xf32>, tensor<2x4xf32>, tensor<2x4xf32>
 // CHECK-NEXT:  }
+
+// -----
+
+func.func @reductions_and_index(%x: tensor<2x3x4xf32>, %i: tensor<2x3xi64>, %v: tensor<2xf32>, %s: tensor<f32>) -> (tensor<2x1x4xf32>, tensor<3xf32>, tensor<2x3x1xf32>, tensor<2x4xi64>, tensor<2x1x4xi64>, tensor<2x2x4xf32>, tensor<2x2x4xi64>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x5x3xf32>, tensor<6xf32>) {
+  %0 = graph.reduce_max(%x) {axes = array<i64: 1>, keepdims = 1 : i64} : (tensor<2x3x4xf32>) -> tensor<2x1x4xf32>
+  %1 = graph.reduce_min(%x) {axes = array<i64: 0, 2>, keepdims = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<3xf32>
+  %2 = graph.reduce_prod(%x) {axes = array<i64: 2>, keepdims = 1 : i64} : (tensor<2x3x4xf32>) -> tensor<2x3x1xf32>
+  %3 = graph.arg_max(%x) {axis = 1 : i64, keepdims = 0 : i64, select_last_index = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<2x4xi64>
+  %4 = graph.arg_min(%x) {axis = 1 : i64, keepdims = 1 : i64, select_last_index = 1 : i64} : (tensor<2x3x4xf32>) -> tensor<2x1x4xi64>
+  %5, %6 = graph.top_k(%x) {axis = 1 : i64, k = 2 : i64, largest = 1 : i64} : (tensor<2x3x4xf32>) -> (tensor<2x2x4xf32>, tensor<2x2x4xi64>)
+  %7 = graph.cum_sum(%x) {axis = 2 : i64, exclusive = 0 : i64, reverse = 1 : i64} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %8 = graph.cum_prod(%x) {axis = 0 : i64, exclusive = 1 : i64, reverse = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %9 = graph.trilu(%x) {upper = 0 : i64, k = -1 : i64} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %10 = graph.one_hot(%i, %v) {depth = 5 : i64, axis = 1 : i64} : (tensor<2x3xi64>, tensor<2xf32>) -> tensor<2x5x3xf32>
+  %11 = graph.range(%s, %s) : (tensor<f32>, tensor<f32>) -> tensor<6xf32>
+  func.return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11 : tensor<2x1x4xf32>, tensor<3xf32>, tensor<2x3x1xf32>, tensor<2x4xi64>, tensor<2x1x4xi64>, tensor<2x2x4xf32>, tensor<2x2x4xi64>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x5x3xf32>, tensor<6xf32>
+}
+// CHECK-LABEL: func.func @reductions_and_index(
+// CHECK-NEXT:    %0 = graph.reduce_max(%x) {axes = array<i64: 1>, keepdims = 1 : i64} : (tensor<2x3x4xf32>) -> tensor<2x1x4xf32>
+// CHECK-NEXT:    %1 = graph.reduce_min(%x) {axes = array<i64: 0, 2>, keepdims = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<3xf32>
+// CHECK-NEXT:    %2 = graph.reduce_prod(%x) {axes = array<i64: 2>, keepdims = 1 : i64} : (tensor<2x3x4xf32>) -> tensor<2x3x1xf32>
+// CHECK-NEXT:    %3 = graph.arg_max(%x) {axis = 1 : i64, keepdims = 0 : i64, select_last_index = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<2x4xi64>
+// CHECK-NEXT:    %4 = graph.arg_min(%x) {axis = 1 : i64, keepdims = 1 : i64, select_last_index = 1 : i64} : (tensor<2x3x4xf32>) -> tensor<2x1x4xi64>
+// CHECK-NEXT:    %5, %6 = graph.top_k(%x) {axis = 1 : i64, k = 2 : i64, largest = 1 : i64} : (tensor<2x3x4xf32>) -> (tensor<2x2x4xf32>, tensor<2x2x4xi64>)
+// CHECK-NEXT:    %7 = graph.cum_sum(%x) {axis = 2 : i64, exclusive = 0 : i64, reverse = 1 : i64} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT:    %8 = graph.cum_prod(%x) {axis = 0 : i64, exclusive = 1 : i64, reverse = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT:    %9 = graph.trilu(%x) {upper = 0 : i64, k = -1 : i64} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT:    %10 = graph.one_hot(%i, %v) {depth = 5 : i64, axis = 1 : i64} : (tensor<2x3xi64>, tensor<2xf32>) -> tensor<2x5x3xf32>
+// CHECK-NEXT:    %11 = graph.range(%s, %s) : (tensor<f32>, tensor<f32>) -> tensor<6xf32>
+// CHECK-NEXT:    func.return
