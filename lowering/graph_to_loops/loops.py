@@ -45,6 +45,10 @@ def is_bool(t: Attribute) -> bool:
     return isinstance(t, IntegerType) and t.width.data == 1
 
 
+def is_unsigned(t: Attribute) -> bool:
+    return isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED
+
+
 def memref_of(t: TensorType) -> MemRefType:
     """The identity-layout memref holding a tensor of type `t`, in its physical order
     (a tensor with a `#layout.spec` encoding is stored permuted or blocked)."""
@@ -290,22 +294,23 @@ class KernelBuilder:
         return self.insert(op(a, b))
 
     def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        op = arith.DivfOp if is_float(a.type) else arith.DivSIOp
-        return self.insert(op(a, b))
+        if is_float(a.type):
+            return self.insert(arith.DivfOp(a, b))
+        return self.insert((arith.DivUIOp if is_unsigned(a.type) else arith.DivSIOp)(a, b))
 
     def max(self, a: SSAValue, b: SSAValue) -> SSAValue:
         if is_float(a.type):
             return self.insert(arith.MaximumfOp(a, b))
         if is_bool(a.type):
             return self.insert(arith.OrIOp(a, b))
-        return self.insert(arith.MaxSIOp(a, b))
+        return self.insert((arith.MaxUIOp if is_unsigned(a.type) else arith.MaxSIOp)(a, b))
 
     def min(self, a: SSAValue, b: SSAValue) -> SSAValue:
         if is_float(a.type):
             return self.insert(arith.MinimumfOp(a, b))
         if is_bool(a.type):
             return self.insert(arith.AndIOp(a, b))
-        return self.insert(arith.MinSIOp(a, b))
+        return self.insert((arith.MinUIOp if is_unsigned(a.type) else arith.MinSIOp)(a, b))
 
     def muladd(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
         """a * b + c, fused for floats."""
@@ -316,7 +321,7 @@ class KernelBuilder:
     def less_than(self, a: SSAValue, b: SSAValue) -> SSAValue:
         if is_float(a.type):
             return self.insert(arith.CmpfOp(a, b, "olt"))
-        return self.insert(arith.CmpiOp(a, b, "slt"))
+        return self.insert(arith.CmpiOp(a, b, "ult" if is_unsigned(a.type) else "slt"))
 
     def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.insert(arith.SelectOp(cond, a, b))

@@ -293,3 +293,13 @@ def test_float16_arithmetic_is_unsupported():
     x = f32(3).astype(np.float16)
     with pytest.raises(UnsupportedOpError, match="FLOAT16"):
         onnxc.compile(_model("Relu", [x], {}, 14))
+
+
+@pytest.mark.parametrize("op", ["Div", "Max", "Min", "Sub"])
+@pytest.mark.parametrize("dtype", [np.uint16, np.uint32, np.uint64])
+def test_unsigned_arithmetic_uses_unsigned_forms(op, dtype):
+    """Values above the signed maximum: a signed divide / max / min would get them wrong."""
+    top = np.iinfo(dtype).max
+    a = RNG.integers(top // 2, top, 12, dtype=dtype, endpoint=True)
+    b = RNG.integers(1, top, 12, dtype=dtype, endpoint=True)
+    check(op, [a, b], opset=13)
