@@ -279,7 +279,59 @@ class RoiAlignOp(GraphOp):
         return [(r[0], x[1], y[2], y[3])]
 
 
+@irdl_op_definition
+class MaxPoolIndicesOp(GraphOp):
+    """MaxPool that also returns each maximum's flat index into the input (storage_order 0:
+    row-major over N, C and the spatial dims; 1: the spatial dims column-major)."""
+
+    name = "graph.max_pool_indices"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    indices = result_def(TensorType)
+    kernel_shape = prop_def(DenseArrayBase)
+    strides = prop_def(DenseArrayBase)
+    pads = prop_def(DenseArrayBase)
+    dilations = prop_def(DenseArrayBase)
+    ceil_mode = prop_def(IntegerAttr)
+    storage_order = prop_def(IntegerAttr)
+
+    def verify_element_types(self) -> None:
+        if self.output.type.get_element_type() != self.input.type.get_element_type():
+            raise VerifyException(f"{self.name}: result element type differs from the input's")
+        if self.indices.type.get_element_type() != IntegerType(64):
+            raise VerifyException(f"{self.name}: indices must be i64")
+
+    def infer_shapes(self):
+        out = shapes.pool_output_shape(
+            shape_of(self.input), ints_of(self.kernel_shape), ints_of(self.strides),
+            ints_of(self.pads), ints_of(self.dilations), int_of(self.ceil_mode) != 0)
+        return [out, out]
+
+
+@irdl_op_definition
+class MaxUnpoolOp(_IndexedOp):
+    """input[i] written at flat position indices[i] of a zero tensor of shape `unpooled`
+    (what the pooling window implies), which sits at the start of a zero result that may be
+    larger (MaxUnpool's output_shape), as onnx.reference places it."""
+
+    name = "graph.max_unpool"
+    input = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    output = result_def(TensorType)
+    unpooled = prop_def(DenseArrayBase)
+
+    def infer_shapes(self):
+        x, i, y = shape_of(self.input), shape_of(self.indices), shape_of(self.output)
+        u = ints_of(self.unpooled)
+        if x != i or len(y) != len(x) or y[:2] != x[:2] or len(u) != len(y):
+            raise ValueError(f"input {x}, indices {i} and result {y} do not match")
+        if any(a > b for a, b in zip(u, y)):
+            raise ValueError(f"unpooled shape {list(u)} exceeds the result {y}")
+        return [y]
+
+
 TENSOR2_OPS = [
     GatherElementsOp, GatherNDOp, ScatterElementsOp, ScatterNDOp, TileOp, ReverseSequenceOp,
-    ConvTransposeOp, Col2ImOp, GridSampleOp, RoiAlignOp, ResizeOp,
+    ConvTransposeOp, Col2ImOp, GridSampleOp, RoiAlignOp, MaxPoolIndicesOp, MaxUnpoolOp,
+    ResizeOp,
 ]

@@ -1,5 +1,5 @@
 """CNN, detection and segmentation layers: ConvTranspose, Col2Im, GridSample, AffineGrid,
-RoiAlign, the normalizations InstanceNormalization, GroupNormalization and
+RoiAlign, MaxPool's Indices output, MaxUnpool, the normalizations InstanceNormalization, GroupNormalization and
 MeanVarianceNormalization, and LpPool.
 
 ConvTranspose resolves auto_pad/output_shape/output_padding into explicit pads and the
@@ -21,6 +21,7 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph, graph_tensor2
 from onnxc.dialects import graph_shapes as shapes
+from onnxc.frontend import onnx_ops_nn
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
 from onnxc.frontend.onnx_ops_math import Converter
@@ -267,7 +268,55 @@ def convert_lp_pool(ctx: NodeContext) -> list[Result]:
     return [e.binary(graph.PowOp, summed, ctx.scalar(1.0 / p, e.el))]
 
 
+def convert_max_pool(ctx: NodeContext) -> list[Result]:
+    """MaxPool whose Indices output is used; without it, onnx_ops_nn's converter."""
+    if not ctx.output_used(1):
+        return onnx_ops_nn.convert_max_pool(ctx)
+    require_float(ctx)
+    kernel = ctx.ints("kernel_shape")
+    if kernel is None:
+        raise ctx.invalid("required attribute 'kernel_shape' is missing")
+    strides, pads, dilations = _window(ctx, kernel)
+    ceil_mode = ctx.attr("ceil_mode", 0)
+    storage = ctx.attr("storage_order", 0)
+    out = ctx.infer(shapes.pool_output_shape, ctx.shape(0), kernel, strides, pads, dilations,
+                    bool(ceil_mode))
+    op = graph_tensor2.MaxPoolIndicesOp(
+        operands=[ctx.operand(0)],
+        result_types=[typed(ctx, out), types.tensor_type(out, types.element_type(
+            types.TP.INT64))],
+        properties={"kernel_shape": types.i64_array(kernel), "strides": types.i64_array(strides),
+                    "pads": types.i64_array(pads), "dilations": types.i64_array(dilations),
+                    "ceil_mode": types.i64_attr(ceil_mode), "storage_order": types.i64_attr(storage)})
+    return list(ctx.emit(op).results)
+
+
+def convert_max_unpool(ctx: NodeContext) -> list[Result]:
+    x = ctx.shape(0)
+    kernel = ctx.ints("kernel_shape")
+    n = len(x) - 2
+    strides = ctx.ints("strides") or [1] * n
+    pads = ctx.ints("pads") or [0] * (2 * n)
+    if kernel is None or len(kernel) != n:
+        raise ctx.invalid(f"kernel_shape {kernel} does not fit rank {len(x)}")
+    unpooled = [*x[:2], *((x[2 + i] - 1) * strides[i] - pads[i] - pads[n + i] + kernel[i]
+                          for i in range(n))]
+    out = unpooled
+    if ctx.has_input(2):
+        out = ints_of_array(ctx.constant(2, "output_shape"))
+        if len(out) != len(x) or any(a > b for a, b in zip(unpooled, out)):
+            raise ctx.unsupported(f"output_shape {out} smaller than the unpooled {unpooled}")
+    op = graph_tensor2.MaxUnpoolOp(
+        operands=[ctx.operand(0), index_operand(ctx, 1)], result_types=[typed(ctx, out)],
+        properties={"unpooled": types.i64_array(unpooled)})
+    return [ctx.emit1(op)]
+
+
+# MaxPool is registered here too (this table is merged after onnx_ops_nn's): the Indices
+# output needs graph.max_pool_indices, everything else goes to onnx_ops_nn.convert_max_pool.
 CONVERTERS: dict[str, Converter] = {
+    "MaxPool": convert_max_pool,
+    "MaxUnpool": convert_max_unpool,
     "ConvTranspose": convert_conv_transpose,
     "Col2Im": convert_col2im,
     "GridSample": convert_grid_sample,

@@ -236,6 +236,38 @@ def _roi_align(op: graph_tensor2.RoiAlignOp, a: list[np.ndarray]):
     return [y.astype(x.dtype)]
 
 
+def _max_pool_indices(op: graph_tensor2.MaxPoolIndicesOp, a: list[np.ndarray]):
+    x = a[0]
+    kernel, strides = ints_of(op.kernel_shape), ints_of(op.strides)
+    pads, dil = ints_of(op.pads), ints_of(op.dilations)
+    sizes = x.shape[2:]
+    out_shape = shape_of(op.output)
+    y = np.zeros(out_shape, x.dtype)
+    idx = np.zeros(out_shape, np.int64)
+    strides_flat = ([int(np.prod(sizes[d + 1:])) for d in range(len(sizes))]
+                    if int_of(op.storage_order) == 0
+                    else [int(np.prod(sizes[:d])) for d in range(len(sizes))])
+    for n, c in itertools.product(range(x.shape[0]), range(x.shape[1])):
+        for o in np.ndindex(*out_shape[2:]):
+            best, at = -np.inf, 0
+            for k in np.ndindex(*kernel):
+                p = [o[d] * strides[d] - pads[d] + k[d] * dil[d] for d in range(len(sizes))]
+                if all(0 <= p[d] < sizes[d] for d in range(len(sizes))) and x[(n, c, *p)] > best:
+                    best, at = x[(n, c, *p)], sum(v * s for v, s in zip(p, strides_flat))
+            y[(n, c, *o)] = best
+            idx[(n, c, *o)] = (n * x.shape[1] + c) * int(np.prod(sizes)) + at
+    return [y, idx]
+
+
+def _max_unpool(op: graph_tensor2.MaxUnpoolOp, a: list[np.ndarray]):
+    x, idx = a
+    unpooled = np.zeros(int(np.prod(ints_of(op.unpooled))), x.dtype)
+    unpooled[idx.reshape(-1)] = x.reshape(-1)
+    y = np.zeros(shape_of(op.output), x.dtype)
+    y[tuple(slice(0, d) for d in ints_of(op.unpooled))] = unpooled.reshape(ints_of(op.unpooled))
+    return [y]
+
+
 def _resize(op: ResizeOp, a: list[np.ndarray]):
     x = a[0]
     y = x.astype(np.float64)
@@ -264,5 +296,7 @@ EVALUATORS: dict[type[Operation], object] = {
     graph_tensor2.Col2ImOp: _col2im,
     graph_tensor2.GridSampleOp: _grid_sample,
     graph_tensor2.RoiAlignOp: _roi_align,
+    graph_tensor2.MaxPoolIndicesOp: _max_pool_indices,
+    graph_tensor2.MaxUnpoolOp: _max_unpool,
     ResizeOp: _resize,
 }

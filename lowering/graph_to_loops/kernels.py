@@ -39,6 +39,7 @@ from onnxc.lowering.graph_to_loops import (
     roi_align,
     scalar,
     tensor_ops,
+    unpool,
 )
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder
 
@@ -66,6 +67,7 @@ KERNELS: dict[type[Operation], KernelFn] = {
     **conv_transpose.KERNELS,
     **grid_sample.KERNELS,
     **roi_align.KERNELS,
+    **unpool.KERNELS,
 }
 
 

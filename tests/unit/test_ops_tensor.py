@@ -298,3 +298,31 @@ def test_roi_align(mode, ratio, ctm):
     check("RoiAlign", [_f(2, 3, 10, 10), rois, batch],
           attrs={"mode": mode, "sampling_ratio": ratio, "output_height": 3, "output_width": 4,
                  "spatial_scale": 0.9, "coordinate_transformation_mode": ctm}, opset=16)
+
+
+@pytest.mark.parametrize("attrs", [
+    {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]},
+    {"kernel_shape": [2, 2], "storage_order": 1, "dilations": [2, 1], "ceil_mode": 1,
+     "strides": [2, 2]},
+    {"kernel_shape": [3], "strides": [2], "pads": [1, 0]},
+])
+def test_max_pool_indices_and_unpool(attrs):
+    x = _f(2, 3, 7, 7)[..., 0] if len(attrs["kernel_shape"]) == 1 else _f(2, 3, 7, 7)
+    pool = helper.make_node("MaxPool", ["x"], ["y", "i"], **attrs)
+    graph = helper.make_graph(
+        [pool], "pool", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, x.shape)],
+        [helper.make_empty_tensor_value_info("y"), helper.make_empty_tensor_value_info("i")])
+    model = onnx.shape_inference.infer_shapes(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)]))
+    expected = ReferenceEvaluator(model).run(None, {"x": x})
+    got = onnxc.compile(model).run(None, {"x": x})
+    evaluated = evaluate(import_onnx(model), {"x": x})
+    for result in (got, evaluated):
+        np.testing.assert_array_equal(result[0], expected[0])
+        np.testing.assert_array_equal(result[1], expected[1])
+    if attrs.get("storage_order") or len(attrs["kernel_shape"]) == 1:
+        return
+    unpool = {k: v for k, v in attrs.items() if k in ("kernel_shape", "strides", "pads")}
+    check("MaxUnpool", [expected[0], expected[1]], attrs=unpool, opset=11, tol=False)
+    check("MaxUnpool", [expected[0], expected[1]], [np.array([2, 3, 8, 9], np.int64)],
+          attrs=unpool, opset=11, tol=False)

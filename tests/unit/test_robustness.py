@@ -110,10 +110,11 @@ def test_unsupported_op_names_op_node_and_opset():
 
 
 def test_unsupported_attribute_value_names_op_and_value():
-    model = make([helper.make_node("MaxPool", ["x"], ["y", "i"], name="pool", kernel_shape=[2])],
-                 [vi("x", [1, 1, 4])], [vi("y", [1, 1, 3]), vi("i", [1, 1, 3], TensorProto.INT64)],
-                 opset=19)
-    with pytest.raises(UnsupportedOpError, match="'MaxPool' .*node 'pool', opset 19.*Indices"):
+    scales = numpy_helper.from_array(np.array([1, 1, 2], np.float32), "s")
+    model = make([helper.make_node("Resize", ["x", "", "s"], ["y"], name="resize", mode="linear")],
+                 [vi("x", [1, 1, 4], TensorProto.UINT8)], [vi("y", [1, 1, 8], TensorProto.UINT8)],
+                 [scales], opset=19)
+    with pytest.raises(UnsupportedOpError, match="'Resize' .*node 'resize', opset 19.*float"):
         compile_(model)
 
 
@@ -157,13 +158,14 @@ def test_backend_unsupported_is_a_typed_error_and_a_test_skip():
     """`prepare` raises an UnsupportedOpError that unittest/pytest count as a skip."""
     import unittest
 
-    model = make([helper.make_node("MaxPool", ["x"], ["y", "i"], name="pool", kernel_shape=[2])],
-                 [vi("x", [1, 1, 4])], [vi("y", [1, 1, 3]), vi("i", [1, 1, 3], TensorProto.INT64)],
-                 opset=19)
+    scales = numpy_helper.from_array(np.array([1, 1, 2], np.float32), "s")
+    model = make([helper.make_node("Resize", ["x", "", "s"], ["y"], name="resize", mode="linear")],
+                 [vi("x", [1, 1, 4], TensorProto.UINT8)], [vi("y", [1, 1, 8], TensorProto.UINT8)],
+                 [scales], opset=19)
     with pytest.raises(UnsupportedOpError) as info:
         onnxc.backend.prepare(model)
     assert isinstance(info.value, unittest.SkipTest)
-    assert (info.value.op_type, info.value.node_name, info.value.opset) == ("MaxPool", "pool", 19)
+    assert (info.value.op_type, info.value.node_name, info.value.opset) == ("Resize", "resize", 19)
 
 
 def test_backend_specializes_shape_inputs_per_value():
