@@ -2,7 +2,8 @@
 
 ReduceMax/Min/Prod map to graph reductions; ReduceL1/L2/LogSum/LogSumExp/SumSquare,
 LpNormalization and Hardmax are composed from existing graph ops here (no kernel of their
-own); Range and EyeLike become constants (their shapes must be static anyway). Per-opset
+own); Range, EyeLike and the Hann/Hamming/Blackman windows become constants (their shapes
+must be static anyway). Per-opset
 rules: reduction axes are an attribute before opset 18 (13 for ReduceSum, handled in
 onnx_ops_math) and a constant input after; TopK's k an attribute before 10; ArgMax's
 select_last_index exists from 12; Hardmax works on the 2-D coercion of its input before 13.
@@ -325,6 +326,26 @@ def convert_eye_like(ctx: NodeContext) -> list[Result]:
     return [np.eye(shape[0], shape[1], k=int(ctx.attr("k", 0)), dtype=dtype)]
 
 
+def _window(terms: tuple[float, ...]) -> Converter:
+    """Hann/Hamming/Blackman windows: sum_j terms[j] * cos(2 pi j n / N) for n < size, with
+    N = size (periodic) or size - 1 (symmetric). Only the constant size decides the values,
+    so the window is a constant (computed in f64, then rounded once)."""
+
+    def convert(ctx: NodeContext) -> list[Result]:
+        size = int(_scalar_constant(ctx, 0, "size"))
+        if size < 0:
+            raise ctx.invalid(f"negative size {size}")
+        code = ctx.attr("output_datatype", types.TP.FLOAT)
+        if not types.is_supported(code):
+            raise ctx.unsupported(f"output_datatype {types.type_name(code)}")
+        period = size if ctx.attr("periodic", 1) else size - 1
+        n = np.arange(size, dtype=np.float64)
+        window = sum(c * np.cos(2 * np.pi * j * n / period) for j, c in enumerate(terms))
+        return [np.asarray(window).astype(types.numpy_dtype(code))]
+
+    return convert
+
+
 CONVERTERS: dict[str, Converter] = {
     **{name: convert_reduce for name in _COMPOSED},
     "ArgMax": convert_arg,
@@ -338,4 +359,7 @@ CONVERTERS: dict[str, Converter] = {
     "LpNormalization": convert_lp_normalization,
     "Range": convert_range,
     "EyeLike": convert_eye_like,
+    "HannWindow": _window((0.5, -0.5)),  # sin^2(pi n / N)
+    "HammingWindow": _window((25 / 46, -21 / 46)),
+    "BlackmanWindow": _window((0.42, -0.5, 0.08)),
 }

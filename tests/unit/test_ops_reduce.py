@@ -303,3 +303,12 @@ def test_unsigned_integers_in_top_k_arg_max_and_trilu():
     run_case("TopK", [x], [np.array([3], dtype=np.int64)], {}, opset=11, outputs=2)
     run_case("ArgMax", [x.astype(np.uint8)], [], {"axis": 1}, opset=13)
     run_case("Trilu", [x.astype(np.uint16)], [], {"upper": 0}, opset=14)
+
+
+@pytest.mark.parametrize("op", ["HannWindow", "HammingWindow", "BlackmanWindow"])
+@pytest.mark.parametrize("periodic", [0, 1])
+def test_windows(op, periodic):
+    run_case(op, [], [np.array(10, np.int64)], {"periodic": periodic}, opset=17, atol=1e-6)
+    run_case(op, [], [np.array(7, np.int32)],
+             {"periodic": periodic, "output_datatype": onnx.TensorProto.DOUBLE}, opset=17,
+             atol=1e-12)
