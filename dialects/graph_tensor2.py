@@ -330,8 +330,37 @@ class MaxUnpoolOp(_IndexedOp):
         return [y]
 
 
+@irdl_op_definition
+class DeformColumnsOp(GraphOp):
+    """The columns of a deformable 2-D convolution: for x [N, C, H, W], offset
+    [N, G * kh * kw * 2, oh, ow] (dy, dx per tap) and optional mask [N, G * kh * kw, oh, ow],
+    result [N, C * kh * kw, oh * ow] holds mask * bilinear(x, tap position + offset), zero
+    outside the image (G = offset groups); a MatMul with the weight finishes DeformConv."""
+
+    name = "graph.deform_columns"
+    input = operand_def(TensorType)
+    offset = operand_def(TensorType)
+    mask = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    kernel_shape = prop_def(DenseArrayBase)
+    strides = prop_def(DenseArrayBase)
+    pads = prop_def(DenseArrayBase)
+    dilations = prop_def(DenseArrayBase)
+    offset_group = prop_def(IntegerAttr)
+
+    def infer_shapes(self):
+        x, off = shape_of(self.input), shape_of(self.offset)
+        kernel, g = ints_of(self.kernel_shape), int_of(self.offset_group)
+        taps = math.prod(kernel)
+        if len(x) != 4 or len(kernel) != 2 or x[1] % g or off[:2] != (x[0], g * taps * 2):
+            raise ValueError(f"offset {off} does not fit input {x} and kernel {list(kernel)}")
+        if self.mask is not None and shape_of(self.mask) != (x[0], g * taps, *off[2:]):
+            raise ValueError(f"mask {shape_of(self.mask)} does not fit offset {off}")
+        return [(x[0], x[1] * taps, off[2] * off[3])]
+
+
 TENSOR2_OPS = [
     GatherElementsOp, GatherNDOp, ScatterElementsOp, ScatterNDOp, TileOp, ReverseSequenceOp,
     ConvTransposeOp, Col2ImOp, GridSampleOp, RoiAlignOp, MaxPoolIndicesOp, MaxUnpoolOp,
-    ResizeOp,
+    DeformColumnsOp, ResizeOp,
 ]

@@ -1,5 +1,5 @@
 """CNN, detection and segmentation layers: ConvTranspose, Col2Im, GridSample, AffineGrid,
-RoiAlign, MaxPool's Indices output, MaxUnpool, the normalizations InstanceNormalization, GroupNormalization and
+RoiAlign, DeformConv, MaxPool's Indices output, MaxUnpool, the normalizations InstanceNormalization, GroupNormalization and
 MeanVarianceNormalization, and LpPool.
 
 ConvTranspose resolves auto_pad/output_shape/output_padding into explicit pads and the
@@ -312,11 +312,48 @@ def convert_max_unpool(ctx: NodeContext) -> list[Result]:
     return [ctx.emit1(op)]
 
 
+def convert_deform_conv(ctx: NodeContext) -> list[Result]:
+    """Sampled columns [N, C * k, P] (graph.deform_columns), then per group a MatMul with
+    the weight [G, M / G, C / G * k], plus the bias."""
+    require_float(ctx)
+    x, w, off = ctx.shape(0), ctx.shape(1), ctx.shape(2)
+    if len(x) != 4:
+        raise ctx.unsupported(f"DeformConv of a rank-{len(x)} input (2-D only)")
+    kernel = list(w[2:])
+    group, offset_group = ctx.attr("group", 1), ctx.attr("offset_group", 1)
+    strides = ctx.ints("strides") or [1, 1]
+    dilations = ctx.ints("dilations") or [1, 1]
+    pads = ctx.ints("pads") or [0, 0, 0, 0]
+    n, c = x[:2]
+    m = w[0]
+    taps = math.prod(kernel)
+    if c != w[1] * group or m % group:
+        raise ctx.invalid(f"weight {w} does not fit input {x} with {group} groups")
+    points = off[2] * off[3]
+    mask = ctx.operand(4) if ctx.has_input(4) else None
+    cols = ctx.emit1(graph_tensor2.DeformColumnsOp(
+        operands=[ctx.operand(0), ctx.operand(2), mask],
+        result_types=[typed(ctx, (n, c * taps, points))],
+        properties={"kernel_shape": types.i64_array(kernel), "strides": types.i64_array(strides),
+                    "pads": types.i64_array(pads), "dilations": types.i64_array(dilations),
+                    "offset_group": types.i64_attr(offset_group)}))
+    e = Emitter(ctx)
+    weight = e.reshape(ctx.operand(1), (group, m // group, w[1] * taps))
+    cols = e.reshape(cols, (n, group, w[1] * taps, points))
+    y = ctx.emit1(graph.MatMulOp(operands=[weight, cols],
+                                 result_types=[typed(ctx, (n, group, m // group, points))]))
+    y = e.reshape(y, (n, m, off[2], off[3]))
+    if ctx.has_input(3):
+        y = e.binary(graph.AddOp, y, e.reshape(ctx.operand(3), (m, 1, 1)))
+    return [y]
+
+
 # MaxPool is registered here too (this table is merged after onnx_ops_nn's): the Indices
 # output needs graph.max_pool_indices, everything else goes to onnx_ops_nn.convert_max_pool.
 CONVERTERS: dict[str, Converter] = {
     "MaxPool": convert_max_pool,
     "MaxUnpool": convert_max_unpool,
+    "DeformConv": convert_deform_conv,
     "ConvTranspose": convert_conv_transpose,
     "Col2Im": convert_col2im,
     "GridSample": convert_grid_sample,

@@ -268,6 +268,33 @@ def _max_unpool(op: graph_tensor2.MaxUnpoolOp, a: list[np.ndarray]):
     return [y]
 
 
+def _deform_columns(op: graph_tensor2.DeformColumnsOp, a: list[np.ndarray]):
+    x, offset = a[0], a[1]
+    n, c, height, width = x.shape
+    kh_n, kw_n = ints_of(op.kernel_shape)
+    s, p, d = ints_of(op.strides), ints_of(op.pads), ints_of(op.dilations)
+    groups = int_of(op.offset_group)
+    out_h, out_w = offset.shape[2:]
+    off = offset.reshape(n, groups, kh_n, kw_n, 2, out_h, out_w).astype(np.float64)
+    mask = (a[2].reshape(n, groups, kh_n, kw_n, out_h, out_w) if len(a) > 2
+            else np.ones((n, groups, kh_n, kw_n, out_h, out_w)))
+    cols = np.zeros((n, c, kh_n, kw_n, out_h, out_w))
+    oh, ow = np.meshgrid(np.arange(out_h), np.arange(out_w), indexing="ij")
+    for b, g, kh, kw in itertools.product(range(n), range(groups), range(kh_n), range(kw_n)):
+        y = oh * s[0] - p[0] + kh * d[0] + off[b, g, kh, kw, 0]
+        xx = ow * s[1] - p[1] + kw * d[1] + off[b, g, kh, kw, 1]
+        y0, x0 = np.floor(y), np.floor(xx)
+        channels = slice(g * (c // groups), (g + 1) * (c // groups))
+        for yi, wy in ((y0, 1 - (y - y0)), (y0 + 1, y - y0)):
+            for xi, wx in ((x0, 1 - (xx - x0)), (x0 + 1, xx - x0)):
+                valid = (yi >= 0) & (yi <= height - 1) & (xi >= 0) & (xi <= width - 1)
+                yc = np.clip(yi, 0, height - 1).astype(np.int64)
+                xc = np.clip(xi, 0, width - 1).astype(np.int64)
+                w = np.where(valid, wy * wx, 0.0) * mask[b, g, kh, kw]
+                cols[b, channels, kh, kw] += x[b, channels][:, yc, xc] * w
+    return [cols.reshape(shape_of(op.output)).astype(x.dtype)]
+
+
 def _resize(op: ResizeOp, a: list[np.ndarray]):
     x = a[0]
     y = x.astype(np.float64)
@@ -298,5 +325,6 @@ EVALUATORS: dict[type[Operation], object] = {
     graph_tensor2.RoiAlignOp: _roi_align,
     graph_tensor2.MaxPoolIndicesOp: _max_pool_indices,
     graph_tensor2.MaxUnpoolOp: _max_unpool,
+    graph_tensor2.DeformColumnsOp: _deform_columns,
     ResizeOp: _resize,
 }

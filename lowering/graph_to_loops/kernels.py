@@ -22,6 +22,7 @@ from onnxc.lowering.graph_to_loops import (
     conv,
     conv_transpose,
     data_movement,
+    deform,
     elementwise,
     elementwise_logic,
     elementwise_unary,
@@ -68,6 +69,7 @@ KERNELS: dict[type[Operation], KernelFn] = {
     **grid_sample.KERNELS,
     **roi_align.KERNELS,
     **unpool.KERNELS,
+    **deform.KERNELS,
 }
 
 

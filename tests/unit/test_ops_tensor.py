@@ -326,3 +326,22 @@ def test_max_pool_indices_and_unpool(attrs):
     check("MaxUnpool", [expected[0], expected[1]], attrs=unpool, opset=11, tol=False)
     check("MaxUnpool", [expected[0], expected[1]], [np.array([2, 3, 8, 9], np.int64)],
           attrs=unpool, opset=11, tol=False)
+
+
+@pytest.mark.parametrize("attrs,mask,bias", [
+    ({}, False, False),
+    ({"strides": [2, 1], "pads": [1, 1, 1, 0], "dilations": [1, 2]}, True, True),
+    ({"group": 2, "offset_group": 2}, True, False),
+])
+def test_deform_conv(attrs, mask, bias):
+    x, w = _f(2, 4, 6, 7), _f(6, 4 // attrs.get("group", 1), 3, 3)
+    s, p, d = attrs.get("strides", [1, 1]), attrs.get("pads", [0] * 4), attrs.get("dilations",
+                                                                                  [1, 1])
+    oh = (6 + p[0] + p[2] - (2 * d[0] + 1)) // s[0] + 1
+    ow = (7 + p[1] + p[3] - (2 * d[1] + 1)) // s[1] + 1
+    g = attrs.get("offset_group", 1)
+    offset = (RNG.standard_normal((2, g * 9 * 2, oh, ow)) * 1.5).astype(F32)
+    consts = [w, offset, _f(6) if bias else None]
+    if mask:
+        consts.append(RNG.uniform(0, 1, (2, g * 9, oh, ow)).astype(F32))
+    check("DeformConv", [x], consts, attrs, opset=19)
