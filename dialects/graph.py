@@ -128,6 +128,7 @@ from onnxc.dialects.graph_scalar import (
 )
 from onnxc.dialects.graph_unary import (
     UNARY_MATH_OPS,
+    BitCastOp,
     AcoshOp,
     AcosOp,
     AsinhOp,

@@ -1,14 +1,18 @@
 """Graph ops for the remaining unary float math: rounding, sign, trigonometric and
-hyperbolic functions, and the Softplus/Mish/ThresholdedRelu/Shrink activations.
+hyperbolic functions, the Softplus/Mish/ThresholdedRelu/Shrink activations, and BitCast.
 
-All are `UnaryElementwiseOp`s (same shape and element type as the input).
+All but BitCast are `UnaryElementwiseOp`s (same shape and element type as the input).
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import FloatAttr
-from xdsl.irdl import irdl_op_definition, prop_def
+from collections.abc import Sequence
 
+from xdsl.dialects.builtin import FloatAttr, TensorType
+from xdsl.ir import SSAValue
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+
+from onnxc.dialects.graph_base import GraphOp, shape_of
 from onnxc.dialects.graph_math import UnaryElementwiseOp
 
 
@@ -120,8 +124,23 @@ class ShrinkOp(UnaryElementwiseOp):
     lambd = prop_def(FloatAttr)
 
 
+@irdl_op_definition
+class BitCastOp(GraphOp):
+    """The input's bytes read as the result's element type (of the same byte width)."""
+
+    name = "graph.bit_cast"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def same_element_type_operands(self) -> Sequence[SSAValue]:
+        return ()
+
+    def infer_shapes(self):
+        return [shape_of(self.input)]
+
+
 UNARY_MATH_OPS = [
     CeilOp, FloorOp, RoundOp, SignOp, SinOp, CosOp, TanOp, AsinOp, AcosOp, AtanOp,
     SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, SoftplusOp, MishOp, ThresholdedReluOp,
-    ShrinkOp,
+    ShrinkOp, BitCastOp,
 ]

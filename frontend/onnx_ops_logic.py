@@ -101,6 +101,21 @@ def _float_props(**defaults):
     return props
 
 
+def convert_bit_cast(ctx: NodeContext) -> list[Result]:
+    to = ctx.attr("to")
+    if not types.is_supported(to):
+        raise ctx.unsupported(f"bit cast to {types.type_name(to)}")
+    src, dst = ctx.element_type(0), types.element_type(to)
+
+    def width(el) -> int:
+        return 8 if _is_bool(el) else el.bitwidth  # ONNX bools are bytes
+
+    if width(src) != width(dst):
+        raise ctx.invalid(f"{src} and {dst} differ in bit width")
+    result = types.tensor_type(ctx.shape(0), dst)
+    return [ctx.emit1(graph.BitCastOp(operands=[ctx.operand(0)], result_types=[result]))]
+
+
 _COMPARE = {
     "Equal": graph.EqualOp,
     "Less": graph.LessOp,
@@ -145,6 +160,7 @@ CONVERTERS: dict[str, Converter] = {
     "IsInf": _unary(graph.IsInfOp, types.is_float, result_el=i1, props=_is_inf_props),
     **{name: _unary(cls, types.is_float) for name, cls in _FLOAT_UNARY.items()},
     "Sign": _unary(graph.SignOp, _numeric),
+    "BitCast": convert_bit_cast,
     "ThresholdedRelu": _unary(graph.ThresholdedReluOp, types.is_float,
                               props=_float_props(alpha=1.0)),
     "Shrink": _unary(graph.ShrinkOp, _numeric, props=_float_props(bias=0.0, lambd=0.5)),

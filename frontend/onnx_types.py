@@ -112,7 +112,7 @@ def is_float(el: Attribute) -> bool:
     return isinstance(el, Float16Type | Float32Type | Float64Type)
 
 
-STORAGE_OPS = frozenset({"Cast", "CastLike", "Identity"})
+STORAGE_OPS = frozenset({"Cast", "CastLike", "Identity", "BitCast"})
 HALF_OPS = STORAGE_OPS | {
     "IsNaN", "IsInf", "Where", "Mod", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
 }
@@ -131,7 +131,7 @@ def limited_type_detail(op_type: str, element_types) -> str | None:
     """Why `op_type` cannot take or produce these element types, or None if it can."""
     for el in element_types:
         if _is_storage_only(el) and op_type not in STORAGE_OPS:
-            return f"{op_type} of {type_name(_BY_XDSL[el])} tensors (only Cast, CastLike, Identity)"
+            return f"{op_type} of {type_name(_BY_XDSL[el])} tensors (only {', '.join(sorted(STORAGE_OPS))})"
         if isinstance(el, Float16Type) and op_type not in HALF_OPS:
             return f"{op_type} of FLOAT16 tensors (only {', '.join(sorted(HALF_OPS))} take them)"
     return None

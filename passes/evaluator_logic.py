@@ -117,4 +117,6 @@ EVALUATORS: dict[type[Operation], object] = {
     graph.MishOp: _unary(lambda x: x * np.tanh(_softplus(x))),
     graph.ThresholdedReluOp: _thresholded_relu,
     graph.ShrinkOp: _shrink,
+    graph.BitCastOp: lambda op, a: [
+        a[0].view(numpy_dtype_of_element(op.output.type.get_element_type()))],
 }

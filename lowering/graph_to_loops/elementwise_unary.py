@@ -106,4 +106,19 @@ def unary_math_kernel(op, kb: KernelBuilder, ins, outs):
     map_elementwise(kb, ins, outs[0], lambda kb, a: fn(kb, a[0], op))
 
 
-KERNELS = {cls: unary_math_kernel for cls in UNARY}
+def bit_cast_kernel(op, kb: KernelBuilder, ins, outs):
+    """Same-width types: a bitcast; bool (a 0/1 byte) <-> 8-bit integers: extend / != 0."""
+    require_physical_broadcast(op)
+    src, dst = ins[0].type.get_element_type(), outs[0].type.get_element_type()
+
+    def body(kb: KernelBuilder, a) -> SSAValue:
+        if is_bool(src):
+            return kb.insert(arith.ExtUIOp(a[0], dst))
+        if is_bool(dst):
+            return kb.insert(arith.CmpiOp(a[0], kb.constant(0, src), "ne"))
+        return kb.insert(arith.BitcastOp(a[0], dst))
+
+    map_elementwise(kb, ins, outs[0], body)
+
+
+KERNELS = {**{cls: unary_math_kernel for cls in UNARY}, graph.BitCastOp: bit_cast_kernel}

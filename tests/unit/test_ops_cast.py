@@ -131,3 +131,33 @@ def test_cast_of_a_constant_folds_with_saturation():
     (expected,) = ReferenceEvaluator(model).run(None, {})
     (got,) = onnxc.compile(model).run(None, {})
     np.testing.assert_array_equal(_bits(got), _bits(expected))
+
+
+@pytest.mark.parametrize("x,to", [
+    (np.array([1.0, -2.5, 3.75, np.nan], np.float32), TP.INT32),
+    (np.array([1, -1, 2**31 - 1], np.int32), TP.FLOAT),
+    (np.array([1.0, -2.5], np.float64), TP.UINT64),
+    (np.array([1, 32768, 65535], np.uint16), TP.FLOAT16),
+    (np.array([-1, -128, 127, 0], np.int8), TP.FLOAT8E5M2),
+    (np.array([True, False, True], np.bool_), TP.UINT8),
+    (np.array([0, 1, 1], np.uint8), TP.BOOL),
+], ids=lambda v: TP.DataType.Name(v) if isinstance(v, int) else str(v.dtype))
+def test_bit_cast(x, to):
+    node = helper.make_node("BitCast", ["x"], ["y"], to=to)
+    graph = helper.make_graph(
+        [node], "bitcast",
+        [helper.make_tensor_value_info("x", helper.np_dtype_to_tensor_dtype(x.dtype), x.shape)],
+        [helper.make_tensor_value_info("y", to, x.shape)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 26)])
+    (got,) = onnxc.compile(model).run(None, {"x": x})
+    expected = x.view(helper.tensor_dtype_to_np_dtype(to))
+    np.testing.assert_array_equal(_bits(got), _bits(expected))
+
+
+def test_bit_cast_needs_equal_widths():
+    node = helper.make_node("BitCast", ["x"], ["y"], to=TP.INT64)
+    graph = helper.make_graph([node], "bitcast", [helper.make_tensor_value_info(
+        "x", TP.FLOAT, [2])], [helper.make_tensor_value_info("y", TP.INT64, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 26)])
+    with pytest.raises(Exception, match="bit width"):
+        onnxc.compile(model)
