@@ -23,7 +23,7 @@ from onnxc.errors import (
     UnsupportedOpError,
 )
 from onnxc.frontend import onnx_ops_activation, onnx_ops_math, onnx_ops_nn, onnx_ops_tensor
-from onnxc.frontend import onnx_ops_einsum, onnx_ops_reduce
+from onnxc.frontend import onnx_ops_einsum, onnx_ops_generate, onnx_ops_reduce
 from onnxc.frontend import onnx_ops_logic
 from onnxc.frontend import onnx_ops_nn2, onnx_ops_tensor2
 from onnxc.frontend import onnx_types as types
@@ -55,6 +55,7 @@ CONVERTERS = {
     **onnx_ops_tensor.CONVERTERS,
     **onnx_ops_reduce.CONVERTERS,
     **onnx_ops_einsum.CONVERTERS,
+    **onnx_ops_generate.CONVERTERS,
     **onnx_ops_logic.CONVERTERS,
     **onnx_ops_tensor2.CONVERTERS,
     **onnx_ops_nn2.CONVERTERS,

@@ -2,8 +2,7 @@
 
 ReduceMax/Min/Prod map to graph reductions; ReduceL1/L2/LogSum/LogSumExp/SumSquare,
 LpNormalization and Hardmax are composed from existing graph ops here (no kernel of their
-own); Range, EyeLike and the Hann/Hamming/Blackman windows become constants (their shapes
-must be static anyway). Per-opset
+own). Range, EyeLike and the windows are in onnx_ops_generate. Per-opset
 rules: reduction axes are an attribute before opset 18 (13 for ReduceSum, handled in
 onnx_ops_math) and a constant input after; TopK's k an attribute before 10; ArgMax's
 select_last_index exists from 12; Hardmax works on the 2-D coercion of its input before 13.
@@ -24,7 +23,6 @@ from onnxc.dialects.graph_reduce import reduce_shape
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
 from onnxc.frontend.onnx_ops_math import Converter, convert_identity
-
 
 _UNSIGNED = (types.TP.UINT8, types.TP.UINT16, types.TP.UINT32, types.TP.UINT64)
 
@@ -278,74 +276,6 @@ def convert_lp_normalization(ctx: NodeContext) -> list[Result]:
     return [binary(ctx, graph.DivOp, x, norm)]
 
 
-# --------------------------------------------------------------------------- constants
-
-
-def _scalar_constant(ctx: NodeContext, i: int, what: str) -> np.ndarray:
-    array = ctx.constant(i, what)
-    if array.size != 1:
-        raise ctx.invalid(f"{what} must be a scalar, got shape {array.shape}")
-    return array.reshape(())
-
-
-def convert_range(ctx: NodeContext) -> list[Result]:
-    """Range decides its output's length: with constant start, limit and delta it is a
-    constant; with run-time ones only when the model declares the length (value_info)."""
-    known = [ctx.tensor(i).array for i in range(3)]
-    if all(a is not None for a in known):
-        start, limit, delta = (_scalar_constant(ctx, i, w)
-                               for i, w in enumerate(("start", "limit", "delta")))
-        if delta == 0:
-            raise ctx.invalid("delta is zero")
-        count = max(int(np.ceil((float(limit) - float(start)) / float(delta))), 0)
-        values = start + np.arange(count, dtype=start.dtype) * delta
-        return [np.asarray(values, dtype=start.dtype)]
-    declared = ctx.inferred_shape(0)
-    if declared is None or len(declared) != 1:
-        missing = next(i for i, a in enumerate(known) if a is None)
-        ctx.constant(missing, ("start", "limit", "delta")[missing])  # raises: names the input
-    el = check_element(ctx, 0)
-    if any(ctx.shape(i) not in ((), (1,)) for i in range(3)):
-        raise ctx.invalid("start, limit and delta must be scalars")
-    start, delta = (reshape(ctx, ctx.operand(i), ()) for i in (0, 2))
-    return [emit(ctx, graph.RangeOp, [start, delta], declared, el)]
-
-
-def convert_eye_like(ctx: NodeContext) -> list[Result]:
-    """Only the input's static shape matters, so the result is a constant."""
-    shape = ctx.shape(0)
-    if len(shape) != 2:
-        raise ctx.invalid(f"EyeLike needs a rank-2 input, got shape {shape}")
-    dtype_code = ctx.attr("dtype", None)
-    if dtype_code is None:
-        dtype = types.numpy_dtype_of_element(ctx.element_type(0))
-    elif types.is_supported(dtype_code):
-        dtype = types.numpy_dtype(dtype_code)
-    else:
-        raise ctx.unsupported(f"dtype {types.type_name(dtype_code)}")
-    return [np.eye(shape[0], shape[1], k=int(ctx.attr("k", 0)), dtype=dtype)]
-
-
-def _window(terms: tuple[float, ...]) -> Converter:
-    """Hann/Hamming/Blackman windows: sum_j terms[j] * cos(2 pi j n / N) for n < size, with
-    N = size (periodic) or size - 1 (symmetric). Only the constant size decides the values,
-    so the window is a constant (computed in f64, then rounded once)."""
-
-    def convert(ctx: NodeContext) -> list[Result]:
-        size = int(_scalar_constant(ctx, 0, "size"))
-        if size < 0:
-            raise ctx.invalid(f"negative size {size}")
-        code = ctx.attr("output_datatype", types.TP.FLOAT)
-        if not types.is_supported(code):
-            raise ctx.unsupported(f"output_datatype {types.type_name(code)}")
-        period = size if ctx.attr("periodic", 1) else size - 1
-        n = np.arange(size, dtype=np.float64)
-        window = sum(c * np.cos(2 * np.pi * j * n / period) for j, c in enumerate(terms))
-        return [np.asarray(window).astype(types.numpy_dtype(code))]
-
-    return convert
-
-
 CONVERTERS: dict[str, Converter] = {
     **{name: convert_reduce for name in _COMPOSED},
     "ArgMax": convert_arg,
@@ -357,9 +287,4 @@ CONVERTERS: dict[str, Converter] = {
     "OneHot": convert_one_hot,
     "Hardmax": convert_hardmax,
     "LpNormalization": convert_lp_normalization,
-    "Range": convert_range,
-    "EyeLike": convert_eye_like,
-    "HannWindow": _window((0.5, -0.5)),  # sin^2(pi n / N)
-    "HammingWindow": _window((25 / 46, -21 / 46)),
-    "BlackmanWindow": _window((0.42, -0.5, 0.08)),
 }

@@ -312,3 +312,11 @@ def test_windows(op, periodic):
     run_case(op, [], [np.array(7, np.int32)],
              {"periodic": periodic, "output_datatype": onnx.TensorProto.DOUBLE}, opset=17,
              atol=1e-12)
+
+
+def test_mel_weight_matrix():
+    consts = [np.array(8, np.int32), np.array(64, np.int32), np.array(8000, np.int32),
+              np.array(100.0, np.float32), np.array(3500.0, np.float32)]
+    run_case("MelWeightMatrix", [], consts, {}, opset=17, atol=1e-6)
+    run_case("MelWeightMatrix", [], consts, {"output_datatype": onnx.TensorProto.DOUBLE},
+             opset=17, atol=1e-12)

@@ -1,0 +1,128 @@
+"""Sequence-generating ops: Range, EyeLike, the Hann/Hamming/Blackman windows and
+MelWeightMatrix.
+
+Their outputs' shapes come from constant inputs (a length, a size) or the input's static
+shape, and with those known the values are too: each becomes a constant, computed in f64 and
+rounded once to the output type. Range is the exception when its bounds are run-time values
+and the model declares its length: then it is a graph.range kernel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onnxc.dialects import graph
+from onnxc.frontend import onnx_types as types
+from onnxc.frontend.onnx_context import NodeContext, Result
+from onnxc.frontend.onnx_ops_math import Converter
+from onnxc.frontend.onnx_ops_reduce import check_element, emit, reshape
+
+
+def _scalar_constant(ctx: NodeContext, i: int, what: str) -> np.ndarray:
+    array = ctx.constant(i, what)
+    if array.size != 1:
+        raise ctx.invalid(f"{what} must be a scalar, got shape {array.shape}")
+    return array.reshape(())
+
+
+def convert_range(ctx: NodeContext) -> list[Result]:
+    """Range decides its output's length: with constant start, limit and delta it is a
+    constant; with run-time ones only when the model declares the length (value_info)."""
+    known = [ctx.tensor(i).array for i in range(3)]
+    if all(a is not None for a in known):
+        start, limit, delta = (_scalar_constant(ctx, i, w)
+                               for i, w in enumerate(("start", "limit", "delta")))
+        if delta == 0:
+            raise ctx.invalid("delta is zero")
+        count = max(int(np.ceil((float(limit) - float(start)) / float(delta))), 0)
+        values = start + np.arange(count, dtype=start.dtype) * delta
+        return [np.asarray(values, dtype=start.dtype)]
+    declared = ctx.inferred_shape(0)
+    if declared is None or len(declared) != 1:
+        missing = next(i for i, a in enumerate(known) if a is None)
+        ctx.constant(missing, ("start", "limit", "delta")[missing])  # raises: names the input
+    el = check_element(ctx, 0)
+    if any(ctx.shape(i) not in ((), (1,)) for i in range(3)):
+        raise ctx.invalid("start, limit and delta must be scalars")
+    start, delta = (reshape(ctx, ctx.operand(i), ()) for i in (0, 2))
+    return [emit(ctx, graph.RangeOp, [start, delta], declared, el)]
+
+
+def convert_eye_like(ctx: NodeContext) -> list[Result]:
+    """Only the input's static shape matters, so the result is a constant."""
+    shape = ctx.shape(0)
+    if len(shape) != 2:
+        raise ctx.invalid(f"EyeLike needs a rank-2 input, got shape {shape}")
+    dtype_code = ctx.attr("dtype", None)
+    if dtype_code is None:
+        dtype = types.numpy_dtype_of_element(ctx.element_type(0))
+    elif types.is_supported(dtype_code):
+        dtype = types.numpy_dtype(dtype_code)
+    else:
+        raise ctx.unsupported(f"dtype {types.type_name(dtype_code)}")
+    return [np.eye(shape[0], shape[1], k=int(ctx.attr("k", 0)), dtype=dtype)]
+
+
+def _window(terms: tuple[float, ...]) -> Converter:
+    """Hann/Hamming/Blackman windows: sum_j terms[j] * cos(2 pi j n / N) for n < size, with
+    N = size (periodic) or size - 1 (symmetric). Only the constant size decides the values,
+    so the window is a constant (computed in f64, then rounded once)."""
+
+    def convert(ctx: NodeContext) -> list[Result]:
+        size = int(_scalar_constant(ctx, 0, "size"))
+        if size < 0:
+            raise ctx.invalid(f"negative size {size}")
+        code = ctx.attr("output_datatype", types.TP.FLOAT)
+        if not types.is_supported(code):
+            raise ctx.unsupported(f"output_datatype {types.type_name(code)}")
+        period = size if ctx.attr("periodic", 1) else size - 1
+        n = np.arange(size, dtype=np.float64)
+        window = sum(c * np.cos(2 * np.pi * j * n / period) for j, c in enumerate(terms))
+        return [np.asarray(window).astype(types.numpy_dtype(code))]
+
+    return convert
+
+
+def _hz_to_mel(hz: float) -> float:
+    return 2595 * np.log10(1 + hz / 700)
+
+
+def convert_mel_weight_matrix(ctx: NodeContext) -> list[Result]:
+    """Triangular filters [dft_length // 2 + 1, num_mel_bins] on the mel scale, with the
+    operator's spec algorithm: num_mel_bins + 2 edges spaced (high - low) / (num_mel_bins
+    + 2) apart in mel, mapped to FFT bins by floor((dft_length + 1) * hz / sample_rate)."""
+    bins, dft_length, sample_rate = (int(_scalar_constant(ctx, i, what)) for i, what in
+                                     enumerate(("num_mel_bins", "dft_length", "sample_rate")))
+    low, high = (float(_scalar_constant(ctx, i, what)) for i, what in
+                 ((3, "lower_edge_hertz"), (4, "upper_edge_hertz")))
+    if bins <= 0 or dft_length <= 0 or sample_rate <= 0:
+        raise ctx.invalid("num_mel_bins, dft_length and sample_rate must be positive")
+    code = ctx.attr("output_datatype", types.TP.FLOAT)
+    if not types.is_supported(code):
+        raise ctx.unsupported(f"output_datatype {types.type_name(code)}")
+    low_mel, high_mel = _hz_to_mel(low), _hz_to_mel(high)
+    mels = np.arange(bins + 2) * ((high_mel - low_mel) / (bins + 2)) + low_mel
+    hz = 700 * (10 ** (mels / 2595) - 1)
+    edges = ((dft_length + 1) * hz // sample_rate).astype(np.int64)
+    out = np.zeros((dft_length // 2 + 1, bins))
+    for i in range(bins):
+        left, center, right = (int(e) for e in edges[i:i + 3])
+        if center == left:
+            out[center, i] = 1
+        else:
+            j = np.arange(left, center + 1)
+            out[j, i] = (j - left) / (center - left)
+        if right > center:
+            j = np.arange(center, right)
+            out[j, i] = (right - j) / (right - center)
+    return [out.astype(types.numpy_dtype(code))]
+
+
+CONVERTERS: dict[str, Converter] = {
+    "Range": convert_range,
+    "EyeLike": convert_eye_like,
+    "HannWindow": _window((0.5, -0.5)),  # sin^2(pi n / N)
+    "HammingWindow": _window((25 / 46, -21 / 46)),
+    "BlackmanWindow": _window((0.42, -0.5, 0.08)),
+    "MelWeightMatrix": convert_mel_weight_matrix,
+}
