@@ -160,4 +160,3 @@ class RangeOp(GraphOp):
             raise ValueError("start and delta must be scalars")
         if len(shape_of(self.output)) != 1:
             raise ValueError("the result must be 1-D")
-        return None
