@@ -77,6 +77,9 @@ def convert_conv_transpose(ctx: NodeContext) -> list[Result]:
             < max(strides[i], dilations[i]) for i in range(n)):
         raise ctx.unsupported(f"output size {spatial} for pads {pads} and strides {strides}")
     out = (x[0], w[1] * group, *spatial)
+    blocks = graph_tensor2.col2im_blocks(spatial, kernel, strides, pads, dilations)
+    if group == 1 and list(blocks) == list(x[2:]):
+        return [_conv_transpose_gemm(ctx, out, kernel, strides, pads, dilations)]
     bias = ctx.operand(2) if ctx.has_input(2) else None
     op = graph_tensor2.ConvTransposeOp(
         operands=[ctx.operand(0), ctx.operand(1), bias],
@@ -85,6 +88,34 @@ def convert_conv_transpose(ctx: NodeContext) -> list[Result]:
                     "dilations": types.i64_array(dilations), "group": types.i64_attr(group)},
     )
     return [ctx.emit1(op)]
+
+
+def _conv_transpose_gemm(ctx: NodeContext, out, kernel, strides, pads, dilations) -> SSAValue:
+    """ConvTranspose as columns = W^T x (one GEMM per image, [M * k, C] x [C, pixels])
+    scattered back into the image by Col2Im: the GEMM does the arithmetic at full speed and
+    no large tensor is transposed; the direct scatter kernel stays for grouped layers and an
+    output_padding past the last block. Valid when the image's blocks are the input's
+    pixels (output_padding < stride)."""
+    x, w = ctx.shape(0), ctx.shape(1)
+    n, c = x[:2]
+    pixels, taps, m = math.prod(x[2:]), math.prod(kernel), w[1]
+    e = Emitter(ctx)
+    weight = ctx.tensor(1).array
+    if weight is not None:  # transposed here once rather than by a graph op
+        w_t = ctx.materialize(Tensor.of_array(np.ascontiguousarray(
+            weight.reshape(c, m * taps).T)))
+    else:
+        w_t = e.transpose(e.reshape(ctx.operand(1), (c, m * taps)), (1, 0))
+    cols = ctx.emit1(graph.MatMulOp(
+        operands=[w_t, e.reshape(ctx.operand(0), (n, c, pixels))],
+        result_types=[typed(ctx, (n, m * taps, pixels))]))
+    y = ctx.emit1(graph_tensor2.Col2ImOp(
+        operands=[cols], result_types=[typed(ctx, out)],
+        properties={"block_shape": types.i64_array(kernel), "strides": types.i64_array(strides),
+                    "pads": types.i64_array(pads), "dilations": types.i64_array(dilations)}))
+    if ctx.has_input(2):
+        y = e.binary(graph.AddOp, y, e.reshape(ctx.operand(2), (m,) + (1,) * len(kernel)))
+    return y
 
 
 def convert_col2im(ctx: NodeContext) -> list[Result]:

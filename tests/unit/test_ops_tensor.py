@@ -134,19 +134,23 @@ CONV_T = [
     ("output_shape", (1, 1, 3, 3), (1, 2, 3, 3), {"strides": [3, 2], "output_shape": [10, 8]}),
     ("same_upper", (1, 1, 3, 3), (1, 2, 3, 3), {"strides": [2, 2], "auto_pad": "SAME_UPPER"}),
     ("conv1d", (1, 2, 5), (2, 3, 3), {"strides": [2]}),
+    ("groups_3d", (1, 4, 2, 3, 3), (4, 1, 2, 2, 2), {"group": 2, "strides": [1, 2, 1]}),
 ]
 
 
 @pytest.mark.parametrize("name,x,w,attrs", CONV_T, ids=[c[0] for c in CONV_T])
 def test_conv_transpose(name, x, w, attrs):
     m = w[1] * attrs.get("group", 1)
-    # onnx.reference's grouped ConvTranspose slices the weight by output channels (wrong)
+    # onnx.reference's grouped ConvTranspose slices the weight by output channels (wrong);
+    # grouped layers take the direct scatter kernel, the others GEMM + Col2Im
     check("ConvTranspose", [_f(*x)], [_f(*w), _f(m)], attrs, opset=17,
           reference="onnxruntime" if "group" in attrs else "onnx")
 
 
-def test_conv_transpose_no_bias_3d():
+def test_conv_transpose_no_bias_3d_and_runtime_weight():
     check("ConvTranspose", [_f(1, 2, 2, 3, 3)], [_f(2, 2, 2, 2, 2)], {"strides": [1, 2, 1]})
+    check("ConvTranspose", [_f(2, 3, 4, 4), _f(3, 2, 3, 3)], [_f(2)],
+          {"strides": [2, 2], "pads": [1, 0, 0, 1]})
 
 
 def test_gather_scatter_elements():
