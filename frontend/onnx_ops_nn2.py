@@ -3,7 +3,7 @@ RoiAlign, DeformConv, MaxPool's Indices output, MaxUnpool, the normalizations In
 MeanVarianceNormalization, and LpPool.
 
 ConvTranspose resolves auto_pad/output_shape/output_padding into explicit pads and the
-result type (as onnx.reference does); AffineGrid is theta times a constant base grid (one
+result type (as onnx.reference does) and, without groups, becomes a GEMM plus Col2Im; AffineGrid is theta times a constant base grid (one
 MatMul); the normalizations are ReduceMean arithmetic and LpPool is |x|^p through a summing
 AveragePool, so they profit from the existing kernels and rewrites. Per-opset rules:
 GroupNormalization's scale/bias are per group in 18 and per channel since 21; GridSample-16

@@ -4,13 +4,15 @@
 positions to read and their weights. Those tables are compile-time constants passed to the
 kernel (`resize_constants`: one index table, one weight table, every resized axis
 concatenated), so the kernel holds no coordinate arithmetic and one loop structure serves
-nearest, linear, cubic and antialiased filters: per output element, a nest of tap loops
-(one per resized axis; a one-tap nearest axis emits no loop) accumulates
-weight product * input. Axes that are not resized index the input directly.
+nearest, linear, cubic and antialiased filters: an axis with a few taps loads them at its
+own loop level (a row's vertical taps once per row) and the innermost body sums the
+unrolled tap combinations, weight product * input; wider filters loop over their taps. Axes that are not resized index the input directly.
 tf_crop_and_resize positions outside the region read `extrapolation_value` instead.
 """
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 from xdsl.dialects import arith
@@ -21,6 +23,10 @@ from onnxc.dialects.graph_resize import AxisTaps, ResizeOp
 from onnxc.errors import LoweringError
 from onnxc.frontend import onnx_types as types
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
+
+UNROLLED_TAPS = 4
+"""Axes with at most this many taps load them at their own loop level and unroll them;
+wider (antialiased) filters keep a reduction loop per output element."""
 
 
 def _tables(op: ResizeOp) -> tuple[dict[int, AxisTaps], dict[int, tuple[int, int, int]]]:
@@ -65,39 +71,56 @@ def resize_kernel(op: ResizeOp, kb: KernelBuilder, ins, outs):
     if not is_float(element):
         raise LoweringError(f"{op.name}: only float tensors are interpolated")
     zero = kb.constant(0.0, element)
-    order = sorted(taps)
+    hoisted_axes = {a for a, t in taps.items() if t.taps <= UNROLLED_TAPS}
+    looped = sorted(set(taps) - hoisted_axes)
 
-    def row(axis: int, o: Index, t: Index) -> Index:
-        return kb.iadd(kb.imul(o, taps[axis].taps), t)
+    def load_taps(axis: int, o: Index) -> list[tuple[Index, object]]:
+        """(input position, weight or None) of every tap of output position o."""
+        i_at, w_at, _ = offsets[axis]
+        count = taps[axis].taps
+        result = []
+        for t in range(count):
+            r = kb.iadd(kb.imul(o, count), t)
+            pos = kb.insert(arith.IndexCastOp(kb.load(idx_table, [kb.iadd(r, i_at)]),
+                                              IndexType()))
+            w = kb.load(w_table, [kb.iadd(r, w_at)]) if count > 1 else None
+            result.append((pos, w))
+        return result
 
-    def body(ivs: list[Index]) -> None:
-        def level(k: int, src: list[Index], weight, acc):
-            if k == len(order):
-                v = kb.load(x, src)
-                return kb.muladd(v, weight, acc) if weight is not None else kb.add(v, acc)
-            axis = order[k]
-            i_at, w_at, _ = offsets[axis]
+    def looped_taps(k: int, ivs: list[Index], src: list[Index], weight, acc):
+        """Many-tap axes (antialiased downscales): a reduction loop per axis."""
+        if k == len(looped):
+            v = kb.load(x, src)
+            return kb.muladd(v, weight, acc) if weight is not None else kb.add(v, acc)
+        axis = looped[k]
+        i_at, w_at, _ = offsets[axis]
 
-            def tap(t: Index, acc_in):
-                r = row(axis, ivs[axis], t)
-                pos = kb.insert(arith.IndexCastOp(kb.load(idx_table, [kb.iadd(r, i_at)]),
-                                                  IndexType()))
-                w = None
-                if taps[axis].taps > 1:
-                    w = kb.load(w_table, [kb.iadd(r, w_at)])
-                    w = kb.mul(weight, w) if weight is not None else w
-                else:
-                    w = weight
-                inner = list(src)
-                inner[axis] = pos
-                return [level(k + 1, inner, w, acc_in)]
+        def tap(t: Index, acc_in):
+            r = kb.iadd(kb.imul(ivs[axis], taps[axis].taps), t)
+            pos = kb.insert(arith.IndexCastOp(kb.load(idx_table, [kb.iadd(r, i_at)]),
+                                              IndexType()))
+            w = kb.load(w_table, [kb.iadd(r, w_at)])
+            inner = list(src)
+            inner[axis] = pos
+            return [looped_taps(k + 1, ivs, inner, w if weight is None else kb.mul(weight, w),
+                                acc_in)]
 
-            return kb.reduce(0, taps[axis].taps, [acc], tap)[0]
+        return kb.reduce(0, taps[axis].taps, [acc], tap)[0]
 
-        value = level(0, list(ivs), None, zero)
+    def leaf(ivs: list[Index], hoisted: dict[int, list]) -> None:
+        axes = sorted(hoisted)
+        acc = zero
+        for combo in itertools.product(*(hoisted[a] for a in axes)):
+            src, weight = list(ivs), None
+            for axis, (pos, w) in zip(axes, combo):
+                src[axis] = pos
+                if w is not None:
+                    weight = w if weight is None else kb.mul(weight, w)
+            acc = looped_taps(0, ivs, src, weight, acc)
+        value = acc
         if extrapolate:
             outside = zero
-            for axis in order:
+            for axis in sorted(taps):
                 if taps[axis].outside is not None:
                     flag = kb.load(w_table, [kb.iadd(ivs[axis], offsets[axis][2])])
                     outside = kb.max(outside, flag)
@@ -106,8 +129,24 @@ def resize_kernel(op: ResizeOp, kb: KernelBuilder, ins, outs):
             value = kb.select(is_out, fill, value)
         kb.store(value, outs[0], ivs)
 
-    kb.parallel_for(0, out_shape[0], lambda i: kb.nest(out_shape[1:],
-                                                       lambda ivs: body([i, *ivs])))
+    def level(k: int, ivs: list[Index], hoisted: dict[int, list]) -> None:
+        """Loop over output axis k; a few-tap axis loads its taps here, once per index."""
+        if k == len(out_shape):
+            leaf(ivs, hoisted)
+            return
+
+        def step(i: Index) -> None:
+            inner = dict(hoisted)
+            if k in hoisted_axes:
+                inner[k] = load_taps(k, i)
+            level(k + 1, [*ivs, i], inner)
+
+        if k == 0:
+            kb.parallel_for(0, out_shape[0], step)
+        else:
+            kb.for_(0, out_shape[k], step)
+
+    level(0, [], {})
 
 
 def _copy_kernel(kb: KernelBuilder, x, idx_table, out, out_shape, taps, offsets) -> None:
