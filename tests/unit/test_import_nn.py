@@ -84,11 +84,11 @@ def test_max_pool_dilations_and_auto_pad():
     assert ints_of(op.pads) == (2, 2, 2, 2) and shape_of(op.output) == (1, 1, 8, 8)
 
 
-def test_max_pool_indices_output_is_unsupported():
-    with pytest.raises(UnsupportedOpError, match="Indices"):
-        imported(
-            "g (float[1,1,4,4] x) => (y, i) { y, i = MaxPool<kernel_shape = [2, 2]>(x) }", 12
-        )
+def test_max_pool_indices_output():
+    (op,) = imported(
+        "g (float[1,1,4,4] x) => (y, i) { y, i = MaxPool<kernel_shape = [2, 2]>(x) }", 12
+    )
+    assert op.name == "graph.max_pool_indices" and shape_of(op.indices) == (1, 1, 3, 3)
 
 
 def test_max_pool_storage_order_without_indices_is_fine():
