@@ -84,7 +84,9 @@ def min_value(t: Attribute) -> float | int:
     if is_float(t):
         return -pymath.inf
     assert isinstance(t, IntegerType)
-    return 0 if t.width.data == 1 else -(1 << (t.width.data - 1))
+    if t.width.data == 1 or is_unsigned(t):
+        return 0
+    return -(1 << (t.width.data - 1))
 
 
 def max_value(t: Attribute) -> float | int:
@@ -92,7 +94,9 @@ def max_value(t: Attribute) -> float | int:
     if is_float(t):
         return pymath.inf
     assert isinstance(t, IntegerType)
-    return 1 if t.width.data == 1 else (1 << (t.width.data - 1)) - 1
+    if t.width.data == 1:
+        return 1
+    return (1 << t.width.data) - 1 if is_unsigned(t) else (1 << (t.width.data - 1)) - 1
 
 
 class KernelBuilder:

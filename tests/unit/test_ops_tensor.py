@@ -349,3 +349,12 @@ def test_deform_conv(attrs, mask, bias):
     if mask:
         consts.append(RNG.uniform(0, 1, (2, g * 9, oh, ow)).astype(F32))
     check("DeformConv", [x], consts, attrs, opset=19)
+
+
+def test_max_pool_of_unsigned_integers():
+    """The window maximum starts from the type's minimum: 0 for unsigned types."""
+    for dtype in (np.uint8, np.uint16):
+        x = RNG.integers(0, 200, (1, 2, 5, 5)).astype(dtype)
+        x[0, 0, 0, 0] = np.iinfo(dtype).max
+        check("MaxPool", [x], attrs={"kernel_shape": [2, 2], "strides": [1, 2]}, opset=12,
+              tol=False)
