@@ -87,6 +87,20 @@ def _graph_arguments(model: onnx.ModelProto) -> list[str]:
     return [vi.name for vi in model.graph.input if vi.name not in initializers]
 
 
+def _to_bind(model: onnx.ModelProto, name: str | None, bound: Sequence[str]) -> list[str]:
+    """The graph inputs to bind next so that the value `name` becomes a constant: `name`
+    itself if it is a graph input, else (a value computed from inputs, e.g. a size cast to
+    float) every integer or bool graph input not bound yet."""
+    arguments = _graph_arguments(model)
+    if name is None:
+        return []
+    if name in arguments:
+        return [] if name in bound else [name]
+    non_float = {onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorProto.BOOL}
+    return [vi.name for vi in model.graph.input if vi.name in arguments
+            and vi.name not in bound and vi.type.tensor_type.elem_type in non_float]
+
+
 def _positional_feeds(names: Sequence[str], inputs: Any) -> dict[str, Any]:
     """`inputs` (a mapping, one array or a sequence in graph order) as name -> value."""
     if isinstance(inputs, Mapping):
@@ -102,11 +116,11 @@ class SpecializingBackendRep(BackendRep):
     """A model some of whose graph inputs onnxc needs as constants: every run binds their
     values as initializers and compiles that specialization, once per distinct value set."""
 
-    def __init__(self, model: onnx.ModelProto, options: dict[str, Any], bound: str):
+    def __init__(self, model: onnx.ModelProto, options: dict[str, Any], bound: list[str]):
         self.model = model
         self.options = options
         self.input_names = _graph_arguments(model)
-        self.bound = [bound]  # graph inputs bound at run time, grows as compiles ask
+        self.bound = list(bound)  # graph inputs bound at run time, grows as compiles ask
         self.variants: dict[tuple, CompiledModel] = {}
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[np.ndarray, ...]:
@@ -123,9 +137,9 @@ class SpecializingBackendRep(BackendRep):
                 try:
                     compiled = _compile(self._bind(values), self.options)
                 except UnsupportedOpError as error:
-                    name = _constant_operand(error)
-                    if name in self.input_names and name not in self.bound:
-                        self.bound.append(name)
+                    more = _to_bind(self.model, _constant_operand(error), self.bound)
+                    if more:
+                        self.bound.extend(more)
                         continue
                     raise
                 self.variants[key] = compiled
@@ -179,9 +193,10 @@ class OnnxcBackend(Backend):
             if name is None:
                 raise
             proto = load_model(model)
-            if name not in _graph_arguments(proto):
+            bound = _to_bind(proto, name, [])
+            if not bound:
                 raise
-            return SpecializingBackendRep(proto, options, name)
+            return SpecializingBackendRep(proto, options, bound)
 
     @classmethod
     def run_model(

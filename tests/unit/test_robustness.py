@@ -145,12 +145,12 @@ def test_opset_newer_than_onnx_knows():
 
 def test_backend_declares_unsupported_ops_incompatible():
     good = relu_model()
-    bad = make([helper.make_node("Hardmax", ["x"], ["y"]),
+    bad = make([helper.make_node("ImageDecoder", ["x"], ["y"]),
                 helper.make_node("TfIdfVectorizer", ["y"], ["z"], mode="TF")],
                [vi("x", [2])], [vi("z", [2])])
     assert onnxc.backend.is_compatible(good)
     assert not onnxc.backend.is_compatible(bad)
-    assert onnxc.backend.unsupported_op_types(bad) == ["Hardmax", "TfIdfVectorizer"]
+    assert onnxc.backend.unsupported_op_types(bad) == ["ImageDecoder", "TfIdfVectorizer"]
     assert onnxc.backend.unsupported_op_types(good) == []
 
 
@@ -186,6 +186,21 @@ def test_backend_specializes_shape_inputs_per_value():
     assert len(rep.variants) == 2  # the repeated value set reuses its compile
     with pytest.raises(InvalidInputError, match="expected 4 input"):
         rep.run([x])
+
+
+def test_backend_specializes_integer_inputs_a_shape_operand_is_computed_from():
+    """Range's limit is Cast(n), not a graph input: the backend binds the integer input."""
+    consts = [numpy_helper.from_array(np.float32(0), "start"),
+              numpy_helper.from_array(np.float32(1), "delta")]
+    model = make([helper.make_node("Cast", ["n"], ["limit"], to=F),
+                  helper.make_node("Range", ["start", "limit", "delta"], ["r"]),
+                  helper.make_node("Add", ["r", "x"], ["y"])],
+                 [vi("n", [], TensorProto.INT64), vi("x", [])],
+                 [helper.make_tensor_value_info("y", F, None)], consts)
+    rep = onnxc.backend.prepare(model)
+    (y,) = rep.run([np.array(4, np.int64), np.array(0.5, np.float32)])
+    np.testing.assert_array_equal(y, np.arange(4, dtype=np.float32) + 0.5)
+    assert rep.bound == ["n"]
 
 
 def test_backend_wrong_input_count_and_scalar_inputs():
