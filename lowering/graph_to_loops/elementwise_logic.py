@@ -100,7 +100,6 @@ def bit_shift_kernel(op: graph.BitShiftOp, kb: KernelBuilder, ins, outs):
     left, signed = op.direction.data == "LEFT", not is_unsigned(element)
     shift = arith.ShLIOp if left else (arith.ShRSIOp if signed else arith.ShRUIOp)
     width = kb.constant(element.width.data, element)
-    last_bit = kb.constant(element.width.data - 1, element)
     zero = kb.constant(0, element)
 
     def body(kb: KernelBuilder, a: Sequence[SSAValue]) -> SSAValue:
@@ -108,7 +107,8 @@ def bit_shift_kernel(op: graph.BitShiftOp, kb: KernelBuilder, ins, outs):
         count = kb.select(in_range, a[1], zero)
         if left or not signed:
             shifted_out = zero
-        else:
+        else:  # the sign bit everywhere
+            last_bit = kb.constant(element.width.data - 1, element)
             shifted_out = kb.insert(arith.ShRSIOp(a[0], last_bit))
         return kb.select(in_range, kb.insert(shift(a[0], count)), shifted_out)
 

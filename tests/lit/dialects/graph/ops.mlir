@@ -330,3 +330,89 @@ func.func @reductions_and_index(%x: tensor<2x3x4xf32>, %i: tensor<2x3xi64>, %v: 
 // CHECK-NEXT:    %10 = graph.one_hot(%i, %v) {depth = 5 : i64, axis = 1 : i64} : (tensor<2x3xi64>, tensor<2xf32>) -> tensor<2x5x3xf32>
 // CHECK-NEXT:    %11 = graph.range(%s, %s) : (tensor<f32>, tensor<f32>) -> tensor<6xf32>
 // CHECK-NEXT:    func.return
+
+// -----
+
+func.func @logic_and_unary_math(%x: tensor<2x3xf32>, %y: tensor<3xf32>, %b: tensor<2x3xi1>, %c: tensor<3xi1>, %u: tensor<2x3xui8>, %i: tensor<2x3xi32>) -> (tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi32>, tensor<2x3xi32>, tensor<2x3xi32>, tensor<2x3xi32>, tensor<2x3xui8>, tensor<2x3xi32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xi32>) {
+  %0 = graph.equal(%x, %y) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %1 = graph.less(%x, %y) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %2 = graph.less_or_equal(%x, %y) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %3 = graph.greater(%x, %y) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %4 = graph.greater_or_equal(%x, %y) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %5 = graph.and(%b, %c) : (tensor<2x3xi1>, tensor<3xi1>) -> tensor<2x3xi1>
+  %6 = graph.or(%b, %c) : (tensor<2x3xi1>, tensor<3xi1>) -> tensor<2x3xi1>
+  %7 = graph.xor(%b, %c) : (tensor<2x3xi1>, tensor<3xi1>) -> tensor<2x3xi1>
+  %8 = graph.not(%b) : (tensor<2x3xi1>) -> tensor<2x3xi1>
+  %9 = graph.bitwise_and(%i, %i) : (tensor<2x3xi32>, tensor<2x3xi32>) -> tensor<2x3xi32>
+  %10 = graph.bitwise_or(%i, %i) : (tensor<2x3xi32>, tensor<2x3xi32>) -> tensor<2x3xi32>
+  %11 = graph.bitwise_xor(%i, %i) : (tensor<2x3xi32>, tensor<2x3xi32>) -> tensor<2x3xi32>
+  %12 = graph.bitwise_not(%i) : (tensor<2x3xi32>) -> tensor<2x3xi32>
+  %13 = graph.bit_shift(%u, %u) {direction = "LEFT"} : (tensor<2x3xui8>, tensor<2x3xui8>) -> tensor<2x3xui8>
+  %14 = graph.mod(%i, %i) {fmod = 0 : i64} : (tensor<2x3xi32>, tensor<2x3xi32>) -> tensor<2x3xi32>
+  %15 = graph.mod(%x, %y) {fmod = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %16 = graph.where(%c, %x, %y) : (tensor<3xi1>, tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %17 = graph.is_nan(%x) : (tensor<2x3xf32>) -> tensor<2x3xi1>
+  %18 = graph.is_inf(%x) {detect_positive = 1 : i64, detect_negative = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x3xi1>
+  %19 = graph.ceil(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %20 = graph.floor(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %21 = graph.round(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %22 = graph.sign(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %23 = graph.sin(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %24 = graph.cos(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %25 = graph.tan(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %26 = graph.asin(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %27 = graph.acos(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %28 = graph.atan(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %29 = graph.sinh(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %30 = graph.cosh(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %31 = graph.asinh(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %32 = graph.acosh(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %33 = graph.atanh(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %34 = graph.softplus(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %35 = graph.mish(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %36 = graph.thresholded_relu(%x) {alpha = 1.000000e+00 : f32} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %37 = graph.shrink(%x) {bias = 0.000000e+00 : f32, lambd = 5.000000e-01 : f32} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %38 = graph.bit_cast(%x) : (tensor<2x3xf32>) -> tensor<2x3xi32>
+  func.return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38 : tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi32>, tensor<2x3xi32>, tensor<2x3xi32>, tensor<2x3xi32>, tensor<2x3xui8>, tensor<2x3xi32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xi32>
+}
+// CHECK-LABEL: func.func @logic_and_unary_math(
+// CHECK-NEXT:    %0 = graph.equal(%x, %y) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+// CHECK-NEXT:    %1 = graph.less(%x, %y) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+// CHECK-NEXT:    %2 = graph.less_or_equal(%x, %y) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+// CHECK-NEXT:    %3 = graph.greater(%x, %y) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+// CHECK-NEXT:    %4 = graph.greater_or_equal(%x, %y) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+// CHECK-NEXT:    %5 = graph.and(%b, %c) : (tensor<2x3xi1>, tensor<3xi1>) -> tensor<2x3xi1>
+// CHECK-NEXT:    %6 = graph.or(%b, %c) : (tensor<2x3xi1>, tensor<3xi1>) -> tensor<2x3xi1>
+// CHECK-NEXT:    %7 = graph.xor(%b, %c) : (tensor<2x3xi1>, tensor<3xi1>) -> tensor<2x3xi1>
+// CHECK-NEXT:    %8 = graph.not(%b) : (tensor<2x3xi1>) -> tensor<2x3xi1>
+// CHECK-NEXT:    %9 = graph.bitwise_and(%i, %i) : (tensor<2x3xi32>, tensor<2x3xi32>) -> tensor<2x3xi32>
+// CHECK-NEXT:    %10 = graph.bitwise_or(%i, %i) : (tensor<2x3xi32>, tensor<2x3xi32>) -> tensor<2x3xi32>
+// CHECK-NEXT:    %11 = graph.bitwise_xor(%i, %i) : (tensor<2x3xi32>, tensor<2x3xi32>) -> tensor<2x3xi32>
+// CHECK-NEXT:    %12 = graph.bitwise_not(%i) : (tensor<2x3xi32>) -> tensor<2x3xi32>
+// CHECK-NEXT:    %13 = graph.bit_shift(%u, %u) {direction = "LEFT"} : (tensor<2x3xui8>, tensor<2x3xui8>) -> tensor<2x3xui8>
+// CHECK-NEXT:    %14 = graph.mod(%i, %i) {fmod = 0 : i64} : (tensor<2x3xi32>, tensor<2x3xi32>) -> tensor<2x3xi32>
+// CHECK-NEXT:    %15 = graph.mod(%x, %y) {fmod = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %16 = graph.where(%c, %x, %y) : (tensor<3xi1>, tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %17 = graph.is_nan(%x) : (tensor<2x3xf32>) -> tensor<2x3xi1>
+// CHECK-NEXT:    %18 = graph.is_inf(%x) {detect_positive = 1 : i64, detect_negative = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x3xi1>
+// CHECK-NEXT:    %19 = graph.ceil(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %20 = graph.floor(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %21 = graph.round(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %22 = graph.sign(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %23 = graph.sin(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %24 = graph.cos(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %25 = graph.tan(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %26 = graph.asin(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %27 = graph.acos(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %28 = graph.atan(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %29 = graph.sinh(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %30 = graph.cosh(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %31 = graph.asinh(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %32 = graph.acosh(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %33 = graph.atanh(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %34 = graph.softplus(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %35 = graph.mish(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %36 = graph.thresholded_relu(%x) {alpha = 1.000000e+00 : f32} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %37 = graph.shrink(%x) {bias = 0.000000e+00 : f32, lambd = 5.000000e-01 : f32} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %38 = graph.bit_cast(%x) : (tensor<2x3xf32>) -> tensor<2x3xi32>
+// CHECK-NEXT:    func.return
