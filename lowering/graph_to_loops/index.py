@@ -20,6 +20,7 @@ from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, shape_of
 from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.elementwise import MIN_PARALLEL_ELEMENTS
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_bool, is_float
 
 
@@ -35,6 +36,15 @@ def compare(kb: KernelBuilder, a: SSAValue, b: SSAValue, relation: str) -> SSAVa
         return kb.insert(arith.CmpfOp(a, b, "o" + relation))
     unsigned = is_bool(a.type) or a.type.signedness.data == Signedness.UNSIGNED
     return kb.insert(arith.CmpiOp(a, b, ("u" if unsigned else "s") + relation))
+
+
+def rows_loop(kb: KernelBuilder, outer: int, body, work: int) -> None:
+    """The loop over `outer` independent rows: parallel when the kernel touches enough
+    elements (`work`) to pay for waking threads, as elementwise kernels decide."""
+    if work < MIN_PARALLEL_ELEMENTS:
+        kb.for_(0, outer, body)
+    else:
+        kb.parallel_for(0, outer, body)
 
 
 def require_plain(op) -> None:
@@ -82,7 +92,7 @@ def arg_kernel(op: graph.ArgReduceOp, kb: KernelBuilder, ins, outs):
 
         kb.for_(0, inner, column)
 
-    kb.parallel_for(0, outer, row)
+    rows_loop(kb, outer, row, outer * n * inner)
 
 
 # --------------------------------------------------------------------------- topk
@@ -142,7 +152,7 @@ def top_k_kernel(op: graph.TopKOp, kb: KernelBuilder, ins, outs):
 
         kb.for_(0, inner, column)
 
-    kb.parallel_for(0, outer, row)
+    rows_loop(kb, outer, row, outer * n * inner)
 
 
 # --------------------------------------------------------------------------- cumsum / cumprod
@@ -194,7 +204,7 @@ def cumulative_kernel(op: graph.CumulativeOp, kb: KernelBuilder, ins, outs):
         kb.for_(1, n, position)
 
     if n > 0:
-        kb.parallel_for(0, outer, rows if inner > 1 else row)
+        rows_loop(kb, outer, rows if inner > 1 else row, outer * n * inner)
 
 
 # --------------------------------------------------------------------------- trilu
@@ -225,7 +235,7 @@ def trilu_kernel(op: graph.TriluOp, kb: KernelBuilder, ins, outs):
 
         kb.for_(0, rows, line)
 
-    kb.parallel_for(0, batch, row)
+    rows_loop(kb, batch, row, batch * rows * cols)
 
 
 # --------------------------------------------------------------------------- onehot
@@ -265,7 +275,7 @@ def one_hot_kernel(op: graph.OneHotOp, kb: KernelBuilder, ins, outs):
 
         kb.for_(0, inner, column)
 
-    kb.parallel_for(0, outer, row)
+    rows_loop(kb, outer, row, outer * depth * inner)
 
 
 # --------------------------------------------------------------------------- range

@@ -15,6 +15,7 @@ from onnxc.dialects import graph
 from onnxc.dialects.graph import shape_of
 from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.elementwise import MIN_PARALLEL_ELEMENTS
 from onnxc.lowering.graph_to_loops.loops import (
     Index,
     KernelBuilder,
@@ -87,7 +88,7 @@ def reduce_kernel(op: graph.ReduceOp, kb: KernelBuilder, ins, outs):
                 kb.for_(0, row, lambda i: kb.store(
                     kb.mul(kb.load(y, [*outer_ivs, i]), scale), y, [*outer_ivs, i]))
 
-        outer_loops(kb, kept[:-1], per_row)
+        outer_loops(kb, kept[:-1], per_row, pymath.prod(x_shape))
         return
 
     def per_output(kept_ivs: list[Index]) -> None:
@@ -107,15 +108,17 @@ def reduce_kernel(op: graph.ReduceOp, kb: KernelBuilder, ins, outs):
             total = kb.mul(total, scale)
         kb.store(total, y, kept_ivs or [0])
 
-    outer_loops(kb, kept, per_output)
+    outer_loops(kb, kept, per_output, pymath.prod(x_shape))
 
 
-def outer_loops(kb: KernelBuilder, sizes: list[int], body) -> None:
-    """A loop nest over `sizes` whose outermost loop may run in parallel."""
+def outer_loops(kb: KernelBuilder, sizes: list[int], body, work: int) -> None:
+    """A loop nest over `sizes` whose outermost loop runs in parallel when the kernel reads
+    enough elements (`work`) to pay for waking threads."""
     if not sizes:
         body([])
         return
-    kb.parallel_for(0, sizes[0], lambda iv: kb.nest(sizes[1:], lambda ivs: body([iv, *ivs])))
+    loop = kb.for_ if work < MIN_PARALLEL_ELEMENTS else kb.parallel_for
+    loop(0, sizes[0], lambda iv: kb.nest(sizes[1:], lambda ivs: body([iv, *ivs])))
 
 
 _COMBINE = {  # op -> (combine(kb, acc, x), identity of element type)
