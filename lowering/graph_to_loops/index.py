@@ -79,6 +79,12 @@ def arg_kernel(op: graph.ArgReduceOp, kb: KernelBuilder, ins, outs):
     y = kb.view(outs[0], [outer, inner])
     relation = "g" if isinstance(op, graph.ArgMaxOp) else "l"
     relation += "e" if int_of(op.select_last_index) else "t"
+    element = ins[0].type.get_element_type()
+    signed = isinstance(element, IntegerType) and element.width.data > 1 and (
+        element.signedness.data == Signedness.SIGNLESS)
+    if inner == 1 and (is_float(element) or signed):
+        rows_loop(kb, outer, lambda o: _arg_of_row(op, kb, x, y, o, n), outer * n)
+        return
 
     def row(o: Index) -> None:
         def column(i: Index) -> None:
@@ -93,6 +99,32 @@ def arg_kernel(op: graph.ArgReduceOp, kb: KernelBuilder, ins, outs):
         kb.for_(0, inner, column)
 
     rows_loop(kb, outer, row, outer * n * inner)
+
+
+def _arg_of_row(op: graph.ArgReduceOp, kb: KernelBuilder, x: SSAValue, y: SSAValue, o: Index,
+                n: int) -> None:
+    """A contiguous row in two vectorizable passes: its max (min), then the first (last)
+    index holding it; a NaN row gives its first (last) NaN, as numpy does."""
+    largest = isinstance(op, graph.ArgMaxOp)
+    last = int_of(op.select_last_index) != 0
+    pick = kb.max if largest else kb.min
+    (extreme,) = kb.reduce(1, n, [kb.load(x, [o, 0, 0])],
+                           lambda j, acc: [pick(acc, kb.load(x, [o, j, 0]))])
+    none = kb.constant(-1 if last else n, i64)
+
+    def find(j: Index, acc: SSAValue):
+        v = kb.load(x, [o, j, 0])
+        if is_float(v.type):
+            equal = kb.insert(arith.CmpfOp(v, extreme, "oeq"))
+            hit = kb.insert(arith.OrIOp(equal, kb.insert(arith.CmpfOp(v, v, "uno"))))
+        else:
+            hit = kb.insert(arith.CmpiOp(v, extreme, "eq"))
+        candidate = kb.select(hit, as_i64(kb, j), none)
+        better = arith.MaxSIOp if last else arith.MinSIOp
+        return [kb.insert(better(acc, candidate))]
+
+    (arg,) = kb.reduce(0, n, [none], find)
+    kb.store(arg, y, [o, 0])
 
 
 # --------------------------------------------------------------------------- topk

@@ -320,3 +320,12 @@ def test_mel_weight_matrix():
     run_case("MelWeightMatrix", [], consts, {}, opset=17, atol=1e-6)
     run_case("MelWeightMatrix", [], consts, {"output_datatype": onnx.TensorProto.DOUBLE},
              opset=17, atol=1e-12)
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+def test_arg_nan_rows_give_their_first_or_last_nan(op):
+    x = distinct(3, 6)
+    x[0, [2, 4]] = np.nan
+    x[2, 5] = np.nan
+    for last in (0, 1):
+        run_case(op, [x], [], {"axis": 1, "select_last_index": last}, opset=13)
