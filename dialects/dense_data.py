@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import (
     Float8E4M3FNUZType,
     Float8E5M2FNUZType,
     Float8E5M2Type,
+    Float8E8M0FNUType,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -35,6 +36,7 @@ _FLOATS = {
     Float8E4M3FNUZType: ml_dtypes.float8_e4m3fnuz,
     Float8E5M2Type: ml_dtypes.float8_e5m2,
     Float8E5M2FNUZType: ml_dtypes.float8_e5m2fnuz,
+    Float8E8M0FNUType: ml_dtypes.float8_e8m0fnu,
     Float4E2M1FNType: ml_dtypes.float4_e2m1fn,
 }
 _NARROW_INTS = {(4, False): ml_dtypes.int4, (4, True): ml_dtypes.uint4,

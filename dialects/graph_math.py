@@ -9,6 +9,7 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
+    StringAttr,
     TensorType,
 )
 from xdsl.ir import SSAValue
@@ -171,6 +172,8 @@ class CastOp(GraphOp):
     output = result_def(TensorType)
     saturate = opt_prop_def(IntegerAttr)
     """0: an 8-bit float result out of range becomes inf/NaN instead of the largest finite."""
+    round_mode = opt_prop_def(StringAttr)
+    """E8M0 results: "up" (absent), "down" or "nearest"."""
 
     def same_element_type_operands(self) -> Sequence[SSAValue]:
         return ()  # converting the element type is the point

@@ -121,7 +121,8 @@ def _where(ctx: NodeContext) -> list[np.ndarray] | None:
 FOLDERS: dict[str, Folder] = {
     "Identity": _unary(lambda ctx, x: x),
     "Cast": _unary(lambda ctx, x: types.cast_array(x, types.numpy_dtype(cast_target(ctx)),
-                                                   bool(ctx.attr("saturate", 1)))),
+                                                   bool(ctx.attr("saturate", 1)),
+                                                   ctx.attr("round_mode", "up"))),
     "CastLike": _unary(
         lambda ctx, x: types.cast_array(x, types.numpy_dtype_of_element(ctx.element_type(1)),
                                         bool(ctx.attr("saturate", 1)))

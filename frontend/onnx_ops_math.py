@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
@@ -89,6 +89,13 @@ def convert_cast(ctx: NodeContext) -> list[Result]:
     if target == ctx.tensor(0).type:
         return [ctx.emit1(graph.IdentityOp(operands=[ctx.operand(0)], result_types=[target]))]
     props = {} if ctx.attr("saturate", 1) else {"saturate": types.i64_attr(0)}
+    round_mode = ctx.attr("round_mode", "up")
+    if isinstance(round_mode, bytes):
+        round_mode = round_mode.decode()
+    if round_mode not in ("up", "down", "nearest"):
+        raise ctx.invalid(f"round_mode must be up, down or nearest, got {round_mode!r}")
+    if round_mode != "up":
+        props["round_mode"] = StringAttr(round_mode)
     return [ctx.emit1(graph.CastOp(operands=[ctx.operand(0)], result_types=[target],
                                    properties=props))]
 

@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import (
     Float8E4M3FNUZType,
     Float8E5M2FNUZType,
     Float8E5M2Type,
+    Float8E8M0FNUType,
     BytesAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
@@ -55,6 +56,7 @@ _ELEMENT_TYPES: dict[int, tuple[Attribute, np.dtype]] = {
     TP.FLOAT8E4M3FNUZ: (Float8E4M3FNUZType(), np.dtype(ml_dtypes.float8_e4m3fnuz)),
     TP.FLOAT8E5M2: (Float8E5M2Type(), np.dtype(ml_dtypes.float8_e5m2)),
     TP.FLOAT8E5M2FNUZ: (Float8E5M2FNUZType(), np.dtype(ml_dtypes.float8_e5m2fnuz)),
+    TP.FLOAT8E8M0: (Float8E8M0FNUType(), np.dtype(ml_dtypes.float8_e8m0fnu)),
     TP.FLOAT4E2M1: (Float4E2M1FNType(), np.dtype(ml_dtypes.float4_e2m1fn)),
     TP.INT4: (IntegerType(4), np.dtype(ml_dtypes.int4)),
     TP.UINT4: (IntegerType(4, Signedness.UNSIGNED), np.dtype(ml_dtypes.uint4)),
@@ -124,7 +126,8 @@ Other kernels assume f32/f64 (packed GEMM, polynomial exp, libm calls) or whole 
 def _is_storage_only(el: Attribute) -> bool:
     narrow_int = isinstance(el, IntegerType) and el.width.data in (2, 4)
     return narrow_int or isinstance(el, BFloat16Type | Float8E4M3FNType | Float8E4M3FNUZType
-                                    | Float8E5M2Type | Float8E5M2FNUZType | Float4E2M1FNType)
+                                    | Float8E5M2Type | Float8E5M2FNUZType | Float8E8M0FNUType
+                                    | Float4E2M1FNType)
 
 
 def limited_type_detail(op_type: str, element_types) -> str | None:
@@ -140,9 +143,13 @@ def limited_type_detail(op_type: str, element_types) -> str | None:
 _F8 = (TP.FLOAT8E4M3FN, TP.FLOAT8E4M3FNUZ, TP.FLOAT8E5M2, TP.FLOAT8E5M2FNUZ)
 
 
-def cast_array(x: np.ndarray, dtype: np.dtype, saturate: bool = True) -> np.ndarray:
+def cast_array(x: np.ndarray, dtype: np.dtype, saturate: bool = True,
+               round_mode: str = "up") -> np.ndarray:
     """ONNX Cast of an array: numpy's astype, except that an 8-bit float target saturates
-    (clamps to its largest finite value, NaN kept) unless `saturate` is off."""
+    (clamps to its largest finite value, NaN kept) unless `saturate` is off, and E8M0 rounds
+    by `round_mode`."""
+    if _BY_NUMPY.get(np.dtype(dtype)) == TP.FLOAT8E8M0:
+        return onnx.numpy_helper.to_float8e8m0(x.astype(np.float32), saturate, round_mode)
     if saturate and _BY_NUMPY.get(np.dtype(dtype)) in _F8:
         limit = float(ml_dtypes.finfo(dtype).max)
         x = np.where(np.isnan(x), x, np.clip(x.astype(np.float64), -limit, limit))

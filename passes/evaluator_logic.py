@@ -71,7 +71,8 @@ def _shrink(op: graph.ShrinkOp, a: list[np.ndarray]) -> list[np.ndarray]:
 def _cast(op: graph.CastOp, a: list[np.ndarray]) -> list[np.ndarray]:
     saturate = op.saturate is None or int_of(op.saturate) != 0
     dtype = numpy_dtype_of_element(op.output.type.get_element_type())
-    return [cast_array(a[0], dtype, saturate)]
+    round_mode = "up" if op.round_mode is None else op.round_mode.data
+    return [cast_array(a[0], dtype, saturate, round_mode)]
 
 
 def _not(x: np.ndarray) -> np.ndarray:

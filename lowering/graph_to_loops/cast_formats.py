@@ -1,12 +1,14 @@
 """Scalar conversions between f32 and the storage-only float formats: bfloat16, the four
-8-bit floats (E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ) and FLOAT4E2M1.
+8-bit floats (E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ), the exponent-only E8M0 and FLOAT4E2M1.
 
 LLVM has no arithmetic on most of these, so a value is handled as its bits (an integer of the
 format's width; convert-*-to-llvm carries these types as such integers) and converted with
 integer code on the f32 bit pattern. Results match ml_dtypes (what onnx.reference uses):
 round to nearest even; a value beyond the largest finite one becomes the format's infinity
 or NaN, or with `saturate` (ONNX Cast's default) the largest finite value; -0 and NaN of the
-FNUZ formats, which have neither, become 0 and the single NaN code 0x80.
+FNUZ formats, which have neither, become 0 and the single NaN code 0x80. E8M0 (unsigned
+powers of two) keeps the f32 exponent, rounded by Cast's `round_mode` as
+onnx.numpy_helper.to_float8e8m0 does.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from xdsl.dialects.builtin import (
     BFloat16Type,
     Float4E2M1FNType,
     Float8E4M3FNType,
+    Float8E8M0FNUType,
     Float8E4M3FNUZType,
     Float8E5M2FNUZType,
     Float8E5M2Type,
@@ -57,22 +60,28 @@ FORMATS: dict[type, Minifloat] = {
 
 
 def is_storage_float(t: Attribute) -> bool:
-    return isinstance(t, BFloat16Type) or type(t) in FORMATS
+    return isinstance(t, BFloat16Type | Float8E8M0FNUType) or type(t) in FORMATS
 
 
 def _i(kb: KernelBuilder, value: int) -> SSAValue:
     return kb.constant(value, i32)
 
 
+def _width(t: Attribute) -> int:
+    if isinstance(t, BFloat16Type):
+        return 16
+    return 8 if isinstance(t, Float8E8M0FNUType) else FORMATS[type(t)].width
+
+
 def _bits_in(kb: KernelBuilder, x: SSAValue) -> SSAValue:
     """The format's bits of `x`, zero-extended to i32."""
-    width = 16 if isinstance(x.type, BFloat16Type) else FORMATS[type(x.type)].width
+    width = _width(x.type)
     raw = kb.insert(arith.BitcastOp(x, IntegerType(width)))
     return kb.insert(arith.ExtUIOp(raw, i32))
 
 
 def _bits_out(kb: KernelBuilder, code: SSAValue, dst: Attribute) -> SSAValue:
-    width = 16 if isinstance(dst, BFloat16Type) else FORMATS[type(dst)].width
+    width = _width(dst)
     return kb.insert(arith.BitcastOp(kb.insert(arith.TruncIOp(code, IntegerType(width))), dst))
 
 
@@ -101,6 +110,10 @@ def to_f32(kb: KernelBuilder, x: SSAValue) -> SSAValue:
     bits = _bits_in(kb, x)
     if isinstance(x.type, BFloat16Type):
         return kb.insert(arith.BitcastOp(_shl(kb, bits, 16), f32))
+    if isinstance(x.type, Float8E8M0FNUType):  # 2^(code - 127); code 0 is an f32 subnormal
+        power = kb.select(_eq(kb, bits, _i(kb, 0)), _i(kb, 0x400000), _shl(kb, bits, 23))
+        value = kb.insert(arith.BitcastOp(power, f32))
+        return kb.select(_eq(kb, bits, _i(kb, 0xFF)), kb.constant(float("nan"), f32), value)
     fmt = FORMATS[type(x.type)]
     sign_shift = fmt.exponent + fmt.mantissa
     magnitude = _and(kb, bits, _i(kb, (1 << sign_shift) - 1))
@@ -128,9 +141,36 @@ def to_f32(kb: KernelBuilder, x: SSAValue) -> SSAValue:
     return value
 
 
-def from_f32(kb: KernelBuilder, x: SSAValue, dst: Attribute, saturate: bool) -> SSAValue:
-    """An f32 rounded to the storage format `dst` (nearest even)."""
+def _to_e8m0(kb: KernelBuilder, bits: SSAValue, saturate: bool, round_mode: str) -> SSAValue:
+    """The f32 exponent field (inf and NaN: 0xFF), rounded up / down / to nearest by the
+    mantissa, never past 0xFE when saturating."""
+    exponent = _and(kb, _shr(kb, bits, 23), _i(kb, 0xFF))
+    special = _eq(kb, exponent, _i(kb, 0xFF))
+    if round_mode == "up":
+        bump = kb.insert(arith.CmpiOp(_and(kb, bits, _i(kb, 0x7FFFFF)), _i(kb, 0), "ne"))
+    elif round_mode == "nearest":
+        def bit(mask: int) -> SSAValue:
+            return kb.insert(arith.CmpiOp(_and(kb, bits, _i(kb, mask)), _i(kb, 0), "ne"))
+
+        lsb = kb.insert(arith.CmpiOp(exponent, _i(kb, 0), "ne"))
+        ties = _or(kb, _or(kb, bit(0x200000), bit(0x1FFFFF)), lsb)
+        bump = _and(kb, bit(0x400000), ties)
+    else:
+        bump = None
+    if bump is not None:
+        if saturate:
+            at_max = _eq(kb, exponent, _i(kb, 0xFE))
+            bump = _and(kb, bump, kb.insert(arith.XOrIOp(at_max, kb.constant(1, at_max.type))))
+        exponent = kb.add(exponent, kb.insert(arith.ExtUIOp(bump, i32)))
+    return kb.select(special, _i(kb, 0xFF), exponent)
+
+
+def from_f32(kb: KernelBuilder, x: SSAValue, dst: Attribute, saturate: bool,
+             round_mode: str = "up") -> SSAValue:
+    """An f32 rounded to the storage format `dst` (nearest even; E8M0 by `round_mode`)."""
     bits = kb.insert(arith.BitcastOp(x, i32))
+    if isinstance(dst, Float8E8M0FNUType):
+        return _bits_out(kb, _to_e8m0(kb, bits, saturate, round_mode), dst)
     is_nan = kb.insert(arith.CmpfOp(x, x, "uno"))
     if isinstance(dst, BFloat16Type):
         odd = _and(kb, _shr(kb, bits, 16), _i(kb, 1))

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
+    Float8E8M0FNUType,
     Float16Type,
     Float64Type,
     FloatAttr,
@@ -204,7 +205,8 @@ def _to_f32_round_to_odd(kb: KernelBuilder, x: SSAValue) -> SSAValue:
     return kb.insert(arith.BitcastOp(bits, f32))
 
 
-def convert(kb: KernelBuilder, x: SSAValue, dst: Attribute, saturate: bool = True) -> SSAValue:
+def convert(kb: KernelBuilder, x: SSAValue, dst: Attribute, saturate: bool = True,
+            round_mode: str = "up") -> SSAValue:
     """ONNX Cast of one scalar: float->int truncates, anything->bool is `!= 0`; unsigned
     sources zero-extend, integers narrow by dropping high bits (as numpy's astype)."""
     src = x.type
@@ -214,9 +216,12 @@ def convert(kb: KernelBuilder, x: SSAValue, dst: Attribute, saturate: bool = Tru
         return convert(kb, cast_formats.to_f32(kb, x), dst)
     if cast_formats.is_storage_float(dst):
         # from f64 through f32 rounded to odd: rounding that again is exact (as for half)
-        wide = _to_f32_round_to_odd(kb, x) if isinstance(src, Float64Type) else \
-            convert(kb, x, f32)
-        return cast_formats.from_f32(kb, wide, dst, saturate)
+        # (E8M0 rounds by the f32 mantissa, as onnx.numpy_helper.to_float8e8m0: plain f32)
+        if isinstance(src, Float64Type) and not isinstance(dst, Float8E8M0FNUType):
+            wide = _to_f32_round_to_odd(kb, x)
+        else:
+            wide = convert(kb, x, f32)
+        return cast_formats.from_f32(kb, wide, dst, saturate, round_mode)
     if isinstance(src, Float16Type) and not is_float(dst):  # half <-> integers through f32
         return convert(kb, kb.insert(arith.ExtFOp(x, f32)), dst)
     if isinstance(dst, Float16Type) and not is_float(src):
@@ -256,7 +261,9 @@ def cast_kernel(op, kb: KernelBuilder, ins, outs):
     require_physical_broadcast(op)
     dst = outs[0].type.get_element_type()
     saturate = op.saturate is None or op.saturate.value.data != 0
-    map_elementwise(kb, ins, outs[0], lambda kb, args: convert(kb, args[0], dst, saturate))
+    round_mode = "up" if op.round_mode is None else op.round_mode.data
+    map_elementwise(kb, ins, outs[0],
+                    lambda kb, args: convert(kb, args[0], dst, saturate, round_mode))
 
 
 # --------------------------------------------------------------------------- binary

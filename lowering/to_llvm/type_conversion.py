@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import (
     Float8E4M3FNUZType,
     Float8E5M2FNUZType,
     Float8E5M2Type,
+    Float8E8M0FNUType,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -45,7 +46,7 @@ from onnxc.errors import LoweringError
 
 
 STORAGE_FLOATS = (BFloat16Type, Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
-                  Float8E5M2FNUZType, Float4E2M1FNType)
+                  Float8E5M2FNUZType, Float8E8M0FNUType, Float4E2M1FNType)
 
 
 def convert_type(t: Attribute) -> Attribute:

@@ -115,9 +115,24 @@ def test_storage_formats_only_go_through_casts():
     assert x.dtype == ml_dtypes.bfloat16
 
 
-def test_float8e8m0_is_unsupported():
-    with pytest.raises(UnsupportedOpError, match="FLOAT8E8M0"):
-        onnxc.compile(_cast_model(np.float32, TP.FLOAT8E8M0, {}, [3], opset=24))
+@pytest.mark.parametrize("saturate", [0, 1])
+@pytest.mark.parametrize("round_mode", ["up", "down", "nearest"])
+def test_float8e8m0(round_mode, saturate):
+    """Exponent-only E8M0: the f32 exponent rounded by the mantissa (f32 subnormals, inf,
+    NaN and the largest exponent included), and back."""
+    x = np.concatenate([_awkward_floats(), [3.0, 1.5, 1.25, 1.75, 1e-40, 3.4e38, -6.0]]
+                       ).astype(np.float32)
+    model = _cast_model(np.float32, TP.FLOAT8E8M0,
+                        {"saturate": saturate, "round_mode": round_mode}, x.shape, opset=24)
+    (expected,) = ReferenceEvaluator(model).run(None, {"x": x})
+    (got,) = onnxc.compile(model).run(None, {"x": x})
+    np.testing.assert_array_equal(_bits(got), _bits(expected))
+
+
+def test_float8e8m0_to_float():
+    x = np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e8m0fnu)
+    for to in (TP.FLOAT, TP.FLOAT16):
+        check_cast(x, to)
 
 
 def test_cast_of_a_constant_folds_with_saturation():
