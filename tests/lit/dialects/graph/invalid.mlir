@@ -224,8 +224,8 @@
 // -----
 
 %x = "test.op"() : () -> tensor<2x6xf32>
-%r = graph.pad(%x) {pads = array<i64: 1, 1, 1, 1>, mode = "wrap", value = 0.000000e+00 : f32} : (tensor<2x6xf32>) -> tensor<4x8xf32>
-// CHECK: Operation does not verify: graph.pad: unknown pad mode 'wrap'
+%r = graph.pad(%x) {pads = array<i64: 1, 1, 1, 1>, mode = "symmetric", value = 0.000000e+00 : f32} : (tensor<2x6xf32>) -> tensor<4x8xf32>
+// CHECK: Operation does not verify: graph.pad: unknown pad mode 'symmetric'
 
 // -----
 
