@@ -11,10 +11,9 @@ from __future__ import annotations
 import math as pymath
 from collections.abc import Sequence
 
-from xdsl.dialects import arith, memref
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerType, Signedness, i64
-from xdsl.ir import Attribute, SSAValue
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, shape_of
@@ -58,13 +57,6 @@ def as_i64(kb: KernelBuilder, i: Index) -> SSAValue:
     if isinstance(i, int):
         return kb.constant(i, i64)
     return kb.insert(arith.IndexCastOp(i, i64))
-
-
-def _alloca(kb: KernelBuilder, shape: list[int], element: Attribute) -> SSAValue:
-    """Stack scratch at the kernel entry (private to each thread of a parallel loop)."""
-    op = memref.AllocaOp.get(element, shape=shape)
-    Rewriter.insert_op(op, InsertPoint.at_start(kb.entry))
-    return op.memref
 
 
 # --------------------------------------------------------------------------- argmax / argmin
@@ -131,56 +123,53 @@ def _arg_of_row(op: graph.ArgReduceOp, kb: KernelBuilder, x: SSAValue, y: SSAVal
 
 
 def top_k_kernel(op: graph.TopKOp, kb: KernelBuilder, ins, outs):
-    """Insertion into a sorted scratch list of k + 1 entries per slice: O(n k), fine for the
-    small k of classification heads and detection post-processing."""
+    """Insertion sort into the output slice itself, skipping values that lose to the current
+    k-th: O(n) compares plus O(k) per insertion, fine for the small k of classification
+    heads and detection post-processing (no scratch, so any k fits)."""
     require_plain(op)
     outer, n, inner = split_at_axis(shape_of(op.input), int_of(op.axis))
     k = int_of(op.k)
-    element = ins[0].type.get_element_type()
     x = kb.view(ins[0], [outer, n, inner])
     values = kb.view(outs[0], [outer, k, inner])
     indices = kb.view(outs[1], [outer, k, inner])
     if k == 0 or outer * inner == 0:
         return
-    vals, idxs = _alloca(kb, [k + 1], element), _alloca(kb, [k + 1], i64)
     keeps_before = "ge" if int_of(op.largest) else "le"  # an earlier equal value stays first
     beats = "gt" if int_of(op.largest) else "lt"
 
     def row(o: Index) -> None:
         def column(i: Index) -> None:
             def visit(j: Index) -> None:
-                # most values lose to the current k-th: a loop of 0 or 1 trips is the branch
+                # a loop of 0 or 1 trips is the branch; the k-th slot is read before it is
+                # written only when j < k, where its (garbage) value does not matter
                 v = kb.load(x, [o, j, i])
                 not_full = kb.insert(arith.CmpiOp(kb.idx(j), kb.idx(k), "slt"))
-                wins = compare(kb, v, kb.load(vals, [k - 1]), beats)
+                wins = compare(kb, v, kb.load(values, [o, k - 1, i]), beats)
                 enter = kb.insert(arith.OrIOp(not_full, wins))
                 kb.for_(0, kb.select(enter, kb.idx(1), kb.idx(0)), lambda _: insert(j, v))
 
             def insert(j: Index, v: SSAValue) -> None:
+                # entered, the position is < k: below j entries when filling, and before
+                # the k-th (which v beats) when full; entries from there move down one slot
                 filled = kb.idx(kb.imin(j, k))
                 one, zero = kb.idx(1), kb.idx(0)
                 (position,) = kb.reduce(0, filled, [zero], lambda t, p: [
-                    kb.select(compare(kb, kb.load(vals, [t]), v, keeps_before),
+                    kb.select(compare(kb, kb.load(values, [o, t, i]), v, keeps_before),
                               kb.insert(arith.AddiOp(p, one)), p)
                 ])
+                top = kb.idx(kb.imin(j, k - 1))
 
                 def shift(s: Index) -> None:
-                    t = kb.isub(filled, s)
+                    t = kb.isub(top, s)
                     before = kb.isub(t, 1)
-                    kb.store(kb.load(vals, [before]), vals, [t])
-                    kb.store(kb.load(idxs, [before]), idxs, [t])
+                    kb.store(kb.load(values, [o, before, i]), values, [o, t, i])
+                    kb.store(kb.load(indices, [o, before, i]), indices, [o, t, i])
 
-                kb.for_(0, kb.isub(filled, position), shift)
-                kb.store(v, vals, [position])
-                kb.store(as_i64(kb, j), idxs, [position])
+                kb.for_(0, kb.isub(top, position), shift)
+                kb.store(v, values, [o, position, i])
+                kb.store(as_i64(kb, j), indices, [o, position, i])
 
             kb.for_(0, n, visit)
-
-            def copy_out(r: Index) -> None:
-                kb.store(kb.load(vals, [r]), values, [o, r, i])
-                kb.store(kb.load(idxs, [r]), indices, [o, r, i])
-
-            kb.for_(0, k, copy_out)
 
         kb.for_(0, inner, column)
 

@@ -329,3 +329,10 @@ def test_arg_nan_rows_give_their_first_or_last_nan(op):
     x[2, 5] = np.nan
     for last in (0, 1):
         run_case(op, [x], [], {"axis": 1, "select_last_index": last}, opset=13)
+
+
+def test_top_k_whole_axis_and_strided_slices():
+    x = distinct(2, 300, 3)  # k = n: every value is inserted; inner 3: strided slices
+    run_case("TopK", [x], [np.array([300], dtype=np.int64)], {"axis": 1}, opset=11, outputs=2)
+    run_case("TopK", [x], [np.array([1], dtype=np.int64)], {"axis": 1, "largest": 0},
+             opset=11, outputs=2)
