@@ -141,11 +141,12 @@ def resize_kernel(op: ResizeOp, kb: KernelBuilder, ins, outs):
                 inner[k] = load_taps(k, i)
             level(k + 1, [*ivs, i], inner)
 
-        if k == 0:
-            kb.parallel_for(0, out_shape[0], step)
+        if k == parallel_axis:
+            kb.parallel_for(0, out_shape[k], step)
         else:
             kb.for_(0, out_shape[k], step)
 
+    parallel_axis = _parallel_axis(out_shape)
     level(0, [], {})
 
 
@@ -165,12 +166,18 @@ def _copy_kernel(kb: KernelBuilder, x, idx_table, out, out_shape, taps, offsets)
                 pos = kb.insert(arith.IndexCastOp(kb.load(idx_table, [at]), IndexType()))
             level(k + 1, [*ivs, i], [*src, pos])
 
-        if k == 0:
-            kb.parallel_for(0, out_shape[0], step)
+        if k == parallel_axis:
+            kb.parallel_for(0, out_shape[k], step)
         else:
             kb.for_(0, out_shape[k], step)
 
+    parallel_axis = _parallel_axis(out_shape)
     level(0, [], [])
+
+
+def _parallel_axis(shape) -> int:
+    """The outermost axis with more than one index (a batch of 1 emits no loop)."""
+    return next((k for k, d in enumerate(shape) if d > 1), 0)
 
 
 KERNELS = {ResizeOp: resize_kernel}

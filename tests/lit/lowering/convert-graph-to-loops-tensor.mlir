@@ -1,0 +1,63 @@
+// RUN: onnxc-opt %s --split-input-file -p convert-graph-to-loops | filecheck %s
+
+// Resize and GatherElements kernels: Resize reads per-axis tap tables passed as constants
+// (index table, weight table); the first axis with more than one index is the parallel loop.
+
+// Nearest without extrapolation is a gather: each resized axis loads its source position
+// at its own loop level, the innermost loop only copies.
+func.func @main(%x: tensor<1x2x3x4xf32>) -> tensor<1x2x6x8xf32> {
+  %y = graph.resize(%x) {mode = "nearest", coordinate_transformation_mode = "asymmetric", nearest_mode = "floor", cubic_coeff_a = -7.500000e-01 : f64, exclude_outside = 0 : i64, antialias = 0 : i64, extrapolation_value = 0.000000e+00 : f64, scales = array<f64: 1.0, 1.0, 2.0, 2.0>, roi = array<f64: 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0>} : (tensor<1x2x3x4xf32>) -> tensor<1x2x6x8xf32>
+  func.return %y : tensor<1x2x6x8xf32>
+}
+
+// CHECK:       "memref.global"() <{sym_name = "cst_0", type = memref<14xi64>, initial_value = dense<[0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2, 3, 3]>
+// CHECK-LABEL: func.func private @resize_0(%0: memref<1x2x3x4xf32>, %1: memref<14xi64>, %2: memref<14xf32>, %3: memref<1x2x6x8xf32>)
+// CHECK:         scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:      scf.for %[[H:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:        %[[HT:.*]] = memref.load %1[%[[H]]] : memref<14xi64>
+// CHECK-NEXT:        %[[HI:.*]] = arith.index_cast %[[HT]] : i64 to index
+// CHECK-NEXT:        scf.for %[[W:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:          %[[WA:.*]] = arith.addi %[[W]], %{{.*}} : index
+// CHECK-NEXT:          %[[WT:.*]] = memref.load %1[%[[WA]]] : memref<14xi64>
+// CHECK-NEXT:          %[[WI:.*]] = arith.index_cast %[[WT]] : i64 to index
+// CHECK-NEXT:          %[[V:.*]] = memref.load %0[%{{.*}}, %[[C]], %[[HI]], %[[WI]]] : memref<1x2x3x4xf32>
+// CHECK-NEXT:          memref.store %[[V]], %3[%{{.*}}, %[[C]], %[[H]], %[[W]]] : memref<1x2x6x8xf32>
+// CHECK:         } {onnxc.parallel}
+
+// -----
+
+// Linear: a row's two vertical taps are loaded once per row; the body sums the four
+// corners with fused multiply-adds.
+func.func @main(%x: tensor<1x2x3x4xf32>) -> tensor<1x2x6x8xf32> {
+  %y = graph.resize(%x) {mode = "linear", coordinate_transformation_mode = "half_pixel", nearest_mode = "round_prefer_floor", cubic_coeff_a = -7.500000e-01 : f64, exclude_outside = 0 : i64, antialias = 0 : i64, extrapolation_value = 0.000000e+00 : f64, scales = array<f64: 1.0, 1.0, 2.0, 2.0>, roi = array<f64: 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0>} : (tensor<1x2x3x4xf32>) -> tensor<1x2x6x8xf32>
+  func.return %y : tensor<1x2x6x8xf32>
+}
+
+// CHECK-LABEL: func.func private @resize_0(
+// CHECK:         scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:      scf.for %[[H:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-COUNT-2:     memref.load %2[%{{.*}}] : memref<28xf32>
+// CHECK:             scf.for %[[W:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-COUNT-4:       math.fma
+// CHECK-NOT:           math.fma
+// CHECK:               memref.store %{{.*}}, %3[%{{.*}}, %[[C]], %[[H]], %[[W]]] : memref<1x2x6x8xf32>
+
+// -----
+
+// GatherElements wraps a negative index by the dimension size and replaces that axis.
+func.func @main(%x: tensor<3x4xf32>, %i: tensor<2x4xi64>) -> tensor<2x4xf32> {
+  %y = graph.gather_elements(%x, %i) {axis = 0 : i64} : (tensor<3x4xf32>, tensor<2x4xi64>) -> tensor<2x4xf32>
+  func.return %y : tensor<2x4xf32>
+}
+
+// CHECK-LABEL: func.func private @gather_elements_0(%0: memref<3x4xf32>, %1: memref<2x4xi64>, %2: memref<2x4xf32>)
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:      scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:        %[[R:.*]] = memref.load %1[%[[I]], %[[J]]] : memref<2x4xi64>
+// CHECK-NEXT:        %[[IX:.*]] = arith.index_cast %[[R]] : i64 to index
+// CHECK-NEXT:        %[[NEG:.*]] = arith.cmpi slt, %[[IX]], %{{.*}} : index
+// CHECK-NEXT:        %[[UP:.*]] = arith.addi %[[IX]], %{{.*}} : index
+// CHECK-NEXT:        %[[K:.*]] = arith.select %[[NEG]], %[[UP]], %[[IX]] : index
+// CHECK-NEXT:        %[[V:.*]] = memref.load %0[%[[K]], %[[J]]] : memref<3x4xf32>
+// CHECK-NEXT:        memref.store %[[V]], %2[%[[I]], %[[J]]] : memref<2x4xf32>
+// CHECK:         } {onnxc.parallel}
