@@ -117,10 +117,14 @@ def is_float(el: Attribute) -> bool:
 STORAGE_OPS = frozenset({"Cast", "CastLike", "Identity", "BitCast"})
 HALF_OPS = STORAGE_OPS | {
     "IsNaN", "IsInf", "Where", "Mod", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
+    "Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Mean", "Neg", "Abs", "Relu", "Exp", "Log",
+    "Sqrt", "Reciprocal", "Sigmoid", "Tanh", "Clip", "LeakyRelu", "Celu", "Elu", "Pow",
+    "Ceil", "Floor", "Round", "Sign", "Sin", "Cos",
 }
-"""The ops whose kernels take FLOAT16 tensors (as a storage type: converts and tests), and
-the ones that take the other storage-only types (bf16, 8/4-bit floats, 4/2-bit integers).
-Other kernels assume f32/f64 (packed GEMM, polynomial exp, libm calls) or whole bytes."""
+"""The ops whose kernels take FLOAT16 tensors (converts, tests, and elementwise arithmetic:
+LLVM computes each half op in f32 and rounds once), and the ones that take the other
+storage-only types (bf16, 8/4-bit floats, 4/2-bit integers). Other kernels assume f32/f64
+(packed GEMM, polynomial exp and erf, libm calls) or whole bytes."""
 
 
 def _is_storage_only(el: Attribute) -> bool:
