@@ -45,7 +45,8 @@ def _model(op: str, inputs: list[np.ndarray], consts: list[np.ndarray | None], a
 
 
 def run_case(op: str, inputs, consts=(), attrs=None, opset: int = 18, outputs: int = 1,
-             rtol: float = 1e-5, atol: float = 1e-5, reference: str = "onnx") -> None:
+             rtol: float = 1e-5, atol: float = 1e-5, reference: str = "onnx",
+             num_threads: int | None = None) -> None:
     model = _model(op, list(inputs), list(consts), attrs or {}, opset, outputs)
     feeds = {f"x{i}": a for i, a in enumerate(inputs)}
     if reference == "onnx":
@@ -56,7 +57,7 @@ def run_case(op: str, inputs, consts=(), attrs=None, opset: int = 18, outputs: i
         session = onnxruntime.InferenceSession(model.SerializeToString(),
                                                providers=["CPUExecutionProvider"])
         expected = session.run(None, feeds)
-    compiled = onnxc.compile(model).run(None, feeds)
+    compiled = onnxc.compile(model, num_threads=num_threads).run(None, feeds)
     evaluated = evaluate(import_onnx(model), feeds)  # the numpy semantics of the graph ops
     for actual in (compiled, evaluated):
         _compare(actual, expected, rtol, atol)
@@ -336,3 +337,14 @@ def test_top_k_whole_axis_and_strided_slices():
     run_case("TopK", [x], [np.array([300], dtype=np.int64)], {"axis": 1}, opset=11, outputs=2)
     run_case("TopK", [x], [np.array([1], dtype=np.int64)], {"axis": 1, "largest": 0},
              opset=11, outputs=2)
+
+
+def test_parallel_rows_on_two_threads():
+    """Above MIN_PARALLEL_ELEMENTS the row loops run on threads (serially without libgomp)."""
+    x = distinct(64, 40, 30)
+    run_case("ReduceMax", [x], [np.array([1], dtype=np.int64)], num_threads=2)
+    run_case("ReduceSum", [x], [np.array([0], dtype=np.int64)], num_threads=2)
+    run_case("ArgMin", [x], [], {"axis": 2}, opset=13, num_threads=2)
+    run_case("TopK", [x], [np.array([4], dtype=np.int64)], {"axis": 1}, opset=11, outputs=2,
+             num_threads=2)
+    run_case("CumSum", [x], [np.array(1)], {"exclusive": 1}, opset=14, num_threads=2)
