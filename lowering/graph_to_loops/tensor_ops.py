@@ -46,11 +46,14 @@ def combine(kb: KernelBuilder, reduction: str, old, new):
 
 
 def _outer_parallel(kb: KernelBuilder, shape, body) -> None:
-    """A nest over `shape` whose outermost loop is parallel."""
-    if not shape:
-        body([])
+    """A nest over `shape` whose outermost loop with more than one index is parallel."""
+    lead = next((k for k, d in enumerate(shape) if d > 1), None)
+    if lead is None:
+        body([0] * len(shape))
         return
-    kb.parallel_for(0, shape[0], lambda i: kb.nest(shape[1:], lambda ivs: body([i, *ivs])))
+    ones = [0] * lead
+    kb.parallel_for(0, shape[lead], lambda i: kb.nest(
+        shape[lead + 1:], lambda ivs: body([*ones, i, *ivs])))
 
 
 # --------------------------------------------------------------------------- gathers
