@@ -183,18 +183,15 @@ def is_inf_kernel(op: graph.IsInfOp, kb: KernelBuilder, ins, outs):
     element = ins[0].type.get_element_type()
     if not is_float(element):
         raise LoweringError(f"{op.name}: element type {element} is not a float")
-    positive, negative = int_of(op.detect_positive) != 0, int_of(op.detect_negative) != 0
-    inf, minus_inf = kb.constant(float("inf"), element), kb.constant(float("-inf"), element)
-    false = kb.constant(0, IntegerType(1))
+    signs = [sign for sign, attr in ((1.0, op.detect_positive), (-1.0, op.detect_negative))
+             if int_of(attr) != 0]
 
     def body(kb: KernelBuilder, a: Sequence[SSAValue]) -> SSAValue:
-        result = false
-        if positive:
-            result = kb.insert(arith.CmpfOp(a[0], inf, "oeq"))
-        if negative:
-            is_minus = kb.insert(arith.CmpfOp(a[0], minus_inf, "oeq"))
-            result = is_minus if not positive else kb.insert(arith.OrIOp(result, is_minus))
-        return result
+        tests = [kb.insert(arith.CmpfOp(a[0], kb.constant(sign * float("inf"), element), "oeq"))
+                 for sign in signs]
+        if not tests:
+            return kb.constant(0, IntegerType(1))
+        return tests[0] if len(tests) == 1 else kb.insert(arith.OrIOp(tests[0], tests[1]))
 
     map_elementwise(kb, ins, outs[0], body)
 
