@@ -75,6 +75,8 @@ def _shrink(kb: KernelBuilder, x: SSAValue, op: graph.ShrinkOp) -> SSAValue:
 
     lambd, bias = float_of(op.lambd), float_of(op.bias)
     zero = const(0)
+    if is_unsigned(x.type) and lambd >= 0:  # nothing is below -lambd
+        return kb.select(kb.less_than(const(lambd), x), kb.sub(x, const(bias)), zero)
     below = kb.less_than(x, const(-lambd))
     above = kb.less_than(const(lambd), x)
     return kb.select(below, kb.add(x, const(bias)),

@@ -233,8 +233,9 @@ def test_shrink(attrs):
     check("Shrink", [f32(4, 5)], attrs)
 
 
-def test_shrink_int8():
+def test_shrink_integers():
     check("Shrink", [ints(np.int8, 10, low=-6, high=6)], {"bias": 2.0, "lambd": 3.0})
+    check("Shrink", [ints(np.uint8, 10, low=0, high=250)], {"bias": 2.0, "lambd": 100.0})
 
 
 def test_trig_of_integers_is_unsupported():
