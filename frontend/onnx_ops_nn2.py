@@ -3,7 +3,7 @@ RoiAlign, DeformConv, MaxPool's Indices output, MaxUnpool, the normalizations In
 MeanVarianceNormalization, and LpPool.
 
 ConvTranspose resolves auto_pad/output_shape/output_padding into explicit pads and the
-result type (as onnx.reference does) and, without groups, becomes a GEMM plus Col2Im; AffineGrid is theta times a constant base grid (one
+result type (as onnx.reference does) and becomes a (grouped) GEMM plus Col2Im; AffineGrid is theta times a constant base grid (one
 MatMul); the normalizations are ReduceMean arithmetic and LpPool is |x|^p through a summing
 AveragePool, so they profit from the existing kernels and rewrites. Per-opset rules:
 GroupNormalization's scale/bias are per group in 18 and per channel since 21; GridSample-16
@@ -78,8 +78,8 @@ def convert_conv_transpose(ctx: NodeContext) -> list[Result]:
         raise ctx.unsupported(f"output size {spatial} for pads {pads} and strides {strides}")
     out = (x[0], w[1] * group, *spatial)
     blocks = graph_tensor2.col2im_blocks(spatial, kernel, strides, pads, dilations)
-    if group == 1 and list(blocks) == list(x[2:]):
-        return [_conv_transpose_gemm(ctx, out, kernel, strides, pads, dilations)]
+    if list(blocks) == list(x[2:]):
+        return [_conv_transpose_gemm(ctx, out, kernel, strides, pads, dilations, group)]
     bias = ctx.operand(2) if ctx.has_input(2) else None
     op = graph_tensor2.ConvTransposeOp(
         operands=[ctx.operand(0), ctx.operand(1), bias],
@@ -90,31 +90,33 @@ def convert_conv_transpose(ctx: NodeContext) -> list[Result]:
     return [ctx.emit1(op)]
 
 
-def _conv_transpose_gemm(ctx: NodeContext, out, kernel, strides, pads, dilations) -> SSAValue:
-    """ConvTranspose as columns = W^T x (one GEMM per image, [M * k, C] x [C, pixels])
-    scattered back into the image by Col2Im: the GEMM does the arithmetic at full speed and
-    no large tensor is transposed; the direct scatter kernel stays for grouped layers and an
-    output_padding past the last block. Valid when the image's blocks are the input's
-    pixels (output_padding < stride)."""
+def _conv_transpose_gemm(ctx: NodeContext, out, kernel, strides, pads, dilations,
+                         group: int) -> SSAValue:
+    """ConvTranspose as columns = W^T x (per image and group one GEMM, [M/g * k, C/g] x
+    [C/g, pixels]) scattered back into the image by Col2Im: the GEMM does the arithmetic at
+    full speed and no large tensor is transposed. Valid when the image's blocks are the
+    input's pixels (output_padding < stride); otherwise the direct scatter kernel runs."""
     x, w = ctx.shape(0), ctx.shape(1)
     n, c = x[:2]
-    pixels, taps, m = math.prod(x[2:]), math.prod(kernel), w[1]
+    pixels, taps, mg = math.prod(x[2:]), math.prod(kernel), w[1]
+    cg = c // group
     e = Emitter(ctx)
     weight = ctx.tensor(1).array
     if weight is not None:  # transposed here once rather than by a graph op
         w_t = ctx.materialize(Tensor.of_array(np.ascontiguousarray(
-            weight.reshape(c, m * taps).T)))
+            weight.reshape(group, cg, mg * taps).transpose(0, 2, 1))))
     else:
-        w_t = e.transpose(e.reshape(ctx.operand(1), (c, m * taps)), (1, 0))
+        w_t = e.transpose(e.reshape(ctx.operand(1), (group, cg, mg * taps)), (0, 2, 1))
     cols = ctx.emit1(graph.MatMulOp(
-        operands=[w_t, e.reshape(ctx.operand(0), (n, c, pixels))],
-        result_types=[typed(ctx, (n, m * taps, pixels))]))
+        operands=[w_t, e.reshape(ctx.operand(0), (n, group, cg, pixels))],
+        result_types=[typed(ctx, (n, group, mg * taps, pixels))]))
     y = ctx.emit1(graph_tensor2.Col2ImOp(
-        operands=[cols], result_types=[typed(ctx, out)],
+        operands=[e.reshape(cols, (n, group * mg * taps, pixels))],
+        result_types=[typed(ctx, out)],
         properties={"block_shape": types.i64_array(kernel), "strides": types.i64_array(strides),
                     "pads": types.i64_array(pads), "dilations": types.i64_array(dilations)}))
     if ctx.has_input(2):
-        y = e.binary(graph.AddOp, y, e.reshape(ctx.operand(2), (m,) + (1,) * len(kernel)))
+        y = e.binary(graph.AddOp, y, e.reshape(ctx.operand(2), (group * mg,) + (1,) * len(kernel)))
     return y
 
 

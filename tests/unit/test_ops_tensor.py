@@ -358,3 +358,20 @@ def test_max_pool_of_unsigned_integers():
         x[0, 0, 0, 0] = np.iinfo(dtype).max
         check("MaxPool", [x], attrs={"kernel_shape": [2, 2], "strides": [1, 2]}, opset=12,
               tol=False)
+
+
+def test_conv_transpose_output_padding_past_the_blocks():
+    """output_padding >= stride (allowed below the dilation) leaves a row no Col2Im block
+    covers: the direct scatter kernel runs. onnx.reference and onnxruntime both refuse this
+    model, so the numpy evaluator is the reference, and the rows past the last tap hold
+    only the bias."""
+    x, w, b = _f(1, 2, 3, 4), _f(2, 3, 2, 2), _f(3)
+    model = _model("ConvTranspose", [x], [w, b],
+                   {"dilations": [2, 2], "output_padding": [1, 1]}, 17)
+    (ir_op,) = [op for op in import_onnx(model).walk() if op.name.startswith("graph.conv_t")]
+    (got,) = onnxc.compile(model).run(None, {"x0": x})
+    (expected,) = evaluate(import_onnx(model), {"x0": x})
+    assert got.shape == (1, 3, 6, 7)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[:, :, -1, :], np.broadcast_to(b[None, :, None], (1, 3, 7)))
+    assert ir_op is not None
