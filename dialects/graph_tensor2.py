@@ -1,6 +1,8 @@
-"""Graph ops that index data by run-time values or move it by a static pattern:
-GatherElements, GatherND, ScatterElements, ScatterND, Tile, ReverseSequence, and the
-transposed convolution and Col2Im that CNN decoders and segmentation heads use.
+"""Graph ops for the data movement and layers of CNN, detection and segmentation nets that
+index data by run-time values or sample it: GatherElements, GatherND, ScatterElements,
+ScatterND, Tile, ReverseSequence, the transposed convolution and Col2Im, GridSample,
+RoiAlign, the sampled columns of DeformConv, MaxPool with indices and MaxUnpool
+(graph.resize is in graph_resize).
 
 Index operands are integer tensors (negative indices count from the end, as in ONNX).
 """
