@@ -1,8 +1,8 @@
 """Graph ops for the data movement and layers of CNN, detection and segmentation nets that
 index data by run-time values or sample it: GatherElements, GatherND, ScatterElements,
 ScatterND, Tile, ReverseSequence, the transposed convolution and Col2Im, GridSample,
-RoiAlign, the sampled columns of DeformConv, MaxPool with indices and MaxUnpool
-(graph.resize is in graph_resize).
+RoiAlign, the sampled columns of DeformConv, MaxPool with indices, MaxUnpool and the
+KV-cache update TensorScatter (graph.resize is in graph_resize).
 
 Index operands are integer tensors (negative indices count from the end, as in ONNX).
 """
@@ -361,8 +361,36 @@ class DeformColumnsOp(GraphOp):
         return [(x[0], x[1] * taps, off[2] * off[3])]
 
 
+@irdl_op_definition
+class TensorScatterOp(GraphOp):
+    """A copy of `past` (a cache [B, ..., L, ...]) with `update` [B, ..., S, ...] written
+    along `axis` from position write_indices[b] of each batch entry (modulo L when
+    `circular`); without write_indices, from 0."""
+
+    name = "graph.tensor_scatter"
+    past = operand_def(TensorType)
+    update = operand_def(TensorType)
+    write_indices = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = prop_def(IntegerAttr)
+    circular = prop_def(IntegerAttr)
+
+    def same_element_type_operands(self) -> Sequence[SSAValue]:
+        return (self.past, self.update)
+
+    def infer_shapes(self):
+        x, u = shape_of(self.past), shape_of(self.update)
+        axis = int_of(self.axis)
+        if len(u) != len(x) or not 0 < axis < len(x) or u[axis] > x[axis] or any(
+                a != b for i, (a, b) in enumerate(zip(x, u)) if i != axis):
+            raise ValueError(f"update {u} does not fit cache {x} along axis {axis}")
+        if self.write_indices is not None and shape_of(self.write_indices) != (x[0],):
+            raise ValueError(f"write_indices must have shape ({x[0]},)")
+        return [x]
+
+
 TENSOR2_OPS = [
     GatherElementsOp, GatherNDOp, ScatterElementsOp, ScatterNDOp, TileOp, ReverseSequenceOp,
     ConvTransposeOp, Col2ImOp, GridSampleOp, RoiAlignOp, MaxPoolIndicesOp, MaxUnpoolOp,
-    DeformColumnsOp, ResizeOp,
+    DeformColumnsOp, TensorScatterOp, ResizeOp,
 ]

@@ -1,5 +1,5 @@
 """Data movement used by CNN, detection and segmentation nets: Resize, Upsample, Gather/Scatter
-Elements and ND, Tile, DepthToSpace, SpaceToDepth, ReverseSequence, Compress, NonZero and
+Elements and ND, TensorScatter (KV-cache writes), Tile, DepthToSpace, SpaceToDepth, ReverseSequence, Compress, NonZero and
 CenterCropPad (the layers themselves are in onnx_ops_nn2, which shares `Emitter`).
 
 Ops that ONNX defines as compositions are imported as that composition of graph ops
@@ -241,6 +241,21 @@ def convert_scatter_nd(ctx: NodeContext) -> list[Result]:
     return [ctx.emit1(op)]
 
 
+def convert_tensor_scatter(ctx: NodeContext) -> list[Result]:
+    mode = ctx.attr("mode", "linear")
+    if mode not in ("linear", "circular"):
+        raise ctx.invalid(f"unknown mode '{mode}'")
+    rank = ctx.rank(0)
+    axis = normalized_axis(ctx, ctx.attr("axis", -2), rank)
+    if axis == 0:
+        raise ctx.invalid("axis 0 is the batch axis")
+    indices = index_operand(ctx, 2) if ctx.has_input(2) else None
+    op = graph_tensor2.TensorScatterOp(
+        operands=[ctx.operand(0), ctx.operand(1), indices], result_types=[ctx.tensor(0).type],
+        properties={"axis": types.i64_attr(axis), "circular": types.i64_attr(mode == "circular")})
+    return [ctx.emit1(op)]
+
+
 # ---------------------------------------------------------------------- static data movement
 
 
@@ -368,6 +383,7 @@ CONVERTERS: dict[str, Converter] = {
     "ScatterElements": convert_scatter_elements,
     "Scatter": convert_scatter_elements,
     "ScatterND": convert_scatter_nd,
+    "TensorScatter": convert_tensor_scatter,
     "Tile": convert_tile,
     "DepthToSpace": convert_depth_to_space,
     "SpaceToDepth": convert_space_to_depth,

@@ -68,6 +68,19 @@ def _scatter_nd(op: graph_tensor2.ScatterNDOp, a: list[np.ndarray]):
     return [out]
 
 
+def _tensor_scatter(op: graph_tensor2.TensorScatterOp, a: list[np.ndarray]):
+    past, update = a[0], a[1]
+    axis = int_of(op.axis)
+    starts = a[2] if len(a) > 2 else np.zeros(past.shape[0], np.int64)
+    out = past.copy()
+    length, steps = past.shape[axis], update.shape[axis]
+    for prefix in np.ndindex(*past.shape[:axis]):
+        for t in range(steps):
+            at = int(starts[prefix[0]]) + t
+            out[(*prefix, at % length if int_of(op.circular) else at)] = update[(*prefix, t)]
+    return [out]
+
+
 def _reverse_sequence(op: graph_tensor2.ReverseSequenceOp, a: list[np.ndarray]):
     x, lens = a
     b_axis, t_axis = int_of(op.batch_axis), int_of(op.time_axis)
@@ -318,6 +331,7 @@ EVALUATORS: dict[type[Operation], object] = {
     graph_tensor2.ScatterElementsOp: _scatter_elements,
     graph_tensor2.ScatterNDOp: _scatter_nd,
     graph_tensor2.TileOp: lambda op, a: [np.tile(a[0], ints_of(op.repeats))],
+    graph_tensor2.TensorScatterOp: _tensor_scatter,
     graph_tensor2.ReverseSequenceOp: _reverse_sequence,
     graph_tensor2.ConvTransposeOp: _conv_transpose,
     graph_tensor2.Col2ImOp: _col2im,

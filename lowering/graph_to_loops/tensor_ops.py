@@ -1,5 +1,5 @@
 """Kernels of the indexed data-movement ops: GatherElements, GatherND, ScatterElements,
-ScatterND, Tile and ReverseSequence.
+ScatterND, TensorScatter, Tile and ReverseSequence.
 
 Gathers loop over their result (independent iterations, the outer loop runs in parallel).
 Scatters first copy `data` to the result, then apply the updates in index order: ONNX leaves
@@ -141,6 +141,37 @@ def scatter_nd_kernel(op: graph_tensor2.ScatterNDOp, kb: KernelBuilder, ins, out
     kb.for_(0, rows, row)
 
 
+def tensor_scatter_kernel(op: graph_tensor2.TensorScatterOp, kb: KernelBuilder, ins, outs):
+    """Copy the cache, then per prefix row (parallel) write the update's S steps."""
+    copy_kernel(op, kb, ins[:1], outs)
+    x, u = shape_of(op.past), shape_of(op.update)
+    axis = int_of(op.axis)
+    prefix, length, steps = pymath.prod(x[:axis]), x[axis], u[axis]
+    rest = pymath.prod(x[axis + 1:])
+    per_batch = pymath.prod(x[1:axis])
+    if prefix * steps * rest == 0:
+        return
+    out = kb.view(outs[0], [prefix, length, rest])
+    update = kb.view(ins[1], [prefix, steps, rest])
+    circular = int_of(op.circular) != 0
+
+    def row(p: Index) -> None:
+        start: Index = 0
+        if op.write_indices is not None:
+            start = kb.insert(arith.IndexCastOp(kb.load(ins[2], [kb.idiv(p, per_batch)]),
+                                                IndexType()))
+
+        def step(t: Index) -> None:
+            at = kb.iadd(start, t)
+            if circular:
+                at = kb.insert(arith.RemSIOp(kb.idx(at), kb.idx(length)))
+            kb.for_(0, rest, lambda r: kb.store(kb.load(update, [p, t, r]), out, [p, at, r]))
+
+        kb.for_(0, steps, step)
+
+    kb.parallel_for(0, prefix, row)
+
+
 # --------------------------------------------------------------------------- static patterns
 
 
@@ -189,5 +220,6 @@ KERNELS = {
     graph_tensor2.ScatterElementsOp: scatter_elements_kernel,
     graph_tensor2.ScatterNDOp: scatter_nd_kernel,
     graph_tensor2.TileOp: tile_kernel,
+    graph_tensor2.TensorScatterOp: tensor_scatter_kernel,
     graph_tensor2.ReverseSequenceOp: reverse_sequence_kernel,
 }

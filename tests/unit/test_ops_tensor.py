@@ -375,3 +375,11 @@ def test_conv_transpose_output_padding_past_the_blocks():
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(got[:, :, -1, :], np.broadcast_to(b[None, :, None], (1, 3, 7)))
     assert ir_op is not None
+
+
+@pytest.mark.parametrize("mode", ["linear", "circular"])
+def test_tensor_scatter(mode):
+    past, update = _f(2, 3, 6, 4), _f(2, 3, 3, 4)
+    starts = np.array([1, 3] if mode == "linear" else [4, 5], np.int64)
+    check("TensorScatter", [past, update, starts], attrs={"mode": mode}, opset=24, tol=False)
+    check("TensorScatter", [_f(2, 5, 3), _f(2, 2, 3)], attrs={"axis": 1}, opset=24, tol=False)
