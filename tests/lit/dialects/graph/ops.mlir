@@ -416,3 +416,44 @@ func.func @logic_and_unary_math(%x: tensor<2x3xf32>, %y: tensor<3xf32>, %b: tens
 // CHECK-NEXT:    %37 = graph.shrink(%x) {bias = 0.000000e+00 : f32, lambd = 5.000000e-01 : f32} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT:    %38 = graph.bit_cast(%x) : (tensor<2x3xf32>) -> tensor<2x3xi32>
 // CHECK-NEXT:    func.return
+
+// -----
+
+// Data movement and CNN/detection layers (graph_tensor2, graph_resize).
+func.func @tensor_data(%x: tensor<1x2x4x4xf32>, %i: tensor<1x2x4x4xi64>, %n: tensor<2x2xi64>, %r: tensor<3x4xf32>, %b: tensor<3xi64>, %g: tensor<1x3x3x2xf32>, %o: tensor<1x18x2x2xf32>, %w: tensor<2x3x3x3xf32>, %s: tensor<3x4xf32>, %l: tensor<3xi32>, %u: tensor<1x2x2x4xf32>, %c: tensor<1x18x4xf32>, %t: tensor<1xi64>) {
+  %0 = graph.resize(%x) {mode = "linear", coordinate_transformation_mode = "half_pixel", nearest_mode = "round_prefer_floor", cubic_coeff_a = -7.500000e-01 : f64, exclude_outside = 0 : i64, antialias = 0 : i64, extrapolation_value = 0.000000e+00 : f64, scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00>, roi = array<f64: 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 1.000000e+00, 1.000000e+00, 1.000000e+00, 1.000000e+00>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x8x8xf32>
+  %1 = graph.gather_elements(%x, %i) {axis = 2 : i64} : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xi64>) -> tensor<1x2x4x4xf32>
+  %2 = graph.gather_nd(%x, %n) {batch_dims = 0 : i64} : (tensor<1x2x4x4xf32>, tensor<2x2xi64>) -> tensor<2x4x4xf32>
+  %3 = graph.scatter_elements(%x, %i, %x) {axis = 3 : i64, reduction = "add"} : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xi64>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %4 = graph.scatter_nd(%x, %n, %2) {reduction = "none"} : (tensor<1x2x4x4xf32>, tensor<2x2xi64>, tensor<2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %5 = graph.tile(%r) {repeats = array<i64: 2, 1>} : (tensor<3x4xf32>) -> tensor<6x4xf32>
+  %6 = graph.reverse_sequence(%r, %b) {batch_axis = 0 : i64, time_axis = 1 : i64} : (tensor<3x4xf32>, tensor<3xi64>) -> tensor<3x4xf32>
+  %7 = graph.conv_transpose(%x, %w) {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<2x3x3x3xf32>) -> tensor<1x3x7x7xf32>
+  %8 = graph.col2im(%c) {block_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x18x4xf32>) -> tensor<1x2x4x4xf32>
+  %9 = graph.grid_sample(%x, %g) {mode = "linear", padding_mode = "zeros", align_corners = 0 : i64} : (tensor<1x2x4x4xf32>, tensor<1x3x3x2xf32>) -> tensor<1x2x3x3xf32>
+  %10 = graph.roi_align(%x, %s, %l) {mode = "avg", sampling_ratio = 0 : i64, spatial_scale = 1.000000e+00 : f64, half_pixel = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<3x4xf32>, tensor<3xi32>) -> tensor<3x2x2x2xf32>
+  %11 = graph.deform_columns(%x, %o) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, offset_group = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<1x18x2x2xf32>) -> tensor<1x18x4xf32>
+  %12, %13 = graph.max_pool_indices(%x) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = 0 : i64, storage_order = 0 : i64} : (tensor<1x2x4x4xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>)
+  %14 = graph.max_unpool(%12, %13) {unpooled = array<i64: 1, 2, 4, 4>} : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>) -> tensor<1x2x4x4xf32>
+  %15 = graph.tensor_scatter(%x, %u, %t) {axis = 2 : i64, circular = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<1x2x2x4xf32>, tensor<1xi64>) -> tensor<1x2x4x4xf32>
+  func.return
+}
+
+// CHECK-LABEL: func.func @tensor_data(
+// CHECK-NEXT:    %0 = graph.resize(%x) {mode = "linear", coordinate_transformation_mode = "half_pixel", nearest_mode = "round_prefer_floor", cubic_coeff_a = -7.500000e-01 : f64, exclude_outside = 0 : i64, antialias = 0 : i64, extrapolation_value = 0.000000e+00 : f64, scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00>, roi = array<f64: 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 1.000000e+00, 1.000000e+00, 1.000000e+00, 1.000000e+00>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x8x8xf32>
+// CHECK-NEXT:    %1 = graph.gather_elements(%x, %i) {axis = 2 : i64} : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xi64>) -> tensor<1x2x4x4xf32>
+// CHECK-NEXT:    %2 = graph.gather_nd(%x, %n) {batch_dims = 0 : i64} : (tensor<1x2x4x4xf32>, tensor<2x2xi64>) -> tensor<2x4x4xf32>
+// CHECK-NEXT:    %3 = graph.scatter_elements(%x, %i, %x) {axis = 3 : i64, reduction = "add"} : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xi64>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+// CHECK-NEXT:    %4 = graph.scatter_nd(%x, %n, %2) {reduction = "none"} : (tensor<1x2x4x4xf32>, tensor<2x2xi64>, tensor<2x4x4xf32>) -> tensor<1x2x4x4xf32>
+// CHECK-NEXT:    %5 = graph.tile(%r) {repeats = array<i64: 2, 1>} : (tensor<3x4xf32>) -> tensor<6x4xf32>
+// CHECK-NEXT:    %6 = graph.reverse_sequence(%r, %b) {batch_axis = 0 : i64, time_axis = 1 : i64} : (tensor<3x4xf32>, tensor<3xi64>) -> tensor<3x4xf32>
+// CHECK-NEXT:    %7 = graph.conv_transpose(%x, %w) {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<2x3x3x3xf32>) -> tensor<1x3x7x7xf32>
+// CHECK-NEXT:    %8 = graph.col2im(%c) {block_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x18x4xf32>) -> tensor<1x2x4x4xf32>
+// CHECK-NEXT:    %9 = graph.grid_sample(%x, %g) {mode = "linear", padding_mode = "zeros", align_corners = 0 : i64} : (tensor<1x2x4x4xf32>, tensor<1x3x3x2xf32>) -> tensor<1x2x3x3xf32>
+// CHECK-NEXT:    %10 = graph.roi_align(%x, %s, %l) {mode = "avg", sampling_ratio = 0 : i64, spatial_scale = 1.000000e+00 : f64, half_pixel = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<3x4xf32>, tensor<3xi32>) -> tensor<3x2x2x2xf32>
+// CHECK-NEXT:    %11 = graph.deform_columns(%x, %o) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, offset_group = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<1x18x2x2xf32>) -> tensor<1x18x4xf32>
+// CHECK-NEXT:    %12, %13 = graph.max_pool_indices(%x) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = 0 : i64, storage_order = 0 : i64} : (tensor<1x2x4x4xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>)
+// CHECK-NEXT:    %14 = graph.max_unpool(%12, %13) {unpooled = array<i64: 1, 2, 4, 4>} : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>) -> tensor<1x2x4x4xf32>
+// CHECK-NEXT:    %15 = graph.tensor_scatter(%x, %u, %t) {axis = 2 : i64, circular = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<1x2x2x4xf32>, tensor<1xi64>) -> tensor<1x2x4x4xf32>
+// CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
