@@ -6,7 +6,7 @@ of min(x, 0)). Only floating-point inputs are accepted, as ONNX requires.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
@@ -57,8 +57,15 @@ def convert_prelu(ctx: NodeContext) -> list[Result]:
     b = _Builder(ctx)
     x = ctx.operand(0)
     slope = ctx.operand(1)
-    if ctx.infer(shapes.broadcast_shapes, ctx.shape(0), ctx.shape(1)) != ctx.shape(0):
-        raise ctx.invalid(f"slope {ctx.shape(1)} does not broadcast to {ctx.shape(0)}")
+    x_shape, slope_shape = ctx.shape(0), ctx.shape(1)
+    if ctx.opset < 7 and len(slope_shape) == 1 and len(x_shape) > 2 \
+            and slope_shape[0] == x_shape[1] != 1:
+        # PRelu-6 applies a [C] slope per channel (legacy broadcast): make it [C, 1, ..., 1]
+        per_channel = (x_shape[1], *([1] * (len(x_shape) - 2)))
+        slope_type = TensorType(slope.type.get_element_type(), per_channel)
+        slope = ctx.emit1(graph.ReshapeOp(operands=[slope], result_types=[slope_type]))
+    elif ctx.infer(shapes.broadcast_shapes, x_shape, slope_shape) != x_shape:
+        raise ctx.invalid(f"slope {slope_shape} does not broadcast to {x_shape}")
     negative = b.binary(graph.MulOp, b.negative_part(x), slope)
     return [b.binary(graph.AddOp, b.unary(graph.ReluOp, x), negative)]
 

@@ -168,3 +168,20 @@ def test_node_conformance_suite():
     print(f"{checked} node tests checked")
     assert checked > 300
     assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("rank", [3, 4, 5])
+def test_prelu_6_applies_a_channel_slope_per_channel(rank):
+    """PRelu before opset 7 broadcasts a [C] slope along axis 1 (PyTorch's old exports)."""
+    shape = [2, 3, 4, 5, 2][:rank]
+    slope = np.array([0.1, -0.5, 2.0], np.float32)
+    node = onnx.helper.make_node("PRelu", ["x", "s"], ["y"])
+    graph = onnx.helper.make_graph(
+        [node], "g", [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, shape)],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, shape)],
+        [onnx.numpy_helper.from_array(slope, "s")])
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 6)])
+    x = np.random.default_rng(rank).standard_normal(shape).astype(np.float32)
+    (y,) = evaluate(import_onnx(model), [x])
+    per_channel = slope.reshape(3, *([1] * (rank - 2)))
+    np.testing.assert_allclose(y, np.where(x < 0, x * per_channel, x), rtol=1e-6)
