@@ -114,17 +114,39 @@ def _describe_dims(type_proto: onnx.TypeProto) -> str:
     return f"shape [{', '.join(dims)}]"
 
 
+def checked_model(model: onnx.ModelProto) -> onnx.ModelProto:
+    """`model` with its functions inlined, after the checks every import starts with: names
+    defined once, operator domains known, every op type convertible (ModelLoadError or
+    UnsupportedOpError otherwise, before any other work)."""
+    check_names(model.graph)
+    model = inline_functions(model)
+    check_domains(model)
+    check_op_types(model.graph, default_opset(model))
+    return model
+
+
+def check_op_types(graph: onnx.GraphProto, opset: int) -> None:
+    """Report unsupported ops before any work (all distinct ones in the message)."""
+    missing: dict[str, str] = {}
+    for index, node in enumerate(graph.node):
+        if node.op_type not in CONVERTERS and node.op_type not in FOLDERS:
+            missing.setdefault(node.op_type, node_label(node, index))
+    if missing:
+        (op_type, label), *others = missing.items()
+        detail = "the graph dialect has no equivalent"
+        if others:
+            detail += "; also unsupported: " + ", ".join(o for o, _ in others)
+        raise UnsupportedOpError(op_type, label, opset, detail)
+
+
 class OnnxImporter:
     """Imports one model; create one per model."""
 
     def __init__(
         self, model: onnx.ModelProto, constant_inputs: Mapping[str, np.ndarray] | None = None
     ):
-        check_names(model.graph)
-        model = inline_functions(model)
-        check_domains(model)
+        model = checked_model(model)
         self.opset = default_opset(model)
-        self._check_op_types(model.graph)
         self.graph = model.graph
         self.bound = self._check_constant_inputs(constant_inputs or {})
         self.inferred = infer_types(model, self.bound)
@@ -132,19 +154,6 @@ class OnnxImporter:
         self.block = Block()
         self.used = {name for node in self.graph.node for name in node.input}
         self.used.update(o.name for o in self.graph.output)
-
-    def _check_op_types(self, graph: onnx.GraphProto) -> None:
-        """Report unsupported ops before any work (all distinct ones in the message)."""
-        missing: dict[str, str] = {}
-        for index, node in enumerate(graph.node):
-            if node.op_type not in CONVERTERS and node.op_type not in FOLDERS:
-                missing.setdefault(node.op_type, node_label(node, index))
-        if missing:
-            (op_type, label), *others = missing.items()
-            detail = "the graph dialect has no equivalent"
-            if others:
-                detail += "; also unsupported: " + ", ".join(o for o, _ in others)
-            raise UnsupportedOpError(op_type, label, self.opset, detail)
 
     def _check_constant_inputs(
         self, constant_inputs: Mapping[str, np.ndarray]

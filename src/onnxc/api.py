@@ -24,6 +24,7 @@ from onnxc.frontend.batch_axes import (
     with_batch,
     with_fixed_shapes,
 )
+from onnxc.frontend.onnx_importer import checked_model
 from onnxc.frontend.onnx_model import load_model
 from onnxc.lowering import pipeline
 from onnxc.lowering.bind_constants import constant_arrays, numpy_dtype
@@ -214,6 +215,7 @@ def _static_model(
     if symbolic_batch(proto) is None:
         return model, None
     proto = load_model(model)
+    checked_model(proto)  # an unsupported op is the first thing to say, as without batch
     batch = batch_axis(proto)
     assert batch is not None
     return with_batch(proto, batch.symbol, 1), batch
