@@ -213,6 +213,9 @@ def _mixes_samples(node: onnx.NodeProto, ins: list[str], batched: Mapping[str, i
     if any(o and o not in batched for o in node.output) and op not in ("Shape", "Size"):
         return "has an output that does not scale with the batch"
     rank = len(out_shape)
+    if op == "MeanVarianceNormalization" and any(
+            a % rank == 0 for a in _attr(node, "axes", [0, 2, 3])):
+        return "normalizes over the batch axis (its default axes are [0, 2, 3])"
     if op in _SAMPLE_WISE:
         if any(len(shapes[i] or ()) != rank for i in ins):
             return "broadcasts a batched operand along another axis"
