@@ -140,6 +140,9 @@ def _binary(op_class: type[graph.GraphOp]) -> Converter:
         lhs = ctx.operand(0)
         rhs = _legacy_broadcast_rhs(ctx, ctx.operand(1))
         # Pow allows an exponent of another type since opset 12; graph ops need one type.
+        if op_class is not graph.PowOp and ctx.element_type(1) != ctx.element_type(0):
+            raise ctx.invalid(f"operand types differ ({ctx.element_type(0)} and "
+                              f"{ctx.element_type(1)}); ONNX requires one type")
         rhs = cast_to(ctx, rhs, ctx.element_type(0))
         out = ctx.infer(shapes.broadcast_shapes, graph.shape_of(lhs), graph.shape_of(rhs))
         result = types.tensor_type(out, ctx.element_type(0))

@@ -99,6 +99,13 @@ def test_declared_type_mismatch_names_the_node():
         compile_(model)
 
 
+def test_operand_type_mismatch_names_the_node():
+    model = make([helper.make_node("Add", ["x", "i"], ["y"], name="add")],
+                 [vi("x", [2]), vi("i", [2], TensorProto.INT64)], [vi("y", [2])])
+    with pytest.raises(ModelLoadError, match="node 'add'.*operand types differ"):
+        compile_(model)
+
+
 def test_unsupported_op_names_op_node_and_opset():
     model = make([helper.make_node("TfIdfVectorizer", ["x"], ["y"], name="tfidf", mode="TF")],
                  [vi("x", [2])], [vi("y", [2])], opset=9)
