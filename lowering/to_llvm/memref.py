@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import llvm, memref
-from xdsl.dialects.builtin import FixedBitwidthType, MemRefType, ModuleOp, i8
+from xdsl.dialects.builtin import FixedBitwidthType, IntegerType, MemRefType, ModuleOp, i8
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -104,6 +104,13 @@ def element_pointer(
     return ops, gep.result
 
 
+def _sub_byte(t: Attribute) -> bool:
+    """i1 (bool), i2, i4 elements take a byte each; they are loaded and stored as that byte
+    (zero-extended), which keeps the high bits defined and lets loops of them vectorize
+    (LLVM packs a <N x i1> store into bits, so it leaves an i1 store loop scalar)."""
+    return isinstance(t, IntegerType) and t.width.data < 8
+
+
 class LowerLoad(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.LoadOp, rewriter: PatternRewriter, /):
@@ -111,6 +118,11 @@ class LowerLoad(RewritePattern):
         ops, pointer = element_pointer(op, base, indices, op.memref.type)
         assert isinstance(op.memref.type, MemRefType)
         result_type = convert_type(op.res.type)
+        if _sub_byte(result_type):
+            byte = llvm.LoadOp(pointer, i8, alignment=1)
+            trunc = llvm.TruncOp(byte.dereferenced_value, result_type)
+            replace_converted(rewriter, op, [*ops, byte, trunc])
+            return
         load = llvm.LoadOp(pointer, result_type, alignment=element_bytes(op.memref.type))
         replace_converted(rewriter, op, [*ops, load])
 
@@ -121,6 +133,11 @@ class LowerStore(RewritePattern):
         value, base, *indices = converted(rewriter, op, [op.value, op.memref, *op.indices])
         ops, pointer = element_pointer(op, base, indices, op.memref.type)
         assert isinstance(op.memref.type, MemRefType)
+        if _sub_byte(value.type):
+            byte = llvm.ZExtOp(value, i8)
+            ops += [byte, llvm.StoreOp(byte.res, pointer, alignment=1)]
+            replace_converted(rewriter, op, ops)
+            return
         store = llvm.StoreOp(value, pointer, alignment=element_bytes(op.memref.type))
         replace_converted(rewriter, op, [*ops, store])
 

@@ -21,13 +21,18 @@ memref.store %v, %m[%j, %i] : memref<4x8xf32>
 
 // -----
 
-// Rank-0 memrefs need no GEP; i1 elements are bytes in memory.
+// Rank-0 memrefs need no GEP; i1 elements are bytes in memory, loaded and stored as bytes
+// (a vectorized loop of i1 stores would pack bits).
 %m = "test.op"() : () -> memref<i1>
 %b = memref.load %m[] : memref<i1>
+memref.store %b, %m[] : memref<i1>
 
 // CHECK-LABEL: builtin.module {
 // CHECK:      %m_1 = builtin.unrealized_conversion_cast %m : memref<i1> to !llvm.ptr
-// CHECK-NEXT: %b = llvm.load %m_1 {alignment = 1 : i64} : !llvm.ptr -> i1
+// CHECK-NEXT: %b = llvm.load %m_1 {alignment = 1 : i64} : !llvm.ptr -> i8
+// CHECK-NEXT: %b_1 = llvm.trunc %b : i8 to i1
+// CHECK:      [[BYTE:%.*]] = llvm.zext %b_1 : i1 to i8
+// CHECK-NEXT: llvm.store [[BYTE]], %{{.*}} {alignment = 1 : i64} : i8, !llvm.ptr
 
 // -----
 
