@@ -120,3 +120,10 @@ def test_list_passes(capsys):
     assert {f"--{name}" for name in ONNXC_PASSES} <= listed
     assert {"--cse", "--dce", "--canonicalize", "--convert-scf-to-cf",
             "--reconcile-unrealized-casts"} <= listed
+
+
+def test_text_that_is_not_utf8_is_one_located_line(tmp_path, capsys):
+    path = tmp_path / "bad.mlir"
+    path.write_bytes(b'func.func @f() {\n  %x = "test.op"() : () -> \xff\n}\n')
+    assert main([str(path)]) == 1
+    assert capsys.readouterr().err == f"{path}:2:28: error: input is not UTF-8 text (byte 0xff)\n"

@@ -77,6 +77,26 @@ def spec_error_reason(err: ArgSpecParseError) -> str:
     return lines[-1] if lines else "malformed"
 
 
+class LocatedInputError(Exception):
+    """Input the parser cannot even read (not UTF-8), reported at `location` (file:line:col)."""
+
+    def __init__(self, location: str, message: str):
+        super().__init__(f"{location}: {message}")
+        self.location, self.message = location, message
+
+
+def decode_source(data: bytes, name: str, line_offset: int = 0) -> str:
+    """`data` as UTF-8 text, else LocatedInputError at the first byte that is not."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1 + line_offset
+        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        raise LocatedInputError(
+            f"{name}:{line}:{column}",
+            f"input is not UTF-8 text (byte 0x{data[err.start]:02x})") from None
+
+
 def error_line(message: str, location: str | None = None) -> str:
     return f"{location}: error: {message}" if location else f"error: {message}"
 
@@ -85,6 +105,8 @@ def describe(err: BaseException) -> str:
     """The one-line report of an error that carries no op (or whose op we could not find)."""
     if isinstance(err, ParseError):
         return error_line(one_line(err.msg), str(err.span.get_location()))
+    if isinstance(err, LocatedInputError):
+        return error_line(err.message, err.location)
     if isinstance(err, ArgSpecParseError):
         return error_line(f"invalid specification: {spec_error_reason(err)}")
     if isinstance(err, (OnnxcError, DiagnosticException)):

@@ -123,8 +123,10 @@ class OnnxcOptMain(xDSLOptMain):
         super().register_all_frontends()
 
         def parse_mlir(io: IO[bytes]) -> ModuleOp:
+            text = diagnostics.decode_source(io.read(), self.get_input_name(),
+                                             self._chunk_offset)
             parser = diagnostics.LocatingParser(
-                self.ctx, io.read(), self.get_input_name(), self._chunk_offset
+                self.ctx, text, self.get_input_name(), self._chunk_offset
             )
             module = parser.parse_module(not self.args.no_implicit_module)
             self.op_spans.update(parser.op_spans)
