@@ -199,7 +199,7 @@ def bench_model(name: str, threads: Sequence[int], args) -> list[Row]:
         diff, ok = _compare(ours, [a.copy() for a in theirs()])
         outs = [np.empty_like(a) for a in ours]  # both engines write preallocated outputs
         onnxc_s, ort_s = interleaved_medians(
-            [lambda compiled=compiled: compiled.run(None, feeds, out=outs), theirs], args.repeat
+            [lambda compiled=compiled, outs=outs: compiled.run(None, feeds, out=outs), theirs], args.repeat
         )
         rows.append(Row(name, t, compile_s, onnxc_s, ort_s, flops, diff, ok, io_bytes,
                         compiled.arena_bytes / 2**20, compiled.intermediate_bytes / 2**20))

@@ -22,10 +22,18 @@ from onnxc.errors import (
     ShapeInferenceError,
     UnsupportedOpError,
 )
-from onnxc.frontend import onnx_ops_activation, onnx_ops_math, onnx_ops_nn, onnx_ops_tensor
-from onnxc.frontend import onnx_ops_einsum, onnx_ops_generate, onnx_ops_reduce
-from onnxc.frontend import onnx_ops_logic
-from onnxc.frontend import onnx_ops_nn2, onnx_ops_tensor2
+from onnxc.frontend import (
+    onnx_ops_activation,
+    onnx_ops_einsum,
+    onnx_ops_generate,
+    onnx_ops_logic,
+    onnx_ops_math,
+    onnx_ops_movement,
+    onnx_ops_nn,
+    onnx_ops_reduce,
+    onnx_ops_tensor,
+    onnx_ops_vision,
+)
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import (
     NodeContext,
@@ -57,8 +65,8 @@ CONVERTERS = {
     **onnx_ops_einsum.CONVERTERS,
     **onnx_ops_generate.CONVERTERS,
     **onnx_ops_logic.CONVERTERS,
-    **onnx_ops_tensor2.CONVERTERS,
-    **onnx_ops_nn2.CONVERTERS,
+    **onnx_ops_movement.CONVERTERS,
+    **onnx_ops_vision.CONVERTERS,
 }
 
 

@@ -13,15 +13,15 @@ import numpy as np
 import onnx
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    BytesAttr,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
     Float4E2M1FNType,
     Float8E4M3FNType,
     Float8E4M3FNUZType,
     Float8E5M2FNUZType,
     Float8E5M2Type,
     Float8E8M0FNUType,
-    BytesAttr,
-    DenseArrayBase,
-    DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
     Float64Type,

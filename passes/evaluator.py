@@ -24,8 +24,13 @@ from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.dialects.layout import ConvertOp
 from onnxc.errors import InvalidInputError, UnsupportedOpError
 from onnxc.frontend.onnx_types import numpy_dtype_of_element
-from onnxc.passes import composite_reference, evaluator_logic, evaluator_tensor, extended_reference
-from onnxc.passes import evaluator_reduce
+from onnxc.passes import (
+    composite_reference,
+    evaluator_logic,
+    evaluator_reduce,
+    evaluator_tensor,
+    extended_reference,
+)
 from onnxc.passes.layout_fold import constant_value
 
 Evaluator = Callable[[Operation, list[np.ndarray]], list[np.ndarray]]

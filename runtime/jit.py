@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import llvmlite.binding as llvm
-import llvmlite.ir as ir
+from llvmlite import ir
 
 from onnxc.errors import CompilationError
 

@@ -13,7 +13,7 @@ from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import IndexType, IntegerType
 
 from onnxc.dialects.graph import int_of, ints_of, shape_of
-from onnxc.dialects.graph_tensor2 import DeformColumnsOp
+from onnxc.dialects.graph_indexed import DeformColumnsOp
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
 

@@ -154,9 +154,9 @@ def mod_kernel(op: graph.ModOp, kb: KernelBuilder, ins, outs):
     element = outs[0].type.get_element_type()
     fmod = int_of(op.fmod) != 0
     if is_float(element):
-        fn: Callable = lambda kb, a: _float_mod(kb, a[0], a[1], fmod)  # noqa: E731
+        fn: Callable = lambda kb, a: _float_mod(kb, a[0], a[1], fmod)
     elif isinstance(element, IntegerType) and not is_bool(element):
-        fn = lambda kb, a: _integer_mod(kb, a[0], a[1], fmod)  # noqa: E731
+        fn = lambda kb, a: _integer_mod(kb, a[0], a[1], fmod)
     else:
         raise LoweringError(f"{op.name}: element type {element} is not supported")
     map_elementwise(kb, ins, outs[0], fn)

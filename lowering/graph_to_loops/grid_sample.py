@@ -17,7 +17,7 @@ from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import IndexType, IntegerType
 
 from onnxc.dialects.graph import int_of, shape_of
-from onnxc.dialects.graph_tensor2 import GridSampleOp
+from onnxc.dialects.graph_indexed import GridSampleOp
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
 

@@ -113,7 +113,7 @@ class KernelBuilder:
         Rewriter.insert_op(op, self.ip)
         return op.results[0] if op.results else None  # type: ignore[return-value]
 
-    def constant(self, value: float | int, t: Attribute) -> SSAValue:
+    def constant(self, value: float, t: Attribute) -> SSAValue:
         """A cached constant of type `t` (index, integer or float) at the kernel's entry."""
         key = (repr(float(value)) if is_float(t) else repr(int(value)), t)
         if key not in self._constants:

@@ -16,7 +16,7 @@ import math as pymath
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType
 
-from onnxc.dialects import graph_shapes, graph_tensor2
+from onnxc.dialects import graph_indexed, graph_shapes
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.data_movement import copy_kernel
@@ -59,7 +59,7 @@ def _outer_parallel(kb: KernelBuilder, shape, body) -> None:
 # --------------------------------------------------------------------------- gathers
 
 
-def gather_elements_kernel(op: graph_tensor2.GatherElementsOp, kb: KernelBuilder, ins, outs):
+def gather_elements_kernel(op: graph_indexed.GatherElementsOp, kb: KernelBuilder, ins, outs):
     data_shape, idx_shape = shape_of(op.data), shape_of(op.indices)
     axis = graph_shapes.normalize_axis(int_of(op.axis), len(data_shape))
     if 0 in idx_shape:
@@ -73,7 +73,7 @@ def gather_elements_kernel(op: graph_tensor2.GatherElementsOp, kb: KernelBuilder
     _outer_parallel(kb, idx_shape, body)
 
 
-def gather_nd_kernel(op: graph_tensor2.GatherNDOp, kb: KernelBuilder, ins, outs):
+def gather_nd_kernel(op: graph_indexed.GatherNDOp, kb: KernelBuilder, ins, outs):
     """out[b, r, s] = data[b, idx[b, r, 0], ..., idx[b, r, q-1], s] on collapsed views."""
     data_shape, idx_shape = shape_of(op.data), shape_of(op.indices)
     nb = int_of(op.batch_dims)
@@ -99,7 +99,7 @@ def gather_nd_kernel(op: graph_tensor2.GatherNDOp, kb: KernelBuilder, ins, outs)
 # --------------------------------------------------------------------------- scatters
 
 
-def scatter_elements_kernel(op: graph_tensor2.ScatterElementsOp, kb: KernelBuilder, ins, outs):
+def scatter_elements_kernel(op: graph_indexed.ScatterElementsOp, kb: KernelBuilder, ins, outs):
     copy_kernel(op, kb, ins[:1], outs)
     data_shape, idx_shape = shape_of(op.data), shape_of(op.indices)
     axis = graph_shapes.normalize_axis(int_of(op.axis), len(data_shape))
@@ -116,7 +116,7 @@ def scatter_elements_kernel(op: graph_tensor2.ScatterElementsOp, kb: KernelBuild
         kb.nest(idx_shape, body)
 
 
-def scatter_nd_kernel(op: graph_tensor2.ScatterNDOp, kb: KernelBuilder, ins, outs):
+def scatter_nd_kernel(op: graph_indexed.ScatterNDOp, kb: KernelBuilder, ins, outs):
     copy_kernel(op, kb, ins[:1], outs)
     data_shape, idx_shape = shape_of(op.data), shape_of(op.indices)
     q = idx_shape[-1]
@@ -141,7 +141,7 @@ def scatter_nd_kernel(op: graph_tensor2.ScatterNDOp, kb: KernelBuilder, ins, out
     kb.for_(0, rows, row)
 
 
-def tensor_scatter_kernel(op: graph_tensor2.TensorScatterOp, kb: KernelBuilder, ins, outs):
+def tensor_scatter_kernel(op: graph_indexed.TensorScatterOp, kb: KernelBuilder, ins, outs):
     """Copy the cache, then per prefix row (parallel) write the update's S steps."""
     copy_kernel(op, kb, ins[:1], outs)
     x, u = shape_of(op.past), shape_of(op.update)
@@ -175,7 +175,7 @@ def tensor_scatter_kernel(op: graph_tensor2.TensorScatterOp, kb: KernelBuilder, 
 # --------------------------------------------------------------------------- static patterns
 
 
-def tile_kernel(op: graph_tensor2.TileOp, kb: KernelBuilder, ins, outs):
+def tile_kernel(op: graph_indexed.TileOp, kb: KernelBuilder, ins, outs):
     """out[..., r * d + i, ...] = in[..., i, ...]: loops over (repeat, position) pairs, so
     no index needs a remainder and the innermost loop stays contiguous."""
     x = shape_of(op.input)
@@ -191,7 +191,7 @@ def tile_kernel(op: graph_tensor2.TileOp, kb: KernelBuilder, ins, outs):
     _outer_parallel(kb, bounds, body)
 
 
-def reverse_sequence_kernel(op: graph_tensor2.ReverseSequenceOp, kb: KernelBuilder, ins, outs):
+def reverse_sequence_kernel(op: graph_indexed.ReverseSequenceOp, kb: KernelBuilder, ins, outs):
     """out[t, b] = in[len_b - 1 - t, b] for t < len_b, in[t, b] after (time/batch axes 0/1)."""
     x = shape_of(op.input)
     if 0 in x:
@@ -215,11 +215,11 @@ def reverse_sequence_kernel(op: graph_tensor2.ReverseSequenceOp, kb: KernelBuild
 
 
 KERNELS = {
-    graph_tensor2.GatherElementsOp: gather_elements_kernel,
-    graph_tensor2.GatherNDOp: gather_nd_kernel,
-    graph_tensor2.ScatterElementsOp: scatter_elements_kernel,
-    graph_tensor2.ScatterNDOp: scatter_nd_kernel,
-    graph_tensor2.TileOp: tile_kernel,
-    graph_tensor2.TensorScatterOp: tensor_scatter_kernel,
-    graph_tensor2.ReverseSequenceOp: reverse_sequence_kernel,
+    graph_indexed.GatherElementsOp: gather_elements_kernel,
+    graph_indexed.GatherNDOp: gather_nd_kernel,
+    graph_indexed.ScatterElementsOp: scatter_elements_kernel,
+    graph_indexed.ScatterNDOp: scatter_nd_kernel,
+    graph_indexed.TileOp: tile_kernel,
+    graph_indexed.TensorScatterOp: tensor_scatter_kernel,
+    graph_indexed.ReverseSequenceOp: reverse_sequence_kernel,
 }

@@ -14,7 +14,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerType
 
 from onnxc.dialects.graph import int_of, ints_of, shape_of
-from onnxc.dialects.graph_tensor2 import MaxPoolIndicesOp, MaxUnpoolOp
+from onnxc.dialects.graph_indexed import MaxPoolIndicesOp, MaxUnpoolOp
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float, min_value
 

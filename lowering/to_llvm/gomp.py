@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import llvmlite.ir as ir
+from llvmlite import ir
 
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import llvmlite.ir as ir
+from llvmlite import ir
 from xdsl.backend.llvm.convert_op import convert_op, declare_intrinsic
 from xdsl.backend.llvm.convert_type import convert_type
 from xdsl.dialects import llvm

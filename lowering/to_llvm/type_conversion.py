@@ -44,7 +44,6 @@ from xdsl.rewriter import InsertPoint
 
 from onnxc.errors import LoweringError
 
-
 STORAGE_FLOATS = (BFloat16Type, Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
                   Float8E5M2FNUZType, Float8E8M0FNUType, Float4E2M1FNType)
 

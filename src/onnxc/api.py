@@ -118,7 +118,7 @@ def _signature(module: ModuleOp) -> tuple[list[TensorSpec], list[TensorSpec]]:
             [spec(n, t) for n, t in zip(out_names, out_types)])
 
 
-def compile(  # noqa: A001 - the name users expect (torch.compile, onnx-mlir's compile)
+def compile(
     model: ModelLike,
     *,
     opt_level: int = 3,

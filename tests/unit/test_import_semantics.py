@@ -131,7 +131,7 @@ def test_evaluator_can_fail():
 def _node_cases():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        import onnx.backend.test.case.node as node
+        from onnx.backend.test.case import node
 
         return node.collect_testcases(None)
 

@@ -19,14 +19,13 @@ import numpy as np
 from xdsl.dialects.builtin import StringAttr, f64
 from xdsl.ir import SSAValue
 
-from onnxc.dialects import graph, graph_tensor2
+from onnxc.dialects import graph, graph_indexed
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.frontend import onnx_ops_nn
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
 from onnxc.frontend.onnx_ops_math import Converter
-from onnxc.frontend.onnx_ops_nn import _window
-from onnxc.frontend.onnx_ops_tensor2 import (
+from onnxc.frontend.onnx_ops_movement import (
     Emitter,
     index_operand,
     ints_of_array,
@@ -34,6 +33,7 @@ from onnxc.frontend.onnx_ops_tensor2 import (
     require_float,
     typed,
 )
+from onnxc.frontend.onnx_ops_nn import _window
 
 # ---------------------------------------------------------------------- ConvTranspose
 
@@ -77,11 +77,11 @@ def convert_conv_transpose(ctx: NodeContext) -> list[Result]:
             < max(strides[i], dilations[i]) for i in range(n)):
         raise ctx.unsupported(f"output size {spatial} for pads {pads} and strides {strides}")
     out = (x[0], w[1] * group, *spatial)
-    blocks = graph_tensor2.col2im_blocks(spatial, kernel, strides, pads, dilations)
+    blocks = graph_indexed.col2im_blocks(spatial, kernel, strides, pads, dilations)
     if list(blocks) == list(x[2:]):
         return [_conv_transpose_gemm(ctx, out, kernel, strides, pads, dilations, group)]
     bias = ctx.operand(2) if ctx.has_input(2) else None
-    op = graph_tensor2.ConvTransposeOp(
+    op = graph_indexed.ConvTransposeOp(
         operands=[ctx.operand(0), ctx.operand(1), bias],
         result_types=[typed(ctx, out)],
         properties={"strides": types.i64_array(strides), "pads": types.i64_array(pads),
@@ -110,7 +110,7 @@ def _conv_transpose_gemm(ctx: NodeContext, out, kernel, strides, pads, dilations
     cols = ctx.emit1(graph.MatMulOp(
         operands=[w_t, e.reshape(ctx.operand(0), (n, group, cg, pixels))],
         result_types=[typed(ctx, (n, group, mg * taps, pixels))]))
-    y = ctx.emit1(graph_tensor2.Col2ImOp(
+    y = ctx.emit1(graph_indexed.Col2ImOp(
         operands=[e.reshape(cols, (n, group * mg * taps, pixels))],
         result_types=[typed(ctx, out)],
         properties={"block_shape": types.i64_array(kernel), "strides": types.i64_array(strides),
@@ -132,7 +132,7 @@ def convert_col2im(ctx: NodeContext) -> list[Result]:
     if len(block) != n or len(x) != 3 or x[1] % max(1, math.prod(block)):
         raise ctx.invalid(f"input {x} does not hold blocks {block} of an image {image}")
     out = (x[0], x[1] // math.prod(block), *image)
-    op = graph_tensor2.Col2ImOp(
+    op = graph_indexed.Col2ImOp(
         operands=[ctx.operand(0)], result_types=[typed(ctx, out)],
         properties={"block_shape": types.i64_array(block), "strides": types.i64_array(strides),
                     "pads": types.i64_array(pads), "dilations": types.i64_array(dilations)})
@@ -146,13 +146,13 @@ def convert_grid_sample(ctx: NodeContext) -> list[Result]:
     mode = ctx.attr("mode", "linear" if ctx.opset >= 20 else "bilinear")
     mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
     padding = ctx.attr("padding_mode", "zeros")
-    if mode not in graph_tensor2.GRID_MODES or padding not in graph_tensor2.GRID_PADDINGS:
+    if mode not in graph_indexed.GRID_MODES or padding not in graph_indexed.GRID_PADDINGS:
         raise ctx.invalid(f"unknown mode '{mode}' or padding_mode '{padding}'")
     x, g = ctx.shape(0), ctx.shape(1)
     if ctx.opset < 20 and len(x) != 4:
         raise ctx.invalid(f"GridSample-{ctx.opset} samples 4-D inputs, got rank {len(x)}")
     out = (x[0], x[1], *g[1:-1])
-    op = graph_tensor2.GridSampleOp(
+    op = graph_indexed.GridSampleOp(
         operands=[ctx.operand(0), ctx.operand(1)], result_types=[typed(ctx, out)],
         properties={"mode": StringAttr(mode), "padding_mode": StringAttr(padding),
                     "align_corners": types.i64_attr(ctx.attr("align_corners", 0))})
@@ -202,7 +202,7 @@ def convert_roi_align(ctx: NodeContext) -> list[Result]:
         raise ctx.invalid(f"unknown coordinate_transformation_mode '{ctm}'")
     out = (ctx.shape(1)[0], ctx.shape(0)[1], ctx.attr("output_height", 1),
            ctx.attr("output_width", 1))
-    op = graph_tensor2.RoiAlignOp(
+    op = graph_indexed.RoiAlignOp(
         operands=[ctx.operand(0), ctx.operand(1), index_operand(ctx, 2)],
         result_types=[typed(ctx, out)],
         properties={"mode": StringAttr(mode),
@@ -314,7 +314,7 @@ def convert_max_pool(ctx: NodeContext) -> list[Result]:
     storage = ctx.attr("storage_order", 0)
     out = ctx.infer(shapes.pool_output_shape, ctx.shape(0), kernel, strides, pads, dilations,
                     bool(ceil_mode))
-    op = graph_tensor2.MaxPoolIndicesOp(
+    op = graph_indexed.MaxPoolIndicesOp(
         operands=[ctx.operand(0)],
         result_types=[typed(ctx, out), types.tensor_type(out, types.element_type(
             types.TP.INT64))],
@@ -339,7 +339,7 @@ def convert_max_unpool(ctx: NodeContext) -> list[Result]:
         out = ints_of_array(ctx.constant(2, "output_shape"))
         if len(out) != len(x) or any(a > b for a, b in zip(unpooled, out)):
             raise ctx.unsupported(f"output_shape {out} smaller than the unpooled {unpooled}")
-    op = graph_tensor2.MaxUnpoolOp(
+    op = graph_indexed.MaxUnpoolOp(
         operands=[ctx.operand(0), index_operand(ctx, 1)], result_types=[typed(ctx, out)],
         properties={"unpooled": types.i64_array(unpooled)})
     return [ctx.emit1(op)]
@@ -364,7 +364,7 @@ def convert_deform_conv(ctx: NodeContext) -> list[Result]:
         raise ctx.invalid(f"weight {w} does not fit input {x} with {group} groups")
     points = off[2] * off[3]
     mask = ctx.operand(4) if ctx.has_input(4) else None
-    cols = ctx.emit1(graph_tensor2.DeformColumnsOp(
+    cols = ctx.emit1(graph_indexed.DeformColumnsOp(
         operands=[ctx.operand(0), ctx.operand(2), mask],
         result_types=[typed(ctx, (n, c * taps, points))],
         properties={"kernel_shape": types.i64_array(kernel), "strides": types.i64_array(strides),

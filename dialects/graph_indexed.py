@@ -389,7 +389,7 @@ class TensorScatterOp(GraphOp):
         return [x]
 
 
-TENSOR2_OPS = [
+INDEXED_OPS = [
     GatherElementsOp, GatherNDOp, ScatterElementsOp, ScatterNDOp, TileOp, ReverseSequenceOp,
     ConvTransposeOp, Col2ImOp, GridSampleOp, RoiAlignOp, MaxPoolIndicesOp, MaxUnpoolOp,
     DeformColumnsOp, TensorScatterOp, ResizeOp,

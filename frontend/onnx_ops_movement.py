@@ -1,6 +1,6 @@
 """Data movement used by CNN, detection and segmentation nets: Resize, Upsample, Gather/Scatter
 Elements and ND, TensorScatter (KV-cache writes), Tile, DepthToSpace, SpaceToDepth, ReverseSequence, Compress, NonZero and
-CenterCropPad (the layers themselves are in onnx_ops_nn2, which shares `Emitter`).
+CenterCropPad (the layers themselves are in onnx_ops_vision, which shares `Emitter`).
 
 Ops that ONNX defines as compositions are imported as that composition of graph ops
 (DepthToSpace = Reshape/Transpose/Reshape, CenterCropPad = Slice/Pad, Compress of a constant
@@ -18,7 +18,7 @@ import numpy as np
 from xdsl.dialects.builtin import DenseArrayBase, StringAttr, f64
 from xdsl.ir import SSAValue
 
-from onnxc.dialects import graph, graph_resize, graph_tensor2
+from onnxc.dialects import graph, graph_indexed, graph_resize
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
@@ -201,7 +201,7 @@ def index_operand(ctx: NodeContext, i: int) -> SSAValue:
 
 def convert_gather_elements(ctx: NodeContext) -> list[Result]:
     axis = normalized_axis(ctx, ctx.attr("axis", 0), ctx.rank(0))
-    op = graph_tensor2.GatherElementsOp(
+    op = graph_indexed.GatherElementsOp(
         operands=[ctx.operand(0), index_operand(ctx, 1)],
         result_types=[typed(ctx, ctx.shape(1))], properties={"axis": types.i64_attr(axis)})
     return [ctx.emit1(op)]
@@ -211,7 +211,7 @@ def convert_gather_nd(ctx: NodeContext) -> list[Result]:
     x, i = ctx.shape(0), ctx.shape(1)
     b = ctx.attr("batch_dims", 0) if ctx.opset >= 12 else 0
     out = ctx.infer(lambda: i[:-1] + x[b + i[-1]:])
-    op = graph_tensor2.GatherNDOp(
+    op = graph_indexed.GatherNDOp(
         operands=[ctx.operand(0), index_operand(ctx, 1)],
         result_types=[typed(ctx, out)], properties={"batch_dims": types.i64_attr(b)})
     return [ctx.emit1(op)]
@@ -219,14 +219,14 @@ def convert_gather_nd(ctx: NodeContext) -> list[Result]:
 
 def _reduction(ctx: NodeContext) -> str:
     reduction = ctx.attr("reduction", "none") if ctx.opset >= 16 else "none"
-    if reduction not in graph_tensor2.REDUCTIONS:
+    if reduction not in graph_indexed.REDUCTIONS:
         raise ctx.unsupported(f"reduction '{reduction}'")
     return reduction
 
 
 def convert_scatter_elements(ctx: NodeContext) -> list[Result]:
     axis = normalized_axis(ctx, ctx.attr("axis", 0), ctx.rank(0))
-    op = graph_tensor2.ScatterElementsOp(
+    op = graph_indexed.ScatterElementsOp(
         operands=[ctx.operand(0), index_operand(ctx, 1), ctx.operand(2)],
         result_types=[ctx.tensor(0).type],
         properties={"axis": types.i64_attr(axis), "reduction": StringAttr(_reduction(ctx))})
@@ -234,7 +234,7 @@ def convert_scatter_elements(ctx: NodeContext) -> list[Result]:
 
 
 def convert_scatter_nd(ctx: NodeContext) -> list[Result]:
-    op = graph_tensor2.ScatterNDOp(
+    op = graph_indexed.ScatterNDOp(
         operands=[ctx.operand(0), index_operand(ctx, 1), ctx.operand(2)],
         result_types=[ctx.tensor(0).type],
         properties={"reduction": StringAttr(_reduction(ctx))})
@@ -250,7 +250,7 @@ def convert_tensor_scatter(ctx: NodeContext) -> list[Result]:
     if axis == 0:
         raise ctx.invalid("axis 0 is the batch axis")
     indices = index_operand(ctx, 2) if ctx.has_input(2) else None
-    op = graph_tensor2.TensorScatterOp(
+    op = graph_indexed.TensorScatterOp(
         operands=[ctx.operand(0), ctx.operand(1), indices], result_types=[ctx.tensor(0).type],
         properties={"axis": types.i64_attr(axis), "circular": types.i64_attr(mode == "circular")})
     return [ctx.emit1(op)]
@@ -265,7 +265,7 @@ def convert_tile(ctx: NodeContext) -> list[Result]:
     if len(repeats) != len(x) or min(repeats, default=0) < 0:
         raise ctx.invalid(f"repeats {repeats} do not fit rank {len(x)}")
     out = tuple(d * r for d, r in zip(x, repeats))
-    op = graph_tensor2.TileOp(operands=[ctx.operand(0)], result_types=[typed(ctx, out)],
+    op = graph_indexed.TileOp(operands=[ctx.operand(0)], result_types=[typed(ctx, out)],
                               properties={"repeats": types.i64_array(repeats)})
     return [ctx.emit1(op)]
 
@@ -304,7 +304,7 @@ def convert_reverse_sequence(ctx: NodeContext) -> list[Result]:
     rank = ctx.rank(0)
     b = normalized_axis(ctx, ctx.attr("batch_axis", 1), rank)
     t = normalized_axis(ctx, ctx.attr("time_axis", 0), rank)
-    op = graph_tensor2.ReverseSequenceOp(
+    op = graph_indexed.ReverseSequenceOp(
         operands=[ctx.operand(0), index_operand(ctx, 1)], result_types=[ctx.tensor(0).type],
         properties={"batch_axis": types.i64_attr(b), "time_axis": types.i64_attr(t)})
     return [ctx.emit1(op)]
