@@ -284,7 +284,7 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
     print(f"onnxruntime {ort.__version__}, ORT_ENABLE_ALL, IOBinding with preallocated outputs; "
           f"onnxc -O{args.opt_level} num_threads=T (OMP_WAIT_POLICY="
           f"{os.environ.get('OMP_WAIT_POLICY', 'unset')}), %pk of T cores, "
-          f"allocates its outputs on each run")
+          f"preallocated outputs (run(..., out=))")
     print(f"peak = {FLOPS_PER_CYCLE_PER_CORE} flops/cycle/core x {args.clock_ghz} GHz = "
           f"{peak:.0f} GFLOP/s per core; medians of {args.repeat} interleaved rounds; "
           f"compile s {'may be a disk-cache load' if args.cache else 'is a cold compile'}")
