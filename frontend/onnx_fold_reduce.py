@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from onnxc.frontend.onnx_context import NodeContext
-from onnxc.frontend.onnx_ops_reduce import reduction_axes
+from onnxc.frontend.onnx_ops_math import reduction_axes
 
 
 def _integer_data(ctx: NodeContext) -> np.ndarray | None:

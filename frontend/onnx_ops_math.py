@@ -217,6 +217,34 @@ def convert_identity(ctx: NodeContext) -> list[Result]:
     return [ctx.emit1(graph.IdentityOp(operands=[ctx.operand(0)], result_types=[tensor.type]))]
 
 
+def normalized_axis(ctx: NodeContext, axis: int, rank: int) -> int:
+    """`axis` in [0, rank), or the node's error when it is out of range."""
+    if not -rank <= axis < rank:
+        raise ctx.invalid(f"axis {axis} out of range for rank {rank}")
+    return axis % rank
+
+
+def reduction_axes(ctx: NodeContext, axes_input_since: int = 18) -> list[int] | None:
+    """The sorted, normalized axes of a Reduce* node, or None when it reduces nothing.
+
+    Axes are an attribute before `axes_input_since`, an optional constant input from then
+    on; none means all axes, unless noop_with_empty_axes (only with axes as input)."""
+    rank = ctx.rank(0)
+    if ctx.opset < axes_input_since:
+        axes = ctx.ints("axes")
+    else:
+        array = ctx.optional_constant(1, "axes")
+        axes = None if array is None else [int(a) for a in array.reshape(-1)]
+    if not axes:
+        if ctx.attr("noop_with_empty_axes", 0) and ctx.opset >= axes_input_since:
+            return None
+        axes = list(range(rank))
+    norm = sorted(normalized_axis(ctx, a, rank) for a in axes)
+    if len(set(norm)) != len(norm):
+        raise ctx.invalid(f"repeated axes {axes}")
+    return norm
+
+
 def _reduce(op_class: type[graph.GraphOp], axes_input_since: int) -> Converter:
     """ReduceMean/ReduceSum: axes an attribute before `axes_input_since`, an input after.
 
@@ -224,19 +252,9 @@ def _reduce(op_class: type[graph.GraphOp], axes_input_since: int) -> Converter:
     """
 
     def convert(ctx: NodeContext) -> list[Result]:
-        rank = ctx.rank(0)
-        if ctx.opset < axes_input_since:
-            axes = ctx.ints("axes")
-        else:
-            array = ctx.optional_constant(1, "axes")
-            axes = None if array is None else [int(a) for a in array.reshape(-1)]
-        if not axes:
-            if ctx.attr("noop_with_empty_axes", 0) and ctx.opset >= axes_input_since:
-                return convert_identity(ctx)
-            axes = list(range(rank))
-        norm = sorted(ctx.infer(lambda: tuple(shapes.normalize_axis(a, rank) for a in axes)))
-        if len(set(norm)) != len(norm):
-            raise ctx.invalid(f"repeated axes {axes}")
+        norm = reduction_axes(ctx, axes_input_since)
+        if norm is None:
+            return convert_identity(ctx)
         keepdims = int(ctx.attr("keepdims", 1))
         out = ctx.infer(reduce_shape, ctx.shape(0), norm, bool(keepdims))
         op = op_class(

@@ -22,7 +22,12 @@ from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph_reduce import reduce_shape
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
-from onnxc.frontend.onnx_ops_math import Converter, convert_identity
+from onnxc.frontend.onnx_ops_math import (
+    Converter,
+    convert_identity,
+    normalized_axis,
+    reduction_axes,
+)
 
 _UNSIGNED = (types.TP.UINT8, types.TP.UINT16, types.TP.UINT32, types.TP.UINT64)
 
@@ -39,12 +44,6 @@ def check_element(ctx: NodeContext, i: int, floats_only: bool = False,
             or (el.width.data == 1 and not allow_bool)):
         raise ctx.unsupported(f"element type {el}")
     return el
-
-
-def _axis(ctx: NodeContext, axis: int, rank: int) -> int:
-    if not -rank <= axis < rank:
-        raise ctx.invalid(f"axis {axis} out of range for rank {rank}")
-    return axis % rank
 
 
 def emit(ctx: NodeContext, op_class, operands, shape, el, props=None) -> SSAValue:
@@ -115,27 +114,6 @@ def _reduce_nothing(ctx: NodeContext) -> list[Result]:
     return convert_identity(ctx)
 
 
-def reduction_axes(ctx: NodeContext, axes_input_since: int = 18) -> list[int] | None:
-    """The sorted, normalized axes of a Reduce* node, or None when it reduces nothing.
-
-    Axes are an attribute before `axes_input_since`, an optional constant input from then
-    on; none means all axes, unless noop_with_empty_axes (only with axes as input)."""
-    rank = ctx.rank(0)
-    if ctx.opset < axes_input_since:
-        axes = ctx.ints("axes")
-    else:
-        array = ctx.optional_constant(1, "axes")
-        axes = None if array is None else [int(a) for a in array.reshape(-1)]
-    if not axes:
-        if ctx.attr("noop_with_empty_axes", 0) and ctx.opset >= axes_input_since:
-            return None
-        axes = list(range(rank))
-    norm = sorted(_axis(ctx, a, rank) for a in axes)
-    if len(set(norm)) != len(norm):
-        raise ctx.invalid(f"repeated axes {axes}")
-    return norm
-
-
 def convert_reduce(ctx: NodeContext) -> list[Result]:
     floats_only, build = _COMPOSED[ctx.op_type]
     max_or_min = ctx.op_type in ("ReduceMax", "ReduceMin")
@@ -151,7 +129,7 @@ def convert_reduce(ctx: NodeContext) -> list[Result]:
 
 def convert_arg(ctx: NodeContext) -> list[Result]:
     check_element(ctx, 0, allow_bool=True, allow_unsigned=True)
-    axis = _axis(ctx, ctx.attr("axis", 0), ctx.rank(0))
+    axis = normalized_axis(ctx, ctx.attr("axis", 0), ctx.rank(0))
     if ctx.shape(0)[axis] == 0:
         raise ctx.invalid("ArgMax/ArgMin over an empty axis")
     keepdims = int(ctx.attr("keepdims", 1))
@@ -173,7 +151,7 @@ def convert_top_k(ctx: NodeContext) -> list[Result]:
         if array.size != 1:
             raise ctx.invalid(f"k must hold one value, got shape {array.shape}")
         k = int(array.reshape(-1)[0])
-    axis = _axis(ctx, ctx.attr("axis", -1), ctx.rank(0))
+    axis = normalized_axis(ctx, ctx.attr("axis", -1), ctx.rank(0))
     if not 0 <= k <= ctx.shape(0)[axis]:
         raise ctx.invalid(f"k={k} outside [0, {ctx.shape(0)[axis]}]")
     largest = int(ctx.attr("largest", 1)) if ctx.opset >= 11 else 1
@@ -194,7 +172,7 @@ def convert_cumulative(ctx: NodeContext) -> list[Result]:
     axis_array = ctx.constant(1, "axis")
     if axis_array.size != 1:
         raise ctx.invalid(f"axis must be a scalar, got shape {axis_array.shape}")
-    axis = _axis(ctx, int(axis_array.reshape(-1)[0]), ctx.rank(0))
+    axis = normalized_axis(ctx, int(axis_array.reshape(-1)[0]), ctx.rank(0))
     op_class = graph.CumSumOp if ctx.op_type == "CumSum" else graph.CumProdOp
     return [emit(ctx, op_class, [ctx.operand(0)], ctx.shape(0), el, {
         "axis": types.i64_attr(axis),
@@ -231,7 +209,7 @@ def convert_one_hot(ctx: NodeContext) -> list[Result]:
         raise ctx.invalid(f"negative depth {depth}")
     if ctx.shape(2) != (2,):
         raise ctx.invalid(f"values must have shape (2,), got {ctx.shape(2)}")
-    axis = _axis(ctx, ctx.attr("axis", -1), ctx.rank(0) + 1)
+    axis = normalized_axis(ctx, ctx.attr("axis", -1), ctx.rank(0) + 1)
     return [one_hot(ctx, ctx.operand(0), ctx.operand(2), depth, axis)]
 
 
@@ -240,11 +218,11 @@ def convert_hardmax(ctx: NodeContext) -> list[Result]:
     el = check_element(ctx, 0)
     x, shape = ctx.operand(0), ctx.shape(0)
     if ctx.opset < 13:
-        axis = _axis(ctx, ctx.attr("axis", 1), len(shape)) if shape else 0
+        axis = normalized_axis(ctx, ctx.attr("axis", 1), len(shape)) if shape else 0
         x = reshape(ctx, x, (math.prod(shape[:axis]), math.prod(shape[axis:])))
         axis = 1
     else:
-        axis = _axis(ctx, ctx.attr("axis", -1), len(shape))
+        axis = normalized_axis(ctx, ctx.attr("axis", -1), len(shape))
     if math.prod(graph.shape_of(x)) == 0:
         raise ctx.unsupported("Hardmax of an empty tensor")
     depth = graph.shape_of(x)[axis]
@@ -260,7 +238,7 @@ def convert_lp_normalization(ctx: NodeContext) -> list[Result]:
     """x / ||x||_p along the axis; an all-zero slice stays zero (its norm is raised to the
     smallest normal float, which x = 0 divides to 0), as onnx's reference does."""
     el = check_element(ctx, 0, floats_only=True)
-    axis = _axis(ctx, ctx.attr("axis", -1), ctx.rank(0))
+    axis = normalized_axis(ctx, ctx.attr("axis", -1), ctx.rank(0))
     p = int(ctx.attr("p", 2))
     x = ctx.operand(0)
     if p == 1:
