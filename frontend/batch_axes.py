@@ -22,7 +22,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
 import onnx
+import onnx.numpy_helper
 import onnx.shape_inference
 
 from onnxc.errors import ShapeInferenceError
@@ -40,7 +42,7 @@ _SAMPLE_WISE = frozenset({
     # per-sample windows and statistics over non-batch axes
     "Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool", "GlobalAveragePool",
     "GlobalMaxPool", "GlobalLpPool", "BatchNormalization", "InstanceNormalization",
-    "GroupNormalization", "LRN", "DepthToSpace", "SpaceToDepth", "MeanVarianceNormalization",
+    "GroupNormalization", "LRN", "DepthToSpace", "SpaceToDepth",
 })
 """Ops that never combine elements of different samples when every batched operand has the
 output's rank (checked in `_mixes_samples`)."""
@@ -155,6 +157,8 @@ def batch_axis(model: onnx.ModelProto) -> BatchAxis | None:
     if symbol is None:
         return None
     at2, at3 = _shapes(with_batch(model, symbol, 2)), _shapes(with_batch(model, symbol, 3))
+    constants = {i.name: onnx.numpy_helper.to_array(i) for i in model.graph.initializer
+                 if len(i.dims) <= 1 and i.data_type == onnx.TensorProto.INT64}
     batched: dict[str, int] = {}
     misplaced: set[str] = set()
     """values whose shape depends on the batch other than by a proportional leading dim"""
@@ -181,7 +185,7 @@ def batch_axis(model: onnx.ModelProto) -> BatchAxis | None:
             raise ShapeInferenceError(
                 f"dynamic batch: node '{node.name or index}' ({node.op_type}): output shapes "
                 f"could not be inferred symbolically")
-        reason = _mixes_samples(node, ins, batched, at2)
+        reason = _mixes_samples(node, ins, batched, at2, constants)
         if reason:
             raise ShapeInferenceError(
                 f"dynamic batch: node '{node.name or index}' ({node.op_type}) {reason}; "
@@ -204,7 +208,8 @@ def _attr(node: onnx.NodeProto, name: str, default):
 
 
 def _mixes_samples(node: onnx.NodeProto, ins: list[str], batched: Mapping[str, int],
-                   shapes: Mapping[str, tuple[int, ...] | None]) -> str | None:
+                   shapes: Mapping[str, tuple[int, ...] | None],
+                   constants: Mapping[str, np.ndarray]) -> str | None:
     """Why `node` would combine elements of different samples, None when it cannot."""
     op = node.op_type
     out = node.output[0]
@@ -213,9 +218,6 @@ def _mixes_samples(node: onnx.NodeProto, ins: list[str], batched: Mapping[str, i
     if any(o and o not in batched for o in node.output) and op not in ("Shape", "Size"):
         return "has an output that does not scale with the batch"
     rank = len(out_shape)
-    if op == "MeanVarianceNormalization" and any(
-            a % rank == 0 for a in _attr(node, "axes", [0, 2, 3])):
-        return "normalizes over the batch axis (its default axes are [0, 2, 3])"
     if op in _SAMPLE_WISE:
         if any(len(shapes[i] or ()) != rank for i in ins):
             return "broadcasts a batched operand along another axis"
@@ -242,19 +244,35 @@ def _mixes_samples(node: onnx.NodeProto, ins: list[str], batched: Mapping[str, i
         if axis is None or axis % max(data_rank, 1) == 0:
             return f"works along the batch axis ({name}={axis})"
         return None
-    if op.startswith("Reduce"):
-        axes = _attr(node, "axes", None)
-        keep = _attr(node, "keepdims", 1)
-        if axes is None and len(node.input) < 2:
-            return "reduces over all axes, the batch included"
-        if axes is not None and any(a % len(shapes[node.input[0]] or (1,)) == 0 for a in axes):
-            return "reduces over the batch axis"
-        if not keep and axes is None:
-            return "reduces axes given at run time"
-        return None
+    if op.startswith("Reduce") or op == "MeanVarianceNormalization":
+        axes = _statistic_axes(node, constants, len(shapes[node.input[0]] or (1,)))
+        if axes is None:
+            return "reduces over axes given at run time"
+        return "reduces over the batch axis" if 0 in axes else None
     if op in ("Shape", "Size"):
         return None  # shape arithmetic: folded at N = 1, consumers are checked themselves
     return "is not known to keep samples apart"
+
+
+def _statistic_axes(node: onnx.NodeProto, constants: Mapping[str, np.ndarray],
+                    rank: int) -> set[int] | None:
+    """The axes a Reduce* or MeanVarianceNormalization node reduces over (normalized), from
+    its attribute or constant input; None when they are only known at run time."""
+    axes = _attr(node, "axes", None)
+    if axes is None and len(node.input) > 1 and node.input[1]:
+        if node.input[1] not in constants:
+            return None
+        axes = [int(a) for a in constants[node.input[1]].reshape(-1)]
+    if axes is None or (not len(axes) and node.op_type.startswith("Reduce")):
+        # no axes: all of them (MeanVarianceNormalization's default is [0, 2, 3]), unless
+        # noop_with_empty_axes makes the reduction an identity
+        if node.op_type == "MeanVarianceNormalization":
+            axes = [0, 2, 3]
+        elif _attr(node, "noop_with_empty_axes", 0):
+            axes = []
+        else:
+            axes = list(range(rank))
+    return {a % rank for a in axes}
 
 
 def _keeps_leading_rows(node, ins, batched, shapes) -> str | None:

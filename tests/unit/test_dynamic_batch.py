@@ -118,3 +118,19 @@ def test_other_dynamic_dimensions_need_fixed_shapes():
     compiled = onnxc.compile(model, cache_dir=False, input_shapes={"x": [2, 5]})
     x = np.linspace(-1, 1, 10, dtype=np.float32).reshape(2, 5)
     np.testing.assert_array_equal(compiled(x)[0], np.maximum(x, 0))
+
+
+@pytest.mark.parametrize("axes, separable", [(None, False), ([2, 3], True)])
+def test_statistics_over_the_batch_axis_are_found_from_their_axes(axes, separable):
+    """MeanVarianceNormalization keeps the shape, so only its axes (default [0, 2, 3]) tell."""
+    from onnxc.frontend.batch_axes import batch_axis
+
+    attrs = {} if axes is None else {"axes": axes}
+    nodes = [helper.make_node("MeanVarianceNormalization", ["x"], ["y"], **attrs)]
+    model = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 2, 3, 3])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 2, 3, 3])])
+    if separable:
+        assert batch_axis(model).inputs == {"x": 1}
+    else:
+        with pytest.raises(ShapeInferenceError, match="MeanVarianceNormalization"):
+            batch_axis(model)
