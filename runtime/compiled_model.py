@@ -27,8 +27,9 @@ slices of every input and output.
 from __future__ import annotations
 
 import ctypes
+import math
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -123,7 +124,10 @@ class CompiledModel:
         rows_out = [batch.outputs.get(s.name, 0) for s in self.outputs]
         self._batch_rows = (rows_in, rows_out)
         self._sample_inputs = list(self.inputs)
-        self._sample_outputs = list(self.outputs)
+        # bytes of one sample's block in each input and output (0: not batched)
+        self._sample_bytes = [
+            math.prod(spec.shape) * np.dtype(spec.dtype).itemsize if k else 0
+            for spec, k in zip([*self.inputs, *self.outputs], [*rows_in, *rows_out])]
         self.inputs = [TensorSpec(s.name, (None, *s.shape[1:]), s.dtype) if k else s
                        for s, k in zip(self.inputs, rows_in)]
         self.outputs = [TensorSpec(s.name, (None, *s.shape[1:]), s.dtype) if k else s
@@ -199,18 +203,23 @@ class CompiledModel:
         else:
             results = self._checked_outputs(out, self._output_allocs, arrays)
         addresses.extend(_address(r) for r in results)
+        self._call_native((addresses,))
+        return [results[i] for i in wanted]
+
+    def _call_native(self, runs: Iterable[Sequence[int]]) -> None:
+        """Call the native entry once per address list (inputs then outputs) on one arena."""
         try:
             slot = self._free_slots.pop()
         except IndexError:  # every arena is in use by another thread: make one more
             slot = self._new_slot()
         try:
             argv = slot.argv
-            for i, address in enumerate(addresses):
-                argv[i] = address
-            self._entry(slot.argv_address)  # ctypes drops the GIL for the call
+            for addresses in runs:
+                for i, address in enumerate(addresses):
+                    argv[i] = address
+                self._entry(slot.argv_address)  # ctypes drops the GIL for the call
         finally:
             self._free_slots.append(slot)
-        return [results[i] for i in wanted]
 
     def _invoke_batched(self, values: Sequence, wanted: list[int],
                         out: Sequence[np.ndarray] | None) -> list[np.ndarray]:
@@ -231,29 +240,16 @@ class CompiledModel:
             samples = n
             arrays.append(value)
         assert samples is not None
-        shapes = [((k * samples, *o.shape[1:]) if k else o.shape, np.dtype(o.dtype))
-                  for o, k in zip(self._sample_outputs, rows_out)]
+        shapes = [((k * samples, *shape[1:]) if k else shape, dtype)
+                  for (shape, dtype), k in zip(self._output_allocs, rows_out)]
         if out is None:
             results = [np.empty(shape, dtype) for shape, dtype in shapes]
         else:
             results = self._checked_outputs(out, shapes, arrays)
-        in_steps = [a.nbytes // samples if k and samples else 0 for a, k in zip(arrays, rows_in)]
-        out_steps = [r.nbytes // samples if k and samples else 0
-                     for r, k in zip(results, rows_out)]
         bases = [_address(a) for a in arrays] + [_address(r) for r in results]
-        steps = in_steps + out_steps
-        try:
-            slot = self._free_slots.pop()
-        except IndexError:
-            slot = self._new_slot()
-        try:
-            argv = slot.argv
-            for i in range(samples):
-                for j, (base, step) in enumerate(zip(bases, steps)):
-                    argv[j] = base + i * step
-                self._entry(slot.argv_address)
-        finally:
-            self._free_slots.append(slot)
+        steps = self._sample_bytes
+        self._call_native([base + i * step for base, step in zip(bases, steps)]
+                          for i in range(samples))
         return [results[i] for i in wanted]
 
     @staticmethod
