@@ -17,6 +17,7 @@ from __future__ import annotations
 from xdsl.ir import Dialect
 
 from onnxc.dialects.graph_base import GraphOp, float_of, int_of, ints_of, shape_of
+from onnxc.dialects.graph_checks import CHECK_OPS, CheckDivisorOp, CheckIndicesOp, CheckOp
 from onnxc.dialects.graph_composite import (
     ChannelShuffleOp,
     ConvAddOp,
@@ -184,7 +185,7 @@ Graph = Dialect(
         LayerNormalizationOp, GeluOp, PReluOp, WeightedSumOp, AttentionOp,
         FusedElementwiseOp, ChannelShuffleOp, ConvAddOp,
         LayoutConvertOp, QuantizeLinearOp, DequantizeLinearOp,
-        *LOGIC_OPS, *UNARY_MATH_OPS, *INDEXED_OPS,
+        *LOGIC_OPS, *UNARY_MATH_OPS, *INDEXED_OPS, *CHECK_OPS,
     ],
     [],
 )
@@ -216,6 +217,9 @@ __all__ = [
     "CastOp",
     "CeilOp",
     "ChannelShuffleOp",
+    "CheckDivisorOp",
+    "CheckIndicesOp",
+    "CheckOp",
     "ClipOp",
     "CompareOp",
     "ConcatOp",

@@ -14,8 +14,9 @@ import numpy as np
 import onnx
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 
+from onnxc.dialects.graph_checks import NODE_ATTR, needs_node_name
 from onnxc.errors import (
     InvalidInputError,
     OnnxcError,
@@ -249,6 +250,7 @@ class OnnxImporter:
         label = node_label(node, index)
         ctx = NodeContext(node, label, self.opset, self.tensors, self.block,
                           self.used.__contains__, self.inferred)
+        last_before = self.block.last_op
         results: list[Result] | None = try_fold(ctx)
         if results is None:
             converter = CONVERTERS.get(node.op_type)
@@ -262,6 +264,7 @@ class OnnxImporter:
             except (TypeError, ValueError, IndexError, KeyError, ArithmeticError) as err:
                 # e.g. an attribute of the wrong kind; never let a Python error escape
                 raise ctx.invalid(f"{type(err).__name__}: {err}") from err
+        self._name_checked_ops(last_before, label)
         for i, name in enumerate(node.output):
             result = results[i] if i < len(results) else None
             if not name:
@@ -273,6 +276,14 @@ class OnnxImporter:
             tensor = self._as_tensor(result, name)
             self._check_type(ctx, name, tensor.type)
             self.tensors[name] = tensor
+
+    def _name_checked_ops(self, last_before: Operation | None, label: str) -> None:
+        """Record the node's name on the ops it became whose data gets run-time checks."""
+        op = self.block.first_op if last_before is None else last_before.next_op
+        while op is not None:
+            if needs_node_name(op):
+                op.attributes[NODE_ATTR] = StringAttr(label)
+            op = op.next_op
 
     def _as_tensor(self, result: Result, name: str) -> Tensor:
         if isinstance(result, Tensor):

@@ -3,8 +3,13 @@
 The entry function (marked `onnxc.entry`) takes, in order: one buffer per graph input
 (`onnxc.input_names`), one per graph output (`onnxc.output_names`), one per constant
 (`onnxc.constants`, added by `bind-constants`) and the arena (added by `plan-memory`, size in
-`onnxc.arena_bytes`). `emit-entry-wrapper` then exposes it as `onnxc_entry(void **argv)` so
-the runtime calls it with one pointer array, whatever the number of buffers.
+`onnxc.arena_bytes`). `emit-entry-wrapper` then exposes it as `int32_t onnxc_entry(void **argv)`
+so the runtime calls it with one pointer array, whatever the number of buffers.
+
+The result is 0 after a complete run. Run-time checks of indices and divisors (see
+lowering/insert_checks.py) are listed in `onnxc.check_sites`; when check k fails the entry
+returns k + 1 at once, and the check's record (failed, position, value: three i64) is at byte
+`onnxc.status_offset` of the arena.
 """
 
 from __future__ import annotations
@@ -12,7 +17,14 @@ from __future__ import annotations
 import re
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    DictionaryAttr,
+    ModuleOp,
+    StringAttr,
+    i64,
+)
 from xdsl.ir import Attribute, BlockArgument
 
 ENTRY_ATTR = "onnxc.entry"
@@ -23,6 +35,11 @@ ARENA_BYTES_ATTR = "onnxc.arena_bytes"
 INTERMEDIATE_BYTES_ATTR = "onnxc.intermediate_bytes"
 INPLACE_BYTES_ATTR = "onnxc.inplace_bytes"
 """Bytes of results that `inplace` wrote over a dying input (counted as intermediates)."""
+CHECK_SITES_ATTR = "onnxc.check_sites"
+"""One dictionary per run-time check, in site order: kind, node, op_type, operand, ranges."""
+CHECK_SITE_ATTR = "onnxc.check_site"
+"""On a check kernel's call in the entry: its index in `onnxc.check_sites`."""
+STATUS_OFFSET_ATTR = "onnxc.status_offset"
 WRAPPER_NAME = "onnxc_entry"
 
 _NAME_HINT = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
@@ -61,3 +78,33 @@ def string_list(entry: func.FuncOp, attr_name: str) -> list[str]:
 
 def set_string_list(entry: func.FuncOp, attr_name: str, values: list[str]) -> None:
     entry.attributes[attr_name] = ArrayAttr([StringAttr(v) for v in values])
+
+
+def site_attribute(site: dict[str, object]) -> DictionaryAttr:
+    """A check site (strings, and `ranges` as [[low, high], ...]) as an attribute."""
+    fields: dict[str, Attribute] = {}
+    for key, value in site.items():
+        if key == "ranges":
+            fields[key] = DenseArrayBase.from_list(i64, [v for r in value for v in r])
+        else:
+            fields[key] = StringAttr(str(value))
+    return DictionaryAttr(fields)
+
+
+def check_sites(entry: func.FuncOp) -> list[dict[str, object]]:
+    """The entry's check sites as plain data (what the runtime keeps)."""
+    attr = entry.attributes.get(CHECK_SITES_ATTR)
+    if not isinstance(attr, ArrayAttr):
+        return []
+    sites = []
+    for site in attr.data:
+        assert isinstance(site, DictionaryAttr)
+        plain: dict[str, object] = {}
+        for key, value in site.data.items():
+            if isinstance(value, DenseArrayBase):
+                flat = [int(v) for v in value.get_values()]
+                plain[key] = [flat[i:i + 2] for i in range(0, len(flat), 2)]
+            else:
+                plain[key] = value.data  # type: ignore[attr-defined]
+        sites.append(plain)
+    return sites

@@ -1,8 +1,10 @@
-"""`emit-entry-wrapper`: expose the entry function as `void onnxc_entry(void **argv)`.
+"""`emit-entry-wrapper`: expose the entry function as `int32_t onnxc_entry(void **argv)`.
 
 The runtime then calls the model with one pointer array that it builds once (constants and
 arena fixed, inputs and outputs patched per run) instead of marshalling one ctypes argument per
 buffer: a model with 300 weight tensors costs the same call overhead as one with three.
+The result is the entry's status (see `return-check-status`: 0, or the failed check's site
+number + 1); an entry that returns nothing (a pipeline without that pass) gives 0.
 Runs on the LLVM dialect, after `convert-func-to-llvm`.
 """
 
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, i32
 from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 
@@ -49,10 +51,18 @@ class EmitEntryWrapperPass(ModulePass):
             load = llvm.LoadOp(slot, ptr)
             block.add_ops([slot, load])
             args.append(load.dereferenced_value)
-        block.add_ops([llvm.CallOp(self.entry, *args), llvm.ReturnOp()])
+        returns = target.function_type.output
+        if isinstance(returns, IntegerType) and returns.width.data == 32:
+            call = llvm.CallOp(self.entry, *args, return_type=i32)
+            block.add_ops([call, llvm.ReturnOp(call.returned)])
+        elif isinstance(returns, llvm.LLVMVoidType):
+            zero = llvm.ConstantOp(IntegerAttr(0, i32), i32)
+            block.add_ops([llvm.CallOp(self.entry, *args), zero, llvm.ReturnOp(zero.result)])
+        else:
+            raise LoweringError(f"emit-entry-wrapper: @{self.entry} must return i32 or nothing")
         wrapper = llvm.FuncOp(
             WRAPPER_NAME,
-            llvm.LLVMFunctionType([ptr]),
+            llvm.LLVMFunctionType([ptr], i32),
             linkage=llvm.LinkageAttr("external"),
             body=Region(block),
         )

@@ -17,15 +17,17 @@ from onnxc.registry import ONNXC_DIALECTS
 from onnxc.tools.pipeline_text import build_pipeline
 
 GRAPH_TO_LOOPS: tuple[str, ...] = (
-    "assign-layout", "fold-layout-converts", "convert-graph-to-loops",
+    "insert-runtime-checks", "assign-layout", "fold-layout-converts", "convert-graph-to-loops",
 )
 """Graph dialect on tensors -> kernels of scf/memref/arith/math loops on static memrefs.
-Layouts are a lowering decision (as in MLIR), so they are chosen here at every -O level:
-convolutions and what their outputs flow through run in NHWC on SIMD hosts."""
+Run-time indices and divisors get their checks first (never optional: memory safety does not
+depend on -O). Layouts are a lowering decision (as in MLIR), so they are chosen here at every
+-O level: convolutions and what their outputs flow through run in NHWC on SIMD hosts."""
 
-LOOPS_ABI: tuple[str, ...] = ("bind-constants", "inplace", "plan-memory")
+LOOPS_ABI: tuple[str, ...] = ("bind-constants", "inplace", "plan-memory", "return-check-status")
 """Fix the entry function's calling convention: one arena (elementwise results written over
-dying inputs first), constants as arguments."""
+dying inputs first), constants as arguments, and an i32 status: nonzero when a run-time check
+failed, naming the check (the entry returns right after it)."""
 
 
 def loops_to_llvm(entry: str = "main", num_threads: int = 1) -> tuple[str, ...]:

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from onnxc.errors import InvalidInputError
+from onnxc.runtime.check_errors import check_failure
 
 _ARENA_ALIGNMENT = 64
 
@@ -90,14 +91,20 @@ class CompiledModel:
         constants: Sequence[np.ndarray],
         arena_bytes: int,
         intermediate_bytes: int = 0,
+        check_sites: Sequence[Mapping[str, object]] = (),
+        status_offset: int = -1,
     ):
         self._native = native  # keeps the JIT engine (and so the code) alive
+        self.check_sites = [dict(site) for site in check_sites]
+        """One description per run-time check of indices or divisors (see check_errors)."""
+        self.status_offset = status_offset
+        """Byte offset of the check status record in the arena (-1: no checks)."""
         self.inputs = list(inputs)
         self.outputs = list(outputs)
         self.arena_bytes = arena_bytes
         self.intermediate_bytes = intermediate_bytes
         self._constants = [np.ascontiguousarray(c) for c in constants]
-        self._entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(entry_address)
+        self._entry = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)(entry_address)
         # Free (argv, arena) slots, one per concurrent run; list.pop/append are atomic.
         self._slot_lock = threading.Lock()  # guards _slot_count only
         self._slot_count = 0
@@ -206,20 +213,31 @@ class CompiledModel:
         self._call_native((addresses,))
         return [results[i] for i in wanted]
 
-    def _call_native(self, runs: Iterable[Sequence[int]]) -> None:
-        """Call the native entry once per address list (inputs then outputs) on one arena."""
+    def _call_native(self, runs: Iterable[Sequence[int]], batched: bool = False) -> None:
+        """Call the native entry once per address list (inputs then outputs) on one arena;
+        InvalidInputError (nothing returned) when a run-time check refused the data."""
         try:
             slot = self._free_slots.pop()
         except IndexError:  # every arena is in use by another thread: make one more
             slot = self._new_slot()
         try:
             argv = slot.argv
-            for addresses in runs:
+            for sample, addresses in enumerate(runs):
                 for i, address in enumerate(addresses):
                     argv[i] = address
-                self._entry(slot.argv_address)  # ctypes drops the GIL for the call
+                status = self._entry(slot.argv_address)  # ctypes drops the GIL for the call
+                if status:
+                    raise self._failed_check(slot, status, sample if batched else None)
         finally:
             self._free_slots.append(slot)
+
+    def _failed_check(self, slot: _Slot, status: int, sample: int | None) -> Exception:
+        """The error for a run the native code stopped: check `status - 1` refused data."""
+        site = status - 1
+        if not 0 <= site < len(self.check_sites) or self.status_offset < 0:
+            return InvalidInputError(f"the compiled model stopped with status {status}")
+        record = slot.arena[self.status_offset:self.status_offset + 24].view(np.int64)
+        return check_failure(self.check_sites[site], int(record[1]), int(record[2]), sample)
 
     def _invoke_batched(self, values: Sequence, wanted: list[int],
                         out: Sequence[np.ndarray] | None) -> list[np.ndarray]:
@@ -248,8 +266,8 @@ class CompiledModel:
             results = self._checked_outputs(out, shapes, arrays)
         bases = [_address(a) for a in arrays] + [_address(r) for r in results]
         steps = self._sample_bytes
-        self._call_native([base + i * step for base, step in zip(bases, steps)]
-                          for i in range(samples))
+        self._call_native(([base + i * step for base, step in zip(bases, steps)]
+                           for i in range(samples)), batched=True)
         return [results[i] for i in wanted]
 
     @staticmethod

@@ -11,12 +11,12 @@ import math as pymath
 from collections.abc import Sequence
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType
 
 from onnxc.dialects import graph, graph_shapes
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.dialects.layout import layout_of, parse_spec, physical_permutation
 from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.checks import clamped_index
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
 
@@ -150,7 +150,8 @@ def slice_kernel(op: graph.SliceOp, kb: KernelBuilder, ins, outs):
 
 
 def gather_kernel(op: graph.GatherOp, kb: KernelBuilder, ins, outs):
-    """out[p, i, q] = data[p, wrap(indices[i]), q] with data viewed as [P, D, Q]."""
+    """out[p, i, q] = data[p, wrap(indices[i]), q] with data viewed as [P, D, Q]; the indices
+    were checked by `graph.check_indices` (insert-runtime-checks) and are clamped anyway."""
     data_shape = shape_of(op.data)
     axis = graph_shapes.normalize_axis(int_of(op.axis), len(data_shape))
     p, dim = pymath.prod(data_shape[:axis]), data_shape[axis]
@@ -164,9 +165,7 @@ def gather_kernel(op: graph.GatherOp, kb: KernelBuilder, ins, outs):
 
     def body(ivs: list[Index]) -> None:
         pi, i = ivs
-        raw = kb.insert(arith.IndexCastOp(kb.load(indices, [i]), IndexType()))
-        negative = kb.insert(arith.CmpiOp(raw, kb.idx(0), "slt"))
-        wrapped = kb.select(negative, kb.iadd(raw, dim), raw)
+        wrapped = clamped_index(kb, kb.load(indices, [i]), dim)  # checked before the call
         kb.for_(0, q, lambda qi: kb.store(kb.load(data, [pi, wrapped, qi]), out, [pi, i, qi]))
 
     kb.nest([p, n], body)

@@ -10,7 +10,6 @@ tap run in parallel.
 from __future__ import annotations
 
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import IndexType, IntegerType
 
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.graph_indexed import DeformColumnsOp
@@ -34,7 +33,6 @@ def deform_columns_kernel(op: DeformColumnsOp, kb: KernelBuilder, ins, outs):
     x, offset = ins[0], ins[1]
     mask = ins[2] if op.mask is not None else None
     cols = kb.view(outs[0], [n, c, kh_n, kw_n, out_h, out_w])
-    i64 = IntegerType(64)
 
     def c_(v: float):
         return kb.constant(v, t)
@@ -47,9 +45,7 @@ def deform_columns_kernel(op: DeformColumnsOp, kb: KernelBuilder, ins, outs):
         for p, w in ((low, kb.sub(c_(1.0), frac)), (kb.add(low, c_(1.0)), frac)):
             valid = kb.insert(arith.AndIOp(kb.insert(arith.CmpfOp(p, c_(0.0), "oge")),
                                            kb.insert(arith.CmpfOp(p, c_(size - 1.0), "ole"))))
-            clamped = kb.min(kb.max(p, c_(0.0)), c_(size - 1.0))
-            index = kb.insert(arith.IndexCastOp(kb.insert(arith.FPToSIOp(clamped, i64)),
-                                                IndexType()))
+            index = kb.float_to_index(p, 0.0, size - 1.0)  # NaN offsets too
             result.append((index, valid, w))
         return result
 

@@ -120,8 +120,10 @@ def bit_shift_kernel(op: graph.BitShiftOp, kb: KernelBuilder, ins, outs):
 
 def _integer_mod(kb: KernelBuilder, a: SSAValue, b: SSAValue, fmod: bool) -> SSAValue:
     if is_unsigned(a.type):
-        return kb.insert(arith.RemUIOp(a, b))
-    r = kb.insert(arith.RemSIOp(a, b))  # the sign of the dividend
+        return kb.insert(arith.RemUIOp(a, kb.safe_divisor(a, b)))
+    # the sign of the dividend; MIN % -1 is 0 (the safe divisor is 1 there), and a zero
+    # divisor was refused by the run-time check before the kernel ran
+    r = kb.insert(arith.RemSIOp(a, kb.safe_divisor(a, b)))
     if fmod:
         return r
     # Python %: a nonzero remainder whose sign differs from the divisor's moves by b

@@ -14,7 +14,6 @@ from __future__ import annotations
 import itertools
 
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import IndexType, IntegerType
 
 from onnxc.dialects.graph import int_of, shape_of
 from onnxc.dialects.graph_indexed import GridSampleOp
@@ -50,9 +49,9 @@ class _Float:
         span = hi - lo
         n = self.floor(kb.div(dx, self.c(span))) if span else self.c(0.0)
         r = kb.sub(dx, kb.mul(n, self.c(span)))
-        parity = kb.insert(arith.AndIOp(kb.insert(arith.FPToSIOp(n, IntegerType(64))),
-                                        kb.constant(1, IntegerType(64))))
-        even = kb.insert(arith.CmpiOp(parity, kb.constant(0, IntegerType(64)), "eq"))
+        # n's parity in floats: fptosi of a huge or NaN n would be poison
+        half = self.floor(kb.mul(n, self.c(0.5)))
+        even = kb.insert(arith.CmpfOp(kb.sub(n, kb.mul(half, self.c(2.0))), self.c(0.0), "oeq"))
         to_low = kb.insert(arith.CmpiOp(below, even, "eq"))
         folded = kb.select(to_low, kb.add(self.c(lo), r), kb.sub(self.c(hi), r))
         outside = kb.insert(arith.OrIOp(below, above))
@@ -105,9 +104,7 @@ def _axis_taps(f: _Float, v, size: int, mode: str, padding: str, align: bool):
                                            kb.insert(arith.CmpfOp(p, f.c(size - 1.0), "ole"))))
         elif padding == "reflection":
             p = kb.insert(math.TruncOp(f.reflect(p, lo, hi)))
-        p = f.clamp(p, 0.0, size - 1.0)
-        index = kb.insert(arith.IndexCastOp(kb.insert(arith.FPToSIOp(p, IntegerType(64))),
-                                            IndexType()))
+        index = kb.float_to_index(p, 0.0, size - 1.0)  # NaN and inf grid values too
         taps.append((index, valid, w))
     return taps
 

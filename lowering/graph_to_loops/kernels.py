@@ -18,6 +18,7 @@ from onnxc.dialects import graph
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops import (
     attention,
+    checks,
     composite,
     conv,
     conv_transpose,
@@ -70,6 +71,7 @@ KERNELS: dict[type[Operation], KernelFn] = {
     **roi_align.KERNELS,
     **unpool.KERNELS,
     **deform.KERNELS,
+    **checks.KERNELS,
 }
 
 

@@ -300,7 +300,22 @@ class KernelBuilder:
     def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
         if is_float(a.type):
             return self.insert(arith.DivfOp(a, b))
-        return self.insert((arith.DivUIOp if is_unsigned(a.type) else arith.DivSIOp)(a, b))
+        divide = arith.DivUIOp if is_unsigned(a.type) else arith.DivSIOp
+        return self.insert(divide(a, self.safe_divisor(a, b)))
+
+    def safe_divisor(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        """`b`, or 1 where integer a / b would trap: b == 0 (the run-time divisor check has
+        refused it before the kernel runs) and signed MIN / -1, whose result is then MIN,
+        the wrapped quotient, as the remainder is 0. A constant b folds this away."""
+        zero, one = self.constant(0, b.type), self.constant(1, b.type)
+        trap = self.insert(arith.CmpiOp(b, zero, "eq"))
+        if not is_unsigned(b.type):
+            minimum = self.constant(min_value(a.type), a.type)
+            overflow = self.insert(arith.AndIOp(
+                self.insert(arith.CmpiOp(a, minimum, "eq")),
+                self.insert(arith.CmpiOp(b, self.constant(-1, b.type), "eq"))))
+            trap = self.insert(arith.OrIOp(trap, overflow))
+        return self.select(trap, one, b)
 
     def max(self, a: SSAValue, b: SSAValue) -> SSAValue:
         if is_float(a.type):
@@ -329,6 +344,18 @@ class KernelBuilder:
 
     def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.insert(arith.SelectOp(cond, a, b))
+
+    def float_to_index(self, v: SSAValue, low: float, high: float) -> SSAValue:
+        """A float position (a sample coordinate, a grid size) as an index in [low, high],
+        NaN giving `low`: LLVM's fptosi of NaN or of a value out of i64's range is poison,
+        and a poison index may address any memory, so data-derived positions go through
+        here before they index a buffer."""
+        ordered = self.insert(arith.CmpfOp(v, v, "ord"))
+        v = self.select(ordered, v, self.constant(low, v.type))
+        v = self.insert(arith.MinimumfOp(self.insert(arith.MaximumfOp(
+            v, self.constant(low, v.type))), self.constant(high, v.type)))
+        as_int = self.insert(arith.FPToSIOp(v, IntegerType(64)))
+        return self.insert(arith.IndexCastOp(as_int, IndexType()))
 
     def to_float(self, i: Index, t: Attribute) -> SSAValue:
         """An index (e.g. a window size) as a float of type `t`."""

@@ -46,7 +46,10 @@ from xdsl.traits import SymbolOpInterface
 
 from onnxc.dialects import graph, layout
 from onnxc.dialects.graph import int_of, shape_of
+from onnxc.dialects.graph_checks import SITE_PROPERTIES
 from onnxc.errors import LoweringError
+from onnxc.lowering.entry_abi import CHECK_SITE_ATTR, CHECK_SITES_ATTR, site_attribute
+from onnxc.lowering.graph_to_loops.checks import STATUS_TYPE
 from onnxc.lowering.graph_to_loops.data_movement import copy_kernel
 from onnxc.lowering.graph_to_loops.kernels import (
     KernelFn,
@@ -155,7 +158,9 @@ class _ModuleLowering:
 
 
 def _kernel_key(op: Operation) -> tuple:
-    props = tuple(sorted((k, str(v)) for k, v in op.properties.items()))
+    """What decides a kernel's code: op, properties (but not a check's site), types."""
+    site = SITE_PROPERTIES if isinstance(op, graph.CheckOp) else ()
+    props = tuple(sorted((k, str(v)) for k, v in op.properties.items() if k not in site))
     return (op.name, props, tuple(op.operand_types), tuple(op.result_types))
 
 
@@ -182,6 +187,9 @@ class _FunctionLowering:
         """tensor value -> memref of exactly its shape"""
         self.bases: dict[SSAValue, SSAValue] = {}
         """tensor value -> the allocated (or argument) memref it lives in"""
+        self.status: SSAValue | None = None
+        """the check status record every check kernel writes (allocated at the first check)"""
+        self.sites: list[dict[str, object]] = []
 
     def emit(self, op: Operation) -> SSAValue:
         self.block.add_op(op)
@@ -193,7 +201,8 @@ class _FunctionLowering:
         if not isinstance(ret, func.ReturnOp):
             raise LoweringError(f"@{self.f.sym_name.data}: body must end in func.return")
         for op in body.ops:
-            if op is not ret and not isinstance(op, graph.GraphOp | layout.ConvertOp):
+            if op is not ret and not isinstance(op, graph.GraphOp | graph.CheckOp
+                                                       | layout.ConvertOp):
                 raise LoweringError(
                     f"convert-graph-to-loops: no lowering for op '{op.name}' "
                     f"in @{self.f.sym_name.data}"
@@ -246,6 +255,8 @@ class _FunctionLowering:
             new.arg_attrs = ArrayAttr([*f.arg_attrs, *[DictionaryAttr({})] * n_outputs])
         if f.sym_visibility is None or f.sym_visibility.data == "public":
             new.attributes["onnxc.entry"] = UnitAttr()
+        if self.sites:
+            new.attributes[CHECK_SITES_ATTR] = ArrayAttr([site_attribute(s) for s in self.sites])
         return new
 
     def view(self, base: SSAValue, shape: Sequence[int], name: str | None = None) -> SSAValue:
@@ -280,6 +291,8 @@ class _FunctionLowering:
             for scratch_type in kernel_scratch(op):
                 ins.append(self.emit(memref.AllocOp([], [], scratch_type)))
                 ins[-1].name_hint = "scratch"
+            if isinstance(op, graph.CheckOp):
+                ins.append(self.status_record())
             outs = [self.buffers[r] for r in op.results]
             # Input types are part of the key: tables and scratch vary the kernel's form.
             name = self.mod.kernel(
@@ -289,7 +302,17 @@ class _FunctionLowering:
             call = func.CallOp(name, [*ins, *outs], [])
             if inplace := inplace_operands(op):
                 call.attributes[INPLACE_ATTR] = ArrayAttr([IntegerAttr(i, i64) for i in inplace])
+            if isinstance(op, graph.CheckOp):
+                call.attributes[CHECK_SITE_ATTR] = IntegerAttr(len(self.sites), i64)
+                self.sites.append(op.site())
             self.emit(call)
+
+    def status_record(self) -> SSAValue:
+        """The buffer check kernels report into: one per run, in the arena like any other."""
+        if self.status is None:
+            self.status = self.emit(memref.AllocOp([], [], STATUS_TYPE))
+            self.status.name_hint = "status"
+        return self.status
 
     def constant(self, result: SSAValue, value: DenseIntOrFPElementsAttr) -> None:
         name, mtype = self.mod.global_for(value)

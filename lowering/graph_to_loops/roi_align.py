@@ -11,12 +11,16 @@ the four weighted corners for max, as the reference implementations do). Samples
 from __future__ import annotations
 
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import IndexType, IntegerType
 
 from onnxc.dialects.graph import float_of, int_of, shape_of
 from onnxc.dialects.graph_indexed import RoiAlignOp
 from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.checks import clamped_index
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float, min_value
+
+MAX_GRID = float(2**31)
+"""Bound of the per-bin sample grid taken from run-time ROI sizes: what ceil(bin size)
+converts to as an index (NaN gives 0). onnxruntime computes the same grid unbounded."""
 
 
 def roi_align_kernel(op: RoiAlignOp, kb: KernelBuilder, ins, outs):
@@ -32,19 +36,19 @@ def roi_align_kernel(op: RoiAlignOp, kb: KernelBuilder, ins, outs):
     ratio = int_of(op.sampling_ratio)
     scale = float_of(op.spatial_scale)
     half_pixel = bool(int_of(op.half_pixel))
-    i64 = IntegerType(64)
 
     def c(v: float):
         return kb.constant(v, t)
 
-    def to_index(v):
-        return kb.insert(arith.IndexCastOp(kb.insert(arith.FPToSIOp(v, i64)), IndexType()))
+    def to_index(v, high: float):
+        return kb.float_to_index(v, 0.0, high)
 
     def lt(a, b):
         return kb.insert(arith.CmpfOp(a, b, "olt"))
 
     def per_roi(r: Index) -> None:
-        b = kb.insert(arith.IndexCastOp(kb.load(batch, [r]), IndexType()))
+        # refused by the batch_indices check before the kernel runs; clamped anyway
+        b = clamped_index(kb, kb.load(batch, [r]), shape_of(op.input)[0], negative=False)
         offset = c(0.5 if half_pixel else 0.0)
         start_w, start_h, end_w, end_h = (
             kb.sub(kb.mul(kb.load(rois, [r, i]), c(scale)), offset) for i in range(4))
@@ -56,8 +60,8 @@ def roi_align_kernel(op: RoiAlignOp, kb: KernelBuilder, ins, outs):
             grid_h: Index = ratio
             grid_w: Index = ratio
         else:
-            grid_h = to_index(kb.insert(math.CeilOp(bin_h)))
-            grid_w = to_index(kb.insert(math.CeilOp(bin_w)))
+            grid_h = to_index(kb.insert(math.CeilOp(bin_h)), MAX_GRID)
+            grid_w = to_index(kb.insert(math.CeilOp(bin_w)), MAX_GRID)
         samples = kb.imul(grid_h, grid_w)
         float_h, float_w = kb.to_float(grid_h, t), kb.to_float(grid_w, t)
 
@@ -70,7 +74,8 @@ def roi_align_kernel(op: RoiAlignOp, kb: KernelBuilder, ins, outs):
             v = kb.select(top, low, v)
             high = kb.select(top, low, kb.add(low, c(1.0)))
             frac = kb.sub(v, low)
-            return to_index(low), to_index(high), kb.sub(c(1.0), frac), frac
+            return (to_index(low, size - 1.0), to_index(high, size - 1.0),
+                    kb.sub(c(1.0), frac), frac)
 
         def per_bin(ivs: list[Index]) -> None:
             ph, pw = ivs

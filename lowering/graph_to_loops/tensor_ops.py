@@ -5,8 +5,10 @@ Gathers loop over their result (independent iterations, the outer loop runs in p
 Scatters first copy `data` to the result, then apply the updates in index order: ONNX leaves
 duplicate indices undefined without a reduction, and with one the combine is order
 independent up to rounding, so the update loop stays serial. Indices are read as i64/i32 and
-negative ones count from the end; out-of-range indices are not checked (as in onnxruntime's
-release build, a bad index reads or writes out of bounds).
+negative ones count from the end. Out-of-range indices (and sequence lengths, write positions)
+are refused before these kernels run, by the checks `insert-runtime-checks` adds, as
+onnxruntime refuses them with INVALID_ARGUMENT; the kernels also clamp what they read into
+range, so no data can make them read or write outside their buffers.
 """
 
 from __future__ import annotations
@@ -14,20 +16,20 @@ from __future__ import annotations
 import math as pymath
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType
 
 from onnxc.dialects import graph_indexed, graph_shapes
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.checks import clamped_index
 from onnxc.lowering.graph_to_loops.data_movement import copy_kernel
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
+from onnxc.lowering.insert_checks import UNBOUNDED
 
 
 def load_index(kb: KernelBuilder, mem, indices, size: int) -> Index:
-    """indices-tensor element as an index, negative values wrapped by `size`."""
-    raw = kb.insert(arith.IndexCastOp(kb.load(mem, indices), IndexType()))
-    negative = kb.insert(arith.CmpiOp(raw, kb.idx(0), "slt"))
-    return kb.select(negative, kb.iadd(raw, size), raw)
+    """indices-tensor element as an index, negative values wrapped by `size` (clamped into
+    [0, size): the checks refused anything else before the kernel ran)."""
+    return clamped_index(kb, kb.load(mem, indices), size)
 
 
 def combine(kb: KernelBuilder, reduction: str, old, new):
@@ -158,8 +160,12 @@ def tensor_scatter_kernel(op: graph_indexed.TensorScatterOp, kb: KernelBuilder, 
     def row(p: Index) -> None:
         start: Index = 0
         if op.write_indices is not None:
-            start = kb.insert(arith.IndexCastOp(kb.load(ins[2], [kb.idiv(p, per_batch)]),
-                                                IndexType()))
+            raw = kb.load(ins[2], [kb.idiv(p, per_batch)])
+            if circular:  # any position >= 0, taken modulo the length
+                start = kb.insert(arith.RemSIOp(
+                    clamped_index(kb, raw, UNBOUNDED, negative=False), kb.idx(length)))
+            else:  # the whole update must fit
+                start = clamped_index(kb, raw, length - steps + 1, negative=False)
 
         def step(t: Index) -> None:
             at = kb.iadd(start, t)
@@ -203,7 +209,7 @@ def reverse_sequence_kernel(op: graph_indexed.ReverseSequenceOp, kb: KernelBuild
 
     def body(ivs: list[Index]) -> None:
         t, b = ivs[time_axis], ivs[batch_axis]
-        length = kb.insert(arith.IndexCastOp(kb.load(ins[1], [b]), IndexType()))
+        length = clamped_index(kb, kb.load(ins[1], [b]), x[time_axis] + 1, negative=False)
         inside = kb.insert(arith.CmpiOp(kb.idx(t), length, "slt"))
         reversed_t = kb.isub(kb.isub(length, 1), t)
         source_t = kb.select(inside, kb.idx(reversed_t), kb.idx(t))

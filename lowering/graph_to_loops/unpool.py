@@ -11,11 +11,12 @@ from __future__ import annotations
 import math as pymath
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerType
+from xdsl.dialects.builtin import IntegerType
 
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.graph_indexed import MaxPoolIndicesOp, MaxUnpoolOp
 from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.checks import clamped_index
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float, min_value
 
 
@@ -87,7 +88,8 @@ def max_unpool_kernel(op: MaxUnpoolOp, kb: KernelBuilder, ins, outs):
     y_full = outs[0]
 
     def scatter(i: Index) -> None:
-        at = kb.insert(arith.IndexCastOp(kb.load(idx, [i]), IndexType()))
+        # refused by the indices check before the kernel runs; clamped anyway
+        at = clamped_index(kb, kb.load(idx, [i]), pymath.prod(unpooled), negative=False)
         if tuple(unpooled) == shape_of(op.output):
             kb.store(kb.load(x, [i]), y, [at])
             return

@@ -34,7 +34,9 @@ from onnxc.lowering.entry_abi import (
     INPUT_NAMES_ATTR,
     INTERMEDIATE_BYTES_ATTR,
     OUTPUT_NAMES_ATTR,
+    STATUS_OFFSET_ATTR,
     WRAPPER_NAME,
+    check_sites,
     entry_function,
     string_list,
 )
@@ -178,6 +180,8 @@ def compile(
         constants = [arrays[name] for name in constant_names]
         arena_bytes = _int_attr(entry, ARENA_BYTES_ATTR)
         intermediate_bytes = _int_attr(entry, INTERMEDIATE_BYTES_ATTR)
+        sites = check_sites(entry)
+        status_offset = _int_attr(entry, STATUS_OFFSET_ATTR) if sites else -1
         entry_name = entry.sym_name.data
     from onnxc.lowering.to_llvm.translate import to_llvmlite  # not needed on a cache hit
 
@@ -189,7 +193,7 @@ def compile(
         native = NativeModule.from_llvm_ir(llvm_module)
     compiled = CompiledModel(
         native, native.function_address(WRAPPER_NAME), inputs, outputs, constants,
-        arena_bytes, intermediate_bytes,
+        arena_bytes, intermediate_bytes, sites, status_offset,
     )
     compiled._num_threads = threads
     compiled.bind_batch_axis(batch)

@@ -91,6 +91,7 @@ _PASS_PATHS: dict[str, str] = {
     "fuse-attention": "onnxc.passes.extended:FuseAttentionPass",
     "horizontal-fusion": "onnxc.passes.extended:HorizontalFusionPass",
     # graph -> loops (scf/memref/arith/math over static memrefs)
+    "insert-runtime-checks": "onnxc.lowering.insert_checks:InsertRuntimeChecksPass",
     "convert-graph-to-loops": "onnxc.lowering.graph_to_loops.pass_:ConvertGraphToLoopsPass",
     # layouts, chosen right before convert-graph-to-loops (pipeline.GRAPH_TO_LOOPS): which
     # activations are NHWC, then cleanup of the conversions (not graph-optimization rows)
@@ -100,6 +101,7 @@ _PASS_PATHS: dict[str, str] = {
     "inplace": "onnxc.lowering.inplace:InplacePass",
     "plan-memory": "onnxc.lowering.plan_memory:PlanMemoryPass",
     "bind-constants": "onnxc.lowering.bind_constants:BindConstantsPass",
+    "return-check-status": "onnxc.lowering.check_status:ReturnCheckStatusPass",
     # loops -> llvm dialect
     "outline-parallel-loops": "onnxc.lowering.to_llvm.parallel:OutlineParallelLoopsPass",
     "convert-to-llvm": "onnxc.lowering.to_llvm.convert_to_llvm:ConvertToLLVMPass",

@@ -173,7 +173,8 @@ func.func @main(%x: tensor<1x4x3x2xf32>) -> tensor<1x3x2x4xf32> {
 
 // -----
 
-// Gather wraps negative indices with a select, outside the contiguous copy.
+// Gather wraps negative indices with a select, outside the contiguous copy, and clamps the
+// row into range (the indices were checked before the call; the clamp holds whatever the data).
 func.func @main(%x: tensor<5x3xf32>, %i: tensor<2xi64>) -> tensor<2x3xf32> {
   %y = graph.gather(%x, %i) {axis = 0 : i64} : (tensor<5x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
   func.return %y : tensor<2x3xf32>
@@ -185,7 +186,9 @@ func.func @main(%x: tensor<5x3xf32>, %i: tensor<2xi64>) -> tensor<2x3xf32> {
 // CHECK-NEXT:      %[[IDX:.*]] = arith.index_cast %[[RAW]] : i64 to index
 // CHECK-NEXT:      %[[NEG:.*]] = arith.cmpi slt, %[[IDX]], %{{.*}} : index
 // CHECK-NEXT:      %[[UP:.*]] = arith.addi %[[IDX]], %{{.*}} : index
-// CHECK-NEXT:      %[[ROW:.*]] = arith.select %[[NEG]], %[[UP]], %[[IDX]] : index
+// CHECK-NEXT:      %[[WRAP:.*]] = arith.select %[[NEG]], %[[UP]], %[[IDX]] : index
+// CHECK-NEXT:      %[[IN:.*]] = arith.cmpi ult, %[[WRAP]], %{{.*}} : index
+// CHECK-NEXT:      %[[ROW:.*]] = arith.select %[[IN]], %[[WRAP]], %{{.*}} : index
 // CHECK-NEXT:      scf.for %[[Q:.*]] = {{.*}} {
 // CHECK-NEXT:        %[[V:.*]] = memref.load %{{.*}}[%{{.*}}, %[[ROW]], %[[Q]]]
 // CHECK-NEXT:        memref.store %[[V]]

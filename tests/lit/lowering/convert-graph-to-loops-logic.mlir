@@ -35,14 +35,27 @@ func.func @main(%c: tensor<3xi1>, %x: tensor<2x3xf32>, %y: tensor<2x1xf32>) -> t
 // -----
 
 // Integer Mod with fmod=0 takes the divisor's sign: a nonzero remainder of the other sign
-// moves by the divisor.
+// moves by the divisor. The remainder divides by a safe divisor, 1 where the hardware would
+// trap (0, refused by the run-time check before the kernel runs, and MIN % -1, which is 0).
 func.func @main(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
   %z = graph.mod(%a, %b) {fmod = 0 : i64} : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
   func.return %z : tensor<4xi32>
 }
 
 // CHECK-LABEL: func.func private @mod_0(
-// CHECK:         %[[R:.*]] = arith.remsi %[[A:.*]], %[[B:.*]] : i32
+// CHECK-DAG:     %[[MINUS1:.*]] = arith.constant -1 : i32
+// CHECK-DAG:     %[[MIN:.*]] = arith.constant -2147483648 : i32
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i32
+// CHECK:         %[[A:.*]] = memref.load %0[%{{.*}}] : memref<4xi32>
+// CHECK-NEXT:    %[[B:.*]] = memref.load %1[%{{.*}}] : memref<4xi32>
+// CHECK-NEXT:    %[[BZ:.*]] = arith.cmpi eq, %[[B]], %[[ZERO]] : i32
+// CHECK-NEXT:    %[[AMIN:.*]] = arith.cmpi eq, %[[A]], %[[MIN]] : i32
+// CHECK-NEXT:    %[[BM1:.*]] = arith.cmpi eq, %[[B]], %[[MINUS1]] : i32
+// CHECK-NEXT:    %[[OVF:.*]] = arith.andi %[[AMIN]], %[[BM1]] : i1
+// CHECK-NEXT:    %[[TRAP:.*]] = arith.ori %[[BZ]], %[[OVF]] : i1
+// CHECK-NEXT:    %[[SAFE:.*]] = arith.select %[[TRAP]], %[[ONE]], %[[B]] : i32
+// CHECK-NEXT:    %[[R:.*]] = arith.remsi %[[A]], %[[SAFE]] : i32
 // CHECK-NEXT:    %[[NZ:.*]] = arith.cmpi ne, %[[R]], %{{.*}} : i32
 // CHECK-NEXT:    %[[X:.*]] = arith.xori %[[R]], %[[B]] : i32
 // CHECK-NEXT:    %[[DIFF:.*]] = arith.cmpi slt, %[[X]], %{{.*}} : i32

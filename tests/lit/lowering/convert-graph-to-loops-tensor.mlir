@@ -44,7 +44,8 @@ func.func @main(%x: tensor<1x2x3x4xf32>) -> tensor<1x2x6x8xf32> {
 
 // -----
 
-// GatherElements wraps a negative index by the dimension size and replaces that axis.
+// GatherElements wraps a negative index by the dimension size, clamps it into the axis (the
+// indices were checked before the call) and replaces that axis.
 func.func @main(%x: tensor<3x4xf32>, %i: tensor<2x4xi64>) -> tensor<2x4xf32> {
   %y = graph.gather_elements(%x, %i) {axis = 0 : i64} : (tensor<3x4xf32>, tensor<2x4xi64>) -> tensor<2x4xf32>
   func.return %y : tensor<2x4xf32>
@@ -57,7 +58,9 @@ func.func @main(%x: tensor<3x4xf32>, %i: tensor<2x4xi64>) -> tensor<2x4xf32> {
 // CHECK-NEXT:        %[[IX:.*]] = arith.index_cast %[[R]] : i64 to index
 // CHECK-NEXT:        %[[NEG:.*]] = arith.cmpi slt, %[[IX]], %{{.*}} : index
 // CHECK-NEXT:        %[[UP:.*]] = arith.addi %[[IX]], %{{.*}} : index
-// CHECK-NEXT:        %[[K:.*]] = arith.select %[[NEG]], %[[UP]], %[[IX]] : index
+// CHECK-NEXT:        %[[WRAP:.*]] = arith.select %[[NEG]], %[[UP]], %[[IX]] : index
+// CHECK-NEXT:        %[[IN:.*]] = arith.cmpi ult, %[[WRAP]], %{{.*}} : index
+// CHECK-NEXT:        %[[K:.*]] = arith.select %[[IN]], %[[WRAP]], %{{.*}} : index
 // CHECK-NEXT:        %[[V:.*]] = memref.load %0[%[[K]], %[[J]]] : memref<3x4xf32>
 // CHECK-NEXT:        memref.store %[[V]], %2[%[[I]], %[[J]]] : memref<2x4xf32>
 // CHECK:         } {onnxc.parallel}

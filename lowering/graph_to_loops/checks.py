@@ -1,0 +1,134 @@
+"""Kernels of the run-time checks (`graph.check_indices`, `graph.check_divisor`) and the
+index clamp that every kernel reading run-time indices applies.
+
+A check kernel takes the checked tensor and the run's status record, `memref<3xi64>`:
+[failed (0 or 1), flat position of the first bad element, its value]. It always writes
+`failed`, so the record needs no reset between runs, and `return-check-status` makes the
+entry return right after a failed check. The scan is one loop carrying the first bad
+position as a min-reduction of `select(bad, position, size)`: no branch in the loop, so LLVM
+vectorizes it (a compare, a select and a min per element), and the record is written once
+after it. A valid index in [-n, n) is found with one unsigned compare, `index + n <u 2n`
+(wrapping adds push everything outside the range above 2n).
+"""
+
+from __future__ import annotations
+
+import math as pymath
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerType,
+    MemRefType,
+    Signedness,
+    UnrealizedConversionCastOp,
+    i64,
+)
+from xdsl.ir import SSAValue
+
+from onnxc.dialects import graph
+from onnxc.dialects.graph import int_of, ints_of, shape_of
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_unsigned
+
+STATUS_TYPE = MemRefType(i64, [3])
+"""The run's check status: failed, position of the first bad element, its value."""
+
+
+def as_i64(kb: KernelBuilder, value: SSAValue) -> SSAValue:
+    """An integer element as a signless i64 (zero-extended when unsigned)."""
+    t = value.type
+    assert isinstance(t, IntegerType)
+    unsigned = is_unsigned(t) or t.width.data == 1
+    if t.signedness.data != Signedness.SIGNLESS:  # arith works on signless bits
+        t = IntegerType(t.width.data)
+        value = kb.insert(UnrealizedConversionCastOp.get([value], [t]))
+    if t.width.data == 64:
+        return value
+    return kb.insert((arith.ExtUIOp if unsigned else arith.ExtSIOp)(value, i64))
+
+
+def _first_bad(kb: KernelBuilder, flat: SSAValue, columns: int,
+               is_bad) -> tuple[SSAValue, SSAValue]:
+    """(position, size) of the first element e (at column c) with is_bad(e, c) of `flat`
+    viewed as rows of `columns`; position == size when there is none."""
+    (size,) = flat.type.get_shape()
+    rows = size // columns
+    table = kb.view(flat, [rows, columns])
+    none = kb.constant(size, i64)
+
+    def step(r: Index, first: SSAValue):
+        row_start = kb.insert(arith.MuliOp(kb.insert(arith.IndexCastOp(kb.idx(r), i64)),
+                                           kb.constant(columns, i64)))
+        for c in range(columns):
+            bad = is_bad(as_i64(kb, kb.load(table, [r, c])), c)
+            at = kb.insert(arith.AddiOp(row_start, kb.constant(c, i64))) if c else row_start
+            first = kb.insert(arith.MinSIOp(first, kb.select(bad, at, none)))
+        return [first]
+
+    (first,) = kb.reduce(0, rows, [none], step)
+    return first, none
+
+
+def _report(kb: KernelBuilder, flat: SSAValue, status: SSAValue, first: SSAValue,
+            none: SSAValue) -> None:
+    """Write the status record for the scan's result `first`."""
+    failed = kb.insert(arith.CmpiOp(first, none, "ne"))
+    kb.store(kb.insert(arith.ExtUIOp(failed, i64)), status, [0])
+    kb.store(first, status, [1])
+    (size,) = flat.type.get_shape()
+    at = kb.insert(arith.MinSIOp(first, kb.constant(size - 1, i64)))
+    value = as_i64(kb, kb.load(flat, [kb.insert(arith.IndexCastOp(at, IndexType()))]))
+    kb.store(value, status, [2])
+
+
+def check_indices_kernel(op: graph.CheckIndicesOp, kb: KernelBuilder, ins, outs):
+    indices, status = ins
+    total = pymath.prod(shape_of(op.indices))
+    if total == 0:
+        kb.store(kb.constant(0, i64), status, [0])
+        return
+    flat = kb.view(indices, [total])
+    extents = ints_of(op.bounds)
+    negative = bool(int_of(op.negative))
+
+    def is_bad(value: SSAValue, column: int) -> SSAValue:
+        extent = extents[column]
+        if negative:  # valid: -extent <= value < extent
+            shifted = kb.insert(arith.AddiOp(value, kb.constant(extent, i64)))
+            return kb.insert(arith.CmpiOp(shifted, kb.constant(2 * extent, i64), "uge"))
+        return kb.insert(arith.CmpiOp(value, kb.constant(extent, i64), "uge"))
+
+    _report(kb, flat, status, *_first_bad(kb, flat, len(extents), is_bad))
+
+
+def check_divisor_kernel(op: graph.CheckDivisorOp, kb: KernelBuilder, ins, outs):
+    divisor, status = ins
+    total = pymath.prod(shape_of(op.divisor))
+    if total == 0:
+        kb.store(kb.constant(0, i64), status, [0])
+        return
+    flat = kb.view(divisor, [total])
+    zero = kb.constant(0, i64)
+    _report(kb, flat, status, *_first_bad(
+        kb, flat, 1, lambda value, _: kb.insert(arith.CmpiOp(value, zero, "eq"))))
+
+
+def clamped_index(kb: KernelBuilder, raw: SSAValue, extent: Index,
+                  negative: bool = True) -> SSAValue:
+    """`raw` (an integer element) as an index into an axis of `extent`: negative values
+    wrapped when `negative`, anything still outside [0, extent) replaced by 0.
+
+    The checks already refused such data; the clamp makes the kernel itself unable to leave
+    its buffers whatever the data (two selects, no branch)."""
+    index = kb.insert(arith.IndexCastOp(as_i64(kb, raw), IndexType()))
+    if negative:
+        below = kb.insert(arith.CmpiOp(index, kb.idx(0), "slt"))
+        index = kb.select(below, kb.idx(kb.iadd(index, extent)), index)
+    inside = kb.insert(arith.CmpiOp(index, kb.idx(extent), "ult"))
+    return kb.select(inside, index, kb.idx(0))
+
+
+KERNELS = {
+    graph.CheckIndicesOp: check_indices_kernel,
+    graph.CheckDivisorOp: check_divisor_kernel,
+}

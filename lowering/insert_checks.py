@@ -1,0 +1,209 @@
+"""`insert-runtime-checks`: a check before every op that indexes or divides by run-time data.
+
+Gathers, scatters, RoiAlign's batch indices, MaxUnpool's indices, ReverseSequence's lengths,
+TensorScatter's write positions and integer Div/Mod divisors are data, not shapes: the
+compiler cannot prove them valid, and compiled kernels would read or write outside their
+buffers (or trap on a zero divisor) when they are not. This pass, the first step of lowering
+at every -O level, puts a `graph.check_indices` / `graph.check_divisor` before each such op:
+
+    %y = graph.gather(%x, %i) {axis = 0 : i64} : (tensor<4xf32>, tensor<2xi64>) -> ...
+  becomes
+    graph.check_indices(%i) {bounds = array<i64: 4>, negative = 1 : i64, node = "g",
+                             op_type = "Gather", operand = "indices"} : tensor<2xi64>
+    %y = graph.gather(%x, %i) ...
+
+The valid ranges follow onnxruntime's checks (a wrapped negative index where ONNX allows one).
+Data that is a compile-time constant is checked here instead, and an invalid constant is a
+`ModelLoadError` naming the node: such a model can never run. The consumers' kernels also
+clamp what they read into range, so even data changed while a run is in flight cannot make
+them leave their buffers; the checks are what turns bad data into an error.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+    i64,
+)
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from onnxc.dialects import graph, graph_indexed, graph_shapes
+from onnxc.dialects.dense_data import to_numpy
+from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
+from onnxc.dialects.graph_checks import NODE_ATTR
+from onnxc.errors import ModelLoadError
+
+UNBOUNDED = 2**63 - 1
+"""An extent that only rules out negative values (TensorScatter's circular positions)."""
+
+
+@dataclass(frozen=True)
+class IndexUse:
+    """`value` indexes axes of the given extents (one per column of its last dimension, or
+    one for every element); `negative`: ONNX's wrap-around indices are allowed."""
+
+    value: SSAValue
+    operand: str
+    extents: tuple[int, ...]
+    negative: bool
+
+
+def _axis_extent(op, data: SSAValue) -> int:
+    return shape_of(data)[graph_shapes.normalize_axis(int_of(op.axis), len(shape_of(data)))]
+
+
+def _gather_nd(op: graph_indexed.GatherNDOp | graph_indexed.ScatterNDOp) -> tuple[int, ...]:
+    batch = int_of(op.batch_dims) if isinstance(op, graph_indexed.GatherNDOp) else 0
+    q = shape_of(op.indices)[-1]
+    return tuple(shape_of(op.data)[batch:batch + q])
+
+
+def _tensor_scatter(op: graph_indexed.TensorScatterOp) -> Iterator[IndexUse]:
+    if op.write_indices is None:
+        return
+    length = shape_of(op.past)[int_of(op.axis)]
+    steps = shape_of(op.update)[int_of(op.axis)]
+    extent = UNBOUNDED if int_of(op.circular) else length - steps + 1
+    yield IndexUse(op.write_indices, "write_indices", (extent,), False)
+
+
+INDEX_USES: dict[type[Operation], Callable[[Operation], Iterator[IndexUse]]] = {
+    graph.GatherOp: lambda op: iter([
+        IndexUse(op.indices, "indices", (_axis_extent(op, op.data),), True)]),
+    graph_indexed.GatherElementsOp: lambda op: iter([
+        IndexUse(op.indices, "indices", (_axis_extent(op, op.data),), True)]),
+    graph_indexed.ScatterElementsOp: lambda op: iter([
+        IndexUse(op.indices, "indices", (_axis_extent(op, op.data),), True)]),
+    graph_indexed.GatherNDOp: lambda op: iter([
+        IndexUse(op.indices, "indices", _gather_nd(op), True)]),
+    graph_indexed.ScatterNDOp: lambda op: iter([
+        IndexUse(op.indices, "indices", _gather_nd(op), True)]),
+    graph_indexed.RoiAlignOp: lambda op: iter([
+        IndexUse(op.batch_indices, "batch_indices", (shape_of(op.input)[0],), False)]),
+    graph_indexed.MaxUnpoolOp: lambda op: iter([
+        IndexUse(op.indices, "indices", (math.prod(ints_of(op.unpooled)),), False)]),
+    graph_indexed.ReverseSequenceOp: lambda op: iter([
+        IndexUse(op.seq_lens, "sequence_lens",
+                 (shape_of(op.input)[int_of(op.time_axis)] + 1,), False)]),
+    graph_indexed.TensorScatterOp: _tensor_scatter,
+}
+"""Per op type: the run-time index operands it reads and their valid ranges."""
+
+ONNX_OP_TYPES = {
+    graph.GatherOp: "Gather", graph_indexed.GatherElementsOp: "GatherElements",
+    graph_indexed.ScatterElementsOp: "ScatterElements", graph_indexed.GatherNDOp: "GatherND",
+    graph_indexed.ScatterNDOp: "ScatterND", graph_indexed.RoiAlignOp: "RoiAlign",
+    graph_indexed.MaxUnpoolOp: "MaxUnpool", graph_indexed.ReverseSequenceOp: "ReverseSequence",
+    graph_indexed.TensorScatterOp: "TensorScatter", graph.DivOp: "Div", graph.ModOp: "Mod",
+    graph.DivScalarOp: "Div",
+}
+
+
+def node_name(op: Operation) -> str:
+    """The ONNX node `op` came from, as the importer recorded it, else its result's name."""
+    attr = op.attributes.get(NODE_ATTR)
+    if isinstance(attr, StringAttr):
+        return attr.data
+    hint = op.results[0].name_hint if op.results else None
+    return hint or ""
+
+
+def integer_divisor(op: Operation) -> SSAValue | None:
+    """The divisor of an integer Div or Mod (None for any other op: float division is IEEE)."""
+    if not isinstance(op, graph.DivOp | graph.ModOp):
+        return None
+    element = op.rhs.type.get_element_type()
+    if not isinstance(element, IntegerType) or element.width.data == 1:
+        return None
+    return op.rhs
+
+
+def _constant(value: SSAValue) -> np.ndarray | None:
+    owner = value.owner
+    if isinstance(owner, graph.ConstantOp):
+        return to_numpy(owner.value).astype(np.int64, copy=False)
+    return None
+
+
+def _describe(op: Operation) -> str:
+    name = node_name(op)
+    where = f"node '{name}'" if name else "an unnamed node"
+    return f"{where} ({ONNX_OP_TYPES.get(type(op), op.name)})"
+
+
+def _check_constant_indices(op: Operation, use: IndexUse, data: np.ndarray) -> None:
+    columns = data.reshape(-1, len(use.extents)) if data.size else data.reshape(0, 1)
+    for column, extent in enumerate(use.extents):
+        values = columns[:, column] if len(use.extents) > 1 else columns.reshape(-1)
+        low = -extent if use.negative else 0
+        bad = np.flatnonzero((values < low) | (values >= extent))
+        if bad.size:
+            raise ModelLoadError(
+                f"{_describe(op)}: constant {use.operand} value {int(values[bad[0]])} is out of "
+                f"range [{low}, {extent - 1}]")
+
+
+def _site(op: Operation, operand: str) -> dict[str, StringAttr]:
+    return {"node": StringAttr(node_name(op)),
+            "op_type": StringAttr(ONNX_OP_TYPES.get(type(op), op.name)),
+            "operand": StringAttr(operand)}
+
+
+def checks_for(op: Operation) -> list[Operation]:
+    """The check ops `op` needs before it runs (none for compile-time constants, which are
+    checked now: ModelLoadError when one is out of range or a zero divisor)."""
+    checks: list[Operation] = []
+    for use in INDEX_USES.get(type(op), lambda _: iter(()))(op):
+        constant = _constant(use.value)
+        if constant is not None:
+            _check_constant_indices(op, use, constant)
+            continue
+        checks.append(graph.CheckIndicesOp(operands=[use.value], properties={
+            "bounds": DenseArrayBase.from_list(i64, use.extents),
+            "negative": IntegerAttr(int(use.negative), i64), **_site(op, use.operand)}))
+    if (isinstance(op, graph.DivScalarOp) and float_of(op.scalar) == 0.0
+            and isinstance(op.input.type.get_element_type(), IntegerType)):
+        raise ModelLoadError(f"{_describe(op)}: integer division by a constant zero")
+    divisor = integer_divisor(op)
+    if divisor is not None:
+        constant = _constant(divisor)
+        if constant is None:
+            checks.append(graph.CheckDivisorOp(operands=[divisor],
+                                               properties=_site(op, "B")))
+        elif not constant.all():
+            raise ModelLoadError(f"{_describe(op)}: integer division by a constant zero")
+    return checks
+
+
+@dataclass(frozen=True)
+class InsertRuntimeChecksPass(ModulePass):
+    """Put a run-time check before every op that indexes or divides by run-time data."""
+
+    name = "insert-runtime-checks"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in op.ops:
+            if not isinstance(function, func.FuncOp):
+                continue
+            for consumer in list(function.walk()):
+                if isinstance(consumer, graph.CheckOp):
+                    continue
+                checks = checks_for(consumer)
+                if checks:
+                    Rewriter.insert_op(checks, InsertPoint.before(consumer))
+
+
+__all__ = ["INDEX_USES", "InsertRuntimeChecksPass", "checks_for", "node_name"]

@@ -1,0 +1,54 @@
+// RUN: onnxc-opt %s --split-input-file -p return-check-status | filecheck %s
+
+// The entry returns an i32 status. After each check call it reads the record's `failed`
+// word and returns the site number + 1 at once when it is set, so the kernels after a failed
+// check never run; the record's arena offset is recorded for the runtime.
+
+func.func private @check(%i: memref<2xi64>, %s: memref<3xi64>) attributes {onnxc.kernel = "graph.check_indices"} {
+  func.return
+}
+func.func private @gather(%i: memref<2xi64>, %y: memref<2xf32>) attributes {onnxc.kernel = "graph.gather"} {
+  func.return
+}
+func.func @main(%i: memref<2xi64>, %y: memref<2xf32>, %arena: memref<64xi8>) attributes {onnxc.entry} {
+  %c64 = arith.constant 32 : index
+  %status = memref.view %arena[%c64][] : memref<64xi8> to memref<3xi64>
+  func.call @check(%i, %status) {onnxc.check_site = 0 : i64} : (memref<2xi64>, memref<3xi64>) -> ()
+  func.call @gather(%i, %y) : (memref<2xi64>, memref<2xf32>) -> ()
+  func.call @check(%i, %status) {onnxc.check_site = 1 : i64} : (memref<2xi64>, memref<3xi64>) -> ()
+  func.call @gather(%i, %y) : (memref<2xi64>, memref<2xf32>) -> ()
+  func.return
+}
+
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME:      -> i32 attributes {onnxc.entry, onnxc.status_offset = 32 : i64}
+// CHECK:         func.call @check(%i, %status) {onnxc.check_site = 0 : i64}
+// CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[F0:.*]] = memref.load %status[%[[C0]]] : memref<3xi64>
+// CHECK-NEXT:    %[[Z0:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:    %[[B0:.*]] = arith.cmpi ne, %[[F0]], %[[Z0]] : i64
+// CHECK-NEXT:    %[[S1:.*]] = arith.constant 1 : i32
+// CHECK-NEXT:    cf.cond_br %[[B0]], ^[[FAILED:.*]](%[[S1]] : i32), ^[[NEXT:.*]]
+// CHECK-NEXT:  ^[[NEXT]]:
+// CHECK-NEXT:    func.call @gather(%i, %y)
+// CHECK-NEXT:    func.call @check(%i, %status) {onnxc.check_site = 1 : i64}
+// CHECK:         %[[S2:.*]] = arith.constant 2 : i32
+// CHECK-NEXT:    cf.cond_br %{{.*}}, ^[[FAILED]](%[[S2]] : i32), ^[[LAST:.*]]
+// CHECK-NEXT:  ^[[LAST]]:
+// CHECK-NEXT:    func.call @gather(%i, %y)
+// CHECK-NEXT:    %[[OK:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:    func.return %[[OK]] : i32
+// CHECK-NEXT:  ^[[FAILED]](%site: i32):
+// CHECK-NEXT:    func.return %site : i32
+
+// -----
+
+// Without checks the entry just returns 0.
+
+func.func @main(%x: memref<2xf32>) attributes {onnxc.entry} {
+  func.return
+}
+
+// CHECK-LABEL: func.func @main(%x: memref<2xf32>) -> i32 attributes {onnxc.entry} {
+// CHECK-NEXT:    %[[OK:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:    func.return %[[OK]] : i32
