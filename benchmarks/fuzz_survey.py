@@ -34,10 +34,11 @@ def main(argv: list[str]) -> None:
               suppress_health_check=list(HealthCheck))
     @given(test_fuzz.graphs())
     def survey(case) -> None:
-        model, feeds = case
+        model, feeds, invalid = case
         counts["examples"] += 1
+        counts["with out-of-range indices"] += bool(invalid)
         try:
-            test_fuzz.check_against_reference(model, feeds)
+            test_fuzz.check_against_reference(model, feeds, invalid)
             counts["passed"] += 1
         except Exception as error:  # noqa: BLE001 - every failure is recorded
             counts["mismatch" if isinstance(error, AssertionError) else

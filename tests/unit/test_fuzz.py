@@ -2,11 +2,16 @@
 
 Hypothesis draws a graph of 1-4 supported ops (elementwise unary and binary with
 broadcasting, MatMul, Gemm, Conv, pools, Softmax, Reshape, Transpose, Concat, Slice,
-reductions) over 1-2 float32 inputs of rank 1-4 with dims 1-5, plus constant weights; the
-op's operands are any earlier values, so the graphs are DAGs, sometimes with two outputs.
-onnxc's outputs must match `onnx.reference.ReferenceEvaluator` to rtol 1e-4 and
+reductions, and Gather / GatherElements / ScatterElements with run-time int64 indices) over
+1-2 float32 inputs of rank 1-4 with dims 1-5, plus constant weights; the op's operands are
+any earlier values, so the graphs are DAGs, sometimes with two outputs. onnxc's outputs must
+match `onnx.reference.ReferenceEvaluator` to rtol 1e-4 and
 atol 1e-5 * max(1, largest |reference value|) (f32 sums cancel: the absolute error of a
 near-zero sum scales with its terms). NaN and Inf must sit at the same places.
+
+About one index input in four holds an index outside its axis (past either end, by up to
+2**40): then the run must raise `InvalidInputError` naming one of those nodes, as
+onnxruntime refuses the run, instead of returning anything.
 
 Examples: 25 in the default suite (derandomized, so the suite is repeatable; ~10-20 s),
 `ONNXC_FUZZ_EXAMPLES=N` for N random ones (e.g. 2000, see docs/robustness.md).
@@ -15,16 +20,19 @@ Examples: 25 in the default suite (derandomized, so the suite is repeatable; ~10
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
+import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import onnxc
+from onnxc.errors import InvalidInputError
 
 OPSET = 17
 _ENV_EXAMPLES = os.environ.get("ONNXC_FUZZ_EXAMPLES")
@@ -33,8 +41,8 @@ UNARY = ["Relu", "Sigmoid", "Tanh", "Abs", "Neg", "Exp", "LeakyRelu", "Softsign"
          "Elu", "Clip"]
 BINARY = ["Add", "Sub", "Mul", "Div", "Max", "Min"]
 KINDS = ["unary", "binary", "matmul", "gemm", "conv", "pool", "global_pool", "softmax",
-         "reshape", "transpose", "concat", "slice", "reduce",
-         "unary", "binary", "conv", "conv", "pool"]  # repeats: drawn more often
+         "reshape", "transpose", "concat", "slice", "reduce", "index",
+         "unary", "binary", "conv", "conv", "pool", "index"]  # repeats: drawn more often
 _RANKS = {"unary": range(5), "binary": range(5), "matmul": range(2, 5), "gemm": (2,),
           "conv": (4,), "pool": (4,), "global_pool": (4,)}  # default: ranks 1-4
 
@@ -49,12 +57,22 @@ class GraphBuilder:
     inputs: list[onnx.ValueInfoProto] = field(default_factory=list)
     feeds: dict[str, np.ndarray] = field(default_factory=dict)
     weights: list[onnx.TensorProto] = field(default_factory=list)
+    invalid: set[str] = field(default_factory=set)
+    """nodes whose run-time indices are out of range: the run must refuse them"""
 
     def add_input(self, shape: list[int]) -> str:
         name = f"in{len(self.inputs)}"
         self.inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, shape))
         self.feeds[name] = self.rng.uniform(-2, 2, shape).astype(np.float32)
         self.shapes[name] = list(shape)
+        return name
+
+    def add_indices(self, values: np.ndarray) -> str:
+        """A run-time int64 index input (not a float value other ops may read)."""
+        name = f"in{len(self.inputs)}"
+        self.inputs.append(helper.make_tensor_value_info(name, TensorProto.INT64,
+                                                         list(values.shape)))
+        self.feeds[name] = values.astype(np.int64)
         return name
 
     def const(self, array: np.ndarray) -> str:
@@ -123,6 +141,8 @@ def _add_op(draw, g: GraphBuilder, x: str) -> str | None:
             other = g.weight(_broadcast_shape(draw, s))
         operands = [x, other] if draw(st.booleans()) else [other, x]
         return g.node(op, operands, s)
+    if kind == "index":
+        return _add_index_op(draw, g, x)
     if kind == "matmul":
         n = draw(st.integers(1, 6))
         batched = rank > 2 and draw(st.booleans())
@@ -219,8 +239,37 @@ def _add_op(draw, g: GraphBuilder, x: str) -> str | None:
     return g.node(op, [x], out, axes=axes, keepdims=keepdims)
 
 
+def _add_index_op(draw, g: GraphBuilder, x: str) -> str:
+    """Gather, GatherElements or ScatterElements (reduction add: duplicates commute) of `x`
+    with run-time indices, valid in [-extent, extent) or, sometimes, not."""
+    s = g.shapes[x]
+    rank = len(s)
+    op = draw(st.sampled_from(["Gather", "GatherElements", "ScatterElements"]))
+    axis = draw(st.integers(-rank, rank - 1))
+    extent = s[axis]
+    if op == "GatherElements":  # onnx.reference mishandles a negative axis here
+        axis %= rank
+    if op == "Gather":
+        index_shape = [draw(st.integers(1, 3)) for _ in range(draw(st.integers(1, 2)))]
+        out = s[:axis % rank] + index_shape + s[axis % rank + 1:]
+    else:  # per-element indices: at most the data's extent along the other axes
+        index_shape = [draw(st.integers(1, d)) if op == "ScatterElements" else d for d in s]
+        index_shape[axis] = draw(st.integers(1, 3 if op == "GatherElements" else extent))
+        out = index_shape if op == "GatherElements" else s
+    values = g.rng.integers(-extent, extent, index_shape)
+    if draw(st.integers(0, 3)) == 0:
+        wrong = draw(st.sampled_from([extent, extent + 1, -extent - 1, 2**40, -2**40]))
+        values.reshape(-1)[draw(st.integers(0, values.size - 1))] = wrong
+        g.invalid.add(f"n{len(g.nodes)}")
+    indices = g.add_indices(values)
+    if op == "ScatterElements":
+        updates = g.weight(index_shape)
+        return g.node(op, [x, indices, updates], out, axis=axis, reduction="add")
+    return g.node(op, [x, indices], out, axis=axis)
+
+
 @st.composite
-def graphs(draw) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+def graphs(draw) -> tuple[onnx.ModelProto, dict[str, np.ndarray], set[str]]:
     """A random valid model and its feeds."""
     g = GraphBuilder(np.random.default_rng(draw(st.integers(0, 2**32 - 1))))
     rank = draw(st.sampled_from([4, 1, 2, 2, 3, 4, 4, 4]))
@@ -244,13 +293,47 @@ def graphs(draw) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
                 for o in model.graph.output}
     for o in inferred.graph.output:  # the generator's shape rules agree with ONNX's
         assert [d.dim_value for d in o.type.tensor_type.shape.dim] == declared[o.name], o.name
-    return model, g.feeds
+    return model, g.feeds, g.invalid & _live_nodes(model)
 
 
-def check_against_reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> None:
-    with np.errstate(all="ignore"):
-        expected = ReferenceEvaluator(model).run(None, feeds)
+def _live_nodes(model: onnx.ModelProto) -> set[str]:
+    """Names of the nodes the graph outputs depend on (the others are dead code)."""
+    producer = {out: node for node in model.graph.node for out in node.output}
+    live, pending = set(), [o.name for o in model.graph.output]
+    while pending:
+        node = producer.get(pending.pop())
+        if node is not None and node.name not in live:
+            live.add(node.name)
+            pending.extend(node.input)
+    return live
+
+
+def _reference(model: onnx.ModelProto) -> ReferenceEvaluator:
+    """onnx.reference on the live part of `model` (it runs dead nodes too, and a dead node
+    may hold the out-of-range indices that onnxc, which drops it, never reads)."""
+    live = _live_nodes(model)
+    if len(live) == len(model.graph.node):
+        return ReferenceEvaluator(model)
+    pruned = onnx.ModelProto()
+    pruned.CopyFrom(model)
+    del pruned.graph.node[:]
+    pruned.graph.node.extend(n for n in model.graph.node if n.name in live)
+    return ReferenceEvaluator(pruned)
+
+
+def check_against_reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray],
+                            invalid: set[str] = frozenset()) -> None:
+    """onnxc's outputs match onnx.reference's, or, when some nodes (`invalid`) get indices
+    out of range, the run raises InvalidInputError naming one of them."""
     compiled = onnxc.compile(model, cache_dir=False)
+    if invalid:
+        with pytest.raises(InvalidInputError) as refused:
+            compiled.run(None, feeds)
+        named = re.search(r"node '([^']*)'", str(refused.value))
+        assert named is not None and named.group(1) in invalid, (str(refused.value), invalid)
+        return
+    with np.errstate(all="ignore"):
+        expected = _reference(model).run(None, feeds)
     got = compiled.run(None, feeds)
     for name, want, have in zip(compiled.output_names, expected, got):
         want = np.asarray(want, np.float32)
@@ -265,7 +348,7 @@ def check_against_reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]
           print_blob=True)
 @given(graphs())
 def test_random_graphs_match_onnx_reference(case):
-    model, feeds = case
+    model, feeds, invalid = case
     note(onnx.printer.to_text(model))  # printed with the falsifying example
     note(repr(feeds))
-    check_against_reference(model, feeds)
+    check_against_reference(model, feeds, invalid)
