@@ -109,12 +109,17 @@ def compile_variants(model: onnx.ModelProto) -> dict[str, onnxc.CompiledModel]:
 
 
 def median_ms(runs: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
-    """Interleaved rounds: every runner once per round, medians over `repeat` rounds."""
+    """Interleaved rounds: every runner once per round, in a shuffled order (the runner
+    after a slow one finds its data evicted from the caches, the one after a fast one warm;
+    rotating the order would keep each runner's predecessor), medians over `repeat` rounds."""
     times: dict[str, list[float]] = {name: [] for name in runs}
     for run in runs.values():
         run()  # warm-up
+    order = list(runs.items())
+    shuffle = np.random.default_rng(0)
     for _ in range(repeat):
-        for name, run in runs.items():
+        for k in shuffle.permutation(len(order)):
+            name, run = order[k]
             start = time.perf_counter()
             run()
             times[name].append((time.perf_counter() - start) * 1e3)

@@ -22,6 +22,14 @@ so nothing after a failed check runs: no kernel ever consumes data a check refus
 runtime raises instead of returning partial outputs. The status is 0 after a complete run,
 k + 1 when check k failed; `onnxc.status_offset` tells the runtime where the record is in the
 arena.
+
+A Gather that checks its own indices (a fused check, `onnxc.check_fallback = "<kernel>"`)
+only flags a failure; its failure branch first calls that check kernel on the indices to find
+the first bad element, then returns:
+
+  ^failed_1:
+    func.call @check_indices_0(%i, %status) : (memref<2xi64>, memref<3xi64>) -> ()
+    func.return %c1_i32 : i32
 """
 
 from __future__ import annotations
@@ -30,13 +38,27 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, func, memref
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i32, i64
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    i32,
+    i64,
+)
 from xdsl.ir import Block, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.errors import LoweringError
-from onnxc.lowering.entry_abi import CHECK_SITE_ATTR, STATUS_OFFSET_ATTR, entry_function
+from onnxc.lowering.entry_abi import (
+    CHECK_FALLBACK_ATTR,
+    CHECK_OPERANDS_ATTR,
+    CHECK_SITE_ATTR,
+    STATUS_OFFSET_ATTR,
+    entry_function,
+)
 
 
 def _arena_offset(status: SSAValue) -> int | None:
@@ -48,6 +70,20 @@ def _arena_offset(status: SSAValue) -> int | None:
     if isinstance(shift, arith.ConstantOp) and isinstance(shift.value, IntegerAttr):
         return shift.value.value.data
     return None
+
+
+def _operand_positions(call: func.CallOp) -> tuple[int, int]:
+    """(checked operand, status record) positions among `call`'s operands: given by
+    `onnxc.check_operands` on a fused check, else the check kernel's (value, status)."""
+    positions = call.attributes.get(CHECK_OPERANDS_ATTR)
+    if isinstance(positions, ArrayAttr):
+        checked, status = (p.value.data for p in positions.data)  # type: ignore[attr-defined]
+        return checked, status
+    return 0, len(call.operands) - 1
+
+
+def _status_of(call: func.CallOp) -> SSAValue:
+    return call.operands[_operand_positions(call)[1]]
 
 
 @dataclass(frozen=True)
@@ -79,8 +115,10 @@ class ReturnCheckStatusPass(ModulePass):
             offsets = set()
             current = block
             for call in checks:
-                current = self._stop_if_failed(call, current, failed)
-                offsets.add(_arena_offset(call.operands[-1]))
+                status = _status_of(call)
+                current = self._stop_if_failed(call, status, current, self._failure(
+                    call, status, failed))
+                offsets.add(_arena_offset(status))
             if len(offsets) != 1:
                 raise LoweringError("return-check-status: checks must share one status record")
             (offset,) = offsets
@@ -90,13 +128,29 @@ class ReturnCheckStatusPass(ModulePass):
             list(entry.function_type.inputs.data), [i32])
 
     @staticmethod
-    def _stop_if_failed(call: func.CallOp, block: Block, failed: Block) -> Block:
+    def _failure(call: func.CallOp, status: SSAValue, failed: Block) -> Block:
+        """Where a failure of `call`'s check goes: the shared return of the site number,
+        after a run of the full check kernel when the call checked its own indices."""
+        fallback = call.attributes.get(CHECK_FALLBACK_ATTR)
+        if not isinstance(fallback, StringAttr):
+            return failed
+        checked = call.operands[_operand_positions(call)[0]]
+        block = Block(arg_types=[i32])
+        block.add_ops([func.CallOp(fallback.data, [checked, status], []),
+                       cf.BranchOp(failed, block.args[0])])
+        assert failed.parent is not None
+        failed.parent.insert_block_before(block, failed)
+        return block
+
+    @staticmethod
+    def _stop_if_failed(call: func.CallOp, status: SSAValue, block: Block,
+                        failed: Block) -> Block:
         """Branch to `failed` with the call's site number + 1 when its check failed; the
         ops after the call move to a new block, which is returned."""
         site = call.attributes[CHECK_SITE_ATTR]
         assert isinstance(site, IntegerAttr)
         zero_index = arith.ConstantOp(IntegerAttr(0, IndexType()))
-        flag = memref.LoadOp.get(call.operands[-1], [zero_index])
+        flag = memref.LoadOp.get(status, [zero_index])
         zero = arith.ConstantOp(IntegerAttr(0, i64))
         bad = arith.CmpiOp(flag, zero, "ne")
         code = arith.ConstantOp(IntegerAttr(site.value.data + 1, i32))

@@ -39,6 +39,11 @@ CHECK_SITES_ATTR = "onnxc.check_sites"
 """One dictionary per run-time check, in site order: kind, node, op_type, operand, ranges."""
 CHECK_SITE_ATTR = "onnxc.check_site"
 """On a check kernel's call in the entry: its index in `onnxc.check_sites`."""
+CHECK_FALLBACK_ATTR = "onnxc.check_fallback"
+"""On the call of a kernel that checks its own indices (a fused check): the check kernel the
+entry runs, only when that kernel flagged a bad index, to find the first one."""
+CHECK_OPERANDS_ATTR = "onnxc.check_operands"
+"""On such a call: [the checked operand's position, the status record's position]."""
 STATUS_OFFSET_ATTR = "onnxc.status_offset"
 WRAPPER_NAME = "onnxc_entry"
 

@@ -14,6 +14,7 @@ after it. A valid index in [-n, n) is found with one unsigned compare, `index + 
 from __future__ import annotations
 
 import math as pymath
+from collections.abc import Sequence
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
@@ -120,12 +121,70 @@ def clamped_index(kb: KernelBuilder, raw: SSAValue, extent: Index,
 
     The checks already refused such data; the clamp makes the kernel itself unable to leave
     its buffers whatever the data (two selects, no branch)."""
+    return checked_index(kb, raw, extent, negative)[0]
+
+
+def checked_index(kb: KernelBuilder, raw: SSAValue, extent: Index,
+                  negative: bool = True) -> tuple[SSAValue, SSAValue]:
+    """(clamped index, was it in range?) of `raw`, for kernels that check their own."""
     index = kb.insert(arith.IndexCastOp(as_i64(kb, raw), IndexType()))
     if negative:
         below = kb.insert(arith.CmpiOp(index, kb.idx(0), "slt"))
         index = kb.select(below, kb.idx(kb.iadd(index, extent)), index)
     inside = kb.insert(arith.CmpiOp(index, kb.idx(extent), "ult"))
-    return kb.select(inside, index, kb.idx(0))
+    return kb.select(inside, index, kb.idx(0)), inside
+
+
+GUARD_BLOCK = 4096
+"""Iterations per parallel chunk of a one-dimensional guarded loop."""
+
+
+def guarded_nest(kb: KernelBuilder, shape: Sequence[int], body, status: SSAValue | None) -> None:
+    """A loop nest over `shape`, its outermost loop of more than one index parallel, where
+    `body(ivs)` returns whether the index it used was in range.
+
+    This is the fused form of a `graph.check_indices` (pass_.py fuses a check into the
+    Gather / GatherElements right after it): instead of a separate scan of the indices, the
+    consumer ANDs its clamps' flags through its innermost loop (a reduction, so the loop still
+    vectorizes) and a failure sets the status record's `failed` word. Every writer writes the
+    same 1, so threads do not race; the entry then runs the full check kernel to find the
+    first bad element. `status` None: no flags are kept (nothing checks them)."""
+    if status is None:
+        parallel_nest(kb, list(shape), body)
+        return
+    kb.store(kb.constant(0, i64), status, [0])
+    if 0 in shape:
+        return
+    true, one = kb.constant(1, IntegerType(1)), kb.constant(1, i64)
+
+    def all_inside(start: Index, stop: Index, ivs_of) -> None:
+        (ok,) = kb.reduce(start, stop, [true], lambda j, acc: [
+            kb.insert(arith.AndIOp(acc, body(ivs_of(j))))])
+        kb.for_(0, kb.select(ok, kb.idx(0), kb.idx(1)), lambda _: kb.store(one, status, [0]))
+
+    *outer, last = shape
+    if pymath.prod(outer) == 1 and last > GUARD_BLOCK:  # chunks of one long loop
+        outer, blocks = [0] * len(outer), -(-last // GUARD_BLOCK)
+
+        def block(b: Index) -> None:
+            start = kb.imul(b, GUARD_BLOCK)
+            all_inside(start, kb.imin(kb.iadd(start, GUARD_BLOCK), last),
+                       lambda j: [*outer, j])
+
+        kb.parallel_for(0, blocks, block)
+        return
+    parallel_nest(kb, outer, lambda ivs: all_inside(0, last, lambda j: [*ivs, j]))
+
+
+def parallel_nest(kb: KernelBuilder, shape: list[int], body) -> None:
+    """A nest over `shape` whose outermost loop with more than one index is parallel."""
+    lead = next((k for k, d in enumerate(shape) if d > 1), None)
+    if lead is None:
+        body([0] * len(shape))
+        return
+    ones = [0] * lead
+    kb.parallel_for(0, shape[lead], lambda i: kb.nest(
+        shape[lead + 1:], lambda ivs: body([*ones, i, *ivs])))
 
 
 KERNELS = {

@@ -16,7 +16,7 @@ from onnxc.dialects import graph, graph_shapes
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.dialects.layout import layout_of, parse_spec, physical_permutation
 from onnxc.errors import LoweringError
-from onnxc.lowering.graph_to_loops.checks import clamped_index
+from onnxc.lowering.graph_to_loops.checks import checked_index, guarded_nest
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
 
@@ -150,25 +150,27 @@ def slice_kernel(op: graph.SliceOp, kb: KernelBuilder, ins, outs):
 
 
 def gather_kernel(op: graph.GatherOp, kb: KernelBuilder, ins, outs):
-    """out[p, i, q] = data[p, wrap(indices[i]), q] with data viewed as [P, D, Q]; the indices
-    were checked by `graph.check_indices` (insert-runtime-checks) and are clamped anyway."""
+    """out[p, i, q] = data[p, wrap(indices[i]), q] with data viewed as [P, D, Q]. Indices are
+    clamped into range; a `graph.check_indices` before the call refused bad ones, or, with a
+    status operand (the fused check), the kernel flags them itself (checks.guarded_nest)."""
     data_shape = shape_of(op.data)
     axis = graph_shapes.normalize_axis(int_of(op.axis), len(data_shape))
     p, dim = pymath.prod(data_shape[:axis]), data_shape[axis]
     q = pymath.prod(data_shape[axis + 1:])
     n = pymath.prod(shape_of(op.indices))
     if n == 0 or p * q == 0:
-        return
+        return  # (pass_.py fuses a check only into a gather with a non-empty result)
     data = kb.view(ins[0], [p, dim, q])
     indices = kb.view(ins[1], [n])
     out = kb.view(outs[0], [p, n, q])
 
-    def body(ivs: list[Index]) -> None:
+    def body(ivs: list[Index]):
         pi, i = ivs
-        wrapped = clamped_index(kb, kb.load(indices, [i]), dim)  # checked before the call
+        wrapped, bad = checked_index(kb, kb.load(indices, [i]), dim)
         kb.for_(0, q, lambda qi: kb.store(kb.load(data, [pi, wrapped, qi]), out, [pi, i, qi]))
+        return bad
 
-    kb.nest([p, n], body)
+    guarded_nest(kb, [p, n], body, ins[2] if len(ins) > 2 else None)
 
 
 # --------------------------------------------------------------------------- pad

@@ -21,6 +21,7 @@ other op a call to a private kernel, emitted once per (op, properties, types) ke
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -44,11 +45,17 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolOpInterface
 
-from onnxc.dialects import graph, layout
+from onnxc.dialects import graph, graph_indexed, layout
 from onnxc.dialects.graph import int_of, shape_of
 from onnxc.dialects.graph_checks import SITE_PROPERTIES
 from onnxc.errors import LoweringError
-from onnxc.lowering.entry_abi import CHECK_SITE_ATTR, CHECK_SITES_ATTR, site_attribute
+from onnxc.lowering.entry_abi import (
+    CHECK_FALLBACK_ATTR,
+    CHECK_OPERANDS_ATTR,
+    CHECK_SITE_ATTR,
+    CHECK_SITES_ATTR,
+    site_attribute,
+)
 from onnxc.lowering.graph_to_loops.checks import STATUS_TYPE
 from onnxc.lowering.graph_to_loops.data_movement import copy_kernel
 from onnxc.lowering.graph_to_loops.kernels import (
@@ -164,6 +171,18 @@ def _kernel_key(op: Operation) -> tuple:
     return (op.name, props, tuple(op.operand_types), tuple(op.result_types))
 
 
+FUSED_CHECK_CONSUMERS = (graph.GatherOp, graph_indexed.GatherElementsOp)
+"""Ops whose kernels check their own indices in the loop that reads them (a reduction of
+the clamps' flags, see checks.guarded_nest) when a check of those indices comes right before
+them: one pass over the indices instead of two, which matters for gathers of many scalars."""
+
+
+def _fusable_check(check: graph.CheckIndicesOp) -> bool:
+    consumer = check.next_op
+    return (isinstance(consumer, FUSED_CHECK_CONSUMERS) and consumer.indices is check.indices
+            and math.prod(shape_of(consumer.output)) > 0)
+
+
 def _physical(value: SSAValue) -> tuple[int, ...]:
     """The memory shape of a tensor value (its layout's order, see dialects/layout.py)."""
     return tuple(memref_of(value.type).get_shape())  # type: ignore[arg-type]
@@ -190,6 +209,8 @@ class _FunctionLowering:
         self.status: SSAValue | None = None
         """the check status record every check kernel writes (allocated at the first check)"""
         self.sites: list[dict[str, object]] = []
+        self.fused_check: tuple[graph.CheckIndicesOp, str] | None = None
+        """a check the next op (a Gather or GatherElements) does inside its own kernel"""
 
     def emit(self, op: Operation) -> SSAValue:
         self.block.add_op(op)
@@ -276,6 +297,8 @@ class _FunctionLowering:
             base = self.bases[op.input]
             self.bases[op.output] = base
             self.buffers[op.output] = self.view(base, _physical(op.output), op.output.name_hint)
+        elif isinstance(op, graph.CheckIndicesOp) and _fusable_check(op):
+            self.fused_check = self.check_kernel_only(op)
         else:
             build = kernel_for(op)
             for r in op.results:
@@ -291,7 +314,8 @@ class _FunctionLowering:
             for scratch_type in kernel_scratch(op):
                 ins.append(self.emit(memref.AllocOp([], [], scratch_type)))
                 ins[-1].name_hint = "scratch"
-            if isinstance(op, graph.CheckOp):
+            fused, self.fused_check = self.fused_check, None
+            if isinstance(op, graph.CheckOp) or fused is not None:
                 ins.append(self.status_record())
             outs = [self.buffers[r] for r in op.results]
             # Input types are part of the key: tables and scratch vary the kernel's form.
@@ -305,7 +329,24 @@ class _FunctionLowering:
             if isinstance(op, graph.CheckOp):
                 call.attributes[CHECK_SITE_ATTR] = IntegerAttr(len(self.sites), i64)
                 self.sites.append(op.site())
+            if fused is not None:
+                check, fallback = fused
+                call.attributes[CHECK_SITE_ATTR] = IntegerAttr(len(self.sites), i64)
+                call.attributes[CHECK_FALLBACK_ATTR] = StringAttr(fallback)
+                call.attributes[CHECK_OPERANDS_ATTR] = ArrayAttr([
+                    IntegerAttr(list(op.operands).index(check.indices), i64),
+                    IntegerAttr(len(ins) - 1, i64)])
+                self.sites.append(check.site())
             self.emit(call)
+
+    def check_kernel_only(self, check: graph.CheckIndicesOp) -> tuple[graph.CheckIndicesOp, str]:
+        """Build `check`'s kernel without calling it: the consumer after it checks its own
+        indices, and the entry calls this kernel only when that consumer flagged one, to
+        find the first bad element (return-check-status)."""
+        in_types = [self.buffers[check.indices].type, STATUS_TYPE]
+        name = self.mod.kernel(check.name, (_kernel_key(check), tuple(in_types)),
+                               kernel_for(check), check, in_types, [])
+        return check, name
 
     def status_record(self) -> SSAValue:
         """The buffer check kernels report into: one per run, in the arena like any other."""

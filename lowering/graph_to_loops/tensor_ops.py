@@ -20,7 +20,12 @@ from xdsl.dialects import arith
 from onnxc.dialects import graph_indexed, graph_shapes
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.errors import LoweringError
-from onnxc.lowering.graph_to_loops.checks import clamped_index
+from onnxc.lowering.graph_to_loops.checks import (
+    checked_index,
+    clamped_index,
+    guarded_nest,
+    parallel_nest,
+)
 from onnxc.lowering.graph_to_loops.data_movement import copy_kernel
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.insert_checks import UNBOUNDED
@@ -47,32 +52,22 @@ def combine(kb: KernelBuilder, reduction: str, old, new):
     raise LoweringError(f"unknown scatter reduction '{reduction}'")
 
 
-def _outer_parallel(kb: KernelBuilder, shape, body) -> None:
-    """A nest over `shape` whose outermost loop with more than one index is parallel."""
-    lead = next((k for k, d in enumerate(shape) if d > 1), None)
-    if lead is None:
-        body([0] * len(shape))
-        return
-    ones = [0] * lead
-    kb.parallel_for(0, shape[lead], lambda i: kb.nest(
-        shape[lead + 1:], lambda ivs: body([*ones, i, *ivs])))
-
-
 # --------------------------------------------------------------------------- gathers
 
 
 def gather_elements_kernel(op: graph_indexed.GatherElementsOp, kb: KernelBuilder, ins, outs):
+    """out[i] = data[i with i[axis] = indices[i]]; with a status operand (a fused check) the
+    kernel also flags indices out of range (checks.guarded_nest)."""
     data_shape, idx_shape = shape_of(op.data), shape_of(op.indices)
     axis = graph_shapes.normalize_axis(int_of(op.axis), len(data_shape))
-    if 0 in idx_shape:
-        return
 
-    def body(ivs: list[Index]) -> None:
+    def body(ivs: list[Index]):
         src = list(ivs)
-        src[axis] = load_index(kb, ins[1], ivs, data_shape[axis])
+        src[axis], bad = checked_index(kb, kb.load(ins[1], ivs), data_shape[axis])
         kb.store(kb.load(ins[0], src), outs[0], ivs)
+        return bad
 
-    _outer_parallel(kb, idx_shape, body)
+    guarded_nest(kb, idx_shape, body, ins[2] if len(ins) > 2 else None)
 
 
 def gather_nd_kernel(op: graph_indexed.GatherNDOp, kb: KernelBuilder, ins, outs):
@@ -95,7 +90,7 @@ def gather_nd_kernel(op: graph_indexed.GatherNDOp, kb: KernelBuilder, ins, outs)
         where = [load_index(kb, idx, [b, r, j], addressed[j]) for j in range(q)]
         kb.for_(0, inner, lambda s: kb.store(kb.load(data, [b, *where, s]), out, [b, r, s]))
 
-    _outer_parallel(kb, [batch, rows], body)
+    parallel_nest(kb, [batch, rows], body)
 
 
 # --------------------------------------------------------------------------- scatters
@@ -194,7 +189,7 @@ def tile_kernel(op: graph_indexed.TileOp, kb: KernelBuilder, ins, outs):
     def body(ivs: list[Index]) -> None:
         kb.store(kb.load(ins[0], ivs[1::2]), out, ivs)
 
-    _outer_parallel(kb, bounds, body)
+    parallel_nest(kb, bounds, body)
 
 
 def reverse_sequence_kernel(op: graph_indexed.ReverseSequenceOp, kb: KernelBuilder, ins, outs):
@@ -217,7 +212,7 @@ def reverse_sequence_kernel(op: graph_indexed.ReverseSequenceOp, kb: KernelBuild
         src_index[time_axis] = source_t
         kb.for_(0, inner, lambda s: kb.store(kb.load(src, [*src_index, s]), dst, [*ivs, s]))
 
-    _outer_parallel(kb, [shape[0], shape[1]], body)
+    parallel_nest(kb, [shape[0], shape[1]], body)
 
 
 KERNELS = {

@@ -5,12 +5,12 @@
 // scans without branching: the first bad position is a min-reduction of
 // select(bad, position, size), and one unsigned compare tests -n <= i < n (i + n <u 2n).
 
-func.func @main(%x: tensor<4xf32>, %i: tensor<6xi32>, %j: tensor<6xi32>) -> (tensor<6xf32>, tensor<6xf32>) {
-  graph.check_indices(%i) {bounds = array<i64: 4>, negative = 1 : i64, node = "a", op_type = "Gather", operand = "indices"} : tensor<6xi32>
-  %a = graph.gather(%x, %i) {axis = 0 : i64} : (tensor<4xf32>, tensor<6xi32>) -> tensor<6xf32>
-  graph.check_indices(%j) {bounds = array<i64: 4>, negative = 1 : i64, node = "b", op_type = "Gather", operand = "indices"} : tensor<6xi32>
-  %b = graph.gather(%x, %j) {axis = 0 : i64} : (tensor<4xf32>, tensor<6xi32>) -> tensor<6xf32>
-  func.return %a, %b : tensor<6xf32>, tensor<6xf32>
+func.func @main(%x: tensor<4xf32>, %i: tensor<6xi32>, %j: tensor<6xi32>, %u: tensor<6xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  graph.check_indices(%i) {bounds = array<i64: 4>, negative = 1 : i64, node = "a", op_type = "ScatterElements", operand = "indices"} : tensor<6xi32>
+  %a = graph.scatter_elements(%x, %i, %u) {axis = 0 : i64, reduction = "add"} : (tensor<4xf32>, tensor<6xi32>, tensor<6xf32>) -> tensor<4xf32>
+  graph.check_indices(%j) {bounds = array<i64: 4>, negative = 1 : i64, node = "b", op_type = "ScatterElements", operand = "indices"} : tensor<6xi32>
+  %b = graph.scatter_elements(%x, %j, %u) {axis = 0 : i64, reduction = "add"} : (tensor<4xf32>, tensor<6xi32>, tensor<6xf32>) -> tensor<4xf32>
+  func.return %a, %b : tensor<4xf32>, tensor<4xf32>
 }
 
 // CHECK-LABEL: func.func private @check_indices_0(%0: memref<6xi32>, %1: memref<3xi64>)
@@ -36,11 +36,39 @@ func.func @main(%x: tensor<4xf32>, %i: tensor<6xi32>, %j: tensor<6xi32>) -> (ten
 
 // CHECK-NOT:   func.func private @check_indices_1(
 // CHECK-LABEL: func.func @main(
-// CHECK-SAME:      onnxc.check_sites = [{kind = "index", node = "a", op_type = "Gather", operand = "indices", ranges = array<i64: -4, 3>}, {kind = "index", node = "b", op_type = "Gather", operand = "indices", ranges = array<i64: -4, 3>}]
+// CHECK-SAME:      onnxc.check_sites = [{kind = "index", node = "a", op_type = "ScatterElements", operand = "indices", ranges = array<i64: -4, 3>}, {kind = "index", node = "b", op_type = "ScatterElements", operand = "indices", ranges = array<i64: -4, 3>}]
 // CHECK:         %[[STATUS:.*]] = memref.alloc() : memref<3xi64>
 // CHECK-NEXT:    func.call @check_indices_0(%i, %[[STATUS]]) {onnxc.check_site = 0 : i64}
-// CHECK:         func.call @gather_0(
-// CHECK-NEXT:    func.call @check_indices_0(%j, %[[STATUS]]) {onnxc.check_site = 1 : i64}
+// CHECK:         func.call @scatter_elements_0(
+// CHECK:         func.call @check_indices_0(%j, %[[STATUS]]) {onnxc.check_site = 1 : i64}
+
+// -----
+
+// A Gather (or GatherElements) right after the check of its indices checks them itself, in
+// the loop that reads them: the clamps' in-range flags are and-reduced through the innermost
+// loop (still vectorizable), a failure sets the record's `failed` word, and the entry calls
+// the check kernel (`onnxc.check_fallback`) only then, to find the first bad element.
+
+func.func @main(%x: tensor<4x3xf32>, %i: tensor<6xi64>) -> tensor<6x3xf32> {
+  graph.check_indices(%i) {bounds = array<i64: 4>, negative = 1 : i64, node = "a", op_type = "Gather", operand = "indices"} : tensor<6xi64>
+  %a = graph.gather(%x, %i) {axis = 0 : i64} : (tensor<4x3xf32>, tensor<6xi64>) -> tensor<6x3xf32>
+  func.return %a : tensor<6x3xf32>
+}
+
+// CHECK-LABEL: func.func private @check_indices_0(%0: memref<6xi64>, %1: memref<3xi64>)
+// CHECK-LABEL: func.func private @gather_0(%0: memref<4x3xf32>, %1: memref<6xi64>, %2: memref<3xi64>, %3: memref<6x3xf32>)
+// CHECK-DAG:     %[[TRUE:.*]] = arith.constant true
+// CHECK:         memref.store %{{.*}}, %2[%{{.*}}] : memref<3xi64>
+// CHECK:         %[[OK:.*]] = scf.for %{{.*}} iter_args(%[[ACC:.*]] = %[[TRUE]]) -> (i1) {
+// CHECK:           %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %{{.*}} : index
+// CHECK:           %[[ALL:.*]] = arith.andi %[[ACC]], %[[IN]] : i1
+// CHECK-NEXT:      scf.yield %[[ALL]] : i1
+// CHECK:         %[[TRIPS:.*]] = arith.select %[[OK]], %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:    scf.for %{{.*}} = %{{.*}} to %[[TRIPS]] step %{{.*}} {
+// CHECK-NEXT:      memref.store %{{.*}}, %2[%{{.*}}] : memref<3xi64>
+// CHECK-LABEL: func.func @main(
+// CHECK:         func.call @gather_0(%x, %i, %status, %out0) {onnxc.check_site = 0 : i64, onnxc.check_fallback = "check_indices_0", onnxc.check_operands = [1 : i64, 2 : i64]}
+// CHECK-NOT:     func.call @check_indices_0
 
 // -----
 

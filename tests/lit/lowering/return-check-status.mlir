@@ -52,3 +52,33 @@ func.func @main(%x: memref<2xf32>) attributes {onnxc.entry} {
 // CHECK-LABEL: func.func @main(%x: memref<2xf32>) -> i32 attributes {onnxc.entry} {
 // CHECK-NEXT:    %[[OK:.*]] = arith.constant 0 : i32
 // CHECK-NEXT:    func.return %[[OK]] : i32
+
+// -----
+
+// A kernel that checked its own indices (onnxc.check_fallback) only flags a failure: its
+// failure branch runs the full check kernel on the checked operand to fill in the record.
+
+func.func private @check(%i: memref<2xi64>, %s: memref<3xi64>) attributes {onnxc.kernel = "graph.check_indices"} {
+  func.return
+}
+func.func private @gather(%x: memref<4xf32>, %i: memref<2xi64>, %s: memref<3xi64>, %y: memref<2xf32>) attributes {onnxc.kernel = "graph.gather"} {
+  func.return
+}
+func.func @main(%x: memref<4xf32>, %i: memref<2xi64>, %y: memref<2xf32>, %arena: memref<64xi8>) attributes {onnxc.entry} {
+  %c0 = arith.constant 0 : index
+  %status = memref.view %arena[%c0][] : memref<64xi8> to memref<3xi64>
+  func.call @gather(%x, %i, %status, %y) {onnxc.check_site = 0 : i64, onnxc.check_fallback = "check", onnxc.check_operands = [1 : i64, 2 : i64]} : (memref<4xf32>, memref<2xi64>, memref<3xi64>, memref<2xf32>) -> ()
+  func.return
+}
+
+// CHECK-LABEL: func.func @main(
+// CHECK:         func.call @gather(%x, %i, %status, %y)
+// CHECK:         cf.cond_br %{{.*}}, ^[[FALLBACK:.*]](%{{.*}} : i32), ^[[NEXT:.*]]
+// CHECK-NEXT:  ^[[NEXT]]:
+// CHECK-NEXT:    %[[OK:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:    func.return %[[OK]] : i32
+// CHECK-NEXT:  ^[[FALLBACK]](%[[SITE:.*]]: i32):
+// CHECK-NEXT:    func.call @check(%i, %status) : (memref<2xi64>, memref<3xi64>) -> ()
+// CHECK-NEXT:    cf.br ^[[FAILED:.*]](%[[SITE]] : i32)
+// CHECK-NEXT:  ^[[FAILED]](%site: i32):
+// CHECK-NEXT:    func.return %site : i32
