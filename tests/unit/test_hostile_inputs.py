@@ -152,6 +152,31 @@ def test_failed_check_names_the_first_bad_element_and_the_model_still_works():
     np.testing.assert_array_equal(y, [3, 2, 1])
 
 
+@pytest.mark.parametrize("count, bad_at", [(10_000, 9_999), (10_000, 0), (5, 4)])
+def test_gather_checking_its_own_indices_finds_the_first_bad_one(count, bad_at):
+    """A Gather checks the indices it reads (long index lists in parallel blocks); the
+    error still names the first bad element, found by the check kernel."""
+    indices = np.arange(count, dtype=np.int64) % 7 - 3
+    indices[bad_at] = -8
+    if bad_at + 2 < count:
+        indices[bad_at + 2] = 99
+    feeds = {"x": np.arange(7, dtype=np.float32), "i": indices}
+    isolated(lambda: run(gather(extent=7, count=count), feeds)).raised(
+        InvalidInputError, "node 'pick'", f"value -8 at position {bad_at}", "[-7, 6]")
+
+
+def test_gather_elements_rows_check_their_indices():
+    m = model([helper.make_node("GatherElements", ["x", "i"], ["y"], name="ge", axis=1)],
+              [vi("x", T.FLOAT, [3, 50]), vi("i", T.INT64, [3, 6000])],
+              [vi("y", T.FLOAT, [3, 6000])])
+    indices = np.zeros((3, 6000), np.int64)
+    indices[2, 5999] = 50
+    feeds = {"x": np.ones((3, 50), np.float32), "i": indices}
+    isolated(lambda: run(m, feeds)).raised(
+        InvalidInputError, "node 'ge' (GatherElements)", "value 50 at position 17999",
+        "[-50, 49]")
+
+
 def _indexed(op: str, data_shape, index_shape, out_shape, *, updates=False, **attrs):
     inputs = [vi("x", T.FLOAT, data_shape), vi("i", T.INT64, index_shape)]
     names = ["x", "i"]
