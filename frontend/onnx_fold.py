@@ -20,6 +20,7 @@ from onnxc.dialects import graph_shapes as shapes
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import FOLD_LIMIT, NodeContext
 from onnxc.frontend.onnx_fold_reduce import FOLDERS as REDUCE_FOLDERS
+from onnxc.frontend.onnx_ops_generate import range_count, range_values
 from onnxc.frontend.onnx_ops_math import cast_target, integer_divide
 from onnxc.frontend.onnx_ops_tensor import (
     concat_axis,
@@ -106,11 +107,14 @@ def _expand(ctx: NodeContext) -> list[np.ndarray] | None:
 
 
 def _range(ctx: NodeContext) -> list[np.ndarray] | None:
+    """The exact element count first (np.arange overflows on int64 bounds and would
+    allocate a huge range before FOLD_LIMIT is checked); the converter handles the rest."""
     arrays = _all_known(ctx)
-    if arrays is None:
+    if arrays is None or any(a.size != 1 for a in arrays):
         return None
     start, limit, delta = (a.reshape(()) for a in arrays)
-    return [np.arange(start, limit, delta, dtype=arrays[0].dtype)]
+    count = range_count(start, limit, delta)  # ValueError: the converter reports it
+    return None if count > FOLD_LIMIT else [range_values(start, delta, count)]
 
 
 def _where(ctx: NodeContext) -> list[np.ndarray] | None:

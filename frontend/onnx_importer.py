@@ -12,7 +12,14 @@ from collections.abc import Mapping
 
 import numpy as np
 import onnx
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    ModuleOp,
+    NameLoc,
+    StringAttr,
+    TensorType,
+    UnknownLoc,
+)
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 
@@ -56,6 +63,7 @@ from onnxc.frontend.onnx_model import (
     parse_text,
     topological_order,
 )
+from onnxc.lowering.pass_verifier import record_source
 
 CONVERTERS = {
     **onnx_ops_math.CONVERTERS,
@@ -88,12 +96,17 @@ def import_onnx(
     constants (and leave the function's arguments), so that e.g. a Reshape whose shape is
     a graph input can be compiled, as in onnx-mlir's constant-input test mode.
     """
-    return OnnxImporter(load_model(model), constant_inputs).run()
+    module = OnnxImporter(load_model(model), constant_inputs).run()
+    # if a pass later leaves invalid IR, the pass is found by re-importing and replaying
+    record_source(module, lambda: OnnxImporter(load_model(model), constant_inputs).run())
+    return module
 
 
 def import_onnx_text(text: str) -> ModuleOp:
     """Import a model written in ONNX's textual syntax (as accepted by onnx.parser)."""
-    return OnnxImporter(parse_text(text)).run()
+    module = OnnxImporter(parse_text(text)).run()
+    record_source(module, lambda: OnnxImporter(parse_text(text)).run())
+    return module
 
 
 def static_type(type_proto: onnx.TypeProto, name: str, opset: int) -> TensorType | None:
@@ -159,6 +172,8 @@ class OnnxImporter:
         self.graph = model.graph
         self.bound = self._check_constant_inputs(constant_inputs or {})
         self.inferred = infer_types(model, self.bound)
+        self.misinferred: set[str] = set()
+        """Values whose ONNX-inferred shape is wrong (see `_check_type`): not checked."""
         self.tensors: dict[str, Tensor] = {}
         self.block = Block()
         self.used = {name for node in self.graph.node for name in node.input}
@@ -278,9 +293,13 @@ class OnnxImporter:
             self.tensors[name] = tensor
 
     def _name_checked_ops(self, last_before: Operation | None, label: str) -> None:
-        """Record the node's name on the ops it became whose data gets run-time checks."""
+        """Record the node's name on the ops it became: as their location (printed only with
+        debug info; internal errors name the node by it) and, on ops whose data gets
+        run-time checks, as an attribute."""
+        location = NameLoc(StringAttr(label), UnknownLoc())
         op = self.block.first_op if last_before is None else last_before.next_op
         while op is not None:
+            op.location = location
             if needs_node_name(op):
                 op.attributes[NODE_ATTR] = StringAttr(label)
             op = op.next_op
@@ -312,6 +331,12 @@ class OnnxImporter:
         dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
         shape = tuple(ours.get_shape())
         if len(dims) != len(shape) or any(d is not None and d != s for d, s in zip(dims, shape)):
+            if ctx.op_type == "Range" or not self.misinferred.isdisjoint(ctx.node.input):
+                # ONNX infers Range's length in int64 and overflows (it gives
+                # Range(-2**63, 2**63 - 1, 2**62) no elements); ours is exact, and whatever
+                # ONNX inferred from its wrong length is wrong too
+                self.misinferred.add(name)
+                return
             raise ShapeInferenceError(
                 f"node '{ctx.label}' ({ctx.op_type}): output '{name}' has shape "
                 f"{list(shape)} here but {_describe_dims(theirs)} in ONNX"

@@ -3,8 +3,9 @@ MelWeightMatrix.
 
 Their outputs' shapes come from constant inputs (a length, a size) or the input's static
 shape, and with those known the values are too: each becomes a constant, computed in f64 and
-rounded once to the output type. Range is the exception when its bounds are run-time values
-and the model declares its length: then it is a graph.range kernel.
+rounded once to the output type. Range is the exception when it is long (more than
+FOLD_LIMIT elements) or its bounds are run-time values and the model declares its length:
+then it is a graph.range kernel.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 
 from onnxc.dialects import graph
 from onnxc.frontend import onnx_types as types
-from onnxc.frontend.onnx_context import NodeContext, Result
+from onnxc.frontend.onnx_context import FOLD_LIMIT, NodeContext, Result
 from onnxc.frontend.onnx_ops_math import Converter
 from onnxc.frontend.onnx_ops_reduce import check_element, emit, reshape
 
@@ -25,27 +26,71 @@ def _scalar_constant(ctx: NodeContext, i: int, what: str) -> np.ndarray:
     return array.reshape(())
 
 
+RANGE_COUNT_LIMIT = 2**63
+"""Range lengths from here on do not fit an int64 dimension (onnxruntime refuses them too)."""
+
+
+def range_count(start: np.ndarray, limit: np.ndarray, delta: np.ndarray) -> int:
+    """max(ceil((limit - start) / delta), 0), exactly: in Python integers for integer types
+    (limit - start overflows int64 for Range(-2**63, 2**63 - 1, 2**62), which has 4
+    elements), in float64 for float types as onnxruntime and numpy compute it. ValueError
+    for a zero delta, a count that is not finite or one past RANGE_COUNT_LIMIT."""
+    if start.dtype.kind in "iu":
+        first, last, step = int(start), int(limit), int(delta)
+        if step == 0:
+            raise ValueError("delta is zero")
+        count = -((first - last) // step)  # ceil((last - first) / step)
+    else:
+        step = float(delta)
+        if step == 0.0:
+            raise ValueError("delta is zero")
+        quotient = (float(limit) - float(start)) / step
+        if not np.isfinite(quotient):
+            raise ValueError(f"the element count (limit - start) / delta = {quotient} is "
+                             "not finite")
+        count = int(np.ceil(quotient))
+    if count >= RANGE_COUNT_LIMIT:
+        raise ValueError(f"{count} elements do not fit an int64 dimension")
+    return max(count, 0)
+
+
+def range_values(start: np.ndarray, delta: np.ndarray, count: int) -> np.ndarray:
+    """start + i * delta for i < count, in the inputs' type: integers wrap (every value is in
+    [start, limit), so the wrapped sum is exact), floats are computed in float64 and rounded
+    once (what the kernel's fused multiply-add does)."""
+    steps = np.arange(count, dtype=np.int64)
+    if start.dtype.kind in "iu":
+        wide = steps * np.int64(delta) + np.int64(start)  # numpy arrays wrap, never raise
+    else:
+        wide = steps * np.float64(delta) + np.float64(start)
+    return wide.astype(start.dtype)
+
+
 def convert_range(ctx: NodeContext) -> list[Result]:
-    """Range decides its output's length: with constant start, limit and delta it is a
-    constant; with run-time ones only when the model declares the length (value_info)."""
+    """Range decides its output's length: with constant start, limit and delta it is known
+    here (a constant when onnx_fold took it, else a graph.range kernel, so a long range costs
+    no import-time array); with run-time ones only when the model declares it (value_info)."""
     known = [ctx.tensor(i).array for i in range(3)]
+    el = check_element(ctx, 0)
     if all(a is not None for a in known):
         start, limit, delta = (_scalar_constant(ctx, i, w)
                                for i, w in enumerate(("start", "limit", "delta")))
-        if delta == 0:
-            raise ctx.invalid("delta is zero")
-        count = max(int(np.ceil((float(limit) - float(start)) / float(delta))), 0)
-        values = start + np.arange(count, dtype=start.dtype) * delta
-        return [np.asarray(values, dtype=start.dtype)]
-    declared = ctx.inferred_shape(0)
-    if declared is None or len(declared) != 1:
-        missing = next(i for i, a in enumerate(known) if a is None)
-        ctx.constant(missing, ("start", "limit", "delta")[missing])  # raises: names the input
-    el = check_element(ctx, 0)
+        try:
+            count = range_count(start, limit, delta)
+        except ValueError as err:
+            raise ctx.invalid(str(err)) from None
+        if count <= FOLD_LIMIT:
+            return [range_values(start, delta, count)]
+        declared: tuple[int, ...] | None = (count,)
+    else:
+        declared = ctx.inferred_shape(0)
+        if declared is None or len(declared) != 1:
+            missing = next(i for i, a in enumerate(known) if a is None)
+            ctx.constant(missing, ("start", "limit", "delta")[missing])  # raises: names it
     if any(ctx.shape(i) not in ((), (1,)) for i in range(3)):
         raise ctx.invalid("start, limit and delta must be scalars")
-    start, delta = (reshape(ctx, ctx.operand(i), ()) for i in (0, 2))
-    return [emit(ctx, graph.RangeOp, [start, delta], declared, el)]
+    start_value, delta_value = (reshape(ctx, ctx.operand(i), ()) for i in (0, 2))
+    return [emit(ctx, graph.RangeOp, [start_value, delta_value], declared, el)]
 
 
 def convert_eye_like(ctx: NodeContext) -> list[Result]:

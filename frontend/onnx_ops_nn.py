@@ -19,6 +19,7 @@ from onnxc.dialects import graph_shapes as shapes
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result
 from onnxc.frontend.onnx_ops_math import Converter, same_type
+from onnxc.frontend.onnx_ops_reduce import log_softmax
 
 
 def _window(ctx: NodeContext, kernel: list[int]) -> tuple[list[int], list[int], list[int]]:
@@ -184,7 +185,8 @@ def convert_lrn(ctx: NodeContext) -> list[Result]:
 
 
 def _softmax(ctx: NodeContext, take_log: bool) -> list[Result]:
-    """Softmax/LogSoftmax with opset-13 semantics (LogSoftmax = log of the softmax).
+    """Softmax/LogSoftmax with opset-13 semantics (LogSoftmax composed from the max-shifted
+    input: `log_softmax`).
 
     Before opset 13 the input is coerced to 2-D at `axis`: flatten, softmax over axis 1,
     reshape back. When `axis` is the last axis that is just a softmax over it.
@@ -202,10 +204,11 @@ def _softmax(ctx: NodeContext, take_log: bool) -> list[Result]:
         value = ctx.emit1(graph.FlattenOp(operands=[value], result_types=[flat],
                                           properties={"axis": types.i64_attr(axis)}))
         ttype, axis = flat, 1
-    value = ctx.emit1(graph.SoftmaxOp(operands=[value], result_types=[ttype],
-                                      properties={"axis": types.i64_attr(axis)}))
     if take_log:
-        value = ctx.emit1(graph.LogOp(operands=[value], result_types=[ttype]))
+        value = log_softmax(ctx, value, axis)
+    else:
+        value = ctx.emit1(graph.SoftmaxOp(operands=[value], result_types=[ttype],
+                                          properties={"axis": types.i64_attr(axis)}))
     if coerce:
         value = ctx.emit1(graph.ReshapeOp(operands=[value], result_types=[same_type(ctx, 0)]))
     return [value]

@@ -77,12 +77,29 @@ def reshape(ctx: NodeContext, x: SSAValue, shape) -> SSAValue:
 
 
 def _log_sum_exp(ctx: NodeContext, x: SSAValue, axes, keepdims: bool) -> SSAValue:
-    """log(sum(exp(x - max))) + max: no overflow for large inputs."""
+    """log(sum(exp(x - m))) + m, m the maximum clamped to the finite range: shifting by the
+    maximum avoids overflow for large inputs, and clamping keeps inf - inf (= NaN) out of a
+    row that is all -inf or holds +inf, which then gives -inf / +inf as log(sum(exp(x)))
+    does (and numpy and onnxruntime)."""
+    el = x.type.get_element_type()
+    finite = float(np.finfo(types.numpy_dtype_of_element(el)).max)
     peak = reduce(ctx, graph.ReduceMaxOp, x, axes, True)
+    peak = ctx.emit1(graph.ClipOp(operands=[peak], result_types=[peak.type], properties={
+        "min": types.float_attr(-finite, el), "max": types.float_attr(finite, el)}))
     total = reduce(ctx, graph.ReduceSumOp,
                    unary(ctx, graph.ExpOp, binary(ctx, graph.SubOp, x, peak)), axes, keepdims)
     logged = unary(ctx, graph.LogOp, total)
     return binary(ctx, graph.AddOp, logged, reshape(ctx, peak, graph.shape_of(logged)))
+
+
+def log_softmax(ctx: NodeContext, x: SSAValue, axis: int) -> SSAValue:
+    """(x - m) - log(sum(exp(x - m))) along `axis`, m the maximum, as onnxruntime computes
+    it: log(softmax(x)) would round exp(x - m) to 0 for x - m below about -104 (float32)
+    and give -inf where the result is finite."""
+    peak = reduce(ctx, graph.ReduceMaxOp, x, [axis], True)
+    shifted = binary(ctx, graph.SubOp, x, peak)
+    total = reduce(ctx, graph.ReduceSumOp, unary(ctx, graph.ExpOp, shifted), [axis], True)
+    return binary(ctx, graph.SubOp, shifted, unary(ctx, graph.LogOp, total))
 
 
 _COMPOSED = {  # op type -> (floats only, build(ctx, x, axes, keepdims))

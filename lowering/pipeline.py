@@ -13,6 +13,7 @@ from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import ModuleOp
 
+from onnxc.lowering.pass_verifier import run_verified
 from onnxc.registry import ONNXC_DIALECTS
 from onnxc.tools.pipeline_text import build_pipeline
 
@@ -47,11 +48,14 @@ def make_context() -> Context:
 
 
 def run_passes(ctx: Context, module: ModuleOp, passes: str | Sequence[str]) -> None:
-    """Apply `passes` (MLIR nested or xDSL flat text, or a sequence of specs), then verify."""
+    """Apply `passes` (MLIR nested or xDSL flat text, or a sequence of specs), then verify.
+
+    Invalid IR raises `InternalCompilerError` naming the pass that produced it, the op and
+    its ONNX node (found by replaying the module's passes one at a time, only on failure:
+    see lowering/pass_verifier.py)."""
     text = passes if isinstance(passes, str) else ",".join(passes)
-    if text.strip():
-        build_pipeline(text).apply(ctx, module)
-    module.verify()
+    pipeline = build_pipeline(text).passes if text.strip() else ()
+    run_verified(ctx, module, pipeline)
 
 
 __all__ = [

@@ -2,8 +2,15 @@
 
 algebraic-identities, reassociate-constants, distribute, strength-reduce and
 broadcast-simplify only fire when the rewritten value keeps its exact type (a constant that
-broadcasts x to a larger shape is not neutral) and, for floats, when the rewrite is exact for
-inf and NaN too (x * 0 is not 0 for x = inf; exp(log x) is not x for x < 0).
+broadcasts x to a larger shape is not neutral) and, for floats, when the rewrite gives the
+IEEE result for every -0.0, NaN and +-inf input too:
+- x + 0 is not x (-0.0 + 0.0 = +0.0): only x + (-0.0) and x - (+0.0) are dropped;
+- x * 0 is not 0 (inf * 0 is NaN), exp(log x) is not x for x < 0 nor for x = -0.0;
+- pow(x, 0.5) is not sqrt(x) for x = -0.0 or -inf (+0 and +inf, where sqrt gives -0, NaN);
+- a*x + a*y is not a*(x + y) for a < 0 (x = +0, y = -0 gives +0, the factored form -0).
+Rewrites that merge or invert constants change rounding (one rounding instead of two, as
+every fusion that folds constants does); they fire only when the folded constant is as
+finite and as nonzero as the ones it replaces, so no new overflow or underflow comes from it.
 
 `cse` merges two ops of the same kind, properties and operands into one, which also merges
 identical constants (their dense bytes compare equal). It is xDSL's CSE driver, counted in the
@@ -67,6 +74,13 @@ def _all_equal(array: np.ndarray | None, value: float) -> bool:
     return array is not None and array.size > 0 and bool(np.all(array == value))
 
 
+def _all_zero(array: np.ndarray | None, negative: bool) -> bool:
+    """Every element is -0.0 (`negative`) or +0.0; for integers, every element is 0."""
+    if not _all_equal(array, 0):
+        return False
+    return array.dtype.kind != "f" or bool(np.all(np.signbit(array) == negative))
+
+
 def _forward(rewriter: PatternRewriter, op: Operation, value: SSAValue) -> None:
     """Replace `op`'s single result by `value` (same type), erasing `op`."""
     rewriter.replace(op, [], [value])
@@ -86,8 +100,9 @@ def _const_operand(op: Operation) -> tuple[int, np.ndarray] | None:
 
 class NeutralOperand(RewritePattern):
     """x+0, 0+x, x-0, x*1, 1*x, x/1, x**1 -> x, when x already has the result's type (the
-    constant does not broadcast x to a larger shape). x*0 -> 0 only for integers (for
-    floats it is wrong for inf and NaN)."""
+    constant does not broadcast x to a larger shape); for floats the zero of an add must be
+    -0.0 and that of a sub +0.0 (x + 0.0 and x - (-0.0) turn -0.0 into +0.0). x*0 -> 0
+    only for integers (for floats it is wrong for inf and NaN)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.BinaryElementwiseOp, rewriter: PatternRewriter):
@@ -101,11 +116,18 @@ class NeutralOperand(RewritePattern):
                 zeros = np.zeros(shape_of(op.output), numpy_dtype(element_type(x)))
                 rewriter.replace(op, graph.ConstantOp(dense(zeros, element_type(x))))
                 return
-            neutral = {graph.AddOp: 0, graph.SubOp: 0, graph.MulOp: 1, graph.DivOp: 1,
-                       graph.PowOp: 1}.get(type(op))
-            if neutral is not None and _all_equal(c, neutral) and _same_type(x, op.output):
+            if _is_neutral(op, c) and _same_type(x, op.output):
                 _forward(rewriter, op, x)
                 return
+
+
+def _is_neutral(op: graph.BinaryElementwiseOp, c: np.ndarray) -> bool:
+    """x op c == x for every x, -0.0 included (the only zero x + z keeps -0.0 with is -0.0)."""
+    if isinstance(op, graph.AddOp):
+        return _all_zero(c, negative=True)
+    if isinstance(op, graph.SubOp):
+        return _all_zero(c, negative=False)
+    return isinstance(op, (graph.MulOp, graph.DivOp, graph.PowOp)) and _all_equal(c, 1)
 
 
 class DoubleNegation(RewritePattern):
@@ -156,7 +178,10 @@ class ConstantToRhs(RewritePattern):
 
 class MergeConstantOperands(RewritePattern):
     """(x + c1) + c2 -> x + (c1 + c2) and (x * c1) * c2 -> x * (c1 * c2), the inner result
-    having no other user; the folded constant is computed in the element type."""
+    having no other user; the folded constant is computed in the element type. Float
+    constants merge only when the result does not overflow (a finite c1, c2 giving inf) or,
+    for products, underflow to zero: x * 1e30 * 1e30 is finite for x = 1e-40, x * inf is
+    not."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.BinaryElementwiseOp, rewriter: PatternRewriter):
@@ -169,11 +194,27 @@ class MergeConstantOperands(RewritePattern):
         c1 = constant_value(inner.rhs)
         if c1 is None or constant_value(inner.lhs) is not None:
             return
-        folded = (np.add if isinstance(op, graph.AddOp) else np.multiply)(c1, c2)
+        with np.errstate(all="ignore"):  # integers wrap as the kernels do; floats: below
+            folded = (np.add if isinstance(op, graph.AddOp) else np.multiply)(c1, c2)
         if shapes.broadcast_shapes(shape_of(inner.lhs), folded.shape) != shape_of(op.output):
+            return
+        if folded.dtype.kind == "f" and not _merge_keeps_range(op, c1, c2, folded):
             return
         c = insert_constant(rewriter, folded, element_type(op.output), op)
         rewriter.replace(op, type(op)(operands=[inner.lhs, c], result_types=[op.output.type]))
+
+
+def _merge_keeps_range(op: graph.BinaryElementwiseOp, c1: np.ndarray, c2: np.ndarray,
+                       folded: np.ndarray) -> bool:
+    """No element of the folded float constant overflowed (both operands finite, result
+    not) or, for a product, underflowed to zero (both operands nonzero, result zero)."""
+    with np.errstate(all="ignore"):
+        finite = np.isfinite(c1) & np.isfinite(c2)
+        if np.any(finite & ~np.isfinite(folded)):
+            return False
+        if isinstance(op, graph.MulOp):
+            return not np.any((c1 != 0) & (c2 != 0) & (folded == 0))
+    return True
 
 
 # --------------------------------------------------------------------------- distribution
@@ -189,7 +230,9 @@ def _factors(v: SSAValue) -> tuple[SSAValue, SSAValue] | None:
 class FactorCommonMultiplier(RewritePattern):
     """a*x + a*y -> a*(x+y) (and a*x - a*y -> a*(x-y)): one multiply fewer. Fires when
     x and y already have the result's shape, so the new add does no more work than the
-    old one."""
+    old one. For floats `a` must be a constant that is finite and > 0 everywhere: with
+    a = -1, x = +0, y = -0 the sum of products is +0 but the product of the sum -0, and
+    with a run-time `a` nothing rules that out (integers wrap: any `a` is exact)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.BinaryElementwiseOp, rewriter: PatternRewriter):
@@ -206,11 +249,18 @@ class FactorCommonMultiplier(RewritePattern):
             y = right[1] if right[0] == a else right[0]
             if shape_of(x) != out or shape_of(y) != out:
                 continue
+            if is_float_tensor(a) and not _positive_finite_constant(a):
+                continue
             inner = type(op)(operands=[x, y], result_types=[op.output.type])
             rewriter.insert(inner, InsertPoint.before(op))
             rewriter.replace(op, graph.MulOp(operands=[a, inner.output],
                                                 result_types=[op.output.type]))
             return
+
+
+def _positive_finite_constant(v: SSAValue) -> bool:
+    c = constant_value(v)
+    return c is not None and c.size > 0 and bool(np.all(np.isfinite(c) & (c > 0)))
 
 
 # --------------------------------------------------------------------------- strength reduction
@@ -221,23 +271,32 @@ def _scalar_exponent(op: graph.PowOp) -> float | None:
 
 
 class DivByConstantToMul(RewritePattern):
-    """x / c -> x * (1 / c) for a float constant c that is finite and nonzero everywhere."""
+    """x / c -> x * (1 / c) for a float constant c that is finite and nonzero everywhere and
+    whose inverse, in the element type, is a finite normal number: then -0.0, inf and NaN
+    inputs give what the division gives (1 / c of a subnormal c overflows to inf, and that
+    of a huge c loses precision as a subnormal)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.DivOp, rewriter: PatternRewriter):
         c = constant_value(op.rhs)
         if c is None or not is_float_tensor(op.rhs) or constant_value(op.lhs) is not None:
             return
-        if not np.all(np.isfinite(c)) or np.any(c == 0):
+        if c.size == 0 or not np.all(np.isfinite(c)) or np.any(c == 0):
             return
-        inverse = insert_constant(rewriter, 1.0 / c.astype(np.float64), element_type(op.rhs), op)
+        with np.errstate(all="ignore"):
+            inverse_value = (1.0 / c.astype(np.float64)).astype(c.dtype)
+        tiny = np.finfo(c.dtype).tiny
+        if not np.all(np.isfinite(inverse_value) & (np.abs(inverse_value) >= tiny)):
+            return
+        inverse = insert_constant(rewriter, inverse_value, element_type(op.rhs), op)
         rewriter.replace(op, graph.MulOp(operands=[op.lhs, inverse],
                                             result_types=[op.output.type]))
 
 
 class CheapPower(RewritePattern):
     """pow(x, 2) -> x * x, pow(x, 0.5) -> sqrt(x), pow(x, -1) -> 1 / x for a scalar
-    exponent that does not broadcast x."""
+    exponent that does not broadcast x; sqrt only for an x whose sign bit is clear
+    (pow(-0, 0.5) = +0 and pow(-inf, 0.5) = +inf, where sqrt gives -0 and NaN)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.PowOp, rewriter: PatternRewriter):
@@ -247,34 +306,43 @@ class CheapPower(RewritePattern):
             return
         if e == 2.0:
             rewriter.replace(op, graph.MulOp(operands=[x, x], result_types=[op.output.type]))
-        elif e == 0.5:
+        elif e == 0.5 and _sign_bit_clear(x):
             rewriter.replace(op, graph.SqrtOp(operands=[x], result_types=[op.output.type]))
         elif e == -1.0:
             rewriter.replace(op, graph.ReciprocalOp(operands=[x],
                                                        result_types=[op.output.type]))
 
 
-NON_NEGATIVE = (graph.ReluOp, graph.ExpOp, graph.SigmoidOp, graph.AbsOp, graph.SqrtOp)
+SIGN_BIT_CLEAR = (graph.ReluOp, graph.ExpOp, graph.SigmoidOp, graph.AbsOp)
+"""Ops whose every result is +0.0, positive, +inf or NaN (Relu is IEEE maximum(x, +0), so
+Relu(-0.0) = +0.0). Not Sqrt: sqrt(-0.0) = -0.0."""
 
 
-def _provably_non_negative(v: SSAValue) -> bool:
-    """x >= 0 (or NaN) for every input: exp(log x) = x needs it (log of a negative is NaN)."""
+def _sign_bit_clear(v: SSAValue) -> bool:
+    """No element of `v` can be negative or -0.0 (NaN may occur), whatever the inputs."""
     owner = v.owner
-    if isinstance(owner, NON_NEGATIVE):
+    if isinstance(owner, SIGN_BIT_CLEAR):
         return True
+    if isinstance(owner, graph.MulOp) and owner.lhs == owner.rhs:
+        return True  # x * x: (-0.0)^2 = +0.0
+    if isinstance(owner, graph.PowOp) and _scalar_exponent(owner) == 2.0:
+        return True  # pow(x, 2), before or after CheapPower makes it x * x
     if isinstance(owner, graph.ClipOp) and owner.min is not None:
-        return owner.min.value.data >= 0
+        # max(x, lo) with an IEEE maximum, then min(., hi): both bounds must be >= +0.0
+        bounds = [owner.min] + ([owner.max] if owner.max is not None else [])
+        return not any(np.signbit(b.value.data) for b in bounds)
     c = constant_value(v)
-    return c is not None and bool(np.all(c >= 0))
+    return c is not None and not bool(np.any(np.signbit(c) & ~np.isnan(c)))
 
 
 class ExpOfLog(RewritePattern):
-    """exp(log(x)) -> x when x is provably non-negative (exp(log 0) = exp(-inf) = 0)."""
+    """exp(log(x)) -> x when no element of x can be negative or -0.0 (log of a negative is
+    NaN; exp(log(-0.0)) = exp(-inf) = +0.0)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.ExpOp, rewriter: PatternRewriter):
         log = op.input.owner
-        if isinstance(log, graph.LogOp) and _provably_non_negative(log.input):
+        if isinstance(log, graph.LogOp) and _sign_bit_clear(log.input):
             _forward(rewriter, op, log.input)
 
 

@@ -157,9 +157,11 @@ def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """IEEE pow, computed in float64: numpy's float32 np.power takes sqrt for a broadcast
+    exponent of 0.5, which gives -0.0 for -0.0 and NaN for -inf (pow gives +0.0, +inf)."""
     if a.dtype.kind in "iu":
         return np.power(a.astype(np.float64), b).astype(a.dtype)
-    return np.power(a, b.astype(a.dtype) if b.dtype.kind in "iu" else b)
+    return np.float_power(a, b).astype(a.dtype)
 
 
 def _erf(x: np.ndarray) -> np.ndarray:

@@ -94,8 +94,12 @@ def _one_hot(op: graph.OneHotOp, args: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def _range(op: graph.RangeOp, args: list[np.ndarray]) -> list[np.ndarray]:
+    """start + i * delta as the kernel computes it: integers wrap, floats round once."""
     (n,) = op.output.type.get_shape()
-    return [args[0] + np.arange(n).astype(args[0].dtype) * args[1]]
+    start, delta = args
+    wide = np.int64 if start.dtype.kind in "iu" else np.float64
+    return [(np.arange(n, dtype=np.int64) * delta.astype(wide) + start.astype(wide))
+            .astype(start.dtype)]
 
 
 EVALUATORS: dict[type[Operation], Callable[[Operation, list[np.ndarray]], list[np.ndarray]]] = {

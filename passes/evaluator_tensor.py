@@ -11,9 +11,10 @@ import itertools
 import numpy as np
 from xdsl.ir import Operation
 
-from onnxc.dialects import graph_indexed, graph_shapes
+from onnxc.dialects import graph_checks, graph_indexed, graph_shapes
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.dialects.graph_resize import ResizeOp
+from onnxc.runtime.check_errors import check_failure
 
 _COMBINE = {
     "none": lambda old, new: new,
@@ -325,7 +326,27 @@ def _resize(op: ResizeOp, a: list[np.ndarray]):
     return [y.astype(x.dtype)]
 
 
+def _check_indices(op: graph_checks.CheckIndicesOp, a: list[np.ndarray]) -> list[np.ndarray]:
+    """What the native check does: InvalidInputError at the first index out of range."""
+    values = a[0].astype(np.int64).reshape(-1)
+    columns = len(ints_of(op.bounds))
+    for position, value in enumerate(values):
+        low, high = op.allowed(position % columns)
+        if not low <= value <= high:
+            raise check_failure(op.site(), position, int(value))
+    return []
+
+
+def _check_divisor(op: graph_checks.CheckDivisorOp, a: list[np.ndarray]) -> list[np.ndarray]:
+    zeros = np.flatnonzero(a[0].reshape(-1) == 0)
+    if zeros.size:
+        raise check_failure(op.site(), int(zeros[0]), 0)
+    return []
+
+
 EVALUATORS: dict[type[Operation], object] = {
+    graph_checks.CheckIndicesOp: _check_indices,
+    graph_checks.CheckDivisorOp: _check_divisor,
     graph_indexed.GatherElementsOp: _gather_elements,
     graph_indexed.GatherNDOp: _gather_nd,
     graph_indexed.ScatterElementsOp: _scatter_elements,

@@ -85,6 +85,12 @@ def weighted_sum_kernel(op: graph.WeightedSumOp, kb: KernelBuilder, ins, outs):
     map_elementwise(kb, ins, outs[0], weighted)
 
 
+def _parameter_shape(value) -> tuple[int, ...]:
+    """The shape a LayerNorm scale or bias is read with: without its leading 1s, at least
+    rank 1, so the view and the indices `broadcast_indices` makes for it agree."""
+    return strip_leading_ones(shape_of(value)) or (1,)
+
+
 def layer_normalization_kernel(op: graph.LayerNormalizationOp, kb: KernelBuilder, ins, outs):
     """Per row of the normalized dimensions: mean, then variance (two-pass, for accuracy),
     then one scaled write; the reductions are reassociable so that they vectorize, and the
@@ -100,11 +106,13 @@ def layer_normalization_kernel(op: graph.LayerNormalizationOp, kb: KernelBuilder
     flat = kb.view(ins[0], [outer, size])
     x = kb.view(ins[0], [outer, *trailing])
     y = kb.view(outs[0], [outer, *trailing])
-    # scale and bias broadcast within the normalized dimensions (leading 1s dropped)
-    scale_shape = strip_leading_ones(shape_of(op.scale))
-    scale = kb.view(ins[1], scale_shape or [1])
-    bias_shape = strip_leading_ones(shape_of(op.bias)) if op.bias is not None else ()
-    bias = kb.view(ins[2], bias_shape or [1]) if op.bias is not None else None
+    # scale and bias broadcast within the normalized dimensions (leading 1s dropped); one
+    # that holds a single value (GroupNorm(1) and InstanceNorm with one channel fold their
+    # affine parameters into such) is viewed and indexed as [1], never as rank 0
+    scale_shape = _parameter_shape(op.scale)
+    scale = kb.view(ins[1], scale_shape)
+    bias_shape = _parameter_shape(op.bias) if op.bias is not None else ()
+    bias = kb.view(ins[2], bias_shape) if op.bias is not None else None
     zero = kb.constant(0.0, element)
     inv_n = kb.constant(1.0 / size, element)
     eps = kb.constant(float_of(op.epsilon), element)

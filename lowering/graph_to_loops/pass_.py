@@ -324,6 +324,7 @@ class _FunctionLowering:
                 [v.type for v in ins], [v.type for v in outs],
             )
             call = func.CallOp(name, [*ins, *outs], [])
+            call.location = op.location  # the ONNX node, for internal error messages
             if inplace := inplace_operands(op):
                 call.attributes[INPLACE_ATTR] = ArrayAttr([IntegerAttr(i, i64) for i in inplace])
             if isinstance(op, graph.CheckOp):

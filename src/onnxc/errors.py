@@ -7,6 +7,8 @@ can catch `OnnxcError` and nothing ever crashes the process.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class OnnxcError(Exception):
     """Base class of every error onnxc raises on purpose."""
@@ -45,3 +47,27 @@ class LoweringError(OnnxcError):
 
 class CompilationError(OnnxcError):
     """LLVM rejected the generated code (a bug in onnxc, reported instead of aborting)."""
+
+
+class InternalCompilerError(OnnxcError):
+    """A pass left IR that fails verification: a bug in onnxc, reported with the pass, the
+    failing op and where in the model it comes from (instead of xDSL's bare exception)."""
+
+    def __init__(self, pass_name: str | None, op_name: str, origin: str | None, detail: str,
+                 candidates: Sequence[str] = (), op: object = None):
+        self.op = op
+        """The failing xDSL operation (for tools that can locate it in their input)."""
+        self.pass_name = pass_name
+        self.op_name = op_name
+        self.origin = origin
+        self.detail = detail
+        self.candidates = list(candidates)
+        if pass_name is not None:
+            after = f"after pass '{pass_name}'"
+        elif self.candidates:
+            after = "after one of the passes " + ", ".join(f"'{p}'" for p in self.candidates)
+        else:
+            after = "before any pass"
+        where = f" ({origin})" if origin else ""
+        super().__init__(f"internal compiler error: invalid IR {after}: '{op_name}' op "
+                         f"{detail}{where}")

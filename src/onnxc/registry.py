@@ -90,9 +90,10 @@ _PASS_PATHS: dict[str, str] = {
     "fuse-reduce-to-global-pool": "onnxc.passes.extended:FuseReduceToGlobalPoolPass",
     "fuse-attention": "onnxc.passes.extended:FuseAttentionPass",
     "horizontal-fusion": "onnxc.passes.extended:HorizontalFusionPass",
-    # graph -> loops (scf/memref/arith/math over static memrefs)
-    "insert-runtime-checks": "onnxc.lowering.insert_checks:InsertRuntimeChecksPass",
+    # graph -> loops (scf/memref/arith/math over static memrefs); first, at every -O level,
+    # the checks of run-time indices and divisors (pipeline.GRAPH_TO_LOOPS)
     "convert-graph-to-loops": "onnxc.lowering.graph_to_loops.pass_:ConvertGraphToLoopsPass",
+    "insert-runtime-checks": "onnxc.lowering.insert_checks:InsertRuntimeChecksPass",
     # layouts, chosen right before convert-graph-to-loops (pipeline.GRAPH_TO_LOOPS): which
     # activations are NHWC, then cleanup of the conversions (not graph-optimization rows)
     "assign-layout": "onnxc.passes.layout_assign:AssignLayoutPass",

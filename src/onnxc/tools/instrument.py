@@ -92,7 +92,12 @@ class PassInstrumentation:
                 print("\n\n\n")
         if self.verify:
             started = time.perf_counter()
-            module.verify()
+            if previous is None:
+                module.verify()  # the input: its errors are located in the source text
+            else:
+                from onnxc.lowering.pass_verifier import verify_after
+
+                verify_after(module, previous.name)  # InternalCompilerError naming the pass
             if self.timer is not None:
                 self.timer.add("Verifier", time.perf_counter() - started)
         if upcoming is not None:

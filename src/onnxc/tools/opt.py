@@ -25,7 +25,7 @@ from xdsl.utils.lexer import Span
 from xdsl.utils.target import Target
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from onnxc.errors import ModelLoadError, OnnxcError
+from onnxc.errors import InternalCompilerError, ModelLoadError, OnnxcError
 from onnxc.registry import ONNXC_DIALECTS, ONNXC_PASSES
 from onnxc.tools import diagnostics
 from onnxc.tools.instrument import PassInstrumentation, PassTimer
@@ -333,6 +333,10 @@ class OnnxcOptMain(xDSLOptMain):
             if found is not None:
                 location, message = found
                 return diagnostics.error_line(message, location)
+        if isinstance(err, InternalCompilerError) and err.op is not None:
+            # a pass broke an op of the input: point at it (ops a pass created have no span)
+            location = diagnostics.op_location(err.op, self.op_spans)
+            return diagnostics.error_line(diagnostics.one_line(str(err)), location)
         return diagnostics.describe(err)
 
 

@@ -1,0 +1,210 @@
+"""Verification after passes: invalid IR is an `InternalCompilerError` naming the pass, the op
+and the ONNX node it came from, never xDSL's bare `Exception` or `VerifyException`.
+
+A pass that leaves IR the verifier rejects is a bug in onnxc, so the user gets one line that
+says which pass, which op and which part of their model, to report or work around (e.g. with
+a lower -O). Verifying the whole module after every pass would cost about 0.5 s per pass at
+the loops level (ResNet-50), so `run_passes` verifies once per pipeline, as before, and only
+when that fails replays the module's passes one at a time, verifying after each, to find the
+pass that broke it. The replay starts from a fresh import of the model (the importer records
+how: `record_source`), so nothing is kept for it, neither time nor a second copy of the
+weights; a module that was not imported is copied before its first pipeline instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from weakref import WeakKeyDictionary
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, FileLineColLoc, ModuleOp, NameLoc, StringAttr
+from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from onnxc.errors import InternalCompilerError
+
+NODE_ATTR = "onnx.node"  # graph_checks.NODE_ATTR; kept literal so this module imports no dialect
+KERNEL_ATTR = "onnxc.kernel"
+
+
+@dataclass
+class PassHistory:
+    """How to rebuild the module as it was before any pass, and every pass run on it since."""
+
+    rebuild: Callable[[], ModuleOp]
+    passes: list[ModulePass] = field(default_factory=list)
+
+
+_HISTORIES: WeakKeyDictionary[ModuleOp, PassHistory] = WeakKeyDictionary()
+"""Per module, while it lives: what a failed verification replays."""
+
+
+def record_source(module: ModuleOp, rebuild: Callable[[], ModuleOp]) -> None:
+    """`rebuild()` makes a new copy of `module` as it is now (before any pass): the importer
+    passes a re-import of the same model."""
+    _HISTORIES[module] = PassHistory(rebuild)
+
+
+def history_of(module: ModuleOp) -> PassHistory:
+    """The module's history; a module not from the importer is copied on first use."""
+    history = _HISTORIES.get(module)
+    if history is None:
+        history = _HISTORIES[module] = PassHistory(module.clone().clone)
+    return history
+
+
+def run_verified(ctx: Context, module: ModuleOp, passes: Sequence[ModulePass]) -> None:
+    """Apply `passes` in order, then verify; InternalCompilerError if the result is invalid."""
+    history = history_of(module)
+    for p in passes:
+        p.apply(ctx, module)
+        history.passes.append(p)
+    try:
+        module.verify()
+    except Exception as err:  # xDSL verifiers raise bare Exceptions too
+        culprit = passes[0].name if len(passes) == 1 else _replay(ctx, history, len(passes))
+        candidates = [p.name for p in passes] if culprit is None else []
+        raise invalid_ir_error(module, err, culprit, candidates) from err
+
+
+def _replay(ctx: Context, history: PassHistory, last: int) -> str | None:
+    """The first of the `last` passes after which a replay from the start is invalid (None
+    when there is none or the replay does not reproduce the failure, e.g. because the module
+    was edited between pipelines)."""
+    if last == 0:
+        return None
+    earlier, suspects = history.passes[:-last], history.passes[-last:]
+    try:
+        replica = history.rebuild()
+        for p in earlier:
+            p.apply(ctx, replica)
+        for p in suspects:
+            p.apply(ctx, replica)
+            try:
+                replica.verify()
+            except Exception:  # noqa: BLE001 - any verifier failure is the one sought
+                return p.name
+    except Exception:  # noqa: BLE001 - a replay that crashes elsewhere proves nothing
+        return None
+    return None
+
+
+def verify_after(module: ModuleOp, pass_name: str | None) -> None:
+    """Verify `module` right after the pass `pass_name` (None: before any pass)."""
+    try:
+        module.verify()
+    except Exception as err:
+        raise invalid_ir_error(module, err, pass_name, []) from err
+
+
+# --------------------------------------------------------------------------- reporting
+
+
+def invalid_ir_error(module: ModuleOp, err: BaseException, pass_name: str | None,
+                     candidates: Sequence[str]) -> InternalCompilerError:
+    """The error for `module` failing verification with `err`: at the first op (in program
+    order) that fails on its own, else at the module."""
+    op, detail = first_invalid_op(module) or (module, _one_line(str(err)) or type(err).__name__)
+    return InternalCompilerError(pass_name, op.name, origin_of(op), detail, candidates, op)
+
+
+def first_invalid_op(module: ModuleOp) -> tuple[Operation, str] | None:
+    for op in module.walk():
+        try:
+            op.verify(verify_nested_ops=False)
+        except Exception as err:  # noqa: BLE001 - xDSL verifiers raise bare Exceptions
+            text = _one_line(str(err)).removeprefix(f"{op.name}: ").removeprefix(f"{op.name} ")
+            return op, text or type(err).__name__
+    return None
+
+
+def origin_of(op: Operation) -> str | None:
+    """Where in the model `op` comes from: its ONNX node (or the ONNX value it computes) and,
+    inside a kernel, the kernel and the node of the first call to it."""
+    own = _node_of(op)
+    if own is not None:
+        return own
+    function = _enclosing_function(op)
+    if function is None:
+        return None
+    name = function.sym_name.data
+    kernel = function.attributes.get(KERNEL_ATTR)
+    if not isinstance(kernel, StringAttr):
+        return f"in function @{name}"
+    module = function.parent_op()
+    callers = () if module is None else (
+        c for c in module.walk()
+        if isinstance(c, func.CallOp) and c.callee.root_reference.data == name)
+    caller = next(iter(callers), None)
+    called_for = None if caller is None else _node_of(caller, outputs_only=True)
+    where = f"in kernel @{name} of '{kernel.data}'"
+    return where if called_for is None else f"{where}, called for {called_for}"
+
+
+def _node_of(op: Operation, outputs_only: bool = False) -> str | None:
+    """`ONNX node 'n'` from the importer's records (op attribute or location), else `ONNX
+    value 'v'` from a result's (or, for a kernel call, its output buffer's) name, else a
+    parsed file location."""
+    function = _enclosing_function(op)
+    for candidate in (op, *_ancestors(op)):
+        attr = candidate.attributes.get(NODE_ATTR)
+        if isinstance(attr, StringAttr) and attr.data:
+            return f"ONNX node '{attr.data}'"
+        if isinstance(candidate.location, NameLoc):
+            return f"ONNX node '{candidate.location.desc.data}'"
+        if candidate is function:
+            break  # a kernel is shared: the node is its caller's, not its own
+    values = list(op.operands)[-1:] if outputs_only else list(op.results)  # a kernel's
+    names = [n for n in map(_value_name, values) if n]  # outputs are its last arguments
+    if names:
+        return f"ONNX value '{names[0]}'"
+    if isinstance(op.location, FileLineColLoc):
+        loc = op.location
+        return f"at {loc.filename.data}:{loc.line.data}:{loc.column.data}"
+    return None
+
+
+def _value_name(value: SSAValue) -> str | None:
+    """The ONNX name of a value: its name hint, or for an argument of the entry function the
+    model's input or output name (outputs are the `out<i>` arguments after the inputs)."""
+    if isinstance(value, BlockArgument):
+        owner = value.block.parent_op()
+        if owner is not None:
+            names = [*_strings(owner, "onnxc.input_names"), *_strings(owner, "onnxc.output_names")]
+            if value.index < len(names):
+                return names[value.index]
+    return value.name_hint
+
+
+def _strings(op: Operation, attr: str) -> list[str]:
+    array = op.attributes.get(attr)
+    if not isinstance(array, ArrayAttr):
+        return []
+    return [s.data for s in array.data if isinstance(s, StringAttr)]
+
+
+def _ancestors(op: Operation):
+    parent = op.parent_op()
+    while parent is not None:
+        yield parent
+        parent = parent.parent_op()
+
+
+def _enclosing_function(op: Operation) -> Operation | None:
+    """The innermost enclosing symbol with a body: func.func, or llvm.func after lowering."""
+    for candidate in (op, *_ancestors(op)):
+        if candidate.regions and isinstance(getattr(candidate, "sym_name", None), StringAttr):
+            return candidate
+    return None
+
+
+def _one_line(text: str) -> str:
+    return " ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
+__all__ = [
+    "PassHistory", "first_invalid_op", "history_of", "invalid_ir_error", "origin_of",
+    "record_source", "run_verified", "verify_after",
+]
