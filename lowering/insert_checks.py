@@ -184,7 +184,8 @@ def checks_for(op: Operation) -> list[Operation]:
             checks.append(graph.CheckDivisorOp(operands=[divisor],
                                                properties=_site(op, "B")))
         elif not constant.all():
-            raise ModelLoadError(f"{_describe(op)}: integer division by a constant zero")
+            what = "modulo" if isinstance(op, graph.ModOp) else "division"
+            raise ModelLoadError(f"{_describe(op)}: integer {what} by a constant zero")
     return checks
 
 

@@ -367,10 +367,18 @@ def test_minimum_divided_by_minus_one_is_defined(dtype):
     np.testing.assert_array_equal(s, np.array([0, -1], dtype))
 
 
-def test_integer_division_by_a_constant_zero_is_a_compile_error():
-    m = model([helper.make_node("Div", ["a", "b"], ["y"], name="q")],
-              [vi("a", T.INT32, [2])], [vi("y", T.INT32, [2])],
-              initializers=[onnx.numpy_helper.from_array(np.array([1, 0], np.int32), "b")])
+@pytest.mark.parametrize("op", ["Div", "Mod"])
+@pytest.mark.parametrize("constant_dividend", [False, True])
+def test_integer_division_by_a_constant_zero_is_a_compile_error(op, constant_dividend):
+    """Never folded to numpy's 0 (with a warning): the model can never run."""
+    inits = [onnx.numpy_helper.from_array(np.array([1, 0], np.int32), "b")]
+    inputs = [vi("a", T.INT32, [2])]
+    if constant_dividend:
+        inits.append(onnx.numpy_helper.from_array(np.array([4, 5], np.int32), "a"))
+        inputs = []
+    m = model([helper.make_node(op, ["a", "b"], ["y"], name="q")], inputs,
+              [vi("y", T.INT32, [2])], initializers=inits)
+    what = "modulo" if op == "Mod" else "division"
     for level in (0, 3):
         isolated(lambda: onnxc.compile(m, cache_dir=False, opt_level=level)).raised(
-            ModelLoadError, "integer division by a constant zero")
+            ModelLoadError, f"node 'q' ({op})", f"integer {what} by a constant zero")
