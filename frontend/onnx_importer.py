@@ -14,6 +14,7 @@ import numpy as np
 import onnx
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DictionaryAttr,
     ModuleOp,
     NameLoc,
     StringAttr,
@@ -63,6 +64,7 @@ from onnxc.frontend.onnx_model import (
     parse_text,
     topological_order,
 )
+from onnxc.lowering.entry_abi import INPUT_DEFAULTS_ATTR
 from onnxc.lowering.pass_verifier import record_source
 
 CONVERTERS = {
@@ -170,6 +172,7 @@ class OnnxImporter:
         model = checked_model(model)
         self.opset = default_opset(model)
         self.graph = model.graph
+        self.ir_version = model.ir_version
         self.bound = self._check_constant_inputs(constant_inputs or {})
         self.inferred = infer_types(model, self.bound)
         self.misinferred: set[str] = set()
@@ -216,7 +219,10 @@ class OnnxImporter:
         for name, array in self.bound.items():
             self.tensors[name] = Tensor.of_array(array, name)
         initializer_names |= set(self.bound)
-        inputs = [vi for vi in self.graph.input if vi.name not in initializer_names]
+        overridable = self._overridable(initializer_names)
+        defaults = {name: self.tensors[name].array for name in overridable}
+        inputs = [vi for vi in self.graph.input
+                  if vi.name not in initializer_names or vi.name in overridable]
         for vi in inputs:
             self._add_argument(vi)
         available = [vi.name for vi in inputs] + list(initializer_names)
@@ -230,10 +236,22 @@ class OnnxImporter:
             Region(self.block),
         )
         func.attributes["onnxc.input_names"] = ArrayAttr([StringAttr(vi.name) for vi in inputs])
+        if defaults:
+            func.attributes[INPUT_DEFAULTS_ATTR] = DictionaryAttr({
+                name: types.dense(array) for name, array in defaults.items()})
         func.attributes["onnxc.output_names"] = ArrayAttr(
             [StringAttr(vi.name) for vi in self.graph.output]
         )
         return ModuleOp([func])
+
+    def _overridable(self, initializer_names: set[str]) -> set[str]:
+        """Graph inputs that also have an initializer, which a run may override (from IR
+        version 4, as onnxruntime does; before it, ONNX listed every initializer among the
+        inputs and they are constants). They stay run-time inputs: not folded."""
+        if self.ir_version < 4:
+            return set()
+        return {vi.name for vi in self.graph.input
+                if vi.name in initializer_names and vi.name not in self.bound}
 
     def _add_initializers(self) -> set[str]:
         for sparse in self.graph.sparse_initializer:

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
+    DenseIntOrFPElementsAttr,
     DictionaryAttr,
     ModuleOp,
     StringAttr,
@@ -27,8 +29,13 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, BlockArgument
 
+from onnxc.dialects.dense_data import to_numpy
+
 ENTRY_ATTR = "onnxc.entry"
 INPUT_NAMES_ATTR = "onnxc.input_names"
+INPUT_DEFAULTS_ATTR = "onnxc.input_defaults"
+"""Name -> dense value of the inputs a run may leave out (initializers that are also graph
+inputs, IR version >= 4: onnxruntime's overridable initializers)."""
 OUTPUT_NAMES_ATTR = "onnxc.output_names"
 CONSTANTS_ATTR = "onnxc.constants"
 ARENA_BYTES_ATTR = "onnxc.arena_bytes"
@@ -83,6 +90,15 @@ def string_list(entry: func.FuncOp, attr_name: str) -> list[str]:
 
 def set_string_list(entry: func.FuncOp, attr_name: str, values: list[str]) -> None:
     entry.attributes[attr_name] = ArrayAttr([StringAttr(v) for v in values])
+
+
+def input_defaults(entry: func.FuncOp) -> dict[str, np.ndarray]:
+    """The default values of the entry's overridable inputs (copies: the IR may go away)."""
+    attr = entry.attributes.get(INPUT_DEFAULTS_ATTR)
+    if not isinstance(attr, DictionaryAttr):
+        return {}
+    return {name: to_numpy(value).copy() for name, value in attr.data.items()
+            if isinstance(value, DenseIntOrFPElementsAttr)}
 
 
 def site_attribute(site: dict[str, object]) -> DictionaryAttr:

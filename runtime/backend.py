@@ -146,12 +146,16 @@ class SpecializingBackendRep(BackendRep):
             return tuple(compiled.run(None, {n: feeds[n] for n in compiled.input_names}))
 
     def _bind(self, values: Mapping[str, np.ndarray]) -> onnx.ModelProto:
-        """The model with `values` as initializers (the inputs stay listed, as in old IR)."""
+        """The model with `values` as initializers that are no longer graph inputs (an
+        initializer still listed as an input would be overridable, not a constant)."""
         model = onnx.ModelProto()
         model.CopyFrom(self.model)
         model.graph.initializer.extend(
             numpy_helper.from_array(value, name) for name, value in values.items()
         )
+        kept = [vi for vi in model.graph.input if vi.name not in values]
+        del model.graph.input[:]
+        model.graph.input.extend(kept)
         return model
 
 

@@ -93,13 +93,20 @@ class CompiledModel:
         intermediate_bytes: int = 0,
         check_sites: Sequence[Mapping[str, object]] = (),
         status_offset: int = -1,
+        input_defaults: Mapping[str, np.ndarray] | None = None,
     ):
         self._native = native  # keeps the JIT engine (and so the code) alive
         self.check_sites = [dict(site) for site in check_sites]
         """One description per run-time check of indices or divisors (see check_errors)."""
         self.status_offset = status_offset
         """Byte offset of the check status record in the arena (-1: no checks)."""
-        self.inputs = list(inputs)
+        self.input_defaults = {name: np.ascontiguousarray(value)
+                               for name, value in (input_defaults or {}).items()}
+        """Values of the inputs a run may leave out: graph inputs that also have an
+        initializer (IR version >= 4), which onnxruntime calls overridable initializers."""
+        self._entry_inputs = list(inputs)
+        """every input of the native entry, in its order (the overridable ones included)"""
+        self._split_inputs()
         self.outputs = list(outputs)
         self.arena_bytes = arena_bytes
         self.intermediate_bytes = intermediate_bytes
@@ -111,12 +118,19 @@ class CompiledModel:
         self._free_slots: list[_Slot] = [self._new_slot()]
         self._output_index = {o.name: i for i, o in enumerate(self.outputs)}
         # Per-run work done once: what run() compares each input against, what it allocates.
-        self._input_names = [i.name for i in self.inputs]
+        self._input_names = [i.name for i in self._entry_inputs]
         self._input_name_set = frozenset(self._input_names)
-        self._input_checks = [(i, i.shape, np.dtype(i.dtype)) for i in self.inputs]
+        self._input_checks = [(i, i.shape, np.dtype(i.dtype)) for i in self._entry_inputs]
         self._output_allocs = [(o.shape, np.dtype(o.dtype)) for o in self.outputs]
         self._all_outputs = list(range(len(self.outputs)))
         self.compile_seconds: dict[str, float] = {}  # per stage, filled by onnxc.compile
+
+    def _split_inputs(self) -> None:
+        """`inputs`: what a run needs; `overridable_inputs`: what it may give instead of
+        the defaults (onnxruntime's get_inputs / get_overridable_initializers)."""
+        self.inputs = [s for s in self._entry_inputs if s.name not in self.input_defaults]
+        self.overridable_inputs = [s for s in self._entry_inputs
+                                   if s.name in self.input_defaults]
 
     _num_threads = 1  # set by onnxc.compile / the cache (runtime/threads.py)
     _batch_rows: tuple[list[int], list[int]] | None = None
@@ -127,16 +141,17 @@ class CompiledModel:
         its batched inputs and outputs then take any multiple of their per-sample rows."""
         if batch is None:
             return
-        rows_in = [batch.inputs.get(s.name, 0) for s in self.inputs]
+        rows_in = [batch.inputs.get(s.name, 0) for s in self._entry_inputs]
         rows_out = [batch.outputs.get(s.name, 0) for s in self.outputs]
         self._batch_rows = (rows_in, rows_out)
-        self._sample_inputs = list(self.inputs)
+        self._sample_inputs = list(self._entry_inputs)
         # bytes of one sample's block in each input and output (0: not batched)
         self._sample_bytes = [
             math.prod(spec.shape) * np.dtype(spec.dtype).itemsize if k else 0
-            for spec, k in zip([*self.inputs, *self.outputs], [*rows_in, *rows_out])]
-        self.inputs = [TensorSpec(s.name, (None, *s.shape[1:]), s.dtype) if k else s
-                       for s, k in zip(self.inputs, rows_in)]
+            for spec, k in zip([*self._entry_inputs, *self.outputs], [*rows_in, *rows_out])]
+        self._entry_inputs = [TensorSpec(s.name, (None, *s.shape[1:]), s.dtype) if k else s
+                              for s, k in zip(self._entry_inputs, rows_in)]
+        self._split_inputs()
         self.outputs = [TensorSpec(s.name, (None, *s.shape[1:]), s.dtype) if k else s
                         for s, k in zip(self.outputs, rows_out)]
 
@@ -147,7 +162,8 @@ class CompiledModel:
 
     @property
     def input_names(self) -> list[str]:
-        return list(self._input_names)
+        """The inputs a run needs (without the overridable ones)."""
+        return [s.name for s in self.inputs]
 
     @property
     def output_names(self) -> list[str]:
@@ -168,11 +184,21 @@ class CompiledModel:
             )
         if feeds.keys() != self._input_name_set:
             self._check_names(feeds)
-        return self._invoke([feeds[name] for name in self._input_names], wanted, out)
+            defaults = self.input_defaults
+            values = [feeds[name] if name in feeds else defaults[name]
+                      for name in self._input_names]
+        else:
+            values = [feeds[name] for name in self._input_names]
+        return self._invoke(values, wanted, out)
 
     def __call__(self, *arrays: np.ndarray) -> list[np.ndarray]:
-        """Positional form of `run(None, ...)`: one array per input, in model order."""
-        if len(arrays) != len(self.inputs):
+        """Positional form of `run(None, ...)`: one array per input, in model order (the
+        overridable inputs left out, or all of them given)."""
+        if len(arrays) == len(self.inputs) and self.input_defaults:
+            given = iter(arrays)
+            arrays = tuple(self.input_defaults[s.name] if s.name in self.input_defaults
+                           else next(given) for s in self._entry_inputs)
+        elif len(arrays) != len(self._entry_inputs):
             raise InvalidInputError(
                 f"expected {len(self.inputs)} input(s) {self.input_names}, got {len(arrays)}"
             )
@@ -183,6 +209,8 @@ class CompiledModel:
         if unknown:
             raise InvalidInputError(
                 f"unknown input name(s) {unknown}; the model takes {self.input_names}"
+                + (f" (and may take {sorted(self.input_defaults)})"
+                   if self.input_defaults else "")
             )
         for spec in self.inputs:
             if spec.name not in feeds:
@@ -246,7 +274,8 @@ class CompiledModel:
         rows_in, rows_out = self._batch_rows
         samples = None
         arrays = []
-        for spec, sample, k, value in zip(self.inputs, self._sample_inputs, rows_in, values):
+        for spec, sample, k, value in zip(self._entry_inputs, self._sample_inputs, rows_in,
+                                          values):
             if not k:
                 arrays.append(self._checked(sample, value))
                 continue
@@ -294,7 +323,7 @@ class CompiledModel:
 
     def _new_slot(self) -> _Slot:
         """An argv (constants and arena filled in) with its own zeroed, aligned arena."""
-        n_io = len(self.inputs) + len(self.outputs)
+        n_io = len(self._entry_inputs) + len(self.outputs)
         arena = aligned_empty(self.arena_bytes)
         argv = (ctypes.c_void_p * (n_io + len(self._constants) + 1))()
         for i, c in enumerate(self._constants):

@@ -38,6 +38,7 @@ from onnxc.lowering.entry_abi import (
     WRAPPER_NAME,
     check_sites,
     entry_function,
+    input_defaults,
     string_list,
 )
 from onnxc.passes.base import STATISTICS
@@ -182,6 +183,7 @@ def compile(
         intermediate_bytes = _int_attr(entry, INTERMEDIATE_BYTES_ATTR)
         sites = check_sites(entry)
         status_offset = _int_attr(entry, STATUS_OFFSET_ATTR) if sites else -1
+        defaults = input_defaults(entry)
         entry_name = entry.sym_name.data
     from onnxc.lowering.to_llvm.translate import to_llvmlite  # not needed on a cache hit
 
@@ -193,7 +195,7 @@ def compile(
         native = NativeModule.from_llvm_ir(llvm_module)
     compiled = CompiledModel(
         native, native.function_address(WRAPPER_NAME), inputs, outputs, constants,
-        arena_bytes, intermediate_bytes, sites, status_offset,
+        arena_bytes, intermediate_bytes, sites, status_offset, defaults,
     )
     compiled._num_threads = threads
     compiled.bind_batch_axis(batch)

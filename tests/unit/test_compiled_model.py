@@ -149,3 +149,46 @@ for bad in (np.zeros((3, 4), np.float32), np.zeros((2, 4), np.int64)):
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("ok:") == 2
+
+
+def _overridable(ir_version: int) -> onnx.ModelProto:
+    """y = x + b where b is an initializer that is also listed as a graph input."""
+    b = numpy_helper.from_array(np.array([1, 2, 3], np.float32), "b")
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "b"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])], [b])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = ir_version
+    return model
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_an_initializer_that_is_a_graph_input_can_be_overridden(opt_level):
+    """From IR version 4 the initializer is only the input's default, as onnxruntime treats
+    it (get_inputs lists x, get_overridable_initializers b): never folded into the code."""
+    import onnxruntime as ort
+
+    model = _overridable(8)
+    compiled = onnxc.compile(model, opt_level=opt_level, cache_dir=False)
+    session = ort.InferenceSession(model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    assert compiled.input_names == [i.name for i in session.get_inputs()] == ["x"]
+    assert [s.name for s in compiled.overridable_inputs] == ["b"]
+    x, b = np.zeros(3, np.float32), np.full(3, 10, np.float32)
+    for feeds in ({"x": x}, {"x": x, "b": b}):
+        np.testing.assert_array_equal(compiled.run(None, feeds)[0], session.run(None, feeds)[0])
+    np.testing.assert_array_equal(compiled(x)[0], [1, 2, 3])
+    np.testing.assert_array_equal(compiled(x, b)[0], [10, 10, 10])
+    with pytest.raises(InvalidInputError, match="input 'b' has shape"):
+        compiled.run(None, {"x": x, "b": np.ones(4, np.float32)})
+
+
+def test_before_ir_version_4_an_initializer_listed_as_input_is_a_constant():
+    """ONNX then listed every initializer among the inputs: they are weights, and feeding
+    one is an unknown input, as in onnxruntime."""
+    compiled = onnxc.compile(_overridable(3), cache_dir=False)
+    assert compiled.input_names == ["x"] and compiled.overridable_inputs == []
+    with pytest.raises(InvalidInputError, match="unknown input name"):
+        compiled.run(None, {"x": np.zeros(3, np.float32), "b": np.ones(3, np.float32)})
