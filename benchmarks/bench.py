@@ -50,8 +50,8 @@ FLOPS_PER_CYCLE_PER_CORE = 64  # two 512-bit FMA pipes: 2 x 16 lanes x 2 flops (
 RTOL, ATOL = 1e-3, 1e-4
 MIN_ROUND_SECONDS = 0.02  # each timed round repeats a fast model until it lasts this long
 SETTLE_SECONDS = 0.05
-"""Pause before each round: both engines' idle workers spin for a while after a call (libgomp
-~10 ms, onnxruntime's pool too); on 2 cores they would steal the other engine's time."""
+"""Pause before each round: both engines' idle workers spin for a while after a call (onnxc's
+pool ~0.2 ms, onnxruntime's longer); on 2 cores they would steal the other engine's time."""
 
 
 def model_builders() -> dict[str, Callable[[], onnx.ModelProto]]:
@@ -282,8 +282,8 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
     threads = [int(t) for t in args.threads.split(",")]
     peak = FLOPS_PER_CYCLE_PER_CORE * args.clock_ghz
     print(f"onnxruntime {ort.__version__}, ORT_ENABLE_ALL, IOBinding with preallocated outputs; "
-          f"onnxc -O{args.opt_level} num_threads=T (OMP_WAIT_POLICY="
-          f"{os.environ.get('OMP_WAIT_POLICY', 'unset')}), %pk of T cores, "
+          f"onnxc -O{args.opt_level} num_threads=T (ONNXC_SPIN_US="
+          f"{os.environ.get('ONNXC_SPIN_US', 'unset')}), %pk of T cores, "
           f"preallocated outputs (run(..., out=))")
     print(f"peak = {FLOPS_PER_CYCLE_PER_CORE} flops/cycle/core x {args.clock_ghz} GHz = "
           f"{peak:.0f} GFLOP/s per core; medians of {args.repeat} interleaved rounds; "

@@ -228,7 +228,7 @@ class KernelBuilder:
 
         Kernels mark their outermost worthwhile loop with this (no iter_args, no results);
         the threading lowering decides whether and how to split it: `outline-parallel-loops`
-        runs chunks of it on OpenMP threads (a parallel_for nested in another runs serially).
+        runs chunks of it on the thread pool (a parallel_for nested in another runs serially).
         Stack scratch (`memref.alloca`) the body uses from outside the loop is private to
         each thread (uninitialized): iterations must not pass data through it.
         """

@@ -17,8 +17,9 @@ Stack scratch (`memref.alloca`) from outside the loop is cloned too, so each thr
 own: kernels hoist per-iteration scratch to their entry, and since iterations are
 independent, nothing may flow through it from before the loop or between iterations.
 `par.launch` operands are in their LLVM types already (bridged with unrealized casts, like
-every conversion here); translate.py emits it through `gomp.emit_launch`: `GOMP_parallel`
-threads claiming chunks of the trip count, or a direct call when one thread would do.
+every conversion here); translate.py emits it through `launch.emit_launch`: the calling
+thread and the thread pool's helpers claiming chunks of the trip count
+(runtime/thread_pool.py), or a direct call when one thread would do.
 
 With `num-threads=1` (the default, so `onnxc-opt` output does not depend on the machine), a
 loop of static trip count below two, a loop with iter_args, or a marked loop nested inside

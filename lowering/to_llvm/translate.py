@@ -3,7 +3,7 @@
 xDSL's `convert_module` does most of this, but it drops linkage and function attributes
 (`noinline`, `nounwind`), names every intrinsic without its type suffix (so `llvm.exp` on f32
 and on f64 in one module collide), and knows neither our `llvmx` casts, `par.launch` (parallel
-loops, emitted by gomp.py) nor blocks that are listed before the blocks dominating them. This
+loops, emitted by launch.py) nor blocks that are listed before the blocks dominating them. This
 driver declares and walks the functions itself, handles those ops, and hands every other op
 to xDSL's `convert_op`.
 """
@@ -21,7 +21,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import LLVMTranslationException
 
 from onnxc.errors import LoweringError
-from onnxc.lowering.to_llvm import gomp, llvm_ext
+from onnxc.lowering.to_llvm import launch, llvm_ext
 from onnxc.lowering.to_llvm.parallel import LaunchOp
 
 # Overloaded intrinsics that xDSL's llvm dialect has a dedicated op for.
@@ -115,8 +115,8 @@ def _convert_own_op(op: Operation, builder: ir.IRBuilder, values: dict[SSAValue,
         return True
     if isinstance(op, LaunchOp):
         operands = [values[operand] for operand in op.operands]
-        gomp.emit_launch(builder, op.callee.root_reference.data, op.threads.value.data,
-                         operands[:3], operands[3:])
+        launch.emit_launch(builder, op.callee.root_reference.data, op.threads.value.data,
+                           operands[:3], operands[3:])
         return True
     if type(op) in _CASTS:
         target = convert_type(op.results[0].type)

@@ -12,11 +12,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from onnxc.errors import (
+    CacheWarning,
     CompilationError,
+    InternalCompilerError,
+    InvalidArgumentError,
     InvalidInputError,
     LoweringError,
     ModelLoadError,
     OnnxcError,
+    ResourceLimitError,
     ShapeInferenceError,
     UnsupportedOpError,
 )
@@ -46,7 +50,8 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "CompilationError", "CompiledModel", "InvalidInputError", "LoweringError",
-    "ModelLoadError", "OnnxcError", "ShapeInferenceError", "UnsupportedOpError",
+    "CacheWarning", "CompilationError", "CompiledModel", "InternalCompilerError",
+    "InvalidArgumentError", "InvalidInputError", "LoweringError", "ModelLoadError",
+    "OnnxcError", "ResourceLimitError", "ShapeInferenceError", "UnsupportedOpError",
     "__version__", "compile", "import_onnx", "optimize",
 ]

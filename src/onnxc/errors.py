@@ -41,6 +41,18 @@ class InvalidInputError(OnnxcError):
     """Run-time inputs do not match the compiled model's signature."""
 
 
+class InvalidArgumentError(OnnxcError):
+    """An argument to onnxc's API or an ONNXC_* environment setting is not one onnxc can
+    use (a model that is not a path, bytes or ModelProto; num_threads=0; a bad
+    input_shapes entry), named with the value it got."""
+
+
+class ResourceLimitError(OnnxcError):
+    """The model needs more memory than onnxc may allocate (a tensor or arena past the
+    bound, by default the memory available): refused at compile time, naming the node or
+    value and the size."""
+
+
 class LoweringError(OnnxcError):
     """An op reached a lowering stage that has no rule for it."""
 
@@ -71,3 +83,8 @@ class InternalCompilerError(OnnxcError):
         where = f" ({origin})" if origin else ""
         super().__init__(f"internal compiler error: invalid IR {after}: '{op_name}' op "
                          f"{detail}{where}")
+
+
+class CacheWarning(UserWarning):
+    """The compile cache cannot be used safely (a directory another user owns or others
+    can write, a key file with the wrong mode): the model is compiled without caching."""

@@ -340,7 +340,7 @@ def test_top_k_whole_axis_and_strided_slices():
 
 
 def test_parallel_rows_on_two_threads():
-    """Above MIN_PARALLEL_ELEMENTS the row loops run on threads (serially without libgomp)."""
+    """Above MIN_PARALLEL_ELEMENTS the row loops run on threads (serially where the pool does not run)."""
     x = distinct(64, 40, 30)
     run_case("ReduceMax", [x], [np.array([1], dtype=np.int64)], num_threads=2)
     run_case("ReduceSum", [x], [np.array([0], dtype=np.int64)], num_threads=2)

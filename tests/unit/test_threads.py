@@ -1,5 +1,6 @@
-"""Parallel loops on OpenMP threads: thread-count detection, the outlined code run on 2 threads
-(which thread ran which chunk of iterations, via gettid), and the thread count through compile/cache."""
+"""Parallel loops on onnxc's thread pool: thread-count detection, the outlined code run on 2
+threads (which thread ran which chunk of iterations, via gettid), and the thread count through
+compile/cache. The pool itself (claims, concurrency, a stopped helper): test_thread_pool.py."""
 
 from __future__ import annotations
 
@@ -16,13 +17,14 @@ from onnx import TensorProto, helper
 from xdsl.parser import Parser
 
 import onnxc
+from onnxc.errors import InvalidArgumentError
 from onnxc.lowering.pipeline import make_context
 from onnxc.lowering.to_llvm import loops_to_llvm_pipeline, lower_loops_to_llvm
 from onnxc.lowering.to_llvm.translate import to_llvmlite
-from onnxc.runtime import cache, threads
+from onnxc.runtime import cache, thread_pool, threads
 from onnxc.runtime.jit import NativeModule, host_target
 
-needs_openmp = pytest.mark.skipif(threads.find_libgomp() is None, reason="no libgomp")
+needs_pool = pytest.mark.skipif(not thread_pool.supported(), reason="no thread pool here")
 
 # ---------------------------------------------------------------- thread count detection
 
@@ -81,12 +83,12 @@ def test_env_and_explicit_counts(monkeypatch):
     monkeypatch.setenv("ONNXC_NUM_THREADS", "3")
     assert threads.default_num_threads() == 3
     monkeypatch.setenv("ONNXC_NUM_THREADS", "zero")
-    with pytest.raises(ValueError, match="ONNXC_NUM_THREADS"):
+    with pytest.raises(InvalidArgumentError, match="ONNXC_NUM_THREADS"):
         threads.default_num_threads()
     monkeypatch.delenv("ONNXC_NUM_THREADS")
     assert threads.default_num_threads() == threads.available_cpus()
-    for bad in (0, -2, 1.5, True):
-        with pytest.raises(ValueError, match="num_threads"):
+    for bad in (0, -2, 1.5, True, threads.MAX_THREADS + 1):
+        with pytest.raises(InvalidArgumentError, match="num_threads"):
             threads.resolve_num_threads(bad)
     assert threads.resolve_num_threads(1) == 1
 
@@ -161,34 +163,35 @@ def _two_threads_ran(native: NativeModule, lb: int, ub: int, chunk: int) -> bool
     return len(set(tids)) == 2
 
 
-def test_one_thread_emits_no_gomp_call():
+def test_one_thread_emits_no_pool_call():
     assert loops_to_llvm_pipeline(1)[0] == "outline-parallel-loops"
     native, llvm_ir = _compile_kernel(1)
-    assert "GOMP_parallel" not in llvm_ir
+    assert thread_pool.PARALLEL_RUN not in llvm_ir
     me = threading.get_native_id()
     assert set(_run(native, 0, 64)) == {me}
 
 
-@needs_openmp
+@needs_pool
 def test_two_threads_share_the_loop_in_chunks():
     native, llvm_ir = _compile_kernel(2)
-    assert llvm_ir.count("call void @\"GOMP_parallel\"") == 1  # the inner loop is serial
-    # 64 iterations = 16 chunks of 4; the worker may start late (passive wait policy, busy
-    # machine) but joins within a few tries of 3 ms loops
+    assert llvm_ir.count(f"call void @\"{thread_pool.PARALLEL_RUN}\"") == 1  # inner: serial
+    # 64 iterations = 16 chunks of 4; the helper may start late (asleep, busy machine) and
+    # find the loop done, but joins within a few tries of 3 ms loops
     assert any(_two_threads_ran(native, 0, 64, 4) for _ in range(20))
     uneven = _run(native, 3, 8)  # 5 iterations, 5 chunks
     assert len(set(uneven)) <= 2
     me = threading.get_native_id()
     for lb, ub in [(5, 5), (7, 3), (9, 10)]:  # empty, negative, one iteration: no region
         assert set(_run(native, lb, ub)) <= {me}
-    # reloaded from object code (the disk cache's path), libgomp symbols still resolve
+    # reloaded from object code (the disk cache's path), the pool's symbols still resolve
     again = NativeModule.from_object(native.object_code())
     assert any(_two_threads_ran(again, 0, 64, 4) for _ in range(20))
 
 
-@needs_openmp
+@needs_pool
 def test_forked_child_runs_parallel_loops_serially():
-    """libgomp's pool does not survive fork(): a region in the child would hang forever."""
+    """The pool's helpers do not survive fork(): the child runs its loops serially, and the
+    parent keeps its helpers."""
     native, _ = _compile_kernel(2)
     assert any(_two_threads_ran(native, 0, 64, 4) for _ in range(20))  # the pool exists
     read, write = os.pipe()
@@ -208,9 +211,10 @@ def test_forked_child_runs_parallel_loops_serially():
         time.sleep(0.01)
     assert os.read(read, 16) == b"1"
     os.close(read)
+    assert any(_two_threads_ran(native, 0, 64, 4) for _ in range(20))
 
 
-@needs_openmp
+@needs_pool
 def test_repeated_regions_stay_correct():
     native, _ = _compile_kernel(2)
     for n in range(1, 64, 7):
@@ -238,7 +242,7 @@ def test_cache_key_includes_num_threads():
     assert cache.cache_key(model, 3, None) == cache.cache_key(model, 3, None, 1)
 
 
-@needs_openmp
+@needs_pool
 def test_compile_with_two_threads_matches_one_and_survives_the_cache(tmp_path):
     model = _matmul_model()
     x = np.random.default_rng(1).standard_normal((64, 48)).astype(np.float32)
