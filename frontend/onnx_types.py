@@ -169,10 +169,30 @@ def dense(array: np.ndarray) -> DenseIntOrFPElementsAttr:
     onnx_type = onnx_type_of_numpy(array.dtype)
     if onnx_type is None:
         raise ValueError(f"no onnxc element type for numpy dtype {array.dtype}")
-    data = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).tobytes()
+    data = _viewed_bytes(array)
+    if data is None:
+        data = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).tobytes()
     return DenseIntOrFPElementsAttr(
         tensor_type(tuple(array.shape), element_type(onnx_type)), BytesAttr(data)
     )
+
+
+def _viewed_bytes(array: np.ndarray) -> bytes | None:
+    """The `bytes` object `array` views in full, already in the attribute's byte order:
+    what `numpy_helper.to_array` returns for raw (and external) data. The attribute then
+    shares it instead of holding a third copy of every weight (protobuf, array, attribute)."""
+    base = array.base
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if not isinstance(base, bytes) or len(base) != array.nbytes or not array.flags.c_contiguous:
+        return None
+    little = array.dtype.byteorder == "<" or (
+        array.dtype.byteorder in "=|" and np.little_endian)
+    if not little or array.nbytes == 0:
+        return None
+    if array.ctypes.data != np.frombuffer(base, np.uint8).ctypes.data:
+        return None
+    return base
 
 
 def i64_array(values) -> DenseArrayBase:

@@ -27,11 +27,29 @@ from onnxc.passes.extended_match import float_result
 
 
 def _siblings(op: Operation, value: SSAValue, same_kind) -> list[Operation]:
-    """Ops in `op`'s block that read `value` and satisfy `same_kind`, in block order."""
+    """Ops in `op`'s block that read `value` and satisfy `same_kind`, in block order.
+
+    Only `value`'s readers are tested, and the block is walked (from `value`'s definition
+    on) only to order two or more of them: walking the whole block for every op made the
+    pass quadratic in the size of the graph."""
     block = op.parent_block()
-    readers = {id(u.operation) for u in value.uses}
-    found = [o for o in block.ops if id(o) in readers and same_kind(o)] if block else []
-    return found
+    if block is None:
+        return []
+    readers = {id(u.operation): u.operation for u in value.uses}.values()
+    found = [o for o in readers if o.parent_block() is block and same_kind(o)]
+    if len(found) < 2:
+        return found
+    pending = {id(o) for o in found}
+    owner = value.owner
+    current = (owner.next_op if isinstance(owner, Operation) and owner.parent_block() is block
+               else block.first_op)
+    ordered: list[Operation] = []
+    while pending and current is not None:
+        if id(current) in pending:
+            ordered.append(current)
+            pending.discard(id(current))
+        current = current.next_op
+    return ordered
 
 
 def _split_into(

@@ -213,7 +213,7 @@ def packed_weights(op: Operation) -> DenseIntOrFPElementsAttr:
         wg = w[grp * g.mg:(grp + 1) * g.mg]  # [Mg, Cg, KH, KW]
         b = wg.transpose(2, 3, 1, 0).reshape(g.taps * g.cg, g.mg)
         parts.append(pack(b, _gemm_shape(g), t, depths))
-    packed = np.concatenate(parts).astype("<f4")
+    packed = (np.concatenate(parts) if len(parts) > 1 else parts[0]).astype("<f4", copy=False)
     return DenseIntOrFPElementsAttr(TensorType(f32, [packed.size]), BytesAttr(packed.tobytes()))
 
 

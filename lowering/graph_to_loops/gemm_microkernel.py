@@ -156,8 +156,11 @@ def packed_b(op: Operation) -> list[DenseIntOrFPElementsAttr]:
     shape = shape_of(value.type)
     flat = np.frombuffer(value.data.data, dtype="<f4")
     b = np.full(shape, flat[0], np.float32) if flat.size == 1 else flat.reshape(shape)  # splat
-    packed = pack(b.T if g.trans_b else b, g, t) * np.float32(g.alpha)
-    data = BytesAttr(packed.astype("<f4").tobytes())  # not a Python list: weights are big
+    packed = pack(b.T if g.trans_b else b, g, t)
+    if g.alpha != 1.0:
+        packed *= np.float32(g.alpha)
+    # one copy into the attribute's bytes (not a Python list: weights are big)
+    data = BytesAttr(packed.astype("<f4", copy=False).tobytes())
     return [DenseIntOrFPElementsAttr(TensorType(f32, [packed.size]), data)]
 
 
@@ -172,18 +175,25 @@ def scratch_b(op: Operation) -> list[MemRefType]:
 
 def pack(b: np.ndarray, g: GemmShape, t: Tiling, depths: Sequence[int] = ()) -> np.ndarray:
     """The K x N matrix `b` in panel order (see the module docstring), zero-padded; the
-    k-blocks are KC deep unless `depths` lists them (the conv's tap-aligned blocks)."""
+    k-blocks are KC deep unless `depths` lists them (the conv's tap-aligned blocks).
+
+    Written panel by panel into one zeroed array: no padded or concatenated copies, which
+    for a large weight would each cost its size again at compile time."""
     npad = g.npad(t)
-    padded = np.zeros((g.k, npad), np.float32)
-    padded[:, : g.n] = b
     bounds = np.cumsum([0, *depths]) if depths else range(0, g.k + KC, KC)
     assert not depths or bounds[-1] == g.k
-    parts = []
+    packed = np.zeros(g.k * npad, np.float32)
+    offset = 0
     for k0, k1 in itertools.pairwise(bounds):
-        block = padded[k0 : min(k1, g.k)]
+        depth = max(0, min(k1, g.k) - k0)
         for j in range(0, npad, t.nr):
-            parts.append(block[:, j : j + t.nr].reshape(-1))
-    return np.concatenate(parts)
+            width = min(t.nr, npad - j)
+            panel = packed[offset : offset + depth * width].reshape(depth, width)
+            if j < g.n:
+                panel[:, : min(width, g.n - j)] = b[k0 : k0 + depth, j : j + width]
+            offset += depth * width
+    assert offset == packed.size
+    return packed
 
 
 class PackedGemm:

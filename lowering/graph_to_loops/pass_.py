@@ -100,6 +100,7 @@ class _ModuleLowering:
             o.sym_name.data for o in module.ops
             if o.has_trait(SymbolOpInterface) and hasattr(o, "sym_name")
         }
+        self.next_suffix: dict[str, int] = {}
         self.kernels: dict[tuple, str] = {}
         self.globals: dict[tuple, str] = {}
         self.new_globals: list[Operation] = []
@@ -119,9 +120,10 @@ class _ModuleLowering:
                 Rewriter.insert_op(o, InsertPoint.before(first))
 
     def fresh_name(self, base: str) -> str:
-        n = 0
+        n = self.next_suffix.get(base, 0)  # not from 0 each time: quadratic in kernels
         while f"{base}_{n}" in self.names:
             n += 1
+        self.next_suffix[base] = n + 1
         self.names.add(f"{base}_{n}")
         return f"{base}_{n}"
 

@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from onnxc.errors import LoweringError
+from onnxc.lowering.pass_verifier import verify_module
 
 LOOPS_TO_LLVM_PIPELINE: tuple[str, ...] = (
     "outline-parallel-loops",  # serial by default; loops_to_llvm_pipeline(n) threads them
@@ -54,6 +55,6 @@ def lower_loops_to_llvm(ctx: Context, module: ModuleOp, num_threads: int = 1) ->
         else:
             factory()().apply(ctx, module)
     try:
-        module.verify()
+        verify_module(module)
     except (VerifyException, DiagnosticException) as error:
         raise LoweringError(f"loops->LLVM lowering produced invalid IR: {error}") from error
