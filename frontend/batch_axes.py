@@ -27,7 +27,7 @@ import onnx
 import onnx.numpy_helper
 import onnx.shape_inference
 
-from onnxc.errors import ShapeInferenceError
+from onnxc.errors import InvalidArgumentError, ShapeInferenceError
 
 _SAMPLE_WISE = frozenset({
     # elementwise (operands of the output's rank; lower-rank operands broadcast per sample)
@@ -112,12 +112,9 @@ def with_batch(model: onnx.ModelProto, symbol: str, size: int) -> onnx.ModelProt
 def with_fixed_shapes(model: onnx.ModelProto,
                       shapes: Mapping[str, tuple[int, ...]]) -> onnx.ModelProto:
     """A copy of `model` whose named inputs have the given static shapes."""
+    check_fixed_shapes(model.graph, shapes)
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
-    names = {vi.name for vi in copy.graph.input}
-    for name in shapes:
-        if name not in names:
-            raise ShapeInferenceError(f"input_shapes names '{name}', which is not a graph input")
     for vi in copy.graph.input:
         if vi.name in shapes:
             shape = vi.type.tensor_type.shape
@@ -129,6 +126,39 @@ def with_fixed_shapes(model: onnx.ModelProto,
             vi.type.tensor_type.ClearField("shape")
     del copy.graph.value_info[:]
     return copy
+
+
+def check_fixed_shapes(graph: onnx.GraphProto, shapes: Mapping[str, tuple[int, ...]]) -> None:
+    """InvalidArgumentError for an `input_shapes` entry the model contradicts: a name that is
+    not a graph input, another rank than the declared one, a dim the model declares static
+    with another size, or one symbolic dim given two sizes."""
+    declared = {vi.name: vi for vi in graph.input}
+    symbols: dict[str, tuple[int, str]] = {}
+    for name, shape in shapes.items():
+        if name not in declared:
+            raise InvalidArgumentError(
+                f"input_shapes names '{name}', which is not a graph input "
+                f"(inputs: {', '.join(repr(n) for n in declared) or 'none'})")
+        tt = declared[name].type.tensor_type
+        if not tt.HasField("shape"):
+            continue
+        dims = tt.shape.dim
+        if len(dims) != len(shape):
+            raise InvalidArgumentError(
+                f"input_shapes['{name}'] = {list(shape)} has rank {len(shape)}, but the model "
+                f"declares input '{name}' with rank {len(dims)}")
+        for axis, (dim, size) in enumerate(zip(dims, shape)):
+            where = f"input_shapes['{name}'][{axis}]"
+            if dim.HasField("dim_value") and dim.dim_value != size:
+                raise InvalidArgumentError(
+                    f"{where} is {size}, but the model declares that dimension "
+                    f"static, of size {dim.dim_value}")
+            if dim.HasField("dim_param") and dim.dim_param:
+                seen = symbols.setdefault(dim.dim_param, (size, where))
+                if seen[0] != size:
+                    raise InvalidArgumentError(
+                        f"{where} is {size}, but {seen[1]} is {seen[0]} and the model "
+                        f"names both '{dim.dim_param}'")
 
 
 def _shapes(model: onnx.ModelProto) -> dict[str, tuple[int, ...] | None]:

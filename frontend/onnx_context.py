@@ -21,6 +21,7 @@ from xdsl.utils.exceptions import VerifyException
 from onnxc.dialects.graph import ConstantOp
 from onnxc.errors import ModelLoadError, UnsupportedOpError
 from onnxc.frontend import onnx_types as types
+from onnxc.resource_limits import check_tensor, element_bytes
 
 # Folding tiny shape computations at import stops at this many elements per tensor.
 FOLD_LIMIT = 1024
@@ -225,12 +226,22 @@ class NodeContext:
         except (ValueError, IndexError) as err:
             raise self.invalid(str(err)) from err
 
+    def check_size(self, shape: Sequence[int], itemsize: int, what: str = "a tensor") -> None:
+        """ResourceLimitError naming the node when a tensor of `shape` would be larger than
+        onnxc may allocate (see onnxc.resource_limits): call it before computing one."""
+        check_tensor(shape, itemsize, f"node '{self.label}' ({self.op_type}): {what}")
+
     def emit(self, op: Operation) -> Operation:
-        """Append `op`, verified: a failure means the model's shapes are inconsistent."""
+        """Append `op`, verified: a failure means the model's shapes are inconsistent, a
+        result too large to allocate is a ResourceLimitError naming the node."""
         try:
             op.verify()
         except VerifyException as err:
             raise self.invalid(str(err)) from err
+        for result in op.results:
+            if isinstance(t := result.type, TensorType):
+                self.check_size(t.get_shape(), element_bytes(t.get_element_type()),
+                                f"its {t.get_element_type()} result")
         self._block.add_op(op)
         return op
 

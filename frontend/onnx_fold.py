@@ -7,12 +7,15 @@ constant evaluation of small tensors (at most FOLD_LIMIT elements), never infere
 data: float arithmetic and large tensors are left to the compiled code.
 
 A folder returns the node's outputs as arrays, or None when it cannot fold (an input is
-unknown); the node is then converted into graph ops as usual.
+unknown, or its result would be larger than FOLD_LIMIT: checked on the shape before numpy
+allocates, since broadcasting a few small constants can ask for gigabytes); the node is
+then converted into graph ops as usual.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -33,6 +36,15 @@ from onnxc.frontend.onnx_ops_tensor import (
 )
 
 Folder = Callable[[NodeContext], list[np.ndarray] | None]
+
+
+def _small(shape: Sequence[int]) -> bool:
+    """Whether a result of `shape` may be folded (decided before it is allocated)."""
+    return math.prod(int(d) for d in shape) <= FOLD_LIMIT
+
+
+def _broadcast_small(arrays: list[np.ndarray]) -> bool:
+    return _small(np.broadcast_shapes(*(a.shape for a in arrays)))
 
 
 def _all_known(ctx: NodeContext) -> list[np.ndarray] | None:
@@ -57,6 +69,8 @@ def _elementwise(fn: Callable[..., np.ndarray], integers_only: bool = False) -> 
             return None
         if integers_only and any(a.dtype.kind not in "biu" for a in arrays):
             return None
+        if not _broadcast_small(arrays):
+            return None
         return [np.asarray(fn(*arrays))]
 
     return fold
@@ -74,7 +88,7 @@ def _mod(ctx: NodeContext) -> list[np.ndarray] | None:
     if arrays is None or any(a.dtype.kind not in "iu" for a in arrays):
         return None
     a, b = arrays
-    if np.any(b == 0):
+    if np.any(b == 0) or not _broadcast_small(arrays):
         return None
     return [np.fmod(a, b) if ctx.attr("fmod", 0) else np.mod(a, b)]
 
@@ -90,7 +104,10 @@ def _gather(ctx: NodeContext) -> list[np.ndarray] | None:
     data, indices = ctx.known(0), ctx.known(1)
     if data is None or indices is None:
         return None
-    return [np.take(data, indices, axis=ctx.attr("axis", 0))]
+    axis = ctx.attr("axis", 0)
+    if not _small([*data.shape[:axis], *indices.shape, *data.shape[axis:][1:]]):
+        return None
+    return [np.take(data, indices, axis=axis)]
 
 
 def _concat(ctx: NodeContext) -> list[np.ndarray] | None:
@@ -103,7 +120,7 @@ def _expand(ctx: NodeContext) -> list[np.ndarray] | None:
     if data is None or shape is None:
         return None
     out = shapes.broadcast_shapes(data.shape, tuple(int(d) for d in shape))
-    return [np.broadcast_to(data, out).copy()]
+    return [np.broadcast_to(data, out).copy()] if _small(out) else None
 
 
 def _range(ctx: NodeContext) -> list[np.ndarray] | None:
@@ -119,7 +136,7 @@ def _range(ctx: NodeContext) -> list[np.ndarray] | None:
 
 def _where(ctx: NodeContext) -> list[np.ndarray] | None:
     arrays = _all_known(ctx)
-    return None if arrays is None else [np.where(*arrays)]
+    return None if arrays is None or not _broadcast_small(arrays) else [np.where(*arrays)]
 
 
 FOLDERS: dict[str, Folder] = {

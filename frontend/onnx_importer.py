@@ -55,6 +55,7 @@ from onnxc.frontend.onnx_fold import FOLDERS, try_fold
 from onnxc.frontend.onnx_model import (
     ModelSource,
     check_domains,
+    check_ir_version,
     check_names,
     default_opset,
     infer_types,
@@ -66,6 +67,7 @@ from onnxc.frontend.onnx_model import (
 )
 from onnxc.lowering.entry_abi import INPUT_DEFAULTS_ATTR
 from onnxc.lowering.pass_verifier import record_source
+from onnxc.resource_limits import check_tensor, element_bytes
 
 CONVERTERS = {
     **onnx_ops_math.CONVERTERS,
@@ -139,10 +141,12 @@ def _describe_dims(type_proto: onnx.TypeProto) -> str:
 
 
 def checked_model(model: onnx.ModelProto) -> onnx.ModelProto:
-    """`model` with its functions inlined, after the checks every import starts with: names
-    defined once, operator domains known, every op type convertible (ModelLoadError or
-    UnsupportedOpError otherwise, before any other work)."""
-    check_names(model.graph)
+    """`model` with its functions inlined, after the checks every import starts with: an IR
+    version onnx knows, names defined once, operator domains and opset versions known, every
+    op type convertible (ModelLoadError or UnsupportedOpError otherwise, before any other
+    work)."""
+    check_names(model.graph)  # first: says when the bytes were empty or truncated
+    check_ir_version(model)
     model = inline_functions(model)
     check_domains(model)
     check_op_types(model.graph, default_opset(model))
@@ -261,6 +265,9 @@ class OnnxImporter:
             def unsupported(detail: str, name: str = init.name) -> UnsupportedOpError:
                 return UnsupportedOpError("initializer", name, self.opset, detail)
 
+            if types.is_supported(init.data_type):  # before numpy allocates it
+                check_tensor(init.dims, np.dtype(types.numpy_dtype(init.data_type)).itemsize,
+                             f"initializer '{init.name}'")
             array = tensor_proto_to_array(init, f"initializer '{init.name}'", unsupported)
             self.tensors[init.name] = Tensor.of_array(array, init.name)
         return {init.name for init in self.graph.initializer}
@@ -275,6 +282,8 @@ class OnnxImporter:
                 f"graph input '{vi.name}' has {_describe_dims(vi.type)}: onnxc needs "
                 f"static shapes (dynamic axes are not supported yet)"
             )
+        check_tensor(ttype.get_shape(), element_bytes(ttype.get_element_type()),
+                     f"graph input '{vi.name}' ({ttype.get_element_type()})")
         arg = self.block.insert_arg(ttype, len(self.block.args))
         arg.name_hint = types.name_hint(vi.name)
         self.tensors[vi.name] = Tensor(ttype, value=arg, name=vi.name)

@@ -20,7 +20,7 @@ import onnx.parser
 import onnx.shape_inference
 from google.protobuf.message import DecodeError
 
-from onnxc.errors import ModelLoadError, UnsupportedOpError
+from onnxc.errors import InvalidArgumentError, ModelLoadError, UnsupportedOpError
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
 ModelSource = str | os.PathLike | bytes | onnx.ModelProto
@@ -44,7 +44,8 @@ def load_model(model: ModelSource, external_data: bool = True) -> onnx.ModelProt
         raise ModelLoadError(f"cannot read the ONNX model: {err}") from err
     except Exception as err:  # onnx.load raises assorted errors for bad external data
         raise ModelLoadError(f"cannot load the ONNX model: {type(err).__name__}: {err}") from err
-    raise TypeError(f"import_onnx expects a path, bytes or onnx.ModelProto, not {type(model)}")
+    raise InvalidArgumentError(
+        f"model must be a path, bytes or an onnx.ModelProto, got {type(model).__name__}")
 
 
 def parse_text(text: str) -> onnx.ModelProto:
@@ -63,6 +64,14 @@ def default_opset(model: onnx.ModelProto) -> int:
         if model.graph.node:
             raise ModelLoadError("the model imports no version of the default ONNX opset")
         return onnx.defs.onnx_opset_version()
+    if len(set(versions)) > 1:
+        raise ModelLoadError(
+            f"the model imports the default ONNX opset more than once, with versions "
+            f"{', '.join(str(v) for v in versions)}")
+    if versions[0] < 1:
+        raise ModelLoadError(
+            f"the model imports opset {versions[0]} of the default ONNX domain; opset "
+            f"versions start at 1")
     newest = onnx.defs.onnx_opset_version()
     if versions[0] > newest:
         raise ModelLoadError(
@@ -70,6 +79,21 @@ def default_opset(model: onnx.ModelProto) -> int:
             f"{onnx.__version__} knows"
         )
     return versions[0]
+
+
+def check_ir_version(model: onnx.ModelProto) -> None:
+    """The IR version says how to read the rest of the file (e.g. whether initializers listed
+    as inputs are constants): a missing one (0), or one newer than onnx knows, cannot be read
+    reliably."""
+    version = model.ir_version
+    if version < 1:
+        raise ModelLoadError(
+            f"the model has no IR version (ir_version {version}); it must be 1 to "
+            f"{onnx.IR_VERSION}")
+    if version > onnx.IR_VERSION:
+        raise ModelLoadError(
+            f"the model's IR version {version} is newer than the {onnx.IR_VERSION} onnx "
+            f"{onnx.__version__} knows")
 
 
 def inline_functions(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -178,7 +202,8 @@ def check_domains(model: onnx.ModelProto) -> None:
 
 def check_names(graph: onnx.GraphProto) -> None:
     """Reject names that are not valid UTF-8 (protobuf hands those out as bytes), graph
-    inputs declared twice and graphs without outputs (what empty bytes parse to)."""
+    inputs and initializers (dense or sparse) declared twice, and graphs without outputs
+    (what empty bytes parse to)."""
     names = [vi.name for vi in (*graph.input, *graph.output)]
     names += [init.name for init in graph.initializer]
     for node in graph.node:
@@ -191,6 +216,13 @@ def check_names(graph: onnx.GraphProto) -> None:
         if vi.name in seen:
             raise ModelLoadError(f"graph input '{vi.name}' is declared twice")
         seen.add(vi.name)
+    initializers: set[str] = set()
+    for kind, name in [*(("initializer", t.name) for t in graph.initializer),
+                       *(("sparse initializer", t.values.name) for t in graph.sparse_initializer)]:
+        if name in initializers:
+            raise ModelLoadError(f"{kind} '{name}' gives a second value to a name an "
+                                 f"earlier initializer already defines")
+        initializers.add(name)
     if not graph.output:
         raise ModelLoadError("the graph has no outputs (an empty or truncated model?)")
 

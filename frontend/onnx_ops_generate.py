@@ -121,6 +121,7 @@ def _window(terms: tuple[float, ...]) -> Converter:
         if not types.is_supported(code):
             raise ctx.unsupported(f"output_datatype {types.type_name(code)}")
         period = size if ctx.attr("periodic", 1) else size - 1
+        ctx.check_size((size,), 8, "its window")  # computed in float64 here
         n = np.arange(size, dtype=np.float64)
         window = sum(c * np.cos(2 * np.pi * j * n / period) for j, c in enumerate(terms))
         return [np.asarray(window).astype(types.numpy_dtype(code))]
@@ -145,6 +146,7 @@ def convert_mel_weight_matrix(ctx: NodeContext) -> list[Result]:
     code = ctx.attr("output_datatype", types.TP.FLOAT)
     if not types.is_supported(code):
         raise ctx.unsupported(f"output_datatype {types.type_name(code)}")
+    ctx.check_size((dft_length // 2 + 1, bins), 8, "its matrix")  # float64 here
     low_mel, high_mel = _hz_to_mel(low), _hz_to_mel(high)
     mels = np.arange(bins + 2) * ((high_mel - low_mel) / (bins + 2)) + low_mel
     hz = 700 * (10 ** (mels / 2595) - 1)

@@ -181,6 +181,7 @@ def convert_affine_grid(ctx: NodeContext) -> list[Result]:
     spatial = size[2:]
     if len(spatial) != dims or ctx.shape(0)[2] != dims + 1 or size[0] != n:
         raise ctx.invalid(f"theta {ctx.shape(0)} does not fit size {size}")
+    ctx.check_size((math.prod(spatial), dims + 1), 8, "its base grid")  # float64 here
     base = _base_grid(spatial, bool(ctx.attr("align_corners", 0)))
     dtype = types.numpy_dtype_of_element(ctx.element_type(0))
     base_t = ctx.materialize(Tensor.of_array(np.ascontiguousarray(base.T).astype(dtype)))

@@ -4,7 +4,9 @@ Every `memref.alloc` in the entry function becomes a `memref.view` at a fixed by
 a single `memref<Nxi8>` arena, which is appended as the entry function's last argument: the
 runtime allocates it once per compiled model. Two buffers share bytes only when their
 lifetimes (first to last use, following reshape views) do not overlap. The plan is a greedy
-best-fit over buffers sorted by size, the usual heuristic of static memory planners.
+best-fit over buffers sorted by size, the usual heuristic of static memory planners. An arena
+larger than onnxc may allocate (onnxc.resource_limits) is a ResourceLimitError here, at
+compile time.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from onnxc.lowering.entry_abi import (
     append_argument,
     entry_function,
 )
+from onnxc.lowering.pass_verifier import origin_of
+from onnxc.resource_limits import check_allocation, format_bytes, max_alloc_bytes
 
 ALIGNMENT = 64
 """Byte alignment of every buffer in the arena: one cache line, one AVX-512 vector."""
@@ -83,6 +87,17 @@ def plan_offsets(buffers: list[_Buffer]) -> int:
     return _align(max((b.offset + b.size for b in placed), default=0))
 
 
+def _check_arena(arena_size: int, buffers: list[_Buffer]) -> None:
+    """ResourceLimitError when the arena is larger than onnxc may allocate (each tensor was
+    checked at import, but many can be live at once), naming its largest buffer's node."""
+    if arena_size <= max_alloc_bytes():
+        return
+    largest = max(buffers, key=lambda b: b.size)
+    origin = origin_of(largest.alloc) or "an unnamed value"
+    check_allocation(arena_size, f"the arena of intermediate tensors ({len(buffers)} buffers; "
+                                 f"the largest, {format_bytes(largest.size)}, for {origin})")
+
+
 def _align(n: int) -> int:
     return (n + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
 
@@ -107,6 +122,7 @@ class PlanMemoryPass(ModulePass):
                 last = max(last_use(o.memref, position), first)
                 buffers.append(_Buffer(o, byte_size(t), first, last))
         arena_size = plan_offsets(buffers)
+        _check_arena(arena_size, buffers)
         total = sum(b.size for b in buffers)
         if isinstance(merged := entry.attributes.get(INPLACE_BYTES_ATTR), IntegerAttr):
             total += merged.value.data  # results that `inplace` wrote over their inputs

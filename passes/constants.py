@@ -6,6 +6,7 @@ Patterns never go through Python lists: a constant's dense bytes are viewed with
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -29,8 +30,14 @@ def numpy_dtype(element: Attribute) -> np.dtype | None:
         return None
 
 
+SPLAT_LIMIT = 256 * 1024 * 1024
+"""Largest splat (bytes) a pattern may expand into a dense array; above it the value is
+treated as unknown, so a pattern never allocates gigabytes to inspect a one-value constant."""
+
+
 def constant_value(value: SSAValue) -> np.ndarray | None:
-    """The array `value` holds when a graph constant defines it, else None."""
+    """The array `value` holds when a graph constant defines it, else None (also for splats
+    above SPLAT_LIMIT bytes)."""
     owner = value.owner
     if not isinstance(owner, (graph.ConstantOp, graph.ConstantOfShapeOp)):
         return None
@@ -41,7 +48,10 @@ def constant_value(value: SSAValue) -> np.ndarray | None:
         return None
     data = np.frombuffer(owner.value.data.data, dtype)
     if isinstance(owner, graph.ConstantOfShapeOp):
-        return np.full(tuple(t.get_shape()), data[0], dtype)
+        shape = tuple(t.get_shape())
+        if math.prod(shape) * dtype.itemsize > SPLAT_LIMIT:
+            return None
+        return np.full(shape, data[0], dtype)
     return data.reshape(tuple(t.get_shape()))
 
 

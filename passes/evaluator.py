@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, NameLoc, StringAttr, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Operation, SSAValue
 
@@ -32,6 +32,7 @@ from onnxc.passes import (
     extended_reference,
 )
 from onnxc.passes.layout_fold import constant_value
+from onnxc.resource_limits import check_tensor, element_bytes
 
 Evaluator = Callable[[Operation, list[np.ndarray]], list[np.ndarray]]
 
@@ -363,10 +364,21 @@ def evaluate_op(op: Operation, inputs: Sequence[np.ndarray]) -> list[np.ndarray]
     fn = EVALUATORS.get(type(op))
     if fn is None:
         raise UnsupportedOpError(op.name, None, None, "the numpy evaluator has no entry")
+    _check_result_sizes(op)
     with np.errstate(all="ignore"):
         values = _with_epilogue(op, fn(op, list(inputs)))
     return [np.asarray(v).astype(dtype_of(r), copy=False).reshape(shape_of(r))
             for r, v in zip(op.results, values, strict=True)]
+
+
+def _check_result_sizes(op: Operation) -> None:
+    """ResourceLimitError before numpy allocates a result larger than onnxc may allocate."""
+    for r in op.results:
+        if isinstance(t := r.type, TensorType):
+            node = (f" (ONNX node '{op.location.desc.data}')"
+                    if isinstance(op.location, NameLoc) else "")
+            check_tensor(t.get_shape(), element_bytes(t.get_element_type()),
+                         f"evaluating '{op.name}'{node}: its {t.get_element_type()} result")
 
 
 def entry_function(module_or_func: ModuleOp | FuncOp) -> FuncOp:

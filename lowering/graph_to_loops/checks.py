@@ -82,13 +82,22 @@ def _report(kb: KernelBuilder, flat: SSAValue, status: SSAValue, first: SSAValue
     kb.store(value, status, [2])
 
 
-def check_indices_kernel(op: graph.CheckIndicesOp, kb: KernelBuilder, ins, outs):
-    indices, status = ins
-    total = pymath.prod(shape_of(op.indices))
+def _flat_or_pass(kb: KernelBuilder, value: SSAValue, shape: Sequence[int],
+                  status: SSAValue) -> SSAValue | None:
+    """`value` (the checked operand, of `shape`) as a flat view; None, with the status
+    record saying "passed", when it has no elements."""
+    total = pymath.prod(shape)
     if total == 0:
         kb.store(kb.constant(0, i64), status, [0])
+        return None
+    return kb.view(value, [total])
+
+
+def check_indices_kernel(op: graph.CheckIndicesOp, kb: KernelBuilder, ins, outs):
+    indices, status = ins
+    flat = _flat_or_pass(kb, indices, shape_of(op.indices), status)
+    if flat is None:
         return
-    flat = kb.view(indices, [total])
     extents = ints_of(op.bounds)
     negative = bool(int_of(op.negative))
 
@@ -104,11 +113,9 @@ def check_indices_kernel(op: graph.CheckIndicesOp, kb: KernelBuilder, ins, outs)
 
 def check_divisor_kernel(op: graph.CheckDivisorOp, kb: KernelBuilder, ins, outs):
     divisor, status = ins
-    total = pymath.prod(shape_of(op.divisor))
-    if total == 0:
-        kb.store(kb.constant(0, i64), status, [0])
+    flat = _flat_or_pass(kb, divisor, shape_of(op.divisor), status)
+    if flat is None:
         return
-    flat = kb.view(divisor, [total])
     zero = kb.constant(0, i64)
     _report(kb, flat, status, *_first_bad(
         kb, flat, 1, lambda value, _: kb.insert(arith.CmpiOp(value, zero, "eq"))))

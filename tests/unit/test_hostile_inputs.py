@@ -5,23 +5,18 @@ Every case says what must happen: a typed error naming the place (node, op, valu
 range), or a defined result, and never a crash, a hang, or a read or write outside the
 caller's buffers. The cases cover run-time indices (Gather, GatherElements, GatherND,
 ScatterElements, ScatterND, RoiAlign, MaxUnpool, ReverseSequence, TensorScatter), integer
-division, NaN positions, bad arguments to the API, huge shapes and a tampered cache.
+division, NaN positions and a tampered cache.
 
-Cases run in a child forked from the test process (onnxc already imported, so a case costs
-a compile, not a Python start-up); what the child returns or raises comes back pickled.
+Cases run in a child forked from the test process (tests/unit/isolation.py: onnxc already
+imported, so a case costs a compile, not a Python start-up); what the child returns or raises
+comes back pickled. Misuse (bad API arguments, huge shapes, deep nesting): test_hostile_misuse.py.
 """
 
 from __future__ import annotations
 
 import os
-import pickle
-import select
-import signal
 import subprocess
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import onnx
@@ -31,69 +26,7 @@ from onnx import helper
 
 import onnxc
 from onnxc.errors import InvalidInputError, ModelLoadError
-
-TIMEOUT = 120.0
-
-
-@dataclass
-class Outcome:
-    """How a case ended in its own process: a value, a typed error, or a crash."""
-
-    value: Any = None
-    error: str | None = None
-    """the exception's class name"""
-    message: str = ""
-    crash: str | None = None
-    """the signal or exit status that killed the process"""
-
-    def raised(self, kind: type[BaseException], *fragments: str) -> None:
-        assert self.crash is None, f"crashed: {self.crash}"
-        assert self.error == kind.__name__, f"expected {kind.__name__}, got {self}"
-        for fragment in fragments:
-            assert fragment in self.message, f"{fragment!r} not in {self.message!r}"
-
-    def returned(self) -> Any:
-        assert self.crash is None, f"crashed: {self.crash}"
-        assert self.error is None, f"raised {self.error}: {self.message}"
-        return self.value
-
-
-def isolated(case: Callable[[], Any]) -> Outcome:
-    """Run `case()` in a forked child; its result, its exception, or how it died."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns into pytest
-        os.close(read)
-        try:
-            try:
-                result = Outcome(value=case())
-            except BaseException as error:  # noqa: BLE001 - reported to the parent
-                result = Outcome(error=type(error).__name__, message=str(error))
-            data = pickle.dumps(result)
-        except BaseException as error:  # noqa: BLE001 - an unpicklable value
-            data = pickle.dumps(Outcome(error=type(error).__name__, message=str(error)))
-        with os.fdopen(write, "wb") as pipe:
-            pipe.write(data)
-        os._exit(0)
-    os.close(write)
-    chunks = []
-    with os.fdopen(read, "rb") as pipe:
-        while True:
-            ready, _, _ = select.select([pipe], [], [], TIMEOUT)
-            if not ready:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                return Outcome(crash=f"no answer within {TIMEOUT} s (killed)")
-            chunk = os.read(pipe.fileno(), 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    _, status = os.waitpid(pid, 0)
-    if os.WIFSIGNALED(status):
-        return Outcome(crash=signal.Signals(os.WTERMSIG(status)).name)
-    if os.WEXITSTATUS(status) != 0 or not chunks:
-        return Outcome(crash=f"exit status {os.WEXITSTATUS(status)}")
-    return pickle.loads(b"".join(chunks))
+from tests.unit.isolation import TIMEOUT, isolated
 
 
 def vi(name: str, elem: int, shape: list[int]) -> onnx.ValueInfoProto:

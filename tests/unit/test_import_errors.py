@@ -12,6 +12,7 @@ from xdsl.dialects.func import FuncOp
 
 from onnxc.errors import ModelLoadError, OnnxcError, ShapeInferenceError, UnsupportedOpError
 from onnxc.frontend import import_onnx, import_onnx_text
+from onnxc.lowering.entry_abi import input_defaults
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 
@@ -157,13 +158,28 @@ def test_unsupported_initializer_element_type():
         import_onnx(m)
 
 
-def test_initializers_listed_as_inputs_are_not_arguments():
+def _add_with_initializer_also_an_input(ir_version: int) -> onnx.ModelProto:
     w = numpy_helper.from_array(np.ones(2, np.float32), "w")
     m = model([helper.make_node("Add", ["x", "w"], ["y"])], [vi("x", [2]), vi("w", [2])],
               [vi("y", [2])], initializers=[w], opset=9)
-    func = main(import_onnx(m))
+    m.ir_version = ir_version
+    return m
+
+
+def test_initializers_listed_as_inputs_before_ir4_are_constants():
+    """Before IR version 4 every initializer was also listed as an input: a constant."""
+    func = main(import_onnx(_add_with_initializer_also_an_input(3)))
     assert [a.type.get_shape() for a in func.body.block.args] == [(2,)]
     assert [s.data for s in func.attributes["onnxc.input_names"]] == ["x"]
+
+
+def test_initializers_listed_as_inputs_from_ir4_are_overridable_arguments():
+    """From IR version 4 such an input is a run-time argument whose initializer is only the
+    default (onnxruntime's overridable initializers)."""
+    func = main(import_onnx(_add_with_initializer_also_an_input(8)))
+    assert [a.type.get_shape() for a in func.body.block.args] == [(2,), (2,)]
+    assert [s.data for s in func.attributes["onnxc.input_names"]] == ["x", "w"]
+    assert list(input_defaults(func)) == ["w"]
 
 
 def test_missing_required_attribute():

@@ -23,10 +23,13 @@ from onnx.reference import ReferenceEvaluator
 
 import onnxc
 import onnxc.backend
+from onnxc import resource_limits
 from onnxc.errors import (
+    InvalidArgumentError,
     InvalidInputError,
     ModelLoadError,
     OnnxcError,
+    ResourceLimitError,
     ShapeInferenceError,
     UnsupportedOpError,
 )
@@ -145,6 +148,120 @@ def test_opset_newer_than_onnx_knows():
     model.opset_import[0].version = 99
     with pytest.raises(ModelLoadError, match="opset 99"):
         compile_(model)
+
+
+@pytest.mark.parametrize("versions, message", [
+    ([-5], "opset -5"), ([0], "opset 0"), ([13, 17], "more than once, with versions 13, 17"),
+])
+def test_opset_below_one_or_imported_twice(versions, message):
+    model = relu_model()
+    del model.opset_import[:]
+    model.opset_import.extend(helper.make_opsetid("", v) for v in versions)
+    with pytest.raises(ModelLoadError, match=message):
+        compile_(model)
+
+
+@pytest.mark.parametrize("ir_version, message", [
+    (999, "IR version 999 is newer than"), (0, "no IR version"), (-3, "no IR version"),
+])
+def test_ir_version_missing_or_newer_than_onnx_knows(ir_version, message):
+    model = relu_model()
+    model.ir_version = ir_version
+    with pytest.raises(ModelLoadError, match=message):
+        compile_(model)
+    with pytest.raises(ModelLoadError, match=message):
+        onnxc.import_onnx(model)
+
+
+def _add_of(*initializers, sparse=()) -> onnx.ModelProto:
+    model = make([helper.make_node("Add", ["x", "w"], ["y"], name="a")], [vi("x", [2])],
+                 [vi("y", [2])], initializers)
+    model.graph.sparse_initializer.extend(sparse)
+    return model
+
+
+def test_duplicate_initializer_names_are_refused():
+    """onnxruntime refuses them too; before, the last one silently won."""
+    ones, zeros = (numpy_helper.from_array(np.full(2, v, np.float32), "w") for v in (1, 0))
+    with pytest.raises(ModelLoadError, match="initializer 'w' gives a second value"):
+        compile_(_add_of(ones, zeros))
+    sparse = helper.make_sparse_tensor(numpy_helper.from_array(np.ones(1, np.float32), "w"),
+                                       numpy_helper.from_array(np.zeros(1, np.int64), "i"),
+                                       [2])
+    with pytest.raises(ModelLoadError, match="sparse initializer 'w' gives a second value"):
+        compile_(_add_of(ones, sparse=[sparse]))
+
+
+# ----------------------------------------------------------------------------- resource limits
+
+
+def _tile(repeats: int, name: str = "tile") -> onnx.ModelProto:
+    reps = numpy_helper.from_array(np.array([repeats], np.int64), "reps")
+    return make([helper.make_node("Tile", ["x", "reps"], ["y"], name=name)], [vi("x", [1024])],
+                [vi("y", [1024 * repeats])], [reps])
+
+
+def test_a_node_result_past_the_bound_names_node_and_size(monkeypatch):
+    monkeypatch.setenv("ONNXC_MAX_ALLOC_MB", "1")
+    with pytest.raises(ResourceLimitError) as caught:
+        compile_(_tile(512))  # 2 MiB of float32
+    message = str(caught.value)
+    for fragment in ("node 'tile' (Tile)", "[524288]", "2.0 MiB (2097152 bytes)", "1.0 MiB",
+                     "$ONNXC_MAX_ALLOC_MB"):
+        assert fragment in message, message
+    compile_(_tile(128))  # 512 KiB: fine
+
+
+def test_an_arena_past_the_bound_names_its_largest_buffer(monkeypatch):
+    """Each intermediate fits, but two of them are live at once."""
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="first"),
+             helper.make_node("Neg", ["x"], ["b"], name="second"),
+             helper.make_node("Mul", ["a", "b"], ["c"], name="product"),
+             helper.make_node("ReduceSum", ["c"], ["y"], name="sum", keepdims=0)]
+    model = make(nodes, [vi("x", [160, 1024])], [vi("y", [])])
+    compiled = onnxc.compile(model, cache_dir=False, opt_level=0)
+    assert compiled.arena_bytes > 2**20
+    monkeypatch.setenv("ONNXC_MAX_ALLOC_MB", "1")  # each tensor 640 KiB; the arena more
+    with pytest.raises(ResourceLimitError, match=r"the arena of intermediate tensors .*ONNX"):
+        onnxc.compile(model, cache_dir=False, opt_level=0)
+    with pytest.raises(ResourceLimitError, match="the arena"):
+        compiled._check_allocations()  # what a cache hit meets with less memory free
+
+
+def test_the_bound_defaults_to_the_memory_available(monkeypatch):
+    monkeypatch.delenv("ONNXC_MAX_ALLOC_MB", raising=False)
+    available = resource_limits.available_memory()
+    assert available is None or 0 < available < 2**60
+    assert 0 < resource_limits.max_alloc_bytes() <= resource_limits.NO_BOUND
+    monkeypatch.setenv("ONNXC_MAX_ALLOC_MB", "3")
+    assert resource_limits.max_alloc_bytes() == 3 * 2**20
+
+
+def test_sizes_are_exact_python_integers():
+    assert resource_limits.tensor_bytes([2**32, 2**32], 4) == 2**66
+    with pytest.raises(ResourceLimitError, match="64.0 EiB"):
+        resource_limits.check_tensor([2**32, 2**32], 4, "x")
+
+
+def test_import_time_folding_never_broadcasts_past_its_limit():
+    """Where over three broadcast constants of 1024 elements would be 2**30 elements."""
+    c, a, b = (numpy_helper.from_array(np.ones(shape, dtype), name) for shape, dtype, name in
+               [((1024, 1, 1), bool, "c"), ((1, 1024, 1), np.int64, "a"),
+                ((1, 1, 1024), np.int64, "b")])
+    model = make([helper.make_node("Where", ["c", "a", "b"], ["y"], name="w")], [],
+                 [vi("y", [1024] * 3, TensorProto.INT64)], [c, a, b])
+    module = onnxc.import_onnx(model)
+    assert any(op.name == "graph.where" for op in module.walk())  # not folded
+
+
+def test_evaluating_a_constant_checks_the_result_size_first(monkeypatch):
+    from onnxc.passes.evaluator import evaluate_op
+
+    module = onnxc.import_onnx(_tile(512, name="t"))
+    monkeypatch.setenv("ONNXC_MAX_ALLOC_MB", "1")
+    tile = next(op for op in module.walk() if op.name == "graph.tile")
+    with pytest.raises(ResourceLimitError, match="evaluating 'graph.tile' \\(ONNX node 't'\\)"):
+        evaluate_op(tile, [np.ones(1024, np.float32), np.array([512], np.int64)])
 
 
 # ----------------------------------------------------------------------------- the backend
@@ -354,7 +471,26 @@ def test_invalid_ir_text_is_one_located_diagnostic(tmp_path, capsys, text, line_
     assert "Traceback" not in err and err.count("\n") == 1
 
 
+@pytest.mark.parametrize("text, line_col", [
+    ('"builtin.module"() ({\n' + '"scf.execute_region"() ({\n' * 3000
+     + '}) : () -> ()\n' * 3001, "51:1"),
+    ('"test.op"() {a = ' + "[" * 3000 + "]" * 3000 + "} : () -> ()\n", "1:67"),
+    ('"test.op"() {a = dense<' + "[" * 3000 + "1" + "]" * 3000 + "> : tensor<" + "1x" * 3000
+     + "i32>} : () -> ()\n", "1:"),
+])
+def test_deep_nesting_is_one_located_diagnostic(tmp_path, capsys, text, line_col):
+    """Not a RecursionError: MAX_NESTING levels of ops, attributes or types, else wherever
+    Python's recursion limit is reached."""
+    path = tmp_path / "deep.mlir"
+    path.write_text(text)
+    assert opt_main([str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"{path}:{line_col}") and ": error: nested " in err, err
+    assert "internal error" not in err and err.count("\n") == 1
+
+
 def test_every_case_above_is_an_onnxc_error():
     """The typed hierarchy: catching OnnxcError is enough for callers."""
-    for cls in (InvalidInputError, ModelLoadError, ShapeInferenceError, UnsupportedOpError):
+    for cls in (InvalidInputError, ModelLoadError, ShapeInferenceError, UnsupportedOpError,
+                InvalidArgumentError, ResourceLimitError):
         assert issubclass(cls, OnnxcError)

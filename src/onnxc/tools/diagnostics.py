@@ -9,11 +9,13 @@ where each op starts and a verifier failure is traced back to the first op that 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import replace
+from typing import TypeVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation, TypeAttribute
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.utils.lexer import Span
@@ -29,19 +31,51 @@ def one_line(text: str) -> str:
     return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
 
 
+MAX_NESTING = 50
+"""Deepest nesting of operations (regions in regions), attributes and types that onnxc-opt
+reads. xDSL's parser, verifier, printer and passes recurse once per level, about ten Python
+frames each, so a few hundred levels exhaust Python's stack; real IR nests a dozen deep."""
+
+T = TypeVar("T")
+
+
 class LocatingParser(Parser):
-    """An xDSL `Parser` that remembers the source span where each op begins."""
+    """An xDSL `Parser` that remembers the source span where each op begins, and refuses
+    nesting deeper than MAX_NESTING with a located error (not a RecursionError)."""
 
     def __init__(self, ctx: Context, text: str | bytes, name: str, line_offset: int = 0):
         super().__init__(ctx, text, name)
         self.line_offset = line_offset
         self.op_spans: dict[Operation, Span] = {}
+        self._depth = 0
+
+    def _nested(self, parse: Callable[[], T]) -> T:
+        if self._depth >= MAX_NESTING:
+            self.raise_error(f"nested more than {MAX_NESTING} levels deep (operations in "
+                             f"regions, attributes, types): more than onnxc-opt reads")
+        self._depth += 1
+        try:
+            return parse()
+        finally:
+            self._depth -= 1
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        try:
+            return super().parse_module(allow_implicit_module)
+        except RecursionError:  # nesting MAX_NESTING does not count (e.g. dense literals)
+            self.raise_error("nested too deeply to parse (Python's recursion limit)")
 
     def parse_operation(self) -> Operation:
         span = self._current_token.span
-        op = super().parse_operation()
+        op = self._nested(super().parse_operation)
         self.op_spans[op] = replace(span, line_offset=self.line_offset)
         return op
+
+    def parse_optional_attribute(self) -> Attribute | None:
+        return self._nested(super().parse_optional_attribute)
+
+    def parse_optional_type(self) -> TypeAttribute | None:
+        return self._nested(super().parse_optional_type)
 
 
 def op_location(op: Operation, spans: dict[Operation, Span]) -> str | None:

@@ -1,0 +1,136 @@
+"""Validation of the arguments of `onnxc.compile` and `onnxc.optimize`, before any work.
+
+A wrong argument is the caller's mistake, not the model's: it is reported as
+InvalidArgumentError naming the argument and the value it got, instead of whatever
+TypeError or ValueError it would cause several stages later (or a silent misbehaviour:
+`opt_level="3"`, `num_threads=10**6`, `input_shapes={"x": [-1]}`). The ONNXC_* settings
+these arguments default to are read here too, so that garbage in them fails as early.
+Checks that need the model (input names, ranks, declared dims) are in
+frontend/batch_axes.py `with_fixed_shapes`.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+from collections.abc import Mapping, Sequence
+
+import onnx
+
+from onnxc.errors import InvalidArgumentError
+from onnxc.resource_limits import NO_BOUND, max_alloc_bytes
+
+OPT_LEVELS = range(4)
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _fail(name: str, expected: str, value: object) -> InvalidArgumentError:
+    return InvalidArgumentError(
+        f"{name} must be {expected}, got {type(value).__name__} {_shown(value)}")
+
+
+def check_model(model: object, *, module_allowed: bool = False) -> None:
+    if isinstance(model, str | os.PathLike | bytes | bytearray | memoryview | onnx.ModelProto):
+        return
+    if module_allowed:
+        from xdsl.dialects.builtin import ModuleOp
+
+        if isinstance(model, ModuleOp):
+            return
+    expected = "a path, bytes or an onnx.ModelProto"
+    raise _fail("model", expected + (" (or an xDSL ModuleOp)" if module_allowed else ""), model)
+
+
+def check_opt_level(opt_level: object) -> None:
+    if isinstance(opt_level, bool) or not isinstance(opt_level, int) \
+            or opt_level not in OPT_LEVELS:
+        raise _fail("opt_level", "an int from 0 to 3", opt_level)
+
+
+def check_pass_pipeline(pass_pipeline: object) -> None:
+    """None, pipeline text, or a sequence of pass names (each a string)."""
+    if pass_pipeline is None or isinstance(pass_pipeline, str):
+        return
+    if isinstance(pass_pipeline, Sequence) and not isinstance(pass_pipeline, bytes):
+        for i, name in enumerate(pass_pipeline):
+            if not isinstance(name, str):
+                raise _fail(f"pass_pipeline[{i}]", "a pass name (str)", name)
+        return
+    raise _fail("pass_pipeline", "None, a pipeline string or a sequence of pass names",
+                pass_pipeline)
+
+
+def check_flag(name: str, value: object) -> None:
+    if not isinstance(value, bool):
+        raise _fail(name, "True or False", value)
+
+
+def check_cache_dir(cache_dir: object) -> None:
+    if cache_dir is None or isinstance(cache_dir, bool):
+        return
+    if isinstance(cache_dir, str | os.PathLike) and os.fspath(cache_dir) not in ("", b""):
+        return
+    raise _fail("cache_dir", "None, False, True or a directory path", cache_dir)
+
+
+def check_num_threads(num_threads: object) -> None:
+    """An explicit count, or (None) $ONNXC_NUM_THREADS when set."""
+    from onnxc.runtime.threads import check_thread_count, default_num_threads
+
+    if num_threads is None:
+        if os.environ.get("ONNXC_NUM_THREADS", "").strip():
+            default_num_threads()
+    else:
+        check_thread_count(num_threads)
+
+
+def _is_dim(value: object) -> bool:
+    return (isinstance(value, numbers.Integral) and not isinstance(value, bool)
+            and 0 <= int(value) <= NO_BOUND)
+
+
+def check_input_shapes(input_shapes: object) -> None:
+    """None or {input name: sequence of dims}, each dim an int in [0, 2**63 - 1]."""
+    if input_shapes is None:
+        return
+    if not isinstance(input_shapes, Mapping):
+        raise _fail("input_shapes", "a mapping of input names to shapes", input_shapes)
+    for name, shape in input_shapes.items():
+        if not isinstance(name, str):
+            raise _fail("an input_shapes key", "an input name (str)", name)
+        where = f"input_shapes[{name!r}]"
+        if not isinstance(shape, Sequence) or isinstance(shape, str | bytes):
+            raise _fail(where, "a sequence of dimensions", shape)
+        for i, dim in enumerate(shape):
+            if not _is_dim(dim):
+                raise _fail(f"{where}[{i}]", "an int from 0 to 2**63 - 1", dim)
+
+
+def check_compile_arguments(*, model: object, opt_level: object, pass_pipeline: object,
+                            verbose: object, verify_numerics: object, cache_dir: object,
+                            num_threads: object, input_shapes: object) -> None:
+    """Every argument of `onnxc.compile` (and the ONNXC_* settings it reads)."""
+    check_model(model)
+    check_opt_level(opt_level)
+    check_pass_pipeline(pass_pipeline)
+    check_flag("verbose", verbose)
+    check_flag("verify_numerics", verify_numerics)
+    check_cache_dir(cache_dir)
+    check_num_threads(num_threads)
+    check_input_shapes(input_shapes)
+    max_alloc_bytes()  # $ONNXC_MAX_ALLOC_MB
+
+
+def check_optimize_arguments(*, model: object, opt_level: object, pass_pipeline: object,
+                             stats: object, verify_numerics: object) -> None:
+    """Every argument of `onnxc.optimize`."""
+    check_model(model, module_allowed=True)
+    check_opt_level(opt_level)
+    check_pass_pipeline(pass_pipeline)
+    check_flag("stats", stats)
+    check_flag("verify_numerics", verify_numerics)
+    max_alloc_bytes()
