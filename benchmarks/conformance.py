@@ -92,7 +92,8 @@ def _ort_backend(fixed: bool):
 
 def load_backend(name: str):
     if name == "onnxc":
-        os.environ["ONNXC_CACHE"] = "0"  # measure compilation, do not fill a cache
+        # measure compilation, do not fill a cache (ONNXC_CACHE=1: run against the cache)
+        os.environ.setdefault("ONNXC_CACHE", "0")
         import onnxc.backend
 
         return onnxc.backend.OnnxcBackend

@@ -1,44 +1,76 @@
-"""The disk compile cache: a compiled model keyed by everything that decides its machine code.
+"""The disk compile cache: where it lives, when it may be used, and the files it keeps.
 
-An entry is one file, `<root>/v1/<key[:2]>/<key>.onnxc`, holding a JSON header (signature,
-constant layout, arena size, entry symbol, digest of the code), the relocatable object MCJIT
-produced and the constants (the weights are entry arguments, not part of the object code),
-each 64-byte aligned so a hit memory-maps them instead of reading them. Entries are written to
-a temporary file and `os.replace`d into place, so processes sharing a cache never see a torn
-entry; anything unreadable is a miss, and the recompiled model overwrites it.
+    <root>/key                           32 random bytes, mode 0600: the secret entries are
+                                         authenticated with (runtime/cache_entry.py)
+    <root>/v2/<key[:2]>/<key>.onnxc      one entry, mode 0600
 
-The key hashes the serialized model, the options that change code (`opt_level`,
-`pass_pipeline`, `num_threads`: parallel loops compile the thread count in), onnxc's version
-and source, the xDSL and llvmlite versions and the host (triple, CPU name, feature string).
+The secret lives in the root because it needs exactly the protection the entries get (a
+directory only this user can write) and so each cache stays self-contained: a per-project
+`cache_dir` or `rm -rf` carries or resets its own trust, and nothing is written outside the
+directory the user chose (docs/robustness.md, "The compile cache: threat model").
+
 Location: the `cache_dir` argument, else `$ONNXC_CACHE_DIR`, else `$XDG_CACHE_HOME/onnxc`
-(`~/.cache/onnxc`); `cache_dir=False` or `ONNXC_CACHE=0` turns it off. The cache keeps at
-most `$ONNXC_CACHE_MAX_MB` megabytes (default 2048): after each store the least recently used
-entries (by access time, which a hit refreshes) are deleted until it fits.
+(`~/.cache/onnxc`); `cache_dir=False` or `ONNXC_CACHE=0` turns it off. The key of an entry
+is runtime/cache_key.py's digest of the model's bytes, the options and the toolchain.
+
+A directory is used only if this user owns it and neither group nor others may write it
+(the root, `v2` and the entry's shard); otherwise a `CacheWarning` names it and says why,
+and the model is compiled without the cache (nothing read, nothing written). The same goes
+for a key file this user does not own or that others may read. onnxc creates its
+directories 0700 and its files 0600, fixing the mode afterwards when the umask took bits
+away. All work below the root goes through directory file descriptors (`dir_fd`, no
+symlinks followed), so a path component swapped after it was checked is never used.
+
+A hit opens the entry (a regular file this user owns, not writable by others), maps it,
+checks its MAC (one pass over the bytes) and only then reads its header; anything that
+fails is a miss and the file is deleted. Entries are written to a temporary file and
+`os.replace`d into place, so processes sharing a cache never see a torn entry. The cache
+keeps at most `$ONNXC_CACHE_MAX_MB` megabytes (default 2048): after each store the least
+recently used entries (by access time, which a hit refreshes) go until it fits.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import json
+import contextlib
+import math
 import mmap
 import os
-import struct
-import tempfile
-from collections.abc import Sequence
-from importlib import metadata
+import re
+import secrets
+import stat
+import warnings
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-import numpy as np
-import onnx
+from onnxc.errors import CacheWarning, InvalidArgumentError, ResourceLimitError
+from onnxc.runtime import cache_entry
+from onnxc.runtime.cache_entry import FORMAT_VERSION, BadEntry, Entry
+from onnxc.runtime.cache_key import (
+    cache_key,
+    compile_key,
+    snapshot,
+    toolchain_fingerprint,
+    unchanged,
+)
+from onnxc.runtime.compiled_model import CompiledModel
 
-from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
+__all__ = ["DiskCache", "FORMAT_VERSION", "cache_key", "cache_root", "compile_key", "load",
+           "max_bytes", "open_cache", "snapshot", "toolchain_fingerprint", "unchanged"]
 
-FORMAT_VERSION = 1
-_MAGIC = b"ONNXC-CACHE\x00v1\x00\x00"  # 16 bytes
-_HEADER_LEN = struct.Struct("<Q")
-_ALIGN = 64
 DEFAULT_MAX_MB = 2048
+KEY_FILE = "key"
+SECRET_BYTES = 32
+VERSION_DIR = f"v{FORMAT_VERSION}"
+_SUFFIX = ".onnxc"
+_IS_KEY = re.compile(r"[0-9a-f]{64}")
+_DIR_FLAGS = os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_DIRECTORY", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_READ_FLAGS = os.O_RDONLY | os.O_CLOEXEC | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | _NOFOLLOW
+
+
+class _Refused(Exception):
+    """The cache cannot be used safely; the message names the file or directory and why."""
 
 
 def cache_root(cache_dir: str | os.PathLike | bool | None = None) -> Path | None:
@@ -55,209 +87,357 @@ def cache_root(cache_dir: str | os.PathLike | bool | None = None) -> Path | None
     return Path(xdg) / "onnxc"
 
 
-def model_bytes(model) -> bytes:
-    """The serialized model, with external data inlined so that changing it changes the key."""
-    if isinstance(model, onnx.ModelProto):
-        return model.SerializeToString()
-    if isinstance(model, bytes | bytearray | memoryview):
-        return bytes(model)
-    data = Path(model).read_bytes()
-    proto = onnx.ModelProto()
-    proto.ParseFromString(data)
-    if _uses_external_data(proto.graph):
-        return onnx.load(os.fspath(model)).SerializeToString()
+def max_bytes() -> int:
+    """The cache's size bound, from `$ONNXC_CACHE_MAX_MB` (a finite number >= 0)."""
+    text = os.environ.get("ONNXC_CACHE_MAX_MB", "").strip()
+    if not text:
+        return DEFAULT_MAX_MB * 2**20
+    try:
+        megabytes = float(text)
+    except ValueError:
+        megabytes = math.nan
+    if not math.isfinite(megabytes) or megabytes < 0:
+        raise InvalidArgumentError(
+            f"ONNXC_CACHE_MAX_MB must be a finite number of megabytes >= 0, got {text!r}")
+    return int(megabytes * 2**20)
+
+
+def open_cache(cache_dir: str | os.PathLike | bool | None = None) -> DiskCache | None:
+    """The cache to use for one compile: None when caching is off, or when its directory or
+    key file is unsafe (then a CacheWarning says which and why)."""
+    root = cache_root(cache_dir)
+    if root is None:
+        return None
+    limit = max_bytes()
+    try:
+        _make_dirs(root)
+        fd = os.open(root, _DIR_FLAGS)
+    except OSError as error:
+        return _warn(f"cannot use the cache directory {root}: {error.strerror or error}")
+    try:
+        st = os.fstat(fd)
+        _check_dir(st, root)
+        secret = _secret(fd, root)
+    except _Refused as refusal:
+        return _warn(str(refusal))
+    except OSError as error:
+        return _warn(f"cannot use the cache directory {root}: {error.strerror or error}")
+    finally:
+        os.close(fd)
+    return DiskCache(root, secret, (st.st_dev, st.st_ino), limit)
+
+
+def load(root: str | os.PathLike, key: str) -> CompiledModel | None:
+    """The model stored under `key` in the cache at `root`, or None (a miss)."""
+    disk = open_cache(root)
+    return None if disk is None else disk.load(key)
+
+
+class DiskCache:
+    """An opened, checked cache directory and its secret."""
+
+    def __init__(self, root: Path, secret: bytes, identity: tuple[int, int], limit: int):
+        self.root = root
+        self._secret = secret
+        self._identity = identity
+        """(st_dev, st_ino) of the root that was checked: a replaced root is refused"""
+        self.max_bytes = limit
+        self.refused = False
+        """set when a directory below the root was unsafe: no more reads or writes"""
+
+    def entry_path(self, key: str) -> Path:
+        return self.root / VERSION_DIR / key[:2] / f"{key}{_SUFFIX}"
+
+    def load(self, key: str) -> CompiledModel | None:
+        """The model stored under `key`, or None (a miss; a bad entry is deleted)."""
+        if self.refused or not _IS_KEY.fullmatch(key):
+            return None
+        try:
+            with self._shard(key, create=False) as shard:
+                return None if shard is None else self._load(shard, key)
+        except _Refused as refusal:
+            self._refuse(refusal)
+        except OSError:
+            pass
+        return None
+
+    def _load(self, shard: int, key: str) -> CompiledModel | None:
+        name = f"{key}{_SUFFIX}"
+        try:
+            fd = os.open(name, _READ_FLAGS, dir_fd=shard)
+        except FileNotFoundError:
+            return None
+        except OSError:  # a symlink, a FIFO, ...: not something this cache wrote
+            _discard(shard, name, None)
+            return None
+        try:
+            st = os.fstat(fd)
+            # a file others could write may change under the mapping after its MAC is checked
+            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() \
+                    or st.st_mode & 0o022 or st.st_size == 0:
+                raise BadEntry("not a private regular file")
+            mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_COPY)
+            compiled = cache_entry.read(mapped, key, self._secret).compiled_model()
+            os.utime(fd)  # a hit makes the entry the most recently used
+            return compiled
+        except ResourceLimitError:  # a good entry, but less memory free than at compile time
+            raise
+        except Exception:  # noqa: BLE001 - forged, edited, truncated, unloadable: a miss
+            _discard(shard, name, os.fstat(fd))
+            return None
+        finally:
+            os.close(fd)
+
+    def store(self, key: str, compiled: CompiledModel, object_code: bytes,
+              constant_names: Sequence[str], entry_symbol: str) -> Path | None:
+        """Write the entry for `key` atomically; None (and no entry) if it cannot be written."""
+        if self.refused or not _IS_KEY.fullmatch(key):
+            return None
+        try:
+            entry = Entry.of(compiled, object_code, constant_names, entry_symbol)
+            with self._shard(key, create=True) as shard:
+                assert shard is not None
+                tmp = f".{key[:16]}.{secrets.token_hex(8)}.tmp"
+                fd = os.open(tmp, _CREATE_FLAGS, 0o600, dir_fd=shard)
+                try:
+                    with os.fdopen(fd, "wb") as out:
+                        _private_mode(out.fileno(), 0o600)
+                        cache_entry.write(out, key, self._secret, entry)
+                    os.replace(tmp, f"{key}{_SUFFIX}", src_dir_fd=shard, dst_dir_fd=shard)
+                except BaseException:
+                    with contextlib.suppress(OSError):
+                        os.unlink(tmp, dir_fd=shard)
+                    raise
+            self.evict(keep=key)
+        except _Refused as refusal:
+            self._refuse(refusal)
+            return None
+        except Exception:  # noqa: BLE001 - full disk, an unencodable model: no entry, and
+            return None  # the compile it would have saved still succeeds
+        return self.entry_path(key)
+
+    def evict(self, keep: str | None = None, limit: int | None = None) -> None:
+        """Delete least recently used entries until the cache holds at most `limit` bytes
+        (default: the bound it was opened with); the entry `keep` stays."""
+        limit = self.max_bytes if limit is None else limit
+        entries = []
+        with self._version_dir(create=False) as version:
+            if version is None:
+                return
+            for shard in _subdirs(version):
+                # an entry or shard another process removes meanwhile is skipped
+                with contextlib.suppress(OSError), _opened(shard, version) as fd, \
+                        os.scandir(fd) as files:
+                    for file in files:
+                        if file.name.endswith(_SUFFIX) and file.is_file(follow_symlinks=False):
+                            with contextlib.suppress(OSError):
+                                st = file.stat(follow_symlinks=False)
+                                entries.append((max(st.st_atime, st.st_mtime), st.st_size,
+                                                shard, file.name))
+            total = sum(size for _, size, _, _ in entries)
+            for _, size, shard, name in sorted(entries):
+                if total <= limit:
+                    break
+                if name == f"{keep}{_SUFFIX}":
+                    continue
+                with contextlib.suppress(OSError), _opened(shard, version) as fd:
+                    os.unlink(name, dir_fd=fd)
+                total -= size
+
+    @contextlib.contextmanager
+    def _version_dir(self, create: bool) -> Iterator[int | None]:
+        """The `v2` directory's fd, after checking that the root is still the one opened."""
+        root = os.open(self.root, _DIR_FLAGS)
+        try:
+            st = os.fstat(root)
+            if (st.st_dev, st.st_ino) != self._identity:
+                raise _Refused(f"the cache directory {self.root} was replaced while in use")
+            _check_dir(st, self.root)
+            version = _subdir(root, VERSION_DIR, self.root / VERSION_DIR, create)
+        finally:
+            os.close(root)
+        try:
+            yield version
+        finally:
+            if version is not None:
+                os.close(version)
+
+    @contextlib.contextmanager
+    def _shard(self, key: str, create: bool) -> Iterator[int | None]:
+        """The fd of the directory that holds `key`'s entry (None: absent, not created)."""
+        with self._version_dir(create) as version:
+            shard = None if version is None else _subdir(
+                version, key[:2], self.root / VERSION_DIR / key[:2], create)
+            try:
+                yield shard
+            finally:
+                if shard is not None:
+                    os.close(shard)
+
+    def _refuse(self, refusal: _Refused) -> None:
+        self.refused = True
+        _warn(str(refusal))
+
+
+def _warn(reason: str) -> None:
+    warnings.warn(f"onnxc: not using the compile cache: {reason}; compiling without it",
+                  CacheWarning, stacklevel=4)
+
+
+def _check_owner(st: os.stat_result, what: str) -> None:
+    """_Refused unless this user owns `what` (described by `st`)."""
+    if st.st_uid != os.geteuid():
+        raise _Refused(f"{what} is owned by uid {st.st_uid}, not by this user "
+                       f"(uid {os.geteuid()})")
+
+
+def _check_dir(st: os.stat_result, path: Path) -> None:
+    """_Refused unless `st` is a directory this user owns that no one else may write."""
+    if not stat.S_ISDIR(st.st_mode):
+        raise _Refused(f"{path} is not a directory")
+    _check_owner(st, f"the directory {path}")
+    if st.st_mode & 0o022:
+        who = " and ".join(w for bit, w in ((0o020, "group"), (0o002, "others"))
+                           if st.st_mode & bit)
+        raise _Refused(f"the directory {path} is writable by {who} "
+                       f"(mode {stat.S_IMODE(st.st_mode):04o})")
+
+
+def _make_dirs(path: Path) -> None:
+    """Create `path` and its missing parents, each with mode 0700 whatever the umask."""
+    missing = []
+    while True:
+        try:
+            os.stat(path)
+            break
+        except FileNotFoundError:
+            missing.append(path)
+            if path.parent == path:
+                break
+            path = path.parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, 0o700)
+        except FileExistsError:
+            continue  # made by another process meanwhile: checked like any other
+        fd = os.open(directory, _DIR_FLAGS | _NOFOLLOW)
+        try:
+            _private_mode(fd, 0o700)
+        finally:
+            os.close(fd)
+
+
+def _private_mode(fd: int, mode: int) -> None:
+    """Give a file or directory this process just created exactly `mode` (the umask may have
+    taken the owner's bits, or a permissive one left others')."""
+    if stat.S_IMODE(os.fstat(fd).st_mode) != mode:
+        os.fchmod(fd, mode)
+
+
+def _subdir(parent: int, name: str, path: Path, create: bool) -> int | None:
+    """The checked fd of directory `name` in `parent` (created 0700 if asked); None if it
+    does not exist and `create` is false. Never follows a symlink."""
+    try:
+        fd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=parent)
+    except FileNotFoundError:
+        if not create:
+            return None
+        try:
+            os.mkdir(name, 0o700, dir_fd=parent)
+            made = True
+        except FileExistsError:
+            made = False
+        fd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=parent)
+        if made:
+            _private_mode(fd, 0o700)
+    except OSError as error:  # ELOOP (a symlink), ENOTDIR
+        raise _Refused(f"{path} is not a directory ({error.strerror})") from None
+    try:
+        _check_dir(os.fstat(fd), path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _subdirs(parent: int) -> list[str]:
+    with os.scandir(parent) as entries:
+        return [e.name for e in entries if e.is_dir(follow_symlinks=False)]
+
+
+@contextlib.contextmanager
+def _opened(name: str, parent: int) -> Iterator[int]:
+    fd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=parent)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _discard(directory: int, name: str, seen: os.stat_result | None) -> None:
+    """Delete the bad entry `name`, unless another process has meanwhile replaced it (with
+    a good one) by a different file than the one that was `seen`."""
+    with contextlib.suppress(OSError):
+        now = os.stat(name, dir_fd=directory, follow_symlinks=False)
+        if seen is None or (now.st_dev, now.st_ino) == (seen.st_dev, seen.st_ino):
+            os.unlink(name, dir_fd=directory)
+
+
+def _secret(root: int, path: Path) -> bytes:
+    """The cache's secret from `<root>/key`, made on first use; _Refused if the file is not
+    a private one of this user's (others may have read or chosen it)."""
+    key_path = path / KEY_FILE
+    try:
+        fd = os.open(KEY_FILE, _READ_FLAGS, dir_fd=root)
+    except FileNotFoundError:
+        _make_secret(root)
+        fd = os.open(KEY_FILE, _READ_FLAGS, dir_fd=root)
+    except OSError as error:
+        raise _Refused(f"cannot read the key file {key_path} ({error.strerror})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _Refused(f"the key file {key_path} is not a regular file")
+        _check_owner(st, f"the key file {key_path}")
+        if st.st_mode & 0o077:
+            raise _Refused(
+                f"the key file {key_path} has mode {stat.S_IMODE(st.st_mode):04o}, not 0600: "
+                "others may have read it, so entries authenticated with it prove nothing "
+                "(delete it, and onnxc makes a new one)")
+        data = os.read(fd, SECRET_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) != SECRET_BYTES:
+        raise _Refused(f"the key file {key_path} does not hold a {SECRET_BYTES}-byte key "
+                       "(delete it, and onnxc makes a new one)")
     return data
 
 
-def _uses_external_data(graph: onnx.GraphProto) -> bool:
-    if any(t.data_location == onnx.TensorProto.EXTERNAL for t in graph.initializer):
-        return True
-    for node in graph.node:
-        for attr in node.attribute:
-            tensors = [attr.t] if attr.HasField("t") else list(attr.tensors)
-            if any(t.data_location == onnx.TensorProto.EXTERNAL for t in tensors):
-                return True
-            subgraphs = [attr.g] if attr.HasField("g") else list(attr.graphs)
-            if any(_uses_external_data(g) for g in subgraphs):
-                return True
-    return False
-
-
-@functools.cache
-def _toolchain_fingerprint() -> str:
-    """Versions of onnxc (and a digest of its source: editable installs keep one version
-    number while the code changes), xDSL, llvmlite, and the host the code targets."""
-    from onnxc.runtime.jit import host_target
-
-    digest = hashlib.sha256()
-    import onnxc
-
-    for package in ("onnxc", "onnxc.dialects", "onnxc.frontend", "onnxc.passes",
-                    "onnxc.lowering", "onnxc.runtime"):
-        root = Path(__import__(package, fromlist=["_"]).__file__).parent
-        for source in sorted(root.rglob("*.py")):
-            digest.update(str(source.relative_to(root)).encode() + b"\0")
-            digest.update(source.read_bytes())
-    target = host_target()
-    return json.dumps([
-        FORMAT_VERSION, onnxc.__version__, digest.hexdigest(), metadata.version("xdsl"),
-        metadata.version("llvmlite"), target.triple, target.cpu, target.features,
-    ])
-
-
-def cache_key(
-    model, opt_level: int, pass_pipeline: str | Sequence[str] | None, num_threads: int = 1
-) -> str | None:
-    """The hex sha256 naming the entry of `model` compiled with these options on this host;
-    None when the model cannot be read (the importer then reports why)."""
-    pipeline = pass_pipeline if pass_pipeline is None or isinstance(pass_pipeline, str) \
-        else list(pass_pipeline)
+def _make_secret(root: int) -> None:
+    """Create `<root>/key` atomically: written in full to a new 0600 file (O_CREAT|O_EXCL),
+    then hard-linked into place, which fails if another process made one first (then both
+    use that one). Without hard links, O_EXCL on the key file itself."""
+    tmp = f".{KEY_FILE}.{secrets.token_hex(8)}.tmp"
+    fd = os.open(tmp, _CREATE_FLAGS, 0o600, dir_fd=root)
     try:
-        digest = hashlib.sha256(model_bytes(model))
-    except Exception:  # noqa: BLE001 - unreadable, unparsable or not a model: no key
-        return None
-    digest.update(b"\0" + json.dumps([opt_level, pipeline, num_threads]).encode())
-    digest.update(b"\0" + _toolchain_fingerprint().encode())
-    return digest.hexdigest()
-
-
-def _entry_path(root: Path, key: str) -> Path:
-    return root / f"v{FORMAT_VERSION}" / key[:2] / f"{key}.onnxc"
-
-
-def _aligned(offset: int) -> int:
-    return -(-offset // _ALIGN) * _ALIGN
-
-
-def store(
-    root: Path,
-    key: str,
-    compiled: CompiledModel,
-    object_code: bytes,
-    constant_names: Sequence[str],
-    entry_symbol: str,
-) -> Path | None:
-    """Write the entry for `key` atomically; None (and no entry) if it cannot be written."""
-    constants = [np.ascontiguousarray(c) for c in compiled._constants]
-    if len(constants) != len(constant_names) or any(c.dtype.hasobject for c in constants):
-        return None
-    offset = _aligned(len(object_code))  # offsets count from the data start
-    layout = []
-    for name, c in zip(constant_names, constants):
-        layout.append({"name": name, "dtype": c.dtype.str, "shape": list(c.shape),
-                       "offset": offset, "nbytes": c.nbytes})
-        offset = _aligned(offset + c.nbytes)
-    header = {
-        "entry_symbol": entry_symbol,
-        "inputs": [[s.name, list(s.shape), np.dtype(s.dtype).str] for s in compiled.inputs],
-        "outputs": [[s.name, list(s.shape), np.dtype(s.dtype).str] for s in compiled.outputs],
-        "arena_bytes": compiled.arena_bytes,
-        "intermediate_bytes": compiled.intermediate_bytes,
-        "num_threads": compiled.num_threads,
-        "object_bytes": len(object_code),
-        "object_sha256": hashlib.sha256(object_code).hexdigest(),
-        "constants": layout,
-        "data_bytes": offset,
-    }
-    header_bytes = json.dumps(header).encode()
-    data_start = _aligned(len(_MAGIC) + _HEADER_LEN.size + len(header_bytes))
-    path = _entry_path(root, key)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:16]}.", suffix=".tmp")
-    except OSError:
-        return None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(_MAGIC + _HEADER_LEN.pack(len(header_bytes)) + header_bytes)
-            f.seek(data_start)
-            f.write(object_code)
-            for entry, c in zip(layout, constants):
-                f.seek(data_start + entry["offset"])
-                f.write(c.reshape(-1).view(np.uint8).data)
-            f.truncate(data_start + offset)
-        os.replace(tmp, path)
-    except OSError:
-        Path(tmp).unlink(missing_ok=True)
-        return None
-    evict(root, keep=path)
-    return path
-
-
-def max_bytes() -> int:
-    """The cache's size bound, from `$ONNXC_CACHE_MAX_MB`."""
-    try:
-        return int(float(os.environ.get("ONNXC_CACHE_MAX_MB", DEFAULT_MAX_MB)) * 2**20)
-    except ValueError:
-        return DEFAULT_MAX_MB * 2**20
-
-
-def evict(root: Path, keep: Path | None = None, limit: int | None = None) -> None:
-    """Delete least recently used entries until the cache holds at most `limit` bytes."""
-    limit = max_bytes() if limit is None else limit
-    entries = []
-    for entry in (root / f"v{FORMAT_VERSION}").glob("*/*.onnxc"):
         try:
-            st = entry.stat()
-        except OSError:
-            continue  # removed by another process meanwhile
-        entries.append((max(st.st_atime, st.st_mtime), st.st_size, entry))
-    total = sum(size for _, size, _ in entries)
-    for _, size, entry in sorted(entries):
-        if total <= limit:
-            break
-        if entry == keep:
-            continue
-        entry.unlink(missing_ok=True)
-        total -= size
-
-
-def load(root: Path, key: str) -> CompiledModel | None:
-    """The model stored under `key`, or None if there is no usable entry (a miss)."""
-    from onnxc.runtime.jit import NativeModule
-
-    path = _entry_path(root, key)
-    try:
-        with open(path, "rb") as f:
-            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
-        os.utime(path)  # a hit makes the entry the most recently used
-
-    except (OSError, ValueError):  # missing, unreadable or empty
-        return None
-    try:
-        return _decode(mapped, NativeModule)
-    except Exception:  # noqa: BLE001 - a corrupt entry of any kind is a miss, never a crash
-        return None
-
-
-def _decode(mapped: mmap.mmap, native_module) -> CompiledModel | None:
-    start = len(_MAGIC) + _HEADER_LEN.size
-    if len(mapped) < start or mapped[: len(_MAGIC)] != _MAGIC:
-        return None
-    (header_len,) = _HEADER_LEN.unpack_from(mapped, len(_MAGIC))
-    header = json.loads(mapped[start : start + header_len].decode())
-    data_start = _aligned(start + header_len)
-    if len(mapped) != data_start + header["data_bytes"]:
-        return None  # truncated or padded: not what store() wrote
-    object_code = mapped[data_start : data_start + header["object_bytes"]]
-    if hashlib.sha256(object_code).hexdigest() != header["object_sha256"]:
-        return None
-    constants = []
-    for c in header["constants"]:
-        dtype = np.dtype(c["dtype"])
-        count = c["nbytes"] // dtype.itemsize if dtype.itemsize else 0
-        array = np.frombuffer(mapped, dtype, count, data_start + c["offset"]) if count \
-            else np.empty(0, dtype)
-        constants.append(array.reshape(c["shape"]))
-    native = native_module.from_object(object_code)
-
-    def specs(rows) -> list[TensorSpec]:
-        return [TensorSpec(name, tuple(shape), np.dtype(dtype)) for name, shape, dtype in rows]
-
-    compiled = CompiledModel(
-        native, native.function_address(header["entry_symbol"]), specs(header["inputs"]),
-        specs(header["outputs"]), constants, header["arena_bytes"],
-        header["intermediate_bytes"],
-    )
-    compiled._num_threads = int(header.get("num_threads", 1))
-    return compiled
+            _private_mode(fd, 0o600)
+            os.write(fd, secrets.token_bytes(SECRET_BYTES))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, KEY_FILE, src_dir_fd=root, dst_dir_fd=root, follow_symlinks=False)
+        except FileExistsError:
+            pass
+        except OSError:  # a filesystem without hard links
+            with contextlib.suppress(FileExistsError):
+                fd = os.open(KEY_FILE, _CREATE_FLAGS, 0o600, dir_fd=root)
+                try:
+                    _private_mode(fd, 0o600)
+                    os.write(fd, secrets.token_bytes(SECRET_BYTES))
+                finally:
+                    os.close(fd)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=root)

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from onnxc.errors import InvalidInputError
+from onnxc.resource_limits import check_allocation, check_tensor
 from onnxc.runtime.check_errors import check_failure
 
 _ARENA_ALIGNMENT = 64
@@ -112,6 +113,7 @@ class CompiledModel:
         self.intermediate_bytes = intermediate_bytes
         self._constants = [np.ascontiguousarray(c) for c in constants]
         self._entry = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)(entry_address)
+        self._check_allocations()
         # Free (argv, arena) slots, one per concurrent run; list.pop/append are atomic.
         self._slot_lock = threading.Lock()  # guards _slot_count only
         self._slot_count = 0
@@ -124,6 +126,17 @@ class CompiledModel:
         self._output_allocs = [(o.shape, np.dtype(o.dtype)) for o in self.outputs]
         self._all_outputs = list(range(len(self.outputs)))
         self.compile_seconds: dict[str, float] = {}  # per stage, filled by onnxc.compile
+        self.from_cache = False
+        """True when onnxc.compile loaded this model from its disk cache (a hit)."""
+
+    def _check_allocations(self) -> None:
+        """ResourceLimitError, before the first arena is made, for an arena or an output
+        that cannot be allocated (onnxc.resource_limits: the import refused larger tensors,
+        but a model loaded from the cache may meet less free memory than it was compiled
+        with)."""
+        check_allocation(self.arena_bytes, "the arena of intermediate tensors")
+        for spec in self.outputs:
+            check_tensor(spec.shape, np.dtype(spec.dtype).itemsize, f"output '{spec.name}'")
 
     def _split_inputs(self) -> None:
         """`inputs`: what a run needs; `overridable_inputs`: what it may give instead of

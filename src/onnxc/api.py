@@ -16,6 +16,7 @@ from contextlib import contextmanager
 import onnx
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
 
+from onnxc.arguments import check_compile_arguments, check_optimize_arguments
 from onnxc.frontend import import_onnx
 from onnxc.frontend.batch_axes import (
     BatchAxis,
@@ -97,6 +98,7 @@ def optimize(
 
     With `stats=True` returns `(module, OptimizationStats)`: node counts by op type before
     and after, and how often each pattern fired (what `onnxc-opt --stats` prints)."""
+    check_optimize_arguments(**locals())  # InvalidArgumentError naming a bad one
     module = model if isinstance(model, ModuleOp) else import_onnx(model)
     passes = graph_pipeline(opt_level) if pass_pipeline is None else pass_pipeline
     result = _run_graph_passes(pipeline.make_context(), module, passes,
@@ -140,31 +142,39 @@ def compile(
 
     Compiled models are kept in a disk cache (`onnxc.runtime.cache`): `cache_dir`, else
     $ONNXC_CACHE_DIR, else ~/.cache/onnxc; `cache_dir=False` or ONNXC_CACHE=0 disables it.
+    Entries are authenticated with a per-user secret; an unsafe cache directory (another
+    user's, or writable by others) is not used, with a CacheWarning.
 
-    Loops kernels mark parallel run on `num_threads` threads (OpenMP): default
+    Loops kernels mark parallel run on `num_threads` threads (onnxc's thread pool): default
     $ONNXC_NUM_THREADS, else the CPUs this process may use (affinity and cgroup quota); 1
-    without libgomp. The count is compiled in; `CompiledModel.num_threads` reports it.
+    where the pool does not run (not Linux). The count is compiled in;
+    `CompiledModel.num_threads` reports it.
 
     Dynamic shapes (frontend/batch_axes.py): a model whose inputs share one symbolic leading
     (batch) dimension is compiled once, for one sample, and runs at any batch size when it is
     batch-separable (checked op by op; ShapeInferenceError names the node otherwise). Any
     other dynamic dimension needs `input_shapes={name: shape}`: one compilation per shape."""
+    check_compile_arguments(**locals())  # InvalidArgumentError naming a bad one
     from onnxc.runtime import cache
     from onnxc.runtime.jit import NativeModule, host_target
     from onnxc.runtime.threads import resolve_num_threads
 
     log = _StageLog(verbose)
     threads = resolve_num_threads(num_threads)
-    model, batch = _static_model(model, input_shapes)
-    cache_root = cache.cache_root(cache_dir)
-    if cache_root is not None:
+    disk = cache.open_cache(cache_dir)  # None: off, or unsafe (a CacheWarning says why)
+    given, key = model, None
+    if disk is not None:
         with log.stage("cache-lookup"):
-            key = cache.cache_key(model, opt_level, pass_pipeline, threads)
-            hit = None if verify_numerics or key is None else cache.load(cache_root, key)
-        if hit is not None:
+            source = cache.snapshot(model)  # None: unreadable (the importer says why)
+            if source is not None:
+                key = cache.compile_key(source, opt_level, pass_pipeline, threads,
+                                        input_shapes)
+            hit = None if verify_numerics or key is None else disk.load(key)
+        if hit is not None:  # the entry restores everything, the batch binding included
             hit.compile_seconds = dict(log.seconds)
-            hit.bind_batch_axis(batch)
+            hit.from_cache = True
             return hit
+    model, batch = _static_model(model, input_shapes)
     ctx = pipeline.make_context()
     with log.stage("import"):
         module = import_onnx(model)
@@ -199,10 +209,10 @@ def compile(
     )
     compiled._num_threads = threads
     compiled.bind_batch_axis(batch)
-    if cache_root is not None and key is not None:
+    if disk is not None and key is not None:
         with log.stage("cache-store"):
-            cache.store(cache_root, key, compiled, native.object_code(), constant_names,
-                        WRAPPER_NAME)
+            if cache.unchanged(given, source):  # its files still hold what the key hashed
+                disk.store(key, compiled, native.object_code(), constant_names, WRAPPER_NAME)
     compiled.compile_seconds = dict(log.seconds)
     return compiled
 
@@ -212,7 +222,7 @@ def _static_model(
 ) -> tuple[ModelLike, BatchAxis | None]:
     """`model` with static input shapes, and its batch axis when compiled for one sample.
 
-    A model whose inputs are all static is returned as given (its cache key is unchanged)."""
+    A model whose inputs are all static is returned as given."""
     # parsing is ~10 ms even for 100 MB of weights; external weight files are read only once,
     # by the importer, unless the shapes must be rewritten
     proto = load_model(model, external_data=input_shapes is not None)

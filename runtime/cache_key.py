@@ -1,0 +1,176 @@
+"""The compile cache's key: a digest of every byte and option that decides a compiled model.
+
+The key hashes (SHA-256, each part length-prefixed):
+- the model as compile() reads it: the serialized model (a path's file bytes, the given
+  bytes, or `ModelProto.SerializeToString()`) and the bytes of every tensor stored as
+  external data, read where the importer reads them, with onnx's own reader (for a path,
+  beside the file, as `onnx.load` does; for bytes and ModelProto, relative to the current
+  directory, `numpy_helper.to_array`'s default). Files may change while a model compiles, so
+  compile() checks them again (`unchanged`) before it stores the entry: a compile of content
+  other than what the key hashed is never stored. (Compiling from an inlined copy instead
+  would keep a second copy of the weights alive for the whole compile.)
+- the options that change code: `opt_level`, `pass_pipeline`, `num_threads` (compiled into
+  parallel loops), `input_shapes`. The batch binding is a function of the model bytes (a
+  symbolic `N` and a fixed 1 are different bytes) and of `input_shapes`, so it needs no field
+  of its own;
+- the toolchain: the entry format version, onnxc's version and a digest of its source
+  (editable installs keep one version number while the code changes), the xDSL, llvmlite
+  (and its LLVM), onnx, numpy and ml_dtypes versions (import-time shape inference and
+  constant folding use them), the Python version, and the host triple, CPU name and feature
+  string the code is compiled for.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import numbers
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import onnx
+import onnx.external_data_helper
+
+from onnxc.runtime.cache_entry import FORMAT_VERSION
+
+_PACKAGES = ("onnxc", "onnxc.dialects", "onnxc.frontend", "onnxc.passes", "onnxc.lowering",
+             "onnxc.runtime")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The digest of a model as compile() reads it."""
+
+    digest: bytes
+    reads_files: bool
+    """whether that includes files (the model's, external data) that may change meanwhile"""
+
+
+def _part(digest, data) -> None:
+    """Add one length-prefixed part, so that no two sequences of parts hash alike."""
+    with memoryview(data) as view:
+        digest.update(view.nbytes.to_bytes(8, "little"))
+        digest.update(view)
+
+
+def snapshot(model) -> Snapshot | None:
+    """The digest of `model` (path, bytes or ModelProto) and of every byte of external data
+    the importer would read for it; None when it cannot be read or parsed (the importer
+    then reports why)."""
+    try:
+        return _snapshot(model)
+    except Exception:  # noqa: BLE001 - unreadable, unparsable, missing data: no key
+        return None
+
+
+def unchanged(model, before: Snapshot) -> bool:
+    """Whether the files `model` reads still hold what `before` hashed: checked before a
+    compile is stored, so that a file changed while it compiled never gets an entry under
+    the key of its old content."""
+    return not before.reads_files or snapshot(model) == before
+
+
+def _snapshot(model) -> Snapshot:
+    digest = hashlib.sha256(b"onnxc-model\0")
+    if isinstance(model, onnx.ModelProto):
+        data, proto, base_dir = model.SerializeToString(), model, ""
+    elif isinstance(model, bytes | bytearray | memoryview):
+        data = bytes(model)
+        proto = onnx.ModelProto()
+        proto.ParseFromString(data)
+        base_dir = ""  # numpy_helper.to_array's default: the current directory
+    elif isinstance(model, str | os.PathLike):
+        # what onnx.load(path) does: the format from the extension, data beside the file
+        path = os.path.abspath(os.fspath(model))
+        with open(path, "rb") as f:
+            data = f.read()
+        fmt = onnx.serialization.registry.get_format_from_file_extension(
+            os.path.splitext(path)[1]) or "protobuf"
+        proto = onnx.load_from_string(data, format=fmt)
+        base_dir = os.path.dirname(path)
+    else:
+        raise TypeError(f"not a model: {type(model).__name__}")
+    _part(digest, data)
+    del data
+    external = 0
+    for tensor in onnx.external_data_helper._get_all_tensors(proto):
+        if onnx.external_data_helper.uses_external_data(tensor):
+            # onnx's own reader (its path checks included), on a copy: never write into
+            # the caller's ModelProto
+            copy = onnx.TensorProto()
+            copy.CopyFrom(tensor)
+            onnx.external_data_helper.load_external_data_for_tensor(copy, base_dir)
+            _part(digest, copy.raw_data)
+            external += 1
+    return Snapshot(digest.digest(), bool(external) or isinstance(model, str | os.PathLike))
+
+
+@functools.cache
+def toolchain_fingerprint() -> str:
+    """Everything besides the model and the options that decides the code (see above)."""
+    import llvmlite.binding as llvm
+
+    from onnxc.runtime.jit import host_target
+
+    source = hashlib.sha256()
+    import onnxc
+
+    for package in _PACKAGES:
+        root = Path(__import__(package, fromlist=["_"]).__file__).parent
+        for path in sorted(root.rglob("*.py")):
+            _part(source, str(path.relative_to(root)).encode())
+            _part(source, path.read_bytes())
+    target = host_target()
+    versions = [metadata.version(p) for p in ("xdsl", "llvmlite", "onnx", "numpy", "ml_dtypes")]
+    return json.dumps([
+        FORMAT_VERSION, onnxc.__version__, source.hexdigest(), *versions,
+        list(llvm.llvm_version_info), sys.implementation.name, list(sys.version_info[:3]),
+        target.triple, target.cpu, target.features,
+    ])
+
+
+def options_text(opt_level, pass_pipeline, num_threads, input_shapes) -> str:
+    """The code-changing options as canonical JSON (a pipeline given as a list and the same
+    passes given as a string stay different keys: a miss at worst, never a wrong hit)."""
+    pipeline = pass_pipeline if pass_pipeline is None or isinstance(pass_pipeline, str) \
+        else ["list", *pass_pipeline]
+    shapes = None
+    if isinstance(input_shapes, Mapping):
+        shapes = sorted([str(name), _dims(shape)] for name, shape in input_shapes.items())
+    elif input_shapes is not None:
+        shapes = ["?", input_shapes]
+    return json.dumps({"opt_level": opt_level, "pass_pipeline": pipeline,
+                       "num_threads": num_threads, "input_shapes": shapes},
+                      sort_keys=True, default=repr)
+
+
+def _dims(shape):
+    if not isinstance(shape, Sequence) or isinstance(shape, str):
+        return shape
+    return [int(d) if isinstance(d, numbers.Integral) else d for d in shape]
+
+
+def compile_key(source: Snapshot, opt_level: int, pass_pipeline, num_threads: int = 1,
+                input_shapes: Mapping[str, Sequence[int]] | None = None) -> str:
+    """The hex SHA-256 naming the entry of `source` compiled with these options here."""
+    digest = hashlib.sha256(b"onnxc-key\0")
+    _part(digest, source.digest)
+    _part(digest, options_text(opt_level, pass_pipeline, num_threads, input_shapes).encode())
+    _part(digest, toolchain_fingerprint().encode())
+    return digest.hexdigest()
+
+
+def cache_key(model, opt_level: int, pass_pipeline: str | Sequence[str] | None,
+              num_threads: int = 1,
+              input_shapes: Mapping[str, Sequence[int]] | None = None) -> str | None:
+    """The key of `model` (path, bytes or ModelProto) compiled with these options on this
+    host; None when the model cannot be read (the importer then reports why)."""
+    source = snapshot(model)
+    if source is None:
+        return None
+    return compile_key(source, opt_level, pass_pipeline, num_threads, input_shapes)
