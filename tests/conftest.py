@@ -1,5 +1,8 @@
-"""Suite-wide setup: the tests get their own compile cache, never the user's ~/.cache/onnxc,
-and OpenMP workers that sleep when idle."""
+"""Suite-wide setup: the tests get their own compile cache, never the user's ~/.cache/onnxc.
+
+The cache is shared by the whole session, so a model compiled twice is a cache hit the
+second time, as for users; the model tests run cold and then warm on purpose
+(tests/models/conftest.py)."""
 
 import os
 import shutil
@@ -14,10 +17,6 @@ def pytest_configure(config):
     global _cache_dir
     _cache_dir = tempfile.mkdtemp(prefix="onnxc-test-cache-")
     os.environ["ONNXC_CACHE_DIR"] = _cache_dir
-    # Threaded kernels: tests check results, not speed. Passive OpenMP workers sleep at once
-    # instead of spinning, which keeps a CI box or a shared machine running several test
-    # processes from losing whole scheduler slices per parallel region (runtime/threads.py).
-    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 
 def pytest_unconfigure(config):

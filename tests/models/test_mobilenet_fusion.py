@@ -1,7 +1,7 @@
 """The MobileNetV2-style network (onnxc.zoo.mobilenet_v2_like) fused at -O2, against
 onnxruntime: every BatchNormalization folds into its conv and every Clip(0, 6) becomes a
 conv epilogue and every residual Add starts its projection conv (graph.conv_add), so only
-convs and the classifier head remain."""
+convs and the classifier head remain. Cold, then warm from the compile cache."""
 
 from collections import Counter
 
@@ -16,7 +16,7 @@ RTOL, ATOL = 1e-3, 1e-4
 
 
 @pytest.mark.models
-def test_mobilenet_v2_like_fused_matches_onnxruntime() -> None:
+def test_mobilenet_v2_like_fused_matches_onnxruntime(cache_pass) -> None:
     model = mobilenet_v2_like(seed=0)
     x = np.random.default_rng(1).uniform(0, 1, (1, 3, 224, 224)).astype(np.float32)
     optimized = onnxc.optimize(model, opt_level=2)
@@ -28,5 +28,5 @@ def test_mobilenet_v2_like_fused_matches_onnxruntime() -> None:
     assert sum("activation" in op.properties for op in convs) == 21
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     expected = session.run(None, {"input": x})[0]
-    actual = onnxc.compile(model, opt_level=2)(x)[0]
+    actual = cache_pass.outputs(cache_pass.compile(model, opt_level=2)(x))[0]
     np.testing.assert_allclose(actual, expected, rtol=RTOL, atol=ATOL)

@@ -2,16 +2,22 @@
 
 The suite feeds its inputs and compares against the expected outputs shipped with onnx, with
 its own tolerances (rtol 1e-3, atol 1e-7). It writes its generated input files under
-$ONNX_HOME, which we point at a temporary directory so CI leaves no state behind.
+$ONNX_HOME, which we point at a temporary directory so CI leaves no state behind. The nine
+run twice: cold, then warm from the compile cache.
 """
 
 import os
 import tempfile
 
+from unittest import mock
+
 import onnx.backend.test
 import pytest
 
 import onnxc.backend
+import onnxc.runtime.backend
+
+from tests.models.cache_passes import compile_warm
 
 os.environ.setdefault("ONNX_HOME", tempfile.mkdtemp(prefix="onnxc-onnx-home-"))
 
@@ -26,4 +32,15 @@ for _name in ZOO_TESTS:
 
 pytestmark = pytest.mark.models
 # Only the real-model class: the other classes would add ~4000 skipped node tests here.
-globals()["OnnxBackendRealModelTest"] = backend_test.test_cases["OnnxBackendRealModelTest"]
+OnnxBackendRealModelTest = backend_test.test_cases["OnnxBackendRealModelTest"]
+
+
+class OnnxBackendRealModelWarmCacheTest(OnnxBackendRealModelTest):
+    """The same nine again, every `prepare` answered from the compile cache (the class above
+    filled it; run alone, each test fills it first): a hit must pass the suite's checks as
+    the fresh compile did."""
+
+    def setUp(self):
+        patcher = mock.patch.object(onnxc.runtime.backend, "compile_model", compile_warm)
+        patcher.start()
+        self.addCleanup(patcher.stop)

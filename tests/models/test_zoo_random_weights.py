@@ -6,13 +6,13 @@ the logits before the final Softmax are compared too. Tolerance: rtol 1e-3, atol
 issue states (float32 accumulation order differs between onnxc and onnxruntime). Each
 network runs fully optimized (-O3, the default); the four smaller ones also unoptimized (-O0:
 unfused kernels), the five largest at -O0 only with `-m slow` (about three minutes of CI).
+Each case runs cold and then warm, from the cache the cold run filled (tests/models/conftest.py).
 """
 
 import numpy as np
 import onnxruntime as ort
 import pytest
 
-import onnxc
 from onnxc.zoo import ZOO_MODELS, expose_logits, load_zoo, random_inputs, randomize_weights
 
 RTOL, ATOL = 1e-3, 1e-4
@@ -29,7 +29,7 @@ CASES = [
 
 @pytest.mark.models
 @pytest.mark.parametrize("name, opt_level", CASES)
-def test_random_weights_match_onnxruntime(name: str, opt_level: int) -> None:
+def test_random_weights_match_onnxruntime(name: str, opt_level: int, cache_pass) -> None:
     model = expose_logits(randomize_weights(load_zoo(name), seed=1))
     feeds = random_inputs(model, seed=2)
     options = ort.SessionOptions()
@@ -38,8 +38,8 @@ def test_random_weights_match_onnxruntime(name: str, opt_level: int) -> None:
         model.SerializeToString(), options, providers=["CPUExecutionProvider"]
     )
     expected = session.run(None, feeds)
-    compiled = onnxc.compile(model, opt_level=opt_level)
-    actual = compiled.run(None, feeds)
+    compiled = cache_pass.compile(model, opt_level=opt_level)
+    actual = cache_pass.outputs(compiled.run(None, feeds))
     assert [o.name for o in session.get_outputs()] == compiled.output_names
     for name_, exp, got in zip(compiled.output_names, expected, actual):
         np.testing.assert_allclose(got, exp, rtol=RTOL, atol=ATOL, err_msg=name_)

@@ -1,0 +1,116 @@
+"""onnx's node conformance suite (1,884 tests) through onnxc.backend, cold and then warm.
+
+The cold pass compiles every test's model into a fresh compile cache; the warm pass runs the
+whole suite again against the cache the cold pass filled. A cache hit must behave exactly like
+a fresh compile: every test has the same outcome (passed, failed with the same message,
+skipped for the same reason), every run gives bit-identical outputs, and every model that
+compiled in the cold pass is a cache hit in the warm one. The cold pass must also keep the
+conformance onnxc has reached (docs/conformance.md), so losing an op shows here.
+
+In process, one test after another: `benchmarks/conformance.py` runs the same suite with a
+process per test (a crash costs one test) for the conformance report.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import unittest
+from collections import Counter
+from dataclasses import dataclass, field
+
+import onnx.backend.test
+import pytest
+
+import onnxc
+import onnxc.backend
+import onnxc.runtime.backend as onnxc_backend
+from tests.models.cache_passes import output_digest
+
+os.environ.setdefault("ONNX_HOME", tempfile.mkdtemp(prefix="onnxc-onnx-home-"))
+
+MIN_PASSED = 1372
+"""Node tests onnxc passed when the conformance report was last written."""
+
+pytestmark = pytest.mark.models
+
+
+@dataclass
+class SuiteRun:
+    """What one pass over the suite saw, per test."""
+
+    outcomes: dict[str, str] = field(default_factory=dict)
+    """test name -> 'passed', or the kind of failure with its first line"""
+    digests: dict[str, list[str]] = field(default_factory=dict)
+    """test name -> a digest of the outputs of each run, in order"""
+    hits: Counter = field(default_factory=Counter)
+    """'hit' / 'miss': successful compiles answered from the cache or compiled afresh"""
+    current: str = ""
+
+
+def _node_tests() -> tuple[type, list[str]]:
+    suite = onnx.backend.test.BackendTest(onnxc.backend, __name__)
+    suite.exclude(r"_cuda$")
+    case = suite.test_cases["OnnxBackendNodeModelTest"]
+    return case, sorted(n for n in dir(case) if n.startswith("test_") and n.endswith("_cpu"))
+
+
+def _first_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def _run_suite(monkeypatch) -> SuiteRun:
+    record = SuiteRun()
+
+    def compile_model(model, **options):
+        compiled = onnxc.compile(model, **options)
+        record.hits["hit" if compiled.from_cache else "miss"] += 1
+        return compiled
+
+    def recording(run):
+        def wrapped(self, inputs, **kwargs):
+            outputs = run(self, inputs, **kwargs)
+            record.digests.setdefault(record.current, []).append(output_digest(outputs))
+            return outputs
+        return wrapped
+
+    monkeypatch.setattr(onnxc_backend, "compile_model", compile_model)
+    for rep in (onnxc_backend.OnnxcBackendRep, onnxc_backend.SpecializingBackendRep):
+        monkeypatch.setattr(rep, "run", recording(rep.run))
+    case, names = _node_tests()
+    for name in names:
+        record.current = name
+        result = unittest.TestResult()
+        case(name).run(result)
+        if result.failures:
+            outcome = "failed: " + _first_line(result.failures[0][1])
+        elif result.errors:
+            outcome = "error: " + _first_line(result.errors[0][1])
+        elif result.skipped:
+            outcome = "skipped: " + result.skipped[0][1][:300]
+        else:
+            outcome = "passed"
+        record.outcomes[name] = outcome
+    monkeypatch.undo()
+    return record
+
+
+def test_node_suite_gives_the_same_results_from_a_warm_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("ONNXC_CACHE_DIR", str(tmp_path / "cache"))
+    cold = _run_suite(monkeypatch)
+    monkeypatch.setenv("ONNXC_CACHE_DIR", str(tmp_path / "cache"))
+    warm = _run_suite(monkeypatch)
+
+    passed = sum(outcome == "passed" for outcome in cold.outcomes.values())
+    broken = {n: o for n, o in cold.outcomes.items() if o.startswith(("failed", "error"))}
+    assert not broken, f"{len(broken)} node tests fail: {dict(list(broken.items())[:10])}"
+    assert passed >= MIN_PASSED, f"only {passed} node tests pass (at least {MIN_PASSED} did)"
+
+    changed = {n: (o, warm.outcomes[n]) for n, o in cold.outcomes.items()
+               if warm.outcomes[n] != o}
+    assert not changed, f"outcomes differ on a warm cache: {dict(list(changed.items())[:10])}"
+    differing = [n for n in cold.digests if warm.digests.get(n) != cold.digests[n]]
+    assert not differing, f"outputs differ on a warm cache: {differing[:10]}"
+    assert cold.hits["miss"] >= passed  # every passing test compiled at least one model
+    assert warm.hits == Counter(hit=cold.hits["hit"] + cold.hits["miss"]), warm.hits
