@@ -17,6 +17,9 @@ def pytest_configure(config):
     global _cache_dir
     _cache_dir = tempfile.mkdtemp(prefix="onnxc-test-cache-")
     os.environ["ONNXC_CACHE_DIR"] = _cache_dir
+    # The model tests' warm pass needs every entry the cold pass stored (about 2 GB of
+    # weights): no eviction in a cache that is deleted at the end anyway.
+    os.environ["ONNXC_CACHE_MAX_MB"] = "65536"
 
 
 def pytest_unconfigure(config):
