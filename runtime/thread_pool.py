@@ -13,10 +13,11 @@ threads: the caller and `threads - 1` helpers. This module generates that runtim
 Why not libgomp's `GOMP_parallel`: an OpenMP region ends at a barrier every team thread must
 reach, even one that found no chunk left. On a machine where other processes keep the cores
 busy, a worker the kernel has not scheduled holds every region up, often by a whole
-scheduler tick: under two CPU hogs the MobileNetV2-like benchmark model took 690 ms per run
-where onnxruntime took 17 ms (benchmarks/contention.py). Here the caller publishes a job,
-works through the chunks itself, and waits only for chunks a helper has actually claimed;
-a helper that wakes late finds nothing left.
+scheduler tick: beside two CPU hogs or a torch job, onnxc on libgomp took 2.1x
+onnxruntime's mean time per call, on this pool 0.85x (benchmarks/contention.py; the table
+is in docs/robustness.md). Here the caller publishes a job, works through the chunks
+itself, and waits only for chunks a helper has actually claimed; a helper that wakes late
+finds nothing left.
 
 The pool (one per process, in the static memory of the pool module, each part on its own
 cache line):
