@@ -54,8 +54,19 @@ from onnxc.runtime.cache_key import (
 )
 from onnxc.runtime.compiled_model import CompiledModel
 
-__all__ = ["DiskCache", "FORMAT_VERSION", "cache_key", "cache_root", "compile_key", "load",
-           "max_bytes", "open_cache", "snapshot", "toolchain_fingerprint", "unchanged"]
+__all__ = [
+    "FORMAT_VERSION",
+    "DiskCache",
+    "cache_key",
+    "cache_root",
+    "compile_key",
+    "load",
+    "max_bytes",
+    "open_cache",
+    "snapshot",
+    "toolchain_fingerprint",
+    "unchanged",
+]
 
 DEFAULT_MAX_MB = 2048
 KEY_FILE = "key"

@@ -6,7 +6,6 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-import onnxc
 from onnxc.passes.base import STATISTICS
 from onnxc.zoo import bert_encoder, bert_inputs
 

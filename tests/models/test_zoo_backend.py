@@ -8,7 +8,6 @@ run twice: cold, then warm from the compile cache.
 
 import os
 import tempfile
-
 from unittest import mock
 
 import onnx.backend.test
@@ -16,7 +15,6 @@ import pytest
 
 import onnxc.backend
 import onnxc.runtime.backend
-
 from tests.models.cache_passes import compile_warm
 
 os.environ.setdefault("ONNX_HOME", tempfile.mkdtemp(prefix="onnxc-onnx-home-"))
