@@ -226,10 +226,12 @@ class NodeContext:
         except (ValueError, IndexError) as err:
             raise self.invalid(str(err)) from err
 
-    def check_size(self, shape: Sequence[int], itemsize: int, what: str = "a tensor") -> None:
+    def check_size(self, shape: Sequence[int], itemsize: int,
+                   what: str | Callable[[], str] = "a tensor") -> None:
         """ResourceLimitError naming the node when a tensor of `shape` would be larger than
         onnxc may allocate (see onnxc.resource_limits): call it before computing one."""
-        check_tensor(shape, itemsize, f"node '{self.label}' ({self.op_type}): {what}")
+        check_tensor(shape, itemsize, lambda: f"node '{self.label}' ({self.op_type}): "
+                                              f"{what() if callable(what) else what}")
 
     def emit(self, op: Operation) -> Operation:
         """Append `op`, verified: a failure means the model's shapes are inconsistent, a
@@ -241,7 +243,7 @@ class NodeContext:
         for result in op.results:
             if isinstance(t := result.type, TensorType):
                 self.check_size(t.get_shape(), element_bytes(t.get_element_type()),
-                                f"its {t.get_element_type()} result")
+                                lambda t=t: f"its {t.get_element_type()} result")
         self._block.add_op(op)
         return op
 

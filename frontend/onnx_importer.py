@@ -283,7 +283,7 @@ class OnnxImporter:
                 f"static shapes (dynamic axes are not supported yet)"
             )
         check_tensor(ttype.get_shape(), element_bytes(ttype.get_element_type()),
-                     f"graph input '{vi.name}' ({ttype.get_element_type()})")
+                     lambda: f"graph input '{vi.name}' ({ttype.get_element_type()})")
         arg = self.block.insert_arg(ttype, len(self.block.args))
         arg.name_hint = types.name_hint(vi.name)
         self.tensors[vi.name] = Tensor(ttype, value=arg, name=vi.name)

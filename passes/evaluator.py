@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, NameLoc, StringAttr, TensorType
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Operation, SSAValue
 
@@ -31,6 +31,7 @@ from onnxc.passes import (
     evaluator_tensor,
     extended_reference,
 )
+from onnxc.lowering.pass_verifier import origin_of
 from onnxc.passes.layout_fold import constant_value
 from onnxc.resource_limits import check_tensor, element_bytes
 
@@ -373,12 +374,16 @@ def evaluate_op(op: Operation, inputs: Sequence[np.ndarray]) -> list[np.ndarray]
 
 def _check_result_sizes(op: Operation) -> None:
     """ResourceLimitError before numpy allocates a result larger than onnxc may allocate."""
+
+    def what(t: TensorType) -> str:
+        origin = origin_of(op)
+        return (f"evaluating '{op.name}'{f' ({origin})' if origin else ''}: "
+                f"its {t.get_element_type()} result")
+
     for r in op.results:
         if isinstance(t := r.type, TensorType):
-            node = (f" (ONNX node '{op.location.desc.data}')"
-                    if isinstance(op.location, NameLoc) else "")
             check_tensor(t.get_shape(), element_bytes(t.get_element_type()),
-                         f"evaluating '{op.name}'{node}: its {t.get_element_type()} result")
+                         lambda t=t: what(t))
 
 
 def entry_function(module_or_func: ModuleOp | FuncOp) -> FuncOp:

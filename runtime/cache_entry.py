@@ -36,6 +36,7 @@ from typing import BinaryIO
 import numpy as np
 import onnx
 
+from onnxc.runtime.check_errors import STATUS_RECORD_BYTES
 from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
 
 FORMAT_VERSION = 2
@@ -89,9 +90,7 @@ class Entry:
         batch = compiled._batch_rows
         inputs, outputs = list(compiled._entry_inputs), list(compiled.outputs)
         if batch is not None:
-            inputs = list(compiled._sample_inputs)
-            outputs = [TensorSpec(s.name, (k, *s.shape[1:]), s.dtype) if k else s
-                       for s, k in zip(outputs, batch[1])]
+            inputs, outputs = list(compiled._sample_inputs), list(compiled._sample_outputs)
             batch = (list(batch[0]), list(batch[1]))
         return cls(entry_symbol, bytes(object_code), inputs, outputs, batch,
                    list(compiled._constants), list(constant_names),
@@ -249,7 +248,7 @@ def read(buffer, key: str, secret: bytes) -> Entry:
     arena_bytes = _int(header, "arena_bytes")
     status_offset = header.get("status_offset")
     if type(status_offset) is not int or not (
-            status_offset == -1 or 0 <= status_offset <= arena_bytes - 24):
+            status_offset == -1 or 0 <= status_offset <= arena_bytes - STATUS_RECORD_BYTES):
         raise BadEntry("status record outside the arena")
     num_threads = _int(header, "num_threads")
     symbol = header.get("entry_symbol")

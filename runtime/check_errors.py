@@ -13,6 +13,9 @@ from collections.abc import Mapping, Sequence
 
 from onnxc.errors import InvalidInputError
 
+STATUS_RECORD_BYTES = 24
+"""[failed, position, value], three int64s, in the arena at the model's status offset."""
+
 
 def check_failure(site: Mapping[str, object], position: int, value: int,
                   sample: int | None = None) -> InvalidInputError:
@@ -34,4 +37,4 @@ def check_failure(site: Mapping[str, object], position: int, value: int,
         f"[{low}, {high}]")
 
 
-__all__ = ["check_failure"]
+__all__ = ["STATUS_RECORD_BYTES", "check_failure"]

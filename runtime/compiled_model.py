@@ -36,7 +36,7 @@ import numpy as np
 
 from onnxc.errors import InvalidInputError
 from onnxc.resource_limits import check_allocation, check_tensor
-from onnxc.runtime.check_errors import check_failure
+from onnxc.runtime.check_errors import STATUS_RECORD_BYTES, check_failure
 
 _ARENA_ALIGNMENT = 64
 
@@ -158,6 +158,7 @@ class CompiledModel:
         rows_out = [batch.outputs.get(s.name, 0) for s in self.outputs]
         self._batch_rows = (rows_in, rows_out)
         self._sample_inputs = list(self._entry_inputs)
+        self._sample_outputs = list(self.outputs)
         # bytes of one sample's block in each input and output (0: not batched)
         self._sample_bytes = [
             math.prod(spec.shape) * np.dtype(spec.dtype).itemsize if k else 0
@@ -277,7 +278,8 @@ class CompiledModel:
         site = status - 1
         if not 0 <= site < len(self.check_sites) or self.status_offset < 0:
             return InvalidInputError(f"the compiled model stopped with status {status}")
-        record = slot.arena[self.status_offset:self.status_offset + 24].view(np.int64)
+        record = slot.arena[self.status_offset:self.status_offset + STATUS_RECORD_BYTES]
+        record = record.view(np.int64)
         return check_failure(self.check_sites[site], int(record[1]), int(record[2]), sample)
 
     def _invoke_batched(self, values: Sequence, wanted: list[int],

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from onnxc.errors import InvalidArgumentError, ResourceLimitError
@@ -128,9 +128,11 @@ def check_allocation(nbytes: int, what: str) -> None:
         f"{format_bytes(bound)} onnxc may allocate ({source})")
 
 
-def check_tensor(shape: Iterable[int], itemsize: int, what: str) -> None:
-    """`check_allocation` of a dense tensor; `what` is followed by its shape."""
+def check_tensor(shape: Iterable[int], itemsize: int, what: str | Callable[[], str]) -> None:
+    """`check_allocation` of a dense tensor; `what` (or what it returns: called only when
+    the tensor is too large, since describing it costs more than checking it) is followed by
+    its shape."""
     dims = [int(d) for d in shape]
     nbytes = tensor_bytes(dims, itemsize)
     if nbytes > max_alloc_bytes():
-        check_allocation(nbytes, f"{what} of shape {dims}")
+        check_allocation(nbytes, f"{what() if callable(what) else what} of shape {dims}")

@@ -1,4 +1,5 @@
-"""Helpers for writing graph-dialect IR in tests: types, constants, conv properties, modules.
+"""Helpers for writing graph-dialect IR in tests: types, constants, conv properties, modules;
+and for running loop-level IR as native code (`jit_loops`).
 
 Pass tests build small graphs as text (the same syntax lit tests use) with random constants;
 these helpers keep that text consistent and parse it with every onnxc dialect loaded.
@@ -73,3 +74,19 @@ def imported_ops(onnx_text: str, opset: int) -> list:
     module.verify()
     (func,) = [op for op in module.ops if isinstance(op, FuncOp)]
     return list(func.body.block.ops)[:-1]
+
+
+def jit_loops(text: str, num_threads: int = 1):
+    """Loop-level IR text (func/scf/memref/arith, `onnxc.parallel` loops) lowered to LLVM for
+    this host with `num_threads` and JIT-compiled: (NativeModule, its LLVM IR text)."""
+    from onnxc.lowering.pipeline import make_context
+    from onnxc.lowering.to_llvm import lower_loops_to_llvm
+    from onnxc.lowering.to_llvm.translate import to_llvmlite
+    from onnxc.runtime.jit import NativeModule, host_target
+
+    ctx = make_context()
+    module = Parser(ctx, text).parse_module()
+    lower_loops_to_llvm(ctx, module, num_threads=num_threads)
+    host = host_target()
+    llvm_ir = str(to_llvmlite(module, triple=host.triple, data_layout=host.data_layout))
+    return NativeModule.from_llvm_ir(llvm_ir), llvm_ir

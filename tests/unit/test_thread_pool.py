@@ -23,15 +23,12 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from xdsl.parser import Parser
 
 import onnxc
 from onnxc.errors import InvalidArgumentError
-from onnxc.lowering.pipeline import make_context
-from onnxc.lowering.to_llvm import lower_loops_to_llvm
-from onnxc.lowering.to_llvm.translate import to_llvmlite
 from onnxc.runtime import thread_pool
-from onnxc.runtime.jit import NativeModule, host_target
+from onnxc.runtime.jit import NativeModule
+from onnxc.testing import jit_loops
 
 pytestmark = pytest.mark.skipif(not thread_pool.supported(), reason="no thread pool here")
 
@@ -135,7 +132,7 @@ def test_helpers_that_sleep_between_regions(run):
         for chunks in [2, 3, 16, 40]:
             for _ in range(20):
                 _check(_region(run, chunks, 3), chunks, 3)
-        native, _ = _compile(KERNEL, 3)
+        native, _ = jit_loops(KERNEL, 3)
         for n in range(0, 200, 13):
             _run_kernel(native, 0, n, work=200)
     finally:
@@ -179,15 +176,6 @@ func.func @k(%x: memref<4096xf32>, %out: memref<4096xf32>, %tid: memref<4096xi32
 """
 
 
-def _compile(kernel: str, num_threads: int) -> tuple[NativeModule, str]:
-    ctx = make_context()
-    module = Parser(ctx, kernel).parse_module()
-    lower_loops_to_llvm(ctx, module, num_threads=num_threads)
-    host = host_target()
-    llvm_ir = str(to_llvmlite(module, triple=host.triple, data_layout=host.data_layout))
-    return NativeModule.from_llvm_ir(llvm_ir), llvm_ir
-
-
 def _run_kernel(native: NativeModule, lb: int, ub: int, work: int = 0):
     """(out, tids of lb..ub); iterations outside lb..ub must stay untouched."""
     fn = native.ctypes_function("k", None, *[ctypes.c_void_p] * 3, *[ctypes.c_int64] * 3)
@@ -206,8 +194,8 @@ RANGES = [(0, 0), (5, 5), (9, 3), (0, 1), (3, 5), (0, 3), (0, 7), (1, 17), (0, 6
 
 
 def test_kernels_bit_identical_on_one_to_four_threads():
-    serial, _ = _compile(KERNEL, 1)
-    parallel = {t: _compile(KERNEL, t)[0] for t in (2, 3, 4)}
+    serial, _ = jit_loops(KERNEL, 1)
+    parallel = {t: jit_loops(KERNEL, t)[0] for t in (2, 3, 4)}
     for lb, ub in RANGES:
         expected, _ = _run_kernel(serial, lb, ub, work=40)
         for t, native in parallel.items():
@@ -220,8 +208,8 @@ def test_kernels_bit_identical_on_one_to_four_threads():
 def test_kernels_from_eight_python_threads_at_once():
     """Native regions (no GIL) from 8 threads on models of 2 and 3 threads: the one that
     holds the pool shares it, the others run serially; all results exact."""
-    serial, _ = _compile(KERNEL, 1)
-    natives = [_compile(KERNEL, 2)[0], _compile(KERNEL, 3)[0]]
+    serial, _ = jit_loops(KERNEL, 1)
+    natives = [jit_loops(KERNEL, 2)[0], jit_loops(KERNEL, 3)[0]]
     expected = {r: _run_kernel(serial, *r, work=300)[0] for r in RANGES}
 
     def runs(t: int) -> None:
@@ -268,10 +256,10 @@ STOPPED_HELPER = textwrap.dedent('''
     import ctypes, os, sys, threading
     import numpy as np
     sys.path.insert(0, {tests!r})
-    from test_thread_pool import KERNEL, _compile, _run_kernel
+    from test_thread_pool import KERNEL, _run_kernel, jit_loops
 
-    native, _ = _compile(KERNEL, 2)
-    serial, _ = _compile(KERNEL, 1)
+    native, _ = jit_loops(KERNEL, 2)
+    serial, _ = jit_loops(KERNEL, 1)
     me = threading.get_native_id()
     helper = None
     for _ in range(200):  # find the helper: the thread other than this one that ran chunks

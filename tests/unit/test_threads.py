@@ -14,15 +14,13 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
-from xdsl.parser import Parser
 
 import onnxc
 from onnxc.errors import InvalidArgumentError
-from onnxc.lowering.pipeline import make_context
-from onnxc.lowering.to_llvm import loops_to_llvm_pipeline, lower_loops_to_llvm
-from onnxc.lowering.to_llvm.translate import to_llvmlite
+from onnxc.lowering.to_llvm import loops_to_llvm_pipeline
 from onnxc.runtime import cache, thread_pool, threads
-from onnxc.runtime.jit import NativeModule, host_target
+from onnxc.runtime.jit import NativeModule
+from onnxc.testing import jit_loops
 
 needs_pool = pytest.mark.skipif(not thread_pool.supported(), reason="no thread pool here")
 
@@ -132,12 +130,7 @@ func.func @k(%x: memref<64xf32>, %out: memref<64xf32>, %tid: memref<64xi32>,
 
 
 def _compile_kernel(num_threads: int) -> tuple[NativeModule, str]:
-    ctx = make_context()
-    module = Parser(ctx, KERNEL).parse_module()
-    lower_loops_to_llvm(ctx, module, num_threads=num_threads)
-    host = host_target()
-    llvm_ir = str(to_llvmlite(module, triple=host.triple, data_layout=host.data_layout))
-    return NativeModule.from_llvm_ir(llvm_ir), llvm_ir
+    return jit_loops(KERNEL, num_threads)
 
 
 def _run(native: NativeModule, lb: int, ub: int, work: int = 0):
