@@ -111,7 +111,12 @@ from onnxc.dialects.graph_nn import (
     PoolOp,
     SoftmaxOp,
 )
-from onnxc.dialects.graph_quant import DequantizeLinearOp, QuantizeLinearOp
+from onnxc.dialects.graph_qlinear import QLINEAR_OPS, QLinearConvOp, QLinearMatMulOp
+from onnxc.dialects.graph_quant import (
+    DequantizeLinearOp,
+    DynamicQuantizeLinearOp,
+    QuantizeLinearOp,
+)
 from onnxc.dialects.graph_reduce import (
     ReduceMaxOp,
     ReduceMeanOp,
@@ -184,8 +189,8 @@ Graph = Dialect(
         AddScalarOp, SubScalarOp, MulScalarOp, DivScalarOp, PowScalarOp,
         LayerNormalizationOp, GeluOp, PReluOp, WeightedSumOp, AttentionOp,
         FusedElementwiseOp, ChannelShuffleOp, ConvAddOp,
-        LayoutConvertOp, QuantizeLinearOp, DequantizeLinearOp,
-        *LOGIC_OPS, *UNARY_MATH_OPS, *INDEXED_OPS, *CHECK_OPS,
+        LayoutConvertOp, QuantizeLinearOp, DequantizeLinearOp, DynamicQuantizeLinearOp,
+        *LOGIC_OPS, *UNARY_MATH_OPS, *INDEXED_OPS, *CHECK_OPS, *QLINEAR_OPS,
     ],
     [],
 )
@@ -236,6 +241,7 @@ __all__ = [
     "DivOp",
     "DivScalarOp",
     "DropoutOp",
+    "DynamicQuantizeLinearOp",
     "EqualOp",
     "ErfOp",
     "ExpOp",
@@ -280,6 +286,8 @@ __all__ = [
     "PoolOp",
     "PowOp",
     "PowScalarOp",
+    "QLinearConvOp",
+    "QLinearMatMulOp",
     "QuantizeLinearOp",
     "RangeOp",
     "ReciprocalOp",

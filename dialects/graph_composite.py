@@ -6,6 +6,10 @@ input i for i < #inputs and step i - #inputs otherwise; the last step is the res
     graph.fused_elementwise(%x, %b) {steps = ["add %0 %1", "clip %2 0.0 6.0"]}
 is clip(x + b, 0, 6). Params: leaky_relu alpha; clip lo hi (-inf / inf for no bound);
 add_scalar / sub_scalar / mul_scalar / div_scalar / pow_scalar s (x op s, as graph.<op>_scalar).
+QDQ chains fuse too: "dequantize %a s z" is (a - z) * s, "quantize %a s z lo hi" is
+clamp(round_half_even(a / s) + z, lo, hi) (still a float holding an integer), so an input
+may be ui8/i8 when only dequantize steps read it, and the result ui8/i8 when the last step
+is a quantize (the kernel converts that integral value to the result's type).
 
 `graph.conv_add(%x, %w, %b?, %z)` is act(conv(x, w, b) + z) for a z of the result's shape:
 a residual Add folded into the conv (fuse-conv-add), whose kernel starts each output plane
@@ -26,6 +30,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
     IntegerAttr,
+    IntegerType,
     StringAttr,
     TensorType,
 )
@@ -47,7 +52,7 @@ from onnxc.dialects.graph_nn import conv_result_shape
 UNARY_STEPS = ("relu", "sigmoid", "tanh", "exp", "log", "sqrt", "neg", "abs", "reciprocal")
 BINARY_STEPS = ("add", "sub", "mul", "div", "pow", "max", "min")
 PARAM_STEPS = {"leaky_relu": 1, "clip": 2, "add_scalar": 1, "sub_scalar": 1, "mul_scalar": 1,
-               "div_scalar": 1, "pow_scalar": 1}
+               "div_scalar": 1, "pow_scalar": 1, "dequantize": 2, "quantize": 4}
 
 
 @dataclass(frozen=True)
@@ -112,10 +117,31 @@ class FusedElementwiseOp(GraphOp):
             raise ValueError("every input must be used by a step")
         return [shapes.broadcast_shapes(*(shape_of(v) for v in self.inputs))]
 
+    def verify_element_types(self) -> None:
+        """The float operands and a float result share one type (ui8/i8 ones: verify_)."""
+        floats = [v.type.get_element_type() for v in (*self.inputs, self.output)
+                  if isinstance(v.type.get_element_type(), AnyFloat)]
+        if any(t != floats[0] for t in floats[1:]):
+            raise VerifyException(f"{self.name}: float operand and result types differ")
+
     def verify_(self) -> None:
         super().verify_()
-        if not isinstance(self.output.type.get_element_type(), AnyFloat):
-            raise VerifyException(f"{self.name}: element type must be a float")
+        steps = self.parsed_steps()
+        if not isinstance(self.output.type.get_element_type(), AnyFloat) and not (
+                _is_byte(self.output) and steps[-1].op == "quantize"):
+            raise VerifyException(f"{self.name}: element type must be a float (or ui8/i8 "
+                                  "after a last quantize step)")
+        for i, v in enumerate(self.inputs):
+            if isinstance(v.type.get_element_type(), AnyFloat):
+                continue
+            if not _is_byte(v) or any(i in s.refs and s.op != "dequantize" for s in steps):
+                raise VerifyException(f"{self.name}: input {i} is not a float: only "
+                                      "dequantize steps may read ui8/i8 inputs")
+
+
+def _is_byte(value) -> bool:
+    el = value.type.get_element_type()
+    return isinstance(el, IntegerType) and el.width.data == 8
 
 
 @irdl_op_definition

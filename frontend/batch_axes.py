@@ -42,7 +42,7 @@ _SAMPLE_WISE = frozenset({
     # per-sample windows and statistics over non-batch axes
     "Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool", "GlobalAveragePool",
     "GlobalMaxPool", "GlobalLpPool", "BatchNormalization", "InstanceNormalization",
-    "GroupNormalization", "LRN", "DepthToSpace", "SpaceToDepth",
+    "GroupNormalization", "LRN", "DepthToSpace", "SpaceToDepth", "QLinearConv", "ConvInteger",
 })
 """Ops that never combine elements of different samples when every batched operand has the
 output's rank (checked in `_mixes_samples`)."""
@@ -252,8 +252,8 @@ def _mixes_samples(node: onnx.NodeProto, ins: list[str], batched: Mapping[str, i
         if any(len(shapes[i] or ()) != rank for i in ins):
             return "broadcasts a batched operand along another axis"
         return None
-    if op in ("MatMul", "Gemm"):
-        a, b = node.input[0], node.input[1]
+    if op in ("MatMul", "Gemm", "MatMulInteger", "QLinearMatMul"):
+        a, b = node.input[0], node.input[3 if op == "QLinearMatMul" else 1]
         if op == "Gemm" and a in batched and _attr(node, "transA", 0):
             return "contracts over the batch axis (transA)"
         if b in batched and (op == "Gemm" or len(shapes[b] or ()) < 3

@@ -39,6 +39,8 @@ from onnxc.frontend import (
     onnx_ops_math,
     onnx_ops_movement,
     onnx_ops_nn,
+    onnx_ops_qlinear,
+    onnx_ops_quant,
     onnx_ops_reduce,
     onnx_ops_tensor,
     onnx_ops_vision,
@@ -80,6 +82,8 @@ CONVERTERS = {
     **onnx_ops_logic.CONVERTERS,
     **onnx_ops_movement.CONVERTERS,
     **onnx_ops_vision.CONVERTERS,
+    **onnx_ops_quant.CONVERTERS,
+    **onnx_ops_qlinear.CONVERTERS,
 }
 
 

@@ -273,54 +273,6 @@ def integer_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where((a < 0) != (b < 0), -quotient, quotient).astype(np.result_type(a, b))
 
 
-def _quant_params(ctx: NodeContext) -> tuple[float, np.ndarray | None]:
-    """The constant per-tensor scale and zero point of Quantize/DequantizeLinear."""
-    scale = ctx.constant(1, "scale")
-    zero = ctx.optional_constant(2, "zero_point")
-    if scale.size != 1 or (zero is not None and zero.size != 1):
-        raise ctx.unsupported("per-axis or blocked quantization (only per-tensor is supported)")
-    if not float(scale.reshape(())) > 0:
-        raise ctx.invalid(f"scale must be positive, got {float(scale.reshape(()))}")
-    return float(scale.reshape(())), zero
-
-
-def _quant_props(scale: float, zero: int, real_el) -> dict:
-    return {"scale": types.float_attr(scale, real_el), "zero_point": types.i64_attr(zero)}
-
-
-def convert_quantize_linear(ctx: NodeContext) -> list[Result]:
-    """QuantizeLinear to ui8/i8 (the zero point's type, else output_dtype, else uint8)."""
-    scale, zero = _quant_params(ctx)
-    if not types.is_float(ctx.element_type(0)):
-        raise ctx.unsupported(f"quantizing {ctx.element_type(0)} (only float inputs)")
-    if zero is not None:
-        qtype = types.onnx_type_of_numpy(zero.dtype)
-    else:
-        qtype = ctx.attr("output_dtype", 0) or types.TP.UINT8
-    if qtype not in (types.TP.UINT8, types.TP.INT8):
-        raise ctx.unsupported(f"quantizing to {types.type_name(qtype)} (only uint8, int8)")
-    el = types.element_type(qtype)
-    op = graph.QuantizeLinearOp(
-        operands=[ctx.operand(0)], result_types=[types.tensor_type(ctx.shape(0), el)],
-        properties=_quant_props(scale, 0 if zero is None else int(zero.reshape(())),
-                                ctx.element_type(0)),
-    )
-    return [ctx.emit1(op)]
-
-
-def convert_dequantize_linear(ctx: NodeContext) -> list[Result]:
-    """DequantizeLinear of ui8/i8 to the scale's float type."""
-    scale, zero = _quant_params(ctx)
-    if types.onnx_type_of_element(ctx.element_type(0)) not in (types.TP.UINT8, types.TP.INT8):
-        raise ctx.unsupported(f"dequantizing {ctx.element_type(0)} (only uint8, int8)")
-    real = types.element_type(types.onnx_type_of_numpy(ctx.constant(1, "scale").dtype))
-    op = graph.DequantizeLinearOp(
-        operands=[ctx.operand(0)], result_types=[types.tensor_type(ctx.shape(0), real)],
-        properties=_quant_props(scale, 0 if zero is None else int(zero.reshape(())), real),
-    )
-    return [ctx.emit1(op)]
-
-
 CONVERTERS: dict[str, Converter] = {
     "Relu": _unary(graph.ReluOp),
     "Sigmoid": _unary(graph.SigmoidOp),
@@ -347,8 +299,6 @@ CONVERTERS: dict[str, Converter] = {
     "Mean": convert_mean,
     "MatMul": convert_matmul,
     "Gemm": convert_gemm,
-    "QuantizeLinear": convert_quantize_linear,
-    "DequantizeLinear": convert_dequantize_linear,
     "Erf": _unary(graph.ErfOp),
     "ReduceMean": _reduce(graph.ReduceMeanOp, axes_input_since=18),
     "ReduceSum": _reduce(graph.ReduceSumOp, axes_input_since=13),

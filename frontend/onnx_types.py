@@ -111,25 +111,19 @@ def numpy_dtype_of_element(el: Attribute) -> np.dtype:
 
 
 def is_float(el: Attribute) -> bool:
-    return isinstance(el, Float16Type | Float32Type | Float64Type)
+    return isinstance(el, Float16Type | BFloat16Type | Float32Type | Float64Type)
 
 
-STORAGE_OPS = frozenset({"Cast", "CastLike", "Identity", "BitCast"})
-HALF_OPS = STORAGE_OPS | {
-    "IsNaN", "IsInf", "Where", "Mod", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
-    "Add", "Sub", "Mul", "Div", "Max", "Min", "Sum", "Mean", "Neg", "Abs", "Relu", "Exp", "Log",
-    "Sqrt", "Reciprocal", "Sigmoid", "Tanh", "Clip", "LeakyRelu", "Celu", "Elu", "Pow",
-    "Ceil", "Floor", "Round", "Sign", "Sin", "Cos",
-}
-"""The ops whose kernels take FLOAT16 tensors (converts, tests, and elementwise arithmetic:
-LLVM computes each half op in f32 and rounds once), and the ones that take the other
-storage-only types (bf16, 8/4-bit floats, 4/2-bit integers). Other kernels assume f32/f64
-(packed GEMM, polynomial exp and erf, libm calls) or whole bytes."""
+STORAGE_OPS = frozenset({"Cast", "CastLike", "Identity", "BitCast", "QuantizeLinear",
+                         "DequantizeLinear"})
+"""The ops that take the storage-only types (8/4-bit floats, 4/2-bit integers): converts
+and copies (Quantize/DequantizeLinear convert them in their kernels). FLOAT16 and BFLOAT16 tensors go to every op: those whose kernels have no half
+support compute in f32 between casts (passes/half_precision.py)."""
 
 
 def _is_storage_only(el: Attribute) -> bool:
     narrow_int = isinstance(el, IntegerType) and el.width.data in (2, 4)
-    return narrow_int or isinstance(el, BFloat16Type | Float8E4M3FNType | Float8E4M3FNUZType
+    return narrow_int or isinstance(el, Float8E4M3FNType | Float8E4M3FNUZType
                                     | Float8E5M2Type | Float8E5M2FNUZType | Float8E8M0FNUType
                                     | Float4E2M1FNType)
 
@@ -139,8 +133,6 @@ def limited_type_detail(op_type: str, element_types) -> str | None:
     for el in element_types:
         if _is_storage_only(el) and op_type not in STORAGE_OPS:
             return f"{op_type} of {type_name(_BY_XDSL[el])} tensors (only {', '.join(sorted(STORAGE_OPS))})"
-        if isinstance(el, Float16Type) and op_type not in HALF_OPS:
-            return f"{op_type} of FLOAT16 tensors (only {', '.join(sorted(HALF_OPS))} take them)"
     return None
 
 

@@ -18,12 +18,26 @@ from onnxc.registry import ONNXC_DIALECTS
 from onnxc.tools.pipeline_text import build_pipeline
 
 GRAPH_TO_LOOPS: tuple[str, ...] = (
-    "insert-runtime-checks", "assign-layout", "fold-layout-converts", "convert-graph-to-loops",
+    "widen-half-precision", "insert-runtime-checks", "assign-layout", "fold-layout-converts",
+    "convert-graph-to-loops",
 )
 """Graph dialect on tensors -> kernels of scf/memref/arith/math loops on static memrefs.
 Run-time indices and divisors get their checks first (never optional: memory safety does not
-depend on -O). Layouts are a lowering decision (as in MLIR), so they are chosen here at every
--O level: convolutions and what their outputs flow through run in NHWC on SIMD hosts."""
+depend on -O). fp16/bf16 ops without a half kernel compute in f32 between casts at every -O
+level (passes/half_precision.py; at -O1 and above the graph levels did it already). Layouts
+are a lowering decision (as in MLIR), so they are chosen here at every -O level: convolutions
+and what their outputs flow through run in NHWC on SIMD hosts."""
+
+
+def graph_to_loops(precision: str = "fp32") -> tuple[str, ...]:
+    """GRAPH_TO_LOOPS; with precision="bf16" the GEMMs and convs that can are marked to
+    compute in bf16 first (lowering/compute_precision.py)."""
+    if precision == "fp32":
+        return GRAPH_TO_LOOPS
+    at = GRAPH_TO_LOOPS.index("convert-graph-to-loops")
+    mark = f"set-compute-precision{{precision={precision}}}"
+    return (*GRAPH_TO_LOOPS[:at], mark, *GRAPH_TO_LOOPS[at:])
+
 
 LOOPS_ABI: tuple[str, ...] = ("bind-constants", "inplace", "plan-memory", "return-check-status")
 """Fix the entry function's calling convention: one arena (elementwise results written over
@@ -59,5 +73,6 @@ def run_passes(ctx: Context, module: ModuleOp, passes: str | Sequence[str]) -> N
 
 
 __all__ = [
-    "GRAPH_TO_LOOPS", "LOOPS_ABI", "loops_to_llvm", "make_context", "run_passes",
+    "GRAPH_TO_LOOPS", "LOOPS_ABI", "graph_to_loops", "loops_to_llvm", "make_context",
+    "run_passes",
 ]

@@ -11,6 +11,7 @@ from xdsl.ir import Operation
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of
+from onnxc.passes.constants import numpy_dtype
 
 STEP_FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
     "relu": lambda x: np.maximum(x, 0),
@@ -36,7 +37,17 @@ STEP_FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
     "mul_scalar": lambda x, s: x * x.dtype.type(s),
     "div_scalar": lambda x, s: x / x.dtype.type(s),
     "pow_scalar": lambda x, s: np.power(x, x.dtype.type(s)),
+    "dequantize": lambda x, s, z: _dequantize(x, s, z),
+    "quantize": lambda x, s, z, lo, hi: np.clip(
+        np.rint(x / x.dtype.type(s)) + x.dtype.type(z), x.dtype.type(lo), x.dtype.type(hi)),
 }
+
+
+def _dequantize(x: np.ndarray, scale: float, zero: float) -> np.ndarray:
+    """(x - zero) * scale; an integer input (ui8/i8) computes in f32, as the kernel."""
+    if x.dtype.kind in "iu":
+        return (x.astype(np.int32) - int(zero)).astype(np.float32) * np.float32(scale)
+    return (x - x.dtype.type(zero)) * x.dtype.type(scale)
 
 
 def fused_elementwise(op: graph.FusedElementwiseOp, args: list[np.ndarray]) -> list[np.ndarray]:
@@ -46,7 +57,7 @@ def fused_elementwise(op: graph.FusedElementwiseOp, args: list[np.ndarray]) -> l
             values.append(np.asarray(STEP_FUNCTIONS[step.op](
                 *(values[r] for r in step.refs), *step.params)))
     out = np.broadcast_to(values[-1], np.broadcast_shapes(*(a.shape for a in args)))
-    return [np.array(out, dtype=args[0].dtype)]
+    return [np.array(out, dtype=numpy_dtype(op.output.type.get_element_type()))]
 
 
 def channel_shuffle(op: graph.ChannelShuffleOp, args: list[np.ndarray]) -> list[np.ndarray]:

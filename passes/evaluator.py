@@ -24,14 +24,16 @@ from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.dialects.layout import ConvertOp
 from onnxc.errors import InvalidInputError, UnsupportedOpError
 from onnxc.frontend.onnx_types import numpy_dtype_of_element
+from onnxc.lowering.pass_verifier import origin_of
 from onnxc.passes import (
     composite_reference,
     evaluator_logic,
+    evaluator_quant,
     evaluator_reduce,
     evaluator_tensor,
     extended_reference,
+    quant_reference,
 )
-from onnxc.lowering.pass_verifier import origin_of
 from onnxc.passes.layout_fold import constant_value
 from onnxc.resource_limits import check_tensor, element_bytes
 
@@ -281,18 +283,6 @@ def _shape(op: graph.ShapeOp, args: list[np.ndarray]) -> list[np.ndarray]:
     return [np.asarray(args[0].shape[start:end], dtype=np.int64)]
 
 
-def _quantize(op: graph.QuantizeLinearOp, args: list[np.ndarray]) -> list[np.ndarray]:
-    """ONNX QuantizeLinear: round half to even (np.rint), add the zero point, saturate."""
-    info = np.iinfo(dtype_of(op.output))
-    q = np.rint(args[0] / args[0].dtype.type(float_of(op.scale))) + int_of(op.zero_point)
-    return [np.clip(q, info.min, info.max).astype(dtype_of(op.output))]
-
-
-def _dequantize(op: graph.DequantizeLinearOp, args: list[np.ndarray]) -> list[np.ndarray]:
-    x = args[0].astype(np.int32) - int_of(op.zero_point)
-    return [(x.astype(np.float32) * np.float32(float_of(op.scale))).astype(dtype_of(op.output))]
-
-
 EVALUATORS: dict[type[Operation], Evaluator] = {
     graph.ConstantOp: _constant,
     graph.ConstantOfShapeOp: _constant_of_shape,
@@ -347,8 +337,8 @@ EVALUATORS: dict[type[Operation], Evaluator] = {
     graph.ShapeOp: _shape,
     graph.LayoutConvertOp: lambda op, a: [np.transpose(a[0], op.permutation())],
     ConvertOp: lambda op, a: [a[0]],  # layout.convert: same logical tensor, new memory order
-    graph.QuantizeLinearOp: _quantize,
-    graph.DequantizeLinearOp: _dequantize,
+    **evaluator_quant.EVALUATORS,
+    **quant_reference.EVALUATORS,
     **extended_reference.EVALUATORS,
     **composite_reference.EVALUATORS,
     **evaluator_reduce.EVALUATORS,

@@ -1,5 +1,8 @@
 """`fuse-elementwise`: trees of float elementwise ops become one `graph.fused_elementwise`.
 
+Per-tensor ui8/i8 Quantize/Dequantize join the trees as steps, so QDQ's DQ(a) + DQ(b) ->
+Relu -> Q (a residual add) is one loop reading and writing 8-bit tensors.
+
 Every supported elementwise op is seen as a one-step fused op (`as_steps`). A producer
 belongs in its consumer's fused op when the producer's result has no other user and the
 consumer does not broadcast it to a larger shape (which would repeat the producer's work
@@ -13,7 +16,7 @@ step, quadratic in the length of a chain (a 1,000-op chain took seconds).
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import ArrayAttr, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, Float32Type, StringAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -24,7 +27,8 @@ from xdsl.pattern_rewriter import (
 from onnxc.dialects import graph
 from onnxc.dialects.graph import float_of, shape_of
 from onnxc.dialects.graph_composite import Step
-from onnxc.passes.constants import is_float_tensor, single_use
+from onnxc.passes.constants import element_type, is_float_tensor, single_use
+from onnxc.passes.quant_params import QuantOp, byte_range, is_byte, qparams, quantized_value
 
 UNARY_STEP_OPS: dict[type[Operation], str] = {
     graph.ReluOp: "relu", graph.SigmoidOp: "sigmoid", graph.TanhOp: "tanh",
@@ -44,6 +48,9 @@ def as_steps(op: Operation) -> tuple[list[SSAValue], list[Step]] | None:
     """(inputs, steps) computing `op`'s result, or None if `op` is not fusable."""
     if isinstance(op, graph.FusedElementwiseOp):
         return list(op.inputs), op.parsed_steps()
+    if isinstance(op, QuantOp):
+        step = quant_step(op)
+        return None if step is None else ([op.input], [step])
     if not op.results or not is_float_tensor(op.results[0]):
         return None
     if type(op) in UNARY_STEP_OPS:
@@ -94,10 +101,30 @@ def weighted_sum_steps(op: graph.WeightedSumOp) -> tuple[list[SSAValue], list[St
     return inputs, steps
 
 
+def quant_step(op: graph.QuantizeLinearOp | graph.DequantizeLinearOp) -> Step | None:
+    """The step of a per-tensor ui8/i8 <-> f32 Quantize or Dequantize (QDQ residual adds
+    then run as one loop over the 8-bit tensors), else None."""
+    p = qparams(op)
+    real = op.input if isinstance(op, graph.QuantizeLinearOp) else op.output
+    if p is None or not p.per_tensor or not is_byte(quantized_value(op)):
+        return None
+    if not isinstance(element_type(real), Float32Type):
+        return None
+    if isinstance(op, graph.DequantizeLinearOp):
+        return Step("dequantize", (0,), (float(p.scale()), float(p.zero_point())))
+    if not isinstance(op.division_type(), Float32Type):
+        return None
+    lo, hi = byte_range(op.output)
+    return Step("quantize", (0,), (float(p.scale()), float(p.zero_point()), float(lo),
+                                   float(hi)))
+
+
 def is_fusable(op: Operation) -> bool:
     """Whether `as_steps(op)` is not None, without building the steps."""
     if isinstance(op, graph.FusedElementwiseOp):
         return True
+    if isinstance(op, QuantOp):
+        return quant_step(op) is not None
     if not op.results or not is_float_tensor(op.results[0]):
         return False
     if type(op) in VARIADIC_STEP_OPS:

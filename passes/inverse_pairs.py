@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import (
@@ -21,6 +22,7 @@ from xdsl.pattern_rewriter import (
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph import int_of, ints_of, shape_of
+from onnxc.dialects.graph_quant import quantized_range
 from onnxc.passes.base import GraphPatternPass
 from onnxc.passes.constants import numpy_dtype
 from onnxc.passes.rewrite_utils import i64_array
@@ -132,15 +134,25 @@ class CancelLayoutConversionsPass(GraphPatternPass):
 
 def _same_params(a: graph.QuantizeLinearOp | graph.DequantizeLinearOp,
                  b: graph.QuantizeLinearOp | graph.DequantizeLinearOp) -> bool:
-    return (a.scale.value.data == b.scale.value.data
-            and int_of(a.zero_point) == int_of(b.zero_point))
+    return (a.axis_of() == b.axis_of() and a.block_size_of() == b.block_size_of()
+            and a.scales().shape == b.scales().shape
+            and np.array_equal(a.scales().astype(np.float64), b.scales().astype(np.float64))
+            and np.array_equal(a.zero_points(), b.zero_points()))
 
 
 def _normal_scale(op: graph.DequantizeLinearOp) -> bool:
-    """(q - z) * scale is a normal float for every nonzero q - z in [-255, 255], so dividing
-    by the scale again returns q - z to far better than one half."""
-    info = np.finfo(numpy_dtype(op.output.type.get_element_type()))
-    return float(info.tiny) <= op.scale.value.data <= float(info.max) / 256
+    """(q - z) * scale is a normal float for every nonzero q - z of the integer type's range,
+    and the result's mantissa holds that range, so dividing by the scale again returns q - z
+    to far better than one half."""
+    try:
+        lo, hi = quantized_range(op.input.type.get_element_type())
+    except ValueError:  # float8/float4 quantized types: not claimed exact
+        return False
+    info = ml_dtypes.finfo(numpy_dtype(op.output.type.get_element_type()))
+    if (hi - lo).bit_length() > info.nmant:
+        return False
+    scales = op.scales().astype(np.float64)
+    return bool(np.all((float(info.tiny) <= scales) & (scales <= float(info.max) / (hi - lo + 1))))
 
 
 class CancelDequantizeQuantize(RewritePattern):
@@ -157,7 +169,7 @@ class CancelDequantizeQuantize(RewritePattern):
 
 class CancelQuantizeDequantize(RewritePattern):
     """dequantize(quantize(x)) = x up to the quantization rounding: a change of results, so
-    only where the optimization level lets rounding go (pass option allow-rounding-change)."""
+    only when the user opts in (pass option allow-rounding-change; no -O level sets it)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.DequantizeLinearOp, rewriter: PatternRewriter):
@@ -170,8 +182,9 @@ class CancelQuantizeDequantize(RewritePattern):
 @dataclass(frozen=True)
 class CancelQuantDequantPass(GraphPatternPass):
     """Remove Quantize/Dequantize pairs with the same scale and zero point. Dequantize then
-    Quantize is exact and always removed; Quantize then Dequantize only with
-    `allow-rounding-change=true` (-O3), since it drops the rounding and saturation."""
+    Quantize is exact and always removed; Quantize then Dequantize only with the opt-in
+    `cancel-quant-dequant{allow-rounding-change=true}` (a pass_pipeline the user writes, never
+    an -O level), since it drops the rounding and saturation."""
 
     name = "cancel-quant-dequant"
     allow_rounding_change: bool = False

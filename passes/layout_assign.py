@@ -33,12 +33,13 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import Float32Type, ModuleOp, TensorType
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects import graph
+from onnxc.dialects.graph_qlinear import QLinearConvOp, is_byte_type
 from onnxc.dialects.layout import ConvertOp, layout_of, with_layout
 from onnxc.passes.layout_fold import constant_value, laid_out_dense, moves_no_data
 
@@ -82,9 +83,11 @@ def _in_layout(t: TensorType, spec: str | None) -> TensorType:
 
 
 def _is_nchw_f32(t) -> bool:
+    """A rank-4 f32 tensor; or f16/bf16, which only casts and elementwise kernels (layout
+    agnostic) see once widen-half-precision ran, so fp16 models' casts stay in NHWC."""
     return (
         isinstance(t, TensorType) and len(t.get_shape()) == 4
-        and isinstance(t.get_element_type(), Float32Type)
+        and isinstance(t.get_element_type(), Float32Type | Float16Type | BFloat16Type)
     )
 
 
@@ -92,14 +95,44 @@ def activation_operands(op: Operation) -> list[SSAValue]:
     """The operands that share the op's layout (a conv's weight and bias do not)."""
     if isinstance(op, graph.ConvAddOp):
         return [op.input, op.addend]
-    if isinstance(op, graph.ConvOp):
+    if isinstance(op, graph.ConvOp | QLinearConvOp):
         return [op.input]
     return list(op.operands)
 
 
+def _is_rank4(t) -> bool:
+    return isinstance(t, TensorType) and len(t.get_shape()) == 4
+
+
+def _is_rank4_bytes(t) -> bool:
+    """A rank-4 ui8 / i8 tensor: elementwise kernels (the fused DQ -> Add -> Relu -> Q of a
+    quantized residual) map its bytes in any layout."""
+    return _is_rank4(t) and is_byte_type(t.get_element_type())
+
+
+def _quantized_nhwc(op: Operation) -> bool | None:
+    """The int8 side: a rank-4 qlinear_conv with a constant weight runs NHWC (the packed
+    VNNI kernel needs it, the generic one reads any permutation); per-tensor Quantize /
+    DequantizeLinear map elements whatever the layout, so NHWC flows through the DQ -> Add
+    -> Q chains between them; a ui8 / i8 MaxPool has an NHWC kernel. None: not one of
+    these ops."""
+    if isinstance(op, QLinearConvOp):
+        return (_is_rank4(op.input.type) and _is_rank4(op.output.type)
+                and isinstance(op.weight.owner, graph.ConstantOp))
+    if isinstance(op, graph.QuantizeLinearOp | graph.DequantizeLinearOp):
+        return op.is_per_tensor() and _is_rank4(op.input.type) and _is_rank4(op.output.type)
+    if isinstance(op, graph.MaxPoolOp) and _is_rank4_bytes(op.output.type):
+        return _is_rank4(op.input.type)  # pool_nhwc's integer max (no requantization)
+    return None
+
+
 def can_run_nhwc(op: Operation) -> bool:
     """Whether `op` has a kernel that is correct with its activations in NHWC."""
-    if not op.results or not all(_is_nchw_f32(r.type) for r in op.results):
+    if (quantized := _quantized_nhwc(op)) is not None:
+        return quantized
+    elementwise = isinstance(op, LAYOUT_AGNOSTIC + BROADCASTING)
+    if not op.results or not all(_is_nchw_f32(r.type) or elementwise and _is_rank4_bytes(r.type)
+                                 for r in op.results):
         return False
     if isinstance(op, CONVS):
         # the NHWC conv kernels pack the weight at compile time: it must be a constant
@@ -193,7 +226,7 @@ class _FunctionLayouts:
     def wants_nhwc(self, op: Operation) -> bool:
         if not can_run_nhwc(op):
             return False
-        if isinstance(op, CONVS) or self.everywhere:
+        if isinstance(op, (*CONVS, QLinearConvOp)) or self.everywhere:
             return True
         return any(layout_of(v.type) == NHWC for v in activation_operands(op))
 

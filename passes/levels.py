@@ -35,22 +35,33 @@ BASIC: tuple[str, ...] = (
     "pad-to-input",
     # operator forwarding
     "slice-before-elementwise", "transpose-through-elementwise", "reduce-before-shift",
+    # half precision: ops without a half kernel compute in f32 between casts; fp16/bf16
+    # graphs become f32 graphs before the fusions
+    "widen-half-precision", "widen-half-graph",
 )
 
 EXTENDED: tuple[str, ...] = (
     "fuse-layernorm", "fuse-gelu", "fuse-prelu", "fuse-matmul-transpose", "fuse-binary-eltwise",
     "fuse-reduce-to-global-pool", "fuse-attention", "horizontal-fusion",
+    # QDQ recognition (onnxruntime runs its QDQ fusions at Extended too)
+    "fuse-qdq-linear", "move-quant-dequant",
 )
 
 LAYOUT_AND_MEMORY: tuple[str, ...] = (
-    # layout conversions only exist once layouts are assigned; quantize/dequantize pairs may
-    # only cancel where the rounding is allowed to go (the catalog allows it at -O3)
+    # layout conversions only exist once layouts are assigned; cancel-quant-dequant removes
+    # only exact Dequantize -> Quantize pairs here (Quantize -> Dequantize, which changes the
+    # rounding, is the explicit opt-in `cancel-quant-dequant{allow-rounding-change=true}`)
     "cancel-layout-conversions", "drop-layout-cast-at-output", "cancel-quant-dequant",
 )
 
 ORDER: tuple[str, ...] = (
+    # 0. QDQ subgraphs become integer ops while their weight dequantizations are intact
+    #    (fold-constant-ops would turn them into float weights)
+    "move-quant-dequant", "fuse-qdq-linear",
     # 1. constants become real constants, constant inputs become properties
     "fold-constant-ops", "fold-axes-inputs", "fold-unsqueeze-const", "pad-to-input",
+    # fp16/bf16 graphs compute in f32 from here, rounded at their edges as onnxruntime's are
+    "widen-half-graph",
     # 2. nothing-ops, inverse pairs and normal forms
     "drop-no-op", "drop-noop-cast", "drop-full-slice", "drop-identity-pool",
     "merge-reshapes", "merge-casts", "cancel-squeeze-unsqueeze", "cancel-transposes",
@@ -69,7 +80,10 @@ ORDER: tuple[str, ...] = (
     "drop-flatten-after-linear", "fuse-matmul-scale", "fuse-matmul-add",
     "fuse-matmul-transpose", "fuse-binary-eltwise",
     # 6. epilogues and sibling fusion, then kernel-level forms
-    "fuse-activation", "horizontal-fusion", "fold-scalar-binary", "fuse-elementwise",
+    "fuse-activation", "horizontal-fusion", "fold-scalar-binary",
+    # fp16/bf16 ops without a half kernel -> f32 between casts (after the fusions that
+    # match the model's own ops, before fuse-elementwise)
+    "widen-half-precision", "fuse-elementwise",
     "drop-layout-cast-at-output",
     # 7. clean up
     "cse", "drop-orphans",
@@ -85,8 +99,7 @@ _LEVEL_ROWS: dict[int, frozenset[str]] = {
 }
 
 _OPTIONS: dict[int, dict[str, str]] = {
-    # -O3 lets Quantize -> Dequantize pairs go although that changes the rounding
-    3: {"cancel-quant-dequant": "{allow-rounding-change=true}"},
+    # no level changes results: Quantize -> Dequantize removal is opt-in only
 }
 
 LEVELS: dict[int, tuple[str, ...]] = {

@@ -14,6 +14,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
     AnyFloat,
+    BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -486,7 +487,11 @@ class MergeReshapesPass(GraphPatternPass):
 
 
 def _mantissa_bits(t: Attribute) -> int:
-    return {Float16Type: 11, Float32Type: 24, Float64Type: 53}[type(t)]
+    return {BFloat16Type: 8, Float16Type: 11, Float32Type: 24, Float64Type: 53}[type(t)]
+
+
+def _exponent_bits(t: Attribute) -> int:
+    return {BFloat16Type: 8, Float16Type: 5, Float32Type: 8, Float64Type: 11}[type(t)]
 
 
 def lossless(src: Attribute, dst: Attribute) -> bool:
@@ -506,8 +511,9 @@ def lossless(src: Attribute, dst: Attribute) -> bool:
         if isinstance(dst, AnyFloat):
             return _mantissa_bits(dst) >= bits
         return False
-    if isinstance(src, AnyFloat) and isinstance(dst, AnyFloat):
-        return _mantissa_bits(dst) >= _mantissa_bits(src)
+    if isinstance(src, AnyFloat) and isinstance(dst, AnyFloat):  # bf16 -> f16 overflows
+        return (_mantissa_bits(dst) >= _mantissa_bits(src)
+                and _exponent_bits(dst) >= _exponent_bits(src))
     return False
 
 

@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
@@ -179,19 +180,32 @@ def drifting_outputs(
         if b.shape != a.shape or b.dtype != a.dtype:
             bad.append((i, f"{label}: {b.dtype}{list(b.shape)} became {a.dtype}{list(a.shape)}"))
             continue
-        if b.dtype.kind not in "fc":
+        resolution = _float_resolution(b.dtype)
+        if resolution is None:
             if not np.array_equal(a, b):
                 bad.append((i, f"{label}: {int(np.sum(a != b))} elements differ"))
             continue
+        # a half-precision output cannot agree closer than its own rounding (2 ulps)
+        output_rtol = max(rtol, 2 * resolution)
         nan_ok = np.array_equal(np.isnan(a), np.isnan(b))
         with np.errstate(invalid="ignore"):
             diff = np.where(np.isnan(b), 0.0, np.abs(a.astype(np.float64) - b))
             scale = float(np.max(np.where(np.isfinite(b), np.abs(b), 0.0), initial=0.0))
         worst = float(np.nanmax(diff, initial=0.0))
-        if not nan_ok or not worst <= atol + rtol * scale:
+        if not nan_ok or not worst <= atol + output_rtol * scale:
             bad.append((i, f"{label}: max abs diff {worst:.3g} (scale {scale:.3g}, allowed "
-                           f"{atol + rtol * scale:.3g}){'' if nan_ok else ', NaNs moved'}"))
+                           f"{atol + output_rtol * scale:.3g}){'' if nan_ok else ', NaNs moved'}"))
     return bad
+
+
+def _float_resolution(dtype: np.dtype) -> float | None:
+    """The unit roundoff of a float dtype (numpy's, or ml_dtypes' bfloat16, which computes),
+    else None (integers, bools and the storage-only 8-bit floats must match exactly)."""
+    if dtype.kind in "fc":
+        return float(np.finfo(dtype).eps) / 2
+    if dtype == np.dtype(ml_dtypes.bfloat16):
+        return float(ml_dtypes.finfo(dtype).eps) / 2
+    return None
 
 
 Pipeline = str | Sequence["str | ModulePass"]

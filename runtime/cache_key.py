@@ -10,7 +10,7 @@ The key hashes (SHA-256, each part length-prefixed):
   other than what the key hashed is never stored. (Compiling from an inlined copy instead
   would keep a second copy of the weights alive for the whole compile.)
 - the options that change code: `opt_level`, `pass_pipeline`, `num_threads` (compiled into
-  parallel loops), `input_shapes`. The batch binding is a function of the model bytes (a
+  parallel loops), `input_shapes`, `precision`. The batch binding is a function of the model bytes (a
   symbolic `N` and a fixed 1 are different bytes) and of `input_shapes`, so it needs no field
   of its own;
 - the toolchain: the entry format version, onnxc's version and a digest of its source
@@ -134,7 +134,8 @@ def toolchain_fingerprint() -> str:
     ])
 
 
-def options_text(opt_level, pass_pipeline, num_threads, input_shapes) -> str:
+def options_text(opt_level, pass_pipeline, num_threads, input_shapes,
+                 precision: str = "fp32") -> str:
     """The code-changing options as canonical JSON (a pipeline given as a list and the same
     passes given as a string stay different keys: a miss at worst, never a wrong hit)."""
     pipeline = pass_pipeline if pass_pipeline is None or isinstance(pass_pipeline, str) \
@@ -145,7 +146,8 @@ def options_text(opt_level, pass_pipeline, num_threads, input_shapes) -> str:
     elif input_shapes is not None:
         shapes = ["?", input_shapes]
     return json.dumps({"opt_level": opt_level, "pass_pipeline": pipeline,
-                       "num_threads": num_threads, "input_shapes": shapes},
+                       "num_threads": num_threads, "input_shapes": shapes,
+                       "precision": precision},
                       sort_keys=True, default=repr)
 
 
@@ -156,21 +158,24 @@ def _dims(shape):
 
 
 def compile_key(source: Snapshot, opt_level: int, pass_pipeline, num_threads: int = 1,
-                input_shapes: Mapping[str, Sequence[int]] | None = None) -> str:
+                input_shapes: Mapping[str, Sequence[int]] | None = None,
+                precision: str = "fp32") -> str:
     """The hex SHA-256 naming the entry of `source` compiled with these options here."""
     digest = hashlib.sha256(b"onnxc-key\0")
     _part(digest, source.digest)
-    _part(digest, options_text(opt_level, pass_pipeline, num_threads, input_shapes).encode())
+    _part(digest, options_text(opt_level, pass_pipeline, num_threads, input_shapes,
+                               precision).encode())
     _part(digest, toolchain_fingerprint().encode())
     return digest.hexdigest()
 
 
 def cache_key(model, opt_level: int, pass_pipeline: str | Sequence[str] | None,
               num_threads: int = 1,
-              input_shapes: Mapping[str, Sequence[int]] | None = None) -> str | None:
+              input_shapes: Mapping[str, Sequence[int]] | None = None,
+              precision: str = "fp32") -> str | None:
     """The key of `model` (path, bytes or ModelProto) compiled with these options on this
     host; None when the model cannot be read (the importer then reports why)."""
     source = snapshot(model)
     if source is None:
         return None
-    return compile_key(source, opt_level, pass_pipeline, num_threads, input_shapes)
+    return compile_key(source, opt_level, pass_pipeline, num_threads, input_shapes, precision)

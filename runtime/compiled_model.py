@@ -146,6 +146,7 @@ class CompiledModel:
                                    if s.name in self.input_defaults]
 
     _num_threads = 1  # set by onnxc.compile / the cache (runtime/threads.py)
+    _precision = "fp32"  # set by onnxc.compile / the cache (docs/precision.md)
     _batch_rows: tuple[list[int], list[int]] | None = None
     """rows per sample of each input and output, when compiled for one sample of a batch"""
 
@@ -173,6 +174,11 @@ class CompiledModel:
     def num_threads(self) -> int:
         """Threads the model's parallel loops run on (fixed when it was compiled)."""
         return self._num_threads
+
+    @property
+    def precision(self) -> str:
+        """What GEMMs and convs compute in: "fp32", or "bf16" (fixed when compiled)."""
+        return self._precision
 
     @property
     def input_names(self) -> list[str]:

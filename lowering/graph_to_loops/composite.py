@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import math as pymath
 
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import Signedness, f32, i32
+
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, shape_of
 from onnxc.dialects.layout import layout_of
@@ -43,6 +46,13 @@ def _step(kb: KernelBuilder, name: str, args, params):
     if name == "leaky_relu":
         scaled = kb.mul(x, kb.constant(params[0], x.type))
         return kb.select(kb.less_than(x, kb.constant(0.0, x.type)), scaled, x)
+    if name == "dequantize":
+        return _dequantize_step(kb, x, *params)
+    if name == "quantize":
+        scale, zero, lo, hi = params
+        q = kb.insert(math.RoundEvenOp(kb.div(x, kb.constant(scale, x.type))))
+        q = kb.add(q, kb.constant(zero, x.type))
+        return kb.min(kb.max(q, kb.constant(lo, x.type)), kb.constant(hi, x.type))
     if name == "clip":
         lo, hi = params
         if lo != -pymath.inf:
@@ -53,8 +63,19 @@ def _step(kb: KernelBuilder, name: str, args, params):
     raise LoweringError(f"graph.fused_elementwise: no lowering for step '{name}'")
 
 
+def _dequantize_step(kb: KernelBuilder, x, scale: float, zero: float):
+    """(x - zero) * scale in f32; an integer x is widened exactly first."""
+    if is_float(x.type):
+        return kb.mul(kb.sub(x, kb.constant(zero, x.type)), kb.constant(scale, x.type))
+    unsigned = x.type.signedness.data == Signedness.UNSIGNED
+    wide = kb.insert((arith.ExtUIOp if unsigned else arith.ExtSIOp)(x, i32))
+    centred = kb.sub(wide, kb.constant(int(zero), i32))
+    return kb.mul(kb.insert(arith.SIToFPOp(centred, f32)), kb.constant(scale, f32))
+
+
 def fused_elementwise_kernel(op: graph.FusedElementwiseOp, kb: KernelBuilder, ins, outs):
-    if not is_float(outs[0].type.get_element_type()):
+    dst = outs[0].type.get_element_type()
+    if not is_float(dst) and op.parsed_steps()[-1].op != "quantize":
         raise LoweringError(f"{op.name}: element type is not a float")
     require_physical_broadcast(op)
     steps = op.parsed_steps()
@@ -63,7 +84,10 @@ def fused_elementwise_kernel(op: graph.FusedElementwiseOp, kb: KernelBuilder, in
         values = list(args)
         for s in steps:
             values.append(_step(kb, s.op, [values[r] for r in s.refs], s.params))
-        return values[-1]
+        if is_float(dst):
+            return values[-1]
+        # a quantize step's integral float value, already clamped to dst's range
+        return kb.insert(arith.TruncIOp(kb.insert(arith.FPToSIOp(values[-1], i32)), dst))
 
     map_elementwise(kb, ins, outs[0], body)
 

@@ -136,7 +136,7 @@ def conv_scratch(op: graph.ConvOp) -> list[MemRefType]:
     if not conv_nhwc.is_nhwc(op):
         return []
     _check_nhwc(op)
-    return conv_nhwc.padded_scratch(conv_nhwc.geometry(op))
+    return conv_nhwc.input_scratch(op)
 
 
 def conv_kernel(op: graph.ConvOp, kb: KernelBuilder, ins, outs):

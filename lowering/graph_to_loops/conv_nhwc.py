@@ -14,11 +14,15 @@ A = X seen as [N*H*W, C]. Threads split the pixels (PackedGemm.build); the paddi
 splits input rows.
 
 Depthwise convolutions (group == C == Cout) have their own kernel (depthwise.py).
+
+bf16 compute (gemm_bf16.py, `precision="bf16"`): the same implicit GEMM on a geometry whose
+channels count bf16 pairs (`pair_geometry`), reading an input scratch of pairs that
+`convert_input` fills (zero-padded, rounded to bf16) and weights packed as pairs.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -31,12 +35,14 @@ from xdsl.dialects.builtin import (
     TensorType,
     VectorType,
     f32,
+    i32,
 )
 from xdsl.ir import Operation, SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.layout import layout_of
+from onnxc.lowering.graph_to_loops import gemm_bf16
 from onnxc.lowering.graph_to_loops.gemm_microkernel import (
     KC,
     GemmShape,
@@ -203,7 +209,9 @@ def _gemm_shape(g: ConvGeometry) -> GemmShape:
 
 def packed_weights(op: Operation) -> DenseIntOrFPElementsAttr:
     """Every group's B_g[(kh, kw, c), m] = W[g*Mg + m, c, kh, kw] in panel order, groups
-    one after the other."""
+    one after the other (in bf16 compute, as pairs: `packed_weight_pairs`)."""
+    if gemm_bf16.requested(op):
+        return packed_weight_pairs(op)
     g, t = geometry(op), host_tiling()
     w = _weight_value(op)
     assert w is not None
@@ -288,8 +296,9 @@ def pad_input(kb: KernelBuilder, g: ConvGeometry, x: SSAValue, xpad: SSAValue) -
 class _ConvGemm(PackedGemm):
     """The packed GEMM with A addressed through the padded input (see the module doc)."""
 
-    def __init__(self, op: Operation, kb: KernelBuilder, ins, outs):
-        self.geo = g = geometry(op)
+    def __init__(self, op: Operation, kb: KernelBuilder, ins, outs,
+                 geo: ConvGeometry | None = None):
+        self.geo = g = geo or geometry(op)
         self.plan = block_plan(g)
         has_bias = op.bias is not None
         residual = isinstance(op, graph.ConvAddOp)
@@ -299,11 +308,16 @@ class _ConvGemm(PackedGemm):
         super().__init__(op, kb, _gemm_shape(g), y, bp)
         self.bias = ins[2] if has_bias else None
         self.z = kb.view(ins[n_ops - 1], [g.pixels, g.cout]) if residual else None
-        if g.padded:
-            self.x = pad_input(kb, g, ins[0], ins[n_ops + 1])
-        else:
-            self.x = kb.view(ins[0], [g.n * g.h * g.w * g.c])
+        self.x = self.input_of(ins[0], ins[n_ops + 1] if len(ins) > n_ops + 1 else None)
         self.c0: Index = 0  # the group's first input channel
+
+    def input_of(self, x: SSAValue, scratch: SSAValue | None) -> SSAValue:
+        """The flat input A is read from: the padded copy, or the input itself."""
+        g = self.geo
+        if g.padded:
+            assert scratch is not None
+            return pad_input(self.kb, g, x, scratch)
+        return self.kb.view(x, [g.n * g.h * g.w * g.c])
 
     @cached_property
     def group_size(self) -> int:
@@ -438,4 +452,112 @@ class _ConvGemm(PackedGemm):
 
 def implicit_gemm_kernel(op: Operation, kb: KernelBuilder, ins, outs) -> None:
     """ins: x, weight (unused), [bias], [residual], packed B, [padded-input scratch]."""
+    if gemm_bf16.requested(op):
+        _Bf16ConvGemm(op, kb, ins, outs).build()
+        return
     _ConvGemm(op, kb, ins, outs).build()
+
+
+# ----------------------------------------------------------------------- bf16 compute
+
+
+def bf16_eligible(op: Operation) -> bool:
+    """A conv the bf16 implicit GEMM runs (gemm_bf16.py): not depthwise, and each group's
+    channels pair up (an odd channel count is padded with a zero channel when there is one
+    group)."""
+    if not supports_nhwc(op):
+        return False
+    g = geometry(op)
+    return not g.depthwise and (g.groups == 1 or g.cg % 2 == 0)
+
+
+def pair_geometry(g: ConvGeometry) -> ConvGeometry:
+    """`g` with channels counted in bf16 pairs (i32): the implicit GEMM over pairs."""
+    return replace(g, c=-(-g.cg // 2) * g.groups)
+
+
+def input_scratch(op: Operation) -> list[MemRefType]:
+    """The kernel's input scratch: the zero-padded NHWC copy when there are pads; in bf16
+    compute always, holding the input as pairs."""
+    g = geometry(op)
+    if gemm_bf16.requested(op):
+        p = pair_geometry(g)
+        return [MemRefType(i32, [p.n, p.hp, p.wp, p.c])]
+    return padded_scratch(g)
+
+
+def packed_weight_pairs(op: Operation) -> DenseIntOrFPElementsAttr:
+    """Each group's B_g over (kh, kw, channel pair) rows: the weights rounded to bf16, a
+    zero channel appended to an odd count, packed like `packed_weights`."""
+    g, t = geometry(op), host_tiling()
+    p = pair_geometry(g)
+    w = _weight_value(op)
+    assert w is not None
+    parts = []
+    for grp in range(g.groups):
+        wg = w[grp * g.mg:(grp + 1) * g.mg].transpose(2, 3, 1, 0)  # [KH, KW, Cg, Mg]
+        wide = np.zeros((g.kh, g.kw, 2 * p.cg, g.mg), np.float32)
+        wide[:, :, :g.cg] = wg
+        b = gemm_bf16.pairs(wide.reshape(g.taps * 2 * p.cg, g.mg))
+        parts.append(pack(b, _gemm_shape(p), t, block_plan(p).depths))
+    return gemm_bf16.pair_constant(np.concatenate(parts) if len(parts) > 1 else parts[0])
+
+
+def convert_input(kb: KernelBuilder, g: ConvGeometry, x: SSAValue, dst: SSAValue) -> SSAValue:
+    """Copies the NHWC f32 input into the zero-bordered scratch as bf16 pairs (an odd
+    channel count gets a zero channel); returns the scratch, flat."""
+    p = pair_geometry(g)
+    src = kb.view(x, [g.n * g.h * g.w * g.c])
+    out = kb.view(dst, [p.n * p.hp * p.wp * p.c])
+    row = p.wp * p.c
+
+    def pixels(s0: Index, d0: Index) -> None:
+        if g.c % 2 == 0:  # channel pairs are consecutive floats along the whole row
+            kb.for_(0, g.w * p.c, lambda q: kb.store(gemm_bf16.round_pair(
+                kb, kb.load(src, [kb.iadd(s0, kb.imul(q, 2))]),
+                kb.load(src, [kb.iadd(s0, kb.iadd(kb.imul(q, 2), 1))])),
+                out, [kb.iadd(d0, q)]))
+            return
+
+        def pixel(w: Index) -> None:
+            s, d = kb.iadd(s0, kb.imul(w, g.c)), kb.iadd(d0, kb.imul(w, p.c))
+            for q in range(p.c):
+                hi = kb.load(src, [kb.iadd(s, 2 * q + 1)]) if 2 * q + 1 < g.c else None
+                kb.store(gemm_bf16.round_pair(kb, kb.load(src, [kb.iadd(s, 2 * q)]), hi),
+                         out, [kb.iadd(d, q)])
+
+        kb.for_(0, g.w, pixel)
+
+    def image(n: Index) -> None:
+        base = kb.imul(n, p.hp * row)
+        if g.pt:
+            gemm_bf16.zero_pairs(kb, out, base, g.pt * row)
+
+        def inner(h: Index) -> None:
+            at = kb.iadd(base, kb.imul(kb.iadd(h, g.pt), row))
+            if g.pl:
+                gemm_bf16.zero_pairs(kb, out, at, g.pl * p.c)
+            pixels(kb.imul(kb.iadd(kb.imul(n, g.h), h), g.w * g.c), kb.iadd(at, g.pl * p.c))
+            if g.pr:
+                gemm_bf16.zero_pairs(kb, out, kb.iadd(at, (g.pl + g.w) * p.c), g.pr * p.c)
+
+        kb.parallel_for(0, g.h, inner)
+        if g.pb:
+            gemm_bf16.zero_pairs(kb, out, kb.iadd(base, (g.pt + g.h) * row), g.pb * row)
+
+    kb.for_(0, g.n, image)
+    return out
+
+
+class _Bf16ConvGemm(gemm_bf16.Bf16Pairs, _ConvGemm):
+    """The implicit GEMM over channel pairs: the same loops on the pair geometry, reading
+    the converted input (always a scratch) and the packed weight pairs."""
+
+    def __init__(self, op: Operation, kb: KernelBuilder, ins, outs):
+        self.f32_geo = geometry(op)
+        super().__init__(op, kb, ins, outs, pair_geometry(self.f32_geo))
+        self.init_pairs()
+
+    def input_of(self, x: SSAValue, scratch: SSAValue | None) -> SSAValue:
+        assert scratch is not None
+        return convert_input(self.kb, self.f32_geo, x, scratch)

@@ -14,6 +14,9 @@ VW, zero-padded in the packing) whose tile goes through a small stack buffer.
 
 Packed offset of B[k0 + kk, j + c] in a k-block of depth kc: `k0 * npad + kc * j + kk * w + c`
 (w = min(NR, npad - j)); the run-time scratch holds one stripe, `kc * (j - j0) + kk * w + c`.
+
+gemm_bf16.py runs the same loop nest over bf16 pairs of k (`precision="bf16"`), through the
+hooks `b_vtype`, `a_splat` and `madd`.
 """
 
 from __future__ import annotations
@@ -151,6 +154,8 @@ def packed_b(op: Operation) -> list[DenseIntOrFPElementsAttr]:
     value = _b_value(op)
     if value is None:
         return []
+    if _bf16().requested(op):
+        return _bf16().packed_b_pairs(op)
     g, t = shape_of_op(op), host_tiling()
     assert g is not None
     shape = shape_of(value.type)
@@ -165,7 +170,10 @@ def packed_b(op: Operation) -> list[DenseIntOrFPElementsAttr]:
 
 
 def scratch_b(op: Operation) -> list[MemRefType]:
-    """The run-time packing buffer of one KC x NC block when B is not a constant."""
+    """The run-time packing buffer of one KC x NC block when B is not a constant (in bf16
+    compute: A converted to bf16 pairs)."""
+    if applies(op) and _bf16().requested(op):
+        return [_bf16().a_pairs_type(op)]
     if not applies(op) or _b_value(op) is not None:
         return []
     g, t = shape_of_op(op), host_tiling()
@@ -182,7 +190,7 @@ def pack(b: np.ndarray, g: GemmShape, t: Tiling, depths: Sequence[int] = ()) -> 
     npad = g.npad(t)
     bounds = np.cumsum([0, *depths]) if depths else range(0, g.k + KC, KC)
     assert not depths or bounds[-1] == g.k
-    packed = np.zeros(g.k * npad, np.float32)
+    packed = np.zeros(g.k * npad, b.dtype)  # f32, or the bf16 pairs of gemm_bf16 (u32)
     offset = 0
     for k0, k1 in itertools.pairwise(bounds):
         depth = max(0, min(k1, g.k) - k0)
@@ -216,6 +224,8 @@ class PackedGemm:
         self.runtime_pack = len(bp_type.get_shape()) == 2
         self.bp = kb.view(bp, [bp_type.element_count()]) if self.runtime_pack else bp
         self.vtype = VectorType(f32, [self.t.vw])
+        self.b_vtype = self.vtype
+        """one vector of a packed B panel row (gemm_bf16: VW pairs of bf16 as i32)"""
         # A partial tail panel's tile, at the entry (not in a loop). Shared by the row
         # blocks: a threaded parallel_for must privatize it.
         self.tile = None
@@ -233,6 +243,14 @@ class PackedGemm:
 
     def vload(self, mem: SSAValue, at: list[Index]) -> SSAValue:
         return self.kb.insert(vector.LoadOp(mem, [self.kb.idx(i) for i in at], self.vtype))
+
+    def a_splat(self, a: SSAValue) -> SSAValue:
+        """One A value broadcast against a vector of B."""
+        return self.splat(a)
+
+    def madd(self, a: SSAValue, b: SSAValue, acc: SSAValue) -> SSAValue:
+        """acc + a * b for one accumulator (gemm_bf16: a bf16 pair dot product)."""
+        return self.kb.insert(vector.FMAOp(a, b, acc))
 
     def vstore(self, v: SSAValue, mem: SSAValue, at: list[Index]) -> None:
         self.kb.insert(vector.StoreOp(v, mem, [self.kb.idx(i) for i in at]))
@@ -364,12 +382,13 @@ class PackedGemm:
 
         def step(kk: Index, a_values: list[SSAValue], *acc: SSAValue) -> list[SSAValue]:
             at = kb.iadd(base, kb.imul(kk, w))
-            bv = [self.vload(self.bp, [kb.iadd(at, v * t.vw)]) for v in range(nv)]
+            bv = [kb.insert(vector.LoadOp(self.bp, [kb.idx(kb.iadd(at, v * t.vw))], self.b_vtype))
+                  for v in range(nv)]
             out = list(acc)
             for r in range(mr):
-                s = self.splat(a_values[r])
+                s = self.a_splat(a_values[r])
                 for v in range(nv):
-                    out[r * nv + v] = kb.insert(vector.FMAOp(s, bv[v], out[r * nv + v]))
+                    out[r * nv + v] = self.madd(s, bv[v], out[r * nv + v])
             return out
 
         acc = list(self.k_loop(blk, ctx, i0, mr, init, step))
@@ -540,4 +559,14 @@ class _DenseGemm(PackedGemm):
 
 def packed_gemm_kernel(op: Operation, kb: KernelBuilder, ins, outs) -> None:
     """The body of the packed kernel; `ins` end with packed B or the packing scratch."""
+    if _bf16().requested(op):
+        _bf16().bf16_gemm_kernel(op, kb, ins, outs)
+        return
     _DenseGemm(op, kb, ins, outs).build()
+
+
+def _bf16():
+    """gemm_bf16 (imported late: it builds on this module)."""
+    from onnxc.lowering.graph_to_loops import gemm_bf16
+
+    return gemm_bf16

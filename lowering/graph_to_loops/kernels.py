@@ -24,6 +24,7 @@ from onnxc.lowering.graph_to_loops import (
     conv_transpose,
     data_movement,
     deform,
+    dynamic_quantize,
     elementwise,
     elementwise_logic,
     elementwise_unary,
@@ -31,6 +32,7 @@ from onnxc.lowering.graph_to_loops import (
     gemm_microkernel,
     grid_sample,
     index,
+    int8_gemm,
     layout,
     linalg,
     normalization,
@@ -63,6 +65,8 @@ KERNELS: dict[type[Operation], KernelFn] = {
     **composite.KERNELS,
     **layout.KERNELS,
     **quantize.KERNELS,
+    **dynamic_quantize.KERNELS,
+    **int8_gemm.KERNELS,
     **scalar.KERNELS,
     **tensor_ops.KERNELS,
     **resize.KERNELS,
@@ -81,6 +85,8 @@ KERNEL_CONSTANTS: dict[type[Operation], Callable[[Operation], list[DenseIntOrFPE
     graph.MatMulOp: gemm_microkernel.packed_b,
     graph.GemmOp: gemm_microkernel.packed_b,
     resize.ResizeOp: resize.resize_constants,
+    **quantize.KERNEL_CONSTANTS,
+    **int8_gemm.KERNEL_CONSTANTS,
 }
 
 KERNEL_SCRATCH: dict[type[Operation], Callable[[Operation], list[MemRefType]]] = {
@@ -88,9 +94,23 @@ KERNEL_SCRATCH: dict[type[Operation], Callable[[Operation], list[MemRefType]]] =
     graph.ConvAddOp: conv.conv_scratch,
     graph.MatMulOp: gemm_microkernel.scratch_b,
     graph.GemmOp: gemm_microkernel.scratch_b,
+    **int8_gemm.KERNEL_SCRATCH,
 }
 """Scratch buffers a kernel takes after its constants: the caller allocates them (in the
 arena, through plan-memory), since kernels cannot allocate."""
+
+KERNEL_KEYS: dict[type[Operation], Callable[[Operation], tuple]] = {
+    **int8_gemm.KERNEL_KEYS,
+}
+"""What a kernel's code depends on besides its argument types, where that is less than all
+the op's properties (values it reads from its constant tables): ops that differ only in
+those share one kernel."""
+
+
+def kernel_key(op: Operation) -> tuple | None:
+    """`op`'s properties part of its kernel key, None for the default (all properties)."""
+    rule = KERNEL_KEYS.get(type(op))
+    return rule(op) if rule is not None else None
 
 
 def kernel_scratch(op: Operation) -> list[MemRefType]:

@@ -62,6 +62,7 @@ from onnxc.lowering.graph_to_loops.kernels import (
     KernelFn,
     kernel_constants,
     kernel_for,
+    kernel_key,
     kernel_scratch,
 )
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder, memref_of, reinterpret
@@ -169,7 +170,9 @@ class _ModuleLowering:
 def _kernel_key(op: Operation) -> tuple:
     """What decides a kernel's code: op, properties (but not a check's site), types."""
     site = SITE_PROPERTIES if isinstance(op, graph.CheckOp) else ()
-    props = tuple(sorted((k, str(v)) for k, v in op.properties.items() if k not in site))
+    props = kernel_key(op)
+    if props is None:
+        props = tuple(sorted((k, str(v)) for k, v in op.properties.items() if k not in site))
     return (op.name, props, tuple(op.operand_types), tuple(op.result_types))
 
 

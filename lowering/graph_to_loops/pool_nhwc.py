@@ -21,13 +21,14 @@ import math as pymath
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, vector
-from xdsl.dialects.builtin import Float32Type, VectorType
+from xdsl.dialects.builtin import Float32Type, Signedness, VectorType
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, ints_of, shape_of
+from onnxc.dialects.graph_qlinear import is_byte_type
 from onnxc.errors import LoweringError
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, min_value
 
 UNROLL = 4
 """Channel vectors folded together per pixel: 4 x 16 lanes cover C = 64 in one pass."""
@@ -97,10 +98,14 @@ def channel_groups(
         body(nv * vw, Lanes(kb, [1] * tail))
 
 
-def _folder(kb: KernelBuilder, average: bool) -> Callable[[SSAValue, SSAValue], SSAValue]:
+def _folder(kb: KernelBuilder, average: bool,
+            element=None) -> Callable[[SSAValue, SSAValue], SSAValue]:
     """acc + x, or max(acc, x) as `maxnum` with no-NaN semantics: one vmaxps (`maximumf`'s
     NaN propagation cost 3x the whole kernel; MLAS's max pool does not propagate NaN
-    either)."""
+    either); on ui8 / i8 an integer max (vpmaxub / vpmaxsb)."""
+    if element is not None and is_byte_type(element):  # by the element: a vector's is ui8
+        unsigned = element.signedness.data == Signedness.UNSIGNED  # i8 is signless
+        return lambda a, b: kb.insert((arith.MaxUIOp if unsigned else arith.MaxSIOp)(a, b))
     if average:
         return lambda a, b: kb.insert(arith.AddfOp(a, b))
     no_nan = arith.FastMathFlagsAttr([arith.FastMathFlag.NO_NANS])
@@ -112,10 +117,12 @@ def _scale(kb: KernelBuilder, values: list[SSAValue], lanes: Lanes, factor: SSAV
     return [kb.insert(arith.MulfOp(v, s)) for v, s in zip(values, splat)]
 
 
-def _check_f32(op) -> None:
-    if not isinstance(op.output.type.get_element_type(), Float32Type):
-        raise LoweringError(f"{op.name}: the NHWC kernel takes f32, not "
-                            f"{op.output.type.get_element_type()}")
+def _check_f32(op, average: bool = True) -> None:
+    """f32; a max pool also ui8 / i8 (a quantized MaxPool: max commutes with the monotone
+    dequantization, so it needs no requantization)."""
+    element = op.output.type.get_element_type()
+    if not isinstance(element, Float32Type) and (average or not is_byte_type(element)):
+        raise LoweringError(f"{op.name}: the NHWC kernel takes f32, not {element}")
 
 
 def _interior(size: int, k: int, s: int, pad: int, dil: int, out: int) -> tuple[int, int]:
@@ -135,7 +142,7 @@ def window_count(kb: KernelBuilder, start: Index, k: int, dilation: int, low: in
 
 def pool_nhwc(op: graph.PoolOp, kb: KernelBuilder, ins, outs, average: bool) -> None:
     """2-D MaxPool / AveragePool on x [N, H, W, C] -> y [N, OH, OW, C]."""
-    _check_f32(op)
+    _check_f32(op, average)
     x, y = ins[0], outs[0]
     batch, channels, height, width = shape_of(op.input)
     out_h, out_w = shape_of(op.output)[2:]
@@ -145,10 +152,10 @@ def pool_nhwc(op: graph.PoolOp, kb: KernelBuilder, ins, outs, average: bool) -> 
     dilations = op.window_dilations()
     include_pad = average and int_of(op.count_include_pad) != 0  # type: ignore[attr-defined]
     element = y.type.get_element_type()
-    init = kb.constant(0.0 if average else -pymath.inf, element)
-    one = kb.constant(1.0, element)
-    fold = _folder(kb, average)
-    vw = vector_width()
+    init = kb.constant(0.0 if average else min_value(element), element)
+    one = kb.constant(1.0, element) if average else None
+    fold = _folder(kb, average, element)
+    vw = vector_width() * (4 if is_byte_type(element) else 1)
 
     def window(o: Index, d: int) -> tuple[Index, Index, Index, Index]:
         """(first input index, valid kernel offsets [lo, hi), window element count)."""

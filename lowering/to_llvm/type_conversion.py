@@ -56,6 +56,9 @@ def convert_type(t: Attribute) -> Attribute:
         return llvm.LLVMPointerType()
     if isinstance(t, VectorType) and isinstance(t.element_type, IndexType):
         return VectorType(i64, t.get_shape())
+    if isinstance(t, VectorType) and isinstance(t.element_type, IntegerType) and (
+            t.element_type.signedness.data != Signedness.SIGNLESS):
+        return VectorType(IntegerType(t.element_type.width.data), t.get_shape())  # ui8 lanes
     if isinstance(t, IntegerType) and t.signedness.data != Signedness.SIGNLESS:
         return IntegerType(t.width.data)  # LLVM integers carry no sign: ui8 is i8
     if isinstance(t, STORAGE_FLOATS):

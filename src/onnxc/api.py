@@ -133,6 +133,7 @@ def compile(
     cache_dir: str | os.PathLike | bool | None = None,
     num_threads: int | None = None,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
+    precision: str = "fp32",
 ) -> CompiledModel:
     """Compile an ONNX model (path, bytes or ModelProto) to native code for this CPU.
 
@@ -153,7 +154,12 @@ def compile(
     Dynamic shapes (frontend/batch_axes.py): a model whose inputs share one symbolic leading
     (batch) dimension is compiled once, for one sample, and runs at any batch size when it is
     batch-separable (checked op by op; ShapeInferenceError names the node otherwise). Any
-    other dynamic dimension needs `input_shapes={name: shape}`: one compilation per shape."""
+    other dynamic dimension needs `input_shapes={name: shape}`: one compilation per shape.
+
+    `precision="bf16"` (default "fp32") computes the products of f32 GEMMs and convs in
+    bf16 with f32 accumulation (AVX512-BF16 `vdpbf16ps`; weights rounded at compile time,
+    activations by each such kernel as it reads them); everything else stays f32. On a CPU without AVX512-BF16 it is
+    an InvalidArgumentError. `CompiledModel.precision` reports it (docs/precision.md)."""
     check_compile_arguments(**locals())  # InvalidArgumentError naming a bad one
     from onnxc.runtime import cache
     from onnxc.runtime.jit import NativeModule, host_target
@@ -168,7 +174,7 @@ def compile(
             source = cache.snapshot(model)  # None: unreadable (the importer says why)
             if source is not None:
                 key = cache.compile_key(source, opt_level, pass_pipeline, threads,
-                                        input_shapes)
+                                        input_shapes, precision)
             hit = None if verify_numerics or key is None else disk.load(key)
         if hit is not None:  # the entry restores everything, the batch binding included
             hit.compile_seconds = dict(log.seconds)
@@ -183,7 +189,7 @@ def compile(
         _run_graph_passes(ctx, module, passes, verify_numerics=verify_numerics)
     inputs, outputs = _signature(module)
     with log.stage("graph-to-loops"):
-        pipeline.run_passes(ctx, module, pipeline.GRAPH_TO_LOOPS)
+        pipeline.run_passes(ctx, module, pipeline.graph_to_loops(precision))
         arrays = constant_arrays(module)
         pipeline.run_passes(ctx, module, pipeline.LOOPS_ABI)
         entry = entry_function(module)
@@ -208,6 +214,7 @@ def compile(
         arena_bytes, intermediate_bytes, sites, status_offset, defaults,
     )
     compiled._num_threads = threads
+    compiled._precision = precision
     compiled.bind_batch_axis(batch)
     if disk is not None and key is not None:
         with log.stage("cache-store"):

@@ -88,6 +88,25 @@ def check_num_threads(num_threads: object) -> None:
         check_thread_count(num_threads)
 
 
+PRECISIONS = ("fp32", "bf16")
+
+
+def check_precision(precision: object) -> None:
+    """"fp32" or "bf16"; "bf16" only on a CPU with AVX512-BF16. A bf16 request this host
+    cannot honour is refused here, as a bad argument value for this machine, before any
+    work (rather than silently computing in f32, or failing later in LLVM)."""
+    if not isinstance(precision, str) or precision not in PRECISIONS:
+        raise _fail("precision", '"fp32" or "bf16"', precision)
+    if precision == "bf16":
+        from onnxc.lowering.graph_to_loops.gemm_bf16 import host_supports_bf16
+        from onnxc.runtime.jit import host_target
+
+        if not host_supports_bf16():
+            raise InvalidArgumentError(
+                f"precision 'bf16' needs a CPU with AVX512-BF16 (vdpbf16ps); this one "
+                f"({host_target().cpu}) has none: use precision='fp32'")
+
+
 def _is_dim(value: object) -> bool:
     return (isinstance(value, numbers.Integral) and not isinstance(value, bool)
             and 0 <= int(value) <= NO_BOUND)
@@ -112,7 +131,8 @@ def check_input_shapes(input_shapes: object) -> None:
 
 def check_compile_arguments(*, model: object, opt_level: object, pass_pipeline: object,
                             verbose: object, verify_numerics: object, cache_dir: object,
-                            num_threads: object, input_shapes: object) -> None:
+                            num_threads: object, input_shapes: object,
+                            precision: object = "fp32") -> None:
     """Every argument of `onnxc.compile` (and the ONNXC_* settings it reads)."""
     check_model(model)
     check_opt_level(opt_level)
@@ -122,6 +142,7 @@ def check_compile_arguments(*, model: object, opt_level: object, pass_pipeline: 
     check_cache_dir(cache_dir)
     check_num_threads(num_threads)
     check_input_shapes(input_shapes)
+    check_precision(precision)
     max_alloc_bytes()  # $ONNXC_MAX_ALLOC_MB
 
 

@@ -90,6 +90,10 @@ _PASS_PATHS: dict[str, str] = {
     "fuse-reduce-to-global-pool": "onnxc.passes.extended:FuseReduceToGlobalPoolPass",
     "fuse-attention": "onnxc.passes.extended:FuseAttentionPass",
     "horizontal-fusion": "onnxc.passes.extended:HorizontalFusionPass",
+    "fuse-qdq-linear": "onnxc.passes.quant_linear:FuseQdqLinearPass",
+    "move-quant-dequant": "onnxc.passes.quant_move:MoveQuantDequantPass",
+    "widen-half-precision": "onnxc.passes.half_precision:WidenHalfPrecisionPass",
+    "widen-half-graph": "onnxc.passes.half_precision:WidenHalfGraphPass",
     # graph -> loops (scf/memref/arith/math over static memrefs); first, at every -O level,
     # the checks of run-time indices and divisors (pipeline.GRAPH_TO_LOOPS)
     "convert-graph-to-loops": "onnxc.lowering.graph_to_loops.pass_:ConvertGraphToLoopsPass",
@@ -98,6 +102,8 @@ _PASS_PATHS: dict[str, str] = {
     # activations are NHWC, then cleanup of the conversions (not graph-optimization rows)
     "assign-layout": "onnxc.passes.layout_assign:AssignLayoutPass",
     "fold-layout-converts": "onnxc.passes.layout_fold:FoldLayoutConvertsPass",
+    # which GEMMs and convs compute in bf16 (`precision="bf16"`, pipeline.graph_to_loops)
+    "set-compute-precision": "onnxc.lowering.compute_precision:SetComputePrecisionPass",
     # loops-level whole-program passes: the entry ABI
     "inplace": "onnxc.lowering.inplace:InplacePass",
     "plan-memory": "onnxc.lowering.plan_memory:PlanMemoryPass",

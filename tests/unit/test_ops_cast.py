@@ -105,14 +105,13 @@ def test_castlike_to_float8():
 
 
 def test_storage_formats_only_go_through_casts():
-    x = np.zeros(3, ml_dtypes.bfloat16)
+    """(bf16 is not one any more: it computes in f32, tests/unit/test_half_precision.py.)"""
     node = helper.make_node("Relu", ["x"], ["y"])
     graph = helper.make_graph([node], "relu", [helper.make_tensor_value_info(
-        "x", TP.BFLOAT16, [3])], [helper.make_tensor_value_info("y", TP.BFLOAT16, [3])])
+        "x", TP.FLOAT8E5M2, [3])], [helper.make_tensor_value_info("y", TP.FLOAT8E5M2, [3])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
-    with pytest.raises(UnsupportedOpError, match="Relu of BFLOAT16"):
+    with pytest.raises(UnsupportedOpError, match="Relu of FLOAT8E5M2"):
         onnxc.compile(model)
-    assert x.dtype == ml_dtypes.bfloat16
 
 
 @pytest.mark.parametrize("saturate", [0, 1])

@@ -91,13 +91,16 @@ def run_model(args: argparse.Namespace) -> None:
     options: dict[str, Any] = {} if args.opt_level is None else {"opt_level": args.opt_level}
     if args.verbose:
         options["verbose"] = True
+    if args.precision is not None:
+        options["precision"] = args.precision
 
     started = time.perf_counter()
     compiled = onnxc.compile(model, **options)
     compile_seconds = time.perf_counter() - started
     level = "default" if args.opt_level is None else str(args.opt_level)
     print(f"model: {model}")
-    print(f"compile: {compile_seconds:.3f} s (opt-level {level})")
+    bf16 = ", precision bf16" if args.precision == "bf16" else ""
+    print(f"compile: {compile_seconds:.3f} s (opt-level {level}{bf16})")
 
     feeds: Mapping[str, np.ndarray] = (
         load_inputs(args.inputs, compiled.inputs) if args.inputs
@@ -142,6 +145,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--repeat", type=int, default=10, metavar="N",
         help="timed runs after the first (default: 10)",
+    )
+    run.add_argument(
+        "--precision", choices=("fp32", "bf16"),
+        help="what GEMMs and convs compute in (default fp32; bf16 needs AVX512-BF16)",
     )
     run.add_argument("-v", "--verbose", action="store_true", help="print compile stages")
     run.set_defaults(handler=run_model)

@@ -14,7 +14,7 @@ func.func @dequant_quant(%q: tensor<8xui8>) -> tensor<8xui8> {
 
 // -----
 
-// Quantize then Dequantize drops the rounding: only with allow-rounding-change (-O3).
+// Quantize then Dequantize drops the rounding: only with the opt-in allow-rounding-change.
 func.func @quant_dequant(%x: tensor<8xf32>) -> tensor<8xf32> {
   %0 = graph.quantize_linear(%x) {scale = 5.000000e-02 : f32, zero_point = -3 : i64} : (tensor<8xf32>) -> tensor<8xi8>
   %1 = graph.dequantize_linear(%0) {scale = 5.000000e-02 : f32, zero_point = -3 : i64} : (tensor<8xi8>) -> tensor<8xf32>

@@ -303,12 +303,59 @@
 
 // -----
 
-%x = "test.op"() : () -> tensor<4xi32>
-%y = graph.dequantize_linear(%x) {scale = 5.000000e-02 : f32, zero_point = 0 : i64} : (tensor<4xi32>) -> tensor<4xf32>
-// CHECK: Operation does not verify: graph.dequantize_linear: quantized element type must be ui8 or i8, got i32
+%x = "test.op"() : () -> tensor<4xi64>
+%y = graph.dequantize_linear(%x) {scale = 5.000000e-02 : f32, zero_point = 0 : i64} : (tensor<4xi64>) -> tensor<4xf32>
+// CHECK: Operation does not verify: graph.dequantize_linear: quantized element type must be an integer of 2 to 32 bits or an 8- or 4-bit float, got i64
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x3xi8>
+%y = graph.dequantize_linear(%x) {scale = dense<[1.0, 2.0]> : tensor<2xf32>, zero_point = dense<0> : tensor<2xi32>, axis = 1 : i64} : (tensor<2x3xi8>) -> tensor<2x3xf32>
+// CHECK: Operation does not verify: graph.dequantize_linear: scale has shape (2,), expected (3,)
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x5xf32>
+%y = graph.quantize_linear(%x) {scale = dense<1.0> : tensor<2x3xf32>, zero_point = dense<9> : tensor<2x3xi32>, axis = 1 : i64, block_size = 2 : i64} : (tensor<2x5xf32>) -> tensor<2x5xi4>
+// CHECK: Operation does not verify: graph.quantize_linear: zero_point 9 is out of range [-8, 7]
 
 // -----
 
 %x = "test.op"() : () -> tensor<4xf32>
 %y = graph.quantize_linear(%x) {scale = 0.000000e+00 : f32, zero_point = 0 : i64} : (tensor<4xf32>) -> tensor<4xi8>
 // CHECK: Operation does not verify: graph.quantize_linear: scale must be positive
+
+// -----
+
+%x = "test.op"() : () -> tensor<4x8xf32>
+%w = "test.op"() : () -> tensor<8x3xi8>
+%y = graph.qlinear_matmul(%x, %w) {input_zero_point = 0 : i64, weight_zero_point = array<i64: 0>} : (tensor<4x8xf32>, tensor<8x3xi8>) -> tensor<4x3xi32>
+// CHECK: Operation does not verify: graph.qlinear_matmul: input must be ui8 or i8, got f32
+
+// -----
+
+%x = "test.op"() : () -> tensor<4x8xui8>
+%w = "test.op"() : () -> tensor<8x3xi8>
+%y = graph.qlinear_matmul(%x, %w) {input_zero_point = 0 : i64, weight_zero_point = array<i64: 0, 0>} : (tensor<4x8xui8>, tensor<8x3xi8>) -> tensor<4x3xi32>
+// CHECK: Operation does not verify: graph.qlinear_matmul: weight_zero_point has 2 values, expected 1 or one per output channel (3)
+
+// -----
+
+%x = "test.op"() : () -> tensor<4x8xui8>
+%w = "test.op"() : () -> tensor<8x3xi8>
+%y = graph.qlinear_matmul(%x, %w) {input_zero_point = 0 : i64, weight_zero_point = array<i64: 0>} : (tensor<4x8xui8>, tensor<8x3xi8>) -> tensor<4x3xui8>
+// CHECK: Operation does not verify: graph.qlinear_matmul: a ui8 result needs output_scale
+
+// -----
+
+%x = "test.op"() : () -> tensor<4x8xui8>
+%w = "test.op"() : () -> tensor<8x3xi8>
+%y = graph.qlinear_matmul(%x, %w) {input_zero_point = 0 : i64, weight_zero_point = array<i64: 0>, output_scale = array<f32: 0.5>, output_zero_point = 1 : i64} : (tensor<4x8xui8>, tensor<8x3xi8>) -> tensor<4x3xi32>
+// CHECK: Operation does not verify: graph.qlinear_matmul: an i32 result takes no output scale or zero point
+
+// -----
+
+%x = "test.op"() : () -> tensor<1x8x4x4xui8>
+%w = "test.op"() : () -> tensor<2x8x3x3xi8>
+%y = graph.qlinear_conv(%x, %w) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, input_zero_point = 0 : i64, weight_zero_point = array<i64: 0>, output_scale = array<f32: 0.5>, output_zero_point = 10 : i64, output_min = 20 : i64, output_max = 5 : i64} : (tensor<1x8x4x4xui8>, tensor<2x8x3x3xi8>) -> tensor<1x2x2x2xui8>
+// CHECK: Operation does not verify: graph.qlinear_conv: output zero point or bounds outside [0, 255]

@@ -471,3 +471,41 @@ func.func @checks(%i: tensor<2x2xi64>, %d: tensor<3xi32>) {
 // CHECK-NEXT:    graph.check_indices(%i) {bounds = array<i64: 4, 3>, negative = 1 : i64, node = "g", op_type = "GatherND", operand = "indices"} : tensor<2x2xi64>
 // CHECK-NEXT:    graph.check_divisor(%d) {node = "q", op_type = "Div", operand = "B"} : tensor<3xi32>
 // CHECK-NEXT:    func.return
+
+// -----
+
+// DynamicQuantizeLinear (graph_quant): the scale and zero point come from the data.
+func.func @dynamic_quant(%x: tensor<2x3xf32>) -> (tensor<2x3xui8>, tensor<f32>, tensor<ui8>) {
+  %y, %s, %z = graph.dynamic_quantize_linear(%x) : (tensor<2x3xf32>) -> (tensor<2x3xui8>, tensor<f32>, tensor<ui8>)
+  func.return %y, %s, %z : tensor<2x3xui8>, tensor<f32>, tensor<ui8>
+}
+
+// CHECK-LABEL: func.func @dynamic_quant(
+// CHECK-NEXT:    %y, %s, %z = graph.dynamic_quantize_linear(%x) : (tensor<2x3xf32>) -> (tensor<2x3xui8>, tensor<f32>, tensor<ui8>)
+// CHECK-NEXT:    func.return %y, %s, %z
+
+// -----
+
+// QLinearConv / ConvInteger (graph_qlinear): i32 accumulators requantized to ui8 with a
+// per-channel scale, Relu fused as output_min; and the raw i32 form.
+func.func @qlinear_conv(%x: tensor<1x8x4x4xui8>, %w: tensor<2x8x3x3xi8>, %b: tensor<2xi32>) -> (tensor<1x2x4x4xui8>, tensor<1x2x2x2xi32>) {
+  %y = graph.qlinear_conv(%x, %w, %b) {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, input_zero_point = 128 : i64, weight_zero_point = array<i64: 0>, output_scale = array<f32: 0.01, 0.02>, output_zero_point = 3 : i64, output_min = 3 : i64} : (tensor<1x8x4x4xui8>, tensor<2x8x3x3xi8>, tensor<2xi32>) -> tensor<1x2x4x4xui8>
+  %i = graph.qlinear_conv(%x, %w) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, input_zero_point = 0 : i64, weight_zero_point = array<i64: 1, -1>} : (tensor<1x8x4x4xui8>, tensor<2x8x3x3xi8>) -> tensor<1x2x2x2xi32>
+  func.return %y, %i : tensor<1x2x4x4xui8>, tensor<1x2x2x2xi32>
+}
+
+// CHECK-LABEL: func.func @qlinear_conv(
+// CHECK-NEXT:    %y = graph.qlinear_conv(%x, %w, %b) {{.*}}output_scale = array<f32: 1.000000e-02, 2.000000e-02>, output_zero_point = 3 : i64, output_min = 3 : i64} : (tensor<1x8x4x4xui8>, tensor<2x8x3x3xi8>, tensor<2xi32>) -> tensor<1x2x4x4xui8>
+// CHECK-NEXT:    %i = graph.qlinear_conv(%x, %w) {{.*}}weight_zero_point = array<i64: 1, -1>} : (tensor<1x8x4x4xui8>, tensor<2x8x3x3xi8>) -> tensor<1x2x2x2xi32>
+
+// -----
+
+// QLinearMatMul (graph_qlinear): the f32 form of a DQ -> MatMul with no Q after it.
+func.func @qlinear_matmul(%a: tensor<4x8xui8>, %b: tensor<8x3xi8>) -> tensor<4x3xf32> {
+  %y = graph.qlinear_matmul(%a, %b) {input_zero_point = 128 : i64, weight_zero_point = array<i64: 0>, output_scale = array<f32: 0.5>} : (tensor<4x8xui8>, tensor<8x3xi8>) -> tensor<4x3xf32>
+  func.return %y : tensor<4x3xf32>
+}
+
+// CHECK-LABEL: func.func @qlinear_matmul(
+// CHECK-NEXT:    %y = graph.qlinear_matmul(%a, %b) {input_zero_point = 128 : i64, weight_zero_point = array<i64: 0>, output_scale = array<f32: 5.000000e-01>} : (tensor<4x8xui8>, tensor<8x3xi8>) -> tensor<4x3xf32>
+// CHECK-NEXT:    func.return %y

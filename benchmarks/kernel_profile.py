@@ -1,0 +1,113 @@
+"""Where a compiled model's time goes, per kernel: `perf record` samples mapped to kernel symbols.
+
+onnxc's kernels are JIT-compiled, so perf cannot name them. This script compiles the model
+(benchmarks/quantized_models.py names, or an .onnx path) in a child process, which writes the
+object code MCJIT loaded and the address of `onnxc_entry`, then runs the model in a loop;
+`perf record -p` samples it; every sample is then placed in the kernel whose symbol (from
+`nm` on the object, shifted by where `onnxc_entry` landed) starts before it. A parallel
+kernel's outlined bodies (`_par0`, `.chunk`) count for the kernel. `<other>` is time outside
+the JIT code: the thread pool's waiting, Python, the runtime.
+
+    python benchmarks/kernel_profile.py resnet50_qdq [--threads 2] [--seconds 10] [--top 40]
+
+Needs `perf` (linux-tools) allowed to sample the child (perf_event_paranoid <= 1, or root).
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import collections
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _child(model: str, threads: int, seconds: float, workdir: str) -> None:
+    sys.path.insert(0, HERE)
+    import onnx
+
+    import onnxc
+    from onnxc.zoo import random_inputs
+
+    if not model.endswith(".onnx"):
+        from quantized_models import model_path
+
+        model = model_path(model)
+    compiled = onnxc.compile(model, num_threads=threads, cache_dir=False)
+    native = compiled._native  # the JIT module, for its object code
+    with open(os.path.join(workdir, "model.o"), "wb") as f:
+        f.write(native.object_code())
+    feeds = random_inputs(onnx.load(model), seed=2)
+    args = [feeds[spec.name] for spec in compiled.inputs]
+    for _ in range(10):
+        compiled(*args)
+    with open(os.path.join(workdir, "entry"), "w") as f:
+        f.write(hex(native.function_address("onnxc_entry")))
+    start, runs = time.perf_counter(), 0
+    while time.perf_counter() - start < seconds:
+        compiled(*args)
+        runs += 1
+    print(f"{(time.perf_counter() - start) / runs * 1e3:.2f} ms per run ({runs} runs)")
+
+
+def _symbols(obj: str) -> list[tuple[int, str]]:
+    out = subprocess.run(["nm", "-n", "--defined-only", obj], capture_output=True, text=True,
+                         check=True).stdout
+    return [(int(a, 16), n) for a, t, n in (line.split() for line in out.splitlines()
+                                            if len(line.split()) == 3) if t in "tT"]
+
+
+def _kernel(symbol: str) -> str:
+    return re.sub(r"(_par\d+)?(\.chunk|\.launch)?$", "", symbol)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("model")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        model, threads, seconds, workdir = args.child
+        _child(model, int(threads), float(seconds), workdir)
+        return
+    with tempfile.TemporaryDirectory() as workdir:
+        child = subprocess.Popen(
+            [sys.executable, __file__, args.model, "--child", args.model, str(args.threads),
+             str(args.seconds), workdir], stdout=subprocess.PIPE, text=True)
+        entry_file = os.path.join(workdir, "entry")
+        while not os.path.exists(entry_file) or not os.path.getsize(entry_file):
+            if child.poll() is not None:
+                sys.exit("the model process ended before it ran")
+            time.sleep(0.2)
+        data = os.path.join(workdir, "perf.data")
+        subprocess.run(["perf", "record", "-q", "-F", "2000", "-o", data, "-p",
+                        str(child.pid), "--", "sleep", str(max(1.0, args.seconds - 1))],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        print(child.communicate()[0].strip())
+        ips = subprocess.run(["perf", "script", "-i", data, "-F", "ip"], capture_output=True,
+                             text=True, check=True).stdout.split()
+        symbols = _symbols(os.path.join(workdir, "model.o"))
+        with open(entry_file) as f:
+            base = int(f.read(), 16) - {n: a for a, n in symbols}["onnxc_entry"]
+    starts = [a + base for a, _ in symbols]
+    end = starts[-1] + (1 << 16)  # the last function's size is not known; a bound
+    counts: collections.Counter[str] = collections.Counter()
+    for ip in (int(x, 16) for x in ips):
+        i = bisect.bisect_right(starts, ip) - 1
+        counts[_kernel(symbols[i][1]) if 0 <= i and ip < end else "<other>"] += 1
+    total = sum(counts.values()) or 1
+    for name, n in counts.most_common(args.top):
+        print(f"{100 * n / total:6.2f}%  {name}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,286 @@
+"""Generic kernels of graph.qlinear_conv and graph.qlinear_matmul (any case the contract allows).
+
+Each output element is one i32 reduction of `(x - input_zero_point) * (w - weight_zero_point[m])`
+over its window (conv: input channels of the group times kernel taps, padding skipped: a
+padded input equals the zero point and adds nothing) or over K (matmul), plus the bias; then
+`requantize` gives it the result type. Per-channel output scales and weight zero points come
+in as constant tables after the operands (`qlinear_constants`).
+
+These are the reference-shaped kernels every case falls back to; the packed int8 kernels
+(int8_gemm.py) take the common shapes. The conv reads its input and writes its output in
+their layouts (plain, or a permutation such as NHWC); the weight is plain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import (
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    IntegerType,
+    Signedness,
+    TensorType,
+    f32,
+    i32,
+)
+from xdsl.ir import SSAValue
+
+from onnxc.dialects.graph_base import int_of, ints_of, shape_of
+from onnxc.dialects.graph_qlinear import (
+    QLinearConvOp,
+    QLinearMatMulOp,
+    QuantizedProductOp,
+    is_i32,
+)
+from onnxc.dialects.layout import layout_of, parse_spec, physical_permutation
+from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, broadcast_indices
+
+MIN_PARALLEL_MACS = 1 << 16
+"""Below this many multiply-adds a product runs on one thread (a region costs ~1 us)."""
+
+
+def output_scales(op: QuantizedProductOp) -> tuple[float, ...]:
+    return () if op.output_scale is None else tuple(float(v) for v in op.output_scale.get_values())
+
+
+def qlinear_constants(op: QuantizedProductOp) -> list[DenseIntOrFPElementsAttr]:
+    """The per-channel tables the kernel reads: output_scale (f32) when it has one value per
+    channel, then weight_zero_point (i32) when it has one per channel and they differ."""
+    tables = []
+    scales = output_scales(op)
+    if len(scales) > 1:
+        data = np.asarray(scales, np.float32)
+        tables.append(DenseIntOrFPElementsAttr(TensorType(f32, [data.size]),
+                                               BytesAttr(data.astype("<f4").tobytes())))
+    zps = ints_of(op.weight_zero_point)
+    if len(set(zps)) > 1:
+        data = np.asarray(zps, np.int32)
+        tables.append(DenseIntOrFPElementsAttr(TensorType(i32, [data.size]),
+                                               BytesAttr(data.astype("<i4").tobytes())))
+    return tables
+
+
+class ChannelParams:
+    """Per-output-channel values of one kernel: constants, or loads from the tables."""
+
+    def __init__(self, op: QuantizedProductOp, kb: KernelBuilder, tables: Sequence[SSAValue]):
+        self.op, self.kb = op, kb
+        tables = list(tables)
+        scales = output_scales(op)
+        self.scale_table = tables.pop(0) if len(scales) > 1 else None
+        self.scale = scales[0] if len(scales) == 1 else None
+        zps = ints_of(op.weight_zero_point)
+        self.zp_table = tables.pop(0) if len(set(zps)) > 1 else None
+        self.zp = zps[0]
+        self.x_zp = int_of(op.input_zero_point)
+
+    def weight_zero_point(self, m: Index) -> SSAValue:
+        if self.zp_table is None:
+            return self.kb.constant(self.zp, i32)
+        return self.kb.load(self.zp_table, [m])
+
+    def output_scale(self, m: Index) -> SSAValue:
+        if self.scale_table is None:
+            return self.kb.constant(self.scale, f32)
+        return self.kb.load(self.scale_table, [m])
+
+
+def widen(kb: KernelBuilder, v: SSAValue) -> SSAValue:
+    """A ui8 / i8 value as i32 (zero- or sign-extended)."""
+    t = v.type
+    assert isinstance(t, IntegerType)
+    unsigned = t.signedness.data == Signedness.UNSIGNED
+    return kb.insert((arith.ExtUIOp if unsigned else arith.ExtSIOp)(v, i32))
+
+
+def requantize(kb: KernelBuilder, op: QuantizedProductOp, acc: SSAValue,
+               scale: SSAValue | None, element) -> SSAValue:
+    """The i32 accumulator `acc` as the result's element type (the module rule of
+    graph_qlinear): itself, `acc * scale` in f32 (then f16), or
+    clamp(roundeven(acc * scale) + output_zero_point, output_min, output_max) as ui8 / i8.
+    Clamping in f32 before fptosi keeps the conversion in range; the bounds are integers,
+    so clamping after rounding equals MLAS's clamp-then-round."""
+    if is_i32(element):
+        return acc
+    assert scale is not None
+    real = kb.insert(arith.MulfOp(kb.insert(arith.SIToFPOp(acc, f32)), scale))
+    if not isinstance(element, IntegerType):
+        return real if isinstance(element, Float32Type) else kb.insert(
+            arith.TruncFOp(real, element))
+    lo, hi = op.output_range()
+    q = kb.insert(math.RoundEvenOp(real))
+    q = kb.insert(arith.AddfOp(q, kb.constant(float(int_of(op.output_zero_point)), f32)))
+    q = kb.insert(arith.MaximumfOp(q, kb.constant(float(lo), f32)))
+    q = kb.insert(arith.MinimumfOp(q, kb.constant(float(hi), f32)))
+    return kb.insert(arith.TruncIOp(kb.insert(arith.FPToSIOp(q, i32)), element))
+
+
+def _centred(kb: KernelBuilder, v: SSAValue, zero_point: SSAValue | int) -> SSAValue:
+    wide = widen(kb, v)
+    if isinstance(zero_point, int):
+        return wide if zero_point == 0 else kb.sub(wide, kb.constant(zero_point, i32))
+    return kb.sub(wide, zero_point)
+
+
+def _physical_index(spec: str | None, logical: list[Index]) -> list[Index]:
+    if spec is None:
+        return logical
+    if parse_spec(spec)[2] is not None:
+        raise LoweringError(f"graph.qlinear_conv: no kernel for the blocked layout {spec}")
+    return [logical[d] for d in physical_permutation(spec, len(logical))]
+
+
+# --------------------------------------------------------------------------- conv
+
+
+def qlinear_conv_kernel(op: QLinearConvOp, kb: KernelBuilder, ins, outs) -> None:
+    """Per output element: a reduction over the group's input channels and the valid taps
+    of each spatial dimension (`_tap_range`), so no padding test sits in the inner loop."""
+    x, w = ins[0], ins[1]
+    bias = ins[2] if op.bias is not None else None
+    params = ChannelParams(op, kb, ins[3 if bias is not None else 2:])
+    y = outs[0]
+    x_shape, w_shape, y_shape = shape_of(op.input), shape_of(op.weight), shape_of(op.output)
+    x_spec, y_spec = layout_of(op.input.type), layout_of(op.output.type)
+    if layout_of(op.weight.type) is not None or (
+            bias is not None and layout_of(op.bias.type) is not None):
+        raise LoweringError("graph.qlinear_conv: the weight and bias must be plain")
+    spatial = len(x_shape) - 2
+    strides, dilations = ints_of(op.strides), ints_of(op.dilations)
+    pads = ints_of(op.pads)
+    groups = int_of(op.group, 1)
+    c_per_group, m_per_group = w_shape[1], w_shape[0] // groups
+    element = y.type.get_element_type()
+    x_zp = params.x_zp
+
+    def per_channel(n: Index, m: Index) -> None:
+        g = kb.idiv(m, m_per_group)
+        c0 = kb.imul(g, c_per_group)
+        w_zp = params.weight_zero_point(m)
+        init = kb.load(bias, [m]) if bias is not None else kb.constant(0, i32)
+        scale = None if is_i32(element) else params.output_scale(m)
+
+        def per_output(o: list[Index]) -> None:
+            starts = [kb.isub(kb.imul(o[d], strides[d]), pads[d]) for d in range(spatial)]
+            ranges = [_tap_range(kb, starts[d], dilations[d], x_shape[2 + d], w_shape[2 + d])
+                      for d in range(spatial)]
+
+            def taps(c: Index, d: int, ks: list[Index], acc: SSAValue) -> SSAValue:
+                if d == spatial:
+                    xi = [kb.iadd(starts[e], kb.imul(ks[e], dilations[e]))
+                          for e in range(spatial)]
+                    xv = kb.load(x, _physical_index(x_spec, [n, kb.iadd(c0, c), *xi]))
+                    wv = kb.load(w, [m, c, *ks])
+                    return kb.add(acc, kb.mul(_centred(kb, xv, x_zp), _centred(kb, wv, w_zp)))
+                lo, hi = ranges[d]
+                return kb.reduce(lo, hi, [acc],
+                                 lambda k, a: [taps(c, d + 1, [*ks, k], a)])[0]
+
+            acc = kb.reduce(0, c_per_group, [init], lambda c, a: [taps(c, 0, [], a)])[0]
+            kb.store(requantize(kb, op, acc, scale, element), y,
+                     _physical_index(y_spec, [n, m, *o]))
+
+        kb.nest(list(y_shape[2:]), per_output)
+
+    macs = int(np.prod(y_shape)) * c_per_group * int(np.prod(w_shape[2:]))
+
+    def per_image(n: Index) -> None:
+        if macs >= MIN_PARALLEL_MACS and y_shape[1] > 1:
+            kb.parallel_for(0, y_shape[1], lambda m: per_channel(n, m))
+        else:
+            kb.for_(0, y_shape[1], lambda m: per_channel(n, m))
+
+    kb.for_(0, y_shape[0], per_image)
+
+
+def _tap_range(kb: KernelBuilder, start: Index, dilation: int, size: int,
+               kernel: int) -> tuple[Index, Index]:
+    """Taps k in [lo, hi) with 0 <= start + k * dilation < size (every numerator of the
+    divisions is non-negative, so divsi is the floor division)."""
+    lo = kb.idiv(kb.iadd(kb.imax(kb.isub(0, start), 0), dilation - 1), dilation)
+    hi = kb.idiv(kb.iadd(kb.imax(kb.isub(size, start), 0), dilation - 1), dilation)
+    return lo, kb.imin(hi, kernel)
+
+
+# --------------------------------------------------------------------------- matmul
+
+
+def qlinear_matmul_kernel(op: QLinearMatMulOp, kb: KernelBuilder, ins, outs) -> None:
+    """numpy.matmul with 1-D promotion and batch broadcasting; a reduction over K per output
+    element, the rows split between threads."""
+    if any(layout_of(v.type) is not None for v in op.operands):
+        raise LoweringError("graph.qlinear_matmul: operands must be plain")
+    a_shape, b_shape = shape_of(op.lhs), shape_of(op.rhs)
+    if len(b_shape) == 1 and (op.bias is not None or op.channels() > 1 and (
+            len(output_scales(op)) > 1 or len(ints_of(op.weight_zero_point)) > 1)):
+        raise LoweringError("graph.qlinear_matmul: a 1-D rhs has one output column: no bias "
+                            "or per-channel values")
+    a2 = (1, *a_shape) if len(a_shape) == 1 else a_shape
+    b2 = (*b_shape, 1) if len(b_shape) == 1 else b_shape
+    batch = tuple(np.broadcast_shapes(a2[:-2], b2[:-2]))
+    m_rows, k_depth, n_cols = a2[-2], a2[-1], b2[-1]
+    a = kb.view(ins[0], list(a2))
+    b = kb.view(ins[1], list(b2))
+    y = kb.view(outs[0], [*batch, m_rows, n_cols])
+    bias = ins[2] if op.bias is not None else None
+    params = ChannelParams(op, kb, ins[3 if bias is not None else 2:])
+    element = y.type.get_element_type()
+
+    def row(lead: list[Index], i: Index) -> None:
+        def column(j: Index) -> None:
+            w_zp = params.weight_zero_point(j)
+            init = kb.load(bias, [j]) if bias is not None else kb.constant(0, i32)
+
+            def step(k: Index, acc: SSAValue) -> list[SSAValue]:
+                av = kb.load(a, [*broadcast_indices(lead, a2[:-2]), i, k])
+                bv = kb.load(b, [*broadcast_indices(lead, b2[:-2]), k, j])
+                return [kb.add(acc, kb.mul(_centred(kb, av, params.x_zp),
+                                           _centred(kb, bv, w_zp)))]
+
+            acc = kb.reduce(0, k_depth, [init], step)[0]
+            scale = None if is_i32(element) else params.output_scale(j)
+            kb.store(requantize(kb, op, acc, scale, element), y, [*lead, i, j])
+
+        kb.for_(0, n_cols, column)
+
+    rows = int(np.prod(batch, dtype=np.int64)) * m_rows
+    parallel = rows > 1 and rows * n_cols * k_depth >= MIN_PARALLEL_MACS
+
+    if parallel and not batch:
+        kb.parallel_for(0, m_rows, lambda i: row([], i))
+    elif parallel:
+        kb.parallel_for(0, rows, lambda r: row(*_split_row(kb, r, batch, m_rows)))
+    else:
+        kb.nest([*batch, m_rows], lambda ivs: row(ivs[:-1], ivs[-1]))
+
+
+def _mod(kb: KernelBuilder, a: Index, b: int) -> Index:
+    return kb.isub(a, kb.imul(kb.idiv(a, b), b))
+
+
+def _split_row(kb: KernelBuilder, r: Index, batch: tuple[int, ...],
+               m_rows: int) -> tuple[list[Index], Index]:
+    """Flat row index r -> (batch indices, row)."""
+    i = _mod(kb, r, m_rows)
+    rest = kb.idiv(r, m_rows)
+    lead: list[Index] = []
+    for d in reversed(batch):
+        lead.insert(0, _mod(kb, rest, d))
+        rest = kb.idiv(rest, d)
+    return lead, i
+
+
+KERNELS = {
+    QLinearConvOp: qlinear_conv_kernel,
+    QLinearMatMulOp: qlinear_matmul_kernel,
+}
+
+KERNEL_CONSTANTS = {
+    QLinearConvOp: qlinear_constants,
+    QLinearMatMulOp: qlinear_constants,
+}
