@@ -54,7 +54,6 @@ def resnet50_qdq_with_logits() -> onnx.ModelProto:
     return model
 
 
-@pytest.mark.slow
 @pytest.mark.models
 def test_resnet50_qdq_matches_onnxruntime(cache_pass) -> None:
     model = resnet50_qdq_with_logits()
@@ -68,7 +67,6 @@ def test_resnet50_qdq_matches_onnxruntime(cache_pass) -> None:
     assert np.mean(ours[1] == logits_u8) > 0.9  # bit-equal on the seeds tried
 
 
-@pytest.mark.slow
 @pytest.mark.models
 def test_bert_dynamic_matches_onnxruntime(cache_pass) -> None:
     model = quantized_models.load("bert_dynamic")
