@@ -66,6 +66,15 @@ def to_numpy(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
     return np.frombuffer(attr.data.data, dtype).reshape(tuple(attr.get_shape()))
 
 
+def values_in_shape(attr: DenseIntOrFPElementsAttr, shape) -> np.ndarray:
+    """A dense attribute's values in `shape`: a one-element (splat) attribute is repeated
+    into a new array, any other is a read-only view (as `to_numpy`)."""
+    dtype = element_dtype(attr.get_element_type()).newbyteorder("<")
+    flat = np.frombuffer(attr.data.data, dtype)
+    shape = tuple(shape)
+    return np.full(shape, flat[0], dtype) if flat.size == 1 else flat.reshape(shape)
+
+
 def from_numpy(array: np.ndarray, element: Attribute) -> DenseIntOrFPElementsAttr:
     """A dense attribute of `element` type holding `array` (converted, C order, little-endian)."""
     dtype = element_dtype(element).newbyteorder("<")

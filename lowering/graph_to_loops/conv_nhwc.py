@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 
 from onnxc.dialects import graph
+from onnxc.dialects.dense_data import values_in_shape
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.layout import layout_of
 from onnxc.lowering.graph_to_loops import gemm_bf16
@@ -132,9 +133,7 @@ def _weight_value(op: Operation) -> np.ndarray | None:
     owner = op.weight.owner
     if not isinstance(owner, graph.ConstantOp):
         return None
-    shape = shape_of(op.weight)
-    flat = np.frombuffer(owner.value.data.data, dtype="<f4")
-    return np.full(shape, flat[0], np.float32) if flat.size == 1 else flat.reshape(shape)
+    return values_in_shape(owner.value, shape_of(op.weight))
 
 
 def supports_nhwc(op: Operation) -> bool:

@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 
 from onnxc.dialects import graph
+from onnxc.dialects.dense_data import values_in_shape
 from onnxc.dialects.graph import shape_of
 from onnxc.lowering.graph_to_loops.gemm_microkernel import (
     GemmShape,
@@ -160,9 +161,7 @@ def packed_b_pairs(op: Operation) -> list[DenseIntOrFPElementsAttr]:
     g, t = shape_of_op(op), host_tiling()
     assert g is not None
     value = _b_value(op)
-    shape = shape_of(value.type)
-    flat = np.frombuffer(value.data.data, dtype="<f4")
-    b = np.full(shape, flat[0], np.float32) if flat.size == 1 else flat.reshape(shape)
+    b = values_in_shape(value, shape_of(value.type))
     b = b.T if g.trans_b else b
     if g.alpha != 1.0:
         b = b * np.float32(g.alpha)

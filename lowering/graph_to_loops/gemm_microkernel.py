@@ -41,6 +41,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 
 from onnxc.dialects import graph
+from onnxc.dialects.dense_data import values_in_shape
 from onnxc.dialects.graph import float_of, int_of, shape_of
 from onnxc.dialects.graph_epilogue import epilogue_of
 from onnxc.lowering.graph_to_loops.epilogue import activate
@@ -158,9 +159,7 @@ def packed_b(op: Operation) -> list[DenseIntOrFPElementsAttr]:
         return _bf16().packed_b_pairs(op)
     g, t = shape_of_op(op), host_tiling()
     assert g is not None
-    shape = shape_of(value.type)
-    flat = np.frombuffer(value.data.data, dtype="<f4")
-    b = np.full(shape, flat[0], np.float32) if flat.size == 1 else flat.reshape(shape)  # splat
+    b = values_in_shape(value, shape_of(value.type))
     packed = pack(b.T if g.trans_b else b, g, t)
     if g.alpha != 1.0:
         packed *= np.float32(g.alpha)

@@ -36,7 +36,7 @@ ResNet-50's 53 convs compile 23 kernels.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -47,7 +47,6 @@ from xdsl.dialects.builtin import (
     Float32Type,
     IntegerType,
     MemRefType,
-    Signedness,
     TensorType,
     UnrealizedConversionCastOp,
     VectorType,
@@ -58,6 +57,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
+from onnxc.dialects.dense_data import values_in_shape
 from onnxc.dialects.graph_base import int_of, ints_of, shape_of
 from onnxc.dialects.graph_qlinear import (
     QLinearConvOp,
@@ -67,6 +67,7 @@ from onnxc.dialects.graph_qlinear import (
 )
 from onnxc.dialects.layout import layout_of
 from onnxc.lowering.graph_to_loops import qlinear
+from onnxc.lowering.graph_to_loops.conv_nhwc import ConvGeometry, geometry
 from onnxc.lowering.graph_to_loops.int8_input import input_offset, load_word, pack_input
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.qlinear import output_scales
@@ -115,46 +116,17 @@ def tiling() -> Int8Tiling:
 
 
 @dataclass(frozen=True)
-class Int8Gemm:
-    """The product as an implicit GEMM over a padded NHWC input (a matmul: h = rows, w = 1)."""
-
-    n: int
-    c: int
-    h: int
-    w: int
-    cout: int
-    oh: int
-    ow: int
-    kh: int
-    kw: int
-    sh: int
-    sw: int
-    dh: int
-    dw: int
-    pt: int
-    pl: int
-    pb: int
-    pr: int
+class Int8Gemm(ConvGeometry):
+    """The product as an implicit GEMM over a padded NHWC input (a matmul: h = rows, w = 1),
+    K counted in words of 4 input channels."""
 
     @property
     def c4(self) -> int:
         return -(-self.c // 4)
 
     @property
-    def hp(self) -> int:
-        return self.h + self.pt + self.pb
-
-    @property
-    def wp(self) -> int:
-        return self.w + self.pl + self.pr
-
-    @property
     def k4(self) -> int:
         return self.kh * self.kw * self.c4
-
-    @property
-    def pixels(self) -> int:
-        return self.n * self.oh * self.ow
 
     @property
     def npad(self) -> int:
@@ -164,16 +136,10 @@ class Int8Gemm:
 
 def gemm_of(op: QuantizedProductOp) -> Int8Gemm:
     if isinstance(op, QLinearConvOp):
-        n, c, h, w = shape_of(op.input)
-        cout, _, kh, kw = shape_of(op.weight)
-        _, _, oh, ow = shape_of(op.output)
-        sh, sw = ints_of(op.strides)
-        dh, dw = ints_of(op.dilations)
-        pt, pl, pb, pr = ints_of(op.pads)
-        return Int8Gemm(n, c, h, w, cout, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr)
+        return Int8Gemm(**asdict(geometry(op)))
     a, b = shape_of(op.lhs), shape_of(op.rhs)
     rows = int(np.prod(a[:-1]))
-    return Int8Gemm(1, a[-1], rows, 1, b[1], rows, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0)
+    return Int8Gemm(1, a[-1], rows, 1, b[1], rows, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1)
 
 
 def _byte_values(value: SSAValue) -> np.ndarray | None:
@@ -181,19 +147,14 @@ def _byte_values(value: SSAValue) -> np.ndarray | None:
     owner = value.owner
     if not isinstance(owner, graph.ConstantOp):
         return None
-    el = value.type.get_element_type()
-    dtype = np.uint8 if el.signedness.data == Signedness.UNSIGNED else np.int8
-    flat = np.frombuffer(owner.value.data.data, dtype=dtype).astype(np.int32)
-    shape = shape_of(value)
-    return np.full(shape, flat[0], np.int32) if flat.size == 1 else flat.reshape(shape)
+    return values_in_shape(owner.value, shape_of(value)).astype(np.int32)
 
 
 def _int32_values(value: SSAValue) -> np.ndarray | None:
     owner = value.owner
     if not isinstance(owner, graph.ConstantOp):
         return None
-    flat = np.frombuffer(owner.value.data.data, dtype="<i4").astype(np.int64)
-    return np.full(shape_of(value), flat[0]) if flat.size == 1 else flat
+    return values_in_shape(owner.value, shape_of(value)).astype(np.int64)
 
 
 def folded_bias(op: QuantizedProductOp) -> bool:
