@@ -8,7 +8,12 @@ Both run at one thread, interleaved in one process; the table gives medians, GOP
 multiply-add) and onnxc / onnxruntime, and checks that the outputs agree (max |difference|
 and the fraction of elements that differ).
 
-    python benchmarks/quantized_layers.py [--repeat 40] [--only 0,2,19]
+    python benchmarks/quantized_layers.py [--repeat 40] [--only 0,2,19] [--isa avx2]
+
+`--target x86-64-v3` compiles onnxc's kernels for AVX2 without AVX-512 (they run on this
+CPU too; onnxruntime keeps the host's own kernels); `--isa portable` builds the portable
+int8 form. `--narrow` draws
+weights in [-60, 60], where vpmaddubsw cannot saturate (the "maddubs" AVX2 form).
 """
 
 from __future__ import annotations
@@ -42,6 +47,12 @@ import onnxc.api
 from onnxc.dialects import graph
 from onnxc.dialects.graph_qlinear import QLinearConvOp
 from onnxc.dialects.layout import with_layout
+from onnxc.lowering.graph_to_loops import int8_gemm
+
+TARGET = ["host"]
+"""What onnxc compiles for (--target)."""
+WEIGHT_RANGE = 100
+"""Weights are drawn from [-WEIGHT_RANGE, WEIGHT_RANGE)."""
 
 SHAPES = (  # input channels, input size, output channels, kernel, stride
     (3, 224, 64, 7, 2), (64, 56, 64, 1, 1), (64, 56, 64, 3, 1), (64, 56, 256, 1, 1),
@@ -117,7 +128,7 @@ def ort_session(x, w, b, ws, k, s) -> ort.InferenceSession:
 def layer(c, h, cout, k, s, repeat: int, rng) -> tuple[int, float, float, int, float]:
     oh = (h + 2 * (k // 2) - k) // s + 1
     x = rng.integers(0, 256, (1, c, h, h)).astype(np.uint8)
-    w = rng.integers(-100, 100, (cout, c, k, k)).astype(np.int8)
+    w = rng.integers(-WEIGHT_RANGE, WEIGHT_RANGE, (cout, c, k, k)).astype(np.int8)
     b = rng.integers(-1000, 1000, cout).astype(np.int32)
     ws = rng.uniform(0.002, 0.01, cout).astype(np.float32)
     session = ort_session(x, w, b, ws, k, s)
@@ -125,7 +136,8 @@ def layer(c, h, cout, k, s, repeat: int, rng) -> tuple[int, float, float, int, f
     module = onnxc_module(w, b, scales, x.shape, (1, cout, oh, oh), k, s)
     with _module_importer(module):
         dummy = helper.make_model(helper.make_graph([], "g", [], []))
-        compiled = onnxc.compile(dummy, pass_pipeline="", cache_dir=False, num_threads=1)
+        compiled = onnxc.compile(dummy, pass_pipeline="", cache_dir=False, num_threads=1,
+                                 target=TARGET[0])
     x_nhwc = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).reshape(x.shape)  # NHWC bytes
     got = compiled(x_nhwc)[0].reshape(1, oh, oh, cout).transpose(0, 3, 1, 2)
     want = session.run(None, {"x": x})[0]
@@ -148,7 +160,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=40)
     parser.add_argument("--only", default="")
+    parser.add_argument("--isa", choices=("target", "portable"), default="target")
+    parser.add_argument("--target", default="host")
+    parser.add_argument("--narrow", action="store_true")
     args = parser.parse_args(argv)
+    if args.isa == "portable":
+        int8_gemm.target_int8_isa = lambda: "portable"
+    TARGET[0] = args.target
+    global WEIGHT_RANGE
+    WEIGHT_RANGE = 60 if args.narrow else 100
     only = {int(i) for i in args.only.split(",") if i}
     rng = np.random.default_rng(0)
     print(f"{'#':>2} {'C':>5} {'H':>4} {'Cout':>5} {'k':>2} {'s':>2} {'onnxc ms':>9} "

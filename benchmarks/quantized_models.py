@@ -3,6 +3,7 @@
 Each builder starts from a seeded fp32 model (onnxc.zoo), converts it to opset 17 and then:
 - `resnet50_qdq`: onnxruntime's `quantize_static` in QDQ format, per-channel s8 weights,
   u8 activations, calibrated on 8 seeded random batches (the deployment recipe people use);
+- `mobilenetv2_qdq`: the same recipe on zoo_mobilenet's MobileNetV2 (depthwise convs);
 - `bert_dynamic`: `quantize_dynamic` (DynamicQuantizeLinear + MatMulInteger);
 - `resnet50_fp16` / `bert_fp16`: every float tensor in fp16 (onnxruntime's converter, with
   fp16 inputs and outputs).
@@ -23,6 +24,7 @@ from onnx import version_converter
 
 from onnxc.zoo import REFERENCE_IR_VERSION, load_zoo, random_inputs, randomize_weights
 from onnxc.zoo_bert import bert_encoder
+from onnxc.zoo_mobilenet import mobilenet_v2_like
 
 OPSET = 17
 CALIBRATION_BATCHES = 8
@@ -116,6 +118,7 @@ def to_fp16(model: onnx.ModelProto) -> onnx.ModelProto:
 BUILDERS: dict[str, Callable[[], onnx.ModelProto]] = {
     "resnet50_fp32": resnet50_fp32,
     "resnet50_qdq": lambda: quantize_static_qdq(resnet50_fp32()),
+    "mobilenetv2_qdq": lambda: quantize_static_qdq(to_opset(mobilenet_v2_like())),
     "bert_fp32": lambda: to_opset(bert_encoder(layers=2)),
     "bert_dynamic": lambda: quantize_dynamic_int8(to_opset(bert_encoder(layers=2))),
     "resnet50_fp16": lambda: to_fp16(resnet50_fp32()),

@@ -27,7 +27,9 @@ from onnxc.dialects.graph_fused import (
     AttentionOp,
     GeluOp,
     LayerNormalizationOp,
+    LayerNormalizationStatsOp,
     PReluOp,
+    RMSNormalizationOp,
     WeightedSumOp,
 )
 from onnxc.dialects.graph_index import (
@@ -125,6 +127,7 @@ from onnxc.dialects.graph_reduce import (
     ReduceProdOp,
     ReduceSumOp,
 )
+from onnxc.dialects.graph_rnn import RNN_OPS
 from onnxc.dialects.graph_scalar import (
     AddScalarOp,
     DivScalarOp,
@@ -187,10 +190,11 @@ Graph = Dialect(
         ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgMaxOp, ArgMinOp, TopKOp, CumSumOp, CumProdOp,
         TriluOp, OneHotOp, RangeOp,
         AddScalarOp, SubScalarOp, MulScalarOp, DivScalarOp, PowScalarOp,
-        LayerNormalizationOp, GeluOp, PReluOp, WeightedSumOp, AttentionOp,
+        LayerNormalizationOp, GeluOp, PReluOp, WeightedSumOp, AttentionOp, RMSNormalizationOp,
+        LayerNormalizationStatsOp,
         FusedElementwiseOp, ChannelShuffleOp, ConvAddOp,
         LayoutConvertOp, QuantizeLinearOp, DequantizeLinearOp, DynamicQuantizeLinearOp,
-        *LOGIC_OPS, *UNARY_MATH_OPS, *INDEXED_OPS, *CHECK_OPS, *QLINEAR_OPS,
+        *LOGIC_OPS, *UNARY_MATH_OPS, *INDEXED_OPS, *CHECK_OPS, *QLINEAR_OPS, *RNN_OPS,
     ],
     [],
 )
@@ -264,6 +268,7 @@ __all__ = [
     "IsNaNOp",
     "LRNOp",
     "LayerNormalizationOp",
+    "LayerNormalizationStatsOp",
     "LayoutConvertOp",
     "LeakyReluOp",
     "LessOp",
@@ -289,6 +294,7 @@ __all__ = [
     "QLinearConvOp",
     "QLinearMatMulOp",
     "QuantizeLinearOp",
+    "RMSNormalizationOp",
     "RangeOp",
     "ReciprocalOp",
     "ReduceMaxOp",

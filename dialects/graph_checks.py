@@ -41,7 +41,8 @@ Div/Mod), so that the printed IR of everything else stays as it was."""
 CHECKED_OPS = frozenset({
     "graph.gather", "graph.gather_elements", "graph.gather_nd", "graph.scatter_elements",
     "graph.scatter_nd", "graph.roi_align", "graph.max_unpool", "graph.reverse_sequence",
-    "graph.tensor_scatter",
+    "graph.tensor_scatter", "graph.lstm_recurrence", "graph.gru_recurrence",
+    "graph.rnn_recurrence",
 })
 """Ops reading run-time indices (integer graph.div / graph.mod divide by run-time data)."""
 

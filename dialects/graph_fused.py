@@ -1,8 +1,8 @@
 """Graph ops that the Extended fusions produce: whole layers the CPU backend runs as one kernel.
 
-LayerNormalization, Gelu and PRelu exist in ONNX too (and are imported directly where the
-opset has them); WeightedSum and Attention have no ONNX counterpart and only come from the
-fusions in passes/extended.py.
+LayerNormalization, RMSNormalization, Gelu and PRelu exist in ONNX too (and are imported
+directly where the opset has them); WeightedSum and Attention have no ONNX counterpart and
+only come from the fusions in passes/extended.py.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     var_operand_def,
@@ -45,8 +46,25 @@ def _check_trailing(name: str, operand: Sequence[int], trailing: Sequence[int]) 
         raise ValueError(f"{name} {tuple(operand)} does not broadcast to {tuple(trailing)}")
 
 
+class _RowNormalization:
+    """What the row normalizations share: the axis from which a row runs, and the check
+    that scale (and bias) broadcast to a row."""
+
+    def normalized_axis(self) -> int:
+        return shapes.normalize_axis(int_of(self.axis), len(shape_of(self.input)))
+
+    def check_affine(self) -> tuple[int, ...]:
+        """The input's shape, once scale and bias are known to fit its rows."""
+        x = shape_of(self.input)
+        trailing = x[self.normalized_axis():]
+        _check_trailing("scale", shape_of(self.scale), trailing)
+        if getattr(self, "bias", None) is not None:
+            _check_trailing("bias", shape_of(self.bias), trailing)
+        return x
+
+
 @irdl_op_definition
-class LayerNormalizationOp(GraphOp):
+class LayerNormalizationOp(_RowNormalization, GraphOp):
     """(x - mean) / sqrt(var + eps) * scale + bias over the dimensions [axis, rank)."""
 
     name = "graph.layer_normalization"
@@ -57,16 +75,48 @@ class LayerNormalizationOp(GraphOp):
     axis = prop_def(IntegerAttr)
     epsilon = prop_def(FloatAttr)
 
-    def normalized_axis(self) -> int:
-        return shapes.normalize_axis(int_of(self.axis), len(shape_of(self.input)))
+    def infer_shapes(self):
+        return [self.check_affine()]
+
+
+@irdl_op_definition
+class LayerNormalizationStatsOp(_RowNormalization, GraphOp):
+    """graph.layer_normalization that also returns its statistics (LayerNormalization's
+    training outputs Mean and InvStdDev), each of shape x.shape[:axis] + 1s.
+
+    A separate op, not optional results of graph.layer_normalization, so that the Extended
+    LayerNorm rewrites, which rebuild that op from Y alone, never see statistics to drop."""
+
+    name = "graph.layer_normalization_stats"
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    mean = result_def(TensorType)
+    inv_std_dev = result_def(TensorType)
+    axis = prop_def(IntegerAttr)
+    epsilon = prop_def(FloatAttr)
 
     def infer_shapes(self):
-        x = shape_of(self.input)
-        trailing = x[self.normalized_axis():]
-        _check_trailing("scale", shape_of(self.scale), trailing)
-        if self.bias is not None:
-            _check_trailing("bias", shape_of(self.bias), trailing)
-        return [x]
+        x = self.check_affine()
+        axis = self.normalized_axis()
+        statistics = (*x[:axis], *(1,) * (len(x) - axis))
+        return [x, statistics, statistics]
+
+
+@irdl_op_definition
+class RMSNormalizationOp(_RowNormalization, GraphOp):
+    """x / sqrt(mean(x^2) + eps) * scale over the dimensions [axis, rank) (ONNX opset 23)."""
+
+    name = "graph.rms_normalization"
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = prop_def(IntegerAttr)
+    epsilon = prop_def(FloatAttr)
+
+    def infer_shapes(self):
+        return [self.check_affine()]
 
 
 @irdl_op_definition
@@ -127,7 +177,11 @@ class AttentionOp(GraphOp):
     """softmax(scale * Q K^T + mask) V over the last axis, per batch prefix (e.g. [batch, heads]).
 
     Q is [..., Sq, D], K is [..., Sk, D] (not transposed), V is [..., Sk, Dv] with the same
-    leading dimensions; the optional additive mask broadcasts to [..., Sq, Sk].
+    leading dimensions, except that K and V may have fewer heads (the dimension before Sq)
+    than Q, a divisor of them: grouped-query attention, K/V head h // (Hq / Hkv) serving query
+    head h. The optional additive mask broadcasts to [..., Sq, Sk]. With
+    `causal_offset` (>= 0), query i attends key j only when j <= i + causal_offset (ONNX
+    Attention's bottom-right causal mask): the kernel skips the keys past that frontier.
     """
 
     name = "graph.attention"
@@ -137,12 +191,14 @@ class AttentionOp(GraphOp):
     mask = opt_operand_def(TensorType)
     output = result_def(TensorType)
     scale = prop_def(FloatAttr)
+    causal_offset = opt_prop_def(IntegerAttr)
 
     def infer_shapes(self):
         q, k, v = shape_of(self.query), shape_of(self.key), shape_of(self.value)
         if len(q) < 2 or len(k) != len(q) or len(v) != len(q):
             raise ValueError(f"query {q}, key {k} and value {v} need one rank >= 2")
-        if k[:-2] != q[:-2] or v[:-2] != q[:-2]:
+        grouped = len(q) >= 3 and k[:-3] == q[:-3] and 0 < k[-3] and q[-3] % k[-3] == 0
+        if v[:-2] != k[:-2] or (k[:-2] != q[:-2] and not grouped):
             raise ValueError(f"leading dimensions of query {q}, key {k}, value {v} differ")
         if k[-1] != q[-1] or v[-2] != k[-2]:
             raise ValueError(f"query {q}, key {k} and value {v} do not chain")
@@ -151,6 +207,11 @@ class AttentionOp(GraphOp):
             if shapes.broadcast_shapes(scores, shape_of(self.mask)) != scores:
                 raise ValueError(f"mask {shape_of(self.mask)} does not broadcast to {scores}")
         return [(*q[:-1], v[-1])]
+
+    def kv_groups(self) -> int:
+        """Query heads per key/value head (1 unless grouped-query)."""
+        q, k = shape_of(self.query), shape_of(self.key)
+        return q[-3] // k[-3] if len(q) >= 3 and k[-3] else 1
 
     def same_element_type_operands(self) -> Sequence[SSAValue]:
         return (self.query, self.key, self.value)
@@ -161,3 +222,5 @@ class AttentionOp(GraphOp):
             self.mask.type.get_element_type() != self.query.type.get_element_type()
         ):
             raise VerifyException(f"{self.name}: mask element type differs from query")
+        if self.causal_offset is not None and int_of(self.causal_offset) < 0:
+            raise VerifyException(f"{self.name}: causal_offset must be >= 0")

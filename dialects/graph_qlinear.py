@@ -173,15 +173,17 @@ class QLinearMatMulOp(QuantizedProductOp):
     output = result_def(TensorType)
 
     def channels(self) -> int:
-        return shape_of(self.rhs)[-1]
+        """The rhs's columns; a 1-D rhs is one column (numpy drops its axis from the result)."""
+        rhs = shape_of(self.rhs)
+        return rhs[-1] if len(rhs) > 1 else 1
 
     def quantized_operands(self):
         return self.lhs, self.rhs
 
     def infer_shapes(self):
         out = shapes.matmul_output_shape(shape_of(self.lhs), shape_of(self.rhs))
-        if self.bias is not None and shape_of(self.bias) != (out[-1],):
-            raise ValueError(f"bias shape {shape_of(self.bias)} is not ({out[-1]},)")
+        if self.bias is not None and shape_of(self.bias) != (self.channels(),):
+            raise ValueError(f"bias shape {shape_of(self.bias)} is not ({self.channels()},)")
         return [out]
 
 

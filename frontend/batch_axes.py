@@ -50,7 +50,8 @@ output's rank (checked in `_mixes_samples`)."""
 _AXIS_OPS = {
     # op: (attribute, default) of the one axis the op works along; axis 0 mixes samples
     "Softmax": ("axis", -1), "LogSoftmax": ("axis", -1), "Hardmax": ("axis", -1),
-    "LayerNormalization": ("axis", -1), "Concat": ("axis", None), "Split": ("axis", 0),
+    "LayerNormalization": ("axis", -1), "RMSNormalization": ("axis", -1),
+    "Concat": ("axis", None), "Split": ("axis", 0),
     "Gather": ("axis", 0), "GatherElements": ("axis", 0), "CumSum": ("axis", None),
     "ArgMax": ("axis", 0), "ArgMin": ("axis", 0), "TopK": ("axis", -1),
     "Flatten": ("axis", 1), "LpNormalization": ("axis", -1),
@@ -281,6 +282,11 @@ def _mixes_samples(node: onnx.NodeProto, ins: list[str], batched: Mapping[str, i
         return "reduces over the batch axis" if 0 in axes else None
     if op in ("Shape", "Size"):
         return None  # shape arithmetic: folded at N = 1, consumers are checked themselves
+    if op in ("LSTM", "GRU", "RNN"):  # batch-first: each row its own recurrence
+        weights = [i for n, i in enumerate(node.input) if n in (1, 2, 3, 7)]
+        if not _attr(node, "layout", 0) or any(w in batched for w in weights):
+            return "runs its recurrence across the batch axis (layout 0) or batched weights"
+        return None
     return "is not known to keep samples apart"
 
 

@@ -33,15 +33,20 @@ from onnxc.errors import (
 )
 from onnxc.frontend import (
     onnx_ops_activation,
+    onnx_ops_attention,
     onnx_ops_einsum,
     onnx_ops_generate,
     onnx_ops_logic,
+    onnx_ops_loss,
     onnx_ops_math,
     onnx_ops_movement,
     onnx_ops_nn,
+    onnx_ops_normalization,
     onnx_ops_qlinear,
     onnx_ops_quant,
     onnx_ops_reduce,
+    onnx_ops_rnn,
+    onnx_ops_rotary,
     onnx_ops_tensor,
     onnx_ops_vision,
 )
@@ -84,6 +89,11 @@ CONVERTERS = {
     **onnx_ops_vision.CONVERTERS,
     **onnx_ops_quant.CONVERTERS,
     **onnx_ops_qlinear.CONVERTERS,
+    **onnx_ops_attention.CONVERTERS,
+    **onnx_ops_rotary.CONVERTERS,
+    **onnx_ops_rnn.CONVERTERS,
+    **onnx_ops_loss.CONVERTERS,
+    **onnx_ops_normalization.CONVERTERS,
 }
 
 

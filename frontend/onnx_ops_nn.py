@@ -19,6 +19,7 @@ from onnxc.dialects import graph_shapes as shapes
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result
 from onnxc.frontend.onnx_ops_math import Converter, same_type
+from onnxc.frontend.onnx_ops_normalization import layer_normalization_with_statistics
 from onnxc.frontend.onnx_ops_reduce import log_softmax
 
 
@@ -249,9 +250,10 @@ def convert_dropout(ctx: NodeContext) -> list[Result]:
 
 
 def convert_layer_normalization(ctx: NodeContext) -> list[Result]:
-    """LayerNormalization-17 (Y only: the training outputs Mean/InvStdDev are not computed)."""
+    """LayerNormalization-17: graph.layer_normalization when only Y is used; the training
+    outputs Mean/InvStdDev make it graph.layer_normalization_stats (onnx_ops_normalization)."""
     if ctx.output_used(1) or ctx.output_used(2):
-        raise ctx.unsupported("the Mean and InvStdDev outputs of LayerNormalization")
+        return layer_normalization_with_statistics(ctx)
     rank = ctx.rank(0)
     axis = ctx.infer(lambda: (shapes.normalize_axis(ctx.attr("axis", -1), rank),))[0]
     bias = ctx.operand(2) if ctx.has_input(2) else None

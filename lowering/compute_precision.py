@@ -47,9 +47,9 @@ class SetComputePrecisionPass(ModulePass):
                                 f"{', '.join(PRECISIONS)}, got '{self.precision}'")
         if self.precision == "fp32":
             return
-        if self.check_host and not gemm_bf16.host_supports_bf16():
+        if self.check_host and not gemm_bf16.supports_bf16():
             raise LoweringError("set-compute-precision: precision=bf16 needs AVX512-BF16, "
-                                "which this CPU does not have")
+                                "which the target does not have")
         for o in op.walk():
             if bf16_eligible(o):
                 o.attributes[gemm_bf16.PRECISION_ATTR] = StringAttr(self.precision)

@@ -40,7 +40,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from onnxc.dialects import graph, graph_indexed, graph_shapes
+from onnxc.dialects import graph, graph_indexed, graph_rnn, graph_shapes
 from onnxc.dialects.dense_data import to_numpy
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.dialects.graph_checks import NODE_ATTR
@@ -99,6 +99,9 @@ INDEX_USES: dict[type[Operation], Callable[[Operation], Iterator[IndexUse]]] = {
         IndexUse(op.seq_lens, "sequence_lens",
                  (shape_of(op.input)[int_of(op.time_axis)] + 1,), False)]),
     graph_indexed.TensorScatterOp: _tensor_scatter,
+    **{op: lambda op: iter([] if op.sequence_lens is None else [IndexUse(
+        op.sequence_lens, "sequence_lens", (op.steps_and_batch()[0] + 1,), False)])
+       for op in graph_rnn.RNN_OPS},
 }
 """Per op type: the run-time index operands it reads and their valid ranges."""
 
@@ -108,7 +111,8 @@ ONNX_OP_TYPES = {
     graph_indexed.ScatterNDOp: "ScatterND", graph_indexed.RoiAlignOp: "RoiAlign",
     graph_indexed.MaxUnpoolOp: "MaxUnpool", graph_indexed.ReverseSequenceOp: "ReverseSequence",
     graph_indexed.TensorScatterOp: "TensorScatter", graph.DivOp: "Div", graph.ModOp: "Mod",
-    graph.DivScalarOp: "Div",
+    graph.DivScalarOp: "Div", graph_rnn.LSTMRecurrenceOp: "LSTM",
+    graph_rnn.GRURecurrenceOp: "GRU", graph_rnn.RNNRecurrenceOp: "RNN",
 }
 
 

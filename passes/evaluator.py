@@ -30,6 +30,7 @@ from onnxc.passes import (
     evaluator_logic,
     evaluator_quant,
     evaluator_reduce,
+    evaluator_rnn,
     evaluator_tensor,
     extended_reference,
     quant_reference,
@@ -344,6 +345,7 @@ EVALUATORS: dict[type[Operation], Evaluator] = {
     **evaluator_reduce.EVALUATORS,
     **evaluator_logic.EVALUATORS,
     **evaluator_tensor.EVALUATORS,
+    **evaluator_rnn.EVALUATORS,
 }
 
 

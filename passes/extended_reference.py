@@ -1,8 +1,8 @@
 """numpy semantics of the reduction and fused graph ops (entries of the evaluator's table).
 
-Written from the ONNX operator docs (ReduceMean/ReduceSum, LayerNormalization, Gelu, PRelu)
-and, for the ops ONNX lacks, from the unfused compositions they replace. Computation is in
-float64 so that the reference is not the thing being tested.
+Written from the ONNX operator docs (ReduceMean/ReduceSum, LayerNormalization, RMSNormalization,
+Gelu, PRelu) and, for the ops ONNX lacks, from the unfused compositions they replace.
+Computation is in float64 so that the reference is not the thing being tested.
 """
 
 from __future__ import annotations
@@ -38,6 +38,21 @@ def layer_normalization(op: graph.LayerNormalizationOp, args: list[np.ndarray]):
     return [y + args[2] if len(args) > 2 else y]
 
 
+def layer_normalization_stats(op: graph.LayerNormalizationStatsOp, args: list[np.ndarray]):
+    x = args[0].astype(np.float64)
+    axes = tuple(range(op.normalized_axis(), x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    inv_std = 1 / np.sqrt(((x - mean) ** 2).mean(axis=axes, keepdims=True) + float_of(op.epsilon))
+    y = (x - mean) * inv_std * args[1]
+    return [y + args[2] if len(args) > 2 else y, mean, inv_std]
+
+
+def rms_normalization(op: graph.RMSNormalizationOp, args: list[np.ndarray]):
+    x = args[0].astype(np.float64)
+    axes = tuple(range(op.normalized_axis(), x.ndim))
+    return [x / np.sqrt((x * x).mean(axis=axes, keepdims=True) + float_of(op.epsilon)) * args[1]]
+
+
 def gelu(op: graph.GeluOp, args: list[np.ndarray]):
     x = args[0].astype(np.float64)
     if op.approximate.data == "tanh":
@@ -47,9 +62,14 @@ def gelu(op: graph.GeluOp, args: list[np.ndarray]):
 
 def attention(op: graph.AttentionOp, args: list[np.ndarray]):
     q, k, v = (a.astype(np.float64) for a in args[:3])
+    if op.kv_groups() > 1:  # grouped-query: K/V head h serves query heads h*g .. h*g+g-1
+        k, v = (np.repeat(x, op.kv_groups(), axis=-3) for x in (k, v))
     scores = np.matmul(q, np.swapaxes(k, -1, -2)) * float_of(op.scale)
     if len(args) > 3:
         scores = scores + args[3]
+    if op.causal_offset is not None:  # key j is visible to query i when j <= i + offset
+        i, j = np.indices(scores.shape[-2:])
+        scores = np.where(j <= i + int_of(op.causal_offset), scores, -np.inf)
     scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
     return [np.matmul(scores / scores.sum(axis=-1, keepdims=True), v)]
 
@@ -62,6 +82,8 @@ EVALUATORS: dict[type[Operation], Callable[[Operation, list[np.ndarray]], list[n
     graph.ReduceMeanOp: _reduce(np.mean),
     graph.ReduceSumOp: _reduce(np.sum),
     graph.LayerNormalizationOp: layer_normalization,
+    graph.LayerNormalizationStatsOp: layer_normalization_stats,
+    graph.RMSNormalizationOp: rms_normalization,
     graph.GeluOp: gelu,
     graph.PReluOp: lambda op, a: [np.where(a[0] < 0, a[0] * a[1], a[0])],
     graph.WeightedSumOp: weighted_sum,

@@ -168,7 +168,7 @@ class AssignLayoutPass(ModulePass):
     name = "assign-layout"
 
     vector_bits: int = 0
-    """SIMD width the layouts are chosen for; 0: the host's (host_target().vector_bits)."""
+    """SIMD width the layouts are chosen for; 0: the target's (current_target().vector_bits)."""
 
     everywhere: bool = False
     """Run every op that has an NHWC kernel in NHWC, not only those a convolution's
@@ -177,9 +177,9 @@ class AssignLayoutPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         bits = self.vector_bits
         if bits <= 0:
-            from onnxc.runtime.jit import host_target
+            from onnxc.runtime.target import current_target
 
-            bits = host_target().vector_bits
+            bits = current_target().vector_bits
         if bits < MIN_VECTOR_BITS:
             return
         for f in op.ops:

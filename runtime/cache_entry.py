@@ -83,6 +83,7 @@ class Entry:
     status_offset: int
     check_sites: list[dict]
     precision: str = "fp32"
+    target: str = "host"
 
     @classmethod
     def of(cls, compiled: CompiledModel, object_code: bytes, constant_names: Sequence[str],
@@ -97,7 +98,8 @@ class Entry:
                    list(compiled._constants), list(constant_names),
                    dict(compiled.input_defaults), compiled.arena_bytes,
                    compiled.intermediate_bytes, compiled.num_threads, compiled.status_offset,
-                   [dict(site) for site in compiled.check_sites], compiled.precision)
+                   [dict(site) for site in compiled.check_sites], compiled.precision,
+                   compiled.target)
 
     def compiled_model(self) -> CompiledModel:
         """Load the code and build the model (call only on an entry `read` accepted)."""
@@ -111,6 +113,7 @@ class Entry:
             self.status_offset, self.input_defaults)
         compiled._num_threads = self.num_threads
         compiled._precision = self.precision
+        compiled._target = self.target
         if self.batch_rows is not None:
             rows_in, rows_out = self.batch_rows
             # the symbol's name is not part of a CompiledModel, only the rows are
@@ -163,6 +166,7 @@ def write(out: BinaryIO, key: str, secret: bytes, entry: Entry) -> None:
         "intermediate_bytes": entry.intermediate_bytes,
         "num_threads": entry.num_threads,
         "precision": entry.precision,
+        "target": entry.target,
         "status_offset": entry.status_offset,
         "check_sites": entry.check_sites,
         "object": {"offset": 0, "nbytes": len(entry.object_code)},
@@ -255,15 +259,15 @@ def read(buffer, key: str, secret: bytes) -> Entry:
         raise BadEntry("status record outside the arena")
     num_threads = _int(header, "num_threads")
     symbol = header.get("entry_symbol")
-    precision = header.get("precision")
+    precision, target = header.get("precision"), header.get("target")
     if not nbytes or num_threads < 1 or not isinstance(symbol, str) \
-            or precision not in ("fp32", "bf16"):
+            or precision not in ("fp32", "bf16") or not isinstance(target, str):
         raise BadEntry("bad code description")
     return Entry(
         symbol, bytes(buffer[start:start + nbytes]), inputs, outputs, batch_rows,
         [c for _, c in constants], [n for n, _ in constants], defaults, arena_bytes,
         _int(header, "intermediate_bytes"), num_threads, status_offset,
-        _check_sites(header.get("check_sites")), precision)
+        _check_sites(header.get("check_sites")), precision, target)
 
 
 def _int(row, name: str) -> int:

@@ -37,6 +37,7 @@ import onnx
 import onnx.external_data_helper
 
 from onnxc.runtime.cache_entry import FORMAT_VERSION
+from onnxc.runtime.target import Target, host_target
 
 _PACKAGES = ("onnxc", "onnxc.dialects", "onnxc.frontend", "onnxc.passes", "onnxc.lowering",
              "onnxc.runtime")
@@ -135,7 +136,7 @@ def toolchain_fingerprint() -> str:
 
 
 def options_text(opt_level, pass_pipeline, num_threads, input_shapes,
-                 precision: str = "fp32") -> str:
+                 precision: str = "fp32", target: Target | None = None) -> str:
     """The code-changing options as canonical JSON (a pipeline given as a list and the same
     passes given as a string stay different keys: a miss at worst, never a wrong hit)."""
     pipeline = pass_pipeline if pass_pipeline is None or isinstance(pass_pipeline, str) \
@@ -147,7 +148,8 @@ def options_text(opt_level, pass_pipeline, num_threads, input_shapes,
         shapes = ["?", input_shapes]
     return json.dumps({"opt_level": opt_level, "pass_pipeline": pipeline,
                        "num_threads": num_threads, "input_shapes": shapes,
-                       "precision": precision},
+                       "precision": precision,
+                       "target": list((target or host_target()).key())},
                       sort_keys=True, default=repr)
 
 
@@ -159,12 +161,12 @@ def _dims(shape):
 
 def compile_key(source: Snapshot, opt_level: int, pass_pipeline, num_threads: int = 1,
                 input_shapes: Mapping[str, Sequence[int]] | None = None,
-                precision: str = "fp32") -> str:
+                precision: str = "fp32", target: Target | None = None) -> str:
     """The hex SHA-256 naming the entry of `source` compiled with these options here."""
     digest = hashlib.sha256(b"onnxc-key\0")
     _part(digest, source.digest)
     _part(digest, options_text(opt_level, pass_pipeline, num_threads, input_shapes,
-                               precision).encode())
+                               precision, target).encode())
     _part(digest, toolchain_fingerprint().encode())
     return digest.hexdigest()
 
@@ -172,10 +174,11 @@ def compile_key(source: Snapshot, opt_level: int, pass_pipeline, num_threads: in
 def cache_key(model, opt_level: int, pass_pipeline: str | Sequence[str] | None,
               num_threads: int = 1,
               input_shapes: Mapping[str, Sequence[int]] | None = None,
-              precision: str = "fp32") -> str | None:
+              precision: str = "fp32", target: Target | None = None) -> str | None:
     """The key of `model` (path, bytes or ModelProto) compiled with these options on this
     host; None when the model cannot be read (the importer then reports why)."""
     source = snapshot(model)
     if source is None:
         return None
-    return compile_key(source, opt_level, pass_pipeline, num_threads, input_shapes, precision)
+    return compile_key(source, opt_level, pass_pipeline, num_threads, input_shapes, precision,
+                       target)

@@ -147,6 +147,7 @@ class CompiledModel:
 
     _num_threads = 1  # set by onnxc.compile / the cache (runtime/threads.py)
     _precision = "fp32"  # set by onnxc.compile / the cache (docs/precision.md)
+    _target = "host"  # the target it was compiled for (runtime/target.py), by name
     _batch_rows: tuple[list[int], list[int]] | None = None
     """rows per sample of each input and output, when compiled for one sample of a batch"""
 
@@ -179,6 +180,11 @@ class CompiledModel:
     def precision(self) -> str:
         """What GEMMs and convs compute in: "fp32", or "bf16" (fixed when compiled)."""
         return self._precision
+
+    @property
+    def target(self) -> str:
+        """The name of the target it was compiled for ("host", a preset, or a spec)."""
+        return self._target
 
     @property
     def input_names(self) -> list[str]:

@@ -6,7 +6,7 @@
     again = NativeModule.from_object(blob)              # reload without recompiling
 
 llvmlite 0.50 rules this module follows: `llvm.initialize()` is gone (only the native target
-and asm printer are initialised, once); MCJIT takes ownership of its TargetMachine, so each
+and asm printer, and all targets for cross-compiling, are initialised once); MCJIT takes ownership of its TargetMachine, so each
 engine gets a fresh one; invalid IR aborts the process inside MCJIT, so every module is
 verified first and errors surface as `CompilationError`. A `NativeModule` owns its engine:
 keep it alive as long as any function address from it is in use; nothing else refers to it
@@ -23,10 +23,8 @@ PassInstrumentationCallbacks (about 1-2 KB, owned by no one in llvmlite's C++ la
 from __future__ import annotations
 
 import ctypes
-import functools
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import llvmlite.binding as llvm
@@ -35,61 +33,11 @@ from llvmlite.binding import ffi
 from llvmlite.binding.newpassmanagers import NewPassManager
 
 from onnxc.errors import CompilationError
+from onnxc.runtime.target import Target, host_target, initialize_llvm
 
 
-@functools.cache
 def _initialize_native() -> None:
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-
-
-@dataclass(frozen=True)
-class HostTarget:
-    """What the code is compiled for: this machine's CPU, its features and vector width."""
-
-    cpu: str
-    features: str
-    """LLVM feature string, e.g. `+avx512f,+avx2,-amx-tile,...`."""
-    triple: str
-    data_layout: str
-    vector_bits: int
-    """Widest SIMD register: 512 with AVX-512F, 256 with AVX2, 128 with SSE or NEON."""
-
-    def has_feature(self, name: str) -> bool:
-        return f"+{name}" in self.features.split(",")
-
-    def create_target_machine(self, opt_level: int = 3) -> llvm.TargetMachine:
-        """A new TargetMachine: MCJIT takes ownership, so one must never serve two engines."""
-        _initialize_native()
-        target = llvm.Target.from_triple(self.triple)
-        return target.create_target_machine(
-            cpu=self.cpu, features=self.features, opt=opt_level
-        )
-
-
-def _vector_bits(features: set[str]) -> int:
-    if "+avx512f" in features:
-        return 512
-    if "+avx2" in features or "+avx" in features:
-        return 256
-    return 128
-
-
-@functools.cache
-def host_target() -> HostTarget:
-    """The HostTarget of the machine this process runs on."""
-    _initialize_native()
-    cpu = llvm.get_host_cpu_name()
-    features = llvm.get_host_cpu_features().flatten()
-    triple = llvm.get_process_triple()
-    machine = llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, features=features)
-    return HostTarget(
-        cpu=cpu,
-        features=features,
-        triple=triple,
-        data_layout=str(machine.target_data),
-        vector_bits=_vector_bits(set(features.split(","))),
-    )
+    initialize_llvm()
 
 
 def _optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine, opt_level: int) -> None:
@@ -163,7 +111,7 @@ class NativeModule:
         cls,
         llvm_ir: str | ir.Module,
         *,
-        target: HostTarget | None = None,
+        target: Target | None = None,
         opt_level: int = 3,
     ) -> NativeModule:
         """Parse, verify, optimise and JIT-compile `llvm_ir` (text or an llvmlite module)."""
@@ -189,7 +137,7 @@ class NativeModule:
         return native
 
     @classmethod
-    def from_object(cls, object_code: bytes, *, target: HostTarget | None = None) -> NativeModule:
+    def from_object(cls, object_code: bytes, *, target: Target | None = None) -> NativeModule:
         """Load object code from `object_code()` (of this target) without recompiling."""
         _initialize_native()
         _check_object(object_code)

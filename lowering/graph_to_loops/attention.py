@@ -10,6 +10,14 @@ and no horizontal reduction is needed. Per query block:
   output block O^T [Dv, VW] (a stack buffer, in L1) is rescaled by exp(m_old - m_new) once
   per key block and accumulates the block's probabilities times broadcast scalars of V;
 - at the end O^T / l is written back transposed.
+With a causal offset (graph.attention's `causal_offset`), a query block visits only the key
+blocks some of its queries may see: those every query sees run unmasked, those across the
+diagonal add min(i + offset - j, 0) * FLT_MAX to the scores (0 or <= -FLT_MAX, then exp gives
+exactly 0; float arithmetic because vector compares do not lower), the rest are skipped.
+Masked keys (-inf scores) give exactly 0: the exponent base is the running maximum clamped
+to the lowest finite value (see `finite_base`), so a block whose keys are all masked so far
+adds nothing instead of exp(-inf - -inf) = NaN; a row with no key left at all is 0 / 0 = NaN,
+as Softmax of an all -inf row is (Attention-23's importer zeroes such rows).
 exp is `math.exp` on vectors, expanded inline by convert-math-to-llvm. No Sq x Sk (or Sk)
 buffer exists; K and V are streamed once per query block. The outer loop (batch x query
 blocks) is a parallel_for. Non-f32 element types use the scalar kernel at the end.
@@ -21,12 +29,19 @@ import math as pymath
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, math, memref, vector
-from xdsl.dialects.builtin import Float32Type, MemRefType, VectorType
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    MemRefType,
+    VectorType,
+)
 from xdsl.ir import SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects import graph
-from onnxc.dialects.graph import float_of, shape_of
+from onnxc.dialects.graph import float_of, int_of, shape_of
 from onnxc.lowering.graph_to_loops.fused import require_float
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, broadcast_indices
 
@@ -40,9 +55,29 @@ KEY_BLOCK = 16
 
 
 def _vector_width() -> int:
-    from onnxc.runtime.jit import host_target
+    from onnxc.runtime.target import current_target
 
-    return max(4, host_target().vector_bits // 32)
+    return max(4, current_target().vector_bits // 32)
+
+
+_LOWEST = {Float16Type: -65504.0, BFloat16Type: -3.3895313892515355e38,
+           Float32Type: -3.4028234663852886e38, Float64Type: -1.7976931348623157e308}
+
+
+def lowest_finite(element) -> float:
+    """The most negative finite value of a float element type."""
+    return _LOWEST.get(type(element), -3.4028234663852886e38)
+
+
+def finite_base(kb: KernelBuilder, maximum: SSAValue, lowest: SSAValue) -> SSAValue:
+    """The running maximum as an exponent base: max(m, lowest finite) is m itself whenever
+    m is finite, and keeps exp(s - base) = 0 (not NaN) for s = m = -inf."""
+    return kb.insert(arith.MaximumfOp(maximum, lowest))
+
+
+def kv_index(kb: KernelBuilder, bi: list[Index], groups: int) -> list[Index]:
+    """K/V's leading indices for query batch index `bi`: head h // groups when grouped."""
+    return bi if groups == 1 else [*bi[:-1], kb.idiv(bi[-1], groups)]
 
 
 def unflatten(kb: KernelBuilder, flat: Index, dims: Sequence[int]) -> list[Index]:
@@ -88,6 +123,9 @@ class _VectorAttention:
         padded = [1] * (rank - len(self.mask_shape)) + self.mask_shape
         self.mask_per_query = self.mask is not None and padded[-2] != 1
         self.mbuf = _alloca(kb, [self.width], element) if self.mask_per_query else None
+        self.causal = None if op.causal_offset is None else int_of(op.causal_offset)
+        self.groups = op.kv_groups()
+        self.iota = _alloca(kb, [self.width], element) if self.causal is not None else None
 
     # ---------------------------------------------------------------- vector helpers
 
@@ -154,11 +192,26 @@ class _VectorAttention:
 
         full_blocks, rest = divmod(self.sk, KEYS)
         state = [self.vconst(-pymath.inf)] * qv + [vzero] * qv
+        free, needed = full_blocks, full_blocks  # key blocks [0, free) need no causal mask
+        if self.causal is not None:
+            assert self.iota is not None
+            kb.for_(0, width, lambda lane: kb.store(kb.to_float(lane, self.element),
+                                                     self.iota, [lane]))
+            first = kb.iadd(i0, self.causal)  # the last key the block's first query sees
+            free = kb.imin(full_blocks, kb.idiv(kb.iadd(first, 1), KEYS))
+            needed = kb.imin(full_blocks, kb.idiv(kb.iadd(first, lanes + KEYS - 1), KEYS))
+
+        def blocks(lb: Index, ub: Index, causal: bool, state: list[SSAValue]) -> list[SSAValue]:
+            return list(kb.for_(lb, ub, lambda b, *st: self.key_block(
+                bi, i0, lanes, qv, kb.imul(b, KEYS), KEYS, list(st), causal), iter_args=state))
+
         if full_blocks:
-            state = list(kb.for_(0, full_blocks, lambda b, *st: self.key_block(
-                bi, i0, lanes, qv, kb.imul(b, KEYS), KEYS, list(st)), iter_args=state))
+            state = blocks(0, free, False, state)
+            if self.causal is not None:
+                state = blocks(free, needed, True, state)
         if rest:
-            state = self.key_block(bi, i0, lanes, qv, full_blocks * KEYS, rest, state)
+            state = self.key_block(bi, i0, lanes, qv, full_blocks * KEYS, rest, state,
+                                   self.causal is not None)
         one = self.vconst(1.0)
         inverse = [self.binary(arith.DivfOp, one, state[qv + u]) for u in range(qv)]
 
@@ -187,16 +240,30 @@ class _VectorAttention:
         kb.for_(0, lanes, gather)
         return [self.vload(self.mbuf, [u * self.vw]) for u in range(qv)]
 
+    def causal_bias(self, i0: Index, qv: int, j: Index) -> list[SSAValue]:
+        """Per lane: 0 where query i0 + lane sees key j, <= -FLT_MAX where it does not."""
+        kb = self.kb
+        assert self.iota is not None and self.causal is not None
+        distance = kb.to_float(kb.isub(kb.iadd(i0, self.causal), j), self.element)
+        zero, big = self.vconst(0.0), self.vconst(-lowest_finite(self.element))
+        out = []
+        for u in range(qv):
+            t = self.binary(arith.AddfOp, self.vload(self.iota, [u * self.vw]),
+                            self.splat(distance))
+            out.append(self.binary(arith.MulfOp, self.binary(arith.MinimumfOp, t, zero), big))
+        return out
+
     def key_block(self, bi, i0, lanes: int, qv: int, j0: Index, keys: int,
-                  state: list[SSAValue]) -> list[SSAValue]:
+                  state: list[SSAValue], causal: bool = False) -> list[SSAValue]:
         """One block of `keys` keys; state = qv running maxima, then qv running sums."""
         kb, vw = self.kb, self.vw
+        kvi = kv_index(kb, bi, self.groups)
 
         def dot(c: Index, *acc: SSAValue) -> list[SSAValue]:
             qs = [self.vload(self.qt, [c, u * vw]) for u in range(qv)]
             out = list(acc)
             for j in range(keys):
-                kv = self.splat(kb.load(self.k, [*bi, kb.iadd(j0, j), c]))
+                kv = self.splat(kb.load(self.k, [*kvi, kb.iadd(j0, j), c]))
                 for u in range(qv):
                     out[j * qv + u] = self.fma(qs[u], kv, out[j * qv + u])
             return out
@@ -208,15 +275,22 @@ class _VectorAttention:
                 masks = self.mask_vectors(bi, i0, lanes, qv, kb.iadd(j0, j))
                 for u in range(qv):
                     scores[j * qv + u] = self.binary(arith.AddfOp, scores[j * qv + u], masks[u])
+        if causal:
+            for j in range(keys):
+                bias = self.causal_bias(i0, qv, kb.iadd(j0, j))
+                for u in range(qv):
+                    scores[j * qv + u] = self.binary(arith.AddfOp, scores[j * qv + u], bias[u])
         maxima, sums = state[:qv], state[qv:]
-        new_max, correction, total = [], [], []
+        new_max, base, correction, total = [], [], [], []
+        lowest = self.vconst(lowest_finite(self.element))
         for u in range(qv):
             m = maxima[u]
             for j in range(keys):
                 m = self.binary(arith.MaximumfOp, m, scores[j * qv + u])
             new_max.append(m)
-            correction.append(self.exp(self.binary(arith.SubfOp, maxima[u], m)))
-        probs = [self.exp(self.binary(arith.SubfOp, scores[j * qv + u], new_max[u]))
+            base.append(finite_base(kb, m, lowest))
+            correction.append(self.exp(self.binary(arith.SubfOp, maxima[u], base[u])))
+        probs = [self.exp(self.binary(arith.SubfOp, scores[j * qv + u], base[u]))
                  for j in range(keys) for u in range(qv)]
         for u in range(qv):
             t = self.binary(arith.MulfOp, sums[u], correction[u])
@@ -228,7 +302,7 @@ class _VectorAttention:
             outs = [self.binary(arith.MulfOp, self.vload(self.ot, [c, u * vw]), correction[u])
                     for u in range(qv)]
             for j in range(keys):
-                vv = self.splat(kb.load(self.v, [*bi, kb.iadd(j0, j), c]))
+                vv = self.splat(kb.load(self.v, [*kvi, kb.iadd(j0, j), c]))
                 for u in range(qv):
                     outs[u] = self.fma(probs[j * qv + u], vv, outs[u])
             for u in range(qv):
@@ -262,9 +336,11 @@ def scalar_attention_kernel(op: graph.AttentionOp, kb: KernelBuilder, ins, outs)
     q, k, v, y = ins[0], ins[1], ins[2], outs[0]
     mask = ins[3] if op.mask is not None else None
     mask_shape = shape_of(op.mask) if op.mask is not None else ()
+    causal = None if op.causal_offset is None else int_of(op.causal_offset)
     element = y.type.get_element_type()
     zero = kb.constant(0.0, element)
     lowest = kb.constant(-pymath.inf, element)
+    finite = kb.constant(lowest_finite(element), element)
     scale = kb.constant(float_of(op.scale), element)
     block = max(1, min(KEY_BLOCK, sk))
     buf = _alloca(kb, [block], element)
@@ -272,14 +348,17 @@ def scalar_attention_kernel(op: graph.AttentionOp, kb: KernelBuilder, ins, outs)
 
     def per_query(ivs: list[Index]) -> None:
         bi, i = ivs[:-1], ivs[-1]
+        kvi = kv_index(kb, bi, op.kv_groups())
         kb.for_(0, dv, lambda c: kb.store(zero, y, [*bi, i, c]))
+        # the keys this query sees: all, or j <= i + causal_offset
+        limit = sk if causal is None else kb.imin(sk, kb.iadd(i, causal + 1))
 
         def per_block(j0: Index, running_max, running_sum):
-            hi = kb.imin(kb.iadd(j0, block), sk)
+            hi = kb.imin(kb.iadd(j0, block), limit)
 
             def score(j: Index, block_max):
                 (dot,) = kb.reduce(0, d, [zero], lambda c, acc: [
-                    kb.muladd(kb.load(q, [*bi, i, c]), kb.load(k, [*bi, j, c]), acc)
+                    kb.muladd(kb.load(q, [*bi, i, c]), kb.load(k, [*kvi, j, c]), acc)
                 ])
                 s = kb.mul(dot, scale)
                 if mask is not None:
@@ -289,21 +368,22 @@ def scalar_attention_kernel(op: graph.AttentionOp, kb: KernelBuilder, ins, outs)
 
             (block_max,) = kb.for_(j0, hi, score, iter_args=[lowest])
             new_max = kb.max(running_max, block_max)
-            correction = kb.insert(math.ExpOp(kb.sub(running_max, new_max)))
+            base = finite_base(kb, new_max, finite)
+            correction = kb.insert(math.ExpOp(kb.sub(running_max, base)))
             kb.for_(0, dv, lambda c: kb.store(
                 kb.mul(kb.load(y, [*bi, i, c]), correction), y, [*bi, i, c]))
 
             def accumulate(j: Index, total):
-                weight = kb.insert(math.ExpOp(kb.sub(kb.load(buf, [kb.isub(j, j0)]), new_max)))
+                weight = kb.insert(math.ExpOp(kb.sub(kb.load(buf, [kb.isub(j, j0)]), base)))
                 kb.for_(0, dv, lambda c: kb.store(
-                    kb.muladd(weight, kb.load(v, [*bi, j, c]), kb.load(y, [*bi, i, c])),
+                    kb.muladd(weight, kb.load(v, [*kvi, j, c]), kb.load(y, [*bi, i, c])),
                     y, [*bi, i, c]))
                 return [kb.add(total, weight)]
 
             (block_sum,) = kb.for_(j0, hi, accumulate, iter_args=[zero])
             return [new_max, kb.muladd(running_sum, correction, block_sum)]
 
-        _, total = kb.for_(0, sk, per_block, step=block, iter_args=[lowest, zero])
+        _, total = kb.for_(0, limit, per_block, step=block, iter_args=[lowest, zero])
         inverse = kb.div(kb.constant(1.0, element), total)
         kb.for_(0, dv, lambda c: kb.store(kb.mul(kb.load(y, [*bi, i, c]), inverse), y, [*bi, i, c]))
 

@@ -49,8 +49,8 @@ from onnxc.lowering.graph_to_loops.gemm_microkernel import (
     GemmShape,
     KBlock,
     PackedGemm,
-    host_tiling,
     pack,
+    target_tiling,
 )
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 
@@ -211,7 +211,7 @@ def packed_weights(op: Operation) -> DenseIntOrFPElementsAttr:
     one after the other (in bf16 compute, as pairs: `packed_weight_pairs`)."""
     if gemm_bf16.requested(op):
         return packed_weight_pairs(op)
-    g, t = geometry(op), host_tiling()
+    g, t = geometry(op), target_tiling()
     w = _weight_value(op)
     assert w is not None
     depths = block_plan(g).depths
@@ -235,7 +235,7 @@ def padded_scratch(g: ConvGeometry) -> list[MemRefType]:
 def copy_run(kb: KernelBuilder, src: SSAValue, s0: Index, dst: SSAValue, d0: Index,
              length: int) -> None:
     """dst[d0 : d0 + length] = src[s0 : ...] on flat memrefs, vectorized."""
-    vw = host_tiling().vw
+    vw = target_tiling().vw
     vt = VectorType(f32, [vw])
     nvec = length // vw
 
@@ -251,7 +251,7 @@ def copy_run(kb: KernelBuilder, src: SSAValue, s0: Index, dst: SSAValue, d0: Ind
 
 def zero_run(kb: KernelBuilder, dst: SSAValue, d0: Index, length: int) -> None:
     """dst[d0 : d0 + length] = 0 on a flat memref, vectorized."""
-    vw = host_tiling().vw
+    vw = target_tiling().vw
     zero = kb.constant(0.0, f32)
     nvec = length // vw
     if nvec:
@@ -488,7 +488,7 @@ def input_scratch(op: Operation) -> list[MemRefType]:
 def packed_weight_pairs(op: Operation) -> DenseIntOrFPElementsAttr:
     """Each group's B_g over (kh, kw, channel pair) rows: the weights rounded to bf16, a
     zero channel appended to an odd count, packed like `packed_weights`."""
-    g, t = geometry(op), host_tiling()
+    g, t = geometry(op), target_tiling()
     p = pair_geometry(g)
     w = _weight_value(op)
     assert w is not None

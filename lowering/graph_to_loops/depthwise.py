@@ -22,8 +22,8 @@ from onnxc.dialects.graph_epilogue import epilogue_of
 from onnxc.lowering.graph_to_loops.conv_nhwc import (
     _weight_value,
     geometry,
-    host_tiling,
     pad_input,
+    target_tiling,
 )
 from onnxc.lowering.graph_to_loops.epilogue import activate
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
@@ -57,7 +57,7 @@ class _Depthwise:
         else:
             self.x = kb.view(ins[0], [g.n * g.h * g.w * g.c])
         self.y = kb.view(outs[0], [g.pixels * g.c])
-        self.vw = host_tiling().vw
+        self.vw = target_tiling().vw
         self.vtype = VectorType(f32, [self.vw])
         epilogue = epilogue_of(op)
         self.act = epilogue[0] if epilogue is not None else None

@@ -1,4 +1,5 @@
-"""Kernels of the ops the Extended fusions create: Erf, Gelu, PRelu, WeightedSum, LayerNorm.
+"""Kernels of the ops the Extended fusions create: Erf, Gelu, PRelu, WeightedSum, LayerNorm
+(and RMSNorm, imported from ONNX, which shares its kernel).
 
 Each replaces a chain of elementwise/reduction kernels by one pass (two for LayerNorm's
 statistics) over memory; Attention has its own module.
@@ -95,14 +96,38 @@ def layer_normalization_kernel(op: graph.LayerNormalizationOp, kb: KernelBuilder
     """Per row of the normalized dimensions: mean, then variance (two-pass, for accuracy),
     then one scaled write; the reductions are reassociable so that they vectorize, and the
     row (a few KiB) stays in L1 across the three passes."""
+    _normalize_rows(op, kb, ins, outs, centered=True)
+
+
+def layer_normalization_stats_kernel(op: graph.LayerNormalizationStatsOp, kb: KernelBuilder,
+                                     ins, outs):
+    """LayerNorm's kernel that also stores each row's mean and 1 / sqrt(var + eps)."""
+    _normalize_rows(op, kb, ins, outs, centered=True)
+
+
+def rms_normalization_kernel(op: graph.RMSNormalizationOp, kb: KernelBuilder, ins, outs):
+    """LayerNorm's kernel without the mean: one pass for mean(x^2), one scaled write."""
+    _normalize_rows(op, kb, ins, outs, centered=False)
+
+
+def _normalize_rows(op: graph.LayerNormalizationOp | graph.LayerNormalizationStatsOp
+                    | graph.RMSNormalizationOp, kb: KernelBuilder, ins, outs,
+                    centered: bool) -> None:
+    """y = (x - mean) * inv_std * scale (+ bias) per row of [axis, rank), or, not
+    `centered`, y = x * inv_rms * scale (RMSNormalization); with three outputs, the rows'
+    mean and inv_std are stored too."""
     require_float(op, outs[0])
     x_shape = shape_of(op.input)
     axis = op.normalized_axis()
     trailing = list(x_shape[axis:])
     outer, size = pymath.prod(x_shape[:axis]), pymath.prod(trailing)
-    if outer * size == 0:
-        return
     element = outs[0].type.get_element_type()
+    statistics = [kb.view(out, [outer]) for out in outs[1:]] if outer else []
+    if outer * size == 0:
+        if statistics:  # empty rows: their mean and variance are 0 / 0
+            nan = kb.constant(float("nan"), element)
+            kb.nest([outer], lambda ivs: [kb.store(nan, s, ivs) for s in statistics])
+        return
     flat = kb.view(ins[0], [outer, size])
     x = kb.view(ins[0], [outer, *trailing])
     y = kb.view(outs[0], [outer, *trailing])
@@ -111,28 +136,36 @@ def layer_normalization_kernel(op: graph.LayerNormalizationOp, kb: KernelBuilder
     # affine parameters into such) is viewed and indexed as [1], never as rank 0
     scale_shape = _parameter_shape(op.scale)
     scale = kb.view(ins[1], scale_shape)
-    bias_shape = _parameter_shape(op.bias) if op.bias is not None else ()
-    bias = kb.view(ins[2], bias_shape) if op.bias is not None else None
+    has_bias = centered and op.bias is not None
+    bias_shape = _parameter_shape(op.bias) if has_bias else ()
+    bias = kb.view(ins[2], bias_shape) if has_bias else None
     zero = kb.constant(0.0, element)
     inv_n = kb.constant(1.0 / size, element)
     eps = kb.constant(float_of(op.epsilon), element)
     one = kb.constant(1.0, element)
 
     def per_row(r: Index) -> None:
-        (total,) = kb.reduce(0, size, [zero],
-                             lambda i, acc: [reassoc_add(kb, acc, kb.load(flat, [r, i]))])
-        mean = kb.mul(total, inv_n)
+        mean = None
+        if centered:
+            (total,) = kb.reduce(0, size, [zero],
+                                 lambda i, acc: [reassoc_add(kb, acc, kb.load(flat, [r, i]))])
+            mean = kb.mul(total, inv_n)
 
         def square(i: Index, acc):
-            d = kb.sub(kb.load(flat, [r, i]), mean)
+            d = kb.load(flat, [r, i])
+            d = d if mean is None else kb.sub(d, mean)
             return [reassoc_muladd(kb, d, d, acc)]
 
         (squares,) = kb.reduce(0, size, [zero], square)
         variance = kb.mul(squares, inv_n)
         inv_std = kb.div(one, kb.insert(math.SqrtOp(kb.add(variance, eps))))
+        if statistics:
+            kb.store(mean, statistics[0], [r])
+            kb.store(inv_std, statistics[1], [r])
 
         def write(ivs: list[Index]) -> None:
-            normalized = kb.mul(kb.sub(kb.load(x, [r, *ivs]), mean), inv_std)
+            value = kb.load(x, [r, *ivs])
+            normalized = kb.mul(value if mean is None else kb.sub(value, mean), inv_std)
             gamma = kb.load(scale, broadcast_indices(ivs, scale_shape))
             if bias is None:
                 kb.store(kb.mul(normalized, gamma), y, [r, *ivs])
@@ -151,6 +184,8 @@ KERNELS = {
     graph.PReluOp: prelu_kernel,
     graph.WeightedSumOp: weighted_sum_kernel,
     graph.LayerNormalizationOp: layer_normalization_kernel,
+    graph.LayerNormalizationStatsOp: layer_normalization_stats_kernel,
+    graph.RMSNormalizationOp: rms_normalization_kernel,
 }
 
 

@@ -47,11 +47,12 @@ from onnxc.lowering.graph_to_loops.gemm_microkernel import (
     _b_value,
     _DenseGemm,
     applies,
-    host_tiling,
     pack,
     shape_of_op,
+    target_tiling,
 )
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
+from onnxc.runtime.target import Target, current_target
 
 PRECISION_ATTR = "onnxc.precision"
 """Discardable attribute on a graph op: "bf16" when its products run in bf16."""
@@ -60,11 +61,10 @@ DPBF16PS = "llvm.x86.avx512bf16.dpbf16ps.512"
 HOST_FEATURE = "avx512bf16"
 
 
-def host_supports_bf16() -> bool:
-    """Whether this CPU has AVX512-BF16 (and AVX-512F: the kernel's 16-float vectors)."""
-    from onnxc.runtime.jit import host_target
-
-    target = host_target()
+def supports_bf16(target: Target | None = None) -> bool:
+    """Whether the target (default: the one being compiled for) has AVX512-BF16 (and
+    AVX-512F: the kernel's 16-float vectors)."""
+    target = target or current_target()
     return target.has_feature(HOST_FEATURE) and target.has_feature("avx512f")
 
 
@@ -158,7 +158,7 @@ def a_pairs_type(op: Operation) -> MemRefType:
 
 def packed_b_pairs(op: Operation) -> list[DenseIntOrFPElementsAttr]:
     """alpha * op(B) as bf16 pairs in panels (alpha folded in before rounding)."""
-    g, t = shape_of_op(op), host_tiling()
+    g, t = shape_of_op(op), target_tiling()
     assert g is not None
     value = _b_value(op)
     b = values_in_shape(value, shape_of(value.type))
@@ -213,7 +213,17 @@ def bf16_gemm_kernel(op: Operation, kb: KernelBuilder, ins, outs) -> None:
 
 
 __all__ = [
-    "DPBF16PS", "PRECISION_ATTR", "Bf16Pairs", "a_pairs_type", "bf16_bits",
-    "bf16_gemm_kernel", "gemm_eligible", "host_supports_bf16", "packed_b_pairs", "pairs",
-    "requested", "round_pair", "zero_pairs",
+    "DPBF16PS",
+    "PRECISION_ATTR",
+    "Bf16Pairs",
+    "a_pairs_type",
+    "bf16_bits",
+    "bf16_gemm_kernel",
+    "gemm_eligible",
+    "packed_b_pairs",
+    "pairs",
+    "requested",
+    "round_pair",
+    "supports_bf16",
+    "zero_pairs",
 ]

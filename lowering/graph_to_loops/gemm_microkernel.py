@@ -46,6 +46,7 @@ from onnxc.dialects.graph import float_of, int_of, shape_of
 from onnxc.dialects.graph_epilogue import epilogue_of
 from onnxc.lowering.graph_to_loops.epilogue import activate
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, broadcast_indices
+from onnxc.runtime.target import Target, current_target
 
 KC = 256
 """Depth of a k-block: MR rows of A and a KC x NR panel of B stay in L1."""
@@ -68,13 +69,18 @@ class Tiling:
     """multiple of vw"""
 
 
-@lru_cache(maxsize=1)
-def host_tiling() -> Tiling:
-    """MR x NR from the host's vector width: 8x32 with AVX-512 (16 of 32 registers), else 6x2VW."""
-    from onnxc.runtime.jit import host_target
+def target_tiling() -> Tiling:
+    """MR x NR for the target being compiled for (`current_target`)."""
+    return tiling_for(current_target())
 
-    vw = max(4, host_target().vector_bits // 32)
-    return Tiling(vw=vw, mr=8 if vw >= 16 else 6, nr=2 * vw)
+
+@lru_cache
+def tiling_for(target: Target) -> Tiling:
+    """NR = 2 vectors; MR rows as many as the register file holds with room for the two B
+    vectors and A's broadcast, at most 8: 8x32 with AVX-512's 32 zmm (16 accumulate), 6x16
+    with AVX2's 16 ymm, 8x8 with NEON's 32 q registers. (Some kernels assume NR = 2 VW.)"""
+    vw = max(4, target.vector_bits // 32)
+    return Tiling(vw=vw, mr=min(8, (target.vector_registers - 4) // 2), nr=2 * vw)
 
 
 @dataclass(frozen=True)
@@ -157,7 +163,7 @@ def packed_b(op: Operation) -> list[DenseIntOrFPElementsAttr]:
         return []
     if _bf16().requested(op):
         return _bf16().packed_b_pairs(op)
-    g, t = shape_of_op(op), host_tiling()
+    g, t = shape_of_op(op), target_tiling()
     assert g is not None
     b = values_in_shape(value, shape_of(value.type))
     packed = pack(b.T if g.trans_b else b, g, t)
@@ -175,7 +181,7 @@ def scratch_b(op: Operation) -> list[MemRefType]:
         return [_bf16().a_pairs_type(op)]
     if not applies(op) or _b_value(op) is not None:
         return []
-    g, t = shape_of_op(op), host_tiling()
+    g, t = shape_of_op(op), target_tiling()
     assert g is not None
     return [MemRefType(f32, [min(KC, g.k), min(NC, g.npad(t))])]
 
@@ -215,7 +221,7 @@ class PackedGemm:
 
     def __init__(self, op: Operation, kb: KernelBuilder, g: GemmShape, y: SSAValue,
                  bp: SSAValue):
-        self.op, self.kb, self.g, self.t = op, kb, g, host_tiling()
+        self.op, self.kb, self.g, self.t = op, kb, g, target_tiling()
         self.npad = g.npad(self.t)
         self.y = y
         bp_type = bp.type

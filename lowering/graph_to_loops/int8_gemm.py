@@ -1,4 +1,4 @@
-"""u8 x s8 -> s32 packed GEMM on AVX512-VNNI (`vpdpbusd`) for qlinear_conv and qlinear_matmul.
+"""u8 x s8 -> s32 packed GEMM (AVX512-VNNI, AVX2 or portable) for qlinear_conv and qlinear_matmul.
 
 One kernel shape serves both ops: Y[p, m] = requantize(sum_k A[p, k] * B[k, m] + corr[m]).
 The conv is an implicit GEMM over NHWC data (p = (n, oh, ow), k = (kh, kw, c)); the matmul
@@ -23,32 +23,34 @@ vector, which decides the speed of the convs with small K) and stored once. Thre
 row blocks; inside a chunk the loop is panel -> row block -> micro-kernel, so one panel of B
 is reused by every row block of the chunk.
 
-Without AVX512-VNNI the same kernel multiplies in plain i32 vector arithmetic (`portable_step`,
-~8 vector ops per vpdpbusd: 18-49 GOPS on ResNet-50's convs here, against 0.4 for the scalar
-kernels and ~400 with VNNI) on a 4 x 16 tile. It
-needs a constant weight whose centred values fit s8, no groups, and a constant bias unless
-Cout is a multiple of 16; other cases run the generic kernels of qlinear.py.
+The multiply step follows the target (`target_int8_isa`, `Int8Tiling.form`):
+- AVX512-VNNI: one vpdpbusd per 16 columns and row (~400 GOPS on ResNet-50's convs here).
+- AVX2: vpmaddubsw + vpmaddwd by ones on the same byte words when no weight pair can
+  saturate vpmaddubsw's i16 sums (`pairs_fit_i16`); otherwise, to stay exact, vpmaddwd on
+  B packed as i16 pairs (two words per k-word) and A's bytes widened to pairs. 6 x 16 tiles.
+- Elsewhere (NEON until onnxc has an ARM target, x86 without AVX2): plain i32 vector
+  arithmetic (`portable_step`, ~8 vector ops per vpdpbusd: 18-49 GOPS) on 4 x 16 tiles.
+The kernel needs a constant weight whose centred values fit s8, no groups, and a constant
+bias unless Cout is a multiple of 16; other cases run the generic kernels of qlinear.py.
 
 Everything that differs between the convs of one shape (weights, bias, scales, output zero
-point and bounds) is in the constant tables, so they share one kernel (`qlinear_kernel_key`):
+point and bounds) is in the constant tables, so they share one kernel (`int8_gemm_key`):
 ResNet-50's 53 convs compile 23 kernels.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 
 import numpy as np
-from xdsl.dialects import arith, llvm, math, memref, vector
+from xdsl.dialects import arith, llvm, memref, vector
 from xdsl.dialects.builtin import (
     BytesAttr,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
-    Float32Type,
     IntegerType,
     MemRefType,
     TensorType,
-    UnrealizedConversionCastOp,
     VectorType,
     f32,
     i8,
@@ -66,12 +68,12 @@ from onnxc.dialects.graph_qlinear import (
     is_i32,
 )
 from onnxc.dialects.layout import layout_of
-from onnxc.lowering.graph_to_loops import qlinear
 from onnxc.lowering.graph_to_loops.conv_nhwc import ConvGeometry, geometry
 from onnxc.lowering.graph_to_loops.int8_input import input_offset, load_word, pack_input
+from onnxc.lowering.graph_to_loops.int8_requantize import OutputRule, requantize_vector
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.qlinear import output_scales
-from onnxc.lowering.to_llvm.llvm_ext import FPToSIOp
+from onnxc.runtime.target import current_target
 
 VW = 16
 CHUNK_ROW_BLOCKS = 16
@@ -80,21 +82,23 @@ MIN_CHUNKS = 8
 MIN_ITERATIONS = 16
 """Parallel iterations wanted at least: row chunks times column groups."""
 VPDPBUSD = "llvm.x86.avx512.vpdpbusd.512"
-LRINT = "llvm.lrint.v16i32.v16f32"
+PMADDUBSW = "llvm.x86.avx2.pmadd.ub.sw"
+PMADDWD = "llvm.x86.avx2.pmadd.wd"
+V8I32 = VectorType(i32, [8])
+V16I16 = VectorType(IntegerType(16), [16])
+V32I16 = VectorType(IntegerType(16), [32])
+V32I8 = VectorType(i8, [32])
 
 
-@lru_cache(maxsize=1)
-def host_has_vnni() -> bool:
-    from onnxc.runtime.jit import host_target
-
-    return host_target().has_feature("avx512vnni")
-
-
-@lru_cache(maxsize=1)
-def host_vector_bits() -> int:
-    from onnxc.runtime.jit import host_target
-
-    return host_target().vector_bits
+def target_int8_isa() -> str:
+    """The target's int8 dot-product instructions: "vnni" (AVX512-VNNI), "avx2" (vpmaddwd /
+    vpmaddubsw) or "portable" (plain i32 vector arithmetic, any SIMD target)."""
+    target = current_target()
+    if target.has_feature("avx512vnni"):
+        return "vnni"
+    if target.has_feature("avx2"):
+        return "avx2"
+    return "portable"
 
 
 @dataclass(frozen=True)
@@ -103,16 +107,29 @@ class Int8Tiling:
     """rows (pixels) per micro-kernel tile"""
     nr: int
     """columns per panel, a multiple of 16"""
-    vnni: bool
-    """vpdpbusd; else the portable form: each byte widened to i32 and multiplied-added"""
+    form: str
+    """how a k-word is multiplied in (see `_Kernel.step`): "vnni", "maddubs", "maddwd" or
+    "portable"; it decides B's packing too ("maddwd": two words of i16 pairs per k-word)"""
+
+    @property
+    def b_words(self) -> int:
+        """Words of packed B per word of A (4 k's) and column."""
+        return 2 if self.form == "maddwd" else 1
 
 
-def tiling() -> Int8Tiling:
-    """6 x 64 with VNNI (24 of the 32 zmm registers accumulate); else 4 x 16, whose four
-    <16 x i32> accumulators fit AVX2's 16 ymm (or NEON's 32 q) registers twice over."""
-    if host_has_vnni():
-        return Int8Tiling(6, 64, True)
-    return Int8Tiling(4, 16, False)
+def tiling(op: QuantizedProductOp) -> Int8Tiling:
+    """6 x 64 with VNNI (24 of the 32 zmm registers accumulate). On AVX2, 6 x 16: twelve ymm
+    accumulators, B's two and A's broadcast fill the 16 registers; vpmaddubsw when no pair
+    of the weights can saturate its i16 sums (`pairs_fit_i16`), else the exact vpmaddwd on
+    weights widened to i16 at compile time. Else 4 x 16 in portable i32 arithmetic."""
+    isa = target_int8_isa()
+    if isa == "vnni":
+        return Int8Tiling(6, 64, "vnni")
+    if isa == "avx2":
+        if pairs_fit_i16(op):
+            return Int8Tiling(6, 16, "maddubs")
+        return Int8Tiling(4, 16, "maddwd")
+    return Int8Tiling(4, 16, "portable")
 
 
 @dataclass(frozen=True)
@@ -179,7 +196,7 @@ def weight_matrix(op: QuantizedProductOp) -> np.ndarray | None:
 
 def applies(op) -> bool:
     """Whether `op` runs on this kernel (else the generic kernels of qlinear.py)."""
-    if not isinstance(op, QLinearConvOp | QLinearMatMulOp) or host_vector_bits() < 128:
+    if not isinstance(op, QLinearConvOp | QLinearMatMulOp) or current_target().vector_bits < 128:
         return False
     if isinstance(op, QLinearConvOp):
         if (len(shape_of(op.input)) != 4 or int_of(op.group, 1) != 1
@@ -200,19 +217,49 @@ def applies(op) -> bool:
     return b is not None and int(b.min(initial=0)) >= -128 and int(b.max(initial=0)) <= 127
 
 
-def int8_constants(op: QuantizedProductOp) -> list[DenseIntOrFPElementsAttr]:
-    """[packed B (i32 words), corr (i32), output scales (f32, one per channel), the output
-    rule (f32: output zero point, min - zero point, max - zero point)]: convs that differ
-    only in these values share one kernel (`qlinear_kernel_key`)."""
+def centred_weight_words(op: QuantizedProductOp) -> np.ndarray:
+    """The centred weights as int32 [K4, 4, Cout padded to whole vectors]: k-words of 4
+    input channels per tap, zero past C and past Cout."""
     g = gemm_of(op)
     b = weight_matrix(op)
     assert b is not None
     k = b.shape[0] // (g.kh * g.kw)
     taps = b.reshape(g.kh * g.kw, k, g.cout)
-    padded = np.zeros((g.kh * g.kw, g.c4 * 4, g.npad), np.int8)
-    padded[:, :k, :g.cout] = taps.astype(np.int8)
-    words = padded.reshape(g.k4, 4, g.npad).transpose(0, 2, 1).copy().view("<i4")[..., 0]
-    nr = tiling().nr
+    padded = np.zeros((g.kh * g.kw, g.c4 * 4, g.npad), np.int32)
+    padded[:, :k, :g.cout] = taps
+    return padded.reshape(g.k4, 4, g.npad)
+
+
+def pairs_fit_i16(op: QuantizedProductOp) -> bool:
+    """Whether vpmaddubsw is exact: its two u8 x s8 products per i16 lane saturate unless,
+    for every pair of weights it adds (k = 2i, 2i + 1), the positive parts and the negative
+    parts each sum to at most 128 (255 * 128 fits i16)."""
+    pairs = centred_weight_words(op).reshape(-1, 2, gemm_of(op).npad)
+    pos = np.maximum(pairs, 0).sum(axis=1)
+    neg = np.maximum(-pairs, 0).sum(axis=1)
+    return int(pos.max(initial=0)) <= 128 and int(neg.max(initial=0)) <= 128
+
+
+def packed_rows(op: QuantizedProductOp, t: Int8Tiling) -> np.ndarray:
+    """B as [K4 * b_words, Npad] i32 words before the split into panels: 4 s8 bytes (k0..k3)
+    per word, or for "maddwd" two words of i16 pairs (k0, k1) and (k2, k3)."""
+    words = centred_weight_words(op)
+    k4, _, npad = words.shape
+    if t.form == "maddwd":
+        pairs = words.astype(np.int16).reshape(k4, 2, 2, npad).transpose(0, 1, 3, 2)
+        return pairs.copy().view("<i4")[..., 0].reshape(k4 * 2, npad)
+    return words.astype(np.int8).transpose(0, 2, 1).copy().view("<i4")[..., 0]
+
+
+def int8_constants(op: QuantizedProductOp) -> list[DenseIntOrFPElementsAttr]:
+    """[packed B (i32 words), corr (i32), output scales (f32, one per channel), the output
+    rule (f32: output zero point, min - zero point, max - zero point)]: convs that differ
+    only in these values share one kernel (`int8_gemm_key`)."""
+    g = gemm_of(op)
+    b = weight_matrix(op)
+    assert b is not None
+    nr = tiling(op).nr
+    words = packed_rows(op, tiling(op))
     panels = [words[:, j:j + nr].reshape(-1) for j in range(0, g.npad, nr)]
     packed = np.concatenate(panels).astype("<i4")
     x_zp, _ = input_offset(op)
@@ -260,7 +307,7 @@ class _Kernel:
     """Emits the GEMM of one op (see the module docstring for the data layout)."""
 
     def __init__(self, op: QuantizedProductOp, kb: KernelBuilder, ins, outs):
-        self.op, self.kb, self.g, self.t = op, kb, gemm_of(op), tiling()
+        self.op, self.kb, self.g, self.t = op, kb, gemm_of(op), tiling(op)
         g = self.g
         has_bias = op.bias is not None
         self.bias = ins[2] if has_bias and not folded_bias(op) else None
@@ -271,7 +318,7 @@ class _Kernel:
         self.bp, self.corr, self.scale, rule, self.scratch = rest
         # zero point (as i32), min and max minus it of a byte result, loaded once
         zp, lo, hi = (kb.load(rule, [i]) for i in range(3))
-        self.rule = (kb.insert(arith.FPToSIOp(zp, i32)), lo, hi)
+        self.rule = OutputRule(kb.insert(arith.FPToSIOp(zp, i32)), lo, hi)
         self.y = kb.view(outs[0], [g.pixels, g.cout])
         self.x = ins[0]
         self.element = outs[0].type.get_element_type()
@@ -351,7 +398,8 @@ class _Kernel:
         kb, g = self.kb, self.g
         nv = w // VW
         bases = [self.row_base(kb.iadd(i0, r)) for r in range(mr)]
-        panel = kb.imul(j, g.k4)
+        bw = self.t.b_words
+        panel = kb.imul(j, g.k4 * bw)
         # the accumulators start at corr (+ the run-time bias): no add per one at the end
         corrs = []
         for v in range(nv):
@@ -370,15 +418,14 @@ class _Kernel:
             kw = kb.isub(t, kb.imul(kh, g.kw)) if g.dw != 1 else 0
             a_off = kb.iadd(kb.imul(kb.imul(kh, g.dh), g.wp * g.c4),
                             kb.imul(kb.imul(kw, g.dw), g.c4))
-            b_off = kb.iadd(panel, kb.imul(kb.imul(t, run), w))
+            b_off = kb.iadd(panel, kb.imul(kb.imul(t, run), w * bw))
 
             def step(kk: Index, *acc: SSAValue) -> list[SSAValue]:
-                at = kb.iadd(b_off, kb.imul(kk, w))
-                bv = [self.vload(self.bp, kb.iadd(at, v * VW), self.v32) for v in range(nv)]
+                at = kb.iadd(b_off, kb.imul(kk, w * bw))
+                bv = [self.vload(self.bp, kb.iadd(at, h * w + v * VW), self.v32)
+                      for h in range(bw) for v in range(nv)]
                 a = [self.a_word(kb.iadd(bases[r], kb.iadd(a_off, kk))) for r in range(mr)]
-                if self.t.vnni:
-                    return self.vnni_step(list(acc), a, bv)
-                return self.portable_step(list(acc), a, bv)
+                return STEPS[self.t.form](self, list(acc), a, bv)
 
             return list(kb.for_(0, run, step, iter_args=acc))
 
@@ -411,6 +458,60 @@ class _Kernel:
             for v in range(nv):
                 out[r * nv + v] = kb.insert(llvm.CallIntrinsicOp(
                     VPDPBUSD, [out[r * nv + v], av, bytes_b[v]], [self.v32]))
+        return out
+
+    def halves(self, x: SSAValue, half: VectorType) -> tuple[SSAValue, SSAValue]:
+        """The two 256-bit halves of a 512-bit vector (the AVX2 intrinsics' operands)."""
+        n = half.get_shape()[0]
+        return tuple(self.kb.insert(llvm.ShuffleVectorOp(
+            x, x, DenseArrayBase.from_list(i32, range(lo, lo + n)), half)) for lo in (0, n))
+
+    def joined(self, lo: SSAValue, hi: SSAValue) -> SSAValue:
+        return self.kb.insert(llvm.ShuffleVectorOp(
+            lo, hi, DenseArrayBase.from_list(i32, range(VW)), self.v32))
+
+    def maddwd(self, a: tuple[SSAValue, SSAValue], b: SSAValue) -> SSAValue:
+        """<16 x i32> of i16 pair dot products (vpmaddwd on each half); `a` already split."""
+        b_lo, b_hi = self.halves(self.kb.insert(llvm.BitcastOp(b, V32I16)), V16I16)
+        return self.joined(*(self.kb.insert(llvm.CallIntrinsicOp(PMADDWD, [x, y], [V8I32]))
+                             for x, y in zip(a, (b_lo, b_hi), strict=True)))
+
+    def maddwd_step(self, out: list[SSAValue], a: list[SSAValue],
+                    bv: list[SSAValue]) -> list[SSAValue]:
+        """AVX2, exact: B holds i16 pairs (k0, k1) then (k2, k3); A's word gives the same
+        pairs of zero-extended bytes, broadcast; vpmaddwd adds each pair's two products."""
+        kb, nv = self.kb, len(bv) // 2
+        zero = kb.insert(vector.BroadcastOp(kb.constant(0, i8), self.v8))
+        for r, word in enumerate(a):
+            words = kb.insert(llvm.BitcastOp(self.splat(word, self.v32), self.v8))
+            for h in range(2):
+                # bytes (b[2h], 0, b[2h + 1], 0) in every word: one vpshufb
+                lanes = [lane for i in range(VW) for lane in (4 * i + 2 * h, 4 * VW,
+                                                              4 * i + 2 * h + 1, 4 * VW)]
+                pair = kb.insert(llvm.ShuffleVectorOp(
+                    words, zero, DenseArrayBase.from_list(i32, lanes), self.v8))
+                av = self.halves(kb.insert(llvm.BitcastOp(pair, V32I16)), V16I16)
+                for v in range(nv):
+                    out[r * nv + v] = kb.insert(arith.AddiOp(
+                        out[r * nv + v], self.maddwd(av, bv[h * nv + v])))
+        return out
+
+    def maddubs_step(self, out: list[SSAValue], a: list[SSAValue],
+                     bv: list[SSAValue]) -> list[SSAValue]:
+        """AVX2 when `pairs_fit_i16`: vpmaddubsw gives the two (u8 A x s8 B) pair sums of
+        each word in i16, vpmaddwd by ones adds them into the word's i32 dot product."""
+        kb, nv = self.kb, len(bv)
+        one = kb.insert(vector.BroadcastOp(kb.constant(1, IntegerType(16)), V16I16))
+        b_halves = [self.halves(kb.insert(llvm.BitcastOp(b, self.v8)), V32I8) for b in bv]
+        for r, word in enumerate(a):
+            av = self.halves(kb.insert(llvm.BitcastOp(self.splat(word, self.v32), self.v8)),
+                             V32I8)
+            for v in range(nv):
+                sums = [kb.insert(llvm.CallIntrinsicOp(PMADDUBSW, [x, y], [V16I16]))
+                        for x, y in zip(av, b_halves[v], strict=True)]
+                dots = [kb.insert(llvm.CallIntrinsicOp(PMADDWD, [s, one], [V8I32]))
+                        for s in sums]
+                out[r * nv + v] = kb.insert(arith.AddiOp(out[r * nv + v], self.joined(*dots)))
         return out
 
     def portable_step(self, out: list[SSAValue], a: list[SSAValue],
@@ -447,75 +548,28 @@ class _Kernel:
             kb.load(self.tile, [c]), self.y, [row, kb.iadd(col, c)]))
 
     def requantize(self, acc: SSAValue, scale: SSAValue | None) -> SSAValue:
-        """graph_qlinear's output rule on 16 accumulators (see qlinear.requantize)."""
-        kb, el = self.kb, self.element
-        if is_i32(el):
-            return acc
-        assert scale is not None
-        real = kb.insert(arith.MulfOp(kb.insert(llvm.SIToFPOp(acc, self.vf)), scale))
-        if not isinstance(el, IntegerType):
-            if isinstance(el, Float32Type):
-                return real
-            return kb.insert(llvm.FPTruncOp(real, VectorType(el, [VW])))
-        # clamp(round(real) + zp, min, max) as round(clamp(real, min - zp, max - zp)) + zp
-        # (the bounds are integers); real is never NaN, so maxnum / minnum: one instruction
-        # each (maximumf's NaN and signed-zero handling took 5), and the rounding
-        # conversion is one vcvtps2dq with VNNI (lrint, in the default rounding mode)
-        zp = self.splat(self.rule[0], self.v32)
-        lo, hi = (self.splat(v, self.vf) for v in self.rule[1:])
-        no_nan = arith.FastMathFlagsAttr([arith.FastMathFlag.NO_NANS])
-        q = kb.insert(arith.MaxnumfOp(real, lo, no_nan))
-        q = kb.insert(arith.MinnumfOp(q, hi, no_nan))
-        if self.t.vnni:
-            wide = kb.insert(llvm.CallIntrinsicOp(LRINT, [q], [self.v32]))
-        else:
-            wide = kb.insert(FPToSIOp(kb.insert(math.RoundEvenOp(q)), self.v32))
-        wide = kb.insert(arith.AddiOp(wide, zp))
-        narrow = kb.insert(llvm.TruncOp(wide, VectorType(i8, [VW])))
-        # the memref holds ui8 / si8 lanes; LLVM's type of both is i8 (no data moves)
-        return kb.insert(UnrealizedConversionCastOp.get([narrow], [VectorType(el, [VW])]))
+        return requantize_vector(self.kb, self.element, self.rule, acc, scale)
+
+
+STEPS = {"vnni": _Kernel.vnni_step, "maddubs": _Kernel.maddubs_step,
+         "maddwd": _Kernel.maddwd_step, "portable": _Kernel.portable_step}
+"""How one k-word of every row is multiplied into the accumulators, per `Int8Tiling.form`."""
 
 
 def int8_gemm_kernel(op: QuantizedProductOp, kb: KernelBuilder, ins, outs) -> None:
     _Kernel(op, kb, ins, outs).build()
 
 
-# ----------------------------------------------------------------------- dispatch
-
-
-def qlinear_kernel(op: QuantizedProductOp, kb: KernelBuilder, ins, outs) -> None:
-    """This kernel where it applies, else the generic one of the op."""
-    if applies(op):
-        int8_gemm_kernel(op, kb, ins, outs)
-    else:
-        qlinear.KERNELS[type(op)](op, kb, ins, outs)
-
-
-def qlinear_kernel_constants(op: QuantizedProductOp) -> list[DenseIntOrFPElementsAttr]:
-    return int8_constants(op) if applies(op) else qlinear.qlinear_constants(op)
-
-
-def qlinear_kernel_scratch(op: QuantizedProductOp) -> list[MemRefType]:
-    return int8_scratch(op) if applies(op) else []
+def int8_gemm_key(op: QuantizedProductOp) -> tuple:
+    """The properties but the tabled ones, the multiply form (it decides B's packing) and
+    whether the bias is folded: ResNet-50's 53 convs then share one kernel per shape and
+    zero points (~0.6 s of LLVM each)."""
+    props = tuple(sorted((k, str(v)) for k, v in op.properties.items()
+                         if k not in TABLE_PROPERTIES))
+    return (tiling(op).form, folded_bias(op), props)
 
 
 TABLE_PROPERTIES = ("output_scale", "weight_zero_point", "output_zero_point", "output_min",
                     "output_max")
 """Properties this kernel reads from its tables (scale, rule; B and corr), not its code."""
 
-
-def qlinear_kernel_key(op: QuantizedProductOp) -> tuple | None:
-    """The properties but the tabled ones, and whether the bias is folded: ResNet-50's 53
-    convs then share one kernel per shape and zero points (~0.6 s of LLVM each)."""
-    if not applies(op):
-        return None
-    props = tuple(sorted((k, str(v)) for k, v in op.properties.items()
-                         if k not in TABLE_PROPERTIES))
-    return ("int8", folded_bias(op), props)
-
-
-KERNELS = {QLinearConvOp: qlinear_kernel, QLinearMatMulOp: qlinear_kernel}
-KERNEL_CONSTANTS = {QLinearConvOp: qlinear_kernel_constants,
-                    QLinearMatMulOp: qlinear_kernel_constants}
-KERNEL_SCRATCH = {QLinearConvOp: qlinear_kernel_scratch, QLinearMatMulOp: qlinear_kernel_scratch}
-KERNEL_KEYS = {QLinearConvOp: qlinear_kernel_key, QLinearMatMulOp: qlinear_kernel_key}

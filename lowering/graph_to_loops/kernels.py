@@ -32,14 +32,15 @@ from onnxc.lowering.graph_to_loops import (
     gemm_microkernel,
     grid_sample,
     index,
-    int8_gemm,
     layout,
     linalg,
     normalization,
     pool,
+    qlinear_dispatch,
     quantize,
     reduce,
     resize,
+    rnn,
     roi_align,
     scalar,
     tensor_ops,
@@ -66,7 +67,7 @@ KERNELS: dict[type[Operation], KernelFn] = {
     **layout.KERNELS,
     **quantize.KERNELS,
     **dynamic_quantize.KERNELS,
-    **int8_gemm.KERNELS,
+    **qlinear_dispatch.KERNELS,
     **scalar.KERNELS,
     **tensor_ops.KERNELS,
     **resize.KERNELS,
@@ -76,6 +77,7 @@ KERNELS: dict[type[Operation], KernelFn] = {
     **unpool.KERNELS,
     **deform.KERNELS,
     **checks.KERNELS,
+    **rnn.KERNELS,
 }
 
 
@@ -86,7 +88,8 @@ KERNEL_CONSTANTS: dict[type[Operation], Callable[[Operation], list[DenseIntOrFPE
     graph.GemmOp: gemm_microkernel.packed_b,
     resize.ResizeOp: resize.resize_constants,
     **quantize.KERNEL_CONSTANTS,
-    **int8_gemm.KERNEL_CONSTANTS,
+    **qlinear_dispatch.KERNEL_CONSTANTS,
+    **rnn.KERNEL_CONSTANTS,
 }
 
 KERNEL_SCRATCH: dict[type[Operation], Callable[[Operation], list[MemRefType]]] = {
@@ -94,13 +97,15 @@ KERNEL_SCRATCH: dict[type[Operation], Callable[[Operation], list[MemRefType]]] =
     graph.ConvAddOp: conv.conv_scratch,
     graph.MatMulOp: gemm_microkernel.scratch_b,
     graph.GemmOp: gemm_microkernel.scratch_b,
-    **int8_gemm.KERNEL_SCRATCH,
+    **qlinear_dispatch.KERNEL_SCRATCH,
+    **rnn.KERNEL_SCRATCH,
 }
 """Scratch buffers a kernel takes after its constants: the caller allocates them (in the
 arena, through plan-memory), since kernels cannot allocate."""
 
 KERNEL_KEYS: dict[type[Operation], Callable[[Operation], tuple]] = {
-    **int8_gemm.KERNEL_KEYS,
+    **qlinear_dispatch.KERNEL_KEYS,
+    **rnn.KERNEL_KEYS,
 }
 """What a kernel's code depends on besides its argument types, where that is less than all
 the op's properties (values it reads from its constant tables): ops that differ only in

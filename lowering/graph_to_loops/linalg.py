@@ -2,7 +2,7 @@
 
 2-D f32 products run on the packed micro-kernel (gemm_microkernel.py). Batched f32 MatMul
 with a non-constant B (attention's Q K^T and P V when not fused) runs `batched_matmul_kernel`:
-per batch slice, the same register-blocked MR x NR outer-product micro-kernel (host_tiling)
+per batch slice, the same register-blocked MR x NR outer-product micro-kernel (target_tiling)
 reading B's rows in place instead of packed panels (a slice is small enough for the cache),
 with the batch x row-block loop parallel. The loops below are the general path (other
 element types, few rows, narrow results).
@@ -28,8 +28,8 @@ from onnxc.dialects.graph import float_of, int_of, shape_of
 from onnxc.lowering.graph_to_loops.epilogue import activate, activate_in_place
 from onnxc.lowering.graph_to_loops.gemm_microkernel import (
     applies,
-    host_tiling,
     packed_gemm_kernel,
+    target_tiling,
 )
 from onnxc.lowering.graph_to_loops.loops import (
     Index,
@@ -51,7 +51,7 @@ def _batched_applies(op: graph.MatMulOp) -> bool:
     _a2, b2, batch = _promoted(op)
     f32 = all(isinstance(t.get_element_type(), Float32Type)
               for t in (op.lhs.type, op.rhs.type, op.output.type))
-    return f32 and len(b2) >= 3 and b2[-1] >= host_tiling().vw and pymath.prod(batch) > 0
+    return f32 and len(b2) >= 3 and b2[-1] >= target_tiling().vw and pymath.prod(batch) > 0
 
 
 def batched_matmul_kernel(op: graph.MatMulOp, kb: KernelBuilder, ins, outs):
@@ -60,7 +60,7 @@ def batched_matmul_kernel(op: graph.MatMulOp, kb: KernelBuilder, ins, outs):
     dot products."""
     a2, b2, batch = _promoted(op)
     m, k, n = a2[-2], a2[-1], b2[-1]
-    t = host_tiling()
+    t = target_tiling()
     vtype = VectorType(Float32Type(), [t.vw])
     a, b = kb.view(ins[0], a2), kb.view(ins[1], b2)
     y = kb.view(outs[0], [*batch, m, n])

@@ -35,10 +35,10 @@ UNROLL = 4
 
 
 def vector_width() -> int:
-    """f32 lanes of the host's vectors."""
-    from onnxc.runtime.jit import host_target
+    """f32 lanes of the target's vectors."""
+    from onnxc.runtime.target import current_target
 
-    return max(4, host_target().vector_bits // 32)
+    return max(4, current_target().vector_bits // 32)
 
 
 class Lanes:

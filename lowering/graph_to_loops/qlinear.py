@@ -140,7 +140,7 @@ def _physical_index(spec: str | None, logical: list[Index]) -> list[Index]:
 
 def qlinear_conv_kernel(op: QLinearConvOp, kb: KernelBuilder, ins, outs) -> None:
     """Per output element: a reduction over the group's input channels and the valid taps
-    of each spatial dimension (`_tap_range`), so no padding test sits in the inner loop."""
+    of each spatial dimension (`tap_range`), so no padding test sits in the inner loop."""
     x, w = ins[0], ins[1]
     bias = ins[2] if op.bias is not None else None
     params = ChannelParams(op, kb, ins[3 if bias is not None else 2:])
@@ -167,7 +167,7 @@ def qlinear_conv_kernel(op: QLinearConvOp, kb: KernelBuilder, ins, outs) -> None
 
         def per_output(o: list[Index]) -> None:
             starts = [kb.isub(kb.imul(o[d], strides[d]), pads[d]) for d in range(spatial)]
-            ranges = [_tap_range(kb, starts[d], dilations[d], x_shape[2 + d], w_shape[2 + d])
+            ranges = [tap_range(kb, starts[d], dilations[d], x_shape[2 + d], w_shape[2 + d])
                       for d in range(spatial)]
 
             def taps(c: Index, d: int, ks: list[Index], acc: SSAValue) -> SSAValue:
@@ -198,7 +198,7 @@ def qlinear_conv_kernel(op: QLinearConvOp, kb: KernelBuilder, ins, outs) -> None
     kb.for_(0, y_shape[0], per_image)
 
 
-def _tap_range(kb: KernelBuilder, start: Index, dilation: int, size: int,
+def tap_range(kb: KernelBuilder, start: Index, dilation: int, size: int,
                kernel: int) -> tuple[Index, Index]:
     """Taps k in [lo, hi) with 0 <= start + k * dilation < size (every numerator of the
     divisions is non-negative, so divsi is the floor division)."""
@@ -216,10 +216,6 @@ def qlinear_matmul_kernel(op: QLinearMatMulOp, kb: KernelBuilder, ins, outs) -> 
     if any(layout_of(v.type) is not None for v in op.operands):
         raise LoweringError("graph.qlinear_matmul: operands must be plain")
     a_shape, b_shape = shape_of(op.lhs), shape_of(op.rhs)
-    if len(b_shape) == 1 and (op.bias is not None or op.channels() > 1 and (
-            len(output_scales(op)) > 1 or len(ints_of(op.weight_zero_point)) > 1)):
-        raise LoweringError("graph.qlinear_matmul: a 1-D rhs has one output column: no bias "
-                            "or per-channel values")
     a2 = (1, *a_shape) if len(a_shape) == 1 else a_shape
     b2 = (*b_shape, 1) if len(b_shape) == 1 else b_shape
     batch = tuple(np.broadcast_shapes(a2[:-2], b2[:-2]))

@@ -47,6 +47,7 @@ from onnxc.passes.levels import graph_pipeline
 from onnxc.passes.stats import OptimizationStats, op_counts
 from onnxc.passes.verify_numerics import NumericDriftError, bisect_pipeline
 from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
+from onnxc.runtime.target import Target, compiling_for, parse_target
 
 ModelLike = str | os.PathLike | bytes | onnx.ModelProto
 
@@ -134,6 +135,7 @@ def compile(
     num_threads: int | None = None,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     precision: str = "fp32",
+    target: str | Target | None = None,
 ) -> CompiledModel:
     """Compile an ONNX model (path, bytes or ModelProto) to native code for this CPU.
 
@@ -159,13 +161,18 @@ def compile(
     `precision="bf16"` (default "fp32") computes the products of f32 GEMMs and convs in
     bf16 with f32 accumulation (AVX512-BF16 `vdpbf16ps`; weights rounded at compile time,
     activations by each such kernel as it reads them); everything else stays f32. On a CPU without AVX512-BF16 it is
-    an InvalidArgumentError. `CompiledModel.precision` reports it (docs/precision.md)."""
+    an InvalidArgumentError. `CompiledModel.precision` reports it (docs/precision.md).
+
+    `target` (default "host") is what the code is built for: a preset such as "x86-64-v3"
+    (AVX2, no AVX-512) or "x86-64-v4", or "TRIPLE[:CPU[:FEATURES]]" in LLVM's names
+    (runtime/target.py). The code runs in this process, so the host must have every feature
+    the target uses (InvalidArgumentError otherwise). `CompiledModel.target` reports it."""
     check_compile_arguments(**locals())  # InvalidArgumentError naming a bad one
     from onnxc.runtime import cache
-    from onnxc.runtime.jit import NativeModule, host_target
     from onnxc.runtime.threads import resolve_num_threads
 
     log = _StageLog(verbose)
+    target = parse_target(target)
     threads = resolve_num_threads(num_threads)
     disk = cache.open_cache(cache_dir)  # None: off, or unsafe (a CacheWarning says why)
     given, key = model, None
@@ -174,12 +181,30 @@ def compile(
             source = cache.snapshot(model)  # None: unreadable (the importer says why)
             if source is not None:
                 key = cache.compile_key(source, opt_level, pass_pipeline, threads,
-                                        input_shapes, precision)
+                                        input_shapes, precision, target)
             hit = None if verify_numerics or key is None else disk.load(key)
         if hit is not None:  # the entry restores everything, the batch binding included
             hit.compile_seconds = dict(log.seconds)
             hit.from_cache = True
             return hit
+    with compiling_for(target):
+        compiled, native, constant_names = _compile_static(
+            model, log, opt_level, pass_pipeline, verify_numerics, input_shapes, precision,
+            threads, target)
+    if disk is not None and key is not None:
+        with log.stage("cache-store"):
+            if cache.unchanged(given, source):  # its files still hold what the key hashed
+                disk.store(key, compiled, native.object_code(), constant_names, WRAPPER_NAME)
+    compiled.compile_seconds = dict(log.seconds)
+    return compiled
+
+
+def _compile_static(model, log: _StageLog, opt_level, pass_pipeline, verify_numerics,
+                    input_shapes, precision, threads, target: Target):
+    """The compile itself, under `compiling_for(target)`: (the CompiledModel, its
+    NativeModule, the names of its constants)."""
+    from onnxc.runtime.jit import NativeModule
+
     model, batch = _static_model(model, input_shapes)
     ctx = pipeline.make_context()
     with log.stage("import"):
@@ -205,23 +230,18 @@ def compile(
 
     with log.stage("loops-to-llvm"):
         pipeline.run_passes(ctx, module, pipeline.loops_to_llvm(entry_name, threads))
-        target = host_target()
         llvm_module = to_llvmlite(module, triple=target.triple, data_layout=target.data_layout)
     with log.stage("llvm-jit"):
-        native = NativeModule.from_llvm_ir(llvm_module)
+        native = NativeModule.from_llvm_ir(llvm_module, target=target)
     compiled = CompiledModel(
         native, native.function_address(WRAPPER_NAME), inputs, outputs, constants,
         arena_bytes, intermediate_bytes, sites, status_offset, defaults,
     )
     compiled._num_threads = threads
     compiled._precision = precision
+    compiled._target = target.name
     compiled.bind_batch_axis(batch)
-    if disk is not None and key is not None:
-        with log.stage("cache-store"):
-            if cache.unchanged(given, source):  # its files still hold what the key hashed
-                disk.store(key, compiled, native.object_code(), constant_names, WRAPPER_NAME)
-    compiled.compile_seconds = dict(log.seconds)
-    return compiled
+    return compiled, native, constant_names
 
 
 def _static_model(

@@ -91,20 +91,38 @@ def check_num_threads(num_threads: object) -> None:
 PRECISIONS = ("fp32", "bf16")
 
 
-def check_precision(precision: object) -> None:
+def check_precision(precision: object, target: object = None) -> None:
     """"fp32" or "bf16"; "bf16" only on a CPU with AVX512-BF16. A bf16 request this host
     cannot honour is refused here, as a bad argument value for this machine, before any
     work (rather than silently computing in f32, or failing later in LLVM)."""
     if not isinstance(precision, str) or precision not in PRECISIONS:
         raise _fail("precision", '"fp32" or "bf16"', precision)
     if precision == "bf16":
-        from onnxc.lowering.graph_to_loops.gemm_bf16 import host_supports_bf16
-        from onnxc.runtime.jit import host_target
+        from onnxc.lowering.graph_to_loops.gemm_bf16 import supports_bf16
+        from onnxc.runtime.target import parse_target
 
-        if not host_supports_bf16():
+        compiled_for = parse_target(target)
+        if not supports_bf16(compiled_for):
             raise InvalidArgumentError(
-                f"precision 'bf16' needs a CPU with AVX512-BF16 (vdpbf16ps); this one "
-                f"({host_target().cpu}) has none: use precision='fp32'")
+                f"precision 'bf16' needs a CPU with AVX512-BF16 (vdpbf16ps); the target "
+                f"{compiled_for.name} ({compiled_for.cpu}) has none: use precision='fp32'")
+
+
+def check_target(target: object) -> None:
+    """A target this process can run: the host, or an x86-64 target whose features the host
+    has (`onnxc.runtime.target`). Code for another machine needs an ahead-of-time artifact,
+    which `onnxc.compile` does not write."""
+    from onnxc.runtime.target import Target, host_target, parse_target
+
+    if target is not None and not isinstance(target, str | Target):
+        raise _fail("target", "a target name, TRIPLE[:CPU[:FEATURES]] or a Target", target)
+    compiled_for = parse_target(target)
+    missing = compiled_for.missing_on(host_target())
+    if missing:
+        raise InvalidArgumentError(
+            f"target {compiled_for.name!r} cannot run in this process: "
+            + ("; ".join(missing) if compiled_for.arch != host_target().arch
+               else f"this CPU ({host_target().cpu}) lacks {', '.join(missing)}"))
 
 
 def _is_dim(value: object) -> bool:
@@ -132,7 +150,7 @@ def check_input_shapes(input_shapes: object) -> None:
 def check_compile_arguments(*, model: object, opt_level: object, pass_pipeline: object,
                             verbose: object, verify_numerics: object, cache_dir: object,
                             num_threads: object, input_shapes: object,
-                            precision: object = "fp32") -> None:
+                            precision: object = "fp32", target: object = None) -> None:
     """Every argument of `onnxc.compile` (and the ONNXC_* settings it reads)."""
     check_model(model)
     check_opt_level(opt_level)
@@ -142,7 +160,8 @@ def check_compile_arguments(*, model: object, opt_level: object, pass_pipeline: 
     check_cache_dir(cache_dir)
     check_num_threads(num_threads)
     check_input_shapes(input_shapes)
-    check_precision(precision)
+    check_target(target)
+    check_precision(precision, target)
     max_alloc_bytes()  # $ONNXC_MAX_ALLOC_MB
 
 

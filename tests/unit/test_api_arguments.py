@@ -66,6 +66,9 @@ def _add_same_symbol() -> onnx.ModelProto:
     ({"input_shapes": {"x": [2.0, 4]}}, ["input_shapes['x'][0]", "2.0"]),
     ({"input_shapes": {"x": [2, -1]}}, ["input_shapes['x'][1]", "-1"]),
     ({"input_shapes": {"x": [2**63, 1]}}, ["input_shapes['x'][0]", str(2**63)]),
+    ({"target": 42}, ["target", "42"]),
+    ({"target": "nonsense"}, ["target", "'nonsense'"]),
+    ({"target": "x86-64-v9"}, ["target", "'x86-64-v9'"]),
 ])
 def test_bad_compile_argument_is_named(options, fragments):
     with pytest.raises(InvalidArgumentError) as caught:

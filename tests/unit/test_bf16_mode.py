@@ -31,7 +31,7 @@ from onnxc.runtime import cache
 from onnxc.zoo import REFERENCE_IR_VERSION
 
 RNG = np.random.default_rng(17)
-needs_bf16 = pytest.mark.skipif(not gemm_bf16.host_supports_bf16(),
+needs_bf16 = pytest.mark.skipif(not gemm_bf16.supports_bf16(),
                                 reason="the CPU has no AVX512-BF16")
 
 
@@ -263,7 +263,7 @@ def test_bad_precision_is_refused(bad):
 def test_bf16_without_the_cpu_feature_is_refused(monkeypatch):
     """Not a silent f32 run: the request is refused before any work, and the lowering
     pass (onnxc-opt) refuses it too."""
-    monkeypatch.setattr(gemm_bf16, "host_supports_bf16", lambda: False)
+    monkeypatch.setattr(gemm_bf16, "supports_bf16", lambda target=None: False)
     with pytest.raises(InvalidArgumentError, match="AVX512-BF16"):
         onnxc.compile(_small_model(), precision="bf16", cache_dir=False)
     module = import_onnx(_small_model())
@@ -301,7 +301,7 @@ def test_cli_precision_flag(tmp_path, capsys, monkeypatch):
     path = tmp_path / "m.onnx"
     onnx.save(_small_model(), str(path))
     assert main(["run", str(path), "--repeat", "1", "--precision", "bf16"]) == 0
-    assert "precision bf16)" in capsys.readouterr().out.splitlines()[1]
+    assert "precision bf16, target host)" in capsys.readouterr().out.splitlines()[1]
     with pytest.raises(SystemExit):  # argparse: not one of the choices
         main(["run", str(path), "--precision", "fp16"])
 

@@ -30,6 +30,7 @@ class FakeCompiled:
         self.inputs = [Spec("x", (2, 3), np.dtype("float32")), Spec("ids", (4,), np.dtype("int64"))]
         self.output_names = ["y"]
         self.feeds = []
+        self.target = "host"
 
     def run(self, output_names, feeds):
         assert output_names == ["y"]
@@ -70,7 +71,7 @@ def test_run_prints_compile_checksum_and_timing(fake, capsys):
     assert len(compiled.feeds) == 1 + 3  # one run for the outputs, then --repeat timed runs
     x = random_inputs(compiled.inputs)["x"].astype(np.float64) * 2
     assert out[0] == f"model: {model}"
-    assert out[1].startswith("compile: ") and out[1].endswith(" s (opt-level 2)")
+    assert out[1].startswith("compile: ") and out[1].endswith(" s (opt-level 2, target host)")
     assert out[2] == (f"output 'y': shape (2, 3) float32  sum {x.sum():.6e}  "
                       f"mean|x| {np.abs(x).mean():.6e}  max {x.max():.6e}")
     assert out[3].startswith("run: median ") and "over 3 run(s)" in out[3]

@@ -19,8 +19,8 @@ from onnxc.lowering.graph_to_loops.gemm_microkernel import (
     KC,
     NC,
     GemmShape,
-    host_tiling,
     pack,
+    target_tiling,
 )
 from onnxc.lowering.graph_to_loops.interpreter import run_single_op
 
@@ -120,7 +120,7 @@ def test_matmul_folds_leading_dimensions_of_a_into_m():
 
 def test_pack_layout_matches_the_kernels_offsets():
     """B[k0 + kk, j + c] sits at k0 * npad + kc * j + kk * w + c, w = min(NR, npad - j)."""
-    t = host_tiling()
+    t = target_tiling()
     k, n = KC + 3, 2 * t.nr + t.vw - 1
     g = GemmShape(1, n, k, False, False, 1.0, 0.0, None)
     b = _rand(k, n)

@@ -1,7 +1,7 @@
 """Quantized ResNet-style chains compiled whole: kernel sharing and the ui8 / i8 NHWC MaxPool.
 
 Convs that differ only in values the int8 kernel reads from its tables (output scale, output
-zero point and bounds, weights, bias) must share one kernel (int8_gemm.qlinear_kernel_key),
+zero point and bounds, weights, bias) must share one kernel (int8_gemm.int8_gemm_key),
 and a byte MaxPool between convs must stay in NHWC (no layout conversion around it). Outputs
 are compared with onnxruntime bit for bit (QLinearConv requantizes in f32 as MLAS does; a
 max pool moves bytes).

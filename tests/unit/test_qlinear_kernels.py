@@ -46,6 +46,7 @@ from onnxc.dialects import graph
 from onnxc.dialects.graph_qlinear import QLinearConvOp, QLinearMatMulOp
 from onnxc.dialects.layout import ConvertOp, with_layout
 from onnxc.lowering.graph_to_loops import int8_gemm
+from onnxc.runtime.target import PRESETS, compiling_for, host_target, parse_target
 
 RNG = np.random.default_rng(5)
 ui8 = IntegerType(8, Signedness.UNSIGNED)
@@ -69,11 +70,12 @@ def graph_compiler():
     holder: dict[str, ModuleOp] = {}
     onnxc.api.import_onnx = lambda model: holder["module"]
 
-    def compile_module(module: ModuleOp, threads: int = 1):
+    def compile_module(module: ModuleOp, threads: int = 1, target: str = "host"):
         module.verify()
         holder["module"] = module
         dummy = helper.make_model(helper.make_graph([], "g", [], []))
-        return onnxc.compile(dummy, pass_pipeline="", cache_dir=False, num_threads=threads)
+        return onnxc.compile(dummy, pass_pipeline="", cache_dir=False, num_threads=threads,
+                             target=target)
 
     try:
         yield compile_module
@@ -188,6 +190,9 @@ def random_weights(dtype, shape, name):
     point fits s8 (the packed kernel's condition)."""
     if not name.startswith("vnni"):
         return random_bytes(dtype, shape)
+    if "narrow" in name:  # centred values in [-59, 60]: no weight pair saturates vpmaddubsw
+        low = 70 if dtype is np.uint8 else -55
+        return RNG.integers(low, low + 111, shape).astype(dtype)
     low = 28 if dtype is np.uint8 else -100
     return RNG.integers(low, low + 201, shape).astype(dtype)
 
@@ -210,6 +215,7 @@ CONV_CASES = {
     "vnni_1x1_stride2": ((1, 64, 8, 8), (32, 64, 1, 1), (2, 2), (0, 0, 0, 0), (1, 1), 1),
     "vnni_dilated": ((1, 8, 10, 10), (16, 8, 3, 3), (1, 1), (2, 1, 2, 1), (2, 3), 1),
     "vnni_cout_tail": ((1, 12, 6, 6), (88, 12, 3, 3), (1, 1), (0, 1, 1, 0), (1, 1), 1),
+    "vnni_narrow_3x3": ((1, 20, 9, 7), (32, 20, 3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 1),
 }
 
 
@@ -324,9 +330,8 @@ def _matmul_case(name, x_dtype, w_dtype, out_dtype, per_channel, with_bias, out_
 
 @pytest.mark.parametrize("name", sorted(MATMUL_CASES))
 def test_matmul_u8s8_requantized(name):
-    matrix_rhs = len(MATMUL_CASES[name][1]) > 1  # a 1-D rhs has no channel axis
-    module, a, expected = _matmul_case(name, np.uint8, np.int8, np.uint8, matrix_rhs,
-                                       matrix_rhs)
+    # a 1-D rhs is one output column: its per-channel values and bias have one entry
+    module, a, expected = _matmul_case(name, np.uint8, np.int8, np.uint8, True, True)
     with graph_compiler() as compile_module:
         _assert_matches(compile_module(module)(a)[0], expected)
 
@@ -352,25 +357,62 @@ def _check_matmul_types(name, x_dtype, w_dtype, out_dtype, per_channel, bias, ou
 # --------------------------------------------------------------------------- without VNNI
 
 
-@pytest.fixture
-def without_vnni(monkeypatch):
-    """The packed int8 kernel as a host without AVX512-VNNI builds it (portable_step)."""
-    monkeypatch.setattr(int8_gemm, "host_has_vnni", lambda: False)
+@pytest.fixture(params=["avx2", "portable"])
+def host_isa(request, monkeypatch):
+    """The packed int8 kernel without AVX512-VNNI: compiled for x86-64-v3 (AVX2's
+    vpmaddubsw / vpmaddwd forms), or in the portable i32 form; both run on this CPU."""
+    if request.param == "avx2" and PRESETS["x86-64-v3"].missing_on(host_target()):
+        pytest.skip("the host cannot run x86-64-v3 code")
+    if request.param == "portable":
+        monkeypatch.setattr(int8_gemm, "target_int8_isa", lambda: "portable")
+    return request.param
 
 
-@pytest.mark.parametrize("name", ["vnni_3x3", "vnni_stem", "vnni_cout_tail"])
-def test_conv_portable_int8_kernel(name, without_vnni):
+def _target_of(isa: str) -> str:
+    return "x86-64-v3" if isa == "avx2" else "host"
+
+
+def _expected_form(isa: str, name: str) -> str:
+    if isa == "portable":
+        return "portable"
+    return "maddubs" if "narrow" in name else "maddwd"
+
+
+@pytest.mark.parametrize("name", ["vnni_3x3", "vnni_stem", "vnni_cout_tail",
+                                  "vnni_narrow_3x3"])
+def test_conv_int8_kernel_without_vnni(name, host_isa):
     module, x, expected, _ = _conv_case(name, np.int8, np.int8, np.uint8, True, True,
                                         layout="NHWC")
     op = next(o for o in module.walk() if isinstance(o, QLinearConvOp))
-    assert int8_gemm.applies(op) and not int8_gemm.tiling().vnni
+    with compiling_for(parse_target(_target_of(host_isa))):
+        assert int8_gemm.applies(op)
+        assert int8_gemm.tiling(op).form == _expected_form(host_isa, name)
     with graph_compiler() as compile_module:
-        _assert_matches(compile_module(module, threads=2)(x)[0], expected)
+        got = compile_module(module, threads=2, target=_target_of(host_isa))(x)[0]
+        _assert_matches(got, expected)
 
 
-def test_matmul_portable_int8_kernel(without_vnni):
+@compiling_for(PRESETS["x86-64-v3"])
+def test_maddubs_only_where_no_pair_saturates():
+    """One weight pair of -120 and -10 (255 * -130 < -32768) is enough to need vpmaddwd."""
+    module, *_ = _conv_case("vnni_narrow_3x3", np.uint8, np.int8, np.int32, False, False)
+    op = next(o for o in module.walk() if isinstance(o, QLinearConvOp))
+    assert int8_gemm.tiling(op).form == "maddubs"
+    weight = op.weight.owner.value
+    w = np.frombuffer(weight.data.data, np.int8).reshape(32, 20, 3, 3).copy()
+    zp = int8_gemm.ints_of(op.weight_zero_point)[0]
+    w[5, 0, 1, 1], w[5, 1, 1, 1] = zp - 120, zp - 10
+    op.weight.owner.properties["value"] = DenseIntOrFPElementsAttr(weight.type,
+                                                                   BytesAttr(w.tobytes()))
+    assert int8_gemm.tiling(op).form == "maddwd"
+
+
+def test_matmul_int8_kernel_without_vnni(host_isa):
     for name in ("vnni_3d", "vnni_n_tail"):
-        _check_matmul_types(name, np.uint8, np.int8, np.float32, True, True, None)
+        module, a, expected = _matmul_case(name, np.uint8, np.int8, np.float32, True, True)
+        with graph_compiler() as compile_module:
+            got = compile_module(module, threads=2, target=_target_of(host_isa))(a)[0]
+            _assert_matches(got, expected)
 
 
 # --------------------------------------------------------------------------- onnxruntime

@@ -38,8 +38,8 @@ class OnnxcDiagnostic(DiagnosticException):
 
 @dataclass(frozen=True)
 class LLVMIRTarget(Target):
-    """`-t llvm`: LLVM IR text of a module in the `llvm` dialect, for this host by default
-    (`-t 'llvm{triple=aarch64-unknown-linux-gnu}'` or `{data-layout="..."}` override it)."""
+    """`-t llvm`: LLVM IR text of a module in the `llvm` dialect, for `--compile-target` (default: this
+    host); `-t 'llvm{triple=aarch64-unknown-linux-gnu}'` or `{data-layout="..."}` override it."""
 
     name = "llvm"
     triple: str | None = None
@@ -49,10 +49,10 @@ class LLVMIRTarget(Target):
         from onnxc.lowering.to_llvm.translate import to_llvmlite
 
         if self.triple is None:
-            from onnxc.runtime.jit import host_target
+            from onnxc.runtime.target import current_target
 
-            host = host_target()
-            triple, data_layout = host.triple, host.data_layout
+            target = current_target()
+            triple, data_layout = target.triple, target.data_layout
         else:
             triple, data_layout = self.triple, ""
         if self.data_layout is not None:
@@ -199,6 +199,11 @@ class OnnxcOptMain(xDSLOptMain):
             "pass (numpy); report the first pass that changes the results (exit code 1)",
         )
         arg_parser.add_argument(
+            "--compile-target", default="host",
+            help="what kernels and layouts are built for: host, a preset (x86-64-v2/v3/v4, "
+            "aarch64, cortex-a76, neoverse-n1, neoverse-v1) or TRIPLE[:CPU[:FEATURES]]",
+        )
+        arg_parser.add_argument(
             "--mlir-timing", action="store_true",
             help="print a per-pass wall-time report to stderr (same as --time-passes)",
         )
@@ -322,7 +327,10 @@ class OnnxcOptMain(xDSLOptMain):
 
             print(flatten_pipeline(self.pipeline_text))
             return
-        super().run()
+        from onnxc.runtime.target import compiling_for, parse_target
+
+        with compiling_for(parse_target(self.args.compile_target)):
+            super().run()
         if self.timer is not None:
             self.timer.report(sys.stderr)
 

@@ -93,6 +93,8 @@ def run_model(args: argparse.Namespace) -> None:
         options["verbose"] = True
     if args.precision is not None:
         options["precision"] = args.precision
+    if args.target is not None:
+        options["target"] = args.target
 
     started = time.perf_counter()
     compiled = onnxc.compile(model, **options)
@@ -100,7 +102,8 @@ def run_model(args: argparse.Namespace) -> None:
     level = "default" if args.opt_level is None else str(args.opt_level)
     print(f"model: {model}")
     bf16 = ", precision bf16" if args.precision == "bf16" else ""
-    print(f"compile: {compile_seconds:.3f} s (opt-level {level}{bf16})")
+    print(f"compile: {compile_seconds:.3f} s (opt-level {level}{bf16}, target "
+          f"{compiled.target})")
 
     feeds: Mapping[str, np.ndarray] = (
         load_inputs(args.inputs, compiled.inputs) if args.inputs
@@ -149,6 +152,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--precision", choices=("fp32", "bf16"),
         help="what GEMMs and convs compute in (default fp32; bf16 needs AVX512-BF16)",
+    )
+    run.add_argument(
+        "--target", metavar="TARGET",
+        help="host (default), a preset (x86-64-v2/v3/v4) or TRIPLE[:CPU[:FEATURES]]; the "
+        "host must be able to run it",
     )
     run.add_argument("-v", "--verbose", action="store_true", help="print compile stages")
     run.set_defaults(handler=run_model)

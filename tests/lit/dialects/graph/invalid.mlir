@@ -342,6 +342,13 @@
 // -----
 
 %x = "test.op"() : () -> tensor<4x8xui8>
+%w = "test.op"() : () -> tensor<8xi8>
+%y = graph.qlinear_matmul(%x, %w) {input_zero_point = 0 : i64, weight_zero_point = array<i64: 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x8xui8>, tensor<8xi8>) -> tensor<4xi32>
+// CHECK: Operation does not verify: graph.qlinear_matmul: weight_zero_point has 8 values, expected 1 or one per output channel (1)
+
+// -----
+
+%x = "test.op"() : () -> tensor<4x8xui8>
 %w = "test.op"() : () -> tensor<8x3xi8>
 %y = graph.qlinear_matmul(%x, %w) {input_zero_point = 0 : i64, weight_zero_point = array<i64: 0>} : (tensor<4x8xui8>, tensor<8x3xi8>) -> tensor<4x3xui8>
 // CHECK: Operation does not verify: graph.qlinear_matmul: a ui8 result needs output_scale
@@ -359,3 +366,46 @@
 %w = "test.op"() : () -> tensor<2x8x3x3xi8>
 %y = graph.qlinear_conv(%x, %w) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, input_zero_point = 0 : i64, weight_zero_point = array<i64: 0>, output_scale = array<f32: 0.5>, output_zero_point = 10 : i64, output_min = 20 : i64, output_max = 5 : i64} : (tensor<1x8x4x4xui8>, tensor<2x8x3x3xi8>) -> tensor<1x2x2x2xui8>
 // CHECK: Operation does not verify: graph.qlinear_conv: output zero point or bounds outside [0, 255]
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x3x4xf32>
+%s = "test.op"() : () -> tensor<3xf32>
+%y = graph.rms_normalization(%x, %s) {axis = -1 : i64, epsilon = 1.000000e-05 : f32} : (tensor<2x3x4xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
+// CHECK: Operation does not verify: graph.rms_normalization: shapes [(4,), (3,)] do not broadcast
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x3x4xf32>
+%s = "test.op"() : () -> tensor<4xf32>
+%y = graph.rms_normalization(%x, %s) {axis = 3 : i64, epsilon = 1.000000e-05 : f32} : (tensor<2x3x4xf32>, tensor<4xf32>) -> tensor<2x3x4xf32>
+// CHECK: Operation does not verify: graph.rms_normalization: axis 3 out of range for rank 3
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x4xf32>
+%s = "test.op"() : () -> tensor<4xf32>
+%y = graph.rms_normalization(%x, %s) {axis = 1 : i64, epsilon = 1.000000e-05 : f32} : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+// CHECK: Operation does not verify: graph.rms_normalization: result shapes [(2, 3)] differ from inferred [(2, 4)]
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x3x4xf32>
+%s = "test.op"() : () -> tensor<4xf32>
+%y, %m, %i = graph.layer_normalization_stats(%x, %s) {axis = 1 : i64, epsilon = 1.000000e-05 : f32} : (tensor<2x3x4xf32>, tensor<4xf32>) -> (tensor<2x3x4xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
+// CHECK: Operation does not verify: graph.layer_normalization_stats: result shapes [(2, 3, 4), (2, 1), (2, 1)] differ from inferred [(2, 3, 4), (2, 1, 1), (2, 1, 1)]
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x3x4xf32>
+%s = "test.op"() : () -> tensor<4xf32>
+%b = "test.op"() : () -> tensor<2x4xf32>
+%y, %m, %i = graph.layer_normalization_stats(%x, %s, %b) {axis = 2 : i64, epsilon = 1.000000e-05 : f32} : (tensor<2x3x4xf32>, tensor<4xf32>, tensor<2x4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x1xf32>, tensor<2x3x1xf32>)
+// CHECK: Operation does not verify: graph.layer_normalization_stats: bias (2, 4) does not broadcast to (4,)
+
+// -----
+
+%x = "test.op"() : () -> tensor<2x4xf32>
+%s = "test.op"() : () -> tensor<4xf32>
+%y, %m, %i = graph.layer_normalization_stats(%x, %s) {axis = 1 : i64, epsilon = 1.000000e-05 : f32} : (tensor<2x4xf32>, tensor<4xf32>) -> (tensor<2x4xf32>, tensor<2x1xf64>, tensor<2x1xf32>)
+// CHECK: Operation does not verify: graph.layer_normalization_stats: result element type f64 differs from operand element type f32

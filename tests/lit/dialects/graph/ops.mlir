@@ -509,3 +509,45 @@ func.func @qlinear_matmul(%a: tensor<4x8xui8>, %b: tensor<8x3xi8>) -> tensor<4x3
 // CHECK-LABEL: func.func @qlinear_matmul(
 // CHECK-NEXT:    %y = graph.qlinear_matmul(%a, %b) {input_zero_point = 128 : i64, weight_zero_point = array<i64: 0>, output_scale = array<f32: 5.000000e-01>} : (tensor<4x8xui8>, tensor<8x3xi8>) -> tensor<4x3xf32>
 // CHECK-NEXT:    func.return %y
+
+// -----
+
+// The recurrences (every operand form in rnn.mlir).
+func.func @recurrences(%g4: tensor<2x1x1x8xf32>, %g3: tensor<2x1x1x6xf32>, %g1: tensor<2x1x1x2xf32>, %r4: tensor<1x8x2xf32>, %r3: tensor<1x6x2xf32>, %r1: tensor<1x2x2xf32>) -> (tensor<1x1x2xf32>, tensor<1x1x2xf32>, tensor<1x1x2xf32>) {
+  %y, %yh, %yc = graph.lstm_recurrence(%g4, %r4) {direction = "forward", activations = ["Sigmoid", "Tanh", "Tanh"], activation_alpha = array<f64: 0.000000e+00, 0.000000e+00, 0.000000e+00>, activation_beta = array<f64: 0.000000e+00, 0.000000e+00, 0.000000e+00>, layout = 0 : i64, input_forget = 0 : i64} : tensor<2x1x1x8xf32>, tensor<1x8x2xf32> -> tensor<2x1x1x2xf32>, tensor<1x1x2xf32>, tensor<1x1x2xf32>
+  %y1, %yh1 = graph.gru_recurrence(%g3, %r3) {direction = "forward", activations = ["Sigmoid", "Tanh"], activation_alpha = array<f64: 0.000000e+00, 0.000000e+00>, activation_beta = array<f64: 0.000000e+00, 0.000000e+00>, layout = 0 : i64, linear_before_reset = 0 : i64} : tensor<2x1x1x6xf32>, tensor<1x6x2xf32> -> tensor<2x1x1x2xf32>, tensor<1x1x2xf32>
+  %y2, %yh2 = graph.rnn_recurrence(%g1, %r1) {direction = "reverse", activations = ["Tanh"], activation_alpha = array<f64: 0.000000e+00>, activation_beta = array<f64: 0.000000e+00>, layout = 0 : i64} : tensor<2x1x1x2xf32>, tensor<1x2x2xf32> -> tensor<2x1x1x2xf32>, tensor<1x1x2xf32>
+  func.return %yh, %yh1, %yh2 : tensor<1x1x2xf32>, tensor<1x1x2xf32>, tensor<1x1x2xf32>
+}
+
+// CHECK-LABEL: func.func @recurrences(
+// CHECK-NEXT:    %y, %yh, %yc = graph.lstm_recurrence(%g4, %r4) {direction = "forward", {{.*}}} : tensor<2x1x1x8xf32>, tensor<1x8x2xf32> -> tensor<2x1x1x2xf32>, tensor<1x1x2xf32>, tensor<1x1x2xf32>
+// CHECK-NEXT:    %y1, %yh1 = graph.gru_recurrence(%g3, %r3) {direction = "forward", {{.*}}} : tensor<2x1x1x6xf32>, tensor<1x6x2xf32> -> tensor<2x1x1x2xf32>, tensor<1x1x2xf32>
+// CHECK-NEXT:    %y2, %yh2 = graph.rnn_recurrence(%g1, %r1) {direction = "reverse", {{.*}}} : tensor<2x1x1x2xf32>, tensor<1x2x2xf32> -> tensor<2x1x1x2xf32>, tensor<1x1x2xf32>
+// CHECK-NEXT:    func.return %yh, %yh1, %yh2
+
+// -----
+
+func.func @rms_normalization(%x: tensor<2x3x4xf32>, %s: tensor<3x4xf32>, %t: tensor<1x4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>) {
+  %0 = graph.rms_normalization(%x, %s) {axis = 1 : i64, epsilon = 1.000000e-05 : f32} : (tensor<2x3x4xf32>, tensor<3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = graph.rms_normalization(%x, %t) {axis = -1 : i64, epsilon = 1.000000e-03 : f32} : (tensor<2x3x4xf32>, tensor<1x4xf32>) -> tensor<2x3x4xf32>
+  func.return %0, %1 : tensor<2x3x4xf32>, tensor<2x3x4xf32>
+}
+// CHECK-LABEL: func.func @rms_normalization(
+// CHECK-NEXT:    %0 = graph.rms_normalization(%x, %s) {axis = 1 : i64, epsilon = 1.000000e-05 : f32} : (tensor<2x3x4xf32>, tensor<3x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT:    %1 = graph.rms_normalization(%x, %t) {axis = -1 : i64, epsilon = 1.000000e-03 : f32} : (tensor<2x3x4xf32>, tensor<1x4xf32>) -> tensor<2x3x4xf32>
+// CHECK-NEXT:    func.return %0, %1 : tensor<2x3x4xf32>, tensor<2x3x4xf32>
+// CHECK-NEXT:  }
+
+// -----
+
+func.func @layer_normalization_stats(%x: tensor<2x3x4xf32>, %s: tensor<3x4xf32>, %b: tensor<4xf32>) -> (tensor<2x3x4xf32>, tensor<2x1x1xf32>, tensor<2x3x1xf32>) {
+  %y, %mean, %inv = graph.layer_normalization_stats(%x, %s, %b) {axis = 1 : i64, epsilon = 1.000000e-05 : f32} : (tensor<2x3x4xf32>, tensor<3x4xf32>, tensor<4xf32>) -> (tensor<2x3x4xf32>, tensor<2x1x1xf32>, tensor<2x1x1xf32>)
+  %y1, %mean1, %inv1 = graph.layer_normalization_stats(%y, %b) {axis = -1 : i64, epsilon = 1.000000e-03 : f32} : (tensor<2x3x4xf32>, tensor<4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x1xf32>, tensor<2x3x1xf32>)
+  func.return %y1, %mean, %inv1 : tensor<2x3x4xf32>, tensor<2x1x1xf32>, tensor<2x3x1xf32>
+}
+// CHECK-LABEL: func.func @layer_normalization_stats(
+// CHECK-NEXT:    %y, %mean, %inv = graph.layer_normalization_stats(%x, %s, %b) {axis = 1 : i64, epsilon = 1.000000e-05 : f32} : (tensor<2x3x4xf32>, tensor<3x4xf32>, tensor<4xf32>) -> (tensor<2x3x4xf32>, tensor<2x1x1xf32>, tensor<2x1x1xf32>)
+// CHECK-NEXT:    %y1, %mean1, %inv1 = graph.layer_normalization_stats(%y, %b) {axis = -1 : i64, epsilon = 1.000000e-03 : f32} : (tensor<2x3x4xf32>, tensor<4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x1xf32>, tensor<2x3x1xf32>)
+// CHECK-NEXT:    func.return %y1, %mean, %inv1 : tensor<2x3x4xf32>, tensor<2x1x1xf32>, tensor<2x3x1xf32>
+// CHECK-NEXT:  }

@@ -1,0 +1,80 @@
+"""Which kernel runs a graph.qlinear_conv / qlinear_matmul: the first specialised family that
+applies (packed int8 GEMM, ...), else the generic kernels of qlinear.py.
+
+A family is the five functions a kernel registers in kernels.py (code, constant tables,
+scratch buffers, sharing key) plus the test that says whether it takes the op; keeping them
+together here means an op can never get one family's code with another family's tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType
+from xdsl.ir import SSAValue
+
+from onnxc.dialects.graph_qlinear import QLinearConvOp, QLinearMatMulOp, QuantizedProductOp
+from onnxc.lowering.graph_to_loops import int8_depthwise, int8_gemm, qlinear
+from onnxc.lowering.graph_to_loops.loops import KernelBuilder
+
+
+@dataclass(frozen=True)
+class KernelFamily:
+    name: str
+    applies: Callable[[QuantizedProductOp], bool]
+    kernel: Callable[[QuantizedProductOp, KernelBuilder, Sequence[SSAValue],
+                      Sequence[SSAValue]], None]
+    constants: Callable[[QuantizedProductOp], list[DenseIntOrFPElementsAttr]]
+    scratch: Callable[[QuantizedProductOp], list[MemRefType]]
+    key: Callable[[QuantizedProductOp], tuple] | None
+    """What the code depends on (ops with equal keys share one kernel); None: every property."""
+
+
+INT8_GEMM = KernelFamily("int8_gemm", int8_gemm.applies, int8_gemm.int8_gemm_kernel,
+                         int8_gemm.int8_constants, int8_gemm.int8_scratch,
+                         int8_gemm.int8_gemm_key)
+
+INT8_DEPTHWISE = KernelFamily("int8_depthwise", int8_depthwise.applies,
+                              int8_depthwise.depthwise_kernel,
+                              int8_depthwise.depthwise_constants,
+                              int8_depthwise.depthwise_scratch, int8_depthwise.depthwise_key)
+
+SPECIALISED: tuple[KernelFamily, ...] = (INT8_GEMM, INT8_DEPTHWISE)
+"""Tried in order; the first that applies runs the op."""
+
+
+def family_of(op: QuantizedProductOp) -> KernelFamily | None:
+    return next((f for f in SPECIALISED if f.applies(op)), None)
+
+
+def qlinear_kernel(op: QuantizedProductOp, kb: KernelBuilder, ins, outs) -> None:
+    family = family_of(op)
+    if family is None:
+        qlinear.KERNELS[type(op)](op, kb, ins, outs)
+    else:
+        family.kernel(op, kb, ins, outs)
+
+
+def qlinear_kernel_constants(op: QuantizedProductOp) -> list[DenseIntOrFPElementsAttr]:
+    family = family_of(op)
+    return qlinear.qlinear_constants(op) if family is None else family.constants(op)
+
+
+def qlinear_kernel_scratch(op: QuantizedProductOp) -> list[MemRefType]:
+    family = family_of(op)
+    return [] if family is None else family.scratch(op)
+
+
+def qlinear_kernel_key(op: QuantizedProductOp) -> tuple | None:
+    family = family_of(op)
+    if family is None or family.key is None:
+        return None
+    return (family.name, *family.key(op))
+
+
+KERNELS = {QLinearConvOp: qlinear_kernel, QLinearMatMulOp: qlinear_kernel}
+KERNEL_CONSTANTS = {QLinearConvOp: qlinear_kernel_constants,
+                    QLinearMatMulOp: qlinear_kernel_constants}
+KERNEL_SCRATCH = {QLinearConvOp: qlinear_kernel_scratch, QLinearMatMulOp: qlinear_kernel_scratch}
+KERNEL_KEYS = {QLinearConvOp: qlinear_kernel_key, QLinearMatMulOp: qlinear_kernel_key}

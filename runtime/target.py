@@ -1,0 +1,218 @@
+"""What code is compiled for: a `Target` (triple, CPU, features, vector registers) and presets.
+
+Every kernel decision that depends on the machine (vector width, tile sizes from the register
+file, the int8 and bf16 instructions) reads `current_target()`: the target of the compile in
+progress (`compiling_for`), else this process's host. The target is part of the compile
+cache's key, so code built for one CPU is never loaded for another.
+
+A target is written `host`, a preset name (`PRESETS`: x86-64-v2/v3/v4; aarch64,
+cortex-a76, neoverse-n1, neoverse-v1 and their `+dotprod` / `+sve` variants), or
+`TRIPLE[:CPU[:FEATURES]]` with LLVM's names (`x86_64-unknown-linux-gnu:haswell`,
+`aarch64-unknown-linux-gnu:cortex-a76:+neon,+dotprod`).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+
+import llvmlite.binding as llvm
+
+from onnxc.errors import InvalidArgumentError
+
+X86_64 = "x86_64-unknown-linux-gnu"
+AARCH64 = "aarch64-unknown-linux-gnu"
+
+_X86_V2 = ("cx16", "popcnt", "sse3", "sse4.1", "sse4.2", "ssse3")
+_X86_V3 = (*_X86_V2, "avx", "avx2", "bmi", "bmi2", "f16c", "fma", "lzcnt", "movbe", "xsave")
+_X86_V4 = (*_X86_V3, "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl")
+_NEON = ("neon", "fp-armv8")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A machine to compile for, in LLVM's terms, with what the kernels derive from it."""
+
+    name: str
+    """How the user named it (`host`, a preset, or the TRIPLE:CPU:FEATURES spec)."""
+    triple: str
+    cpu: str
+    features: str
+    """LLVM feature string, e.g. `+avx2,+fma,-avx512f`."""
+
+    def has_feature(self, feature: str) -> bool:
+        return f"+{feature}" in self.features.split(",")
+
+    @property
+    def arch(self) -> str:
+        return self.triple.split("-", 1)[0]
+
+    @property
+    def vector_bits(self) -> int:
+        """Widest SIMD register: 512 with AVX-512F, 256 with AVX, 128 with SSE or NEON."""
+        if self.arch == "x86_64":
+            if self.has_feature("avx512f"):
+                return 512
+            return 256 if self.has_feature("avx") else 128
+        return 128
+
+    @property
+    def vector_registers(self) -> int:
+        """Architectural vector registers: 32 with AVX-512 or on AArch64, else 16."""
+        if self.arch == "x86_64":
+            return 32 if self.has_feature("avx512f") else 16
+        return 32
+
+    @property
+    def data_layout(self) -> str:
+        return _data_layout(self.triple, self.cpu, self.features)
+
+    def create_target_machine(self, opt_level: int = 3) -> llvm.TargetMachine:
+        """A new TargetMachine: MCJIT takes ownership, so one must never serve two engines."""
+        initialize_llvm()
+        return llvm.Target.from_triple(self.triple).create_target_machine(
+            cpu=self.cpu, features=self.features, opt=opt_level)
+
+    def key(self) -> tuple[str, str, str]:
+        """What the generated code depends on (for the compile cache)."""
+        return self.triple, self.cpu, self.features
+
+    def missing_on(self, host: Target) -> list[str]:
+        """Why code for this target cannot run on `host`: another architecture, or the
+        features it uses that the host lacks. Empty: it runs."""
+        if self.arch != host.arch:
+            return [f"it is {self.arch} code and this machine is {host.arch}"]
+        used = [f[1:] for f in self.features.split(",") if f.startswith("+")]
+        return [f for f in used if not host.has_feature(f)]
+
+
+def _preset(name: str, triple: str, cpu: str, features: tuple[str, ...]) -> Target:
+    return Target(name, triple, cpu, ",".join(f"+{f}" for f in features))
+
+
+PRESETS: dict[str, Target] = {t.name: t for t in (
+    _preset("x86-64-v2", X86_64, "x86-64-v2", _X86_V2),
+    _preset("x86-64-v3", X86_64, "x86-64-v3", _X86_V3),
+    _preset("x86-64-v4", X86_64, "x86-64-v4", _X86_V4),
+    _preset("aarch64", AARCH64, "generic", _NEON),
+    _preset("cortex-a76", AARCH64, "cortex-a76", (*_NEON, "dotprod", "fullfp16", "rcpc")),
+    _preset("neoverse-n1", AARCH64, "neoverse-n1", (*_NEON, "dotprod", "fullfp16", "rcpc")),
+    _preset("neoverse-v1", AARCH64, "neoverse-v1",
+            (*_NEON, "dotprod", "fullfp16", "rcpc", "bf16", "i8mm", "sve")),
+)}
+"""Named targets; an aarch64 preset plus `+dotprod` / `+sve` (e.g. `aarch64+dotprod`) adds
+that feature, `-sve` (e.g. `neoverse-v1-sve`) removes it."""
+
+
+CPU_FEATURES: dict[str, tuple[str, ...]] = {
+    **{cpu: _X86_V3 for cpu in ("haswell", "broadwell", "skylake", "znver1", "znver2",
+                                "znver3", "alderlake")},
+    "skylake-avx512": _X86_V4,
+    **{cpu: (*_X86_V4, "avx512vnni") for cpu in ("cascadelake", "icelake-server",
+                                                  "icelake-client", "tigerlake")},
+    **{cpu: (*_X86_V4, "avx512vnni", "avx512bf16") for cpu in ("cooperlake",
+                                                              "sapphirerapids", "znver4",
+                                                              "znver5")},
+    **{t.cpu: tuple(f[1:] for f in t.features.split(",")) for t in PRESETS.values()},
+}
+"""Features a TRIPLE:CPU spec without FEATURES gets (llvmlite cannot ask LLVM for a CPU's
+defaults); another CPU without features gets none, the baseline of its architecture."""
+
+
+@functools.cache
+def initialize_llvm() -> None:
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+
+
+@functools.cache
+def _data_layout(triple: str, cpu: str, features: str) -> str:
+    initialize_llvm()
+    machine = llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, features=features)
+    return str(machine.target_data)
+
+
+@functools.cache
+def host_target() -> Target:
+    """This machine: LLVM's host CPU name and features."""
+    initialize_llvm()
+    return Target("host", llvm.get_process_triple(), llvm.get_host_cpu_name(),
+                  llvm.get_host_cpu_features().flatten())
+
+
+def _with_suffixes(spec: str) -> Target | None:
+    """A preset with `+feature` / `-feature` suffixes (`neoverse-v1-sve`, `aarch64+dotprod`)."""
+    for name in sorted(PRESETS, key=len, reverse=True):
+        rest = spec[len(name):]
+        if not spec.startswith(name) or not rest:
+            continue
+        parts = re.findall(r"([+-])([A-Za-z0-9._]+)", rest)
+        if "".join(sign + feature for sign, feature in parts) != rest:
+            continue
+        features = PRESETS[name].features.split(",")
+        for sign, feature in parts:
+            features = [f for f in features if f[1:] != feature]
+            if sign == "+":
+                features.append(f"+{feature}")
+        return replace(PRESETS[name], name=spec, features=",".join(features))
+    return None
+
+
+def parse_target(spec: str | Target | None) -> Target:
+    """`host`, a preset (with optional +/- feature suffixes) or TRIPLE[:CPU[:FEATURES]];
+    InvalidArgumentError naming the spec when LLVM does not know it."""
+    if spec is None or isinstance(spec, Target):
+        return spec or host_target()
+    if not isinstance(spec, str) or not spec.strip():
+        raise InvalidArgumentError(f"target must be a target name or TRIPLE[:CPU[:FEATURES]], "
+                                   f"got {spec!r}")
+    spec = spec.strip()
+    if spec == "host":
+        return host_target()
+    if spec in PRESETS:
+        return PRESETS[spec]
+    if (suffixed := _with_suffixes(spec)) is not None:
+        return suffixed
+    triple, _, rest = spec.partition(":")
+    cpu, _, features = rest.partition(":")
+    if "-" not in triple:
+        raise InvalidArgumentError(
+            f"unknown target {spec!r}: expected host, one of {', '.join(PRESETS)}, or "
+            f"TRIPLE[:CPU[:FEATURES]]")
+    initialize_llvm()
+    try:
+        llvm.Target.from_triple(triple)
+    except RuntimeError as error:
+        raise InvalidArgumentError(f"target {spec!r}: LLVM has no target for triple "
+                                   f"{triple!r} ({error})") from None
+    if features and not all(f[:1] in "+-" and len(f) > 1 for f in features.split(",")):
+        raise InvalidArgumentError(f"target {spec!r}: features must be +name or -name, "
+                                   f"comma-separated")
+    if not features and cpu in CPU_FEATURES:
+        features = ",".join(f"+{f}" for f in CPU_FEATURES[cpu])
+    return Target(spec, triple, cpu or "generic", features)
+
+
+_CURRENT: contextvars.ContextVar[Target | None] = contextvars.ContextVar(
+    "onnxc_target", default=None)
+
+
+def current_target() -> Target:
+    """The target of the compile in progress (`compiling_for`), else the host."""
+    return _CURRENT.get() or host_target()
+
+
+@contextmanager
+def compiling_for(target: Target) -> Iterator[Target]:
+    """Make `target` what kernels and passes build for inside the block."""
+    token = _CURRENT.set(target)
+    try:
+        yield target
+    finally:
+        _CURRENT.reset(token)
