@@ -32,7 +32,8 @@ from onnxc.dialects.graph_rnn import (
     RNNRecurrenceOp,
 )
 from onnxc.frontend import onnx_types as types
-from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
+from onnxc.frontend.onnx_context import NodeContext, Result
+from onnxc.frontend.onnx_graph_builder import GraphBuilder
 from onnxc.frontend.onnx_ops_math import Converter
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
@@ -73,46 +74,14 @@ def _activations(ctx: NodeContext, directions: int) -> tuple[list[str], list[flo
     return canonical, alphas, betas
 
 
-class _Builder:
-    """Graph-op helpers on SSA values or constant arrays (constants are folded in numpy)."""
-
-    def __init__(self, ctx: NodeContext):
-        self.ctx = ctx
-        self.el = ctx.element_type(0)
-
-    def value(self, t: Tensor | np.ndarray) -> SSAValue:
-        if isinstance(t, np.ndarray):
-            t = Tensor.of_array(t.astype(types.numpy_dtype_of_element(self.el)))
-        return self.ctx.materialize(t)
-
-    def reshape(self, t: Tensor, shape) -> Tensor | np.ndarray:
-        if t.array is not None:
-            return t.array.reshape(shape)
-        if t.shape == tuple(shape):
-            return t
-        out = types.tensor_type(tuple(shape), t.element_type)
-        return Tensor(out, self.ctx.emit1(graph.ReshapeOp(operands=[self.value(t)],
-                                                          result_types=[out])))
-
-    def slice_last(self, v: SSAValue, start: int, end: int) -> SSAValue:
-        shape = list(graph.shape_of(v))
-        out = types.tensor_type((*shape[:-1], end - start), self.el)
-        return self.ctx.emit1(graph.SliceOp(operands=[v], result_types=[out], properties={
-            "starts": types.i64_array([start]), "ends": types.i64_array([end]),
-            "axes": types.i64_array([len(shape) - 1]), "steps": types.i64_array([1])}))
-
-    def binary(self, op_class, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.ctx.emit1(op_class(operands=[a, b], result_types=[a.type]))
-
-
-def _biases(ctx: NodeContext, b: _Builder, d: int, h: int, gates: int,
+def _biases(ctx: NodeContext, b: GraphBuilder, d: int, h: int, gates: int,
             before_reset: bool) -> tuple[SSAValue | None, SSAValue | None]:
     """The GEMM's bias [D * G * H] (Wb + Rb, without GRU's Rbh under linear_before_reset)
     and that Rbh [D, H] (None when not needed)."""
     if not ctx.has_input(3):
         if not before_reset:
             return None, None
-        return None, b.value(np.zeros((d, h)))
+        return None, b.value(b.floats(np.zeros((d, h))))
     gh = gates * h
     bias = ctx.tensor(3)
     if bias.shape != (d, 2 * gh):
@@ -123,31 +92,29 @@ def _biases(ctx: NodeContext, b: _Builder, d: int, h: int, gates: int,
     if bias.array is not None:
         wb, rb = bias.array[:, :gh], bias.array[:, gh:]
         total = (wb + rb * keep).reshape(-1)
-        return b.value(total), (b.value(rb[:, 2 * h:]) if before_reset else None)
+        return (b.value(b.floats(total)),
+                b.value(b.floats(rb[:, 2 * h:])) if before_reset else None)
     v = b.value(bias)
     wb, rb = b.slice_last(v, 0, gh), b.slice_last(v, gh, 2 * gh)
     rbh = b.slice_last(rb, 2 * h, 3 * h) if before_reset else None
     if before_reset:
-        rb = b.binary(graph.MulOp, rb, b.value(np.broadcast_to(keep, (d, gh)).copy()))
-    total = b.binary(graph.AddOp, wb, rb)
-    flat = types.tensor_type((d * gh,), b.el)
-    return ctx.emit1(graph.ReshapeOp(operands=[total], result_types=[flat])), rbh
+        rb = b.mul(rb, b.floats(np.broadcast_to(keep, (d, gh))))
+    return b.reshape(b.add(wb, rb), (d * gh,)), rbh
 
 
-def _projection(ctx: NodeContext, b: _Builder, bias: SSAValue | None, d: int,
+def _projection(ctx: NodeContext, b: GraphBuilder, bias: SSAValue | None, d: int,
                 gh: int) -> SSAValue:
     """X W^T + bias for every step and direction, as gates [S, B, D, G*H] (layout 1:
     [B, S, D, G*H])."""
-    x, w = ctx.tensor(0), ctx.tensor(1)
-    rows = x.shape[0] * x.shape[1]
-    x2 = b.value(b.reshape(x, (rows, x.shape[2])))
-    w2 = b.value(b.reshape(w, (d * gh, w.shape[2])))
+    x, w = ctx.shape(0), ctx.shape(1)
+    rows = x[0] * x[1]
+    x2 = b.value(b.reshape(b.input(0), (rows, x[2])))
+    w2 = b.value(b.reshape(b.input(1), (d * gh, w[2])))
     out = types.tensor_type((rows, d * gh), b.el)
     gemm = ctx.emit1(graph.GemmOp(operands=[x2, w2, bias], result_types=[out], properties={
         "alpha": types.float_attr(1.0, b.el), "beta": types.float_attr(1.0, b.el),
         "transA": types.i64_attr(0), "transB": types.i64_attr(1)}))
-    shaped = types.tensor_type((x.shape[0], x.shape[1], d, gh), b.el)
-    return ctx.emit1(graph.ReshapeOp(operands=[gemm], result_types=[shaped]))
+    return b.reshape(gemm, (x[0], x[1], d, gh))
 
 
 def _sequence_lens(ctx: NodeContext, steps: int) -> SSAValue | None:
@@ -187,7 +154,7 @@ def convert_recurrent(ctx: NodeContext) -> list[Result]:
     steps = x.shape[1] if layout else x.shape[0]
     names, alphas, betas = _activations(ctx, d)
     before_reset = kind == "GRU" and bool(ctx.attr("linear_before_reset", 0))
-    b = _Builder(ctx)
+    b = GraphBuilder(ctx, el)
     bias, rbh = _biases(ctx, b, d, h, gates, before_reset)
     projected = _projection(ctx, b, bias, d, gates * h)
     props = {

@@ -258,9 +258,9 @@ def int8_constants(op: QuantizedProductOp) -> list[DenseIntOrFPElementsAttr]:
     g = gemm_of(op)
     b = weight_matrix(op)
     assert b is not None
-    nr = tiling(op).nr
-    words = packed_rows(op, tiling(op))
-    panels = [words[:, j:j + nr].reshape(-1) for j in range(0, g.npad, nr)]
+    t = tiling(op)
+    words = packed_rows(op, t)
+    panels = [words[:, j:j + t.nr].reshape(-1) for j in range(0, g.npad, t.nr)]
     packed = np.concatenate(panels).astype("<i4")
     x_zp, _ = input_offset(op)
     corr = np.zeros(g.npad, np.int64)

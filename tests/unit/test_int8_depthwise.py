@@ -32,12 +32,10 @@ from tests.unit.test_qlinear_kernels import (
     _assert_matches,
     _close_bytes,
     _properties,
-    _weight_zero_points,
     build_module,
-    conv_reference,
+    conv_case,
     graph_compiler,
     random_bytes,
-    requantize_reference,
 )
 
 RNG = np.random.default_rng(17)
@@ -65,22 +63,9 @@ def _case(name, x_dtype, w_dtype, out_dtype, per_channel, with_bias, out_range=N
     x_shape, kernel, strides, pads, dilations = CASES[name]
     c = x_shape[1]
     x, w = random_bytes(x_dtype, x_shape), random_bytes(w_dtype, (c, 1, *kernel))
-    x_zp = int(RNG.integers(0, 200)) if x_dtype is np.uint8 else int(RNG.integers(-20, 20))
-    w_zp = _weight_zero_points(w_dtype, c if per_channel else 1)
-    bias = RNG.integers(-5000, 5000, c).astype(np.int32) if with_bias else None
-    taps = kernel[0] * kernel[1]
-    scales = (RNG.uniform(0.5, 2.0, c if per_channel else 1) / (taps * 40.0)).astype(np.float32)
-    out_zp = 0 if out_dtype is np.int32 else (128 if out_dtype is np.uint8 else -3)
-    props = _properties(x_zp, w_zp, out_dtype, scales, out_zp, out_range)
-    window = {"strides": DenseArrayBase.from_list(i64, list(strides)),
-              "pads": DenseArrayBase.from_list(i64, list(pads)),
-              "dilations": DenseArrayBase.from_list(i64, list(dilations)),
-              "group": IntegerAttr(c, i64)}
-    acc = conv_reference(x, w, bias, x_zp, w_zp, strides, pads, dilations, c)
-    expected = requantize_reference(acc, scales.reshape(1, -1, 1, 1), out_dtype, out_zp,
-                                    out_range)
-    module = build_module(QLinearConvOp, x, w, bias, expected.shape, out_dtype, props, window,
-                          layout="NHWC", bias_argument=bias_argument)
+    module, x, expected, bias = conv_case(x, w, (strides, pads, dilations, c), out_dtype,
+                                          per_channel, with_bias, out_range, "NHWC",
+                                          bias_argument)
     family = qlinear_dispatch.family_of(_depthwise_op(module))
     assert family is not None and family.name == "int8_depthwise"
     return module, x, expected, bias

@@ -223,11 +223,20 @@ def _conv_case(name, x_dtype, w_dtype, out_dtype, per_channel, with_bias, out_ra
                layout=None, bias_argument=False):
     x_shape, w_shape, strides, pads, dilations, group = CONV_CASES[name]
     x, w = random_bytes(x_dtype, x_shape), random_weights(w_dtype, w_shape, name)
-    m = w_shape[0]
-    x_zp = int(RNG.integers(0, 200)) if x_dtype is np.uint8 else int(RNG.integers(-20, 20))
-    w_zp = _weight_zero_points(w_dtype, m if per_channel else 1)
+    return conv_case(x, w, (strides, pads, dilations, group), out_dtype, per_channel,
+                     with_bias, out_range, layout, bias_argument)
+
+
+def conv_case(x, w, window, out_dtype, per_channel, with_bias, out_range=None, layout=None,
+              bias_argument=False):
+    """(module, x, expected, bias) of a qlinear_conv of `x` by `w` with random zero points,
+    scales and bias; `window` is (strides, pads, dilations, group)."""
+    strides, pads, dilations, group = window
+    m = w.shape[0]
+    x_zp = int(RNG.integers(0, 200)) if x.dtype == np.uint8 else int(RNG.integers(-20, 20))
+    w_zp = _weight_zero_points(w.dtype.type, m if per_channel else 1)
     bias = RNG.integers(-5000, 5000, m).astype(np.int32) if with_bias else None
-    k = int(np.prod(w_shape[1:]))
+    k = int(np.prod(w.shape[1:]))
     scales = (RNG.uniform(0.5, 2.0, m if per_channel else 1) / (k * 40.0)).astype(np.float32)
     out_zp = 0 if out_dtype is np.int32 else (128 if out_dtype is np.uint8 else -3)
     props = _properties(x_zp, w_zp, out_dtype, scales, out_zp, out_range)
@@ -236,7 +245,7 @@ def _conv_case(name, x_dtype, w_dtype, out_dtype, per_channel, with_bias, out_ra
               "dilations": DenseArrayBase.from_list(i64, list(dilations)),
               "group": IntegerAttr(group, i64)}
     acc = conv_reference(x, w, bias, x_zp, w_zp, strides, pads, dilations, group)
-    shape_scale = scales.reshape(1, -1, *([1] * (len(x_shape) - 2)))
+    shape_scale = scales.reshape(1, -1, *([1] * (x.ndim - 2)))
     expected = requantize_reference(acc, shape_scale, out_dtype, out_zp, out_range)
     module = build_module(QLinearConvOp, x, w, bias, expected.shape, out_dtype, props, window,
                           layout=layout, bias_argument=bias_argument)
