@@ -1,5 +1,7 @@
 """The quantized models of issue 10 (benchmarks/quantized_models.py) at -O3 against
-onnxruntime, cold and then from the compile cache (tests/models/conftest.py).
+onnxruntime, cold and then from the compile cache (tests/models/conftest.py). onnxruntime
+runs each model's u8-weight twin (tests/exact_int8_reference.py): on hosts without VNNI its
+u8 x s8 kernels saturate, its u8 x u8 ones are exact everywhere.
 
 resnet50_qdq (quantize_static, QDQ): the passes turn it into 53 qlinear_conv, one
 qlinear_matmul and 16 fused residual loops over u8 tensors; onnxruntime fuses the same QDQ
@@ -27,10 +29,10 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 
 from onnxc.zoo import random_inputs
+from tests.exact_int8_reference import ort_exact
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
 import quantized_models
@@ -40,10 +42,7 @@ LOGITS = "r174_DequantizeLinear_Output"
 
 
 def _reference(model: onnx.ModelProto, feeds):
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    return ort.InferenceSession(model.SerializeToString(), options,
-                                providers=["CPUExecutionProvider"]).run(None, feeds)
+    return ort_exact(model, feeds)
 
 
 def resnet50_qdq_with_logits() -> onnx.ModelProto:

@@ -5,7 +5,8 @@ input as the argument), compiles it through the normal lowering and JIT, and com
 (a) numpy evaluating the contract of dialects/graph_qlinear.py, exactly for i32 results and
 bit for bit for ui8 / i8 (the rounding is computed in f32 the same way), f32 within 1 ulp,
 and (b) onnxruntime's QLinearConv / QLinearMatMul / ConvInteger / MatMulInteger on the
-same data: i32 results exactly, ui8 / i8 results within 1 (MLAS's own rounding path may
+same data (on the model's u8-weight twin, which it computes exactly on any host:
+tests/exact_int8_reference.py): i32 results exactly, ui8 / i8 results within 1 (MLAS's own rounding path may
 differ by one on a tie) with at most 1% of the elements off (in practice they are equal).
 
 The compile pipeline's assign-layout puts every rank-4 conv with a constant weight in NHWC,
@@ -20,7 +21,6 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 import numpy as np
-import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects import func
@@ -47,6 +47,7 @@ from onnxc.dialects.graph_qlinear import QLinearConvOp, QLinearMatMulOp
 from onnxc.dialects.layout import ConvertOp, with_layout
 from onnxc.lowering.graph_to_loops import int8_gemm
 from onnxc.runtime.target import PRESETS, compiling_for, host_target, parse_target
+from tests.exact_int8_reference import ort_exact
 
 RNG = np.random.default_rng(5)
 ui8 = IntegerType(8, Signedness.UNSIGNED)
@@ -436,11 +437,7 @@ def _run_ort(nodes, inputs, inits, out_name, out_type, out_shape):
         [numpy_helper.from_array(v, n) for n, v in inits.items()])
     model = helper.make_model(graph_proto, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = 1
-    session = onnxruntime.InferenceSession(model.SerializeToString(), options,
-                                           providers=["CPUExecutionProvider"])
-    return session.run(None, inputs)[0]
+    return ort_exact(model, inputs)[0]
 
 
 def _close_bytes(got, expected):

@@ -3,7 +3,9 @@ DynamicQuantizeLinear, and QLinearConv / QLinearMatMul / ConvInteger / MatMulInt
 
 onnx's node tests of those ops run through onnxc.backend and must pass (not skip); larger
 random cases compare the native kernels with onnx.reference (bit-exact: both divide once in
-f32 and round half to even) and with onnxruntime (QLinear ops: exact integers).
+f32 and round half to even) and with onnxruntime (QLinear ops: exact integers; run on the
+model's u8-weight twin, which onnxruntime computes exactly on hosts without VNNI too:
+tests/exact_int8_reference.py).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import onnxc.backend
 from onnxc.errors import UnsupportedOpError
 from onnxc.frontend import import_onnx
 from onnxc.passes.evaluator import evaluate
+from tests.exact_int8_reference import ort_exact
 
 os.environ.setdefault("ONNX_HOME", tempfile.mkdtemp(prefix="onnxc-onnx-home-"))
 
@@ -303,7 +306,7 @@ def test_dynamic_quantize_matches_reference_and_onnxruntime(case):
 
 
 def _ort_equal(model, feeds, opt_level=3):
-    expected = ort.InferenceSession(model.SerializeToString()).run(None, feeds)
+    expected = ort_exact(model, feeds)
     actual = onnxc.compile(model, opt_level=opt_level, cache_dir=False).run(None, feeds)
     for a, e in zip(actual, expected, strict=True):
         assert a.dtype == e.dtype
@@ -325,7 +328,7 @@ def test_dynamic_matmul_integer_matches_onnxruntime(per_column):
                    [("y", TensorProto.FLOAT), ("acc", TensorProto.INT32)],
                    [("b", b), ("bz", bz)], opset=13)
     x = rng.standard_normal((2, 5, 48)).astype(np.float32)
-    expected = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    expected = ort_exact(model, {"x": x})
     actual = onnxc.compile(model, cache_dir=False).run(None, {"x": x})
     np.testing.assert_array_equal(actual[1], expected[1])
     np.testing.assert_allclose(actual[0], expected[0], rtol=1e-6, atol=0)
@@ -434,8 +437,7 @@ def test_qlinear_conv_runs_at_any_batch():
     model = _model(nodes, [("x", TensorProto.FLOAT, ("N", 3, 8, 8))], [("y", TensorProto.FLOAT)],
                    inits, opset=13)
     compiled = onnxc.compile(model, cache_dir=False)
-    session = ort.InferenceSession(model.SerializeToString())
     for batch in (1, 3):
         x = rng.standard_normal((batch, 3, 8, 8)).astype(np.float32)
         np.testing.assert_array_equal(compiled.run(None, {"x": x})[0],
-                                      session.run(None, {"x": x})[0])
+                                      ort_exact(model, {"x": x})[0])

@@ -1,6 +1,7 @@
 """The QDQ passes (fuse-qdq-linear, move-quant-dequant, quantize steps of fuse-elementwise,
 opt-in cancel-quant-dequant) on small QDQ models: the ops they make, and results against
-onnxruntime, which runs the same QDQ models through its own QDQ fusions.
+onnxruntime, which runs the same QDQ models through its own QDQ fusions (on the models'
+u8-weight twins, which it computes exactly on any host: tests/exact_int8_reference.py).
 
 Tolerance: onnxruntime's QLinearConv/QLinearMatMul and ours requantize the same exact
 integer accumulator with the same f32 output scale, so the 8-bit results agree except where
@@ -13,7 +14,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
@@ -26,6 +26,7 @@ from onnxc.passes.verify_numerics import (
 )
 from onnxc.passes.verify_numerics import _apply as apply_pipeline
 from onnxc.testing import parse_graph, split_lit_cases
+from tests.exact_int8_reference import ort_exact
 
 RNG = np.random.default_rng(7)
 
@@ -123,9 +124,7 @@ def gemm_model():
 
 
 def _ort(model, feeds):
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    return ort.InferenceSession(model.SerializeToString(), options).run(None, feeds)
+    return ort_exact(model, feeds)
 
 
 def op_counts(module) -> dict[str, int]:

@@ -2,7 +2,8 @@
 `onnxc.compile(..., target=)` building code for a CPU other than the host's.
 
 x86-64-v3 code (AVX2, no AVX-512) runs on any AVX2 host, so it is compiled and run here and
-compared with onnxruntime; its object code must then hold no zmm register, and its int8
+compared with onnxruntime (on the model's u8-weight twin for int8:
+tests/exact_int8_reference.py); its object code must then hold no zmm register, and its int8
 convolutions use the AVX2 forms of int8_gemm (vpmaddwd / vpmaddubsw) instead of VNNI.
 """
 
@@ -11,7 +12,6 @@ from __future__ import annotations
 import subprocess
 
 import numpy as np
-import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
@@ -25,6 +25,7 @@ from onnxc.runtime.target import (
     host_target,
     parse_target,
 )
+from tests.exact_int8_reference import ort_exact
 
 HOST = host_target()
 needs_avx2 = pytest.mark.skipif(not HOST.has_feature("avx2") or HOST.arch != "x86_64",
@@ -101,9 +102,7 @@ def _model(quantized: bool):
 
 
 def _onnxruntime(model, x):
-    session = onnxruntime.InferenceSession(model.SerializeToString(),
-                                           providers=["CPUExecutionProvider"])
-    return session.run(None, {"x": x})[0]
+    return ort_exact(model, {"x": x})[0]
 
 
 @needs_avx2

@@ -1,4 +1,4 @@
-// RUN: onnxc-opt %s -p convert-graph-to-loops | filecheck %s
+// RUN: onnxc-opt %s --compile-target x86-64-v4 -p convert-graph-to-loops | filecheck %s
 
 // A 3x3 pad-1 conv (bias, relu) in NHWC, between the layout.converts the layout pass puts at
 // the boundary. The conv kernel takes physical NHWC memrefs, the weight packed at compile
@@ -7,6 +7,7 @@
 // then runs the implicit GEMM: accumulators in iter_args, A read as scalars from the padded
 // scratch, B as vectors from the packed constant, one vector.fma per accumulator; bias and
 // relu are applied to the accumulators before the only store, in a parallel row-block loop.
+// Built for x86-64-v4 (AVX-512 tiles), so the checks hold on any host.
 
 func.func @main(%x: tensor<1x8x6x6xf32>) -> tensor<1x16x6x6xf32> {
   %w = graph.constant {value = dense<0.5> : tensor<16x8x3x3xf32>} : tensor<16x8x3x3xf32>
