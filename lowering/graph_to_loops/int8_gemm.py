@@ -2,18 +2,19 @@
 
 One kernel shape serves both ops: Y[p, m] = requantize(sum_k A[p, k] * B[k, m] + corr[m]).
 The conv is an implicit GEMM over NHWC data (p = (n, oh, ow), k = (kh, kw, c)); the matmul
-is its 1x1 case (p a row of the lhs). K is counted in words of 4 bytes:
+is its 1x1 case (p a row of the lhs). K is counted in words of 4 bytes (4 channels), or of
+two i16 (2 channels) in the "pairs" form:
 
-- A: the input is first copied into an i32 scratch [N, HP, WP, C4] (C4 = ceil(C/4)), four
-  consecutive channels per word, the border and the channel tail filled with the input zero
-  point. An s8 input is shifted to u8 on the way (x ^ 0x80, zero point + 128), since
-  vpdpbusd multiplies unsigned bytes of A by signed bytes of B. A row of A is then read in
-  place, one word broadcast to a vector per row per k step. A ui8 input with no padding and
-  C % 4 == 0 (most 1x1 convs, the matmuls) already has that layout: it is read directly,
-  with no copy (`reads_input_in_place`).
+- A: the input is first copied into an i32 scratch [N, HP, WP, CW] (CW = words per pixel),
+  the border and the channel tail filled with the input zero point. An s8 input is shifted
+  to u8 on the way (x ^ 0x80, zero point + 128), since the products take unsigned bytes of
+  A and signed ones of B. In the pairs form each channel is widened to i16 on the way. A
+  row of A is then read in place, one word broadcast to a vector per row per k step. A ui8
+  input with no padding and C % 4 == 0 (most 1x1 convs, the matmuls) already has the byte
+  forms' layout: it is read directly, with no copy (`reads_input_in_place`).
 - B: the weight minus its zero point (which must then fit s8), packed at compile time into
-  panels of NR columns: word (k, m) of panel j at `j * K4 + k * w + (m - j)` (w the panel's
-  width), so one 64-byte vector load feeds 16 columns of 4 k's.
+  panels of NR columns: word (k, m) of panel j at `j * KW + k * w + (m - j)` (w the panel's
+  width), so one vector load feeds 16 columns of one k-word.
 - corr[m] = bias[m] - x_zp * sum_k B[k, m] folds the input zero point (A holds raw bytes)
   and a constant bias at compile time; a bias that is not a constant is added at run time.
 
@@ -24,10 +25,12 @@ row blocks; inside a chunk the loop is panel -> row block -> micro-kernel, so on
 is reused by every row block of the chunk.
 
 The multiply step follows the target (`target_int8_isa`, `Int8Tiling.form`):
-- AVX512-VNNI: one vpdpbusd per 16 columns and row (~400 GOPS on ResNet-50's convs here).
-- AVX2: vpmaddubsw + vpmaddwd by ones on the same byte words when no weight pair can
-  saturate vpmaddubsw's i16 sums (`pairs_fit_i16`); otherwise, to stay exact, vpmaddwd on
-  B packed as i16 pairs (two words per k-word) and A's bytes widened to pairs. 6 x 16 tiles.
+- AVX512-VNNI: one vpdpbusd per 16 columns and row (~400 GOPS on ResNet-50's convs on Zen 5).
+- AVX2: vpmaddubsw + vpmaddwd by ones on the byte words when no weight pair can saturate
+  vpmaddubsw's i16 sums (`pairs_fit_i16`); otherwise, to stay exact, the "pairs" form:
+  vpmaddwd of A's i16 pairs (widened once, by the copy) by B's i16 pairs, one per 8
+  columns and row. Both issue two multiplies per cycle on Zen 3's two multiply pipes, so
+  the exact form costs only the extra adds and loads. 6 x 16 tiles (12 ymm accumulators).
 - Elsewhere (NEON until onnxc has an ARM target, x86 without AVX2): plain i32 vector
   arithmetic (`portable_step`, ~8 vector ops per vpdpbusd: 18-49 GOPS) on 4 x 16 tiles.
 The kernel needs a constant weight whose centred values fit s8, no groups, and a constant
@@ -108,42 +111,43 @@ class Int8Tiling:
     nr: int
     """columns per panel, a multiple of 16"""
     form: str
-    """how a k-word is multiplied in (see `_Kernel.step`): "vnni", "maddubs", "maddwd" or
-    "portable"; it decides B's packing too ("maddwd": two words of i16 pairs per k-word)"""
+    """how a k-word is multiplied in (see `STEPS`): "vnni", "maddubs", "pairs" or
+    "portable"; it decides the packing of A and B too ("pairs": i16 pairs, else bytes)"""
 
     @property
-    def b_words(self) -> int:
-        """Words of packed B per word of A (4 k's) and column."""
-        return 2 if self.form == "maddwd" else 1
+    def per_word(self) -> int:
+        """Channels per word of A and B: two i16, or four bytes."""
+        return 2 if self.form == "pairs" else 4
 
 
 def tiling(op: QuantizedProductOp) -> Int8Tiling:
     """6 x 64 with VNNI (24 of the 32 zmm registers accumulate). On AVX2, 6 x 16: twelve ymm
     accumulators, B's two and A's broadcast fill the 16 registers; vpmaddubsw when no pair
     of the weights can saturate its i16 sums (`pairs_fit_i16`), else the exact vpmaddwd on
-    weights widened to i16 at compile time. Else 4 x 16 in portable i32 arithmetic."""
+    i16 pairs. Else 4 x 16 in portable i32 arithmetic."""
     isa = target_int8_isa()
     if isa == "vnni":
         return Int8Tiling(6, 64, "vnni")
     if isa == "avx2":
-        if pairs_fit_i16(op):
-            return Int8Tiling(6, 16, "maddubs")
-        return Int8Tiling(4, 16, "maddwd")
+        return Int8Tiling(6, 16, "maddubs" if pairs_fit_i16(op) else "pairs")
     return Int8Tiling(4, 16, "portable")
 
 
 @dataclass(frozen=True)
 class Int8Gemm(ConvGeometry):
     """The product as an implicit GEMM over a padded NHWC input (a matmul: h = rows, w = 1),
-    K counted in words of 4 input channels."""
+    K counted in words of `per_word` input channels."""
+
+    per_word: int = 4
 
     @property
-    def c4(self) -> int:
-        return -(-self.c // 4)
+    def c_words(self) -> int:
+        """Words per pixel of A (the channel tail padded)."""
+        return -(-self.c // self.per_word)
 
     @property
-    def k4(self) -> int:
-        return self.kh * self.kw * self.c4
+    def k_words(self) -> int:
+        return self.kh * self.kw * self.c_words
 
     @property
     def npad(self) -> int:
@@ -151,12 +155,16 @@ class Int8Gemm(ConvGeometry):
         return -(-self.cout // VW) * VW
 
 
-def gemm_of(op: QuantizedProductOp) -> Int8Gemm:
+def gemm_of(op: QuantizedProductOp, per_word: int | None = None) -> Int8Gemm:
+    """The op's GEMM, in words of `per_word` channels (default: its tiling's)."""
+    if per_word is None:
+        per_word = tiling(op).per_word
     if isinstance(op, QLinearConvOp):
-        return Int8Gemm(**asdict(geometry(op)))
+        return Int8Gemm(**asdict(geometry(op)), per_word=per_word)
     a, b = shape_of(op.lhs), shape_of(op.rhs)
     rows = int(np.prod(a[:-1]))
-    return Int8Gemm(1, a[-1], rows, 1, b[1], rows, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1)
+    return Int8Gemm(1, a[-1], rows, 1, b[1], rows, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1,
+                    per_word)
 
 
 def _byte_values(value: SSAValue) -> np.ndarray | None:
@@ -208,7 +216,7 @@ def applies(op) -> bool:
         return False
     if op.bias is not None and layout_of(op.bias.type) is not None:
         return False
-    g = gemm_of(op)
+    g = gemm_of(op, 4)
     if min(g.pixels, g.c, g.cout) < 1:
         return False
     if g.cout % VW and op.bias is not None and _int32_values(op.bias) is None:
@@ -217,38 +225,35 @@ def applies(op) -> bool:
     return b is not None and int(b.min(initial=0)) >= -128 and int(b.max(initial=0)) <= 127
 
 
-def centred_weight_words(op: QuantizedProductOp) -> np.ndarray:
-    """The centred weights as int32 [K4, 4, Cout padded to whole vectors]: k-words of 4
-    input channels per tap, zero past C and past Cout."""
-    g = gemm_of(op)
+def centred_weight_words(op: QuantizedProductOp, per_word: int) -> np.ndarray:
+    """The centred weights as int32 [K words, per_word, Cout padded to whole vectors]:
+    k-words of `per_word` input channels per tap, zero past C and past Cout."""
+    g = gemm_of(op, per_word)
     b = weight_matrix(op)
     assert b is not None
     k = b.shape[0] // (g.kh * g.kw)
     taps = b.reshape(g.kh * g.kw, k, g.cout)
-    padded = np.zeros((g.kh * g.kw, g.c4 * 4, g.npad), np.int32)
+    padded = np.zeros((g.kh * g.kw, g.c_words * per_word, g.npad), np.int32)
     padded[:, :k, :g.cout] = taps
-    return padded.reshape(g.k4, 4, g.npad)
+    return padded.reshape(g.k_words, per_word, g.npad)
 
 
 def pairs_fit_i16(op: QuantizedProductOp) -> bool:
     """Whether vpmaddubsw is exact: its two u8 x s8 products per i16 lane saturate unless,
     for every pair of weights it adds (k = 2i, 2i + 1), the positive parts and the negative
     parts each sum to at most 128 (255 * 128 fits i16)."""
-    pairs = centred_weight_words(op).reshape(-1, 2, gemm_of(op).npad)
+    pairs = centred_weight_words(op, 2)
     pos = np.maximum(pairs, 0).sum(axis=1)
     neg = np.maximum(-pairs, 0).sum(axis=1)
     return int(pos.max(initial=0)) <= 128 and int(neg.max(initial=0)) <= 128
 
 
 def packed_rows(op: QuantizedProductOp, t: Int8Tiling) -> np.ndarray:
-    """B as [K4 * b_words, Npad] i32 words before the split into panels: 4 s8 bytes (k0..k3)
-    per word, or for "maddwd" two words of i16 pairs (k0, k1) and (k2, k3)."""
-    words = centred_weight_words(op)
-    k4, _, npad = words.shape
-    if t.form == "maddwd":
-        pairs = words.astype(np.int16).reshape(k4, 2, 2, npad).transpose(0, 1, 3, 2)
-        return pairs.copy().view("<i4")[..., 0].reshape(k4 * 2, npad)
-    return words.astype(np.int8).transpose(0, 2, 1).copy().view("<i4")[..., 0]
+    """B as [K words, Npad] i32 words before the split into panels: 4 s8 bytes (k0..k3) per
+    word, or for "pairs" the i16 pair (k0, k1)."""
+    words = centred_weight_words(op, t.per_word)
+    narrow = np.int16 if t.form == "pairs" else np.int8
+    return words.astype(narrow).transpose(0, 2, 1).copy().view("<i4")[..., 0]
 
 
 def int8_constants(op: QuantizedProductOp) -> list[DenseIntOrFPElementsAttr]:
@@ -289,7 +294,8 @@ def reads_input_in_place(op: QuantizedProductOp) -> bool:
     are already the scratch's layout (most 1x1 convs, and matmuls with K % 4 == 0), so
     the copy is skipped (and its parallel region, and the scratch's memory traffic)."""
     g = gemm_of(op)
-    return not input_offset(op)[1] and g.c % 4 == 0 and g.pt + g.pl + g.pb + g.pr == 0
+    return (g.per_word == 4 and not input_offset(op)[1] and g.c % 4 == 0
+            and g.pt + g.pl + g.pb + g.pr == 0)
 
 
 def int8_scratch(op: QuantizedProductOp) -> list[MemRefType]:
@@ -297,7 +303,7 @@ def int8_scratch(op: QuantizedProductOp) -> list[MemRefType]:
     if reads_input_in_place(op):
         return []
     g = gemm_of(op)
-    return [MemRefType(i32, [g.n * g.hp * g.wp * g.c4])]
+    return [MemRefType(i32, [g.n * g.hp * g.wp * g.c_words])]
 
 
 # ----------------------------------------------------------------------- GEMM
@@ -392,14 +398,13 @@ class _Kernel:
             oh = kb.idiv(rest, g.ow)
             ow = kb.isub(rest, kb.imul(oh, g.ow))
         hp = kb.iadd(kb.imul(n, g.hp), kb.imul(oh, g.sh))
-        return kb.imul(kb.iadd(kb.imul(hp, g.wp), kb.imul(ow, g.sw)), g.c4)
+        return kb.imul(kb.iadd(kb.imul(hp, g.wp), kb.imul(ow, g.sw)), g.c_words)
 
     def micro(self, i0: Index, mr: int, j: Index, w: int) -> None:
         kb, g = self.kb, self.g
         nv = w // VW
         bases = [self.row_base(kb.iadd(i0, r)) for r in range(mr)]
-        bw = self.t.b_words
-        panel = kb.imul(j, g.k4 * bw)
+        panel = kb.imul(j, g.k_words)
         # the accumulators start at corr (+ the run-time bias): no add per one at the end
         corrs = []
         for v in range(nv):
@@ -408,22 +413,21 @@ class _Kernel:
             if self.bias is not None:
                 corr = kb.insert(arith.AddiOp(corr, self.vload(self.bias, col, self.v32)))
             corrs.append(corr)
-        # (kw, c4) is one contiguous run of words when dilation_w is 1
-        run = g.kw * g.c4 if g.dw == 1 else g.c4
+        # (kw, c_words) is one contiguous run of words when dilation_w is 1
+        run = g.kw * g.c_words if g.dw == 1 else g.c_words
         outer = [(kh, 0) for kh in range(g.kh)] if g.dw == 1 else [
             (kh, kw) for kh in range(g.kh) for kw in range(g.kw)]
 
         def tap_loop(t: Index, *acc: SSAValue) -> list[SSAValue]:
             kh = kb.idiv(t, len(outer) // g.kh) if g.dw != 1 else t
             kw = kb.isub(t, kb.imul(kh, g.kw)) if g.dw != 1 else 0
-            a_off = kb.iadd(kb.imul(kb.imul(kh, g.dh), g.wp * g.c4),
-                            kb.imul(kb.imul(kw, g.dw), g.c4))
-            b_off = kb.iadd(panel, kb.imul(kb.imul(t, run), w * bw))
+            a_off = kb.iadd(kb.imul(kb.imul(kh, g.dh), g.wp * g.c_words),
+                            kb.imul(kb.imul(kw, g.dw), g.c_words))
+            b_off = kb.iadd(panel, kb.imul(kb.imul(t, run), w))
 
             def step(kk: Index, *acc: SSAValue) -> list[SSAValue]:
-                at = kb.iadd(b_off, kb.imul(kk, w * bw))
-                bv = [self.vload(self.bp, kb.iadd(at, h * w + v * VW), self.v32)
-                      for h in range(bw) for v in range(nv)]
+                at = kb.iadd(b_off, kb.imul(kk, w))
+                bv = [self.vload(self.bp, kb.iadd(at, v * VW), self.v32) for v in range(nv)]
                 a = [self.a_word(kb.iadd(bases[r], kb.iadd(a_off, kk))) for r in range(mr)]
                 return STEPS[self.t.form](self, list(acc), a, bv)
 
@@ -476,24 +480,16 @@ class _Kernel:
         return self.joined(*(self.kb.insert(llvm.CallIntrinsicOp(PMADDWD, [x, y], [V8I32]))
                              for x, y in zip(a, (b_lo, b_hi), strict=True)))
 
-    def maddwd_step(self, out: list[SSAValue], a: list[SSAValue],
-                    bv: list[SSAValue]) -> list[SSAValue]:
-        """AVX2, exact: B holds i16 pairs (k0, k1) then (k2, k3); A's word gives the same
-        pairs of zero-extended bytes, broadcast; vpmaddwd adds each pair's two products."""
-        kb, nv = self.kb, len(bv) // 2
-        zero = kb.insert(vector.BroadcastOp(kb.constant(0, i8), self.v8))
+    def pairs_step(self, out: list[SSAValue], a: list[SSAValue],
+                   bv: list[SSAValue]) -> list[SSAValue]:
+        """AVX2, exact: A's word is an i16 pair of channels (widened by the copy), broadcast;
+        vpmaddwd by B's i16 pairs adds each pair's two products into the i32 lanes."""
+        kb, nv = self.kb, len(bv)
         for r, word in enumerate(a):
-            words = kb.insert(llvm.BitcastOp(self.splat(word, self.v32), self.v8))
-            for h in range(2):
-                # bytes (b[2h], 0, b[2h + 1], 0) in every word: one vpshufb
-                lanes = [lane for i in range(VW) for lane in (4 * i + 2 * h, 4 * VW,
-                                                              4 * i + 2 * h + 1, 4 * VW)]
-                pair = kb.insert(llvm.ShuffleVectorOp(
-                    words, zero, DenseArrayBase.from_list(i32, lanes), self.v8))
-                av = self.halves(kb.insert(llvm.BitcastOp(pair, V32I16)), V16I16)
-                for v in range(nv):
-                    out[r * nv + v] = kb.insert(arith.AddiOp(
-                        out[r * nv + v], self.maddwd(av, bv[h * nv + v])))
+            av = self.halves(kb.insert(llvm.BitcastOp(self.splat(word, self.v32), V32I16)),
+                             V16I16)
+            for v in range(nv):
+                out[r * nv + v] = kb.insert(arith.AddiOp(out[r * nv + v], self.maddwd(av, bv[v])))
         return out
 
     def maddubs_step(self, out: list[SSAValue], a: list[SSAValue],
@@ -552,7 +548,7 @@ class _Kernel:
 
 
 STEPS = {"vnni": _Kernel.vnni_step, "maddubs": _Kernel.maddubs_step,
-         "maddwd": _Kernel.maddwd_step, "portable": _Kernel.portable_step}
+         "pairs": _Kernel.pairs_step, "portable": _Kernel.portable_step}
 """How one k-word of every row is multiplied into the accumulators, per `Int8Tiling.form`."""
 
 

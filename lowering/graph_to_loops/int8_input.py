@@ -1,11 +1,12 @@
-"""A of the int8 GEMM (int8_gemm.py): the input as i32 words of 4 channels each.
+"""A of the int8 GEMM (int8_gemm.py): the input as i32 words of 4 channels (bytes) or 2 (i16).
 
-The packed kernel reads A one 4-byte word at a time (broadcast against 16 columns of B). The
-copy puts the input into that form: an i32 scratch [N, HP, WP, C4] bordered with the input
-zero point, the channel tail padded with it, s8 bytes flipped to u8 (vpdpbusd multiplies
-unsigned bytes of A). When C % 4 == 0 the words of a row are its bytes as they are, so the
-copy is a plain word loop LLVM vectorises; a ui8 input with no padding is not copied at all
-(`load_word` reads it in place).
+The packed kernel reads A one word at a time (broadcast against 16 columns of B). The copy
+puts the input into that form: an i32 scratch [N, HP, WP, CW] bordered with the input zero
+point, the channel tail padded with it, s8 bytes flipped to u8 (the products take unsigned
+bytes of A); in the "pairs" form each channel is zero-extended to i16. When C is a multiple
+of the channels per word, the words of a row are consecutive, so the copy is one vector loop
+per row (16 bytes at a time); a ui8 input in the byte form with no padding is not copied at
+all (`load_word` reads it in place).
 """
 
 from __future__ import annotations
@@ -43,33 +44,60 @@ def input_offset(op: QuantizedProductOp) -> tuple[int, bool]:
 
 def pack_input(kb: KernelBuilder, op: QuantizedProductOp, g: Int8Gemm, x: SSAValue,
                scratch: SSAValue) -> None:
-    """scratch[n, hp, wp, c4] = 4 bytes of x (the zero point outside it), little-endian;
-    threads split the input rows."""
+    """scratch[n, hp, wp, cw] = `g.per_word` channels of x (the zero point outside it),
+    little-endian; threads split the input rows."""
     zp, flip = input_offset(op)
-    pad_word = kb.constant(_as_i32(zp * 0x01010101), i32)
-    pad_byte = zp ^ 0x80 if flip else zp  # a tail byte, before the flip of the word
+    per_word = g.per_word
+    bits = 32 // per_word
+    lanes = sum(1 << (bits * b) for b in range(per_word))  # 0x01010101 or 0x00010001
+    flip_mask = kb.constant(_as_i32(0x80 * lanes), i32)
+    pad_word = kb.constant(_as_i32(zp * lanes), i32)
+    pad_lane = zp ^ 0x80 if flip else zp  # a tail channel, before the flip of the word
     src = kb.view(x, [g.n * g.h, g.w, g.c])
     flat = kb.view(x, [g.n * g.h * g.w * g.c])
-    row = g.wp * g.c4
-    full_c4, tail = divmod(g.c, 4)
+    row = g.wp * g.c_words
+    full_words, tail = divmod(g.c, per_word)
 
     def fill(at: Index, length: int) -> None:
         kb.for_(0, length, lambda i: kb.store(pad_word, scratch, [kb.iadd(at, i)]))
 
-    def word(src_row: Index, col: Index, c4: Index, real: int) -> SSAValue:
+    def flipped(value: SSAValue) -> SSAValue:
+        if not flip:
+            return value
+        mask = flip_mask
+        if isinstance(value.type, VectorType):
+            mask = kb.insert(vector.BroadcastOp(mask, value.type))
+        return kb.insert(arith.XOrIOp(value, mask))
+
+    def word(src_row: Index, col: Index, cw: Index, real: int) -> SSAValue:
         acc = None
-        for b in range(4):
+        for b in range(per_word):
             if b < real:
-                at = [src_row, col, kb.iadd(kb.imul(c4, 4), b)]
-                byte = widen_unsigned(kb, kb.load(src, at))
+                at = [src_row, col, kb.iadd(kb.imul(cw, per_word), b)]
+                lane = widen_unsigned(kb, kb.load(src, at))
             else:
-                byte = kb.constant(pad_byte, i32)
-            shifted = byte if b == 0 else kb.insert(arith.ShLIOp(byte, kb.constant(8 * b, i32)))
+                lane = kb.constant(pad_lane, i32)
+            shifted = lane if b == 0 else kb.insert(
+                arith.ShLIOp(lane, kb.constant(bits * b, i32)))
             acc = shifted if acc is None else kb.insert(arith.OrIOp(acc, shifted))
         assert acc is not None
-        if flip:
-            acc = kb.insert(arith.XOrIOp(acc, kb.constant(_as_i32(0x80808080), i32)))
-        return acc
+        return flipped(acc)
+
+    def row_words(src_row: Index, dst: Index) -> None:
+        """The row's channels are whole words: VECTOR_BYTES at a time, then word by word."""
+        length = g.w * g.c_words
+        vectors, rest = divmod(length * per_word, VECTOR_BYTES)
+        step = VECTOR_BYTES // per_word  # words per vector
+        kb.for_(0, vectors, lambda i: kb.insert(vector.StoreOp(
+            flipped(_vector_words(kb, flat, kb.iadd(kb.imul(src_row, g.w * g.c),
+                                                    kb.imul(i, VECTOR_BYTES)), per_word)),
+            scratch, [kb.idx(kb.iadd(dst, kb.imul(i, step)))])))
+        if rest:
+            first = vectors * step
+            kb.for_(first, length, lambda i: kb.store(
+                word(src_row, kb.idiv(i, g.c_words), kb.isub(i, kb.imul(
+                    kb.idiv(i, g.c_words), g.c_words)), per_word),
+                scratch, [kb.iadd(dst, i)]))
 
     def image(n: Index) -> None:
         base = kb.imul(n, g.hp * row)
@@ -78,28 +106,20 @@ def pack_input(kb: KernelBuilder, op: QuantizedProductOp, g: Int8Gemm, x: SSAVal
         def inner(h: Index) -> None:
             at = kb.iadd(base, kb.imul(kb.iadd(h, g.pt), row))
             src_row = kb.iadd(kb.imul(n, g.h), h)
-            fill(at, g.pl * g.c4)
+            fill(at, g.pl * g.c_words)
 
             def column(col: Index) -> None:
-                dst = kb.iadd(at, kb.imul(kb.iadd(col, g.pl), g.c4))
-                kb.for_(0, full_c4, lambda c4: kb.store(
-                    word(src_row, col, c4, 4), scratch, [kb.iadd(dst, c4)]))
-                if tail:
-                    kb.store(word(src_row, col, full_c4, tail), scratch,
-                             [kb.iadd(dst, full_c4)])
-
-            def row_words(i: Index) -> None:
-                """Whole words: the row's bytes as they are (a copy LLVM vectorises)."""
-                value = load_word(kb, flat, kb.iadd(kb.imul(src_row, g.w * g.c4), i))
-                if flip:
-                    value = kb.insert(arith.XOrIOp(value, kb.constant(_as_i32(0x80808080), i32)))
-                kb.store(value, scratch, [kb.iadd(kb.iadd(at, g.pl * g.c4), i)])
+                dst = kb.iadd(at, kb.imul(kb.iadd(col, g.pl), g.c_words))
+                kb.for_(0, full_words, lambda cw: kb.store(
+                    word(src_row, col, cw, per_word), scratch, [kb.iadd(dst, cw)]))
+                kb.store(word(src_row, col, full_words, tail), scratch,
+                         [kb.iadd(dst, full_words)])
 
             if tail:
                 kb.for_(0, g.w, column)
             else:
-                kb.for_(0, g.w * g.c4, row_words)
-            fill(kb.iadd(at, (g.pl + g.w) * g.c4), g.pr * g.c4)
+                row_words(src_row, kb.iadd(at, g.pl * g.c_words))
+            fill(kb.iadd(at, (g.pl + g.w) * g.c_words), g.pr * g.c_words)
 
         if g.h * g.w * g.c >= 1 << 14:
             kb.parallel_for(0, g.h, inner)
@@ -108,6 +128,21 @@ def pack_input(kb: KernelBuilder, op: QuantizedProductOp, g: Int8Gemm, x: SSAVal
         fill(kb.iadd(base, (g.pt + g.h) * row), g.pb * row)
 
     kb.for_(0, g.n, image)
+
+
+VECTOR_BYTES = 16
+"""Input bytes per vector step of the copy (one xmm load; 4 or 8 words out)."""
+
+
+def _vector_words(kb: KernelBuilder, flat: SSAValue, at: Index, per_word: int) -> SSAValue:
+    """VECTOR_BYTES bytes of a flat ui8 / i8 memref from byte `at`, as i32 words of
+    `per_word` channels (bytes as they are, or each zero-extended to i16)."""
+    raw = kb.insert(vector.LoadOp(flat, [kb.idx(at)],
+                                  VectorType(flat.type.get_element_type(), [VECTOR_BYTES])))
+    signless = kb.insert(UnrealizedConversionCastOp.get([raw], [VectorType(i8, [VECTOR_BYTES])]))
+    if per_word == 2:
+        signless = kb.insert(llvm.ZExtOp(signless, VectorType(IntegerType(16), [VECTOR_BYTES])))
+    return kb.insert(llvm.BitcastOp(signless, VectorType(i32, [VECTOR_BYTES // per_word])))
 
 
 def load_word(kb: KernelBuilder, flat: SSAValue, at: Index) -> SSAValue:

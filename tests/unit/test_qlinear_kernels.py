@@ -370,7 +370,8 @@ def _check_matmul_types(name, x_dtype, w_dtype, out_dtype, per_channel, bias, ou
 @pytest.fixture(params=["avx2", "portable"])
 def host_isa(request, monkeypatch):
     """The packed int8 kernel without AVX512-VNNI: compiled for x86-64-v3 (AVX2's
-    vpmaddubsw / vpmaddwd forms), or in the portable i32 form; both run on this CPU."""
+    vpmaddubsw and i16-pair vpmaddwd forms), or in the portable i32 form; both run on this
+    CPU."""
     if request.param == "avx2" and PRESETS["x86-64-v3"].missing_on(host_target()):
         pytest.skip("the host cannot run x86-64-v3 code")
     if request.param == "portable":
@@ -385,7 +386,7 @@ def _target_of(isa: str) -> str:
 def _expected_form(isa: str, name: str) -> str:
     if isa == "portable":
         return "portable"
-    return "maddubs" if "narrow" in name else "maddwd"
+    return "maddubs" if "narrow" in name else "pairs"
 
 
 @pytest.mark.parametrize("name", ["vnni_3x3", "vnni_stem", "vnni_cout_tail",
@@ -404,7 +405,8 @@ def test_conv_int8_kernel_without_vnni(name, host_isa):
 
 @compiling_for(PRESETS["x86-64-v3"])
 def test_maddubs_only_where_no_pair_saturates():
-    """One weight pair of -120 and -10 (255 * -130 < -32768) is enough to need vpmaddwd."""
+    """One weight pair of -120 and -10 (255 * -130 < -32768) is enough to need the exact
+    pairs form (vpmaddwd on i16 pairs)."""
     module, *_ = _conv_case("vnni_narrow_3x3", np.uint8, np.int8, np.int32, False, False)
     op = next(o for o in module.walk() if isinstance(o, QLinearConvOp))
     assert int8_gemm.tiling(op).form == "maddubs"
@@ -414,7 +416,7 @@ def test_maddubs_only_where_no_pair_saturates():
     w[5, 0, 1, 1], w[5, 1, 1, 1] = zp - 120, zp - 10
     op.weight.owner.properties["value"] = DenseIntOrFPElementsAttr(weight.type,
                                                                    BytesAttr(w.tobytes()))
-    assert int8_gemm.tiling(op).form == "maddwd"
+    assert int8_gemm.tiling(op).form == "pairs"
 
 
 def test_matmul_int8_kernel_without_vnni(host_isa):
