@@ -63,6 +63,11 @@ def _dtype_table() -> dict[str, np.dtype]:
 _DTYPES: dict[str, np.dtype] = _dtype_table()
 
 
+def dtype_named(name: str) -> np.dtype:
+    """The numpy dtype a stored description names (`float32`, `bfloat16`, `int4`, ...)."""
+    return _DTYPES[name]
+
+
 @dataclass
 class Entry:
     """The content of an entry: a CompiledModel's state, and the code it runs."""
@@ -123,7 +128,7 @@ class Entry:
         return compiled
 
 
-def _aligned(offset: int) -> int:
+def aligned(offset: int) -> int:
     return -(-offset // _ALIGN) * _ALIGN
 
 
@@ -133,7 +138,7 @@ def _mac(secret: bytes, key: str):
     return mac
 
 
-def _spec_row(spec: TensorSpec) -> list:
+def spec_row(spec: TensorSpec) -> list:
     dtype = np.dtype(spec.dtype)
     if _DTYPES.get(dtype.name) != dtype:
         raise BadEntry(f"dtype {dtype} has no cache encoding")
@@ -146,21 +151,21 @@ def write(out: BinaryIO, key: str, secret: bytes, entry: Entry) -> None:
         raise BadEntry("constants and their names disagree")
     blobs = [memoryview(entry.object_code)]
     layout: dict[str, list] = {"constants": [], "defaults": []}
-    offset = _aligned(len(entry.object_code))
+    offset = aligned(len(entry.object_code))
     named = [("constants", n, c) for n, c in zip(entry.constant_names, entry.constants)]
     named += [("defaults", n, c) for n, c in entry.input_defaults.items()]
     for kind, name, array in named:
         array = np.ascontiguousarray(array)
-        row = _spec_row(TensorSpec(str(name), array.shape, array.dtype))
+        row = spec_row(TensorSpec(str(name), array.shape, array.dtype))
         layout[kind].append({"name": row[0], "shape": row[1], "dtype": row[2],
                              "offset": offset, "nbytes": array.nbytes})
         blobs.append(memoryview(array.reshape(-1).view(np.uint8)))
-        offset = _aligned(offset + array.nbytes)
+        offset = aligned(offset + array.nbytes)
     header = {
         "key": key,
         "entry_symbol": entry.entry_symbol,
-        "inputs": [_spec_row(s) for s in entry.inputs],
-        "outputs": [_spec_row(s) for s in entry.outputs],
+        "inputs": [spec_row(s) for s in entry.inputs],
+        "outputs": [spec_row(s) for s in entry.outputs],
         "batch_rows": None if entry.batch_rows is None else [list(r) for r in entry.batch_rows],
         "arena_bytes": entry.arena_bytes,
         "intermediate_bytes": entry.intermediate_bytes,
@@ -187,7 +192,7 @@ def write(out: BinaryIO, key: str, secret: bytes, entry: Entry) -> None:
         written += len(chunk)
 
     emit(MAGIC + _LENGTH.pack(len(header_bytes)) + header_bytes)
-    data_start = _aligned(written)
+    data_start = aligned(written)
     starts = [0] + [row["offset"] for kind in ("constants", "defaults") for row in layout[kind]]
     for start, blob in zip(starts, blobs):
         emit(bytes(data_start + start - written))
@@ -219,22 +224,22 @@ def read(buffer, key: str, secret: bytes) -> Entry:
         header = json.loads(bytes(buffer[_PREFIX:_PREFIX + header_len]))
     except ValueError:
         raise BadEntry("header is not JSON") from None
-    data_start = _aligned(_PREFIX + header_len)
-    data_bytes = _int(header, "data_bytes")
+    data_start = aligned(_PREFIX + header_len)
+    data_bytes = parse_size(header, "data_bytes")
     if header.get("key") != key or data_start + data_bytes + MAC_BYTES != size:
         raise BadEntry("header disagrees with the file")
 
     def blob(row, what: str) -> tuple[int, int]:
         if not isinstance(row, dict):
             raise BadEntry(f"bad {what} description")
-        offset, nbytes = _int(row, "offset"), _int(row, "nbytes")
+        offset, nbytes = parse_size(row, "offset"), parse_size(row, "nbytes")
         if offset % _ALIGN or offset + nbytes > data_bytes:
             raise BadEntry(f"{what} lies outside the data")
         return data_start + offset, nbytes
 
     def array(row, what: str) -> tuple[str, np.ndarray]:
         start, nbytes = blob(row, what)
-        name, shape, dtype = _spec([row.get("name"), row.get("shape"), row.get("dtype")])
+        name, shape, dtype = parse_spec([row.get("name"), row.get("shape"), row.get("dtype")])
         if nbytes != math.prod(shape) * dtype.itemsize:
             raise BadEntry(f"{what} '{name}': size does not match its shape")
         if not nbytes:
@@ -244,20 +249,20 @@ def read(buffer, key: str, secret: bytes) -> Entry:
     start, nbytes = blob(_dict(header, "object"), "object code")
     constants = [array(row, "constant") for row in _list(header, "constants")]
     defaults = dict(array(row, "default") for row in _list(header, "defaults"))
-    inputs = [TensorSpec(*_spec(row)) for row in _list(header, "inputs")]
-    outputs = [TensorSpec(*_spec(row)) for row in _list(header, "outputs")]
-    batch_rows = _batch_rows(header.get("batch_rows"), inputs, outputs)
+    inputs = [TensorSpec(*parse_spec(row)) for row in _list(header, "inputs")]
+    outputs = [TensorSpec(*parse_spec(row)) for row in _list(header, "outputs")]
+    batch_rows = parse_batch_rows(header.get("batch_rows"), inputs, outputs)
     by_name = {s.name: s for s in inputs}
     for name, value in defaults.items():
         spec = by_name.get(name)
         if spec is None or spec.shape != value.shape or spec.dtype != value.dtype:
             raise BadEntry(f"default of '{name}' does not match an input")
-    arena_bytes = _int(header, "arena_bytes")
+    arena_bytes = parse_size(header, "arena_bytes")
     status_offset = header.get("status_offset")
     if type(status_offset) is not int or not (
             status_offset == -1 or 0 <= status_offset <= arena_bytes - STATUS_RECORD_BYTES):
         raise BadEntry("status record outside the arena")
-    num_threads = _int(header, "num_threads")
+    num_threads = parse_size(header, "num_threads")
     symbol = header.get("entry_symbol")
     precision, target = header.get("precision"), header.get("target")
     if not nbytes or num_threads < 1 or not isinstance(symbol, str) \
@@ -266,11 +271,11 @@ def read(buffer, key: str, secret: bytes) -> Entry:
     return Entry(
         symbol, bytes(buffer[start:start + nbytes]), inputs, outputs, batch_rows,
         [c for _, c in constants], [n for n, _ in constants], defaults, arena_bytes,
-        _int(header, "intermediate_bytes"), num_threads, status_offset,
-        _check_sites(header.get("check_sites")), precision, target)
+        parse_size(header, "intermediate_bytes"), num_threads, status_offset,
+        parse_check_sites(header.get("check_sites")), precision, target)
 
 
-def _int(row, name: str) -> int:
+def parse_size(row, name: str) -> int:
     value = row.get(name) if isinstance(row, dict) else None
     if type(value) is not int or not 0 <= value < 1 << 62:
         raise BadEntry(f"'{name}' is not a size")
@@ -291,7 +296,7 @@ def _dict(row: dict, name: str) -> dict:
     return value
 
 
-def _spec(row) -> tuple[str, tuple[int, ...], np.dtype]:
+def parse_spec(row) -> tuple[str, tuple[int, ...], np.dtype]:
     """(name, shape, dtype) of a stored [name, shape, dtype name] row."""
     if not isinstance(row, list) or len(row) != 3:
         raise BadEntry("bad tensor description")
@@ -304,7 +309,7 @@ def _spec(row) -> tuple[str, tuple[int, ...], np.dtype]:
     return name, tuple(shape), _DTYPES[dtype]
 
 
-def _batch_rows(rows, inputs: list[TensorSpec], outputs: list[TensorSpec]):
+def parse_batch_rows(rows, inputs: list[TensorSpec], outputs: list[TensorSpec]):
     if rows is None:
         return None
     if not isinstance(rows, list) or len(rows) != 2 or not all(
@@ -317,7 +322,7 @@ def _batch_rows(rows, inputs: list[TensorSpec], outputs: list[TensorSpec]):
     return rows[0], rows[1]
 
 
-def _check_sites(sites) -> list[dict]:
+def parse_check_sites(sites) -> list[dict]:
     if not isinstance(sites, list) or not all(isinstance(s, dict) for s in sites):
         raise BadEntry("bad check sites")
     for site in sites:

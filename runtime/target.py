@@ -71,11 +71,13 @@ class Target:
     def data_layout(self) -> str:
         return _data_layout(self.triple, self.cpu, self.features)
 
-    def create_target_machine(self, opt_level: int = 3) -> llvm.TargetMachine:
-        """A new TargetMachine: MCJIT takes ownership, so one must never serve two engines."""
+    def create_target_machine(self, opt_level: int = 3,
+                              reloc: str = "default") -> llvm.TargetMachine:
+        """A new TargetMachine: MCJIT takes ownership, so one must never serve two engines.
+        `reloc="pic"` for code that goes into a shared library."""
         initialize_llvm()
         return llvm.Target.from_triple(self.triple).create_target_machine(
-            cpu=self.cpu, features=self.features, opt=opt_level)
+            cpu=self.cpu, features=self.features, opt=opt_level, reloc=reloc)
 
     def key(self) -> tuple[str, str, str]:
         """What the generated code depends on (for the compile cache)."""

@@ -536,12 +536,14 @@ def _after_fork_in_child() -> None:
     _serial_after_fork.value = 1
 
 
-def pool_ir() -> ir.Module:
-    """The pool's LLVM module for this machine (what `load` compiles)."""
-    from onnxc.runtime.jit import host_target
+def pool_ir(target=None) -> ir.Module:
+    """The pool's LLVM module for `target` (default: this machine, what `load` compiles;
+    ahead-of-time artifacts link it into their library)."""
+    from onnxc.runtime.target import host_target
 
-    host = host_target()
-    return _PoolIR(host.triple, host.data_layout, platform.machine()).module
+    target = target or host_target()
+    machine = platform.machine() if target is host_target() else target.arch
+    return _PoolIR(target.triple, target.data_layout, machine).module
 
 
 def _spin_ns_from_env() -> int:

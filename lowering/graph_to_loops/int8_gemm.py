@@ -85,22 +85,28 @@ MIN_CHUNKS = 8
 MIN_ITERATIONS = 16
 """Parallel iterations wanted at least: row chunks times column groups."""
 VPDPBUSD = "llvm.x86.avx512.vpdpbusd.512"
+SDOT = "llvm.aarch64.neon.sdot.v4i32.v16i8"
 PMADDUBSW = "llvm.x86.avx2.pmadd.ub.sw"
 PMADDWD = "llvm.x86.avx2.pmadd.wd"
 V8I32 = VectorType(i32, [8])
 V16I16 = VectorType(IntegerType(16), [16])
 V32I16 = VectorType(IntegerType(16), [32])
 V32I8 = VectorType(i8, [32])
+V4I32 = VectorType(i32, [4])
+V16I8 = VectorType(i8, [16])
 
 
 def target_int8_isa() -> str:
     """The target's int8 dot-product instructions: "vnni" (AVX512-VNNI), "avx2" (vpmaddwd /
-    vpmaddubsw) or "portable" (plain i32 vector arithmetic, any SIMD target)."""
+    vpmaddubsw), "sdot" (AArch64 with the dot-product extension) or "portable" (plain i32
+    vector arithmetic, any SIMD target)."""
     target = current_target()
     if target.has_feature("avx512vnni"):
         return "vnni"
     if target.has_feature("avx2"):
         return "avx2"
+    if target.arch == "aarch64" and target.has_feature("dotprod"):
+        return "sdot"
     return "portable"
 
 
@@ -111,8 +117,14 @@ class Int8Tiling:
     nr: int
     """columns per panel, a multiple of 16"""
     form: str
-    """how a k-word is multiplied in (see `STEPS`): "vnni", "maddubs", "pairs" or
+    """how a k-word is multiplied in (see `STEPS`): "vnni", "maddubs", "pairs", "sdot" or
     "portable"; it decides the packing of A and B too ("pairs": i16 pairs, else bytes)"""
+
+    @property
+    def a_offset(self) -> int:
+        """What the step subtracts from every byte of A: 128 for sdot, which multiplies
+        signed bytes (A's u8 bytes flipped to s8; corr adds 128 * sum_k B back)."""
+        return 128 if self.form == "sdot" else 0
 
     @property
     def per_word(self) -> int:
@@ -130,6 +142,8 @@ def tiling(op: QuantizedProductOp) -> Int8Tiling:
         return Int8Tiling(6, 64, "vnni")
     if isa == "avx2":
         return Int8Tiling(6, 16, "maddubs" if pairs_fit_i16(op) else "pairs")
+    if isa == "sdot":
+        return Int8Tiling(6, 16, "sdot")
     return Int8Tiling(4, 16, "portable")
 
 
@@ -269,7 +283,7 @@ def int8_constants(op: QuantizedProductOp) -> list[DenseIntOrFPElementsAttr]:
     packed = np.concatenate(panels).astype("<i4")
     x_zp, _ = input_offset(op)
     corr = np.zeros(g.npad, np.int64)
-    corr[:g.cout] = -x_zp * b.sum(axis=0, dtype=np.int64)
+    corr[:g.cout] = (t.a_offset - x_zp) * b.sum(axis=0, dtype=np.int64)
     if folded_bias(op):
         corr[:g.cout] += _int32_values(op.bias)
     scales = output_scales(op) or (1.0,)
@@ -464,15 +478,23 @@ class _Kernel:
                     VPDPBUSD, [out[r * nv + v], av, bytes_b[v]], [self.v32]))
         return out
 
-    def halves(self, x: SSAValue, half: VectorType) -> tuple[SSAValue, SSAValue]:
-        """The two 256-bit halves of a 512-bit vector (the AVX2 intrinsics' operands)."""
+    def halves(self, x: SSAValue, half: VectorType) -> tuple[SSAValue, ...]:
+        """The equal parts of a 512-bit vector that are `half` wide (the operands of the
+        AVX2 and NEON intrinsics)."""
         n = half.get_shape()[0]
+        total = x.type.get_shape()[0]
         return tuple(self.kb.insert(llvm.ShuffleVectorOp(
-            x, x, DenseArrayBase.from_list(i32, range(lo, lo + n)), half)) for lo in (0, n))
+            x, x, DenseArrayBase.from_list(i32, range(lo, lo + n)), half))
+            for lo in range(0, total, n))
 
-    def joined(self, lo: SSAValue, hi: SSAValue) -> SSAValue:
-        return self.kb.insert(llvm.ShuffleVectorOp(
-            lo, hi, DenseArrayBase.from_list(i32, range(VW)), self.v32))
+    def joined(self, *parts: SSAValue) -> SSAValue:
+        """The <16 x i32> made of 2 or 4 equal parts, in order."""
+        while len(parts) > 1:
+            n = parts[0].type.get_shape()[0]
+            parts = tuple(self.kb.insert(llvm.ShuffleVectorOp(
+                lo, hi, DenseArrayBase.from_list(i32, range(2 * n)),
+                VectorType(i32, [2 * n]))) for lo, hi in zip(parts[::2], parts[1::2]))
+        return parts[0]
 
     def maddwd(self, a: tuple[SSAValue, SSAValue], b: SSAValue) -> SSAValue:
         """<16 x i32> of i16 pair dot products (vpmaddwd on each half); `a` already split."""
@@ -490,6 +512,24 @@ class _Kernel:
                              V16I16)
             for v in range(nv):
                 out[r * nv + v] = kb.insert(arith.AddiOp(out[r * nv + v], self.maddwd(av, bv[v])))
+        return out
+
+    def sdot_step(self, out: list[SSAValue], a: list[SSAValue],
+                  bv: list[SSAValue]) -> list[SSAValue]:
+        """AArch64 dot product: A's word flipped to s8 (x ^ 0x80, `Int8Tiling.a_offset`) and
+        broadcast; `sdot` adds 4 byte products into each i32 lane, one per 4 columns."""
+        kb, nv = self.kb, len(bv)
+        flip = kb.constant(-0x7F7F7F80, i32)  # 0x80808080
+        b_parts = [self.halves(kb.insert(llvm.BitcastOp(b, self.v8)), V16I8) for b in bv]
+        for r, word in enumerate(a):
+            signed = kb.insert(arith.XOrIOp(word, flip))
+            av = self.halves(kb.insert(llvm.BitcastOp(self.splat(signed, self.v32), self.v8)),
+                             V16I8)
+            for v in range(nv):
+                accs = self.halves(out[r * nv + v], V4I32)
+                out[r * nv + v] = self.joined(*(
+                    kb.insert(llvm.CallIntrinsicOp(SDOT, [acc, x, y], [V4I32]))
+                    for acc, x, y in zip(accs, av, b_parts[v], strict=True)))
         return out
 
     def maddubs_step(self, out: list[SSAValue], a: list[SSAValue],
@@ -548,7 +588,8 @@ class _Kernel:
 
 
 STEPS = {"vnni": _Kernel.vnni_step, "maddubs": _Kernel.maddubs_step,
-         "pairs": _Kernel.pairs_step, "portable": _Kernel.portable_step}
+         "pairs": _Kernel.pairs_step, "sdot": _Kernel.sdot_step,
+         "portable": _Kernel.portable_step}
 """How one k-word of every row is multiplied into the accumulators, per `Int8Tiling.form`."""
 
 

@@ -22,18 +22,22 @@ from onnxc.errors import (
     OnnxcError,
     ResourceLimitError,
     ShapeInferenceError,
+    ToolchainError,
     UnsupportedOpError,
 )
 
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from onnxc.api import compile, optimize
+    from onnxc.api import compile, compile_artifact, optimize
+    from onnxc.runtime.artifact_load import load
     from onnxc.frontend import import_onnx
     from onnxc.runtime.compiled_model import CompiledModel
 
 _LAZY = {
     "compile": "onnxc.api",
+    "compile_artifact": "onnxc.api",
+    "load": "onnxc.runtime.artifact_load",
     "optimize": "onnxc.api",
     "import_onnx": "onnxc.frontend",
     "CompiledModel": "onnxc.runtime.compiled_model",
@@ -52,6 +56,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "CacheWarning", "CompilationError", "CompiledModel", "InternalCompilerError",
     "InvalidArgumentError", "InvalidInputError", "LoweringError", "ModelLoadError",
-    "OnnxcError", "ResourceLimitError", "ShapeInferenceError", "UnsupportedOpError",
-    "__version__", "compile", "import_onnx", "optimize",
+    "OnnxcError", "ResourceLimitError", "ShapeInferenceError", "ToolchainError",
+    "UnsupportedOpError",
+    "__version__", "compile", "compile_artifact", "import_onnx", "load", "optimize",
 ]

@@ -12,11 +12,17 @@ import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
 
 import onnx
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
 
-from onnxc.arguments import check_compile_arguments, check_optimize_arguments
+from onnxc.arguments import (
+    check_artifact_arguments,
+    check_compile_arguments,
+    check_optimize_arguments,
+)
 from onnxc.frontend import import_onnx
 from onnxc.frontend.batch_axes import (
     BatchAxis,
@@ -199,12 +205,65 @@ def compile(
     return compiled
 
 
-def _compile_static(model, log: _StageLog, opt_level, pass_pipeline, verify_numerics,
-                    input_shapes, precision, threads, target: Target):
-    """The compile itself, under `compiling_for(target)`: (the CompiledModel, its
-    NativeModule, the names of its constants)."""
-    from onnxc.runtime.jit import NativeModule
+def compile_artifact(
+    model: ModelLike,
+    directory: str | os.PathLike,
+    *,
+    target: str | Target | None = None,
+    prefix: str = "model",
+    opt_level: int = 3,
+    num_threads: int | None = None,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+    precision: str = "fp32",
+    verbose: bool = False,
+):
+    """Compile `model` ahead of time for `target` into `directory`: a shared library with a
+    C API (`<prefix>_run`), its header, a manifest and a `run` program, all built for the
+    target (runtime/artifact.py). Any target LLVM knows, not only this machine's; its C
+    compiler must be installed (ToolchainError names the package otherwise).
 
+    `num_threads` (default: this machine's, as for `compile`) is compiled in. A model with a
+    symbolic batch is compiled for one sample (the manifest says which axes are the batch;
+    `onnxc.load` runs any batch). `onnxc.load(directory)` runs a host artifact in Python."""
+    check_artifact_arguments(**locals())
+    from onnxc.runtime import artifact
+    from onnxc.runtime.threads import resolve_num_threads
+
+    log = _StageLog(verbose)
+    target = parse_target(target)
+    with compiling_for(target):
+        lowered = lower_to_llvm(model, log, opt_level, None, False, input_shapes, precision,
+                                resolve_num_threads(num_threads), target)
+    with log.stage("artifact"):
+        return artifact.build(lowered, directory, prefix)
+
+
+@dataclass
+class LoweredModel:
+    """A model lowered to one LLVM module, with everything a CompiledModel (or an
+    ahead-of-time artifact) is made of besides the machine code."""
+
+    llvm_module: Any
+    """the llvmlite `ir.Module` (its entry wrapper is `WRAPPER_NAME`)"""
+    inputs: list[TensorSpec]
+    outputs: list[TensorSpec]
+    constants: list[Any]
+    constant_names: list[str]
+    arena_bytes: int
+    intermediate_bytes: int
+    check_sites: list[dict]
+    status_offset: int
+    input_defaults: dict[str, Any]
+    batch: BatchAxis | None
+    num_threads: int
+    precision: str
+    target: Target
+
+
+def lower_to_llvm(model, log: _StageLog, opt_level, pass_pipeline, verify_numerics,
+                  input_shapes, precision, threads, target: Target) -> LoweredModel:
+    """Import, graph passes, graph -> loops, the entry ABI and loops -> LLVM IR, under
+    `compiling_for(target)` (the caller's): every stage but machine code."""
     model, batch = _static_model(model, input_shapes)
     ctx = pipeline.make_context()
     with log.stage("import"):
@@ -219,29 +278,42 @@ def _compile_static(model, log: _StageLog, opt_level, pass_pipeline, verify_nume
         pipeline.run_passes(ctx, module, pipeline.LOOPS_ABI)
         entry = entry_function(module)
         constant_names = string_list(entry, CONSTANTS_ATTR)
-        constants = [arrays[name] for name in constant_names]
-        arena_bytes = _int_attr(entry, ARENA_BYTES_ATTR)
-        intermediate_bytes = _int_attr(entry, INTERMEDIATE_BYTES_ATTR)
         sites = check_sites(entry)
-        status_offset = _int_attr(entry, STATUS_OFFSET_ATTR) if sites else -1
-        defaults = input_defaults(entry)
+        lowered = LoweredModel(
+            None, inputs, outputs, [arrays[name] for name in constant_names], constant_names,
+            _int_attr(entry, ARENA_BYTES_ATTR), _int_attr(entry, INTERMEDIATE_BYTES_ATTR),
+            sites, _int_attr(entry, STATUS_OFFSET_ATTR) if sites else -1,
+            input_defaults(entry), batch, threads, precision, target)
         entry_name = entry.sym_name.data
     from onnxc.lowering.to_llvm.translate import to_llvmlite  # not needed on a cache hit
 
     with log.stage("loops-to-llvm"):
         pipeline.run_passes(ctx, module, pipeline.loops_to_llvm(entry_name, threads))
-        llvm_module = to_llvmlite(module, triple=target.triple, data_layout=target.data_layout)
+        lowered.llvm_module = to_llvmlite(module, triple=target.triple,
+                                          data_layout=target.data_layout)
+    return lowered
+
+
+def _compile_static(model, log: _StageLog, opt_level, pass_pipeline, verify_numerics,
+                    input_shapes, precision, threads, target: Target):
+    """The compile itself, under `compiling_for(target)`: (the CompiledModel, its
+    NativeModule, the names of its constants)."""
+    from onnxc.runtime.jit import NativeModule
+
+    lowered = lower_to_llvm(model, log, opt_level, pass_pipeline, verify_numerics,
+                            input_shapes, precision, threads, target)
     with log.stage("llvm-jit"):
-        native = NativeModule.from_llvm_ir(llvm_module, target=target)
+        native = NativeModule.from_llvm_ir(lowered.llvm_module, target=target)
     compiled = CompiledModel(
-        native, native.function_address(WRAPPER_NAME), inputs, outputs, constants,
-        arena_bytes, intermediate_bytes, sites, status_offset, defaults,
+        native, native.function_address(WRAPPER_NAME), lowered.inputs, lowered.outputs,
+        lowered.constants, lowered.arena_bytes, lowered.intermediate_bytes,
+        lowered.check_sites, lowered.status_offset, lowered.input_defaults,
     )
     compiled._num_threads = threads
     compiled._precision = precision
     compiled._target = target.name
-    compiled.bind_batch_axis(batch)
-    return compiled, native, constant_names
+    compiled.bind_batch_axis(lowered.batch)
+    return compiled, native, lowered.constant_names
 
 
 def _static_model(

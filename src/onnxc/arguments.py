@@ -108,15 +108,17 @@ def check_precision(precision: object, target: object = None) -> None:
                 f"{compiled_for.name} ({compiled_for.cpu}) has none: use precision='fp32'")
 
 
-def check_target(target: object) -> None:
-    """A target this process can run: the host, or an x86-64 target whose features the host
-    has (`onnxc.runtime.target`). Code for another machine needs an ahead-of-time artifact,
-    which `onnxc.compile` does not write."""
+def check_target(target: object, runs_here: bool = True) -> None:
+    """A target LLVM knows (`onnxc.runtime.target`) and, with `runs_here`, one this process
+    can run: the host, or a target of its architecture whose features it has. Code for
+    another machine needs an ahead-of-time artifact (`onnxc.compile_artifact`)."""
     from onnxc.runtime.target import Target, host_target, parse_target
 
     if target is not None and not isinstance(target, str | Target):
         raise _fail("target", "a target name, TRIPLE[:CPU[:FEATURES]] or a Target", target)
     compiled_for = parse_target(target)
+    if not runs_here:
+        return
     missing = compiled_for.missing_on(host_target())
     if missing:
         raise InvalidArgumentError(
@@ -163,6 +165,24 @@ def check_compile_arguments(*, model: object, opt_level: object, pass_pipeline: 
     check_target(target)
     check_precision(precision, target)
     max_alloc_bytes()  # $ONNXC_MAX_ALLOC_MB
+
+
+def check_artifact_arguments(*, model: object, directory: object, prefix: object,
+                             opt_level: object, num_threads: object, input_shapes: object,
+                             precision: object, target: object, verbose: object) -> None:
+    """Every argument of `onnxc.compile_artifact` (the target need not run here)."""
+    check_model(model)
+    if not isinstance(directory, str | os.PathLike):
+        raise _fail("directory", "a path", directory)
+    if not isinstance(prefix, str) or not prefix.isidentifier() or not prefix.isascii():
+        raise _fail("prefix", "a C identifier", prefix)
+    check_opt_level(opt_level)
+    check_flag("verbose", verbose)
+    check_num_threads(num_threads)
+    check_input_shapes(input_shapes)
+    check_target(target, runs_here=False)
+    check_precision(precision, target)
+    max_alloc_bytes()
 
 
 def check_optimize_arguments(*, model: object, opt_level: object, pass_pipeline: object,

@@ -61,6 +61,11 @@ class CompilationError(OnnxcError):
     """LLVM rejected the generated code (a bug in onnxc, reported instead of aborting)."""
 
 
+class ToolchainError(CompilationError):
+    """A tool an ahead-of-time artifact needs (the target's C compiler) is missing or failed
+    to start; the message names the package that provides it."""
+
+
 class InternalCompilerError(OnnxcError):
     """A pass left IR that fails verification: a bug in onnxc, reported with the pass, the
     failing op and where in the model it comes from (instead of xDSL's bare exception)."""

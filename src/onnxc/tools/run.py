@@ -1,4 +1,5 @@
-"""`onnxc run MODEL.onnx`: compile a model, run it, and print checksums and timings.
+"""`onnxc run MODEL.onnx`: compile a model, run it, and print checksums and timings;
+`onnxc compile MODEL.onnx -o DIR`: compile it ahead of time into a deployable directory.
 
 The quickest end-to-end check of the whole compiler on a real network: it reports how long
 compilation took, a checksum of every output (to compare against another runtime), and the
@@ -126,6 +127,27 @@ def run_model(args: argparse.Namespace) -> None:
     sys.stdout.flush()
 
 
+def compile_model(args: argparse.Namespace) -> None:
+    """`onnxc compile MODEL -o DIR`: an ahead-of-time artifact (runtime/artifact.py)."""
+    import onnxc
+
+    if not os.path.isfile(args.model):
+        raise FileNotFoundError(2, "No such file or directory", args.model)
+    options: dict[str, Any] = {"target": args.target, "prefix": args.prefix,
+                               "verbose": args.verbose}
+    if args.opt_level is not None:
+        options["opt_level"] = args.opt_level
+    if args.num_threads is not None:
+        options["num_threads"] = args.num_threads
+    if args.precision is not None:
+        options["precision"] = args.precision
+    started = time.perf_counter()
+    artifact = onnxc.compile_artifact(args.model, args.output, **options)
+    print(f"{artifact.directory}: {artifact.library.name}, {artifact.header.name}, "
+          f"{artifact.manifest.name}, {artifact.run.name} for {args.target} "
+          f"({time.perf_counter() - started:.1f} s)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from importlib.metadata import version
 
@@ -160,6 +182,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("-v", "--verbose", action="store_true", help="print compile stages")
     run.set_defaults(handler=run_model)
+
+    build = commands.add_parser(
+        "compile",
+        help="compile a model ahead of time into a shared library, header and run program",
+        description="Compile MODEL for --target into DIR: model.so (C API <prefix>_run, "
+        "weights embedded), model.h, manifest.json and `run IN... OUT...` (raw files), all "
+        "built with the target's C compiler. `onnxc.load(DIR)` runs a host artifact in "
+        "Python.",
+    )
+    build.add_argument("model", metavar="MODEL.onnx", help="the model to compile")
+    build.add_argument("-o", "--output", required=True, metavar="DIR",
+                       help="the artifact directory (created)")
+    build.add_argument(
+        "--target", default="host", metavar="TARGET",
+        help="host (default), a preset (x86-64-v2/v3/v4, aarch64, cortex-a76, neoverse-n1, "
+        "neoverse-v1, with +dotprod/-sve suffixes) or TRIPLE[:CPU[:FEATURES]]")
+    build.add_argument("--num-threads", type=int, metavar="N",
+                       help="threads compiled in (default: this machine's CPUs)")
+    build.add_argument("--prefix", default="model", help="C symbol prefix (default: model)")
+    build.add_argument("--opt-level", type=int, metavar="N", help="graph optimization level")
+    build.add_argument("--precision", choices=("fp32", "bf16"))
+    build.add_argument("-v", "--verbose", action="store_true", help="print compile stages")
+    build.set_defaults(handler=compile_model)
     return parser
 
 

@@ -1,0 +1,352 @@
+"""Ahead-of-time artifacts: a model compiled for a target into a directory that runs without
+Python, and without compiling, where it is deployed.
+
+    onnxc.compile_artifact("model.onnx", "out/", target="cortex-a76")
+    onnxc compile model.onnx -o out/ --target cortex-a76
+
+writes into `out/`:
+
+- `model.so` (`<prefix>.so`): the model's native code (position-independent, for the target), the thread
+  pool its parallel loops call, the C API of runtime/c/onnxc_model.c, and the weights,
+  embedded (`.incbin`: the dynamic loader maps them from the file, nothing copies them).
+  Only `<prefix>_*` symbols are exported, so two artifacts link into one program.
+- `model.h` (`<prefix>.h`): that API, with the inputs' and outputs' names, shapes, dtypes and byte sizes.
+- `manifest.json`: the same description (and the constants' layout in the weights, the
+  run-time check sites, the target and its features, the onnxc version) for `onnxc.load`.
+- `run`: runtime/c/onnxc_run.c built for the target: `run IN_1 .. IN_n OUT_1 .. OUT_m` on raw
+  little-endian C-order files.
+
+The code is exactly what `onnxc.compile` runs (the same stages, lower_to_llvm), emitted as
+an object by LLVM for the target instead of loaded by the JIT; the C files are built with
+the target's C compiler (`cc` for the host's architecture, `aarch64-linux-gnu-gcc` for
+AArch64), a missing one being a ToolchainError that names the package to install.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import llvmlite.binding as llvm
+import numpy as np
+
+from onnxc.errors import CompilationError, InvalidArgumentError, ToolchainError
+from onnxc.runtime.cache_entry import aligned, dtype_named, spec_row
+from onnxc.runtime.compiled_model import TensorSpec
+from onnxc.runtime.target import Target, host_target
+
+MANIFEST = "manifest.json"
+RUN = "run"
+WEIGHTS_ALIGNMENT = 64
+FORMAT = "onnxc-artifact"
+FORMAT_VERSION = 1
+
+C_COMPILERS: dict[str, tuple[str, str]] = {
+    "x86_64": ("x86_64-linux-gnu-gcc", "gcc-x86-64-linux-gnu"),
+    "aarch64": ("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu libc6-dev-arm64-cross"),
+}
+"""Per architecture: the cross C compiler and the Debian packages that provide it (the host's
+own `cc` serves its architecture)."""
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """Where an artifact's files are."""
+
+    directory: Path
+    prefix: str
+
+    @property
+    def library(self) -> Path:
+        """`<prefix>.so` (model.so by default): also its soname, so programs linking two
+        artifacts need each by its own name."""
+        return self.directory / f"{self.prefix}.so"
+
+    @property
+    def header(self) -> Path:
+        return self.directory / f"{self.prefix}.h"
+
+    @property
+    def run(self) -> Path:
+        return self.directory / RUN
+
+    @property
+    def manifest(self) -> Path:
+        return self.directory / MANIFEST
+
+
+def c_compiler(target: Target) -> str:
+    """The C compiler that builds for `target`; ToolchainError naming the package if none."""
+    candidates = []
+    if target.arch == host_target().arch:
+        candidates += [os.environ.get("CC", ""), "cc", "gcc"]
+    cross, packages = C_COMPILERS.get(target.arch, (f"{target.arch}-linux-gnu-gcc", ""))
+    candidates.append(cross)
+    for name in candidates:
+        if name and shutil.which(name):
+            return name
+    hint = f" (Debian: apt-get install {packages})" if packages else ""
+    raise ToolchainError(f"no C compiler for {target.arch}: {cross} is not installed{hint}")
+
+
+def _check_prefix(prefix: str) -> str:
+    if not prefix.isidentifier() or not prefix.isascii():
+        raise InvalidArgumentError(f"prefix must be a C identifier, got {prefix!r}")
+    return prefix
+
+
+def emit_object(lowered, target: Target, prefix: str) -> bytes:
+    """The lowered model's LLVM module (plus the thread pool it calls) as a position-
+    independent object for `target`, its entry wrapper named `<prefix>_entry`."""
+    from onnxc.lowering.entry_abi import WRAPPER_NAME
+    from onnxc.runtime import thread_pool
+    from onnxc.runtime.jit import _optimize
+
+    text = str(lowered.llvm_module)
+    try:
+        module = llvm.parse_assembly(text)
+        module.verify()
+        if thread_pool.PARALLEL_RUN in text:
+            pool = llvm.parse_assembly(str(thread_pool.pool_ir(target)))
+            module.link_in(pool)
+    except RuntimeError as error:
+        raise CompilationError(f"LLVM rejected the generated IR: {error}") from error
+    module.get_function(WRAPPER_NAME).name = f"{prefix}_entry"
+    machine = target.create_target_machine(reloc="pic")
+    module.triple = machine.triple
+    module.data_layout = str(machine.target_data)
+    _optimize(module, machine, 3)
+    return machine.emit_object(module)
+
+
+def _weights(lowered) -> tuple[bytes, list[dict], list[dict]]:
+    """The constants and the inputs' defaults as one blob, each at a 64-byte boundary, and
+    their layout rows (name, shape, dtype, offset, nbytes)."""
+    chunks: list[bytes] = []
+    offset = 0
+    layout: dict[str, list[dict]] = {"constants": [], "defaults": []}
+    named = [("constants", n, c) for n, c in zip(lowered.constant_names, lowered.constants)]
+    named += [("defaults", n, c) for n, c in lowered.input_defaults.items()]
+    for kind, name, array in named:
+        array = np.ascontiguousarray(array)
+        row = spec_row(TensorSpec(str(name), array.shape, array.dtype))
+        layout[kind].append({"name": row[0], "shape": row[1], "dtype": row[2],
+                             "offset": offset, "nbytes": array.nbytes})
+        chunks.append(array.reshape(-1).view(np.uint8).tobytes())
+        end = aligned(offset + array.nbytes)
+        chunks.append(bytes(end - offset - array.nbytes))
+        offset = end
+    return b"".join(chunks), layout["constants"], layout["defaults"]
+
+
+def manifest_of(lowered, prefix: str, constants: list[dict], defaults: list[dict],
+                weights_bytes: int) -> dict:
+    from onnxc import __version__
+
+    target = lowered.target
+    batch = lowered.batch
+    rows = None
+    if batch is not None:
+        rows = [[batch.inputs.get(s.name, 0) for s in lowered.inputs],
+                [batch.outputs.get(s.name, 0) for s in lowered.outputs]]
+    return {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "onnxc": __version__,
+        "prefix": prefix,
+        "target": {"name": target.name, "triple": target.triple, "cpu": target.cpu,
+                   "features": target.features},
+        "inputs": [spec_row(s) for s in lowered.inputs],
+        "outputs": [spec_row(s) for s in lowered.outputs],
+        "batch_rows": rows,
+        "arena_bytes": lowered.arena_bytes,
+        "intermediate_bytes": lowered.intermediate_bytes,
+        "num_threads": lowered.num_threads,
+        "precision": lowered.precision,
+        "status_offset": lowered.status_offset,
+        "check_sites": lowered.check_sites,
+        "constants": constants,
+        "defaults": defaults,
+        "weights_bytes": weights_bytes,
+        "files": {"library": f"{prefix}.so", "header": f"{prefix}.h", "run": RUN},
+    }
+
+
+def _c_string(text: str) -> str:
+    return json.dumps(text, ensure_ascii=True)  # a JSON string literal is a valid C one
+
+
+def _array(declaration: str, items: Sequence[str]) -> str:
+    """`<declaration>[] = {items};` (one 0 when empty: C has no empty initializers)."""
+    return f"{declaration}[] = {{{', '.join(items) or '0'}}};"
+
+
+def _site_text(site: Mapping[str, object]) -> str:
+    """A check site as the C API reports it (runtime/check_errors.py says more in Python)."""
+    node = str(site.get("node", ""))
+    where = (f"node '{node}'" if node else "an unnamed node") + f" ({site.get('op_type', '?')})"
+    operand = site.get("operand", "?")
+    if site.get("kind") == "divisor":
+        return f"{where}: integer division by zero in divisor '{operand}'"
+    ranges = site.get("ranges") or []
+    allowed = f" [{ranges[0][0]}, {ranges[0][1]}]" if len(ranges) == 1 else ""
+    return f"{where}: {operand} out of range{allowed}"
+
+
+def layout_source(manifest: dict) -> str:
+    """layout.c: the tables runtime/c/onnxc_model.c reads."""
+    inputs = [row[0] for row in manifest["inputs"]]
+    defaults = {row["name"]: row["offset"] for row in manifest["defaults"]}
+    sites = [_site_text(site) for site in manifest["check_sites"]]
+    lines = [
+        "/* Generated by onnxc: the layout of this artifact's weights and arena. */",
+        "#include <stdint.h>",
+        f"const int64_t onnxc_num_inputs = {len(manifest['inputs'])};",
+        f"const int64_t onnxc_num_outputs = {len(manifest['outputs'])};",
+        f"const int64_t onnxc_num_constants = {len(manifest['constants'])};",
+        _array("const int64_t onnxc_constant_offsets",
+               [str(row["offset"]) for row in manifest["constants"]]),
+        _array("const int64_t onnxc_default_offsets",
+               [str(defaults.get(name, -1)) for name in inputs]),
+        f"const int64_t onnxc_arena_bytes = {manifest['arena_bytes']};",
+        f"const int64_t onnxc_status_offset = {manifest['status_offset']};",
+        f"const int64_t onnxc_num_checks = {len(sites)};",
+        _array("const char *const onnxc_check_sites", [_c_string(s) for s in sites]),
+        f"const char onnxc_manifest[] = {_c_string(json.dumps(manifest, indent=1))};",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def header_source(manifest: dict) -> str:
+    """model.h: the C API and the inputs' and outputs' names, shapes, dtypes and sizes."""
+    p = manifest["prefix"]
+    guard = f"ONNXC_{p.upper()}_H"
+
+    def describe(rows: list) -> list[str]:
+        return [f" *   {i}: '{name}' {dtype}{shape}" for i, (name, shape, dtype) in
+                enumerate(rows)]
+
+    def nbytes(rows: list) -> list[str]:
+        return [str(int(np.prod(shape, dtype=np.int64)) * dtype_named(dtype).itemsize)
+                for _, shape, dtype in rows]
+
+    target = manifest["target"]
+    title = (f"/* {p}: generated by onnxc {manifest['onnxc']} for {target['triple']} "
+             f"({target['cpu']}), {manifest['num_threads']} thread(s).")
+    lines = [
+        title,
+        " *",
+        " * Inputs (in this order; a NULL pointer takes an input's default, if it has one):",
+        *describe(manifest["inputs"]),
+        " * Outputs:",
+        *describe(manifest["outputs"]),
+        " *",
+        f" * {p}_run returns 0, or the number of the run-time check that refused the data",
+        f" * ({p}_error says which node, value and position); negative when the arena",
+        " * cannot be allocated or a NULL input has no default.",
+        " */",
+        f"#ifndef {guard}",
+        f"#define {guard}",
+        "#include <stdint.h>",
+        "#ifdef __cplusplus",
+        'extern "C" {',
+        "#endif",
+        f"#define {p}_NUM_INPUTS {len(manifest['inputs'])}",
+        f"#define {p}_NUM_OUTPUTS {len(manifest['outputs'])}",
+        _array(f"static const char *const {p}_input_names",
+               [_c_string(r[0]) for r in manifest["inputs"]]),
+        _array(f"static const char *const {p}_output_names",
+               [_c_string(r[0]) for r in manifest["outputs"]]),
+        _array(f"static const int64_t {p}_input_bytes", nbytes(manifest["inputs"])),
+        _array(f"static const int64_t {p}_output_bytes", nbytes(manifest["outputs"])),
+        f"int32_t {p}_run(const void *const *inputs, void *const *outputs);",
+        f"const char *{p}_info(void);",
+        f"const char *{p}_error(int32_t status);",
+        "#ifdef __cplusplus",
+        "}",
+        "#endif",
+        "#endif",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _assembly(prefix: str, weights: Path, arch: str) -> str:
+    """weights.S: the weights blob embedded as `<prefix>_weights` in read-only data."""
+    kind = "%object" if arch == "aarch64" else "@object"
+    return "\n".join([
+        '\t.section .rodata',
+        f'\t.balign {WEIGHTS_ALIGNMENT}',
+        f'\t.globl {prefix}_weights',
+        f'\t.type {prefix}_weights, {kind}',
+        f'{prefix}_weights:',
+        f'\t.incbin "{weights}"',
+        f'\t.size {prefix}_weights, .-{prefix}_weights',
+        '\t.section .note.GNU-stack,"",%progbits',
+        "",
+    ])
+
+
+def _run_compiler(args: list[str]) -> None:
+    try:
+        result = subprocess.run(args, capture_output=True, text=True, check=False)
+    except OSError as error:
+        raise ToolchainError(f"cannot run {args[0]}: {error}") from error
+    if result.returncode != 0:
+        raise CompilationError(f"{args[0]} failed:\n{result.stderr.strip()}")
+
+
+def _c_source(name: str) -> str:
+    return resources.files("onnxc.runtime").joinpath("c", name).read_text()
+
+
+def build(lowered, directory: str | os.PathLike, prefix: str = "model") -> Artifact:
+    """Write the artifact of `lowered` (api.lower_to_llvm) into `directory`."""
+    prefix = _check_prefix(prefix)
+    target: Target = lowered.target
+    cc = c_compiler(target)
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    obj = emit_object(lowered, target, prefix)
+    blob, constants, defaults = _weights(lowered)
+    manifest = manifest_of(lowered, prefix, constants, defaults, len(blob))
+    artifact = Artifact(out, prefix)
+    with tempfile.TemporaryDirectory(prefix="onnxc-artifact-") as tmp:
+        work = Path(tmp)
+        files = {
+            "model.o": obj,
+            "model.weights": blob,
+            "weights.S": _assembly(prefix, work / "model.weights", target.arch).encode(),
+            "layout.c": layout_source(manifest).encode(),
+            "onnxc_model.c": _c_source("onnxc_model.c").encode(),
+            "onnxc_run.c": _c_source("onnxc_run.c").encode(),
+            "exports.map": f"{{ global: {prefix}_*; local: *; }};\n".encode(),
+        }
+        for name, data in files.items():
+            (work / name).write_bytes(data)
+        artifact.header.write_text(header_source(manifest))
+        _run_compiler([
+            cc, "-shared", "-fPIC", "-O2", "-std=gnu11", "-fvisibility=hidden",
+            f"-DONNXC_PREFIX={prefix}", f"-Wl,-soname,{artifact.library.name}",
+            "-o", str(artifact.library),
+            str(work / "model.o"),
+            str(work / "onnxc_model.c"), str(work / "layout.c"), str(work / "weights.S"),
+            f"-Wl,--version-script={work / 'exports.map'}", "-Wl,-z,noexecstack",
+            "-lpthread"])
+        _run_compiler([
+            cc, "-O2", "-std=gnu11", f"-DONNXC_PREFIX={prefix}",
+            f'-DONNXC_HEADER="{artifact.header.name}"', "-I", str(out), "-o", str(artifact.run),
+            str(work / "onnxc_run.c"), str(artifact.library), "-Wl,-rpath,$ORIGIN"])
+    artifact.manifest.write_text(json.dumps(manifest, indent=1) + "\n")
+    return artifact
+
+
+__all__ = ["Artifact", "build", "c_compiler", "emit_object", "header_source", "layout_source"]

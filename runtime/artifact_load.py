@@ -1,0 +1,148 @@
+"""`onnxc.load(DIR)`: a CompiledModel from an ahead-of-time artifact, without compiling.
+
+The artifact's library (runtime/artifact.py) is opened with the dynamic loader; the model
+runs through its raw entry, `<prefix>_entry(argv)`, behind the same Python layer as a JIT
+compile (CompiledModel: every input checked before native code sees it, arenas per
+concurrent run, run-time check failures as InvalidInputError). The constants are views of
+the weights embedded in the library, which the loader maps from the file: loading copies
+nothing and compiles nothing.
+
+What is refused, with ModelLoadError saying why: a directory without a readable manifest, a
+manifest this onnxc does not understand or whose description does not hold together (sizes,
+offsets, dtypes, check sites: checked before anything is built from them), and an artifact
+built for another architecture or for features this CPU lacks (its code would die of an
+illegal instruction).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+
+from onnxc.errors import ModelLoadError
+from onnxc.runtime.artifact import FORMAT, FORMAT_VERSION, MANIFEST
+from onnxc.runtime.cache_entry import (
+    BadEntry,
+    parse_batch_rows,
+    parse_check_sites,
+    parse_size,
+    parse_spec,
+)
+from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
+from onnxc.runtime.target import Target, host_target
+
+
+def _manifest(directory: Path) -> dict:
+    path = directory / MANIFEST
+    try:
+        manifest = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ModelLoadError(f"{directory} is not an onnxc artifact: no {MANIFEST}") from None
+    except (OSError, ValueError) as error:
+        raise ModelLoadError(f"cannot read {path}: {error}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise ModelLoadError(f"{path} is not an onnxc artifact manifest")
+    if manifest.get("version") != FORMAT_VERSION:
+        raise ModelLoadError(f"{path}: artifact format {manifest.get('version')!r}, this onnxc "
+                             f"reads format {FORMAT_VERSION}: rebuild it")
+    return manifest
+
+
+def _target(manifest: dict, path: Path) -> Target:
+    spec = manifest.get("target")
+    fields = ("name", "triple", "cpu", "features")
+    if not isinstance(spec, dict) or not all(isinstance(spec.get(f), str) for f in fields):
+        raise ModelLoadError(f"{path}: bad target description")
+    target = Target(*(spec[f] for f in fields))
+    missing = target.missing_on(host_target())
+    if missing:
+        raise ModelLoadError(
+            f"{path} was built for {target.name} ({target.cpu}) and cannot run here: "
+            + ("; ".join(missing) if target.arch != host_target().arch
+               else f"this CPU ({host_target().cpu}) lacks {', '.join(missing)}"))
+    return target
+
+
+def _arrays(rows, buffer, weights_bytes: int, what: str) -> list[tuple[str, np.ndarray]]:
+    """Read-only views of the weights, one per layout row (checked against the blob)."""
+    if not isinstance(rows, list):
+        raise BadEntry(f"'{what}' is not a list")
+    out = []
+    for row in rows:
+        if not isinstance(row, dict):
+            raise BadEntry(f"bad {what} description")
+        name, shape, dtype = parse_spec([row.get("name"), row.get("shape"), row.get("dtype")])
+        offset, nbytes = parse_size(row, "offset"), parse_size(row, "nbytes")
+        if offset % 64 or offset + nbytes > weights_bytes \
+                or nbytes != math.prod(shape) * dtype.itemsize:
+            raise BadEntry(f"{what} '{name}' does not fit the weights")
+        if nbytes:
+            array = np.frombuffer(buffer, dtype, nbytes // dtype.itemsize, offset)
+        else:
+            array = np.zeros(0, dtype)
+        array = array.reshape(shape)
+        array.flags.writeable = False  # mapped read-only from the library
+        out.append((name, array))
+    return out
+
+
+def load(directory: str | os.PathLike) -> CompiledModel:
+    """The model of the artifact in `directory` (built by `onnxc.compile_artifact` or
+    `onnxc compile`) as a CompiledModel, for this machine; ModelLoadError if it cannot be."""
+    from onnxc.frontend.batch_axes import BatchAxis
+
+    directory = Path(directory)
+    manifest = _manifest(directory)
+    path = directory / MANIFEST
+    target = _target(manifest, path)
+    prefix = manifest.get("prefix")
+    library = directory / str((manifest.get("files") or {}).get("library", ""))
+    if not isinstance(prefix, str) or not prefix.isidentifier() or not library.is_file():
+        raise ModelLoadError(f"{path}: bad prefix or missing library")
+    try:
+        weights_bytes = parse_size(manifest, "weights_bytes")
+        inputs = [TensorSpec(*parse_spec(row)) for row in manifest.get("inputs") or []]
+        outputs = [TensorSpec(*parse_spec(row)) for row in manifest.get("outputs") or []]
+        batch_rows = parse_batch_rows(manifest.get("batch_rows"), inputs, outputs)
+        check_sites = parse_check_sites(manifest.get("check_sites"))
+        arena_bytes = parse_size(manifest, "arena_bytes")
+        status_offset = manifest.get("status_offset")
+        if type(status_offset) is not int or not (
+                status_offset == -1 or 0 <= status_offset <= arena_bytes - 24):
+            raise BadEntry("status record outside the arena")
+        num_threads = parse_size(manifest, "num_threads")
+        precision = manifest.get("precision")
+        if num_threads < 1 or precision not in ("fp32", "bf16"):
+            raise BadEntry("bad threads or precision")
+        try:
+            lib = ctypes.CDLL(str(library.resolve()))
+            entry = ctypes.cast(getattr(lib, f"{prefix}_entry"), ctypes.c_void_p).value
+            base = ctypes.addressof(ctypes.c_ubyte.in_dll(lib, f"{prefix}_weights"))
+        except (OSError, AttributeError, ValueError) as error:
+            raise ModelLoadError(f"cannot load {library}: {error}") from None
+        buffer = (ctypes.c_ubyte * max(weights_bytes, 1)).from_address(base)
+        constants = [a for _, a in _arrays(manifest.get("constants"), buffer, weights_bytes,
+                                           "constants")]
+        defaults = dict(_arrays(manifest.get("defaults"), buffer, weights_bytes, "defaults"))
+    except BadEntry as error:
+        raise ModelLoadError(f"{path}: {error}") from None
+    compiled = CompiledModel(lib, entry, inputs, outputs, constants, arena_bytes,
+                             parse_size(manifest, "intermediate_bytes"), check_sites,
+                             status_offset, defaults)
+    compiled._num_threads = num_threads
+    compiled._precision = precision
+    compiled._target = target.name
+    if batch_rows is not None:
+        rows_in, rows_out = batch_rows
+        compiled.bind_batch_axis(BatchAxis(
+            "", {s.name: k for s, k in zip(inputs, rows_in) if k},
+            {s.name: k for s, k in zip(outputs, rows_out) if k}))
+    return compiled
+
+
+__all__ = ["load"]

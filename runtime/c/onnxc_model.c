@@ -1,0 +1,140 @@
+/* The C face of an onnxc ahead-of-time artifact (runtime/artifact.py builds it into model.so).
+ *
+ * The generated object holds the model's native entry, `<prefix>_entry(void **argv)`, whose
+ * argv is every input, every output, every constant, then the arena (lowering/entry_abi.py).
+ * This file gives it a C API that needs nothing but the library:
+ *
+ *   int32_t <prefix>_run(const void *const *inputs, void *const *outputs);
+ *   const char *<prefix>_info(void);          the manifest (JSON)
+ *   const char *<prefix>_error(int32_t status);
+ *
+ * Constants are views of the weights embedded in the library (`<prefix>_weights`, mapped
+ * from the file by the dynamic loader, never copied); an input pointer may be NULL for an
+ * input that has a default (an initializer that is also a graph input). Each thread gets its
+ * own arena, allocated on its first run and freed when it exits, so runs from several
+ * threads at once are safe. A nonzero status is a run-time check that refused the data
+ * (an index out of range, an integer division by zero): `<prefix>_error(status)` says
+ * which node, value and position, for the calling thread's last run.
+ *
+ * The thread pool that the model's parallel loops call is linked into the library too
+ * (runtime/thread_pool.py, generated for the target); after fork() a child runs every loop
+ * on its calling thread, as in Python.
+ *
+ * Compiled with -DONNXC_PREFIX=<prefix> next to the generated layout.c, which defines the
+ * tables declared below.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ONNXC_CAT2(a, b) a##b
+#define ONNXC_CAT(a, b) ONNXC_CAT2(a, b)
+#define ONNXC_SYMBOL(name) ONNXC_CAT(ONNXC_PREFIX, name)
+#define ONNXC_EXPORT __attribute__((visibility("default")))
+
+/* from the generated layout.c */
+extern const unsigned char ONNXC_SYMBOL(_weights)[];
+extern const int64_t onnxc_num_inputs, onnxc_num_outputs, onnxc_num_constants;
+extern const int64_t onnxc_constant_offsets[];
+extern const int64_t onnxc_default_offsets[]; /* -1: the input has no default */
+extern const int64_t onnxc_arena_bytes, onnxc_status_offset;
+extern const int64_t onnxc_num_checks;
+extern const char *const onnxc_check_sites[];
+extern const char onnxc_manifest[];
+
+/* from the model's object (the pool only when the model has parallel loops) */
+int32_t ONNXC_SYMBOL(_entry)(void **argv);
+__attribute__((weak)) void onnxc_pool_run(void (*chunk)(void *, int64_t), void *ctx,
+                                          int64_t chunks, int64_t threads);
+
+/* what the model's code calls (lowering/to_llvm/launch.py) */
+int32_t onnxc_serial_after_fork = 0;
+
+void onnxc_parallel_run(void (*chunk)(void *, int64_t), void *ctx, int64_t chunks,
+                        int64_t threads) {
+    if (onnxc_pool_run != NULL) {
+        onnxc_pool_run(chunk, ctx, chunks, threads);
+        return;
+    }
+    for (int64_t c = 0; c < chunks; c++) chunk(ctx, c);
+}
+
+static void onnxc_after_fork_in_child(void) { onnxc_serial_after_fork = 1; }
+
+static pthread_key_t onnxc_arena_key;
+
+static void onnxc_free_arena(void *arena) { free(arena); }
+
+__attribute__((constructor)) static void onnxc_init(void) {
+    pthread_atfork(NULL, NULL, onnxc_after_fork_in_child);
+    pthread_key_create(&onnxc_arena_key, onnxc_free_arena);
+}
+
+static _Thread_local int64_t onnxc_last_record[3];
+static _Thread_local char onnxc_message[512];
+
+static unsigned char *onnxc_thread_arena(void) {
+    unsigned char *arena = pthread_getspecific(onnxc_arena_key);
+    if (arena == NULL) {
+        size_t bytes = (size_t)((onnxc_arena_bytes + 63) / 64 * 64);
+        arena = aligned_alloc(64, bytes ? bytes : 64);
+        if (arena == NULL) return NULL;
+        memset(arena, 0, bytes);
+        pthread_setspecific(onnxc_arena_key, arena);
+    }
+    return arena;
+}
+
+ONNXC_EXPORT int32_t ONNXC_SYMBOL(_run)(const void *const *inputs, void *const *outputs) {
+    enum { MAX_STACK_ARGS = 256 };
+    void *stack_argv[MAX_STACK_ARGS];
+    int64_t n_io = onnxc_num_inputs + onnxc_num_outputs;
+    int64_t argc = n_io + onnxc_num_constants + 1;
+    void **argv = argc <= MAX_STACK_ARGS ? stack_argv : malloc((size_t)argc * sizeof(void *));
+    unsigned char *arena = onnxc_thread_arena();
+    if (argv == NULL || arena == NULL) {
+        if (argv != stack_argv) free(argv);
+        snprintf(onnxc_message, sizeof onnxc_message, "out of memory for the arena");
+        return -1;
+    }
+    for (int64_t i = 0; i < onnxc_num_inputs; i++) {
+        const void *in = inputs[i];
+        if (in == NULL) {
+            if (onnxc_default_offsets[i] < 0) {
+                if (argv != stack_argv) free(argv);
+                snprintf(onnxc_message, sizeof onnxc_message,
+                         "input %lld is NULL and has no default", (long long)i);
+                return -2;
+            }
+            in = ONNXC_SYMBOL(_weights) + onnxc_default_offsets[i];
+        }
+        argv[i] = (void *)in;
+    }
+    for (int64_t i = 0; i < onnxc_num_outputs; i++) argv[onnxc_num_inputs + i] = outputs[i];
+    for (int64_t i = 0; i < onnxc_num_constants; i++)
+        argv[n_io + i] = (void *)(ONNXC_SYMBOL(_weights) + onnxc_constant_offsets[i]);
+    argv[n_io + onnxc_num_constants] = arena;
+    int32_t status = ONNXC_SYMBOL(_entry)(argv);
+    if (status > 0 && onnxc_status_offset >= 0)
+        memcpy(onnxc_last_record, arena + onnxc_status_offset, sizeof onnxc_last_record);
+    if (argv != stack_argv) free(argv);
+    return status;
+}
+
+ONNXC_EXPORT const char *ONNXC_SYMBOL(_info)(void) { return onnxc_manifest; }
+
+ONNXC_EXPORT const char *ONNXC_SYMBOL(_error)(int32_t status) {
+    if (status == 0) return "ok";
+    if (status < 0) return onnxc_message;
+    if (status > onnxc_num_checks) {
+        snprintf(onnxc_message, sizeof onnxc_message, "the model stopped with status %d",
+                 (int)status);
+        return onnxc_message;
+    }
+    snprintf(onnxc_message, sizeof onnxc_message, "%s: value %lld at position %lld",
+             onnxc_check_sites[status - 1], (long long)onnxc_last_record[2],
+             (long long)onnxc_last_record[1]);
+    return onnxc_message;
+}

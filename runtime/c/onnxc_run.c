@@ -1,0 +1,74 @@
+/* `run`: an onnxc ahead-of-time artifact's model as a command (runtime/artifact.py builds it).
+ *
+ *     run IN_1 ... IN_n OUT_1 ... OUT_m
+ *
+ * Reads each input from a raw file (little-endian, C order, the exact size the model takes;
+ * inputs in model order, see <prefix>.h or `<prefix>_info()`), runs the model once and writes
+ * each output the same way. Exit status: 0, 2 for wrong arguments or files, 3 when a
+ * run-time check refused the data (the message says which node, value and position).
+ * Built with -DONNXC_PREFIX=<prefix> -DONNXC_HEADER='"<prefix>.h"'.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include ONNXC_HEADER /* <prefix>.h */
+
+#define CAT2(a, b) a##b
+#define CAT(a, b) CAT2(a, b)
+#define MODEL(name) CAT(ONNXC_PREFIX, name)
+
+static void *read_file(const char *path, int64_t expected) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        perror(path);
+        return NULL;
+    }
+    void *data = malloc(expected ? (size_t)expected : 1);
+    size_t got = data ? fread(data, 1, (size_t)expected, f) : 0;
+    int extra = fgetc(f);
+    fclose(f);
+    if (data == NULL || (int64_t)got != expected || extra != EOF) {
+        fprintf(stderr, "%s: expected exactly %lld bytes\n", path, (long long)expected);
+        free(data);
+        return NULL;
+    }
+    return data;
+}
+
+int main(int argc, char **argv) {
+    int64_t n_in = MODEL(_NUM_INPUTS), n_out = MODEL(_NUM_OUTPUTS);
+    if (argc != 1 + n_in + n_out) {
+        fprintf(stderr, "usage: %s", argv[0]);
+        for (int64_t i = 0; i < n_in; i++) fprintf(stderr, " %s", MODEL(_input_names)[i]);
+        for (int64_t i = 0; i < n_out; i++) fprintf(stderr, " %s", MODEL(_output_names)[i]);
+        fprintf(stderr, "\n  (raw little-endian C-order files: inputs read, outputs written)\n");
+        return 2;
+    }
+    void *inputs[MODEL(_NUM_INPUTS) + 1];
+    void *outputs[MODEL(_NUM_OUTPUTS) + 1];
+    for (int64_t i = 0; i < n_in; i++) {
+        inputs[i] = read_file(argv[1 + i], MODEL(_input_bytes)[i]);
+        if (inputs[i] == NULL) return 2;
+    }
+    for (int64_t i = 0; i < n_out; i++) {
+        outputs[i] = malloc(MODEL(_output_bytes)[i] ? (size_t)MODEL(_output_bytes)[i] : 1);
+        if (outputs[i] == NULL) return 2;
+    }
+    int32_t status = MODEL(_run)((const void *const *)inputs, outputs);
+    if (status != 0) {
+        fprintf(stderr, "error: %s\n", MODEL(_error)(status));
+        return 3;
+    }
+    for (int64_t i = 0; i < n_out; i++) {
+        const char *path = argv[1 + n_in + i];
+        FILE *f = fopen(path, "wb");
+        if (f == NULL || fwrite(outputs[i], 1, (size_t)MODEL(_output_bytes)[i], f)
+                             != (size_t)MODEL(_output_bytes)[i]) {
+            perror(path);
+            return 2;
+        }
+        fclose(f);
+    }
+    return 0;
+}

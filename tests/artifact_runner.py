@@ -1,0 +1,64 @@
+"""Run an ahead-of-time artifact's `run` program on numpy inputs, natively or under qemu-user.
+
+AArch64 artifacts run under `qemu-aarch64 -cpu <the target's CPU> -L /usr/aarch64-linux-gnu`
+(Debian's qemu-user and libc6-dev-arm64-cross), x86-64 artifacts built for another CPU
+under `qemu-x86_64 -cpu <model>` so that an instruction the CPU lacks is a SIGILL, not a
+silent pass. `emulator(target)` is None when the tools are missing (the tests skip).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from onnxc.runtime.cache_entry import dtype_named
+
+QEMU_CPU = {"cortex-a76": "cortex-a76", "neoverse-n1": "neoverse-n1", "neoverse-v1": "max",
+            "generic": "cortex-a53", "x86-64-v3": "Haswell", "x86-64-v2": "Nehalem"}
+"""qemu's CPU model for a target CPU (one with no more features than the target's)."""
+
+
+def emulator(arch: str, cpu: str) -> list[str] | None:
+    """The command prefix that runs code for (arch, cpu) here: [] natively, a qemu command,
+    or None when it cannot be run (qemu or the target's libraries missing)."""
+    import platform
+
+    if arch == platform.machine() and cpu not in QEMU_CPU:
+        return []
+    qemu = shutil.which(f"qemu-{arch}")
+    if qemu is None:
+        return None
+    command = [qemu, "-cpu", QEMU_CPU.get(cpu, "max")]
+    if arch != platform.machine():
+        sysroot = Path(f"/usr/{arch}-linux-gnu")
+        if not sysroot.is_dir():
+            return None
+        command += ["-L", str(sysroot)]
+    return command
+
+
+def run_artifact(directory, inputs: list[np.ndarray], timeout: float = 600
+                 ) -> list[np.ndarray]:
+    """The outputs of the artifact's `run` on `inputs` (in model order)."""
+    directory = Path(directory)
+    manifest = json.loads((directory / "manifest.json").read_text())
+    target = manifest["target"]
+    prefix = emulator(target["triple"].split("-")[0], target["cpu"])
+    assert prefix is not None, "no way to run this artifact here"
+    in_files, out_files = [], []
+    for i, array in enumerate(inputs):
+        path = directory / f"in{i}.bin"
+        np.ascontiguousarray(array).tofile(path)
+        in_files.append(str(path))
+    for i in range(len(manifest["outputs"])):
+        out_files.append(str(directory / f"out{i}.bin"))
+    result = subprocess.run([*prefix, str(directory / "run"), *in_files, *out_files],
+                            capture_output=True, text=True, timeout=timeout, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"run exited with {result.returncode}: {result.stderr.strip()}")
+    return [np.fromfile(path, dtype_named(dtype)).reshape(shape)
+            for path, (_, shape, dtype) in zip(out_files, manifest["outputs"])]
