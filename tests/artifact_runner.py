@@ -41,16 +41,21 @@ def emulator(arch: str, cpu: str) -> list[str] | None:
     return command
 
 
-def run_artifact(directory, inputs: list[np.ndarray], timeout: float = 600
-                 ) -> list[np.ndarray]:
-    """The outputs of the artifact's `run` on `inputs` (in model order)."""
+def run_artifact(directory, inputs, timeout: float = 600) -> list[np.ndarray]:
+    """The outputs of the artifact's `run` on `inputs`: arrays in model order, or a mapping
+    of input name to array (an input with a default may be left out)."""
     directory = Path(directory)
     manifest = json.loads((directory / "manifest.json").read_text())
     target = manifest["target"]
     prefix = emulator(target["triple"].split("-")[0], target["cpu"])
     assert prefix is not None, "no way to run this artifact here"
+    if isinstance(inputs, dict):
+        inputs = [inputs.get(name) for name, _, _ in manifest["inputs"]]
     in_files, out_files = [], []
     for i, array in enumerate(inputs):
+        if array is None:
+            in_files.append("-")  # the input's default
+            continue
         path = directory / f"in{i}.bin"
         np.ascontiguousarray(array).tofile(path)
         in_files.append(str(path))

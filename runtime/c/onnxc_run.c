@@ -3,8 +3,8 @@
  *     run IN_1 ... IN_n OUT_1 ... OUT_m
  *
  * Reads each input from a raw file (little-endian, C order, the exact size the model takes;
- * inputs in model order, see <prefix>.h or `<prefix>_info()`), runs the model once and writes
- * each output the same way. Exit status: 0, 2 for wrong arguments or files, 3 when a
+ * inputs in model order, see <prefix>.h or `<prefix>_info()`; `-` for an input that has a
+ * default takes the default), runs the model once and writes each output the same way. Exit status: 0, 2 for wrong arguments or files, 3 when a
  * run-time check refused the data (the message says which node, value and position).
  * Built with -DONNXC_PREFIX=<prefix> -DONNXC_HEADER='"<prefix>.h"'.
  */
@@ -42,12 +42,17 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: %s", argv[0]);
         for (int64_t i = 0; i < n_in; i++) fprintf(stderr, " %s", MODEL(_input_names)[i]);
         for (int64_t i = 0; i < n_out; i++) fprintf(stderr, " %s", MODEL(_output_names)[i]);
-        fprintf(stderr, "\n  (raw little-endian C-order files: inputs read, outputs written)\n");
+        fprintf(stderr, "\n  (raw little-endian C-order files: inputs read, outputs written;"
+                        " - for an input with a default)\n");
         return 2;
     }
     void *inputs[MODEL(_NUM_INPUTS) + 1];
     void *outputs[MODEL(_NUM_OUTPUTS) + 1];
     for (int64_t i = 0; i < n_in; i++) {
+        if (argv[1 + i][0] == '-' && argv[1 + i][1] == 0 && MODEL(_input_has_default)[i]) {
+            inputs[i] = NULL; /* the model's own default */
+            continue;
+        }
         inputs[i] = read_file(argv[1 + i], MODEL(_input_bytes)[i]);
         if (inputs[i] == NULL) return 2;
     }

@@ -21,6 +21,16 @@ _cold_digests: dict[str, list[str]] = {}
 """test id (without the pass) -> digest of each output the cold pass saw, in order"""
 
 
+def case_id(nodeid: str, pass_name: str) -> str:
+    """A test's id without its pass: the same for its cold and warm runs, wherever pytest
+    put the pass among the parameter ids ("[cold]", "[cold-x]", "[x-cold-y]", "[x-cold]")."""
+    for pattern, replacement in ((f"[{pass_name}]", ""), (f"[{pass_name}-", "["),
+                                 (f"-{pass_name}-", "-"), (f"-{pass_name}]", "]")):
+        if pattern in nodeid:
+            return nodeid.replace(pattern, replacement, 1)
+    return nodeid
+
+
 def output_digest(outputs: Sequence[np.ndarray]) -> str:
     """Dtypes, shapes and bytes of `outputs`: equal digests mean bit-identical outputs."""
     digest = hashlib.sha256()

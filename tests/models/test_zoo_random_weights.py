@@ -9,6 +9,8 @@ unfused kernels), the five largest at -O0 only with `-m slow` (about three minut
 Each case runs cold and then warm, from the cache the cold run filled (tests/models/conftest.py).
 """
 
+import functools
+
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -27,9 +29,10 @@ CASES = [
 ]
 
 
-@pytest.mark.models
-@pytest.mark.parametrize("name, opt_level", CASES)
-def test_random_weights_match_onnxruntime(name: str, opt_level: int, cache_pass) -> None:
+@functools.lru_cache(maxsize=1)
+def _case(name: str):
+    """The randomized model, its inputs and onnxruntime's outputs: made once for a net's
+    cold and warm passes at both levels (the cases of one net run one after another)."""
     model = expose_logits(randomize_weights(load_zoo(name), seed=1))
     feeds = random_inputs(model, seed=2)
     options = ort.SessionOptions()
@@ -37,9 +40,16 @@ def test_random_weights_match_onnxruntime(name: str, opt_level: int, cache_pass)
     session = ort.InferenceSession(
         model.SerializeToString(), options, providers=["CPUExecutionProvider"]
     )
-    expected = session.run(None, feeds)
+    names = [o.name for o in session.get_outputs()]
+    return model, feeds, names, session.run(None, feeds)
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("name, opt_level", CASES)
+def test_random_weights_match_onnxruntime(name: str, opt_level: int, cache_pass) -> None:
+    model, feeds, names, expected = _case(name)
     compiled = cache_pass.compile(model, opt_level=opt_level)
     actual = cache_pass.outputs(compiled.run(None, feeds))
-    assert [o.name for o in session.get_outputs()] == compiled.output_names
+    assert names == compiled.output_names
     for name_, exp, got in zip(compiled.output_names, expected, actual):
         np.testing.assert_allclose(got, exp, rtol=RTOL, atol=ATOL, err_msg=name_)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import warnings
 
+import ml_dtypes
 import numpy as np
 import onnx
 import pytest
@@ -142,8 +143,8 @@ def test_node_conformance_suite():
     checked, failures = 0, []
     for case in _node_cases():
         for inputs, outputs in case.data_sets:
-            if any(not isinstance(a, np.ndarray) for a in inputs):
-                break
+            if any(not isinstance(a, np.ndarray) for a in [*inputs, *outputs]):
+                break  # sequences and optionals: not graph-dialect values
             names = [vi.name for vi in case.model.graph.input]
             try:
                 module = import_onnx(case.model)
@@ -160,7 +161,10 @@ def test_node_conformance_suite():
             try:
                 actual = evaluate(module, feeds)
                 for a, e in itertools.zip_longest(actual, outputs):
-                    np.testing.assert_allclose(a, e, rtol=max(case.rtol, 1e-4),
+                    # two units in the last place of a half-precision result
+                    ulps = 2 * float(ml_dtypes.finfo(e.dtype).eps) if e.dtype.kind == "V" or \
+                        e.dtype == np.float16 else 0.0
+                    np.testing.assert_allclose(a, e, rtol=max(case.rtol, 1e-4, ulps),
                                                atol=max(case.atol, 1e-5))
             except (AssertionError, UnsupportedOpError) as err:
                 failures.append(f"{case.name}: {str(err)[:300]}")
