@@ -105,6 +105,20 @@ def _check_prefix(prefix: str) -> str:
 def emit_object(lowered, target: Target, prefix: str) -> bytes:
     """The lowered model's LLVM module (plus the thread pool it calls) as a position-
     independent object for `target`, its entry wrapper named `<prefix>_entry`."""
+    module, machine = optimized_module(lowered, target, prefix)
+    return machine.emit_object(module)
+
+
+def emit_assembly(lowered, target: Target, prefix: str = "model") -> str:
+    """The same code as assembly text (LLVM marks each register spill and reload in it:
+    benchmarks/spills.py counts them per kernel)."""
+    module, machine = optimized_module(lowered, target, prefix)
+    machine.set_asm_verbosity(True)
+    return machine.emit_assembly(module)
+
+
+def optimized_module(lowered, target: Target, prefix: str):
+    """(the optimised LLVM module of the artifact's code, the target machine for it)."""
     from onnxc.lowering.entry_abi import WRAPPER_NAME
     from onnxc.runtime import thread_pool
     from onnxc.runtime.jit import _optimize
@@ -123,7 +137,7 @@ def emit_object(lowered, target: Target, prefix: str) -> bytes:
     module.triple = machine.triple
     module.data_layout = str(machine.target_data)
     _optimize(module, machine, 3)
-    return machine.emit_object(module)
+    return module, machine
 
 
 def _weights(lowered) -> tuple[bytes, list[dict], list[dict]]:
@@ -353,4 +367,5 @@ def build(lowered, directory: str | os.PathLike, prefix: str = "model") -> Artif
     return artifact
 
 
-__all__ = ["Artifact", "build", "c_compiler", "emit_object", "header_source", "layout_source"]
+__all__ = ["Artifact", "build", "c_compiler", "emit_assembly", "emit_object", "header_source",
+           "layout_source", "optimized_module"]

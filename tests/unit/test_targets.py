@@ -63,7 +63,7 @@ def test_bad_target_is_a_typed_error(spec):
 def test_tiles_follow_the_register_file():
     assert (tiling_for(PRESETS["x86-64-v4"]).mr, tiling_for(PRESETS["x86-64-v4"]).nr) == (8, 32)
     assert (tiling_for(PRESETS["x86-64-v3"]).mr, tiling_for(PRESETS["x86-64-v3"]).nr) == (6, 16)
-    assert (tiling_for(PRESETS["cortex-a76"]).mr, tiling_for(PRESETS["cortex-a76"]).nr) == (8, 8)
+    assert (tiling_for(PRESETS["cortex-a76"]).mr, tiling_for(PRESETS["cortex-a76"]).nr) == (4, 16)
 
 
 def test_compiling_for_scopes_the_target():
