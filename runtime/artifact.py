@@ -358,7 +358,7 @@ def build(lowered, directory: str | os.PathLike, prefix: str = "model") -> Artif
             str(work / "model.o"),
             str(work / "onnxc_model.c"), str(work / "layout.c"), str(work / "weights.S"),
             f"-Wl,--version-script={work / 'exports.map'}", "-Wl,-z,noexecstack",
-            "-lpthread"])
+            "-lpthread", "-lm"])
         _run_compiler([
             cc, "-O2", "-std=gnu11", f"-DONNXC_PREFIX={prefix}",
             f'-DONNXC_HEADER="{artifact.header.name}"', "-I", str(out), "-o", str(artifact.run),
