@@ -38,15 +38,14 @@ import llvmlite.binding as llvm
 import numpy as np
 
 from onnxc.errors import CompilationError, InvalidArgumentError, ToolchainError
-from onnxc.runtime.cache_entry import aligned, dtype_named, spec_row
+from onnxc.runtime.artifact_load import FORMAT, FORMAT_VERSION, MANIFEST
+from onnxc.runtime.cache_entry import aligned, spec_row
 from onnxc.runtime.compiled_model import TensorSpec
+from onnxc.runtime.dtypes import dtype_named
 from onnxc.runtime.target import Target, host_target
 
-MANIFEST = "manifest.json"
 RUN = "run"
 WEIGHTS_ALIGNMENT = 64
-FORMAT = "onnxc-artifact"
-FORMAT_VERSION = 1
 
 C_COMPILERS: dict[str, tuple[str, str]] = {
     "x86_64": ("x86_64-linux-gnu-gcc", "gcc-x86-64-linux-gnu"),

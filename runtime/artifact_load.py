@@ -25,7 +25,6 @@ from pathlib import Path
 import numpy as np
 
 from onnxc.errors import ModelLoadError
-from onnxc.runtime.artifact import FORMAT, FORMAT_VERSION, MANIFEST
 from onnxc.runtime.cache_entry import (
     BadEntry,
     parse_batch_rows,
@@ -35,6 +34,11 @@ from onnxc.runtime.cache_entry import (
 )
 from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
 from onnxc.runtime.target import Target, host_target
+
+MANIFEST = "manifest.json"
+FORMAT = "onnxc-artifact"
+FORMAT_VERSION = 1
+"""What a manifest must say it is (runtime/artifact.py writes it)."""
 
 
 def _manifest(directory: Path) -> dict:
@@ -94,8 +98,6 @@ def _arrays(rows, buffer, weights_bytes: int, what: str) -> list[tuple[str, np.n
 def load(directory: str | os.PathLike) -> CompiledModel:
     """The model of the artifact in `directory` (built by `onnxc.compile_artifact` or
     `onnxc compile`) as a CompiledModel, for this machine; ModelLoadError if it cannot be."""
-    from onnxc.frontend.batch_axes import BatchAxis
-
     directory = Path(directory)
     manifest = _manifest(directory)
     path = directory / MANIFEST
@@ -138,10 +140,7 @@ def load(directory: str | os.PathLike) -> CompiledModel:
     compiled._precision = precision
     compiled._target = target.name
     if batch_rows is not None:
-        rows_in, rows_out = batch_rows
-        compiled.bind_batch_axis(BatchAxis(
-            "", {s.name: k for s, k in zip(inputs, rows_in) if k},
-            {s.name: k for s, k in zip(outputs, rows_out) if k}))
+        compiled.bind_batch_rows(*batch_rows)
     return compiled
 
 

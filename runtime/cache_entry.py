@@ -34,10 +34,10 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 import numpy as np
-import onnx
 
 from onnxc.runtime.check_errors import STATUS_RECORD_BYTES
 from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
+from onnxc.runtime.dtypes import DTYPES
 
 FORMAT_VERSION = 2
 MAGIC = b"ONNXC-CACHE\x00v2\x00\x00"  # 16 bytes
@@ -53,19 +53,7 @@ class BadEntry(Exception):
     """The entry is not one this cache wrote for this key (or not one this onnxc can use)."""
 
 
-def _dtype_table() -> dict[str, np.dtype]:
-    from onnxc.frontend import onnx_types
 
-    return {onnx_types.numpy_dtype(t).name: onnx_types.numpy_dtype(t)
-            for t in onnx.TensorProto.DataType.values() if onnx_types.is_supported(t)}
-
-
-_DTYPES: dict[str, np.dtype] = _dtype_table()
-
-
-def dtype_named(name: str) -> np.dtype:
-    """The numpy dtype a stored description names (`float32`, `bfloat16`, `int4`, ...)."""
-    return _DTYPES[name]
 
 
 @dataclass
@@ -108,7 +96,6 @@ class Entry:
 
     def compiled_model(self) -> CompiledModel:
         """Load the code and build the model (call only on an entry `read` accepted)."""
-        from onnxc.frontend.batch_axes import BatchAxis
         from onnxc.runtime.jit import NativeModule
 
         native = NativeModule.from_object(self.object_code)
@@ -120,11 +107,7 @@ class Entry:
         compiled._precision = self.precision
         compiled._target = self.target
         if self.batch_rows is not None:
-            rows_in, rows_out = self.batch_rows
-            # the symbol's name is not part of a CompiledModel, only the rows are
-            compiled.bind_batch_axis(BatchAxis(
-                "", {s.name: k for s, k in zip(self.inputs, rows_in) if k},
-                {s.name: k for s, k in zip(self.outputs, rows_out) if k}))
+            compiled.bind_batch_rows(*self.batch_rows)
         return compiled
 
 
@@ -140,7 +123,7 @@ def _mac(secret: bytes, key: str):
 
 def spec_row(spec: TensorSpec) -> list:
     dtype = np.dtype(spec.dtype)
-    if _DTYPES.get(dtype.name) != dtype:
+    if DTYPES.get(dtype.name) != dtype:
         raise BadEntry(f"dtype {dtype} has no cache encoding")
     return [spec.name, [int(d) for d in spec.shape], dtype.name]
 
@@ -302,11 +285,11 @@ def parse_spec(row) -> tuple[str, tuple[int, ...], np.dtype]:
         raise BadEntry("bad tensor description")
     name, shape, dtype = row
     if not isinstance(name, str) or not isinstance(shape, list) or not isinstance(dtype, str) \
-            or dtype not in _DTYPES:
+            or dtype not in DTYPES:
         raise BadEntry("bad tensor description")
     if any(type(d) is not int or not 0 <= d < _MAX_DIM for d in shape):
         raise BadEntry(f"bad shape of '{name}'")
-    return name, tuple(shape), _DTYPES[dtype]
+    return name, tuple(shape), DTYPES[dtype]
 
 
 def parse_batch_rows(rows, inputs: list[TensorSpec], outputs: list[TensorSpec]):

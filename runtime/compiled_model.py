@@ -156,8 +156,13 @@ class CompiledModel:
         its batched inputs and outputs then take any multiple of their per-sample rows."""
         if batch is None:
             return
-        rows_in = [batch.inputs.get(s.name, 0) for s in self._entry_inputs]
-        rows_out = [batch.outputs.get(s.name, 0) for s in self.outputs]
+        self.bind_batch_rows([batch.inputs.get(s.name, 0) for s in self._entry_inputs],
+                             [batch.outputs.get(s.name, 0) for s in self.outputs])
+
+    def bind_batch_rows(self, rows_in: Sequence[int], rows_out: Sequence[int]) -> None:
+        """The same from the rows per sample of each input and output (0: not batched), as
+        a cache entry or an artifact's manifest stores them."""
+        rows_in, rows_out = list(rows_in), list(rows_out)
         self._batch_rows = (rows_in, rows_out)
         self._sample_inputs = list(self._entry_inputs)
         self._sample_outputs = list(self.outputs)

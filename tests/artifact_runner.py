@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from onnxc.runtime.cache_entry import dtype_named
+from onnxc.runtime.dtypes import dtype_named
 
 QEMU_CPU = {"cortex-a76": "cortex-a76", "neoverse-n1": "neoverse-n1", "neoverse-v1": "max",
             "generic": "cortex-a53", "x86-64-v3": "Haswell", "x86-64-v2": "Nehalem"}

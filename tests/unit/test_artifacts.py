@@ -307,3 +307,27 @@ def test_int8_model_runs_on_other_cpus(spec, instruction, tmp_path):
         assert instruction in code
     else:
         assert "sdot" not in code and "udot" not in code
+
+
+def test_stored_dtype_names_are_the_supported_onnx_types():
+    """runtime/dtypes.py (which loading uses, without importing onnx) lists exactly the
+    element types the frontend supports."""
+    import onnx
+
+    from onnxc.frontend import onnx_types
+    from onnxc.runtime.dtypes import DTYPES
+
+    supported = {onnx_types.numpy_dtype(t).name: onnx_types.numpy_dtype(t)
+                 for t in onnx.TensorProto.DataType.values() if onnx_types.is_supported(t)}
+    assert DTYPES == supported
+
+
+def test_loading_imports_neither_onnx_nor_the_compiler(tmp_path):
+    model, _ = conv_model()
+    built = onnxc.compile_artifact(model, tmp_path / "a")
+    script = (f"import sys, onnxc; onnxc.load({str(built.directory)!r}); "
+              "print(sorted(m for m in ('onnx', 'xdsl', 'onnxc.frontend', 'onnxc.lowering') "
+              "if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.strip() == "[]"
