@@ -165,7 +165,7 @@ def main() -> None:
     parser.add_argument("--chain", default="500,1000,2000,5000")
     parser.add_argument("--wide", default="1000,2500,5000")
     parser.add_argument("--compiles", type=int, default=1000)
-    parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=100)
     parser.add_argument("--weights-mb", type=float, default=100.0)
     parser.add_argument("--only", choices=("graph", "compiles", "weights"))
     parser.add_argument("--child-compiles", type=int, help=argparse.SUPPRESS)

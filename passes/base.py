@@ -20,12 +20,9 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+
+from onnxc.passes.pattern_dispatch import OpTypeDispatchApplier, op_types_of
 
 
 class PatternStatistics:
@@ -61,6 +58,9 @@ class _CountingPattern(RewritePattern):
         if rewriter.has_done_action and not before:
             STATISTICS.record(self.pass_name, type(self.inner).__name__)
 
+    def op_types(self) -> tuple[type[Operation], ...] | None:
+        return op_types_of(self.inner)
+
 
 def apply_graph_patterns(
     module: ModuleOp, patterns: Sequence[RewritePattern], pass_name: str
@@ -68,7 +68,7 @@ def apply_graph_patterns(
     """Apply `patterns` greedily to a fixpoint over `module`, counting fires."""
     counted = [_CountingPattern(p, pass_name) for p in patterns]
     walker = PatternRewriteWalker(
-        GreedyRewritePatternApplier(counted, dce_enabled=True), apply_recursively=True
+        OpTypeDispatchApplier(counted, dce_enabled=True), apply_recursively=True
     )
     walker.rewrite_module(module)
 

@@ -115,6 +115,9 @@ _CAST: dict[type[Operation], Callable[[SSAValue, Attribute], Operation]] = {
 class LowerBinaryOp(RewritePattern):
     """Integer and float binary ops with a one-to-one LLVM instruction or intrinsic."""
 
+    def op_types(self) -> tuple[type[Operation], ...]:
+        return (*_BINARY, *_INTRINSIC)
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         build = _BINARY.get(type(op))
         intrinsic = _INTRINSIC.get(type(op))
@@ -131,6 +134,9 @@ class LowerBinaryOp(RewritePattern):
 
 class LowerCastOp(RewritePattern):
     """Casts between integer and float widths and kinds."""
+
+    def op_types(self) -> tuple[type[Operation], ...]:
+        return tuple(_CAST)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         build = _CAST.get(type(op))
@@ -228,6 +234,9 @@ class ExpandRoundingDivision(RewritePattern):
     ceildivsi(a, b)  = q + 1 if a != q*b and sign(a) == sign(b) else q
     ceildivui(a, b)  = 0 if a == 0 else (a - 1) udiv b + 1
     """
+
+    def op_types(self) -> tuple[type[Operation], ...]:
+        return (arith.FloorDivSIOp, arith.CeilDivSIOp, arith.CeilDivUIOp)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         if not isinstance(op, arith.FloorDivSIOp | arith.CeilDivSIOp | arith.CeilDivUIOp):

@@ -113,6 +113,9 @@ _LIBM: dict[type[Operation], tuple[str, str]] = {
 class LowerToIntrinsic(RewritePattern):
     """Ops with an LLVM intrinsic of the same semantics."""
 
+    def op_types(self) -> tuple[type[Operation], ...]:
+        return (*_LLVM_OP, *_INTRINSIC, *_INTRINSIC_WITH_FLAG)
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         kind = type(op)
         if kind in _LLVM_OP:
@@ -138,6 +141,9 @@ _EXPANSIONS = {
 
 class ExpandPolynomial(RewritePattern):
     """f32 exp / erf / tanh as inline, vectorizable arithmetic (see polynomial.py)."""
+
+    def op_types(self) -> tuple[type[Operation], ...]:
+        return tuple(_EXPANSIONS)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         expand = _EXPANSIONS.get(type(op))
@@ -186,6 +192,9 @@ def declare_external(
 
 class LowerToLibmCall(RewritePattern):
     """Ops LLVM has no intrinsic for call the C library (scalar f32 and f64 only)."""
+
+    def op_types(self) -> tuple[type[Operation], ...]:
+        return tuple(_LIBM)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         names = _LIBM.get(type(op))

@@ -158,6 +158,10 @@ class LowerView(RewritePattern):
 class LowerSameBaseView(RewritePattern):
     """Views whose result shares the source's base pointer (layout only in the type)."""
 
+    def op_types(self) -> tuple[type[Operation], ...]:
+        return (memref.CastOp, memref.ReinterpretCastOp, memref.SubviewOp,
+                memref.ExpandShapeOp, memref.CollapseShapeOp)
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         if not isinstance(
             op,
@@ -192,6 +196,9 @@ class LowerAlloca(RewritePattern):
 
 class RejectUnsupported(RewritePattern):
     """Heap memory and globals must be gone before this pass: say so instead of leaving them."""
+
+    def op_types(self) -> tuple[type[Operation], ...]:
+        return (memref.AllocOp, memref.DeallocOp, memref.GetGlobalOp, memref.GlobalOp)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         if isinstance(op, memref.AllocOp | memref.DeallocOp):

@@ -34,15 +34,11 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 from xdsl.rewriter import InsertPoint
 
 from onnxc.errors import LoweringError
+from onnxc.passes.pattern_dispatch import OpTypeDispatchApplier
 
 STORAGE_FLOATS = (BFloat16Type, Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
                   Float8E5M2FNUZType, Float8E8M0FNUType, Float4E2M1FNType)
@@ -176,5 +172,5 @@ def element_type(t: Attribute) -> Attribute:
 def apply_conversion(module: ModuleOp, patterns: Sequence[RewritePattern]) -> None:
     """Apply one dialect's conversion patterns to the whole module, without DCE."""
     PatternRewriteWalker(
-        GreedyRewritePatternApplier(list(patterns), dce_enabled=False)
+        OpTypeDispatchApplier(list(patterns), dce_enabled=False)
     ).rewrite_module(module)

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 
 from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType
-from xdsl.utils.arg_spec import parse_pipeline
+from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
 from onnxc.errors import OnnxcError
@@ -128,6 +128,21 @@ def flatten_pipeline(text: str) -> str:
     return ",".join(split_pipeline(text))
 
 
+_CONFIGURED: dict[tuple[type[ModulePass], str], ModulePass] = {}
+
+
+def _configured(pass_class: type[ModulePass], spec: ArgSpec) -> ModulePass:
+    """`pass_class` configured by `spec`, made once per distinct spec: every compile builds
+    its pipelines from text, xDSL's option parsing reads the pass's type hints each time
+    (~13 ms per pipeline, a fifth of a small model's compile), and passes are frozen
+    dataclasses, so one instance serves every compile."""
+    key = (pass_class, str(spec))
+    configured = _CONFIGURED.get(key)
+    if configured is None:
+        configured = _CONFIGURED[key] = pass_class.from_pass_spec(spec)
+    return configured
+
+
 def build_pipeline(
     text: str,
     available: dict[str, PassFactory] | None = None,
@@ -150,7 +165,7 @@ def build_pipeline(
         if spec.name not in available:
             raise UnknownPassError(spec.name, sorted(available))
         try:
-            passes.append(available[spec.name]().from_pass_spec(spec))
+            passes.append(_configured(available[spec.name](), spec))
         except (ValueError, TypeError) as err:
             raise PassOptionError(f"bad options for pass '{spec.name}': {err}") from err
     return PassPipeline(tuple(passes), callback)
