@@ -46,7 +46,12 @@ from onnxc.zoo import (
     randomize_weights,
 )
 
-FLOPS_PER_CYCLE_PER_CORE = 64  # two 512-bit FMA pipes: 2 x 16 lanes x 2 flops (Zen 5)
+def flops_per_cycle_per_core() -> int:
+    """Two FMA pipes of the host's widest vectors, 2 flops per f32 lane: 64 with AVX-512
+    (Zen 5), 32 with AVX2 (Zen 3)."""
+    from onnxc.runtime.target import host_target
+
+    return 2 * (host_target().vector_bits // 32) * 2
 RTOL, ATOL = 1e-3, 1e-4
 MIN_ROUND_SECONDS = 0.02  # each timed round repeats a fast model until it lasts this long
 SETTLE_SECONDS = 0.05
@@ -280,12 +285,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> list[Row]:
     args = parse_args(argv)
     threads = [int(t) for t in args.threads.split(",")]
-    peak = FLOPS_PER_CYCLE_PER_CORE * args.clock_ghz
+    per_cycle = flops_per_cycle_per_core()
+    peak = per_cycle * args.clock_ghz
     print(f"onnxruntime {ort.__version__}, ORT_ENABLE_ALL, IOBinding with preallocated outputs; "
           f"onnxc -O{args.opt_level} num_threads=T (ONNXC_SPIN_US="
           f"{os.environ.get('ONNXC_SPIN_US', 'unset')}), %pk of T cores, "
           f"preallocated outputs (run(..., out=))")
-    print(f"peak = {FLOPS_PER_CYCLE_PER_CORE} flops/cycle/core x {args.clock_ghz} GHz = "
+    print(f"peak = {per_cycle} flops/cycle/core x {args.clock_ghz} GHz = "
           f"{peak:.0f} GFLOP/s per core; medians of {args.repeat} interleaved rounds; "
           f"compile s {'may be a disk-cache load' if args.cache else 'is a cold compile'}")
     print(HEADER, flush=True)

@@ -39,8 +39,7 @@ import numpy as np
 
 from onnxc.errors import CompilationError, InvalidArgumentError, ToolchainError
 from onnxc.runtime.artifact_load import FORMAT, FORMAT_VERSION, MANIFEST
-from onnxc.runtime.cache_entry import aligned, spec_row
-from onnxc.runtime.compiled_model import TensorSpec
+from onnxc.runtime.cache_entry import spec_row, tensor_layout
 from onnxc.runtime.dtypes import dtype_named
 from onnxc.runtime.target import Target, host_target
 
@@ -142,21 +141,14 @@ def optimized_module(lowered, target: Target, prefix: str):
 def _weights(lowered) -> tuple[bytes, list[dict], list[dict]]:
     """The constants and the inputs' defaults as one blob, each at a 64-byte boundary, and
     their layout rows (name, shape, dtype, offset, nbytes)."""
-    chunks: list[bytes] = []
-    offset = 0
-    layout: dict[str, list[dict]] = {"constants": [], "defaults": []}
-    named = [("constants", n, c) for n, c in zip(lowered.constant_names, lowered.constants)]
-    named += [("defaults", n, c) for n, c in lowered.input_defaults.items()]
-    for kind, name, array in named:
-        array = np.ascontiguousarray(array)
-        row = spec_row(TensorSpec(str(name), array.shape, array.dtype))
-        layout[kind].append({"name": row[0], "shape": row[1], "dtype": row[2],
-                             "offset": offset, "nbytes": array.nbytes})
-        chunks.append(array.reshape(-1).view(np.uint8).tobytes())
-        end = aligned(offset + array.nbytes)
-        chunks.append(bytes(end - offset - array.nbytes))
-        offset = end
-    return b"".join(chunks), layout["constants"], layout["defaults"]
+    layout, arrays, end = tensor_layout(lowered.constant_names, lowered.constants,
+                                        lowered.input_defaults, 0)
+    blob = bytearray(end)
+    rows = [*layout["constants"], *layout["defaults"]]
+    for row, array in zip(rows, arrays):
+        start = row["offset"]
+        blob[start:start + row["nbytes"]] = memoryview(array.reshape(-1).view(np.uint8))
+    return bytes(blob), layout["constants"], layout["defaults"]
 
 
 def manifest_of(lowered, prefix: str, constants: list[dict], defaults: list[dict],

@@ -63,12 +63,10 @@ def _target(manifest: dict, path: Path) -> Target:
     if not isinstance(spec, dict) or not all(isinstance(spec.get(f), str) for f in fields):
         raise ModelLoadError(f"{path}: bad target description")
     target = Target(*(spec[f] for f in fields))
-    missing = target.missing_on(host_target())
-    if missing:
+    reason = target.why_it_cannot_run_on(host_target())
+    if reason is not None:
         raise ModelLoadError(
-            f"{path} was built for {target.name} ({target.cpu}) and cannot run here: "
-            + ("; ".join(missing) if target.arch != host_target().arch
-               else f"this CPU ({host_target().cpu}) lacks {', '.join(missing)}"))
+            f"{path} was built for {target.name} ({target.cpu}) and cannot run here: {reason}")
     return target
 
 

@@ -29,7 +29,7 @@ import hmac
 import json
 import math
 import struct
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -128,22 +128,36 @@ def spec_row(spec: TensorSpec) -> list:
     return [spec.name, [int(d) for d in spec.shape], dtype.name]
 
 
-def write(out: BinaryIO, key: str, secret: bytes, entry: Entry) -> None:
-    """Write `entry` for `key` to `out`, MAC last; BadEntry if it cannot be encoded."""
-    if len(entry.constants) != len(entry.constant_names):
-        raise BadEntry("constants and their names disagree")
-    blobs = [memoryview(entry.object_code)]
-    layout: dict[str, list] = {"constants": [], "defaults": []}
-    offset = aligned(len(entry.object_code))
-    named = [("constants", n, c) for n, c in zip(entry.constant_names, entry.constants)]
-    named += [("defaults", n, c) for n, c in entry.input_defaults.items()]
+def tensor_layout(constant_names: Sequence[str], constants: Sequence[np.ndarray],
+                  input_defaults: Mapping[str, np.ndarray], start: int,
+                  ) -> tuple[dict[str, list[dict]], list[np.ndarray], int]:
+    """Where the constants, then the inputs' defaults, go in a data block, each at a 64-byte
+    boundary from `start` (cache entries and artifacts share this layout): the rows
+    ({"constants": [...], "defaults": [...]}, each row name, shape, dtype, offset, nbytes),
+    the arrays made C-contiguous in that order, and the aligned end."""
+    layout: dict[str, list[dict]] = {"constants": [], "defaults": []}
+    arrays: list[np.ndarray] = []
+    offset = start
+    named = [("constants", n, c) for n, c in zip(constant_names, constants)]
+    named += [("defaults", n, c) for n, c in input_defaults.items()]
     for kind, name, array in named:
         array = np.ascontiguousarray(array)
         row = spec_row(TensorSpec(str(name), array.shape, array.dtype))
         layout[kind].append({"name": row[0], "shape": row[1], "dtype": row[2],
                              "offset": offset, "nbytes": array.nbytes})
-        blobs.append(memoryview(array.reshape(-1).view(np.uint8)))
+        arrays.append(array)
         offset = aligned(offset + array.nbytes)
+    return layout, arrays, offset
+
+
+def write(out: BinaryIO, key: str, secret: bytes, entry: Entry) -> None:
+    """Write `entry` for `key` to `out`, MAC last; BadEntry if it cannot be encoded."""
+    if len(entry.constants) != len(entry.constant_names):
+        raise BadEntry("constants and their names disagree")
+    layout, arrays, offset = tensor_layout(entry.constant_names, entry.constants,
+                                           entry.input_defaults, aligned(len(entry.object_code)))
+    blobs = [memoryview(entry.object_code)]
+    blobs += [memoryview(array.reshape(-1).view(np.uint8)) for array in arrays]
     header = {
         "key": key,
         "entry_symbol": entry.entry_symbol,

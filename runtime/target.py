@@ -91,6 +91,15 @@ class Target:
         used = [f[1:] for f in self.features.split(",") if f.startswith("+")]
         return [f for f in used if not host.has_feature(f)]
 
+    def why_it_cannot_run_on(self, host: Target) -> str | None:
+        """`missing_on` as one sentence for an error message; None when it runs."""
+        missing = self.missing_on(host)
+        if not missing:
+            return None
+        if self.arch != host.arch:
+            return "; ".join(missing)
+        return f"this CPU ({host.cpu}) lacks {', '.join(missing)}"
+
 
 def _preset(name: str, triple: str, cpu: str, features: tuple[str, ...]) -> Target:
     return Target(name, triple, cpu, ",".join(f"+{f}" for f in features))

@@ -41,6 +41,24 @@ def emulator(arch: str, cpu: str) -> list[str] | None:
     return command
 
 
+def skip_unless_runnable(spec: str) -> None:
+    """pytest.skip unless artifacts for target `spec` can be built (the target's C
+    compiler) and run here (natively or under qemu-user)."""
+    import pytest
+
+    from onnxc.errors import ToolchainError
+    from onnxc.runtime import artifact
+    from onnxc.runtime.target import parse_target
+
+    target = parse_target(spec)
+    if emulator(target.arch, target.cpu) is None:
+        pytest.skip(f"qemu-user for {target.arch} is not installed")
+    try:
+        artifact.c_compiler(target)
+    except ToolchainError as error:
+        pytest.skip(str(error))
+
+
 def run_artifact(directory, inputs, timeout: float = 600) -> list[np.ndarray]:
     """The outputs of the artifact's `run` on `inputs`: arrays in model order, or a mapping
     of input name to array (an input with a default may be left out)."""

@@ -119,12 +119,10 @@ def check_target(target: object, runs_here: bool = True) -> None:
     compiled_for = parse_target(target)
     if not runs_here:
         return
-    missing = compiled_for.missing_on(host_target())
-    if missing:
+    reason = compiled_for.why_it_cannot_run_on(host_target())
+    if reason is not None:
         raise InvalidArgumentError(
-            f"target {compiled_for.name!r} cannot run in this process: "
-            + ("; ".join(missing) if compiled_for.arch != host_target().arch
-               else f"this CPU ({host_target().cpu}) lacks {', '.join(missing)}"))
+            f"target {compiled_for.name!r} cannot run in this process: {reason}")
 
 
 def _is_dim(value: object) -> bool:

@@ -28,9 +28,6 @@ import onnxruntime as ort
 import pytest
 
 import onnxc
-from onnxc.errors import ToolchainError
-from onnxc.runtime import artifact
-from onnxc.runtime.target import parse_target
 from onnxc.zoo import (
     ZOO_MODELS,
     bert_encoder,
@@ -41,7 +38,7 @@ from onnxc.zoo import (
     random_inputs,
     randomize_weights,
 )
-from tests.artifact_runner import emulator, run_artifact
+from tests.artifact_runner import run_artifact, skip_unless_runnable
 from tests.exact_int8_reference import ort_exact
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
@@ -62,16 +59,6 @@ NODE_TESTS = (
     "test_dynamicquantizelinear", "test_argmax_default_axis_example",
     "test_transpose_all_permutations_0", "test_instancenorm_example",
 )
-
-
-def _runnable(spec: str) -> None:
-    target = parse_target(spec)
-    if emulator(target.arch, target.cpu) is None:
-        pytest.skip(f"qemu-user for {target.arch} is not installed")
-    try:
-        artifact.c_compiler(target)
-    except ToolchainError as error:
-        pytest.skip(str(error))
 
 
 def _float_case(name: str):
@@ -99,7 +86,7 @@ NETS = [pytest.param(name, marks=[] if name in DEFAULT_NETS else [pytest.mark.sl
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("name", NETS)
 def test_network_artifact_matches_onnxruntime(name, target, tmp_path):
-    _runnable(target)
+    skip_unless_runnable(target)
     model, feeds = _float_case(name)
     built = onnxc.compile_artifact(model, tmp_path / name, target=target, num_threads=2)
     got_all = run_artifact(built.directory, feeds, EMULATED_SECONDS)
@@ -113,7 +100,7 @@ def test_network_artifact_matches_onnxruntime(name, target, tmp_path):
 def test_quantized_artifact_matches_onnxruntime(name, target, tmp_path):
     """The tolerances of test_quantized_models.py: one quantum of the dynamic scales for
     BERT (3e-2), 1e-2 on ResNet-50's dequantized logits."""
-    _runnable(target)
+    skip_unless_runnable(target)
     model = quantized_models.load(name)
     feeds = bert_inputs(model, seed=5) if name.startswith("bert") else random_inputs(model, 123)
     built = onnxc.compile_artifact(model, tmp_path / name, target=target, num_threads=2)
@@ -134,7 +121,7 @@ def _node_cases() -> dict:
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_node_tests_as_artifacts(target, tmp_path):
-    _runnable(target)
+    skip_unless_runnable(target)
     cases = _node_cases()
     for name in NODE_TESTS:
         case = cases[name]

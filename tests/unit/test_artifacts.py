@@ -23,8 +23,8 @@ from onnx import TensorProto, helper, numpy_helper
 import onnxc
 from onnxc.errors import InvalidArgumentError, ModelLoadError, ToolchainError
 from onnxc.runtime import artifact
-from onnxc.runtime.target import host_target, parse_target
-from tests.artifact_runner import emulator, run_artifact
+from onnxc.runtime.target import host_target
+from tests.artifact_runner import run_artifact, skip_unless_runnable
 
 RNG = np.random.default_rng(11)
 
@@ -259,16 +259,6 @@ def test_onnxc_compile_command(tmp_path):
 # --------------------------------------------------------------------------- other CPUs
 
 
-def _runnable(spec: str) -> None:
-    target = parse_target(spec)
-    if emulator(target.arch, target.cpu) is None:
-        pytest.skip(f"qemu-user for {target.arch} is not installed")
-    try:
-        artifact.c_compiler(target)
-    except ToolchainError as error:
-        pytest.skip(str(error))
-
-
 def _disassembly(built) -> str:
     manifest = json.loads(built.manifest.read_text())
     tool = "objdump" if manifest["target"]["triple"].startswith("x86_64") else \
@@ -281,7 +271,7 @@ def _disassembly(built) -> str:
 
 @pytest.mark.parametrize("spec", ["cortex-a76", "aarch64", "x86-64-v3"])
 def test_float_model_runs_on_other_cpus(spec, tmp_path):
-    _runnable(spec)
+    skip_unless_runnable(spec)
     model, inputs = conv_model()
     built = onnxc.compile_artifact(model, tmp_path / "a", target=spec, num_threads=2)
     _same(run_artifact(built.directory, inputs), _jit(model, inputs))
@@ -298,7 +288,7 @@ def test_float_model_runs_on_other_cpus(spec, tmp_path):
 def test_int8_model_runs_on_other_cpus(spec, instruction, tmp_path):
     """sdot with +dotprod (cortex-a76), the portable i32 form without it (generic AArch64),
     AVX2's exact vpmaddwd form on x86-64-v3: all bit-identical to the host's."""
-    _runnable(spec)
+    skip_unless_runnable(spec)
     model, inputs = int8_model()
     built = onnxc.compile_artifact(model, tmp_path / "a", target=spec, num_threads=2)
     _same(run_artifact(built.directory, inputs), _jit(model, inputs))
