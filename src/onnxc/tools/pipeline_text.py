@@ -129,16 +129,19 @@ def flatten_pipeline(text: str) -> str:
 
 
 _CONFIGURED: dict[tuple[type[ModulePass], str], ModulePass] = {}
+_MAX_CONFIGURED = 4096
 
 
 def _configured(pass_class: type[ModulePass], spec: ArgSpec) -> ModulePass:
     """`pass_class` configured by `spec`, made once per distinct spec: every compile builds
     its pipelines from text, xDSL's option parsing reads the pass's type hints each time
-    (~13 ms per pipeline, a fifth of a small model's compile), and passes are frozen
-    dataclasses, so one instance serves every compile."""
+    (~13 ms per pipeline, a fifth of a small model's compile), and a ModulePass is a frozen
+    dataclass (xDSL refuses a mutable subclass), so one instance serves every compile."""
     key = (pass_class, str(spec))
     configured = _CONFIGURED.get(key)
     if configured is None:
+        if len(_CONFIGURED) >= _MAX_CONFIGURED:  # e.g. endless distinct option values
+            _CONFIGURED.clear()
         configured = _CONFIGURED[key] = pass_class.from_pass_spec(spec)
     return configured
 
