@@ -24,6 +24,9 @@ MODELS = ("matmul_512", "resnet50", "mobilenet_v2_like", "bert_encoder", "resnet
 WORK = re.compile(r"^\s+(fmla|sdot|udot|vfmadd\w*|vpdpbusd|vpmaddwd|vpmaddubsw)\b")
 SPILL = re.compile(r"(Folded )?(Spill|Reload)\b")
 FUNCTION = re.compile(r"^([A-Za-z_.$][\w.$]*):\s*(?:[#@/].*)?$")
+FALLTHROUGH_BLOCK = re.compile(r"^\s*(?:#|//)\s*%bb\.\d+:")
+"""A block LLVM entered by falling through has no label, only this comment; without it
+a loop's exit block (e.g. a tile's store epilogue) would count as part of the loop."""
 
 
 def model(name: str):
@@ -54,6 +57,9 @@ def count(assembly: str) -> dict[str, collections.Counter]:
         block.clear()
 
     for line in assembly.splitlines():
+        if FALLTHROUGH_BLOCK.match(line):
+            close_block()
+            continue
         match = FUNCTION.match(line)
         if match and not line.startswith("\t"):
             close_block()

@@ -39,12 +39,13 @@ import numpy as np
 
 from onnxc.errors import CompilationError, InvalidArgumentError, ToolchainError
 from onnxc.runtime.artifact_load import FORMAT, FORMAT_VERSION, MANIFEST
-from onnxc.runtime.cache_entry import spec_row, tensor_layout
+from onnxc.runtime.cache_entry import aligned, spec_row, tensor_layout
 from onnxc.runtime.dtypes import dtype_named
 from onnxc.runtime.target import Target, host_target
 
 RUN = "run"
-WEIGHTS_ALIGNMENT = 64
+WEIGHTS_ALIGNMENT = aligned(1)
+"""The weights blob's base alignment: the one tensor_layout aligns every tensor to."""
 
 C_COMPILERS: dict[str, tuple[str, str]] = {
     "x86_64": ("x86_64-linux-gnu-gcc", "gcc-x86-64-linux-gnu"),
