@@ -23,6 +23,7 @@ from onnxc.dialects.graph_composite import (
     ConvAddOp,
     FusedElementwiseOp,
 )
+from onnxc.dialects.graph_control import CONTROL_OPS, IfOp, LoopOp, YieldOp
 from onnxc.dialects.graph_fused import (
     AttentionOp,
     GeluOp,
@@ -195,11 +196,13 @@ Graph = Dialect(
         FusedElementwiseOp, ChannelShuffleOp, ConvAddOp,
         LayoutConvertOp, QuantizeLinearOp, DequantizeLinearOp, DynamicQuantizeLinearOp,
         *LOGIC_OPS, *UNARY_MATH_OPS, *INDEXED_OPS, *CHECK_OPS, *QLINEAR_OPS, *RNN_OPS,
+        *CONTROL_OPS,
     ],
     [],
 )
 
 __all__ = [
+    "CONTROL_OPS",
     "AbsOp",
     "AcosOp",
     "AcoshOp",
@@ -264,6 +267,7 @@ __all__ = [
     "GreaterOp",
     "GreaterOrEqualOp",
     "IdentityOp",
+    "IfOp",
     "IsInfOp",
     "IsNaNOp",
     "LRNOp",
@@ -274,6 +278,7 @@ __all__ = [
     "LessOp",
     "LessOrEqualOp",
     "LogOp",
+    "LoopOp",
     "MatMulOp",
     "MaxOp",
     "MaxPoolOp",
@@ -335,6 +340,7 @@ __all__ = [
     "WeightedSumOp",
     "WhereOp",
     "XorOp",
+    "YieldOp",
     "float_of",
     "int_of",
     "ints_of",

@@ -96,6 +96,7 @@ class NodeContext:
         block: Block,
         is_used: Callable[[str], bool],
         inferred: Mapping[str, onnx.TypeProto] | None = None,
+        import_body: Callable[..., tuple[Block, list[Tensor]]] | None = None,
     ):
         self.node = node
         self._inferred = inferred or {}
@@ -106,6 +107,9 @@ class NodeContext:
         self._block = block
         self._is_used = is_used
         self._attrs = {a.name: a for a in node.attribute}
+        self.import_body = import_body
+        """the importer's `import_body(graph, arg_types, block=None) -> (block, outputs)`:
+        how If, Loop and Scan import their subgraphs"""
 
     # ------------------------------------------------------------------ errors
 
@@ -253,6 +257,12 @@ class NodeContext:
 
     def materialize(self, tensor: Tensor) -> SSAValue:
         return materialize(self._block, tensor)
+
+    @property
+    def block(self) -> Block:
+        """Where this node's ops go (an If with a constant condition imports its branch
+        straight into it)."""
+        return self._block
 
     def scalar(self, value: float, el: Attribute) -> SSAValue:
         """A rank-0 constant of element type `el` (for decompositions)."""

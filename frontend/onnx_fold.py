@@ -30,6 +30,7 @@ from onnxc.frontend.onnx_ops_tensor import (
     reshape_params,
     shape_slice,
     slice_params,
+    split_params,
     squeeze_params,
     transpose_perm,
     unsqueeze_params,
@@ -110,6 +111,14 @@ def _gather(ctx: NodeContext) -> list[np.ndarray] | None:
     return [np.take(data, indices, axis=axis)]
 
 
+def _split(ctx: NodeContext) -> list[np.ndarray] | None:
+    data = ctx.known(0)
+    if data is None:
+        return None
+    axis, sizes = split_params(ctx)
+    return np.split(data, np.cumsum(sizes)[:-1], axis=axis)
+
+
 def _concat(ctx: NodeContext) -> list[np.ndarray] | None:
     arrays = _all_known(ctx)
     return None if arrays is None else [np.concatenate(arrays, axis=concat_axis(ctx))]
@@ -161,6 +170,7 @@ FOLDERS: dict[str, Folder] = {
     "Shape": lambda ctx: [np.array(shape_slice(ctx), dtype=np.int64)],
     "Gather": _gather,
     "Concat": _concat,
+    "Split": _split,
     "Expand": _expand,
     "Range": _range,
     "Where": _where,
@@ -191,13 +201,13 @@ FOLDERS: dict[str, Folder] = {
 def try_fold(ctx: NodeContext) -> list[np.ndarray] | None:
     """The node's outputs as constants, or None if it is not a foldable computation."""
     folder = FOLDERS.get(ctx.op_type)
-    if folder is None or ctx.num_outputs != 1:
+    if folder is None:
         return None
     try:
         arrays = folder(ctx)
     except (ValueError, IndexError, TypeError, OverflowError):
         return None  # let the converter report the problem with its own message
-    if arrays is None:
+    if arrays is None or len(arrays) != ctx.num_outputs:  # e.g. Dropout's mask: not folded
         return None
     for array in arrays:
         if array.size > FOLD_LIMIT or types.onnx_type_of_numpy(array.dtype) is None:

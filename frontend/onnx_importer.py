@@ -8,7 +8,10 @@ after an attempt to fold it when it is a tiny shape computation on constants.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import copy
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import onnx
@@ -27,6 +30,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from onnxc.dialects.graph_checks import NODE_ATTR, needs_node_name
 from onnxc.errors import (
     InvalidInputError,
+    ModelLoadError,
     OnnxcError,
     ShapeInferenceError,
     UnsupportedOpError,
@@ -34,6 +38,7 @@ from onnxc.errors import (
 from onnxc.frontend import (
     onnx_ops_activation,
     onnx_ops_attention,
+    onnx_ops_control,
     onnx_ops_einsum,
     onnx_ops_generate,
     onnx_ops_logic,
@@ -61,6 +66,7 @@ from onnxc.frontend.onnx_context import (
 from onnxc.frontend.onnx_fold import FOLDERS, try_fold
 from onnxc.frontend.onnx_model import (
     ModelSource,
+    all_nodes,
     check_domains,
     check_ir_version,
     check_names,
@@ -69,6 +75,7 @@ from onnxc.frontend.onnx_model import (
     inline_functions,
     load_model,
     node_label,
+    node_reads,
     parse_text,
     topological_order,
 )
@@ -94,6 +101,7 @@ CONVERTERS = {
     **onnx_ops_rnn.CONVERTERS,
     **onnx_ops_loss.CONVERTERS,
     **onnx_ops_normalization.CONVERTERS,
+    **onnx_ops_control.CONVERTERS,
 }
 
 
@@ -170,7 +178,7 @@ def checked_model(model: onnx.ModelProto) -> onnx.ModelProto:
 def check_op_types(graph: onnx.GraphProto, opset: int) -> None:
     """Report unsupported ops before any work (all distinct ones in the message)."""
     missing: dict[str, str] = {}
-    for index, node in enumerate(graph.node):
+    for index, node in enumerate(all_nodes(graph)):
         if node.op_type not in CONVERTERS and node.op_type not in FOLDERS:
             missing.setdefault(node.op_type, node_label(node, index))
     if missing:
@@ -197,7 +205,7 @@ class OnnxImporter:
         """Values whose ONNX-inferred shape is wrong (see `_check_type`): not checked."""
         self.tensors: dict[str, Tensor] = {}
         self.block = Block()
-        self.used = {name for node in self.graph.node for name in node.input}
+        self.used = {name for node in self.graph.node for name in node_reads(node)}
         self.used.update(o.name for o in self.graph.output)
 
     def _check_constant_inputs(
@@ -305,7 +313,7 @@ class OnnxImporter:
     def _import_node(self, node: onnx.NodeProto, index: int) -> None:
         label = node_label(node, index)
         ctx = NodeContext(node, label, self.opset, self.tensors, self.block,
-                          self.used.__contains__, self.inferred)
+                          self.used.__contains__, self.inferred, self.import_body)
         last_before = self.block.last_op
         results: list[Result] | None = try_fold(ctx)
         if results is None:
@@ -332,6 +340,41 @@ class OnnxImporter:
             tensor = self._as_tensor(result, name)
             self._check_type(ctx, name, tensor.type)
             self.tensors[name] = tensor
+
+    def import_body(self, body: onnx.GraphProto, block: Block,
+                    inputs: Sequence[SSAValue]) -> tuple[Block, list[Tensor]]:
+        """Import a subgraph (an If branch, a Loop or Scan body) into `block`, its inputs
+        bound to `inputs`, in a scope that sees every value of this one; returns its outputs
+        as Tensors, constant data included (a branch inlined into its parent folds on).
+        Constants materialize in `block`, never in an enclosing one."""
+        child = copy.copy(self)
+        child.block = block
+        child.tensors = {name: dataclasses.replace(t) for name, t in self.tensors.items()}
+        child.used = {name for node in body.node for name in node_reads(node)}
+        child.used.update(o.name for o in body.output)
+        if len(body.input) != len(inputs):
+            raise ModelLoadError(f"subgraph '{body.name}' declares {len(body.input)} inputs, "
+                                 f"its node gives it {len(inputs)}")
+        for value, vi in zip(inputs, body.input):
+            declared = static_type(vi.type, vi.name, self.opset)
+            vtype = value.type
+            assert isinstance(vtype, TensorType)
+            if declared is not None and (
+                    declared.get_element_type() != vtype.get_element_type()
+                    or math.prod(declared.get_shape()) != math.prod(vtype.get_shape())):
+                raise ModelLoadError(f"subgraph '{body.name}' declares input '{vi.name}' as "
+                                     f"{declared}, but its node passes {vtype}")
+            if value.name_hint is None:
+                value.name_hint = types.name_hint(vi.name)
+            child.tensors[vi.name] = Tensor(vtype, value=value, name=vi.name)
+        for init in body.initializer:
+            child.tensors[init.name] = Tensor.of_array(tensor_proto_to_array(
+                init, f"initializer '{init.name}'",
+                lambda d, n=init.name: UnsupportedOpError("initializer", n, self.opset, d)),
+                init.name)
+        for index in topological_order(body, list(child.tensors)):
+            child._import_node(body.node[index], index)
+        return child.block, [child.tensors[o.name] for o in body.output]
 
     def _name_checked_ops(self, last_before: Operation | None, label: str) -> None:
         """Record the node's name on the ops it became: as their location (printed only with

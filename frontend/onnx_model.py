@@ -177,6 +177,45 @@ def _all_static(graph: onnx.GraphProto) -> bool:
     return True
 
 
+def subgraphs(node: onnx.NodeProto) -> list[onnx.GraphProto]:
+    """The graphs a node carries in its attributes (If's branches, Loop's and Scan's body)."""
+    found = []
+    for a in node.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+            found.append(a.g)
+        found.extend(a.graphs)
+    return found
+
+
+def outer_names(graph: onnx.GraphProto) -> set[str]:
+    """The values a subgraph reads from enclosing scopes (ONNX's outer-scope values)."""
+    defined = {vi.name for vi in graph.input} | {t.name for t in graph.initializer}
+    used: set[str] = set()
+    for node in graph.node:
+        used.update(n for n in node.input if n)
+        for g in subgraphs(node):
+            used |= outer_names(g)
+        defined.update(node.output)
+    used.update(vi.name for vi in graph.output)
+    return used - defined
+
+
+def node_reads(node: onnx.NodeProto) -> list[str]:
+    """Every value a node needs before it runs: its inputs and its subgraphs' outer values."""
+    reads = [n for n in node.input if n]
+    for g in subgraphs(node):
+        reads += sorted(outer_names(g) - set(reads))
+    return reads
+
+
+def all_nodes(graph: onnx.GraphProto):
+    """The graph's nodes and, recursively, those of their subgraphs."""
+    for node in graph.node:
+        yield node
+        for g in subgraphs(node):
+            yield from all_nodes(g)
+
+
 def node_label(node: onnx.NodeProto, index: int) -> str:
     """The node's name, or a stable made-up one for unnamed nodes."""
     return node.name or f"{node.op_type}_{index}"
@@ -185,7 +224,7 @@ def node_label(node: onnx.NodeProto, index: int) -> str:
 def check_domains(model: onnx.ModelProto) -> None:
     """Reject nodes from other operator sets before doing any work."""
     versions = {o.domain: o.version for o in model.opset_import}
-    for index, node in enumerate(model.graph.node):
+    for index, node in enumerate(all_nodes(model.graph)):
         if node.domain in DEFAULT_DOMAINS:
             continue
         label = node_label(node, index)
@@ -206,7 +245,7 @@ def check_names(graph: onnx.GraphProto) -> None:
     (what empty bytes parse to)."""
     names = [vi.name for vi in (*graph.input, *graph.output)]
     names += [init.name for init in graph.initializer]
-    for node in graph.node:
+    for node in all_nodes(graph):
         names += [node.name, node.op_type, node.domain, *node.input, *node.output]
     for name in names:
         if not isinstance(name, str):
@@ -249,8 +288,8 @@ def topological_order(graph: onnx.GraphProto, available: Iterable[str]) -> list[
     waiting_on = [0] * len(nodes)
     users: list[list[int]] = [[] for _ in nodes]
     for index, node in enumerate(nodes):
-        for name in node.input:
-            if not name or name in defined:
+        for name in node_reads(node):
+            if name in defined:
                 continue
             if name not in producer:
                 raise ModelLoadError(

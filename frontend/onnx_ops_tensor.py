@@ -278,10 +278,16 @@ def _split_sizes(ctx: NodeContext, dim: int) -> list[int]:
     return [dim // parts] * parts
 
 
-def convert_split(ctx: NodeContext) -> list[Result]:
+def split_params(ctx: NodeContext) -> tuple[int, list[int]]:
+    """Split's axis (normalized) and part sizes."""
     x = ctx.shape(0)
     axis = _axis(ctx, ctx.attr("axis", 0), len(x))
-    sizes = _split_sizes(ctx, x[axis])
+    return axis, _split_sizes(ctx, x[axis])
+
+
+def convert_split(ctx: NodeContext) -> list[Result]:
+    x = ctx.shape(0)
+    axis, sizes = split_params(ctx)
     results = [_with_shape(ctx, x[:axis] + (s,) + x[axis + 1 :]) for s in sizes]
     op = ctx.emit(graph.SplitOp(operands=[ctx.operand(0)], result_types=[results],
                                 properties={"axis": types.i64_attr(axis)}))

@@ -47,7 +47,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Block, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -56,6 +56,7 @@ from onnxc.lowering.entry_abi import (
     CHECK_FALLBACK_ATTR,
     CHECK_OPERANDS_ATTR,
     CHECK_SITE_ATTR,
+    NESTED_CHECKS_ATTR,
     STATUS_OFFSET_ATTR,
     entry_function,
 )
@@ -153,8 +154,14 @@ class ReturnCheckStatusPass(ModulePass):
         flag = memref.LoadOp.get(status, [zero_index])
         zero = arith.ConstantOp(IntegerAttr(0, i64))
         bad = arith.CmpiOp(flag, zero, "ne")
-        code = arith.ConstantOp(IntegerAttr(site.value.data + 1, i32))
-        tests = [zero_index, flag, zero, bad, code]
+        tests: list[Operation] = [zero_index, flag, zero, bad]
+        if NESTED_CHECKS_ATTR in call.attributes:  # the failed check recorded site + 1
+            recorded = memref.LoadOp.get(call.operands[0], [zero_index])
+            code = arith.TruncIOp(recorded, i32)
+            tests += [recorded, code]
+        else:
+            code = arith.ConstantOp(IntegerAttr(site.value.data + 1, i32))
+            tests.append(code)
         Rewriter.insert_op(tests, InsertPoint.after(call))
         assert code.next_op is not None
         rest = block.split_before(code.next_op)

@@ -49,6 +49,10 @@ CHECK_SITE_ATTR = "onnxc.check_site"
 CHECK_FALLBACK_ATTR = "onnxc.check_fallback"
 """On the call of a kernel that checks its own indices (a fused check): the check kernel the
 entry runs, only when that kernel flagged a bad index, to find the first one."""
+NESTED_CHECKS_ATTR = "onnxc.nested_checks"
+"""On the check call after a top-level control-flow op with checks inside: the site is not
+fixed; the failed check recorded its site + 1 in the cell that is the call's operand 0
+(lowering/graph_to_loops/control_flow.py)."""
 CHECK_OPERANDS_ATTR = "onnxc.check_operands"
 """On such a call: [the checked operand's position, the status record's position]."""
 STATUS_OFFSET_ATTR = "onnxc.status_offset"

@@ -93,7 +93,7 @@ class InplacePass(ModulePass):
                 args = list(call.arguments[:-1])
                 Rewriter.replace_op(call, func.CallOp(callee, args, []))
                 break
-        for call in block.ops:
+        for call in entry.walk():  # loop bodies too: only top-level calls are rewritten
             call.attributes.pop(INPLACE_ATTR, None)  # a lowering hint, spent here
         if saved:
             entry.attributes[INPLACE_BYTES_ATTR] = IntegerAttr(saved, 64)

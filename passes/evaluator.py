@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
 from onnxc.dialects import graph, graph_shapes
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
@@ -420,10 +420,60 @@ def evaluate(
         if array.shape != shape_of(arg):
             raise InvalidInputError(f"input shape {array.shape} differs from {shape_of(arg)}")
         env[arg] = array.astype(dtype_of(arg), copy=False)
-    for op in func.body.block.ops:
+    values = _run_block(func.body.block, env)
+    if values is None:
+        raise InvalidInputError(f"function @{func.sym_name.data} has no func.return")
+    return values
+
+
+def _run_block(block: Block, env: dict[SSAValue, np.ndarray]) -> list[np.ndarray] | None:
+    """Run a block's ops in `env` (which holds the values of enclosing scopes too); the
+    values its terminator returns or yields."""
+    for op in block.ops:
         operands = [env[v] for v in op.operands]
-        if isinstance(op, ReturnOp):
+        if isinstance(op, ReturnOp | graph.YieldOp):
             return operands
-        for r, value in zip(op.results, evaluate_op(op, operands), strict=True):
+        if isinstance(op, graph.IfOp | graph.LoopOp):
+            values = evaluate_region_op(op, operands, env)
+        else:
+            values = evaluate_op(op, operands)
+        for r, value in zip(op.results, values, strict=True):
             env[r] = value
-    raise InvalidInputError(f"function @{func.sym_name.data} has no func.return")
+    return None
+
+
+def evaluate_region_op(op: graph.IfOp | graph.LoopOp, operands: list[np.ndarray],
+                       env: dict[SSAValue, np.ndarray]) -> list[np.ndarray]:
+    """The results of a graph.if / graph.loop: its regions read outer values from `env`
+    (not operands), so these are run by the driver, not from EVALUATORS."""
+    _check_result_sizes(op)
+    values = (_run_if if isinstance(op, graph.IfOp) else _run_loop)(op, operands, env)
+    return [np.asarray(v).astype(dtype_of(r), copy=False).reshape(shape_of(r))
+            for r, v in zip(op.results, values, strict=True)]
+
+
+def _run_if(op: graph.IfOp, operands: list[np.ndarray],
+            env: dict[SSAValue, np.ndarray]) -> list[np.ndarray]:
+    taken = op.then_region if bool(operands[0].reshape(-1)[0]) else op.else_region
+    return _run_block(taken.block, env) or []
+
+
+def _run_loop(op: graph.LoopOp, operands: list[np.ndarray],
+              env: dict[SSAValue, np.ndarray]) -> list[np.ndarray]:
+    """ONNX Loop semantics: run while i < trip count and the condition holds."""
+    trips, cond = int(operands[0].reshape(-1)[0]), bool(operands[1].reshape(-1)[0])
+    state = operands[2:]
+    slices: list[list[np.ndarray]] = [[] for _ in op.scan_outputs]
+    args = op.body.block.args
+    i = 0
+    while i < trips and cond:
+        env[args[0]], env[args[1]] = np.array(i, np.int64), np.array(cond)
+        env.update(zip(args[2:], state))
+        out = _run_block(op.body.block, env) or []
+        cond, state = bool(out[0].reshape(-1)[0]), out[1:1 + len(state)]
+        for k, value in enumerate(out[1 + len(state):]):
+            slices[k].append(value)
+        i += 1
+    stacked = [np.stack(s) if s else np.zeros(shape_of(r), dtype_of(r))
+               for s, r in zip(slices, op.scan_outputs)]
+    return [*state, *stacked]

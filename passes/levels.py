@@ -18,14 +18,16 @@ from __future__ import annotations
 BASIC: tuple[str, ...] = (
     # constant folding
     "fold-constant-ops", "fold-axes-inputs", "fold-scalar-binary", "fold-unsqueeze-const",
+    "fold-constant-if",
     # redundant node elimination
     "drop-no-op", "drop-noop-cast", "drop-full-slice", "drop-identity-pool", "drop-orphans",
     "drop-reshape-before-binary", "drop-flatten-after-global-pool", "drop-flatten-after-linear",
     "merge-reshapes", "merge-casts",
     # inverse pairs
     "cancel-squeeze-unsqueeze", "cancel-transposes", "cancel-concat-slice",
-    # common subexpressions and algebra
-    "cse", "algebraic-identities", "reassociate-constants", "distribute", "strength-reduce",
+    # common subexpressions and algebra, loop-invariant code motion
+    "cse", "hoist-loop-invariants", "algebraic-identities", "reassociate-constants", "distribute",
+    "strength-reduce",
     "broadcast-simplify",
     # operator fusion
     "fuse-conv-bn", "fuse-conv-add", "fuse-conv-mul", "fuse-conv-matmul", "fuse-matmul-add",
@@ -60,6 +62,7 @@ ORDER: tuple[str, ...] = (
     "move-quant-dequant", "fuse-qdq-linear",
     # 1. constants become real constants, constant inputs become properties
     "fold-constant-ops", "fold-axes-inputs", "fold-unsqueeze-const", "pad-to-input",
+    "fold-constant-if",
     # fp16/bf16 graphs compute in f32 from here, rounded at their edges as onnxruntime's are
     "widen-half-graph",
     # 2. nothing-ops, inverse pairs and normal forms
@@ -85,8 +88,8 @@ ORDER: tuple[str, ...] = (
     # match the model's own ops, before fuse-elementwise)
     "widen-half-precision", "fuse-elementwise",
     "drop-layout-cast-at-output",
-    # 7. clean up
-    "cse", "drop-orphans",
+    # 7. clean up (invariants leave loops once CSE merged what the body shares with outside)
+    "cse", "hoist-loop-invariants", "drop-orphans",
 )
 
 ROUNDS = 2

@@ -29,9 +29,10 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from onnxc.dialects import graph
 from onnxc.dialects.graph import shape_of
 from onnxc.errors import InvalidInputError, OnnxcError
-from onnxc.passes.evaluator import dtype_of, entry_function, evaluate_op
+from onnxc.passes.evaluator import dtype_of, entry_function, evaluate_op, evaluate_region_op
 
 
 class NumericDriftError(OnnxcError):
@@ -121,6 +122,13 @@ class MemoEvaluator:
             if isinstance(op, ReturnOp):
                 self._cache = cache
                 return [env[v][0] for v in op.operands]
+            if isinstance(op, graph.IfOp | graph.LoopOp):  # regions read outer values too
+                values = evaluate_region_op(op, [env[v][0] for v in op.operands],
+                                            {v: pair[0] for v, pair in env.items()})
+                self.computed += 1
+                for r, v in zip(op.results, values):
+                    env[r] = (v, self.content_key(v))
+                continue
             key = (op.name, tuple(sorted(op.properties.items())),
                    tuple(r.type for r in op.results), tuple(env[v][1] for v in op.operands))
             entry = self._cache.get(key) or cache.get(key)

@@ -57,6 +57,11 @@ from onnxc.lowering.entry_abi import (
     site_attribute,
 )
 from onnxc.lowering.graph_to_loops.checks import STATUS_TYPE
+from onnxc.lowering.graph_to_loops.control_flow import (
+    CONTROL_FLOW_OPS,
+    guard_rest,
+    lower_control_flow,
+)
 from onnxc.lowering.graph_to_loops.data_movement import copy_kernel
 from onnxc.lowering.graph_to_loops.kernels import (
     KernelFn,
@@ -207,6 +212,12 @@ class _FunctionLowering:
         self.mod = mod
         self.f = f
         self.block = Block()
+        self.top = self.block
+        """the function's block; `block` is a control-flow body while one is lowered"""
+        self.guards: list[Block] = []
+        """open `scf.if` blocks that run the rest of a body only while no check failed"""
+        self.sticky: SSAValue | None = None
+        """where a check inside a control-flow body records its site + 1 (control_flow.py)"""
         self.buffers: dict[SSAValue, SSAValue] = {}
         """tensor value -> memref of exactly its shape"""
         self.bases: dict[SSAValue, SSAValue] = {}
@@ -221,6 +232,13 @@ class _FunctionLowering:
         self.block.add_op(op)
         return op.results[0] if op.results else None  # type: ignore[return-value]
 
+    def hoist(self, op: Operation) -> SSAValue:
+        """Emit a buffer (an alloc, a constant global) in the function's block, before the
+        control-flow op being lowered: plan-memory places only top-level buffers, and one
+        used inside a loop body then lives for the whole loop."""
+        self.top.add_op(op)
+        return op.results[0]
+
     def lower(self) -> func.FuncOp:
         body = self.f.body.block
         ret = body.last_op
@@ -228,7 +246,7 @@ class _FunctionLowering:
             raise LoweringError(f"@{self.f.sym_name.data}: body must end in func.return")
         for op in body.ops:
             if op is not ret and not isinstance(op, graph.GraphOp | graph.CheckOp
-                                                       | layout.ConvertOp):
+                                                       | layout.ConvertOp | CONTROL_FLOW_OPS):
                 raise LoweringError(
                     f"convert-graph-to-loops: no lowering for op '{op.name}' "
                     f"in @{self.f.sym_name.data}"
@@ -302,22 +320,25 @@ class _FunctionLowering:
             base = self.bases[op.input]
             self.bases[op.output] = base
             self.buffers[op.output] = self.view(base, _physical(op.output), op.output.name_hint)
-        elif isinstance(op, graph.CheckIndicesOp) and _fusable_check(op):
+        elif isinstance(op, CONTROL_FLOW_OPS):
+            lower_control_flow(self, op)
+        elif isinstance(op, graph.CheckIndicesOp) and _fusable_check(op) \
+                and self.block is self.top:
             self.fused_check = self.check_kernel_only(op)
         else:
             build = kernel_for(op)
             for r in op.results:
                 if r not in self.buffers:
-                    alloc = self.emit(memref.AllocOp([], [], memref_of(r.type)))
+                    alloc = self.hoist(memref.AllocOp([], [], memref_of(r.type)))
                     alloc.name_hint = r.name_hint
                     self.buffers[r] = self.bases[r] = alloc
             ins = [self.buffers[v] for v in op.operands]
             for table in kernel_constants(op):
                 name, mtype = self.mod.global_for(table)
-                ins.append(self.emit(memref.GetGlobalOp(name, mtype)))
+                ins.append(self.hoist(memref.GetGlobalOp(name, mtype)))
                 ins[-1].name_hint = "table"
             for scratch_type in kernel_scratch(op):
-                ins.append(self.emit(memref.AllocOp([], [], scratch_type)))
+                ins.append(self.hoist(memref.AllocOp([], [], scratch_type)))
                 ins[-1].name_hint = "scratch"
             fused, self.fused_check = self.fused_check, None
             if isinstance(op, graph.CheckOp) or fused is not None:
@@ -344,6 +365,10 @@ class _FunctionLowering:
                     IntegerAttr(len(ins) - 1, i64)])
                 self.sites.append(check.site())
             self.emit(call)
+            if isinstance(op, graph.CheckOp) and self.block is not self.top:
+                site = call.attributes[CHECK_SITE_ATTR]
+                assert isinstance(site, IntegerAttr)
+                guard_rest(self, site.value.data + 1)
 
     def check_kernel_only(self, check: graph.CheckIndicesOp) -> tuple[graph.CheckIndicesOp, str]:
         """Build `check`'s kernel without calling it: the consumer after it checks its own
@@ -357,13 +382,13 @@ class _FunctionLowering:
     def status_record(self) -> SSAValue:
         """The buffer check kernels report into: one per run, in the arena like any other."""
         if self.status is None:
-            self.status = self.emit(memref.AllocOp([], [], STATUS_TYPE))
+            self.status = self.hoist(memref.AllocOp([], [], STATUS_TYPE))
             self.status.name_hint = "status"
         return self.status
 
     def constant(self, result: SSAValue, value: DenseIntOrFPElementsAttr) -> None:
         name, mtype = self.mod.global_for(value)
-        buffer = self.emit(memref.GetGlobalOp(name, mtype))
+        buffer = self.hoist(memref.GetGlobalOp(name, mtype))
         buffer.name_hint = result.name_hint
         self.buffers[result] = self.bases[result] = buffer
 

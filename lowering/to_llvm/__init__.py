@@ -28,7 +28,7 @@ from onnxc.lowering.pass_verifier import verify_module
 
 LOOPS_TO_LLVM_PIPELINE: tuple[str, ...] = (
     "outline-parallel-loops",  # serial by default; loops_to_llvm_pipeline(n) threads them
-    "convert-scf-to-cf",
+    "convert-scf-to-cf-with-while",  # xDSL's convert-scf-to-cf, plus scf.while
     "convert-to-llvm",  # = convert-{arith,math,vector,memref,cf,func}-to-llvm in one walk
     "reconcile-unrealized-casts",
 )

@@ -94,6 +94,9 @@ _PASS_PATHS: dict[str, str] = {
     "move-quant-dequant": "onnxc.passes.quant_move:MoveQuantDequantPass",
     "widen-half-precision": "onnxc.passes.half_precision:WidenHalfPrecisionPass",
     "widen-half-graph": "onnxc.passes.half_precision:WidenHalfGraphPass",
+    # control flow: If on a constant condition, loop-invariant code motion
+    "fold-constant-if": "onnxc.passes.control_flow:FoldConstantIfPass",
+    "hoist-loop-invariants": "onnxc.passes.control_flow:HoistLoopInvariantsPass",
     # graph -> loops (scf/memref/arith/math over static memrefs); first, at every -O level,
     # the checks of run-time indices and divisors (pipeline.GRAPH_TO_LOOPS)
     "convert-graph-to-loops": "onnxc.lowering.graph_to_loops.pass_:ConvertGraphToLoopsPass",
@@ -111,6 +114,7 @@ _PASS_PATHS: dict[str, str] = {
     "return-check-status": "onnxc.lowering.check_status:ReturnCheckStatusPass",
     # loops -> llvm dialect
     "outline-parallel-loops": "onnxc.lowering.to_llvm.parallel:OutlineParallelLoopsPass",
+    "convert-scf-to-cf-with-while": "onnxc.lowering.to_llvm.scf_while:ConvertScfToCfWithWhilePass",
     "convert-to-llvm": "onnxc.lowering.to_llvm.convert_to_llvm:ConvertToLLVMPass",
     "convert-arith-to-llvm": "onnxc.lowering.to_llvm.arith:ConvertArithToLLVMPass",
     "convert-math-to-llvm": "onnxc.lowering.to_llvm.math:ConvertMathToLLVMPass",

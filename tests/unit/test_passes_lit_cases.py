@@ -1,4 +1,5 @@
-"""Every lit case of the redundant, inverse-pair and forwarding rows keeps its numbers.
+"""Every lit case of the redundant, inverse-pair, forwarding and control-flow rows keeps its
+numbers.
 
 Each `// -----` case of tests/lit/passes/<row>.mlir is evaluated with the numpy evaluator
 before and after its row's pass (check_pass_equivalence); a row must rewrite at least one of
@@ -13,7 +14,7 @@ from onnxc.passes.verify_numerics import check_pass_equivalence
 from onnxc.testing import parse_graph, split_lit_cases
 
 LIT = Path(__file__).parents[1] / "lit" / "passes"
-ROWS = ['drop-no-op', 'drop-noop-cast', 'drop-full-slice', 'drop-identity-pool', 'drop-layout-cast-at-output', 'drop-orphans', 'drop-reshape-before-binary', 'drop-flatten-after-global-pool', 'drop-flatten-after-linear', 'merge-reshapes', 'merge-casts', 'cancel-squeeze-unsqueeze', 'cancel-transposes', 'cancel-layout-conversions', 'cancel-quant-dequant', 'cancel-concat-slice', 'slice-before-elementwise', 'transpose-through-elementwise', 'reduce-before-shift']
+ROWS = ['drop-no-op', 'drop-noop-cast', 'drop-full-slice', 'drop-identity-pool', 'drop-layout-cast-at-output', 'drop-orphans', 'drop-reshape-before-binary', 'drop-flatten-after-global-pool', 'drop-flatten-after-linear', 'merge-reshapes', 'merge-casts', 'cancel-squeeze-unsqueeze', 'cancel-transposes', 'cancel-layout-conversions', 'cancel-quant-dequant', 'cancel-concat-slice', 'slice-before-elementwise', 'transpose-through-elementwise', 'reduce-before-shift', 'fold-constant-if', 'hoist-loop-invariants']
 
 
 @pytest.mark.parametrize("row", ROWS)

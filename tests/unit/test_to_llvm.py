@@ -67,7 +67,7 @@ def _elementwise(body: str, t: str = "f32", rt: str | None = None, n: int = 64) 
 
 
 def test_pipeline_names_resolve():
-    assert LOOPS_TO_LLVM_PIPELINE[:2] == ("outline-parallel-loops", "convert-scf-to-cf")
+    assert LOOPS_TO_LLVM_PIPELINE[:2] == ("outline-parallel-loops", "convert-scf-to-cf-with-while")
     assert LOOPS_TO_LLVM_PIPELINE[-1] == "reconcile-unrealized-casts"
     xdsl_passes = get_all_passes()
     for name in LOOPS_TO_LLVM_PIPELINE:

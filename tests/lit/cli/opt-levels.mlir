@@ -31,7 +31,7 @@ func.func @main(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
 // O1:       %{{.*}} = graph.conv(%x, %{{.*}}, %{{.*}}) {{{.*}}activation = "relu"
 // O1-NEXT:  func.return
 
-// PIPELINE: {{^}}fold-constant-ops,fold-axes-inputs,{{.*}},cse,drop-orphans{{$}}
+// PIPELINE: {{^}}fold-constant-ops,fold-axes-inputs,{{.*}},cse,hoist-loop-invariants,drop-orphans{{$}}
 
 // STATS:      graph statistics: 4 -> 1 compute nodes
 // STATS:      graph.conv {{ *}}1 {{ *}}1

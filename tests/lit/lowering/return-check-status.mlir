@@ -82,3 +82,31 @@ func.func @main(%x: memref<4xf32>, %i: memref<2xi64>, %y: memref<2xf32>, %arena:
 // CHECK-NEXT:    cf.br ^[[FAILED:.*]](%[[SITE]] : i32)
 // CHECK-NEXT:  ^[[FAILED]](%site: i32):
 // CHECK-NEXT:    func.return %site : i32
+
+// -----
+
+// After a loop with checks inside, the nested_checks call has no fixed site: the check that
+// failed in the loop recorded its site + 1 in the cell that is the call's first operand, and
+// that is the status returned.
+
+func.func private @nested(%f: memref<1xi64>, %s: memref<3xi64>) attributes {onnxc.kernel = "graph.nested_checks"} {
+  func.return
+}
+func.func @main(%arena: memref<64xi8>) attributes {onnxc.entry} {
+  %c0 = arith.constant 0 : index
+  %c32 = arith.constant 32 : index
+  %failed_site = memref.view %arena[%c0][] : memref<64xi8> to memref<1xi64>
+  %status = memref.view %arena[%c32][] : memref<64xi8> to memref<3xi64>
+  func.call @nested(%failed_site, %status) {onnxc.check_site = -1 : i64, onnxc.nested_checks = 0 : i64} : (memref<1xi64>, memref<3xi64>) -> ()
+  func.return
+}
+
+// CHECK-LABEL: func.func @main(
+// CHECK:         func.call @nested(%failed_site, %status)
+// CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[FLAG:.*]] = memref.load %status[%[[C0]]] : memref<3xi64>
+// CHECK-NEXT:    %[[Z:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:    %[[BAD:.*]] = arith.cmpi ne, %[[FLAG]], %[[Z]] : i64
+// CHECK-NEXT:    %[[RECORDED:.*]] = memref.load %failed_site[%[[C0]]] : memref<1xi64>
+// CHECK-NEXT:    %[[CODE:.*]] = arith.trunci %[[RECORDED]] : i64 to i32
+// CHECK-NEXT:    cf.cond_br %[[BAD]], ^{{.*}}(%[[CODE]] : i32), ^{{.*}}

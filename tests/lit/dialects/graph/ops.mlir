@@ -551,3 +551,34 @@ func.func @layer_normalization_stats(%x: tensor<2x3x4xf32>, %s: tensor<3x4xf32>,
 // CHECK-NEXT:    %y1, %mean1, %inv1 = graph.layer_normalization_stats(%y, %b) {axis = -1 : i64, epsilon = 1.000000e-03 : f32} : (tensor<2x3x4xf32>, tensor<4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x1xf32>, tensor<2x3x1xf32>)
 // CHECK-NEXT:    func.return %y1, %mean, %inv1 : tensor<2x3x4xf32>, tensor<2x1x1xf32>, tensor<2x3x1xf32>
 // CHECK-NEXT:  }
+
+// -----
+
+func.func @control_flow(%c: tensor<i1>, %n: tensor<i64>, %x: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<2x3xf32>) {
+  %y = graph.if(%c) {
+    %a = graph.neg(%x) : (tensor<3xf32>) -> tensor<3xf32>
+    graph.yield %a : tensor<3xf32>
+  } else {
+    graph.yield %x : tensor<3xf32>
+  } : (tensor<i1>) -> tensor<3xf32>
+  %v, %vs = graph.loop(%n, %c, %y) {
+  ^bb0(%i: tensor<i64>, %go: tensor<i1>, %acc: tensor<3xf32>):
+    %next = graph.add(%acc, %x) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+    graph.yield %go, %next, %acc : tensor<i1>, tensor<3xf32>, tensor<3xf32>
+  } {iterations = 2 : i64} : (tensor<i64>, tensor<i1>, tensor<3xf32>) -> (tensor<3xf32>, tensor<2x3xf32>)
+  func.return %y, %v, %vs : tensor<3xf32>, tensor<3xf32>, tensor<2x3xf32>
+}
+// CHECK-LABEL: func.func @control_flow(
+// CHECK-NEXT:    %y = graph.if(%c) {
+// CHECK-NEXT:      %a = graph.neg(%x) : (tensor<3xf32>) -> tensor<3xf32>
+// CHECK-NEXT:      graph.yield %a : tensor<3xf32>
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      graph.yield %x : tensor<3xf32>
+// CHECK-NEXT:    } : (tensor<i1>) -> tensor<3xf32>
+// CHECK-NEXT:    %v, %vs = graph.loop(%n, %c, %y) {
+// CHECK-NEXT:    ^bb0(%i: tensor<i64>, %go: tensor<i1>, %acc: tensor<3xf32>):
+// CHECK-NEXT:      %next = graph.add(%acc, %x) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK-NEXT:      graph.yield %go, %next, %acc : tensor<i1>, tensor<3xf32>, tensor<3xf32>
+// CHECK-NEXT:    } {iterations = 2 : i64} : (tensor<i64>, tensor<i1>, tensor<3xf32>) -> (tensor<3xf32>, tensor<2x3xf32>)
+// CHECK-NEXT:    func.return %y, %v, %vs : tensor<3xf32>, tensor<3xf32>, tensor<2x3xf32>
+// CHECK-NEXT:  }

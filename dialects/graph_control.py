@@ -1,0 +1,182 @@
+"""Control flow in the graph dialect: `graph.if`, `graph.loop` and their `graph.yield`.
+
+ONNX's If, Loop and Scan carry subgraphs; here they carry regions, imported recursively, that
+may use any value of the enclosing scope (ONNX's outer-scope values). The bodies are ordinary
+graph IR, so every graph pass runs inside them too. Scan is a `graph.loop` with a known
+iteration count (frontend/onnx_ops_control.py).
+
+    %r = graph.if(%cond) {
+      graph.yield %a : tensor<2xf32>
+    } else {
+      graph.yield %b : tensor<2xf32>
+    } : (tensor<i1>) -> tensor<2xf32>
+
+    %final, %stacked = graph.loop(%max_trips, %cond, %init) {
+    ^bb0(%i: tensor<i64>, %c: tensor<i1>, %x: tensor<2xf32>):
+      ...
+      graph.yield %c2, %x2, %slice : tensor<i1>, tensor<2xf32>, tensor<3xf32>
+    } {iterations = 5 : i64}
+      : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> (tensor<2xf32>, tensor<5x3xf32>)
+
+A loop runs while `i < max_trips` and the condition holds; the body yields the next condition,
+the next carried values, then one slice per scan output. Shapes are static, so scan outputs
+need a known iteration count: `iterations` says the loop always runs exactly that many times
+(the importer proves it: a constant trip count and a condition that stays true), and scan
+output k is `[iterations, *slice_k]`. Without `iterations` a loop has no scan outputs.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import I64, IntegerAttr, TensorType, i1, i64
+from xdsl.ir import Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    region_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.traits import HasParent, IsTerminator, RecursiveMemoryEffect
+from xdsl.utils.exceptions import VerifyException
+
+from onnxc.dialects.graph_base import shape_of
+
+
+def _is_scalar_of(value: SSAValue, element) -> bool:
+    t = value.type
+    return (isinstance(t, TensorType) and t.get_element_type() == element
+            and len(shape_of(t)) <= 1 and all(d == 1 for d in shape_of(t)))
+
+
+def _types(types) -> str:
+    return "(" + ", ".join(str(t) for t in types) + ")"
+
+
+def _yield_of(region: Region, what: str) -> YieldOp:
+    if len(region.blocks) != 1:
+        raise VerifyException(f"{what} must have exactly one block")
+    last = region.block.last_op
+    if not isinstance(last, YieldOp):
+        raise VerifyException(f"{what} must end in graph.yield")
+    return last
+
+
+@irdl_op_definition
+class IfOp(IRDLOperation):
+    """ONNX If: run one of two regions by a one-element boolean; results are what it yields."""
+
+    name = "graph.if"
+    cond = operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    then_region = region_def("single_block")
+    else_region = region_def("single_block")
+    traits = traits_def(RecursiveMemoryEffect())
+    assembly_format = ("`(` $cond `)` $then_region `else` $else_region attr-dict `:` "
+                       "functional-type(operands, results)")
+
+    def __init__(self, cond: SSAValue, result_types, then_region: Region, else_region: Region):
+        super().__init__(operands=[cond], result_types=[result_types],
+                         regions=[then_region, else_region])
+
+    def verify_(self) -> None:
+        if not _is_scalar_of(self.cond, i1):
+            raise VerifyException(f"graph.if: the condition must be one i1, not {self.cond.type}")
+        results = [r.type for r in self.outputs]
+        for region, what in ((self.then_region, "then"), (self.else_region, "else")):
+            if region.block.args:
+                raise VerifyException(f"graph.if: the {what} region takes no arguments")
+            yielded = [v.type for v in _yield_of(region, f"graph.if's {what} region").values]
+            if yielded != results:
+                raise VerifyException(f"graph.if: the {what} region yields {_types(yielded)}, "
+                                      f"the op returns {_types(results)}")
+
+
+@irdl_op_definition
+class LoopOp(IRDLOperation):
+    """ONNX Loop (and Scan): `body(i, cond, *carried) -> (cond, *carried, *scan slices)`."""
+
+    name = "graph.loop"
+    max_trips = operand_def(TensorType)
+    condition = operand_def(TensorType)
+    initial = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    body = region_def("single_block")
+    iterations = opt_prop_def(IntegerAttr[I64])
+    traits = traits_def(RecursiveMemoryEffect())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = ("`(` $max_trips `,` $condition (`,` $initial^)? `)` $body attr-dict `:` "
+                       "functional-type(operands, results)")
+
+    def __init__(self, max_trips: SSAValue, condition: SSAValue, initial, result_types,
+                 body: Region, iterations: int | None = None):
+        props = {} if iterations is None else {"iterations": IntegerAttr(iterations, i64)}
+        super().__init__(operands=[max_trips, condition, initial], result_types=[result_types],
+                         regions=[body], properties=props)
+
+    @property
+    def carried(self) -> int:
+        return len(self.initial)
+
+    @property
+    def scan_outputs(self) -> tuple[SSAValue, ...]:
+        return tuple(self.outputs[self.carried:])
+
+    def iteration_count(self) -> int | None:
+        return None if self.iterations is None else self.iterations.value.data
+
+    def verify_(self) -> None:
+        if not _is_scalar_of(self.max_trips, i64):
+            raise VerifyException("graph.loop: the trip count must be one i64")
+        if not _is_scalar_of(self.condition, i1):
+            raise VerifyException("graph.loop: the condition must be one i1")
+        carried = [v.type for v in self.initial]
+        args = [a.type for a in self.body.block.args]
+        expected = [TensorType(i64, []), TensorType(i1, []), *carried]
+        if args != expected:
+            raise VerifyException(
+                f"graph.loop: the body takes {_types(args)}, expected {_types(expected)}")
+        yielded = [v.type for v in _yield_of(self.body, "graph.loop's body").values]
+        if len(yielded) < 1 + len(carried) or not _is_scalar_of(
+                _yield_of(self.body, "").values[0], i1):
+            raise VerifyException("graph.loop: the body must yield the condition first")
+        if yielded[1:1 + len(carried)] != carried:
+            raise VerifyException(
+                f"graph.loop: the body yields {_types(yielded[1:1 + len(carried)])} for "
+                f"carried values of types {_types(carried)}")
+        results = [r.type for r in self.outputs]
+        if results[:len(carried)] != carried:
+            raise VerifyException("graph.loop: the first results must be the carried values")
+        slices = yielded[1 + len(carried):]
+        scans = results[len(carried):]
+        if len(slices) != len(scans):
+            raise VerifyException(
+                f"graph.loop: {len(slices)} scan slices yielded, {len(scans)} scan outputs")
+        n = self.iteration_count()
+        if scans and n is None:
+            raise VerifyException("graph.loop: scan outputs need a known iteration count")
+        for k, (s, r) in enumerate(zip(slices, scans)):
+            want = TensorType(s.get_element_type(), [n, *s.get_shape()])
+            if r != want:
+                raise VerifyException(f"graph.loop: scan output {k} is {r}, expected {want}")
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """The values a `graph.if` branch or a `graph.loop` iteration produces."""
+
+    name = "graph.yield"
+    values = var_operand_def(TensorType)
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+    traits = traits_def(IsTerminator(), HasParent(IfOp, LoopOp))
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[values])
+
+
+CONTROL_OPS = (IfOp, LoopOp, YieldOp)
+
+__all__ = ["CONTROL_OPS", "IfOp", "LoopOp", "YieldOp"]

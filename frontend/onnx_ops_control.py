@@ -1,0 +1,229 @@
+"""ONNX If, Loop and Scan -> `graph.if` / `graph.loop` with their subgraphs as regions.
+
+An If whose condition is known at compile time imports only the branch taken, straight into
+the enclosing graph (the `_expanded` forms of ONNX functions test static facts this way).
+Scan becomes a `graph.loop` with a known iteration count: each iteration gathers its slice of
+every scan input (index i, or N-1-i in reverse), and the stacked scan outputs are reversed and
+transposed into place after the loop. Shapes are static, so a loop-carried value must keep its
+type across iterations, and a Loop has scan outputs only when its iteration count is known:
+a constant trip count with a condition that stays true.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType, i1, i64
+from xdsl.ir import Block, Region, SSAValue
+
+from onnxc.dialects import graph
+from onnxc.dialects.graph_shapes import normalize_axis
+from onnxc.frontend import onnx_types as types
+from onnxc.frontend.onnx_context import NodeContext, Result, Tensor, materialize
+
+_SCALAR_I64 = TensorType(i64, [])
+_SCALAR_I1 = TensorType(i1, [])
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+def _body(ctx: NodeContext, name: str, block: Block,
+          inputs: Sequence[SSAValue]) -> tuple[Block, list[SSAValue]]:
+    """Import subgraph attribute `name` into `block`, its inputs bound to `inputs`; the
+    values it yields, materialized in `block`."""
+    assert ctx.import_body is not None
+    block, outputs = ctx.import_body(ctx.attr(name), block, inputs)
+    return block, [materialize(block, t) for t in outputs]
+
+
+def _one_bool(ctx: NodeContext, tensor: Tensor, what: str) -> None:
+    if tensor.element_type != i1 or int(np.prod(tensor.shape)) != 1:
+        raise ctx.invalid(f"{what} must be a single bool, not {tensor.type}")
+
+
+def convert_if(ctx: NodeContext) -> list[Result]:
+    cond = ctx.tensor(0)
+    _one_bool(ctx, cond, "the condition")
+    if cond.array is not None:  # known: only the branch taken exists
+        taken = "then_branch" if bool(cond.array.reshape(-1)[0]) else "else_branch"
+        assert ctx.import_body is not None
+        _, outputs = ctx.import_body(ctx.attr(taken), ctx.block, [])
+        return list(outputs)
+    then_block, then_values = _body(ctx, "then_branch", Block(), [])
+    else_block, else_values = _body(ctx, "else_branch", Block(), [])
+    then_types = [v.type for v in then_values]
+    else_types = [v.type for v in else_values]
+    if len(then_types) != len(else_types) or len(then_types) != ctx.num_outputs:
+        raise ctx.invalid(f"the branches yield {len(then_types)} and {len(else_types)} "
+                          f"values for {ctx.num_outputs} outputs")
+    if then_types != else_types:
+        raise ctx.unsupported(
+            f"the branches yield different types ({then_types} and {else_types}); "
+            f"onnxc needs them equal (static shapes)")
+    then_block.add_op(graph.YieldOp(*then_values))
+    else_block.add_op(graph.YieldOp(*else_values))
+    op = graph.IfOp(ctx.operand(0), then_types, Region(then_block), Region(else_block))
+    return list(ctx.emit(op).results)
+
+
+def _stays_true(value: SSAValue, cond_arg: SSAValue) -> bool:
+    """Whether a body's next condition is its current one (or the constant true)."""
+    while isinstance(value.owner, graph.IdentityOp):
+        value = value.owner.input
+    if value is cond_arg:
+        return True
+    owner = value.owner
+    return isinstance(owner, graph.ConstantOp) and bool(
+        np.all(np.asarray(owner.value.get_values())))
+
+
+def _known_iterations(ctx: NodeContext, trips: Tensor | None, cond: Tensor | None,
+                      stays_true: bool) -> int | None:
+    """How many times the loop runs, when that is known at compile time."""
+    first = None if cond is None or cond.array is None else bool(cond.array.reshape(-1)[0])
+    if first is False:
+        return 0
+    if cond is not None and first is None:
+        return None
+    if not stays_true or trips is None or trips.array is None:
+        return None
+    return max(0, int(trips.array.reshape(-1)[0]))
+
+
+def convert_loop(ctx: NodeContext) -> list[Result]:
+    trips = ctx.tensor(0) if ctx.has_input(0) else None
+    cond = ctx.tensor(1) if ctx.has_input(1) else None
+    if trips is not None and (trips.element_type != i64 or int(np.prod(trips.shape)) != 1):
+        raise ctx.invalid(f"the trip count must be a single int64, not {trips.type}")
+    if cond is not None:
+        _one_bool(ctx, cond, "the condition")
+    initial = [ctx.tensor(i) for i in range(2, ctx.num_inputs)]
+    carried = [t.type for t in initial]
+    block = Block(arg_types=[_SCALAR_I64, _SCALAR_I1, *carried])
+    block, yielded = _body(ctx, "body", block, block.args)
+    if len(yielded) < 1 + len(carried):
+        raise ctx.invalid(f"the body yields {len(yielded)} values for {len(carried)} "
+                          f"loop-carried values and the condition")
+    for t, v, name in zip(carried, yielded[1:], ctx.node.input[2:]):
+        if v.type != t:
+            raise ctx.unsupported(
+                f"loop-carried value '{name}' changes from {t} to {v.type} across "
+                f"iterations; onnxc needs it to keep its type (static shapes)")
+    next_cond = yielded[0].type
+    if next_cond.get_element_type() != i1 or int(np.prod(next_cond.get_shape())) != 1:
+        raise ctx.invalid(f"the body's condition output must be a single bool, not {next_cond}")
+    scans = yielded[1 + len(carried):]
+    iterations = _known_iterations(ctx, trips, cond, _stays_true(yielded[0], block.args[1]))
+    if scans and iterations is None:
+        if trips is not None and trips.array is None:
+            ctx.constant(0, "the trip count")  # raises: names the value to bind
+        if cond is not None and cond.array is None:
+            ctx.constant(1, "the condition")
+        raise ctx.unsupported(
+            "scan outputs of a Loop whose iteration count is known only at run time "
+            "need symbolic shapes")
+    block.add_op(graph.YieldOp(*yielded))
+    trip_value = ctx.operand(0) if trips is not None else ctx.materialize(
+        Tensor.of_array(np.array(_INT64_MAX, dtype=np.int64)))
+    cond_value = ctx.operand(1) if cond is not None else ctx.materialize(
+        Tensor.of_array(np.array(True)))
+    results = [*carried, *(TensorType(v.type.get_element_type(),
+                                      [iterations, *v.type.get_shape()]) for v in scans)]
+    op = graph.LoopOp(trip_value, cond_value, [ctx.materialize(t) for t in initial], results,
+                      Region(block), iterations)
+    return list(ctx.emit(op).results)
+
+
+def convert_scan(ctx: NodeContext) -> list[Result]:
+    if ctx.opset < 9:
+        raise ctx.unsupported("Scan-8 (batched, with sequence_lens); Scan-9 and later are "
+                              "supported")
+    body = ctx.attr("body")
+    n_scan_in = int(ctx.attr("num_scan_inputs"))
+    n_state = ctx.num_inputs - n_scan_in
+    n_scan_out = len(body.output) - n_state
+    if n_scan_in < 1 or n_state < 0 or n_scan_out < 0:
+        raise ctx.invalid(f"{ctx.num_inputs} inputs, {n_scan_in} scan inputs and "
+                          f"{len(body.output)} body outputs do not match")
+    states = [ctx.tensor(i) for i in range(n_state)]
+    scanned = [ctx.tensor(i) for i in range(n_state, ctx.num_inputs)]
+    in_axes = ctx.ints("scan_input_axes", [0] * n_scan_in)
+    in_dirs = ctx.ints("scan_input_directions", [0] * n_scan_in)
+    out_axes = ctx.ints("scan_output_axes", [0] * n_scan_out)
+    out_dirs = ctx.ints("scan_output_directions", [0] * n_scan_out)
+    if not (len(in_axes) == len(in_dirs) == n_scan_in and len(out_axes) == len(out_dirs)
+            == n_scan_out):
+        raise ctx.invalid("scan axes and directions must have one entry per scan value")
+    try:
+        in_axes = [normalize_axis(a, len(t.shape)) for a, t in zip(in_axes, scanned)]
+    except ValueError as err:
+        raise ctx.invalid(str(err)) from err
+    lengths = {t.shape[a] for a, t in zip(in_axes, scanned)}
+    if len(lengths) != 1:
+        raise ctx.invalid(f"the scan inputs have different lengths {sorted(lengths)}")
+    (length,) = lengths
+
+    block = Block(arg_types=[_SCALAR_I64, _SCALAR_I1, *(t.type for t in states)])
+    slices = [_slice_at(block, t, axis, length, reverse=bool(d))
+              for t, axis, d in zip(scanned, in_axes, in_dirs)]
+    block, yielded = _body(ctx, "body", block, [*block.args[2:], *slices])
+    for t, v in zip(states, yielded):
+        if v.type != t.type:
+            raise ctx.unsupported(
+                f"scan state '{t.name}' changes from {t.type} to {v.type} across iterations; "
+                f"onnxc needs it to keep its type (static shapes)")
+    block.add_op(graph.YieldOp(block.args[1], *yielded))
+    trips = ctx.materialize(Tensor.of_array(np.array(length, dtype=np.int64)))
+    always = ctx.materialize(Tensor.of_array(np.array(True)))
+    results = [*(t.type for t in states), *(TensorType(v.type.get_element_type(),
+                                                       [length, *v.type.get_shape()])
+                                            for v in yielded[n_state:])]
+    loop = ctx.emit(graph.LoopOp(trips, always, [ctx.materialize(t) for t in states], results,
+                                 Region(block), length))
+    outputs: list[Result] = list(loop.results[:n_state])
+    for value, axis, direction in zip(loop.results[n_state:], out_axes, out_dirs):
+        outputs.append(_place_stacked(ctx, value, axis, bool(direction)))
+    return outputs
+
+
+def _slice_at(block: Block, tensor: Tensor, axis: int, length: int,
+              reverse: bool) -> SSAValue:
+    """Iteration i's slice of a scan input: index i (or length-1-i) along `axis`."""
+    index = block.args[0]
+    if reverse:
+        last = materialize(block, Tensor.of_array(np.array(length - 1, dtype=np.int64)))
+        sub = graph.SubOp(operands=[last, index], result_types=[_SCALAR_I64])
+        block.add_op(sub)
+        index = sub.results[0]
+    data = materialize(block, Tensor(tensor.type, tensor.value, tensor.array, tensor.name))
+    shape = [d for k, d in enumerate(tensor.shape) if k != axis]
+    gather = graph.GatherOp(operands=[data, index],
+                            result_types=[TensorType(tensor.element_type, shape)],
+                            properties={"axis": types.i64_attr(axis)})
+    block.add_op(gather)
+    return gather.results[0]
+
+
+def _place_stacked(ctx: NodeContext, value: SSAValue, axis: int, reverse: bool) -> SSAValue:
+    """A scan output stacked along axis 0 by the loop, reversed if it scans backwards and
+    moved to its axis."""
+    shape = list(value.type.get_shape())
+    el = value.type.get_element_type()
+    if reverse and shape[0] > 1:
+        value = ctx.emit1(graph.SliceOp(
+            operands=[value], result_types=[value.type], properties={
+                "starts": types.i64_array([-1]), "ends": types.i64_array([-shape[0] - 1]),
+                "axes": types.i64_array([0]), "steps": types.i64_array([-1])}))
+    try:
+        axis = normalize_axis(axis, len(shape))
+    except ValueError as err:
+        raise ctx.invalid(str(err)) from err
+    if axis == 0:
+        return value
+    perm = [*range(1, axis + 1), 0, *range(axis + 1, len(shape))]
+    out = [shape[p] for p in perm]
+    return ctx.emit1(graph.TransposeOp(operands=[value], result_types=[TensorType(el, out)],
+                                       properties={"perm": types.i64_array(perm)}))
+
+
+CONVERTERS = {"If": convert_if, "Loop": convert_loop, "Scan": convert_scan}

@@ -1,0 +1,277 @@
+"""`graph.if` / `graph.loop` -> `scf.if` / `scf.for` / `scf.while` in the entry function.
+
+A body is lowered like the function around it, into the region of its scf op: kernel calls
+in the region, their buffers hoisted to the function's block (plan-memory places top-level
+buffers; one used inside a loop lives for the whole loop). Values cross iterations in
+buffers, not SSA values:
+- a loop's carried values live in its result buffers: copied in from the initial values,
+  read by the body through its block arguments, and overwritten by what the body yields at
+  the end of each iteration (through a temporary when a yield reads another state buffer,
+  e.g. a swap);
+- the iteration number and the condition are one-element buffers the body reads;
+- scan slices are stored at the iteration's row of their stacked result.
+
+A loop with a known iteration count is an `scf.for`; otherwise an `scf.while` that runs while
+`i < max_trips` and the condition holds.
+
+Run-time checks inside a body cannot return from the function as top-level ones do
+(return-check-status). A failed check instead records its site + 1 in a "sticky" cell and
+everything after it in its body is skipped (`scf.if`): a kernel that needs a check always
+comes after it in the same block, so it never runs on refused data. Later iterations do
+nothing (`scf.for`) or the loop stops (`scf.while`), and right after the top-level
+control-flow op a small kernel turns the sticky cell into the status record's flag, which
+return-check-status tests like any check, returning the recorded site.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, i1, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from onnxc.dialects import graph
+from onnxc.lowering.entry_abi import CHECK_SITE_ATTR, NESTED_CHECKS_ATTR
+from onnxc.lowering.graph_to_loops.checks import STATUS_TYPE
+from onnxc.lowering.graph_to_loops.loops import KernelBuilder, memref_of
+
+CONTROL_FLOW_OPS = graph.IfOp | graph.LoopOp
+
+STICKY_TYPE = MemRefType(i64, [1])
+"""The cell where a failed check inside a control-flow body records its site + 1."""
+
+
+def lower_control_flow(fl, op: Operation) -> None:
+    """Lower `op` where `fl` (a convert-graph-to-loops function lowering) emits."""
+    for r in op.results:
+        if r not in fl.buffers:
+            alloc = fl.hoist(memref.AllocOp([], [], memref_of(r.type)))
+            alloc.name_hint = r.name_hint
+            fl.buffers[r] = fl.bases[r] = alloc
+    sites_before = len(fl.sites)
+    if isinstance(op, graph.IfOp):
+        _lower_if(fl, op)
+    else:
+        assert isinstance(op, graph.LoopOp)
+        _lower_loop(fl, op)
+    if len(fl.sites) == sites_before:
+        return
+    if fl.block is fl.top:
+        _raise_recorded_failure(fl)
+    else:
+        guard_rest(fl, None)
+
+
+# ------------------------------------------------------------------------------ checks
+
+
+def _index(fl, value: int) -> SSAValue:
+    return fl.emit(arith.ConstantOp(IntegerAttr(value, IndexType())))
+
+
+def _sticky(fl) -> SSAValue:
+    """The sticky cell, made (and zeroed, at the top level before the op being lowered)
+    on first use."""
+    if fl.sticky is None:
+        fl.sticky = fl.hoist(memref.AllocOp([], [], STICKY_TYPE))
+        fl.sticky.name_hint = "failed_site"
+        zero = fl.hoist(arith.ConstantOp(IntegerAttr(0, i64)))
+        at = fl.hoist(arith.ConstantOp(IntegerAttr(0, IndexType())))
+        fl.top.add_op(memref.StoreOp.get(zero, fl.sticky, [at]))
+    return fl.sticky
+
+
+def guard_rest(fl, code: int | None) -> None:
+    """Run the rest of the current body only if nothing failed: after a check call (which
+    records `code` when its flag is set) or after a nested control-flow op with checks."""
+    sticky = _sticky(fl)
+    zero = fl.emit(arith.ConstantOp(IntegerAttr(0, i64)))
+    if code is not None:
+        flag = fl.emit(memref.LoadOp.get(fl.status_record(), [_index(fl, 0)]))
+        bad = fl.emit(arith.CmpiOp(flag, zero, "ne"))
+        value = arith.ConstantOp(IntegerAttr(code, i64))
+        at = arith.ConstantOp(IntegerAttr(0, IndexType()))
+        fl.emit(scf.IfOp(bad, [], [value, at, memref.StoreOp.get(value, sticky, [at]),
+                                   scf.YieldOp()]))
+    else:
+        flag = fl.emit(memref.LoadOp.get(sticky, [_index(fl, 0)]))
+    ok = fl.emit(arith.CmpiOp(flag, zero, "eq"))
+    rest = Block()
+    fl.emit(scf.IfOp(ok, [], Region(rest)))
+    fl.guards.append(rest)
+    fl.block = rest
+
+
+def _raise_recorded_failure(fl) -> None:
+    """After a top-level control-flow op with checks inside: the status flag is set iff a
+    check failed in it, and return-check-status returns the recorded site."""
+    ins = [_sticky(fl), fl.status_record()]
+    name = fl.mod.kernel("graph.nested_checks", ("nested_checks",), _nested_checks_kernel,
+                         None, [STICKY_TYPE, STATUS_TYPE], [])
+    call = func.CallOp(name, ins, [])
+    call.attributes[CHECK_SITE_ATTR] = IntegerAttr(-1, i64)
+    call.attributes[NESTED_CHECKS_ATTR] = IntegerAttr(0, i64)
+    fl.emit(call)
+
+
+def _nested_checks_kernel(op, kb: KernelBuilder, ins, outs) -> None:
+    sticky, status = ins
+    recorded = kb.load(sticky, [0])
+    failed = kb.insert(arith.CmpiOp(recorded, kb.constant(0, i64), "ne"))
+    kb.store(kb.insert(arith.ExtUIOp(failed, i64)), status, [0])
+
+
+# ------------------------------------------------------------------------------ bodies
+
+
+def _lower_body(fl, source: Block, into: Block, finish: Callable[[Sequence[SSAValue]], None]):
+    """Lower the ops of `source` into `into`, then `finish(yielded values)` (their copies
+    into state buffers), inside whatever check guards the body opened."""
+    saved, guards = fl.block, len(fl.guards)
+    fl.block = into
+    yielded: Sequence[SSAValue] = ()
+    for o in source.ops:
+        if isinstance(o, graph.YieldOp):
+            yielded = tuple(o.values)
+        else:
+            fl.lower_op(o)
+    finish(yielded)
+    while len(fl.guards) > guards:
+        fl.guards.pop().add_op(scf.YieldOp())
+    fl.block = saved
+
+
+def _load_one(fl, buffer: SSAValue) -> SSAValue:
+    """The single element of a one-element buffer."""
+    assert isinstance(buffer.type, MemRefType)
+    return fl.emit(memref.LoadOp.get(buffer, [_index(fl, 0) for _ in buffer.type.get_shape()]))
+
+
+def _lower_if(fl, op: graph.IfOp) -> None:
+    targets = [fl.buffers[r] for r in op.results]
+
+    def finish(values: Sequence[SSAValue]) -> None:
+        for v, t in zip(values, targets):
+            fl.copy(fl.buffers[v], t)
+
+    cond = _load_one(fl, fl.buffers[op.cond])
+    branches = []
+    for region in (op.then_region, op.else_region):
+        block = Block()
+        _lower_body(fl, region.block, block, finish)
+        block.add_op(scf.YieldOp())
+        branches.append(Region(block))
+    fl.emit(scf.IfOp(cond, [], *branches))
+
+
+def _update_states(fl, targets: Sequence[SSAValue], values: Sequence[SSAValue]) -> None:
+    """targets[k] = values[k] for all k at once: a value read from another state buffer
+    goes through a temporary, so no copy reads a buffer an earlier copy overwrote."""
+    staged, direct = [], []
+    for t, v in zip(targets, values):
+        base = fl.bases.get(v)
+        if base is t:
+            continue  # carried through unchanged (or as a view of itself)
+        if any(base is other for other in targets):
+            temporary = fl.hoist(memref.AllocOp([], [], t.type))
+            fl.copy(fl.buffers[v], temporary)
+            staged.append((temporary, t))
+        else:
+            direct.append((fl.buffers[v], t))
+    for source, t in [*direct, *staged]:
+        fl.copy(source, t)
+
+
+def _store_slice(fl, value: SSAValue, iteration: SSAValue, stacked: SSAValue) -> None:
+    """Row `iteration` of `stacked` (a scan output) = `value`."""
+    source = fl.buffers[value]
+    rows = stacked.type.get_shape()[0]
+    size = source.type.element_count()
+    flat = MemRefType(source.type.get_element_type(), [size])
+    table = MemRefType(source.type.get_element_type(), [rows, size])
+    name = fl.mod.kernel("graph.store_slice", ("store_slice", flat, table), _store_slice_kernel,
+                         None, [flat, iteration.type], [table])
+    fl.emit(func.CallOp(name, [fl.view(source, [size]), iteration, fl.view(stacked, [rows, size])],
+                        []))
+
+
+def _store_slice_kernel(op, kb: KernelBuilder, ins, outs) -> None:
+    source, iteration = ins
+    (table,) = outs
+    rows, size = table.type.get_shape()
+    row = kb.insert(arith.IndexCastOp(kb.load(iteration, []), IndexType()))
+    row = kb.imax(kb.imin(row, rows - 1), 0)  # never trust an index from memory
+    kb.for_(0, size, lambda j: kb.store(kb.load(source, [j]), table, [row, j]))
+
+
+def _lower_loop(fl, op: graph.LoopOp) -> None:
+    n = op.carried
+    carried = [fl.buffers[r] for r in op.results[:n]]
+    stacked = [fl.buffers[r] for r in op.results[n:]]
+    for init, target in zip(op.initial, carried):
+        fl.copy(fl.buffers[init], target)
+    iteration = fl.hoist(memref.AllocOp([], [], MemRefType(i64, [])))
+    iteration.name_hint = "iteration"
+    cond = fl.hoist(memref.AllocOp([], [], MemRefType(i1, [])))
+    cond.name_hint = "cond"
+    fl.copy(fl.buffers[op.condition], cond)
+    args = op.body.block.args
+    for arg, buffer in zip(args, [iteration, cond, *carried]):
+        fl.buffers[arg] = fl.bases[arg] = buffer
+    counted = op.iteration_count() is not None
+
+    def finish(values: Sequence[SSAValue]) -> None:
+        if counted:  # the condition stays true: only the carried values change
+            _update_states(fl, carried, values[1:1 + n])
+        else:
+            _update_states(fl, [cond, *carried], values[:1 + n])
+        for v, target in zip(values[1 + n:], stacked):
+            _store_slice(fl, v, iteration, target)
+
+    sites_before = len(fl.sites)
+    if counted:
+        body = Block(arg_types=[IndexType()])
+        inner = Block()
+        _lower_body(fl, op.body.block, inner, finish)
+        saved, fl.block = fl.block, body
+        fl.emit(memref.StoreOp.get(fl.emit(arith.IndexCastOp(body.args[0], i64)), iteration, []))
+        if len(fl.sites) > sites_before:  # once a check failed, later iterations do nothing
+            zero = fl.emit(arith.ConstantOp(IntegerAttr(0, i64)))
+            ok = fl.emit(arith.CmpiOp(_load_one(fl, _sticky(fl)), zero, "eq"))
+            inner.add_op(scf.YieldOp())
+            fl.emit(scf.IfOp(ok, [], Region(inner)))
+        else:
+            for o in list(inner.ops):
+                o.detach()
+                body.add_op(o)
+        body.add_op(scf.YieldOp())
+        fl.block = saved
+        bounds = [_index(fl, 0), _index(fl, op.iteration_count()), _index(fl, 1)]
+        fl.emit(scf.ForOp(*bounds, [], Region(body)))
+        return
+
+    after = Block(arg_types=[i64])
+    saved, fl.block = fl.block, after
+    fl.emit(memref.StoreOp.get(after.args[0], iteration, []))
+    step = fl.emit(arith.ConstantOp(IntegerAttr(1, i64)))
+    following = fl.emit(arith.AddiOp(after.args[0], step))
+    fl.block = saved
+    _lower_body(fl, op.body.block, after, finish)
+    after.add_op(scf.YieldOp(following))
+
+    before = Block(arg_types=[i64])
+    fl.block = before
+    go = fl.emit(arith.CmpiOp(before.args[0], _load_one(fl, fl.buffers[op.max_trips]), "slt"))
+    go = fl.emit(arith.AndIOp(go, _load_one(fl, cond)))
+    if len(fl.sites) > sites_before:  # stop once a check failed
+        zero = fl.emit(arith.ConstantOp(IntegerAttr(0, i64)))
+        go = fl.emit(arith.AndIOp(go, fl.emit(arith.CmpiOp(_load_one(fl, _sticky(fl)), zero,
+                                                             "eq"))))
+    fl.emit(scf.ConditionOp(go, before.args[0]))
+    fl.block = saved
+    start = fl.emit(arith.ConstantOp(IntegerAttr(0, i64)))
+    fl.emit(scf.WhileOp([start], [i64], Region(before), Region(after)))
+
+
+__all__ = ["CONTROL_FLOW_OPS", "guard_rest", "lower_control_flow"]
