@@ -12,6 +12,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     StringAttr,
     TensorType,
+    UnitAttr,
     i64,
 )
 from xdsl.ir import SSAValue
@@ -19,6 +20,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     var_operand_def,
@@ -176,6 +178,9 @@ class GatherOp(GraphOp):
     indices = operand_def(TensorType)
     output = result_def(TensorType)
     axis = prop_def(IntegerAttr)
+    nonnegative = opt_prop_def(UnitAttr)
+    """set on a Slice with run-time bounds (frontend/onnx_symbolic.py): indices must lie in
+    [0, dim), ONNX's negative ones are an error"""
 
     def same_element_type_operands(self) -> Sequence[SSAValue]:
         return (self.data,)

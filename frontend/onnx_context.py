@@ -35,6 +35,9 @@ class Tensor:
     value: SSAValue | None = None
     array: np.ndarray | None = None
     name: str = ""
+    terms: list | None = None
+    """for a small run-time integer tensor: each element as a constant or another run-time
+    value's element plus a constant (frontend/onnx_symbolic.py)"""
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -94,11 +94,14 @@ def _mod(ctx: NodeContext) -> list[np.ndarray] | None:
     return [np.fmod(a, b) if ctx.attr("fmod", 0) else np.mod(a, b)]
 
 
-def _slice(ctx: NodeContext, data: np.ndarray) -> np.ndarray:
+def _slice(ctx: NodeContext) -> list[np.ndarray] | None:
+    data = ctx.known(0)
+    if data is None or (ctx.opset >= 10 and any(ctx.known(i) is None for i in (1, 2))):
+        return None  # bounds known only at run time: convert_slice's dynamic form
     for start, end, axis, step in zip(*slice_params(ctx)):
         first, last = shapes.normalized_slice_bounds(data.shape[axis], start, end, step)
         data = np.take(data, list(range(first, last, step)), axis=axis)
-    return data
+    return [data]
 
 
 def _gather(ctx: NodeContext) -> list[np.ndarray] | None:
@@ -166,7 +169,7 @@ FOLDERS: dict[str, Folder] = {
     "Unsqueeze": _unary(lambda ctx, x: x.reshape(shapes.unsqueeze_shape(x.shape,
                                                                         unsqueeze_params(ctx)))),
     "Transpose": _unary(lambda ctx, x: np.transpose(x, transpose_perm(ctx))),
-    "Slice": _unary(_slice),
+    "Slice": _slice,
     "Shape": lambda ctx: [np.array(shape_slice(ctx), dtype=np.int64)],
     "Gather": _gather,
     "Concat": _concat,

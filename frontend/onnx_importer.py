@@ -64,6 +64,7 @@ from onnxc.frontend.onnx_context import (
     tensor_proto_to_array,
 )
 from onnxc.frontend.onnx_fold import FOLDERS, try_fold
+from onnxc.frontend.onnx_symbolic import output_terms
 from onnxc.frontend.onnx_model import (
     ModelSource,
     all_nodes,
@@ -338,6 +339,8 @@ class OnnxImporter:
                     raise ctx.unsupported(f"output {i} ('{name}')")
                 continue
             tensor = self._as_tensor(result, name)
+            if tensor.array is None and tensor.terms is None:
+                tensor.terms = output_terms(ctx, tensor)
             self._check_type(ctx, name, tensor.type)
             self.tensors[name] = tensor
 

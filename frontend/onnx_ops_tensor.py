@@ -99,13 +99,28 @@ def slice_params(ctx: NodeContext) -> tuple[list[int], list[int], list[int], lis
         steps = None if steps_array is None else _ints(steps_array)
     axes = list(range(len(starts))) if axes is None else [_axis(ctx, a, rank) for a in axes]
     steps = [1] * len(starts) if steps is None else steps
+    _check_slice_params(ctx, starts, ends, axes, steps)
+    return starts, ends, axes, steps
+
+
+def _slice_axes_steps(ctx: NodeContext, count: int) -> tuple[list[int], list[int]]:
+    """A Slice's axes and steps (constants even when its bounds are not), for `count` bounds."""
+    axes_array = ctx.optional_constant(3, "axes")
+    steps_array = ctx.optional_constant(4, "steps")
+    axes = list(range(count)) if axes_array is None else [
+        _axis(ctx, a, ctx.rank(0)) for a in _ints(axes_array)]
+    steps = [1] * count if steps_array is None else _ints(steps_array)
+    _check_slice_params(ctx, [0] * count, [0] * count, axes, steps)
+    return axes, steps
+
+
+def _check_slice_params(ctx: NodeContext, starts, ends, axes, steps) -> None:
     if not len(starts) == len(ends) == len(axes) == len(steps):
         raise ctx.invalid("starts, ends, axes and steps differ in length")
     if len(set(axes)) != len(axes):
         raise ctx.invalid(f"repeated axes {axes}")
     if 0 in steps:
         raise ctx.invalid("slice step must not be 0")
-    return starts, ends, axes, steps
 
 
 def concat_axis(ctx: NodeContext) -> int:
@@ -295,6 +310,11 @@ def convert_split(ctx: NodeContext) -> list[Result]:
 
 
 def convert_slice(ctx: NodeContext) -> list[Result]:
+    if ctx.opset >= 10 and (ctx.tensor(1).array is None or ctx.tensor(2).array is None):
+        from onnxc.frontend.onnx_symbolic import dynamic_slice  # it builds on this module
+
+        axes, steps = _slice_axes_steps(ctx, ctx.shape(1)[0] if ctx.rank(1) == 1 else 0)
+        return [dynamic_slice(ctx, axes, steps)]
     starts, ends, axes, steps = slice_params(ctx)
     out = _with_shape(ctx, ctx.infer(shapes.slice_shape, ctx.shape(0), starts, ends, axes,
                                      steps))

@@ -81,7 +81,9 @@ def _tensor_scatter(op: graph_indexed.TensorScatterOp) -> Iterator[IndexUse]:
 
 
 INDEX_USES: dict[type[Operation], Callable[[Operation], Iterator[IndexUse]]] = {
-    graph.GatherOp: lambda op: iter([
+    graph.GatherOp: lambda op: iter([  # a Slice with run-time bounds: starts in [0, dim)
+        IndexUse(op.indices, "starts", (_axis_extent(op, op.data),), False)
+        if op.nonnegative else
         IndexUse(op.indices, "indices", (_axis_extent(op, op.data),), True)]),
     graph_indexed.GatherElementsOp: lambda op: iter([
         IndexUse(op.indices, "indices", (_axis_extent(op, op.data),), True)]),
@@ -142,10 +144,17 @@ def _constant(value: SSAValue) -> np.ndarray | None:
     return None
 
 
+def onnx_op_type(op: Operation) -> str:
+    """The ONNX op a checked graph op came from."""
+    if isinstance(op, graph.GatherOp) and op.nonnegative is not None:
+        return "Slice"
+    return ONNX_OP_TYPES.get(type(op), op.name)
+
+
 def _describe(op: Operation) -> str:
     name = node_name(op)
     where = f"node '{name}'" if name else "an unnamed node"
-    return f"{where} ({ONNX_OP_TYPES.get(type(op), op.name)})"
+    return f"{where} ({onnx_op_type(op)})"
 
 
 def _check_constant_indices(op: Operation, use: IndexUse, data: np.ndarray) -> None:
@@ -162,7 +171,7 @@ def _check_constant_indices(op: Operation, use: IndexUse, data: np.ndarray) -> N
 
 def _site(op: Operation, operand: str) -> dict[str, StringAttr]:
     return {"node": StringAttr(node_name(op)),
-            "op_type": StringAttr(ONNX_OP_TYPES.get(type(op), op.name)),
+            "op_type": StringAttr(onnx_op_type(op)),
             "operand": StringAttr(operand)}
 
 

@@ -277,6 +277,12 @@ def _pad(op: graph.PadOp, args: list[np.ndarray]) -> list[np.ndarray]:
     return [y[crop]]
 
 
+def _gather(op: graph.GatherOp, args: list[np.ndarray]) -> list[np.ndarray]:
+    if op.nonnegative is not None and (args[1] < 0).any():  # compiled code stops there too
+        raise InvalidInputError(f"graph.gather: a run-time slice start is negative: {args[1]}")
+    return [np.take(args[0], args[1], axis=int_of(op.axis))]
+
+
 def _shape(op: graph.ShapeOp, args: list[np.ndarray]) -> list[np.ndarray]:
     rank = args[0].ndim
     start, end = (max(0, min(rank, v + rank if v < 0 else v))
@@ -333,7 +339,7 @@ EVALUATORS: dict[type[Operation], Evaluator] = {
     graph.ConcatOp: lambda op, a: [np.concatenate(a, axis=int_of(op.axis))],
     graph.SplitOp: _split,
     graph.SliceOp: _slice,
-    graph.GatherOp: lambda op, a: [np.take(a[0], a[1], axis=int_of(op.axis))],
+    graph.GatherOp: _gather,
     graph.PadOp: _pad,
     graph.ShapeOp: _shape,
     graph.LayoutConvertOp: lambda op, a: [np.transpose(a[0], op.permutation())],

@@ -189,6 +189,8 @@ them: one pass over the indices instead of two, which matters for gathers of man
 
 def _fusable_check(check: graph.CheckIndicesOp) -> bool:
     consumer = check.next_op
+    if isinstance(consumer, graph.GatherOp) and consumer.nonnegative is not None:
+        return False  # its kernel's own check would accept ONNX's negative indices
     return (isinstance(consumer, FUSED_CHECK_CONSUMERS) and consumer.indices is check.indices
             and math.prod(shape_of(consumer.output)) > 0)
 

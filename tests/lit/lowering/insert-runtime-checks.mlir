@@ -87,3 +87,15 @@ func.func @constant(%x: tensor<4xf32>, %a: tensor<2xi32>) -> (tensor<2xf32>, ten
 // CHECK-LABEL: func.func @constant(
 // CHECK-NOT:     graph.check
 // CHECK:         func.return
+
+// -----
+
+// A Slice with run-time bounds (a `nonnegative` gather) needs its starts in [0, dim): a start
+// ONNX would count from the end or clamp is an error, not another slice.
+func.func @run_time_slice(%x: tensor<5x4xf32>, %t: tensor<1xi64>) -> tensor<1x4xf32> {
+  %y = graph.gather(%x, %t) {onnx.node = "rows", axis = 0 : i64, nonnegative} : (tensor<5x4xf32>, tensor<1xi64>) -> tensor<1x4xf32>
+  func.return %y : tensor<1x4xf32>
+}
+// CHECK-LABEL: func.func @run_time_slice(
+// CHECK-NEXT:    graph.check_indices(%t) {bounds = array<i64: 5>, negative = 0 : i64, node = "rows", op_type = "Slice", operand = "starts"} : tensor<1xi64>
+// CHECK-NEXT:    %y = graph.gather(%x, %t)

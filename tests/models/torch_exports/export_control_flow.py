@@ -1,0 +1,95 @@
+"""Export the torch models behind tests/models/test_torch_control_flow.py (needs torch; the
+.onnx files next to this script are its output, so the tests themselves do not need torch).
+
+    python tests/models/torch_exports/export_control_flow.py
+
+TorchScript's exporter (`dynamo=False`) turns scripted Python control flow into ONNX Loop and
+If, as deployed torch models carry it: a while loop on a data-dependent condition, a for loop
+indexing its input with `x[t:t+1]`, and greedy decoding that breaks at an end token.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+HERE = Path(__file__).parent
+
+
+class Doubling(torch.nn.Module):
+    """A while loop on a data-dependent condition, then an If on the result's sign."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor, limit: torch.Tensor) -> torch.Tensor:
+        s = torch.tanh(self.lin(x))
+        i = 0
+        while bool(s.abs().sum() < limit) and i < 10:
+            s = self.lin(s) * 2.0
+            i += 1
+        if bool(s.mean() > 0):
+            out = s - 1.0
+        else:
+            out = torch.relu(s) + 1.0
+        return out
+
+
+class CountedRNN(torch.nn.Module):
+    """A hand-written recurrence: `x[t:t+1]` is a Slice with run-time bounds."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = torch.nn.Linear(16, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.zeros(1, 8)
+        for t in range(x.size(0)):
+            h = torch.tanh(self.cell(torch.cat([x[t:t + 1], h], dim=1)))
+        return h
+
+
+class GreedyDecoder(torch.nn.Module):
+    """Greedy decoding with a GRU-style cell: stops at the end token (15) or after 12 steps."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(16, 32)
+        self.gates = torch.nn.Linear(64, 64)
+        self.candidate = torch.nn.Linear(64, 32)
+        self.out = torch.nn.Linear(32, 16)
+
+    def forward(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        token = torch.zeros(1, dtype=torch.long)
+        tokens = torch.full((12,), -1, dtype=torch.long)
+        i = 0
+        while i < 12:
+            e = self.embed(token)
+            z, r = torch.sigmoid(self.gates(torch.cat([e, h], 1))).chunk(2, 1)
+            h = (1 - z) * h + z * torch.tanh(self.candidate(torch.cat([e, r * h], 1)))
+            token = self.out(h).argmax(-1)
+            tokens[i] = token[0]
+            i += 1
+            if bool(token[0] == 15):
+                break
+        return tokens, h
+
+
+def main() -> None:
+    torch.manual_seed(0)
+    exports = [
+        (Doubling(), (torch.randn(1, 8), torch.tensor(50.0)), ["x", "limit"], ["y"]),
+        (CountedRNN(), (torch.randn(5, 8),), ["x"], ["h"]),
+        (GreedyDecoder(), (torch.randn(1, 32),), ["h"], ["tokens", "h_out"]),
+    ]
+    for module, args, inputs, outputs in exports:
+        path = HERE / f"{type(module).__name__.lower()}.onnx"
+        torch.onnx.export(torch.jit.script(module.eval()), args, str(path), dynamo=False,
+                          input_names=inputs, output_names=outputs, opset_version=17)
+        print(path)
+
+
+if __name__ == "__main__":
+    main()
