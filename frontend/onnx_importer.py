@@ -52,6 +52,7 @@ from onnxc.frontend import (
     onnx_ops_reduce,
     onnx_ops_rnn,
     onnx_ops_rotary,
+    onnx_ops_sequence,
     onnx_ops_tensor,
     onnx_ops_vision,
 )
@@ -64,6 +65,7 @@ from onnxc.frontend.onnx_context import (
     tensor_proto_to_array,
 )
 from onnxc.frontend.onnx_fold import FOLDERS, try_fold
+from onnxc.frontend.onnx_ops_sequence import SEQUENCE_AWARE, is_sequence
 from onnxc.frontend.onnx_symbolic import output_terms
 from onnxc.frontend.onnx_model import (
     ModelSource,
@@ -103,12 +105,14 @@ CONVERTERS = {
     **onnx_ops_loss.CONVERTERS,
     **onnx_ops_normalization.CONVERTERS,
     **onnx_ops_control.CONVERTERS,
+    **onnx_ops_sequence.CONVERTERS,
 }
 
 
 def _check_limited_types(ctx: NodeContext, results: list[Result]) -> None:
     """Refuse element types only a few kernels take (FLOAT16) on any other op."""
-    values = [t.type for t in ctx.tensors()] + [r.type for r in results if isinstance(r, SSAValue)]
+    values = [t.type for t in ctx.tensors() if isinstance(t, Tensor)]
+    values += [r.type for r in results if isinstance(r, SSAValue)]
     detail = types.limited_type_detail(ctx.op_type, [v.get_element_type() for v in values])
     if detail is not None:
         raise ctx.unsupported(detail)
@@ -173,7 +177,20 @@ def checked_model(model: onnx.ModelProto) -> onnx.ModelProto:
     model = inline_functions(model)
     check_domains(model)
     check_op_types(model.graph, default_opset(model))
+    check_io_types(model.graph, default_opset(model))
     return model
+
+
+def check_io_types(graph: onnx.GraphProto, opset: int) -> None:
+    """Graph inputs and outputs must be tensors: sequences and optionals exist only inside a
+    model, as compile-time lists (onnx_ops_sequence.py)."""
+    for kind, vis in (("graph input", graph.input), ("graph output", graph.output)):
+        for vi in vis:
+            which = vi.type.WhichOneof("value")
+            if which not in (None, "tensor_type"):
+                raise UnsupportedOpError(kind, vi.name, opset,
+                                         f"a {which.removesuffix('_type')}: onnxc's inputs and "
+                                         f"outputs are tensors")
 
 
 def check_op_types(graph: onnx.GraphProto, opset: int) -> None:
@@ -316,6 +333,13 @@ class OnnxImporter:
         ctx = NodeContext(node, label, self.opset, self.tensors, self.block,
                           self.used.__contains__, self.inferred, self.import_body)
         last_before = self.block.last_op
+        if node.op_type == "Identity" and is_sequence(self.tensors.get(node.input[0])):
+            self.tensors[node.output[0]] = self.tensors[node.input[0]]
+            return
+        if node.op_type not in SEQUENCE_AWARE:
+            for i, name in enumerate(node.input):
+                if name and is_sequence(self.tensors.get(name)):
+                    raise ctx.unsupported(f"input {i} ('{name}') is a sequence")
         results: list[Result] | None = try_fold(ctx)
         if results is None:
             converter = CONVERTERS.get(node.op_type)
@@ -338,6 +362,9 @@ class OnnxImporter:
                 if name in self.used:
                     raise ctx.unsupported(f"output {i} ('{name}')")
                 continue
+            if is_sequence(result):
+                self.tensors[name] = result  # type: ignore[assignment]
+                continue
             tensor = self._as_tensor(result, name)
             if tensor.array is None and tensor.terms is None:
                 tensor.terms = output_terms(ctx, tensor)
@@ -345,20 +372,25 @@ class OnnxImporter:
             self.tensors[name] = tensor
 
     def import_body(self, body: onnx.GraphProto, block: Block,
-                    inputs: Sequence[SSAValue]) -> tuple[Block, list[Tensor]]:
+                    inputs: Sequence[object]) -> tuple[Block, list[Tensor]]:
         """Import a subgraph (an If branch, a Loop or Scan body) into `block`, its inputs
         bound to `inputs`, in a scope that sees every value of this one; returns its outputs
         as Tensors, constant data included (a branch inlined into its parent folds on).
         Constants materialize in `block`, never in an enclosing one."""
         child = copy.copy(self)
         child.block = block
-        child.tensors = {name: dataclasses.replace(t) for name, t in self.tensors.items()}
+        child.tensors = {name: t.copied() if is_sequence(t) and hasattr(t, "copied")
+                         else t if is_sequence(t) else dataclasses.replace(t)
+                         for name, t in self.tensors.items()}
         child.used = {name for node in body.node for name in node_reads(node)}
         child.used.update(o.name for o in body.output)
         if len(body.input) != len(inputs):
             raise ModelLoadError(f"subgraph '{body.name}' declares {len(body.input)} inputs, "
                                  f"its node gives it {len(inputs)}")
         for value, vi in zip(inputs, body.input):
+            if is_sequence(value):  # a Loop's carried sequence (onnx_ops_sequence.py)
+                child.tensors[vi.name] = value  # type: ignore[assignment]
+                continue
             declared = static_type(vi.type, vi.name, self.opset)
             vtype = value.type
             assert isinstance(vtype, TensorType)
@@ -430,4 +462,8 @@ class OnnxImporter:
             )
 
     def _output(self, vi: onnx.ValueInfoProto) -> SSAValue:
-        return materialize(self.block, self.tensors[vi.name])
+        value = self.tensors[vi.name]
+        if is_sequence(value):
+            raise UnsupportedOpError("graph output", vi.name, self.opset,
+                                     "a sequence: onnxc's inputs and outputs are tensors")
+        return materialize(self.block, value)

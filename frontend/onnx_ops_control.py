@@ -21,6 +21,7 @@ from onnxc.dialects import graph
 from onnxc.dialects.graph_shapes import normalize_axis
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor, materialize
+from onnxc.frontend.onnx_ops_sequence import LoopSequence, SequenceValue, is_sequence
 
 _SCALAR_I64 = TensorType(i64, [])
 _SCALAR_I1 = TensorType(i1, [])
@@ -28,12 +29,24 @@ _INT64_MAX = np.iinfo(np.int64).max
 
 
 def _body(ctx: NodeContext, name: str, block: Block,
-          inputs: Sequence[SSAValue]) -> tuple[Block, list[SSAValue]]:
+          inputs: Sequence[object]) -> tuple[Block, list[SSAValue]]:
     """Import subgraph attribute `name` into `block`, its inputs bound to `inputs`; the
-    values it yields, materialized in `block`."""
+    tensors it yields, materialized in `block` (a sequence is refused)."""
+    block, outputs = _raw_body(ctx, name, block, inputs)
+    return block, [_yielded(ctx, block, t, k) for k, t in enumerate(outputs)]
+
+
+def _raw_body(ctx: NodeContext, name: str, block: Block,
+              inputs: Sequence[object]) -> tuple[Block, list]:
     assert ctx.import_body is not None
-    block, outputs = ctx.import_body(ctx.attr(name), block, inputs)
-    return block, [materialize(block, t) for t in outputs]
+    return ctx.import_body(ctx.attr(name), block, inputs)
+
+
+def _yielded(ctx: NodeContext, block: Block, value, k: int) -> SSAValue:
+    if is_sequence(value):
+        raise ctx.unsupported(f"its subgraph's output {k} is a sequence; only a Loop's carried "
+                              f"sequence, appended to once per iteration, is supported")
+    return materialize(block, value)
 
 
 def _one_bool(ctx: NodeContext, tensor: Tensor, what: str) -> None:
@@ -98,13 +111,23 @@ def convert_loop(ctx: NodeContext) -> list[Result]:
     if cond is not None:
         _one_bool(ctx, cond, "the condition")
     initial = [ctx.tensor(i) for i in range(2, ctx.num_inputs)]
-    carried = [t.type for t in initial]
+    if any(isinstance(t, LoopSequence) for t in initial):
+        raise ctx.unsupported("a Loop nested in another that carries the outer loop's sequence")
+    tensors = [t for t in initial if not is_sequence(t)]
+    carried = [t.type for t in tensors]
     block = Block(arg_types=[_SCALAR_I64, _SCALAR_I1, *carried])
-    block, yielded = _body(ctx, "body", block, block.args)
-    if len(yielded) < 1 + len(carried):
-        raise ctx.invalid(f"the body yields {len(yielded)} values for {len(carried)} "
+    args = iter(block.args[2:])
+    bound = [LoopSequence(t.element, t) if is_sequence(t) else next(args) for t in initial]
+    block, outputs = _raw_body(ctx, "body", block, [*block.args[:2], *bound])
+    if len(outputs) < 1 + len(initial):
+        raise ctx.invalid(f"the body yields {len(outputs)} values for {len(initial)} "
                           f"loop-carried values and the condition")
-    for t, v, name in zip(carried, yielded[1:], ctx.node.input[2:]):
+    appended = _appended(ctx, bound, outputs[1:1 + len(initial)])
+    yielded = [_yielded(ctx, block, v, k) for k, v in enumerate(outputs)
+               if not isinstance(bound[k - 1] if 0 < k <= len(initial) else None, LoopSequence)]
+    yielded += [materialize(block, t) for t in appended.values()]
+    for t, v, name in zip(carried, yielded[1:], [n for n, b in zip(ctx.node.input[2:], bound)
+                                                 if not isinstance(b, LoopSequence)]):
         if v.type != t:
             raise ctx.unsupported(
                 f"loop-carried value '{name}' changes from {t} to {v.type} across "
@@ -114,6 +137,10 @@ def convert_loop(ctx: NodeContext) -> list[Result]:
         raise ctx.invalid(f"the body's condition output must be a single bool, not {next_cond}")
     scans = yielded[1 + len(carried):]
     iterations = _known_iterations(ctx, trips, cond, _stays_true(yielded[0], block.args[1]))
+    if appended and iterations is None:
+        raise ctx.unsupported(
+            "a sequence appended to in a Loop whose iteration count is known only at run "
+            "time needs symbolic shapes")
     if scans and iterations is None:
         if trips is not None and trips.array is None:
             ctx.constant(0, "the trip count")  # raises: names the value to bind
@@ -129,9 +156,44 @@ def convert_loop(ctx: NodeContext) -> list[Result]:
         Tensor.of_array(np.array(True)))
     results = [*carried, *(TensorType(v.type.get_element_type(),
                                       [iterations, *v.type.get_shape()]) for v in scans)]
-    op = graph.LoopOp(trip_value, cond_value, [ctx.materialize(t) for t in initial], results,
+    op = graph.LoopOp(trip_value, cond_value, [ctx.materialize(t) for t in tensors], results,
                       Region(block), iterations)
-    return list(ctx.emit(op).results)
+    loop_results = list(ctx.emit(op).results)
+    carried_results = iter(loop_results[:len(carried)])
+    own_scans = loop_results[len(carried):len(loop_results) - len(appended)]
+    stacks = iter(loop_results[len(loop_results) - len(appended):])
+    out: list[Result] = []
+    for k, b in enumerate(bound):
+        if not isinstance(b, LoopSequence):
+            out.append(next(carried_results))
+        elif k in appended:
+            stacked = next(stacks)
+            out.append(SequenceValue(b.element, list(b.initial.items),  # type: ignore[arg-type]
+                                     Tensor(stacked.type, value=stacked)))  # type: ignore
+        else:
+            out.append(b.initial)  # type: ignore[arg-type]
+    return [*out, *own_scans]
+
+
+def _appended(ctx: NodeContext, bound: list, carried_out: list) -> dict[int, Tensor]:
+    """For each carried sequence the body appends to: its position -> the appended tensor
+    (stacked by the loop as an extra scan output). A carried sequence must come back as it
+    came in or with exactly one tensor appended."""
+    appended: dict[int, Tensor] = {}
+    for k, (b, out) in enumerate(zip(bound, carried_out)):
+        if not isinstance(b, LoopSequence):
+            continue
+        if out is b:
+            continue
+        if not isinstance(out, LoopSequence) or out.source is not b or out.appended is None:
+            raise ctx.unsupported(f"loop-carried sequence {k} is not the carried one with one "
+                                  f"tensor appended")
+        if b.initial.stacked is not None or (b.initial.items and any(
+                t.type != out.appended.type for t in b.initial.items)):
+            raise ctx.unsupported(f"loop-carried sequence {k} starts with items of another "
+                                  f"shape than those the loop appends")
+        appended[k] = out.appended
+    return appended
 
 
 def convert_scan(ctx: NodeContext) -> list[Result]:
@@ -147,6 +209,8 @@ def convert_scan(ctx: NodeContext) -> list[Result]:
                           f"{len(body.output)} body outputs do not match")
     states = [ctx.tensor(i) for i in range(n_state)]
     scanned = [ctx.tensor(i) for i in range(n_state, ctx.num_inputs)]
+    if any(is_sequence(t) for t in [*states, *scanned]):
+        raise ctx.unsupported("a sequence among its inputs")
     in_axes = ctx.ints("scan_input_axes", [0] * n_scan_in)
     in_dirs = ctx.ints("scan_input_directions", [0] * n_scan_in)
     out_axes = ctx.ints("scan_output_axes", [0] * n_scan_out)

@@ -5,6 +5,8 @@ The models (tests/models/torch_exports/, made by export_control_flow.py there wi
 TorchScript exporter) are what scripted torch code becomes:
 - doubling: a while loop whose condition reads the data, then an If on the result's sign;
 - countedrnn: a for loop reading `x[t:t+1]` (a Slice with run-time bounds);
+- collect: the same loop appending every step to a list it then stacks (a sequence the Loop
+  carries, then ConcatFromSequence);
 - greedydecoder: greedy decoding with a GRU-style cell, an embedding lookup of the previous
   token, `tokens[i] = token` and a `break` at the end token.
 
@@ -34,13 +36,13 @@ def _feeds(name: str, seed: int) -> dict[str, np.ndarray]:
         limit = [0.0, 3.0, 50.0, 1e6][seed % 4]
         return {"x": rng.standard_normal((1, 8)).astype(np.float32),
                 "limit": np.array(limit, np.float32)}
-    if name == "countedrnn":
+    if name in ("countedrnn", "collect"):
         return {"x": rng.standard_normal((5, 8)).astype(np.float32)}
     return {"h": (rng.standard_normal((1, 32)) * 3).astype(np.float32)}
 
 
 @pytest.mark.models
-@pytest.mark.parametrize("name", ["doubling", "countedrnn", "greedydecoder"])
+@pytest.mark.parametrize("name", ["doubling", "countedrnn", "collect", "greedydecoder"])
 def test_torch_control_flow_matches_onnxruntime(name, cache_pass) -> None:
     model = onnx.load(str(EXPORTS / f"{name}.onnx"))
     module = import_onnx(model)

@@ -5,7 +5,8 @@
 
 TorchScript's exporter (`dynamo=False`) turns scripted Python control flow into ONNX Loop and
 If, as deployed torch models carry it: a while loop on a data-dependent condition, a for loop
-indexing its input with `x[t:t+1]`, and greedy decoding that breaks at an end token.
+indexing its input with `x[t:t+1]` (and one collecting every step in a list it stacks), and
+greedy decoding that breaks at an end token.
 """
 
 from __future__ import annotations
@@ -51,6 +52,23 @@ class CountedRNN(torch.nn.Module):
         return h
 
 
+class Collect(torch.nn.Module):
+    """The recurrence above, returning every step: `outs.append(h)` in the loop (a sequence
+    the Loop carries), then `torch.stack(outs)` (ConcatFromSequence)."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = torch.nn.Linear(16, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.zeros(1, 8)
+        outs: list[torch.Tensor] = []
+        for t in range(x.size(0)):
+            h = torch.tanh(self.cell(torch.cat([x[t:t + 1], h], dim=1)))
+            outs.append(h)
+        return torch.stack(outs, 0)
+
+
 class GreedyDecoder(torch.nn.Module):
     """Greedy decoding with a GRU-style cell: stops at the end token (15) or after 12 steps."""
 
@@ -83,6 +101,7 @@ def main() -> None:
         (Doubling(), (torch.randn(1, 8), torch.tensor(50.0)), ["x", "limit"], ["y"]),
         (CountedRNN(), (torch.randn(5, 8),), ["x"], ["h"]),
         (GreedyDecoder(), (torch.randn(1, 32),), ["h"], ["tokens", "h_out"]),
+        (Collect(), (torch.randn(5, 8),), ["x"], ["hs"]),
     ]
     for module, args, inputs, outputs in exports:
         path = HERE / f"{type(module).__name__.lower()}.onnx"

@@ -1,0 +1,258 @@
+"""ONNX sequences at import: compile-time lists of tensors, never run-time values.
+
+onnxc compiles static shapes, so a sequence is known when the model is compiled: a Python list
+of tensors (`SequenceValue.items`), followed by the rows of a stacked tensor when a counted
+Loop appended to it (`SequenceValue.stacked`, [iterations, *shape]). The sequence ops become
+ordinary graph ops on those tensors (SequenceAt picks one, ConcatFromSequence concatenates or
+stacks them, SplitToSequence splits), and nothing of the sequence is left at run time.
+
+This is what torch's exporter writes for `outs = []; for t in ...: outs.append(h)` followed by
+`torch.stack(outs)`: SequenceEmpty, a Loop carrying the sequence and SequenceInsert-ing one
+tensor per iteration, then ConcatFromSequence. frontend/onnx_ops_control.py turns the
+appended tensor into a scan output of the loop (`LoopSequence`). Sequences as graph inputs or
+outputs, a sequence a loop does more with than append to, and positions known only at run
+time are refused with UnsupportedOpError.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, SSAValue
+
+from onnxc.dialects import graph
+from onnxc.dialects import graph_shapes as shapes
+from onnxc.frontend import onnx_types as types
+from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
+
+
+@dataclass(eq=False)
+class SequenceValue:
+    """A sequence known at compile time: `items`, then the rows of `stacked`."""
+
+    element: Attribute
+    items: list[Tensor] = field(default_factory=list)
+    stacked: Tensor | None = None
+    name: str = ""
+
+    def __len__(self) -> int:
+        return len(self.items) + (self.stacked.shape[0] if self.stacked is not None else 0)
+
+    def copied(self) -> SequenceValue:
+        """The same sequence with its own Tensor objects (for a subgraph's scope: a constant
+        materialized there must not be reused outside)."""
+        return SequenceValue(self.element, [Tensor(t.type, t.value, t.array, t.name)
+                                            for t in self.items],
+                             None if self.stacked is None else Tensor(
+                                 self.stacked.type, self.stacked.value, self.stacked.array,
+                                 self.stacked.name), self.name)
+
+
+@dataclass(eq=False)
+class LoopSequence:
+    """A sequence carried by a Loop, inside its body: it may only be appended to (then the
+    loop stacks what each iteration appends, as a scan output) or passed on unchanged."""
+
+    element: Attribute
+    initial: SequenceValue
+    appended: Tensor | None = None
+    source: LoopSequence | None = None
+    """for the result of SequenceInsert(carried, t): the carried sequence and `appended` = t"""
+    name: str = ""
+
+
+def is_sequence(value: object) -> bool:
+    return isinstance(value, SequenceValue | LoopSequence)
+
+
+def _sequence(ctx: NodeContext, i: int) -> SequenceValue:
+    value = ctx.tensor(i)
+    if isinstance(value, LoopSequence):
+        raise ctx.unsupported("a sequence carried by a Loop is only appended to (SequenceInsert "
+                              "at the end) or passed on; anything else needs its run-time length")
+    if not isinstance(value, SequenceValue):
+        raise ctx.invalid(f"input {i} must be a sequence")
+    return value
+
+
+def _position(ctx: NodeContext, i: int, length: int, inserting: bool) -> int:
+    """A constant position; absent = the end (or the last item, when not inserting)."""
+    if not ctx.has_input(i):
+        return length if inserting else length - 1
+    pos = int(np.asarray(ctx.constant(i, "position")).reshape(-1)[0])
+    limit = length + 1 if inserting else length
+    if not -limit + (1 if inserting else 0) <= pos < limit:
+        raise ctx.invalid(f"position {pos} is out of range for a sequence of {length}")
+    return pos + length + (1 if inserting else 0) if pos < 0 else pos
+
+
+def _axis(ctx: NodeContext, axis: int, rank: int) -> int:
+    try:
+        return shapes.normalize_axis(axis, rank)
+    except ValueError as err:
+        raise ctx.invalid(str(err)) from err
+
+
+def _items(ctx: NodeContext, seq: SequenceValue) -> list[Tensor | SSAValue]:
+    """Every item; the rows of `stacked` as gathers."""
+    items: list[Tensor | SSAValue] = list(seq.items)
+    if seq.stacked is not None:
+        stacked = ctx.materialize(seq.stacked)
+        row = TensorType(seq.element, list(seq.stacked.shape[1:]))
+        for k in range(seq.stacked.shape[0]):
+            index = ctx.materialize(Tensor.of_array(np.array(k, np.int64)))
+            items.append(ctx.emit1(graph.GatherOp(operands=[stacked, index], result_types=[row],
+                                                  properties={"axis": types.i64_attr(0)})))
+    return items
+
+
+def convert_sequence_empty(ctx: NodeContext) -> list[Result]:
+    dtype = ctx.attr("dtype", 1)
+    if not types.is_supported(dtype):
+        raise ctx.unsupported(f"element type {types.type_name(dtype)}")
+    return [SequenceValue(types.element_type(dtype))]  # type: ignore[list-item]
+
+
+def convert_sequence_construct(ctx: NodeContext) -> list[Result]:
+    items = ctx.tensors()
+    if any(is_sequence(t) for t in items) or not items:
+        raise ctx.invalid("takes one or more tensors")
+    if len({t.element_type for t in items}) != 1:
+        raise ctx.invalid("the tensors differ in element type")
+    return [SequenceValue(items[0].element_type, list(items))]  # type: ignore[list-item]
+
+
+def convert_sequence_insert(ctx: NodeContext) -> list[Result]:
+    value = ctx.tensor(0)
+    tensor = ctx.tensor(1)
+    if is_sequence(tensor):
+        raise ctx.invalid("input 1 must be a tensor")
+    if isinstance(value, LoopSequence):
+        if ctx.has_input(2) or value.appended is not None:
+            raise ctx.unsupported("a Loop may append one tensor per iteration to the sequence "
+                                  "it carries, at the end")
+        return [LoopSequence(value.element, value.initial, tensor, value)]  # type: ignore
+    seq = _sequence(ctx, 0)
+    if tensor.element_type != seq.element:
+        raise ctx.invalid(f"inserts {tensor.element_type} into a sequence of {seq.element}")
+    if seq.stacked is not None:
+        raise ctx.unsupported("inserting into a sequence a Loop appended to")
+    items = list(seq.items)
+    items.insert(_position(ctx, 2, len(items), inserting=True), tensor)
+    return [SequenceValue(seq.element, items)]  # type: ignore[list-item]
+
+
+def convert_sequence_erase(ctx: NodeContext) -> list[Result]:
+    seq = _sequence(ctx, 0)
+    if seq.stacked is not None:
+        raise ctx.unsupported("erasing from a sequence a Loop appended to")
+    items = list(seq.items)
+    del items[_position(ctx, 1, len(items), inserting=False)]
+    return [SequenceValue(seq.element, items)]  # type: ignore[list-item]
+
+
+def convert_sequence_at(ctx: NodeContext) -> list[Result]:
+    seq = _sequence(ctx, 0)
+    if not ctx.has_input(1):
+        raise ctx.invalid("input 1 (position) is required")
+    pos = _position(ctx, 1, len(seq), inserting=False)
+    if pos < len(seq.items):
+        return [seq.items[pos]]
+    assert seq.stacked is not None
+    index = ctx.materialize(Tensor.of_array(np.array(pos - len(seq.items), np.int64)))
+    row = TensorType(seq.element, list(seq.stacked.shape[1:]))
+    return [ctx.emit1(graph.GatherOp(operands=[ctx.materialize(seq.stacked), index],
+                                     result_types=[row], properties={"axis": types.i64_attr(0)}))]
+
+
+def convert_sequence_length(ctx: NodeContext) -> list[Result]:
+    return [np.array(len(_sequence(ctx, 0)), np.int64)]
+
+
+def convert_concat_from_sequence(ctx: NodeContext) -> list[Result]:
+    seq = _sequence(ctx, 0)
+    new_axis = bool(ctx.attr("new_axis", 0))
+    if len(seq) == 0:
+        raise ctx.invalid("concatenates an empty sequence")
+    if seq.stacked is not None and not seq.items:
+        return [_from_stacked(ctx, seq.stacked, int(ctx.attr("axis")), new_axis)]
+    parts = [p if isinstance(p, SSAValue) else ctx.materialize(p) for p in _items(ctx, seq)]
+    rank = len(parts[0].type.get_shape())
+    axis = _axis(ctx, int(ctx.attr("axis")), rank + int(new_axis))
+    if new_axis:
+        parts = [ctx.emit1(graph.UnsqueezeOp(
+            operands=[p], result_types=[TensorType(seq.element, shapes.unsqueeze_shape(
+                p.type.get_shape(), [axis]))],
+            properties={"axes": types.i64_array([axis])})) for p in parts]
+    if len(parts) == 1:
+        return [parts[0]]
+    out = ctx.infer(shapes.concat_shape, [p.type.get_shape() for p in parts], axis)
+    return [ctx.emit1(graph.ConcatOp(operands=[parts], result_types=[
+        TensorType(seq.element, list(out))], properties={"axis": types.i64_attr(axis)}))]
+
+
+def _from_stacked(ctx: NodeContext, stacked: Tensor, axis: int, new_axis: bool) -> SSAValue:
+    """ConcatFromSequence of the rows of `stacked` ([n, *shape]) without splitting it: a
+    transpose bringing the row axis next to `axis`, and for concatenation a reshape merging
+    the two."""
+    n, *shape = stacked.shape
+    value = ctx.materialize(stacked)
+    axis = _axis(ctx, axis, len(shape) + int(new_axis))
+    perm = [*range(1, axis + 1), 0, *range(axis + 1, len(shape) + 1)]
+    if perm != sorted(perm):
+        moved = [stacked.shape[p] for p in perm]
+        value = ctx.emit1(graph.TransposeOp(operands=[value], result_types=[
+            TensorType(stacked.element_type, moved)], properties={"perm": types.i64_array(perm)}))
+    if new_axis:
+        return value
+    merged = [*shape[:axis], n * shape[axis], *shape[axis + 1:]]
+    return ctx.emit1(graph.ReshapeOp(operands=[value], result_types=[
+        TensorType(stacked.element_type, merged)]))
+
+
+def convert_split_to_sequence(ctx: NodeContext) -> list[Result]:
+    x = ctx.tensor(0)
+    axis = _axis(ctx, int(ctx.attr("axis", 0)), len(x.shape))
+    dim = x.shape[axis]
+    if ctx.has_input(1):
+        split = np.asarray(ctx.constant(1, "split")).astype(np.int64)
+        sizes = [int(split)] * (dim // int(split)) + ([dim % int(split)] if dim % int(split)
+                                                      else []) if split.ndim == 0 \
+            else [int(s) for s in split]
+        squeeze = False
+    else:
+        sizes, squeeze = [1] * dim, not ctx.attr("keepdims", 1)
+    if sum(sizes) != dim or any(s <= 0 for s in sizes):
+        raise ctx.invalid(f"split sizes {sizes} do not divide dimension {dim}")
+    parts = [list(x.shape[:axis]) + [s] + list(x.shape[axis + 1:]) for s in sizes]
+    op = ctx.emit(graph.SplitOp(operands=[ctx.materialize(x)], result_types=[
+        [TensorType(x.element_type, p) for p in parts]], properties={"axis": types.i64_attr(axis)}))
+    items: list[Tensor] = []
+    for r in op.results:
+        value = r
+        if squeeze:
+            value = ctx.emit1(graph.SqueezeOp(operands=[r], result_types=[TensorType(
+                x.element_type, [d for k, d in enumerate(r.type.get_shape()) if k != axis])],
+                properties={"axes": types.i64_array([axis])}))
+        items.append(Tensor(value.type, value=value))  # type: ignore[arg-type]
+    return [SequenceValue(x.element_type, items)]  # type: ignore[list-item]
+
+
+SEQUENCE_AWARE = frozenset({
+    "SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceErase", "SequenceAt",
+    "SequenceLength", "ConcatFromSequence", "SplitToSequence", "Loop"})
+"""Op types whose converters take sequence inputs (the importer passes a sequence through
+Identity itself); any other op given a sequence is refused before its converter runs."""
+
+CONVERTERS = {
+    "SequenceEmpty": convert_sequence_empty,
+    "SequenceConstruct": convert_sequence_construct,
+    "SequenceInsert": convert_sequence_insert,
+    "SequenceErase": convert_sequence_erase,
+    "SequenceAt": convert_sequence_at,
+    "SequenceLength": convert_sequence_length,
+    "ConcatFromSequence": convert_concat_from_sequence,
+    "SplitToSequence": convert_split_to_sequence,
+}

@@ -1,0 +1,133 @@
+"""Sequences as compile-time lists of tensors (frontend/onnx_ops_sequence.py), against
+onnx.reference.ReferenceEvaluator: the sequence ops on known lists, and a counted Loop that
+appends one tensor per iteration to the sequence it carries (torch's `outs.append(h)` then
+`torch.stack(outs)`), stacked as a scan output. What needs a sequence at run time (a graph
+output, a loop of unknown length, any other op on a sequence) is an UnsupportedOpError.
+
+Tolerance: rtol 1e-6 / atol 1e-6 (the same f32 ops).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+from onnx.reference import ReferenceEvaluator
+
+import onnxc
+from onnxc.dialects import graph
+from onnxc.errors import UnsupportedOpError
+from onnxc.frontend.onnx_importer import import_onnx
+
+F32, I64, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+RTOL = ATOL = 1e-6
+
+
+def _vi(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def _model(nodes, inputs, outputs, initializers=(), check=True):
+    g = helper.make_graph(nodes, "sequences", inputs, outputs, initializer=list(initializers))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    if check:
+        onnx.checker.check_model(m, full_check=True)
+    return m
+
+
+def _check(model, feeds):
+    expected = ReferenceEvaluator(model).run(None, feeds)
+    for compiled in (onnxc.compile(model), onnxc.compile(model)):  # cold, then a cache hit
+        for got, want in zip(compiled(*feeds.values()), expected, strict=True):
+            np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+
+
+def test_list_operations_on_a_known_sequence():
+    ints = [helper.make_tensor(n, I64, [], [v]) for n, v in (("zero", 0), ("minus1", -1),
+                                                           ("one", 1))]
+    m = _model([
+        helper.make_node("SequenceConstruct", ["a", "b"], ["s0"]),
+        helper.make_node("SequenceInsert", ["s0", "c", "zero"], ["s1"]),   # [c, a, b]
+        helper.make_node("SequenceInsert", ["s1", "a"], ["s2"]),           # [c, a, b, a]
+        helper.make_node("SequenceErase", ["s2", "one"], ["s3"]),          # [c, b, a]
+        helper.make_node("SequenceAt", ["s3", "minus1"], ["last"]),
+        helper.make_node("SequenceLength", ["s3"], ["n"]),
+        helper.make_node("ConcatFromSequence", ["s3"], ["joined"], axis=1),
+        helper.make_node("ConcatFromSequence", ["s3"], ["stacked"], axis=-1, new_axis=1),
+    ], [_vi(n, F32, [2, 3]) for n in "abc"],
+        [_vi("last", F32, [2, 3]), _vi("n", I64, []), _vi("joined", F32, [2, 9]),
+         _vi("stacked", F32, [2, 3, 3])], ints)
+    assert not [o for o in import_onnx(m).walk() if o.name.startswith("graph.sequence")]
+    rng = np.random.default_rng(0)
+    _check(m, {n: rng.standard_normal((2, 3)).astype(np.float32) for n in "abc"})
+
+
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_split_to_sequence_then_concat(keepdims):
+    m = _model([
+        helper.make_node("SplitToSequence", ["x"], ["parts"], axis=1, keepdims=keepdims),
+        helper.make_node("ConcatFromSequence", ["parts"], ["y"], axis=0, new_axis=1 - keepdims),
+    ], [_vi("x", F32, [2, 4])], [_vi("y", F32, [4, 2] if not keepdims else [8, 1])])
+    _check(m, {"x": np.arange(8, dtype=np.float32).reshape(2, 4)})
+
+
+def _appending_loop(start_items: int, axis: int, new_axis: int, out_shape):
+    """h = tanh(h * w + x[i]) for 4 steps, each h appended to a carried sequence that starts
+    with `start_items` copies of h0; the sequence concatenated (or stacked) at the end."""
+    body = helper.make_graph([
+        helper.make_node("Identity", ["cond"], ["cond_next"]),
+        helper.make_node("Gather", ["x", "i"], ["row"], axis=0),
+        helper.make_node("Mul", ["h", "w"], ["hw"]),
+        helper.make_node("Add", ["hw", "row"], ["pre"]),
+        helper.make_node("Tanh", ["pre"], ["h_next"]),
+        helper.make_node("SequenceInsert", ["seq", "h_next"], ["seq_next"]),
+    ], "body", [_vi("i", I64, []), _vi("cond", BOOL, []), _vi("h", F32, [1, 3]),
+                onnx.helper.make_tensor_sequence_value_info("seq", F32, [1, 3])],
+        [_vi("cond_next", BOOL, []), _vi("h_next", F32, [1, 3]),
+         onnx.helper.make_tensor_sequence_value_info("seq_next", F32, [1, 3])])
+    start = (helper.make_node("SequenceConstruct", ["h0"] * start_items, ["seq0"])
+             if start_items else helper.make_node("SequenceEmpty", [], ["seq0"], dtype=F32))
+    return _model([
+        start,
+        helper.make_node("Loop", ["four", "yes", "h0", "seq0"], ["h", "seq"], body=body),
+        helper.make_node("ConcatFromSequence", ["seq"], ["all"], axis=axis, new_axis=new_axis),
+    ], [_vi("x", F32, [4, 3]), _vi("h0", F32, [1, 3]), _vi("w", F32, [3])],
+        [_vi("h", F32, [1, 3]), _vi("all", F32, out_shape)],
+        [helper.make_tensor("four", I64, [], [4]), helper.make_tensor("yes", BOOL, [], [True])],
+        check=False)
+
+
+@pytest.mark.parametrize("start_items, axis, new_axis, out_shape", [
+    (0, 0, 1, [4, 1, 3]),   # torch.stack(outs, 0)
+    (0, 1, 1, [1, 4, 3]),   # torch.stack(outs, 1)
+    (0, 1, 0, [1, 12]),     # torch.cat(outs, 1)
+    (0, 0, 0, [4, 3]),      # torch.cat(outs, 0)
+    (1, 0, 0, [5, 3]),      # a sequence that starts with one item
+])
+def test_loop_appending_to_a_carried_sequence(start_items, axis, new_axis, out_shape):
+    m = _appending_loop(start_items, axis, new_axis, out_shape)
+    loops = [o for o in import_onnx(m).walk() if isinstance(o, graph.LoopOp)]
+    assert len(loops) == 1 and len(loops[0].scan_outputs) == 1  # the appended tensor, stacked
+    rng = np.random.default_rng(1)
+    _check(m, {"x": rng.standard_normal((4, 3)).astype(np.float32),
+               "h0": rng.standard_normal((1, 3)).astype(np.float32),
+               "w": rng.standard_normal(3).astype(np.float32)})
+
+
+def test_what_needs_a_run_time_sequence_is_refused():
+    out = _model([helper.make_node("SequenceConstruct", ["a", "a"], ["s"])],
+                 [_vi("a", F32, [2])], [onnx.helper.make_tensor_sequence_value_info("s", F32, [2])])
+    with pytest.raises(UnsupportedOpError, match="graph output.*sequence"):
+        onnxc.compile(out)
+    other_op = _model([helper.make_node("SequenceConstruct", ["a", "a"], ["s"]),
+                       helper.make_node("Identity", ["s"], ["t"]),
+                       helper.make_node("Relu", ["t"], ["y"], name="relu_of_list")],
+                      [_vi("a", F32, [2])], [_vi("y", F32, [2])], check=False)
+    with pytest.raises(UnsupportedOpError, match="relu_of_list.*is a sequence"):
+        onnxc.compile(other_op)
+    unknown_length = _appending_loop(0, 0, 1, [4, 1, 3])
+    unknown_length.graph.node[1].input[1] = "go"
+    unknown_length.graph.input.append(_vi("go", BOOL, []))
+    with pytest.raises(UnsupportedOpError, match="known only at run time"):
+        onnxc.compile(unknown_length)
