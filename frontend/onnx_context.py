@@ -8,6 +8,7 @@ properties (a Reshape's shape, Slice bounds, ...) leave no dead ops behind.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -260,6 +261,12 @@ class NodeContext:
 
     def materialize(self, tensor: Tensor) -> SSAValue:
         return materialize(self._block, tensor)
+
+    def in_block(self, block: Block) -> NodeContext:
+        """This node's context, emitting into `block` (a loop body the converter builds)."""
+        child = copy.copy(self)
+        child._block = block
+        return child
 
     @property
     def block(self) -> Block:

@@ -65,8 +65,6 @@ from onnxc.frontend.onnx_context import (
     tensor_proto_to_array,
 )
 from onnxc.frontend.onnx_fold import FOLDERS, try_fold
-from onnxc.frontend.onnx_ops_sequence import SEQUENCE_AWARE, is_sequence
-from onnxc.frontend.onnx_symbolic import output_terms
 from onnxc.frontend.onnx_model import (
     ModelSource,
     all_nodes,
@@ -82,6 +80,8 @@ from onnxc.frontend.onnx_model import (
     parse_text,
     topological_order,
 )
+from onnxc.frontend.onnx_ops_sequence import SEQUENCE_AWARE, is_sequence
+from onnxc.frontend.onnx_symbolic import output_terms
 from onnxc.lowering.entry_abi import INPUT_DEFAULTS_ATTR
 from onnxc.lowering.pass_verifier import record_source
 from onnxc.resource_limits import check_tensor, element_bytes

@@ -197,26 +197,33 @@ def _appended(ctx: NodeContext, bound: list, carried_out: list) -> dict[int, Ten
 
 
 def convert_scan(ctx: NodeContext) -> list[Result]:
-    if ctx.opset < 9:
-        raise ctx.unsupported("Scan-8 (batched, with sequence_lens); Scan-9 and later are "
-                              "supported")
     body = ctx.attr("body")
     n_scan_in = int(ctx.attr("num_scan_inputs"))
-    n_state = ctx.num_inputs - n_scan_in
+    first = 1 if ctx.opset < 9 else 0  # Scan-8's first input is sequence_lens
+    n_state = ctx.num_inputs - first - n_scan_in
     n_scan_out = len(body.output) - n_state
     if n_scan_in < 1 or n_state < 0 or n_scan_out < 0:
         raise ctx.invalid(f"{ctx.num_inputs} inputs, {n_scan_in} scan inputs and "
                           f"{len(body.output)} body outputs do not match")
-    states = [ctx.tensor(i) for i in range(n_state)]
-    scanned = [ctx.tensor(i) for i in range(n_state, ctx.num_inputs)]
+    states = [ctx.tensor(i) for i in range(first, first + n_state)]
+    scanned = [ctx.tensor(i) for i in range(first + n_state, ctx.num_inputs)]
     if any(is_sequence(t) for t in [*states, *scanned]):
         raise ctx.unsupported("a sequence among its inputs")
+    if ctx.opset < 9:
+        return _batched_scan(ctx, states, scanned, n_scan_out)
     in_axes = ctx.ints("scan_input_axes", [0] * n_scan_in)
     in_dirs = ctx.ints("scan_input_directions", [0] * n_scan_in)
     out_axes = ctx.ints("scan_output_axes", [0] * n_scan_out)
     out_dirs = ctx.ints("scan_output_directions", [0] * n_scan_out)
-    if not (len(in_axes) == len(in_dirs) == n_scan_in and len(out_axes) == len(out_dirs)
-            == n_scan_out):
+    return _scan_loop(ctx, states, scanned, in_axes, in_dirs, out_axes, out_dirs)
+
+
+def _scan_loop(ctx: NodeContext, states: list[Tensor], scanned: list[Tensor],
+               in_axes: list[int], in_dirs: list[int], out_axes: list[int],
+               out_dirs: list[int]) -> list[Result]:
+    """Scan-9 and later: a counted loop over the scan axis (ops go where `ctx` emits)."""
+    n_state = len(states)
+    if not (len(in_axes) == len(in_dirs) == len(scanned) and len(out_axes) == len(out_dirs)):
         raise ctx.invalid("scan axes and directions must have one entry per scan value")
     try:
         in_axes = [normalize_axis(a, len(t.shape)) for a, t in zip(in_axes, scanned)]
@@ -231,6 +238,9 @@ def convert_scan(ctx: NodeContext) -> list[Result]:
     slices = [_slice_at(block, t, axis, length, reverse=bool(d))
               for t, axis, d in zip(scanned, in_axes, in_dirs)]
     block, yielded = _body(ctx, "body", block, [*block.args[2:], *slices])
+    if len(yielded) - n_state != len(out_axes):
+        raise ctx.invalid(f"the body yields {len(yielded)} values for {n_state} states and "
+                          f"{len(out_axes)} scan outputs")
     for t, v in zip(states, yielded):
         if v.type != t.type:
             raise ctx.unsupported(
@@ -248,6 +258,42 @@ def convert_scan(ctx: NodeContext) -> list[Result]:
     for value, axis, direction in zip(loop.results[n_state:], out_axes, out_dirs):
         outputs.append(_place_stacked(ctx, value, axis, bool(direction)))
     return outputs
+
+
+def _batched_scan(ctx: NodeContext, states: list[Tensor], scanned: list[Tensor],
+                  n_scan_out: int) -> list[Result]:
+    """Scan-8: every input has a leading batch axis and is scanned along axis 1; each batch
+    element runs its own scan, so this is a counted loop over the batch around Scan-9's loop,
+    stacking the final states and scan outputs of each element."""
+    batches = {t.shape[0] if t.shape else None for t in [*states, *scanned]}
+    if len(batches) != 1 or None in batches:
+        raise ctx.invalid(f"inputs disagree on the batch size: {sorted(map(str, batches))}")
+    (batch,) = batches
+    steps = {t.shape[1] if len(t.shape) > 1 else None for t in scanned}
+    if len(steps) != 1 or None in steps:
+        raise ctx.invalid("the scan inputs differ in length")
+    if ctx.has_input(0):
+        lens = ctx.constant(0, "sequence_lens")
+        if not np.all(np.asarray(lens) == next(iter(steps))):
+            raise ctx.unsupported("sequence_lens shorter than the scan inputs (results of "
+                                  "run-time length)")
+    directions = ctx.ints("directions", [0] * len(scanned))
+    outer = Block(arg_types=[_SCALAR_I64, _SCALAR_I1])
+
+    def row(t: Tensor) -> Tensor:
+        value = _slice_at(outer, t, 0, batch, reverse=False)
+        return Tensor(value.type, value=value, name=t.name)  # type: ignore[arg-type]
+
+    per_batch = _scan_loop(ctx.in_block(outer), [row(t) for t in states],
+                           [row(t) for t in scanned], [0] * len(scanned), directions,
+                           [0] * n_scan_out, [0] * n_scan_out)
+    values = [v for v in per_batch if isinstance(v, SSAValue)]
+    outer.add_op(graph.YieldOp(outer.args[1], *values))
+    trips = ctx.materialize(Tensor.of_array(np.array(batch, dtype=np.int64)))
+    always = ctx.materialize(Tensor.of_array(np.array(True)))
+    results = [TensorType(v.type.get_element_type(), [batch, *v.type.get_shape()])
+               for v in values]
+    return list(ctx.emit(graph.LoopOp(trips, always, [], results, Region(outer), batch)).results)
 
 
 def _slice_at(block: Block, tensor: Tensor, axis: int, length: int,

@@ -4,15 +4,17 @@ Covers both If branches on a run-time condition (and an If with a constant condi
 which imports only the branch taken), a counted Loop with carried values, scan outputs and
 outer-scope values, a Loop that a run-time condition ends (scf.while), a swap of carried
 values (the state update must go through a temporary), a Loop nested in a Loop, Scan
-forwards and backwards on other axes, and a Gather inside a loop body fed a bad index: the
-run stops with InvalidInputError naming the node, and the next good run is correct. Every
-model is compiled twice: the second compile is a cache hit and must behave the same. The
-numpy evaluator (behind verify-numerics and constant folding) is checked on the same models.
+forwards and backwards on other axes, opset 8's batched Scan, and a Gather inside a loop
+body fed a bad index: the run stops with InvalidInputError naming the node, and the next
+good run is correct. Every model is compiled twice: the second compile is a cache hit and
+must behave the same. The numpy evaluator (behind verify-numerics and constant folding) is
+checked on the same models.
 
-Scan with other directions and axes is checked against onnxruntime: onnx's reference
-evaluator implements only axis 0, forwards. Tolerance: rtol 1e-6, atol 1e-6 (f32 adds and multiplies in the same order as numpy). The
-loops pass their condition explicitly: onnx 1.23's reference evaluator runs no iteration of a
-Loop whose condition input is omitted.
+Scan with other directions and axes, and Scan-8, are checked against onnxruntime: onnx's
+reference evaluator implements only Scan-9+ on axis 0, forwards. The loops pass their
+condition explicitly: onnx 1.23's reference evaluator runs no iteration of a Loop whose
+condition input is omitted. Tolerance: rtol 1e-6, atol 1e-6 (f32 adds and multiplies in the
+same order as numpy).
 """
 
 from __future__ import annotations
@@ -246,3 +248,31 @@ def test_loop_carried_value_changing_shape_is_refused():
                [helper.make_tensor("trips", I64, [], [3])], check=False)
     with pytest.raises(UnsupportedOpError, match="grow.*changes from"):
         onnxc.compile(m)
+
+
+def _batched_scan(lens):
+    """Scan-8 (opset 8): a leading batch axis on every input, scanned along axis 1."""
+    body = helper.make_graph([
+        helper.make_node("Add", ["s", "x_t"], ["s_next"]),
+        helper.make_node("Mul", ["s_next", "x_t"], ["y_t"]),
+    ], "body", [_vi("s", F32, [3]), _vi("x_t", F32, [3])],
+        [_vi("s_next", F32, [3]), _vi("y_t", F32, [3])])
+    node = helper.make_node("Scan", ["lens" if lens is not None else "", "s0", "x"], ["s", "y"],
+                            body=body, num_scan_inputs=1, directions=[1])
+    inits = [helper.make_tensor("lens", I64, [2], lens)] if lens is not None else []
+    g = helper.make_graph([node], "scan8", [_vi("s0", F32, [2, 3]), _vi("x", F32, [2, 4, 3])],
+                          [_vi("s", F32, [2, 3]), _vi("y", F32, [2, 4, 3])], initializer=inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 8)], ir_version=4)
+
+
+@pytest.mark.parametrize("lens", [None, [4, 4]])
+def test_batched_scan_of_opset_8(lens):
+    rng = np.random.default_rng(2)
+    _check(_batched_scan(lens), {"s0": rng.standard_normal((2, 3)).astype(np.float32),
+                                 "x": rng.standard_normal((2, 4, 3)).astype(np.float32)},
+           reference="onnxruntime")
+
+
+def test_batched_scan_with_shorter_sequences_is_refused():
+    with pytest.raises(UnsupportedOpError, match="sequence_lens shorter"):
+        onnxc.compile(_batched_scan([4, 2]))
