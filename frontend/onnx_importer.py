@@ -9,7 +9,6 @@ after an attempt to fold it when it is a tiny shape computation on constants.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 
@@ -80,7 +79,7 @@ from onnxc.frontend.onnx_model import (
     parse_text,
     topological_order,
 )
-from onnxc.frontend.onnx_ops_sequence import SEQUENCE_AWARE, is_sequence
+from onnxc.frontend.onnx_ops_sequence import SEQUENCE_AWARE, is_sequence, scope_copy
 from onnxc.frontend.onnx_symbolic import output_terms
 from onnxc.lowering.entry_abi import INPUT_DEFAULTS_ATTR
 from onnxc.lowering.pass_verifier import record_source
@@ -188,9 +187,10 @@ def check_io_types(graph: onnx.GraphProto, opset: int) -> None:
         for vi in vis:
             which = vi.type.WhichOneof("value")
             if which not in (None, "tensor_type"):
+                what = which.removesuffix("_type")
                 raise UnsupportedOpError(kind, vi.name, opset,
-                                         f"a {which.removesuffix('_type')}: onnxc's inputs and "
-                                         f"outputs are tensors")
+                                         f"{'an' if what[0] in 'aeiou' else 'a'} {what}: "
+                                         f"onnxc's inputs and outputs are tensors")
 
 
 def check_op_types(graph: onnx.GraphProto, opset: int) -> None:
@@ -379,9 +379,7 @@ class OnnxImporter:
         Constants materialize in `block`, never in an enclosing one."""
         child = copy.copy(self)
         child.block = block
-        child.tensors = {name: t.copied() if is_sequence(t) and hasattr(t, "copied")
-                         else t if is_sequence(t) else dataclasses.replace(t)
-                         for name, t in self.tensors.items()}
+        child.tensors = {name: scope_copy(t) for name, t in self.tensors.items()}
         child.used = {name for node in body.node for name in node_reads(node)}
         child.used.update(o.name for o in body.output)
         if len(body.input) != len(inputs):

@@ -1,4 +1,4 @@
-"""ONNX sequences at import: compile-time lists of tensors, never run-time values.
+"""ONNX sequences and optionals at import: compile-time values, never run-time ones.
 
 onnxc compiles static shapes, so a sequence is known when the model is compiled: a Python list
 of tensors (`SequenceValue.items`), followed by the rows of a stacked tensor when a counted
@@ -12,6 +12,9 @@ tensor per iteration, then ConcatFromSequence. frontend/onnx_ops_control.py turn
 appended tensor into a scan output of the loop (`LoopSequence`). Sequences as graph inputs or
 outputs, a sequence a loop does more with than append to, and positions known only at run
 time are refused with UnsupportedOpError.
+
+An optional is known the same way (`OptionalValue`): Optional wraps a tensor or a sequence
+(or nothing), OptionalHasElement is a constant, OptionalGetElement unwraps it.
 """
 
 from __future__ import annotations
@@ -63,8 +66,30 @@ class LoopSequence:
     name: str = ""
 
 
+@dataclass(eq=False)
+class OptionalValue:
+    """An optional known at compile time: `value`, or None when it is empty."""
+
+    value: Tensor | SequenceValue | None
+    name: str = ""
+
+
+def scope_copy(value):
+    """`value` for a subgraph's scope, with Tensor objects of its own: a constant the
+    subgraph materializes in its block must not be reused outside it."""
+    if isinstance(value, SequenceValue):
+        return value.copied()
+    if isinstance(value, OptionalValue):
+        return OptionalValue(None if value.value is None else scope_copy(value.value), value.name)
+    if isinstance(value, LoopSequence):
+        return value
+    return Tensor(value.type, value.value, value.array, value.name, value.terms)
+
+
 def is_sequence(value: object) -> bool:
-    return isinstance(value, SequenceValue | LoopSequence)
+    """A value that is not a tensor: a sequence (known, or a loop's carried one) or an
+    optional."""
+    return isinstance(value, SequenceValue | LoopSequence | OptionalValue)
 
 
 def _sequence(ctx: NodeContext, i: int) -> SequenceValue:
@@ -240,9 +265,30 @@ def convert_split_to_sequence(ctx: NodeContext) -> list[Result]:
     return [SequenceValue(x.element_type, items)]  # type: ignore[list-item]
 
 
+def convert_optional(ctx: NodeContext) -> list[Result]:
+    return [OptionalValue(ctx.tensor(0) if ctx.has_input(0) else None)]  # type: ignore
+
+
+def convert_optional_has_element(ctx: NodeContext) -> list[Result]:
+    value = ctx.tensor(0) if ctx.has_input(0) else None
+    present = value is not None and (not isinstance(value, OptionalValue)
+                                     or value.value is not None)
+    return [np.array(present)]
+
+
+def convert_optional_get_element(ctx: NodeContext) -> list[Result]:
+    value = ctx.tensor(0)
+    if isinstance(value, OptionalValue):
+        if value.value is None:
+            raise ctx.invalid("the optional is empty")
+        return [value.value]  # type: ignore[list-item]
+    return [value]  # a tensor or sequence is its own element (opset 18)
+
+
 SEQUENCE_AWARE = frozenset({
     "SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceErase", "SequenceAt",
-    "SequenceLength", "ConcatFromSequence", "SplitToSequence", "Loop"})
+    "SequenceLength", "ConcatFromSequence", "SplitToSequence", "Loop", "Optional",
+    "OptionalHasElement", "OptionalGetElement"})
 """Op types whose converters take sequence inputs (the importer passes a sequence through
 Identity itself); any other op given a sequence is refused before its converter runs."""
 
@@ -255,4 +301,7 @@ CONVERTERS = {
     "SequenceLength": convert_sequence_length,
     "ConcatFromSequence": convert_concat_from_sequence,
     "SplitToSequence": convert_split_to_sequence,
+    "Optional": convert_optional,
+    "OptionalHasElement": convert_optional_has_element,
+    "OptionalGetElement": convert_optional_get_element,
 }

@@ -1,4 +1,4 @@
-"""Sequences as compile-time lists of tensors (frontend/onnx_ops_sequence.py), against
+"""Sequences and optionals as compile-time values (frontend/onnx_ops_sequence.py), against
 onnx.reference.ReferenceEvaluator: the sequence ops on known lists, and a counted Loop that
 appends one tensor per iteration to the sequence it carries (torch's `outs.append(h)` then
 `torch.stack(outs)`), stacked as a scan output. What needs a sequence at run time (a graph
@@ -131,3 +131,26 @@ def test_what_needs_a_run_time_sequence_is_refused():
     unknown_length.graph.input.append(_vi("go", BOOL, []))
     with pytest.raises(UnsupportedOpError, match="known only at run time"):
         onnxc.compile(unknown_length)
+
+
+def test_optionals_are_known_at_compile_time():
+    empty_type = helper.make_tensor_type_proto(F32, [2])
+    m = _model([
+        helper.make_node("Optional", ["a"], ["full"]),
+        helper.make_node("Optional", [], ["empty"], type=empty_type),
+        helper.make_node("OptionalHasElement", ["full"], ["has_full"]),
+        helper.make_node("OptionalHasElement", ["empty"], ["has_empty"]),
+        helper.make_node("OptionalGetElement", ["full"], ["inner"]),
+        helper.make_node("Relu", ["inner"], ["y"]),
+    ], [_vi("a", F32, [2])], [_vi("has_full", BOOL, []), _vi("has_empty", BOOL, []),
+                              _vi("y", F32, [2])])
+    a = np.array([-1.0, 2.0], np.float32)
+    for compiled in (onnxc.compile(m), onnxc.compile(m)):  # (onnx 1.23's reference evaluator
+        has_full, has_empty, y = compiled(a)              # unwraps optionals into lists)
+        assert bool(has_full) and not bool(has_empty)
+        np.testing.assert_array_equal(y, np.maximum(a, 0))
+    empty = _model([helper.make_node("Optional", [], ["e"], type=empty_type),
+                    helper.make_node("OptionalGetElement", ["e"], ["y"], name="unwrap")],
+                   [], [_vi("y", F32, [2])], check=False)
+    with pytest.raises(onnxc.errors.ModelLoadError, match="unwrap.*empty"):
+        onnxc.compile(empty)
