@@ -34,7 +34,7 @@ BASIC: tuple[str, ...] = (
     "fuse-matmul-scale", "fuse-bn-scale", "fuse-matmul-bn", "fuse-activation", "fuse-elementwise",
     # operator replacement
     "bn-to-scale", "prelu-to-leakyrelu", "conv-after-global-pool-to-gemm", "shuffle-channel",
-    "pad-to-input",
+    "pad-to-input", "drop-padding-taps",
     # operator forwarding
     "slice-before-elementwise", "transpose-through-elementwise", "reduce-before-shift",
     # half precision: ops without a half kernel compute in f32 between casts; fp16/bf16
@@ -62,7 +62,7 @@ ORDER: tuple[str, ...] = (
     "move-quant-dequant", "fuse-qdq-linear",
     # 1. constants become real constants, constant inputs become properties
     "fold-constant-ops", "fold-axes-inputs", "fold-unsqueeze-const", "pad-to-input",
-    "fold-constant-if",
+    "drop-padding-taps", "fold-constant-if",
     # fp16/bf16 graphs compute in f32 from here, rounded at their edges as onnxruntime's are
     "widen-half-graph",
     # 2. nothing-ops, inverse pairs and normal forms

@@ -44,6 +44,7 @@ from onnxc.passes.constants import (
     is_float_tensor,
     single_use,
 )
+from onnxc.passes.rewrite_utils import i64_array, rebuild
 
 # --------------------------------------------------------------------------- bn-to-scale
 
@@ -164,6 +165,51 @@ class PointwiseConvOnPixelToGemm(RewritePattern):
                                                   result_types=[conv.output.type]))
 
 
+# --------------------------------------------------------------------------- padding taps
+
+
+def live_taps(size: int, out: int, kernel: int, stride: int, dilation: int,
+              pad_begin: int) -> tuple[int, int]:
+    """The first and last kernel index along one axis that reads the input for at least
+    one output position (a dilated tap past the border reads only padding everywhere)."""
+    live = [k for k in range(kernel)
+            if any(0 <= o * stride - pad_begin + k * dilation < size for o in range(out))]
+    return (live[0], live[-1]) if live else (0, kernel - 1)
+
+
+class DropPaddingTaps(RewritePattern):
+    """A conv tap that reads only padding for every output adds zeros: drop the kernel rows
+    and columns of such taps (the weights are sliced at compile time) and the padding they
+    alone reached. The output is unchanged. DeepLabV3's ASPP convs (3x3, dilation 12/24/36
+    on a 14x14 map) become 1x1 or narrower convs; ONNX Runtime skips these taps too."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, conv: graph.ConvOp, rewriter: PatternRewriter):
+        weight = constant_value(conv.weight)
+        if weight is None:
+            return
+        spatial = shape_of(conv.input)[2:]
+        outs = shape_of(conv.output)[2:]
+        kernel = weight.shape[2:]
+        strides, dilations, pads = ints_of(conv.strides), ints_of(conv.dilations), ints_of(conv.pads)
+        rank = len(kernel)
+        ranges = [live_taps(spatial[d], outs[d], kernel[d], strides[d], dilations[d], pads[d])
+                  for d in range(rank)]
+        if all(r == (0, k - 1) for r, k in zip(ranges, kernel)):
+            return
+        begin = [pads[d] - ranges[d][0] * dilations[d] for d in range(rank)]
+        end = [pads[rank + d] - (kernel[d] - 1 - ranges[d][1]) * dilations[d] for d in range(rank)]
+        if min(begin + end) < 0:
+            return  # the dead taps also reach real rows elsewhere: not a pure border cut
+        sliced = weight[(slice(None), slice(None), *(slice(a, b + 1) for a, b in ranges))]
+        new_weight = insert_constant(rewriter, np.ascontiguousarray(sliced),
+                                     element_type(conv.weight), conv)
+        operands = [conv.input, new_weight, *([conv.bias] if conv.bias is not None else [])]
+        new = rebuild(conv, operands, [conv.output.type])
+        new.properties["pads"] = i64_array([*begin, *end])
+        rewriter.replace(conv, new)
+
+
 # --------------------------------------------------------------------------- channel shuffle
 
 
@@ -250,6 +296,14 @@ class BnToScalePass(GraphPatternPass):
 class PreluToLeakyreluPass(GraphPatternPass):
     name = "prelu-to-leakyrelu"
     patterns = (PreluOpToLeakyRelu, DecomposedPreluToLeakyRelu)
+
+
+@dataclass(frozen=True)
+class DropPaddingTapsPass(GraphPatternPass):
+    """Drop conv taps that read only padding (dilated convs on small maps)."""
+
+    name = "drop-padding-taps"
+    patterns = (DropPaddingTaps,)
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,7 @@ _PASS_PATHS: dict[str, str] = {
     "fuse-elementwise": "onnxc.passes.fusion:FuseElementwisePass",
     "bn-to-scale": "onnxc.passes.replacement:BnToScalePass",
     "prelu-to-leakyrelu": "onnxc.passes.replacement:PreluToLeakyreluPass",
+    "drop-padding-taps": "onnxc.passes.replacement:DropPaddingTapsPass",
     "conv-after-global-pool-to-gemm": "onnxc.passes.replacement:ConvAfterGlobalPoolToGemmPass",
     "shuffle-channel": "onnxc.passes.replacement:ShuffleChannelPass",
     "pad-to-input": "onnxc.passes.replacement:PadToInputPass",

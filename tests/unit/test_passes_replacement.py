@@ -58,6 +58,15 @@ def case_shuffle(rng):
     return module({"x": xs}, body, [("2", xs)]), "graph.transpose"
 
 
+def case_padding_taps(rng):
+    xs, ws = (1, 2, 6, 6), (3, 2, 3, 3)
+    body = [const("w", rand(rng, *ws)),
+            (f"  %y = graph.conv(%x, %w) {{strides = array<i64: 1, 1>, pads = array<i64: 8, 8, "
+             f"8, 8>, dilations = array<i64: 8, 8>, group = 1 : i64}} : ({tensor(xs)}, "
+             f"{tensor(ws)}) -> {tensor((1, 3, 6, 6))}")]
+    return module({"x": xs}, body, [("y", (1, 3, 6, 6))]), "tensor<3x2x3x3xf32>"
+
+
 def case_pad(rng):
     xs, ps, ws, ys = (1, 2, 5, 5), (1, 2, 7, 6), (3, 2, 3, 3), (1, 3, 5, 6)
     body = [const("w", rand(rng, *ws)),
@@ -74,6 +83,7 @@ CASES = {
     "conv-after-global-pool-to-gemm": case_pool_conv,
     "shuffle-channel": case_shuffle,
     "pad-to-input": case_pad,
+    "drop-padding-taps": case_padding_taps,
 }
 
 
@@ -111,3 +121,31 @@ def test_channel_shuffle_kernel_matches_numpy():
     x = np.random.default_rng(0).standard_normal((n, c, h, w)).astype(np.float32)
     expected = x.reshape(n, g, c // g, h, w).transpose(0, 2, 1, 3, 4).reshape(n, c, h, w)
     np.testing.assert_array_equal(compiled(x)[0], expected)
+
+
+@pytest.mark.parametrize("dilation, kept", [(24, (1, 1)), (36, (1, 1)), (12, (3, 3))])
+def test_dilated_conv_on_a_small_map_keeps_only_live_taps(dilation, kept):
+    """DeepLabV3's ASPP branches (3x3, dilation 12/24/36, 14x14 map), compiled, against
+    onnxruntime (rtol 1e-4 / atol 1e-5): at 24 and 36 only the center tap reads the input."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    import onnxc
+
+    rng = np.random.default_rng(dilation)
+    weight = numpy_helper.from_array((rng.standard_normal((8, 8, 3, 3)) * 0.1).astype(np.float32),
+                                     "w")
+    node = helper.make_node("Conv", ["x", "w"], ["y"], dilations=[dilation] * 2,
+                            pads=[dilation] * 4, kernel_shape=[3, 3])
+    graph_ = helper.make_graph(
+        [node], "aspp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 14, 14])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 14, 14])], [weight])
+    model = helper.make_model(graph_, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    convs = [op for op in onnxc.optimize(model, opt_level=1).walk() if op.name == "graph.conv"]
+    assert [tuple(op.weight.type.get_shape()[2:]) for op in convs] == [kept]
+    x = rng.standard_normal((1, 8, 14, 14)).astype(np.float32)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(onnxc.compile(model)(x)[0], session.run(None, {"x": x})[0],
+                               rtol=1e-4, atol=1e-5)
