@@ -130,7 +130,7 @@ class SpecializingBackendRep(BackendRep):
             for name in self.bound:
                 if name not in feeds:
                     raise InvalidInputError(f"missing input '{name}'")
-                values[name] = np.ascontiguousarray(feeds[name])
+                values[name] = np.array(feeds[name], order="C")  # keeps a scalar 0-d
             key = tuple((n, v.dtype.str, v.shape, v.tobytes()) for n, v in values.items())
             compiled = self.variants.get(key)
             if compiled is None:

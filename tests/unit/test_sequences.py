@@ -154,3 +154,17 @@ def test_optionals_are_known_at_compile_time():
                    [], [_vi("y", F32, [2])], check=False)
     with pytest.raises(onnxc.errors.ModelLoadError, match="unwrap.*empty"):
         onnxc.compile(empty)
+
+
+def test_backend_binds_a_scalar_input_as_a_scalar():
+    """onnxc.backend compiles with shape-deciding inputs bound as constants; a scalar split
+    (a chunk size) must stay a scalar, not become the 1-D list of one part size."""
+    import onnxc.backend
+
+    m = _model([
+        helper.make_node("SplitToSequence", ["x", "split"], ["parts"], axis=1),
+        helper.make_node("ConcatFromSequence", ["parts"], ["y"], axis=0),
+    ], [_vi("x", F32, [2, 6]), _vi("split", I64, [])], [_vi("y", F32, [6, 2])])
+    x = np.arange(12, dtype=np.float32).reshape(2, 6)
+    (y,) = onnxc.backend.prepare(m).run([x, np.array(2, np.int64)])
+    np.testing.assert_array_equal(y, np.concatenate(np.split(x, 3, axis=1), axis=0))
