@@ -16,7 +16,8 @@ from onnx import TensorProto, helper, numpy_helper
 import onnxc
 from onnxc.runtime import cache
 
-N = 48  # big enough that a run lasts long enough for runs to overlap
+N = 128  # big enough that a run lasts long enough for runs to overlap, even on a loaded
+         # machine (48 once saw no overlap while another test process kept both cores busy)
 
 
 def _mlp() -> onnx.ModelProto:
