@@ -139,9 +139,9 @@ class LoopOp(IRDLOperation):
         if args != expected:
             raise VerifyException(
                 f"graph.loop: the body takes {_types(args)}, expected {_types(expected)}")
-        yielded = [v.type for v in _yield_of(self.body, "graph.loop's body").values]
-        if len(yielded) < 1 + len(carried) or not _is_scalar_of(
-                _yield_of(self.body, "").values[0], i1):
+        terminator = _yield_of(self.body, "graph.loop's body")
+        yielded = [v.type for v in terminator.values]
+        if len(yielded) < 1 + len(carried) or not _is_scalar_of(terminator.values[0], i1):
             raise VerifyException("graph.loop: the body must yield the condition first")
         if yielded[1:1 + len(carried)] != carried:
             raise VerifyException(
