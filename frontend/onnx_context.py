@@ -112,8 +112,8 @@ class NodeContext:
         self._is_used = is_used
         self._attrs = {a.name: a for a in node.attribute}
         self.import_body = import_body
-        """the importer's `import_body(graph, arg_types, block=None) -> (block, outputs)`:
-        how If, Loop and Scan import their subgraphs"""
+        """the importer's `import_body(graph, block, inputs) -> (block, outputs)`: how If,
+        Loop and Scan import their subgraphs"""
 
     # ------------------------------------------------------------------ errors
 

@@ -79,7 +79,7 @@ from onnxc.frontend.onnx_model import (
     parse_text,
     topological_order,
 )
-from onnxc.frontend.onnx_ops_sequence import SEQUENCE_AWARE, is_sequence, scope_copy
+from onnxc.frontend.onnx_ops_sequence import SEQUENCE_AWARE, is_container, scope_copy
 from onnxc.frontend.onnx_symbolic import output_terms
 from onnxc.lowering.entry_abi import INPUT_DEFAULTS_ATTR
 from onnxc.lowering.pass_verifier import record_source
@@ -297,11 +297,13 @@ class OnnxImporter:
         return {vi.name for vi in self.graph.input
                 if vi.name in initializer_names and vi.name not in self.bound}
 
-    def _add_initializers(self) -> set[str]:
-        for sparse in self.graph.sparse_initializer:
+    def _add_initializers(self, graph: onnx.GraphProto | None = None) -> set[str]:
+        """The initializers of the model's graph (or of a subgraph) as constant Tensors."""
+        graph = self.graph if graph is None else graph
+        for sparse in graph.sparse_initializer:
             raise UnsupportedOpError("sparse initializer", sparse.values.name, self.opset,
                                      "sparse tensors are not supported")
-        for init in self.graph.initializer:
+        for init in graph.initializer:
             def unsupported(detail: str, name: str = init.name) -> UnsupportedOpError:
                 return UnsupportedOpError("initializer", name, self.opset, detail)
 
@@ -310,7 +312,7 @@ class OnnxImporter:
                              f"initializer '{init.name}'")
             array = tensor_proto_to_array(init, f"initializer '{init.name}'", unsupported)
             self.tensors[init.name] = Tensor.of_array(array, init.name)
-        return {init.name for init in self.graph.initializer}
+        return {init.name for init in graph.initializer}
 
     def _add_argument(self, vi: onnx.ValueInfoProto) -> None:
         ttype = static_type(vi.type, vi.name, self.opset)
@@ -333,12 +335,12 @@ class OnnxImporter:
         ctx = NodeContext(node, label, self.opset, self.tensors, self.block,
                           self.used.__contains__, self.inferred, self.import_body)
         last_before = self.block.last_op
-        if node.op_type == "Identity" and is_sequence(self.tensors.get(node.input[0])):
+        if node.op_type == "Identity" and is_container(self.tensors.get(node.input[0])):
             self.tensors[node.output[0]] = self.tensors[node.input[0]]
             return
         if node.op_type not in SEQUENCE_AWARE:
             for i, name in enumerate(node.input):
-                if name and is_sequence(self.tensors.get(name)):
+                if name and is_container(self.tensors.get(name)):
                     raise ctx.unsupported(f"input {i} ('{name}') is a sequence")
         results: list[Result] | None = try_fold(ctx)
         if results is None:
@@ -362,7 +364,7 @@ class OnnxImporter:
                 if name in self.used:
                     raise ctx.unsupported(f"output {i} ('{name}')")
                 continue
-            if is_sequence(result):
+            if is_container(result):
                 self.tensors[name] = result  # type: ignore[assignment]
                 continue
             tensor = self._as_tensor(result, name)
@@ -386,7 +388,7 @@ class OnnxImporter:
             raise ModelLoadError(f"subgraph '{body.name}' declares {len(body.input)} inputs, "
                                  f"its node gives it {len(inputs)}")
         for value, vi in zip(inputs, body.input):
-            if is_sequence(value):  # a Loop's carried sequence (onnx_ops_sequence.py)
+            if is_container(value):  # a Loop's carried sequence (onnx_ops_sequence.py)
                 child.tensors[vi.name] = value  # type: ignore[assignment]
                 continue
             declared = static_type(vi.type, vi.name, self.opset)
@@ -400,11 +402,7 @@ class OnnxImporter:
             if value.name_hint is None:
                 value.name_hint = types.name_hint(vi.name)
             child.tensors[vi.name] = Tensor(vtype, value=value, name=vi.name)
-        for init in body.initializer:
-            child.tensors[init.name] = Tensor.of_array(tensor_proto_to_array(
-                init, f"initializer '{init.name}'",
-                lambda d, n=init.name: UnsupportedOpError("initializer", n, self.opset, d)),
-                init.name)
+        child._add_initializers(body)
         for index in topological_order(body, list(child.tensors)):
             child._import_node(body.node[index], index)
         return child.block, [child.tensors[o.name] for o in body.output]
@@ -461,7 +459,7 @@ class OnnxImporter:
 
     def _output(self, vi: onnx.ValueInfoProto) -> SSAValue:
         value = self.tensors[vi.name]
-        if is_sequence(value):
+        if is_container(value):
             raise UnsupportedOpError("graph output", vi.name, self.opset,
                                      "a sequence: onnxc's inputs and outputs are tensors")
         return materialize(self.block, value)

@@ -18,10 +18,15 @@ from xdsl.dialects.builtin import TensorType, i1, i64
 from xdsl.ir import Block, Region, SSAValue
 
 from onnxc.dialects import graph
-from onnxc.dialects.graph_shapes import normalize_axis
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor, materialize
-from onnxc.frontend.onnx_ops_sequence import LoopSequence, SequenceValue, is_sequence
+from onnxc.frontend.onnx_ops_math import normalized_axis
+from onnxc.frontend.onnx_ops_sequence import (
+    LoopSequence,
+    OptionalValue,
+    SequenceValue,
+    is_container,
+)
 
 _SCALAR_I64 = TensorType(i64, [])
 _SCALAR_I1 = TensorType(i1, [])
@@ -43,10 +48,28 @@ def _raw_body(ctx: NodeContext, name: str, block: Block,
 
 
 def _yielded(ctx: NodeContext, block: Block, value, k: int) -> SSAValue:
-    if is_sequence(value):
+    if is_container(value):
         raise ctx.unsupported(f"its subgraph's output {k} is a sequence; only a Loop's carried "
                               f"sequence, appended to once per iteration, is supported")
     return materialize(block, value)
+
+
+def _stacked(value_type: TensorType, count: int) -> TensorType:
+    """The type of a scan output that stacks `count` values of `value_type`."""
+    return TensorType(value_type.get_element_type(), [count, *value_type.get_shape()])
+
+
+def _counted_loop(ctx: NodeContext, count: int, initial: Sequence[SSAValue], block: Block,
+                  yielded: Sequence[SSAValue]) -> list[SSAValue]:
+    """A graph.loop that runs `count` times (Scan's form): `block` yields the condition
+    argument, the carried values, then the scan slices."""
+    block.add_op(graph.YieldOp(block.args[1], *yielded))
+    trips = ctx.materialize(Tensor.of_array(np.array(count, dtype=np.int64)))
+    always = ctx.materialize(Tensor.of_array(np.array(True)))
+    carried = [v.type for v in initial]
+    results = [*carried, *(_stacked(v.type, count) for v in yielded[len(initial):])]
+    return list(ctx.emit(graph.LoopOp(trips, always, initial, results, Region(block),
+                                      count)).results)
 
 
 def _one_bool(ctx: NodeContext, tensor: Tensor, what: str) -> None:
@@ -111,24 +134,29 @@ def convert_loop(ctx: NodeContext) -> list[Result]:
     if cond is not None:
         _one_bool(ctx, cond, "the condition")
     initial = [ctx.tensor(i) for i in range(2, ctx.num_inputs)]
-    if any(isinstance(t, LoopSequence) for t in initial):
-        raise ctx.unsupported("a Loop nested in another that carries the outer loop's sequence")
-    tensors = [t for t in initial if not is_sequence(t)]
+    if any(isinstance(t, LoopSequence | OptionalValue) for t in initial):
+        raise ctx.unsupported("a loop-carried optional, or a Loop nested in another that "
+                              "carries the outer loop's sequence")
+    tensors = [t for t in initial if not is_container(t)]
     carried = [t.type for t in tensors]
     block = Block(arg_types=[_SCALAR_I64, _SCALAR_I1, *carried])
     args = iter(block.args[2:])
-    bound = [LoopSequence(t.element, t) if is_sequence(t) else next(args) for t in initial]
+    bound = [LoopSequence(t.element, t) if isinstance(t, SequenceValue) else next(args)
+             for t in initial]
     block, outputs = _raw_body(ctx, "body", block, [*block.args[:2], *bound])
-    if len(outputs) < 1 + len(initial):
-        raise ctx.invalid(f"the body yields {len(outputs)} values for {len(initial)} "
+    n = len(initial)
+    if len(outputs) < 1 + n:
+        raise ctx.invalid(f"the body yields {len(outputs)} values for {n} "
                           f"loop-carried values and the condition")
-    appended = _appended(ctx, bound, outputs[1:1 + len(initial)])
-    yielded = [_yielded(ctx, block, v, k) for k, v in enumerate(outputs)
-               if not isinstance(bound[k - 1] if 0 < k <= len(initial) else None, LoopSequence)]
-    yielded += [materialize(block, t) for t in appended.values()]
-    for t, v, name in zip(carried, yielded[1:], [n for n, b in zip(ctx.node.input[2:], bound)
-                                                 if not isinstance(b, LoopSequence)]):
+    appended = _appended(ctx, bound, outputs[1:1 + n])
+    tensor_slots = [k for k, b in enumerate(bound) if not isinstance(b, LoopSequence)]
+    yielded = [_yielded(ctx, block, outputs[0], 0),
+               *(_yielded(ctx, block, outputs[1 + k], 1 + k) for k in tensor_slots),
+               *(_yielded(ctx, block, v, k) for k, v in enumerate(outputs[1 + n:], 1 + n)),
+               *(materialize(block, t) for t in appended.values())]
+    for t, v, k in zip(carried, yielded[1:], tensor_slots):
         if v.type != t:
+            name = ctx.node.input[2 + k]
             raise ctx.unsupported(
                 f"loop-carried value '{name}' changes from {t} to {v.type} across "
                 f"iterations; onnxc needs it to keep its type (static shapes)")
@@ -154,8 +182,7 @@ def convert_loop(ctx: NodeContext) -> list[Result]:
         Tensor.of_array(np.array(_INT64_MAX, dtype=np.int64)))
     cond_value = ctx.operand(1) if cond is not None else ctx.materialize(
         Tensor.of_array(np.array(True)))
-    results = [*carried, *(TensorType(v.type.get_element_type(),
-                                      [iterations, *v.type.get_shape()]) for v in scans)]
+    results = [*carried, *(_stacked(v.type, iterations) for v in scans)]
     op = graph.LoopOp(trip_value, cond_value, [ctx.materialize(t) for t in tensors], results,
                       Region(block), iterations)
     loop_results = list(ctx.emit(op).results)
@@ -207,7 +234,7 @@ def convert_scan(ctx: NodeContext) -> list[Result]:
                           f"{len(body.output)} body outputs do not match")
     states = [ctx.tensor(i) for i in range(first, first + n_state)]
     scanned = [ctx.tensor(i) for i in range(first + n_state, ctx.num_inputs)]
-    if any(is_sequence(t) for t in [*states, *scanned]):
+    if any(is_container(t) for t in [*states, *scanned]):
         raise ctx.unsupported("a sequence among its inputs")
     if ctx.opset < 9:
         return _batched_scan(ctx, states, scanned, n_scan_out)
@@ -215,20 +242,17 @@ def convert_scan(ctx: NodeContext) -> list[Result]:
     in_dirs = ctx.ints("scan_input_directions", [0] * n_scan_in)
     out_axes = ctx.ints("scan_output_axes", [0] * n_scan_out)
     out_dirs = ctx.ints("scan_output_directions", [0] * n_scan_out)
-    return _scan_loop(ctx, states, scanned, in_axes, in_dirs, out_axes, out_dirs)
+    return list(_scan_loop(ctx, states, scanned, in_axes, in_dirs, out_axes, out_dirs))
 
 
 def _scan_loop(ctx: NodeContext, states: list[Tensor], scanned: list[Tensor],
                in_axes: list[int], in_dirs: list[int], out_axes: list[int],
-               out_dirs: list[int]) -> list[Result]:
+               out_dirs: list[int]) -> list[SSAValue]:
     """Scan-9 and later: a counted loop over the scan axis (ops go where `ctx` emits)."""
     n_state = len(states)
     if not (len(in_axes) == len(in_dirs) == len(scanned) and len(out_axes) == len(out_dirs)):
         raise ctx.invalid("scan axes and directions must have one entry per scan value")
-    try:
-        in_axes = [normalize_axis(a, len(t.shape)) for a, t in zip(in_axes, scanned)]
-    except ValueError as err:
-        raise ctx.invalid(str(err)) from err
+    in_axes = [normalized_axis(ctx, a, len(t.shape)) for a, t in zip(in_axes, scanned)]
     lengths = {t.shape[a] for a, t in zip(in_axes, scanned)}
     if len(lengths) != 1:
         raise ctx.invalid(f"the scan inputs have different lengths {sorted(lengths)}")
@@ -246,16 +270,9 @@ def _scan_loop(ctx: NodeContext, states: list[Tensor], scanned: list[Tensor],
             raise ctx.unsupported(
                 f"scan state '{t.name}' changes from {t.type} to {v.type} across iterations; "
                 f"onnxc needs it to keep its type (static shapes)")
-    block.add_op(graph.YieldOp(block.args[1], *yielded))
-    trips = ctx.materialize(Tensor.of_array(np.array(length, dtype=np.int64)))
-    always = ctx.materialize(Tensor.of_array(np.array(True)))
-    results = [*(t.type for t in states), *(TensorType(v.type.get_element_type(),
-                                                       [length, *v.type.get_shape()])
-                                            for v in yielded[n_state:])]
-    loop = ctx.emit(graph.LoopOp(trips, always, [ctx.materialize(t) for t in states], results,
-                                 Region(block), length))
-    outputs: list[Result] = list(loop.results[:n_state])
-    for value, axis, direction in zip(loop.results[n_state:], out_axes, out_dirs):
+    results = _counted_loop(ctx, length, [ctx.materialize(t) for t in states], block, yielded)
+    outputs = results[:n_state]
+    for value, axis, direction in zip(results[n_state:], out_axes, out_dirs):
         outputs.append(_place_stacked(ctx, value, axis, bool(direction)))
     return outputs
 
@@ -287,13 +304,7 @@ def _batched_scan(ctx: NodeContext, states: list[Tensor], scanned: list[Tensor],
     per_batch = _scan_loop(ctx.in_block(outer), [row(t) for t in states],
                            [row(t) for t in scanned], [0] * len(scanned), directions,
                            [0] * n_scan_out, [0] * n_scan_out)
-    values = [v for v in per_batch if isinstance(v, SSAValue)]
-    outer.add_op(graph.YieldOp(outer.args[1], *values))
-    trips = ctx.materialize(Tensor.of_array(np.array(batch, dtype=np.int64)))
-    always = ctx.materialize(Tensor.of_array(np.array(True)))
-    results = [TensorType(v.type.get_element_type(), [batch, *v.type.get_shape()])
-               for v in values]
-    return list(ctx.emit(graph.LoopOp(trips, always, [], results, Region(outer), batch)).results)
+    return list(_counted_loop(ctx, batch, [], outer, per_batch))
 
 
 def _slice_at(block: Block, tensor: Tensor, axis: int, length: int,
@@ -324,10 +335,7 @@ def _place_stacked(ctx: NodeContext, value: SSAValue, axis: int, reverse: bool) 
             operands=[value], result_types=[value.type], properties={
                 "starts": types.i64_array([-1]), "ends": types.i64_array([-shape[0] - 1]),
                 "axes": types.i64_array([0]), "steps": types.i64_array([-1])}))
-    try:
-        axis = normalize_axis(axis, len(shape))
-    except ValueError as err:
-        raise ctx.invalid(str(err)) from err
+    axis = normalized_axis(ctx, axis, len(shape))
     if axis == 0:
         return value
     perm = [*range(1, axis + 1), 0, *range(axis + 1, len(shape))]

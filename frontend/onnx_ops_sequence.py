@@ -29,6 +29,7 @@ from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
+from onnxc.frontend.onnx_ops_math import normalized_axis
 
 
 @dataclass(eq=False)
@@ -86,7 +87,7 @@ def scope_copy(value):
     return Tensor(value.type, value.value, value.array, value.name, value.terms)
 
 
-def is_sequence(value: object) -> bool:
+def is_container(value: object) -> bool:
     """A value that is not a tensor: a sequence (known, or a loop's carried one) or an
     optional."""
     return isinstance(value, SequenceValue | LoopSequence | OptionalValue)
@@ -113,24 +114,15 @@ def _position(ctx: NodeContext, i: int, length: int, inserting: bool) -> int:
     return pos + length + (1 if inserting else 0) if pos < 0 else pos
 
 
-def _axis(ctx: NodeContext, axis: int, rank: int) -> int:
-    try:
-        return shapes.normalize_axis(axis, rank)
-    except ValueError as err:
-        raise ctx.invalid(str(err)) from err
-
-
-def _items(ctx: NodeContext, seq: SequenceValue) -> list[Tensor | SSAValue]:
-    """Every item; the rows of `stacked` as gathers."""
-    items: list[Tensor | SSAValue] = list(seq.items)
-    if seq.stacked is not None:
-        stacked = ctx.materialize(seq.stacked)
-        row = TensorType(seq.element, list(seq.stacked.shape[1:]))
-        for k in range(seq.stacked.shape[0]):
-            index = ctx.materialize(Tensor.of_array(np.array(k, np.int64)))
-            items.append(ctx.emit1(graph.GatherOp(operands=[stacked, index], result_types=[row],
-                                                  properties={"axis": types.i64_attr(0)})))
-    return items
+def _item(ctx: NodeContext, seq: SequenceValue, pos: int) -> Tensor | SSAValue:
+    """Item `pos`: a listed tensor, or a row of `stacked` (a gather)."""
+    if pos < len(seq.items):
+        return seq.items[pos]
+    assert seq.stacked is not None
+    index = ctx.materialize(Tensor.of_array(np.array(pos - len(seq.items), np.int64)))
+    row = TensorType(seq.element, list(seq.stacked.shape[1:]))
+    return ctx.emit1(graph.GatherOp(operands=[ctx.materialize(seq.stacked), index],
+                                    result_types=[row], properties={"axis": types.i64_attr(0)}))
 
 
 def convert_sequence_empty(ctx: NodeContext) -> list[Result]:
@@ -142,7 +134,7 @@ def convert_sequence_empty(ctx: NodeContext) -> list[Result]:
 
 def convert_sequence_construct(ctx: NodeContext) -> list[Result]:
     items = ctx.tensors()
-    if any(is_sequence(t) for t in items) or not items:
+    if any(is_container(t) for t in items) or not items:
         raise ctx.invalid("takes one or more tensors")
     if len({t.element_type for t in items}) != 1:
         raise ctx.invalid("the tensors differ in element type")
@@ -152,7 +144,7 @@ def convert_sequence_construct(ctx: NodeContext) -> list[Result]:
 def convert_sequence_insert(ctx: NodeContext) -> list[Result]:
     value = ctx.tensor(0)
     tensor = ctx.tensor(1)
-    if is_sequence(tensor):
+    if is_container(tensor):
         raise ctx.invalid("input 1 must be a tensor")
     if isinstance(value, LoopSequence):
         if ctx.has_input(2) or value.appended is not None:
@@ -182,14 +174,7 @@ def convert_sequence_at(ctx: NodeContext) -> list[Result]:
     seq = _sequence(ctx, 0)
     if not ctx.has_input(1):
         raise ctx.invalid("input 1 (position) is required")
-    pos = _position(ctx, 1, len(seq), inserting=False)
-    if pos < len(seq.items):
-        return [seq.items[pos]]
-    assert seq.stacked is not None
-    index = ctx.materialize(Tensor.of_array(np.array(pos - len(seq.items), np.int64)))
-    row = TensorType(seq.element, list(seq.stacked.shape[1:]))
-    return [ctx.emit1(graph.GatherOp(operands=[ctx.materialize(seq.stacked), index],
-                                     result_types=[row], properties={"axis": types.i64_attr(0)}))]
+    return [_item(ctx, seq, _position(ctx, 1, len(seq), inserting=False))]
 
 
 def convert_sequence_length(ctx: NodeContext) -> list[Result]:
@@ -203,9 +188,10 @@ def convert_concat_from_sequence(ctx: NodeContext) -> list[Result]:
         raise ctx.invalid("concatenates an empty sequence")
     if seq.stacked is not None and not seq.items:
         return [_from_stacked(ctx, seq.stacked, int(ctx.attr("axis")), new_axis)]
-    parts = [p if isinstance(p, SSAValue) else ctx.materialize(p) for p in _items(ctx, seq)]
+    parts = [p if isinstance(p, SSAValue) else ctx.materialize(p)
+             for p in (_item(ctx, seq, k) for k in range(len(seq)))]
     rank = len(parts[0].type.get_shape())
-    axis = _axis(ctx, int(ctx.attr("axis")), rank + int(new_axis))
+    axis = normalized_axis(ctx, int(ctx.attr("axis")), rank + int(new_axis))
     if new_axis:
         parts = [ctx.emit1(graph.UnsqueezeOp(
             operands=[p], result_types=[TensorType(seq.element, shapes.unsqueeze_shape(
@@ -224,7 +210,7 @@ def _from_stacked(ctx: NodeContext, stacked: Tensor, axis: int, new_axis: bool) 
     the two."""
     n, *shape = stacked.shape
     value = ctx.materialize(stacked)
-    axis = _axis(ctx, axis, len(shape) + int(new_axis))
+    axis = normalized_axis(ctx, axis, len(shape) + int(new_axis))
     perm = [*range(1, axis + 1), 0, *range(axis + 1, len(shape) + 1)]
     if perm != sorted(perm):
         moved = [stacked.shape[p] for p in perm]
@@ -239,7 +225,7 @@ def _from_stacked(ctx: NodeContext, stacked: Tensor, axis: int, new_axis: bool) 
 
 def convert_split_to_sequence(ctx: NodeContext) -> list[Result]:
     x = ctx.tensor(0)
-    axis = _axis(ctx, int(ctx.attr("axis", 0)), len(x.shape))
+    axis = normalized_axis(ctx, int(ctx.attr("axis", 0)), len(x.shape))
     dim = x.shape[axis]
     if ctx.has_input(1):
         split = np.asarray(ctx.constant(1, "split")).astype(np.int64)

@@ -112,12 +112,10 @@ def _gather(ctx: NodeContext) -> list[Term] | None:
 def _slice(ctx: NodeContext) -> list[Term] | None:
     from onnxc.frontend.onnx_ops_tensor import slice_params
 
-    if len(ctx.shape(0)) != 1:
-        return None
-    try:
-        starts, ends, _, steps = slice_params(ctx)
-    except Exception:  # noqa: BLE001 - bounds not constant: not followed
-        return None
+    if len(ctx.shape(0)) != 1 or (ctx.opset >= 10 and (ctx.known(1) is None
+                                                        or ctx.known(2) is None)):
+        return None  # bounds known only at run time: not followed
+    starts, ends, _, steps = slice_params(ctx)
     return _pick(ctx, np.arange(ctx.shape(0)[0])[slice(starts[0], ends[0], steps[0])])
 
 

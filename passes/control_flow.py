@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
@@ -62,13 +62,11 @@ class HoistLoopInvariants(RewritePattern):
         count = op.iteration_count()
         if count is None or count < 1:
             return
-        invariant: list[Operation] = []
-        for inner in op.body.block.ops:
-            if isinstance(inner, graph.GraphOp) and not inner.regions and all(
-                    _defined_outside(v, op) for v in inner.operands):
-                invariant.append(inner)
-                break  # one at a time: what it feeds is looked at again after the move
-        for inner in invariant:
+        # one op per match: the greedy driver comes back for what it fed
+        inner = next((o for o in op.body.block.ops if isinstance(o, graph.GraphOp)
+                      and not o.regions and all(_defined_outside(v, op) for v in o.operands)),
+                     None)
+        if inner is not None:
             inner.detach()
             rewriter.insert(inner, InsertPoint.before(op))
 

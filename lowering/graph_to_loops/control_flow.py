@@ -82,21 +82,26 @@ def _sticky(fl) -> SSAValue:
     return fl.sticky
 
 
+def _nothing_failed(fl) -> SSAValue:
+    """i1: no check inside a control-flow body has failed in this run (yet)."""
+    zero = fl.emit(arith.ConstantOp(IntegerAttr(0, i64)))
+    return fl.emit(arith.CmpiOp(_load_one(fl, _sticky(fl)), zero, "eq"))
+
+
 def guard_rest(fl, code: int | None) -> None:
     """Run the rest of the current body only if nothing failed: after a check call (which
     records `code` when its flag is set) or after a nested control-flow op with checks."""
-    sticky = _sticky(fl)
-    zero = fl.emit(arith.ConstantOp(IntegerAttr(0, i64)))
     if code is not None:
+        zero = fl.emit(arith.ConstantOp(IntegerAttr(0, i64)))
         flag = fl.emit(memref.LoadOp.get(fl.status_record(), [_index(fl, 0)]))
         bad = fl.emit(arith.CmpiOp(flag, zero, "ne"))
         value = arith.ConstantOp(IntegerAttr(code, i64))
         at = arith.ConstantOp(IntegerAttr(0, IndexType()))
-        fl.emit(scf.IfOp(bad, [], [value, at, memref.StoreOp.get(value, sticky, [at]),
+        fl.emit(scf.IfOp(bad, [], [value, at, memref.StoreOp.get(value, _sticky(fl), [at]),
                                    scf.YieldOp()]))
+        ok = fl.emit(arith.CmpiOp(flag, zero, "eq"))
     else:
-        flag = fl.emit(memref.LoadOp.get(sticky, [_index(fl, 0)]))
-    ok = fl.emit(arith.CmpiOp(flag, zero, "eq"))
+        ok = _nothing_failed(fl)
     rest = Block()
     fl.emit(scf.IfOp(ok, [], Region(rest)))
     fl.guards.append(rest)
@@ -229,28 +234,39 @@ def _lower_loop(fl, op: graph.LoopOp) -> None:
         for v, target in zip(values[1 + n:], stacked):
             _store_slice(fl, v, iteration, target)
 
-    sites_before = len(fl.sites)
     if counted:
-        body = Block(arg_types=[IndexType()])
-        inner = Block()
-        _lower_body(fl, op.body.block, inner, finish)
-        saved, fl.block = fl.block, body
-        fl.emit(memref.StoreOp.get(fl.emit(arith.IndexCastOp(body.args[0], i64)), iteration, []))
-        if len(fl.sites) > sites_before:  # once a check failed, later iterations do nothing
-            zero = fl.emit(arith.ConstantOp(IntegerAttr(0, i64)))
-            ok = fl.emit(arith.CmpiOp(_load_one(fl, _sticky(fl)), zero, "eq"))
-            inner.add_op(scf.YieldOp())
-            fl.emit(scf.IfOp(ok, [], Region(inner)))
-        else:
-            for o in list(inner.ops):
-                o.detach()
-                body.add_op(o)
-        body.add_op(scf.YieldOp())
-        fl.block = saved
-        bounds = [_index(fl, 0), _index(fl, op.iteration_count()), _index(fl, 1)]
-        fl.emit(scf.ForOp(*bounds, [], Region(body)))
-        return
+        _emit_for(fl, op, iteration, finish)
+    else:
+        _emit_while(fl, op, iteration, cond, finish)
 
+
+def _emit_for(fl, op: graph.LoopOp, iteration: SSAValue,
+              finish: Callable[[Sequence[SSAValue]], None]) -> None:
+    """A loop of known count: `scf.for`, its body skipped once a check in it failed."""
+    sites_before = len(fl.sites)
+    body = Block(arg_types=[IndexType()])
+    inner = Block()
+    _lower_body(fl, op.body.block, inner, finish)
+    saved, fl.block = fl.block, body
+    fl.emit(memref.StoreOp.get(fl.emit(arith.IndexCastOp(body.args[0], i64)), iteration, []))
+    if len(fl.sites) > sites_before:  # once a check failed, later iterations do nothing
+        inner.add_op(scf.YieldOp())
+        fl.emit(scf.IfOp(_nothing_failed(fl), [], Region(inner)))
+    else:
+        for o in list(inner.ops):
+            o.detach()
+            body.add_op(o)
+    body.add_op(scf.YieldOp())
+    fl.block = saved
+    bounds = [_index(fl, 0), _index(fl, op.iteration_count()), _index(fl, 1)]
+    fl.emit(scf.ForOp(*bounds, [], Region(body)))
+
+
+def _emit_while(fl, op: graph.LoopOp, iteration: SSAValue, cond: SSAValue,
+                finish: Callable[[Sequence[SSAValue]], None]) -> None:
+    """Any other loop: `scf.while` i < trip count and the condition holds (and no check in
+    it failed)."""
+    sites_before = len(fl.sites)
     after = Block(arg_types=[i64])
     saved, fl.block = fl.block, after
     fl.emit(memref.StoreOp.get(after.args[0], iteration, []))
@@ -265,13 +281,10 @@ def _lower_loop(fl, op: graph.LoopOp) -> None:
     go = fl.emit(arith.CmpiOp(before.args[0], _load_one(fl, fl.buffers[op.max_trips]), "slt"))
     go = fl.emit(arith.AndIOp(go, _load_one(fl, cond)))
     if len(fl.sites) > sites_before:  # stop once a check failed
-        zero = fl.emit(arith.ConstantOp(IntegerAttr(0, i64)))
-        go = fl.emit(arith.AndIOp(go, fl.emit(arith.CmpiOp(_load_one(fl, _sticky(fl)), zero,
-                                                             "eq"))))
+        go = fl.emit(arith.AndIOp(go, _nothing_failed(fl)))
     fl.emit(scf.ConditionOp(go, before.args[0]))
     fl.block = saved
     start = fl.emit(arith.ConstantOp(IntegerAttr(0, i64)))
     fl.emit(scf.WhileOp([start], [i64], Region(before), Region(after)))
-
 
 __all__ = ["CONTROL_FLOW_OPS", "guard_rest", "lower_control_flow"]

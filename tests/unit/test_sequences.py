@@ -168,3 +168,20 @@ def test_backend_binds_a_scalar_input_as_a_scalar():
     x = np.arange(12, dtype=np.float32).reshape(2, 6)
     (y,) = onnxc.backend.prepare(m).run([x, np.array(2, np.int64)])
     np.testing.assert_array_equal(y, np.concatenate(np.split(x, 3, axis=1), axis=0))
+
+
+def test_a_loop_carried_optional_is_refused():
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond"], ["cond_next"]),
+         helper.make_node("Identity", ["opt"], ["opt_next"])],
+        "body", [_vi("i", I64, []), _vi("cond", BOOL, []),
+                 onnx.helper.make_tensor_value_info("opt", F32, [2])],
+        [_vi("cond_next", BOOL, []), onnx.helper.make_tensor_value_info("opt_next", F32, [2])])
+    m = _model([helper.make_node("Optional", ["a"], ["o0"]),
+                helper.make_node("Loop", ["two", "yes", "o0"], ["o"], body=body, name="carry"),
+                helper.make_node("OptionalGetElement", ["o"], ["y"])],
+               [_vi("a", F32, [2])], [_vi("y", F32, [2])],
+               [helper.make_tensor("two", I64, [], [2]), helper.make_tensor("yes", BOOL, [], [True])],
+               check=False)
+    with pytest.raises(UnsupportedOpError, match="carry.*loop-carried optional"):
+        onnxc.compile(m)
