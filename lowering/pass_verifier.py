@@ -10,6 +10,11 @@ pass that broke it. The replay starts from a fresh import of the model (the impo
 how: `record_source`), so nothing is kept for it, neither time nor a second copy of the
 weights; a module that was not imported is copied before its first pipeline instead.
 
+`onnxc.compile` defers verification further: graph -> loops and the entry ABI run unverified
+(`verify=False`) and are verified with loops -> LLVM, once, on the largest module (each
+verify of a lowered ResNet-50 takes about 0.9 s). A pass that crashes on IR an unverified
+pass broke is blamed on that pass the same way: the crash triggers the replay.
+
 `verify_module` verifies with the module's symbols indexed: xDSL 0.74 resolves each
 `func.call`'s callee by scanning the module (`SymbolTable.lookup_symbol`), which made
 verifying a lowered module quadratic in its size (20 s of a 5,000-node graph's compile).
@@ -37,7 +42,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
 
-from onnxc.errors import InternalCompilerError
+from onnxc.errors import InternalCompilerError, OnnxcError
 
 NODE_ATTR = "onnx.node"  # graph_checks.NODE_ATTR; kept literal so this module imports no dialect
 KERNEL_ATTR = "onnxc.kernel"
@@ -49,6 +54,13 @@ class PassHistory:
 
     rebuild: Callable[[], ModuleOp]
     passes: list[ModulePass] = field(default_factory=list)
+    verified: int = 0
+    """How many of `passes` were applied when the module last passed verification."""
+
+    @property
+    def unverified(self) -> int:
+        """Passes applied since the last successful verification."""
+        return len(self.passes) - self.verified
 
 
 _HISTORIES: WeakKeyDictionary[ModuleOp, PassHistory] = WeakKeyDictionary()
@@ -115,18 +127,38 @@ def history_of(module: ModuleOp) -> PassHistory:
     return history
 
 
-def run_verified(ctx: Context, module: ModuleOp, passes: Sequence[ModulePass]) -> None:
-    """Apply `passes` in order, then verify; InternalCompilerError if the result is invalid."""
+def run_verified(
+    ctx: Context, module: ModuleOp, passes: Sequence[ModulePass], verify: bool = True
+) -> None:
+    """Apply `passes` in order, then verify; InternalCompilerError if the result is invalid.
+
+    `verify=False` leaves the check to the next verified call, which then covers these passes
+    too. A pass that raises something other than an onnxc error while earlier passes are
+    unverified is checked against them: if one of them left invalid IR, that is the error."""
     history = history_of(module)
     for p in passes:
-        p.apply(ctx, module)
+        try:
+            p.apply(ctx, module)
+        except OnnxcError:
+            raise
+        except Exception as crash:
+            if history.unverified:
+                culprit = _replay(ctx, history, history.unverified)
+                if culprit is not None:
+                    raise invalid_ir_error(module, crash, culprit, []) from crash
+            raise
         history.passes.append(p)
+    if not verify:
+        return
     try:
         verify_module(module)
     except Exception as err:  # xDSL verifiers raise bare Exceptions too
-        culprit = passes[0].name if len(passes) == 1 else _replay(ctx, history, len(passes))
-        candidates = [p.name for p in passes] if culprit is None else []
+        suspects = history.unverified
+        culprit = history.passes[-1].name if suspects == 1 else _replay(ctx, history, suspects)
+        candidates = ([p.name for p in history.passes[len(history.passes) - suspects:]]
+                      if culprit is None else [])
         raise invalid_ir_error(module, err, culprit, candidates) from err
+    history.verified = len(history.passes)
 
 
 def _replay(ctx: Context, history: PassHistory, last: int) -> str | None:

@@ -61,15 +61,18 @@ def make_context() -> Context:
     return ctx
 
 
-def run_passes(ctx: Context, module: ModuleOp, passes: str | Sequence[str]) -> None:
+def run_passes(
+    ctx: Context, module: ModuleOp, passes: str | Sequence[str], verify: bool = True
+) -> None:
     """Apply `passes` (MLIR nested or xDSL flat text, or a sequence of specs), then verify.
 
     Invalid IR raises `InternalCompilerError` naming the pass that produced it, the op and
     its ONNX node (found by replaying the module's passes one at a time, only on failure:
-    see lowering/pass_verifier.py)."""
+    see lowering/pass_verifier.py). `verify=False` defers the check to the next call that
+    verifies (it then covers these passes as well)."""
     text = passes if isinstance(passes, str) else ",".join(passes)
     pipeline = build_pipeline(text).passes if text.strip() else ()
-    run_verified(ctx, module, pipeline)
+    run_verified(ctx, module, pipeline, verify)
 
 
 __all__ = [

@@ -273,9 +273,10 @@ def lower_to_llvm(model, log: _StageLog, opt_level, pass_pipeline, verify_numeri
         _run_graph_passes(ctx, module, passes, verify_numerics=verify_numerics)
     inputs, outputs = _signature(module)
     with log.stage("graph-to-loops"):
-        pipeline.run_passes(ctx, module, pipeline.graph_to_loops(precision))
+        # verified with loops -> LLVM, once (lowering/pass_verifier.py)
+        pipeline.run_passes(ctx, module, pipeline.graph_to_loops(precision), verify=False)
         arrays = constant_arrays(module)
-        pipeline.run_passes(ctx, module, pipeline.LOOPS_ABI)
+        pipeline.run_passes(ctx, module, pipeline.LOOPS_ABI, verify=False)
         entry = entry_function(module)
         constant_names = string_list(entry, CONSTANTS_ATTR)
         sites = check_sites(entry)

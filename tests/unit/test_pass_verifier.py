@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 from xdsl.context import Context
-from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, i64
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, ModuleOp, f32, i64
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -54,10 +54,26 @@ class DropLoadIndices(ModulePass):
         Rewriter.insert_op(memref.LoadOp.get(block.args[0], []), InsertPoint.at_start(block))
 
 
+@dataclass(frozen=True)
+class DropStoreIndices(ModulePass):
+    """As DropLoadIndices, but a store: no later pass may remove it as dead code."""
+
+    name = "test-drop-store-indices"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        kernel = next(f for f in op.ops if isinstance(f, func.FuncOp) and "onnxc.kernel"
+                      in f.attributes)
+        block = kernel.body.block
+        zero = arith.ConstantOp(FloatAttr(0.0, f32))
+        store = memref.StoreOp.get(zero.result, block.args[0], [])
+        Rewriter.insert_op([zero, store], InsertPoint.at_start(block))
+
+
 @pytest.fixture
 def broken_passes(monkeypatch):
     monkeypatch.setitem(ONNXC_PASSES, BreakReduceAxes.name, lambda: BreakReduceAxes)
     monkeypatch.setitem(ONNXC_PASSES, DropLoadIndices.name, lambda: DropLoadIndices)
+    monkeypatch.setitem(ONNXC_PASSES, DropStoreIndices.name, lambda: DropStoreIndices)
 
 
 def mean_model():
@@ -109,6 +125,34 @@ def test_loops_stage_fault_is_found_by_replay(broken_passes):
     assert "expected an index for each dimension" in err.detail
     assert err.origin.startswith("in kernel @")
     assert err.origin.endswith("called for ONNX node 'scale_node'")
+
+
+def test_deferred_verification_blames_the_unverified_pass(broken_passes):
+    """graph -> loops runs unverified (`verify=False`, as onnxc.compile does); the fault is
+    found when the next stage verifies, or crashes on it, and blamed on the pass that made it."""
+    module = onnxc.import_onnx(mean_model())
+    ctx = pipeline.make_context()
+    pipeline.run_passes(ctx, module, "")
+    stage = (*pipeline.GRAPH_TO_LOOPS, DropLoadIndices.name)
+    pipeline.run_passes(ctx, module, stage, verify=False)  # no error yet
+    with pytest.raises(InternalCompilerError) as caught:
+        pipeline.run_passes(ctx, module, pipeline.LOOPS_ABI)
+    assert caught.value.pass_name == DropLoadIndices.name
+    assert caught.value.op_name == "memref.load"
+
+
+def test_compile_defers_lowering_verification_and_still_names_the_pass(broken_passes,
+                                                                         monkeypatch):
+    """onnxc.compile verifies graph -> loops and the entry ABI only with loops -> LLVM: a
+    fault planted in the first stage still surfaces as that pass's error, whether the LLVM
+    conversion crashes on the bad load or the final verification catches it."""
+    monkeypatch.setattr(pipeline, "GRAPH_TO_LOOPS",
+                        (*pipeline.GRAPH_TO_LOOPS, DropStoreIndices.name))
+    with pytest.raises(InternalCompilerError) as caught:
+        onnxc.compile(mean_model(), cache_dir=False)
+    assert caught.value.pass_name == DropStoreIndices.name
+    assert caught.value.op_name == "memref.store"
+    assert caught.value.origin.startswith("in kernel @")
 
 
 def test_unreproducible_failure_names_the_candidates(broken_passes):
