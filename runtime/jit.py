@@ -1,6 +1,7 @@
 """The llvmlite JIT: LLVM IR -> verified, O3-optimised, vectorised native code in this process.
 
     native = NativeModule.from_llvm_ir(llvm_ir)         # parse, verify, optimise, MCJIT
+                                                        # (a large module: in worker processes)
     fn = native.ctypes_function("main", None, c_void_p)  # holds `native` alive
     blob = native.object_code()                         # for a disk cache
     again = NativeModule.from_object(blob)              # reload without recompiling
@@ -14,6 +15,12 @@ keep it alive as long as any function address from it is in use; nothing else re
 goes. Code with parallel loops calls onnxc's thread pool (runtime/thread_pool.py), which is
 loaded into the process before it is linked.
 
+A large module (`PARALLEL_MIN_IR_BYTES` of IR text) is optimised and compiled in worker
+processes, one part each, and its objects are linked into one engine
+(runtime/parallel_codegen.py): on N cores LLVM's share of the compile shrinks about N-fold,
+and an LLVM assertion kills a worker, not this process. Its `object_code()` is the objects
+packed into one blob (`pack_objects`), which `from_object` loads the same way.
+
 Memory: llvmlite 0.50's `ModulePassManager` never frees its C++ pass pipeline (its
 `_dispose` is shadowed by `ObjectRef._dispose` in the MRO), about 85 KB per compile;
 `_optimize` disposes it explicitly. What remains per compile is llvmlite's
@@ -23,6 +30,7 @@ PassInstrumentationCallbacks (about 1-2 KB, owned by no one in llvmlite's C++ la
 from __future__ import annotations
 
 import ctypes
+import os
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -33,6 +41,7 @@ from llvmlite.binding import ffi
 from llvmlite.binding.newpassmanagers import NewPassManager
 
 from onnxc.errors import CompilationError
+from onnxc.runtime.parallel_codegen import PARALLEL_MIN_IR_BYTES, compile_parts, split_module
 from onnxc.runtime.target import Target, host_target, initialize_llvm
 
 
@@ -92,6 +101,54 @@ def _check_object(data: bytes) -> None:
         raise CompilationError("object code is not an ELF, Mach-O or COFF object")
 
 
+PACKED_MAGIC = b"ONNXCOBJ"
+"""Starts the bytes of several objects packed into one blob (`pack_objects`)."""
+
+
+def pack_objects(objects: list[bytes]) -> bytes:
+    """Several relocatable objects as one blob (what the compile cache stores): the magic,
+    the count and each size (little-endian u32, u64s), then the objects. One object is
+    returned as it is."""
+    if len(objects) == 1:
+        return objects[0]
+    sizes = struct.pack(f"<I{len(objects)}Q", len(objects), *map(len, objects))
+    return PACKED_MAGIC + sizes + b"".join(objects)
+
+
+def unpack_objects(data: bytes) -> list[bytes]:
+    """The objects in a blob of `pack_objects`; CompilationError if it does not add up."""
+    if not data.startswith(PACKED_MAGIC):
+        return [data]
+    at = len(PACKED_MAGIC)
+    if len(data) < at + 4:
+        raise CompilationError("packed object code is truncated")
+    (count,) = struct.unpack_from("<I", data, at)
+    at += 4
+    if count == 0 or count > 1024 or len(data) < at + 8 * count:
+        raise CompilationError("packed object code has a bad header")
+    sizes = struct.unpack_from(f"<{count}Q", data, at)
+    at += 8 * count
+    if at + sum(sizes) != len(data):
+        raise CompilationError("packed object code is truncated or has trailing bytes")
+    objects = []
+    for size in sizes:
+        objects.append(data[at:at + size])
+        at += size
+    return objects
+
+
+def codegen_jobs() -> int:
+    """Worker processes for a large module's code generation: the CPUs this process may
+    use, or ONNXC_CODEGEN_JOBS (1: everything in this process)."""
+    configured = os.environ.get("ONNXC_CODEGEN_JOBS", "").strip()
+    if configured:
+        try:
+            return max(1, int(configured))
+        except ValueError:
+            return 1
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+
+
 class NativeModule:
     """Native code for one LLVM module, loaded into this process by MCJIT."""
 
@@ -119,6 +176,10 @@ class NativeModule:
         target = target or host_target()
         text = str(llvm_ir)
         _load_runtimes(text)
+        jobs = codegen_jobs()
+        if jobs > 1 and len(text) >= PARALLEL_MIN_IR_BYTES:
+            objects = compile_parts(split_module(text, jobs), target, opt_level)
+            return cls.from_object(pack_objects(objects), target=target)
         try:
             module = llvm.parse_assembly(text)
             module.verify()
@@ -138,9 +199,12 @@ class NativeModule:
 
     @classmethod
     def from_object(cls, object_code: bytes, *, target: Target | None = None) -> NativeModule:
-        """Load object code from `object_code()` (of this target) without recompiling."""
+        """Load object code from `object_code()` (of this target) without recompiling: one
+        object, or several packed by `pack_objects` (linked into one engine)."""
         _initialize_native()
-        _check_object(object_code)
+        objects = unpack_objects(object_code)
+        for part in objects:
+            _check_object(part)
         _load_runtimes(object_code)
         target = target or host_target()
         machine = target.create_target_machine()
@@ -149,7 +213,8 @@ class NativeModule:
         empty.data_layout = str(machine.target_data)
         engine = llvm.create_mcjit_compiler(empty, machine)
         try:
-            engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
+            for part in objects:
+                engine.add_object_file(llvm.ObjectFileRef.from_data(part))
         except RuntimeError as error:
             raise CompilationError(f"cannot load object code: {error}") from error
         engine.finalize_object()

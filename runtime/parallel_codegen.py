@@ -1,0 +1,182 @@
+"""LLVM optimisation and code generation of one large module, split over worker processes.
+
+LLVM's O3 pipeline and instruction selection are most of a large model's compile (about 5 s
+of ResNet-50's on a 2-core AVX2 machine), and llvmlite serialises every LLVM call behind one
+lock, so threads cannot share the work. Our modules split cleanly instead: the lowering
+emits one `internal noinline` function per kernel (plus its outlined parallel bodies) and an
+entry that calls them, and no data globals. `split_module` cuts the IR text into parts of
+about equal size, each defining some functions and declaring the rest; each part is
+optimised and compiled to a relocatable object by `python -m onnxc.runtime.codegen_worker`,
+and MCJIT links the objects into one engine (runtime/jit.py). Nothing crosses a part that
+did not cross a function boundary before (every kernel is `noinline`), so the code is what
+one process would have produced, kernel by kernel.
+
+The workers also contain LLVM: llvmlite's LLVM is built with assertions, and an assertion
+aborts its process. In a worker that is a `CompilationError` naming the signal; in the
+compiling process it would kill the user's program.
+
+Functions called from another part lose `internal` linkage (an object can only call another
+object's global symbols); each engine resolves its own objects' symbols first, so two models
+with a kernel of the same name do not meet.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+
+from onnxc.errors import CompilationError
+from onnxc.runtime.target import Target
+
+PARALLEL_MIN_IR_BYTES = 400_000
+"""Below this much IR text one process is faster: a worker costs about 0.2 s to start."""
+
+_DEFINE = re.compile(r'^define (?P<linkage>internal |private )?(?P<rest>.*?)@"(?P<name>[^"]+)"'
+                     r'(?P<params>\(.*\))(?P<attrs>[^{]*)$')
+_SYMBOL = re.compile(r'@"([^"]+)"')
+_PARALLEL_BODY = re.compile(r"_par\d+$")
+
+
+@dataclass
+class _Function:
+    name: str
+    header: str
+    """the `define` line"""
+    lines: list[str]
+    """the whole definition, `define` line to closing brace"""
+    linkage: str
+    prototype: str
+    """`<return type> @"name"(<params>)`, what a declaration needs"""
+
+    @property
+    def size(self) -> int:
+        return len(self.lines)
+
+    def references(self) -> set[str]:
+        return {m for line in self.lines[1:] for m in _SYMBOL.findall(line)}
+
+
+def _parse(text: str) -> tuple[list[str], list[_Function]]:
+    """Top-level lines that are not function definitions, and the definitions in order."""
+    preamble: list[str] = []
+    functions: list[_Function] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        match = _DEFINE.match(line) if line.startswith("define ") else None
+        if match is None:
+            preamble.append(line)
+            i += 1
+            continue
+        end = i + 1
+        while end < len(lines) and lines[end] != "}":
+            end += 1
+        if end == len(lines):
+            raise CompilationError(f"cannot split the module: @{match['name']} has no end")
+        prototype = f'{match["rest"]}@"{match["name"]}"{_strip_param_names(match["params"])}'
+        functions.append(_Function(match["name"], line, lines[i:end + 1],
+                                   (match["linkage"] or "").strip(), prototype))
+        i = end + 1
+    return preamble, functions
+
+
+def _strip_param_names(params: str) -> str:
+    """`(ptr noalias %".1", i64 %".2")` -> `(ptr noalias, i64)`: a declaration names none."""
+    return re.sub(r' %"[^"]*"| %[\w.]+', "", params)
+
+
+def _groups(functions: list[_Function]) -> list[list[_Function]]:
+    """Functions that stay in one part: a kernel with its outlined parallel bodies (named
+    `<kernel>_par<k>`, passed by pointer to the thread pool)."""
+    by_name: dict[str, list[_Function]] = {}
+    order: list[str] = []
+    for f in functions:
+        owner = _PARALLEL_BODY.sub("", f.name)
+        if owner not in by_name:
+            by_name[owner] = []
+            order.append(owner)
+        by_name[owner].append(f)
+    return [by_name[name] for name in order]
+
+
+def split_module(text: str, parts: int) -> list[str]:
+    """`text` (a whole module's LLVM IR) as up to `parts` modules that together define each
+    function once; largest groups first onto the least loaded part."""
+    preamble, functions = _parse(text)
+    loads = [0] * parts
+    members: list[list[_Function]] = [[] for _ in range(parts)]
+    for group in sorted(_groups(functions), key=lambda g: -sum(f.size for f in g)):
+        target = loads.index(min(loads))
+        members[target].extend(group)
+        loads[target] += sum(f.size for f in group)
+    members = [m for m in members if m]
+    home = {f.name: index for index, m in enumerate(members) for f in m}
+    exported = {name for index, m in enumerate(members) for f in m
+                for name in f.references() if name in home and home[name] != index}
+    by_name = {f.name: f for f in functions}
+    modules = []
+    for index, m in enumerate(members):
+        out = list(preamble)
+        for f in m:
+            lines = list(f.lines)
+            if f.name in exported and f.linkage:
+                lines[0] = f.header.replace(f"define {f.linkage} ", "define ", 1)
+            out.extend(lines)
+            out.append("")
+        needed = {name for f in m for name in f.references()}
+        for name in sorted(needed):
+            if name in home and home[name] != index:
+                out.append(f"declare {by_name[name].prototype}")
+        modules.append("\n".join(out) + "\n")
+    return modules
+
+
+def compile_parts(parts: list[str], target: Target, opt_level: int) -> list[bytes]:
+    """Each part's relocatable object, compiled in a worker process each, all at once."""
+    header = json.dumps({"triple": target.triple, "cpu": target.cpu,
+                         "features": target.features, "opt_level": opt_level})
+    workers = []
+    for text in parts:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "onnxc.runtime.codegen_worker"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env={**os.environ, "PYTHONNOUSERSITE": "1"})
+        workers.append(worker)
+    # all inputs first: a worker reads all of its input before it writes any output
+    objects = []
+    for worker, text in zip(workers, parts, strict=True):
+        assert worker.stdin is not None
+        worker.stdin.write(header.encode() + b"\n" + text.encode())
+        worker.stdin.close()
+    for worker in workers:
+        assert worker.stdout is not None and worker.stderr is not None
+        out = worker.stdout.read()  # stderr stays small: one line, or LLVM's assertion text
+        err = worker.stderr.read()
+        worker.wait()
+        if worker.returncode != 0:
+            for other in workers:
+                other.kill()
+            raise CompilationError(_failure(worker.returncode, err.decode(errors="replace")))
+        objects.append(out)
+    return objects
+
+
+def _failure(returncode: int, stderr: str) -> str:
+    """A worker's error as the in-process compile would word it; a crash names its signal
+    and LLVM's assertion line, if it printed one."""
+    if returncode > 0:
+        return stderr.strip() or f"the code generation worker exited with status {returncode}"
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    assertion = [line for line in lines if "Assertion" in line]
+    detail = (assertion or lines or [""])[-1]
+    name = signal.Signals(-returncode).name
+    return f"LLVM crashed ({name}) compiling the model's code" + (f": {detail}" if detail else "")
+
+
+__all__ = ["PARALLEL_MIN_IR_BYTES", "compile_parts", "split_module"]

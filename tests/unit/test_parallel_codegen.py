@@ -1,0 +1,144 @@
+"""A large module's LLVM code generation split over worker processes (runtime/parallel_codegen.py):
+the split defines every function once, the objects link into one engine, the outputs are
+those of the one-process compile, the packed objects survive the cache, and a worker that
+fails or dies is a CompilationError, not a dead compiler."""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import onnxc
+from onnxc.errors import CompilationError
+from onnxc.runtime import jit, parallel_codegen
+from onnxc.runtime.jit import NativeModule, pack_objects, unpack_objects
+from onnxc.runtime.parallel_codegen import compile_parts, split_module
+from onnxc.runtime.target import host_target
+from onnxc.zoo import random_inputs
+from onnxc.zoo_scaling import wide_graph
+
+TOY = '''; ModuleID = ""
+target triple = "x86_64-unknown-linux-gnu"
+
+declare void @"onnxc_parallel_run"(ptr %".1", ptr %".2", i64 %".3", i64 %".4")
+
+define internal i32 @"triple_0"(i32 %".1") noinline nounwind
+{
+entry:
+  %".3" = mul i32 %".1", 3
+  ret i32 %".3"
+}
+
+define internal i32 @"triple_0_par0"(i32 %".1") noinline nounwind
+{
+entry:
+  ret i32 %".1"
+}
+
+define internal i32 @"add_0"(i32 %".1", i32 %".2") noinline nounwind
+{
+entry:
+  %".4" = add i32 %".1", %".2"
+  %".5" = add i32 %".4", %".2"
+  %".6" = add i32 %".5", %".2"
+  ret i32 %".6"
+}
+
+define i32 @"main"(i32 %".1") nounwind
+{
+entry:
+  %".3" = call i32 @"triple_0"(i32 %".1")
+  %".4" = call i32 @"add_0"(i32 %".3", i32 1)
+  ret i32 %".4"
+}
+'''
+
+
+def _defined(text: str) -> list[str]:
+    return re.findall(r'^define [^@]*@"([^"]+)"', text, flags=re.MULTILINE)
+
+
+def test_split_defines_each_function_once_and_declares_what_it_calls():
+    parts = split_module(TOY, 2)
+    assert len(parts) == 2
+    defined = [name for part in parts for name in _defined(part)]
+    assert sorted(defined) == sorted(["triple_0", "triple_0_par0", "add_0", "main"])
+    home = next(p for p in parts if "triple_0" in _defined(p))
+    assert "triple_0_par0" in _defined(home)  # a kernel keeps its parallel bodies
+    main_part = next(p for p in parts if "main" in _defined(p))
+    for callee in ("triple_0", "add_0"):
+        if callee not in _defined(main_part):
+            assert f'declare i32 @"{callee}"(i32)' in main_part
+            # called from another object: no longer internal where it is defined
+            other = next(p for p in parts if callee in _defined(p))
+            assert f'define internal i32 @"{callee}"' not in other
+    assert 'declare void @"onnxc_parallel_run"' in parts[0]  # the preamble goes everywhere
+
+
+def test_parts_compile_in_workers_and_link_into_one_engine():
+    objects = compile_parts(split_module(TOY.replace("x86_64-unknown-linux-gnu",
+                                                     host_target().triple), 2),
+                            host_target(), 3)
+    native = NativeModule.from_object(pack_objects(objects))
+    main = native.ctypes_function("main", ctypes.c_int32, ctypes.c_int32)
+    assert main(5) == 5 * 3 + 3
+
+
+def test_packed_objects_round_trip_and_refuse_damage():
+    assert unpack_objects(pack_objects([b"\x7fELF-a"])) == [b"\x7fELF-a"]  # one: as it is
+    packed = pack_objects([b"first", b"second!"])
+    assert unpack_objects(packed) == [b"first", b"second!"]
+    for damaged in (packed[:-1], packed + b"x", packed[:10], jit.PACKED_MAGIC + b"\0\0\0\0"):
+        with pytest.raises(CompilationError):
+            unpack_objects(damaged)
+    with pytest.raises(CompilationError, match="not an ELF"):
+        NativeModule.from_object(pack_objects([b"first", b"second!"]))
+
+
+def test_a_worker_that_rejects_its_ir_is_a_compilation_error():
+    broken = TOY.replace("%\".3\" = mul i32 %\".1\", 3", "%\".3\" = mul i32 %\".9\", 3")
+    with pytest.raises(CompilationError, match="LLVM rejected the generated IR"):
+        compile_parts([broken], host_target(), 3)
+
+
+def test_a_worker_killed_by_llvm_is_a_compilation_error(monkeypatch):
+    """An LLVM assertion aborts its process: here, in a worker, it is an error that names the
+    signal, and this process lives on."""
+    real = subprocess.Popen
+
+    def aborting(args, **kwargs):
+        return real([sys.executable, "-c", ("import os, signal, sys; sys.stdin.read(); "
+                     "print('Assertion failed', file=sys.stderr, flush=True); "
+                     "os.kill(os.getpid(), signal.SIGABRT)")], **kwargs)
+
+    monkeypatch.setattr(parallel_codegen.subprocess, "Popen", aborting)
+    with pytest.raises(CompilationError, match=r"LLVM crashed \(SIGABRT\).*Assertion failed"):
+        compile_parts([TOY, TOY], host_target(), 3)
+
+
+def test_a_model_compiled_in_workers_matches_one_process_cold_and_warm(monkeypatch, tmp_path):
+    model = wide_graph(40, seed=1)  # MatMul, Conv, BatchNorm, Transpose... kernels
+    feeds = random_inputs(model, seed=4)
+    monkeypatch.setenv("ONNXC_CODEGEN_JOBS", "1")
+    expected = onnxc.compile(model, cache_dir=False).run(None, feeds)
+
+    monkeypatch.setenv("ONNXC_CODEGEN_JOBS", "2")
+    monkeypatch.setattr(jit, "PARALLEL_MIN_IR_BYTES", 0)
+    split_calls = []
+    real_split = jit.split_module
+    monkeypatch.setattr(jit, "split_module",
+                        lambda text, n: split_calls.append(n) or real_split(text, n))
+    cold = onnxc.compile(model, cache_dir=tmp_path)
+    assert split_calls == [2]
+    for got, want in zip(cold.run(None, feeds), expected, strict=True):
+        np.testing.assert_array_equal(got, want)  # the same code, kernel by kernel
+
+    warm = onnxc.compile(model, cache_dir=tmp_path)  # the packed objects, from the cache
+    assert warm.from_cache
+    for got, want in zip(warm.run(None, feeds), expected, strict=True):
+        np.testing.assert_array_equal(got, want)
