@@ -18,11 +18,7 @@ from xdsl.ir import Dialect
 
 from onnxc.dialects.graph_base import GraphOp, float_of, int_of, ints_of, shape_of
 from onnxc.dialects.graph_checks import CHECK_OPS, CheckDivisorOp, CheckIndicesOp, CheckOp
-from onnxc.dialects.graph_composite import (
-    ChannelShuffleOp,
-    ConvAddOp,
-    FusedElementwiseOp,
-)
+from onnxc.dialects.graph_composite import ChannelShuffleOp, ConvAddOp
 from onnxc.dialects.graph_control import CONTROL_OPS, IfOp, LoopOp, YieldOp
 from onnxc.dialects.graph_fused import (
     AttentionOp,
@@ -33,6 +29,7 @@ from onnxc.dialects.graph_fused import (
     RMSNormalizationOp,
     WeightedSumOp,
 )
+from onnxc.dialects.graph_fused_elementwise import FusedElementwiseOp
 from onnxc.dialects.graph_index import (
     ArgMaxOp,
     ArgMinOp,
@@ -46,7 +43,6 @@ from onnxc.dialects.graph_index import (
     TriluOp,
 )
 from onnxc.dialects.graph_indexed import INDEXED_OPS
-from onnxc.dialects.graph_layout import LayoutConvertOp
 from onnxc.dialects.graph_logic import (
     LOGIC_OPS,
     AndOp,
@@ -194,7 +190,7 @@ Graph = Dialect(
         LayerNormalizationOp, GeluOp, PReluOp, WeightedSumOp, AttentionOp, RMSNormalizationOp,
         LayerNormalizationStatsOp,
         FusedElementwiseOp, ChannelShuffleOp, ConvAddOp,
-        LayoutConvertOp, QuantizeLinearOp, DequantizeLinearOp, DynamicQuantizeLinearOp,
+        QuantizeLinearOp, DequantizeLinearOp, DynamicQuantizeLinearOp,
         *LOGIC_OPS, *UNARY_MATH_OPS, *INDEXED_OPS, *CHECK_OPS, *QLINEAR_OPS, *RNN_OPS,
         *CONTROL_OPS,
     ],
@@ -273,7 +269,6 @@ __all__ = [
     "LRNOp",
     "LayerNormalizationOp",
     "LayerNormalizationStatsOp",
-    "LayoutConvertOp",
     "LeakyReluOp",
     "LessOp",
     "LessOrEqualOp",

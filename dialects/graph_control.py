@@ -1,4 +1,5 @@
-"""Control flow in the graph dialect: `graph.if`, `graph.loop` and their `graph.yield`.
+"""Control flow in the graph dialect: `graph.if`, `graph.loop` and their `graph.yield`
+(which also ends the scalar body of a `graph.fused_elementwise`).
 
 ONNX's If, Loop and Scan carry subgraphs; here they carry regions, imported recursively, that
 may use any value of the enclosing scope (ONNX's outer-scope values). The bodies are ordinary
@@ -44,6 +45,7 @@ from xdsl.traits import HasParent, IsTerminator, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects.graph_base import shape_of
+from onnxc.dialects.graph_fused_elementwise import FusedElementwiseOp
 
 
 def _is_scalar_of(value: SSAValue, element) -> bool:
@@ -166,12 +168,13 @@ class LoopOp(IRDLOperation):
 
 @irdl_op_definition
 class YieldOp(IRDLOperation):
-    """The values a `graph.if` branch or a `graph.loop` iteration produces."""
+    """The values a `graph.if` branch or a `graph.loop` iteration produces (tensors), or
+    the element a `graph.fused_elementwise` body computes (a scalar); the parent checks."""
 
     name = "graph.yield"
-    values = var_operand_def(TensorType)
+    values = var_operand_def()
     assembly_format = "($values^ `:` type($values))? attr-dict"
-    traits = traits_def(IsTerminator(), HasParent(IfOp, LoopOp))
+    traits = traits_def(IsTerminator(), HasParent(IfOp, LoopOp, FusedElementwiseOp))
 
     def __init__(self, *values: SSAValue):
         super().__init__(operands=[values])

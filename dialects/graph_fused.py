@@ -2,7 +2,7 @@
 
 LayerNormalization, RMSNormalization, Gelu and PRelu exist in ONNX too (and are imported
 directly where the opset has them); WeightedSum and Attention have no ONNX counterpart and
-only come from the fusions in passes/extended.py.
+only come from the fusions in passes/*_fusion.py.
 """
 
 from __future__ import annotations

@@ -46,11 +46,15 @@ class ArgReduceOp(GraphOp, abc.ABC):
 
 @irdl_op_definition
 class ArgMaxOp(ArgReduceOp):
+    """ONNX ArgMax (opset 12+ semantics; select_last_index is 0 for older opsets)."""
+
     name = "graph.arg_max"
 
 
 @irdl_op_definition
 class ArgMinOp(ArgReduceOp):
+    """ONNX ArgMin (opset 12+ semantics; select_last_index is 0 for older opsets)."""
+
     name = "graph.arg_min"
 
 
@@ -97,11 +101,15 @@ class CumulativeOp(GraphOp, abc.ABC):
 
 @irdl_op_definition
 class CumSumOp(CumulativeOp):
+    """ONNX CumSum: the running sum; ONNX's `axis` input is a constant property here."""
+
     name = "graph.cum_sum"
 
 
 @irdl_op_definition
 class CumProdOp(CumulativeOp):
+    """ONNX CumProd: the running product; ONNX's `axis` input is a constant property here."""
+
     name = "graph.cum_prod"
 
 

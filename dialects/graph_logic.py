@@ -47,26 +47,36 @@ class CompareOp(GraphOp, abc.ABC):
 
 @irdl_op_definition
 class EqualOp(CompareOp):
+    """ONNX Equal: lhs == rhs."""
+
     name = "graph.equal"
 
 
 @irdl_op_definition
 class LessOp(CompareOp):
+    """ONNX Less: lhs < rhs."""
+
     name = "graph.less"
 
 
 @irdl_op_definition
 class LessOrEqualOp(CompareOp):
+    """ONNX LessOrEqual: lhs <= rhs."""
+
     name = "graph.less_or_equal"
 
 
 @irdl_op_definition
 class GreaterOp(CompareOp):
+    """ONNX Greater: lhs > rhs."""
+
     name = "graph.greater"
 
 
 @irdl_op_definition
 class GreaterOrEqualOp(CompareOp):
+    """ONNX GreaterOrEqual: lhs >= rhs."""
+
     name = "graph.greater_or_equal"
 
 
@@ -82,36 +92,50 @@ class AndOp(BinaryElementwiseOp):
 
 @irdl_op_definition
 class OrOp(BinaryElementwiseOp):
+    """ONNX Or: logical or of i1 tensors, with broadcasting."""
+
     name = "graph.or"
 
 
 @irdl_op_definition
 class XorOp(BinaryElementwiseOp):
+    """ONNX Xor: logical exclusive or of i1 tensors, with broadcasting."""
+
     name = "graph.xor"
 
 
 @irdl_op_definition
 class NotOp(UnaryElementwiseOp):
+    """ONNX Not: logical negation of an i1 tensor."""
+
     name = "graph.not"
 
 
 @irdl_op_definition
 class BitwiseAndOp(BinaryElementwiseOp):
+    """ONNX BitwiseAnd: bitwise and of integer tensors, with broadcasting."""
+
     name = "graph.bitwise_and"
 
 
 @irdl_op_definition
 class BitwiseOrOp(BinaryElementwiseOp):
+    """ONNX BitwiseOr: bitwise or of integer tensors, with broadcasting."""
+
     name = "graph.bitwise_or"
 
 
 @irdl_op_definition
 class BitwiseXorOp(BinaryElementwiseOp):
+    """ONNX BitwiseXor: bitwise exclusive or of integer tensors, with broadcasting."""
+
     name = "graph.bitwise_xor"
 
 
 @irdl_op_definition
 class BitwiseNotOp(UnaryElementwiseOp):
+    """ONNX BitwiseNot: the bitwise complement of an integer tensor."""
+
     name = "graph.bitwise_not"
 
 
@@ -176,6 +200,8 @@ class FloatTestOp(GraphOp, abc.ABC):
 
 @irdl_op_definition
 class IsNaNOp(FloatTestOp):
+    """ONNX IsNaN: true where the float element is NaN."""
+
     name = "graph.is_nan"
 
 

@@ -87,56 +87,79 @@ class UnaryElementwiseOp(GraphOp, abc.ABC):
 
 @irdl_op_definition
 class ReluOp(UnaryElementwiseOp):
+    """ONNX Relu: max(x, 0)."""
+
     name = "graph.relu"
 
 
 @irdl_op_definition
 class SigmoidOp(UnaryElementwiseOp):
+    """ONNX Sigmoid: 1 / (1 + exp(-x))."""
+
     name = "graph.sigmoid"
 
 
 @irdl_op_definition
 class TanhOp(UnaryElementwiseOp):
+    """ONNX Tanh: the hyperbolic tangent."""
+
     name = "graph.tanh"
 
 
 @irdl_op_definition
 class ExpOp(UnaryElementwiseOp):
+    """ONNX Exp: e**x."""
+
     name = "graph.exp"
 
 
 @irdl_op_definition
 class LogOp(UnaryElementwiseOp):
+    """ONNX Log: the natural logarithm."""
+
     name = "graph.log"
 
 
 @irdl_op_definition
 class SqrtOp(UnaryElementwiseOp):
+    """ONNX Sqrt: the square root."""
+
     name = "graph.sqrt"
 
 
 @irdl_op_definition
 class NegOp(UnaryElementwiseOp):
+    """ONNX Neg: -x."""
+
     name = "graph.neg"
 
 
 @irdl_op_definition
 class AbsOp(UnaryElementwiseOp):
+    """ONNX Abs: |x|."""
+
     name = "graph.abs"
 
 
 @irdl_op_definition
 class ReciprocalOp(UnaryElementwiseOp):
+    """ONNX Reciprocal: 1 / x."""
+
     name = "graph.reciprocal"
 
 
 @irdl_op_definition
 class ErfOp(UnaryElementwiseOp):
+    """ONNX Erf: the Gauss error function."""
+
     name = "graph.erf"
 
 
 @irdl_op_definition
 class IdentityOp(UnaryElementwiseOp):
+    """ONNX Identity: a copy of the input. The importer also emits it for a Sum/Max/Min
+    of one input and for Casts to the same type."""
+
     name = "graph.identity"
 
 
@@ -150,6 +173,8 @@ class DropoutOp(UnaryElementwiseOp):
 
 @irdl_op_definition
 class LeakyReluOp(UnaryElementwiseOp):
+    """ONNX LeakyRelu: x where x >= 0, else alpha * x (`alpha` defaults to 0.01 on import)."""
+
     name = "graph.leaky_relu"
     alpha = prop_def(FloatAttr)
 
@@ -195,26 +220,37 @@ class BinaryElementwiseOp(GraphOp, abc.ABC):
 
 @irdl_op_definition
 class AddOp(BinaryElementwiseOp):
+    """ONNX Add: lhs + rhs with multidirectional broadcasting."""
+
     name = "graph.add"
 
 
 @irdl_op_definition
 class SubOp(BinaryElementwiseOp):
+    """ONNX Sub: lhs - rhs with multidirectional broadcasting."""
+
     name = "graph.sub"
 
 
 @irdl_op_definition
 class MulOp(BinaryElementwiseOp):
+    """ONNX Mul: lhs * rhs with multidirectional broadcasting."""
+
     name = "graph.mul"
 
 
 @irdl_op_definition
 class DivOp(BinaryElementwiseOp):
+    """ONNX Div: lhs / rhs with multidirectional broadcasting."""
+
     name = "graph.div"
 
 
 @irdl_op_definition
 class PowOp(BinaryElementwiseOp):
+    """ONNX Pow: lhs ** rhs with broadcasting. Unlike ONNX (opset 12+) both operands have
+    one element type: the importer casts the exponent to the base's type."""
+
     name = "graph.pow"
 
 
@@ -232,16 +268,25 @@ class VariadicElementwiseOp(GraphOp, abc.ABC):
 
 @irdl_op_definition
 class SumOp(VariadicElementwiseOp):
+    """ONNX Sum: the elementwise sum of two or more broadcast inputs (a single input is
+    imported as graph.identity)."""
+
     name = "graph.sum"
 
 
 @irdl_op_definition
 class MaxOp(VariadicElementwiseOp):
+    """ONNX Max: the elementwise maximum of two or more broadcast inputs (a single input
+    is imported as graph.identity)."""
+
     name = "graph.max"
 
 
 @irdl_op_definition
 class MinOp(VariadicElementwiseOp):
+    """ONNX Min: the elementwise minimum of two or more broadcast inputs (a single input
+    is imported as graph.identity)."""
+
     name = "graph.min"
 
 

@@ -68,6 +68,9 @@ class ConvOp(GraphOp, EpilogueProps):
 
 
 class PoolOp(GraphOp, abc.ABC):
+    """A sliding-window pool over the spatial dimensions: `kernel_shape`, `strides`, explicit
+    `pads` ([begin..., end...]) and `ceil_mode` (0/1: round the output size up)."""
+
     input = operand_def(TensorType)
     output = result_def(TensorType)
     kernel_shape = prop_def(DenseArrayBase)
@@ -87,6 +90,9 @@ class PoolOp(GraphOp, abc.ABC):
 
 @irdl_op_definition
 class MaxPoolOp(PoolOp):
+    """ONNX MaxPool: the maximum over each (dilated) window; auto_pad is resolved into `pads`
+    on import. Only the Y output: the importer rejects a model that uses Indices."""
+
     name = "graph.max_pool"
     dilations = prop_def(DenseArrayBase)
 
@@ -96,6 +102,10 @@ class MaxPoolOp(PoolOp):
 
 @irdl_op_definition
 class AveragePoolOp(PoolOp):
+    """ONNX AveragePool: the mean over each window, padding counted in the divisor when
+    `count_include_pad`; auto_pad is resolved into `pads` on import, absent `dilations`
+    are all 1."""
+
     name = "graph.average_pool"
     count_include_pad = prop_def(IntegerAttr)
     dilations = opt_prop_def(DenseArrayBase)  # absent: all 1 (AveragePool-19 added them)
@@ -107,6 +117,8 @@ class AveragePoolOp(PoolOp):
 
 
 class GlobalPoolOp(GraphOp, abc.ABC):
+    """A pool over all spatial dimensions: N x C x D1 x ... becomes N x C x 1 x ...."""
+
     input = operand_def(TensorType)
     output = result_def(TensorType)
 
@@ -117,11 +129,15 @@ class GlobalPoolOp(GraphOp, abc.ABC):
 
 @irdl_op_definition
 class GlobalAveragePoolOp(GlobalPoolOp):
+    """ONNX GlobalAveragePool: the mean over all spatial dimensions (N x C x 1 x ...)."""
+
     name = "graph.global_average_pool"
 
 
 @irdl_op_definition
 class GlobalMaxPoolOp(GlobalPoolOp):
+    """ONNX GlobalMaxPool: the maximum over all spatial dimensions (N x C x 1 x ...)."""
+
     name = "graph.global_max_pool"
 
 

@@ -45,24 +45,34 @@ class ReduceOp(GraphOp, abc.ABC):
 
 @irdl_op_definition
 class ReduceMeanOp(ReduceOp):
+    """ONNX ReduceMean: the mean over `axes`."""
+
     name = "graph.reduce_mean"
 
 
 @irdl_op_definition
 class ReduceSumOp(ReduceOp):
+    """ONNX ReduceSum: the sum over `axes`."""
+
     name = "graph.reduce_sum"
 
 
 @irdl_op_definition
 class ReduceMaxOp(ReduceOp):
+    """ONNX ReduceMax: the maximum over `axes`."""
+
     name = "graph.reduce_max"
 
 
 @irdl_op_definition
 class ReduceMinOp(ReduceOp):
+    """ONNX ReduceMin: the minimum over `axes`."""
+
     name = "graph.reduce_min"
 
 
 @irdl_op_definition
 class ReduceProdOp(ReduceOp):
+    """ONNX ReduceProd: the product over `axes`."""
+
     name = "graph.reduce_prod"

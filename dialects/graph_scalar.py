@@ -29,24 +29,34 @@ class ScalarBinaryOp(GraphOp, abc.ABC):
 
 @irdl_op_definition
 class AddScalarOp(ScalarBinaryOp):
+    """input + scalar: graph.add with a one-element constant right operand."""
+
     name = "graph.add_scalar"
 
 
 @irdl_op_definition
 class SubScalarOp(ScalarBinaryOp):
+    """input - scalar: graph.sub with a one-element constant right operand."""
+
     name = "graph.sub_scalar"
 
 
 @irdl_op_definition
 class MulScalarOp(ScalarBinaryOp):
+    """input * scalar: graph.mul with a one-element constant right operand."""
+
     name = "graph.mul_scalar"
 
 
 @irdl_op_definition
 class DivScalarOp(ScalarBinaryOp):
+    """input / scalar: graph.div with a one-element constant right operand."""
+
     name = "graph.div_scalar"
 
 
 @irdl_op_definition
 class PowScalarOp(ScalarBinaryOp):
+    """input ** scalar: graph.pow with a one-element constant exponent."""
+
     name = "graph.pow_scalar"

@@ -75,6 +75,9 @@ class ReshapeOp(ReshapeLikeOp):
 
 @irdl_op_definition
 class FlattenOp(ReshapeLikeOp):
+    """ONNX Flatten: a 2-D reshape to (prod(dims[:axis]), prod(dims[axis:]));
+    `axis` is normalized to [0, rank] on import."""
+
     name = "graph.flatten"
     axis = prop_def(IntegerAttr)
 
@@ -110,6 +113,9 @@ class UnsqueezeOp(ReshapeLikeOp):
 
 @irdl_op_definition
 class TransposeOp(GraphOp):
+    """ONNX Transpose: permute the dimensions by `perm` (the importer spells out ONNX's
+    default, the reversed order)."""
+
     name = "graph.transpose"
     input = operand_def(TensorType)
     output = result_def(TensorType)
@@ -121,6 +127,8 @@ class TransposeOp(GraphOp):
 
 @irdl_op_definition
 class ConcatOp(GraphOp):
+    """ONNX Concat: join one or more inputs along `axis`; the other dimensions must agree."""
+
     name = "graph.concat"
     inputs = var_operand_def(TensorType)
     output = result_def(TensorType)
@@ -173,6 +181,10 @@ class SliceOp(GraphOp):
 
 @irdl_op_definition
 class GatherOp(GraphOp):
+    """ONNX Gather: take the slices of `data` along `axis` selected by the integer
+    `indices` (result shape: data[:axis] + indices + data[axis+1:]). The importer
+    makes constant negative indices non-negative."""
+
     name = "graph.gather"
     data = operand_def(TensorType)
     indices = operand_def(TensorType)

@@ -18,11 +18,15 @@ from onnxc.dialects.graph_math import UnaryElementwiseOp
 
 @irdl_op_definition
 class CeilOp(UnaryElementwiseOp):
+    """ONNX Ceil: round up to an integer (float tensors)."""
+
     name = "graph.ceil"
 
 
 @irdl_op_definition
 class FloorOp(UnaryElementwiseOp):
+    """ONNX Floor: round down to an integer (float tensors)."""
+
     name = "graph.floor"
 
 
@@ -35,61 +39,85 @@ class RoundOp(UnaryElementwiseOp):
 
 @irdl_op_definition
 class SignOp(UnaryElementwiseOp):
+    """ONNX Sign: -1, 0 or 1 by the sign of x (any numeric type)."""
+
     name = "graph.sign"
 
 
 @irdl_op_definition
 class SinOp(UnaryElementwiseOp):
+    """ONNX Sin: the sine."""
+
     name = "graph.sin"
 
 
 @irdl_op_definition
 class CosOp(UnaryElementwiseOp):
+    """ONNX Cos: the cosine."""
+
     name = "graph.cos"
 
 
 @irdl_op_definition
 class TanOp(UnaryElementwiseOp):
+    """ONNX Tan: the tangent."""
+
     name = "graph.tan"
 
 
 @irdl_op_definition
 class AsinOp(UnaryElementwiseOp):
+    """ONNX Asin: the arcsine."""
+
     name = "graph.asin"
 
 
 @irdl_op_definition
 class AcosOp(UnaryElementwiseOp):
+    """ONNX Acos: the arccosine."""
+
     name = "graph.acos"
 
 
 @irdl_op_definition
 class AtanOp(UnaryElementwiseOp):
+    """ONNX Atan: the arctangent."""
+
     name = "graph.atan"
 
 
 @irdl_op_definition
 class SinhOp(UnaryElementwiseOp):
+    """ONNX Sinh: the hyperbolic sine."""
+
     name = "graph.sinh"
 
 
 @irdl_op_definition
 class CoshOp(UnaryElementwiseOp):
+    """ONNX Cosh: the hyperbolic cosine."""
+
     name = "graph.cosh"
 
 
 @irdl_op_definition
 class AsinhOp(UnaryElementwiseOp):
+    """ONNX Asinh: the inverse hyperbolic sine."""
+
     name = "graph.asinh"
 
 
 @irdl_op_definition
 class AcoshOp(UnaryElementwiseOp):
+    """ONNX Acosh: the inverse hyperbolic cosine."""
+
     name = "graph.acosh"
 
 
 @irdl_op_definition
 class AtanhOp(UnaryElementwiseOp):
+    """ONNX Atanh: the inverse hyperbolic tangent."""
+
     name = "graph.atanh"
 
 

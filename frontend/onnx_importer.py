@@ -19,14 +19,13 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     ModuleOp,
     NameLoc,
+    NoneAttr,
     StringAttr,
     TensorType,
-    UnknownLoc,
 )
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 
-from onnxc.dialects.graph_checks import NODE_ATTR, needs_node_name
 from onnxc.errors import (
     InvalidInputError,
     ModelLoadError,
@@ -56,6 +55,7 @@ from onnxc.frontend import (
     onnx_ops_vision,
 )
 from onnxc.frontend import onnx_types as types
+from onnxc.frontend.batch_axes import with_fixed_shapes
 from onnxc.frontend.onnx_context import (
     NodeContext,
     Result,
@@ -118,17 +118,31 @@ def _check_limited_types(ctx: NodeContext, results: list[Result]) -> None:
 
 
 def import_onnx(
-    model: ModelSource, constant_inputs: Mapping[str, np.ndarray] | None = None
+    model: ModelSource, constant_inputs: Mapping[str, np.ndarray] | None = None,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
 ) -> ModuleOp:
     """Import an ONNX model (path, serialized bytes or ModelProto) into the graph dialect.
 
     `constant_inputs` binds graph inputs to data known at compile time: they become
     constants (and leave the function's arguments), so that e.g. a Reshape whose shape is
     a graph input can be compiled, as in onnx-mlir's constant-input test mode.
+
+    `input_shapes={"x": (1, 3, 224, 224)}` fixes the sizes of inputs with symbolic
+    dimensions (as `onnxc.compile(..., input_shapes=)` does): the graph dialect is static.
     """
-    module = OnnxImporter(load_model(model), constant_inputs).run()
+    from onnxc.arguments import check_input_shapes
+
+    check_input_shapes(input_shapes)
+
+    def load() -> onnx.ModelProto:
+        proto = load_model(model)
+        if input_shapes is None:
+            return proto
+        return with_fixed_shapes(proto, {k: tuple(v) for k, v in input_shapes.items()})
+
+    module = OnnxImporter(load(), constant_inputs).run()
     # if a pass later leaves invalid IR, the pass is found by re-importing and replaying
-    record_source(module, lambda: OnnxImporter(load_model(model), constant_inputs).run())
+    record_source(module, lambda: OnnxImporter(load(), constant_inputs).run())
     return module
 
 
@@ -164,6 +178,15 @@ def _describe_dims(type_proto: onnx.TypeProto) -> str:
     dims = [d.dim_param or (str(d.dim_value) if d.HasField("dim_value") else "?")
             for d in type_proto.tensor_type.shape.dim]
     return f"shape [{', '.join(dims)}]"
+
+
+def _fix_shape_hint(vi: onnx.ValueInfoProto) -> str:
+    """How to fix a symbolic input's sizes, in the API's and onnxc-opt's words."""
+    if not vi.type.tensor_type.HasField("shape"):
+        return f"give its shape with input_shapes={{'{vi.name}': (...)}} or --input-shapes"
+    dims = [d.dim_value if d.HasField("dim_value") else 1 for d in vi.type.tensor_type.shape.dim]
+    return (f"fix its sizes with input_shapes={{'{vi.name}': {tuple(dims)}}} "
+            f"(onnxc-opt --input-shapes {vi.name}={'x'.join(map(str, dims)) or '1'})")
 
 
 def checked_model(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -322,7 +345,7 @@ class OnnxImporter:
                                          "only tensor inputs are supported")
             raise ShapeInferenceError(
                 f"graph input '{vi.name}' has {_describe_dims(vi.type)}: onnxc needs "
-                f"static shapes (dynamic axes are not supported yet)"
+                f"static shapes; {_fix_shape_hint(vi)}"
             )
         check_tensor(ttype.get_shape(), element_bytes(ttype.get_element_type()),
                      lambda: f"graph input '{vi.name}' ({ttype.get_element_type()})")
@@ -408,15 +431,13 @@ class OnnxImporter:
         return child.block, [child.tensors[o.name] for o in body.output]
 
     def _name_checked_ops(self, last_before: Operation | None, label: str) -> None:
-        """Record the node's name on the ops it became: as their location (printed only with
-        debug info; internal errors name the node by it) and, on ops whose data gets
-        run-time checks, as an attribute."""
-        location = NameLoc(StringAttr(label), UnknownLoc())
+        """Record the node's name on the ops it became, as their location: MLIR's
+        `loc("conv0")`, printed with --mlir-print-debuginfo; internal errors and run-time
+        check failures name the node by it, and graph rewrites pass it on (passes/base.py)."""
+        location = NameLoc(StringAttr(label), NoneAttr())
         op = self.block.first_op if last_before is None else last_before.next_op
         while op is not None:
             op.location = location
-            if needs_node_name(op):
-                op.attributes[NODE_ATTR] = StringAttr(label)
             op = op.next_op
 
     def _as_tensor(self, result: Result, name: str) -> Tensor:

@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     ModuleOp,
+    NameLoc,
     StringAttr,
     i64,
 )
@@ -119,7 +120,10 @@ ONNX_OP_TYPES = {
 
 
 def node_name(op: Operation) -> str:
-    """The ONNX node `op` came from, as the importer recorded it, else its result's name."""
+    """The ONNX node `op` came from, as the importer recorded it (its `loc("name")`, or an
+    `onnx.node` attribute in hand-written IR), else its result's name."""
+    if isinstance(op.location, NameLoc) and op.location.desc.data:
+        return op.location.desc.data
     attr = op.attributes.get(NODE_ATTR)
     if isinstance(attr, StringAttr):
         return attr.data

@@ -1,21 +1,77 @@
-"""The compiler's stages as data: which passes run, in which order, from graph to LLVM.
+"""Every stage of the compiler, in order, from ONNX import to machine code.
 
-`onnxc.compile`, `onnxc-opt` and the tests all take their pipelines from here, so a stage
-changes in one place. Each stage is a tuple of registered pass names (see onnxc.registry);
-printing `", ".join(stage)` gives text that `onnxc-opt -p` accepts.
+`onnxc.compile`, `onnxc.compile_artifact`, `onnxc-opt` (its --emit stages and
+--print-pipeline) and the tests all go through here, so a stage changes in one place. STAGES
+lists the stages as data; each has one function below, applied in STAGES order:
+
+    import          ONNX model -> graph dialect                    import_model
+    graph-passes    the graph passes of the -O level (or -p)       optimize_graph
+    graph-to-loops  graph -> scf/memref/arith loops (precision)    lower_graph_to_loops
+    loops-abi       the entry's calling convention (arena, ...)    apply_loops_abi
+    loops-to-llvm   loops -> xDSL's llvm dialect, entry wrapper    lower_to_llvm_dialect
+    llvm-ir         llvm dialect -> llvmlite LLVM IR               translate_to_llvm_ir
+    machine-code    LLVM IR -> JIT-compiled native code            jit_compile
+                    (or an object file: runtime/artifact.py)
+
+A stage that runs passes names them in `stage_passes` (registered names, see
+onnxc.registry); `", ".join(...)` of them is text that `onnxc-opt -p` accepts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from onnxc.lowering.pass_verifier import run_verified
+from onnxc.errors import LoweringError
+from onnxc.frontend import import_onnx
+from onnxc.lowering.pass_verifier import run_verified, verify_module
 from onnxc.registry import ONNXC_DIALECTS
 from onnxc.tools.pipeline_text import build_pipeline
+
+if TYPE_CHECKING:
+    from onnxc.passes.stats import OptimizationStats
+    from onnxc.runtime.jit import NativeModule
+    from onnxc.runtime.target import Target
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of the compile."""
+
+    name: str
+    timed_as: str
+    """the name `onnxc.api._StageLog` times it under (and onnxc.progress shows)"""
+    emits: tuple[str, ...]
+    """the `onnxc-opt --emit` values that stop right after this stage"""
+    summary: str
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage("import", "import", (), "ONNX model -> graph dialect"),
+    Stage("graph-passes", "graph-opt", ("graph",), "graph passes of the -O level"),
+    Stage("graph-to-loops", "graph-to-loops", (), "graph -> loops, with the compute precision"),
+    Stage("loops-abi", "graph-to-loops", ("loops",), "the entry function's calling convention"),
+    Stage("loops-to-llvm", "loops-to-llvm", ("llvm-dialect",),
+          "loops -> llvm dialect, with the entry wrapper"),
+    Stage("llvm-ir", "loops-to-llvm", ("llvm-ir",), "llvm dialect -> LLVM IR (llvmlite)"),
+    Stage("machine-code", "llvm-jit", ("asm", "obj", "lib"),
+          "LLVM IR -> machine code (JIT, or object code for an artifact)"),
+)
+
+TIMED_AS: dict[str, str] = {stage.name: stage.timed_as for stage in STAGES}
+"""Stage name -> the name its time and progress are reported under."""
+
+EMIT_STAGES: tuple[str, ...] = tuple(emit for stage in STAGES for emit in stage.emits)
+"""Every `onnxc-opt --emit` value, in pipeline order."""
+
+
+# --------------------------------------------------------------------------- pass lists
 
 GRAPH_TO_LOOPS: tuple[str, ...] = (
     "widen-half-precision", "insert-runtime-checks", "assign-layout", "fold-layout-converts",
@@ -44,13 +100,51 @@ LOOPS_ABI: tuple[str, ...] = ("bind-constants", "inplace", "plan-memory", "retur
 dying inputs first), constants as arguments, and an i32 status: nonzero when a run-time check
 failed, naming the check (the entry returns right after it)."""
 
+LOOPS_TO_LLVM_PIPELINE: tuple[str, ...] = (
+    "outline-parallel-loops",  # serial by default; loops_to_llvm_pipeline(n) threads them
+    "convert-scf-to-cf-with-while",  # xDSL's convert-scf-to-cf, plus scf.while
+    "convert-to-llvm",  # = convert-{arith,math,vector,memref,cf,func}-to-llvm in one walk
+    "reconcile-unrealized-casts",
+)
+"""Loops -> the xDSL llvm dialect (lowering/to_llvm: its type conversion scheme)."""
+
+
+def loops_to_llvm_pipeline(num_threads: int = 1) -> tuple[str, ...]:
+    """LOOPS_TO_LLVM_PIPELINE with loops marked parallel split over `num_threads` threads."""
+    if num_threads <= 1:
+        return LOOPS_TO_LLVM_PIPELINE
+    return (f"outline-parallel-loops{{num-threads={num_threads}}}", *LOOPS_TO_LLVM_PIPELINE[1:])
+
 
 def loops_to_llvm(entry: str = "main", num_threads: int = 1) -> tuple[str, ...]:
     """Loops -> the xDSL llvm dialect, plus the `onnxc_entry(argv)` wrapper around `entry`;
     loops kernels mark parallel run on up to `num_threads` threads."""
-    from onnxc.lowering.to_llvm import loops_to_llvm_pipeline
-
     return (*loops_to_llvm_pipeline(num_threads), f"emit-entry-wrapper{{entry={entry}}}")
+
+
+def stage_passes(name: str, *, precision: str = "fp32", entry: str = "main",
+                 num_threads: int = 1) -> tuple[str, ...]:
+    """The passes lowering stage `name` runs (none for the stages that run no passes; the
+    graph passes are the -O level's: onnxc.passes.levels)."""
+    if name == "graph-to-loops":
+        return graph_to_loops(precision)
+    if name == "loops-abi":
+        return LOOPS_ABI
+    if name == "loops-to-llvm":
+        return loops_to_llvm(entry, num_threads)
+    return ()
+
+
+def lowering_passes(emit: str, **options: Any) -> tuple[str, ...]:
+    """Every pass after the graph passes up to the stage that `onnxc-opt --emit=emit` stops
+    after (`options` as for stage_passes)."""
+    last = next(i for i, stage in enumerate(STAGES) if emit in stage.emits)
+    start = next(i for i, stage in enumerate(STAGES) if stage.name == "graph-passes") + 1
+    return tuple(p for stage in STAGES[start:last + 1]
+                 for p in stage_passes(stage.name, **options))
+
+
+# --------------------------------------------------------------------------- running passes
 
 
 def make_context() -> Context:
@@ -75,7 +169,95 @@ def run_passes(
     run_verified(ctx, module, pipeline, verify)
 
 
+# --------------------------------------------------------------------------- the stages
+
+
+def import_model(model: Any) -> ModuleOp:
+    """import: an ONNX model (path, bytes or ModelProto, static shapes) -> graph dialect."""
+    return import_onnx(model)
+
+
+def optimize_graph(
+    ctx: Context, module: ModuleOp, passes: str | Sequence[str], *,
+    verify_numerics: bool = False, stats: bool = False,
+) -> OptimizationStats | None:
+    """graph-passes: the graph pipeline (`passes.levels.graph_pipeline(opt_level)` or a
+    user's), optionally one pass at a time under the numpy evaluator (raising
+    NumericDriftError at the first pass that changes the results) and with statistics."""
+    from onnxc.passes.base import STATISTICS
+    from onnxc.passes.stats import OptimizationStats, op_counts
+    from onnxc.passes.verify_numerics import NumericDriftError, bisect_pipeline
+
+    before = op_counts(module) if stats else None
+    STATISTICS.reset()
+    if verify_numerics:
+        report = bisect_pipeline(module, passes)
+        if not report.ok:
+            raise NumericDriftError(report)
+    else:
+        run_passes(ctx, module, passes)
+    if before is None:
+        return None
+    return OptimizationStats(before, op_counts(module), STATISTICS.snapshot())
+
+
+def lower_graph_to_loops(ctx: Context, module: ModuleOp, precision: str = "fp32") -> None:
+    """graph-to-loops: verified with loops -> LLVM, once (lowering/pass_verifier.py)."""
+    run_passes(ctx, module, stage_passes("graph-to-loops", precision=precision), verify=False)
+
+
+def apply_loops_abi(ctx: Context, module: ModuleOp) -> None:
+    """loops-abi: verified with loops -> LLVM, once (lowering/pass_verifier.py)."""
+    run_passes(ctx, module, stage_passes("loops-abi"), verify=False)
+
+
+def lower_to_llvm_dialect(ctx: Context, module: ModuleOp, entry: str = "main",
+                          num_threads: int = 1) -> None:
+    """loops-to-llvm: the loops module (entry ABI applied) -> llvm dialect, verified."""
+    run_passes(ctx, module, stage_passes("loops-to-llvm", entry=entry, num_threads=num_threads))
+
+
+def translate_to_llvm_ir(module: ModuleOp, target: Target) -> Any:
+    """llvm-ir: the llvmlite module of an llvm-dialect `module`, for `target`'s triple and
+    data layout."""
+    from onnxc.lowering.to_llvm.translate import to_llvmlite
+
+    return to_llvmlite(module, triple=target.triple, data_layout=target.data_layout)
+
+
+def jit_compile(llvm_module: Any, target: Target) -> NativeModule:
+    """machine-code: LLVM IR optimised and JIT-compiled for `target` (runtime/jit.py; an
+    artifact's object code is emitted by runtime/artifact.py from the same LLVM IR)."""
+    from onnxc.runtime.jit import NativeModule
+
+    return NativeModule.from_llvm_ir(llvm_module, target=target)
+
+
+def lower_loops_to_llvm(ctx: Context, module: ModuleOp, num_threads: int = 1) -> None:
+    """LOOPS_TO_LLVM_PIPELINE alone on a loops module without an entry ABI (hand-written
+    kernels in tests and benchmarks); the result is pure `llvm` dialect, and invalid IR is a
+    LoweringError."""
+    from xdsl.transforms import get_all_passes
+
+    from onnxc.registry import ONNXC_PASSES
+
+    xdsl_passes = get_all_passes()
+    for name in LOOPS_TO_LLVM_PIPELINE:
+        factory = ONNXC_PASSES.get(name) or xdsl_passes[name]
+        if name == "outline-parallel-loops":
+            factory()(num_threads=num_threads).apply(ctx, module)
+        else:
+            factory()().apply(ctx, module)
+    try:
+        verify_module(module)
+    except (VerifyException, DiagnosticException) as error:
+        raise LoweringError(f"loops->LLVM lowering produced invalid IR: {error}") from error
+
+
 __all__ = [
-    "GRAPH_TO_LOOPS", "LOOPS_ABI", "graph_to_loops", "loops_to_llvm", "make_context",
-    "run_passes",
+    "EMIT_STAGES", "GRAPH_TO_LOOPS", "LOOPS_ABI", "LOOPS_TO_LLVM_PIPELINE", "STAGES",
+    "TIMED_AS", "Stage", "apply_loops_abi", "graph_to_loops", "import_model", "jit_compile",
+    "loops_to_llvm", "loops_to_llvm_pipeline", "lower_graph_to_loops", "lower_loops_to_llvm",
+    "lower_to_llvm_dialect", "lowering_passes", "make_context", "optimize_graph",
+    "run_passes", "stage_passes", "translate_to_llvm_ir",
 ]

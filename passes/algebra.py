@@ -387,29 +387,42 @@ class DropExpandBeforeBroadcast(RewritePattern):
 
 @dataclass(frozen=True)
 class AlgebraicIdentitiesPass(GraphPatternPass):
+    """Remove operations that leave their operand unchanged: x+0, x*1, neg(neg(x)), relu(relu(x)),
+    max(x, x)."""
+
     name = "algebraic-identities"
     patterns = (NeutralOperand, DoubleNegation, IdempotentUnary, SelfMinMax)
 
 
 @dataclass(frozen=True)
 class ReassociateConstantsPass(GraphPatternPass):
+    """Move constants to the right-hand side and merge chained constant operands: (x + c1) + c2 ->
+    x + (c1 + c2)."""
+
     name = "reassociate-constants"
     patterns = (ConstantToRhs, MergeConstantOperands)
 
 
 @dataclass(frozen=True)
 class DistributePass(GraphPatternPass):
+    """Factor out a common multiplier: a*x + a*y -> a*(x+y), one multiply fewer."""
+
     name = "distribute"
     patterns = (FactorCommonMultiplier,)
 
 
 @dataclass(frozen=True)
 class StrengthReducePass(GraphPatternPass):
+    """Replace costly ops by cheaper exact ones: x / c -> x * (1/c), pow(x, 2) -> x * x,
+    exp(log(x)) -> x."""
+
     name = "strength-reduce"
     patterns = (DivByConstantToMul, CheapPower, ExpOfLog)
 
 
 @dataclass(frozen=True)
 class BroadcastSimplifyPass(GraphPatternPass):
+    """Drop Expands whose users broadcast anyway: they read the unexpanded tensor."""
+
     name = "broadcast-simplify"
     patterns = (DropExpandBeforeBroadcast,)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
@@ -54,7 +54,19 @@ class _CountingPattern(RewritePattern):
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         before = rewriter.has_done_action
-        self.inner.match_and_rewrite(op, rewriter)
+        location = op.location
+
+        def inherit(new: Operation) -> None:
+            if isinstance(new.location, UnknownLoc):
+                new.location = location
+
+        # the ops a rewrite creates keep the ONNX node of the op they replace (its location),
+        # for --mlir-print-debuginfo and for error and run-time check messages naming it
+        rewriter.operation_insertion_handler.append(inherit)
+        try:
+            self.inner.match_and_rewrite(op, rewriter)
+        finally:
+            rewriter.operation_insertion_handler.remove(inherit)
         if rewriter.has_done_action and not before:
             STATISTICS.record(self.pass_name, type(self.inner).__name__)
 

@@ -1,62 +1,70 @@
-"""numpy semantics of the ops the fusion and replacement passes create (graph_composite),
-entries of the evaluator's table. Fused steps compute in the inputs' float type, as the
-kernel does."""
+"""numpy semantics of the ops the fusion and replacement passes create (graph_composite,
+graph_fused_elementwise), entries of the evaluator's table. A fused op's body runs as a
+small interpreter over its arith/math ops, on whole arrays, in the body's types as the
+kernel computes them."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 import numpy as np
-from xdsl.ir import Operation
+from xdsl.dialects import arith, math
+from xdsl.ir import Operation, SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of
+from onnxc.dialects.graph_fused_elementwise import cmpf_predicate
 from onnxc.passes.constants import numpy_dtype
 
-STEP_FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
-    "relu": lambda x: np.maximum(x, 0),
-    "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
-    "tanh": np.tanh,
-    "exp": np.exp,
-    "log": np.log,
-    "sqrt": np.sqrt,
-    "neg": np.negative,
-    "abs": np.abs,
-    "reciprocal": lambda x: 1 / x,
-    "add": np.add,
-    "sub": np.subtract,
-    "mul": np.multiply,
-    "div": np.divide,
-    "pow": np.power,
-    "max": np.maximum,
-    "min": np.minimum,
-    "leaky_relu": lambda x, alpha: np.where(x < 0, x * x.dtype.type(alpha), x),
-    "clip": lambda x, lo, hi: np.minimum(np.maximum(x, x.dtype.type(lo)), x.dtype.type(hi)),
-    "add_scalar": lambda x, s: x + x.dtype.type(s),
-    "sub_scalar": lambda x, s: x - x.dtype.type(s),
-    "mul_scalar": lambda x, s: x * x.dtype.type(s),
-    "div_scalar": lambda x, s: x / x.dtype.type(s),
-    "pow_scalar": lambda x, s: np.power(x, x.dtype.type(s)),
-    "dequantize": lambda x, s, z: _dequantize(x, s, z),
-    "quantize": lambda x, s, z, lo, hi: np.clip(
-        np.rint(x / x.dtype.type(s)) + x.dtype.type(z), x.dtype.type(lo), x.dtype.type(hi)),
+_OPS: dict[type[Operation], Callable[..., np.ndarray]] = {
+    arith.AddfOp: np.add, arith.SubfOp: np.subtract, arith.MulfOp: np.multiply,
+    arith.DivfOp: np.divide, arith.NegfOp: np.negative,
+    arith.MaximumfOp: np.maximum, arith.MinimumfOp: np.minimum,  # NaN-propagating, as LLVM's
+    arith.SelectOp: np.where,
+    math.ExpOp: np.exp, math.LogOp: np.log, math.SqrtOp: np.sqrt, math.TanhOp: np.tanh,
+    math.AbsFOp: np.abs, math.PowFOp: np.power, math.RoundEvenOp: np.rint,
+}
+_CONVERSIONS = (arith.UIToFPOp, arith.SIToFPOp, arith.FPToUIOp, arith.FPToSIOp)
+
+_COMPARISONS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "eq": np.equal, "gt": np.greater, "ge": np.greater_equal, "lt": np.less,
+    "le": np.less_equal, "ne": np.not_equal,
 }
 
 
-def _dequantize(x: np.ndarray, scale: float, zero: float) -> np.ndarray:
-    """(x - zero) * scale; an integer input (ui8/i8) computes in f32, as the kernel."""
-    if x.dtype.kind in "iu":
-        return (x.astype(np.int32) - int(zero)).astype(np.float32) * np.float32(scale)
-    return (x - x.dtype.type(zero)) * x.dtype.type(scale)
+def _compare(predicate: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """arith.cmpf: `o..` is false and `u..` true when either side is NaN."""
+    unordered = np.isnan(a) | np.isnan(b)
+    if predicate in ("false", "true"):
+        return np.full(unordered.shape, predicate == "true")
+    if predicate in ("ord", "uno"):
+        return unordered if predicate == "uno" else ~unordered
+    result = _COMPARISONS[predicate[1:]](a, b)
+    return result | unordered if predicate[0] == "u" else result & ~unordered
+
+
+def run_body(op: graph.FusedElementwiseOp, args: list[np.ndarray]) -> np.ndarray:
+    """The body's yield on whole arrays: each scalar op applied elementwise (numpy
+    broadcasts as the kernel's loop nest does), in the ops' own types."""
+    values: dict[SSAValue, np.ndarray] = dict(zip(op.block.args, args, strict=True))
+    with np.errstate(all="ignore"):
+        for o in op.body_ops():
+            if isinstance(o, arith.ConstantOp):
+                result = np.asarray(o.value.value.data, numpy_dtype(o.result.type))
+            elif isinstance(o, arith.CmpfOp):
+                result = _compare(cmpf_predicate(o), *(values[v] for v in o.operands))
+            elif isinstance(o, _CONVERSIONS):  # of integral values in range (verified use)
+                result = values[o.operands[0]].astype(numpy_dtype(o.results[0].type))
+            elif type(o) in _OPS:
+                result = _OPS[type(o)](*(values[v] for v in o.operands))
+            else:
+                raise NotImplementedError(f"{op.name}: no evaluation of '{o.name}'")
+            values[o.results[0]] = np.asarray(result)
+    return values[op.yielded()]
 
 
 def fused_elementwise(op: graph.FusedElementwiseOp, args: list[np.ndarray]) -> list[np.ndarray]:
-    values = list(args)
-    with np.errstate(all="ignore"):
-        for step in op.parsed_steps():
-            values.append(np.asarray(STEP_FUNCTIONS[step.op](
-                *(values[r] for r in step.refs), *step.params)))
-    out = np.broadcast_to(values[-1], np.broadcast_shapes(*(a.shape for a in args)))
+    out = np.broadcast_to(run_body(op, args), np.broadcast_shapes(*(a.shape for a in args)))
     return [np.array(out, dtype=numpy_dtype(op.output.type.get_element_type()))]
 
 

@@ -32,7 +32,7 @@ from onnxc.passes import (
     evaluator_reduce,
     evaluator_rnn,
     evaluator_tensor,
-    extended_reference,
+    fused_reference,
     quant_reference,
 )
 from onnxc.passes.layout_fold import constant_value
@@ -342,11 +342,10 @@ EVALUATORS: dict[type[Operation], Evaluator] = {
     graph.GatherOp: _gather,
     graph.PadOp: _pad,
     graph.ShapeOp: _shape,
-    graph.LayoutConvertOp: lambda op, a: [np.transpose(a[0], op.permutation())],
     ConvertOp: lambda op, a: [a[0]],  # layout.convert: same logical tensor, new memory order
     **evaluator_quant.EVALUATORS,
     **quant_reference.EVALUATORS,
-    **extended_reference.EVALUATORS,
+    **fused_reference.EVALUATORS,
     **composite_reference.EVALUATORS,
     **evaluator_reduce.EVALUATORS,
     **evaluator_logic.EVALUATORS,

@@ -25,6 +25,7 @@ from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.graph_quant import quantized_range
 from onnxc.passes.base import GraphPatternPass
 from onnxc.passes.constants import numpy_dtype
+from onnxc.passes.layout_fold import DropIdentityConvert, MergeConvertChain
 from onnxc.passes.rewrite_utils import i64_array
 
 # --------------------------------------------------------------------------- cancel-squeeze-unsqueeze
@@ -102,31 +103,13 @@ class CancelTransposesPass(GraphPatternPass):
 # --------------------------------------------------------------------------- cancel-layout-conversions
 
 
-class CancelLayoutConversions(RewritePattern):
-    """convert(B->C)(convert(A->B)(x)) = convert(A->C)(x), and x when C is A."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: graph.LayoutConvertOp, rewriter: PatternRewriter):
-        if op.from_layout == op.to_layout:
-            rewriter.replace(op, [], [op.input])
-            return
-        inner = op.input.owner
-        if not isinstance(inner, graph.LayoutConvertOp) or inner.to_layout != op.from_layout:
-            return
-        if inner.from_layout == op.to_layout:
-            rewriter.replace(op, [], [inner.input])
-        else:
-            rewriter.replace(op, graph.LayoutConvertOp(
-                operands=[inner.input], result_types=[op.output.type],
-                properties={"from_layout": inner.from_layout, "to_layout": op.to_layout}))
-
-
 @dataclass(frozen=True)
 class CancelLayoutConversionsPass(GraphPatternPass):
-    """Remove layout conversion round trips A->B->A (and merge A->B->C into A->C)."""
+    """Remove `layout.convert` round trips A->B->A (and merge A->B->C into A->C): the
+    cancelling part of fold-layout-converts, as the catalog's -O3 row."""
 
     name = "cancel-layout-conversions"
-    patterns = (CancelLayoutConversions,)
+    patterns = (DropIdentityConvert, MergeConvertChain)
 
 
 # --------------------------------------------------------------------------- cancel-quant-dequant
@@ -265,9 +248,7 @@ class CancelConcatSlicePass(GraphPatternPass):
 
 
 def permutation_of(op: Operation | None) -> tuple[int, ...] | None:
-    """The permutation a Transpose or layout conversion applies, else None."""
+    """The permutation a Transpose applies, else None."""
     if isinstance(op, graph.TransposeOp):
         return ints_of(op.perm)
-    if isinstance(op, graph.LayoutConvertOp):
-        return op.permutation()
     return None

@@ -29,12 +29,14 @@ BASIC: tuple[str, ...] = (
     "cse", "hoist-loop-invariants", "algebraic-identities", "reassociate-constants", "distribute",
     "strength-reduce",
     "broadcast-simplify",
-    # operator fusion
+    # operator fusion (conv_fusion, gemm_fusion, normalization_fusion, activation_fusion,
+    # elementwise_fusion)
     "fuse-conv-bn", "fuse-conv-add", "fuse-conv-mul", "fuse-conv-matmul", "fuse-matmul-add",
     "fuse-matmul-scale", "fuse-bn-scale", "fuse-matmul-bn", "fuse-activation", "fuse-elementwise",
-    # operator replacement
+    # operator replacement (replacement; conv-after-global-pool-to-gemm is in gemm_fusion,
+    # split-conv-live-regions in conv_live_regions)
     "bn-to-scale", "prelu-to-leakyrelu", "conv-after-global-pool-to-gemm", "shuffle-channel",
-    "pad-to-input", "drop-padding-taps",
+    "pad-to-input", "drop-padding-taps", "split-conv-live-regions",
     # operator forwarding
     "slice-before-elementwise", "transpose-through-elementwise", "reduce-before-shift",
     # half precision: ops without a half kernel compute in f32 between casts; fp16/bf16
@@ -43,6 +45,8 @@ BASIC: tuple[str, ...] = (
 )
 
 EXTENDED: tuple[str, ...] = (
+    # the complex fusions, by subject: normalization_fusion, activation_fusion, gemm_fusion,
+    # weighted_sum_fusion, global_pool_fusion, attention_fusion, horizontal_fusion
     "fuse-layernorm", "fuse-gelu", "fuse-prelu", "fuse-matmul-transpose", "fuse-binary-eltwise",
     "fuse-reduce-to-global-pool", "fuse-attention", "horizontal-fusion",
     # QDQ recognition (onnxruntime runs its QDQ fusions at Extended too)
@@ -62,7 +66,7 @@ ORDER: tuple[str, ...] = (
     "move-quant-dequant", "fuse-qdq-linear",
     # 1. constants become real constants, constant inputs become properties
     "fold-constant-ops", "fold-axes-inputs", "fold-unsqueeze-const", "pad-to-input",
-    "drop-padding-taps", "fold-constant-if",
+    "drop-padding-taps", "split-conv-live-regions", "fold-constant-if",
     # fp16/bf16 graphs compute in f32 from here, rounded at their edges as onnxruntime's are
     "widen-half-graph",
     # 2. nothing-ops, inverse pairs and normal forms

@@ -215,8 +215,7 @@ class AbsorbOutputConversionIntoGemm(RewritePattern):
     operands and flipping both trans flags; a bias C becomes C^T (a view when it is 1-D)."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: graph.TransposeOp | graph.LayoutConvertOp,
-                          rewriter: PatternRewriter):
+    def match_and_rewrite(self, op: graph.TransposeOp, rewriter: PatternRewriter):
         gemm = op.input.owner
         if (not isinstance(gemm, graph.GemmOp) or permutation_of(op) != (1, 0)
                 or not only_returned(op.output) or single_user(gemm.output) is not op):
@@ -247,8 +246,7 @@ class AbsorbOutputConversionIntoMatMul(RewritePattern):
     Gemm on swapped operands with both trans flags set (its epilogue comes along)."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: graph.TransposeOp | graph.LayoutConvertOp,
-                          rewriter: PatternRewriter):
+    def match_and_rewrite(self, op: graph.TransposeOp, rewriter: PatternRewriter):
         mm = op.input.owner
         if (not isinstance(mm, graph.MatMulOp) or permutation_of(op) != (1, 0)
                 or len(shape_of(mm.lhs)) != 2 or len(shape_of(mm.rhs)) != 2
@@ -265,8 +263,7 @@ class RelayConstantAtOutput(RewritePattern):
     """A conversion of a constant output: the constant is stored in the output layout."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: graph.TransposeOp | graph.LayoutConvertOp,
-                          rewriter: PatternRewriter):
+    def match_and_rewrite(self, op: graph.TransposeOp, rewriter: PatternRewriter):
         array = constant_value(op.input)
         if array is None or not only_returned(op.output):
             return
@@ -278,8 +275,7 @@ class ComposeConversionsAtOutput(RewritePattern):
     """A conversion of a conversion before an output is one transpose (none for identity)."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: graph.TransposeOp | graph.LayoutConvertOp,
-                          rewriter: PatternRewriter):
+    def match_and_rewrite(self, op: graph.TransposeOp, rewriter: PatternRewriter):
         inner = op.input.owner
         first = permutation_of(inner)
         if first is None or not only_returned(op.output):

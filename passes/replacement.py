@@ -11,7 +11,8 @@ Rows of the catalog with no pass here, and why (listed in the README's catalog t
   MatMul + Reshape + Add 12.00 ms (median of 7, 2 shared cores): equal within noise. Our
   1x1 conv kernel already runs one contiguous loop over the whole plane, the same loop as
   the Gemm i-k-j kernel, so neither direction is a win and no pass is written; the case
-  that does pay, a 1x1 conv on a 1x1 plane, is conv-after-global-pool-to-gemm.
+  that does pay, a 1x1 conv on a 1x1 plane, is conv-after-global-pool-to-gemm (in
+  gemm_fusion, with the other rewrites into Gemm).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     FloatAttr,
     IntegerAttr,
-    TensorType,
     i64,
 )
 from xdsl.ir import Operation, SSAValue
@@ -128,41 +128,6 @@ class DecomposedPreluToLeakyRelu(RewritePattern):
                     continue
                 rewriter.replace(add, _leaky(x, alpha, add.output.type))
                 return
-
-
-# --------------------------------------------------------------------------- 1x1 conv as gemm
-
-
-class PointwiseConvOnPixelToGemm(RewritePattern):
-    """A 1x1, unpadded, ungrouped conv on N x C x 1 x 1 (after a global pool) is a fully
-    connected layer: reshape(N x C) -> Gemm(x, W as M x C, b, transB) -> reshape back."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, conv: graph.ConvOp, rewriter: PatternRewriter):
-        x_shape, w_shape = shape_of(conv.input), shape_of(conv.weight)
-        if any(d != 1 for d in x_shape[2:]) or any(k != 1 for k in w_shape[2:]):
-            return
-        if any(ints_of(conv.pads)) or int_of(conv.group, 1) != 1:
-            return
-        n, c, m = x_shape[0], x_shape[1], w_shape[0]
-        el = element_type(conv.output)
-        def reshape(v: SSAValue, shape: tuple[int, ...]) -> SSAValue:
-            op = graph.ReshapeOp(operands=[v], result_types=[TensorType(el, shape)])
-            rewriter.insert(op, InsertPoint.before(conv))
-            return op.output
-
-        props = {
-            "alpha": FloatAttr(1.0, el), "beta": FloatAttr(1.0, el),
-            "transA": IntegerAttr(0, i64), "transB": IntegerAttr(1, i64),
-            **{k: v for k, v in conv.properties.items() if k.startswith("activation")},
-        }
-        gemm = graph.GemmOp(
-            operands=[reshape(conv.input, (n, c)), reshape(conv.weight, (m, c)),
-                      [conv.bias] if conv.bias is not None else []],
-            result_types=[TensorType(el, (n, m))], properties=props)
-        rewriter.insert(gemm, InsertPoint.before(conv))
-        rewriter.replace(conv, graph.ReshapeOp(operands=[gemm.output],
-                                                  result_types=[conv.output.type]))
 
 
 # --------------------------------------------------------------------------- padding taps
@@ -288,12 +253,16 @@ class FoldPadIntoConv(RewritePattern):
 
 @dataclass(frozen=True)
 class BnToScalePass(GraphPatternPass):
+    """Replace an inference BatchNormalization by a per-channel multiply-add x * s + t."""
+
     name = "bn-to-scale"
     patterns = (BatchNormToScaleShift,)
 
 
 @dataclass(frozen=True)
 class PreluToLeakyreluPass(GraphPatternPass):
+    """PRelu with a single slope value becomes LeakyRelu."""
+
     name = "prelu-to-leakyrelu"
     patterns = (PreluOpToLeakyRelu, DecomposedPreluToLeakyRelu)
 
@@ -307,19 +276,17 @@ class DropPaddingTapsPass(GraphPatternPass):
 
 
 @dataclass(frozen=True)
-class ConvAfterGlobalPoolToGemmPass(GraphPatternPass):
-    name = "conv-after-global-pool-to-gemm"
-    patterns = (PointwiseConvOnPixelToGemm,)
-
-
-@dataclass(frozen=True)
 class ShuffleChannelPass(GraphPatternPass):
+    """Recognise the reshape-transpose-reshape of a channel shuffle as one graph.channel_shuffle."""
+
     name = "shuffle-channel"
     patterns = (RecogniseChannelShuffle,)
 
 
 @dataclass(frozen=True)
 class PadToInputPass(GraphPatternPass):
+    """Fold a zero Pad before a Conv (or AveragePool counting padding) into the op's own pads."""
+
     name = "pad-to-input"
     patterns = (FoldPadIntoConv,)
 

@@ -12,16 +12,22 @@ from xdsl.dialects.builtin import DenseArrayBase, TensorType, i64
 from xdsl.dialects.func import ReturnOp
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from onnxc.dialects.graph_fused_elementwise import FusedElementwiseOp
+
 
 def rebuild(
     op: Operation, operands: Sequence[SSAValue], result_types: Sequence[Attribute]
 ) -> Operation:
-    """A new op of `op`'s class and properties on other operands and result types."""
+    """A new op of `op`'s class and properties on other operands and result types (its
+    regions copied; a fused op's body retyped when its element types change)."""
+    if isinstance(op, FusedElementwiseOp):
+        return op.retyped(operands, result_types[0])
     return type(op).create(
         operands=list(operands),
         result_types=list(result_types),
         properties=dict(op.properties),
         attributes=dict(op.attributes),
+        regions=[r.clone() for r in op.regions],
     )
 
 

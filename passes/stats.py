@@ -18,13 +18,16 @@ CONSTANT_OPS = frozenset({"graph.constant", "graph.constant_of_shape"})
 
 
 def op_counts(module: ModuleOp) -> Counter[str]:
-    """How many ops of each type the module's functions hold (terminators excluded)."""
+    """How many ops of each type the module's functions hold (terminators excluded, and the
+    scalar ops of fused bodies: they are the fused op's meaning, not nodes)."""
     counts: Counter[str] = Counter()
     for func in module.walk():
         if not isinstance(func, FuncOp):
             continue
         for op in func.walk():
-            if op is not func and not op.has_trait(IsTerminator):
+            parent = op.parent_op()
+            if (op is not func and not op.has_trait(IsTerminator)
+                    and (parent is None or parent.name != "graph.fused_elementwise")):
                 counts[op.name] += 1
     return counts
 
@@ -43,9 +46,9 @@ class OptimizationStats:
     fired: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def __str__(self) -> str:
-        lines = [f"===  graph statistics: {compute_nodes(self.before)} -> "
-                 f"{compute_nodes(self.after)} compute nodes "
-                 f"({sum(self.before.values())} -> {sum(self.after.values())} ops)  ==="]
+        lines = [(f"===  graph statistics: {compute_nodes(self.before)} -> "
+                  f"{compute_nodes(self.after)} compute nodes "
+                  f"({sum(self.before.values())} -> {sum(self.after.values())} ops)  ===")]
         width = max((len(n) for n in self.before | self.after), default=10)
         lines.append(f"  {'op':<{width}} {'before':>7} {'after':>7}")
         for name in sorted(self.before | self.after):

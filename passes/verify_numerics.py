@@ -31,6 +31,7 @@ from xdsl.passes import ModulePass
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import shape_of
+from onnxc.dialects.graph_fused_elementwise import FusedElementwiseOp, body_key
 from onnxc.errors import InvalidInputError, OnnxcError
 from onnxc.passes.evaluator import dtype_of, entry_function, evaluate_op, evaluate_region_op
 
@@ -68,6 +69,15 @@ def random_inputs(
     return arrays
 
 
+def regions_key(op: Operation) -> Hashable:
+    """What an op's regions add to its memo key: a fused op's body by structure (body_key);
+    an op with other regions (graph.if, graph.loop bodies, which read outer values) equals no
+    other op."""
+    if isinstance(op, FusedElementwiseOp):
+        return body_key(op)
+    return object() if op.regions else ()
+
+
 class MemoEvaluator:
     """Evaluates entry functions, reusing results of ops already computed on equal operands.
 
@@ -81,11 +91,11 @@ class MemoEvaluator:
         self.computed = 0
 
     def number(self, op: Operation, operand_numbers: tuple) -> int:
-        """The value number of `op`: equal for ops with equal name, properties, result types
-        and operand numbers (interned, so keys stay flat however deep the graph is)."""
+        """The value number of `op`: equal for ops with equal name, properties, result types,
+        regions (regions_key) and operand numbers (interned: flat keys however deep the graph)."""
         props = tuple(sorted(op.properties.items()))
         types = tuple(r.type for r in op.results)
-        key = (op.name, props, types, operand_numbers)
+        key = (op.name, props, types, regions_key(op), operand_numbers)
         return self._numbers.setdefault(key, len(self._numbers))
 
     def numbers(self, module_or_func: ModuleOp | FuncOp) -> dict[Operation, int]:
@@ -129,8 +139,8 @@ class MemoEvaluator:
                 for r, v in zip(op.results, values):
                     env[r] = (v, self.content_key(v))
                 continue
-            key = (op.name, tuple(sorted(op.properties.items())),
-                   tuple(r.type for r in op.results), tuple(env[v][1] for v in op.operands))
+            key = (op.name, tuple(sorted(op.properties.items())), tuple(r.type for r in op.results),
+                   regions_key(op), tuple(env[v][1] for v in op.operands))
             entry = self._cache.get(key) or cache.get(key)
             if entry is None:
                 values = evaluate_op(op, [env[v][0] for v in op.operands])
@@ -201,8 +211,8 @@ def drifting_outputs(
             scale = float(np.max(np.where(np.isfinite(b), np.abs(b), 0.0), initial=0.0))
         worst = float(np.nanmax(diff, initial=0.0))
         if not nan_ok or not worst <= atol + output_rtol * scale:
-            bad.append((i, f"{label}: max abs diff {worst:.3g} (scale {scale:.3g}, allowed "
-                           f"{atol + output_rtol * scale:.3g}){'' if nan_ok else ', NaNs moved'}"))
+            bad.append((i, (f"{label}: max abs diff {worst:.3g} (scale {scale:.3g}, allowed "
+                           f"{atol + output_rtol * scale:.3g}){'' if nan_ok else ', NaNs moved'}")))
     return bad
 
 
@@ -287,8 +297,8 @@ class BisectReport:
         return self.first_drifting is None
 
     def __str__(self) -> str:
-        lines = [f"verify-numerics: {len(self.steps)} passes, rtol={self.rtol:g} "
-                 f"atol={self.atol:g} (relative to each output's max |value|)"]
+        lines = [(f"verify-numerics: {len(self.steps)} passes, rtol={self.rtol:g} "
+                 f"atol={self.atol:g} (relative to each output's max |value|)")]
         step = self.first_drifting
         if step is None:
             worst = max((s.drift for s in self.steps), default=0.0)

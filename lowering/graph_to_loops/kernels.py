@@ -104,12 +104,13 @@ KERNEL_SCRATCH: dict[type[Operation], Callable[[Operation], list[MemRefType]]] =
 arena, through plan-memory), since kernels cannot allocate."""
 
 KERNEL_KEYS: dict[type[Operation], Callable[[Operation], tuple]] = {
+    **composite.KERNEL_KEYS,
     **qlinear_dispatch.KERNEL_KEYS,
     **rnn.KERNEL_KEYS,
 }
-"""What a kernel's code depends on besides its argument types, where that is less than all
-the op's properties (values it reads from its constant tables): ops that differ only in
-those share one kernel."""
+"""What a kernel's code depends on besides its argument types, where that is not all the
+op's properties: less (values it reads from its constant tables: ops that differ only in
+those share one kernel) or more (a fused op's body, a region)."""
 
 
 def kernel_key(op: Operation) -> tuple | None:

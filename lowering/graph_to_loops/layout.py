@@ -1,4 +1,4 @@
-"""Kernels of `graph.layout_convert` and `layout.convert`: transposes by the permutation.
+"""The kernel of `layout.convert` between unblocked layouts: a transpose by the permutation.
 
 The shape is collapsed like the transpose kernel's (dims that stay adjacent are merged), so
 NCHW -> NHWC is [N, C, H*W] -> [N, H*W, C]. When the innermost output dimension is not the
@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from onnxc.dialects import graph
-from onnxc.dialects.graph import shape_of
 from onnxc.dialects.layout import (
     PLAIN_LETTERS,
     ConvertOp,
@@ -78,10 +76,6 @@ def permute(kb: KernelBuilder, src, dst, shape: Sequence[int], perm: Sequence[in
     kb.nest([out_shape[d] for d in outer], tiles)
 
 
-def layout_convert_kernel(op: graph.LayoutConvertOp, kb: KernelBuilder, ins, outs):
-    permute(kb, ins[0], outs[0], shape_of(op.input), op.permutation())
-
-
 def convert_kernel(op: ConvertOp, kb: KernelBuilder, ins, outs):
     """`layout.convert` between unblocked layouts: physical input -> physical output order."""
     src_t, dst_t = op.input.type, op.output.type
@@ -101,4 +95,4 @@ def convert_kernel(op: ConvertOp, kb: KernelBuilder, ins, outs):
     permute(kb, ins[0], outs[0], physical_shape(shape, specs[0]), perm)
 
 
-KERNELS = {graph.LayoutConvertOp: layout_convert_kernel, ConvertOp: convert_kernel}
+KERNELS = {ConvertOp: convert_kernel}

@@ -1,8 +1,9 @@
 """The Python API: `onnxc.compile` (ONNX -> native CompiledModel) and `onnxc.optimize`.
 
-compile() runs the stages of `onnxc.lowering.pipeline` in order: import, graph optimization
-at `opt_level`, graph -> loops, the entry ABI (arena and constants), loops -> LLVM dialect,
-translation to LLVM IR, and the llvmlite JIT. Every stage verifies the IR it produced.
+compile() runs the stages of `onnxc.lowering.pipeline` (its STAGES, one function each) in
+order: import, graph optimization at `opt_level`, graph -> loops, the entry ABI (arena and
+constants), loops -> LLVM dialect, translation to LLVM IR, and the llvmlite JIT; this module
+adds what is not IR: the batch binding, the cache, the timing of each stage.
 """
 
 from __future__ import annotations
@@ -48,10 +49,9 @@ from onnxc.lowering.entry_abi import (
     input_defaults,
     string_list,
 )
-from onnxc.passes.base import STATISTICS
 from onnxc.passes.levels import graph_pipeline
-from onnxc.passes.stats import OptimizationStats, op_counts
-from onnxc.passes.verify_numerics import NumericDriftError, bisect_pipeline
+from onnxc.passes.stats import OptimizationStats
+from onnxc.progress import CompileProgress
 from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
 from onnxc.runtime.target import Target, compiling_for, parse_target
 
@@ -59,38 +59,36 @@ ModelLike = str | os.PathLike | bytes | onnx.ModelProto
 
 
 class _StageLog:
-    """Wall time per compile stage; printed to stderr when verbose (or ONNXC_DEBUG=1)."""
+    """Wall time per compile stage; printed to stderr when verbose (or ONNXC_DEBUG=1). Unless
+    `quiet`, also the progress line on a terminal (onnxc.progress), from `with` to its end."""
 
-    def __init__(self, verbose: bool):
+    def __init__(self, verbose: bool, quiet: bool = True):
         self.verbose = verbose or os.environ.get("ONNXC_DEBUG", "") not in ("", "0")
         self.seconds: dict[str, float] = {}
+        self.progress = None if quiet else CompileProgress()
+
+    def __enter__(self):
+        if self.progress is not None:
+            self.progress.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.progress is not None:
+            self.progress.close()
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
+        if self.progress is not None:
+            self.progress.stage(name)
         start = time.perf_counter()
         yield
         self.seconds[name] = time.perf_counter() - start
         if self.verbose:
-            print(f"[onnxc] {name}: {self.seconds[name] * 1e3:.1f} ms", file=sys.stderr)
-
-
-def _run_graph_passes(
-    ctx, module: ModuleOp, passes: str | Sequence[str], *, verify_numerics: bool = False,
-    stats: bool = False,
-) -> OptimizationStats | None:
-    """The graph pipeline, optionally one pass at a time under the numpy evaluator (raising
-    NumericDriftError at the first pass that changes the results) and with statistics."""
-    before = op_counts(module) if stats else None
-    STATISTICS.reset()
-    if verify_numerics:
-        report = bisect_pipeline(module, passes)
-        if not report.ok:
-            raise NumericDriftError(report)
-    else:
-        pipeline.run_passes(ctx, module, passes)
-    if before is None:
-        return None
-    return OptimizationStats(before, op_counts(module), STATISTICS.snapshot())
+            line = f"[onnxc] {name}: {self.seconds[name] * 1e3:.1f} ms"
+            if self.progress is not None:
+                self.progress.message(line)  # above the progress line
+            else:
+                print(line, file=sys.stderr)
 
 
 def optimize(
@@ -100,16 +98,34 @@ def optimize(
     *,
     stats: bool = False,
     verify_numerics: bool = False,
-) -> ModuleOp | tuple[ModuleOp, OptimizationStats]:
+    as_onnx: bool = False,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+) -> ModuleOp | onnx.ModelProto | tuple[ModuleOp | onnx.ModelProto, OptimizationStats]:
     """The graph-dialect module after the graph passes of `opt_level` (before lowering).
 
     With `stats=True` returns `(module, OptimizationStats)`: node counts by op type before
-    and after, and how often each pattern fired (what `onnxc-opt --stats` prints)."""
+    and after, and how often each pattern fired (what `onnxc-opt --stats` prints).
+
+    With `as_onnx=True` returns that graph as a standard `onnx.ModelProto` instead
+    (frontend/onnx_export.py: opset 23, fused ops as `onnxc` local functions). Every level
+    exports, and the default -O3 gives the best ONNX: its layout rows only cancel layout
+    conversions, which the graph passes never create (onnxc's NHWC/blocked layouts are
+    assigned later, in lowering); a layout-typed tensor (`layout.convert` and what it
+    feeds) raises UnsupportedOpError.
+
+    `input_shapes={"x": (1, 3, 224, 224)}` fixes the sizes of inputs with symbolic
+    dimensions (the graph dialect is static), as for `compile`."""
     check_optimize_arguments(**locals())  # InvalidArgumentError naming a bad one
-    module = model if isinstance(model, ModuleOp) else import_onnx(model)
+    module = model if isinstance(model, ModuleOp) else import_onnx(
+        model, input_shapes=input_shapes)
     passes = graph_pipeline(opt_level) if pass_pipeline is None else pass_pipeline
-    result = _run_graph_passes(pipeline.make_context(), module, passes,
-                               verify_numerics=verify_numerics, stats=stats)
+    result = pipeline.optimize_graph(pipeline.make_context(), module, passes,
+                                     verify_numerics=verify_numerics, stats=stats)
+    if as_onnx:
+        from onnxc.frontend.onnx_export import export_onnx
+
+        exported = export_onnx(module)
+        return (exported, result) if stats else exported
     return (module, result) if stats else module
 
 
@@ -142,6 +158,7 @@ def compile(
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     precision: str = "fp32",
     target: str | Target | None = None,
+    quiet: bool = False,
 ) -> CompiledModel:
     """Compile an ONNX model (path, bytes or ModelProto) to native code for this CPU.
 
@@ -172,12 +189,22 @@ def compile(
     `target` (default "host") is what the code is built for: a preset such as "x86-64-v3"
     (AVX2, no AVX-512) or "x86-64-v4", or "TRIPLE[:CPU[:FEATURES]]" in LLVM's names
     (runtime/target.py). The code runs in this process, so the host must have every feature
-    the target uses (InvalidArgumentError otherwise). `CompiledModel.target` reports it."""
+    the target uses (InvalidArgumentError otherwise). `CompiledModel.target` reports it.
+
+    On a terminal, a compile that takes over a second shows its stage and elapsed time on
+    stderr (onnxc.progress); `quiet=True` turns that off. It changes nothing compiled."""
     check_compile_arguments(**locals())  # InvalidArgumentError naming a bad one
+    with _StageLog(verbose, quiet) as log:
+        return _compile_logged(model, log, opt_level, pass_pipeline, verify_numerics,
+                               cache_dir, num_threads, input_shapes, precision, target)
+
+
+def _compile_logged(model, log: _StageLog, opt_level, pass_pipeline, verify_numerics,
+                    cache_dir, num_threads, input_shapes, precision, target) -> CompiledModel:
+    """The body of `compile`, its arguments checked, stages timed by `log`."""
     from onnxc.runtime import cache
     from onnxc.runtime.threads import resolve_num_threads
 
-    log = _StageLog(verbose)
     target = parse_target(target)
     threads = resolve_num_threads(num_threads)
     disk = cache.open_cache(cache_dir)  # None: off, or unsafe (a CacheWarning says why)
@@ -216,6 +243,7 @@ def compile_artifact(
     input_shapes: Mapping[str, Sequence[int]] | None = None,
     precision: str = "fp32",
     verbose: bool = False,
+    quiet: bool = False,
 ):
     """Compile `model` ahead of time for `target` into `directory`: a shared library with a
     C API (`<prefix>_run`), its header, a manifest and a `run` program, all built for the
@@ -224,18 +252,19 @@ def compile_artifact(
 
     `num_threads` (default: this machine's, as for `compile`) is compiled in. A model with a
     symbolic batch is compiled for one sample (the manifest says which axes are the batch;
-    `onnxc.load` runs any batch). `onnxc.load(directory)` runs a host artifact in Python."""
+    `onnxc.load` runs any batch). `onnxc.load(directory)` runs a host artifact in Python.
+    `quiet=True`: no progress line on a terminal (as for `compile`)."""
     check_artifact_arguments(**locals())
     from onnxc.runtime import artifact
     from onnxc.runtime.threads import resolve_num_threads
 
-    log = _StageLog(verbose)
     target = parse_target(target)
-    with compiling_for(target):
-        lowered = lower_to_llvm(model, log, opt_level, None, False, input_shapes, precision,
-                                resolve_num_threads(num_threads), target)
-    with log.stage("artifact"):
-        return artifact.build(lowered, directory, prefix)
+    with _StageLog(verbose, quiet) as log:
+        with compiling_for(target):
+            lowered = lower_to_llvm(model, log, opt_level, None, False, input_shapes,
+                                    precision, resolve_num_threads(num_threads), target)
+        with log.stage("artifact"):
+            return artifact.build(lowered, directory, prefix)
 
 
 @dataclass
@@ -266,17 +295,23 @@ def lower_to_llvm(model, log: _StageLog, opt_level, pass_pipeline, verify_numeri
     `compiling_for(target)` (the caller's): every stage but machine code."""
     model, batch = _static_model(model, input_shapes)
     ctx = pipeline.make_context()
-    with log.stage("import"):
-        module = import_onnx(model)
-    with log.stage("graph-opt"):
+    with log.stage(pipeline.TIMED_AS["import"]):
+        module = pipeline.import_model(model)
+    with log.stage(pipeline.TIMED_AS["graph-passes"]):
         passes = graph_pipeline(opt_level) if pass_pipeline is None else pass_pipeline
-        _run_graph_passes(ctx, module, passes, verify_numerics=verify_numerics)
+        pipeline.optimize_graph(ctx, module, passes, verify_numerics=verify_numerics)
+    return lower_graph(ctx, module, log, precision, threads, target, batch)
+
+
+def lower_graph(ctx, module: ModuleOp, log: _StageLog, precision: str, threads: int,
+                target: Target, batch: BatchAxis | None = None) -> LoweredModel:
+    """The stages of `lower_to_llvm` after the graph passes, on a graph-dialect `module`
+    (also what `onnxc-opt --emit=lib` builds its library from)."""
     inputs, outputs = _signature(module)
-    with log.stage("graph-to-loops"):
-        # verified with loops -> LLVM, once (lowering/pass_verifier.py)
-        pipeline.run_passes(ctx, module, pipeline.graph_to_loops(precision), verify=False)
-        arrays = constant_arrays(module)
-        pipeline.run_passes(ctx, module, pipeline.LOOPS_ABI, verify=False)
+    with log.stage(pipeline.TIMED_AS["graph-to-loops"]):  # loops-abi is timed with it
+        pipeline.lower_graph_to_loops(ctx, module, precision)
+        arrays = constant_arrays(module)  # bind-constants takes them out of the IR
+        pipeline.apply_loops_abi(ctx, module)
         entry = entry_function(module)
         constant_names = string_list(entry, CONSTANTS_ATTR)
         sites = check_sites(entry)
@@ -286,12 +321,9 @@ def lower_to_llvm(model, log: _StageLog, opt_level, pass_pipeline, verify_numeri
             sites, _int_attr(entry, STATUS_OFFSET_ATTR) if sites else -1,
             input_defaults(entry), batch, threads, precision, target)
         entry_name = entry.sym_name.data
-    from onnxc.lowering.to_llvm.translate import to_llvmlite  # not needed on a cache hit
-
-    with log.stage("loops-to-llvm"):
-        pipeline.run_passes(ctx, module, pipeline.loops_to_llvm(entry_name, threads))
-        lowered.llvm_module = to_llvmlite(module, triple=target.triple,
-                                          data_layout=target.data_layout)
+    with log.stage(pipeline.TIMED_AS["loops-to-llvm"]):  # llvm-ir is timed with it
+        pipeline.lower_to_llvm_dialect(ctx, module, entry_name, threads)
+        lowered.llvm_module = pipeline.translate_to_llvm_ir(module, target)
     return lowered
 
 
@@ -299,12 +331,10 @@ def _compile_static(model, log: _StageLog, opt_level, pass_pipeline, verify_nume
                     input_shapes, precision, threads, target: Target):
     """The compile itself, under `compiling_for(target)`: (the CompiledModel, its
     NativeModule, the names of its constants)."""
-    from onnxc.runtime.jit import NativeModule
-
     lowered = lower_to_llvm(model, log, opt_level, pass_pipeline, verify_numerics,
                             input_shapes, precision, threads, target)
-    with log.stage("llvm-jit"):
-        native = NativeModule.from_llvm_ir(lowered.llvm_module, target=target)
+    with log.stage(pipeline.TIMED_AS["machine-code"]):
+        native = pipeline.jit_compile(lowered.llvm_module, target)
     compiled = CompiledModel(
         native, native.function_address(WRAPPER_NAME), lowered.inputs, lowered.outputs,
         lowered.constants, lowered.arena_bytes, lowered.intermediate_bytes,

@@ -150,12 +150,14 @@ def check_input_shapes(input_shapes: object) -> None:
 def check_compile_arguments(*, model: object, opt_level: object, pass_pipeline: object,
                             verbose: object, verify_numerics: object, cache_dir: object,
                             num_threads: object, input_shapes: object,
-                            precision: object = "fp32", target: object = None) -> None:
+                            precision: object = "fp32", target: object = None,
+                            quiet: object = False) -> None:
     """Every argument of `onnxc.compile` (and the ONNXC_* settings it reads)."""
     check_model(model)
     check_opt_level(opt_level)
     check_pass_pipeline(pass_pipeline)
     check_flag("verbose", verbose)
+    check_flag("quiet", quiet)
     check_flag("verify_numerics", verify_numerics)
     check_cache_dir(cache_dir)
     check_num_threads(num_threads)
@@ -167,7 +169,8 @@ def check_compile_arguments(*, model: object, opt_level: object, pass_pipeline: 
 
 def check_artifact_arguments(*, model: object, directory: object, prefix: object,
                              opt_level: object, num_threads: object, input_shapes: object,
-                             precision: object, target: object, verbose: object) -> None:
+                             precision: object, target: object, verbose: object,
+                             quiet: object = False) -> None:
     """Every argument of `onnxc.compile_artifact` (the target need not run here)."""
     check_model(model)
     if not isinstance(directory, str | os.PathLike):
@@ -176,6 +179,7 @@ def check_artifact_arguments(*, model: object, directory: object, prefix: object
         raise _fail("prefix", "a C identifier", prefix)
     check_opt_level(opt_level)
     check_flag("verbose", verbose)
+    check_flag("quiet", quiet)
     check_num_threads(num_threads)
     check_input_shapes(input_shapes)
     check_target(target, runs_here=False)
@@ -184,11 +188,18 @@ def check_artifact_arguments(*, model: object, directory: object, prefix: object
 
 
 def check_optimize_arguments(*, model: object, opt_level: object, pass_pipeline: object,
-                             stats: object, verify_numerics: object) -> None:
+                             stats: object, verify_numerics: object,
+                             as_onnx: object = False, input_shapes: object = None) -> None:
     """Every argument of `onnxc.optimize`."""
     check_model(model, module_allowed=True)
+    check_input_shapes(input_shapes)
+    if input_shapes is not None and not isinstance(model, str | os.PathLike | bytes
+                                                   | bytearray | memoryview | onnx.ModelProto):
+        raise InvalidArgumentError("input_shapes applies to an ONNX model, not to an "
+                                   "imported module (give them to import_onnx instead)")
     check_opt_level(opt_level)
     check_pass_pipeline(pass_pipeline)
     check_flag("stats", stats)
     check_flag("verify_numerics", verify_numerics)
+    check_flag("as_onnx", as_onnx)
     max_alloc_bytes()

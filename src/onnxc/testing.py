@@ -79,14 +79,11 @@ def imported_ops(onnx_text: str, opset: int) -> list:
 def jit_loops(text: str, num_threads: int = 1):
     """Loop-level IR text (func/scf/memref/arith, `onnxc.parallel` loops) lowered to LLVM for
     this host with `num_threads` and JIT-compiled: (NativeModule, its LLVM IR text)."""
-    from onnxc.lowering.pipeline import make_context
-    from onnxc.lowering.to_llvm import lower_loops_to_llvm
-    from onnxc.lowering.to_llvm.translate import to_llvmlite
+    from onnxc.lowering.pipeline import lower_loops_to_llvm, make_context, translate_to_llvm_ir
     from onnxc.runtime.jit import NativeModule, host_target
 
     ctx = make_context()
     module = Parser(ctx, text).parse_module()
     lower_loops_to_llvm(ctx, module, num_threads=num_threads)
-    host = host_target()
-    llvm_ir = str(to_llvmlite(module, triple=host.triple, data_layout=host.data_layout))
+    llvm_ir = str(translate_to_llvm_ir(module, host_target()))
     return NativeModule.from_llvm_ir(llvm_ir), llvm_ir

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 import pytest
+from onnx import numpy_helper
 
 import onnxc
 from onnxc.errors import InvalidInputError, UnsupportedOpError
@@ -119,12 +120,34 @@ def test_missing_model_and_bad_repeat(fake, tmp_path, capsys):
     assert "error: --repeat must be >= 1" in capsys.readouterr().err
 
 
-def test_default_model_is_the_shipped_resnet50(fake, capsys):
+def _float_weights(model: onnx.ModelProto) -> dict[str, np.ndarray]:
+    return {i.name: numpy_helper.to_array(i) for i in model.graph.initializer
+            if i.data_type == onnx.TensorProto.FLOAT}
+
+
+def test_default_model_is_the_shipped_resnet50_with_seeded_random_weights(fake, capsys):
     _, calls, _ = fake
     path = default_model_path()
     assert os.path.isfile(path) and path.endswith("light_resnet50.onnx")
     assert main(["run", "--repeat", "1"]) == 0
-    assert calls[-1][0] == path
+    assert main(["run", "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert f"model: {path} (weights: seeded random, seed 0)\n" in out
+    first, second = calls[-2][0], calls[-1][0]
+    assert isinstance(first, onnx.ModelProto)
+    weights, again = _float_weights(first), _float_weights(second)
+    # the shipped weights are all 0.02 (a flat softmax); these vary, and the same each run
+    big = [w for w in weights.values() if w.size > 1]
+    assert len(big) > 100 and all(np.ptp(w) > 0 for w in big)
+    assert weights.keys() == again.keys()
+    assert all(np.array_equal(weights[k], again[k]) for k in weights)
+
+
+def test_explicit_model_path_is_compiled_as_given(fake, capsys):
+    _, calls, model = fake
+    assert main(["run", model, "--repeat", "1"]) == 0
+    assert calls[-1][0] == model
+    assert f"model: {model}\n" in capsys.readouterr().out
 
 
 def test_invalid_input_error_from_run(fake, monkeypatch, capsys):

@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.rewriter import InsertPoint, Rewriter
 
 import onnxc
-import onnxc.api
+import onnxc.lowering.pipeline
 from onnxc.dialects import graph
 from onnxc.dialects.layout import ConvertOp, layout_of, with_layout
 from onnxc.frontend import import_onnx
@@ -57,7 +57,7 @@ def to_nhwc(module: ModuleOp) -> int:
 @contextmanager
 def nhwc_compiler():
     """onnxc.compile, but the imported module is optimized and its convs put in NHWC."""
-    original = onnxc.api.import_onnx
+    original = onnxc.lowering.pipeline.import_onnx
 
     def importer(model):
         module = import_onnx(model)
@@ -69,11 +69,11 @@ def nhwc_compiler():
         module.verify()
         return module
 
-    onnxc.api.import_onnx = importer
+    onnxc.lowering.pipeline.import_onnx = importer
     try:
         yield lambda model: onnxc.compile(model, pass_pipeline="", cache_dir=False)
     finally:
-        onnxc.api.import_onnx = original
+        onnxc.lowering.pipeline.import_onnx = original
 
 
 def conv_model(x_shape, w_shape, *, bias=True, act=None, z_shape=None, **attrs):

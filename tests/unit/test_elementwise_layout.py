@@ -9,14 +9,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from xdsl.context import Context
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, FunctionType, ModuleOp, StringAttr, TensorType, f32
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import FunctionType, ModuleOp, TensorType, f32
 from xdsl.ir import Block, Region
 
 from onnxc.dialects import graph
 from onnxc.dialects.layout import ConvertOp, with_layout
 from onnxc.lowering.graph_to_loops.interpreter import interpret
 from onnxc.lowering.graph_to_loops.pass_ import ConvertGraphToLoopsPass
+from onnxc.passes.fusion_scalar import BodyBuilder
 
 NHWC = "NHWC"
 X_SHAPE, B_SHAPE = (2, 3, 4, 5), (1, 3, 1, 1)
@@ -46,14 +47,20 @@ def _physical(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a.transpose(0, 2, 3, 1))
 
 
+def _fused(x, b, t) -> graph.FusedElementwiseOp:
+    """relu(x * b) + x as a fused op (its body built as fuse-elementwise builds one)."""
+    block = Block(arg_types=[f32, f32])
+    body = BodyBuilder(block)
+    product = body.emit(arith.MulfOp(block.args[0], block.args[1]))
+    relu = body.emit(arith.MaximumfOp(product, body.constant(0.0, f32)))
+    block.add_op(graph.YieldOp(body.emit(arith.AddfOp(relu, block.args[0]))))
+    return graph.FusedElementwiseOp([x, b], t, block)
+
+
 CASES = {
     "add": (lambda x, b, t: graph.AddOp(operands=[x, b], result_types=[t]), lambda x, b: x + b),
     "mul": (lambda x, b, t: graph.MulOp(operands=[x, b], result_types=[t]), lambda x, b: x * b),
-    "fused": (lambda x, b, t: graph.FusedElementwiseOp(
-        operands=[[x, b]], result_types=[t],
-        properties={"steps": ArrayAttr([StringAttr(s) for s in ("mul %0 %1", "relu %2",
-                                                                "add %3 %0")])}),
-        lambda x, b: np.maximum(x * b, 0) + x),
+    "fused": (lambda x, b, t: _fused(x, b, t), lambda x, b: np.maximum(x * b, 0) + x),
 }
 
 

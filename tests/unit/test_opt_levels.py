@@ -85,9 +85,9 @@ def model_file(tmp_path):
 
 def test_print_pipeline_is_the_level_text(capsys):
     assert main(["-O3", "--print-pipeline"]) == 0
-    assert capsys.readouterr().out.strip() == levels.graph_pipeline(3)
+    assert capsys.readouterr().out.strip() == f"builtin.module({levels.graph_pipeline(3)})"
     assert main(["--print-pipeline", "--pass-pipeline", "builtin.module(cse,drop-no-op)"]) == 0
-    assert capsys.readouterr().out.strip() == "cse,drop-no-op"
+    assert capsys.readouterr().out.strip() == "builtin.module(cse,drop-no-op)"
 
 
 def test_opt_level_runs_the_level(model_file, capsys):
@@ -99,9 +99,11 @@ def test_opt_level_runs_the_level(model_file, capsys):
     assert 'activation = "relu"' in out
 
 
-def test_opt_level_conflicts_with_explicit_passes(model_file, capsys):
-    assert main([model_file, "-O1", "-p", "cse"]) == 1
-    assert "-O cannot be combined" in capsys.readouterr().err
+def test_opt_level_runs_before_explicit_passes(model_file, capsys):
+    assert main(["-O1", "-p", "cse", "--print-pipeline"]) == 0
+    assert capsys.readouterr().out.strip() == f"builtin.module({levels.graph_pipeline(1)},cse)"
+    assert main([model_file, "-O1", "-p", "cse"]) == 0
+    assert 'activation = "relu"' in capsys.readouterr().out
 
 
 def test_stats_on_stderr(model_file, capsys):

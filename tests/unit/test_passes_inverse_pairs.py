@@ -105,10 +105,11 @@ def test_quantize_dequantize_run_natively_like_onnxruntime(zero):
 
 
 def test_layout_convert_lowers_to_a_permutation():
+    """NCHW -> NHWC: the result buffer holds the data in NHWC memory order."""
     module = parse("""
-func.func @main(%x: tensor<2x3x4x5xf32>) -> tensor<2x4x5x3xf32> {
-  %0 = graph.layout_convert(%x) {from_layout = "NCHW", to_layout = "NHWC"} : (tensor<2x3x4x5xf32>) -> tensor<2x4x5x3xf32>
-  func.return %0 : tensor<2x4x5x3xf32>
+func.func @main(%x: tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xf32, #layout.spec<"NHWC">> {
+  %0 = layout.convert %x : tensor<2x3x4x5xf32> -> tensor<2x3x4x5xf32, #layout.spec<"NHWC">>
+  func.return %0 : tensor<2x3x4x5xf32, #layout.spec<"NHWC">>
 }""")
     ConvertGraphToLoopsPass().apply(Context(), module)
     x = np.random.default_rng(1).standard_normal((2, 3, 4, 5)).astype(np.float32)

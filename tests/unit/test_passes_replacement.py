@@ -67,6 +67,15 @@ def case_padding_taps(rng):
     return module({"x": xs}, body, [("y", (1, 3, 6, 6))]), "tensor<3x2x3x3xf32>"
 
 
+def case_live_regions(rng):
+    xs, ws = (1, 2, 6, 6), (3, 2, 3, 3)
+    body = [const("w", rand(rng, *ws)),
+            (f"  %y = graph.conv(%x, %w) {{strides = array<i64: 1, 1>, pads = array<i64: 4, 4, "
+             f"4, 4>, dilations = array<i64: 4, 4>, group = 1 : i64}} : ({tensor(xs)}, "
+             f"{tensor(ws)}) -> {tensor((1, 3, 6, 6))}")]
+    return module({"x": xs}, body, [("y", (1, 3, 6, 6))]), "tensor<3x2x3x3xf32>"
+
+
 def case_pad(rng):
     xs, ps, ws, ys = (1, 2, 5, 5), (1, 2, 7, 6), (3, 2, 3, 3), (1, 3, 5, 6)
     body = [const("w", rand(rng, *ws)),
@@ -84,6 +93,7 @@ CASES = {
     "shuffle-channel": case_shuffle,
     "pad-to-input": case_pad,
     "drop-padding-taps": case_padding_taps,
+    "split-conv-live-regions": case_live_regions,
 }
 
 
@@ -123,10 +133,16 @@ def test_channel_shuffle_kernel_matches_numpy():
     np.testing.assert_array_equal(compiled(x)[0], expected)
 
 
-@pytest.mark.parametrize("dilation, kept", [(24, (1, 1)), (36, (1, 1)), (12, (3, 3))])
+REGIONS_AT_12 = [(2, 2), (2, 1), (2, 2), (1, 2), (1, 1), (1, 2), (2, 2), (2, 1), (2, 2)]
+"""Dilation 12 on 14 rows: rows 0-1 read kernel rows 1-2, rows 2-11 row 1, rows 12-13 rows
+0-1 (the same for columns): nine region convs (split-conv-live-regions)."""
+
+
+@pytest.mark.parametrize("dilation, kept", [(24, [(1, 1)]), (36, [(1, 1)]), (12, REGIONS_AT_12)])
 def test_dilated_conv_on_a_small_map_keeps_only_live_taps(dilation, kept):
     """DeepLabV3's ASPP branches (3x3, dilation 12/24/36, 14x14 map), compiled, against
-    onnxruntime (rtol 1e-4 / atol 1e-5): at 24 and 36 only the center tap reads the input."""
+    onnxruntime (rtol 1e-4 / atol 1e-5): at 24 and 36 only the center tap reads the input
+    (drop-padding-taps); at 12 each region of the output computes only its live taps."""
     import onnx
     import onnxruntime as ort
     from onnx import TensorProto, helper, numpy_helper
@@ -144,7 +160,7 @@ def test_dilated_conv_on_a_small_map_keeps_only_live_taps(dilation, kept):
     model = helper.make_model(graph_, opset_imports=[helper.make_opsetid("", 17)])
     onnx.checker.check_model(model)
     convs = [op for op in onnxc.optimize(model, opt_level=1).walk() if op.name == "graph.conv"]
-    assert [tuple(op.weight.type.get_shape()[2:]) for op in convs] == [kept]
+    assert [tuple(op.weight.type.get_shape()[2:]) for op in convs] == kept
     x = rng.standard_normal((1, 8, 14, 14)).astype(np.float32)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     np.testing.assert_allclose(onnxc.compile(model)(x)[0], session.run(None, {"x": x})[0],

@@ -249,21 +249,29 @@ def test_fused_quantize_steps_match_the_separate_kernels():
     b = RNG.integers(-128, 128, (3, 40), dtype=np.int8)
     module = onnxc.optimize(model, opt_level=3)
     assert [op.name for op in module.walk() if op.name.startswith("graph.")] == [
-        "graph.fused_elementwise"]
+        "graph.fused_elementwise", "graph.yield"]  # the yield ends its body
     (fused,) = onnxc.compile(model, opt_level=3, cache_dir=False)(x, b)
     (plain,) = onnxc.compile(model, opt_level=0, cache_dir=False)(x, b)
     assert fused.dtype == np.int8
     np.testing.assert_array_equal(fused, plain)
 
 
-@pytest.mark.parametrize("steps, types, error", [
-    ('["add %0 %0"]', "(tensor<4xi8>) -> tensor<4xf32>", "only dequantize steps"),
-    ('["dequantize %0 0.5 0.0"]', "(tensor<4xi8>) -> tensor<4xi8>", "last quantize step"),
+@pytest.mark.parametrize("body, types, error", [
+    # an i8 element read by float arithmetic (only a dequantize's conversion may read it)
+    (('%s = "arith.addf"(%a, %a) <{fastmath = #arith.fastmath<none>}> : (i8, i8) -> i8\n'
+      "    %f = arith.sitofp %s : i8 to f32\n    graph.yield %f : f32"),
+     "(tensor<4xi8>) -> tensor<4xf32>", "operand 'lhs' at position 0 does not verify"),
+    # an i8 result computed without a last quantize's conversion
+    ("%f = arith.sitofp %a : i8 to f32\n    graph.yield %f : f32",
+     "(tensor<4xi8>) -> tensor<4xi8>", "expected one i8"),
 ])
-def test_fused_integer_operands_are_verified(steps, types, error):
+def test_fused_integer_operands_are_verified(body, types, error):
     text = f"""
 func.func @main(%x: tensor<4xi8>) -> {types.split(" -> ")[1]} {{
-  %0 = graph.fused_elementwise(%x) {{steps = {steps}}} : {types}
+  %0 = graph.fused_elementwise(%x) : {types} {{
+  ^bb0(%a: i8):
+    {body}
+  }}
   func.return %0 : {types.split(" -> ")[1]}
 }}"""
     with pytest.raises(Exception, match=error):

@@ -17,7 +17,7 @@ from onnx import TensorProto, helper
 
 import onnxc
 from onnxc.errors import InvalidArgumentError
-from onnxc.lowering.to_llvm import loops_to_llvm_pipeline
+from onnxc.lowering.pipeline import loops_to_llvm_pipeline
 from onnxc.runtime import cache, thread_pool, threads
 from onnxc.runtime.jit import NativeModule
 from onnxc.testing import jit_loops

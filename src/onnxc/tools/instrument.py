@@ -10,12 +10,13 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
-from io import StringIO
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.printer import Printer
+
+from onnxc.tools.ir_printer import module_text
 
 
 def pass_title(p: ModulePass) -> str:
@@ -56,7 +57,14 @@ class PassInstrumentation:
     print_before_all: bool = False
     print_after_all: bool = False
     print_after_change: bool = False
+    print_before: frozenset[str] = frozenset()
+    """Names of the passes to print the IR before (`--mlir-print-ir-before=cse,dce`)."""
+    print_after: frozenset[str] = frozenset()
     print_generic: bool = False
+    print_debuginfo: bool = False
+    elide_larger: int | None = None
+    """`--mlir-elide-elementsattrs-if-larger`: dense constants above this many elements
+    are printed elided in the dumps too."""
     print_between_passes: bool = False
     """xDSL's own flag, kept as xDSL defines it (stdout)."""
     timer: PassTimer | None = None
@@ -65,9 +73,8 @@ class PassInstrumentation:
     _before_text: str | None = None
 
     def _text(self, module: ModuleOp) -> str:
-        out = StringIO()
-        Printer(stream=out, print_generic_format=self.print_generic).print_op(module)
-        return out.getvalue()
+        return module_text(module, generic=self.print_generic, debuginfo=self.print_debuginfo,
+                           elide_larger=self.elide_larger)
 
     def _dump(self, header: str, text: str) -> None:
         self.stream.write(f"// -----// IR Dump {header} //----- //\n{text}\n\n")
@@ -80,7 +87,7 @@ class PassInstrumentation:
         if previous is not None and self.timer is not None:
             self.timer.add(pass_title(previous), now - self._started)
         if previous is not None:
-            if self.print_after_all:
+            if self.print_after_all or previous.name in self.print_after:
                 self._dump(f"After {pass_title(previous)}", self._text(module))
             elif self.print_after_change:
                 text = self._text(module)
@@ -101,7 +108,7 @@ class PassInstrumentation:
             if self.timer is not None:
                 self.timer.add("Verifier", time.perf_counter() - started)
         if upcoming is not None:
-            if self.print_before_all:
+            if self.print_before_all or upcoming.name in self.print_before:
                 self._dump(f"Before {pass_title(upcoming)}", self._text(module))
             if self.print_after_change:
                 self._before_text = self._text(module)

@@ -172,3 +172,9 @@ def build_pipeline(
         except (ValueError, TypeError) as err:
             raise PassOptionError(f"bad options for pass '{spec.name}': {err}") from err
     return PassPipeline(tuple(passes), callback)
+
+
+def nested_pipeline(specs: list[str]) -> str:
+    """MLIR's `builtin.module(a,b{x=1})` form of a list of pass specs (what mlir-opt's
+    `--dump-pass-pipeline` prints and `--pass-pipeline` takes back)."""
+    return f"builtin.module({','.join(specs)})"

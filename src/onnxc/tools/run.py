@@ -4,7 +4,8 @@
 The quickest end-to-end check of the whole compiler on a real network: it reports how long
 compilation took, a checksum of every output (to compare against another runtime), and the
 median latency of one inference. Without a model it uses the model-zoo ResNet-50 that ships
-inside the `onnx` package, so `onnxc run` works on a fresh install.
+inside the `onnx` package, so `onnxc run` works on a fresh install; its shipped weights are all
+0.02 (a flat softmax), so it runs with seeded random weights instead (`zoo.randomize_weights`).
 """
 
 from __future__ import annotations
@@ -20,16 +21,33 @@ from typing import Any
 import numpy as np
 
 from onnxc.errors import InvalidInputError, OnnxcError
+from onnxc.tools import bench as bench_tool
 from onnxc.tools import diagnostics
+from onnxc.tools.optimize_onnx import optimize_model
+from onnxc.tools.show import show_command
 
 DEFAULT_MODEL = os.path.join("backend", "test", "data", "light", "light_resnet50.onnx")
 """The default model, relative to the installed `onnx` package."""
+
+
+DEFAULT_WEIGHT_SEED = 0
+"""Seed of the default model's random weights."""
 
 
 def default_model_path() -> str:
     import onnx
 
     return os.path.join(os.path.dirname(onnx.__file__), DEFAULT_MODEL)
+
+
+def default_model() -> Any:
+    """The shipped ResNet-50 with seeded random weights: its own are all 0.02, which makes every
+    class equally likely and the output useless as a check."""
+    import onnx
+
+    from onnxc.zoo import randomize_weights
+
+    return randomize_weights(onnx.load(default_model_path()), seed=DEFAULT_WEIGHT_SEED)
 
 
 def _spec(entry: Any) -> tuple[str, tuple[int, ...], np.dtype]:
@@ -84,24 +102,28 @@ def checksum_line(name: str, value: np.ndarray) -> str:
 def run_model(args: argparse.Namespace) -> None:
     import onnxc
 
-    model = args.model or default_model_path()
-    if not os.path.isfile(model):
-        raise FileNotFoundError(2, "No such file or directory", model)
+    path = args.model or default_model_path()
+    if not os.path.isfile(path):
+        raise FileNotFoundError(2, "No such file or directory", path)
     if args.repeat < 1:
         raise OnnxcError(f"--repeat must be >= 1, got {args.repeat}")
     options: dict[str, Any] = {} if args.opt_level is None else {"opt_level": args.opt_level}
     if args.verbose:
         options["verbose"] = True
+    if args.quiet:
+        options["quiet"] = True
     if args.precision is not None:
         options["precision"] = args.precision
     if args.target is not None:
         options["target"] = args.target
 
     started = time.perf_counter()
+    model = path if args.model else default_model()  # loading counts as compile time
     compiled = onnxc.compile(model, **options)
     compile_seconds = time.perf_counter() - started
     level = "default" if args.opt_level is None else str(args.opt_level)
-    print(f"model: {model}")
+    weights = "" if args.model else f" (weights: seeded random, seed {DEFAULT_WEIGHT_SEED})"
+    print(f"model: {path}{weights}")
     bf16 = ", precision bf16" if args.precision == "bf16" else ""
     print(f"compile: {compile_seconds:.3f} s (opt-level {level}{bf16}, target "
           f"{compiled.target})")
@@ -134,7 +156,7 @@ def compile_model(args: argparse.Namespace) -> None:
     if not os.path.isfile(args.model):
         raise FileNotFoundError(2, "No such file or directory", args.model)
     options: dict[str, Any] = {"target": args.target, "prefix": args.prefix,
-                               "verbose": args.verbose}
+                               "verbose": args.verbose, "quiet": args.quiet}
     if args.opt_level is not None:
         options["opt_level"] = args.opt_level
     if args.num_threads is not None:
@@ -163,7 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "model", nargs="?", metavar="MODEL.onnx",
-        help="the model to run (default: the ResNet-50 shipped with the onnx package)",
+        help="the model to run (default: the ResNet-50 shipped with the onnx package, with "
+        "seeded random weights)",
     )
     run.add_argument("--inputs", metavar="X.npz", help="inputs keyed by model input name")
     run.add_argument("--opt-level", type=int, metavar="N", help="graph optimization level")
@@ -181,6 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
         "host must be able to run it",
     )
     run.add_argument("-v", "--verbose", action="store_true", help="print compile stages")
+    run.add_argument("-q", "--quiet", action="store_true",
+                     help="no progress line on a terminal during a long compile")
     run.set_defaults(handler=run_model)
 
     build = commands.add_parser(
@@ -204,7 +229,39 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--opt-level", type=int, metavar="N", help="graph optimization level")
     build.add_argument("--precision", choices=("fp32", "bf16"))
     build.add_argument("-v", "--verbose", action="store_true", help="print compile stages")
+    build.add_argument("-q", "--quiet", action="store_true",
+                       help="no progress line on a terminal during a long compile")
     build.set_defaults(handler=compile_model)
+
+    show = commands.add_parser(
+        "show", help="draw a model's graph (as imported, or after -O N) with graphviz",
+        description="Draw MODEL's graph-dialect module into OUTPUT (.svg, .png or .dot): as "
+        "imported, or after the graph passes of -O N; --compare draws both side by side. "
+        "Needs the graphviz Python package, and Graphviz's dot program for .svg/.png.")
+    show.add_argument("model", metavar="MODEL.onnx", help="the model to draw")
+    show.add_argument("-o", "--output", required=True, metavar="G.svg|G.png|G.dot")
+    show.add_argument("-O", "--opt-level", type=int, metavar="N",
+                      help="draw after this level's graph passes (default: as imported; "
+                      "with --compare, 3)")
+    show.add_argument("--compare", action="store_true",
+                      help="as imported and after -O N, side by side, with node counts")
+    show.set_defaults(handler=show_command)
+
+    bench = commands.add_parser(
+        "bench", help="time onnxc against onnxruntime/OpenVINO, each in its own process",
+        description=bench_tool.DESCRIPTION)
+    bench_tool.add_arguments(bench)
+
+    optimize = commands.add_parser(
+        "optimize", help="save the model after onnxc's graph passes as standard ONNX",
+        description="Run onnxc's graph passes (-O N, default 3) on IN and write the result "
+        "to OUT as standard ONNX (opset 23; fused ops as `onnxc` local functions), then "
+        "print the node counts before and after.")
+    optimize.add_argument("model", metavar="IN.onnx", help="the model to optimize")
+    optimize.add_argument("-o", "--output", required=True, metavar="OUT.onnx")
+    optimize.add_argument("-O", "--opt-level", type=int, metavar="N",
+                          help="graph optimization level 0-3 (default: 3)")
+    optimize.set_defaults(handler=optimize_model)
     return parser
 
 

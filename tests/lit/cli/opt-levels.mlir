@@ -1,13 +1,14 @@
 // -O runs a level's graph pipeline (the same list as onnxc.compile(opt_level=N));
-// --print-pipeline prints it as --pass-pipeline text; --stats and --verify-numerics report
-// on stderr only.
+// --print-pipeline prints it as --pass-pipeline text; -p adds passes after the level's;
+// --stats and --verify-numerics report on stderr only.
 
 // RUN: onnxc-opt %s -O0 | filecheck %s --check-prefix=O0
 // RUN: onnxc-opt %s -O1 | filecheck %s --check-prefix=O1
 // RUN: onnxc-opt -O1 --print-pipeline | filecheck %s --check-prefix=PIPELINE
 // RUN: onnxc-opt %s -O2 --stats 2>&1 >/dev/null | filecheck %s --check-prefix=STATS
 // RUN: onnxc-opt %s -O3 --verify-numerics 2>&1 >/dev/null | filecheck %s --check-prefix=VERIFY
-// RUN: not onnxc-opt %s -O1 -p cse 2>&1 | filecheck %s --check-prefix=CONFLICT
+// RUN: onnxc-opt -O1 -p dce --print-pipeline | filecheck %s --check-prefix=COMBINED
+// RUN: onnxc-opt %s -O1 -p canonicalize | filecheck %s --check-prefix=O1
 
 func.func @main(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %w = graph.constant {value = dense<[[[[1.0]], [[0.5]]], [[[-1.0]], [[2.0]]]]> : tensor<2x2x1x1xf32>} : tensor<2x2x1x1xf32>
@@ -31,7 +32,7 @@ func.func @main(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
 // O1:       %{{.*}} = graph.conv(%x, %{{.*}}, %{{.*}}) {{{.*}}activation = "relu"
 // O1-NEXT:  func.return
 
-// PIPELINE: {{^}}fold-constant-ops,fold-axes-inputs,{{.*}},cse,hoist-loop-invariants,drop-orphans{{$}}
+// PIPELINE: {{^}}builtin.module(fold-constant-ops,fold-axes-inputs,{{.*}},cse,hoist-loop-invariants,drop-orphans){{$}}
 
 // STATS:      graph statistics: 4 -> 1 compute nodes
 // STATS:      graph.conv {{ *}}1 {{ *}}1
@@ -43,4 +44,4 @@ func.func @main(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
 // VERIFY: verify-numerics: {{[0-9]+}} passes
 // VERIFY: no pass drifts
 
-// CONFLICT: error: -O cannot be combined with -p/--passes or --pass-pipeline
+// COMBINED: {{^}}builtin.module(fold-constant-ops,{{.*}},hoist-loop-invariants,drop-orphans,dce){{$}}

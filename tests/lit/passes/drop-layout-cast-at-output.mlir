@@ -16,7 +16,7 @@ func.func @gemm_output(%a: tensor<2x8xf32>, %w: tensor<3x8xf32>, %c: tensor<3xf3
 
 func.func @matmul_output(%a: tensor<2x8xf32>, %b: tensor<8x3xf32>) -> tensor<3x2xf32> {
   %0 = graph.matmul(%a, %b) : (tensor<2x8xf32>, tensor<8x3xf32>) -> tensor<2x3xf32>
-  %1 = graph.layout_convert(%0) {from_layout = "NC", to_layout = "CN"} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %1 = graph.transpose(%0) {perm = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
   func.return %1 : tensor<3x2xf32>
 }
 // CHECK-LABEL: func.func @matmul_output(
@@ -27,7 +27,7 @@ func.func @matmul_output(%a: tensor<2x8xf32>, %b: tensor<8x3xf32>) -> tensor<3x2
 
 // A conversion of a conversion composes; of a constant, the constant is stored re-laid.
 func.func @conversions(%x: tensor<1x2x3x4xf32>) -> (tensor<1x3x2x4xf32>, tensor<3x2xf32>) {
-  %0 = graph.layout_convert(%x) {from_layout = "NCHW", to_layout = "NHWC"} : (tensor<1x2x3x4xf32>) -> tensor<1x3x4x2xf32>
+  %0 = graph.transpose(%x) {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x2x3x4xf32>) -> tensor<1x3x4x2xf32>
   %1 = graph.transpose(%0) {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x3x4x2xf32>) -> tensor<1x3x2x4xf32>
   %c = graph.constant {value = dense<[[1.000000e+00, 2.000000e+00, 3.000000e+00], [4.000000e+00, 5.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>} : tensor<2x3xf32>
   %2 = graph.transpose(%c) {perm = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
@@ -47,7 +47,7 @@ func.func @not_at_output(%a: tensor<2x8xf32>, %w: tensor<8x3xf32>, %x: tensor<1x
   %1 = graph.transpose(%0) {perm = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
   %2 = graph.relu(%1) : (tensor<3x2xf32>) -> tensor<3x2xf32>
   %3 = graph.conv(%x, %k) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x2x3x3xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x3x3xf32>
-  %4 = graph.layout_convert(%3) {from_layout = "NCHW", to_layout = "NHWC"} : (tensor<1x4x3x3xf32>) -> tensor<1x3x3x4xf32>
+  %4 = graph.transpose(%3) {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x4x3x3xf32>) -> tensor<1x3x3x4xf32>
   func.return %1, %2, %4 : tensor<3x2xf32>, tensor<3x2xf32>, tensor<1x3x3x4xf32>
 }
 // CHECK-LABEL: func.func @not_at_output(
@@ -55,4 +55,4 @@ func.func @not_at_output(%a: tensor<2x8xf32>, %w: tensor<8x3xf32>, %x: tensor<1x
 // CHECK-NEXT:    %1 = graph.transpose(%0)
 // CHECK-NEXT:    %2 = graph.relu(%1)
 // CHECK-NEXT:    %3 = graph.conv(%x, %k)
-// CHECK-NEXT:    %4 = graph.layout_convert(%3)
+// CHECK-NEXT:    %4 = graph.transpose(%3)

@@ -10,7 +10,23 @@ func.func @tree(%x: tensor<1x2x3x3xf32>, %r: tensor<1x2x3x3xf32>) -> tensor<1x2x
   func.return %3 : tensor<1x2x3x3xf32>
 }
 // CHECK-LABEL: func.func @tree(
-// CHECK:         %{{.*}} = graph.fused_elementwise(%x, %b, %r) {steps = ["add %0 %1", "sigmoid %2", "mul %3 %4", "clip %5 0.0 6.0"]} : (tensor<1x2x3x3xf32>, tensor<2x1x1xf32>, tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+// CHECK:         %{{.*}} = graph.fused_elementwise(%x, %b, %r) : (tensor<1x2x3x3xf32>, tensor<2x1x1xf32>, tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32> {
+// CHECK-NEXT:    ^bb0(%[[X:.*]]: f32, %[[B:.*]]: f32, %[[R:.*]]: f32):
+// CHECK-NEXT:      %[[ADD:.*]] = arith.addf %[[X]], %[[B]] : f32
+// sigmoid(r) = 1 / (1 + exp(-r))
+// CHECK-NEXT:      %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:      %[[NEG:.*]] = arith.negf %[[R]] : f32
+// CHECK-NEXT:      %[[EXP:.*]] = math.exp %[[NEG]] : f32
+// CHECK-NEXT:      %[[DEN:.*]] = arith.addf %[[ONE]], %[[EXP]] : f32
+// CHECK-NEXT:      %[[SIG:.*]] = arith.divf %[[ONE]], %[[DEN]] : f32
+// CHECK-NEXT:      %[[MUL:.*]] = arith.mulf %[[ADD]], %[[SIG]] : f32
+// clip(., 0, 6)
+// CHECK-NEXT:      %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:      %[[LO:.*]] = arith.maximumf %[[MUL]], %[[ZERO]] : f32
+// CHECK-NEXT:      %[[SIX:.*]] = arith.constant 6.000000e+00 : f32
+// CHECK-NEXT:      %[[HI:.*]] = arith.minimumf %[[LO]], %[[SIX]] : f32
+// CHECK-NEXT:      graph.yield %[[HI]] : f32
+// CHECK-NEXT:    }
 // CHECK-NOT:     graph.add
 // CHECK-NEXT:    func.return
 
@@ -43,7 +59,15 @@ func.func @chain(%x: tensor<8xf32>) -> tensor<8xf32> {
   func.return %3 : tensor<8xf32>
 }
 // CHECK-LABEL: func.func @chain(
-// CHECK-NEXT:    %{{.*}} = graph.fused_elementwise(%x) {steps = ["add %0 %0", "add %1 %0", "relu %2", "add %3 %0"]} : (tensor<8xf32>) -> tensor<8xf32>
+// CHECK-NEXT:    %{{.*}} = graph.fused_elementwise(%x) : (tensor<8xf32>) -> tensor<8xf32> {
+// CHECK-NEXT:    ^bb0(%[[X:.*]]: f32):
+// CHECK-NEXT:      %[[A0:.*]] = arith.addf %[[X]], %[[X]] : f32
+// CHECK-NEXT:      %[[A1:.*]] = arith.addf %[[A0]], %[[X]] : f32
+// CHECK-NEXT:      %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:      %[[RELU:.*]] = arith.maximumf %[[A1]], %[[ZERO]] : f32
+// CHECK-NEXT:      %[[A3:.*]] = arith.addf %[[RELU]], %[[X]] : f32
+// CHECK-NEXT:      graph.yield %[[A3]] : f32
+// CHECK-NEXT:    }
 // CHECK-NEXT:    func.return
 
 // -----
@@ -51,14 +75,35 @@ func.func @chain(%x: tensor<8xf32>) -> tensor<8xf32> {
 // A fused op takes in fusable producers and the fused ops it reads; a value with a second
 // user ends a tree (%1 is also returned), so two fused ops remain.
 func.func @fused_operands(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
-  %0 = graph.fused_elementwise(%x) {steps = ["neg %0", "exp %1"]} : (tensor<4xf32>) -> tensor<4xf32>
+  %0 = graph.fused_elementwise(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: f32):
+    %n = arith.negf %a : f32
+    %e = math.exp %n : f32
+    graph.yield %e : f32
+  }
   %1 = graph.mul(%0, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   %2 = graph.tanh(%y) : (tensor<4xf32>) -> tensor<4xf32>
-  %3 = graph.fused_elementwise(%1, %2) {steps = ["sub %0 %1"]} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %3 = graph.fused_elementwise(%1, %2) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %d = arith.subf %a, %b : f32
+    graph.yield %d : f32
+  }
   %4 = graph.abs(%3) : (tensor<4xf32>) -> tensor<4xf32>
   func.return %1, %4 : tensor<4xf32>, tensor<4xf32>
 }
 // CHECK-LABEL: func.func @fused_operands(
-// CHECK-NEXT:    %[[M:.*]] = graph.fused_elementwise(%x, %y) {steps = ["neg %0", "exp %2", "mul %3 %1"]} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-// CHECK-NEXT:    %[[R:.*]] = graph.fused_elementwise(%y, %[[M]]) {steps = ["tanh %0", "sub %1 %2", "abs %3"]} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT:    %[[M:.*]] = graph.fused_elementwise(%x, %y) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+// CHECK-NEXT:    ^bb0(%[[X:.*]]: f32, %[[Y:.*]]: f32):
+// CHECK-NEXT:      %[[N:.*]] = arith.negf %[[X]] : f32
+// CHECK-NEXT:      %[[E:.*]] = math.exp %[[N]] : f32
+// CHECK-NEXT:      %[[P:.*]] = arith.mulf %[[E]], %[[Y]] : f32
+// CHECK-NEXT:      graph.yield %[[P]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[R:.*]] = graph.fused_elementwise(%y, %[[M]]) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+// CHECK-NEXT:    ^bb0(%[[Y2:.*]]: f32, %[[M2:.*]]: f32):
+// CHECK-NEXT:      %[[T:.*]] = math.tanh %[[Y2]] : f32
+// CHECK-NEXT:      %[[D:.*]] = arith.subf %[[M2]], %[[T]] : f32
+// CHECK-NEXT:      %[[A:.*]] = math.absf %[[D]] : f32
+// CHECK-NEXT:      graph.yield %[[A]] : f32
+// CHECK-NEXT:    }
 // CHECK-NEXT:    func.return %[[M]], %[[R]]

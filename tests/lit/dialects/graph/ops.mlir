@@ -225,19 +225,19 @@ func.func @scalar_binary(%x: tensor<2x3xf32>, %i: tensor<4xi64>) -> (tensor<2x3x
 
 // -----
 
-func.func @layout_and_quant(%x: tensor<1x2x3x4xf32>) -> (tensor<1x3x4x2xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xi8>) {
-  %0 = graph.layout_convert(%x) {from_layout = "NCHW", to_layout = "NHWC"} : (tensor<1x2x3x4xf32>) -> tensor<1x3x4x2xf32>
+func.func @layout_and_quant(%x: tensor<1x2x3x4xf32>) -> (tensor<1x2x3x4xf32, #layout.spec<"NHWC">>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xi8>) {
+  %0 = layout.convert %x : tensor<1x2x3x4xf32> -> tensor<1x2x3x4xf32, #layout.spec<"NHWC">>
   %1 = graph.quantize_linear(%x) {scale = 5.000000e-02 : f32, zero_point = 128 : i64} : (tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xui8>
   %2 = graph.dequantize_linear(%1) {scale = 5.000000e-02 : f32, zero_point = 128 : i64} : (tensor<1x2x3x4xui8>) -> tensor<1x2x3x4xf32>
   %3 = graph.quantize_linear(%2) {scale = 1.000000e-01 : f32, zero_point = -3 : i64} : (tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xi8>
-  func.return %0, %2, %3 : tensor<1x3x4x2xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xi8>
+  func.return %0, %2, %3 : tensor<1x2x3x4xf32, #layout.spec<"NHWC">>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xi8>
 }
 // CHECK-LABEL: func.func @layout_and_quant(
-// CHECK-NEXT:    %0 = graph.layout_convert(%x) {from_layout = "NCHW", to_layout = "NHWC"} : (tensor<1x2x3x4xf32>) -> tensor<1x3x4x2xf32>
+// CHECK-NEXT:    %0 = layout.convert %x : tensor<1x2x3x4xf32> -> tensor<1x2x3x4xf32, #layout.spec<"NHWC">>
 // CHECK-NEXT:    %1 = graph.quantize_linear(%x) {scale = 5.000000e-02 : f32, zero_point = 128 : i64} : (tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xui8>
 // CHECK-NEXT:    %2 = graph.dequantize_linear(%1) {scale = 5.000000e-02 : f32, zero_point = 128 : i64} : (tensor<1x2x3x4xui8>) -> tensor<1x2x3x4xf32>
 // CHECK-NEXT:    %3 = graph.quantize_linear(%2) {scale = 1.000000e-01 : f32, zero_point = -3 : i64} : (tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xi8>
-// CHECK-NEXT:    func.return %0, %2, %3 : tensor<1x3x4x2xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xi8>
+// CHECK-NEXT:    func.return %0, %2, %3 : tensor<1x2x3x4xf32, #layout.spec<"NHWC">>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xi8>
 // CHECK-NEXT:  }
 
 // -----
@@ -283,7 +283,20 @@ func.func @shape_operands(%x: tensor<2x3xf32>, %s: tensor<2xi64>, %a: tensor<1xi
 // -----
 
 func.func @fusion_results(%x: tensor<1x4x3x3xf32>, %w: tensor<2x4x1x1xf32>, %b: tensor<1x1x3xf32>, %a: tensor<2x3xf32>, %m: tensor<3x4xf32>) -> (tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32>, tensor<1x2x3x3xf32>, tensor<2x4xf32>, tensor<2x4xf32>) {
-  %0 = graph.fused_elementwise(%x, %b) {steps = ["add %0 %1", "clip %2 0.0 6.0", "leaky_relu %3 0.1", "mul %4 %0"]} : (tensor<1x4x3x3xf32>, tensor<1x1x3xf32>) -> tensor<1x4x3x3xf32>
+  %0 = graph.fused_elementwise(%x, %b) : (tensor<1x4x3x3xf32>, tensor<1x1x3xf32>) -> tensor<1x4x3x3xf32> {
+  ^bb0(%e: f32, %c: f32):
+    %s = arith.addf %e, %c : f32
+    %zero = arith.constant 0.000000e+00 : f32
+    %six = arith.constant 6.000000e+00 : f32
+    %lo = arith.maximumf %s, %zero : f32
+    %hi = arith.minimumf %lo, %six : f32
+    %alpha = arith.constant 1.000000e-01 : f32
+    %scaled = arith.mulf %hi, %alpha : f32
+    %negative = arith.cmpf olt, %hi, %zero : f32
+    %leaky = arith.select %negative, %scaled, %hi : f32
+    %r = arith.mulf %leaky, %e : f32
+    graph.yield %r : f32
+  }
   %1 = graph.channel_shuffle(%0) {group = 2 : i64} : (tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
   %2 = graph.conv(%1, %w) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, activation = "clip", activation_alpha = 0.000000e+00 : f32, activation_beta = 6.000000e+00 : f32} : (tensor<1x4x3x3xf32>, tensor<2x4x1x1xf32>) -> tensor<1x2x3x3xf32>
   %3 = graph.matmul(%a, %m) {activation = "leaky_relu", activation_alpha = 1.000000e-01 : f32} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
@@ -292,7 +305,20 @@ func.func @fusion_results(%x: tensor<1x4x3x3xf32>, %w: tensor<2x4x1x1xf32>, %b: 
   func.return %0, %1, %5, %3, %4 : tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32>, tensor<1x2x3x3xf32>, tensor<2x4xf32>, tensor<2x4xf32>
 }
 // CHECK-LABEL: func.func @fusion_results(
-// CHECK-NEXT:    %0 = graph.fused_elementwise(%x, %b) {steps = ["add %0 %1", "clip %2 0.0 6.0", "leaky_relu %3 0.1", "mul %4 %0"]} : (tensor<1x4x3x3xf32>, tensor<1x1x3xf32>) -> tensor<1x4x3x3xf32>
+// CHECK-NEXT:    %0 = graph.fused_elementwise(%x, %b) : (tensor<1x4x3x3xf32>, tensor<1x1x3xf32>) -> tensor<1x4x3x3xf32> {
+// CHECK-NEXT:    ^bb0(%e: f32, %c: f32):
+// CHECK-NEXT:      %s = arith.addf %e, %c : f32
+// CHECK-NEXT:      %zero = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:      %six = arith.constant 6.000000e+00 : f32
+// CHECK-NEXT:      %lo = arith.maximumf %s, %zero : f32
+// CHECK-NEXT:      %hi = arith.minimumf %lo, %six : f32
+// CHECK-NEXT:      %alpha = arith.constant 1.000000e-01 : f32
+// CHECK-NEXT:      %scaled = arith.mulf %hi, %alpha : f32
+// CHECK-NEXT:      %negative = arith.cmpf olt, %hi, %zero : f32
+// CHECK-NEXT:      %leaky = arith.select %negative, %scaled, %hi : f32
+// CHECK-NEXT:      %r = arith.mulf %leaky, %e : f32
+// CHECK-NEXT:      graph.yield %r : f32
+// CHECK-NEXT:    }
 // CHECK-NEXT:    %1 = graph.channel_shuffle(%0) {group = 2 : i64} : (tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
 // CHECK-NEXT:    %2 = graph.conv(%1, %w) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, activation = "clip", activation_alpha = 0.000000e+00 : f32, activation_beta = 6.000000e+00 : f32} : (tensor<1x4x3x3xf32>, tensor<2x4x1x1xf32>) -> tensor<1x2x3x3xf32>
 // CHECK-NEXT:    %3 = graph.matmul(%a, %m) {activation = "leaky_relu", activation_alpha = 1.000000e-01 : f32} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>

@@ -1,4 +1,4 @@
-"""Matching helpers of the Extended fusions: walking producer chains of exported subgraphs.
+"""Matching helpers shared by the fusion passes: producer chains, scalar operands, uses.
 
 Exporters write the same formula in several orders (x * 0.5 * a, (x * a) * 0.5, ...) and as
 Div by c or Mul by 1/c; these helpers let a pattern ask for "a Mul of x by a scalar" without
@@ -12,10 +12,11 @@ import math
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
+import numpy as np
 from xdsl.ir import Operation, SSAValue
 
 from onnxc.dialects import graph
-from onnxc.dialects.graph import shape_of
+from onnxc.dialects.graph import float_of, shape_of
 from onnxc.passes.constants import constant_value, is_float_tensor, scalar
 
 OpT = TypeVar("OpT", bound=Operation)
@@ -121,3 +122,26 @@ def product_factors(
 
 def float_result(op: Operation) -> bool:
     return len(op.results) == 1 and is_float_tensor(op.results[0])
+
+
+def binary_with_constant(
+    op: graph.BinaryElementwiseOp,
+) -> tuple[SSAValue, np.ndarray] | None:
+    """(the other operand, the constant) of a binary op with one constant operand."""
+    rhs = constant_value(op.rhs)
+    if rhs is not None and constant_value(op.lhs) is None:
+        return op.lhs, rhs
+    lhs = constant_value(op.lhs)
+    if lhs is not None and rhs is None and not isinstance(op, (graph.SubOp, graph.DivOp)):
+        return op.rhs, lhs
+    return None
+
+
+def bn_scale_shift(bn: graph.BatchNormalizationOp) -> tuple[np.ndarray, np.ndarray] | None:
+    """BN as y = x * s + t per channel, when all its parameters are constants."""
+    params = [constant_value(v) for v in (bn.scale, bn.bias, bn.mean, bn.var)]
+    if any(p is None for p in params):
+        return None
+    scale, bias, mean, var = (p.astype(np.float64) for p in params)
+    s = scale / np.sqrt(var + float_of(bn.epsilon))
+    return s, bias - mean * s

@@ -1,4 +1,6 @@
-"""fuse-layernorm: PyTorch's decomposed LayerNorm -> graph.layer_normalization.
+"""Normalization fusion: normalizations recognised, and constants folded into them.
+
+fuse-layernorm: PyTorch's decomposed LayerNorm -> graph.layer_normalization.
 
 torch.onnx (opset < 17, and HF models at any opset) exports nn.LayerNorm as
   mean = ReduceMean(x, axes=[-1]); d = x - mean; var = ReduceMean(d^2)   (Pow 2 or d * d)
@@ -6,26 +8,42 @@ torch.onnx (opset < 17, and HF models at any opset) exports nn.LayerNorm as
 The core (up to the Div) becomes a layer_normalization with unit scale; gamma and beta
 (constants that broadcast within the normalized dimensions) then fold into its scale and
 bias, so LayerNorm without affine parameters, and with either of them, is caught too.
+
+fuse-bn-scale folds a per-channel constant Mul or Add after a BatchNormalization into its
+gamma and beta (BatchNormalization into a Conv or Gemm is in conv_fusion, gemm_fusion).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i64
 from xdsl.ir import Operation, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, shape_of
 from onnxc.dialects.graph_fused import strip_leading_ones
-from onnxc.passes.constants import constant_value, element_type, insert_constant
-from onnxc.passes.extended_match import (
+from onnxc.passes.base import GraphPatternPass
+from onnxc.passes.constants import (
+    constant_value,
+    element_type,
+    insert_constant,
+    is_float_tensor,
+    per_channel,
+    single_use,
+)
+from onnxc.passes.fusion_match import (
+    binary_with_constant,
     float_result,
     operand_orders,
     producer,
     used_only_by,
     with_scalar,
 )
+
+# --------------------------------------------------------------------------- layer normalization
 
 
 def _trailing_mean(value: SSAValue) -> tuple[graph.ReduceMeanOp, int] | None:
@@ -155,3 +173,57 @@ class FoldLayerNormAffine(RewritePattern):
             rewriter.replace(op, fused)
             return
 
+
+# --------------------------------------------------------------------------- batch normalization
+
+
+class FoldScaleIntoBatchNorm(RewritePattern):
+    """BN(x) * c -> BN with gamma * c, beta * c; BN(x) + c -> BN with beta + c (c per
+    channel)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter):
+        if not isinstance(op, (graph.MulOp, graph.AddOp)):
+            return
+        split = binary_with_constant(op)
+        if split is None:
+            return
+        bn = split[0].owner
+        if not isinstance(bn, graph.BatchNormalizationOp) or not single_use(split[0]):
+            return
+        if shape_of(op.output) != shape_of(bn.output) or not is_float_tensor(bn.output):
+            return
+        c = per_channel(split[1], shape_of(op.output))
+        gamma, beta = constant_value(bn.scale), constant_value(bn.bias)
+        if c is None or gamma is None or beta is None:
+            return
+        c = c.astype(np.float64)
+        gamma, beta = gamma.astype(np.float64), beta.astype(np.float64)
+        if isinstance(op, graph.MulOp):
+            gamma, beta = gamma * c, beta * c
+        else:
+            beta = beta + c
+        g_val = insert_constant(rewriter, gamma, element_type(bn.scale), op)
+        b_val = insert_constant(rewriter, beta, element_type(bn.bias), op)
+        rewriter.replace(op, graph.BatchNormalizationOp(
+            operands=[bn.input, g_val, b_val, bn.mean, bn.var],
+            result_types=[op.results[0].type], properties=dict(bn.properties)))
+
+
+# --------------------------------------------------------------------------- passes
+
+
+@dataclass(frozen=True)
+class FuseLayernormPass(GraphPatternPass):
+    """Decomposed LayerNorm (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add)."""
+
+    name = "fuse-layernorm"
+    patterns = (FuseLayerNormCore, FoldLayerNormAffine)
+
+
+@dataclass(frozen=True)
+class FuseBnScalePass(GraphPatternPass):
+    """Fold a per-channel constant Mul or Add after a BatchNormalization into its gamma and beta."""
+
+    name = "fuse-bn-scale"
+    patterns = (FoldScaleIntoBatchNorm,)

@@ -1,4 +1,4 @@
-"""fuse-attention: scaled dot-product attention as exporters write it -> graph.attention.
+"""Attention fusion: scaled dot-product attention as exporters write it -> graph.attention.
 
   scores = MatMul(Q, Transpose(K)) ; scores = scores / c  (or * c, or neither)
   scores = scores + mask (optional) ; P = Softmax(scores, axis=-1) ; out = MatMul(P, V)
@@ -10,6 +10,8 @@ swapped (none at all when that is the identity).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
@@ -17,8 +19,9 @@ from xdsl.rewriter import InsertPoint
 
 from onnxc.dialects import graph, graph_shapes
 from onnxc.dialects.graph import int_of, ints_of, shape_of
+from onnxc.passes.base import GraphPatternPass
 from onnxc.passes.constants import element_type
-from onnxc.passes.extended_match import (
+from onnxc.passes.fusion_match import (
     float_result,
     operand_orders,
     producer,
@@ -119,3 +122,14 @@ class FuseAttention(RewritePattern):
             properties={"scale": FloatAttr(scale, element_type(q))},
         )
         rewriter.replace(op, attention)
+
+
+# --------------------------------------------------------------------------- pass
+
+
+@dataclass(frozen=True)
+class FuseAttentionPass(GraphPatternPass):
+    """MatMul(Softmax(scale * Q K^T + mask), V) -> graph.attention (no N x N buffer)."""
+
+    name = "fuse-attention"
+    patterns = (FuseAttention,)

@@ -1,4 +1,4 @@
-"""horizontal-fusion: sibling ops reading one input become one wider op plus a Split.
+"""Horizontal fusion: sibling ops reading one input become one wider op plus a Split.
 
 Two families, the ones CPU models actually have:
 - MatMuls of one activation by constant 2-D weights (BERT's Q/K/V projections): the weights
@@ -13,6 +13,8 @@ Siblings join only when all their properties agree (an activation epilogue inclu
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from xdsl.dialects.builtin import IntegerAttr, TensorType, i64
 from xdsl.ir import Operation, SSAValue
@@ -22,8 +24,9 @@ from xdsl.rewriter import InsertPoint
 from onnxc.dialects import graph
 from onnxc.dialects.graph import shape_of
 from onnxc.dialects.graph_epilogue import epilogue_of
+from onnxc.passes.base import GraphPatternPass
 from onnxc.passes.constants import constant_value, element_type, insert_constant, per_channel
-from onnxc.passes.extended_match import float_result
+from onnxc.passes.fusion_match import float_result
 
 
 def _siblings(op: Operation, value: SSAValue, same_kind) -> list[Operation]:
@@ -231,3 +234,14 @@ class FuseSiblingConvs(RewritePattern):
         parts = _split_into(rewriter, wide.output, [o.output for o in group], 1, op)
         for o, part in zip(group, parts):
             rewriter.replace(o, [], [part])
+
+
+# --------------------------------------------------------------------------- pass
+
+
+@dataclass(frozen=True)
+class HorizontalFusionPass(GraphPatternPass):
+    """Sibling MatMuls/Gemms/Convs of one input -> one wider op plus a Split."""
+
+    name = "horizontal-fusion"
+    patterns = (FuseSiblingMatMuls, FuseSiblingGemms, FuseSiblingConvs)
