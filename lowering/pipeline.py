@@ -29,7 +29,6 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from onnxc.errors import LoweringError
-from onnxc.frontend import import_onnx
 from onnxc.lowering.pass_verifier import run_verified, verify_module
 from onnxc.registry import ONNXC_DIALECTS
 from onnxc.tools.pipeline_text import build_pipeline
@@ -170,6 +169,15 @@ def run_passes(
 
 
 # --------------------------------------------------------------------------- the stages
+
+
+def import_onnx(model: Any) -> ModuleOp:
+    """onnxc.frontend.import_onnx, imported on first use: onnx and the importer take about
+    0.4 s to import, which every onnxc-opt run on .mlir text would pay for nothing (the lit
+    suite starts onnxc-opt a few hundred times)."""
+    from onnxc.frontend import import_onnx as import_onnx_model
+
+    return import_onnx_model(model)
 
 
 def import_model(model: Any) -> ModuleOp:

@@ -32,6 +32,15 @@ pytestmark = pytest.mark.models
 # Only the real-model class: the other classes would add ~4000 skipped node tests here.
 OnnxBackendRealModelTest = backend_test.test_cases["OnnxBackendRealModelTest"]
 
+SLOW_NETS = ("densenet121", "inception_v2")
+"""The two largest compiles (45-60 s each on a 2-core machine): with `-m slow`. Their random-
+weight runs against onnxruntime (test_zoo_random_weights.py) stay in the default run; these
+shipped models' weights are mostly constant, so the real-weight check adds little there."""
+for _name in SLOW_NETS:
+    _method = f"test_{_name}_cpu"
+    setattr(OnnxBackendRealModelTest, _method,
+            pytest.mark.slow(getattr(OnnxBackendRealModelTest, _method)))
+
 
 class OnnxBackendRealModelWarmCacheTest(OnnxBackendRealModelTest):
     """The same nine again, every `prepare` answered from the compile cache (the class above

@@ -11,9 +11,15 @@ from onnxc.passes.levels import level_passes
 from onnxc.passes.verify_numerics import bisect_pipeline
 from onnxc.zoo import ZOO_MODELS, expose_logits, load_zoo, randomize_weights
 
+SLOW_NETS = ("densenet121", "vgg19")
+"""The two that take 20-30 s of numpy convolutions each: with `-m slow` (the other seven
+cover every pass that fires on them)."""
+
 
 @pytest.mark.models
-@pytest.mark.parametrize("name", ZOO_MODELS)
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=[pytest.mark.slow] if name in SLOW_NETS else [])
+    for name in ZOO_MODELS])
 def test_o3_pipeline_keeps_the_numerics(name: str) -> None:
     module = import_onnx(expose_logits(randomize_weights(load_zoo(name), seed=1)))
     report = bisect_pipeline(module, list(level_passes(3)), seed=2)
