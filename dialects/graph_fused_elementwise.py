@@ -24,7 +24,7 @@ rounded value, so operands and result may be 8-bit integers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerType, TensorType
@@ -153,6 +153,26 @@ class FusedElementwiseOp(GraphOp):
                     raise VerifyException(
                         f"{self.name}: '{op.name}' in the body has a {value.type} value "
                         "(only scalars)")
+
+
+def inline_body(
+    op: FusedElementwiseOp,
+    args: Sequence[SSAValue],
+    constant: Callable[[float | int, Attribute], SSAValue],
+    insert: Callable[[Operation], object],
+) -> SSAValue:
+    """`op`'s body cloned on `args` (one value per block argument) through `insert`, its
+    constants made by `constant` (so a kernel can hoist and share them): the value the body
+    yields. The kernel clones it into its loop nest, the fusion into a larger body."""
+    mapping: dict[SSAValue, SSAValue] = dict(zip(op.block.args, args, strict=True))
+    for o in op.body_ops():
+        if isinstance(o, arith.ConstantOp):
+            mapping[o.result] = constant(o.value.value.data, o.result.type)
+            continue
+        clone = o.clone(value_mapper=mapping)
+        insert(clone)
+        mapping.update(zip(o.results, clone.results))
+    return mapping[op.yielded()]
 
 
 def body_key(op: FusedElementwiseOp) -> tuple:

@@ -21,6 +21,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import float_of
+from onnxc.dialects.graph_fused_elementwise import inline_body
 from onnxc.passes.constants import element_type, is_float_tensor
 from onnxc.passes.quant_params import QuantOp, byte_range, is_byte, qparams, quantized_value
 
@@ -42,19 +43,9 @@ class BodyBuilder:
             self._constants[key] = self.emit(arith.ConstantOp(FloatAttr(float(value), t), t))
         return self._constants[key]
 
-    def inline(self, body: Block, args: Sequence[SSAValue]) -> SSAValue:
-        """Clone `body` (a fused op's) on `args`; the value its graph.yield yields."""
-        mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, args, strict=True))
-        for op in body.ops:
-            if isinstance(op, graph.YieldOp):
-                return mapping[op.values[0]]
-            if isinstance(op, arith.ConstantOp):
-                mapping[op.result] = self.constant(op.value.value.data, op.result.type)
-                continue
-            clone = op.clone(value_mapper=mapping)
-            self.block.add_op(clone)
-            mapping.update(zip(op.results, clone.results))
-        raise AssertionError("a verified body ends in graph.yield")
+    def inline(self, op: graph.FusedElementwiseOp, args: Sequence[SSAValue]) -> SSAValue:
+        """Clone `op`'s body on `args`; the value it yields."""
+        return inline_body(op, args, self.constant, self.block.add_op)
 
 
 Emit = Callable[[BodyBuilder, Sequence[SSAValue]], SSAValue]
@@ -210,7 +201,7 @@ def _quant(op: graph.QuantizeLinearOp | graph.DequantizeLinearOp) -> Meaning | N
 
 
 def _fused(op: graph.FusedElementwiseOp) -> Meaning:
-    return list(op.inputs), lambda b, a: b.inline(op.block, a)
+    return list(op.inputs), lambda b, a: b.inline(op, a)
 
 
 def _one(emit: Emit) -> Callable[[Operation], Meaning]:

@@ -12,12 +12,11 @@ from __future__ import annotations
 import math as pymath
 from collections.abc import Sequence
 
-from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, shape_of
-from onnxc.dialects.graph_fused_elementwise import body_key
+from onnxc.dialects.graph_fused_elementwise import body_key, inline_body
 from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise, require_physical_broadcast
@@ -26,21 +25,9 @@ from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 
 def fused_elementwise_kernel(op: graph.FusedElementwiseOp, kb: KernelBuilder, ins, outs):
     require_physical_broadcast(op)
-    body = op.block
-
     def element(kb: KernelBuilder, args: Sequence[SSAValue]) -> SSAValue:
         """The body cloned on this element's loaded values (constants hoisted, shared)."""
-        mapping: dict[SSAValue, SSAValue] = dict(zip(body.args, args, strict=True))
-        for o in body.ops:
-            if isinstance(o, graph.YieldOp):
-                return mapping[o.values[0]]
-            if isinstance(o, arith.ConstantOp):
-                mapping[o.result] = kb.constant(o.value.value.data, o.result.type)
-                continue
-            clone = o.clone(value_mapper=mapping)
-            kb.insert(clone)
-            mapping.update(zip(o.results, clone.results))
-        raise LoweringError(f"{op.name}: the body has no graph.yield")
+        return inline_body(op, args, kb.constant, kb.insert)
 
     map_elementwise(kb, ins, outs[0], element)
 
