@@ -47,16 +47,6 @@ CHECKED_OPS = frozenset({
 """Ops reading run-time indices (integer graph.div / graph.mod divide by run-time data)."""
 
 
-def needs_node_name(op) -> bool:
-    """Whether a run-time check may report about `op` (so it should carry NODE_ATTR)."""
-    if op.name in CHECKED_OPS:
-        return True
-    if op.name in ("graph.div", "graph.mod"):
-        element = op.operands[1].type.get_element_type()
-        return isinstance(element, IntegerType) and element.width.data > 1
-    return False
-
-
 class CheckOp(IRDLOperation):
     """A run-time check of one integer tensor; verified, never folded away."""
 
@@ -130,4 +120,4 @@ class CheckDivisorOp(CheckOp):
 
 CHECK_OPS = [CheckIndicesOp, CheckDivisorOp]
 
-__all__ = ["CHECKED_OPS", "CHECK_OPS", "NODE_ATTR", "SITE_PROPERTIES", "CheckDivisorOp", "CheckIndicesOp", "CheckOp", "needs_node_name"]
+__all__ = ["CHECKED_OPS", "CHECK_OPS", "NODE_ATTR", "SITE_PROPERTIES", "CheckDivisorOp", "CheckIndicesOp", "CheckOp"]

@@ -17,9 +17,9 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxc.errors import InvalidArgumentError, ToolchainError
-from onnxc.testing import module, parse_graph
 from onnxc.tools.run import main
 from onnxc.tools.show import draw, fused_expression
+from tests.ir_helpers import module, parse_graph
 
 pytest.importorskip("graphviz")
 

@@ -227,7 +227,7 @@ def test_nhwc_conv_without_constant_weight_is_an_error():
     """The NHWC kernels pack the weight at compile time: given a run-time weight they refuse
     rather than read it in the wrong order."""
     from onnxc.errors import LoweringError
-    from onnxc.testing import parse_graph
+    from tests.ir_helpers import parse_graph
 
     nhwc = '#layout.spec<"NHWC">'
     module = parse_graph(f"""

@@ -28,7 +28,7 @@ def test_weighted_sum_fuses_into_its_consumer():
     from xdsl.ir import Block
 
     from onnxc.passes.fusion_scalar import BodyBuilder, scalar_meaning
-    from onnxc.testing import module
+    from tests.ir_helpers import module
 
     m = module({"x": (8,), "z": (8,)},
                [("%w = graph.weighted_sum(%x, %z) {coefficients = array<f64: 2.0, 1.0>}"

@@ -11,7 +11,7 @@ from onnxc.dialects.graph_fused_elementwise import BODY_OPS
 from onnxc.frontend import onnx_export_fused
 from onnxc.lowering.graph_to_loops.pass_ import ConvertGraphToLoopsPass
 from onnxc.passes import composite_reference
-from onnxc.testing import parse_graph
+from tests.ir_helpers import parse_graph
 
 
 def test_every_body_op_is_evaluated_and_exported():

@@ -29,7 +29,7 @@ from onnxc.errors import UnsupportedOpError
 from onnxc.passes.half_precision import has_half_kernel, needs_widening
 from onnxc.passes.rewrite_utils import i64_array
 from onnxc.passes.verify_numerics import check_pass_equivalence
-from onnxc.testing import parse_graph, split_lit_cases
+from tests.ir_helpers import parse_graph, split_lit_cases
 
 RNG = np.random.default_rng(10)
 HALVES = {"fp16": (np.dtype(np.float16), 2.0**-11), "bf16": (np.dtype(ml_dtypes.bfloat16), 2.0**-8)}

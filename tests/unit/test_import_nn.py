@@ -8,7 +8,7 @@ from xdsl.dialects.builtin import i1
 from onnxc.dialects import graph
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.errors import UnsupportedOpError
-from onnxc.testing import imported_ops
+from tests.ir_helpers import imported_ops
 
 NEWEST = 28
 

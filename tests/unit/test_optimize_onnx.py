@@ -19,8 +19,8 @@ from onnxc.errors import InvalidArgumentError, UnsupportedOpError
 from onnxc.frontend.onnx_export import FUNCTION_DOMAIN, OPSET, export_onnx
 from onnxc.passes.evaluator import evaluate
 from onnxc.passes.verify_numerics import check_pass_equivalence
-from onnxc.testing import conv_props, module, parse_graph, rand, tensor
 from onnxc.tools.run import main
+from tests.ir_helpers import conv_props, module, parse_graph, rand, tensor
 from tests.onnx_export_checks import ATOL, RTOL, check_export, session
 
 

@@ -23,8 +23,8 @@ from onnxc.lowering import pipeline
 from onnxc.passes import base
 from onnxc.passes.levels import LEVELS
 from onnxc.passes.verify_numerics import check_pass_equivalence
-from onnxc.testing import const, module, rand, tensor
 from onnxc.zoo_scaling import add_chain, wide_graph
+from tests.ir_helpers import const, module, rand, tensor
 
 LINEAR = 4.6
 """Largest allowed cost ratio for a 4x larger graph (linear: 4; quadratic: 16)."""

@@ -20,7 +20,7 @@ from onnxc.dialects.graph import shape_of
 from onnxc.lowering.pipeline import make_context, run_passes
 from onnxc.passes.evaluator import dtype_of, entry_function, evaluate
 from onnxc.passes.verify_numerics import check_pass_equivalence
-from onnxc.testing import const, module, rand, split_lit_cases, tensor
+from tests.ir_helpers import const, module, rand, split_lit_cases, tensor
 
 T = tensor((3, 4))
 

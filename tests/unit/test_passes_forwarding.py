@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from onnxc.passes.verify_numerics import check_pass_equivalence
-from onnxc.testing import parse_graph as parse
-from onnxc.testing import split_lit_cases
+from tests.ir_helpers import parse_graph as parse
+from tests.ir_helpers import split_lit_cases
 
 LIT = Path(__file__).parents[1] / "lit" / "passes"
 ROWS = ["slice-before-elementwise", "transpose-through-elementwise", "reduce-before-shift"]

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from onnxc.passes.verify_numerics import check_pass_equivalence
-from onnxc.testing import const, conv_props, module, rand, tensor
+from tests.ir_helpers import const, conv_props, module, rand, tensor
 
 
 def bn_params(rng, c: int) -> list[str]:

@@ -18,8 +18,8 @@ import onnxc
 from onnxc.lowering.graph_to_loops.interpreter import interpret
 from onnxc.lowering.graph_to_loops.pass_ import ConvertGraphToLoopsPass
 from onnxc.passes.verify_numerics import check_pass_equivalence
-from onnxc.testing import parse_graph as parse
-from onnxc.testing import split_lit_cases
+from tests.ir_helpers import parse_graph as parse
+from tests.ir_helpers import split_lit_cases
 
 LIT = Path(__file__).parents[1] / "lit" / "passes"
 ROWS = [

@@ -22,7 +22,7 @@ import onnxc
 from onnxc.lowering.pipeline import make_context, run_passes
 from onnxc.passes.layout_fold import to_logical, to_physical
 from onnxc.passes.verify_numerics import check_pass_equivalence
-from onnxc.testing import parse_graph, split_lit_cases
+from tests.ir_helpers import parse_graph, split_lit_cases
 
 RTOL, ATOL = 1e-4, 1e-5
 LIT = Path(__file__).parents[1] / "lit" / "passes"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from onnxc.passes.verify_numerics import check_pass_equivalence
-from onnxc.testing import parse_graph, split_lit_cases
+from tests.ir_helpers import parse_graph, split_lit_cases
 
 LIT = Path(__file__).parents[1] / "lit" / "passes"
 ROWS = ['drop-no-op', 'drop-noop-cast', 'drop-full-slice', 'drop-identity-pool', 'drop-layout-cast-at-output', 'drop-orphans', 'drop-reshape-before-binary', 'drop-flatten-after-global-pool', 'drop-flatten-after-linear', 'merge-reshapes', 'merge-casts', 'cancel-squeeze-unsqueeze', 'cancel-transposes', 'cancel-layout-conversions', 'cancel-quant-dequant', 'cancel-concat-slice', 'slice-before-elementwise', 'transpose-through-elementwise', 'reduce-before-shift', 'fold-constant-if', 'hoist-loop-invariants', 'drop-padding-taps']

@@ -14,8 +14,8 @@ from onnxc.dialects import graph
 from onnxc.lowering.pipeline import make_context
 from onnxc.passes.redundant import lossless
 from onnxc.passes.verify_numerics import check_pass_equivalence
-from onnxc.testing import parse_graph as parse
-from onnxc.testing import split_lit_cases
+from tests.ir_helpers import parse_graph as parse
+from tests.ir_helpers import split_lit_cases
 
 LIT = Path(__file__).parents[1] / "lit" / "passes"
 ROWS = [

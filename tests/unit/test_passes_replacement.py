@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from onnxc.passes.verify_numerics import check_pass_equivalence
-from onnxc.testing import const, conv_props, module, rand, tensor
+from tests.ir_helpers import const, conv_props, module, rand, tensor
 
 
 def case_bn_to_scale(rng):

@@ -25,8 +25,8 @@ from onnxc.passes.verify_numerics import (
     random_inputs,
 )
 from onnxc.passes.verify_numerics import _apply as apply_pipeline
-from onnxc.testing import parse_graph, split_lit_cases
 from tests.exact_int8_reference import ort_exact
+from tests.ir_helpers import parse_graph, split_lit_cases
 
 RNG = np.random.default_rng(7)
 

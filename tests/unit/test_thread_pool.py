@@ -28,7 +28,7 @@ import onnxc
 from onnxc.errors import InvalidArgumentError
 from onnxc.runtime import thread_pool
 from onnxc.runtime.jit import NativeModule
-from onnxc.testing import jit_loops
+from tests.ir_helpers import jit_loops
 
 pytestmark = pytest.mark.skipif(not thread_pool.supported(), reason="no thread pool here")
 

@@ -20,7 +20,7 @@ from onnxc.errors import InvalidArgumentError
 from onnxc.lowering.pipeline import loops_to_llvm_pipeline
 from onnxc.runtime import cache, thread_pool, threads
 from onnxc.runtime.jit import NativeModule
-from onnxc.testing import jit_loops
+from tests.ir_helpers import jit_loops
 
 needs_pool = pytest.mark.skipif(not thread_pool.supported(), reason="no thread pool here")
 
