@@ -18,7 +18,15 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, IntegerType, StringAttr, TensorType
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IntegerAttr,
+    IntegerType,
+    NameLoc,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Operation
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -37,6 +45,15 @@ NODE_ATTR = "onnx.node"
 """Discardable attribute naming the ONNX node an op came from, for run-time error messages.
 The importer sets it only on ops whose data gets run-time checks (CHECKED_OPS, integer
 Div/Mod), so that the printed IR of everything else stays as it was."""
+
+
+def onnx_node_of(op: Operation) -> str | None:
+    """The ONNX node `op` came from, as the importer recorded it: its location
+    (`loc("conv0")`; ops a rewrite creates inherit it), or NODE_ATTR in hand-written IR."""
+    if isinstance(op.location, NameLoc) and op.location.desc.data:
+        return op.location.desc.data
+    attr = op.attributes.get(NODE_ATTR)
+    return attr.data if isinstance(attr, StringAttr) and attr.data else None
 
 CHECKED_OPS = frozenset({
     "graph.gather", "graph.gather_elements", "graph.gather_nd", "graph.scatter_elements",
@@ -120,4 +137,5 @@ class CheckDivisorOp(CheckOp):
 
 CHECK_OPS = [CheckIndicesOp, CheckDivisorOp]
 
-__all__ = ["CHECKED_OPS", "CHECK_OPS", "NODE_ATTR", "SITE_PROPERTIES", "CheckDivisorOp", "CheckIndicesOp", "CheckOp"]
+__all__ = ["CHECKED_OPS", "CHECK_OPS", "NODE_ATTR", "SITE_PROPERTIES", "CheckDivisorOp", "CheckIndicesOp", "CheckOp",
+           "onnx_node_of"]

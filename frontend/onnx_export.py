@@ -21,10 +21,11 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, NameLoc, StringAttr, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from onnxc.dialects.dense_data import element_dtype
+from onnxc.dialects.graph_checks import onnx_node_of
 from onnxc.errors import OnnxcError, UnsupportedOpError
 from onnxc.frontend.onnx_types import onnx_type_of_element
 from onnxc.lowering.entry_abi import (
@@ -40,7 +41,6 @@ onnxruntime 1.2x runs."""
 IR_VERSION = 10
 FUNCTION_DOMAIN = "onnxc"
 """The domain of the local functions that hold fused ops' decompositions."""
-NODE_ATTR = "onnx.node"  # graph_checks.NODE_ATTR: the importer's record of an op's ONNX node
 
 
 def onnx_element_type(value_or_type) -> int:
@@ -64,12 +64,7 @@ def numpy_dtype_of(value: SSAValue) -> np.dtype:
 def where(op: Operation) -> str:
     """Where `op` comes from, for error messages: its ONNX node's name (the importer's
     record), else the name of the value it computes."""
-    label = op.attributes.get(NODE_ATTR)
-    if isinstance(label, StringAttr) and label.data:
-        return label.data
-    if isinstance(op.location, NameLoc) and op.location.desc.data:
-        return op.location.desc.data
-    return _hint(op)
+    return onnx_node_of(op) or _hint(op)
 
 
 def _hint(op: Operation) -> str:

@@ -33,7 +33,6 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     ModuleOp,
-    NameLoc,
     StringAttr,
     i64,
 )
@@ -44,7 +43,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from onnxc.dialects import graph, graph_indexed, graph_rnn, graph_shapes
 from onnxc.dialects.dense_data import to_numpy
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
-from onnxc.dialects.graph_checks import NODE_ATTR
+from onnxc.dialects.graph_checks import onnx_node_of
 from onnxc.errors import ModelLoadError
 
 UNBOUNDED = 2**63 - 1
@@ -122,13 +121,8 @@ ONNX_OP_TYPES = {
 def node_name(op: Operation) -> str:
     """The ONNX node `op` came from, as the importer recorded it (its `loc("name")`, or an
     `onnx.node` attribute in hand-written IR), else its result's name."""
-    if isinstance(op.location, NameLoc) and op.location.desc.data:
-        return op.location.desc.data
-    attr = op.attributes.get(NODE_ATTR)
-    if isinstance(attr, StringAttr):
-        return attr.data
     hint = op.results[0].name_hint if op.results else None
-    return hint or ""
+    return onnx_node_of(op) or hint or ""
 
 
 def integer_divisor(op: Operation) -> SSAValue | None:

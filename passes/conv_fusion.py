@@ -92,18 +92,28 @@ class FoldBatchNormIntoConv(RewritePattern):
         _replace_conv(rewriter, bn, conv, w * s.reshape((-1,) + (1,) * (w.ndim - 1)), b * s + t)
 
 
+def _conv_and_channel_constant(op: graph.AddOp | graph.MulOp) -> tuple[Operation, np.ndarray] | None:
+    """conv(...) <op> c for a foldable conv and a per-output-channel constant c, as
+    (conv, c); None otherwise."""
+    split = binary_with_constant(op)
+    if split is None:
+        return None
+    conv = _foldable_conv(split[0])
+    if conv is None or shape_of(op.output) != shape_of(conv.output):
+        return None
+    c = per_channel(split[1], shape_of(op.output))
+    return None if c is None else (conv, c)
+
+
 class FoldAddIntoConvBias(RewritePattern):
     """conv(x, W, b) + c -> conv(x, W, b + c) for a per-output-channel constant c."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, add: graph.AddOp, rewriter: PatternRewriter):
-        split = binary_with_constant(add)
-        if split is None:
+        match = _conv_and_channel_constant(add)
+        if match is None:
             return
-        conv = _foldable_conv(split[0])
-        c = per_channel(split[1], shape_of(add.output)) if conv is not None else None
-        if conv is None or c is None or shape_of(add.output) != shape_of(conv.output):
-            return
+        conv, c = match
         w, b = _conv_params(conv)
         _replace_conv(rewriter, add, conv, w, b + c)
 
@@ -113,13 +123,10 @@ class FoldMulIntoConvWeights(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, mul: graph.MulOp, rewriter: PatternRewriter):
-        split = binary_with_constant(mul)
-        if split is None:
+        match = _conv_and_channel_constant(mul)
+        if match is None:
             return
-        conv = _foldable_conv(split[0])
-        c = per_channel(split[1], shape_of(mul.output)) if conv is not None else None
-        if conv is None or c is None or shape_of(mul.output) != shape_of(conv.output):
-            return
+        conv, c = match
         w, b = _conv_params(conv)
         c = c.astype(np.float64)
         _replace_conv(rewriter, mul, conv, w * c.reshape((-1,) + (1,) * (w.ndim - 1)), b * c)

@@ -23,12 +23,12 @@ with a kernel of the same name do not meet.
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
 import sys
 from dataclasses import dataclass
+from functools import cached_property
 
 from onnxc.errors import CompilationError
 from onnxc.runtime.target import Target
@@ -57,8 +57,10 @@ class _Function:
     def size(self) -> int:
         return len(self.lines)
 
-    def references(self) -> set[str]:
-        return {m for line in self.lines[1:] for m in _SYMBOL.findall(line)}
+    @cached_property
+    def references(self) -> frozenset[str]:
+        """The symbols its body names (callees, functions passed by pointer)."""
+        return frozenset(m for line in self.lines[1:] for m in _SYMBOL.findall(line))
 
 
 def _parse(text: str) -> tuple[list[str], list[_Function]]:
@@ -118,7 +120,7 @@ def split_module(text: str, parts: int) -> list[str]:
     members = [m for m in members if m]
     home = {f.name: index for index, m in enumerate(members) for f in m}
     exported = {name for index, m in enumerate(members) for f in m
-                for name in f.references() if name in home and home[name] != index}
+                for name in f.references if name in home and home[name] != index}
     by_name = {f.name: f for f in functions}
     modules = []
     for index, m in enumerate(members):
@@ -129,7 +131,7 @@ def split_module(text: str, parts: int) -> list[str]:
                 lines[0] = f.header.replace(f"define {f.linkage} ", "define ", 1)
             out.extend(lines)
             out.append("")
-        needed = {name for f in m for name in f.references()}
+        needed = {name for f in m for name in f.references}
         for name in sorted(needed):
             if name in home and home[name] != index:
                 out.append(f"declare {by_name[name].prototype}")
@@ -145,8 +147,7 @@ def compile_parts(parts: list[str], target: Target, opt_level: int) -> list[byte
     for text in parts:
         worker = subprocess.Popen(
             [sys.executable, "-m", "onnxc.runtime.codegen_worker"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env={**os.environ, "PYTHONNOUSERSITE": "1"})
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         workers.append(worker)
     # all inputs first: a worker reads all of its input before it writes any output
     objects = []

@@ -139,10 +139,11 @@ REGIONS_AT_12 = [(2, 2), (2, 1), (2, 2), (1, 2), (1, 1), (1, 2), (2, 2), (2, 1),
 
 
 @pytest.mark.parametrize("dilation, kept", [(24, [(1, 1)]), (36, [(1, 1)]), (12, REGIONS_AT_12)])
-def test_dilated_conv_on_a_small_map_keeps_only_live_taps(dilation, kept):
+def test_dilated_conv_on_a_small_map_keeps_only_live_taps(dilation, kept, tmp_path):
     """DeepLabV3's ASPP branches (3x3, dilation 12/24/36, 14x14 map), compiled, against
-    onnxruntime (rtol 1e-4 / atol 1e-5): at 24 and 36 only the center tap reads the input
-    (drop-padding-taps); at 12 each region of the output computes only its live taps."""
+    onnxruntime (rtol 1e-4 / atol 1e-5), cold and then warm from the compile cache: at 24 and
+    36 only the center tap reads the input (drop-padding-taps); at 12 each region of the
+    output computes only its live taps (split-conv-live-regions)."""
     import onnx
     import onnxruntime as ort
     from onnx import TensorProto, helper, numpy_helper
@@ -163,5 +164,9 @@ def test_dilated_conv_on_a_small_map_keeps_only_live_taps(dilation, kept):
     assert [tuple(op.weight.type.get_shape()[2:]) for op in convs] == kept
     x = rng.standard_normal((1, 8, 14, 14)).astype(np.float32)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    np.testing.assert_allclose(onnxc.compile(model)(x)[0], session.run(None, {"x": x})[0],
-                               rtol=1e-4, atol=1e-5)
+    expected = session.run(None, {"x": x})[0]
+    cold = onnxc.compile(model, cache_dir=tmp_path)
+    np.testing.assert_allclose(cold(x)[0], expected, rtol=1e-4, atol=1e-5)
+    warm = onnxc.compile(model, cache_dir=tmp_path)
+    assert warm.from_cache
+    np.testing.assert_array_equal(warm(x)[0], cold(x)[0])

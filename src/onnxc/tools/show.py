@@ -260,20 +260,6 @@ def epilogue_text(op: Operation) -> str | None:
     return f"{name}({', '.join(params)})" if params else name
 
 
-def node_name(op: Operation) -> str | None:
-    """The ONNX node an op came from, as the importer recorded it (attribute or location)."""
-    from xdsl.dialects.builtin import NameLoc, StringAttr
-
-    from onnxc.dialects.graph_checks import NODE_ATTR
-
-    attr = op.attributes.get(NODE_ATTR)
-    if isinstance(attr, StringAttr) and attr.data:
-        return attr.data
-    if isinstance(op.location, NameLoc):
-        return op.location.desc.data
-    return None
-
-
 def constant_text(op: Operation) -> str:
     """A constant as its name and type, or its value when it holds one element."""
     from onnxc.passes.constants import constant_value
@@ -376,8 +362,10 @@ class _Drawing:
             self.connect([value], node, inputs_named=False)
 
     def op_label(self, op: Operation) -> list[str]:
+        from onnxc.dialects.graph_checks import onnx_node_of
+
         lines = [op.name]
-        onnx_node = node_name(op)
+        onnx_node = onnx_node_of(op)
         if onnx_node:
             lines.append(f"node '{onnx_node}'")
         props = [f"{k}={attribute_text(v)}" for k, v in op.properties.items()
