@@ -16,7 +16,16 @@ from __future__ import annotations
 
 from xdsl.ir import Dialect
 
-from onnxc.dialects.graph_base import GraphOp, float_of, int_of, ints_of, shape_of
+from onnxc.dialects.graph_base import (
+    GraphOp,
+    SymbolicDimsAttr,
+    float_of,
+    int_of,
+    ints_of,
+    is_symbolic,
+    shape_of,
+    tensor_type,
+)
 from onnxc.dialects.graph_checks import CHECK_OPS, CheckDivisorOp, CheckIndicesOp, CheckOp
 from onnxc.dialects.graph_composite import ChannelShuffleOp, ConvAddOp
 from onnxc.dialects.graph_control import CONTROL_OPS, IfOp, LoopOp, YieldOp
@@ -194,7 +203,7 @@ Graph = Dialect(
         *LOGIC_OPS, *UNARY_MATH_OPS, *INDEXED_OPS, *CHECK_OPS, *QLINEAR_OPS, *RNN_OPS,
         *CONTROL_OPS,
     ],
-    [],
+    [SymbolicDimsAttr],
 )
 
 __all__ = [
@@ -323,6 +332,7 @@ __all__ = [
     "SubOp",
     "SubScalarOp",
     "SumOp",
+    "SymbolicDimsAttr",
     "TanOp",
     "TanhOp",
     "ThresholdedReluOp",
@@ -339,5 +349,7 @@ __all__ = [
     "float_of",
     "int_of",
     "ints_of",
+    "is_symbolic",
     "shape_of",
+    "tensor_type",
 ]

@@ -12,28 +12,90 @@ import abc
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
     DenseArrayBase,
     FloatAttr,
     IntegerAttr,
+    StringAttr,
     TensorType,
 )
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
+    irdl_attr_definition,
     traits_def,
 )
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, parse_dim
+
 _FORMAT = "`(` operands `)` attr-dict `:` functional-type(operands, results)"
 
 
-def shape_of(value_or_type) -> tuple[int, ...]:
-    """Static shape of a tensor-typed SSA value or of a tensor type."""
+@irdl_attr_definition
+class SymbolicDimsAttr(ParametrizedAttribute):
+    """`#graph.dims<["seq", "past+seq"]>`: the sizes of a tensor type's `?` dimensions, in
+    order, as polynomials in size symbols (dialects/symbolic_dims.py).
+
+    It is the encoding of a tensor with symbolic dimensions, `tensor<1x?x768xf32,
+    #graph.dims<["seq"]>>`: two values whose dimensions name the same polynomial are known
+    to have the same size at run time, which is what lets shape rules and kernels relate
+    them. Tensors with symbolic dimensions are plain (row-major): no layout encoding.
+    """
+
+    name = "graph.dims"
+
+    dims: ArrayAttr[StringAttr]
+
+    def __init__(self, dims: list[Dim] | ArrayAttr[StringAttr]):
+        if not isinstance(dims, ArrayAttr):
+            dims = ArrayAttr([StringAttr(str(d)) for d in dims])
+        super().__init__(dims)
+
+    def verify(self) -> None:
+        for d in self.dims.data:
+            try:
+                value = parse_dim(d.data)
+            except SymbolicDimError as err:
+                raise VerifyException(f"#graph.dims: {err}") from err
+            if not isinstance(value, SymDim):
+                raise VerifyException(f"#graph.dims: '{d.data}' is a constant, not symbolic")
+
+    def values(self) -> list[SymDim]:
+        return [parse_dim(d.data) for d in self.dims.data]  # type: ignore[misc]
+
+
+def tensor_type(shape, element: Attribute) -> TensorType:
+    """The tensor type of `shape` (ints and SymDims) and `element`."""
+    symbolic = [d for d in shape if isinstance(d, SymDim)]
+    if not symbolic:
+        return TensorType(element, [int(d) for d in shape])
+    dims = [DYNAMIC_INDEX if isinstance(d, SymDim) else int(d) for d in shape]
+    return TensorType(element, dims, SymbolicDimsAttr(symbolic))
+
+
+def shape_of(value_or_type) -> tuple[Dim, ...]:
+    """Shape of a tensor-typed SSA value or of a tensor type: ints, and a `SymDim` for each
+    symbolic dimension (whose arithmetic refuses to become a concrete number)."""
     t = value_or_type if isinstance(value_or_type, TensorType) else value_or_type.type
     assert isinstance(t, TensorType)
-    return tuple(t.get_shape())
+    shape = t.get_shape()
+    if isinstance(t.encoding, SymbolicDimsAttr):
+        values = t.encoding.values()
+        if len(values) != sum(d == DYNAMIC_INDEX for d in shape):
+            raise VerifyException(f"{t}: one #graph.dims entry is needed per '?' dimension")
+        it = iter(values)
+        return tuple(next(it) if d == DYNAMIC_INDEX else d for d in shape)
+    return tuple(shape)
+
+
+def is_symbolic(value_or_type) -> bool:
+    """Whether a tensor value or type has symbolic dimensions."""
+    t = value_or_type.type if isinstance(value_or_type, SSAValue) else value_or_type
+    return isinstance(t, TensorType) and isinstance(t.encoding, SymbolicDimsAttr)
 
 
 def ints_of(attr: DenseArrayBase | None) -> tuple[int, ...]:

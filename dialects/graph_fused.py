@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     StringAttr,
     TensorType,
+    UnitAttr,
 )
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
@@ -182,6 +183,8 @@ class AttentionOp(GraphOp):
     head h. The optional additive mask broadcasts to [..., Sq, Sk]. With
     `causal_offset` (>= 0), query i attends key j only when j <= i + causal_offset (ONNX
     Attention's bottom-right causal mask): the kernel skips the keys past that frontier.
+    `causal_from_end` is the same mask with the offset Sk - Sq taken at run time: queries
+    that are the newest keys after a cache of symbolic length.
     """
 
     name = "graph.attention"
@@ -192,6 +195,7 @@ class AttentionOp(GraphOp):
     output = result_def(TensorType)
     scale = prop_def(FloatAttr)
     causal_offset = opt_prop_def(IntegerAttr)
+    causal_from_end = opt_prop_def(UnitAttr)
 
     def infer_shapes(self):
         q, k, v = shape_of(self.query), shape_of(self.key), shape_of(self.value)
@@ -224,3 +228,6 @@ class AttentionOp(GraphOp):
             raise VerifyException(f"{self.name}: mask element type differs from query")
         if self.causal_offset is not None and int_of(self.causal_offset) < 0:
             raise VerifyException(f"{self.name}: causal_offset must be >= 0")
+        if self.causal_offset is not None and self.causal_from_end is not None:
+            raise VerifyException(f"{self.name}: causal_offset and causal_from_end exclude "
+                                  f"each other")

@@ -1,8 +1,14 @@
-"""Static shape rules of the graph dialect's ops, as plain functions on tuples.
+"""Shape rules of the graph dialect's ops, as plain functions on tuples.
 
 The op verifiers use them to check result types, and the importer and the rewrite patterns
 use them to type the ops they create. Each raises `ValueError` with a short reason when the
 operands cannot produce a result, which verifiers turn into `VerifyException`.
+
+Dimensions are ints or `SymDim`s (dialects/symbolic_dims.py): the rules only add, multiply
+and compare sizes, which SymDim does exactly. Where a symbolic size makes the answer depend
+on the symbols' values (dimensions `seq` and `64` that must be equal, a squeezed `seq`, a
+slice `x[2:]` of `seq` elements) they raise `SymbolicDimError` (a ValueError) instead of
+calling the operands inconsistent: such a model is valid, only not compilable generically.
 """
 
 from __future__ import annotations
@@ -10,7 +16,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-Shape = tuple[int, ...]
+from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim
+
+Shape = tuple[Dim, ...]
+
+
+def _mismatch(message: str, *dims: Dim) -> ValueError:
+    """The error for dimensions that differ: SymbolicDimError when one is symbolic (they may
+    be equal at run time), ValueError (the operands are inconsistent) otherwise."""
+    if any(isinstance(d, SymDim) for d in dims):
+        return SymbolicDimError(f"{message} (they agree only for some values of the symbols)")
+    return ValueError(message)
 
 
 def broadcast_shapes(*shapes: Sequence[int]) -> Shape:
@@ -21,7 +37,8 @@ def broadcast_shapes(*shapes: Sequence[int]) -> Shape:
         dims = {s[axis - rank + len(s)] for s in shapes if axis - rank + len(s) >= 0}
         dims.discard(1)
         if len(dims) > 1:
-            raise ValueError(f"shapes {[tuple(s) for s in shapes]} do not broadcast")
+            raise _mismatch(f"shapes [{', '.join(_text(s) for s in shapes)}] do not broadcast",
+                            *dims)
         result.append(dims.pop() if dims else 1)
     return tuple(result)
 
@@ -67,17 +84,29 @@ def conv_output_shape(
     if len(w) != len(x):
         raise ValueError(f"weight rank {len(w)} differs from input rank {len(x)}")
     if x[1] != w[1] * group:
-        raise ValueError(f"input channels {x[1]} != weight channels {w[1]} * group {group}")
+        raise _mismatch(f"input channels {x[1]} != weight channels {w[1]} * group {group}",
+                        x[1], w[1])
     if w[0] % group:
         raise ValueError(f"output channels {w[0]} not divisible by group {group}")
     out = []
     for i in range(spatial):
         effective = dilations[i] * (w[2 + i] - 1) + 1
-        size = (x[2 + i] + pads[i] + pads[i + spatial] - effective) // strides[i] + 1
+        size = _divide(x[2 + i] + pads[i] + pads[i + spatial] - effective, strides[i]) + 1
         if size < 1:
             raise ValueError("convolution window larger than the padded input")
         out.append(size)
     return (x[0], w[0], *out)
+
+
+def _divide(span: Dim, stride: int, ceil: bool = False) -> Dim:
+    """span / stride rounded down (up with `ceil`); a symbolic span must divide exactly."""
+    if isinstance(span, int):
+        return -(-span // stride) if ceil else span // stride
+    try:
+        return span // stride
+    except SymbolicDimError:
+        raise SymbolicDimError(f"({span}) / {stride} rounded {'up' if ceil else 'down'} is not a "
+                               f"polynomial in the symbols") from None
 
 
 def pool_output_shape(
@@ -96,7 +125,7 @@ def pool_output_shape(
     for i in range(spatial):
         effective = dilations[i] * (kernel[i] - 1) + 1
         span = x[2 + i] + pads[i] + pads[i + spatial] - effective
-        size = (math.ceil(span / strides[i]) if ceil_mode else span // strides[i]) + 1
+        size = _divide(span, strides[i], ceil_mode) + 1
         if ceil_mode and (size - 1) * strides[i] >= x[2 + i] + pads[i]:
             size -= 1  # the last window must start inside the input or left padding
         if size < 1:
@@ -112,7 +141,8 @@ def matmul_output_shape(a: Shape, b: Shape) -> Shape:
     a2 = (1, *a) if len(a) == 1 else a
     b2 = (*b, 1) if len(b) == 1 else b
     if a2[-1] != b2[-2]:
-        raise ValueError(f"matmul inner dimensions differ: {a} x {b}")
+        raise _mismatch(f"matmul inner dimensions differ: {_text(a)} x {_text(b)}",
+                        a2[-1], b2[-2])
     batch = broadcast_shapes(a2[:-2], b2[:-2])
     out = (*batch, a2[-2], b2[-1])
     if len(a) == 1:
@@ -128,7 +158,7 @@ def gemm_output_shape(a: Shape, b: Shape, trans_a: bool, trans_b: bool) -> Shape
     m, k = (a[1], a[0]) if trans_a else a
     k2, n = (b[1], b[0]) if trans_b else b
     if k != k2:
-        raise ValueError(f"gemm inner dimensions differ: {k} vs {k2}")
+        raise _mismatch(f"gemm inner dimensions differ: {k} vs {k2}", k, k2)
     return (m, n)
 
 
@@ -142,10 +172,11 @@ def concat_shape(shapes: Sequence[Shape], axis: int) -> Shape:
     first = shapes[0]
     axis = normalize_axis(axis, len(first))
     for s in shapes[1:]:
-        if len(s) != len(first) or any(
-            d != e for i, (d, e) in enumerate(zip(s, first)) if i != axis
-        ):
-            raise ValueError(f"concat operands {list(shapes)} differ off axis {axis}")
+        differing = [(d, e) for i, (d, e) in enumerate(zip(s, first)) if i != axis and d != e]
+        if len(s) != len(first) or differing:
+            listed = ", ".join(_text(t) for t in shapes)
+            raise _mismatch(f"concat operands [{listed}] differ off axis {axis}",
+                            *(differing[0] if len(s) == len(first) else ()))
     return first[:axis] + (sum(s[axis] for s in shapes),) + first[axis + 1 :]
 
 
@@ -164,14 +195,36 @@ def slice_shape(
     for start, end, axis, step in zip(starts, ends, axes, steps):
         axis = normalize_axis(axis, len(x))
         first, last = normalized_slice_bounds(x[axis], start, end, step)
-        out[axis] = len(range(first, last, step))
+        out[axis] = slice_length(first, last, step)
     return tuple(out)
 
 
-def normalized_slice_bounds(dim: int, start: int, end: int, step: int) -> tuple[int, int]:
+def slice_length(first: Dim, last: Dim, step: int) -> Dim:
+    """len(range(first, last, step)) for normalized bounds; SymbolicDimError when it is not
+    a polynomial in the symbols (`seq[::2]`) or may be negative (`seq[2:]`)."""
+    if isinstance(first, int) and isinstance(last, int):
+        return len(range(first, last, step))
+    span = last - first if step > 0 else first - last
+    size = abs(step)
+    count = span if size == 1 else (span + size - 1) // size  # exact division or raises
+    if isinstance(count, int):
+        return max(count, 0)
+    if count < 0:  # raises when the sign depends on the symbols
+        return 0
+    return count
+
+
+UNBOUNDED = 2**31 - 1
+"""Slice bounds at least this large (INT_MAX, INT64_MAX: what exporters write for "to the
+end") clamp to a symbolic dimension as to any size: symbolic sizes stay below it."""
+
+
+def normalized_slice_bounds(dim: Dim, start: int, end: int, step: int) -> tuple[Dim, Dim]:
     """Clamp ONNX Slice start/end for one axis exactly as the spec (and numpy) does."""
     if step == 0:
         raise ValueError("slice step must not be 0")
+    if isinstance(dim, SymDim):
+        return _symbolic_bound(start, dim, step), _symbolic_bound(end, dim, step)
     if start < 0:
         start += dim
     if end < 0:
@@ -185,9 +238,24 @@ def normalized_slice_bounds(dim: int, start: int, end: int, step: int) -> tuple[
     return start, end
 
 
+def _symbolic_bound(bound: int, dim: SymDim, step: int) -> Dim:
+    """`normalized_slice_bounds` of one bound on a symbolic axis: a bound past UNBOUNDED is
+    the end it stands for; other clamps must be decidable (SymbolicDimError otherwise)."""
+    low, high = (0, dim) if step > 0 else (-1, dim - 1)
+    if bound >= UNBOUNDED:
+        return high
+    if bound <= -UNBOUNDED:
+        return low
+    value: Dim = bound + dim if bound < 0 else bound
+    return min(max(value, low), high)
+
+
 def squeeze_shape(x: Shape, axes: Sequence[int]) -> Shape:
     norm = {normalize_axis(a, len(x)) for a in axes}
     for a in norm:
+        if isinstance(x[a], SymDim):
+            raise SymbolicDimError(f"cannot squeeze axis {a} of symbolic size {x[a]}: it "
+                                   f"needs {x[a]} = 1")
         if x[a] != 1:
             raise ValueError(f"cannot squeeze axis {a} of size {x[a]}")
     return tuple(d for i, d in enumerate(x) if i not in norm)
@@ -224,3 +292,8 @@ def pad_shape(x: Shape, pads: Sequence[int]) -> Shape:
     if any(d < 0 for d in out):
         raise ValueError("negative pads remove more than the tensor holds")
     return out
+
+
+def _text(shape: Sequence[Dim]) -> str:
+    """`(1, seq, 768)`: a shape for messages (SymDim's repr would say `SymDim(seq)`)."""
+    return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"

@@ -35,6 +35,7 @@ from onnxc.dialects.graph_base import (
     ints_of,
     shape_of,
 )
+from onnxc.dialects.symbolic_dims import num_elements
 
 # --------------------------------------------------------------------------- data movement
 
@@ -58,7 +59,8 @@ class ReshapeLikeOp(GraphOp, abc.ABC):
 
     def verify_(self) -> None:
         super().verify_()
-        if self.input.type.element_count() != self.output.type.element_count():
+        # compared as polynomials: a symbolic `?` counts as its #graph.dims size, not -1
+        if num_elements(shape_of(self.input)) != num_elements(shape_of(self.output)):
             raise VerifyException(f"{self.name}: element counts of input and result differ")
 
 

@@ -1,27 +1,41 @@
 """What an op converter sees while importing one ONNX node.
 
-Each ONNX value is a `Tensor`: its static type plus its SSA value, its constant data, or
+Each ONNX value is a `Tensor`: its type plus its SSA value, its constant data, or
 both. Constants (initializers, Constant nodes, folded shape computations) are materialized
 as `graph.constant` only when an op takes them as an operand, so values that end up as
 properties (a Reshape's shape, Slice bounds, ...) leave no dead ops behind.
+
+Types may have symbolic dimensions (`Tensor.shape` holds SymDims), and constant data may be
+shape data with symbolic elements (onnx_shape_data.py), which never materializes. A shape
+rule that cannot decide something about a symbolic size raises `SymbolicDimError`; the
+context turns it into an UnsupportedOpError naming the node (`NodeContext.symbolic`): the
+model is valid, onnxc cannot compile it generically yet.
 """
 
 from __future__ import annotations
 
 import copy
+from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import TensorType, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from onnxc.dialects.graph import ConstantOp
+from onnxc.dialects.graph import ConstantOp, is_symbolic, shape_of
+from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim
 from onnxc.errors import ModelLoadError, UnsupportedOpError
 from onnxc.frontend import onnx_types as types
+from onnxc.frontend.onnx_shape_data import (
+    is_symbolic_array,
+    normalized,
+    symbolic_data_detail,
+    symbols_in,
+)
 from onnxc.resource_limits import check_tensor, element_bytes
 
 # Folding tiny shape computations at import stops at this many elements per tensor.
@@ -41,15 +55,28 @@ class Tensor:
     value's element plus a constant (frontend/onnx_symbolic.py)"""
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self.type.get_shape())
+    def shape(self) -> tuple[Dim, ...]:
+        """The dimensions: ints, and a SymDim for each symbolic one."""
+        return shape_of(self.type)
 
     @property
     def element_type(self) -> Attribute:
         return self.type.get_element_type()
 
+    @property
+    def symbolic_data(self) -> bool:
+        """Whether the data is shape data with symbolic elements (never materialized)."""
+        return is_symbolic_array(self.array)
+
     @staticmethod
-    def of_array(array: np.ndarray, name: str = "") -> Tensor:
+    def of_array(array: np.ndarray, name: str = "", element: Attribute | None = None) -> Tensor:
+        """A constant; an object array is shape data (onnx_shape_data.py) of integer type
+        `element` (i64 unless given), made a plain array when nothing in it is symbolic."""
+        if array.dtype == object:
+            el = i64 if element is None else element
+            array = normalized(array, types.numpy_dtype_of_element(el))
+            if array.dtype == object:
+                return Tensor(types.tensor_type(array.shape, el), array=array, name=name)
         onnx_type = types.onnx_type_of_numpy(array.dtype)
         if onnx_type is None:
             raise ValueError(f"numpy dtype {array.dtype} has no onnxc element type")
@@ -72,10 +99,25 @@ def tensor_proto_to_array(
         raise ModelLoadError(f"cannot read the data of {what}: {err}") from err
 
 
+def decided(err: ModelLoadError) -> ModelLoadError:
+    """Mark `err` as a shape rule's verdict, which tells symbolic sizes apart: the importer
+    then never reads it as a comparison that the symbols might satisfy at run time."""
+    err.decided = True  # type: ignore[attr-defined]
+    return err
+
+
+def static_part(shape) -> list[int]:
+    """`shape` with its symbolic dimensions as 1 (for the resource checks)."""
+    return [1 if isinstance(d, SymDim) else int(d) for d in shape]
+
+
 def materialize(block: Block, tensor: Tensor) -> SSAValue:
-    """The tensor's SSA value, appending a `graph.constant` to `block` on first use."""
+    """The tensor's SSA value, appending a `graph.constant` to `block` on first use.
+    SymbolicDimError for shape data with symbolic elements (a run-time computation)."""
     if tensor.value is None:
         assert tensor.array is not None
+        if tensor.symbolic_data:
+            raise SymbolicDimError(symbolic_data_detail(tensor.name, tensor.array))
         op = ConstantOp(types.dense(tensor.array))
         block.add_op(op)
         op.output.name_hint = types.name_hint(tensor.name) if tensor.name else None
@@ -123,6 +165,29 @@ class NodeContext:
     def invalid(self, detail: str) -> ModelLoadError:
         return ModelLoadError(f"node '{self.label}' ({self.op_type}, opset {self.opset}): {detail}")
 
+    def input_symbols(self) -> list[str]:
+        """The size symbols in the node's inputs' shapes and shape data."""
+        values: list[object] = []
+        for name in self.node.input:
+            t = self._tensors.get(name) if name else None
+            if isinstance(t, Tensor):
+                values += t.shape
+                if t.symbolic_data:
+                    values += list(t.array.reshape(-1))
+        return symbols_in(values)
+
+    def symbolic(self, err: Exception) -> UnsupportedOpError:
+        """The error for a node that cannot be imported generically in its symbolic sizes
+        (`err`: the SymbolicDimError, or what a rule raised on them)."""
+        reason = str(err) if isinstance(err, SymbolicDimError) else \
+            f"{type(err).__name__}: {err}"
+        if "symbolic dimension(s)" not in reason:
+            symbols = self.input_symbols()
+            where = f"with symbolic dimension(s) {', '.join(symbols)}" if symbols else \
+                "with symbolic dimensions"
+            reason = f"{where}: {reason}"
+        return self.unsupported(f"{reason} (fixing the sizes with input_shapes= compiles it)")
+
     # ------------------------------------------------------------------ inputs
 
     @property
@@ -140,7 +205,7 @@ class NodeContext:
     def tensors(self) -> list[Tensor]:
         return [self.tensor(i) for i in range(self.num_inputs) if self.has_input(i)]
 
-    def shape(self, i: int) -> tuple[int, ...]:
+    def shape(self, i: int) -> tuple[Dim, ...]:
         return self.tensor(i).shape
 
     def rank(self, i: int) -> int:
@@ -220,6 +285,14 @@ class NodeContext:
             return None
         return tuple(d.dim_value for d in dims)
 
+    def inferred_element(self, i: int) -> Attribute | None:
+        """ONNX's element type of output `i`, if it inferred a supported one."""
+        if i >= len(self.node.output) or self.node.output[i] not in self._inferred:
+            return None
+        t = self._inferred[self.node.output[i]]
+        code = t.tensor_type.elem_type if t.HasField("tensor_type") else 0
+        return types.element_type(code) if code and types.is_supported(code) else None
+
     def output_used(self, i: int) -> bool:
         return i < len(self.node.output) and self.node.output[i] != "" and self._is_used(
             self.node.output[i]
@@ -227,19 +300,24 @@ class NodeContext:
 
     # ------------------------------------------------------------------ building
 
-    def infer(self, rule: Callable[..., tuple[int, ...]], *args) -> tuple[int, ...]:
-        """Apply a `graph_shapes` rule; a shape error means the model is inconsistent."""
+    def infer(self, rule: Callable[..., tuple[Dim, ...]], *args) -> tuple[Dim, ...]:
+        """Apply a `graph_shapes` rule; a shape error means the model is inconsistent, one
+        the symbolic sizes leave undecided that onnxc cannot import it generically."""
         try:
             return tuple(rule(*args))
+        except SymbolicDimError as err:
+            raise self.symbolic(err) from err
         except (ValueError, IndexError) as err:
-            raise self.invalid(str(err)) from err
+            raise decided(self.invalid(str(err))) from err
 
-    def check_size(self, shape: Sequence[int], itemsize: int,
+    def check_size(self, shape: Sequence[Dim], itemsize: int,
                    what: str | Callable[[], str] = "a tensor") -> None:
         """ResourceLimitError naming the node when a tensor of `shape` would be larger than
-        onnxc may allocate (see onnxc.resource_limits): call it before computing one."""
-        check_tensor(shape, itemsize, lambda: f"node '{self.label}' ({self.op_type}): "
-                                              f"{what() if callable(what) else what}")
+        onnxc may allocate (see onnxc.resource_limits): call it before computing one.
+        Symbolic dimensions count as 1 (the static part is checked)."""
+        check_tensor(static_part(shape), itemsize,
+                     lambda: f"node '{self.label}' ({self.op_type}): "
+                             f"{what() if callable(what) else what}")
 
     def emit(self, op: Operation) -> Operation:
         """Append `op`, verified: a failure means the model's shapes are inconsistent, a
@@ -247,10 +325,15 @@ class NodeContext:
         try:
             op.verify()
         except VerifyException as err:
-            raise self.invalid(str(err)) from err
+            if isinstance(err.__cause__, SymbolicDimError):
+                raise self.symbolic(err.__cause__) from err
+            if any(is_symbolic(v) for v in (*op.operands, *op.results)):
+                # sizes compared with a symbolic one may agree at run time: no proof
+                raise self.symbolic(SymbolicDimError(str(err))) from err
+            raise decided(self.invalid(str(err))) from err
         for result in op.results:
             if isinstance(t := result.type, TensorType):
-                self.check_size(t.get_shape(), element_bytes(t.get_element_type()),
+                self.check_size(shape_of(t), element_bytes(t.get_element_type()),
                                 lambda t=t: f"its {t.get_element_type()} result")
         self._block.add_op(op)
         return op
@@ -260,7 +343,16 @@ class NodeContext:
         return self.emit(op).results[0]
 
     def materialize(self, tensor: Tensor) -> SSAValue:
+        if tensor.value is None and tensor.symbolic_data:
+            raise self.unsupported(symbolic_data_detail(tensor.name, tensor.array))
         return materialize(self._block, tensor)
+
+    def with_input(self, i: int, tensor: Tensor) -> NodeContext:
+        """This node's context with input `i` read as `tensor` (a converter's rewrite of a
+        constant input, e.g. symbolic Slice ends that are just "to the end")."""
+        child = copy.copy(self)
+        child._tensors = ChainMap({self.node.input[i]: tensor}, self._tensors)
+        return child
 
     def in_block(self, block: Block) -> NodeContext:
         """This node's context, emitting into `block` (a loop body the converter builds)."""

@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from onnxc.dialects.dense_data import element_dtype
+from onnxc.dialects.graph import is_symbolic
 from onnxc.dialects.graph_checks import onnx_node_of
 from onnxc.errors import OnnxcError, UnsupportedOpError
 from onnxc.frontend.onnx_types import onnx_type_of_element
@@ -304,6 +305,10 @@ def _check_plain(value: SSAValue, op: Operation) -> None:
     """Only plain static tensors have an ONNX type: a layout-encoded tensor is internal to
     onnxc's kernels."""
     t = value.type
+    if is_symbolic(t):
+        raise UnsupportedOpError(op.name, where(op), OPSET,
+                                 f"value of type {t} has symbolic dimensions: exporting them "
+                                 f"(shapes computed at run time) is not supported yet")
     if not isinstance(t, TensorType) or not _plain(t):
         raise UnsupportedOpError(op.name, where(op), OPSET,
                                  f"value of type {t} has no ONNX type (layout-specific "

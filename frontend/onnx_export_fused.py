@@ -263,6 +263,8 @@ def _attention(w: OnnxWriter, op: graph.AttentionOp) -> None:
     scale = float_of(op.scale)
     mask = None if op.mask is None else shape_of(op.mask)
     offset = None if op.causal_offset is None else int_of(op.causal_offset)
+    if op.causal_from_end is not None:
+        offset = sk - sq
     is_causal = offset is not None and offset == 0 and sq == sk
     causal_bias = offset is not None and not is_causal
     operands = [op.query, op.key, op.value] + ([op.mask] if op.mask is not None else [])

@@ -1,8 +1,11 @@
 """Import-time evaluation of tiny shape computations on constants.
 
 Exported models often compute a Reshape's shape or a Slice's bounds with Shape, Gather,
-Concat, Cast, arithmetic on int64, Equal/Where, ... Since every shape is static, these are
-constants; evaluating them with numpy here turns those inputs into properties. This is
+Concat, Cast, arithmetic on int64, Equal/Where, ... Since every shape is known at import,
+these are constants; evaluating them with numpy here turns those inputs into properties.
+With symbolic dimensions they are shape data (numpy object arrays of ints and SymDims,
+onnx_shape_data.py), which the same folders carry (Gather, Slice, Concat, reshapes, integer
+Cast, Add/Sub/Mul/exact Div, decidable Equal/Less/Max/Min, Where on a known condition). This is
 constant evaluation of small tensors (at most FOLD_LIMIT elements), never inference on
 data: float arithmetic and large tensors are left to the compiled code.
 
@@ -15,13 +18,18 @@ then converted into graph ops as usual.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from xdsl.dialects.builtin import IntegerType, i64
+from xdsl.ir import Attribute
 
 from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.symbolic_dims import SymbolicDimError
+from onnxc.frontend import onnx_shape_data as shape_data
 from onnxc.frontend import onnx_types as types
-from onnxc.frontend.onnx_context import FOLD_LIMIT, NodeContext
+from onnxc.frontend.onnx_context import FOLD_LIMIT, NodeContext, Tensor
 from onnxc.frontend.onnx_fold_reduce import FOLDERS as REDUCE_FOLDERS
 from onnxc.frontend.onnx_ops_generate import range_count, range_values
 from onnxc.frontend.onnx_ops_math import cast_target, integer_divide
@@ -35,6 +43,7 @@ from onnxc.frontend.onnx_ops_tensor import (
     transpose_perm,
     unsqueeze_params,
 )
+from onnxc.frontend.onnx_shape_data import is_symbolic_array
 
 Folder = Callable[[NodeContext], list[np.ndarray] | None]
 
@@ -53,6 +62,10 @@ def _all_known(ctx: NodeContext) -> list[np.ndarray] | None:
     return None if any(a is None for a in arrays) else arrays
 
 
+def _symbolic(arrays: Sequence[np.ndarray]) -> bool:
+    return any(is_symbolic_array(a) for a in arrays)
+
+
 def _unary(fn: Callable[[NodeContext, np.ndarray], np.ndarray]) -> Folder:
     """Folds a node whose data input 0 must be known; other inputs are parameters."""
 
@@ -63,18 +76,34 @@ def _unary(fn: Callable[[NodeContext, np.ndarray], np.ndarray]) -> Folder:
     return fold
 
 
-def _elementwise(fn: Callable[..., np.ndarray], integers_only: bool = False) -> Folder:
+def _elementwise(fn: Callable[..., np.ndarray], integers_only: bool = False,
+                 symbolic: Callable[..., object] | None = None,
+                 compares: bool = False) -> Folder:
+    """A broadcasting op on known inputs; on shape data with symbolic elements it applies
+    `symbolic` per element (ints and SymDims; a comparison when `compares`), and does not
+    fold without it."""
+
     def fold(ctx: NodeContext) -> list[np.ndarray] | None:
         arrays = _all_known(ctx)
         if arrays is None or not arrays:
             return None
-        if integers_only and any(a.dtype.kind not in "biu" for a in arrays):
+        if integers_only and any(a.dtype.kind not in "biuO" for a in arrays):
             return None
         if not _broadcast_small(arrays):
             return None
+        if _symbolic(arrays):
+            if symbolic is None:
+                return None
+            return [shape_data.elementwise(symbolic, *arrays,
+                                           result=np.dtype(np.bool_) if compares else None)]
         return [np.asarray(fn(*arrays))]
 
     return fold
+
+
+def _variadic(pick: Callable[..., object]) -> Callable[..., object]:
+    """Max/Min of sizes: Python's max/min, whose comparisons SymDim decides or refuses."""
+    return lambda *xs: pick(xs)
 
 
 def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -106,7 +135,7 @@ def _slice(ctx: NodeContext) -> list[np.ndarray] | None:
 
 def _gather(ctx: NodeContext) -> list[np.ndarray] | None:
     data, indices = ctx.known(0), ctx.known(1)
-    if data is None or indices is None:
+    if data is None or indices is None or is_symbolic_array(indices):
         return None
     axis = ctx.attr("axis", 0)
     if not _small([*data.shape[:axis], *indices.shape, *data.shape[axis:][1:]]):
@@ -129,8 +158,8 @@ def _concat(ctx: NodeContext) -> list[np.ndarray] | None:
 
 def _expand(ctx: NodeContext) -> list[np.ndarray] | None:
     data, shape = ctx.known(0), ctx.known(1)
-    if data is None or shape is None:
-        return None
+    if data is None or shape is None or is_symbolic_array(shape):
+        return None  # a symbolic result shape: the converter's run-time Expand
     out = shapes.broadcast_shapes(data.shape, tuple(int(d) for d in shape))
     return [np.broadcast_to(data, out).copy()] if _small(out) else None
 
@@ -139,8 +168,8 @@ def _range(ctx: NodeContext) -> list[np.ndarray] | None:
     """The exact element count first (np.arange overflows on int64 bounds and would
     allocate a huge range before FOLD_LIMIT is checked); the converter handles the rest."""
     arrays = _all_known(ctx)
-    if arrays is None or any(a.size != 1 for a in arrays):
-        return None
+    if arrays is None or any(a.size != 1 for a in arrays) or _symbolic(arrays):
+        return None  # symbolic bounds: convert_range
     start, limit, delta = (a.reshape(()) for a in arrays)
     count = range_count(start, limit, delta)  # ValueError: the converter reports it
     return None if count > FOLD_LIMIT else [range_values(start, delta, count)]
@@ -148,17 +177,33 @@ def _range(ctx: NodeContext) -> list[np.ndarray] | None:
 
 def _where(ctx: NodeContext) -> list[np.ndarray] | None:
     arrays = _all_known(ctx)
-    return None if arrays is None or not _broadcast_small(arrays) else [np.where(*arrays)]
+    if arrays is None or not _broadcast_small(arrays) or is_symbolic_array(arrays[0]):
+        return None
+    return [np.where(*arrays)]
+
+
+def _cast(ctx: NodeContext, x: np.ndarray) -> np.ndarray:
+    """Cast; shape data stays symbolic through a cast to another integer type (its sizes
+    fit), and is refused as run-time data by any other."""
+    to = cast_target(ctx)
+    dtype = types.numpy_dtype(to)
+    if is_symbolic_array(x):
+        if dtype.kind not in "iu" or to == types.TP.BOOL:
+            raise SymbolicDimError(shape_data.symbolic_data_detail(
+                ctx.node.input[0], x, f", cast to {types.type_name(to)}"))
+        return x
+    return types.cast_array(x, dtype, bool(ctx.attr("saturate", 1)),
+                            ctx.attr("round_mode", "up"))
 
 
 FOLDERS: dict[str, Folder] = {
     "Identity": _unary(lambda ctx, x: x),
-    "Cast": _unary(lambda ctx, x: types.cast_array(x, types.numpy_dtype(cast_target(ctx)),
-                                                   bool(ctx.attr("saturate", 1)),
-                                                   ctx.attr("round_mode", "up"))),
+    "Cast": _unary(_cast),
     "CastLike": _unary(
-        lambda ctx, x: types.cast_array(x, types.numpy_dtype_of_element(ctx.element_type(1)),
-                                        bool(ctx.attr("saturate", 1)))
+        lambda ctx, x: x if is_symbolic_array(x) and types.numpy_dtype_of_element(
+            ctx.element_type(1)).kind in "iu" else
+        types.cast_array(x, types.numpy_dtype_of_element(ctx.element_type(1)),
+                         bool(ctx.attr("saturate", 1)))
     ),
     "Reshape": _unary(lambda ctx, x: x.reshape(reshape_params(ctx))),
     "Flatten": _unary(
@@ -170,28 +215,28 @@ FOLDERS: dict[str, Folder] = {
                                                                         unsqueeze_params(ctx)))),
     "Transpose": _unary(lambda ctx, x: np.transpose(x, transpose_perm(ctx))),
     "Slice": _slice,
-    "Shape": lambda ctx: [np.array(shape_slice(ctx), dtype=np.int64)],
+    "Shape": lambda ctx: [shape_data.shape_array(shape_slice(ctx))],
     "Gather": _gather,
     "Concat": _concat,
     "Split": _split,
     "Expand": _expand,
     "Range": _range,
     "Where": _where,
-    "Add": _elementwise(np.add, integers_only=True),
-    "Sub": _elementwise(np.subtract, integers_only=True),
-    "Mul": _elementwise(np.multiply, integers_only=True),
-    "Div": _elementwise(_div, integers_only=True),
-    "Neg": _elementwise(np.negative, integers_only=True),
-    "Abs": _elementwise(np.abs, integers_only=True),
+    "Add": _elementwise(np.add, integers_only=True, symbolic=operator.add),
+    "Sub": _elementwise(np.subtract, integers_only=True, symbolic=operator.sub),
+    "Mul": _elementwise(np.multiply, integers_only=True, symbolic=operator.mul),
+    "Div": _elementwise(_div, integers_only=True, symbolic=shape_data.truncating_divide),
+    "Neg": _elementwise(np.negative, integers_only=True, symbolic=operator.neg),
+    "Abs": _elementwise(np.abs, integers_only=True, symbolic=shape_data.absolute),
     "Max": _elementwise(lambda *a: np.maximum.reduce(np.broadcast_arrays(*a)),
-                        integers_only=True),
+                        integers_only=True, symbolic=_variadic(max)),
     "Min": _elementwise(lambda *a: np.minimum.reduce(np.broadcast_arrays(*a)),
-                        integers_only=True),
-    "Equal": _elementwise(np.equal),
-    "Less": _elementwise(np.less),
-    "Greater": _elementwise(np.greater),
-    "LessOrEqual": _elementwise(np.less_equal),
-    "GreaterOrEqual": _elementwise(np.greater_equal),
+                        integers_only=True, symbolic=_variadic(min)),
+    "Equal": _elementwise(np.equal, symbolic=shape_data.equal, compares=True),
+    "Less": _elementwise(np.less, symbolic=operator.lt, compares=True),
+    "Greater": _elementwise(np.greater, symbolic=operator.gt, compares=True),
+    "LessOrEqual": _elementwise(np.less_equal, symbolic=operator.le, compares=True),
+    "GreaterOrEqual": _elementwise(np.greater_equal, symbolic=operator.ge, compares=True),
     "Mod": _mod,
     "Xor": _elementwise(np.logical_xor),
     "Not": _elementwise(np.logical_not),
@@ -201,18 +246,66 @@ FOLDERS: dict[str, Folder] = {
 }
 
 
-def try_fold(ctx: NodeContext) -> list[np.ndarray] | None:
-    """The node's outputs as constants, or None if it is not a foldable computation."""
+DATA_OPS = frozenset({
+    "Identity", "Cast", "CastLike", "Add", "Sub", "Mul", "Div", "Neg", "Abs", "Max", "Min",
+    "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Mod", "ReduceSum",
+    "ReduceProd", "ReduceMax", "ReduceMin", "ArgMax", "ArgMin", "CumSum",
+})
+"""Ops that only compute on their inputs' data: when that is symbolic shape data and the
+folder cannot carry it, no converter can either (it would be a run-time computation)."""
+
+
+def try_fold(ctx: NodeContext) -> list[np.ndarray | Tensor] | None:
+    """The node's outputs as constants, or None if it is not a foldable computation.
+
+    Shape data with symbolic elements (onnx_shape_data.py) comes back as Tensors of its
+    integer type. UnsupportedOpError when such data reaches an op that could only compute
+    it at run time (a comparison the symbols leave undecided, a cast to float, ...)."""
     folder = FOLDERS.get(ctx.op_type)
     if folder is None:
         return None
     try:
         arrays = folder(ctx)
-    except (ValueError, IndexError, TypeError, OverflowError):
+    except SymbolicDimError as err:
+        if ctx.op_type in DATA_OPS and _symbolic_inputs(ctx):
+            raise ctx.symbolic(err) from err
+        return None  # e.g. a symbolic Reshape target: convert_reshape takes it
+    except (ValueError, IndexError, TypeError, OverflowError) as err:
+        if ctx.op_type in DATA_OPS and _symbolic_inputs(ctx):
+            raise ctx.symbolic(err) from err
         return None  # let the converter report the problem with its own message
     if arrays is None or len(arrays) != ctx.num_outputs:  # e.g. Dropout's mask: not folded
         return None
-    for array in arrays:
-        if array.size > FOLD_LIMIT or types.onnx_type_of_numpy(array.dtype) is None:
+    results: list[np.ndarray | Tensor] = []
+    for i, array in enumerate(arrays):
+        array = shape_data.as_array(array)
+        if array.size > FOLD_LIMIT:
             return None
-    return arrays
+        if is_symbolic_array(array):
+            results.append(Tensor.of_array(array, element=_data_element(ctx, i)))
+            continue
+        if types.onnx_type_of_numpy(array.dtype) is None:
+            return None
+        results.append(array)
+    return results
+
+
+def _symbolic_inputs(ctx: NodeContext) -> bool:
+    return any(t.symbolic_data for t in ctx.tensors() if isinstance(t, Tensor))
+
+
+def _data_element(ctx: NodeContext, i: int) -> Attribute:
+    """The integer element type of folded shape data: ONNX's inferred one, else that of
+    the op's first integer input (i64 for Shape and Size)."""
+    el = ctx.inferred_element(i)
+    if isinstance(el, IntegerType) and el.width.data > 1:
+        return el
+    if ctx.op_type == "Cast":
+        return types.element_type(cast_target(ctx))
+    if ctx.op_type == "CastLike":
+        return ctx.element_type(1)
+    for t in ctx.tensors():
+        el = t.element_type if isinstance(t, Tensor) else None
+        if isinstance(el, IntegerType) and el.width.data > 1:
+            return el
+    return i64

@@ -17,8 +17,8 @@ from onnxc.frontend.onnx_ops_math import reduction_axes
 
 
 def _integer_data(ctx: NodeContext) -> np.ndarray | None:
-    data = ctx.known(0)
-    return data if data is not None and data.dtype.kind in "iu" else None
+    data = ctx.known(0)  # shape data with symbolic sizes ("O") too: ReduceProd of a Shape
+    return data if data is not None and data.dtype.kind in "iuO" else None
 
 
 def _reduce(fn: Callable[..., np.ndarray], axes_input_since: int = 18):

@@ -15,13 +15,14 @@ from xdsl.dialects.builtin import IntegerType, i1
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects import graph
+from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Tensor
 
 Value = SSAValue | np.ndarray
 
 
-def shape(v: Value) -> tuple[int, ...]:
+def shape(v: Value) -> tuple[Dim, ...]:
     return tuple(v.shape) if isinstance(v, np.ndarray) else graph.shape_of(v)
 
 
@@ -67,6 +68,8 @@ class GraphBuilder:
                          properties=props)
         try:
             out = tuple(probe.infer_shapes()[0])
+        except SymbolicDimError as err:
+            raise self.ctx.symbolic(err) from err
         except (ValueError, IndexError) as err:
             raise self.ctx.invalid(str(err)) from err
         finally:
@@ -136,8 +139,8 @@ class GraphBuilder:
 
     # ------------------------------------------------------------------ movement
 
-    def reshape(self, a: Value, new_shape: Sequence[int]) -> Value:
-        new_shape = tuple(int(d) for d in new_shape)
+    def reshape(self, a: Value, new_shape: Sequence[Dim]) -> Value:
+        new_shape = tuple(d if isinstance(d, SymDim) else int(d) for d in new_shape)
         if isinstance(a, np.ndarray):
             return a.reshape(new_shape)
         if shape(a) == new_shape:

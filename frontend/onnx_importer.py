@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -25,7 +26,10 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
 
+from onnxc.dialects.graph import is_symbolic, shape_of
+from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, symbol_name
 from onnxc.errors import (
     InvalidInputError,
     ModelLoadError,
@@ -61,6 +65,7 @@ from onnxc.frontend.onnx_context import (
     Result,
     Tensor,
     materialize,
+    static_part,
     tensor_proto_to_array,
 )
 from onnxc.frontend.onnx_fold import FOLDERS, try_fold
@@ -80,6 +85,7 @@ from onnxc.frontend.onnx_model import (
     topological_order,
 )
 from onnxc.frontend.onnx_ops_sequence import SEQUENCE_AWARE, is_container, scope_copy
+from onnxc.frontend.onnx_shape_data import symbolic_data_detail
 from onnxc.frontend.onnx_symbolic import output_terms
 from onnxc.lowering.entry_abi import INPUT_DEFAULTS_ATTR
 from onnxc.lowering.pass_verifier import record_source
@@ -117,6 +123,22 @@ def _check_limited_types(ctx: NodeContext, results: list[Result]) -> None:
         raise ctx.unsupported(detail)
 
 
+def _about_symbols(ctx: NodeContext, err: ModelLoadError) -> bool:
+    """Whether a converter's inconsistency error is about symbolic sizes (it names one of the
+    node's symbols, or a SymDim): they may be equal at run time, so it is no proof."""
+    symbols = ctx.input_symbols()
+    text = str(err)
+    if getattr(err, "decided", False):  # a shape rule's verdict (NodeContext.infer)
+        return False
+    return bool(symbols) and ("SymDim(" in text or any(
+        re.search(rf"(?<![\w.]){re.escape(s)}(?![\w(])", text) for s in symbols))
+
+
+def _without_node(ctx: NodeContext, err: ModelLoadError) -> str:
+    prefix = f"node '{ctx.label}' ({ctx.op_type}, opset {ctx.opset}): "
+    return str(err).removeprefix(prefix)
+
+
 def import_onnx(
     model: ModelSource, constant_inputs: Mapping[str, np.ndarray] | None = None,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
@@ -128,7 +150,9 @@ def import_onnx(
     a graph input can be compiled, as in onnx-mlir's constant-input test mode.
 
     `input_shapes={"x": (1, 3, 224, 224)}` fixes the sizes of inputs with symbolic
-    dimensions (as `onnxc.compile(..., input_shapes=)` does): the graph dialect is static.
+    dimensions (as `onnxc.compile(..., input_shapes=)` does). Without it a `dim_param` is a
+    symbolic dimension: the module is typed with SymDims (`#graph.dims`), one import for
+    every size; what onnxc cannot express for every size is an UnsupportedOpError.
     """
     from onnxc.arguments import check_input_shapes
 
@@ -153,23 +177,31 @@ def import_onnx_text(text: str) -> ModuleOp:
     return module
 
 
-def static_type(type_proto: onnx.TypeProto, name: str, opset: int) -> TensorType | None:
-    """The static tensor type of a ValueInfo, None if ONNX did not fully infer it."""
+def static_type(type_proto: onnx.TypeProto, name: str, opset: int,
+                symbolic: bool = False) -> TensorType | None:
+    """The tensor type of a ValueInfo, None if ONNX did not fully infer it. With `symbolic`
+    a `dim_param` is a symbolic dimension (`SymDim.symbol(symbol_name(param))`); otherwise,
+    as for a dimension with neither value nor param, the type is None."""
     if not type_proto.HasField("tensor_type"):
         return None
     tt = type_proto.tensor_type
     if not tt.elem_type or not tt.HasField("shape"):
         return None
-    if any(not d.HasField("dim_value") for d in tt.shape.dim):
-        return None
+    dims: list[Dim] = []
+    for d in tt.shape.dim:
+        if d.HasField("dim_value"):
+            dims.append(d.dim_value)
+        elif symbolic and d.dim_param:
+            dims.append(SymDim.symbol(symbol_name(d.dim_param)))
+        else:
+            return None
     if not types.is_supported(tt.elem_type):
         raise UnsupportedOpError(
             "graph input", name, opset,
             f"element type {types.type_name(tt.elem_type)}; onnxc supports "
             f"{types.SUPPORTED_NAMES}",
         )
-    return types.tensor_type(tuple(d.dim_value for d in tt.shape.dim),
-                             types.element_type(tt.elem_type))
+    return types.tensor_type(dims, types.element_type(tt.elem_type))
 
 
 def _describe_dims(type_proto: onnx.TypeProto) -> str:
@@ -338,16 +370,18 @@ class OnnxImporter:
         return {init.name for init in graph.initializer}
 
     def _add_argument(self, vi: onnx.ValueInfoProto) -> None:
-        ttype = static_type(vi.type, vi.name, self.opset)
+        """A function argument; `dim_param` dimensions become symbolic (SymDim), a
+        dimension with neither value nor name is a ShapeInferenceError."""
+        ttype = static_type(vi.type, vi.name, self.opset, symbolic=True)
         if ttype is None:
             if not vi.type.HasField("tensor_type"):
                 raise UnsupportedOpError("graph input", vi.name, self.opset,
                                          "only tensor inputs are supported")
             raise ShapeInferenceError(
                 f"graph input '{vi.name}' has {_describe_dims(vi.type)}: onnxc needs "
-                f"static shapes; {_fix_shape_hint(vi)}"
+                f"static or named (dim_param) dimensions; {_fix_shape_hint(vi)}"
             )
-        check_tensor(ttype.get_shape(), element_bytes(ttype.get_element_type()),
+        check_tensor(static_part(shape_of(ttype)), element_bytes(ttype.get_element_type()),
                      lambda: f"graph input '{vi.name}' ({ttype.get_element_type()})")
         arg = self.block.insert_arg(ttype, len(self.block.args))
         arg.name_hint = types.name_hint(vi.name)
@@ -369,14 +403,31 @@ class OnnxImporter:
         if results is None:
             converter = CONVERTERS.get(node.op_type)
             if converter is None:
+                if ctx.input_symbols():
+                    raise ctx.unsupported(
+                        f"supported only on compile-time constant inputs, and its inputs "
+                        f"depend on symbolic dimension(s) {', '.join(ctx.input_symbols())}")
                 raise ctx.unsupported("supported only on compile-time constant inputs")
             try:
                 results = converter(ctx)
                 _check_limited_types(ctx, results)
+            except ModelLoadError as err:
+                if _about_symbols(ctx, err):
+                    # a converter's own consistency check compared a symbolic size with
+                    # another: they may be equal at run time, the model is valid
+                    raise ctx.symbolic(SymbolicDimError(_without_node(ctx, err))) from err
+                raise
             except OnnxcError:
                 raise
-            except (TypeError, ValueError, IndexError, KeyError, ArithmeticError) as err:
-                # e.g. an attribute of the wrong kind; never let a Python error escape
+            except SymbolicDimError as err:
+                # a rule that needs a concrete size got a symbolic one: the model is valid
+                raise ctx.symbolic(err) from err
+            except (TypeError, ValueError, IndexError, KeyError, ArithmeticError,
+                    VerifyException) as err:
+                # e.g. an attribute of the wrong kind; never let a Python error escape. With
+                # symbolic inputs it is most likely a rule that cannot handle their sizes.
+                if ctx.input_symbols():
+                    raise ctx.symbolic(err) from err
                 raise ctx.invalid(f"{type(err).__name__}: {err}") from err
         self._name_checked_ops(last_before, label)
         for i, name in enumerate(node.output):
@@ -419,7 +470,8 @@ class OnnxImporter:
             assert isinstance(vtype, TensorType)
             if declared is not None and (
                     declared.get_element_type() != vtype.get_element_type()
-                    or math.prod(declared.get_shape()) != math.prod(vtype.get_shape())):
+                    or (not is_symbolic(vtype)
+                        and math.prod(declared.get_shape()) != math.prod(vtype.get_shape()))):
                 raise ModelLoadError(f"subgraph '{body.name}' declares input '{vi.name}' as "
                                      f"{declared}, but its node passes {vtype}")
             if value.name_hint is None:
@@ -442,6 +494,8 @@ class OnnxImporter:
 
     def _as_tensor(self, result: Result, name: str) -> Tensor:
         if isinstance(result, Tensor):
+            if not result.name:
+                result.name = name
             return result
         if isinstance(result, SSAValue):
             if result.name_hint is None:
@@ -465,8 +519,11 @@ class OnnxImporter:
         if not tt.HasField("shape"):
             return
         dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
-        shape = tuple(ours.get_shape())
-        if len(dims) != len(shape) or any(d is not None and d != s for d, s in zip(dims, shape)):
+        shape = shape_of(ours)
+        # only where both are static: ONNX's dim_params and unknown dims, and our symbolic
+        # ones (which ONNX may have named otherwise), are not compared
+        if len(dims) != len(shape) or any(d is not None and isinstance(s, int) and d != s
+                                          for d, s in zip(dims, shape)):
             if ctx.op_type == "Range" or not self.misinferred.isdisjoint(ctx.node.input):
                 # ONNX infers Range's length in int64 and overflows (it gives
                 # Range(-2**63, 2**63 - 1, 2**62) no elements); ours is exact, and whatever
@@ -475,7 +532,8 @@ class OnnxImporter:
                 return
             raise ShapeInferenceError(
                 f"node '{ctx.label}' ({ctx.op_type}): output '{name}' has shape "
-                f"{list(shape)} here but {_describe_dims(theirs)} in ONNX"
+                f"[{', '.join(str(d) for d in shape)}] here but {_describe_dims(theirs)} in "
+                f"ONNX"
             )
 
     def _output(self, vi: onnx.ValueInfoProto) -> SSAValue:
@@ -483,4 +541,7 @@ class OnnxImporter:
         if is_container(value):
             raise UnsupportedOpError("graph output", vi.name, self.opset,
                                      "a sequence: onnxc's inputs and outputs are tensors")
+        if value.value is None and value.symbolic_data:
+            raise UnsupportedOpError("graph output", vi.name, self.opset,
+                                     symbolic_data_detail(vi.name, value.array))
         return materialize(self.block, value)

@@ -6,7 +6,7 @@ of min(x, 0)). Only floating-point inputs are accepted, as ONNX requires.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import StringAttr, TensorType
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
@@ -62,7 +62,7 @@ def convert_prelu(ctx: NodeContext) -> list[Result]:
             and slope_shape[0] == x_shape[1] != 1:
         # PRelu-6 applies a [C] slope per channel (legacy broadcast): make it [C, 1, ..., 1]
         per_channel = (x_shape[1], *([1] * (len(x_shape) - 2)))
-        slope_type = TensorType(slope.type.get_element_type(), per_channel)
+        slope_type = types.tensor_type(per_channel, slope.type.get_element_type())
         slope = ctx.emit1(graph.ReshapeOp(operands=[slope], result_types=[slope_type]))
     elif ctx.infer(shapes.broadcast_shapes, x_shape, slope_shape) != x_shape:
         raise ctx.invalid(f"slope {slope_shape} does not broadcast to {x_shape}")

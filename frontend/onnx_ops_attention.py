@@ -22,9 +22,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from xdsl.dialects.builtin import FloatAttr, IntegerType
+from xdsl.dialects.builtin import FloatAttr, IntegerType, UnitAttr, i64
 
 from onnxc.dialects import graph
+from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, is_static
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result
 from onnxc.frontend.onnx_graph_builder import GraphBuilder, Value, is_bool, shape
@@ -34,9 +36,11 @@ from onnxc.frontend.onnx_ops_math import Converter
 class _Heads:
     """Sizes of one Attention node, with K/V already extended by the past cache."""
 
-    def __init__(self, batch: int, hq: int, hkv: int, sq: int, sk: int, past: int):
+    def __init__(self, batch: Dim, hq: int, hkv: int, sq: Dim, sk: Dim, past: Dim):
         self.batch, self.hq, self.hkv, self.sq, self.sk, self.past = batch, hq, hkv, sq, sk, past
         self.groups = hq // hkv
+        self.symbolic = not is_static((sq, sk, past))
+        """whether the sequence lengths are symbolic (masks cannot be position tables)"""
 
 
 def _to_heads(b: GraphBuilder, x: Value, heads: int) -> Value:
@@ -120,6 +124,11 @@ def _allowed(ctx: NodeContext, b: GraphBuilder, h: _Heads, lens: Value | None,
     left, right = ctx.attr("left_window_size", -1), ctx.attr("right_window_size", -1)
     if left < -1 or right < -1:
         raise ctx.invalid(f"window sizes {left} / {right} must be -1 or >= 0")
+    if lens is None and not causal and left < 0 and right < 0:
+        return None
+    if h.symbolic:
+        raise SymbolicDimError(f"a {'causal ' if causal else ''}mask over {h.sq} queries and "
+                               f"{h.sk} keys (a run-time position table)")
     i = np.arange(h.sq, dtype=np.int64).reshape(-1, 1)
     j = np.arange(h.sk, dtype=np.int64).reshape(1, -1)
     allowed: Value | None = None
@@ -171,11 +180,15 @@ def _as_4d(b: GraphBuilder, x: Value) -> Value:
 
 def _check_bias(ctx: NodeContext, bias: Value, h: _Heads) -> None:
     full = (h.batch, h.hq, h.sq, h.sk)
+    text = f"attn_mask ({', '.join(map(str, shape(bias)))}) does not broadcast to " \
+           f"({', '.join(map(str, full))})"
     try:
-        if np.broadcast_shapes(full, shape(bias)) != full:
+        if shapes.broadcast_shapes(full, shape(bias)) != full:
             raise ValueError
+    except SymbolicDimError as err:
+        raise ctx.symbolic(SymbolicDimError(f"{text}: {err}")) from None
     except ValueError:
-        raise ctx.invalid(f"attn_mask {shape(bias)} does not broadcast to {full}") from None
+        raise ctx.invalid(text) from None
 
 
 # ---------------------------------------------------------------------------- the two paths
@@ -203,7 +216,10 @@ def _stack_groups(h: _Heads, bias: Value | None, causal: bool) -> bool:
     index, which stacking changes) or the bias varies per query (it would be copied r times)."""
     if h.groups == 1 or causal:
         return False
-    return h.sq < GROUPED_QUERY_ROWS or bias is None or shape(bias)[-2:-1] in ((), (1,))
+    per_key = bias is None or shape(bias)[-2:-1] in ((), (1,))
+    if h.symbolic:  # a per-query bias would be copied over symbolic sizes
+        return per_key and isinstance(h.sq, int) and h.sq < GROUPED_QUERY_ROWS
+    return h.sq < GROUPED_QUERY_ROWS or per_key
 
 
 def _stacked_bias(b: GraphBuilder, bias: Value, h: _Heads) -> Value:
@@ -221,8 +237,10 @@ def _fused(b: GraphBuilder, q: Value, k: Value, v: Value, bias: Value | None, sc
     """Y through graph.attention; `causal` puts the (scalar-offset) causal mask in the op,
     whose kernel then skips the invisible keys, `bias` holds the other masks."""
     props = {"scale": FloatAttr(scale, b.el)}
-    if causal:
+    if causal and isinstance(h.past, int):
         props["causal_offset"] = types.i64_attr(h.past)
+    elif causal:  # a symbolic past, and the queries are the newest keys: Sk - Sq
+        props["causal_from_end"] = UnitAttr()
     stacked = _stack_groups(h, bias, causal)
     if stacked:
         q = _grouped(b, q, h)
@@ -261,6 +279,51 @@ def _decomposed(ctx: NodeContext, b: GraphBuilder, q: Value, k: Value, v: Value,
     return y, exposed
 
 
+def _symbolic_causal(b: GraphBuilder, h: _Heads, mask: Value | None, lens: Value | None,
+                     decomposed: bool) -> tuple[Value | None, bool]:
+    """is_causal over symbolic sizes, as (the mask to use, whether graph.attention applies
+    the causal mask itself): the kernel's causal_offset when the past length is a constant
+    and nothing else masks; otherwise a run-time causal bias added to the mask (no position
+    table of symbolic size exists at import)."""
+    if h.sq == 1 and h.sk - h.past == 1:
+        return mask, False  # one query at the last position: it sees every key
+    if lens is not None:
+        raise SymbolicDimError(f"is_causal with nonpad_kv_seqlen over {h.sq} queries and "
+                               f"{h.sk} keys")
+    if mask is None and not decomposed and (isinstance(h.past, int) or h.sk - h.sq == h.past):
+        return None, True  # the kernel's causal frontier: a constant or Sk - Sq
+    causal = _causal_bias(b, h)
+    return (causal if mask is None else b.add(mask, causal)), False
+
+
+def _from_end(b: GraphBuilder, n: Dim) -> Value:
+    """[n, n - 1, ..., 1] as int64: positions counted from the end, computed at run time for
+    a symbolic n (a reverse cumulative sum of ones)."""
+    if isinstance(n, int):
+        return np.arange(n, 0, -1, dtype=np.int64)
+    one = np.ones((1,), dtype=np.int64)
+    ones = b.ctx.emit1(graph.ConstantOfShapeOp(properties={"value": types.dense(one)},
+                                               result_types=[types.tensor_type((n,), i64)]))
+    return b.emit(graph.CumSumOp, [ones], axis=types.i64_attr(0),
+                  exclusive=types.i64_attr(0), reverse=types.i64_attr(1))
+
+
+def _causal_bias(b: GraphBuilder, h: _Heads) -> Value:
+    """The causal mask as an additive [Sq, Sk] bias: query i sees key j <= i + past, i.e.
+    (Sk - j) >= (Sq - i) + (Skv - Sq) with Skv = Sk - past the new keys; that difference must
+    be a constant."""
+    delta = h.sk - h.past - h.sq
+    if not isinstance(delta, int):
+        raise SymbolicDimError(f"is_causal with {h.sq} queries and {h.sk - h.past} new keys "
+                               f"(their difference is not a constant)")
+    queries = _from_end(b, h.sq)
+    if delta:
+        queries = b.add(queries, np.array(delta, dtype=np.int64))
+    visible = b.less_equal(b.reshape(queries, (h.sq, 1)), b.reshape(_from_end(b, h.sk),
+                                                                    (1, h.sk)))
+    return b.where(visible, b.floats(0.0), b.floats(-np.inf))
+
+
 def convert_attention(ctx: NodeContext) -> list[Result]:
     el = ctx.element_type(0)
     if not types.is_float(el):
@@ -284,21 +347,26 @@ def convert_attention(ctx: NodeContext) -> list[Result]:
     mask = _user_mask(ctx, b, h.sk)
     lens = _nonpad(ctx, b, h.batch)
     is_causal = bool(ctx.attr("is_causal", 0))
-    bias = _bias(ctx, b, h, mask, lens, is_causal)
+    wants_scores = ctx.output_used(3)
+    decomposed = wants_scores or float(ctx.attr("softcap", 0.0)) > 0
+    guarded = True  # whether a row of the bias may be -inf everywhere
+    if is_causal and h.symbolic:
+        guarded = mask is not None or lens is not None  # causality alone hides no whole row
+        mask, is_causal = _symbolic_causal(b, h, mask, lens, decomposed)
+    bias = _bias(ctx, b, h, mask, lens, is_causal and not h.symbolic)
     guard = None
     if bias is not None:
         _check_bias(ctx, bias, h)
-        guard = b.all_neg_inf_rows(bias)
+        guard = b.all_neg_inf_rows(bias) if guarded else None
         if isinstance(guard, np.ndarray) and not guard.any():
             guard = None
-    wants_scores = ctx.output_used(3)
-    if wants_scores or float(ctx.attr("softcap", 0.0)) > 0:
+    if decomposed:
         y, scores = _decomposed(ctx, b, q, k, v, bias, guard, scale, h)
     else:
         # the kernel applies a causal mask itself when its offset is one number (the past
         # length; nonpad_kv_seqlen makes it per batch) and it hides a key at all (a decode
         # step's single query sees every key: no mask, and grouped heads can be stacked)
-        in_op = is_causal and lens is None and h.past < h.sk - 1
+        in_op = is_causal and lens is None and (h.symbolic or h.past < h.sk - 1)
         kernel_bias = _bias(ctx, b, h, mask, lens, False) if in_op else bias
         y, scores = _fused(b, q, k, v, kernel_bias, scale, h, in_op), None
         if guard is not None:

@@ -56,7 +56,8 @@ def _yielded(ctx: NodeContext, block: Block, value, k: int) -> SSAValue:
 
 def _stacked(value_type: TensorType, count: int) -> TensorType:
     """The type of a scan output that stacks `count` values of `value_type`."""
-    return TensorType(value_type.get_element_type(), [count, *value_type.get_shape()])
+    return types.tensor_type([count, *graph.shape_of(value_type)],
+                             value_type.get_element_type())
 
 
 def _counted_loop(ctx: NodeContext, count: int, initial: Sequence[SSAValue], block: Block,
@@ -319,7 +320,7 @@ def _slice_at(block: Block, tensor: Tensor, axis: int, length: int,
     data = materialize(block, Tensor(tensor.type, tensor.value, tensor.array, tensor.name))
     shape = [d for k, d in enumerate(tensor.shape) if k != axis]
     gather = graph.GatherOp(operands=[data, index],
-                            result_types=[TensorType(tensor.element_type, shape)],
+                            result_types=[types.tensor_type(shape, tensor.element_type)],
                             properties={"axis": types.i64_attr(axis)})
     block.add_op(gather)
     return gather.results[0]
@@ -328,7 +329,7 @@ def _slice_at(block: Block, tensor: Tensor, axis: int, length: int,
 def _place_stacked(ctx: NodeContext, value: SSAValue, axis: int, reverse: bool) -> SSAValue:
     """A scan output stacked along axis 0 by the loop, reversed if it scans backwards and
     moved to its axis."""
-    shape = list(value.type.get_shape())
+    shape = list(graph.shape_of(value))
     el = value.type.get_element_type()
     if reverse and shape[0] > 1:
         value = ctx.emit1(graph.SliceOp(
@@ -340,7 +341,7 @@ def _place_stacked(ctx: NodeContext, value: SSAValue, axis: int, reverse: bool) 
         return value
     perm = [*range(1, axis + 1), 0, *range(axis + 1, len(shape))]
     out = [shape[p] for p in perm]
-    return ctx.emit1(graph.TransposeOp(operands=[value], result_types=[TensorType(el, out)],
+    return ctx.emit1(graph.TransposeOp(operands=[value], result_types=[types.tensor_type(out, el)],
                                        properties={"perm": types.i64_array(perm)}))
 
 

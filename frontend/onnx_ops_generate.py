@@ -13,10 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from onnxc.dialects import graph
+from onnxc.dialects.symbolic_dims import SymbolicDimError
 from onnxc.frontend import onnx_types as types
-from onnxc.frontend.onnx_context import FOLD_LIMIT, NodeContext, Result
+from onnxc.frontend.onnx_context import FOLD_LIMIT, NodeContext, Result, Tensor
 from onnxc.frontend.onnx_ops_math import Converter
 from onnxc.frontend.onnx_ops_reduce import check_element, emit, reshape
+from onnxc.frontend.onnx_shape_data import dims_of, shape_array, symbolic_data_detail
 
 
 def _scalar_constant(ctx: NodeContext, i: int, what: str) -> np.ndarray:
@@ -66,12 +68,46 @@ def range_values(start: np.ndarray, delta: np.ndarray, count: int) -> np.ndarray
     return wide.astype(start.dtype)
 
 
+def _symbolic_range(ctx: NodeContext, el) -> list[Result]:
+    """Range whose bounds are shape data with symbolic sizes (Range(0, seq, 1) of position
+    ids): its length (limit - start) / delta must be an exact polynomial. A constant length
+    gives shape data (the values); a symbolic one a graph.range of that length, whose start
+    and delta must then be constants (a symbolic start would be run-time data)."""
+    start, limit, delta = (dims_of(_scalar_constant(ctx, i, w))[0]
+                           for i, w in enumerate(("start", "limit", "delta")))
+    if not isinstance(delta, int):
+        raise SymbolicDimError(f"a symbolic delta {delta}")
+    if delta == 0:
+        raise ctx.invalid("delta is zero")
+    span = limit - start
+    count = span if delta == 1 else (span + delta - 1) // delta if delta > 0 else \
+        (span + delta + 1) // delta  # exact division (SymbolicDimError otherwise)
+    if isinstance(count, int):
+        count = max(count, 0)
+        if count > FOLD_LIMIT:
+            raise SymbolicDimError(f"Range of {count} elements from symbolic bounds")
+        values = shape_array([start + i * delta for i in range(count)],
+                             types.numpy_dtype_of_element(el))
+        return [Tensor.of_array(values, element=el)]
+    count = max(count, 0)  # SymbolicDimError when its sign depends on the symbols
+    for i, what in ((0, "start"), (2, "delta")):
+        t = ctx.tensor(i)
+        if t.symbolic_data:
+            raise ctx.unsupported(
+                f"input {i} ({what}) {symbolic_data_detail(ctx.node.input[i], t.array)}")
+    start_value, delta_value = (reshape(ctx, ctx.operand(i), ()) for i in (0, 2))
+    return [emit(ctx, graph.RangeOp, [start_value, delta_value], (count,), el)]
+
+
 def convert_range(ctx: NodeContext) -> list[Result]:
     """Range decides its output's length: with constant start, limit and delta it is known
     here (a constant when onnx_fold took it, else a graph.range kernel, so a long range costs
-    no import-time array); with run-time ones only when the model declares it (value_info)."""
+    no import-time array); with run-time ones only when the model declares it (value_info).
+    Bounds from symbolic sizes: `_symbolic_range`."""
     known = [ctx.tensor(i).array for i in range(3)]
     el = check_element(ctx, 0)
+    if all(a is not None for a in known) and any(ctx.tensor(i).symbolic_data for i in range(3)):
+        return _symbolic_range(ctx, el)
     if all(a is not None for a in known):
         start, limit, delta = (_scalar_constant(ctx, i, w)
                                for i, w in enumerate(("start", "limit", "delta")))

@@ -18,7 +18,7 @@ from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph_reduce import reduce_shape
 from onnxc.frontend import onnx_types as types
-from onnxc.frontend.onnx_context import NodeContext, Result
+from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
 
 Converter = Callable[[NodeContext], list[Result]]
 
@@ -212,8 +212,9 @@ def convert_gemm(ctx: NodeContext) -> list[Result]:
 
 def convert_identity(ctx: NodeContext) -> list[Result]:
     tensor = ctx.tensor(0)
-    if tensor.array is not None:
-        return [tensor.array]  # a constant stays a constant
+    if tensor.array is not None:  # a constant stays a constant (shape data keeps its type)
+        return [Tensor(tensor.type, array=tensor.array) if tensor.symbolic_data
+                else tensor.array]
     return [ctx.emit1(graph.IdentityOp(operands=[ctx.operand(0)], result_types=[tensor.type]))]
 
 

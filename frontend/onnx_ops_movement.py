@@ -20,9 +20,11 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph, graph_indexed, graph_resize
 from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.symbolic_dims import SymbolicDimError, SymDim, is_static
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
 from onnxc.frontend.onnx_ops_math import Converter
+from onnxc.frontend.onnx_shape_data import dims_of
 
 
 def ints_of_array(array: np.ndarray) -> list[int]:
@@ -259,11 +261,35 @@ def convert_tensor_scatter(ctx: NodeContext) -> list[Result]:
 # ---------------------------------------------------------------------- static data movement
 
 
-def convert_tile(ctx: NodeContext) -> list[Result]:
-    repeats = ints_of_array(ctx.constant(1, "repeats"))
+def _tile_as_expand(ctx: NodeContext, repeats: list) -> SSAValue:
+    """Tile with symbolic repeats, each on a dimension of size 1: broadcasting (x times
+    ones of the result shape, as Expand)."""
     x = ctx.shape(0)
-    if len(repeats) != len(x) or min(repeats, default=0) < 0:
+    if any(isinstance(r, SymDim) and d != 1 for d, r in zip(x, repeats)):
+        raise SymbolicDimError(f"Tile repeats [{', '.join(map(str, repeats))}] repeat a "
+                               f"dimension of size other than 1 a symbolic number of times")
+    if any(not isinstance(r, SymDim) and r != 1 and d != 1 for d, r in zip(x, repeats)):
+        raise SymbolicDimError(f"Tile repeats [{', '.join(map(str, repeats))}] mix "
+                               f"symbolic repeats with static ones")
+    out = tuple(d * r for d, r in zip(x, repeats))
+    el = ctx.element_type(0)
+    if el == types.element_type(types.TP.BOOL):
+        raise ctx.unsupported("Tile of a bool tensor by symbolic repeats")
+    one = np.ones((1,), dtype=types.numpy_dtype_of_element(el))
+    ones = ctx.emit1(graph.ConstantOfShapeOp(properties={"value": types.dense(one)},
+                                             result_types=[typed(ctx, out)]))
+    return ctx.emit1(graph.MulOp(operands=[ctx.operand(0), ones],
+                                 result_types=[typed(ctx, out)]))
+
+
+def convert_tile(ctx: NodeContext) -> list[Result]:
+    repeats = dims_of(ctx.constant(1, "repeats"))
+    x = ctx.shape(0)
+    if len(repeats) != len(x) or min((r for r in repeats if isinstance(r, int)),
+                                     default=0) < 0:
         raise ctx.invalid(f"repeats {repeats} do not fit rank {len(x)}")
+    if not is_static(repeats):
+        return [_tile_as_expand(ctx, repeats)]
     out = tuple(d * r for d, r in zip(x, repeats))
     op = graph_indexed.TileOp(operands=[ctx.operand(0)], result_types=[typed(ctx, out)],
                               properties={"repeats": types.i64_array(repeats)})

@@ -9,13 +9,12 @@ Softmax/LogSoftmax before 13 (2-D coercion at `axis`), BatchNormalization before
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.symbolic_dims import SymbolicDimError
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result
 from onnxc.frontend.onnx_ops_math import Converter, same_type
@@ -43,7 +42,11 @@ def _window(ctx: NodeContext, kernel: list[int]) -> tuple[list[int], list[int], 
     elif auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         pads = [0] * (2 * n)
         for i in range(n):
-            out = math.ceil(x[2 + i] / strides[i])
+            try:
+                out = -(-x[2 + i] // strides[i])  # ceil, exact (also for a symbolic size)
+            except SymbolicDimError as err:
+                raise SymbolicDimError(f"auto_pad {auto_pad} gives ceil({x[2 + i]} / "
+                                       f"{strides[i]}) positions: no polynomial") from err
             effective = dilations[i] * (kernel[i] - 1) + 1
             total = max(0, (out - 1) * strides[i] + effective - x[2 + i])
             small, large = total // 2, total - total // 2

@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects import graph
@@ -120,7 +119,7 @@ def _item(ctx: NodeContext, seq: SequenceValue, pos: int) -> Tensor | SSAValue:
         return seq.items[pos]
     assert seq.stacked is not None
     index = ctx.materialize(Tensor.of_array(np.array(pos - len(seq.items), np.int64)))
-    row = TensorType(seq.element, list(seq.stacked.shape[1:]))
+    row = types.tensor_type(list(seq.stacked.shape[1:]), seq.element)
     return ctx.emit1(graph.GatherOp(operands=[ctx.materialize(seq.stacked), index],
                                     result_types=[row], properties={"axis": types.i64_attr(0)}))
 
@@ -190,18 +189,18 @@ def convert_concat_from_sequence(ctx: NodeContext) -> list[Result]:
         return [_from_stacked(ctx, seq.stacked, int(ctx.attr("axis")), new_axis)]
     parts = [p if isinstance(p, SSAValue) else ctx.materialize(p)
              for p in (_item(ctx, seq, k) for k in range(len(seq)))]
-    rank = len(parts[0].type.get_shape())
+    rank = len(graph.shape_of(parts[0]))
     axis = normalized_axis(ctx, int(ctx.attr("axis")), rank + int(new_axis))
     if new_axis:
         parts = [ctx.emit1(graph.UnsqueezeOp(
-            operands=[p], result_types=[TensorType(seq.element, shapes.unsqueeze_shape(
-                p.type.get_shape(), [axis]))],
+            operands=[p], result_types=[types.tensor_type(shapes.unsqueeze_shape(
+                graph.shape_of(p), [axis]), seq.element)],
             properties={"axes": types.i64_array([axis])})) for p in parts]
     if len(parts) == 1:
         return [parts[0]]
-    out = ctx.infer(shapes.concat_shape, [p.type.get_shape() for p in parts], axis)
+    out = ctx.infer(shapes.concat_shape, [graph.shape_of(p) for p in parts], axis)
     return [ctx.emit1(graph.ConcatOp(operands=[parts], result_types=[
-        TensorType(seq.element, list(out))], properties={"axis": types.i64_attr(axis)}))]
+        types.tensor_type(out, seq.element)], properties={"axis": types.i64_attr(axis)}))]
 
 
 def _from_stacked(ctx: NodeContext, stacked: Tensor, axis: int, new_axis: bool) -> SSAValue:
@@ -215,12 +214,13 @@ def _from_stacked(ctx: NodeContext, stacked: Tensor, axis: int, new_axis: bool) 
     if perm != sorted(perm):
         moved = [stacked.shape[p] for p in perm]
         value = ctx.emit1(graph.TransposeOp(operands=[value], result_types=[
-            TensorType(stacked.element_type, moved)], properties={"perm": types.i64_array(perm)}))
+            types.tensor_type(moved, stacked.element_type)],
+            properties={"perm": types.i64_array(perm)}))
     if new_axis:
         return value
     merged = [*shape[:axis], n * shape[axis], *shape[axis + 1:]]
     return ctx.emit1(graph.ReshapeOp(operands=[value], result_types=[
-        TensorType(stacked.element_type, merged)]))
+        types.tensor_type(merged, stacked.element_type)]))
 
 
 def convert_split_to_sequence(ctx: NodeContext) -> list[Result]:
@@ -239,13 +239,14 @@ def convert_split_to_sequence(ctx: NodeContext) -> list[Result]:
         raise ctx.invalid(f"split sizes {sizes} do not divide dimension {dim}")
     parts = [list(x.shape[:axis]) + [s] + list(x.shape[axis + 1:]) for s in sizes]
     op = ctx.emit(graph.SplitOp(operands=[ctx.materialize(x)], result_types=[
-        [TensorType(x.element_type, p) for p in parts]], properties={"axis": types.i64_attr(axis)}))
+        [types.tensor_type(p, x.element_type) for p in parts]],
+        properties={"axis": types.i64_attr(axis)}))
     items: list[Tensor] = []
     for r in op.results:
         value = r
         if squeeze:
-            value = ctx.emit1(graph.SqueezeOp(operands=[r], result_types=[TensorType(
-                x.element_type, [d for k, d in enumerate(r.type.get_shape()) if k != axis])],
+            value = ctx.emit1(graph.SqueezeOp(operands=[r], result_types=[types.tensor_type(
+                [d for k, d in enumerate(graph.shape_of(r)) if k != axis], x.element_type)],
                 properties={"axes": types.i64_array([axis])}))
         items.append(Tensor(value.type, value=value))  # type: ignore[arg-type]
     return [SequenceValue(x.element_type, items)]  # type: ignore[list-item]

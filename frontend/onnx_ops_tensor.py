@@ -15,9 +15,11 @@ from xdsl.dialects.builtin import StringAttr
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, is_static, num_elements
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import FOLD_LIMIT, NodeContext, Result, Tensor
 from onnxc.frontend.onnx_ops_math import Converter
+from onnxc.frontend.onnx_shape_data import dims_of, shape_array, symbolic_data_detail
 
 
 def _axis(ctx: NodeContext, axis: int, rank: int) -> int:
@@ -33,32 +35,59 @@ def _ints(array: np.ndarray) -> list[int]:
 # ---------------------------------------------------------------------- shared parameters
 
 
-def reshape_params(ctx: NodeContext) -> tuple[int, ...]:
-    """The result shape of Reshape with 0 (copy) and -1 (infer) resolved."""
+def _dims(array: np.ndarray) -> list[Dim]:
+    """A shape input's values: ints, and SymDims where it is symbolic shape data."""
+    return dims_of(array)
+
+
+def _text(dims) -> str:
+    return "[" + ", ".join(str(d) for d in dims) + "]"
+
+
+def reshape_params(ctx: NodeContext) -> tuple[Dim, ...]:
+    """The result shape of Reshape with 0 (copy) and -1 (infer) resolved. Symbolic sizes
+    (in the input's shape or the target) solve -1 by exact division: [1, seq, 768] to
+    [0, -1, 12, 64] is [1, seq, 12, 64]."""
     x = ctx.shape(0)
-    target = ctx.ints("shape") if ctx.opset < 5 else _ints(ctx.constant(1, "shape"))
+    target = ctx.ints("shape") if ctx.opset < 5 else _dims(ctx.constant(1, "shape"))
     if target is None:
         raise ctx.invalid("required attribute 'shape' is missing")
     allow_zero = ctx.attr("allowzero", 0) if ctx.opset >= 14 else 0
-    out = []
+    out: list[Dim] = []
     for i, d in enumerate(target):
-        if d == 0 and not allow_zero:
+        if isinstance(d, int) and d == 0 and not allow_zero:
             if i >= len(x):
-                raise ctx.invalid(f"shape {target} copies dimension {i} of rank-{len(x)} input")
+                raise ctx.invalid(f"shape {_text(target)} copies dimension {i} of rank-{len(x)} "
+                                  f"input")
             d = x[i]
         elif d < -1:
-            raise ctx.invalid(f"invalid dimension {d} in shape {target}")
+            raise ctx.invalid(f"invalid dimension {d} in shape {_text(target)}")
         out.append(d)
-    total = math.prod(x)
+    total = num_elements(x)
     if out.count(-1) > 1:
-        raise ctx.invalid(f"shape {target} has more than one -1")
+        raise ctx.invalid(f"shape {_text(target)} has more than one -1")
     if -1 in out:
-        known = math.prod(d for d in out if d != -1)
-        if known == 0 or total % known:
-            raise ctx.invalid(f"cannot reshape {x} to {target}")
-        out[out.index(-1)] = total // known
-    if math.prod(out) != total:
-        raise ctx.invalid(f"cannot reshape {x} to {target}: element counts differ")
+        known = num_elements([d for d in out if d != -1])
+        symbolic = isinstance(total, SymDim) or isinstance(known, SymDim)
+        if known == 0 or (not symbolic and total % known):
+            raise ctx.invalid(f"cannot reshape {_text(x)} to {_text(target)}")
+        if symbolic:
+            try:
+                inferred = total // known  # exact, or SymbolicDimError
+            except SymbolicDimError as err:
+                raise ctx.symbolic(SymbolicDimError(
+                    f"the -1 of shape {_text(target)} for an input of shape {_text(x)} is "
+                    f"{total} / ({known}): {err}")) from err
+        else:
+            inferred = total // known
+        out[out.index(-1)] = inferred
+    if num_elements(out) != total:
+        if any(isinstance(d, SymDim) for d in (*out, *x)):
+            raise ctx.symbolic(SymbolicDimError(
+                f"reshaping {_text(x)} to {_text(out)}: element counts {total} and "
+                f"{num_elements(out)} are equal only for some values of the symbols"))
+        raise ctx.invalid(f"cannot reshape {_text(x)} to {_text(target)}: element counts "
+                          f"differ")
     return tuple(out)
 
 
@@ -67,6 +96,10 @@ def squeeze_params(ctx: NodeContext) -> list[int]:
     x = ctx.shape(0)
     axes = ctx.ints("axes") if ctx.opset < 13 else ctx.optional_constant(1, "axes")
     if axes is None:
+        symbolic = [str(d) for d in x if isinstance(d, SymDim)]
+        if symbolic:  # whether they are 1 is known only at run time
+            raise SymbolicDimError(f"Squeeze without axes squeezes the dimensions of size 1, "
+                                   f"which {', '.join(symbolic)} may be")
         return [i for i, d in enumerate(x) if d == 1]
     return sorted({_axis(ctx, a, len(x)) for a in _ints(axes)})
 
@@ -158,15 +191,16 @@ def convert_constant(ctx: NodeContext) -> list[Result]:
 
 
 def convert_constant_of_shape(ctx: NodeContext) -> list[Result]:
-    """Float data stays a `graph.constant_of_shape`; small integer data is folded."""
-    shape = tuple(_ints(ctx.constant(0, "shape")))
+    """Float data stays a `graph.constant_of_shape`; small integer data is folded. A
+    symbolic shape (shape data) gives a `graph.constant_of_shape` of symbolic type."""
+    shape = tuple(_dims(ctx.constant(0, "shape")))
     if any(d < 0 for d in shape):
-        raise ctx.invalid(f"negative dimension in shape {shape}")
+        raise ctx.invalid(f"negative dimension in shape {_text(shape)}")
     value = ctx.attr("value", None)
     value = np.zeros((1,), np.float32) if value is None else np.asarray(value).reshape(-1)
     if value.size != 1:
         raise ctx.invalid(f"value must hold one element, got {value.size}")
-    if value.dtype.kind in "biu" and math.prod(shape) <= FOLD_LIMIT:
+    if value.dtype.kind in "biu" and is_static(shape) and math.prod(shape) <= FOLD_LIMIT:
         return [np.full(shape, value[0], dtype=value.dtype)]
     el = Tensor.of_array(value).element_type
     op = graph.ConstantOfShapeOp(properties={"value": types.dense(value)},
@@ -309,7 +343,51 @@ def convert_split(ctx: NodeContext) -> list[Result]:
     return list(op.results)
 
 
+def _symbolic_bounds(ctx: NodeContext) -> None:
+    """Refuse Slice bounds that are symbolic shape data (run-time bounds), naming them; the
+    one symbolic bound taken, an end equal to its axis's size, is `_slice_ends_at_dims`."""
+    if ctx.opset < 10:
+        return
+    for i, what in ((1, "starts"), (2, "ends")):
+        t = ctx.tensor(i) if ctx.has_input(i) else None
+        if t is not None and t.symbolic_data:
+            raise ctx.unsupported(
+                f"input {i} ({what}) {symbolic_data_detail(ctx.node.input[i], t.array)}")
+
+
+def _slice_ends_at_dims(ctx: NodeContext) -> np.ndarray | None:
+    """Symbolic `ends` that are each either an int or their axis's size, as ints (the size
+    as INT64_MAX); None when there are no symbolic ends or another one."""
+    if ctx.opset < 10 or not ctx.has_input(2):
+        return None
+    ends = ctx.tensor(2)
+    if not ends.symbolic_data or ctx.tensor(1).symbolic_data:
+        return None
+    axes_array = ctx.optional_constant(3, "axes")
+    values = _dims(ends.array)
+    axes = list(range(len(values))) if axes_array is None else [
+        _axis(ctx, a, ctx.rank(0)) for a in _ints(axes_array)]
+    if len(axes) != len(values):
+        return None
+    x = ctx.shape(0)
+    fixed = []
+    for d, axis in zip(values, axes):
+        if isinstance(d, SymDim):
+            if d != x[axis]:
+                return None
+            d = _INT64_MAX
+        fixed.append(d)
+    return np.array(fixed, dtype=np.int64)
+
+
+_INT64_MAX = 2**63 - 1
+
+
 def convert_slice(ctx: NodeContext) -> list[Result]:
+    ends = _slice_ends_at_dims(ctx)
+    if ends is not None:  # x[:, :seq] on an axis of size seq
+        ctx = ctx.with_input(2, Tensor.of_array(ends))
+    _symbolic_bounds(ctx)
     if ctx.opset >= 10 and (ctx.tensor(1).array is None or ctx.tensor(2).array is None):
         from onnxc.frontend.onnx_symbolic import dynamic_slice  # it builds on this module
 
@@ -337,6 +415,12 @@ def convert_gather(ctx: NodeContext) -> list[Result]:
     axis = _axis(ctx, ctx.attr("axis", 0), len(x))
     indices = ctx.tensor(1)
     known = indices.array
+    if known is not None and indices.symbolic_data:
+        raise ctx.unsupported(f"input 1 (indices) "
+                              f"{symbolic_data_detail(ctx.node.input[1], known)}")
+    if known is not None and known.size == 1 and isinstance(x[axis], SymDim) \
+            and int(known.reshape(-1)[0]) < 0:
+        return [_gather_from_end(ctx, axis, int(known.reshape(-1)[0]), indices.shape)]
     if known is not None and known.size:
         if known.min() < -x[axis] or known.max() >= x[axis]:
             raise ctx.invalid(f"indices out of range for dimension {x[axis]}")
@@ -347,6 +431,23 @@ def convert_gather(ctx: NodeContext) -> list[Result]:
     op = graph.GatherOp(operands=[ctx.operand(0), ctx.materialize(indices)], result_types=[out],
                         properties={"axis": types.i64_attr(axis)})
     return [ctx.emit1(op)]
+
+
+def _gather_from_end(ctx: NodeContext, axis: int, index: int, indices_shape) -> Result:
+    """Gather of one negative index along a symbolic axis (x[:, -1] of [1, seq, 768]):
+    its position seq - 1 is no constant, so it is the Slice [index, index + 1) counted
+    from the end, reshaped to Gather's result shape."""
+    x = ctx.shape(0)
+    end = _INT64_MAX if index == -1 else index + 1
+    sliced = ctx.infer(shapes.slice_shape, x, [index], [end], [axis], [1])
+    value = ctx.emit1(graph.SliceOp(
+        operands=[ctx.operand(0)], result_types=[_with_shape(ctx, sliced)],
+        properties={"starts": types.i64_array([index]), "ends": types.i64_array([end]),
+                    "axes": types.i64_array([axis]), "steps": types.i64_array([1])}))
+    out = ctx.infer(shapes.gather_shape, x, tuple(indices_shape), axis)
+    if tuple(out) == tuple(sliced):
+        return value
+    return ctx.emit1(graph.ReshapeOp(operands=[value], result_types=[_with_shape(ctx, out)]))
 
 
 def _pads_and_value(ctx: NodeContext) -> tuple[list[int], float]:
@@ -392,8 +493,9 @@ def convert_pad(ctx: NodeContext) -> list[Result]:
 
 
 def convert_expand(ctx: NodeContext) -> list[Result]:
-    """Expand(x, shape) = x * ones(shape): the multiply broadcasts exactly as Expand does."""
-    shape = tuple(_ints(ctx.constant(1, "shape")))
+    """Expand(x, shape) = x * ones(shape): the multiply broadcasts exactly as Expand does
+    (`shape` may be symbolic shape data: the ones are a symbolic constant_of_shape)."""
+    shape = tuple(_dims(ctx.constant(1, "shape")))
     out = ctx.infer(shapes.broadcast_shapes, ctx.shape(0), shape)
     el = ctx.element_type(0)
     if out == ctx.shape(0):
@@ -417,12 +519,13 @@ def shape_slice(ctx: NodeContext) -> tuple[int, ...]:
 
 
 def convert_shape(ctx: NodeContext) -> list[Result]:
-    """Shapes are static, so Shape is always a constant."""
-    return [np.array(shape_slice(ctx), dtype=np.int64)]
+    """Shapes are known at import, so Shape is always a constant (shape data with SymDims
+    for symbolic dimensions)."""
+    return [shape_array(shape_slice(ctx))]
 
 
 def convert_size(ctx: NodeContext) -> list[Result]:
-    return [np.array(math.prod(ctx.shape(0)), dtype=np.int64)]
+    return [shape_array(num_elements(ctx.shape(0)))]
 
 
 CONVERTERS: dict[str, Converter] = {

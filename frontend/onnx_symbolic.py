@@ -19,6 +19,7 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.symbolic_dims import is_static
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Tensor
 
@@ -44,9 +45,17 @@ def _integer(t: Tensor) -> bool:
     return isinstance(el, IntegerType) and el.width.data > 1
 
 
+def _size(t: Tensor) -> int | None:
+    """The element count of `t`, None when its shape is symbolic."""
+    shape = t.shape
+    return None if not is_static(shape) else int(np.prod(shape))
+
+
 def terms_of(t: Tensor) -> list[Term] | None:
-    """Each element of `t` as a Term, if `t` is a small integer tensor."""
-    if not _integer(t) or int(np.prod(t.shape)) > MAX_ELEMENTS:
+    """Each element of `t` as a Term, if `t` is a small integer tensor (shape data with
+    symbolic elements is not followed: its sizes are not constants)."""
+    size = _size(t)
+    if not _integer(t) or size is None or size > MAX_ELEMENTS or t.symbolic_data:
         return None
     if t.array is not None:
         return [Term(None, 0, int(v)) for v in t.array.reshape(-1)]
@@ -132,13 +141,16 @@ of at most MAX_ELEMENTS elements, checked by the caller)."""
 def output_terms(ctx: NodeContext, result: Tensor) -> list[Term] | None:
     """The Terms of a node's (single, run-time) output, when its op is followed."""
     rule = RULES.get(ctx.op_type)
-    if rule is None or ctx.num_outputs != 1 or not _integer(result) \
-            or int(np.prod(result.shape)) > MAX_ELEMENTS:
+    size = _size(result)
+    if rule is None or ctx.num_outputs != 1 or not _integer(result) or size is None \
+            or size > MAX_ELEMENTS:
         return None
     if ctx.op_type in ("Cast", "CastLike") and not all(_integer(t) for t in ctx.tensors()[:1]):
         return None
+    if any(_size(t) is None for t in ctx.tensors()):
+        return None
     terms = rule(ctx)
-    return terms if terms is not None and len(terms) == int(np.prod(result.shape)) else None
+    return terms if terms is not None and len(terms) == size else None
 
 
 __all__ = ["MAX_ELEMENTS", "Term", "output_terms", "terms_of"]
@@ -207,7 +219,7 @@ def dynamic_slice(ctx: NodeContext, axes: list[int], steps: list[int]) -> SSAVal
         s_starts, s_ends, s_axes, s_steps = (list(c) for c in zip(*static))
         shape = list(ctx.infer(shapes.slice_shape, shape, s_starts, s_ends, s_axes, s_steps))
         value = ctx.emit1(graph.SliceOp(
-            operands=[value], result_types=[TensorType(ctx.element_type(0), shape)],
+            operands=[value], result_types=[types.tensor_type(shape, ctx.element_type(0))],
             properties={"starts": types.i64_array(s_starts), "ends": types.i64_array(s_ends),
                         "axes": types.i64_array(s_axes), "steps": types.i64_array(s_steps)}))
     for s, axis, length in dynamic:
@@ -219,6 +231,7 @@ def dynamic_slice(ctx: NodeContext, axes: list[int], steps: list[int]) -> SSAVal
                                             result_types=[TensorType(i64, [length])]))
         shape[axis] = length
         value = ctx.emit1(graph.GatherOp(
-            operands=[value, indices], result_types=[TensorType(ctx.element_type(0), shape)],
+            operands=[value, indices],
+            result_types=[types.tensor_type(shape, ctx.element_type(0))],
             properties={"axis": types.i64_attr(axis), "nonnegative": UnitAttr()}))
     return value

@@ -7,6 +7,7 @@ through Python lists would make importing a large model take minutes instead of 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import ml_dtypes
 import numpy as np
@@ -40,6 +41,9 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute
+
+from onnxc.dialects import graph_base
+from onnxc.dialects.symbolic_dims import Dim
 
 TP = onnx.TensorProto
 UI8 = IntegerType(8, Signedness.UNSIGNED)
@@ -152,8 +156,10 @@ def cast_array(x: np.ndarray, dtype: np.dtype, saturate: bool = True,
     return x.astype(dtype)
 
 
-def tensor_type(shape: tuple[int, ...], el: Attribute) -> TensorType:
-    return TensorType(el, shape)
+def tensor_type(shape: Sequence[Dim], el: Attribute) -> TensorType:
+    """The type of a tensor of `shape` (ints, and SymDims for symbolic dimensions:
+    `tensor<1x?x768xf32, #graph.dims<["seq"]>>`)."""
+    return graph_base.tensor_type(tuple(shape), el)
 
 
 def dense(array: np.ndarray) -> DenseIntOrFPElementsAttr:

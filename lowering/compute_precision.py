@@ -56,7 +56,10 @@ class SetComputePrecisionPass(ModulePass):
 
 
 def bf16_eligible(op) -> bool:
-    """Whether `op`'s kernel has a bf16 form."""
+    """Whether `op`'s kernel has a bf16 form (static shapes only: its scratch is sized by
+    the rows)."""
+    if any(graph.is_symbolic(v) for v in [*op.operands, *op.results]):
+        return False
     if isinstance(op, graph.MatMulOp | graph.GemmOp):
         return gemm_bf16.gemm_eligible(op)
     if isinstance(op, graph.ConvOp | graph.ConvAddOp):

@@ -3,7 +3,9 @@
 The entry function (marked `onnxc.entry`) takes, in order: one buffer per graph input
 (`onnxc.input_names`), one per graph output (`onnxc.output_names`), one per constant
 (`onnxc.constants`, added by `bind-constants`) and the arena (added by `plan-memory`, size in
-`onnxc.arena_bytes`). `emit-entry-wrapper` then exposes it as `int32_t onnxc_entry(void **argv)`
+`onnxc.arena_bytes`). A model with symbolic dimensions also takes the value of each size
+symbol (`onnxc.symbols`, a buffer right after the outputs) and, last, a dynamic arena for its
+buffers whose sizes depend on them (`onnxc.dynamic_arena`). `emit-entry-wrapper` then exposes it as `int32_t onnxc_entry(void **argv)`
 so the runtime calls it with one pointer array, whatever the number of buffers.
 
 The result is 0 after a complete run. Run-time checks of indices and divisors (see
@@ -56,6 +58,18 @@ fixed; the failed check recorded its site + 1 in the cell that is the call's ope
 CHECK_OPERANDS_ATTR = "onnxc.check_operands"
 """On such a call: [the checked operand's position, the status record's position]."""
 STATUS_OFFSET_ATTR = "onnxc.status_offset"
+SYMBOLS_ATTR = "onnxc.symbols"
+"""The size symbols of a model with symbolic dimensions, in the order of the entry's `dims`
+buffer (a `memref<Kxi64>` right after the outputs: the value of each symbol this run)."""
+DIMS_ARGUMENT_ATTR = "onnxc.dims_argument"
+"""The position of that `dims` buffer among the entry's arguments."""
+ELEMENTS_ATTR = "onnxc.elements"
+"""On a `memref.alloc` of a buffer with symbolic dimensions: its element count, a polynomial
+in the symbols (symbolic_dims.py), which plan-memory sizes the dynamic arena with."""
+DYNAMIC_ARENA_ATTR = "onnxc.dynamic_arena"
+"""The byte sizes of the dynamic arena's slots, as polynomials: the runtime evaluates them
+for a run's symbols to size the dynamic arena (the entry's last argument), and plan-memory
+computes the same offsets in the entry from the `dims` buffer."""
 WRAPPER_NAME = "onnxc_entry"
 
 _NAME_HINT = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")

@@ -44,7 +44,7 @@ from onnxc.dialects import graph, graph_indexed, graph_rnn, graph_shapes
 from onnxc.dialects.dense_data import to_numpy
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.dialects.graph_checks import onnx_node_of
-from onnxc.errors import ModelLoadError
+from onnxc.errors import LoweringError, ModelLoadError
 
 UNBOUNDED = 2**63 - 1
 """An extent that only rules out negative values (TensorScatter's circular positions)."""
@@ -182,6 +182,12 @@ def checks_for(op: Operation) -> list[Operation]:
         if constant is not None:
             _check_constant_indices(op, use, constant)
             continue
+        symbolic = [d for d in use.extents if not isinstance(d, int)]
+        if symbolic:
+            raise LoweringError(
+                f"{_describe(op)}: run-time {use.operand} into a dimension of symbolic size "
+                f"{symbolic[0]} cannot be checked yet; compile with fixed input shapes "
+                f"(input_shapes=...)")
         checks.append(graph.CheckIndicesOp(operands=[use.value], properties={
             "bounds": DenseArrayBase.from_list(i64, use.extents),
             "negative": IntegerAttr(int(use.negative), i64), **_site(op, use.operand)}))

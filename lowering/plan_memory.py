@@ -15,18 +15,34 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, i8
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    i8,
+)
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from onnxc.dialects.symbolic_dims import parse_dim
 from onnxc.lowering.entry_abi import (
     ARENA_BYTES_ATTR,
+    DIMS_ARGUMENT_ATTR,
+    DYNAMIC_ARENA_ATTR,
+    ELEMENTS_ATTR,
     INPLACE_BYTES_ATTR,
     INTERMEDIATE_BYTES_ATTR,
+    SYMBOLS_ATTR,
     append_argument,
     entry_function,
+    string_list,
 )
+from onnxc.lowering.graph_to_loops.loops import KernelBuilder
 from onnxc.lowering.pass_verifier import origin_of
 from onnxc.resource_limits import check_allocation, format_bytes, max_alloc_bytes
 
@@ -102,6 +118,86 @@ def _align(n: int) -> int:
     return (n + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
 
 
+def dynamic_slots(sizes: list[str], starts: list[int], ends: list[int]) -> tuple[list[str], list[int]]:
+    """Slots of the dynamic arena for buffers of symbolic byte sizes (polynomials, as text),
+    live from starts[i] to ends[i]: a buffer reuses a slot of the same polynomial (the same
+    size for every run) whose last occupant is dead; sizes of different polynomials are not
+    comparable at compile time, so they never share. Returns (slot sizes, slot of each)."""
+    slots: list[str] = []
+    free_after: list[int] = []
+    assigned = [-1] * len(sizes)
+    for i in sorted(range(len(sizes)), key=lambda i: starts[i]):
+        slot = next((k for k, (size, end) in enumerate(zip(slots, free_after))
+                     if size == sizes[i] and end < starts[i]), None)
+        if slot is None:
+            slots.append(sizes[i])
+            free_after.append(ends[i])
+            slot = len(slots) - 1
+        free_after[slot] = max(free_after[slot], ends[i])
+        assigned[i] = slot
+    return slots, assigned
+
+
+def dynamic_arena_bytes(slots: list[str], symbols: dict[str, int]) -> tuple[int, list[int]]:
+    """The dynamic arena's size and each slot's offset for a run's symbol values (what the
+    entry computes from its `dims` buffer, here in Python ints for the runtime)."""
+    offsets, total = [], 0
+    for size in slots:
+        offsets.append(total)
+        value = parse_dim(size)
+        total += _align(value if isinstance(value, int) else value.evaluate(symbols))
+    return total, offsets
+
+
+def place_dynamic(entry, allocs: list[memref.AllocOp], position: dict[Operation, int]) -> None:
+    """Buffers with symbolic sizes become views of a dynamic arena (the entry's last
+    argument, `memref<?xi8>`), at offsets the entry computes from the symbols' values."""
+    sizes, starts, ends = [], [], []
+    for o in allocs:
+        t = o.memref.type
+        elements = o.attributes.get(ELEMENTS_ATTR)
+        assert isinstance(t, MemRefType) and isinstance(elements, StringAttr)
+        width = getattr(t.get_element_type(), "bitwidth", 8)
+        sizes.append(str(parse_dim(elements.data) * max(1, (width + 7) // 8)))
+        first = min((position.get(u.operation, position[o]) for u in o.memref.uses),
+                    default=position[o])
+        starts.append(first)
+        ends.append(max(last_use(o.memref, position), first))
+    slots, assigned = dynamic_slots(sizes, starts, ends)
+
+    symbols = string_list(entry, SYMBOLS_ATTR)
+    block = entry.body.block
+    position_attr = entry.attributes[DIMS_ARGUMENT_ATTR]
+    assert isinstance(position_attr, IntegerAttr)
+    dims_arg = block.args[position_attr.value.data]
+    prologue = Block()
+    kb = KernelBuilder(prologue)
+    values = {}
+    for k, name in enumerate(symbols):
+        loaded = kb.insert(memref.LoadOp.get(dims_arg, [kb.idx(k)]))
+        values[name] = kb.insert(arith.IndexCastOp(loaded, IndexType()))
+    kb.bind_symbols(values)
+    offsets: list[SSAValue] = []
+    cursor: int | SSAValue = 0
+    for size in slots:
+        offsets.append(kb.idx(cursor))
+        end = kb.iadd(cursor, kb.dim(parse_dim(size)))
+        cursor = kb.imul(kb.idiv(kb.iadd(end, ALIGNMENT - 1), ALIGNMENT), ALIGNMENT)
+    ops = list(prologue.ops)
+    for o in ops:
+        o.detach()
+    Rewriter.insert_op(ops, InsertPoint.at_start(block))
+
+    arena = append_argument(entry, MemRefType(i8, [DYNAMIC_INDEX]), "dynamic_arena")
+    rewriter = Rewriter()
+    for o, slot in zip(allocs, assigned):
+        view = memref.ViewOp(arena, offsets[slot], list(o.dynamic_sizes), o.memref.type)
+        rewriter.insert_op(view, InsertPoint.before(o))
+        o.memref.replace_all_uses_with(view.result)
+        rewriter.erase_op(o)
+    entry.attributes[DYNAMIC_ARENA_ATTR] = ArrayAttr([StringAttr(s) for s in slots])
+
+
 @dataclass(frozen=True)
 class PlanMemoryPass(ModulePass):
     """Replace the entry function's allocations by views into one liveness-planned arena."""
@@ -113,8 +209,11 @@ class PlanMemoryPass(ModulePass):
         block = entry.body.block
         position = {o: i for i, o in enumerate(block.ops)}
         buffers = []
+        dynamic = []
         for o in block.ops:
-            if isinstance(o, memref.AllocOp):
+            if isinstance(o, memref.AllocOp) and o.dynamic_sizes:
+                dynamic.append(o)
+            elif isinstance(o, memref.AllocOp):
                 t = o.memref.type
                 assert isinstance(t, MemRefType)
                 first = min((position.get(u.operation, position[o]) for u in o.memref.uses),
@@ -143,3 +242,5 @@ class PlanMemoryPass(ModulePass):
 
         entry.attributes[ARENA_BYTES_ATTR] = IntegerAttr(arena_type.get_shape()[0], 64)
         entry.attributes[INTERMEDIATE_BYTES_ATTR] = IntegerAttr(total, 64)
+        if dynamic:
+            place_dynamic(entry, dynamic, position)

@@ -36,7 +36,7 @@ from xdsl.transforms.common_subexpression_elimination import cse
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects.graph import shape_of
+from onnxc.dialects.graph import is_symbolic, shape_of
 from onnxc.passes.base import STATISTICS, GraphPatternPass
 from onnxc.passes.constants import (
     constant_value,
@@ -112,7 +112,8 @@ class NeutralOperand(RewritePattern):
             x = op.operands[1 - i]
             if c is None:
                 continue
-            if isinstance(op, graph.MulOp) and _all_equal(c, 0) and not is_float_tensor(x):
+            if (isinstance(op, graph.MulOp) and _all_equal(c, 0) and not is_float_tensor(x)
+                    and not is_symbolic(op.output)):  # zeros of a run-time size: no constant
                 zeros = np.zeros(shape_of(op.output), numpy_dtype(element_type(x)))
                 rewriter.replace(op, graph.ConstantOp(dense(zeros, element_type(x))))
                 return

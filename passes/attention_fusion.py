@@ -78,7 +78,7 @@ def _untransposed_key(rewriter: PatternRewriter, kt: SSAValue, before: Operation
     shape = graph_shapes.transpose_shape(shape_of(source), perm)
     op = graph.TransposeOp(
         operands=[source],
-        result_types=[type(kt.type)(element_type(kt), shape)],
+        result_types=[graph.tensor_type(shape, element_type(kt))],
         properties={"perm": DenseArrayBase.from_list(i64, perm)},
     )
     rewriter.insert(op, InsertPoint.before(before))

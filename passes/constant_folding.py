@@ -30,7 +30,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from onnxc.dialects import graph, graph_shapes
-from onnxc.dialects.graph import GraphOp, shape_of
+from onnxc.dialects.graph import GraphOp, is_symbolic, shape_of
 from onnxc.frontend.onnx_types import numpy_dtype_of_element
 from onnxc.passes.base import GraphPatternPass
 from onnxc.passes.evaluator import EVALUATORS, dtype_of, evaluate_op
@@ -42,7 +42,9 @@ CONSTANT_OPS = (graph.ConstantOp, graph.ConstantOfShapeOp)
 
 
 def is_constant(value: SSAValue) -> bool:
-    return isinstance(value.owner, CONSTANT_OPS)
+    """Defined by a constant op with a static type (a `constant_of_shape` of symbolic size
+    is filled at run time: there is no array to fold)."""
+    return isinstance(value.owner, CONSTANT_OPS) and not is_symbolic(value)
 
 
 def constant_array(value: SSAValue) -> np.ndarray:
@@ -72,7 +74,9 @@ def result_bytes(op: Operation) -> int:
 
 def fold_to_constants(op: Operation, rewriter: PatternRewriter) -> bool:
     """Replace `op` by the constants it evaluates to; False when it cannot be folded."""
-    if type(op) not in EVALUATORS or result_bytes(op) > FOLD_BYTES_LIMIT:
+    if type(op) not in EVALUATORS or any(is_symbolic(r) for r in op.results):
+        return False  # a result of symbolic size is no constant
+    if result_bytes(op) > FOLD_BYTES_LIMIT:
         return False
     values = evaluate_op(op, [constant_array(v) for v in op.operands])
     constants = [graph.ConstantOp(dense_of(v, r.type)) for v, r in zip(values, op.results)]

@@ -20,6 +20,8 @@ from xdsl.rewriter import InsertPoint
 
 from onnxc.dialects import graph
 from onnxc.dialects.dense_data import element_dtype, from_numpy
+from onnxc.dialects.graph_base import is_symbolic
+from onnxc.dialects.symbolic_dims import Dim
 
 
 def numpy_dtype(element: Attribute) -> np.dtype | None:
@@ -43,6 +45,8 @@ def constant_value(value: SSAValue) -> np.ndarray | None:
         return None
     t = value.type
     assert isinstance(t, TensorType)
+    if is_symbolic(t):
+        return None  # a fill of run-time size: no array to fold
     dtype = numpy_dtype(t.get_element_type())
     if dtype is None:
         return None
@@ -88,11 +92,12 @@ def single_use(value: SSAValue) -> bool:
     return value.has_one_use()
 
 
-def per_channel(array: np.ndarray, out_shape: Sequence[int], axis: int = 1) -> np.ndarray | None:
+def per_channel(array: np.ndarray, out_shape: Sequence[Dim], axis: int = 1) -> np.ndarray | None:
     """`array` as a 1-D vector over `out_shape[axis]` when it broadcasts against the output
-    along that axis only and does not enlarge the output; None otherwise."""
+    along that axis only and does not enlarge the output; None otherwise (also when that
+    axis has a symbolic size: the vector needs a length)."""
     rank = len(out_shape)
-    if array.ndim > rank:
+    if array.ndim > rank or not -rank <= axis < rank or not isinstance(out_shape[axis], int):
         return None
     padded = array.reshape((1,) * (rank - array.ndim) + array.shape)
     for d, (a, o) in enumerate(zip(padded.shape, out_shape)):

@@ -31,6 +31,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import ints_of, shape_of
+from onnxc.dialects.symbolic_dims import is_static
 from onnxc.passes.base import GraphPatternPass
 from onnxc.passes.constants import constant_value, element_type, insert_constant
 from onnxc.passes.rewrite_utils import i64_array, rebuild, with_shape
@@ -82,6 +83,8 @@ class SplitConvByLiveTaps(RewritePattern):
         x_shape, out_shape = shape_of(conv.input), shape_of(conv.output)
         if weight is None or len(x_shape) != 4:
             return
+        if not is_static((*x_shape[2:], *out_shape[2:])):
+            return  # the bands depend on the image size
         (sh, sw), (dh, dw) = ints_of(conv.strides), ints_of(conv.dilations)
         pt, pl = ints_of(conv.pads)[:2]
         kh, kw = weight.shape[2:]

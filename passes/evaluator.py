@@ -18,10 +18,12 @@ import numpy as np
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.rewriter import Rewriter
 
 from onnxc.dialects import graph, graph_shapes
-from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
+from onnxc.dialects.graph import float_of, int_of, ints_of, is_symbolic, shape_of
 from onnxc.dialects.layout import ConvertOp
+from onnxc.dialects.symbolic_dims import SymDim, evaluate_shape
 from onnxc.errors import InvalidInputError, UnsupportedOpError
 from onnxc.frontend.onnx_types import numpy_dtype_of_element
 from onnxc.lowering.pass_verifier import origin_of
@@ -404,11 +406,83 @@ def input_names(func: FuncOp) -> list[str]:
     return [f"arg{i}" for i in range(len(func.body.block.args))]
 
 
+# ----------------------------------------------------------------------------- symbolic sizes
+
+
+def has_symbolic_types(module_or_func: ModuleOp | FuncOp) -> bool:
+    """Whether any value of the entry function has a type with symbolic dimensions."""
+    func = entry_function(module_or_func)
+    return any(isinstance(a.type, TensorType) and is_symbolic(a.type) for a in func.args) or any(
+        isinstance(r.type, TensorType) and is_symbolic(r.type)
+        for op in func.walk() for r in op.results)
+
+
+def _lone_symbol(d) -> str | None:
+    """`seq` for the dimension `seq` (one symbol, coefficient 1), else None."""
+    if isinstance(d, SymDim) and len(d.symbols()) == 1:
+        name = next(iter(d.symbols()))
+        if d == SymDim.symbol(name):
+            return name
+    return None
+
+
+def bind_symbols(func: FuncOp, arrays: Sequence[np.ndarray]) -> dict[str, int]:
+    """The size of every symbol of `func`'s argument types, read from the `arrays` fed to
+    them (a dimension that is one symbol binds it; every dimension must then agree)."""
+    values: dict[str, int] = {}
+    args = [(a, np.shape(x)) for a, x in zip(func.args, arrays)]
+    for arg, actual in args:
+        shape = shape_of(arg) if isinstance(arg.type, TensorType) else ()
+        for d, n in zip(shape, actual):
+            name = _lone_symbol(d)
+            if name is not None and values.setdefault(name, n) != n:
+                raise InvalidInputError(f"symbol '{name}' is {values[name]} and {n} in the "
+                                        f"shapes of the inputs")
+    for arg, actual in args:
+        if not isinstance(arg.type, TensorType):
+            continue
+        shape = shape_of(arg)
+        unbound = {s for d in shape if isinstance(d, SymDim) for s in d.symbols()} - set(values)
+        if unbound:
+            raise InvalidInputError(f"no input dimension gives the size of "
+                                    f"{', '.join(sorted(unbound))}")
+        if len(shape) != len(actual) or evaluate_shape(shape, values) != tuple(actual):
+            expected = ", ".join(map(str, shape))
+            raise InvalidInputError(f"input shape {tuple(actual)} does not fit ({expected})")
+    return values
+
+
+def specialized(module_or_func: ModuleOp | FuncOp, values: Mapping[str, int]):
+    """A copy of `module_or_func` whose symbolic types are the static types of the sizes
+    `values` gives the symbols: the evaluator runs it as any static module."""
+    copy = module_or_func.clone()
+
+    def concrete(t):
+        return graph.tensor_type(evaluate_shape(shape_of(t), values), t.get_element_type())
+
+    functions: list[FuncOp] = []
+    for op in list(copy.walk()):
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in list(block.args):
+                    if isinstance(arg.type, TensorType) and is_symbolic(arg.type):
+                        Rewriter.replace_value_with_new_type(arg, concrete(arg.type))
+        for r in list(op.results):
+            if isinstance(r.type, TensorType) and is_symbolic(r.type):
+                Rewriter.replace_value_with_new_type(r, concrete(r.type))
+        if isinstance(op, FuncOp) and not op.is_declaration:
+            functions.append(op)
+    for f in functions:  # once their returns read the concrete values
+        f.update_function_type()
+    return copy
+
+
 def evaluate(
     module_or_func: ModuleOp | FuncOp,
     feeds: Mapping[str, np.ndarray] | Sequence[np.ndarray],
 ) -> list[np.ndarray]:
-    """Run the entry function op by op on `feeds` (by input name or in order)."""
+    """Run the entry function op by op on `feeds` (by input name or in order); symbolic
+    sizes take the values the feeds' shapes give them."""
     func = entry_function(module_or_func)
     args = func.body.block.args
     if isinstance(feeds, Mapping):
@@ -419,6 +493,9 @@ def evaluate(
         feeds = [feeds[n] for n in names]
     if len(feeds) != len(args):
         raise InvalidInputError(f"expected {len(args)} inputs, got {len(feeds)}")
+    if has_symbolic_types(func):
+        func = specialized(func, bind_symbols(func, [np.asarray(f) for f in feeds]))
+        args = func.body.block.args
     env: dict[SSAValue, np.ndarray] = {}
     for arg, value in zip(args, feeds):
         array = np.asarray(value)

@@ -200,7 +200,10 @@ class ReduceBeforeScalarShift(RewritePattern):
         scalar = shift.scalar.value.data
         if isinstance(op, graph.ReduceSumOp) and isinstance(
                 shift, graph.AddScalarOp | graph.SubScalarOp):
-            scalar *= _reduced(op)[1]
+            count = _reduced(op)[1]
+            if not isinstance(count, int):
+                return  # s times a symbolic count is no constant
+            scalar *= count
         reduce = rebuild(op, [shift.input], [op.output.type])
         moved = type(shift).create(
             operands=[reduce.results[0]], result_types=[op.output.type],
@@ -235,6 +238,8 @@ class ReduceBeforeTensorShift(RewritePattern):
                 continue
             additive = isinstance(shift, graph.AddOp | graph.SubOp)
             scale = count if additive and isinstance(op, graph.ReduceSumOp) else 1
+            if not isinstance(scale, int):
+                return  # c times a symbolic count is no constant
             new_ops = self._reshaped_shift(op, c, cs, axes, scale)
             if new_ops is None:
                 continue

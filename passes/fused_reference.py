@@ -67,9 +67,12 @@ def attention(op: graph.AttentionOp, args: list[np.ndarray]):
     scores = np.matmul(q, np.swapaxes(k, -1, -2)) * float_of(op.scale)
     if len(args) > 3:
         scores = scores + args[3]
-    if op.causal_offset is not None:  # key j is visible to query i when j <= i + offset
+    offset = None if op.causal_offset is None else int_of(op.causal_offset)
+    if op.causal_from_end is not None:
+        offset = scores.shape[-1] - scores.shape[-2]
+    if offset is not None:  # key j is visible to query i when j <= i + offset
         i, j = np.indices(scores.shape[-2:])
-        scores = np.where(j <= i + int_of(op.causal_offset), scores, -np.inf)
+        scores = np.where(j <= i + offset, scores, -np.inf)
     scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
     return [np.matmul(scores / scores.sum(axis=-1, keepdims=True), v)]
 

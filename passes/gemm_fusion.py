@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType, i64
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -270,7 +270,7 @@ class PointwiseConvOnPixelToGemm(RewritePattern):
         n, c, m = x_shape[0], x_shape[1], w_shape[0]
         el = element_type(conv.output)
         def reshape(v: SSAValue, shape: tuple[int, ...]) -> SSAValue:
-            op = graph.ReshapeOp(operands=[v], result_types=[TensorType(el, shape)])
+            op = graph.ReshapeOp(operands=[v], result_types=[graph.tensor_type(shape, el)])
             rewriter.insert(op, InsertPoint.before(conv))
             return op.output
 
@@ -282,7 +282,7 @@ class PointwiseConvOnPixelToGemm(RewritePattern):
         gemm = graph.GemmOp(
             operands=[reshape(conv.input, (n, c)), reshape(conv.weight, (m, c)),
                       [conv.bias] if conv.bias is not None else []],
-            result_types=[TensorType(el, (n, m))], properties=props)
+            result_types=[graph.tensor_type((n, m), el)], properties=props)
         rewriter.insert(gemm, InsertPoint.before(conv))
         rewriter.replace(conv, graph.ReshapeOp(operands=[gemm.output],
                                                   result_types=[conv.output.type]))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import DenseArrayBase, TensorType, i64
+from xdsl.dialects.builtin import DenseArrayBase, i64
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
@@ -49,7 +49,7 @@ class ReduceMeanToGlobalPool(RewritePattern):
         x = shape_of(op.input)
         if len(x) < 3 or op.reduced_axes() != tuple(range(2, len(x))) or not float_result(op):
             return
-        pooled_type = TensorType(element_type(op.output), (*x[:2], *(1,) * (len(x) - 2)))
+        pooled_type = graph.tensor_type((*x[:2], *(1,) * (len(x) - 2)), element_type(op.output))
         pool = graph.GlobalAveragePoolOp(operands=[op.input], result_types=[pooled_type])
         if int_of(op.keepdims) != 0:
             rewriter.replace(op, pool)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerAttr, TensorType, i64
+from xdsl.dialects.builtin import IntegerAttr, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
@@ -112,7 +112,7 @@ class FuseSiblingMatMuls(RewritePattern):
         weights = np.concatenate([_matmul_weight(o, x) for o in group], axis=1)
         adds = [_bias_add(o) for o in group]
         out_shape = (*shape_of(op.output)[:-1], weights.shape[1])
-        wide_type = TensorType(el, out_shape)
+        wide_type = graph.tensor_type(out_shape, el)
         w = insert_constant(rewriter, weights, el, op)
         wide = graph.MatMulOp(operands=[x, w], result_types=[wide_type], properties=props)
         rewriter.insert(wide, InsertPoint.before(op))
@@ -184,7 +184,7 @@ class FuseSiblingGemms(RewritePattern):
         wide = graph.GemmOp(
             operands=[x, insert_constant(rewriter, weights, el, op),
                       insert_constant(rewriter, bias, el, op)],
-            result_types=[TensorType(el, (m, weights.shape[1]))], properties=props,
+            result_types=[graph.tensor_type((m, weights.shape[1]), el)], properties=props,
         )
         rewriter.insert(wide, InsertPoint.before(op))
         outs = _split_into(rewriter, wide.output, [o.output for o in group], 1, op)
@@ -224,7 +224,7 @@ class FuseSiblingConvs(RewritePattern):
             for o in group
         ])
         out = shape_of(op.output)
-        wide_type = TensorType(el, (out[0], weights.shape[0], *out[2:]))
+        wide_type = graph.tensor_type((out[0], weights.shape[0], *out[2:]), el)
         wide = graph.ConvOp(
             operands=[x, insert_constant(rewriter, weights, el, op),
                       insert_constant(rewriter, biases, el, op)],

@@ -23,6 +23,7 @@ from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.graph_quant import quantized_range
+from onnxc.dialects.symbolic_dims import Dim
 from onnxc.passes.base import GraphPatternPass
 from onnxc.passes.constants import numpy_dtype
 from onnxc.passes.layout_fold import DropIdentityConvert, MergeConvertChain
@@ -194,6 +195,15 @@ def _parts(concat: graph.ConcatOp) -> tuple[int, list[tuple[int, int]]]:
     return axis, parts
 
 
+def keeps_whole_axis(dim: Dim, first: Dim, last: Dim, step: int) -> bool:
+    """Whether a slice with normalized bounds [first, last) and `step` keeps all `dim`
+    elements of an axis in order. Exact for symbolic sizes too: the clamped `last` of a
+    forward slice is at most `dim`, so it is short of the end exactly when it differs."""
+    if isinstance(dim, int) and dim <= 1:
+        return True
+    return step == 1 and first == 0 and last == dim
+
+
 class SliceOfConcat(RewritePattern):
     """slice(concat(x1..xn)) that cuts exactly x_i along the concat axis (and keeps every other
     axis whole) is x_i."""
@@ -214,7 +224,7 @@ class SliceOfConcat(RewritePattern):
                 if step != 1:
                     return
                 window = (first, last - first)
-            elif x[a] > 1 and (step != 1 or first != 0 or last < x[a]):
+            elif not keeps_whole_axis(x[a], first, last, step):
                 return
         if window is None or window not in parts:
             return

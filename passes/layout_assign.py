@@ -39,6 +39,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects import graph
+from onnxc.dialects.graph_base import is_symbolic
 from onnxc.dialects.graph_qlinear import QLinearConvOp, is_byte_type
 from onnxc.dialects.layout import ConvertOp, layout_of, with_layout
 from onnxc.passes.layout_fold import constant_value, laid_out_dense, moves_no_data
@@ -127,7 +128,11 @@ def _quantized_nhwc(op: Operation) -> bool | None:
 
 
 def can_run_nhwc(op: Operation) -> bool:
-    """Whether `op` has a kernel that is correct with its activations in NHWC."""
+    """Whether `op` has a kernel that is correct with its activations in NHWC (never with a
+    tensor of symbolic size: those are plain, row-major)."""
+    if any(isinstance(t, TensorType) and is_symbolic(t)
+           for t in (*op.operand_types, *op.result_types)):
+        return False
     if (quantized := _quantized_nhwc(op)) is not None:
         return quantized
     elementwise = isinstance(op, LAYOUT_AGNOSTIC + BROADCASTING)
@@ -155,7 +160,7 @@ def _is_layout_change(op: Operation) -> bool:
     if isinstance(op, ConvertOp):
         return True
     return (
-        isinstance(op, graph.ReshapeOp) and op.shape is None
+        isinstance(op, graph.ReshapeOp) and op.shape is None and not is_symbolic(op.output)
         and op.input.type.get_shape() == op.output.type.get_shape()
         and moves_no_data(op.input.type, op.output.type)
     )

@@ -25,6 +25,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, shape_of
 from onnxc.dialects.graph_fused import strip_leading_ones
+from onnxc.dialects.symbolic_dims import is_static
 from onnxc.passes.base import GraphPatternPass
 from onnxc.passes.constants import (
     constant_value,
@@ -118,7 +119,9 @@ class FuseLayerNormCore(RewritePattern):
             return
         axis = mean[1]
         el = element_type(x)
-        ones = insert_constant(rewriter, np.ones(shape_of(x)[-1:]), el, op)
+        # a unit scale over the last axis; one element, broadcast, when that size is symbolic
+        last = shape_of(x)[-1:]
+        ones = insert_constant(rewriter, np.ones(last if is_static(last) else (1,)), el, op)
         ln = graph.LayerNormalizationOp(
             operands=[x, ones, None],
             result_types=[x.type],

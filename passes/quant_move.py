@@ -22,6 +22,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from onnxc.dialects import graph
+from onnxc.dialects.graph import shape_of
 from onnxc.passes.base import GraphPatternPass
 from onnxc.passes.quant_params import QParams, qparams
 from onnxc.passes.rewrite_utils import rebuild, single_user, with_shape
@@ -70,7 +71,7 @@ class MoveQuantThroughDataMovement(RewritePattern):
         if q is None:
             return
         moved = rebuild(inner, [q, *inner.operands[1:]],
-                        [with_shape(op.output.type, inner.results[0].type.get_shape())])
+                        [with_shape(op.output.type, shape_of(inner.results[0]))])
         rewriter.replace(op, moved)
 
 

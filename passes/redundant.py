@@ -40,7 +40,7 @@ from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.passes.base import STATISTICS, GraphPatternPass
 from onnxc.passes.constants import constant_value, dense, numpy_dtype
-from onnxc.passes.inverse_pairs import compose, is_identity, permutation_of
+from onnxc.passes.inverse_pairs import compose, is_identity, keeps_whole_axis, permutation_of
 from onnxc.passes.rewrite_utils import (
     i64_array,
     only_returned,
@@ -154,7 +154,7 @@ def is_full_slice(op: graph.SliceOp) -> bool:
                                       ints_of(op.steps)):
         dim = x[shapes.normalize_axis(axis, len(x))]
         first, last = shapes.normalized_slice_bounds(dim, start, end, step)
-        if dim > 1 and (step != 1 or first != 0 or last < dim):
+        if not keeps_whole_axis(dim, first, last, step):
             return False
     return op.output.type == op.input.type
 
@@ -457,7 +457,8 @@ class FoldSoftmaxCoercion(RewritePattern):
         axis = int_of(flatten.axis) + (len(x) if int_of(flatten.axis) < 0 else 0)
         if not 0 <= axis < len(x):
             return
-        big = [d for d in range(axis, len(x)) if x[d] > 1]
+        # a symbolic size may be > 1: it counts as big (softmax over it is right for any size)
+        big = [d for d in range(axis, len(x)) if not isinstance(x[d], int) or x[d] > 1]
         if len(big) > 1:
             return
         k = big[0] if big else axis

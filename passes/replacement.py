@@ -36,6 +36,7 @@ from xdsl.rewriter import InsertPoint
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
+from onnxc.dialects.symbolic_dims import is_static
 from onnxc.passes.base import GraphPatternPass
 from onnxc.passes.constants import (
     constant_value,
@@ -62,6 +63,8 @@ class BatchNormToScaleShift(RewritePattern):
         s = gamma / np.sqrt(var + float_of(bn.epsilon))
         t = beta - mean * s
         x_shape = shape_of(bn.input)
+        if not isinstance(x_shape[1], int):
+            return  # the constants' shape needs the channel count
         per_channel = (x_shape[1],) + (1,) * (len(x_shape) - 2)
         el = element_type(bn.input)
         s_val = insert_constant(rewriter, s.reshape(per_channel), el, bn)
@@ -155,6 +158,8 @@ class DropPaddingTaps(RewritePattern):
             return
         spatial = shape_of(conv.input)[2:]
         outs = shape_of(conv.output)[2:]
+        if not is_static((*spatial, *outs)):
+            return  # which taps read only padding depends on the image size
         kernel = weight.shape[2:]
         strides, dilations, pads = ints_of(conv.strides), ints_of(conv.dilations), ints_of(conv.pads)
         rank = len(kernel)
@@ -196,6 +201,8 @@ class RecogniseChannelShuffle(RewritePattern):
         if rank < 2 or shape_of(last.output) != x_shape or len(split) != rank + 1:
             return
         g = split[1]
+        if not isinstance(g, int):
+            return  # a symbolic group count is no property
         if split[0] != x_shape[0] or g * split[2] != x_shape[1] or split[3:] != x_shape[2:]:
             return
         if ints_of(transpose.perm) != (0, 2, 1, *range(3, rank + 1)):

@@ -12,7 +12,9 @@ from xdsl.dialects.builtin import DenseArrayBase, TensorType, i64
 from xdsl.dialects.func import ReturnOp
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from onnxc.dialects.graph_base import tensor_type
 from onnxc.dialects.graph_fused_elementwise import FusedElementwiseOp
+from onnxc.dialects.symbolic_dims import Dim
 
 
 def rebuild(
@@ -31,10 +33,11 @@ def rebuild(
     )
 
 
-def with_shape(t: Attribute, shape: Sequence[int]) -> TensorType:
-    """The tensor type with `t`'s element type and another shape."""
+def with_shape(t: Attribute, shape: Sequence[Dim]) -> TensorType:
+    """The tensor type with `t`'s element type and another shape (ints and SymDims: a
+    symbolic dimension is written `?` with its `#graph.dims` entry)."""
     assert isinstance(t, TensorType)
-    return TensorType(t.get_element_type(), list(shape))
+    return tensor_type(list(shape), t.get_element_type())
 
 
 def i64_array(values: Sequence[int]) -> DenseArrayBase:

@@ -19,7 +19,7 @@ passes cost little more than evaluating the ops the passes changed.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import ml_dtypes
@@ -32,8 +32,17 @@ from xdsl.passes import ModulePass
 from onnxc.dialects import graph
 from onnxc.dialects.graph import shape_of
 from onnxc.dialects.graph_fused_elementwise import FusedElementwiseOp, body_key
+from onnxc.dialects.symbolic_dims import evaluate_shape, is_static, symbols_of
 from onnxc.errors import InvalidInputError, OnnxcError
-from onnxc.passes.evaluator import dtype_of, entry_function, evaluate_op, evaluate_region_op
+from onnxc.passes.evaluator import (
+    bind_symbols,
+    dtype_of,
+    entry_function,
+    evaluate_op,
+    evaluate_region_op,
+    has_symbolic_types,
+    specialized,
+)
 
 
 class NumericDriftError(OnnxcError):
@@ -45,15 +54,25 @@ class NumericDriftError(OnnxcError):
         super().__init__(f"pass '{step.name}' changed the results: {'; '.join(step.problems)}")
 
 
+SYMBOL_SIZE = 5
+"""The size random inputs give a symbolic dimension's symbols (`seq`) unless told otherwise:
+not 1 (which broadcasting would hide) and not a power of two."""
+
+
 def random_inputs(
-    module_or_func: ModuleOp | FuncOp, *, seed: int = 0, distribution: str = "uniform"
+    module_or_func: ModuleOp | FuncOp, *, seed: int = 0, distribution: str = "uniform",
+    symbols: Mapping[str, int] | None = None,
 ) -> list[np.ndarray]:
     """Seeded inputs for the entry function: floats uniform in [-1, 1) (or standard normal),
-    integers in [0, 3) so that they are valid indices and shift amounts, booleans at random."""
+    integers in [0, 3) so that they are valid indices and shift amounts, booleans at random.
+    A symbolic dimension has the size `symbols` gives its symbols (SYMBOL_SIZE by default)."""
     rng = np.random.default_rng(seed)
     arrays = []
     for arg in entry_function(module_or_func).body.block.args:
         shape, dtype = shape_of(arg), dtype_of(arg)
+        if not is_static(shape):
+            values = {s: (symbols or {}).get(s, SYMBOL_SIZE) for s in symbols_of(shape)}
+            shape = evaluate_shape(shape, values)
         if dtype.kind == "f":
             if distribution == "normal":
                 values = rng.standard_normal(shape)
@@ -123,6 +142,8 @@ class MemoEvaluator:
         func = entry_function(module_or_func)
         if len(func.args) != len(self.inputs):
             raise InvalidInputError(f"expected {len(func.args)} inputs, got {len(self.inputs)}")
+        if has_symbolic_types(func):  # run it at the sizes the inputs give the symbols
+            func = specialized(func, bind_symbols(func, self.inputs))
         env: dict[SSAValue, tuple[np.ndarray, Hashable]] = {}
         for arg, value in zip(func.args, self.inputs):
             value = value.astype(dtype_of(arg), copy=False)

@@ -35,9 +35,11 @@ from typing import BinaryIO
 
 import numpy as np
 
+from onnxc.dialects.symbolic_dims import SymbolicDimError, SymDim, parse_dim
 from onnxc.runtime.check_errors import STATUS_RECORD_BYTES
 from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
 from onnxc.runtime.dtypes import DTYPES
+from onnxc.runtime.symbolic_shapes import SymbolicSignature
 
 FORMAT_VERSION = 2
 MAGIC = b"ONNXC-CACHE\x00v2\x00\x00"  # 16 bytes
@@ -77,6 +79,8 @@ class Entry:
     check_sites: list[dict]
     precision: str = "fp32"
     target: str = "host"
+    symbolic: SymbolicSignature | None = None
+    """the size symbols and dynamic arena slots of a model with symbolic dimensions"""
 
     @classmethod
     def of(cls, compiled: CompiledModel, object_code: bytes, constant_names: Sequence[str],
@@ -92,7 +96,7 @@ class Entry:
                    dict(compiled.input_defaults), compiled.arena_bytes,
                    compiled.intermediate_bytes, compiled.num_threads, compiled.status_offset,
                    [dict(site) for site in compiled.check_sites], compiled.precision,
-                   compiled.target)
+                   compiled.target, compiled.symbolic)
 
     def compiled_model(self) -> CompiledModel:
         """Load the code and build the model (call only on an entry `read` accepted)."""
@@ -102,7 +106,7 @@ class Entry:
         compiled = CompiledModel(
             native, native.function_address(self.entry_symbol), self.inputs, self.outputs,
             self.constants, self.arena_bytes, self.intermediate_bytes, self.check_sites,
-            self.status_offset, self.input_defaults)
+            self.status_offset, self.input_defaults, self.symbolic)
         compiled._num_threads = self.num_threads
         compiled._precision = self.precision
         compiled._target = self.target
@@ -125,7 +129,7 @@ def spec_row(spec: TensorSpec) -> list:
     dtype = np.dtype(spec.dtype)
     if DTYPES.get(dtype.name) != dtype:
         raise BadEntry(f"dtype {dtype} has no cache encoding")
-    return [spec.name, [int(d) for d in spec.shape], dtype.name]
+    return [spec.name, [d if isinstance(d, str) else int(d) for d in spec.shape], dtype.name]
 
 
 def tensor_layout(constant_names: Sequence[str], constants: Sequence[np.ndarray],
@@ -171,6 +175,9 @@ def write(out: BinaryIO, key: str, secret: bytes, entry: Entry) -> None:
         "target": entry.target,
         "status_offset": entry.status_offset,
         "check_sites": entry.check_sites,
+        "symbolic": None if entry.symbolic is None else {
+            "symbols": list(entry.symbolic.symbols),
+            "slots": list(entry.symbolic.dynamic_slots)},
         "object": {"offset": 0, "nbytes": len(entry.object_code)},
         **layout,
         "data_bytes": offset,
@@ -246,9 +253,13 @@ def read(buffer, key: str, secret: bytes) -> Entry:
     start, nbytes = blob(_dict(header, "object"), "object code")
     constants = [array(row, "constant") for row in _list(header, "constants")]
     defaults = dict(array(row, "default") for row in _list(header, "defaults"))
-    inputs = [TensorSpec(*parse_spec(row)) for row in _list(header, "inputs")]
-    outputs = [TensorSpec(*parse_spec(row)) for row in _list(header, "outputs")]
+    symbolic = parse_symbolic(header.get("symbolic"))
+    symbols = set(symbolic.symbols) if symbolic is not None else set()
+    inputs = [TensorSpec(*parse_spec(row, symbols)) for row in _list(header, "inputs")]
+    outputs = [TensorSpec(*parse_spec(row, symbols)) for row in _list(header, "outputs")]
     batch_rows = parse_batch_rows(header.get("batch_rows"), inputs, outputs)
+    if symbolic is not None and batch_rows is not None:
+        raise BadEntry("a model is batched or symbolic, not both")
     by_name = {s.name: s for s in inputs}
     for name, value in defaults.items():
         spec = by_name.get(name)
@@ -269,7 +280,7 @@ def read(buffer, key: str, secret: bytes) -> Entry:
         symbol, bytes(buffer[start:start + nbytes]), inputs, outputs, batch_rows,
         [c for _, c in constants], [n for n, _ in constants], defaults, arena_bytes,
         parse_size(header, "intermediate_bytes"), num_threads, status_offset,
-        parse_check_sites(header.get("check_sites")), precision, target)
+        parse_check_sites(header.get("check_sites")), precision, target, symbolic)
 
 
 def parse_size(row, name: str) -> int:
@@ -293,17 +304,47 @@ def _dict(row: dict, name: str) -> dict:
     return value
 
 
-def parse_spec(row) -> tuple[str, tuple[int, ...], np.dtype]:
-    """(name, shape, dtype) of a stored [name, shape, dtype name] row."""
+def parse_spec(row, symbols: set[str] = frozenset()) -> tuple[str, tuple[int | str, ...], np.dtype]:
+    """(name, shape, dtype) of a stored [name, shape, dtype name] row; a dimension may be a
+    polynomial in `symbols` (the input and output specs of a symbolic model)."""
     if not isinstance(row, list) or len(row) != 3:
         raise BadEntry("bad tensor description")
     name, shape, dtype = row
     if not isinstance(name, str) or not isinstance(shape, list) or not isinstance(dtype, str) \
             or dtype not in DTYPES:
         raise BadEntry("bad tensor description")
-    if any(type(d) is not int or not 0 <= d < _MAX_DIM for d in shape):
-        raise BadEntry(f"bad shape of '{name}'")
+    for d in shape:
+        if isinstance(d, str) and symbols:
+            if not _symbolic_dim_in(d, symbols):
+                raise BadEntry(f"bad symbolic dimension of '{name}'")
+        elif type(d) is not int or not 0 <= d < _MAX_DIM:
+            raise BadEntry(f"bad shape of '{name}'")
     return name, tuple(shape), DTYPES[dtype]
+
+
+def _symbolic_dim_in(text: str, symbols: set[str]) -> bool:
+    try:
+        dim = parse_dim(text)
+    except SymbolicDimError:
+        return False
+    return isinstance(dim, SymDim) and dim.symbols() <= symbols
+
+
+def parse_symbolic(row) -> SymbolicSignature | None:
+    if row is None:
+        return None
+    if not isinstance(row, dict):
+        raise BadEntry("bad symbolic signature")
+    symbols, slots = row.get("symbols"), row.get("slots")
+    if not isinstance(symbols, list) or not symbols or not isinstance(slots, list) \
+            or not all(isinstance(s, str) for s in [*symbols, *slots]):
+        raise BadEntry("bad symbolic signature")
+    try:
+        if not all(parse_dim(s) == SymDim.symbol(s) for s in symbols):
+            raise BadEntry("bad size symbol")
+        return SymbolicSignature(tuple(symbols), tuple(slots))
+    except SymbolicDimError as err:
+        raise BadEntry(f"bad symbolic signature: {err}") from None
 
 
 def parse_batch_rows(rows, inputs: list[TensorSpec], outputs: list[TensorSpec]):

@@ -21,7 +21,9 @@ overlapping one), as onnxruntime's IOBinding does: no allocation and no page fau
 
 A model compiled for one sample of a symbolic batch (frontend/batch_axes.py) reports that
 dimension as None in its specs and runs the native code once per sample, on consecutive
-slices of every input and output.
+slices of every input and output. A model compiled with symbolic dimensions reports each as
+its name (`"seq"`, or a polynomial such as `"past+seq"` for an output) and binds them per run
+(runtime/symbolic_shapes.py).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import numpy as np
 from onnxc.errors import InvalidInputError
 from onnxc.resource_limits import check_allocation, check_tensor
 from onnxc.runtime.check_errors import STATUS_RECORD_BYTES, check_failure
+from onnxc.runtime.symbolic_shapes import SymbolicSignature
 
 _ARENA_ALIGNMENT = 64
 
@@ -46,8 +49,8 @@ class TensorSpec:
     """Name, static shape and numpy dtype of one model input or output."""
 
     name: str
-    shape: tuple[int | None, ...]
-    """None: the symbolic batch dimension (any size)"""
+    shape: tuple[int | str | None, ...]
+    """None: the symbolic batch dimension (any size); a string: a symbolic dimension"""
     dtype: np.dtype
 
     def __str__(self) -> str:
@@ -78,6 +81,12 @@ class _Slot:
     arena: np.ndarray
     argv: ctypes.Array
     argv_address: int
+    dims: np.ndarray | None = None
+    """a symbolic model's symbol values for the run (the entry's `dims` buffer)"""
+    dynamic: np.ndarray | None = None
+    """its dynamic arena, grown to the largest run so far"""
+    bound: np.ndarray | None = None
+    """the symbol values `dims` holds (a run plan's array)"""
 
 
 class CompiledModel:
@@ -95,8 +104,11 @@ class CompiledModel:
         check_sites: Sequence[Mapping[str, object]] = (),
         status_offset: int = -1,
         input_defaults: Mapping[str, np.ndarray] | None = None,
+        symbolic: SymbolicSignature | None = None,
     ):
         self._native = native  # keeps the JIT engine (and so the code) alive
+        self.symbolic = symbolic
+        """the size symbols and dynamic arena of a model with symbolic dimensions"""
         self.check_sites = [dict(site) for site in check_sites]
         """One description per run-time check of indices or divisors (see check_errors)."""
         self.status_offset = status_offset
@@ -136,7 +148,9 @@ class CompiledModel:
         with)."""
         check_allocation(self.arena_bytes, "the arena of intermediate tensors")
         for spec in self.outputs:
-            check_tensor(spec.shape, np.dtype(spec.dtype).itemsize, f"output '{spec.name}'")
+            if all(isinstance(d, int) for d in spec.shape):
+                check_tensor(spec.shape, np.dtype(spec.dtype).itemsize,
+                             f"output '{spec.name}'")
 
     def _split_inputs(self) -> None:
         """`inputs`: what a run needs; `overridable_inputs`: what it may give instead of
@@ -252,18 +266,9 @@ class CompiledModel:
         """Check `values` (one per input, in order), call the native entry, return outputs."""
         if self._batch_rows is not None:
             return self._invoke_batched(values, wanted, out)
-        arrays = []
-        addresses = []
-        for (spec, shape, dtype), value in zip(self._input_checks, values):
-            if (type(value) is not np.ndarray or value.dtype != dtype or value.shape != shape
-                    or not value.flags.c_contiguous):
-                value = self._checked(spec, value)
-            address = _address(value)
-            if address % dtype.alignment:  # a view at an odd offset: copy to aligned memory
-                value = value.copy()
-                address = _address(value)
-            arrays.append(value)
-            addresses.append(address)
+        if self.symbolic is not None:
+            return self._invoke_symbolic(values, wanted, out)
+        arrays, addresses = self._input_addresses(values)
         if out is None:
             results = [np.empty(shape, dtype) for shape, dtype in self._output_allocs]
         else:
@@ -272,15 +277,53 @@ class CompiledModel:
         self._call_native((addresses,))
         return [results[i] for i in wanted]
 
-    def _call_native(self, runs: Iterable[Sequence[int]], batched: bool = False) -> None:
+    def _input_addresses(self, values: Sequence, symbolic: bool = False
+                         ) -> tuple[list[np.ndarray], list[int]]:
+        """The inputs native code may read (checked, or copied when not contiguous or not
+        aligned) and their addresses; `symbolic`: shapes are bound and checked later."""
+        arrays, addresses = [], []
+        for (spec, shape, dtype), value in zip(self._input_checks, values):
+            if (type(value) is not np.ndarray or value.dtype != dtype
+                    or (value.shape != shape and not symbolic)
+                    or not value.flags.c_contiguous):
+                value = self._checked(spec, value, symbolic=symbolic)
+            address = _address(value)
+            if address % dtype.alignment:  # a view at an odd offset: copy to aligned memory
+                value = value.copy()
+                address = _address(value)
+            arrays.append(value)
+            addresses.append(address)
+        return arrays, addresses
+
+    def _invoke_symbolic(self, values: Sequence, wanted: list[int],
+                         out: Sequence[np.ndarray] | None) -> list[np.ndarray]:
+        """Bind the size symbols from the inputs, then one native run with their values."""
+        assert self.symbolic is not None
+        arrays, addresses = self._input_addresses(values, symbolic=True)
+        plan = self.symbolic.plan(self._entry_inputs, self.outputs, arrays)
+        shapes = [(shape, dtype) for shape, (_, dtype) in zip(plan.output_shapes,
+                                                              self._output_allocs)]
+        if out is None:
+            results = [np.empty(shape, dtype) for shape, dtype in shapes]
+        else:
+            results = self._checked_outputs(out, shapes, arrays)
+        addresses.extend(_address(r) for r in results)
+        self._call_native((addresses,), sizes=(plan.dims, plan.dynamic_bytes))
+        return [results[i] for i in wanted]
+
+    def _call_native(self, runs: Iterable[Sequence[int]], batched: bool = False,
+                     sizes: tuple[np.ndarray, int] | None = None) -> None:
         """Call the native entry once per address list (inputs then outputs) on one arena;
-        InvalidInputError (nothing returned) when a run-time check refused the data."""
+        InvalidInputError (nothing returned) when a run-time check refused the data.
+        `sizes`: a symbolic model's symbol values and dynamic arena bytes for the run."""
         try:
             slot = self._free_slots.pop()
         except IndexError:  # every arena is in use by another thread: make one more
             slot = self._new_slot()
         try:
             argv = slot.argv
+            if sizes is not None:
+                self._bind_sizes(slot, *sizes)
             for sample, addresses in enumerate(runs):
                 for i, address in enumerate(addresses):
                     argv[i] = address
@@ -354,16 +397,37 @@ class CompiledModel:
         return list(out)
 
     def _new_slot(self) -> _Slot:
-        """An argv (constants and arena filled in) with its own zeroed, aligned arena."""
+        """An argv (constants and arena filled in) with its own zeroed, aligned arena.
+
+        A symbolic model's argv also has its `dims` buffer after the outputs and its dynamic
+        arena last (lowering/entry_abi.py); `_bind_sizes` fills them per run."""
         n_io = len(self._entry_inputs) + len(self.outputs)
+        symbolic = self.symbolic is not None
         arena = aligned_empty(self.arena_bytes)
-        argv = (ctypes.c_void_p * (n_io + len(self._constants) + 1))()
+        argv = (ctypes.c_void_p * (n_io + symbolic + len(self._constants) + 1 + symbolic))()
+        first_constant = n_io + symbolic
         for i, c in enumerate(self._constants):
-            argv[n_io + i] = c.ctypes.data
-        argv[n_io + len(self._constants)] = arena.ctypes.data
+            argv[first_constant + i] = c.ctypes.data
+        argv[first_constant + len(self._constants)] = arena.ctypes.data
         with self._slot_lock:
             self._slot_count += 1
-        return _Slot(arena, argv, ctypes.addressof(argv))
+        slot = _Slot(arena, argv, ctypes.addressof(argv))
+        if symbolic:
+            assert self.symbolic is not None
+            slot.dims = np.zeros(max(1, len(self.symbolic.symbols)), np.int64)
+            argv[n_io] = slot.dims.ctypes.data
+        return slot
+
+    def _bind_sizes(self, slot: _Slot, dims: np.ndarray, dynamic_bytes: int) -> None:
+        """Give `slot` this run's symbol values and a dynamic arena of at least
+        `dynamic_bytes` (kept for later runs: it only grows)."""
+        assert slot.dims is not None
+        if slot.bound is not dims:  # the same plan's run after run: nothing to copy
+            slot.dims[: len(dims)] = dims
+            slot.bound = dims
+        if slot.dynamic is None or slot.dynamic.nbytes < dynamic_bytes:
+            slot.dynamic = aligned_empty(max(dynamic_bytes, _ARENA_ALIGNMENT))
+            slot.argv[len(slot.argv) - 1] = slot.dynamic.ctypes.data
 
     @property
     def arena_count(self) -> int:
@@ -381,9 +445,11 @@ class CompiledModel:
             ) from None
 
     @staticmethod
-    def _checked(spec: TensorSpec, value, batch_rows: int = 0) -> np.ndarray:
+    def _checked(spec: TensorSpec, value, batch_rows: int = 0,
+                 symbolic: bool = False) -> np.ndarray:
         """The array native code may read for `spec`, or InvalidInputError saying why not
-        (`batch_rows`: the spec's leading dimension is any multiple of it)."""
+        (`batch_rows`: the spec's leading dimension is any multiple of it; `symbolic`: the
+        shape is checked by SymbolicSignature.bind instead)."""
         if not isinstance(value, np.ndarray):
             if isinstance(value, np.generic):
                 value = np.asarray(value)
@@ -402,7 +468,7 @@ class CompiledModel:
                 raise InvalidInputError(
                     f"input '{spec.name}' has shape {list(shape)}, expected "
                     f"[{batch_rows} x N, {', '.join(map(str, spec.shape[1:]))}]")
-        elif shape != spec.shape:
+        elif shape != spec.shape and not symbolic:
             raise InvalidInputError(
                 f"input '{spec.name}' has shape {list(value.shape)}, expected {list(spec.shape)}"
             )

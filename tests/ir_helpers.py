@@ -87,3 +87,24 @@ def jit_loops(text: str, num_threads: int = 1):
     lower_loops_to_llvm(ctx, module, num_threads=num_threads)
     llvm_ir = str(translate_to_llvm_ir(module, host_target()))
     return NativeModule.from_llvm_ir(llvm_ir), llvm_ir
+
+
+
+def compile_graph(text: str, num_threads: int = 1):
+    """Graph-dialect IR text compiled like `onnxc.compile` compiles an imported model (no
+    graph passes): the CompiledModel, whose inputs are @main's arguments in order."""
+    from onnxc.api import _StageLog, lower_graph
+    from onnxc.lowering import pipeline
+    from onnxc.lowering.entry_abi import WRAPPER_NAME
+    from onnxc.runtime.compiled_model import CompiledModel
+    from onnxc.runtime.target import compiling_for, parse_target
+
+    module = parse_graph(text)
+    ctx = pipeline.make_context()
+    with compiling_for(parse_target("host")) as target:
+        lowered = lower_graph(ctx, module, _StageLog(False), "fp32", num_threads, target)
+        native = pipeline.jit_compile(lowered.llvm_module, target)
+    return CompiledModel(
+        native, native.function_address(WRAPPER_NAME), lowered.inputs, lowered.outputs,
+        lowered.constants, lowered.arena_bytes, lowered.intermediate_bytes,
+        lowered.check_sites, lowered.status_offset, lowered.input_defaults, lowered.symbolic)

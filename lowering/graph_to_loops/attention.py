@@ -21,12 +21,18 @@ as Softmax of an all -inf row is (Attention-23's importer zeroes such rows).
 exp is `math.exp` on vectors, expanded inline by convert-math-to-llvm. No Sq x Sk (or Sk)
 buffer exists; K and V are streamed once per query block. The outer loop (batch x query
 blocks) is a parallel_for. Non-f32 element types use the scalar kernel at the end.
+
+Symbolic sizes (a query length `seq`, a key length `past+seq`, batch dimensions) take the
+same code with run-time bounds: the full query blocks are one parallel loop, the last
+partial block (a run-time lane count) runs with one or two vectors of queries as it needs,
+and the keys after the last full key block go one at a time. Head sizes D and Dv must be
+static (they size the stack buffers), else the scalar kernel runs. Static shapes get the
+same code as ever.
 """
 
 from __future__ import annotations
 
 import math as pymath
-from collections.abc import Sequence
 
 from xdsl.dialects import arith, math, memref, vector
 from xdsl.dialects.builtin import (
@@ -41,9 +47,16 @@ from xdsl.ir import SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects import graph
-from onnxc.dialects.graph import float_of, int_of, shape_of
+from onnxc.dialects.graph import float_of, int_of, is_symbolic, shape_of
+from onnxc.lowering.graph_to_loops.checks import nest_bounds
+from onnxc.lowering.graph_to_loops.data_movement import sizes
 from onnxc.lowering.graph_to_loops.fused import require_float
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, broadcast_indices
+from onnxc.lowering.graph_to_loops.loops import (
+    Index,
+    KernelBuilder,
+    broadcast_indices,
+    unflatten,
+)
 
 KEYS = 8
 """Keys per block of the vector kernel: KEYS x QUERY_VECTORS score accumulators live in
@@ -80,14 +93,20 @@ def kv_index(kb: KernelBuilder, bi: list[Index], groups: int) -> list[Index]:
     return bi if groups == 1 else [*bi[:-1], kb.idiv(bi[-1], groups)]
 
 
-def unflatten(kb: KernelBuilder, flat: Index, dims: Sequence[int]) -> list[Index]:
-    """Row-major multi-index of `flat` in a space of extents `dims`."""
-    out: list[Index] = []
-    for d in reversed(dims):
-        quotient = kb.idiv(flat, d)
-        out.append(kb.isub(flat, kb.imul(quotient, d)))
-        flat = quotient
-    return out[::-1]
+def causal_offset(op: graph.AttentionOp, kb: KernelBuilder, sq: Index,
+                  sk: Index) -> Index | None:
+    """The causal mask's offset: query i sees key j <= i + offset (None: no causal mask);
+    `causal_from_end` takes it at run time as Sk - Sq."""
+    if op.causal_from_end is not None:
+        return kb.isub(sk, sq)
+    return None if op.causal_offset is None else int_of(op.causal_offset)
+
+
+def attention_sizes(op: graph.AttentionOp, kb: KernelBuilder, ins):
+    """(batch dims, Sq, D, Sk, Dv): ints, or run-time values for symbolic dimensions."""
+    q, k, v = (sizes(kb, value, mem) for value, mem in zip(
+        (op.query, op.key, op.value), ins))
+    return list(q[:-2]), q[-2], q[-1], k[-2], v[-1]
 
 
 def _alloca(kb: KernelBuilder, shape: list[int], element) -> SSAValue:
@@ -100,30 +119,30 @@ def _alloca(kb: KernelBuilder, shape: list[int], element) -> SSAValue:
 class _VectorAttention:
     def __init__(self, op: graph.AttentionOp, kb: KernelBuilder, ins, outs):
         self.kb = kb
-        q_shape, k_shape, v_shape = shape_of(op.query), shape_of(op.key), shape_of(op.value)
-        self.batch = list(q_shape[:-2])
-        self.sq, self.d = q_shape[-2:]
-        self.sk, self.dv = k_shape[-2], v_shape[-1]
+        self.batch, self.sq, self.d, self.sk, self.dv = attention_sizes(op, kb, ins)
         self.vw = _vector_width()
         # two vectors of queries per block when there are enough: each broadcast K / V
-        # scalar then feeds two FMAs, which halves the loads per FMA
-        self.qv = QUERY_VECTORS if self.sq >= QUERY_VECTORS * self.vw else 1
+        # scalar then feeds two FMAs, which halves the loads per FMA (a run-time query
+        # count may be large; its partial last block takes one vector when that suffices)
+        self.qv = QUERY_VECTORS if not isinstance(self.sq, int) or (
+            self.sq >= QUERY_VECTORS * self.vw) else 1
         self.width = self.qv * self.vw
         element = outs[0].type.get_element_type()
         self.element = element
         self.vtype = VectorType(element, [self.vw])
         self.q, self.k, self.v, self.y = ins[0], ins[1], ins[2], outs[0]
         self.mask = ins[3] if op.mask is not None else None
-        self.mask_shape = list(shape_of(op.mask)) if op.mask is not None else []
+        self.mask_shape = sizes(kb, op.mask, ins[3]) if op.mask is not None else []
         self.scale = float_of(op.scale)
         self.qt = _alloca(kb, [self.d, self.width], element)
         self.ot = _alloca(kb, [self.dv, self.width], element)
         # a mask that varies along the query axis is gathered lane by lane
         rank = len(self.batch) + 2
         padded = [1] * (rank - len(self.mask_shape)) + self.mask_shape
-        self.mask_per_query = self.mask is not None and padded[-2] != 1
+        self.mask_per_query = self.mask is not None and not (
+            isinstance(padded[-2], int) and padded[-2] == 1)
         self.mbuf = _alloca(kb, [self.width], element) if self.mask_per_query else None
-        self.causal = None if op.causal_offset is None else int_of(op.causal_offset)
+        self.causal = causal_offset(op, kb, self.sq, self.sk)
         self.groups = op.kv_groups()
         self.iota = _alloca(kb, [self.width], element) if self.causal is not None else None
 
@@ -154,6 +173,9 @@ class _VectorAttention:
 
     def build(self) -> None:
         kb = self.kb
+        if not isinstance(self.sq, int) or not all(isinstance(b, int) for b in self.batch):
+            self.build_symbolic()
+            return
         full, tail = divmod(self.sq, self.width)
         count = pymath.prod(self.batch)
 
@@ -166,9 +188,44 @@ class _VectorAttention:
         if tail:
             kb.parallel_for(0, count, lambda f: block(f, 1, tail, full * self.width))
 
-    def query_block(self, bi: list[Index], i0: Index, lanes: int) -> None:
+    def build_symbolic(self) -> None:
+        """`build` for a run-time query count or batch: one parallel loop over the blocks
+        of qv vectors (the last one partial: a run-time lane count), and when qv > 1 and
+        the last block's queries fit in one vector, that block with one vector instead."""
+        kb, vw, width = self.kb, self.vw, self.width
+        count = kb.product(self.batch)
+        full = kb.idiv(self.sq, width)
+        tail = kb.isub(self.sq, kb.imul(full, width))
+        if self.qv == 1:
+            blocks = kb.idiv(kb.iadd(self.sq, width - 1), width)
+        else:
+            wide = kb.insert(arith.CmpiOp(kb.idx(tail), kb.idx(vw), "sgt"))
+            blocks = kb.iadd(full, kb.select(wide, kb.idx(1), kb.idx(0)))
+
+        def block(flat: Index) -> None:
+            ivs = unflatten(kb, flat, [*self.batch, blocks])
+            i0 = kb.imul(ivs[-1], width)
+            self.query_block(ivs[:-1], i0, kb.imin(width, kb.isub(self.sq, i0)), self.qv)
+
+        kb.parallel_for(0, kb.imul(count, blocks), block)
+        if self.qv == 1:
+            return
+
+        def narrow_block(flat: Index) -> None:
+            ivs = unflatten(kb, flat, self.batch)
+            self.query_block(ivs, kb.imul(full, width), tail, 1)
+
+        some = kb.insert(arith.CmpiOp(kb.idx(tail), kb.idx(0), "sgt"))
+        narrow = kb.insert(arith.AndIOp(some, kb.insert(arith.XOrIOp(
+            wide, kb.constant(1, wide.type)))))
+        kb.parallel_for(0, kb.select(narrow, kb.idx(count), kb.idx(0)), narrow_block)
+
+    def query_block(self, bi: list[Index], i0: Index, lanes: Index, qv: int = 0) -> None:
+        """Queries i0 .. i0 + lanes of (batch, head) `bi`; a run-time `lanes` (at most qv
+        vectors' worth) comes with the number of vectors `qv` to compute."""
         kb, vw = self.kb, self.vw
-        qv = -(-lanes // vw)  # vectors that hold the block's queries
+        if isinstance(lanes, int):
+            qv = -(-lanes // vw)  # vectors that hold the block's queries
         width = qv * vw
         zero = kb.constant(0.0, self.element)
         scale = kb.constant(self.scale, self.element)
@@ -179,8 +236,8 @@ class _VectorAttention:
             x = kb.load(self.q, [*bi, kb.iadd(i0, lane), c])
             kb.store(kb.mul(x, scale), self.qt, [c, lane])
 
-        kb.nest([self.d, lanes], pack)
-        if lanes < width:
+        kb.nest(nest_bounds([self.d, lanes]), pack)
+        if not isinstance(lanes, int) or lanes < width:
             kb.nest([self.d, (lanes, width)], lambda ivs: kb.store(zero, self.qt, ivs))
         vzero = self.vconst(0.0)
 
@@ -190,28 +247,39 @@ class _VectorAttention:
 
         kb.for_(0, self.dv, clear)
 
-        full_blocks, rest = divmod(self.sk, KEYS)
+        if isinstance(self.sk, int):
+            full_blocks, rest = divmod(self.sk, KEYS)
+        else:  # the keys after the full blocks go one at a time (see below)
+            full_blocks, rest = kb.idiv(self.sk, KEYS), 0
         state = [self.vconst(-pymath.inf)] * qv + [vzero] * qv
         free, needed = full_blocks, full_blocks  # key blocks [0, free) need no causal mask
+        first: Index = 0
         if self.causal is not None:
             assert self.iota is not None
             kb.for_(0, width, lambda lane: kb.store(kb.to_float(lane, self.element),
                                                      self.iota, [lane]))
             first = kb.iadd(i0, self.causal)  # the last key the block's first query sees
             free = kb.imin(full_blocks, kb.idiv(kb.iadd(first, 1), KEYS))
-            needed = kb.imin(full_blocks, kb.idiv(kb.iadd(first, lanes + KEYS - 1), KEYS))
+            after = kb.iadd(first, lanes + KEYS - 1) if isinstance(lanes, int) else \
+                kb.iadd(kb.iadd(first, lanes), KEYS - 1)
+            needed = kb.imin(full_blocks, kb.idiv(after, KEYS))
 
         def blocks(lb: Index, ub: Index, causal: bool, state: list[SSAValue]) -> list[SSAValue]:
             return list(kb.for_(lb, ub, lambda b, *st: self.key_block(
                 bi, i0, lanes, qv, kb.imul(b, KEYS), KEYS, list(st), causal), iter_args=state))
 
-        if full_blocks:
+        if not isinstance(full_blocks, int) or full_blocks:
             state = blocks(0, free, False, state)
             if self.causal is not None:
                 state = blocks(free, needed, True, state)
         if rest:
             state = self.key_block(bi, i0, lanes, qv, full_blocks * KEYS, rest, state,
                                    self.causal is not None)
+        elif not isinstance(self.sk, int):
+            # the last sk mod KEYS keys, up to the last one the block's last query sees
+            stop = self.sk if self.causal is None else kb.imin(self.sk, kb.iadd(first, lanes))
+            state = list(kb.for_(kb.imul(full_blocks, KEYS), stop, lambda j, *st: self.key_block(
+                bi, i0, lanes, qv, j, 1, list(st), self.causal is not None), iter_args=state))
         one = self.vconst(1.0)
         inverse = [self.binary(arith.DivfOp, one, state[qv + u]) for u in range(qv)]
 
@@ -221,10 +289,10 @@ class _VectorAttention:
                 self.vstore(o, self.ot, [c, u * vw])
 
         kb.for_(0, self.dv, finish)
-        kb.nest([lanes, self.dv], lambda ivs: kb.store(
+        kb.nest(nest_bounds([lanes, self.dv]), lambda ivs: kb.store(
             kb.load(self.ot, [ivs[1], ivs[0]]), self.y, [*bi, kb.iadd(i0, ivs[0]), ivs[1]]))
 
-    def mask_vectors(self, bi: list[Index], i0: Index, lanes: int, qv: int,
+    def mask_vectors(self, bi: list[Index], i0: Index, lanes: Index, qv: int,
                      j: Index) -> list[SSAValue]:
         kb = self.kb
         assert self.mask is not None
@@ -253,7 +321,7 @@ class _VectorAttention:
             out.append(self.binary(arith.MulfOp, self.binary(arith.MinimumfOp, t, zero), big))
         return out
 
-    def key_block(self, bi, i0, lanes: int, qv: int, j0: Index, keys: int,
+    def key_block(self, bi, i0, lanes: Index, qv: int, j0: Index, keys: int,
                   state: list[SSAValue], causal: bool = False) -> list[SSAValue]:
         """One block of `keys` keys; state = qv running maxima, then qv running sums."""
         kb, vw = self.kb, self.vw
@@ -319,9 +387,12 @@ def attention_kernel(op: graph.AttentionOp, kb: KernelBuilder, ins, outs):
         return
     if k_shape[-2] == 0:  # no keys: an empty softmax contributes nothing
         zero = kb.constant(0.0, outs[0].type.get_element_type())
-        kb.nest(list(outs[0].type.get_shape()), lambda ivs: kb.store(zero, outs[0], ivs))
+        out_shape = sizes(kb, op.output, outs[0]) if is_symbolic(op.output) else list(
+            outs[0].type.get_shape())
+        kb.nest(nest_bounds(out_shape), lambda ivs: kb.store(zero, outs[0], ivs))
         return
-    if isinstance(outs[0].type.get_element_type(), Float32Type):
+    static_heads = isinstance(q_shape[-1], int) and isinstance(v_shape[-1], int)
+    if isinstance(outs[0].type.get_element_type(), Float32Type) and static_heads:
         _VectorAttention(op, kb, ins, outs).build()
     else:
         scalar_attention_kernel(op, kb, ins, outs)
@@ -329,20 +400,17 @@ def attention_kernel(op: graph.AttentionOp, kb: KernelBuilder, ins, outs):
 
 def scalar_attention_kernel(op: graph.AttentionOp, kb: KernelBuilder, ins, outs):
     """One query row at a time, keys in blocks of KEY_BLOCK (f64 and other float types)."""
-    q_shape, k_shape, v_shape = shape_of(op.query), shape_of(op.key), shape_of(op.value)
-    batch = list(q_shape[:-2])
-    sq, d = q_shape[-2:]
-    sk, dv = k_shape[-2], v_shape[-1]
+    batch, sq, d, sk, dv = attention_sizes(op, kb, ins)
     q, k, v, y = ins[0], ins[1], ins[2], outs[0]
     mask = ins[3] if op.mask is not None else None
-    mask_shape = shape_of(op.mask) if op.mask is not None else ()
-    causal = None if op.causal_offset is None else int_of(op.causal_offset)
+    mask_shape = sizes(kb, op.mask, ins[3]) if op.mask is not None else ()
+    causal = causal_offset(op, kb, sq, sk)
     element = y.type.get_element_type()
     zero = kb.constant(0.0, element)
     lowest = kb.constant(-pymath.inf, element)
     finite = kb.constant(lowest_finite(element), element)
     scale = kb.constant(float_of(op.scale), element)
-    block = max(1, min(KEY_BLOCK, sk))
+    block = max(1, min(KEY_BLOCK, sk)) if isinstance(sk, int) else KEY_BLOCK
     buf = _alloca(kb, [block], element)
     assert isinstance(buf.type, MemRefType)
 
@@ -351,7 +419,11 @@ def scalar_attention_kernel(op: graph.AttentionOp, kb: KernelBuilder, ins, outs)
         kvi = kv_index(kb, bi, op.kv_groups())
         kb.for_(0, dv, lambda c: kb.store(zero, y, [*bi, i, c]))
         # the keys this query sees: all, or j <= i + causal_offset
-        limit = sk if causal is None else kb.imin(sk, kb.iadd(i, causal + 1))
+        if causal is None:
+            limit = sk
+        else:
+            after = causal + 1 if isinstance(causal, int) else kb.iadd(causal, 1)
+            limit = kb.imin(sk, kb.iadd(i, after))
 
         def per_block(j0: Index, running_max, running_sum):
             hi = kb.imin(kb.iadd(j0, block), limit)
@@ -387,7 +459,10 @@ def scalar_attention_kernel(op: graph.AttentionOp, kb: KernelBuilder, ins, outs)
         inverse = kb.div(kb.constant(1.0, element), total)
         kb.for_(0, dv, lambda c: kb.store(kb.mul(kb.load(y, [*bi, i, c]), inverse), y, [*bi, i, c]))
 
-    kb.nest([*batch, sq], per_query)
+    kb.nest(nest_bounds([*batch, sq]), per_query)
 
 
 KERNELS = {graph.AttentionOp: attention_kernel}
+
+SYMBOLIC = {graph.AttentionOp}
+"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""

@@ -29,6 +29,7 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, ints_of, shape_of
+from onnxc.dialects.symbolic_dims import Dim
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_unsigned
 
 STATUS_TYPE = MemRefType(i64, [3])
@@ -52,10 +53,10 @@ def _first_bad(kb: KernelBuilder, flat: SSAValue, columns: int,
                is_bad) -> tuple[SSAValue, SSAValue]:
     """(position, size) of the first element e (at column c) with is_bad(e, c) of `flat`
     viewed as rows of `columns`; position == size when there is none."""
-    (size,) = flat.type.get_shape()
-    rows = size // columns
+    (size,) = kb.shape(flat)
+    rows = kb.idiv(size, columns)
     table = kb.view(flat, [rows, columns])
-    none = kb.constant(size, i64)
+    none = index_as_i64(kb, size)
 
     def step(r: Index, first: SSAValue):
         row_start = kb.insert(arith.MuliOp(kb.insert(arith.IndexCastOp(kb.idx(r), i64)),
@@ -76,21 +77,28 @@ def _report(kb: KernelBuilder, flat: SSAValue, status: SSAValue, first: SSAValue
     failed = kb.insert(arith.CmpiOp(first, none, "ne"))
     kb.store(kb.insert(arith.ExtUIOp(failed, i64)), status, [0])
     kb.store(first, status, [1])
-    (size,) = flat.type.get_shape()
-    at = kb.insert(arith.MinSIOp(first, kb.constant(size - 1, i64)))
+    (size,) = kb.shape(flat)
+    at = kb.insert(arith.MinSIOp(first, index_as_i64(kb, kb.isub(size, 1))))
     value = as_i64(kb, kb.load(flat, [kb.insert(arith.IndexCastOp(at, IndexType()))]))
     kb.store(value, status, [2])
 
 
-def _flat_or_pass(kb: KernelBuilder, value: SSAValue, shape: Sequence[int],
+def index_as_i64(kb: KernelBuilder, i: Index) -> SSAValue:
+    """An index (a size, static or a run-time value) as an i64."""
+    if isinstance(i, int):
+        return kb.constant(i, i64)
+    return kb.insert(arith.IndexCastOp(i, i64))
+
+
+def _flat_or_pass(kb: KernelBuilder, value: SSAValue, shape: Sequence[Dim],
                   status: SSAValue) -> SSAValue | None:
     """`value` (the checked operand, of `shape`) as a flat view; None, with the status
-    record saying "passed", when it has no elements."""
+    record saying "passed", when it has no elements (a symbolic size is at least 1)."""
     total = pymath.prod(shape)
     if total == 0:
         kb.store(kb.constant(0, i64), status, [0])
         return None
-    return kb.view(value, [total])
+    return kb.view(value, [kb.dim(total)])
 
 
 def check_indices_kernel(op: graph.CheckIndicesOp, kb: KernelBuilder, ins, outs):
@@ -146,7 +154,8 @@ GUARD_BLOCK = 4096
 """Iterations per parallel chunk of a one-dimensional guarded loop."""
 
 
-def guarded_nest(kb: KernelBuilder, shape: Sequence[int], body, status: SSAValue | None) -> None:
+def guarded_nest(kb: KernelBuilder, shape: Sequence[Index], body,
+                 status: SSAValue | None) -> None:
     """A loop nest over `shape`, its outermost loop of more than one index parallel, where
     `body(ivs)` returns whether the index it used was in range.
 
@@ -155,12 +164,13 @@ def guarded_nest(kb: KernelBuilder, shape: Sequence[int], body, status: SSAValue
     consumer ANDs its clamps' flags through its innermost loop (a reduction, so the loop still
     vectorizes) and a failure sets the status record's `failed` word. Every writer writes the
     same 1, so threads do not race; the entry then runs the full check kernel to find the
-    first bad element. `status` None: no flags are kept (nothing checks them)."""
+    first bad element. `status` None: no flags are kept (nothing checks them). Extents may
+    be run-time sizes (symbolic dimensions, at least 1)."""
     if status is None:
         parallel_nest(kb, list(shape), body)
         return
     kb.store(kb.constant(0, i64), status, [0])
-    if 0 in shape:
+    if any(_is_zero(d) for d in shape):
         return
     true, one = kb.constant(1, IntegerType(1)), kb.constant(1, i64)
 
@@ -170,8 +180,9 @@ def guarded_nest(kb: KernelBuilder, shape: Sequence[int], body, status: SSAValue
         kb.for_(0, kb.select(ok, kb.idx(0), kb.idx(1)), lambda _: kb.store(one, status, [0]))
 
     *outer, last = shape
-    if pymath.prod(outer) == 1 and last > GUARD_BLOCK:  # chunks of one long loop
-        outer, blocks = [0] * len(outer), -(-last // GUARD_BLOCK)
+    if _all_one(outer) and _longer(last, GUARD_BLOCK):  # chunks of one long loop
+        outer = [0] * len(outer)
+        blocks = kb.idiv(kb.iadd(last, GUARD_BLOCK - 1), GUARD_BLOCK)
 
         def block(b: Index) -> None:
             start = kb.imul(b, GUARD_BLOCK)
@@ -183,18 +194,41 @@ def guarded_nest(kb: KernelBuilder, shape: Sequence[int], body, status: SSAValue
     parallel_nest(kb, outer, lambda ivs: all_inside(0, last, lambda j: [*ivs, j]))
 
 
-def parallel_nest(kb: KernelBuilder, shape: list[int], body) -> None:
-    """A nest over `shape` whose outermost loop with more than one index is parallel."""
-    lead = next((k for k, d in enumerate(shape) if d > 1), None)
+def parallel_nest(kb: KernelBuilder, shape: Sequence[Index], body) -> None:
+    """A nest over `shape` whose outermost loop with more than one index (or a run-time
+    extent) is parallel."""
+    lead = next((k for k, d in enumerate(shape) if _longer(d, 1)), None)
     if lead is None:
         body([0] * len(shape))
         return
     ones = [0] * lead
     kb.parallel_for(0, shape[lead], lambda i: kb.nest(
-        shape[lead + 1:], lambda ivs: body([*ones, i, *ivs])))
+        nest_bounds(shape[lead + 1:]), lambda ivs: body([*ones, i, *ivs])))
+
+
+def nest_bounds(shape: Sequence[Index]) -> list[int | tuple[Index, Index]]:
+    """`KernelBuilder.nest` bounds for extents that may be run-time sizes."""
+    return [d if isinstance(d, int) else (0, d) for d in shape]
+
+
+def _is_zero(d: Index) -> bool:
+    return isinstance(d, int) and d == 0
+
+
+def _all_one(shape: Sequence[Index]) -> bool:
+    return all(isinstance(d, int) and d == 1 for d in shape)
+
+
+def _longer(d: Index, n: int) -> bool:
+    """Whether extent `d` may exceed `n` (a run-time size may)."""
+    return not isinstance(d, int) or d > n
 
 
 KERNELS = {
     graph.CheckIndicesOp: check_indices_kernel,
     graph.CheckDivisorOp: check_divisor_kernel,
 }
+
+SYMBOLIC = {graph.CheckIndicesOp, graph.CheckDivisorOp}
+"""Kernels here that read their sizes from the KernelBuilder (the checked tensor's element
+count may be symbolic; the bounds it is checked against are the op's constants)."""

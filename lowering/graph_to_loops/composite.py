@@ -9,18 +9,18 @@ copies whole channel planes: out[n, j * g + i] = in[n, i * k + j] (in NHWC, per 
 
 from __future__ import annotations
 
-import math as pymath
 from collections.abc import Sequence
 
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
-from onnxc.dialects.graph import int_of, shape_of
+from onnxc.dialects.graph import int_of
 from onnxc.dialects.graph_fused_elementwise import body_key, inline_body
 from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise, require_physical_broadcast
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
+from onnxc.lowering.graph_to_loops.normalization import extents, sizes
 
 
 def fused_elementwise_kernel(op: graph.FusedElementwiseOp, kb: KernelBuilder, ins, outs):
@@ -33,13 +33,13 @@ def fused_elementwise_kernel(op: graph.FusedElementwiseOp, kb: KernelBuilder, in
 
 
 def channel_shuffle_kernel(op: graph.ChannelShuffleOp, kb: KernelBuilder, ins, outs):
-    shape = shape_of(op.input)
-    n, c, plane = shape[0], shape[1], pymath.prod(shape[2:])
+    shape = sizes(kb, op.input)
+    n, c, plane = shape[0], shape[1], kb.product(shape[2:])
     g = int_of(op.group)
-    k = c // g
+    k = kb.idiv(c, g)  # c // g, also of a symbolic channel count
     layouts = {layout_of(op.input.type), layout_of(op.output.type)}
     if layouts == {"NHWC"}:
-        _channel_shuffle_nhwc(kb, ins[0], outs[0], n * plane, g, k)
+        _channel_shuffle_nhwc(kb, ins[0], outs[0], kb.imul(n, plane), g, k)
         return
     if layouts != {None}:
         raise LoweringError(f"{op.name}: no kernel for layouts {sorted(map(str, layouts))}")
@@ -50,7 +50,7 @@ def channel_shuffle_kernel(op: graph.ChannelShuffleOp, kb: KernelBuilder, ins, o
         b, i, j, p = ivs
         kb.store(kb.load(x, [b, i, j, p]), y, [b, j, i, p])
 
-    kb.nest([n, g, k, plane], copy)
+    kb.nest(extents([n, g, k, plane]), copy)
 
 
 def _channel_shuffle_nhwc(kb: KernelBuilder, src, dst, pixels: int, g: int, k: int) -> None:
@@ -72,3 +72,6 @@ KERNELS = {
 KERNEL_KEYS = {
     graph.FusedElementwiseOp: lambda op: ("body", body_key(op)),
 }
+
+SYMBOLIC = set(KERNELS)
+"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""

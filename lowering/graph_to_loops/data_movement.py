@@ -3,6 +3,10 @@
 Each loops over its result with the innermost loop on the result's last (contiguous)
 dimension; shapes are first collapsed where the data stays contiguous (a transpose that
 keeps H and W together runs over H*W, a concat over [outer, inner] blocks).
+
+Tensors with symbolic dimensions (flat buffers, see loops.memref_of) take the same loops
+with run-time extents: sizes come from `KernelBuilder.shape` / `dim`, and a static tensor
+takes exactly the code it always did.
 """
 
 from __future__ import annotations
@@ -13,28 +17,39 @@ from collections.abc import Sequence
 from xdsl.dialects import arith
 
 from onnxc.dialects import graph, graph_shapes
-from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
+from onnxc.dialects.graph import float_of, int_of, ints_of, is_symbolic, shape_of
 from onnxc.dialects.layout import layout_of, parse_spec, physical_permutation
 from onnxc.errors import LoweringError
-from onnxc.lowering.graph_to_loops.checks import checked_index, guarded_nest
+from onnxc.lowering.graph_to_loops.checks import checked_index, guarded_nest, nest_bounds
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
 
 
 def copy_kernel(op, kb: KernelBuilder, ins, outs):
     """The identity between buffers of equal element count, as one flat loop."""
-    src = kb.view(ins[0], outs[0].type.get_shape())
+    src = kb.view(ins[0], kb.shape(outs[0]))
     map_elementwise(kb, [src], outs[0], lambda kb, args: args[0])
+
+
+def sizes(kb: KernelBuilder, value, mem) -> list[Index]:
+    """The logical shape of tensor `value` (buffer `mem`): its static shape, or with
+    symbolic dimensions their run-time values."""
+    return kb.shape(mem) if is_symbolic(value) else list(shape_of(value))
+
+
+def _one(d: Index) -> bool:
+    return isinstance(d, int) and d == 1
 
 
 # --------------------------------------------------------------------------- transpose
 
 
 def collapse_transpose(
-    in_shape: Sequence[int], perm: Sequence[int]
-) -> tuple[list[int], list[int]]:
-    """Drop size-1 dims and merge input dims that stay adjacent; returns (in shape, perm)."""
-    keep = [d for d in range(len(in_shape)) if in_shape[d] != 1]
+    in_shape: Sequence[Index], perm: Sequence[int], product=pymath.prod,
+) -> tuple[list[Index], list[int]]:
+    """Drop size-1 dims and merge input dims that stay adjacent; returns (in shape, perm).
+    A run-time size is kept (`product`: KernelBuilder.product to merge such sizes)."""
+    keep = [d for d in range(len(in_shape)) if not _one(in_shape[d])]
     renumber = {d: i for i, d in enumerate(keep)}
     p = [renumber[d] for d in perm if d in renumber]
     groups: list[list[int]] = []
@@ -46,13 +61,14 @@ def collapse_transpose(
     if not groups:
         return [1], [0]
     order = sorted(range(len(groups)), key=lambda j: groups[j][0])
-    shape = [pymath.prod(in_shape[keep[d]] for d in groups[j]) for j in order]
+    shape = [product([in_shape[keep[d]] for d in groups[j]]) for j in order]
     position = {j: i for i, j in enumerate(order)}
     return shape, [position[j] for j in range(len(groups))]
 
 
 def transpose_kernel(op: graph.TransposeOp, kb: KernelBuilder, ins, outs):
-    in_shape, perm = collapse_transpose(shape_of(op.input), ints_of(op.perm))
+    in_shape, perm = collapse_transpose(sizes(kb, op.input, ins[0]), ints_of(op.perm),
+                                        kb.product)
     out_shape = [in_shape[p] for p in perm]
     src, dst = kb.view(ins[0], in_shape), kb.view(outs[0], out_shape)
 
@@ -62,15 +78,16 @@ def transpose_kernel(op: graph.TransposeOp, kb: KernelBuilder, ins, outs):
             index[p] = ivs[j]
         kb.store(kb.load(src, index), dst, ivs)
 
-    kb.nest(out_shape, body)
+    kb.nest(nest_bounds(out_shape), body)
 
 
 # --------------------------------------------------------------------------- concat / split
 
 
-def _blocks(shape: Sequence[int], axis: int) -> tuple[int, int]:
-    """(outer, inner): the shape as rows of contiguous blocks starting at `axis`."""
-    return pymath.prod(shape[:axis]), pymath.prod(shape[axis:])
+def _blocks(kb: KernelBuilder, shape: Sequence[Index], axis: int) -> tuple[Index, Index]:
+    """(outer, inner): the shape (of a buffer, in memory order: static memrefs have their
+    physical shape, symbolic tensors are plain) as rows of contiguous blocks at `axis`."""
+    return kb.product(shape[:axis]), kb.product(shape[axis:])
 
 
 def _copy_blocks(kb, src, src_col, dst, dst_col, outer, width):
@@ -99,13 +116,13 @@ def concat_kernel(op: graph.ConcatOp, kb: KernelBuilder, ins, outs):
     if any(layout_of(v.type) != layout_of(out_t) for v in op.inputs):
         raise LoweringError(f"{op.name}: operands and result differ in layout")
     axis = physical_axis(out_t, graph_shapes.normalize_axis(int_of(op.axis), len(shape_of(out_t))))
-    outer, total = _blocks(outs[0].type.get_shape(), axis)
+    outer, total = _blocks(kb, kb.shape(outs[0]), axis)
     dst = kb.view(outs[0], [outer, total])
-    col = 0
+    col: Index = 0
     for v in ins:
-        _, width = _blocks(v.type.get_shape(), axis)
+        _, width = _blocks(kb, kb.shape(v), axis)
         _copy_blocks(kb, kb.view(v, [outer, width]), 0, dst, col, outer, width)
-        col += width
+        col = kb.iadd(col, width)
 
 
 def split_kernel(op: graph.SplitOp, kb: KernelBuilder, ins, outs):
@@ -114,36 +131,39 @@ def split_kernel(op: graph.SplitOp, kb: KernelBuilder, ins, outs):
     if any(layout_of(r.type) != layout_of(in_t) for r in op.outputs):
         raise LoweringError(f"{op.name}: operand and results differ in layout")
     axis = physical_axis(in_t, graph_shapes.normalize_axis(int_of(op.axis), len(shape_of(in_t))))
-    outer, total = _blocks(ins[0].type.get_shape(), axis)
+    outer, total = _blocks(kb, kb.shape(ins[0]), axis)
     src = kb.view(ins[0], [outer, total])
-    col = 0
+    col: Index = 0
     for v in outs:
-        _, width = _blocks(v.type.get_shape(), axis)
+        _, width = _blocks(kb, kb.shape(v), axis)
         _copy_blocks(kb, src, col, kb.view(v, [outer, width]), 0, outer, width)
-        col += width
+        col = kb.iadd(col, width)
 
 
 # --------------------------------------------------------------------------- slice
 
 
 def slice_kernel(op: graph.SliceOp, kb: KernelBuilder, ins, outs):
+    """A nest over the result; on a symbolic axis the first index may be a run-time value
+    (`x[:, -1:]` starts at seq - 1), computed once at the kernel's entry."""
     in_shape = shape_of(op.input)
     starts, ends = ints_of(op.starts), ints_of(op.ends)
     axes, steps = ints_of(op.axes), ints_of(op.steps)
-    first, step = [0] * len(in_shape), [1] * len(in_shape)
+    first: list[Index] = [0] * len(in_shape)
+    step = [1] * len(in_shape)
     for s, e, a, st in zip(starts, ends, axes, steps):
         a = graph_shapes.normalize_axis(a, len(in_shape))
-        first[a], _ = graph_shapes.normalized_slice_bounds(in_shape[a], s, e, st)
+        start, _ = graph_shapes.normalized_slice_bounds(in_shape[a], s, e, st)
+        first[a] = kb.dim(start)
         step[a] = st
-    out_shape = shape_of(op.output)
-    if 0 in out_shape:
+    if 0 in shape_of(op.output):
         return
 
     def body(ivs: list[Index]) -> None:
         index = [kb.iadd(first[d], kb.imul(iv, step[d])) for d, iv in enumerate(ivs)]
         kb.store(kb.load(ins[0], index), outs[0], ivs)
 
-    kb.nest(out_shape, body)
+    kb.nest(nest_bounds(sizes(kb, op.output, outs[0])), body)
 
 
 # --------------------------------------------------------------------------- gather
@@ -153,12 +173,12 @@ def gather_kernel(op: graph.GatherOp, kb: KernelBuilder, ins, outs):
     """out[p, i, q] = data[p, wrap(indices[i]), q] with data viewed as [P, D, Q]. Indices are
     clamped into range; a `graph.check_indices` before the call refused bad ones, or, with a
     status operand (the fused check), the kernel flags them itself (checks.guarded_nest)."""
-    data_shape = shape_of(op.data)
+    data_shape = sizes(kb, op.data, ins[0])
     axis = graph_shapes.normalize_axis(int_of(op.axis), len(data_shape))
-    p, dim = pymath.prod(data_shape[:axis]), data_shape[axis]
-    q = pymath.prod(data_shape[axis + 1:])
-    n = pymath.prod(shape_of(op.indices))
-    if n == 0 or p * q == 0:
+    p, dim = kb.product(data_shape[:axis]), data_shape[axis]
+    q = kb.product(data_shape[axis + 1:])
+    n = kb.product(sizes(kb, op.indices, ins[1]))
+    if any(isinstance(d, int) and d == 0 for d in (n, p, q)):
         return  # (pass_.py fuses a check only into a gather with a non-empty result)
     data = kb.view(ins[0], [p, dim, q])
     indices = kb.view(ins[1], [n])
@@ -245,3 +265,11 @@ KERNELS = {
     graph.GatherOp: gather_kernel,
     graph.PadOp: pad_kernel,
 }
+
+SYMBOLIC = {
+    graph.IdentityOp, graph.DropoutOp, graph.ReshapeOp, graph.FlattenOp, graph.SqueezeOp,
+    graph.UnsqueezeOp, graph.TransposeOp, graph.ConcatOp, graph.SplitOp, graph.SliceOp,
+    graph.GatherOp,
+}
+"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome): the
+gather's clamp uses the run-time extent of a symbolic indexed axis."""

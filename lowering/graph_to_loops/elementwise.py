@@ -32,6 +32,7 @@ from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops import cast_formats
 from onnxc.lowering.graph_to_loops.loops import (
+    Index,
     KernelBuilder,
     broadcast_indices,
     is_bool,
@@ -45,9 +46,11 @@ MIN_PARALLEL_ELEMENTS = 1 << 15
 
 
 def collapse_broadcast(
-    out_shape: Sequence[int], in_shapes: Sequence[Sequence[int]]
-) -> tuple[list[int], list[list[int]]]:
-    """Merge adjacent result dimensions in which every operand broadcasts the same way."""
+    out_shape: Sequence[Index], in_shapes: Sequence[Sequence[Index]],
+    product: Callable[[Sequence[Index]], Index] = pymath.prod,
+) -> tuple[list[Index], list[list[Index]]]:
+    """Merge adjacent result dimensions in which every operand broadcasts the same way
+    (`product` multiplies sizes: `KernelBuilder.product` when some are run-time values)."""
     rank = len(out_shape)
     padded = [[1] * (rank - len(s)) + list(s) for s in in_shapes]
     groups: list[tuple[list[int], tuple[bool, ...]]] = []
@@ -61,8 +64,8 @@ def collapse_broadcast(
             groups.append(([d], pattern))
     if not groups:
         return [1], [[1] for _ in in_shapes]
-    out = [pymath.prod(out_shape[d] for d in dims) for dims, _ in groups]
-    ins = [[pymath.prod(p[d] for d in dims) for dims, _ in groups] for p in padded]
+    out = [product([out_shape[d] for d in dims]) for dims, _ in groups]
+    ins = [[product([p[d] for d in dims]) for dims, _ in groups] for p in padded]
     return out, ins
 
 
@@ -89,7 +92,7 @@ def map_elementwise(
 ) -> None:
     """output[i] = fn(inputs[broadcast(i)]...), one loop nest over the collapsed result."""
     out_shape, in_shapes = collapse_broadcast(
-        output.type.get_shape(), [v.type.get_shape() for v in inputs]
+        kb.shape(output), [kb.shape(v) for v in inputs], kb.product
     )
     views = [kb.view(v, s) for v, s in zip(inputs, in_shapes)]
     out_view = kb.view(output, out_shape)
@@ -98,7 +101,8 @@ def map_elementwise(
         args = [kb.load(v, broadcast_indices(ivs, s)) for v, s in zip(views, in_shapes)]
         kb.store(fn(kb, args), out_view, ivs)
 
-    if pymath.prod(out_shape) < MIN_PARALLEL_ELEMENTS:
+    static = all(isinstance(d, int) for d in out_shape)
+    if static and pymath.prod(out_shape) < MIN_PARALLEL_ELEMENTS:
         kb.nest(out_shape, body)
         return
     kb.parallel_for(0, out_shape[0], lambda i: kb.nest(out_shape[1:], lambda ivs: body([i, *ivs])))
@@ -338,3 +342,6 @@ KERNELS = {
     **{cls: binary_kernel for cls in BINARY},
     graph.ConstantOfShapeOp: constant_of_shape_kernel,
 }
+
+SYMBOLIC = {*UNARY, graph.CastOp, *BINARY, graph.ConstantOfShapeOp}
+"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""

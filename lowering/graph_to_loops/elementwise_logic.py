@@ -209,3 +209,6 @@ KERNELS = {
     graph.IsNaNOp: is_nan_kernel,
     graph.IsInfOp: is_inf_kernel,
 }
+
+SYMBOLIC = set(KERNELS)
+"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""

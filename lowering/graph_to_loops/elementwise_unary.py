@@ -124,3 +124,6 @@ def bit_cast_kernel(op, kb: KernelBuilder, ins, outs):
 
 
 KERNELS = {**{cls: unary_math_kernel for cls in UNARY}, graph.BitCastOp: bit_cast_kernel}
+
+SYMBOLIC = set(KERNELS)
+"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""

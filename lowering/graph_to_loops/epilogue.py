@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import arith, math
+from xdsl.dialects import arith, math, vector
+from xdsl.dialects.builtin import VectorType
 from xdsl.ir import Operation, SSAValue
 
 from onnxc.dialects.graph_epilogue import epilogue_of
@@ -70,3 +71,23 @@ def activate_in_place(
         kb.store(activate(kb, op, kb.load(mem, at)), mem, at)
 
     kb.nest(bounds, body)
+
+
+def clamp_vectors(kb: KernelBuilder, op: Operation, values: list[SSAValue],
+                  vtype: VectorType) -> list[SSAValue]:
+    """`op`'s relu or clip epilogue on float vectors of type `vtype` (`values` unchanged for
+    other activations, which the kernels apply per element)."""
+    epilogue = epilogue_of(op)
+    if epilogue is None or epilogue[0] not in ("relu", "clip"):
+        return values
+    _, lo, hi = epilogue
+    if epilogue[0] == "relu":
+        lo, hi = 0.0, None
+    element = vtype.get_element_type()
+    if lo is not None:
+        low = kb.insert(vector.BroadcastOp(kb.constant(lo, element), vtype))
+        values = [kb.insert(arith.MaximumfOp(a, low)) for a in values]
+    if hi is not None:
+        high = kb.insert(vector.BroadcastOp(kb.constant(hi, element), vtype))
+        values = [kb.insert(arith.MinimumfOp(a, high)) for a in values]
+    return values

@@ -22,7 +22,13 @@ from onnxc.lowering.graph_to_loops.loops import (
     broadcast_indices,
     is_float,
 )
-from onnxc.lowering.graph_to_loops.normalization import reassoc_add, reassoc_muladd
+from onnxc.lowering.graph_to_loops.normalization import (
+    extents,
+    is_zero,
+    reassoc_add,
+    reassoc_muladd,
+    sizes,
+)
 
 
 def require_float(op, kb_out) -> None:
@@ -86,10 +92,11 @@ def weighted_sum_kernel(op: graph.WeightedSumOp, kb: KernelBuilder, ins, outs):
     map_elementwise(kb, ins, outs[0], weighted)
 
 
-def _parameter_shape(value) -> tuple[int, ...]:
+def _parameter_shape(kb: KernelBuilder, value) -> tuple[Index, ...]:
     """The shape a LayerNorm scale or bias is read with: without its leading 1s, at least
-    rank 1, so the view and the indices `broadcast_indices` makes for it agree."""
-    return strip_leading_ones(shape_of(value)) or (1,)
+    rank 1, so the view and the indices `broadcast_indices` makes for it agree (a symbolic
+    size as its run-time value)."""
+    return tuple(kb.dim(d) for d in strip_leading_ones(shape_of(value))) or (1,)
 
 
 def layer_normalization_kernel(op: graph.LayerNormalizationOp, kb: KernelBuilder, ins, outs):
@@ -117,16 +124,16 @@ def _normalize_rows(op: graph.LayerNormalizationOp | graph.LayerNormalizationSta
     `centered`, y = x * inv_rms * scale (RMSNormalization); with three outputs, the rows'
     mean and inv_std are stored too."""
     require_float(op, outs[0])
-    x_shape = shape_of(op.input)
+    x_shape = sizes(kb, op.input)  # symbolic sizes: run-time values (rows or row)
     axis = op.normalized_axis()
     trailing = list(x_shape[axis:])
-    outer, size = pymath.prod(x_shape[:axis]), pymath.prod(trailing)
+    outer, size = kb.product(x_shape[:axis]), kb.product(trailing)
     element = outs[0].type.get_element_type()
-    statistics = [kb.view(out, [outer]) for out in outs[1:]] if outer else []
-    if outer * size == 0:
+    statistics = [kb.view(out, [outer]) for out in outs[1:]] if not is_zero(outer) else []
+    if is_zero(outer) or is_zero(size):
         if statistics:  # empty rows: their mean and variance are 0 / 0
             nan = kb.constant(float("nan"), element)
-            kb.nest([outer], lambda ivs: [kb.store(nan, s, ivs) for s in statistics])
+            kb.nest(extents([outer]), lambda ivs: [kb.store(nan, s, ivs) for s in statistics])
         return
     flat = kb.view(ins[0], [outer, size])
     x = kb.view(ins[0], [outer, *trailing])
@@ -134,13 +141,14 @@ def _normalize_rows(op: graph.LayerNormalizationOp | graph.LayerNormalizationSta
     # scale and bias broadcast within the normalized dimensions (leading 1s dropped); one
     # that holds a single value (GroupNorm(1) and InstanceNorm with one channel fold their
     # affine parameters into such) is viewed and indexed as [1], never as rank 0
-    scale_shape = _parameter_shape(op.scale)
+    scale_shape = _parameter_shape(kb, op.scale)
     scale = kb.view(ins[1], scale_shape)
     has_bias = centered and op.bias is not None
-    bias_shape = _parameter_shape(op.bias) if has_bias else ()
+    bias_shape = _parameter_shape(kb, op.bias) if has_bias else ()
     bias = kb.view(ins[2], bias_shape) if has_bias else None
     zero = kb.constant(0.0, element)
-    inv_n = kb.constant(1.0 / size, element)
+    inv_n = (kb.constant(1.0 / size, element) if isinstance(size, int)
+             else kb.div(kb.constant(1.0, element), kb.to_float(size, element)))
     eps = kb.constant(float_of(op.epsilon), element)
     one = kb.constant(1.0, element)
 
@@ -173,7 +181,7 @@ def _normalize_rows(op: graph.LayerNormalizationOp | graph.LayerNormalizationSta
             beta = kb.load(bias, broadcast_indices(ivs, bias_shape))
             kb.store(kb.muladd(normalized, gamma, beta), y, [r, *ivs])
 
-        kb.nest(trailing, write)
+        kb.nest(extents(trailing), write)
 
     kb.parallel_for(0, outer, per_row)
 
@@ -188,4 +196,8 @@ KERNELS = {
     graph.RMSNormalizationOp: rms_normalization_kernel,
 }
 
-
+SYMBOLIC = {
+    graph.ErfOp, graph.GeluOp, graph.PReluOp, graph.WeightedSumOp,
+    graph.LayerNormalizationOp, graph.LayerNormalizationStatsOp, graph.RMSNormalizationOp,
+}
+"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""

@@ -12,6 +12,11 @@ instead: the packing scratch is shared). M and N remainders are
 compile-time shapes: a shorter row block, and one narrower tail panel (width a multiple of
 VW, zero-padded in the packing) whose tile goes through a small stack buffer.
 
+A symbolic M (`[1, seq, K]` or `[seq, K]` times a static B) gets run-time row-block loops
+and chunking, and its last partial row block is the micro-kernel specialised for each of
+the MR - 1 row counts, chosen by `scf.if` on the run-time remainder (`each_remainder`): each
+M runs the code a static M with that remainder would. N and K stay static (B's shape).
+
 Packed offset of B[k0 + kk, j + c] in a k-block of depth kc: `k0 * npad + kc * j + kk * w + c`
 (w = min(NR, npad - j)); the run-time scratch holds one stripe, `kc * (j - j0) + kk * w + c`.
 
@@ -42,10 +47,16 @@ from xdsl.ir import Operation, SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects.dense_data import values_in_shape
-from onnxc.dialects.graph import float_of, int_of, shape_of
+from onnxc.dialects.graph import float_of, int_of, is_symbolic, shape_of
 from onnxc.dialects.graph_epilogue import epilogue_of
-from onnxc.lowering.graph_to_loops.epilogue import activate
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, broadcast_indices
+from onnxc.dialects.symbolic_dims import Dim
+from onnxc.lowering.graph_to_loops.epilogue import activate, clamp_vectors
+from onnxc.lowering.graph_to_loops.loops import (
+    Index,
+    KernelBuilder,
+    broadcast_indices,
+    each_remainder,
+)
 from onnxc.runtime.target import Target, current_target
 
 KC = 256
@@ -91,16 +102,17 @@ def tiling_for(target: Target) -> Tiling:
 
 @dataclass(frozen=True)
 class GemmShape:
-    """Y[m, n] = act(alpha * op(A) @ op(B) + beta * C) with static shapes."""
+    """Y[m, n] = act(alpha * op(A) @ op(B) + beta * C); n and k static, m static or
+    symbolic (a `SymDim`: the packed kernel's row loops then run to run-time bounds)."""
 
-    m: int
+    m: Dim
     n: int
     k: int
     trans_a: bool
     trans_b: bool
     alpha: float
     beta: float
-    c_shape: tuple[int, ...] | None
+    c_shape: tuple[Dim, ...] | None
     """None when there is no C term (absent or beta == 0)"""
 
     def npad(self, t: Tiling) -> int:
@@ -153,11 +165,23 @@ def _b_value(op: Operation):
 
 
 def applies(op: Operation) -> bool:
-    """Whether `op` runs on the packed kernel (else the general i-k-j kernels)."""
+    """Whether `op` runs on the packed kernel (else the general i-k-j kernels); with a
+    symbolic M (a sequence length, usually long) whenever N and K are static."""
     g = shape_of_op(op)
-    if g is None or min(g.m, g.n, g.k) < 1:
+    if g is None or not isinstance(g.n, int) or not isinstance(g.k, int) or min(g.n, g.k) < 1:
+        return False
+    if not isinstance(g.m, int):
+        return True
+    if g.m < 1:
         return False
     return _b_value(op) is not None or g.m >= MIN_ROWS_RUNTIME_PACK
+
+
+def _bf16_requested(op: Operation) -> bool:
+    """bf16 compute was asked for `op` and its kernel has it (not with symbolic sizes: its
+    A-pairs scratch is sized by M; such a product stays f32)."""
+    return _bf16().requested(op) and not any(
+        is_symbolic(v) for v in (*op.operands, *op.results))
 
 
 def packed_b(op: Operation) -> list[DenseIntOrFPElementsAttr]:
@@ -167,7 +191,7 @@ def packed_b(op: Operation) -> list[DenseIntOrFPElementsAttr]:
     value = _b_value(op)
     if value is None:
         return []
-    if _bf16().requested(op):
+    if _bf16_requested(op):
         return _bf16().packed_b_pairs(op)
     g, t = shape_of_op(op), target_tiling()
     assert g is not None
@@ -183,7 +207,7 @@ def packed_b(op: Operation) -> list[DenseIntOrFPElementsAttr]:
 def scratch_b(op: Operation) -> list[MemRefType]:
     """The run-time packing buffer of one KC x NC block when B is not a constant (in bf16
     compute: A converted to bf16 pairs)."""
-    if applies(op) and _bf16().requested(op):
+    if applies(op) and _bf16_requested(op):
         return [_bf16().a_pairs_type(op)]
     if not applies(op) or _b_value(op) is not None:
         return []
@@ -229,6 +253,15 @@ class PackedGemm:
                  bp: SSAValue):
         self.op, self.kb, self.g, self.t = op, kb, g, target_tiling()
         self.npad = g.npad(self.t)
+        # M, its full MR-row blocks and the rows after them: ints, or run-time values
+        self.m: Index = kb.dim(g.m)
+        self.full_rows: Index
+        self.rem_rows: Index
+        if isinstance(self.m, int):
+            self.full_rows, self.rem_rows = divmod(self.m, self.t.mr)
+        else:
+            self.full_rows = kb.idiv(self.m, self.t.mr)
+            self.rem_rows = kb.isub(self.m, kb.imul(self.full_rows, self.t.mr))
         self.y = y
         bp_type = bp.type
         assert isinstance(bp_type, MemRefType)
@@ -253,7 +286,8 @@ class PackedGemm:
         return self.kb.insert(vector.BroadcastOp(x, self.vtype))
 
     def vload(self, mem: SSAValue, at: list[Index]) -> SSAValue:
-        return self.kb.insert(vector.LoadOp(mem, [self.kb.idx(i) for i in at], self.vtype))
+        flat, idx = self.kb.address(mem, at)
+        return self.kb.insert(vector.LoadOp(flat, idx, self.vtype))
 
     def a_splat(self, a: SSAValue) -> SSAValue:
         """One A value broadcast against a vector of B."""
@@ -264,7 +298,8 @@ class PackedGemm:
         return self.kb.insert(vector.FMAOp(a, b, acc))
 
     def vstore(self, v: SSAValue, mem: SSAValue, at: list[Index]) -> None:
-        self.kb.insert(vector.StoreOp(v, mem, [self.kb.idx(i) for i in at]))
+        flat, idx = self.kb.address(mem, at)
+        self.kb.insert(vector.StoreOp(v, flat, idx))
 
     def ycol(self, j: Index, c: Index = 0) -> Index:
         return self.kb.iadd(self.kb.iadd(self.col0, j), c)
@@ -316,13 +351,18 @@ class PackedGemm:
         a chunk of row blocks running the whole k-block / N-stripe nest (one parallel region
         per product); a B packed at run time is shared scratch, so there the row blocks of
         each stripe are split after it is packed."""
-        g, t, kb = self.g, self.t, self.kb
+        t, kb = self.t, self.kb
         if self.runtime_pack:
             self.k_blocks(lambda blk: self.k_block(blk, None))
             return
-        row_blocks, rem = divmod(g.m, t.mr)
-        per_chunk = max(1, min(CHUNK_ROW_BLOCKS, row_blocks // MIN_CHUNKS))
-        chunks = -(-row_blocks // per_chunk)
+        row_blocks = self.full_rows
+        if isinstance(row_blocks, int):
+            per_chunk: Index = max(1, min(CHUNK_ROW_BLOCKS, row_blocks // MIN_CHUNKS))
+            chunks: Index = -(-row_blocks // per_chunk)
+        else:
+            per_chunk = kb.imax(1, kb.imin(CHUNK_ROW_BLOCKS, kb.idiv(row_blocks, MIN_CHUNKS)))
+            last = kb.iadd(row_blocks, kb.isub(per_chunk, 1))
+            chunks = kb.insert(arith.DivSIOp(kb.idx(last), kb.idx(per_chunk)))
 
         def chunk(c: Index) -> None:
             lo = kb.imul(c, per_chunk)
@@ -330,10 +370,10 @@ class PackedGemm:
             self.k_blocks(lambda blk: self.k_block(blk, span))
 
         kb.parallel_for(0, chunks, chunk)
-        if rem:
-            self.k_blocks(lambda blk: self.k_block(blk, (row_blocks, row_blocks + 1)))
+        each_remainder(kb, self.rem_rows, t.mr,
+                       lambda rem: self.k_blocks(lambda blk: self.k_block(blk, rem)))
 
-    def k_block(self, blk: KBlock, span: tuple[Index, Index] | None) -> None:
+    def k_block(self, blk: KBlock, span: tuple[Index, Index] | int | None) -> None:
         t, kb = self.t, self.kb
         full_cols = (self.g.n // t.nr) * t.nr
         stripes = full_cols // NC
@@ -346,9 +386,9 @@ class PackedGemm:
             self.stripe(blk, j0, (full_cols - j0) // t.nr, tail, span)
 
     def stripe(self, blk: KBlock, j0: Index, panels: int, tail: bool,
-               span: tuple[Index, Index] | None) -> None:
-        """Row blocks `span` (block r >= M // MR being the M remainder), or all of them split
-        between threads (None)."""
+               span: tuple[Index, Index] | int | None) -> None:
+        """Row blocks `span`, or an int: the M remainder (that many rows after the full row
+        blocks), or None: all rows, the row blocks split between threads."""
         t, kb, g = self.t, self.kb, self.g
         full_cols = (g.n // t.nr) * t.nr
 
@@ -364,14 +404,14 @@ class PackedGemm:
             ctx = self.row_context(i0, mr)
             each_panel(lambda j, w, in_range: self.micro(blk, ctx, i0, mr, j, w, in_range, j0))
 
-        full_rows, rem = divmod(g.m, t.mr)
+        full_rows = self.full_rows
         if span is None:
             # row blocks write disjoint rows of Y: the loop threads split
             kb.parallel_for(0, full_rows, lambda r: rows(kb.imul(r, t.mr), t.mr))
-            if rem:
-                rows(full_rows * t.mr, rem)
-        elif isinstance(span[0], int) and span[0] == full_rows:
-            rows(full_rows * t.mr, rem)
+            each_remainder(kb, self.rem_rows, t.mr,
+                           lambda rem: rows(kb.imul(full_rows, t.mr), rem))
+        elif isinstance(span, int):
+            rows(kb.imul(full_rows, t.mr), span)
         else:
             kb.for_(span[0], span[1], lambda r: rows(kb.imul(r, t.mr), t.mr))
 
@@ -475,20 +515,8 @@ class PackedGemm:
         self.kb.store(activate(self.kb, self.op, self.kb.load(self.y, at)), self.y, at)
 
     def vector_epilogue(self, acc, i0, mr: int, j, nv: int) -> list[SSAValue]:
-        kb = self.kb
         out = self.vector_terms(list(acc), i0, mr, self.ycol(j), nv)
-        epilogue = epilogue_of(self.op)
-        if epilogue is not None and epilogue[0] in ("relu", "clip"):
-            _, lo, hi = epilogue
-            if epilogue[0] == "relu":
-                lo, hi = 0.0, None
-            if lo is not None:
-                low = self.splat(kb.constant(lo, f32))
-                out = [kb.insert(arith.MaximumfOp(a, low)) for a in out]
-            if hi is not None:
-                high = self.splat(kb.constant(hi, f32))
-                out = [kb.insert(arith.MinimumfOp(a, high)) for a in out]
-        return out
+        return clamp_vectors(self.kb, self.op, out, self.vtype)
 
 
 class _DenseGemm(PackedGemm):
@@ -499,9 +527,10 @@ class _DenseGemm(PackedGemm):
         assert g is not None
         extra = list(ins[2:])
         bp = extra.pop()
-        super().__init__(op, kb, g, kb.view(outs[0], [g.m, g.n]), bp)
+        m = kb.dim(g.m)
+        super().__init__(op, kb, g, kb.view(outs[0], [m, g.n]), bp)
         self.b = ins[1]
-        self.a = kb.view(ins[0], [g.k, g.m] if g.trans_a else [g.m, g.k])
+        self.a = kb.view(ins[0], [g.k, m] if g.trans_a else [m, g.k])
         self.c = extra[0] if g.c_shape is not None else None
         self.alpha = g.alpha if self.runtime_pack else 1.0  # folded into a constant
 
@@ -570,7 +599,7 @@ class _DenseGemm(PackedGemm):
 
 def packed_gemm_kernel(op: Operation, kb: KernelBuilder, ins, outs) -> None:
     """The body of the packed kernel; `ins` end with packed B or the packing scratch."""
-    if _bf16().requested(op):
+    if _bf16_requested(op):
         _bf16().bf16_gemm_kernel(op, kb, ins, outs)
         return
     _DenseGemm(op, kb, ins, outs).build()

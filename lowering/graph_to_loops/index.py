@@ -19,13 +19,16 @@ from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, shape_of
 from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.data_movement import sizes
 from onnxc.lowering.graph_to_loops.elementwise import MIN_PARALLEL_ELEMENTS
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_bool, is_float
 
 
-def split_at_axis(shape: Sequence[int], axis: int) -> tuple[int, int, int]:
-    """(outer, n, inner) extents of `shape` around `axis`."""
-    return pymath.prod(shape[:axis]), shape[axis], pymath.prod(shape[axis + 1:])
+def split_at_axis(shape: Sequence[Index], axis: int,
+                  product=pymath.prod) -> tuple[Index, Index, Index]:
+    """(outer, n, inner) extents of `shape` around `axis` (`product`: KernelBuilder.product
+    when some are run-time sizes)."""
+    return product(shape[:axis]), shape[axis], product(shape[axis + 1:])
 
 
 def compare(kb: KernelBuilder, a: SSAValue, b: SSAValue, relation: str) -> SSAValue:
@@ -37,10 +40,11 @@ def compare(kb: KernelBuilder, a: SSAValue, b: SSAValue, relation: str) -> SSAVa
     return kb.insert(arith.CmpiOp(a, b, ("u" if unsigned else "s") + relation))
 
 
-def rows_loop(kb: KernelBuilder, outer: int, body, work: int) -> None:
+def rows_loop(kb: KernelBuilder, outer: Index, body, work: Index) -> None:
     """The loop over `outer` independent rows: parallel when the kernel touches enough
-    elements (`work`) to pay for waking threads, as elementwise kernels decide."""
-    if work < MIN_PARALLEL_ELEMENTS:
+    elements (`work`) to pay for waking threads, as elementwise kernels decide (always when
+    that is a run-time size)."""
+    if isinstance(work, int) and work < MIN_PARALLEL_ELEMENTS:
         kb.for_(0, outer, body)
     else:
         kb.parallel_for(0, outer, body)
@@ -181,7 +185,7 @@ def top_k_kernel(op: graph.TopKOp, kb: KernelBuilder, ins, outs):
 
 def cumulative_kernel(op: graph.CumulativeOp, kb: KernelBuilder, ins, outs):
     require_plain(op)
-    outer, n, inner = split_at_axis(shape_of(op.input), int_of(op.axis))
+    outer, n, inner = split_at_axis(sizes(kb, op.input, ins[0]), int_of(op.axis), kb.product)
     element = outs[0].type.get_element_type()
     if is_bool(element):
         raise LoweringError(f"{op.name}: boolean tensors are not supported")
@@ -191,11 +195,12 @@ def cumulative_kernel(op: graph.CumulativeOp, kb: KernelBuilder, ins, outs):
     x = kb.view(ins[0], [outer, n, inner])
     y = kb.view(outs[0], [outer, n, inner])
     identity = kb.constant(1 if product else 0, element)
+    last = kb.isub(n, 1)
 
     def row(o: Index) -> None:
         def column(i: Index) -> None:
             def step(j: Index, acc: SSAValue):
-                at = kb.isub(n - 1, j) if reverse else j
+                at = kb.isub(last, j) if reverse else j
                 total = combine(acc, kb.load(x, [o, at, i]))
                 kb.store(acc if exclusive else total, y, [o, at, i])
                 return [total]
@@ -207,12 +212,12 @@ def cumulative_kernel(op: graph.CumulativeOp, kb: KernelBuilder, ins, outs):
     def rows(o: Index) -> None:
         # inner > 1: walk the axis outside a contiguous loop over `inner`, each position
         # combining the previous position's (finished) output row with an input row
-        first = n - 1 if reverse else 0
+        first = last if reverse else 0
         kb.for_(0, inner, lambda i: kb.store(
             identity if exclusive else kb.load(x, [o, first, i]), y, [o, first, i]))
 
         def position(j: Index) -> None:
-            at = kb.isub(n - 1, j) if reverse else j
+            at = kb.isub(last, j) if reverse else j
             prev = kb.iadd(at, 1) if reverse else kb.isub(at, 1)
             source = prev if exclusive else at
 
@@ -224,8 +229,9 @@ def cumulative_kernel(op: graph.CumulativeOp, kb: KernelBuilder, ins, outs):
 
         kb.for_(1, n, position)
 
-    if n > 0:
-        rows_loop(kb, outer, rows if inner > 1 else row, outer * n * inner)
+    if not (isinstance(n, int) and n == 0):
+        many = not isinstance(inner, int) or inner > 1
+        rows_loop(kb, outer, rows if many else row, kb.product([outer, n, inner]))
 
 
 # --------------------------------------------------------------------------- trilu
@@ -233,9 +239,9 @@ def cumulative_kernel(op: graph.CumulativeOp, kb: KernelBuilder, ins, outs):
 
 def trilu_kernel(op: graph.TriluOp, kb: KernelBuilder, ins, outs):
     require_plain(op)
-    shape = shape_of(op.input)
+    shape = sizes(kb, op.input, ins[0])
     rows, cols = shape[-2], shape[-1]
-    batch = pymath.prod(shape[:-2])
+    batch = kb.product(shape[:-2])
     x = kb.view(ins[0], [batch, rows, cols])
     y = kb.view(outs[0], [batch, rows, cols])
     zero = kb.constant(0, outs[0].type.get_element_type())
@@ -256,7 +262,7 @@ def trilu_kernel(op: graph.TriluOp, kb: KernelBuilder, ins, outs):
 
         kb.for_(0, rows, line)
 
-    rows_loop(kb, batch, row, batch * rows * cols)
+    rows_loop(kb, batch, row, kb.product([batch, rows, cols]))
 
 
 # --------------------------------------------------------------------------- onehot
@@ -304,7 +310,7 @@ def one_hot_kernel(op: graph.OneHotOp, kb: KernelBuilder, ins, outs):
 
 def range_kernel(op: graph.RangeOp, kb: KernelBuilder, ins, outs):
     require_plain(op)
-    (n,) = shape_of(op.output)
+    (n,) = sizes(kb, op.output, outs[0])
     element = outs[0].type.get_element_type()
     start, delta = kb.load(ins[0], []), kb.load(ins[1], [])
 
@@ -329,3 +335,6 @@ KERNELS = {
     graph.OneHotOp: one_hot_kernel,
     graph.RangeOp: range_kernel,
 }
+
+SYMBOLIC = {graph.CumSumOp, graph.CumProdOp, graph.TriluOp, graph.RangeOp}
+"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""

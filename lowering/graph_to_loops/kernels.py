@@ -113,6 +113,21 @@ op's properties: less (values it reads from its constant tables: ops that differ
 those share one kernel) or more (a fused op's body, a region)."""
 
 
+_MODULES = (
+    attention, checks, composite, conv, conv_transpose, data_movement, deform,
+    dynamic_quantize, elementwise, elementwise_logic, elementwise_unary, fused,
+    gemm_microkernel, grid_sample, index, layout, linalg, normalization, pool,
+    qlinear_dispatch, quantize, reduce, resize, rnn, roi_align, scalar, tensor_ops, unpool,
+)
+
+SYMBOLIC_KERNELS: set[type[Operation]] = {
+    cls for module in _MODULES for cls in getattr(module, "SYMBOLIC", ())
+}
+"""Ops whose kernels take symbolic dimensions: they read every size through
+`KernelBuilder.shape` / `dim` (run-time values), never from the memref types. Any other op
+with a symbolic dimension is a LoweringError naming it."""
+
+
 def kernel_key(op: Operation) -> tuple | None:
     """`op`'s properties part of its kernel key, None for the default (all properties)."""
     rule = KERNEL_KEYS.get(type(op))

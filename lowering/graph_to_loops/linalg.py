@@ -12,19 +12,31 @@ scales a contiguous row of B into it, so the innermost loop streams B and the ro
 and vectorises without a reduction. Gemm with transB (the usual layout of ONNX fully
 connected layers) would make that row access strided; it runs i-j-k instead, a dot
 product of two contiguous rows carried in `iter_args`.
+
+Symbolic sizes (SYMBOLIC): every kernel here reads its sizes through the KernelBuilder
+(`kb.dim`), so the same code takes static and run-time sizes. A projection with symbolic
+rows and a constant B runs the packed kernel with run-time row loops; a product of two
+activations with symbolic dimensions (attention's Q K^T and P V, `seq` or `past+seq` long)
+runs `batched_matmul_kernel` with run-time row, column and depth bounds: its row remainder
+is chosen among the MR - 1 register tiles at run time (`each_remainder`), N is covered by
+NR panels, single vectors and one last vector ending at column N (scalar only when N < VW),
+and A's rows and B's panel are addressed from offsets computed before the k loop (their
+strides are run-time values).
 """
 
 from __future__ import annotations
 
 import math as pymath
 
-from xdsl.dialects import arith, vector
+from xdsl.dialects import arith, memref, vector
 from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.builtin import Float32Type, VectorType
 from xdsl.dialects.utils.fast_math import FastMathFlag
+from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
-from onnxc.dialects.graph import float_of, int_of, shape_of
+from onnxc.dialects.graph import float_of, int_of, is_symbolic, shape_of
+from onnxc.dialects.symbolic_dims import Dim
 from onnxc.lowering.graph_to_loops.epilogue import activate, activate_in_place
 from onnxc.lowering.graph_to_loops.gemm_microkernel import (
     applies,
@@ -35,11 +47,14 @@ from onnxc.lowering.graph_to_loops.loops import (
     Index,
     KernelBuilder,
     broadcast_indices,
+    each_remainder,
     is_float,
+    unflatten,
+    when,
 )
 
 
-def _promoted(op: graph.MatMulOp) -> tuple[tuple[int, ...], tuple[int, ...], list[int]]:
+def _promoted(op: graph.MatMulOp) -> tuple[tuple[Dim, ...], tuple[Dim, ...], list[Dim]]:
     """A and B with 1-D operands promoted as numpy does, and the batch shape of the result."""
     a_shape, b_shape = shape_of(op.lhs), shape_of(op.rhs)
     a2 = (1, *a_shape) if len(a_shape) == 1 else a_shape
@@ -47,75 +62,158 @@ def _promoted(op: graph.MatMulOp) -> tuple[tuple[int, ...], tuple[int, ...], lis
     return a2, b2, list(shape_of(op.output)[: max(len(a2), len(b2)) - 2])
 
 
+def _symbolic(op) -> bool:
+    return any(is_symbolic(v) for v in (*op.operands, *op.results))
+
+
 def _batched_applies(op: graph.MatMulOp) -> bool:
+    """Batched f32 products with N at least a vector wide; with symbolic sizes any f32
+    product the packed kernel does not take (a symbolic N may be wide: it is vectorized up
+    to its run-time value)."""
     _a2, b2, batch = _promoted(op)
     f32 = all(isinstance(t.get_element_type(), Float32Type)
               for t in (op.lhs.type, op.rhs.type, op.output.type))
+    if f32 and _symbolic(op):
+        return not isinstance(b2[-1], int) or b2[-1] >= target_tiling().vw
     return f32 and len(b2) >= 3 and b2[-1] >= target_tiling().vw and pymath.prod(batch) > 0
+
+
+def _bound(d: Index) -> int | tuple[Index, Index]:
+    """A `kb.nest` bound for an extent known at compile or at run time."""
+    return d if isinstance(d, int) else (0, d)
 
 
 def batched_matmul_kernel(op: graph.MatMulOp, kb: KernelBuilder, ins, outs):
     """Y[b] = A[b] @ B[b]: MR x NR tiles of Y[b] in vector accumulators, one broadcast
     scalar of A and NR/VW vectors of B's row per k; column remainder below VW by scalar
-    dot products."""
-    a2, b2, batch = _promoted(op)
+    dot products (with symbolic sizes: `symbolic_columns`)."""
+    a2_, b2_, batch_ = _promoted(op)
+    a2, b2 = [kb.dim(d) for d in a2_], [kb.dim(d) for d in b2_]
+    batch = [kb.dim(d) for d in batch_]
     m, k, n = a2[-2], a2[-1], b2[-1]
     t = target_tiling()
     vtype = VectorType(Float32Type(), [t.vw])
     a, b = kb.view(ins[0], a2), kb.view(ins[1], b2)
     y = kb.view(outs[0], [*batch, m, n])
-    full_rows, rem_rows = divmod(m, t.mr)
-    vec_cols = n // t.vw * t.vw
+    full_rows: Index
+    rem_rows: Index
+    if isinstance(m, int):
+        full_rows, rem_rows = divmod(m, t.mr)
+    else:
+        full_rows = kb.idiv(m, t.mr)
+        rem_rows = kb.isub(m, kb.imul(full_rows, t.mr))
+    vec_cols = kb.imul(kb.idiv(n, t.vw), t.vw)
     zero = kb.constant(0.0, Float32Type())
+    symbolic = _symbolic(op)
+
+    def vload(mem, at: list[Index]):
+        flat, idx = kb.address(mem, at)
+        return kb.insert(vector.LoadOp(flat, idx, vtype))
 
     def tile(bi, ai, bb, i0: Index, mr: int, j0: Index, nv: int) -> None:
+        # run-time strides (symbolic sizes): each row of A and the panel of B get a base
+        # offset before the k loop, which then only adds k (k * N for B)
+        a_rows = [kb.address(a, [*ai, kb.iadd(i0, r), 0]) for r in range(mr)] \
+            if kb.is_bound(a) else None
+        b_row = kb.address(b, [*bb, 0, j0]) if kb.is_bound(b) else None
+
+        def a_at(r: int, kk: Index) -> SSAValue:
+            if a_rows is None:
+                return kb.load(a, [*ai, kb.iadd(i0, r), kk])
+            flat, (row,) = a_rows[r]
+            return kb.insert(memref.LoadOp.get(flat, [kb.idx(kb.iadd(row, kk))]))
+
+        def b_at(kk: Index, boff: Index, v: int) -> SSAValue:
+            if b_row is None:
+                return vload(b, [*bb, kk, kb.iadd(j0, v * t.vw)])
+            return kb.insert(vector.LoadOp(b_row[0], [kb.idx(kb.iadd(boff, v * t.vw))], vtype))
+
         def step(kk: Index, *acc):
-            bv = [kb.insert(vector.LoadOp(b, [kb.idx(x) for x in
-                                              [*bb, kk, kb.iadd(j0, v * t.vw)]], vtype))
-                  for v in range(nv)]
+            boff = None
+            if b_row is not None:  # B's offset carried: a run-time N is a run-time stride
+                *acc, boff = acc
+            bv = [b_at(kk, boff, v) for v in range(nv)]
             out = list(acc)
             for r in range(mr):
-                s = kb.insert(vector.BroadcastOp(kb.load(a, [*ai, kb.iadd(i0, r), kk]), vtype))
+                s = kb.insert(vector.BroadcastOp(a_at(r, kk), vtype))
                 for v in range(nv):
                     out[r * nv + v] = kb.insert(vector.FMAOp(s, bv[v], out[r * nv + v]))
+            if boff is not None:
+                out.append(kb.iadd(boff, n))
             return out
 
         vzero = kb.insert(vector.BroadcastOp(zero, vtype))
-        acc = kb.for_(0, k, step, iter_args=[vzero] * (mr * nv))
+        init = [vzero] * (mr * nv)
+        if b_row is not None:
+            init.append(kb.idx(b_row[1][0]))
+        acc = kb.for_(0, k, step, iter_args=init)
         for r in range(mr):
             for v in range(nv):
-                at = [*bi, kb.iadd(i0, r), kb.iadd(j0, v * t.vw)]
-                kb.insert(vector.StoreOp(acc[r * nv + v], y, [kb.idx(x) for x in at]))
+                flat, idx = kb.address(y, [*bi, kb.iadd(i0, r), kb.iadd(j0, v * t.vw)])
+                kb.insert(vector.StoreOp(acc[r * nv + v], flat, idx))
+
+    def column(ivs: list[Index], i0: Index, ai, bb, bi) -> None:
+        i, j = kb.iadd(i0, ivs[0]), ivs[1]
+        (dot,) = kb.reduce(0, k, [zero], lambda kk, acc: [
+            _reassociable_muladd(kb, kb.load(a, [*ai, i, kk]), kb.load(b, [*bb, kk, j]), acc)])
+        kb.store(dot, y, [*bi, i, j])
 
     def rows(bi, ai, bb, i0: Index, mr: int) -> None:
-        panels, rest = divmod(vec_cols, t.nr)
+        if symbolic:
+            symbolic_columns(bi, ai, bb, i0, mr)
+        else:
+            assert isinstance(vec_cols, int) and isinstance(n, int)
+            panels, rest = divmod(vec_cols, t.nr)
+            kb.for_(0, panels, lambda p: tile(bi, ai, bb, i0, mr, kb.imul(p, t.nr), t.nr // t.vw))
+            if rest:
+                tile(bi, ai, bb, i0, mr, panels * t.nr, rest // t.vw)
+            if vec_cols < n:
+                kb.nest([mr, (vec_cols, n)], lambda ivs: column(ivs, i0, ai, bb, bi))
+        kb.for_(0, mr, lambda r: activate_in_place(kb, op, y, [*bi, kb.iadd(i0, r)],
+                                                   [_bound(n)]))
+
+    def symbolic_columns(bi, ai, bb, i0: Index, mr: int) -> None:
+        """NR panels, the vectors after the last one one at a time, then the columns past
+        the last full vector as one more vector ending at column N (it recomputes a few
+        columns, the same values, stored again before the activation); scalar dot
+        products only when N < VW."""
+        panels = kb.idiv(n, t.nr)
         kb.for_(0, panels, lambda p: tile(bi, ai, bb, i0, mr, kb.imul(p, t.nr), t.nr // t.vw))
-        if rest:
-            tile(bi, ai, bb, i0, mr, panels * t.nr, rest // t.vw)
+        j1 = kb.imul(panels, t.nr)
+        kb.for_(0, kb.idiv(kb.isub(vec_cols, j1), t.vw), lambda v: tile(
+            bi, ai, bb, i0, mr, kb.iadd(j1, kb.imul(v, t.vw)), 1))
+        if isinstance(n, int):
+            if n % t.vw and n > t.vw:
+                tile(bi, ai, bb, i0, mr, n - t.vw, 1)
+            elif n < t.vw:
+                kb.nest([mr, n], lambda ivs: column(ivs, i0, ai, bb, bi))
+            return
+        assert not isinstance(vec_cols, int)
+        partial = kb.insert(arith.CmpiOp(vec_cols, n, "slt"))
+        wide = kb.insert(arith.CmpiOp(vec_cols, kb.idx(0), "sgt"))
+        when(kb, kb.insert(arith.AndIOp(partial, wide)),
+             lambda: tile(bi, ai, bb, i0, mr, kb.isub(n, t.vw), 1))
+        narrow = kb.select(wide, kb.idx(0), n)  # N < VW: all N columns
+        kb.nest([mr, (0, narrow)], lambda ivs: column(ivs, i0, ai, bb, bi))
 
-        def column(ivs: list[Index]) -> None:
-            i, j = kb.iadd(i0, ivs[0]), ivs[1]
-            (dot,) = kb.reduce(0, k, [zero], lambda kk, acc: [
-                _reassociable_muladd(kb, kb.load(a, [*ai, i, kk]), kb.load(b, [*bb, kk, j]), acc)])
-            kb.store(dot, y, [*bi, i, j])
-
-        if vec_cols < n:
-            kb.nest([mr, (vec_cols, n)], column)
-        kb.for_(0, mr, lambda r: activate_in_place(kb, op, y, [*bi, kb.iadd(i0, r)], [n]))
-
-    def block(flat: Index, blocks: int, first: int, mr: int) -> None:
-        from onnxc.lowering.graph_to_loops.attention import unflatten
-
+    def block(flat: Index, blocks: Index, first: Index, mr: int) -> None:
         ivs = unflatten(kb, flat, [*batch, blocks])
         bi = ivs[:-1]
-        ai, bb = broadcast_indices(bi, a2[:-2]), broadcast_indices(bi, b2[:-2])
+        ai, bb = broadcast_indices(bi, a2_[:-2]), broadcast_indices(bi, b2_[:-2])
         rows(bi, ai, bb, kb.iadd(kb.imul(ivs[-1], t.mr), first), mr)
 
-    count = pymath.prod(batch)
-    if full_rows:
-        kb.parallel_for(0, count * full_rows, lambda f: block(f, full_rows, 0, t.mr))
-    if rem_rows:  # the last, shorter row block of every slice
-        kb.parallel_for(0, count, lambda f: block(f, 1, full_rows * t.mr, rem_rows))
+    count = kb.product(batch)
+    if not isinstance(full_rows, int) or full_rows:
+        kb.parallel_for(0, kb.imul(count, full_rows), lambda f: block(f, full_rows, 0, t.mr))
+    # the last, shorter row block of every slice (its height chosen at run time when M is
+    # symbolic)
+    first = kb.imul(full_rows, t.mr)
+    if isinstance(rem_rows, int):
+        if rem_rows:
+            kb.parallel_for(0, count, lambda f: block(f, 1, first, rem_rows))
+    else:
+        kb.parallel_for(0, count, lambda f: each_remainder(
+            kb, rem_rows, t.mr, lambda r: block(f, 1, first, r)))
 
 
 def matmul_kernel(op: graph.MatMulOp, kb: KernelBuilder, ins, outs):
@@ -123,21 +221,20 @@ def matmul_kernel(op: graph.MatMulOp, kb: KernelBuilder, ins, outs):
         return packed_gemm_kernel(op, kb, ins, outs)
     if _batched_applies(op):
         return batched_matmul_kernel(op, kb, ins, outs)
-    a_shape, b_shape = shape_of(op.lhs), shape_of(op.rhs)
     # 1-D operands are promoted as numpy does: a vector on the left is a 1 x K row, one on
     # the right a K x 1 column; the promoted dimension is absent from the result.
-    a2 = (1, *a_shape) if len(a_shape) == 1 else a_shape
-    b2 = (*b_shape, 1) if len(b_shape) == 1 else b_shape
+    a2_, b2_, batch_ = _promoted(op)
+    a2, b2 = [kb.dim(d) for d in a2_], [kb.dim(d) for d in b2_]
+    batch = [kb.dim(d) for d in batch_]
     m, k, n = a2[-2], a2[-1], b2[-1]
-    batch = list(shape_of(op.output)[: max(len(a2), len(b2)) - 2])
     a = kb.view(ins[0], a2)
     b = kb.view(ins[1], b2)
     y = kb.view(outs[0], [*batch, m, n])
     zero = kb.constant(0, outs[0].type.get_element_type())
 
     def per_batch(bi: list[Index]) -> None:
-        a_batch = broadcast_indices(bi, a2[:-2])
-        b_batch = broadcast_indices(bi, b2[:-2])
+        a_batch = broadcast_indices(bi, a2_[:-2])
+        b_batch = broadcast_indices(bi, b2_[:-2])
 
         def row(i: Index) -> None:
             kb.for_(0, n, lambda j: kb.store(zero, y, [*bi, i, j]))
@@ -152,11 +249,11 @@ def matmul_kernel(op: graph.MatMulOp, kb: KernelBuilder, ins, outs):
                 kb.for_(0, n, axpy)
 
             kb.for_(0, k, step)
-            activate_in_place(kb, op, y, [*bi, i], [n])  # while the row is in cache
+            activate_in_place(kb, op, y, [*bi, i], [_bound(n)])  # while the row is in cache
 
         kb.for_(0, m, row)
 
-    kb.nest(batch, per_batch)
+    kb.nest([_bound(d) for d in batch], per_batch)
 
 
 def gemm_kernel(op: graph.GemmOp, kb: KernelBuilder, ins, outs):
@@ -165,8 +262,8 @@ def gemm_kernel(op: graph.GemmOp, kb: KernelBuilder, ins, outs):
     trans_a, trans_b = int_of(op.trans_a) != 0, int_of(op.trans_b) != 0
     alpha, beta = float_of(op.alpha), float_of(op.beta)
     a_shape = shape_of(op.a)
-    m, n = shape_of(op.output)
-    k = a_shape[0] if trans_a else a_shape[1]
+    m, n = (kb.dim(d) for d in shape_of(op.output))
+    k = kb.dim(a_shape[0] if trans_a else a_shape[1])
     a, b, y = ins[0], ins[1], outs[0]
     c = ins[2] if op.c is not None else None
     element = y.type.get_element_type()
@@ -195,7 +292,7 @@ def gemm_kernel(op: graph.GemmOp, kb: KernelBuilder, ins, outs):
             kb.for_(0, n, axpy)
 
         kb.for_(0, k, step)
-        activate_in_place(kb, op, y, [i], [n])  # while the row is in cache
+        activate_in_place(kb, op, y, [i], [_bound(n)])  # while the row is in cache
 
     def row_ijk(i: Index) -> None:
         def column(j: Index) -> None:
@@ -225,3 +322,7 @@ KERNELS = {
     graph.MatMulOp: matmul_kernel,
     graph.GemmOp: gemm_kernel,
 }
+
+SYMBOLIC = {graph.MatMulOp, graph.GemmOp}
+"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome): with
+a constant (or static) B the packed kernel, else the batched or the general one."""

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, math, memref, scf
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     AnyFloat,
     FloatAttr,
     IndexType,
@@ -26,7 +27,10 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from onnxc.dialects.graph_base import SymbolicDimsAttr
 from onnxc.dialects.layout import layout_of, physical_shape
+from onnxc.dialects.symbolic_dims import Dim
+from onnxc.errors import LoweringError
 from onnxc.lowering.to_llvm.parallel import mark_parallel
 
 Index = int | SSAValue
@@ -51,8 +55,36 @@ def is_unsigned(t: Attribute) -> bool:
 
 def memref_of(t: TensorType) -> MemRefType:
     """The identity-layout memref holding a tensor of type `t`, in its physical order
-    (a tensor with a `#layout.spec` encoding is stored permuted or blocked)."""
+    (a tensor with a `#layout.spec` encoding is stored permuted or blocked). A symbolic
+    dimension makes the memref flat, `memref<?xf32>`: its logical shape comes from the
+    tensor type and the kernel's symbol arguments (`KernelBuilder.bind_shape`), so a reshape
+    of it is the same buffer."""
+    if isinstance(t.encoding, SymbolicDimsAttr):
+        return MemRefType(t.get_element_type(), [DYNAMIC_INDEX])
     return MemRefType(t.get_element_type(), physical_shape(t.get_shape(), layout_of(t)))
+
+
+def is_dynamic(t: Attribute) -> bool:
+    """Whether a memref type has a `?` dimension."""
+    return isinstance(t, MemRefType) and any(d == DYNAMIC_INDEX for d in t.get_shape())
+
+
+def _is_flat(t: Attribute) -> bool:
+    return isinstance(t, MemRefType) and list(t.get_shape()) == [DYNAMIC_INDEX]
+
+
+def flat_view(source: SSAValue, count: Index) -> memref.ReinterpretCastOp:
+    """`source` seen as a 1-D, offset-0, unit-stride memref of `count` elements: how kernels
+    address buffers with symbolic dimensions (a multi-dimensional memref with a `?` has
+    strides known only at run time, which the bare-pointer lowering cannot represent)."""
+    src_type = source.type
+    assert isinstance(src_type, MemRefType)
+    element = src_type.get_element_type()
+    if isinstance(count, int):
+        return memref.ReinterpretCastOp(source, [], [], [], [0], [count], [1],
+                                        MemRefType(element, [count]))
+    return memref.ReinterpretCastOp(source, [], [count], [], [0], [DYNAMIC_INDEX], [1],
+                                    MemRefType(element, [DYNAMIC_INDEX]))
 
 
 def row_major_strides(shape: Sequence[int]) -> list[int]:
@@ -106,6 +138,85 @@ class KernelBuilder:
         self.entry = entry
         self.ip = InsertPoint.at_end(entry)
         self._constants: dict[tuple[str, Attribute], SSAValue] = {}
+        self.symbols: dict[str, SSAValue] = {}
+        """size symbol -> its run-time value (an index argument of the kernel)"""
+        self._dims: dict[Dim, Index] = {}
+        self._shapes: dict[SSAValue, tuple[list[Index], list[Index], SSAValue]] = {}
+        """memref with symbolic dims -> (logical shape, row-major strides, flat view)"""
+
+    # ------------------------------------------------------------------ symbolic sizes
+
+    def bind_symbols(self, symbols: dict[str, SSAValue]) -> None:
+        self.symbols.update(symbols)
+
+    def dim(self, d: Dim) -> Index:
+        """A size as an index: an int, or arithmetic on the symbol arguments at the current
+        insertion point (cached: call it first where the value dominates its uses)."""
+        if isinstance(d, int):
+            return d
+        if d in self._dims:
+            return self._dims[d]
+        total: Index = 0
+        for monomial, coefficient in d.terms.items():
+            term: Index = coefficient
+            for name in monomial:
+                if name not in self.symbols:
+                    raise LoweringError(f"size symbol '{name}' has no value in this kernel")
+                term = self.imul(term, self.symbols[name])
+            total = self.iadd(total, term)
+        self._dims[d] = total
+        return total
+
+    def bind_shape(self, mem: SSAValue, shape: Sequence[Dim]) -> None:
+        """Give the memref `mem` (with `?` dims) its logical shape: loads, stores and views
+        of it then address a flat view with run-time strides."""
+        dims = [self.dim(d) for d in shape]
+        self._register(mem, dims)
+
+    def _register(self, mem: SSAValue, dims: list[Index]) -> None:
+        flat = mem if _is_flat(mem.type) else self.insert(flat_view(mem, self.product(dims)))
+        self._shapes[mem] = (dims, self._strides(dims), flat)
+
+    def _strides(self, dims: Sequence[Index]) -> list[Index]:
+        strides: list[Index] = []
+        acc: Index = 1
+        for d in reversed(dims):
+            strides.append(acc)
+            acc = self.imul(acc, d)
+        return strides[::-1]
+
+    def shape(self, mem: SSAValue) -> list[Index]:
+        """The logical shape of a memref: its static shape, or the one `bind_shape` gave."""
+        if mem in self._shapes:
+            return list(self._shapes[mem][0])
+        assert isinstance(mem.type, MemRefType)
+        return list(mem.type.get_shape())
+
+    def is_bound(self, mem: SSAValue) -> bool:
+        return mem in self._shapes
+
+    def count(self, mem: SSAValue) -> Index:
+        """The number of elements of a memref."""
+        total: Index = 1
+        for d in self.shape(mem):
+            total = self.imul(total, d)
+        return total
+
+    def address(self, mem: SSAValue, indices: Sequence[Index]) -> tuple[SSAValue, list[SSAValue]]:
+        """(memref, indices) to access element `indices` of `mem` with any memref op (e.g. a
+        `vector.load`): `mem` itself, or for a memref with symbolic dims its flat view and
+        the linear index."""
+        if mem in self._shapes:
+            flat, linear = self._linear(mem, indices)
+            return flat, [linear]
+        return mem, [self.idx(i) for i in indices]
+
+    def _linear(self, mem: SSAValue, indices: Sequence[Index]) -> tuple[SSAValue, SSAValue]:
+        _, strides, flat = self._shapes[mem]
+        linear: Index = 0
+        for i, stride in zip(indices, strides, strict=True):
+            linear = self.iadd(linear, self.imul(i, stride))
+        return flat, self.idx(linear)
 
     # ------------------------------------------------------------------ insertion
 
@@ -253,7 +364,7 @@ class KernelBuilder:
                 body(ivs)
                 return
             bound = bounds[depth]
-            lb, ub = (0, bound) if isinstance(bound, int) else bound
+            lb, ub = bound if isinstance(bound, tuple) else (0, bound)
             self.for_(lb, ub, lambda iv: level(depth + 1, [*ivs, iv]))
 
         level(0, [])
@@ -271,17 +382,42 @@ class KernelBuilder:
     # ------------------------------------------------------------------ memory
 
     def load(self, mem: SSAValue, indices: Sequence[Index]) -> SSAValue:
+        if mem in self._shapes:
+            flat, linear = self._linear(mem, indices)
+            return self.insert(memref.LoadOp.get(flat, [linear]))
         return self.insert(memref.LoadOp.get(mem, [self.idx(i) for i in indices]))
 
     def store(self, value: SSAValue, mem: SSAValue, indices: Sequence[Index]) -> None:
+        if mem in self._shapes:
+            flat, linear = self._linear(mem, indices)
+            self.insert(memref.StoreOp.get(value, flat, [linear]))
+            return
         self.insert(memref.StoreOp.get(value, mem, [self.idx(i) for i in indices]))
 
-    def view(self, mem: SSAValue, shape: Sequence[int]) -> SSAValue:
-        """`mem` seen with another static shape (same element count), no copy."""
+    def view(self, mem: SSAValue, shape: Sequence[Index]) -> SSAValue:
+        """`mem` seen with another shape (same element count), no copy. A shape with
+        run-time sizes, or a view of a memref with symbolic dims, is a new flat view
+        registered with that shape."""
         assert isinstance(mem.type, MemRefType)
+        if mem in self._shapes or not all(isinstance(d, int) for d in shape):
+            if mem in self._shapes and self._shapes[mem][0] == list(shape):
+                return mem
+            source = self._shapes[mem][2] if mem in self._shapes else mem
+            view = self.insert(flat_view(source, self.product(shape)))
+            self._register_view(view, list(shape))
+            return view
         if tuple(mem.type.get_shape()) == tuple(shape):
             return mem
         return self.insert(reinterpret(mem, shape))
+
+    def product(self, shape: Sequence[Index]) -> Index:
+        total: Index = 1
+        for d in shape:
+            total = self.imul(total, d)
+        return total
+
+    def _register_view(self, flat: SSAValue, dims: list[Index]) -> None:
+        self._shapes[flat] = (dims, self._strides(dims), flat)
 
     # ------------------------------------------------------------------ typed scalar math
 
@@ -363,6 +499,42 @@ class KernelBuilder:
             return self.constant(float(i), t)
         as_int = self.insert(arith.IndexCastOp(i, IntegerType(64)))
         return self.insert(arith.SIToFPOp(as_int, t))
+
+
+def when(kb: KernelBuilder, cond: SSAValue, body: Callable[[], None]) -> None:
+    """`scf.if cond { body() }` at the builder's insertion point."""
+    block = Block()
+    saved, kb.ip = kb.ip, InsertPoint.at_end(block)
+    body()
+    Rewriter.insert_op(scf.YieldOp(), kb.ip)
+    kb.ip = saved
+    kb.insert(scf.IfOp(cond, [], Region(block)))
+
+
+def each_remainder(kb: KernelBuilder, rem: Index, mr: int, fn: Callable[[int], None]) -> None:
+    """`fn(rem)` for a remainder `rem` in [0, mr) of rows (nothing for 0): a static one
+    directly; a run-time one by one `scf.if` per possible value, so that each row count
+    gets the code a static remainder would (a register tile of that many rows)."""
+    if isinstance(rem, int):
+        if rem:
+            fn(rem)
+        return
+    for r in range(1, mr):
+        when(kb, kb.insert(arith.CmpiOp(rem, kb.idx(r), "eq")), lambda r=r: fn(r))
+
+
+def unflatten(kb: KernelBuilder, flat: Index, dims: Sequence[Index]) -> list[Index]:
+    """Row-major multi-index of `flat` in a space of extents `dims` (a run-time extent is
+    at least 1 wherever the index exists)."""
+    out: list[Index] = []
+    for d in reversed(dims):
+        if isinstance(d, int):
+            quotient = kb.idiv(flat, d)
+        else:
+            quotient = kb.insert(arith.DivUIOp(kb.idx(flat), d))
+        out.append(kb.isub(flat, kb.imul(quotient, d)))
+        flat = quotient
+    return out[::-1]
 
 
 def window_range(

@@ -2,16 +2,22 @@
 
 All three view their operand as [outer, channels/axis, inner] so that per-channel scalars
 are computed once outside a contiguous inner loop.
+
+Sizes are `Index`es (`sizes`): ints for static dimensions, so static shapes build exactly
+the code they always did, and run-time values for symbolic ones (every kernel here is in
+SYMBOLIC); a tile or strip that a static size decided gets a run-time remainder instead.
 """
 
 from __future__ import annotations
 
 import math as pymath
+from collections.abc import Sequence
 
-from xdsl.dialects import arith, math
+from xdsl.dialects import arith, math, memref
 from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects import graph, graph_shapes
 from onnxc.dialects.graph import float_of, int_of, shape_of
@@ -37,6 +43,31 @@ def _rem(kb: KernelBuilder, a: Index, b: int) -> Index:
     return kb.isub(a, kb.imul(kb.idiv(a, b), b))
 
 
+def sizes(kb: KernelBuilder, value: SSAValue) -> list[Index]:
+    """The logical shape of a graph value as indexes: its static sizes as ints, a symbolic
+    one as its run-time value (computed at the kernel's entry, so it dominates every use)."""
+    return [kb.dim(d) for d in shape_of(value)]
+
+
+def extents(shape: Sequence[Index]) -> list[int | tuple[Index, Index]]:
+    """`shape` as `KernelBuilder.nest` bounds: a run-time size is the range (0, size)."""
+    return [d if isinstance(d, int) else (0, d) for d in shape]
+
+
+def is_zero(d: Index) -> bool:
+    """Whether a size is statically 0 (a run-time size is a symbolic one: at least 1)."""
+    return isinstance(d, int) and d == 0
+
+
+def split_index(kb: KernelBuilder, f: Index, c: Index) -> list[Index]:
+    """[f // c, f % c] of a flat index over [n, c]: by a constant as before, by a run-time
+    size through signed division (both are non-negative)."""
+    if isinstance(c, int):
+        return [kb.idiv(f, c), _rem(kb, f, c)]
+    quotient = kb.insert(arith.DivSIOp(kb.idx(f), c))
+    return [quotient, kb.isub(f, kb.imul(quotient, c))]
+
+
 def _require_float(op, element) -> None:
     if not is_float(element):
         raise LoweringError(f"{op.name}: element type {element} is not a float")
@@ -44,8 +75,8 @@ def _require_float(op, element) -> None:
 
 def batch_normalization_kernel(op: graph.BatchNormalizationOp, kb: KernelBuilder, ins, outs):
     """y = (x - mean) * (scale / sqrt(var + eps)) + bias, per channel."""
-    x_shape = shape_of(op.input)
-    n, c, size = x_shape[0], x_shape[1], pymath.prod(x_shape[2:])
+    x_shape = sizes(kb, op.input)
+    n, c, size = x_shape[0], x_shape[1], kb.product(x_shape[2:])
     element = outs[0].type.get_element_type()
     _require_float(op, element)
     x, y = kb.view(ins[0], [n, c, size]), kb.view(outs[0], [n, c, size])
@@ -64,7 +95,7 @@ def batch_normalization_kernel(op: graph.BatchNormalizationOp, kb: KernelBuilder
 
         kb.for_(0, size, normalise)
 
-    kb.parallel_for(0, n * c, lambda f: per_channel([kb.idiv(f, c), _rem(kb, f, c)]))
+    kb.parallel_for(0, kb.imul(n, c), lambda f: per_channel(split_index(kb, f, c)))
 
 
 def lrn_kernel(op: graph.LRNOp, kb: KernelBuilder, ins, outs):
@@ -73,8 +104,8 @@ def lrn_kernel(op: graph.LRNOp, kb: KernelBuilder, ins, outs):
     The channel window sum is accumulated in the output plane itself (contiguous inner
     loops, no scratch buffer), then turned into the result in place.
     """
-    x_shape = shape_of(op.input)
-    n, c, plane = x_shape[0], x_shape[1], pymath.prod(x_shape[2:])
+    x_shape = sizes(kb, op.input)
+    n, c, plane = x_shape[0], x_shape[1], kb.product(x_shape[2:])
     element = outs[0].type.get_element_type()
     _require_float(op, element)
     x, y = kb.view(ins[0], [n, c, plane]), kb.view(outs[0], [n, c, plane])
@@ -107,7 +138,7 @@ def lrn_kernel(op: graph.LRNOp, kb: KernelBuilder, ins, outs):
 
         kb.for_(0, plane, normalise)
 
-    kb.parallel_for(0, n * c, lambda f: per_channel([kb.idiv(f, c), _rem(kb, f, c)]))
+    kb.parallel_for(0, kb.imul(n, c), lambda f: per_channel(split_index(kb, f, c)))
 
 
 SOFTMAX_COLUMNS = 256
@@ -120,21 +151,24 @@ def softmax_kernel(op: graph.SoftmaxOp, kb: KernelBuilder, ins, outs):
     Over the last axis each row is contiguous: reductions along it vectorize. Over another
     axis (x viewed as [outer, length, inner]) the work runs on strips of up to
     SOFTMAX_COLUMNS contiguous inner columns, so every pass over `length` is a contiguous,
-    vectorizable loop over the strip, with the strip's maxima and sums in stack rows."""
-    shape = shape_of(op.input)
+    vectorizable loop over the strip, with the strip's maxima and sums in stack rows.
+
+    Symbolic sizes (rows, the softmax axis, the inner columns) are run-time loop bounds; a
+    symbolic inner size runs full strips and then a run-time remainder strip."""
+    shape = sizes(kb, op.input)
     axis = graph_shapes.normalize_axis(int_of(op.axis), len(shape))
-    outer, length, inner = (pymath.prod(shape[:axis]), shape[axis],
-                            pymath.prod(shape[axis + 1:]))
+    outer, length, inner = (kb.product(shape[:axis]), shape[axis],
+                            kb.product(shape[axis + 1:]))
     element = outs[0].type.get_element_type()
     _require_float(op, element)
-    if outer * length * inner == 0:
+    if any(is_zero(d) for d in (outer, length, inner)):
         return
     x = kb.view(ins[0], [outer, length, inner])
     y = kb.view(outs[0], [outer, length, inner])
     lowest = kb.constant(-pymath.inf, element)
     zero = kb.constant(0.0, element)
     one = kb.constant(1.0, element)
-    if inner > 1:
+    if not isinstance(inner, int) or inner > 1:
         _softmax_strips(kb, x, y, outer, length, inner, element)
         return
 
@@ -154,20 +188,17 @@ def softmax_kernel(op: graph.SoftmaxOp, kb: KernelBuilder, ins, outs):
     kb.parallel_for(0, outer, per_row)
 
 
-def _softmax_strips(kb: KernelBuilder, x, y, outer: int, length: int, inner: int, element):
-    from xdsl.dialects import memref
-    from xdsl.rewriter import InsertPoint, Rewriter
-
-    width = min(inner, SOFTMAX_COLUMNS)
+def _softmax_strips(kb: KernelBuilder, x, y, outer: Index, length: Index, inner: Index,
+                    element):
+    width = min(inner, SOFTMAX_COLUMNS) if isinstance(inner, int) else SOFTMAX_COLUMNS
     rows = []
     for _ in range(2):
         alloca = memref.AllocaOp.get(element, shape=[width])
         Rewriter.insert_op(alloca, InsertPoint.at_start(kb.entry))
         rows.append(alloca.memref)
     peak, total = rows
-    full, rest = divmod(inner, width)
 
-    def strip(o: Index, c0: Index, w: int) -> None:
+    def strip(o: Index, c0: Index, w: Index) -> None:
         def columns(body) -> None:
             kb.for_(0, w, body)
 
@@ -194,12 +225,29 @@ def _softmax_strips(kb: KernelBuilder, x, y, outer: int, length: int, inner: int
         kb.for_(0, length, lambda a: columns(lambda c: kb.store(
             kb.mul(kb.load(y, at(a, c)), kb.load(total, [c])), y, at(a, c))))
 
+    if not isinstance(inner, int):
+        # full strips of constant width, then one remainder strip per outer index where
+        # the run-time size leaves one (a loop of 0 or 1 trips stands for the `if`)
+        full = kb.idiv(inner, width)
+        start = kb.imul(full, width)
+        rest = kb.isub(inner, start)
+
+        def per_strip(f: Index) -> None:
+            o, s = [0, f] if isinstance(outer, int) and outer == 1 else split_index(kb, f, full)
+            strip(o, kb.imul(s, width), width)
+
+        kb.parallel_for(0, kb.imul(outer, full), per_strip)
+        kb.for_(0, kb.imin(rest, 1), lambda _: kb.parallel_for(
+            0, outer, lambda o: strip(o, start, rest)))
+        return
+    full, rest = divmod(inner, width)
+
     def per_outer_strip(f: Index) -> None:
         o, s = kb.idiv(f, full), _rem(kb, f, full)
         strip(o, kb.imul(s, width), width)
 
     if full:
-        kb.parallel_for(0, outer * full, per_outer_strip)
+        kb.parallel_for(0, kb.imul(outer, full), per_outer_strip)
     if rest:
         kb.parallel_for(0, outer, lambda o: strip(o, full * width, rest))
 
@@ -209,3 +257,6 @@ KERNELS = {
     graph.LRNOp: lrn_kernel,
     graph.SoftmaxOp: softmax_kernel,
 }
+
+SYMBOLIC = set(KERNELS)
+"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""

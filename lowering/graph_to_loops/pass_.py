@@ -26,12 +26,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func, memref
+from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
     FunctionType,
+    IndexType,
     IntegerAttr,
     MemRefType,
     ModuleOp,
@@ -46,14 +47,18 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolOpInterface
 
 from onnxc.dialects import graph, graph_indexed, layout
-from onnxc.dialects.graph import int_of, shape_of
-from onnxc.dialects.graph_checks import SITE_PROPERTIES
+from onnxc.dialects.graph import int_of, is_symbolic, shape_of
+from onnxc.dialects.graph_checks import SITE_PROPERTIES, onnx_node_of
+from onnxc.dialects.symbolic_dims import num_elements, symbols_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.entry_abi import (
     CHECK_FALLBACK_ATTR,
     CHECK_OPERANDS_ATTR,
     CHECK_SITE_ATTR,
     CHECK_SITES_ATTR,
+    DIMS_ARGUMENT_ATTR,
+    ELEMENTS_ATTR,
+    SYMBOLS_ATTR,
     site_attribute,
 )
 from onnxc.lowering.graph_to_loops.checks import STATUS_TYPE
@@ -64,6 +69,7 @@ from onnxc.lowering.graph_to_loops.control_flow import (
 )
 from onnxc.lowering.graph_to_loops.data_movement import copy_kernel
 from onnxc.lowering.graph_to_loops.kernels import (
+    SYMBOLIC_KERNELS,
     KernelFn,
     kernel_constants,
     kernel_for,
@@ -158,18 +164,64 @@ class _ModuleLowering:
         if key in self.kernels:
             return self.kernels[key]
         name = self.fresh_name(kernel_name.removeprefix("graph."))
-        block = Block(arg_types=[*in_types, *out_types])
-        ins, outs = block.args[: len(in_types)], block.args[len(in_types):]
-        build(op, KernelBuilder(block), ins, outs)  # type: ignore[arg-type]
+        symbols = sorted(symbols_of_op(op)) if op is not None else []
+        index_types = [IndexType()] * len(symbols)
+        block = Block(arg_types=[*in_types, *out_types, *index_types])
+        n_mem = len(in_types) + len(out_types)
+        ins, outs = block.args[: len(in_types)], block.args[len(in_types):n_mem]
+        kb = KernelBuilder(block)
+        if symbols:
+            if type(op) not in SYMBOLIC_KERNELS:
+                raise LoweringError(
+                    f"{op.name} with symbolic dimensions ({', '.join(symbols)}) has no "
+                    f"kernel yet{_node_of(op)}; compile with fixed input shapes "
+                    f"(input_shapes=...)")
+            kb.bind_symbols(dict(zip(symbols, block.args[n_mem:])))
+            for value, mem in [*zip(op.operands, ins), *zip(op.results, outs)]:
+                if is_symbolic(value):
+                    kb.bind_shape(mem, shape_of(value))
+        build(op, kb, ins, outs)  # type: ignore[arg-type]
         block.add_op(func.ReturnOp())
         kernel = func.FuncOp(
-            name, FunctionType.from_lists([*in_types, *out_types], []), Region(block),
-            visibility="private",
+            name, FunctionType.from_lists([*in_types, *out_types, *index_types], []),
+            Region(block), visibility="private",
         )
         kernel.attributes["onnxc.kernel"] = StringAttr(kernel_name)
         self.new_kernels.append(kernel)
         self.kernels[key] = name
         return name
+
+    def kernel_from(self, kernel_name: str, key: tuple, build: KernelFn, block: Block) -> str:
+        """The symbol of a helper kernel with `block`'s signature (buffers in, buffer out,
+        then any index arguments), built by `build(None, kb, [in], [out])` on first use."""
+        if key in self.kernels:
+            return self.kernels[key]
+        name = self.fresh_name(kernel_name.removeprefix("graph."))
+        build(None, KernelBuilder(block), block.args[:1], block.args[1:2])  # type: ignore
+        block.add_op(func.ReturnOp())
+        kernel = func.FuncOp(name, FunctionType.from_lists(list(block.arg_types), []),
+                             Region(block), visibility="private")
+        kernel.attributes["onnxc.kernel"] = StringAttr(kernel_name)
+        self.new_kernels.append(kernel)
+        self.kernels[key] = name
+        return name
+
+
+def symbols_of_op(op: Operation) -> set[str]:
+    """The size symbols in `op`'s operand and result types."""
+    return {name for v in [*op.operands, *op.results] if is_symbolic(v)
+            for name in symbols_of(shape_of(v))}
+
+
+def _node_of(op: Operation) -> str:
+    node = onnx_node_of(op)
+    return f" (node '{node}')" if node else ""
+
+
+def _dynamic_copy(op, kb: KernelBuilder, ins, outs) -> None:
+    """dst = src between flat buffers of a run-time element count (the last argument)."""
+    count = kb.entry.args[-1]
+    kb.parallel_for(0, count, lambda i: kb.store(kb.load(ins[0], [i]), outs[0], [i]))
 
 
 def _kernel_key(op: Operation) -> tuple:
@@ -192,6 +244,7 @@ def _fusable_check(check: graph.CheckIndicesOp) -> bool:
     if isinstance(consumer, graph.GatherOp) and consumer.nonnegative is not None:
         return False  # its kernel's own check would accept ONNX's negative indices
     return (isinstance(consumer, FUSED_CHECK_CONSUMERS) and consumer.indices is check.indices
+            and not symbols_of_op(check) and not symbols_of_op(consumer)
             and math.prod(shape_of(consumer.output)) > 0)
 
 
@@ -229,6 +282,10 @@ class _FunctionLowering:
         self.sites: list[dict[str, object]] = []
         self.fused_check: tuple[graph.CheckIndicesOp, str] | None = None
         """a check the next op (a Gather or GatherElements) does inside its own kernel"""
+        self.symbols: dict[str, SSAValue] = {}
+        """size symbol -> its value this run (loaded from the entry's `dims` buffer)"""
+        self.sizes: KernelBuilder | None = None
+        """index arithmetic on the symbols, in the function's block"""
 
     def emit(self, op: Operation) -> SSAValue:
         self.block.add_op(op)
@@ -267,6 +324,7 @@ class _FunctionLowering:
             new = self.block.insert_arg(memref_of(v.type), len(self.block.args))
             new.name_hint = f"out{k}"
             out_args.append(new)
+        self.bind_symbols(body, outputs)
 
         # An output's root buffer is the output argument itself when a kernel computes it
         # and no other output claimed it first; otherwise the output gets a copy.
@@ -285,9 +343,38 @@ class _FunctionLowering:
 
         for k, v in enumerate(outputs):
             if claims.get(_root(v)) != k:
-                self.copy(self.buffers[v], out_args[k])
+                self.copy(self.buffers[v], out_args[k], v)
         self.emit(func.ReturnOp())
         return self.finish(len(outputs))
+
+    def bind_symbols(self, body: Block, outputs: Sequence[SSAValue]) -> None:
+        """A function with symbolic dimensions takes each symbol's value (i64) in a `dims`
+        buffer after its outputs; every symbol must come from an input's shape."""
+        names = {s for v in body.args if is_symbolic(v) for s in symbols_of(shape_of(v))}
+        used = {s for v in outputs if is_symbolic(v) for s in symbols_of(shape_of(v))}
+        for op in body.walk():
+            if isinstance(op, graph.GraphOp | graph.CheckOp | layout.ConvertOp):
+                used |= symbols_of_op(op)
+            elif op.results and any(is_symbolic(r) for r in op.results):
+                raise LoweringError(f"{op.name} with symbolic dimensions is not supported"
+                                    f"{_node_of(op)}")
+        if used - names:
+            raise LoweringError(
+                f"@{self.f.sym_name.data}: sizes {sorted(used - names)} are not dimensions of "
+                f"an input (a size known only after running the model)")
+        if not names:
+            return
+        order = sorted(names)
+        self.dims_position = len(self.block.args)
+        dims = self.block.insert_arg(MemRefType(i64, [len(order)]), self.dims_position)
+        dims.name_hint = "dims"
+        self.sizes = KernelBuilder(self.block)
+        for k, name in enumerate(order):
+            value = self.emit(memref.LoadOp.get(dims, [self.sizes.idx(k)]))
+            self.symbols[name] = self.emit(arith.IndexCastOp(value, IndexType()))
+            self.symbols[name].name_hint = name
+        self.sizes.bind_symbols(self.symbols)
+        self.symbol_order = order
 
     def finish(self, n_outputs: int) -> func.FuncOp:
         f = self.f
@@ -303,6 +390,11 @@ class _FunctionLowering:
             new.attributes["onnxc.entry"] = UnitAttr()
         if self.sites:
             new.attributes[CHECK_SITES_ATTR] = ArrayAttr([site_attribute(s) for s in self.sites])
+        if self.symbols:
+            new.attributes[SYMBOLS_ATTR] = ArrayAttr([StringAttr(s) for s in self.symbol_order])
+            new.attributes[DIMS_ARGUMENT_ATTR] = IntegerAttr(self.dims_position, i64)
+            if f.arg_attrs is not None:
+                new.arg_attrs = ArrayAttr([*new.arg_attrs, DictionaryAttr({})])
         return new
 
     def view(self, base: SSAValue, shape: Sequence[int], name: str | None = None) -> SSAValue:
@@ -316,6 +408,9 @@ class _FunctionLowering:
     def lower_op(self, op: Operation) -> None:
         if isinstance(op, graph.ConstantOp):
             self.constant(op.output, op.value)
+        elif isinstance(op, graph.ShapeOp | CONTROL_FLOW_OPS) and symbols_of_op(op):
+            raise LoweringError(f"{op.name} with symbolic dimensions is not supported yet"
+                                f"{_node_of(op)}; compile with fixed input shapes")
         elif isinstance(op, graph.ShapeOp):
             self.constant(op.output, _shape_value(op))
         elif isinstance(op, VIEW_OPS):
@@ -331,7 +426,7 @@ class _FunctionLowering:
             build = kernel_for(op)
             for r in op.results:
                 if r not in self.buffers:
-                    alloc = self.hoist(memref.AllocOp([], [], memref_of(r.type)))
+                    alloc = self.hoist(self.allocation(r))
                     alloc.name_hint = r.name_hint
                     self.buffers[r] = self.bases[r] = alloc
             ins = [self.buffers[v] for v in op.operands]
@@ -351,13 +446,17 @@ class _FunctionLowering:
                 op.name, (_kernel_key(op), tuple(v.type for v in ins)), build, op,
                 [v.type for v in ins], [v.type for v in outs],
             )
-            call = func.CallOp(name, [*ins, *outs], [])
+            sizes = [self.symbols[s] for s in sorted(symbols_of_op(op))]
+            call = func.CallOp(name, [*ins, *outs, *sizes], [])
             call.location = op.location  # the ONNX node, for internal error messages
             if inplace := inplace_operands(op):
                 call.attributes[INPLACE_ATTR] = ArrayAttr([IntegerAttr(i, i64) for i in inplace])
             if isinstance(op, graph.CheckOp):
                 call.attributes[CHECK_SITE_ATTR] = IntegerAttr(len(self.sites), i64)
                 self.sites.append(op.site())
+                if sizes:  # the status record is not the last operand: say where it is
+                    call.attributes[CHECK_OPERANDS_ATTR] = ArrayAttr([
+                        IntegerAttr(0, i64), IntegerAttr(len(ins) - 1, i64)])
             if fused is not None:
                 check, fallback = fused
                 call.attributes[CHECK_SITE_ATTR] = IntegerAttr(len(self.sites), i64)
@@ -371,6 +470,18 @@ class _FunctionLowering:
                 site = call.attributes[CHECK_SITE_ATTR]
                 assert isinstance(site, IntegerAttr)
                 guard_rest(self, site.value.data + 1)
+
+    def allocation(self, value: SSAValue) -> memref.AllocOp:
+        """The buffer of a kernel's result: static, or flat with a run-time element count
+        (plan-memory places it in the dynamic arena, sized by its `onnxc.elements`)."""
+        if not is_symbolic(value):
+            return memref.AllocOp([], [], memref_of(value.type))
+        assert self.sizes is not None
+        elements = num_elements(shape_of(value))
+        alloc = memref.AllocOp([self.sizes.idx(self.sizes.dim(elements))], [],
+                               memref_of(value.type))
+        alloc.attributes[ELEMENTS_ATTR] = StringAttr(str(elements))
+        return alloc
 
     def check_kernel_only(self, check: graph.CheckIndicesOp) -> tuple[graph.CheckIndicesOp, str]:
         """Build `check`'s kernel without calling it: the consumer after it checks its own
@@ -394,10 +505,18 @@ class _FunctionLowering:
         buffer.name_hint = result.name_hint
         self.buffers[result] = self.bases[result] = buffer
 
-    def copy(self, src: SSAValue, dst: SSAValue) -> None:
-        """dst = src, through one flat copy kernel per element type and size."""
+    def copy(self, src: SSAValue, dst: SSAValue, value: SSAValue | None = None) -> None:
+        """dst = src, through one flat copy kernel per element type and size (`value`: the
+        tensor copied, whose symbolic element count sizes a flat dynamic copy)."""
         t = dst.type
         assert isinstance(t, MemRefType)
+        if value is not None and is_symbolic(value):
+            assert self.sizes is not None
+            count = self.sizes.idx(self.sizes.dim(num_elements(shape_of(value))))
+            block = Block(arg_types=[t, t, IndexType()])
+            name = self.mod.kernel_from("graph.identity", ("copy", t), _dynamic_copy, block)
+            self.emit(func.CallOp(name, [src, dst, count], []))
+            return
         flat = [t.element_count()]
         flat_type = MemRefType(t.get_element_type(), flat)
         name = self.mod.kernel(

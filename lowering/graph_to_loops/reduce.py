@@ -5,15 +5,20 @@ a reduction over trailing axes (LayerNorm's last axis, a global pool's H and W) 
 contiguous inner reduction loop carried in registers, written once per output; when the
 innermost axis is kept (a reduction over leading or middle axes), whole output rows are
 accumulated instead, so the inner loop stays contiguous in both x and y.
+
+Symbolic sizes (kept rows or a reduced axis) are run-time loop bounds; static shapes build
+the same code as they always did. A mean over a symbolic axis divides by its run-time size.
 """
 
 from __future__ import annotations
 
-import math as pymath
+import operator
+from collections.abc import Callable, Sequence
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import shape_of
 from onnxc.dialects.layout import layout_of
+from onnxc.dialects.symbolic_dims import Dim, num_elements
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.elementwise import MIN_PARALLEL_ELEMENTS
 from onnxc.lowering.graph_to_loops.loops import (
@@ -24,17 +29,21 @@ from onnxc.lowering.graph_to_loops.loops import (
     max_value,
     min_value,
 )
+from onnxc.lowering.graph_to_loops.normalization import extents, sizes
 
 
-def reduce_groups(shape: tuple[int, ...], axes: tuple[int, ...]) -> list[tuple[int, bool]]:
-    """(size, reduced) runs of adjacent dimensions; size-1 dimensions are dropped."""
-    groups: list[tuple[int, bool]] = []
+def reduce_groups(shape: Sequence[Index], axes: tuple[int, ...],
+                  mul: Callable[[Index, Index], Index] = operator.mul,
+                  ) -> list[tuple[Index, bool]]:
+    """(size, reduced) runs of adjacent dimensions; size-1 dimensions are dropped (`mul`
+    multiplies sizes: `KernelBuilder.imul` when some are run-time values)."""
+    groups: list[tuple[Index, bool]] = []
     for d, size in enumerate(shape):
-        if size == 1:
+        if isinstance(size, int) and size == 1:
             continue
         reduced = d in axes
         if groups and groups[-1][1] == reduced:
-            groups[-1] = (groups[-1][0] * size, reduced)
+            groups[-1] = (mul(groups[-1][0], size), reduced)
         else:
             groups.append((size, reduced))
     return groups
@@ -43,7 +52,8 @@ def reduce_groups(shape: tuple[int, ...], axes: tuple[int, ...]) -> list[tuple[i
 def reduce_kernel(op: graph.ReduceOp, kb: KernelBuilder, ins, outs):
     if layout_of(op.input.type) is not None or layout_of(op.output.type) is not None:
         raise LoweringError(f"{op.name}: laid-out operands are not supported")
-    x_shape = shape_of(op.input)
+    x_shape = sizes(kb, op.input)
+    work = num_elements(shape_of(op.input))
     axes = op.reduced_axes()
     element = outs[0].type.get_element_type()
     combine, identity = _COMBINE[type(op)]
@@ -52,13 +62,17 @@ def reduce_kernel(op: graph.ReduceOp, kb: KernelBuilder, ins, outs):
     mean = isinstance(op, graph.ReduceMeanOp)
     if mean and not is_float(element):
         raise LoweringError(f"{op.name}: element type {element} is not a float")
-    groups = reduce_groups(x_shape, axes) or [(1, False)]
-    count = pymath.prod(x_shape[a] for a in axes)
+    groups = reduce_groups(x_shape, axes, kb.imul) or [(1, False)]
+    count = kb.product([x_shape[a] for a in axes])
     kept = [size for size, reduced in groups if not reduced]
     x = kb.view(ins[0], [size for size, _ in groups])
     y = kb.view(outs[0], kept or [1])
     zero = kb.constant(identity(element), element)
-    scale = kb.constant(1.0 / count, element) if mean and count > 1 else None
+    scale = None
+    if mean and not isinstance(count, int):  # over a symbolic axis: 1 / its run-time size
+        scale = kb.div(kb.constant(1.0, element), kb.to_float(count, element))
+    elif mean and count > 1:
+        scale = kb.constant(1.0 / count, element)
 
     def x_index(kept_ivs: list[Index], reduced_ivs: list[Index]) -> list[Index]:
         kept_left, reduced_left, it = list(kept_ivs), list(reduced_ivs), []
@@ -83,12 +97,12 @@ def reduce_kernel(op: graph.ReduceOp, kb: KernelBuilder, ins, outs):
 
                 kb.for_(0, row, step)
 
-            kb.nest(reduced_sizes, add_slice)
+            kb.nest(extents(reduced_sizes), add_slice)
             if scale is not None:
                 kb.for_(0, row, lambda i: kb.store(
                     kb.mul(kb.load(y, [*outer_ivs, i]), scale), y, [*outer_ivs, i]))
 
-        outer_loops(kb, kept[:-1], per_row, pymath.prod(x_shape))
+        outer_loops(kb, kept[:-1], per_row, work)
         return
 
     def per_output(kept_ivs: list[Index]) -> None:
@@ -108,17 +122,19 @@ def reduce_kernel(op: graph.ReduceOp, kb: KernelBuilder, ins, outs):
             total = kb.mul(total, scale)
         kb.store(total, y, kept_ivs or [0])
 
-    outer_loops(kb, kept, per_output, pymath.prod(x_shape))
+    outer_loops(kb, kept, per_output, work)
 
 
-def outer_loops(kb: KernelBuilder, sizes: list[int], body, work: int) -> None:
-    """A loop nest over `sizes` whose outermost loop runs in parallel when the kernel reads
-    enough elements (`work`) to pay for waking threads."""
-    if not sizes:
+def outer_loops(kb: KernelBuilder, shape: list[Index], body, work: Dim) -> None:
+    """A loop nest over `shape` whose outermost loop runs in parallel when the kernel reads
+    enough elements (`work`; a symbolic count is taken to be enough) to pay for waking
+    threads."""
+    if not shape:
         body([])
         return
-    loop = kb.for_ if work < MIN_PARALLEL_ELEMENTS else kb.parallel_for
-    loop(0, sizes[0], lambda iv: kb.nest(sizes[1:], lambda ivs: body([iv, *ivs])))
+    small = isinstance(work, int) and work < MIN_PARALLEL_ELEMENTS
+    loop = kb.for_ if small else kb.parallel_for
+    loop(0, shape[0], lambda iv: kb.nest(extents(shape[1:]), lambda ivs: body([iv, *ivs])))
 
 
 _COMBINE = {  # op -> (combine(kb, acc, x), identity of element type)
@@ -130,3 +146,6 @@ _COMBINE = {  # op -> (combine(kb, acc, x), identity of element type)
 }
 
 KERNELS = {op_class: reduce_kernel for op_class in _COMBINE}
+
+SYMBOLIC = set(KERNELS)
+"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""

@@ -36,3 +36,6 @@ def scalar_binary_kernel(op: graph.ScalarBinaryOp, kb: KernelBuilder, ins, outs)
 
 
 KERNELS = {cls: scalar_binary_kernel for cls in _TENSOR_OP}
+
+SYMBOLIC = set(KERNELS)
+"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""

@@ -26,7 +26,7 @@ from onnxc.lowering.graph_to_loops.checks import (
     guarded_nest,
     parallel_nest,
 )
-from onnxc.lowering.graph_to_loops.data_movement import copy_kernel
+from onnxc.lowering.graph_to_loops.data_movement import copy_kernel, sizes
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.insert_checks import UNBOUNDED
 
@@ -179,9 +179,9 @@ def tensor_scatter_kernel(op: graph_indexed.TensorScatterOp, kb: KernelBuilder, 
 def tile_kernel(op: graph_indexed.TileOp, kb: KernelBuilder, ins, outs):
     """out[..., r * d + i, ...] = in[..., i, ...]: loops over (repeat, position) pairs, so
     no index needs a remainder and the innermost loop stays contiguous."""
-    x = shape_of(op.input)
+    x = sizes(kb, op.input, ins[0])
     repeats = ints_of(op.repeats)
-    if 0 in x or 0 in repeats:
+    if 0 in shape_of(op.input) or 0 in repeats:
         return
     out = kb.view(outs[0], [v for d, r in zip(x, repeats) for v in (r, d)])
     bounds = [v for d, r in zip(x, repeats) for v in (r, d)]
@@ -224,3 +224,6 @@ KERNELS = {
     graph_indexed.TensorScatterOp: tensor_scatter_kernel,
     graph_indexed.ReverseSequenceOp: reverse_sequence_kernel,
 }
+
+SYMBOLIC = {graph_indexed.TileOp}
+"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""

@@ -22,7 +22,14 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import llvm, memref
-from xdsl.dialects.builtin import FixedBitwidthType, IntegerType, MemRefType, ModuleOp, i8
+from xdsl.dialects.builtin import (
+    FixedBitwidthType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    i8,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -49,13 +56,16 @@ def _layout(t: Attribute, op: Operation) -> tuple[Sequence[int], int]:
         raise LoweringError(f"'{op.name}': expected a ranked memref, got {t}")
     strides = t.get_strides()
     offset = t.get_offset()
+    shape = t.get_shape()
+    flat_dynamic = len(shape) == 1 and shape[0] < 0 and isinstance(t.layout, NoneAttr)
     if (
         strides is None
         or offset is None
         or any(s is None for s in strides)
-        or any(d < 0 for d in t.get_shape())
+        or (any(d < 0 for d in shape) and not flat_dynamic)
     ):
-        raise LoweringError(f"'{op.name}': only static shapes and layouts are supported ({t})")
+        raise LoweringError(f"'{op.name}': only static shapes and layouts, and flat "
+                            f"memref<?x..> buffers, are supported ({t})")
     return [s for s in strides if s is not None], offset
 
 
@@ -143,12 +153,11 @@ class LowerStore(RewritePattern):
 
 
 class LowerView(RewritePattern):
-    """`memref.view %buf[%shift][]`: the pointer `%shift` bytes into the i8 buffer."""
+    """`memref.view %buf[%shift][%sizes]`: the pointer `%shift` bytes into the i8 buffer
+    (the run-time size of a flat `memref<?x..>` view is not part of a bare pointer)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.ViewOp, rewriter: PatternRewriter, /):
-        if op.sizes:
-            raise LoweringError("memref.view with dynamic sizes is not supported")
         _layout(op.result.type, op)
         base, shift = converted(rewriter, op, [op.source, op.byte_shift])
         gep = llvm.GEPOp.from_mixed_indices(base, [shift], i8, inbounds=True)
@@ -172,10 +181,14 @@ class LowerSameBaseView(RewritePattern):
             | memref.CollapseShapeOp,
         ):
             return
-        if len(op.operands) != 1:
+        if isinstance(op, memref.ReinterpretCastOp):
+            # run-time sizes are fine (a bare pointer has none); offset and strides are not
+            if op.offsets or op.strides:
+                raise LoweringError(f"'{op.name}' with dynamic offsets or strides")
+        elif len(op.operands) != 1:
             raise LoweringError(f"'{op.name}' with dynamic offsets, sizes or strides")
         _layout(op.results[0].type, op)
-        (base,) = converted(rewriter, op, op.operands)
+        (base,) = converted(rewriter, op, op.operands[:1])
         replace_converted(rewriter, op, [], [base])
 
 

@@ -30,8 +30,8 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from onnxc.api import compile, compile_artifact, optimize
-    from onnxc.runtime.artifact_load import load
     from onnxc.frontend import import_onnx
+    from onnxc.runtime.artifact_load import load
     from onnxc.runtime.compiled_model import CompiledModel
 
 _LAZY = {

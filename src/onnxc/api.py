@@ -24,6 +24,8 @@ from onnxc.arguments import (
     check_compile_arguments,
     check_optimize_arguments,
 )
+from onnxc.dialects.graph import shape_of
+from onnxc.errors import InvalidArgumentError, ShapeInferenceError
 from onnxc.frontend import import_onnx
 from onnxc.frontend.batch_axes import (
     BatchAxis,
@@ -39,10 +41,12 @@ from onnxc.lowering.bind_constants import constant_arrays, numpy_dtype
 from onnxc.lowering.entry_abi import (
     ARENA_BYTES_ATTR,
     CONSTANTS_ATTR,
+    DYNAMIC_ARENA_ATTR,
     INPUT_NAMES_ATTR,
     INTERMEDIATE_BYTES_ATTR,
     OUTPUT_NAMES_ATTR,
     STATUS_OFFSET_ATTR,
+    SYMBOLS_ATTR,
     WRAPPER_NAME,
     check_sites,
     entry_function,
@@ -53,6 +57,7 @@ from onnxc.passes.levels import graph_pipeline
 from onnxc.passes.stats import OptimizationStats
 from onnxc.progress import CompileProgress
 from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
+from onnxc.runtime.symbolic_shapes import SymbolicSignature
 from onnxc.runtime.target import Target, compiling_for, parse_target
 
 ModelLike = str | os.PathLike | bytes | onnx.ModelProto
@@ -140,7 +145,8 @@ def _signature(module: ModuleOp) -> tuple[list[TensorSpec], list[TensorSpec]]:
 
     def spec(name: str, t) -> TensorSpec:
         assert isinstance(t, TensorType)
-        return TensorSpec(name, tuple(t.get_shape()), numpy_dtype(t.get_element_type()))
+        shape = tuple(d if isinstance(d, int) else str(d) for d in shape_of(t))
+        return TensorSpec(name, shape, numpy_dtype(t.get_element_type()))
 
     return ([spec(n, t) for n, t in zip(in_names, in_types)],
             [spec(n, t) for n, t in zip(out_names, out_types)])
@@ -263,6 +269,11 @@ def compile_artifact(
         with compiling_for(target):
             lowered = lower_to_llvm(model, log, opt_level, None, False, input_shapes,
                                     precision, resolve_num_threads(num_threads), target)
+        if lowered.symbolic is not None:
+            raise InvalidArgumentError(
+                f"ahead-of-time artifacts take static shapes; the model has symbolic "
+                f"dimensions {list(lowered.symbolic.symbols)}: give input_shapes={{...}} "
+                f"(onnxc.compile runs it with any sizes)")
         with log.stage("artifact"):
             return artifact.build(lowered, directory, prefix)
 
@@ -287,6 +298,7 @@ class LoweredModel:
     num_threads: int
     precision: str
     target: Target
+    symbolic: SymbolicSignature | None = None
 
 
 def lower_to_llvm(model, log: _StageLog, opt_level, pass_pipeline, verify_numerics,
@@ -319,7 +331,8 @@ def lower_graph(ctx, module: ModuleOp, log: _StageLog, precision: str, threads: 
             None, inputs, outputs, [arrays[name] for name in constant_names], constant_names,
             _int_attr(entry, ARENA_BYTES_ATTR), _int_attr(entry, INTERMEDIATE_BYTES_ATTR),
             sites, _int_attr(entry, STATUS_OFFSET_ATTR) if sites else -1,
-            input_defaults(entry), batch, threads, precision, target)
+            input_defaults(entry), batch, threads, precision, target,
+            symbolic_signature(entry))
         entry_name = entry.sym_name.data
     with log.stage(pipeline.TIMED_AS["loops-to-llvm"]):  # llvm-ir is timed with it
         pipeline.lower_to_llvm_dialect(ctx, module, entry_name, threads)
@@ -339,6 +352,7 @@ def _compile_static(model, log: _StageLog, opt_level, pass_pipeline, verify_nume
         native, native.function_address(WRAPPER_NAME), lowered.inputs, lowered.outputs,
         lowered.constants, lowered.arena_bytes, lowered.intermediate_bytes,
         lowered.check_sites, lowered.status_offset, lowered.input_defaults,
+        lowered.symbolic,
     )
     compiled._num_threads = threads
     compiled._precision = precision
@@ -358,13 +372,27 @@ def _static_model(
     proto = load_model(model, external_data=input_shapes is not None)
     if input_shapes is not None:
         return with_fixed_shapes(proto, {k: tuple(v) for k, v in input_shapes.items()}), None
-    if symbolic_batch(proto) is None:
-        return model, None
+    try:
+        if symbolic_batch(proto) is None:
+            return model, None
+    except ShapeInferenceError:
+        return model, None  # symbolic dims beyond a batch: compiled symbolically
     proto = load_model(model)
     checked_model(proto)  # an unsupported op is the first thing to say, as without batch
-    batch = batch_axis(proto)
+    try:
+        batch = batch_axis(proto)
+    except ShapeInferenceError:
+        return model, None  # a batch that is not separable: compiled symbolically
     assert batch is not None
     return with_batch(proto, batch.symbol, 1), batch
+
+
+def symbolic_signature(entry) -> SymbolicSignature | None:
+    """The size symbols and dynamic arena slots the entry's ABI names, if it has any."""
+    symbols = string_list(entry, SYMBOLS_ATTR)
+    if not symbols:
+        return None
+    return SymbolicSignature(tuple(symbols), tuple(string_list(entry, DYNAMIC_ARENA_ATTR)))
 
 
 def _int_attr(entry, name: str) -> int:

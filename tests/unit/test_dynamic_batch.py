@@ -102,22 +102,35 @@ def _transpose_batch() -> onnx.ModelProto:
                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, "N"])])
 
 
-@pytest.mark.parametrize("build, node", [(_reduce_over_batch, "ReduceSum"),
-                                         (_transpose_batch, "Transpose")])
-def test_ops_that_mix_samples_are_refused_by_name(build, node):
-    with pytest.raises(ShapeInferenceError, match=node):
-        onnxc.compile(build(), cache_dir=False)
+@pytest.mark.parametrize("build", [_reduce_over_batch, _transpose_batch],
+                         ids=["ReduceSum", "Transpose"])
+def test_ops_that_mix_samples_compile_with_a_symbolic_batch(build):
+    """Not batch-separable: the batch stays a symbolic dimension of one compiled model
+    (tests/unit/test_symbolic_runtime.py) instead of a per-sample loop."""
+    model = build()
+    compiled = onnxc.compile(model, cache_dir=False)
+    assert "N" in compiled.inputs[0].shape
+    reference = ReferenceEvaluator(model)
+    for n in (1, 3, 6):
+        x = np.random.default_rng(n).standard_normal((n, 4)).astype(np.float32)
+        np.testing.assert_allclose(compiled(x)[0], reference.run(None, {"x": x})[0],
+                                   rtol=RTOL, atol=ATOL)
 
 
-def test_other_dynamic_dimensions_need_fixed_shapes():
+def test_other_dynamic_dimensions_are_symbolic_or_fixed():
     nodes = [helper.make_node("Relu", ["x"], ["y"])]
     model = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, "S"])],
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, "S"])])
-    with pytest.raises(ShapeInferenceError, match="input_shapes"):
-        onnxc.compile(model, cache_dir=False)
-    compiled = onnxc.compile(model, cache_dir=False, input_shapes={"x": [2, 5]})
+    compiled = onnxc.compile(model, cache_dir=False)
+    assert compiled.inputs[0].shape == (2, "S")
+    for s in (1, 5, 9):
+        x = np.linspace(-1, 1, 2 * s, dtype=np.float32).reshape(2, s)
+        np.testing.assert_array_equal(compiled(x)[0], np.maximum(x, 0))
+    fixed = onnxc.compile(model, cache_dir=False, input_shapes={"x": [2, 5]})
     x = np.linspace(-1, 1, 10, dtype=np.float32).reshape(2, 5)
-    np.testing.assert_array_equal(compiled(x)[0], np.maximum(x, 0))
+    np.testing.assert_array_equal(fixed(x)[0], np.maximum(x, 0))
+    with pytest.raises(InvalidInputError, match="expected"):
+        fixed(np.zeros((2, 6), np.float32))
 
 
 @pytest.mark.parametrize("axes, separable", [(None, False), ([2, 3], True)])

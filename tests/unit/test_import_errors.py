@@ -129,11 +129,18 @@ def test_model_local_functions_are_inlined():
     assert ops == ["graph.relu", "graph.relu", "func.return"]
 
 
-def test_symbolic_input_dimension():
-    m = model([helper.make_node("Relu", ["x"], ["y"])], [vi("images", ["N", 3])],
+def test_symbolic_input_dimension_is_imported_symbolically():
+    """A dim_param is a symbolic dimension (tests/unit/test_symbolic_import.py has more)."""
+    m = model([helper.make_node("Relu", ["images"], ["y"])], [vi("images", ["N", 3])],
               [vi("y", ["N", 3])])
-    m.graph.node[0].input[0] = "images"
-    with pytest.raises(ShapeInferenceError, match="'images'.*\\[N, 3\\]"):
+    (arg,) = main(import_onnx(m)).body.block.args
+    assert str(arg.type) == 'tensor<?x3xf32, #graph.dims<["N"]>>'
+
+
+def test_input_dimension_without_value_or_name():
+    m = model([helper.make_node("Relu", ["images"], ["y"])], [vi("images", [None, 3])],
+              [vi("y", [None, 3])])
+    with pytest.raises(ShapeInferenceError, match="'images'.*\\[\\?, 3\\]"):
         import_onnx(m)
 
 

@@ -76,3 +76,21 @@ memref.store %b, %m[] : memref<i1>
 // CHECK-LABEL: builtin.module {
 // CHECK:      %a = llvm.mlir.constant(16) : i64
 // CHECK-NEXT: %a_1 = llvm.alloca %a x f32 {alignment = 64 : i64} : (i64) -> !llvm.ptr
+
+// -----
+
+// A flat memref<?xf32> (a tensor with symbolic dimensions) is a bare pointer like any other:
+// its run-time size and a view's run-time sizes are not part of it; the view of the dynamic
+// arena is the pointer a run-time byte offset into it.
+%m, %n, %i, %arena, %off = "test.op"() : () -> (memref<?xf32>, index, index, memref<?xi8>, index)
+%flat = memref.reinterpret_cast %m to offset: [0], sizes: [%n], strides: [1] : memref<?xf32> to memref<?xf32>
+%v = memref.load %flat[%i] : memref<?xf32>
+%buf = memref.view %arena[%off][%n] : memref<?xi8> to memref<?xf32>
+memref.store %v, %buf[%i] : memref<?xf32>
+
+// CHECK-LABEL: builtin.module {
+// CHECK:      %m_1 = builtin.unrealized_conversion_cast %m : memref<?xf32> to !llvm.ptr
+// CHECK:      %v = llvm.getelementptr inbounds %m_1[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT: %v_1 = llvm.load %v {alignment = 4 : i64} : !llvm.ptr -> f32
+// CHECK:      %buf = llvm.getelementptr inbounds %{{.*}}[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK:      llvm.getelementptr inbounds %buf

@@ -1,0 +1,68 @@
+"""Benchmark: one compile with a symbolic sequence axis against one compile per fixed length.
+
+The GPT of `onnxc.zoo_gpt` (prefill model, by default width 256, 4 heads, 2 layers) is
+compiled once with its symbolic `seq`, and once per length with `input_shapes`; both run the
+same inputs at each length with one thread, interleaved in this process with onnxruntime
+(one thread each, so the engines do not compete for cores), and the medians are reported
+with the ratio symbolic / fixed (issue 11's goal: at most 1.15) and against onnxruntime.
+Compile times are reported too: the symbolic model's is paid once for every length.
+
+Usage: python benchmarks/symbolic_shapes.py [--lengths 16,128] [--width 256] [--repeat 11]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lengths", default="16,128")
+    parser.add_argument("--width", type=int, default=256)
+    parser.add_argument("--heads", type=int, default=4)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=11)
+    args = parser.parse_args()
+
+    import onnxruntime
+
+    import onnxc
+    from onnxc.tools.bench_timing import interleaved_medians
+    from onnxc.zoo_gpt import GptConfig, gpt
+
+    config = GptConfig(vocab=512, width=args.width, heads=args.heads, layers=args.layers)
+    model = gpt(config)
+    start = time.perf_counter()
+    symbolic = onnxc.compile(model, cache_dir=False, num_threads=1, quiet=True)
+    print(f"symbolic compile: {time.perf_counter() - start:.2f} s (once for every length)")
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    reference = onnxruntime.InferenceSession(model.SerializeToString(), options,
+                                             providers=["CPUExecutionProvider"])
+    print("| seq | symbolic | fixed | symbolic / fixed | onnxruntime | symbolic / ORT |")
+    print("|---|---|---|---|---|---|")
+    rng = np.random.default_rng(0)
+    for seq in (int(s) for s in args.lengths.split(",")):
+        shapes = {"input_ids": (1, seq), "position_ids": (1, seq)}
+        start = time.perf_counter()
+        fixed = onnxc.compile(model, cache_dir=False, num_threads=1, quiet=True,
+                              input_shapes=shapes)
+        fixed_seconds = time.perf_counter() - start
+        feeds = {"input_ids": rng.integers(0, config.vocab, (1, seq)),
+                 "position_ids": np.arange(seq, dtype=np.int64)[None]}
+        ours = symbolic.run(None, feeds)
+        for a, b in zip(ours, fixed.run(None, feeds)):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+        times = interleaved_medians([lambda f=feeds: symbolic.run(None, f),
+                                     lambda f=feeds, m=fixed: m.run(None, f),
+                                     lambda f=feeds: reference.run(None, f)], args.repeat)
+        s, f, o = (t * 1e3 for t in times)
+        print(f"| {seq} | {s:.3f} ms | {f:.3f} ms (compile {fixed_seconds:.1f} s) | "
+              f"{s / f:.2f} | {o:.3f} ms | {s / o:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

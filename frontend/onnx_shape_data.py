@@ -1,0 +1,145 @@
+"""Shape data: small integer tensors whose elements are sizes, some of them symbolic.
+
+`Shape` of a tensor with symbolic dimensions (dialects/symbolic_dims.py) is known at import
+except for those dimensions: its data is a numpy `object` array of Python ints and `SymDim`s
+(`[1, seq, 768]`). The folders (onnx_fold.py) carry such arrays through the subgraphs that
+exporters build shapes with (Gather, Slice, Concat, Unsqueeze, integer arithmetic, Equal,
+Where, ...), and the converters that read a shape input as a property (Reshape, Expand,
+ConstantOfShape, Range, Tile) take their SymDims as result dimensions.
+
+What they cannot do is become data at run time: a `graph.constant` holds numbers, and the
+graph dialect has no run-time shape arithmetic yet. Materializing such an array is refused
+(`symbolic_data_detail` says why).
+
+An array whose elements all turn out static (`Gather(Shape(x), 0)` of a static batch) is
+normalized back to a plain integer array: only the symbolic parts stay objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, simplify
+
+
+def is_symbolic_array(array: object) -> bool:
+    """Whether `array` is shape data holding symbolic elements (an object array)."""
+    return isinstance(array, np.ndarray) and array.dtype == object
+
+
+def _element(value: object) -> Dim:
+    if isinstance(value, SymDim):
+        return simplify(value)
+    if isinstance(value, bool | np.bool_):
+        return int(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    raise TypeError(f"shape data element {value!r} is not an integer or a symbolic size")
+
+
+INT64 = np.dtype(np.int64)
+
+
+def normalized(array: np.ndarray, dtype: np.dtype = INT64) -> np.ndarray:
+    """An object array's elements as ints and SymDims; a plain array of `dtype` when none
+    is symbolic. Other arrays are returned as they are."""
+    if not is_symbolic_array(array):
+        return array
+    values = [_element(v) for v in array.reshape(-1)]
+    if all(isinstance(v, int) for v in values):
+        return np.array(values, dtype=dtype).reshape(array.shape)
+    out = np.empty(array.shape, dtype=object)
+    out.reshape(-1)[:] = values if out.size else []
+    return out
+
+
+def as_array(value: object) -> np.ndarray:
+    """`value` as an array: numpy returns a bare element (a SymDim) from an indexing or
+    reduction of an object array where it would return a 0-d array of numbers."""
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, SymDim):
+        out = np.empty((), dtype=object)
+        out[()] = value
+        return out
+    return np.asarray(value)
+
+
+def shape_array(values: Dim | Sequence[Dim], dtype: np.dtype = INT64) -> np.ndarray:
+    """Dimensions (ints and SymDims, a sequence or one of them) as shape data."""
+    if isinstance(values, int | SymDim):
+        out = np.empty((), dtype=object)
+        out[()] = values
+    else:
+        out = np.empty((len(values),), dtype=object)
+        out[:] = list(values)
+    return normalized(out, dtype)
+
+
+def dims_of(array: np.ndarray) -> list[Dim]:
+    """The elements of (1-D or scalar) shape data as ints and SymDims."""
+    return [_element(v) for v in np.asarray(array).reshape(-1)]
+
+
+def symbols_in(values: Iterable[object]) -> list[str]:
+    """The symbols that the SymDims among `values` use, sorted."""
+    found: set[str] = set()
+    for v in values:
+        if isinstance(v, SymDim):
+            found |= v.symbols()
+    return sorted(found)
+
+
+def symbolic_data_detail(name: str, array: np.ndarray, use: str = "") -> str:
+    """Why `array` (the data of the value `name`) cannot become a run-time tensor (`use`:
+    what the node would do with it, e.g. ", cast to FLOAT")."""
+    values = [str(v) for v in array.reshape(-1)]
+    shown = ", ".join(values[:8]) + (", ..." if len(values) > 8 else "")
+    symbols = ", ".join(symbols_in(array.reshape(-1)))
+    what = f"'{name}' ([{shown}])" if name else f"[{shown}]"
+    return (f"{what} is computed from symbolic dimension(s) {symbols} at run time{use}; "
+            f"not supported yet")
+
+
+# ------------------------------------------------------------------ elementwise arithmetic
+
+
+def equal(a: Dim, b: Dim) -> bool:
+    """a == b for sizes: decided by the symbols' bounds (>= 1), else SymbolicDimError
+    (SymDim's own == only says whether the polynomials are the same)."""
+    diff = a - b
+    if isinstance(diff, int):
+        return diff == 0
+    for sign in (1, -1):
+        try:
+            if sign * diff > 0:
+                return False
+        except SymbolicDimError:
+            pass
+    raise SymbolicDimError(f"whether {a} == {b} depends on the symbols")
+
+
+def truncating_divide(a: Dim, b: Dim) -> Dim:
+    """ONNX integer Div (truncation toward zero); a SymDim only divides exactly."""
+    if isinstance(a, int) and isinstance(b, int):
+        if b == 0:
+            raise ValueError("division by zero")
+        quotient = abs(a) // abs(b)
+        return -quotient if (a < 0) != (b < 0) else quotient
+    return a // b
+
+
+def absolute(a: Dim) -> Dim:
+    if isinstance(a, int):
+        return abs(a)
+    return a if a >= 0 else -a
+
+
+def elementwise(fn, *arrays: np.ndarray, result: np.dtype | None = None) -> np.ndarray:
+    """`fn` on the broadcast elements of object arrays (ints and SymDims), with numpy's
+    broadcasting; `result` converts the outcome (np.bool_ for comparisons)."""
+    out = np.frompyfunc(lambda *xs: fn(*(_element(x) for x in xs)), len(arrays), 1)(*arrays)
+    out = np.asarray(out, dtype=object)
+    return out.astype(result) if result is not None else out

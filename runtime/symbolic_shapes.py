@@ -1,0 +1,161 @@
+"""Run-time sizes of a model compiled with symbolic dimensions: binding, checks, buffers.
+
+A model whose inputs have symbolic dimensions (`[1, "seq", 768]`) is compiled once; each run
+binds every size symbol to the size the inputs give it, checks that the inputs agree (two
+inputs naming `seq` must have the same size there, static dimensions must match), and that
+every buffer the run needs fits onnxc's allocation limit, all in Python integers before
+native code sees a pointer. The native entry then reads the symbols' values from its `dims`
+buffer (lowering/entry_abi.py), and its buffers whose size depends on them live in a dynamic
+arena that this layer sizes from the same polynomials the compiler placed them with
+(lowering/plan_memory.py).
+
+Symbols stand for sizes of at least 1: the compiler's shape rules assume it (a `x[:, -1:]`
+of a `seq` axis has one row), so a run with a zero-sized symbolic dimension is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, parse_dim
+from onnxc.errors import InvalidInputError
+from onnxc.resource_limits import check_allocation, check_tensor
+
+_ALIGNMENT = 64
+_PLAN_CACHE = 256
+"""Run plans kept per model (by input shapes); beyond that the cache starts over."""
+
+
+def parse_spec_dim(d: int | str) -> Dim:
+    """A spec's dimension: an int, or a polynomial in the symbols written as text."""
+    return d if isinstance(d, int) else parse_dim(d)
+
+
+@dataclass(frozen=True)
+class SymbolicSignature:
+    """What a run of a symbolic model binds and allocates."""
+
+    symbols: tuple[str, ...]
+    """in the order of the entry's `dims` buffer"""
+    dynamic_slots: tuple[str, ...]
+    """byte size of each slot of the dynamic arena (polynomials as text)"""
+
+    def __post_init__(self) -> None:
+        slots = [parse_dim(slot) for slot in self.dynamic_slots]
+        for text, value in zip(self.dynamic_slots, slots):
+            if isinstance(value, SymDim) and not value.symbols() <= set(self.symbols):
+                raise SymbolicDimError(f"slot size {text} names an unknown symbol")
+        object.__setattr__(self, "_slots", slots)
+        object.__setattr__(self, "_parsed", {})
+        object.__setattr__(self, "_plans", {})
+
+    def _dims(self, shape: tuple) -> tuple[Dim, ...]:
+        """A spec's shape with its text dimensions parsed (once per spec: runs are hot)."""
+        parsed = self._parsed.get(shape)  # type: ignore[attr-defined]
+        if parsed is None:
+            parsed = tuple(parse_spec_dim(d) for d in shape)
+            self._parsed[shape] = parsed  # type: ignore[attr-defined]
+        return parsed
+
+    def bind(self, specs: Sequence, arrays: Sequence[np.ndarray]) -> dict[str, int]:
+        """Each symbol's size in this run, from the inputs' shapes (InvalidInputError when
+        the inputs disagree with the specs or with each other)."""
+        values: dict[str, int] = {}
+        where: dict[str, str] = {}
+        derived: list[tuple[str, int, Dim, int]] = []
+        for spec, array in zip(specs, arrays):
+            shape = array.shape
+            if len(shape) != len(spec.shape):
+                raise InvalidInputError(
+                    f"input '{spec.name}' has shape {list(shape)}, expected rank "
+                    f"{len(spec.shape)} ({_describe(spec.shape)})")
+            for axis, (dim, size) in enumerate(zip(self._dims(spec.shape), shape)):
+                if isinstance(dim, int):
+                    if size != dim:
+                        raise InvalidInputError(
+                            f"input '{spec.name}' has shape {list(shape)}, expected "
+                            f"{_describe(spec.shape)} (dimension {axis} is fixed at {dim})")
+                    continue
+                name = _plain_symbol(dim)
+                if name is None:
+                    derived.append((spec.name, axis, dim, size))
+                    continue
+                if size < 1:
+                    raise InvalidInputError(
+                        f"input '{spec.name}': dimension {axis} ('{name}') is {size}; "
+                        f"symbolic dimensions must be at least 1")
+                if name in values and values[name] != size:
+                    raise InvalidInputError(
+                        f"input '{spec.name}' has {size} for dimension {axis} ('{name}'), "
+                        f"but {where[name]} gives '{name}' = {values[name]}")
+                values[name] = size
+                where.setdefault(name, f"input '{spec.name}'")
+        missing = [s for s in self.symbols if s not in values]
+        if missing:
+            raise InvalidInputError(f"no input gives the size of {missing}")
+        for name, axis, dim, size in derived:
+            if dim.evaluate(values) != size:
+                raise InvalidInputError(
+                    f"input '{name}': dimension {axis} is {size}, expected {dim} = "
+                    f"{dim.evaluate(values)}")
+        return values
+
+    def shape(self, spec, values: Mapping[str, int]) -> tuple[int, ...]:
+        """A spec's shape for this run's symbol values, checked against the limits."""
+        shape = tuple(d if isinstance(d, int) else d.evaluate(values)
+                      for d in self._dims(spec.shape))
+        check_tensor(shape, np.dtype(spec.dtype).itemsize, f"output '{spec.name}'")
+        return shape
+
+    def arena_bytes(self, values: Mapping[str, int]) -> int:
+        """Bytes of the dynamic arena for this run (ResourceLimitError beyond the limit)."""
+        total = 0
+        for size in self._slots:  # type: ignore[attr-defined]
+            size = size if isinstance(size, int) else size.evaluate(values)
+            total += -(-size // _ALIGNMENT) * _ALIGNMENT
+        check_allocation(total, "the dynamic arena of intermediate tensors")
+        return total
+
+    def dims(self, values: Mapping[str, int]) -> np.ndarray:
+        return np.array([values[s] for s in self.symbols], np.int64)
+
+    def plan(self, inputs: Sequence, outputs: Sequence,
+             arrays: Sequence[np.ndarray]) -> RunPlan:
+        """Everything a run with these input shapes needs, checked: computed once per
+        distinct tuple of shapes (a decode loop meets each length once), then looked up."""
+        key = tuple(a.shape for a in arrays)
+        plans = self._plans  # type: ignore[attr-defined]
+        plan = plans.get(key)
+        if plan is None:
+            values = self.bind(inputs, arrays)
+            plan = RunPlan(self.dims(values),
+                           [self.shape(spec, values) for spec in outputs],
+                           self.arena_bytes(values))
+            if len(plans) >= _PLAN_CACHE:
+                plans.clear()
+            plans[key] = plan
+        return plan
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A run's symbol values (the entry's `dims` buffer), output shapes, dynamic arena."""
+
+    dims: np.ndarray
+    output_shapes: list[tuple[int, ...]]
+    dynamic_bytes: int
+
+
+def _plain_symbol(d: Dim) -> str | None:
+    if isinstance(d, SymDim) and len(d.terms) == 1:
+        ((monomial, coefficient),) = d.terms.items()
+        if coefficient == 1 and len(monomial) == 1:
+            return monomial[0]
+    return None
+
+
+def _describe(shape: Sequence) -> str:
+    return "[" + ", ".join(str(d) for d in shape) + "]"
