@@ -1,4 +1,4 @@
-"""A small GPT with a symbolic sequence axis and a growing KV cache, each model compiled once.
+"""GPTs with a symbolic sequence axis and a growing KV cache, each model compiled once.
 
 `onnxc.zoo_gpt.gpt` gives the prefill model (ids and positions `[1, seq]`) and the decode
 model (plus each layer's cache `[1, heads, past, head_dim]`, returning it grown to
@@ -7,17 +7,25 @@ test runs prompts of several lengths, then decodes 64 tokens greedily, feeding o
 token and caches back, and compares every step's logits and caches with onnxruntime's on
 the same inputs. Cold, then warm from the cache (the hit gives identical outputs).
 
+A torch export (tests/models/torch_exports/gpt.onnx, by export_gpt.py there, with `seq` a
+dynamic axis: its reshapes, position ids and causal mask come from Shape of the input) runs
+at several lengths from one compile, cold and warm.
+
 Tolerance: rtol 1e-4 / atol 1e-5 (f32 attention, LayerNorm and GELU summed in another order
 than onnxruntime's), and the same greedy token at every step.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import onnx
 import onnxruntime as ort
 import pytest
 
 import onnxc
+from onnxc.errors import InvalidInputError
 from onnxc.zoo_gpt import cache_from, gpt
 
 RTOL, ATOL = 1e-4, 1e-5
@@ -105,3 +113,20 @@ def test_several_tokens_after_the_cache(models, tmp_path):
                  **cache_from(out)}
         _assert_close(_run(ours_decode, feeds), theirs.run(None, feeds), names,
                       f"chunk of {chunk}")
+
+
+def test_torch_export_with_a_dynamic_axis(tmp_path):
+    model = onnx.load(str(Path(__file__).parent / "torch_exports" / "gpt.onnx"))
+    reference = _session(model)
+    cold = onnxc.compile(model, cache_dir=tmp_path)
+    warm = onnxc.compile(model, cache_dir=tmp_path)
+    assert warm.from_cache and cold.inputs[0].shape == (1, "seq")
+    rng = np.random.default_rng(3)
+    for seq in (1, 8, 45, 128):
+        ids = rng.integers(0, 64, (1, seq))
+        (expected,) = reference.run(None, {"ids": ids})
+        (ours,) = cold.run(None, {"ids": ids})
+        np.testing.assert_allclose(ours, expected, rtol=RTOL, atol=ATOL, err_msg=f"seq {seq}")
+        np.testing.assert_array_equal(warm.run(None, {"ids": ids})[0], ours)
+    with pytest.raises(InvalidInputError, match="Gather"):  # positions past the table
+        cold.run(None, {"ids": np.zeros((1, 129), np.int64)})
