@@ -46,6 +46,8 @@ from onnxc.dialects.graph_rnn import (
     RecurrenceOp,
     RNNRecurrenceOp,
 )
+from onnxc.dialects.symbolic_dims import Dim
+from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 
 VECTORS_PER_CHUNK = 8
@@ -55,7 +57,8 @@ VECTORS_PER_CHUNK = 8
 @dataclass(frozen=True)
 class Geometry:
     d: int
-    s: int
+    s: Dim
+    """steps: may be symbolic (the kernel reads it at run time); everything else is static"""
     b: int
     h: int
     g: int
@@ -125,6 +128,9 @@ def rnn_scratch(op: Operation) -> list[MemRefType]:
     when R is not a constant."""
     assert isinstance(op, RecurrenceOp)
     geo = geometry(op)
+    if not isinstance(geo.b, int):
+        raise LoweringError(f"{op.name}: the batch of a recurrence must be static "
+                            f"(it sizes the scratch), not {geo.b}")
     element = op.gates.type.get_element_type()
     out = [MemRefType(element, [geo.d * geo.b * geo.row])]
     if isinstance(op, GRURecurrenceOp) and not int_of(op.linear_before_reset):
@@ -151,13 +157,15 @@ class Lanes:
     def load(self, mem: SSAValue, at: list[Index]) -> SSAValue:
         if self.width == 1:
             return self.kb.load(mem, at)
-        return self.kb.insert(vector.LoadOp(mem, [self.kb.idx(i) for i in at], self.vtype))
+        flat, indices = self.kb.address(mem, at)
+        return self.kb.insert(vector.LoadOp(flat, indices, self.vtype))
 
     def store(self, value: SSAValue, mem: SSAValue, at: list[Index]) -> None:
         if self.width == 1:
             self.kb.store(value, mem, at)
         else:
-            self.kb.insert(vector.StoreOp(value, mem, [self.kb.idx(i) for i in at]))
+            flat, indices = self.kb.address(mem, at)
+            self.kb.insert(vector.StoreOp(value, flat, indices))
 
     def op(self, kind, *args: SSAValue) -> SSAValue:
         return self.kb.insert(kind(*args))
@@ -320,11 +328,13 @@ class _Recurrence:
         kb.nest([geo.b, geo.h], init)
         reverse = self.op.is_reverse(d)
 
+        steps = kb.dim(geo.s)
+
         def step(s: Index) -> None:
-            t = kb.isub(geo.s - 1, s) if reverse else s
+            t = kb.isub(kb.isub(steps, 1), s) if reverse else s
             kb.for_(0, geo.b, lambda b: self.cell(d, t, b, s))
 
-        kb.for_(0, geo.s, step)
+        kb.for_(0, steps, step)
 
     def valid(self, t: Index, b: Index) -> SSAValue | None:
         lens = self.m.get("sequence_lens")
@@ -481,6 +491,9 @@ class _Recurrence:
 def recurrence_kernel(op: Operation, kb: KernelBuilder, ins, outs) -> None:
     assert isinstance(op, RecurrenceOp)
     geo = geometry(op)
+    if any(not isinstance(v, int) for v in (geo.d, geo.b, geo.h)):
+        raise LoweringError(f"{op.name}: only the sequence length may be symbolic "
+                            f"(batch {geo.b}, hidden {geo.h})")
     if pymath.prod((geo.d, geo.b, geo.h)) == 0:
         return
     _Recurrence(op, kb, ins, outs).build()
@@ -501,3 +514,6 @@ def rnn_kernel_key(op: Operation) -> tuple:
 
 
 KERNEL_KEYS = {op: rnn_kernel_key for op in KERNELS}
+
+SYMBOLIC = set(KERNELS)
+"""The sequence length may be symbolic (a run-time trip count); batch and hidden may not."""
