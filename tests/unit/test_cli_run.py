@@ -177,3 +177,21 @@ def test_run_real_model(tmp_path, capsys):
     expected = np.maximum(x + b, 0).astype(np.float64)
     out = capsys.readouterr().out
     assert f"output 'Y': shape (2, 3) float32  sum {expected.sum():.6e}" in out
+
+
+def test_run_symbolic_model_needs_its_inputs(tmp_path, capsys):
+    """A model with a symbolic dimension compiles once; random inputs have no size to take,
+    so it runs on --inputs, at whatever size they have."""
+    model = onnx.parser.parse_model(
+        '<ir_version: 8, opset_import: ["" : 17]>\n'
+        "agraph (float[2, seq] X) => (float[2, seq] Y) {\n  Y = Relu(X)\n}\n"
+    )
+    path = tmp_path / "relu.onnx"
+    onnx.save(model, path)
+    assert main(["run", str(path)]) == 1
+    assert "input 'X' has symbolic dimensions [2, 'seq']: give the inputs with --inputs" in (
+        capsys.readouterr().err)
+    x = np.linspace(-1, 1, 10, dtype=np.float32).reshape(2, 5)
+    np.savez(tmp_path / "in.npz", X=x)
+    assert main(["run", str(path), "--inputs", str(tmp_path / "in.npz")]) == 0
+    assert "output 'Y': shape (2, 5) float32" in capsys.readouterr().out

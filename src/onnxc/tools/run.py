@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from onnxc.errors import InvalidInputError, OnnxcError
+from onnxc.errors import InvalidArgumentError, InvalidInputError, OnnxcError
 from onnxc.tools import bench as bench_tool
 from onnxc.tools import diagnostics
 from onnxc.tools.optimize_onnx import optimize_model
@@ -64,6 +64,10 @@ def random_inputs(specs: Sequence[Any], seed: int = 0) -> dict[str, np.ndarray]:
     feeds: dict[str, np.ndarray] = {}
     for entry in specs:
         name, shape, dtype = _spec(entry)
+        if not all(isinstance(d, int) for d in shape):  # symbolic: no size to make one of
+            raise InvalidArgumentError(
+                f"input '{name}' has symbolic dimensions {list(shape)}: give the inputs "
+                f"with --inputs X.npz (the compiled model runs at any size)")
         if np.issubdtype(dtype, np.floating):
             feeds[name] = rng.random(shape).astype(dtype)
         else:
