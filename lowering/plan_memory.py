@@ -52,10 +52,14 @@ ALIGNMENT = 64
 _VIEW_OPS = (memref.ReinterpretCastOp, memref.CastOp, memref.ViewOp)
 
 
+def element_size(t: MemRefType) -> int:
+    """Bytes of one element; i1 is stored as one byte, like numpy's bool."""
+    return max(1, (getattr(t.get_element_type(), "bitwidth", 8) + 7) // 8)
+
+
 def byte_size(t: MemRefType) -> int:
-    """Bytes of a static memref; i1 is stored as one byte, like numpy's bool."""
-    width = getattr(t.get_element_type(), "bitwidth", 8)
-    return t.element_count() * max(1, (width + 7) // 8)
+    """Bytes of a static memref."""
+    return t.element_count() * element_size(t)
 
 
 @dataclass
@@ -138,17 +142,6 @@ def dynamic_slots(sizes: list[str], starts: list[int], ends: list[int]) -> tuple
     return slots, assigned
 
 
-def dynamic_arena_bytes(slots: list[str], symbols: dict[str, int]) -> tuple[int, list[int]]:
-    """The dynamic arena's size and each slot's offset for a run's symbol values (what the
-    entry computes from its `dims` buffer, here in Python ints for the runtime)."""
-    offsets, total = [], 0
-    for size in slots:
-        offsets.append(total)
-        value = parse_dim(size)
-        total += _align(value if isinstance(value, int) else value.evaluate(symbols))
-    return total, offsets
-
-
 def place_dynamic(entry, allocs: list[memref.AllocOp], position: dict[Operation, int]) -> None:
     """Buffers with symbolic sizes become views of a dynamic arena (the entry's last
     argument, `memref<?xi8>`), at offsets the entry computes from the symbols' values."""
@@ -157,8 +150,7 @@ def place_dynamic(entry, allocs: list[memref.AllocOp], position: dict[Operation,
         t = o.memref.type
         elements = o.attributes.get(ELEMENTS_ATTR)
         assert isinstance(t, MemRefType) and isinstance(elements, StringAttr)
-        width = getattr(t.get_element_type(), "bitwidth", 8)
-        sizes.append(str(parse_dim(elements.data) * max(1, (width + 7) // 8)))
+        sizes.append(str(parse_dim(elements.data) * element_size(t)))
         first = min((position.get(u.operation, position[o]) for u in o.memref.uses),
                     default=position[o])
         starts.append(first)

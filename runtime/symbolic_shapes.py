@@ -110,12 +110,20 @@ class SymbolicSignature:
         check_tensor(shape, np.dtype(spec.dtype).itemsize, f"output '{spec.name}'")
         return shape
 
-    def arena_bytes(self, values: Mapping[str, int]) -> int:
-        """Bytes of the dynamic arena for this run (ResourceLimitError beyond the limit)."""
-        total = 0
+    def slot_offsets(self, values: Mapping[str, int]) -> tuple[list[int], int]:
+        """Each dynamic-arena slot's byte offset and the arena's size for these symbol values:
+        what the entry computes from its `dims` buffer (plan_memory.place_dynamic), here in
+        Python ints."""
+        offsets, total = [], 0
         for size in self._slots:  # type: ignore[attr-defined]
+            offsets.append(total)
             size = size if isinstance(size, int) else size.evaluate(values)
             total += -(-size // _ALIGNMENT) * _ALIGNMENT
+        return offsets, total
+
+    def arena_bytes(self, values: Mapping[str, int]) -> int:
+        """Bytes of the dynamic arena for this run (ResourceLimitError beyond the limit)."""
+        total = self.slot_offsets(values)[1]
         check_allocation(total, "the dynamic arena of intermediate tensors")
         return total
 

@@ -16,7 +16,8 @@ from onnx.reference import ReferenceEvaluator
 
 import onnxc
 from onnxc.errors import InvalidArgumentError, InvalidInputError
-from onnxc.lowering.plan_memory import dynamic_arena_bytes, dynamic_slots
+from onnxc.lowering.plan_memory import dynamic_slots
+from onnxc.runtime.symbolic_shapes import SymbolicSignature
 from tests.ir_helpers import compile_graph
 
 SEQ = 'tensor<1x?x8xf32, #graph.dims<["seq"]>>'
@@ -104,7 +105,7 @@ def test_dynamic_slots_are_reused_only_for_equal_sizes():
                                     [0, 1, 3, 3], [2, 3, 4, 4])
     assert slots == ["32*seq", "32*seq", "4*seq*seq"]
     assert assigned == [0, 1, 0, 2]
-    total, offsets = dynamic_arena_bytes(slots, {"seq": 3})
+    offsets, total = SymbolicSignature(("seq",), tuple(slots)).slot_offsets({"seq": 3})
     assert offsets == [0, 128, 256] and total == 320  # 96 -> 128, 96 -> 128, 36 -> 64
 
 
