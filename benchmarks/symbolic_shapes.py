@@ -7,7 +7,13 @@ same inputs at each length with one thread, interleaved in this process with onn
 with the ratio symbolic / fixed (issue 11's goal: at most 1.15) and against onnxruntime.
 Compile times are reported too: the symbolic model's is paid once for every length.
 
+`--model FILE.onnx` measures an ONNX model with one size symbol instead (e.g. the torch
+exports in tests/models/torch_exports: tagger.onnx, gru.onnx, countedrnn_seq.onnx): every
+symbolic dimension of its inputs takes the length, float inputs are normal samples and
+integer inputs token ids in [0, 200).
+
 Usage: python benchmarks/symbolic_shapes.py [--lengths 16,128] [--width 256] [--repeat 11]
+       python benchmarks/symbolic_shapes.py --model FILE.onnx [--lengths 16,128]
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ def main() -> None:
     parser.add_argument("--heads", type=int, default=4)
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=11)
+    parser.add_argument("--model", help="an ONNX file with one size symbol instead of the GPT")
     args = parser.parse_args()
 
     import onnxruntime
@@ -34,7 +41,7 @@ def main() -> None:
     from onnxc.zoo_gpt import GptConfig, gpt
 
     config = GptConfig(vocab=512, width=args.width, heads=args.heads, layers=args.layers)
-    model = gpt(config)
+    model = gpt(config) if args.model is None else args.model
     start = time.perf_counter()
     symbolic = onnxc.compile(model, cache_dir=False, num_threads=1, quiet=True)
     print(f"symbolic compile: {time.perf_counter() - start:.2f} s (once for every length)")
@@ -46,13 +53,16 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     rng = np.random.default_rng(0)
     for seq in (int(s) for s in args.lengths.split(",")):
-        shapes = {"input_ids": (1, seq), "position_ids": (1, seq)}
+        if args.model is None:
+            feeds = {"input_ids": rng.integers(0, config.vocab, (1, seq)),
+                     "position_ids": np.arange(seq, dtype=np.int64)[None]}
+        else:
+            feeds = _feeds(symbolic, seq, rng)
+        shapes = {name: value.shape for name, value in feeds.items()}
         start = time.perf_counter()
         fixed = onnxc.compile(model, cache_dir=False, num_threads=1, quiet=True,
                               input_shapes=shapes)
         fixed_seconds = time.perf_counter() - start
-        feeds = {"input_ids": rng.integers(0, config.vocab, (1, seq)),
-                 "position_ids": np.arange(seq, dtype=np.int64)[None]}
         ours = symbolic.run(None, feeds)
         for a, b in zip(ours, fixed.run(None, feeds)):
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
@@ -62,6 +72,18 @@ def main() -> None:
         s, f, o = (t * 1e3 for t in times)
         print(f"| {seq} | {s:.3f} ms | {f:.3f} ms (compile {fixed_seconds:.1f} s) | "
               f"{s / f:.2f} | {o:.3f} ms | {s / o:.2f} |")
+
+
+def _feeds(model, seq: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Inputs of `model` (a symbolic CompiledModel) with every symbolic dimension `seq`."""
+    feeds = {}
+    for spec in model.inputs:
+        shape = tuple(seq if isinstance(d, str) else d for d in spec.shape)
+        if np.issubdtype(spec.dtype, np.integer):
+            feeds[spec.name] = rng.integers(0, 200, shape).astype(spec.dtype)
+        else:
+            feeds[spec.name] = rng.standard_normal(shape).astype(spec.dtype)
+    return feeds
 
 
 if __name__ == "__main__":

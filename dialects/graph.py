@@ -153,6 +153,7 @@ from onnxc.dialects.graph_tensor import (
     SliceOp,
     SplitOp,
     SqueezeOp,
+    SymbolicConstantOp,
     TransposeOp,
     UnsqueezeOp,
 )
@@ -192,6 +193,7 @@ Graph = Dialect(
         BatchNormalizationOp, LRNOp, SoftmaxOp,
         ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp, ConcatOp, SplitOp,
         SliceOp, GatherOp, PadOp, ShapeOp,
+        SymbolicConstantOp,
         ErfOp, ReduceMeanOp, ReduceSumOp,
         ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgMaxOp, ArgMinOp, TopKOp, CumSumOp, CumProdOp,
         TriluOp, OneHotOp, RangeOp,
@@ -332,6 +334,7 @@ __all__ = [
     "SubOp",
     "SubScalarOp",
     "SumOp",
+    "SymbolicConstantOp",
     "SymbolicDimsAttr",
     "TanOp",
     "TanhOp",

@@ -16,6 +16,7 @@ error message) and are left out of the kernel key, so equal checks share one ker
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -32,11 +33,13 @@ from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
 )
 from xdsl.utils.exceptions import VerifyException
 
-from onnxc.dialects.graph_base import int_of, ints_of, shape_of
+from onnxc.dialects.graph_base import SymbolicDimsAttr, int_of, ints_of, shape_of
+from onnxc.dialects.symbolic_dims import Dim, SymDim
 
 SITE_PROPERTIES = ("node", "op_type", "operand")
 """Properties that locate a check for its error message; they do not change its kernel."""
@@ -94,36 +97,81 @@ class CheckOp(IRDLOperation):
     """`index` or `divisor`: how the runtime words a failure"""
 
 
+SYMBOLIC_BOUND = -1
+"""The `bounds` entry of a column whose extent is symbolic (its polynomial is in
+`symbolic_bounds`), as `?` (-1) stands for such a dimension in a tensor type."""
+
+
 @irdl_op_definition
 class CheckIndicesOp(CheckOp):
     """Every element of `indices`, seen as rows of len(bounds) columns, is a valid index
     into an axis of extent bounds[column]: in [-extent, extent) when `negative` (ONNX's
-    wrap-around), else in [0, extent)."""
+    wrap-around), else in [0, extent).
+
+    An axis of symbolic size (`x[t:t+1]` of a `seq` axis) has the bound SYMBOLIC_BOUND in
+    `bounds` and its polynomial in `symbolic_bounds` (one per such column, in order, as a
+    tensor type's `?` dimensions take theirs from `#graph.dims`):
+    `bounds = array<i64: -1, 8>, symbolic_bounds = #graph.dims<["seq"]>`. The kernel then
+    takes the symbols as index arguments (`size_symbols`) and checks against the run's
+    sizes; the static form's text is unchanged."""
 
     name = "graph.check_indices"
     KIND: ClassVar[str] = "index"
     indices = operand_def(TensorType)
     bounds = prop_def(DenseArrayBase)
     negative = prop_def(IntegerAttr)
+    symbolic_bounds = opt_prop_def(SymbolicDimsAttr)
+    """the extents of the columns bounded by -1 (axes of symbolic size), in order"""
 
     def verify_(self) -> None:
         super().verify_()
         bounds = ints_of(self.bounds)
-        if not bounds or any(b < 0 for b in bounds):
+        symbolic = self.symbolic_bounds.values() if self.symbolic_bounds is not None else []
+        if not bounds or any(b < 0 and b != SYMBOLIC_BOUND for b in bounds):
             raise VerifyException(f"{self.name}: bounds must be non-negative, one or more")
+        if bounds.count(SYMBOLIC_BOUND) != len(symbolic) or (
+                self.symbolic_bounds is not None and not symbolic):
+            raise VerifyException(
+                f"{self.name}: symbolic_bounds needs one polynomial per bound of "
+                f"{SYMBOLIC_BOUND}")
         shape = shape_of(self.indices)
         if len(bounds) > 1 and (not shape or shape[-1] != len(bounds)):
             raise VerifyException(
                 f"{self.name}: {len(bounds)} bounds need a last dimension of {len(bounds)}")
 
-    def allowed(self, column: int) -> tuple[int, int]:
-        """The inclusive range of valid values in `column`."""
-        extent = ints_of(self.bounds)[column]
+    def extents(self) -> list[Dim]:
+        """The extent of each column's axis: an int, or a SymDim for a symbolic bound."""
+        symbolic = iter(self.symbolic_bounds.values() if self.symbolic_bounds else [])
+        return [next(symbolic) if b == SYMBOLIC_BOUND else b for b in ints_of(self.bounds)]
+
+    def size_symbols(self) -> set[str]:
+        """The symbols the bounds name: the kernel takes their values as index arguments
+        (graph_to_loops.pass_.symbols_of_op)."""
+        return {s for e in self.extents() if isinstance(e, SymDim) for s in e.symbols()}
+
+    def allowed(self, column: int,
+                sizes: Mapping[str, int] | None = None) -> tuple[Dim, Dim]:
+        """The inclusive range of valid values in `column`: ints, or for a symbolic bound
+        polynomials (ints when `sizes` gives the symbols' values of a run)."""
+        extent = self.extents()[column]
+        if isinstance(extent, SymDim) and sizes is not None:
+            extent = extent.evaluate(sizes)
         return (-extent if int_of(self.negative) else 0), extent - 1
 
     def site(self) -> dict[str, object]:
-        return {**super().site(), "ranges": [list(self.allowed(c))
-                                             for c in range(len(ints_of(self.bounds)))]}
+        columns = range(len(ints_of(self.bounds)))
+        if not self.size_symbols():
+            return {**super().site(), "ranges": [list(self.allowed(c)) for c in columns]}
+        return {**super().site(), "symbolic_ranges": symbolic_ranges_text(
+            [self.allowed(c) for c in columns])}
+
+
+def symbolic_ranges_text(ranges: Sequence[tuple[Dim, Dim]]) -> str:
+    """A check site's `symbolic_ranges`: `low,high` per column, `;` between columns, each a
+    polynomial as text (`-seq,seq-1;0,7`): a string, as site values other than `ranges`
+    are, so the cache and the artifact manifests keep it as they are. The runtime reads it
+    back for a run's symbol values (runtime/check_errors.py)."""
+    return ";".join(f"{low},{high}" for low, high in ranges)
 
 
 @irdl_op_definition
@@ -137,5 +185,6 @@ class CheckDivisorOp(CheckOp):
 
 CHECK_OPS = [CheckIndicesOp, CheckDivisorOp]
 
-__all__ = ["CHECKED_OPS", "CHECK_OPS", "NODE_ATTR", "SITE_PROPERTIES", "CheckDivisorOp", "CheckIndicesOp", "CheckOp",
-           "onnx_node_of"]
+__all__ = ["CHECKED_OPS", "CHECK_OPS", "NODE_ATTR", "SITE_PROPERTIES", "SYMBOLIC_BOUND",
+           "CheckDivisorOp", "CheckIndicesOp", "CheckOp", "onnx_node_of",
+           "symbolic_ranges_text"]

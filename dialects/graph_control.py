@@ -20,15 +20,20 @@ iteration count (frontend/onnx_ops_control.py).
       : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> (tensor<2xf32>, tensor<5x3xf32>)
 
 A loop runs while `i < max_trips` and the condition holds; the body yields the next condition,
-the next carried values, then one slice per scan output. Shapes are static, so scan outputs
-need a known iteration count: `iterations` says the loop always runs exactly that many times
-(the importer proves it: a constant trip count and a condition that stays true), and scan
-output k is `[iterations, *slice_k]`. Without `iterations` a loop has no scan outputs.
+the next carried values, then one slice per scan output. Scan outputs need a known iteration
+count: `iterations` says the loop always runs exactly that many times (the importer proves it:
+a trip count known at compile time and a condition that stays true), and scan output k is
+`[iterations, *slice_k]`. The count is a number or a size polynomial,
+`{iterations = #graph.dims<["seq"]>}` for `for t in range(x.size(0))` over a symbolic `seq`.
+A loop whose count only the run decides (a `while` with a data-dependent condition) may
+still have scan outputs when it names a `trip_symbol`: a size symbol that is the number of
+iterations it ran, known once it stopped. Its scan outputs are `[trip_symbol, *slice_k]`,
+values of run-time length (lowering/graph_to_loops/control_flow.py says what may use them).
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import I64, IntegerAttr, TensorType, i1, i64
+from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, TensorType, i1, i64
 from xdsl.ir import Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -44,8 +49,9 @@ from xdsl.irdl import (
 from xdsl.traits import HasParent, IsTerminator, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
-from onnxc.dialects.graph_base import shape_of
+from onnxc.dialects.graph_base import SymbolicDimsAttr, shape_of, tensor_type
 from onnxc.dialects.graph_fused_elementwise import FusedElementwiseOp
+from onnxc.dialects.symbolic_dims import SymbolicDimError, SymDim, parse_dim
 
 
 def _is_scalar_of(value: SSAValue, element) -> bool:
@@ -107,15 +113,19 @@ class LoopOp(IRDLOperation):
     initial = var_operand_def(TensorType)
     outputs = var_result_def(TensorType)
     body = region_def("single_block")
-    iterations = opt_prop_def(IntegerAttr[I64])
+    iterations = opt_prop_def(IntegerAttr[I64] | SymbolicDimsAttr)
+    trip_symbol = opt_prop_def(StringAttr)
     traits = traits_def(RecursiveMemoryEffect())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = ("`(` $max_trips `,` $condition (`,` $initial^)? `)` $body attr-dict `:` "
                        "functional-type(operands, results)")
 
     def __init__(self, max_trips: SSAValue, condition: SSAValue, initial, result_types,
-                 body: Region, iterations: int | None = None):
-        props = {} if iterations is None else {"iterations": IntegerAttr(iterations, i64)}
+                 body: Region, iterations: int | SymDim | None = None,
+                 trip_symbol: str | None = None):
+        props: dict = {} if iterations is None else {"iterations": _iterations_attr(iterations)}
+        if trip_symbol is not None:
+            props["trip_symbol"] = StringAttr(trip_symbol)
         super().__init__(operands=[max_trips, condition, initial], result_types=[result_types],
                          regions=[body], properties=props)
 
@@ -127,8 +137,20 @@ class LoopOp(IRDLOperation):
     def scan_outputs(self) -> tuple[SSAValue, ...]:
         return tuple(self.outputs[self.carried:])
 
-    def iteration_count(self) -> int | None:
-        return None if self.iterations is None else self.iterations.value.data
+    def iteration_count(self) -> int | SymDim | None:
+        """How many times the loop runs, when known: a number, or a size polynomial."""
+        if self.iterations is None:
+            return None
+        if isinstance(self.iterations, SymbolicDimsAttr):
+            (count,) = self.iterations.values()
+            return count
+        return self.iterations.value.data
+
+    def scan_length(self) -> int | SymDim | None:
+        """The rows of each scan output: the iteration count, or the run-time count symbol."""
+        if self.trip_symbol is not None:
+            return SymDim.symbol(self.trip_symbol.data)
+        return self.iteration_count()
 
     def verify_(self) -> None:
         if not _is_scalar_of(self.max_trips, i64):
@@ -157,13 +179,31 @@ class LoopOp(IRDLOperation):
         if len(slices) != len(scans):
             raise VerifyException(
                 f"graph.loop: {len(slices)} scan slices yielded, {len(scans)} scan outputs")
-        n = self.iteration_count()
+        if isinstance(self.iterations, SymbolicDimsAttr) and len(self.iterations.dims) != 1:
+            raise VerifyException("graph.loop: a symbolic iteration count is one size")
+        if self.trip_symbol is not None:
+            if self.iterations is not None:
+                raise VerifyException("graph.loop: a loop of known count has no trip_symbol")
+            try:
+                if parse_dim(self.trip_symbol.data) != SymDim.symbol(self.trip_symbol.data):
+                    raise SymbolicDimError("not a symbol name")
+            except SymbolicDimError as err:
+                raise VerifyException(
+                    f"graph.loop: trip_symbol '{self.trip_symbol.data}': {err}") from err
+        n = self.scan_length()
         if scans and n is None:
-            raise VerifyException("graph.loop: scan outputs need a known iteration count")
+            raise VerifyException("graph.loop: scan outputs need a known iteration count or "
+                                  "a trip_symbol")
         for k, (s, r) in enumerate(zip(slices, scans)):
-            want = TensorType(s.get_element_type(), [n, *s.get_shape()])
+            want = tensor_type([n, *shape_of(s)], s.get_element_type())
             if r != want:
                 raise VerifyException(f"graph.loop: scan output {k} is {r}, expected {want}")
+
+
+def _iterations_attr(count: int | SymDim) -> IntegerAttr | SymbolicDimsAttr:
+    if isinstance(count, SymDim):
+        return SymbolicDimsAttr([count])
+    return IntegerAttr(count, i64)
 
 
 @irdl_op_definition

@@ -6,6 +6,7 @@ import abc
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     DenseArrayBase,
     FloatAttr,
     IntegerAttr,
@@ -13,6 +14,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnitAttr,
+    i32,
     i64,
 )
 from xdsl.ir import SSAValue
@@ -35,7 +37,14 @@ from onnxc.dialects.graph_base import (
     ints_of,
     shape_of,
 )
-from onnxc.dialects.symbolic_dims import num_elements
+from onnxc.dialects.symbolic_dims import (
+    Dim,
+    SymbolicDimError,
+    SymDim,
+    is_static,
+    num_elements,
+    parse_dim,
+)
 
 # --------------------------------------------------------------------------- data movement
 
@@ -245,3 +254,48 @@ class ShapeOp(GraphOp):
         start, end = (max(0, min(rank, v + rank if v < 0 else v))
                       for v in (int_of(self.start), int_of(self.end)))
         return [(max(0, end - start),)]
+
+
+@irdl_op_definition
+class SymbolicConstantOp(GraphOp):
+    """Integer data computed from symbolic sizes at run time: one size polynomial (or plain
+    int) per element, row-major, e.g. `values = ["seq", "1", "past+seq"]`.
+
+    The importer folds shape computations (Shape -> Gather -> Concat ...) at import; when
+    such data must exist as a tensor at run time (a Loop's trip count `seq`, a shape cast to
+    float, a graph output), it becomes this op. Its result type is static (the element count
+    is known), only the values depend on the symbols; the kernel reads them from the entry's
+    size arguments (`size_symbols`)."""
+
+    name = "graph.symbolic_constant"
+    values = prop_def(ArrayAttr[StringAttr])
+    """one size polynomial per element (`parse_dim` syntax)"""
+    output = result_def(TensorType)
+    assembly_format = "attr-dict `:` type($output)"
+
+    def __init__(self, dims: Sequence[Dim], result_type: TensorType):
+        super().__init__(properties={"values": ArrayAttr([StringAttr(str(d)) for d in dims])},
+                         result_types=[result_type])
+
+    def dims(self) -> list[Dim]:
+        """The elements as ints and SymDims."""
+        return [parse_dim(v.data) for v in self.values.data]
+
+    def size_symbols(self) -> set[str]:
+        """The symbols the values name: the lowering passes them to the kernel."""
+        return {s for d in self.dims() if isinstance(d, SymDim) for s in d.symbols()}
+
+    def verify_(self) -> None:
+        t = self.output.type
+        if not isinstance(t, TensorType) or t.get_element_type() not in (i64, i32):
+            raise VerifyException(f"{self.name}: result must be a tensor of i64 or i32")
+        shape = shape_of(t)
+        if not is_static(shape):
+            raise VerifyException(f"{self.name}: result shape must be static")
+        try:
+            dims = self.dims()
+        except SymbolicDimError as err:
+            raise VerifyException(f"{self.name}: {err}") from err
+        if len(dims) != num_elements(shape):
+            raise VerifyException(f"{self.name}: {len(dims)} values for a result of "
+                                  f"{num_elements(shape)} elements")

@@ -6,7 +6,9 @@ as `graph.constant` only when an op takes them as an operand, so values that end
 properties (a Reshape's shape, Slice bounds, ...) leave no dead ops behind.
 
 Types may have symbolic dimensions (`Tensor.shape` holds SymDims), and constant data may be
-shape data with symbolic elements (onnx_shape_data.py), which never materializes. A shape
+shape data with symbolic elements (onnx_shape_data.py), which materializes as a
+`graph.symbolic_constant` (computed from the sizes at run time) only when an op takes it as
+an operand; converters that read it as a property fold it instead. A shape
 rule that cannot decide something about a symbolic size raises `SymbolicDimError`; the
 context turns it into an UnsupportedOpError naming the node (`NodeContext.symbolic`): the
 model is valid, onnxc cannot compile it generically yet.
@@ -22,18 +24,24 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 from onnx import numpy_helper
-from xdsl.dialects.builtin import TensorType, i64
+from xdsl.dialects.builtin import TensorType, i32, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from onnxc.dialects.graph import ConstantOp, is_symbolic, shape_of
+from onnxc.dialects.graph import (
+    CastOp,
+    ConstantOp,
+    SymbolicConstantOp,
+    is_symbolic,
+    shape_of,
+)
 from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim
 from onnxc.errors import ModelLoadError, UnsupportedOpError
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_shape_data import (
+    dims_of,
     is_symbolic_array,
     normalized,
-    symbolic_data_detail,
     symbols_in,
 )
 from onnxc.resource_limits import check_tensor, element_bytes
@@ -112,16 +120,32 @@ def static_part(shape) -> list[int]:
 
 
 def materialize(block: Block, tensor: Tensor) -> SSAValue:
-    """The tensor's SSA value, appending a `graph.constant` to `block` on first use.
-    SymbolicDimError for shape data with symbolic elements (a run-time computation)."""
+    """The tensor's SSA value, appending a `graph.constant` to `block` on first use (a
+    `graph.symbolic_constant` for shape data with symbolic elements: its sizes are computed
+    at run time, where an op needs the data as a tensor)."""
     if tensor.value is None:
         assert tensor.array is not None
         if tensor.symbolic_data:
-            raise SymbolicDimError(symbolic_data_detail(tensor.name, tensor.array))
+            return _symbolic_constant(block, tensor)
         op = ConstantOp(types.dense(tensor.array))
         block.add_op(op)
         op.output.name_hint = types.name_hint(tensor.name) if tensor.name else None
         tensor.value = op.output
+    return tensor.value
+
+
+def _symbolic_constant(block: Block, tensor: Tensor) -> SSAValue:
+    """Shape data as a `graph.symbolic_constant` (i64 or i32; other integer types are a
+    cast of the i64 data)."""
+    el = tensor.element_type
+    data_type = tensor.type if el in (i64, i32) else types.tensor_type(tensor.shape, i64)
+    op: Operation = SymbolicConstantOp(dims_of(tensor.array), data_type)
+    block.add_op(op)
+    if data_type != tensor.type:
+        op = CastOp(operands=[op.results[0]], result_types=[tensor.type])
+        block.add_op(op)
+    tensor.value = op.results[0]
+    tensor.value.name_hint = types.name_hint(tensor.name) if tensor.name else None
     return tensor.value
 
 
@@ -343,8 +367,6 @@ class NodeContext:
         return self.emit(op).results[0]
 
     def materialize(self, tensor: Tensor) -> SSAValue:
-        if tensor.value is None and tensor.symbolic_data:
-            raise self.unsupported(symbolic_data_detail(tensor.name, tensor.array))
         return materialize(self._block, tensor)
 
     def with_input(self, i: int, tensor: Tensor) -> NodeContext:

@@ -71,7 +71,8 @@ def _unary(fn: Callable[[NodeContext, np.ndarray], np.ndarray]) -> Folder:
 
     def fold(ctx: NodeContext) -> list[np.ndarray] | None:
         data = ctx.known(0)
-        return None if data is None else [fn(ctx, data)]
+        result = None if data is None else fn(ctx, data)
+        return None if result is None else [result]  # None from fn: the converter's case
 
     return fold
 
@@ -182,29 +183,29 @@ def _where(ctx: NodeContext) -> list[np.ndarray] | None:
     return [np.where(*arrays)]
 
 
-def _cast(ctx: NodeContext, x: np.ndarray) -> np.ndarray:
+def _cast(ctx: NodeContext, x: np.ndarray) -> np.ndarray | None:
     """Cast; shape data stays symbolic through a cast to another integer type (its sizes
-    fit), and is refused as run-time data by any other."""
+    fit). A cast to any other type is computed at run time (None: convert_cast casts the
+    data materialized as a graph.symbolic_constant)."""
     to = cast_target(ctx)
     dtype = types.numpy_dtype(to)
     if is_symbolic_array(x):
-        if dtype.kind not in "iu" or to == types.TP.BOOL:
-            raise SymbolicDimError(shape_data.symbolic_data_detail(
-                ctx.node.input[0], x, f", cast to {types.type_name(to)}"))
-        return x
+        return x if dtype.kind in "iu" and to != types.TP.BOOL else None
     return types.cast_array(x, dtype, bool(ctx.attr("saturate", 1)),
                             ctx.attr("round_mode", "up"))
+
+
+def _cast_like(ctx: NodeContext, x: np.ndarray) -> np.ndarray | None:
+    dtype = types.numpy_dtype_of_element(ctx.element_type(1))
+    if is_symbolic_array(x):  # as _cast
+        return x if dtype.kind in "iu" and dtype != np.bool_ else None
+    return types.cast_array(x, dtype, bool(ctx.attr("saturate", 1)))
 
 
 FOLDERS: dict[str, Folder] = {
     "Identity": _unary(lambda ctx, x: x),
     "Cast": _unary(_cast),
-    "CastLike": _unary(
-        lambda ctx, x: x if is_symbolic_array(x) and types.numpy_dtype_of_element(
-            ctx.element_type(1)).kind in "iu" else
-        types.cast_array(x, types.numpy_dtype_of_element(ctx.element_type(1)),
-                         bool(ctx.attr("saturate", 1)))
-    ),
+    "CastLike": _unary(_cast_like),
     "Reshape": _unary(lambda ctx, x: x.reshape(reshape_params(ctx))),
     "Flatten": _unary(
         lambda ctx, x: x.reshape(shapes.flatten_shape(x.shape, ctx.attr("axis", 1)))

@@ -85,7 +85,6 @@ from onnxc.frontend.onnx_model import (
     topological_order,
 )
 from onnxc.frontend.onnx_ops_sequence import SEQUENCE_AWARE, is_container, scope_copy
-from onnxc.frontend.onnx_shape_data import symbolic_data_detail
 from onnxc.frontend.onnx_symbolic import output_terms
 from onnxc.lowering.entry_abi import INPUT_DEFAULTS_ATTR
 from onnxc.lowering.pass_verifier import record_source
@@ -541,7 +540,4 @@ class OnnxImporter:
         if is_container(value):
             raise UnsupportedOpError("graph output", vi.name, self.opset,
                                      "a sequence: onnxc's inputs and outputs are tensors")
-        if value.value is None and value.symbolic_data:
-            raise UnsupportedOpError("graph output", vi.name, self.opset,
-                                     symbolic_data_detail(vi.name, value.array))
-        return materialize(self.block, value)
+        return materialize(self.block, value)  # shape data: a graph.symbolic_constant

@@ -4,13 +4,22 @@ An If whose condition is known at compile time imports only the branch taken, st
 the enclosing graph (the `_expanded` forms of ONNX functions test static facts this way).
 Scan becomes a `graph.loop` with a known iteration count: each iteration gathers its slice of
 every scan input (index i, or N-1-i in reverse), and the stacked scan outputs are reversed and
-transposed into place after the loop. Shapes are static, so a loop-carried value must keep its
-type across iterations, and a Loop has scan outputs only when its iteration count is known:
-a constant trip count with a condition that stays true.
+transposed into place after the loop. A loop-carried value must keep its type across
+iterations. A Loop whose count is known (a trip count known at compile time and a condition
+that stays true) stacks its scan outputs to that many rows; one that stops on its data (a
+`while` with a `break`) names its count with a fresh size symbol, `<node>_trips`, known once
+it ran (graph.LoopOp's `trip_symbol`), and its scan outputs are values of run-time length.
+
+Known includes symbolic: `for t in range(x.size(0))` over a dimension `seq` has the trip
+count Gather(Shape(x)), shape data `seq`, so the loop runs `seq` times (`iterations` is the
+polynomial, the trip count operand a graph.symbolic_constant) and its scan outputs and
+appended sequences stack to [seq, ...]. So does a Scan over a symbolic axis. A polynomial
+that may be negative (`seq - 2`) is refused: ONNX would run such a loop no times.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -18,6 +27,7 @@ from xdsl.dialects.builtin import TensorType, i1, i64
 from xdsl.ir import Block, Region, SSAValue
 
 from onnxc.dialects import graph
+from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, symbol_name
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor, materialize
 from onnxc.frontend.onnx_ops_math import normalized_axis
@@ -27,10 +37,12 @@ from onnxc.frontend.onnx_ops_sequence import (
     SequenceValue,
     is_container,
 )
+from onnxc.frontend.onnx_shape_data import shape_array
 
 _SCALAR_I64 = TensorType(i64, [])
 _SCALAR_I1 = TensorType(i1, [])
 _INT64_MAX = np.iinfo(np.int64).max
+_INT64_MIN = int(np.iinfo(np.int64).min)
 
 
 def _body(ctx: NodeContext, name: str, block: Block,
@@ -54,18 +66,19 @@ def _yielded(ctx: NodeContext, block: Block, value, k: int) -> SSAValue:
     return materialize(block, value)
 
 
-def _stacked(value_type: TensorType, count: int) -> TensorType:
+def _stacked(value_type: TensorType, count: Dim) -> TensorType:
     """The type of a scan output that stacks `count` values of `value_type`."""
     return types.tensor_type([count, *graph.shape_of(value_type)],
                              value_type.get_element_type())
 
 
-def _counted_loop(ctx: NodeContext, count: int, initial: Sequence[SSAValue], block: Block,
+def _counted_loop(ctx: NodeContext, count: Dim, initial: Sequence[SSAValue], block: Block,
                   yielded: Sequence[SSAValue]) -> list[SSAValue]:
     """A graph.loop that runs `count` times (Scan's form): `block` yields the condition
-    argument, the carried values, then the scan slices."""
+    argument, the carried values, then the scan slices. A symbolic count is also the trip
+    count operand, as run-time data (graph.symbolic_constant)."""
     block.add_op(graph.YieldOp(block.args[1], *yielded))
-    trips = ctx.materialize(Tensor.of_array(np.array(count, dtype=np.int64)))
+    trips = ctx.materialize(_size_data(count))
     always = ctx.materialize(Tensor.of_array(np.array(True)))
     carried = [v.type for v in initial]
     results = [*carried, *(_stacked(v.type, count) for v in yielded[len(initial):])]
@@ -115,8 +128,11 @@ def _stays_true(value: SSAValue, cond_arg: SSAValue) -> bool:
 
 
 def _known_iterations(ctx: NodeContext, trips: Tensor | None, cond: Tensor | None,
-                      stays_true: bool) -> int | None:
-    """How many times the loop runs, when that is known at compile time."""
+                      stays_true: bool, needed: bool) -> Dim | None:
+    """How many times the loop runs, when that is known at compile time: a number, or a
+    size polynomial (`for t in range(x.size(0))` over a symbolic `seq`). A polynomial whose
+    sign the symbols leave open is refused when the count is `needed` (to stack scan
+    outputs or an appended sequence): ONNX would run the loop no times for some sizes."""
     first = None if cond is None or cond.array is None else bool(cond.array.reshape(-1)[0])
     if first is False:
         return 0
@@ -124,7 +140,19 @@ def _known_iterations(ctx: NodeContext, trips: Tensor | None, cond: Tensor | Non
         return None
     if not stays_true or trips is None or trips.array is None:
         return None
-    return max(0, int(trips.array.reshape(-1)[0]))
+    count = trips.array.reshape(-1)[0]
+    if not isinstance(count, SymDim):
+        return max(0, int(count))
+    try:
+        return max(count, 0)
+    except SymbolicDimError:
+        if not needed:
+            return None  # the loop runs max(count, 0) times, counted at run time
+        raise ctx.unsupported(
+            f"its trip count {count} may be negative for some sizes of "
+            f"{', '.join(sorted(count.symbols()))} (ONNX then runs the loop no times); "
+            f"stacking its iterations needs a symbolic trip count that is never "
+            f"negative") from None
 
 
 def convert_loop(ctx: NodeContext) -> list[Result]:
@@ -165,19 +193,12 @@ def convert_loop(ctx: NodeContext) -> list[Result]:
     if next_cond.get_element_type() != i1 or int(np.prod(next_cond.get_shape())) != 1:
         raise ctx.invalid(f"the body's condition output must be a single bool, not {next_cond}")
     scans = yielded[1 + len(carried):]
-    iterations = _known_iterations(ctx, trips, cond, _stays_true(yielded[0], block.args[1]))
-    if appended and iterations is None:
-        raise ctx.unsupported(
-            "a sequence appended to in a Loop whose iteration count is known only at run "
-            "time needs symbolic shapes")
-    if scans and iterations is None:
-        if trips is not None and trips.array is None:
-            ctx.constant(0, "the trip count")  # raises: names the value to bind
-        if cond is not None and cond.array is None:
-            ctx.constant(1, "the condition")
-        raise ctx.unsupported(
-            "scan outputs of a Loop whose iteration count is known only at run time "
-            "need symbolic shapes")
+    iterations = _known_iterations(ctx, trips, cond, _stays_true(yielded[0], block.args[1]),
+                                   bool(scans or appended))
+    trip_symbol = None
+    if scans and iterations is None:  # stacked (or appended) rows: as many as it ran
+        trip_symbol = _trip_symbol(ctx)
+        iterations = SymDim.symbol(trip_symbol)
     block.add_op(graph.YieldOp(*yielded))
     trip_value = ctx.operand(0) if trips is not None else ctx.materialize(
         Tensor.of_array(np.array(_INT64_MAX, dtype=np.int64)))
@@ -185,7 +206,7 @@ def convert_loop(ctx: NodeContext) -> list[Result]:
         Tensor.of_array(np.array(True)))
     results = [*carried, *(_stacked(v.type, iterations) for v in scans)]
     op = graph.LoopOp(trip_value, cond_value, [ctx.materialize(t) for t in tensors], results,
-                      Region(block), iterations)
+                      Region(block), None if trip_symbol else iterations, trip_symbol)
     loop_results = list(ctx.emit(op).results)
     carried_results = iter(loop_results[:len(carried)])
     own_scans = loop_results[len(carried):len(loop_results) - len(appended)]
@@ -201,6 +222,14 @@ def convert_loop(ctx: NodeContext) -> list[Result]:
         else:
             out.append(b.initial)  # type: ignore[arg-type]
     return [*out, *own_scans]
+
+
+def _trip_symbol(ctx: NodeContext) -> str:
+    """The size symbol of a loop's count when only the run decides it (a data-dependent
+    stop): its scan outputs, and the sequences it appends to, have that many rows
+    (graph.LoopOp's `trip_symbol`), named after the node."""
+    base = re.sub(r"[^A-Za-z0-9_]", "_", ctx.label).strip("_") or "loop"
+    return symbol_name(f"{base}_trips")
 
 
 def _appended(ctx: NodeContext, bound: list, carried_out: list) -> dict[int, Tensor]:
@@ -308,12 +337,18 @@ def _batched_scan(ctx: NodeContext, states: list[Tensor], scanned: list[Tensor],
     return list(_counted_loop(ctx, batch, [], outer, per_batch))
 
 
-def _slice_at(block: Block, tensor: Tensor, axis: int, length: int,
+def _size_data(size: Dim) -> Tensor:
+    """A size as a scalar i64 tensor: a constant, or shape data holding the polynomial."""
+    return Tensor.of_array(shape_array(size))
+
+
+def _slice_at(block: Block, tensor: Tensor, axis: int, length: Dim,
               reverse: bool) -> SSAValue:
-    """Iteration i's slice of a scan input: index i (or length-1-i) along `axis`."""
+    """Iteration i's slice of a scan input: index i (or length-1-i) along `axis`; a
+    symbolic length is run-time data (graph.symbolic_constant)."""
     index = block.args[0]
     if reverse:
-        last = materialize(block, Tensor.of_array(np.array(length - 1, dtype=np.int64)))
+        last = materialize(block, _size_data(length - 1))
         sub = graph.SubOp(operands=[last, index], result_types=[_SCALAR_I64])
         block.add_op(sub)
         index = sub.results[0]
@@ -331,10 +366,12 @@ def _place_stacked(ctx: NodeContext, value: SSAValue, axis: int, reverse: bool) 
     moved to its axis."""
     shape = list(graph.shape_of(value))
     el = value.type.get_element_type()
-    if reverse and shape[0] > 1:
+    if reverse and (isinstance(shape[0], SymDim) or shape[0] > 1):
+        # to before the first row: -n-1, or for a symbolic n the lowest bound (clamped)
+        end = _INT64_MIN if isinstance(shape[0], SymDim) else -shape[0] - 1
         value = ctx.emit1(graph.SliceOp(
             operands=[value], result_types=[value.type], properties={
-                "starts": types.i64_array([-1]), "ends": types.i64_array([-shape[0] - 1]),
+                "starts": types.i64_array([-1]), "ends": types.i64_array([end]),
                 "axes": types.i64_array([0]), "steps": types.i64_array([-1])}))
     axis = normalized_axis(ctx, axis, len(shape))
     if axis == 0:

@@ -26,9 +26,11 @@ from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.symbolic_dims import Dim, SymDim
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
 from onnxc.frontend.onnx_ops_math import normalized_axis
+from onnxc.frontend.onnx_shape_data import shape_array
 
 
 @dataclass(eq=False)
@@ -40,8 +42,12 @@ class SequenceValue:
     stacked: Tensor | None = None
     name: str = ""
 
-    def __len__(self) -> int:
+    def length(self) -> Dim:
+        """The number of tensors: a size polynomial when a Loop of symbolic count appended."""
         return len(self.items) + (self.stacked.shape[0] if self.stacked is not None else 0)
+
+    def __len__(self) -> int:
+        return int(self.length())  # SymbolicDimError for a symbolic length
 
     def copied(self) -> SequenceValue:
         """The same sequence with its own Tensor objects (for a subgraph's scope: a constant
@@ -177,13 +183,16 @@ def convert_sequence_at(ctx: NodeContext) -> list[Result]:
 
 
 def convert_sequence_length(ctx: NodeContext) -> list[Result]:
-    return [np.array(len(_sequence(ctx, 0)), np.int64)]
+    length = _sequence(ctx, 0).length()
+    if isinstance(length, SymDim):  # shape data, as Shape of a symbolic dimension
+        return [Tensor.of_array(shape_array(length))]
+    return [np.array(length, np.int64)]
 
 
 def convert_concat_from_sequence(ctx: NodeContext) -> list[Result]:
     seq = _sequence(ctx, 0)
     new_axis = bool(ctx.attr("new_axis", 0))
-    if len(seq) == 0:
+    if seq.length() == 0:
         raise ctx.invalid("concatenates an empty sequence")
     if seq.stacked is not None and not seq.items:
         return [_from_stacked(ctx, seq.stacked, int(ctx.attr("axis")), new_axis)]

@@ -7,9 +7,11 @@ exporters build shapes with (Gather, Slice, Concat, Unsqueeze, integer arithmeti
 Where, ...), and the converters that read a shape input as a property (Reshape, Expand,
 ConstantOfShape, Range, Tile) take their SymDims as result dimensions.
 
-What they cannot do is become data at run time: a `graph.constant` holds numbers, and the
-graph dialect has no run-time shape arithmetic yet. Materializing such an array is refused
-(`symbolic_data_detail` says why).
+Where an op needs such data as a tensor (a Loop's trip count, a Cast to float, a graph
+output), it materializes as a `graph.symbolic_constant`, whose kernel computes each element
+from the sizes of the run. Computing on it at import stays preferred: the folders carry it
+as far as they can, and an undecided comparison is refused (`symbolic_data_detail` names
+the data where a converter cannot take it).
 
 An array whose elements all turn out static (`Gather(Shape(x), 0)` of a static batch) is
 normalized back to a plain integer array: only the symbolic parts stay objects.

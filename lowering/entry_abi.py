@@ -61,6 +61,12 @@ STATUS_OFFSET_ATTR = "onnxc.status_offset"
 SYMBOLS_ATTR = "onnxc.symbols"
 """The size symbols of a model with symbolic dimensions, in the order of the entry's `dims`
 buffer (a `memref<Kxi64>` right after the outputs: the value of each symbol this run)."""
+RUN_SYMBOLS_ATTR = "onnxc.run_symbols"
+"""The symbols among those that the run gives back: each is the iteration count of a
+top-level loop whose scan outputs are graph outputs of run-time length. The caller puts the
+rows it allocated those outputs with (their capacity) in the symbol's `dims` entry; the
+entry writes the count there when the loop stops. A count beyond the capacity means the
+outputs were cut short, and the caller runs again with enough rows."""
 DIMS_ARGUMENT_ATTR = "onnxc.dims_argument"
 """The position of that `dims` buffer among the entry's arguments."""
 ELEMENTS_ATTR = "onnxc.elements"

@@ -13,10 +13,14 @@ at every -O level, puts a `graph.check_indices` / `graph.check_divisor` before e
     %y = graph.gather(%x, %i) ...
 
 The valid ranges follow onnxruntime's checks (a wrapped negative index where ONNX allows one).
+An axis of symbolic size (a `seq` axis indexed by `x[t:t+1]`) is checked against its size in
+the run: the check carries the polynomial (`bounds = array<i64: -1>, symbolic_bounds =
+#graph.dims<["seq"]>`) and its kernel takes the symbols' values, as the consumer's does.
 Data that is a compile-time constant is checked here instead, and an invalid constant is a
-`ModelLoadError` naming the node: such a model can never run. The consumers' kernels also
-clamp what they read into range, so even data changed while a run is in flight cannot make
-them leave their buffers; the checks are what turns bad data into an error.
+`ModelLoadError` naming the node: such a model can never run (a constant index into a
+symbolic axis that only some sizes admit is left to a run-time check). The consumers'
+kernels also clamp what they read into range, so even data changed while a run is in flight
+cannot make them leave their buffers; the checks are what turns bad data into an error.
 """
 
 from __future__ import annotations
@@ -36,15 +40,17 @@ from xdsl.dialects.builtin import (
     StringAttr,
     i64,
 )
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects import graph, graph_indexed, graph_rnn, graph_shapes
 from onnxc.dialects.dense_data import to_numpy
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
-from onnxc.dialects.graph_checks import onnx_node_of
-from onnxc.errors import LoweringError, ModelLoadError
+from onnxc.dialects.graph_base import SymbolicDimsAttr
+from onnxc.dialects.graph_checks import SYMBOLIC_BOUND, onnx_node_of
+from onnxc.dialects.symbolic_dims import Dim, SymDim
+from onnxc.errors import ModelLoadError
 
 UNBOUNDED = 2**63 - 1
 """An extent that only rules out negative values (TensorScatter's circular positions)."""
@@ -57,15 +63,16 @@ class IndexUse:
 
     value: SSAValue
     operand: str
-    extents: tuple[int, ...]
+    extents: tuple[Dim, ...]
+    """ints, or SymDims for axes of symbolic size (checked against the run's size)"""
     negative: bool
 
 
-def _axis_extent(op, data: SSAValue) -> int:
+def _axis_extent(op, data: SSAValue) -> Dim:
     return shape_of(data)[graph_shapes.normalize_axis(int_of(op.axis), len(shape_of(data)))]
 
 
-def _gather_nd(op: graph_indexed.GatherNDOp | graph_indexed.ScatterNDOp) -> tuple[int, ...]:
+def _gather_nd(op: graph_indexed.GatherNDOp | graph_indexed.ScatterNDOp) -> tuple[Dim, ...]:
     batch = int_of(op.batch_dims) if isinstance(op, graph_indexed.GatherNDOp) else 0
     q = shape_of(op.indices)[-1]
     return tuple(shape_of(op.data)[batch:batch + q])
@@ -155,16 +162,42 @@ def _describe(op: Operation) -> str:
     return f"{where} ({onnx_op_type(op)})"
 
 
-def _check_constant_indices(op: Operation, use: IndexUse, data: np.ndarray) -> None:
+def _check_constant_indices(op: Operation, use: IndexUse, data: np.ndarray) -> bool:
+    """Check constant indices now (ModelLoadError when one is out of range); whether a
+    run-time check is still needed: a value that is valid at some sizes of a symbolic axis
+    but not at all (index 5 of a `seq` axis) is checked against the run's size."""
     columns = data.reshape(-1, len(use.extents)) if data.size else data.reshape(0, 1)
+    at_run_time = False
     for column, extent in enumerate(use.extents):
         values = columns[:, column] if len(use.extents) > 1 else columns.reshape(-1)
+        if isinstance(extent, SymDim):
+            smallest = extent.lower_bound()  # every size is at least this
+            if not use.negative and values.size and values.min() < 0:
+                bad = int(values[np.flatnonzero(values < 0)[0]])
+                raise ModelLoadError(
+                    f"{_describe(op)}: constant {use.operand} value {bad} is out of range "
+                    f"[0, {extent - 1}] at every size")
+            low = -smallest if use.negative and smallest is not None else 0
+            at_run_time |= smallest is None or bool(((values < low) | (values >= smallest))
+                                                    .any())
+            continue
         low = -extent if use.negative else 0
         bad = np.flatnonzero((values < low) | (values >= extent))
         if bad.size:
             raise ModelLoadError(
                 f"{_describe(op)}: constant {use.operand} value {int(values[bad[0]])} is out of "
                 f"range [{low}, {extent - 1}]")
+    return at_run_time
+
+
+def _bounds(extents: tuple[Dim, ...]) -> dict[str, Attribute]:
+    """`bounds` (and `symbolic_bounds`, for axes of symbolic size) of a check_indices."""
+    symbolic = [e for e in extents if isinstance(e, SymDim)]
+    props: dict[str, Attribute] = {"bounds": DenseArrayBase.from_list(
+        i64, [SYMBOLIC_BOUND if isinstance(e, SymDim) else e for e in extents])}
+    if symbolic:
+        props["symbolic_bounds"] = SymbolicDimsAttr(symbolic)
+    return props
 
 
 def _site(op: Operation, operand: str) -> dict[str, StringAttr]:
@@ -179,18 +212,11 @@ def checks_for(op: Operation) -> list[Operation]:
     checks: list[Operation] = []
     for use in INDEX_USES.get(type(op), lambda _: iter(()))(op):
         constant = _constant(use.value)
-        if constant is not None:
-            _check_constant_indices(op, use, constant)
+        if constant is not None and not _check_constant_indices(op, use, constant):
             continue
-        symbolic = [d for d in use.extents if not isinstance(d, int)]
-        if symbolic:
-            raise LoweringError(
-                f"{_describe(op)}: run-time {use.operand} into a dimension of symbolic size "
-                f"{symbolic[0]} cannot be checked yet; compile with fixed input shapes "
-                f"(input_shapes=...)")
         checks.append(graph.CheckIndicesOp(operands=[use.value], properties={
-            "bounds": DenseArrayBase.from_list(i64, use.extents),
-            "negative": IntegerAttr(int(use.negative), i64), **_site(op, use.operand)}))
+            **_bounds(use.extents), "negative": IntegerAttr(int(use.negative), i64),
+            **_site(op, use.operand)}))
     if (isinstance(op, graph.DivScalarOp) and float_of(op.scalar) == 0.0
             and isinstance(op.input.type.get_element_type(), IntegerType)):
         raise ModelLoadError(f"{_describe(op)}: integer division by a constant zero")

@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, StringAttr, TensorType, i64
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import Rewriter
@@ -25,7 +25,7 @@ from onnxc.dialects.graph import float_of, int_of, ints_of, is_symbolic, shape_o
 from onnxc.dialects.layout import ConvertOp
 from onnxc.dialects.symbolic_dims import SymDim, evaluate_shape
 from onnxc.errors import InvalidInputError, UnsupportedOpError
-from onnxc.frontend.onnx_types import numpy_dtype_of_element
+from onnxc.frontend.onnx_types import dense, numpy_dtype_of_element
 from onnxc.lowering.pass_verifier import origin_of
 from onnxc.passes import (
     composite_reference,
@@ -292,8 +292,19 @@ def _shape(op: graph.ShapeOp, args: list[np.ndarray]) -> list[np.ndarray]:
     return [np.asarray(args[0].shape[start:end], dtype=np.int64)]
 
 
+def _symbolic_constant(op: graph.SymbolicConstantOp, args: list[np.ndarray]) -> list[np.ndarray]:
+    """Only values that are all numbers evaluate here; `evaluate` gives the symbols their
+    sizes first (`specialized` makes the op a graph.constant)."""
+    dims = op.dims()
+    if not all(isinstance(d, int) for d in dims):
+        raise UnsupportedOpError(op.name, None, None, "its values need the sizes of their "
+                                 "symbols (evaluate() binds them from the inputs)")
+    return [np.asarray(dims, dtype=np.int64)]
+
+
 EVALUATORS: dict[type[Operation], Evaluator] = {
     graph.ConstantOp: _constant,
+    graph.SymbolicConstantOp: _symbolic_constant,
     graph.ConstantOfShapeOp: _constant_of_shape,
     graph.ReluOp: _unary(lambda x: np.maximum(x, 0).astype(x.dtype)),
     graph.SigmoidOp: _unary(lambda x: 1 / (1 + np.exp(-x))),
@@ -462,6 +473,10 @@ def specialized(module_or_func: ModuleOp | FuncOp, values: Mapping[str, int]):
 
     functions: list[FuncOp] = []
     for op in list(copy.walk()):
+        if isinstance(op, graph.SymbolicConstantOp | graph.LoopOp):
+            _specialize_sizes(op, values)
+        if isinstance(op, graph.SymbolicConstantOp):
+            continue
         for region in op.regions:
             for block in region.blocks:
                 for arg in list(block.args):
@@ -475,6 +490,20 @@ def specialized(module_or_func: ModuleOp | FuncOp, values: Mapping[str, int]):
     for f in functions:  # once their returns read the concrete values
         f.update_function_type()
     return copy
+
+
+def _specialize_sizes(op: graph.SymbolicConstantOp | graph.LoopOp,
+                      values: Mapping[str, int]) -> None:
+    """Sizes an op names in its properties, for the symbol `values`: shape data becomes a
+    graph.constant, a symbolic iteration count a number (the walk goes on inside a loop)."""
+    if isinstance(op, graph.LoopOp):
+        if isinstance(count := op.iteration_count(), SymDim):
+            op.properties["iterations"] = IntegerAttr(count.evaluate(values), i64)
+        return
+    data = [d if isinstance(d, int) else d.evaluate(values) for d in op.dims()]
+    dtype = numpy_dtype_of_element(op.output.type.get_element_type())
+    Rewriter.replace_op(op, graph.ConstantOp(dense(
+        np.asarray(data, dtype=dtype).reshape(shape_of(op.output)))))
 
 
 def evaluate(

@@ -177,7 +177,8 @@ def write(out: BinaryIO, key: str, secret: bytes, entry: Entry) -> None:
         "check_sites": entry.check_sites,
         "symbolic": None if entry.symbolic is None else {
             "symbols": list(entry.symbolic.symbols),
-            "slots": list(entry.symbolic.dynamic_slots)},
+            "slots": list(entry.symbolic.dynamic_slots),
+            "run_symbols": list(entry.symbolic.run_symbols)},
         "object": {"offset": 0, "nbytes": len(entry.object_code)},
         **layout,
         "data_bytes": offset,
@@ -335,14 +336,15 @@ def parse_symbolic(row) -> SymbolicSignature | None:
         return None
     if not isinstance(row, dict):
         raise BadEntry("bad symbolic signature")
-    symbols, slots = row.get("symbols"), row.get("slots")
+    symbols, slots, run = row.get("symbols"), row.get("slots"), row.get("run_symbols", [])
     if not isinstance(symbols, list) or not symbols or not isinstance(slots, list) \
-            or not all(isinstance(s, str) for s in [*symbols, *slots]):
+            or not isinstance(run, list) \
+            or not all(isinstance(s, str) for s in [*symbols, *slots, *run]):
         raise BadEntry("bad symbolic signature")
     try:
         if not all(parse_dim(s) == SymDim.symbol(s) for s in symbols):
             raise BadEntry("bad size symbol")
-        return SymbolicSignature(tuple(symbols), tuple(slots))
+        return SymbolicSignature(tuple(symbols), tuple(slots), tuple(run))
     except SymbolicDimError as err:
         raise BadEntry(f"bad symbolic signature: {err}") from None
 

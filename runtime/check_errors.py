@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from onnxc.dialects.symbolic_dims import SymbolicDimError, parse_dim
 from onnxc.errors import InvalidInputError
 
 STATUS_RECORD_BYTES = 24
@@ -18,8 +19,10 @@ STATUS_RECORD_BYTES = 24
 
 
 def check_failure(site: Mapping[str, object], position: int, value: int,
-                  sample: int | None = None) -> InvalidInputError:
-    """The error for `site`'s check finding `value` at flat `position` of its operand."""
+                  sample: int | None = None,
+                  sizes: Mapping[str, int] | None = None) -> InvalidInputError:
+    """The error for `site`'s check finding `value` at flat `position` of its operand;
+    `sizes`: the run's symbol values, which give a symbolic axis' range its numbers."""
     node = str(site.get("node", ""))
     where = f"node '{node}'" if node else "an unnamed node"
     where += f" ({site.get('op_type', '?')})"
@@ -31,10 +34,34 @@ def check_failure(site: Mapping[str, object], position: int, value: int,
             f"{where}: integer {what} by zero: element {position} of divisor '{operand}'"
             f"{in_sample} is 0")
     ranges: Sequence[Sequence[int]] = site.get("ranges") or [[0, -1]]  # type: ignore[assignment]
+    symbolic = site.get("symbolic_ranges")
+    extent = ""
+    if isinstance(symbolic, str):  # an axis of symbolic size: its range in this run
+        ranges, extent = _run_ranges(symbolic, sizes)
     low, high = ranges[position % len(ranges)]
     return InvalidInputError(
         f"{where}: {operand} value {value} at position {position}{in_sample} is out of range "
-        f"[{low}, {high}]")
+        f"[{low}, {high}]{extent}")
+
+
+def _run_ranges(text: str, sizes: Mapping[str, int] | None
+                ) -> tuple[Sequence[Sequence[object]], str]:
+    """A site's `symbolic_ranges` (`-seq,seq-1;0,7`: dialects/graph_checks.py
+    `symbolic_ranges_text`) for the run's symbol values, and what to say after the range
+    (` (seq = 5)`); without the values, the polynomials themselves."""
+    try:
+        columns = [[parse_dim(b) for b in column.split(",")] for column in text.split(";")]
+    except SymbolicDimError:
+        columns = []
+    if not columns or any(len(column) != 2 for column in columns):
+        return [["?", "?"]], f" ({text})"  # not what the compiler writes
+    symbols = sorted({s for column in columns for d in column
+                      if not isinstance(d, int) for s in d.symbols()})
+    if sizes is None or any(s not in sizes for s in symbols):
+        return [[str(d) for d in column] for column in columns], ""
+    ranges = [[d if isinstance(d, int) else d.evaluate(sizes) for d in column]
+              for column in columns]
+    return ranges, " (" + ", ".join(f"{s} = {sizes[s]}" for s in symbols) + ")"
 
 
 __all__ = ["STATUS_RECORD_BYTES", "check_failure"]

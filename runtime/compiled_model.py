@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from onnxc.errors import InvalidInputError
+from onnxc.errors import InvalidArgumentError, InvalidInputError
 from onnxc.resource_limits import check_allocation, check_tensor
 from onnxc.runtime.check_errors import STATUS_RECORD_BYTES, check_failure
 from onnxc.runtime.symbolic_shapes import SymbolicSignature
@@ -109,6 +109,9 @@ class CompiledModel:
         self._native = native  # keeps the JIT engine (and so the code) alive
         self.symbolic = symbolic
         """the size symbols and dynamic arena of a model with symbolic dimensions"""
+        self._capacity: dict[str, int] = {}
+        """rows allocated for outputs of run-time length, per run symbol: the most a run
+        needed so far (symbolic_shapes.INITIAL_CAPACITY until one needed more)"""
         self.check_sites = [dict(site) for site in check_sites]
         """One description per run-time check of indices or divisors (see check_errors)."""
         self.status_offset = status_offset
@@ -298,24 +301,38 @@ class CompiledModel:
     def _invoke_symbolic(self, values: Sequence, wanted: list[int],
                          out: Sequence[np.ndarray] | None) -> list[np.ndarray]:
         """Bind the size symbols from the inputs, then one native run with their values."""
-        assert self.symbolic is not None
+        signature = self.symbolic
+        assert signature is not None
         arrays, addresses = self._input_addresses(values, symbolic=True)
-        plan = self.symbolic.plan(self._entry_inputs, self.outputs, arrays)
-        shapes = [(shape, dtype) for shape, (_, dtype) in zip(plan.output_shapes,
-                                                              self._output_allocs)]
-        if out is None:
-            results = [np.empty(shape, dtype) for shape, dtype in shapes]
-        else:
-            results = self._checked_outputs(out, shapes, arrays)
-        addresses.extend(_address(r) for r in results)
-        self._call_native((addresses,), sizes=(plan.dims, plan.dynamic_bytes))
-        return [results[i] for i in wanted]
+        if out is not None and signature.run_symbols:
+            raise InvalidArgumentError(
+                f"out= cannot be used: outputs of this model have a length known only once "
+                f"it ran ({', '.join(signature.run_symbols)})")
+        while True:
+            plan = signature.plan(self._entry_inputs, self.outputs, arrays, self._capacity)
+            shapes = [(shape, dtype) for shape, (_, dtype) in zip(plan.output_shapes,
+                                                                  self._output_allocs)]
+            if out is None:
+                results = [np.empty(shape, dtype) for shape, dtype in shapes]
+            else:
+                results = self._checked_outputs(out, shapes, arrays)
+            counts = self._call_native(([*addresses, *map(_address, results)],),
+                                       sizes=(plan.dims, plan.dynamic_bytes))
+            if not counts:
+                return [results[i] for i in wanted]
+            rows = dict(zip(signature.run_symbols, plan.dims[-len(counts):].tolist()))
+            short = {s: n for s, n in counts.items() if n > rows[s]}
+            if not short:  # every loop's rows fit: cut the outputs to what they wrote
+                results = signature.cut(self.outputs, results, counts)
+                return [results[i] for i in wanted]
+            self._capacity.update(short)  # the outputs were cut short: again, with room
 
     def _call_native(self, runs: Iterable[Sequence[int]], batched: bool = False,
-                     sizes: tuple[np.ndarray, int] | None = None) -> None:
+                     sizes: tuple[np.ndarray, int] | None = None) -> dict[str, int]:
         """Call the native entry once per address list (inputs then outputs) on one arena;
         InvalidInputError (nothing returned) when a run-time check refused the data.
-        `sizes`: a symbolic model's symbol values and dynamic arena bytes for the run."""
+        `sizes`: a symbolic model's symbol values and dynamic arena bytes for the run.
+        Returns the counts of the loops whose outputs have run-time length (run symbols)."""
         try:
             slot = self._free_slots.pop()
         except IndexError:  # every arena is in use by another thread: make one more
@@ -330,8 +347,20 @@ class CompiledModel:
                 status = self._entry(slot.argv_address)  # ctypes drops the GIL for the call
                 if status:
                     raise self._failed_check(slot, status, sample if batched else None)
+            return self._run_counts(slot)
         finally:
             self._free_slots.append(slot)
+
+    def _run_counts(self, slot: _Slot) -> dict[str, int]:
+        """The counts the entry wrote over the capacities in `slot.dims` (which then no longer
+        holds a plan's values)."""
+        run = () if self.symbolic is None else self.symbolic.run_symbols
+        if not run:
+            return {}
+        assert slot.dims is not None
+        slot.bound = None
+        first = len(self.symbolic.symbols) - len(run)  # type: ignore[union-attr]
+        return dict(zip(run, slot.dims[first:first + len(run)].tolist()))
 
     def _failed_check(self, slot: _Slot, status: int, sample: int | None) -> Exception:
         """The error for a run the native code stopped: check `status - 1` refused data."""
@@ -340,7 +369,11 @@ class CompiledModel:
             return InvalidInputError(f"the compiled model stopped with status {status}")
         record = slot.arena[self.status_offset:self.status_offset + STATUS_RECORD_BYTES]
         record = record.view(np.int64)
-        return check_failure(self.check_sites[site], int(record[1]), int(record[2]), sample)
+        sizes = None  # a symbolic model's symbol values this run: a symbolic range's numbers
+        if self.symbolic is not None and slot.dims is not None:
+            sizes = {s: int(v) for s, v in zip(self.symbolic.symbols, slot.dims)}
+        return check_failure(self.check_sites[site], int(record[1]), int(record[2]), sample,
+                             sizes)
 
     def _invoke_batched(self, values: Sequence, wanted: list[int],
                         out: Sequence[np.ndarray] | None) -> list[np.ndarray]:

@@ -9,6 +9,13 @@ buffer (lowering/entry_abi.py), and its buffers whose size depends on them live 
 arena that this layer sizes from the same polynomials the compiler placed them with
 (lowering/plan_memory.py).
 
+A loop that runs until its data says stop may return what it collected (scan outputs whose
+length is its count: `run_symbols`). The caller cannot know that length beforehand: it
+allocates those outputs with a capacity of rows, the entry writes the count back into its
+`dims` entry, and when the count is larger the run is repeated with that many rows (a model
+is a pure function of its inputs). The capacity is kept, so a model that returns 100 tokens
+re-runs once, not on every call.
+
 Symbols stand for sizes of at least 1: the compiler's shape rules assume it (a `x[:, -1:]`
 of a `seq` axis has one row), so a run with a zero-sized symbolic dimension is refused.
 """
@@ -25,6 +32,8 @@ from onnxc.errors import InvalidInputError
 from onnxc.resource_limits import check_allocation, check_tensor
 
 _ALIGNMENT = 64
+INITIAL_CAPACITY = 16
+"""Rows first allocated for an output of run-time length (grown to what a run needed)."""
 _PLAN_CACHE = 256
 """Run plans kept per model (by input shapes); beyond that the cache starts over."""
 
@@ -42,8 +51,12 @@ class SymbolicSignature:
     """in the order of the entry's `dims` buffer"""
     dynamic_slots: tuple[str, ...]
     """byte size of each slot of the dynamic arena (polynomials as text)"""
+    run_symbols: tuple[str, ...] = ()
+    """the last of `symbols`: loop counts the run gives back (entry_abi.RUN_SYMBOLS_ATTR)"""
 
     def __post_init__(self) -> None:
+        if self.run_symbols and self.symbols[-len(self.run_symbols):] != self.run_symbols:
+            raise SymbolicDimError("the run's symbols must be the last of the dims buffer")
         slots = [parse_dim(slot) for slot in self.dynamic_slots]
         for text, value in zip(self.dynamic_slots, slots):
             if isinstance(value, SymDim) and not value.symbols() <= set(self.symbols):
@@ -93,7 +106,7 @@ class SymbolicSignature:
                         f"but {where[name]} gives '{name}' = {values[name]}")
                 values[name] = size
                 where.setdefault(name, f"input '{spec.name}'")
-        missing = [s for s in self.symbols if s not in values]
+        missing = [s for s in self.symbols if s not in values and s not in self.run_symbols]
         if missing:
             raise InvalidInputError(f"no input gives the size of {missing}")
         for name, axis, dim, size in derived:
@@ -127,18 +140,33 @@ class SymbolicSignature:
         check_allocation(total, "the dynamic arena of intermediate tensors")
         return total
 
+    def cut(self, outputs: Sequence, results: Sequence[np.ndarray],
+            counts: Mapping[str, int]) -> list[np.ndarray]:
+        """The outputs of a run whose loops ran `counts` times (no more than their capacity):
+        each axis that is a run symbol, cut to the rows the loop wrote."""
+        cut = []
+        for spec, array in zip(outputs, results):
+            index = tuple(slice(0, counts[d]) if isinstance(d, str) and d in counts
+                          else slice(None) for d in spec.shape)
+            cut.append(array[index] if any(isinstance(d, str) and d in counts
+                                           for d in spec.shape) else array)
+        return cut
+
     def dims(self, values: Mapping[str, int]) -> np.ndarray:
         return np.array([values[s] for s in self.symbols], np.int64)
 
-    def plan(self, inputs: Sequence, outputs: Sequence,
-             arrays: Sequence[np.ndarray]) -> RunPlan:
+    def plan(self, inputs: Sequence, outputs: Sequence, arrays: Sequence[np.ndarray],
+             capacity: Mapping[str, int] | None = None) -> RunPlan:
         """Everything a run with these input shapes needs, checked: computed once per
-        distinct tuple of shapes (a decode loop meets each length once), then looked up."""
-        key = tuple(a.shape for a in arrays)
+        distinct tuple of shapes (a decode loop meets each length once), then looked up.
+        `capacity`: the rows to allocate for each run symbol's outputs."""
+        rows = tuple((capacity or {}).get(s, INITIAL_CAPACITY) for s in self.run_symbols)
+        key = (tuple(a.shape for a in arrays), rows)
         plans = self._plans  # type: ignore[attr-defined]
         plan = plans.get(key)
         if plan is None:
             values = self.bind(inputs, arrays)
+            values.update(zip(self.run_symbols, rows))
             plan = RunPlan(self.dims(values),
                            [self.shape(spec, values) for spec in outputs],
                            self.arena_bytes(values))

@@ -93,6 +93,27 @@ def jit_loops(text: str, num_threads: int = 1):
 def compile_graph(text: str, num_threads: int = 1):
     """Graph-dialect IR text compiled like `onnxc.compile` compiles an imported model (no
     graph passes): the CompiledModel, whose inputs are @main's arguments in order."""
+    return _compile_graph(text, num_threads)[0]
+
+
+def compile_graph_cold_and_warm(text: str, cache_dir, num_threads: int = 1):
+    """`compile_graph` (cold), then stored in a disk cache at `cache_dir` and loaded back
+    from it (warm, as a cache hit is): both CompiledModels."""
+    import hashlib
+
+    from onnxc.lowering.entry_abi import WRAPPER_NAME
+    from onnxc.runtime import cache
+
+    cold, native, lowered = _compile_graph(text, num_threads)
+    disk = cache.open_cache(cache_dir)
+    key = hashlib.sha256(text.encode()).hexdigest()
+    assert disk.store(key, cold, native.object_code(), lowered.constant_names, WRAPPER_NAME)
+    warm = disk.load(key)
+    assert warm is not None and warm.symbolic == cold.symbolic
+    return cold, warm
+
+
+def _compile_graph(text: str, num_threads: int):
     from onnxc.api import _StageLog, lower_graph
     from onnxc.lowering import pipeline
     from onnxc.lowering.entry_abi import WRAPPER_NAME
@@ -104,7 +125,8 @@ def compile_graph(text: str, num_threads: int = 1):
     with compiling_for(parse_target("host")) as target:
         lowered = lower_graph(ctx, module, _StageLog(False), "fp32", num_threads, target)
         native = pipeline.jit_compile(lowered.llvm_module, target)
-    return CompiledModel(
+    model = CompiledModel(
         native, native.function_address(WRAPPER_NAME), lowered.inputs, lowered.outputs,
         lowered.constants, lowered.arena_bytes, lowered.intermediate_bytes,
         lowered.check_sites, lowered.status_offset, lowered.input_defaults, lowered.symbolic)
+    return model, native, lowered

@@ -28,8 +28,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
-from onnxc.dialects.graph import int_of, ints_of, shape_of
-from onnxc.dialects.symbolic_dims import Dim
+from onnxc.dialects.graph import int_of, shape_of
+from onnxc.dialects.symbolic_dims import Dim, SymDim
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_unsigned
 
 STATUS_TYPE = MemRefType(i64, [3])
@@ -106,17 +106,36 @@ def check_indices_kernel(op: graph.CheckIndicesOp, kb: KernelBuilder, ins, outs)
     flat = _flat_or_pass(kb, indices, shape_of(op.indices), status)
     if flat is None:
         return
-    extents = ints_of(op.bounds)
     negative = bool(int_of(op.negative))
+    # (extent, 2 * extent) per column as i64: constants, or for a symbolic bound the run's
+    # size (from the symbol arguments, computed once before the scan; a polynomial that a
+    # run makes negative, as TensorScatter's `past - seq + 1` may, admits nothing)
+    extents = [_static_extent(kb, e, negative) if isinstance(e, int)
+               else _run_time_extent(kb, e, negative) for e in op.extents()]
 
     def is_bad(value: SSAValue, column: int) -> SSAValue:
-        extent = extents[column]
+        extent, twice = extents[column]
         if negative:  # valid: -extent <= value < extent
-            shifted = kb.insert(arith.AddiOp(value, kb.constant(extent, i64)))
-            return kb.insert(arith.CmpiOp(shifted, kb.constant(2 * extent, i64), "uge"))
-        return kb.insert(arith.CmpiOp(value, kb.constant(extent, i64), "uge"))
+            shifted = kb.insert(arith.AddiOp(value, extent))
+            return kb.insert(arith.CmpiOp(shifted, twice, "uge"))
+        return kb.insert(arith.CmpiOp(value, extent, "uge"))
 
     _report(kb, flat, status, *_first_bad(kb, flat, len(extents), is_bad))
+
+
+def _static_extent(kb: KernelBuilder, extent: int,
+                   negative: bool) -> tuple[SSAValue, SSAValue | None]:
+    """(extent, 2 * extent when `negative`) as i64 constants."""
+    return kb.constant(extent, i64), kb.constant(2 * extent, i64) if negative else None
+
+
+def _run_time_extent(kb: KernelBuilder, extent: SymDim,
+                     negative: bool) -> tuple[SSAValue, SSAValue | None]:
+    """(extent, 2 * extent when `negative`) as i64 for this run's symbol values, at least 0
+    (a polynomial with a negative coefficient may be negative in a run)."""
+    size = kb.dim(extent)
+    size = index_as_i64(kb, size if extent.lower_bound() is not None else kb.imax(size, 0))
+    return size, kb.insert(arith.AddiOp(size, size)) if negative else None
 
 
 def check_divisor_kernel(op: graph.CheckDivisorOp, kb: KernelBuilder, ins, outs):
@@ -230,5 +249,6 @@ KERNELS = {
 }
 
 SYMBOLIC = {graph.CheckIndicesOp, graph.CheckDivisorOp}
-"""Kernels here that read their sizes from the KernelBuilder (the checked tensor's element
-count may be symbolic; the bounds it is checked against are the op's constants)."""
+"""Kernels here that read their sizes from the KernelBuilder: the checked tensor's element
+count may be symbolic, and so may the bounds it is checked against (the extent of a symbolic
+axis, from the symbol arguments `CheckIndicesOp.size_symbols` gives the kernel)."""

@@ -9,10 +9,24 @@ buffers, not SSA values:
   the end of each iteration (through a temporary when a yield reads another state buffer,
   e.g. a swap);
 - the iteration number and the condition are one-element buffers the body reads;
-- scan slices are stored at the iteration's row of their stacked result.
+- scan slices are stored at the iteration's row of their stacked result, before the
+  carried values are overwritten (a slice may be a carried value as received).
 
 A loop with a known iteration count is an `scf.for`; otherwise an `scf.while` that runs while
-`i < max_trips` and the condition holds.
+`i < max_trips` and the condition holds. A while loop with a `trip_symbol` (scan outputs of
+run-time length, returned by the model) stores its count in the entry's `dims` buffer when it
+stops; its scan outputs have as many rows as the caller allocated (the symbol's value during
+the run), and a row past them is clamped onto the last one: the caller sees the count, and
+runs again with enough rows (runtime/symbolic_shapes.py).
+
+Symbolic sizes: a value with symbols lives in a flat buffer of a run-time element count
+(`fl.allocation`), is copied by a dynamic copy (`fl.copy(src, dst, value)`), and a scan output
+`[count, *slice]` with a symbol in it is filled by a store-slice kernel taking its row count
+and row size as index arguments; a counted loop over a size polynomial runs to that size. All
+index arithmetic on the symbols (`fl.sizes`) is emitted in the function's block as the body is
+built, so it comes before the scf op (emitted once the body is complete) and dominates every
+use inside; plan-memory keeps each buffer a body uses, static or in the dynamic arena, live
+from its allocation (before the scf op) through the scf op.
 
 Run-time checks inside a body cannot return from the function as top-level ones do
 (return-check-status). A failed check instead records its site + 1 in a "sticky" cell and
@@ -32,9 +46,11 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, i1, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from onnxc.dialects import graph
+from onnxc.dialects.graph import is_symbolic, shape_of
+from onnxc.dialects.symbolic_dims import SymDim, num_elements, symbols_of
 from onnxc.lowering.entry_abi import CHECK_SITE_ATTR, NESTED_CHECKS_ATTR
 from onnxc.lowering.graph_to_loops.checks import STATUS_TYPE
-from onnxc.lowering.graph_to_loops.loops import KernelBuilder, memref_of
+from onnxc.lowering.graph_to_loops.loops import KernelBuilder, when
 
 CONTROL_FLOW_OPS = graph.IfOp | graph.LoopOp
 
@@ -42,11 +58,21 @@ STICKY_TYPE = MemRefType(i64, [1])
 """The cell where a failed check inside a control-flow body records its site + 1."""
 
 
+def control_flow_symbols(op: Operation) -> set[str]:
+    """The size symbols a control-flow op itself needs at run time: those of its operand and
+    result types and of a symbolic iteration count (its bodies' ops name their own)."""
+    names = {name for v in [*op.operands, *op.results] if is_symbolic(v)
+             for name in symbols_of(shape_of(v))}
+    if isinstance(op, graph.LoopOp) and isinstance(count := op.iteration_count(), SymDim):
+        names |= symbols_of([count])
+    return names
+
+
 def lower_control_flow(fl, op: Operation) -> None:
     """Lower `op` where `fl` (a convert-graph-to-loops function lowering) emits."""
     for r in op.results:
         if r not in fl.buffers:
-            alloc = fl.hoist(memref.AllocOp([], [], memref_of(r.type)))
+            alloc = fl.hoist(fl.allocation(r))
             alloc.name_hint = r.name_hint
             fl.buffers[r] = fl.bases[r] = alloc
     sites_before = len(fl.sites)
@@ -157,8 +183,8 @@ def _lower_if(fl, op: graph.IfOp) -> None:
     targets = [fl.buffers[r] for r in op.results]
 
     def finish(values: Sequence[SSAValue]) -> None:
-        for v, t in zip(values, targets):
-            fl.copy(fl.buffers[v], t)
+        for v, t, r in zip(values, targets, op.results):
+            fl.copy(fl.buffers[v], t, r)
 
     cond = _load_one(fl, fl.buffers[op.cond])
     branches = []
@@ -170,26 +196,37 @@ def _lower_if(fl, op: graph.IfOp) -> None:
     fl.emit(scf.IfOp(cond, [], *branches))
 
 
-def _update_states(fl, targets: Sequence[SSAValue], values: Sequence[SSAValue]) -> None:
+def _update_states(fl, targets: Sequence[SSAValue], values: Sequence[SSAValue],
+                   states: Sequence[SSAValue]) -> None:
     """targets[k] = values[k] for all k at once: a value read from another state buffer
-    goes through a temporary, so no copy reads a buffer an earlier copy overwrote."""
+    goes through a temporary, so no copy reads a buffer an earlier copy overwrote.
+    `states[k]`: the tensor targets[k] holds (the loop's result or condition), whose
+    symbolic size sizes the temporary and the copies."""
     staged, direct = [], []
-    for t, v in zip(targets, values):
+    for t, v, state in zip(targets, values, states):
         base = fl.bases.get(v)
         if base is t:
             continue  # carried through unchanged (or as a view of itself)
         if any(base is other for other in targets):
-            temporary = fl.hoist(memref.AllocOp([], [], t.type))
-            fl.copy(fl.buffers[v], temporary)
-            staged.append((temporary, t))
+            if is_symbolic(state):
+                temporary = fl.hoist(fl.allocation(state))
+            else:
+                temporary = fl.hoist(memref.AllocOp([], [], t.type))
+            temporary.name_hint = "staged"
+            fl.copy(fl.buffers[v], temporary, state)
+            staged.append((temporary, t, state))
         else:
-            direct.append((fl.buffers[v], t))
-    for source, t in [*direct, *staged]:
-        fl.copy(source, t)
+            direct.append((fl.buffers[v], t, state))
+    for source, t, state in [*direct, *staged]:
+        fl.copy(source, t, state)
 
 
-def _store_slice(fl, value: SSAValue, iteration: SSAValue, stacked: SSAValue) -> None:
-    """Row `iteration` of `stacked` (a scan output) = `value`."""
+def _store_slice(fl, value: SSAValue, iteration: SSAValue, stacked: SSAValue,
+                 result: SSAValue) -> None:
+    """Row `iteration` of `stacked` (the buffer of scan output `result`) = `value`."""
+    if is_symbolic(result):
+        _store_slice_dynamic(fl, value, iteration, stacked, result)
+        return
     source = fl.buffers[value]
     rows = stacked.type.get_shape()[0]
     size = source.type.element_count()
@@ -210,12 +247,38 @@ def _store_slice_kernel(op, kb: KernelBuilder, ins, outs) -> None:
     kb.for_(0, size, lambda j: kb.store(kb.load(source, [j]), table, [row, j]))
 
 
+def _store_slice_dynamic(fl, value: SSAValue, iteration: SSAValue, stacked: SSAValue,
+                         result: SSAValue) -> None:
+    """`_store_slice` for a scan output with a symbol in its row count or row size: both
+    are index arguments of the kernel, computed in the function's block (fl.sizes)."""
+    rows, *row = shape_of(result)
+    count, size = (fl.sizes.idx(fl.sizes.dim(d)) for d in (rows, num_elements(row)))
+    source = fl.buffers[value]
+    if not is_symbolic(value):
+        source = fl.view(source, [source.type.element_count()])
+    table = stacked.type
+    block = Block(arg_types=[source.type, iteration.type, table, IndexType(), IndexType()])
+    name = fl.mod.kernel_from("graph.store_slice", ("store_slice", source.type, table),
+                              _store_slice_dynamic_kernel, block)
+    fl.emit(func.CallOp(name, [source, iteration, stacked, count, size], []))
+
+
+def _store_slice_dynamic_kernel(op, kb: KernelBuilder, ins, outs) -> None:
+    source, iteration, table, rows, size = kb.entry.args
+    row = kb.insert(arith.IndexCastOp(kb.load(iteration, []), IndexType()))
+    row = kb.imax(kb.imin(row, kb.isub(rows, 1)), 0)  # never trust an index from memory
+    start = kb.imul(row, size)
+    inside = kb.insert(arith.CmpiOp(row, rows, "slt"))  # no row at all when rows is 0
+    when(kb, inside, lambda: kb.for_(
+        0, size, lambda j: kb.store(kb.load(source, [j]), table, [kb.iadd(start, j)])))
+
+
 def _lower_loop(fl, op: graph.LoopOp) -> None:
     n = op.carried
     carried = [fl.buffers[r] for r in op.results[:n]]
     stacked = [fl.buffers[r] for r in op.results[n:]]
-    for init, target in zip(op.initial, carried):
-        fl.copy(fl.buffers[init], target)
+    for init, target, r in zip(op.initial, carried, op.results[:n]):
+        fl.copy(fl.buffers[init], target, r)
     iteration = fl.hoist(memref.AllocOp([], [], MemRefType(i64, [])))
     iteration.name_hint = "iteration"
     cond = fl.hoist(memref.AllocOp([], [], MemRefType(i1, [])))
@@ -227,12 +290,15 @@ def _lower_loop(fl, op: graph.LoopOp) -> None:
     counted = op.iteration_count() is not None
 
     def finish(values: Sequence[SSAValue]) -> None:
+        # Slices first: one may be a carried value as this iteration received it (its
+        # state buffer), which the update below overwrites.
+        for v, target, r in zip(values[1 + n:], stacked, op.results[n:]):
+            _store_slice(fl, v, iteration, target, r)
+        states = list(op.results[:n])
         if counted:  # the condition stays true: only the carried values change
-            _update_states(fl, carried, values[1:1 + n])
+            _update_states(fl, carried, values[1:1 + n], states)
         else:
-            _update_states(fl, [cond, *carried], values[:1 + n])
-        for v, target in zip(values[1 + n:], stacked):
-            _store_slice(fl, v, iteration, target)
+            _update_states(fl, [cond, *carried], values[:1 + n], [op.condition, *states])
 
     if counted:
         _emit_for(fl, op, iteration, finish)
@@ -258,7 +324,12 @@ def _emit_for(fl, op: graph.LoopOp, iteration: SSAValue,
             body.add_op(o)
     body.add_op(scf.YieldOp())
     fl.block = saved
-    bounds = [_index(fl, 0), _index(fl, op.iteration_count()), _index(fl, 1)]
+    count = op.iteration_count()
+    if isinstance(count, SymDim):  # the run's size, computed in the function's block
+        upper = fl.sizes.idx(fl.sizes.dim(count))
+    else:
+        upper = _index(fl, count)
+    bounds = [_index(fl, 0), upper, _index(fl, 1)]
     fl.emit(scf.ForOp(*bounds, [], Region(body)))
 
 
@@ -285,6 +356,9 @@ def _emit_while(fl, op: graph.LoopOp, iteration: SSAValue, cond: SSAValue,
     fl.emit(scf.ConditionOp(go, before.args[0]))
     fl.block = saved
     start = fl.emit(arith.ConstantOp(IntegerAttr(0, i64)))
-    fl.emit(scf.WhileOp([start], [i64], Region(before), Region(after)))
+    loop = fl.emit(scf.WhileOp([start], [i64], Region(before), Region(after)))
+    if op.trip_symbol is not None:  # the count, for the caller (entry_abi.RUN_SYMBOLS_ATTR)
+        position = fl.symbol_order.index(op.trip_symbol.data)
+        fl.emit(memref.StoreOp.get(loop, fl.dims, [_index(fl, position)]))
 
-__all__ = ["CONTROL_FLOW_OPS", "guard_rest", "lower_control_flow"]
+__all__ = ["CONTROL_FLOW_OPS", "control_flow_symbols", "guard_rest", "lower_control_flow"]

@@ -43,6 +43,7 @@ from onnxc.lowering.graph_to_loops import (
     rnn,
     roi_align,
     scalar,
+    symbolic_data,
     tensor_ops,
     unpool,
 )
@@ -78,6 +79,7 @@ KERNELS: dict[type[Operation], KernelFn] = {
     **deform.KERNELS,
     **checks.KERNELS,
     **rnn.KERNELS,
+    **symbolic_data.KERNELS,
 }
 
 
@@ -117,7 +119,8 @@ _MODULES = (
     attention, checks, composite, conv, conv_transpose, data_movement, deform,
     dynamic_quantize, elementwise, elementwise_logic, elementwise_unary, fused,
     gemm_microkernel, grid_sample, index, layout, linalg, normalization, pool,
-    qlinear_dispatch, quantize, reduce, resize, rnn, roi_align, scalar, tensor_ops, unpool,
+    qlinear_dispatch, quantize, reduce, resize, rnn, roi_align, scalar, symbolic_data,
+    tensor_ops, unpool,
 )
 
 SYMBOLIC_KERNELS: set[type[Operation]] = {

@@ -58,12 +58,14 @@ from onnxc.lowering.entry_abi import (
     CHECK_SITES_ATTR,
     DIMS_ARGUMENT_ATTR,
     ELEMENTS_ATTR,
+    RUN_SYMBOLS_ATTR,
     SYMBOLS_ATTR,
     site_attribute,
 )
 from onnxc.lowering.graph_to_loops.checks import STATUS_TYPE
 from onnxc.lowering.graph_to_loops.control_flow import (
     CONTROL_FLOW_OPS,
+    control_flow_symbols,
     guard_rest,
     lower_control_flow,
 )
@@ -208,9 +210,45 @@ class _ModuleLowering:
 
 
 def symbols_of_op(op: Operation) -> set[str]:
-    """The size symbols in `op`'s operand and result types."""
-    return {name for v in [*op.operands, *op.results] if is_symbolic(v)
-            for name in symbols_of(shape_of(v))}
+    """The size symbols in `op`'s operand and result types, and those its properties name
+    (an op with a `size_symbols()` method: a check against a symbolic bound, shape data
+    evaluated at run time), all of which its kernel takes as index arguments."""
+    own = op.size_symbols() if hasattr(op, "size_symbols") else set()
+    return own | {name for v in [*op.operands, *op.results] if is_symbolic(v)
+                  for name in symbols_of(shape_of(v))}
+
+
+def _run_symbols(body: Block) -> dict[str, graph.LoopOp]:
+    """The trip symbols of `body`'s loops (their scan outputs have run-time length), checked:
+    only a top-level loop may have one, and its scan outputs may only be returned, directly
+    or through views. Within the run their symbol is the rows the caller allocated (the
+    capacity), so a kernel computing on them would read rows the loop never wrote."""
+    loops = {op.trip_symbol.data: op for op in body.walk()
+             if isinstance(op, graph.LoopOp) and op.trip_symbol is not None}
+    if not loops:
+        return loops
+    for name, loop in loops.items():
+        if loop.parent_block() is not body:
+            raise LoweringError(
+                f"graph.loop{_node_of(loop)}: scan outputs of run-time length ('{name}' rows) "
+                f"are supported from a top-level loop only, not from one inside a loop or "
+                f"an If")
+    for op in body.walk():
+        if isinstance(op, graph.LoopOp) and op.trip_symbol is not None:
+            named = {s for v in op.operands if is_symbolic(v) for s in symbols_of(shape_of(v))}
+        elif isinstance(op, (*VIEW_OPS, func.ReturnOp)):
+            continue
+        else:
+            named = symbols_of_op(op) if isinstance(op, graph.GraphOp | graph.CheckOp) else {
+                s for v in [*op.operands, *op.results] if is_symbolic(v)
+                for s in symbols_of(shape_of(v))}
+        for name in sorted(named & loops.keys()):
+            raise LoweringError(
+                f"{op.name}{_node_of(op)} reads the scan output of graph.loop"
+                f"{_node_of(loops[name])}, whose length ('{name}') is known only once that "
+                f"loop ran; onnxc returns such values as model outputs but does not compute "
+                f"on them yet")
+    return loops
 
 
 def _node_of(op: Operation) -> str:
@@ -286,6 +324,9 @@ class _FunctionLowering:
         """size symbol -> its value this run (loaded from the entry's `dims` buffer)"""
         self.sizes: KernelBuilder | None = None
         """index arithmetic on the symbols, in the function's block"""
+        self.run_symbols: list[str] = []
+        """the symbols that are the counts of loops whose scan outputs have run-time length:
+        the last entries of `dims`, which the entry writes back (entry_abi.RUN_SYMBOLS_ATTR)"""
 
     def emit(self, op: Operation) -> SSAValue:
         self.block.add_op(op)
@@ -355,19 +396,24 @@ class _FunctionLowering:
         for op in body.walk():
             if isinstance(op, graph.GraphOp | graph.CheckOp | layout.ConvertOp):
                 used |= symbols_of_op(op)
+            elif isinstance(op, CONTROL_FLOW_OPS):
+                used |= control_flow_symbols(op)
             elif op.results and any(is_symbolic(r) for r in op.results):
                 raise LoweringError(f"{op.name} with symbolic dimensions is not supported"
                                     f"{_node_of(op)}")
-        if used - names:
+        run = _run_symbols(body)
+        if used - names - set(run):
             raise LoweringError(
-                f"@{self.f.sym_name.data}: sizes {sorted(used - names)} are not dimensions of "
-                f"an input (a size known only after running the model)")
-        if not names:
+                f"@{self.f.sym_name.data}: sizes {sorted(used - names - set(run))} are not "
+                f"dimensions of an input (a size known only after running the model)")
+        if not names and not run:
             return
-        order = sorted(names)
+        order = [*sorted(names), *sorted(run)]
+        self.run_symbols = sorted(run)
         self.dims_position = len(self.block.args)
         dims = self.block.insert_arg(MemRefType(i64, [len(order)]), self.dims_position)
         dims.name_hint = "dims"
+        self.dims = dims
         self.sizes = KernelBuilder(self.block)
         for k, name in enumerate(order):
             value = self.emit(memref.LoadOp.get(dims, [self.sizes.idx(k)]))
@@ -393,6 +439,9 @@ class _FunctionLowering:
         if self.symbols:
             new.attributes[SYMBOLS_ATTR] = ArrayAttr([StringAttr(s) for s in self.symbol_order])
             new.attributes[DIMS_ARGUMENT_ATTR] = IntegerAttr(self.dims_position, i64)
+            if self.run_symbols:
+                new.attributes[RUN_SYMBOLS_ATTR] = ArrayAttr(
+                    [StringAttr(s) for s in self.run_symbols])
             if f.arg_attrs is not None:
                 new.arg_attrs = ArrayAttr([*new.arg_attrs, DictionaryAttr({})])
         return new
@@ -408,7 +457,7 @@ class _FunctionLowering:
     def lower_op(self, op: Operation) -> None:
         if isinstance(op, graph.ConstantOp):
             self.constant(op.output, op.value)
-        elif isinstance(op, graph.ShapeOp | CONTROL_FLOW_OPS) and symbols_of_op(op):
+        elif isinstance(op, graph.ShapeOp) and symbols_of_op(op):
             raise LoweringError(f"{op.name} with symbolic dimensions is not supported yet"
                                 f"{_node_of(op)}; compile with fixed input shapes")
         elif isinstance(op, graph.ShapeOp):

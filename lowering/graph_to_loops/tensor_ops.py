@@ -8,7 +8,9 @@ independent up to rounding, so the update loop stays serial. Indices are read as
 negative ones count from the end. Out-of-range indices (and sequence lengths, write positions)
 are refused before these kernels run, by the checks `insert-runtime-checks` adds, as
 onnxruntime refuses them with INVALID_ARGUMENT; the kernels also clamp what they read into
-range, so no data can make them read or write outside their buffers.
+range, so no data can make them read or write outside their buffers. The gathers and
+scatters also take symbolic dimensions (sizes from the KernelBuilder): an index into an axis
+of symbolic size is checked and clamped with that axis' size in the run.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from onnxc.lowering.graph_to_loops.checks import (
     checked_index,
     clamped_index,
     guarded_nest,
+    nest_bounds,
     parallel_nest,
 )
 from onnxc.lowering.graph_to_loops.data_movement import copy_kernel, sizes
@@ -31,9 +34,10 @@ from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.insert_checks import UNBOUNDED
 
 
-def load_index(kb: KernelBuilder, mem, indices, size: int) -> Index:
+def load_index(kb: KernelBuilder, mem, indices, size: Index) -> Index:
     """indices-tensor element as an index, negative values wrapped by `size` (clamped into
-    [0, size): the checks refused anything else before the kernel ran)."""
+    [0, size): the checks refused anything else before the kernel ran). `size` is a run-time
+    value for an axis of symbolic size: the clamp then uses the run's extent."""
     return clamped_index(kb, kb.load(mem, indices), size)
 
 
@@ -58,7 +62,7 @@ def combine(kb: KernelBuilder, reduction: str, old, new):
 def gather_elements_kernel(op: graph_indexed.GatherElementsOp, kb: KernelBuilder, ins, outs):
     """out[i] = data[i with i[axis] = indices[i]]; with a status operand (a fused check) the
     kernel also flags indices out of range (checks.guarded_nest)."""
-    data_shape, idx_shape = shape_of(op.data), shape_of(op.indices)
+    data_shape, idx_shape = sizes(kb, op.data, ins[0]), sizes(kb, op.indices, ins[1])
     axis = graph_shapes.normalize_axis(int_of(op.axis), len(data_shape))
 
     def body(ivs: list[Index]):
@@ -72,14 +76,14 @@ def gather_elements_kernel(op: graph_indexed.GatherElementsOp, kb: KernelBuilder
 
 def gather_nd_kernel(op: graph_indexed.GatherNDOp, kb: KernelBuilder, ins, outs):
     """out[b, r, s] = data[b, idx[b, r, 0], ..., idx[b, r, q-1], s] on collapsed views."""
-    data_shape, idx_shape = shape_of(op.data), shape_of(op.indices)
+    data_shape, idx_shape = sizes(kb, op.data, ins[0]), sizes(kb, op.indices, ins[1])
     nb = int_of(op.batch_dims)
-    q = idx_shape[-1]
-    batch = pymath.prod(idx_shape[:nb])
-    rows = pymath.prod(idx_shape[nb:-1])
+    q = _tuple_length(op, idx_shape)
+    batch = kb.product(idx_shape[:nb])
+    rows = kb.product(idx_shape[nb:-1])
     addressed = data_shape[nb:nb + q]
-    inner = pymath.prod(data_shape[nb + q:])
-    if batch * rows * inner == 0:
+    inner = kb.product(data_shape[nb + q:])
+    if _empty(batch, rows, inner):
         return
     data = kb.view(ins[0], [batch, *addressed, inner])
     idx = kb.view(ins[1], [batch, rows, q])
@@ -98,7 +102,7 @@ def gather_nd_kernel(op: graph_indexed.GatherNDOp, kb: KernelBuilder, ins, outs)
 
 def scatter_elements_kernel(op: graph_indexed.ScatterElementsOp, kb: KernelBuilder, ins, outs):
     copy_kernel(op, kb, ins[:1], outs)
-    data_shape, idx_shape = shape_of(op.data), shape_of(op.indices)
+    data_shape, idx_shape = sizes(kb, op.data, ins[0]), sizes(kb, op.indices, ins[1])
     axis = graph_shapes.normalize_axis(int_of(op.axis), len(data_shape))
     reduction = op.reduction.data
 
@@ -109,17 +113,17 @@ def scatter_elements_kernel(op: graph_indexed.ScatterElementsOp, kb: KernelBuild
         old = kb.load(outs[0], dst) if reduction != "none" else None
         kb.store(combine(kb, reduction, old, update), outs[0], dst)
 
-    if 0 not in idx_shape:
-        kb.nest(idx_shape, body)
+    if not _empty(*idx_shape):
+        kb.nest(nest_bounds(idx_shape), body)
 
 
 def scatter_nd_kernel(op: graph_indexed.ScatterNDOp, kb: KernelBuilder, ins, outs):
     copy_kernel(op, kb, ins[:1], outs)
-    data_shape, idx_shape = shape_of(op.data), shape_of(op.indices)
-    q = idx_shape[-1]
-    rows = pymath.prod(idx_shape[:-1])
-    inner = pymath.prod(data_shape[q:])
-    if rows * inner == 0:
+    data_shape, idx_shape = sizes(kb, op.data, ins[0]), sizes(kb, op.indices, ins[1])
+    q = _tuple_length(op, idx_shape)
+    rows = kb.product(idx_shape[:-1])
+    inner = kb.product(data_shape[q:])
+    if _empty(rows, inner):
         return
     reduction = op.reduction.data
     out = kb.view(outs[0], [*data_shape[:q], inner])
@@ -136,6 +140,20 @@ def scatter_nd_kernel(op: graph_indexed.ScatterNDOp, kb: KernelBuilder, ins, out
         kb.for_(0, inner, element)
 
     kb.for_(0, rows, row)
+
+
+def _tuple_length(op, idx_shape: list[Index]) -> int:
+    """GatherND's / ScatterND's index tuple length (the indices' last dimension): static,
+    as the result's rank depends on it."""
+    q = idx_shape[-1]
+    if not isinstance(q, int):
+        raise LoweringError(f"{op.name}: the last dimension of its indices must be static")
+    return q
+
+
+def _empty(*extents: Index) -> bool:
+    """Whether a loop over these extents has no iteration (a run-time size is at least 1)."""
+    return any(isinstance(d, int) and d == 0 for d in extents)
 
 
 def tensor_scatter_kernel(op: graph_indexed.TensorScatterOp, kb: KernelBuilder, ins, outs):
@@ -225,5 +243,10 @@ KERNELS = {
     graph_indexed.ReverseSequenceOp: reverse_sequence_kernel,
 }
 
-SYMBOLIC = {graph_indexed.TileOp}
-"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""
+SYMBOLIC = {
+    graph_indexed.TileOp, graph_indexed.GatherElementsOp, graph_indexed.GatherNDOp,
+    graph_indexed.ScatterElementsOp, graph_indexed.ScatterNDOp,
+}
+"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome): the
+gathers and scatters clamp each index with the run-time extent of a symbolic axis (the
+`graph.check_indices` before them checked it against the same extent)."""

@@ -45,6 +45,7 @@ from onnxc.lowering.entry_abi import (
     INPUT_NAMES_ATTR,
     INTERMEDIATE_BYTES_ATTR,
     OUTPUT_NAMES_ATTR,
+    RUN_SYMBOLS_ATTR,
     STATUS_OFFSET_ATTR,
     SYMBOLS_ATTR,
     WRAPPER_NAME,
@@ -182,10 +183,11 @@ def compile(
     where the pool does not run (not Linux). The count is compiled in;
     `CompiledModel.num_threads` reports it.
 
-    Dynamic shapes (frontend/batch_axes.py): a model whose inputs share one symbolic leading
-    (batch) dimension is compiled once, for one sample, and runs at any batch size when it is
-    batch-separable (checked op by op; ShapeInferenceError names the node otherwise). Any
-    other dynamic dimension needs `input_shapes={name: shape}`: one compilation per shape.
+    Dynamic shapes: a model whose inputs share one symbolic leading (batch) dimension and is
+    batch-separable (frontend/batch_axes.py) is compiled once, for one sample, and runs once
+    per sample. Any other symbolic dimension compiles symbolically, once for every size
+    (runtime/symbolic_shapes.py); an op with no symbolic kernel is a LoweringError naming
+    the node. `input_shapes={name: shape}` fixes sizes instead: one compilation per shape.
 
     `precision="bf16"` (default "fp32") computes the products of f32 GEMMs and convs in
     bf16 with f32 accumulation (AVX512-BF16 `vdpbf16ps`; weights rounded at compile time,
@@ -392,7 +394,8 @@ def symbolic_signature(entry) -> SymbolicSignature | None:
     symbols = string_list(entry, SYMBOLS_ATTR)
     if not symbols:
         return None
-    return SymbolicSignature(tuple(symbols), tuple(string_list(entry, DYNAMIC_ARENA_ATTR)))
+    return SymbolicSignature(tuple(symbols), tuple(string_list(entry, DYNAMIC_ARENA_ATTR)),
+                             tuple(string_list(entry, RUN_SYMBOLS_ATTR)))
 
 
 def _int_attr(entry, name: str) -> int:

@@ -8,7 +8,13 @@ TorchScript exporter) are what scripted torch code becomes:
 - collect: the same loop appending every step to a list it then stacks (a sequence the Loop
   carries, then ConcatFromSequence);
 - greedydecoder: greedy decoding with a GRU-style cell, an embedding lookup of the previous
-  token, `tokens[i] = token` and a `break` at the end token.
+  token, `tokens[i] = token` and a `break` at the end token;
+- greedycollect: the same decoding returning the list of tokens it generated, whose length
+  only the run decides (an output of run-time length: the Loop's `trip_symbol`).
+
+The `_seq` / `_batch` exports are the first three with a dynamic axis: each is compiled once
+(symbolically) and run at several sizes, 1 included; the loop's trip count and stacked outputs
+then have the run's length.
 
 Tolerance: rtol 1e-5 / atol 1e-5 on floats (the same f32 ops in another order); token ids,
 and so every branch taken, must be equal.
@@ -24,6 +30,7 @@ import onnxruntime as ort
 import pytest
 
 from onnxc.dialects import graph
+from onnxc.dialects.symbolic_dims import SymDim
 from onnxc.frontend.onnx_importer import import_onnx
 
 EXPORTS = Path(__file__).parent / "torch_exports"
@@ -42,7 +49,8 @@ def _feeds(name: str, seed: int) -> dict[str, np.ndarray]:
 
 
 @pytest.mark.models
-@pytest.mark.parametrize("name", ["doubling", "countedrnn", "collect", "greedydecoder"])
+@pytest.mark.parametrize("name", ["doubling", "countedrnn", "collect", "greedydecoder",
+                                  "greedycollect"])
 def test_torch_control_flow_matches_onnxruntime(name, cache_pass) -> None:
     model = onnx.load(str(EXPORTS / f"{name}.onnx"))
     module = import_onnx(model)
@@ -60,5 +68,37 @@ def test_torch_control_flow_matches_onnxruntime(name, cache_pass) -> None:
                 lengths.add(int((want >= 0).sum()))
             else:
                 np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
-    if name == "greedydecoder":  # some inputs stop at the end token, others run 12 steps
+    if name.startswith("greedy"):  # some inputs stop at the end token, others run 12 steps
         assert len(lengths) > 1 and 12 in lengths, lengths
+
+
+DYNAMIC_SIZES = (1, 2, 5, 13)
+
+
+def _dynamic_feeds(name: str, size: int, seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((size, 8)).astype(np.float32)
+    if name == "doubling_batch":
+        return {"x": x, "limit": np.array([0.0, 3.0, 50.0, 1e6][seed % 4] * size, np.float32)}
+    return {"x": x}
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("name", ["doubling_batch", "countedrnn_seq", "collect_seq"])
+def test_torch_control_flow_at_several_sizes(name, cache_pass) -> None:
+    model = onnx.load(str(EXPORTS / f"{name}.onnx"))
+    module = import_onnx(model)
+    assert any(isinstance(op, graph.LoopOp) and (
+        isinstance(op.iteration_count(), SymDim) or any(graph.is_symbolic(v) for v in op.results))
+        for op in module.walk())
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    compiled = cache_pass.compile(model)
+    assert compiled.symbolic is not None, "a dynamic axis must compile symbolically, once"
+    for size in DYNAMIC_SIZES:
+        for seed in range(3):
+            feeds = _dynamic_feeds(name, size, seed)
+            expected = session.run(None, feeds)
+            actual = cache_pass.outputs(compiled(*feeds.values()))
+            for got, want in zip(actual, expected, strict=True):
+                assert got.shape == want.shape
+                np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)

@@ -126,11 +126,25 @@ def test_what_needs_a_run_time_sequence_is_refused():
                       [_vi("a", F32, [2])], [_vi("y", F32, [2])], check=False)
     with pytest.raises(UnsupportedOpError, match="relu_of_list.*is a sequence"):
         onnxc.compile(other_op)
-    unknown_length = _appending_loop(0, 0, 1, [4, 1, 3])
-    unknown_length.graph.node[1].input[1] = "go"
-    unknown_length.graph.input.append(_vi("go", BOOL, []))
-    with pytest.raises(UnsupportedOpError, match="known only at run time"):
-        onnxc.compile(unknown_length)
+
+
+def test_a_sequence_appended_to_by_a_loop_of_run_time_count():
+    """The loop runs while the `go` input says so: the stacked sequence has as many rows as
+    it ran (an output of run-time length). With no iteration the result is empty, where
+    onnxruntime and the reference refuse to concatenate an empty sequence."""
+    m = _appending_loop(0, 0, 1, [4, 1, 3])
+    m.graph.node[1].input[1] = "go"
+    m.graph.input.append(_vi("go", BOOL, []))
+    rng = np.random.default_rng(1)
+    feeds = {"x": rng.standard_normal((4, 3)).astype(np.float32),
+             "h0": rng.standard_normal((1, 3)).astype(np.float32),
+             "w": rng.standard_normal(3).astype(np.float32), "go": np.array(True)}
+    _check(m, feeds)
+    for compiled in (onnxc.compile(m), onnxc.compile(m)):
+        assert compiled.outputs[1].shape == ("Loop_1_trips", 1, 3)  # node 1, unnamed
+        h, stacked = compiled(*{**feeds, "go": np.array(False)}.values())
+        np.testing.assert_array_equal(h, feeds["h0"])
+        assert stacked.shape == (0, 1, 3)
 
 
 def test_optionals_are_known_at_compile_time():

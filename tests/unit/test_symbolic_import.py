@@ -476,8 +476,6 @@ def test_causal_attention_after_a_symbolic_past():
     (("g (float[1,seq] x) => (y) <int64[1] one = {1}> "
       "{ s = Shape(x) e = Equal(s, one) y = Where(e, s, s) }"),
      "Equal", "Equal_1", "whether seq == 1 depends on the symbols"),
-    ("g (float[1,seq] x) => (y) { s = Shape(x) y = Cast<to = 1>(s) }",
-     "Cast", "Cast_1", "'s' ([1, seq]) is computed from symbolic dimension(s) seq at run time"),
     (("g (float[1,seq,4] x) => (y) <int64[1] two = {2}, int64[1] end = {100}, "
       "int64[1] ax = {1}> { y = Slice(x, two, end, ax) }"),
      "Slice", "Slice_0", "whether seq < 2 depends on the symbols"),
@@ -507,10 +505,13 @@ def test_what_cannot_be_symbolic_is_an_unsupported_op_error(text, op, node, deta
     assert "symbolic dimension" in str(err) or "symbolic size" in str(err)
 
 
-def test_shape_data_as_a_graph_output_is_refused():
-    with pytest.raises(UnsupportedOpError, match=r"'graph output'.*'s' \(\[1, seq\]\) is "
-                                                 r"computed from symbolic dimension\(s\) seq"):
-        text_main("g (float[1,seq] x) => (s) { s = Shape(x) }")
+def test_shape_data_needed_at_run_time_is_a_symbolic_constant():
+    """Returned or cast to float, shape data is computed from the sizes at run time
+    (tests/unit/test_symbolic_control_import.py runs it)."""
+    f = text_main("g (float[1,seq] x) => (s, y) { s = Shape(x) y = Cast<to = 1>(s) }")
+    assert op_names(f) == ["graph.symbolic_constant", "graph.cast", "func.return"]
+    assert types(f) == {"x": 'tensor<1x?xf32, #graph.dims<["seq"]>>', "s": "tensor<2xi64>",
+                        "y": "tensor<2xf32>"}
 
 
 def test_static_inconsistencies_stay_model_load_errors():

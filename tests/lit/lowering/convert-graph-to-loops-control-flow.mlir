@@ -60,8 +60,8 @@ func.func @main(%n: tensor<i64>, %go: tensor<i1>, %v0: tensor<2xf32>, %x: tensor
 // CHECK-NEXT:        scf.if %[[PASSED]] {
 // CHECK-NEXT:          func.call @gather_0(%x, %iteration, %xt)
 // CHECK-NEXT:          func.call @add_0(%out0, %xt, %acc2)
-// CHECK-NEXT:          func.call @identity_0(%acc2, %out0)
 // CHECK-NEXT:          func.call @store_slice_0(%acc2, %iteration, %out1)
+// CHECK-NEXT:          func.call @identity_0(%acc2, %out0)
 // CHECK-NEXT:        }
 // CHECK-NEXT:      }
 // CHECK-NEXT:    }

@@ -7,6 +7,11 @@ TorchScript's exporter (`dynamo=False`) turns scripted Python control flow into 
 If, as deployed torch models carry it: a while loop on a data-dependent condition, a for loop
 indexing its input with `x[t:t+1]` (and one collecting every step in a list it stacks), and
 greedy decoding that breaks at an end token.
+
+The `_seq` / `_batch` exports are the same modules with a dynamic axis (`dynamic_axes`), as
+they are deployed: compiled once, they run at any length, so the Loop's trip count and its
+stacked outputs have the symbolic length. `greedycollect` returns the tokens it generated,
+a list whose length only the run decides.
 """
 
 from __future__ import annotations
@@ -79,20 +84,42 @@ class GreedyDecoder(torch.nn.Module):
         self.candidate = torch.nn.Linear(64, 32)
         self.out = torch.nn.Linear(32, 16)
 
+    def step(self, token: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """One GRU-style step on the previous token: the next token and state."""
+        e = self.embed(token)
+        z, r = torch.sigmoid(self.gates(torch.cat([e, h], 1))).chunk(2, 1)
+        h = (1 - z) * h + z * torch.tanh(self.candidate(torch.cat([e, r * h], 1)))
+        return self.out(h).argmax(-1), h
+
     def forward(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         token = torch.zeros(1, dtype=torch.long)
         tokens = torch.full((12,), -1, dtype=torch.long)
         i = 0
         while i < 12:
-            e = self.embed(token)
-            z, r = torch.sigmoid(self.gates(torch.cat([e, h], 1))).chunk(2, 1)
-            h = (1 - z) * h + z * torch.tanh(self.candidate(torch.cat([e, r * h], 1)))
-            token = self.out(h).argmax(-1)
+            token, h = self.step(token, h)
             tokens[i] = token[0]
             i += 1
             if bool(token[0] == 15):
                 break
         return tokens, h
+
+
+class GreedyCollect(GreedyDecoder):
+    """Greedy decoding that returns the tokens it generated: `tokens.append(token)` until the
+    end token (15) or 12 steps, then `torch.cat(tokens)`, so the output's length is known only
+    once the loop ran."""
+
+    def forward(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        token = torch.zeros(1, dtype=torch.long)
+        tokens: list[torch.Tensor] = []
+        i = 0
+        while i < 12:
+            token, h = self.step(token, h)
+            tokens.append(token)
+            i += 1
+            if bool(token[0] == 15):
+                break
+        return torch.cat(tokens), h
 
 
 def main() -> None:
@@ -103,11 +130,31 @@ def main() -> None:
         (GreedyDecoder(), (torch.randn(1, 32),), ["h"], ["tokens", "h_out"]),
         (Collect(), (torch.randn(5, 8),), ["x"], ["hs"]),
     ]
+    dynamic = [
+        ("doubling_batch", Doubling(), {"x": {0: "batch"}}),
+        ("countedrnn_seq", CountedRNN(), {"x": {0: "seq"}}),
+        ("collect_seq", Collect(), {"x": {0: "seq"}}),
+    ]
     for module, args, inputs, outputs in exports:
         path = HERE / f"{type(module).__name__.lower()}.onnx"
         torch.onnx.export(torch.jit.script(module.eval()), args, str(path), dynamo=False,
                           input_names=inputs, output_names=outputs, opset_version=17)
         print(path)
+    by_type = {type(module): (args, inputs, outputs) for module, args, inputs, outputs in exports}
+    for name, module, axes in dynamic:
+        args, inputs, outputs = by_type[type(module)]
+        path = HERE / f"{name}.onnx"
+        torch.onnx.export(torch.jit.script(module.eval()), args, str(path), dynamo=False,
+                          input_names=inputs, output_names=outputs, opset_version=17,
+                          dynamic_axes=axes)
+        print(path)
+    torch.manual_seed(1)
+    collect = GreedyCollect()
+    path = HERE / "greedycollect.onnx"
+    torch.onnx.export(torch.jit.script(collect.eval()), (torch.randn(1, 32),), str(path),
+                      dynamo=False, input_names=["h"], output_names=["tokens", "h_out"],
+                      opset_version=17)
+    print(path)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,21 @@
 
 // -----
 
+%s = graph.symbolic_constant {values = ["seq", "1"]} : tensor<3xi64>
+// CHECK: Operation does not verify: graph.symbolic_constant: 2 values for a result of 3 elements
+
+// -----
+
+%s = graph.symbolic_constant {values = ["seq"]} : tensor<1xf32>
+// CHECK: Operation does not verify: graph.symbolic_constant: result must be a tensor of i64 or i32
+
+// -----
+
+%s = graph.symbolic_constant {values = ["seq/2"]} : tensor<1xi64>
+// CHECK: Operation does not verify: graph.symbolic_constant: 'seq/2' is not a dimension polynomial
+
+// -----
+
 %x = "test.op"() : () -> tensor<2x3xf32>
 %r = graph.relu(%x) : (tensor<2x3xf32>) -> tensor<3x2xf32>
 // CHECK: Operation does not verify: graph.relu: result shapes [(3, 2)] differ from inferred [(2, 3)]

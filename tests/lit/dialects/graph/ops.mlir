@@ -16,6 +16,19 @@ func.func @constants() -> (tensor<2x2xf32>, tensor<2x3xi64>) {
 
 // -----
 
+func.func @symbolic_constant(%x: tensor<?x8xf32, #graph.dims<["seq"]>>) -> (tensor<3xi64>, tensor<i32>) {
+  %s = graph.symbolic_constant {values = ["seq", "8", "2*seq+1"]} : tensor<3xi64>
+  %n = graph.symbolic_constant {values = ["seq"]} : tensor<i32>
+  func.return %s, %n : tensor<3xi64>, tensor<i32>
+}
+// CHECK-LABEL: func.func @symbolic_constant(
+// CHECK-NEXT:    %s = graph.symbolic_constant {values = ["seq", "8", "2*seq+1"]} : tensor<3xi64>
+// CHECK-NEXT:    %n = graph.symbolic_constant {values = ["seq"]} : tensor<i32>
+// CHECK-NEXT:    func.return %s, %n : tensor<3xi64>, tensor<i32>
+// CHECK-NEXT:  }
+
+// -----
+
 func.func @unary(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = graph.relu(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %1 = graph.sigmoid(%0) : (tensor<2x3xf32>) -> tensor<2x3xf32>

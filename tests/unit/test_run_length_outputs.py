@@ -1,0 +1,92 @@
+"""Outputs whose length only the run decides: the scan outputs of a while loop with a
+`trip_symbol` (a data-dependent stop), returned by the model.
+
+The caller allocates such outputs with a capacity of rows, the entry writes the loop's count
+back into its `dims` buffer, and a count past the capacity re-runs with enough rows
+(runtime/symbolic_shapes.py). Checked here, cold and warm (loaded from a disk cache): the
+rows and the final carried value at counts below, at and past the first capacity (a re-run
+that must leave no trace in the outputs), against a Python loop of the same semantics
+(exact: doubling f32 values); the capacity kept after a re-run; `out=` refused; and the
+refusals for what is not supported (a kernel computing on such a value, such a loop inside
+another), each naming what it refuses.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.utils.exceptions import VerifyException
+
+from onnxc.errors import InvalidArgumentError, LoweringError
+from onnxc.runtime.symbolic_shapes import INITIAL_CAPACITY
+from tests.ir_helpers import compile_graph, compile_graph_cold_and_warm, parse_graph
+
+ROWS = 'tensor<?x4xf32, #graph.dims<["n"]>>'
+
+
+def _doubling(returned: str = "%rows, %final", result_types: str = f"{ROWS}, tensor<4xf32>",
+              after: str = "", loop_props: str = '{trip_symbol = "n"}') -> str:
+    """Doubles a 4-vector until its sum reaches `limit` (at most 1000 times), collecting
+    every vector it started an iteration with."""
+    return f"""func.func @main(%x: tensor<4xf32>, %limit: tensor<f32>) -> ({result_types}) {{
+  %max = graph.constant {{value = dense<1000> : tensor<i64>}} : tensor<i64>
+  %go = graph.constant {{value = dense<true> : tensor<i1>}} : tensor<i1>
+  %final, %rows = graph.loop(%max, %go, %x) {{
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %a: tensor<4xf32>):
+    %b = graph.mul_scalar(%a) {{scalar = 2.0 : f64}} : (tensor<4xf32>) -> tensor<4xf32>
+    %s = graph.reduce_sum(%b) {{axes = array<i64: 0>, keepdims = 0 : i64}} : (tensor<4xf32>) -> tensor<f32>
+    %more = graph.less(%s, %limit) : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    graph.yield %more, %b, %a : tensor<i1>, tensor<4xf32>, tensor<4xf32>
+  }} {loop_props} : (tensor<i64>, tensor<i1>, tensor<4xf32>) -> (tensor<4xf32>, {ROWS})
+{after}  func.return {returned} : {result_types}
+}}
+"""
+
+
+def _expected(x: np.ndarray, limit: float) -> tuple[np.ndarray, np.ndarray]:
+    rows, a = [], x
+    while True:
+        b = a * np.float32(2)
+        rows.append(a)
+        a = b
+        if not b.sum() < np.float32(limit):
+            return np.array(rows), a
+
+
+X = np.array([0.1, 0.2, 0.3, 0.4], np.float32)
+LIMITS = (1.0, 10.0, 3e3, 1e6, 1e30, 100.0)
+"""1, 4, 15, 20, 100 and 7 rows: below, at and past the first capacity (16), then less."""
+
+
+def test_rows_of_run_time_length_cold_and_warm(tmp_path) -> None:
+    for model in compile_graph_cold_and_warm(_doubling(), tmp_path):
+        assert model.symbolic is not None and model.symbolic.run_symbols == ("n",)
+        assert [tuple(o.shape) for o in model.outputs] == [("n", 4), (4,)]
+        counts = set()
+        for limit in LIMITS:
+            rows, final = model(X, np.array(limit, np.float32))
+            want_rows, want_final = _expected(X, limit)
+            np.testing.assert_array_equal(rows, want_rows)
+            np.testing.assert_array_equal(final, want_final)
+            counts.add(len(rows))
+        assert min(counts) == 1 and max(counts) > INITIAL_CAPACITY
+        assert model._capacity == {"n": 100}  # the most any run needed, kept
+
+
+def test_out_is_refused_for_outputs_of_run_time_length() -> None:
+    model = compile_graph(_doubling())
+    with pytest.raises(InvalidArgumentError, match="known only once it ran"):
+        model.run(None, {"input_0": X, "input_1": np.array(1.0, np.float32)},
+                  out=[np.empty((1, 4), np.float32), np.empty(4, np.float32)])
+
+
+def test_computing_on_a_value_of_run_time_length_is_refused() -> None:
+    after = (f"  %neg = graph.neg(%rows) : ({ROWS}) -> {ROWS}\n")
+    with pytest.raises(LoweringError, match=r"graph.neg .*known only once that loop ran"):
+        compile_graph(_doubling(returned="%neg, %final", after=after))
+
+
+def test_a_trip_symbol_needs_a_loop_of_unknown_count() -> None:
+    text = _doubling(loop_props='{trip_symbol = "n", iterations = 3 : i64}')
+    with pytest.raises(VerifyException, match="no trip_symbol"):
+        parse_graph(text).verify()
