@@ -208,8 +208,13 @@ Graph = Dialect(
     [SymbolicDimsAttr],
 )
 
+VIEW_OPS = (ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, IdentityOp, DropoutOp)
+"""Ops whose result is their operand's data seen with another shape (no kernel: a view of
+the operand's buffer in the lowering)."""
+
 __all__ = [
     "CONTROL_OPS",
+    "VIEW_OPS",
     "AbsOp",
     "AcosOp",
     "AcoshOp",

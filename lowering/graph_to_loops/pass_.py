@@ -81,11 +81,7 @@ from onnxc.lowering.graph_to_loops.kernels import (
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder, memref_of, reinterpret
 from onnxc.lowering.inplace import INPLACE_ATTR, inplace_operands
 
-VIEW_OPS = (
-    graph.ReshapeOp, graph.FlattenOp, graph.SqueezeOp, graph.UnsqueezeOp,
-    graph.IdentityOp, graph.DropoutOp,
-)
-"""Ops whose result is their operand's data seen with another shape."""
+VIEW_OPS = graph.VIEW_OPS
 
 
 @dataclass(frozen=True)

@@ -90,3 +90,58 @@ def test_a_trip_symbol_needs_a_loop_of_unknown_count() -> None:
     text = _doubling(loop_props='{trip_symbol = "n", iterations = 3 : i64}')
     with pytest.raises(VerifyException, match="no trip_symbol"):
         parse_graph(text).verify()
+
+
+def _onnx_collecting_loop(consumer: str | None):
+    """Doubles `x` while its sum is below `limit`, collecting each value (a scan output);
+    optionally passed through `consumer` (an op type) before it is returned."""
+    from onnx import TensorProto, helper
+
+    f = TensorProto.FLOAT
+    body = helper.make_graph([
+        helper.make_node("Add", ["a", "a"], ["b"]),
+        helper.make_node("ReduceSum", ["b"], ["s"], keepdims=0),
+        helper.make_node("Less", ["s", "limit"], ["more"]),
+        helper.make_node("Identity", ["a"], ["row"]),
+    ], "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                helper.make_tensor_value_info("a", f, [4])],
+        [helper.make_tensor_value_info("more", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("b", f, [4]),
+         helper.make_tensor_value_info("row", f, [4])])
+    nodes = [helper.make_node("Loop", ["", "", "x"], ["final", "rows"], body=body,
+                              name="collect")]
+    if consumer:
+        nodes.append(helper.make_node(consumer, ["rows"], ["y"], name="after"))
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", f, [4]),
+                     helper.make_tensor_value_info("limit", f, [])],
+        [helper.make_tensor_value_info("y" if consumer else "rows", f, None)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_an_onnx_loop_returning_what_it_collected(tmp_path) -> None:
+    """Through onnxc.compile, cold and warm, against onnxruntime."""
+    import onnxruntime as ort
+
+    import onnxc
+
+    model = _onnx_collecting_loop(None)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    cold = onnxc.compile(model, cache_dir=tmp_path)
+    warm = onnxc.compile(model, cache_dir=tmp_path)
+    assert warm.from_cache and cold.outputs[0].shape == ("collect_trips", 4)
+    for limit in (1.0, 50.0, 1e9):
+        feeds = {"x": X, "limit": np.array(limit, np.float32)}
+        (want,) = session.run(None, feeds)
+        for model_ in (cold, warm):
+            np.testing.assert_array_equal(model_(*feeds.values())[0], want)
+
+
+def test_an_onnx_model_computing_on_what_a_loop_collected_is_refused_at_import() -> None:
+    import onnxc
+    from onnxc.errors import UnsupportedOpError
+
+    with pytest.raises(UnsupportedOpError, match=r"'Loop' \(node 'collect'.*node 'after' "
+                                                 r"\(graph.relu\) computes on its scan output"):
+        onnxc.compile(_onnx_collecting_loop("Relu"), cache_dir=False)
