@@ -34,6 +34,7 @@ def main() -> None:
     parser.add_argument("--model", help="an ONNX file with one size symbol instead of the GPT")
     args = parser.parse_args()
 
+    import onnx
     import onnxruntime
 
     import onnxc
@@ -41,7 +42,7 @@ def main() -> None:
     from onnxc.zoo_gpt import GptConfig, gpt
 
     config = GptConfig(vocab=512, width=args.width, heads=args.heads, layers=args.layers)
-    model = gpt(config) if args.model is None else args.model
+    model = gpt(config) if args.model is None else onnx.load(args.model)
     start = time.perf_counter()
     symbolic = onnxc.compile(model, cache_dir=False, num_threads=1, quiet=True)
     print(f"symbolic compile: {time.perf_counter() - start:.2f} s (once for every length)")

@@ -304,22 +304,35 @@ class CompiledModel:
         signature = self.symbolic
         assert signature is not None
         arrays, addresses = self._input_addresses(values, symbolic=True)
-        if out is not None and signature.run_symbols:
+        if signature.run_symbols:
+            return self._invoke_run_length(arrays, addresses, wanted, out)
+        plan = signature.plan(self._entry_inputs, self.outputs, arrays)
+        if out is None:
+            results = [np.empty(shape, dtype) for shape, dtype in plan.allocations]
+        else:
+            results = self._checked_outputs(out, plan.allocations, arrays)
+        if not plan.empty:
+            addresses.extend(_address(r) for r in results)
+            self._call_native((addresses,), sizes=(plan.dims, plan.dynamic_bytes))
+        return [results[i] for i in wanted]
+
+    def _invoke_run_length(self, arrays: list[np.ndarray], addresses: list[int],
+                           wanted: list[int], out: Sequence[np.ndarray] | None
+                           ) -> list[np.ndarray]:
+        """A run of a model with outputs of run-time length (runtime/symbolic_shapes.py):
+        outputs allocated with the capacity so far, cut to the counts the run wrote back, or
+        the run repeated with room for them when a count outgrew its capacity."""
+        signature = self.symbolic
+        assert signature is not None
+        if out is not None:
             raise InvalidArgumentError(
                 f"out= cannot be used: outputs of this model have a length known only once "
                 f"it ran ({', '.join(signature.run_symbols)})")
         while True:
             plan = signature.plan(self._entry_inputs, self.outputs, arrays, self._capacity)
-            shapes = [(shape, dtype) for shape, (_, dtype) in zip(plan.output_shapes,
-                                                                  self._output_allocs)]
-            if out is None:
-                results = [np.empty(shape, dtype) for shape, dtype in shapes]
-            else:
-                results = self._checked_outputs(out, shapes, arrays)
+            results = [np.empty(shape, dtype) for shape, dtype in plan.allocations]
             counts = self._call_native(([*addresses, *map(_address, results)],),
-                                       sizes=(plan.dims, plan.dynamic_bytes))
-            if not counts:
-                return [results[i] for i in wanted]
+                                       sizes=(plan.dims, plan.dynamic_bytes), counts=True)
             rows = dict(zip(signature.run_symbols, plan.dims[-len(counts):].tolist()))
             short = {s: n for s, n in counts.items() if n > rows[s]}
             if not short:  # every loop's rows fit: cut the outputs to what they wrote
@@ -328,11 +341,12 @@ class CompiledModel:
             self._capacity.update(short)  # the outputs were cut short: again, with room
 
     def _call_native(self, runs: Iterable[Sequence[int]], batched: bool = False,
-                     sizes: tuple[np.ndarray, int] | None = None) -> dict[str, int]:
+                     sizes: tuple[np.ndarray, int] | None = None,
+                     counts: bool = False) -> dict[str, int]:
         """Call the native entry once per address list (inputs then outputs) on one arena;
         InvalidInputError (nothing returned) when a run-time check refused the data.
         `sizes`: a symbolic model's symbol values and dynamic arena bytes for the run.
-        Returns the counts of the loops whose outputs have run-time length (run symbols)."""
+        `counts`: return the counts of the loops whose outputs have run-time length."""
         try:
             slot = self._free_slots.pop()
         except IndexError:  # every arena is in use by another thread: make one more
@@ -347,7 +361,7 @@ class CompiledModel:
                 status = self._entry(slot.argv_address)  # ctypes drops the GIL for the call
                 if status:
                     raise self._failed_check(slot, status, sample if batched else None)
-            return self._run_counts(slot)
+            return self._run_counts(slot) if counts else {}
         finally:
             self._free_slots.append(slot)
 

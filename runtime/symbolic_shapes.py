@@ -53,6 +53,9 @@ class SymbolicSignature:
     """byte size of each slot of the dynamic arena (polynomials as text)"""
     run_symbols: tuple[str, ...] = ()
     """the last of `symbols`: loop counts the run gives back (entry_abi.RUN_SYMBOLS_ATTR)"""
+    separable_batch: str | None = None
+    """the batch of a batch-separable model compiled with its batch symbolic: a run with no
+    samples has empty outputs (without running native code), as a per-sample model's"""
 
     def __post_init__(self) -> None:
         if self.run_symbols and self.symbols[-len(self.run_symbols):] != self.run_symbols:
@@ -96,7 +99,7 @@ class SymbolicSignature:
                 if name is None:
                     derived.append((spec.name, axis, dim, size))
                     continue
-                if size < 1:
+                if size < 1 and not (size == 0 and name == self.separable_batch):
                     raise InvalidInputError(
                         f"input '{spec.name}': dimension {axis} ('{name}') is {size}; "
                         f"symbolic dimensions must be at least 1")
@@ -160,16 +163,26 @@ class SymbolicSignature:
         """Everything a run with these input shapes needs, checked: computed once per
         distinct tuple of shapes (a decode loop meets each length once), then looked up.
         `capacity`: the rows to allocate for each run symbol's outputs."""
-        rows = tuple((capacity or {}).get(s, INITIAL_CAPACITY) for s in self.run_symbols)
-        key = (tuple(a.shape for a in arrays), rows)
+        key: tuple = tuple(a.shape for a in arrays)
+        if self.run_symbols:
+            rows = tuple((capacity or {}).get(s, INITIAL_CAPACITY) for s in self.run_symbols)
+            key = (key, rows)
         plans = self._plans  # type: ignore[attr-defined]
         plan = plans.get(key)
         if plan is None:
             values = self.bind(inputs, arrays)
-            values.update(zip(self.run_symbols, rows))
+            if self.run_symbols:
+                values.update(zip(self.run_symbols, rows))
+            empty = self.separable_batch is not None and values[self.separable_batch] == 0
+            if empty:
+                for spec in outputs:
+                    if not any(isinstance(d, str) for d in spec.shape):
+                        raise InvalidInputError(
+                            f"a run with no samples: output '{spec.name}' does not have the "
+                            f"batch dimension; give at least one sample")
             plan = RunPlan(self.dims(values),
-                           [self.shape(spec, values) for spec in outputs],
-                           self.arena_bytes(values))
+                           [(self.shape(spec, values), np.dtype(spec.dtype)) for spec in outputs],
+                           self.arena_bytes(values), empty)
             if len(plans) >= _PLAN_CACHE:
                 plans.clear()
             plans[key] = plan
@@ -178,11 +191,14 @@ class SymbolicSignature:
 
 @dataclass(frozen=True)
 class RunPlan:
-    """A run's symbol values (the entry's `dims` buffer), output shapes, dynamic arena."""
+    """A run's symbol values (the entry's `dims` buffer), outputs, dynamic arena."""
 
     dims: np.ndarray
-    output_shapes: list[tuple[int, ...]]
+    allocations: list[tuple[tuple[int, ...], np.dtype]]
+    """each output's shape and dtype"""
     dynamic_bytes: int
+    empty: bool = False
+    """no samples (`separable_batch` is 0): the outputs are empty, native code is not run"""
 
 
 def _plain_symbol(d: Dim) -> str | None:

@@ -64,9 +64,16 @@ def _encoder_block() -> onnx.ModelProto:
 
 @pytest.mark.parametrize("build", [_cnn, _encoder_block], ids=["cnn", "encoder"])
 def test_one_compilation_runs_every_batch_size(build):
+    """The CNN runs once per sample (its convs keep static tiles: the spec's batch is None);
+    the encoder, which has no op with static-only kernels, compiles its batch as a symbolic
+    dimension (one GEMM over every sample's rows, api.STATIC_KERNEL_OPS)."""
     model = build()
     compiled = onnxc.compile(model, cache_dir=False)
-    assert compiled.inputs[0].shape[0] is None  # the spec says: any batch size
+    if build is _cnn:
+        assert compiled.inputs[0].shape[0] is None and compiled.symbolic is None
+    else:
+        assert compiled.inputs[0].shape[0] == "batch"
+        assert compiled.symbolic is not None and compiled.symbolic.separable_batch == "batch"
     reference = ReferenceEvaluator(model)
     sample = compiled.inputs[0].shape[1:]
     for n in (1, 2, 5):
@@ -77,10 +84,15 @@ def test_one_compilation_runs_every_batch_size(build):
         np.testing.assert_allclose(y, expected, rtol=RTOL, atol=ATOL)
 
 
-def test_zero_samples_give_empty_outputs():
+def test_zero_samples_give_empty_outputs(tmp_path):
     compiled = onnxc.compile(_cnn(), cache_dir=False)
     (y,) = compiled(np.zeros((0, 3, 8, 8), np.float32))
     assert y.shape == (0, 10)
+    for encoder in (onnxc.compile(_encoder_block(), cache_dir=tmp_path),
+                    onnxc.compile(_encoder_block(), cache_dir=tmp_path)):  # cold, then a hit
+        (y,) = encoder(np.zeros((0, 4, 8), np.float32))
+        assert y.shape == (0, 4, 8)
+    assert encoder.from_cache
 
 
 def test_wrong_sample_shape_is_rejected():
@@ -147,3 +159,18 @@ def test_statistics_over_the_batch_axis_are_found_from_their_axes(axes, separabl
     else:
         with pytest.raises(ShapeInferenceError, match="MeanVarianceNormalization"):
             batch_axis(model)
+
+
+def test_a_separable_model_with_an_op_of_static_kernels_runs_per_sample():
+    """TopK has no kernel for symbolic sizes: the import finds it, and the model compiles for
+    one sample after all instead of failing to lower."""
+    k = numpy_helper.from_array(np.array([2], np.int64), "k")
+    model = _model([helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=-1)],
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 6])],
+                   [helper.make_tensor_value_info("v", TensorProto.FLOAT, ["N", 2]),
+                    helper.make_tensor_value_info("i", TensorProto.INT64, ["N", 2])], [k])
+    compiled = onnxc.compile(model, cache_dir=False)
+    assert compiled.inputs[0].shape == (None, 6) and compiled.symbolic is None
+    x = np.random.default_rng(0).standard_normal((3, 6)).astype(np.float32)
+    for got, want in zip(compiled(x), ReferenceEvaluator(model).run(None, {"x": x})):
+        np.testing.assert_array_equal(got, want)
