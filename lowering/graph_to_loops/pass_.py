@@ -214,16 +214,6 @@ def symbols_of_op(op: Operation) -> set[str]:
                   for name in symbols_of(shape_of(v))}
 
 
-def ops_without_symbolic_kernels(module: Operation) -> list[str]:
-    """The graph ops in `module` with symbolic sizes whose kernels take static shapes only
-    (lowering them is a LoweringError): a caller with another way to compile the model (a
-    batch run once per sample) asks first."""
-    return [op.name for op in module.walk()
-            if isinstance(op, graph.GraphOp | graph.CheckOp) and symbols_of_op(op)
-            and type(op) not in SYMBOLIC_KERNELS
-            and not isinstance(op, (*VIEW_OPS, graph.ConstantOp))]
-
-
 def _run_symbols(body: Block) -> dict[str, graph.LoopOp]:
     """The trip symbols of `body`'s loops (their scan outputs have run-time length), checked:
     only a top-level loop may have one, and its scan outputs may only be returned, directly

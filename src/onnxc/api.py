@@ -26,7 +26,7 @@ from onnxc.arguments import (
     check_optimize_arguments,
 )
 from onnxc.dialects.graph import shape_of
-from onnxc.errors import InvalidArgumentError, ShapeInferenceError
+from onnxc.errors import InvalidArgumentError, LoweringError, ShapeInferenceError
 from onnxc.frontend import import_onnx
 from onnxc.frontend.batch_axes import (
     BatchAxis,
@@ -312,23 +312,33 @@ def lower_to_llvm(model, log: _StageLog, opt_level, pass_pipeline, verify_numeri
     `compiling_for(target)` (the caller's): every stage but machine code. `per_sample`: a
     batch-separable model always runs once per sample (ahead-of-time artifacts, which take
     static shapes)."""
-    from onnxc.lowering.graph_to_loops.pass_ import ops_without_symbolic_kernels
-
     given = model
     model, batch, separable = _static_model(model, input_shapes)
+    if separable is not None and not per_sample:
+        try:
+            lowered = _lower(model, log, opt_level, pass_pipeline, verify_numerics, precision,
+                             threads, target, None)
+        except LoweringError:  # an op has no kernel for symbolic sizes: one sample after all
+            pass
+        else:
+            assert lowered.symbolic is not None
+            lowered.symbolic = dataclasses.replace(lowered.symbolic, separable_batch=separable)
+            return lowered
+    if separable is not None:
+        model, batch = _per_sample(load_model(given), separable)
+    return _lower(model, log, opt_level, pass_pipeline, verify_numerics, precision, threads,
+                  target, batch)
+
+
+def _lower(model, log: _StageLog, opt_level, pass_pipeline, verify_numerics, precision,
+           threads, target: Target, batch: BatchAxis | None) -> LoweredModel:
     ctx = pipeline.make_context()
     with log.stage(pipeline.TIMED_AS["import"]):
-        module = None if separable is not None and per_sample else pipeline.import_model(model)
-        if separable is not None and (module is None or ops_without_symbolic_kernels(module)):
-            model, batch = _per_sample(load_model(given), separable)
-            module, separable = pipeline.import_model(model), None
+        module = pipeline.import_model(model)
     with log.stage(pipeline.TIMED_AS["graph-passes"]):
         passes = graph_pipeline(opt_level) if pass_pipeline is None else pass_pipeline
         pipeline.optimize_graph(ctx, module, passes, verify_numerics=verify_numerics)
-    lowered = lower_graph(ctx, module, log, precision, threads, target, batch)
-    if separable is not None and lowered.symbolic is not None:
-        lowered.symbolic = dataclasses.replace(lowered.symbolic, separable_batch=separable)
-    return lowered
+    return lower_graph(ctx, module, log, precision, threads, target, batch)
 
 
 def lower_graph(ctx, module: ModuleOp, log: _StageLog, precision: str, threads: int,
@@ -381,11 +391,12 @@ STATIC_KERNEL_OPS = frozenset({
     "Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "DeformConv", "MaxPool",
     "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool",
     "MaxRoiPool", "RoiAlign", "MaxUnpool", "Resize", "Upsample", "GridSample", "Col2Im",
-    "LRN", "InstanceNormalization", "SpaceToDepth", "DepthToSpace",
+    "LRN", "InstanceNormalization", "SpaceToDepth", "DepthToSpace", "LSTM", "GRU", "RNN",
 })
-"""ONNX ops whose kernels take static image sizes: a batch-separable model with one of them
-runs once per sample (the kernels keep their static tiles), any other compiles its batch as
-a symbolic dimension (one GEMM over every sample's rows: 0.6x the per-sample time for a
+"""ONNX ops whose kernels take static image sizes (or a static batch: the recurrences): a
+batch-separable model with one of them runs once per sample (the kernels keep their static
+tiles), any other compiles its batch as a symbolic dimension, or once per sample after all
+when its lowering finds an op without a symbolic kernel (one made by a graph pass) (one GEMM over every sample's rows: 0.6x the per-sample time for a
 BERT encoder at seq 16, batch 8; never slower, benchmarks/batch_modes.py)."""
 
 
@@ -421,7 +432,7 @@ def _static_model(
 
 
 def _per_sample(proto: onnx.ModelProto, symbol: str) -> tuple[onnx.ModelProto, BatchAxis]:
-    """A batch-separable model compiled for one sample after all (an op of it has no
+    """A batch-separable model compiled for one sample (an artifact, or an op of it has no
     kernel for symbolic sizes)."""
     batch = batch_axis(proto)
     assert batch is not None and batch.symbol == symbol

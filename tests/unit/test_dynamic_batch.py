@@ -162,8 +162,8 @@ def test_statistics_over_the_batch_axis_are_found_from_their_axes(axes, separabl
 
 
 def test_a_separable_model_with_an_op_of_static_kernels_runs_per_sample():
-    """TopK has no kernel for symbolic sizes: the import finds it, and the model compiles for
-    one sample after all instead of failing to lower."""
+    """TopK has no kernel for symbolic sizes: its lowering says so, and the model compiles
+    for one sample after all instead of failing."""
     k = numpy_helper.from_array(np.array([2], np.int64), "k")
     model = _model([helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=-1)],
                    [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 6])],
