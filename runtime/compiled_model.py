@@ -363,16 +363,16 @@ class CompiledModel:
                     raise self._failed_check(slot, status, sample if batched else None)
             return self._run_counts(slot) if counts else {}
         finally:
+            if counts:  # the entry wrote counts over the capacities in `dims`, also when a
+                slot.bound = None  # check stopped it: the next run binds them again
             self._free_slots.append(slot)
 
     def _run_counts(self, slot: _Slot) -> dict[str, int]:
-        """The counts the entry wrote over the capacities in `slot.dims` (which then no longer
-        holds a plan's values)."""
+        """The counts the entry wrote over the capacities in `slot.dims`."""
         run = () if self.symbolic is None else self.symbolic.run_symbols
         if not run:
             return {}
         assert slot.dims is not None
-        slot.bound = None
         first = len(self.symbolic.symbols) - len(run)  # type: ignore[union-attr]
         return dict(zip(run, slot.dims[first:first + len(run)].tolist()))
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from xdsl.utils.exceptions import VerifyException
 
-from onnxc.errors import InvalidArgumentError, LoweringError
+from onnxc.errors import InvalidArgumentError, InvalidInputError, LoweringError
 from onnxc.runtime.symbolic_shapes import INITIAL_CAPACITY
 from tests.ir_helpers import compile_graph, compile_graph_cold_and_warm, parse_graph
 
@@ -145,3 +145,30 @@ def test_an_onnx_model_computing_on_what_a_loop_collected_is_refused_at_import()
     with pytest.raises(UnsupportedOpError, match=r"'Loop' \(node 'collect'.*node 'after' "
                                                  r"\(graph.relu\) computes on its scan output"):
         onnxc.compile(_onnx_collecting_loop("Relu"), cache_dir=False)
+
+
+def test_a_failed_check_inside_the_loop_leaves_the_next_run_right() -> None:
+    """The entry writes the count over the capacity in its `dims` buffer even when a check in
+    the loop stopped it; the next run must bind the capacity again (it would read the stale
+    count as its rows: stores clamped into too few rows, or past the buffer's end)."""
+    text = _doubling(after="").replace(
+        "%x: tensor<4xf32>, %limit: tensor<f32>",
+        "%x: tensor<4xf32>, %limit: tensor<f32>, %table: tensor<4xf32>, %k: tensor<i64>",
+    ).replace(
+        "    %b = graph.mul_scalar(%a)",
+        "    %at = graph.add(%i, %k) : (tensor<i64>, tensor<i64>) -> tensor<i64>\n"
+        "    %g = graph.gather(%table, %at) {axis = 0 : i64} : (tensor<4xf32>, tensor<i64>)"
+        " -> tensor<f32>\n"
+        "    %z = graph.mul_scalar(%g) {scalar = 0.0 : f64} : (tensor<f32>) -> tensor<f32>\n"
+        "    %a0 = graph.add(%a, %z) : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>\n"
+        "    %b = graph.mul_scalar(%a0)")
+    model = compile_graph(text)
+    table, limit = np.zeros(4, np.float32), np.array(10.0, np.float32)
+    want_rows, want_final = _expected(X, 10.0)  # 4 rows: indices 0..3 are valid with k = 0
+    rows, final = model(X, limit, table, np.array(0, np.int64))
+    np.testing.assert_array_equal(rows, want_rows)
+    with pytest.raises(InvalidInputError, match="out of range"):
+        model(X, limit, table, np.array(3, np.int64))  # index 4 at the second iteration
+    rows, final = model(X, limit, table, np.array(0, np.int64))
+    np.testing.assert_array_equal(rows, want_rows)
+    np.testing.assert_array_equal(final, want_final)
