@@ -146,6 +146,13 @@ class LoopOp(IRDLOperation):
             return count
         return self.iterations.value.data
 
+    def size_symbols(self) -> set[str]:
+        """The symbols its iteration count names (beyond those of its types): what the
+        lowering needs at run time to bound the loop (lowering/graph_to_loops/pass_.py's
+        `symbols_of_op`)."""
+        count = self.iteration_count()
+        return count.symbols() if isinstance(count, SymDim) else set()
+
     def scan_length(self) -> int | SymDim | None:
         """The rows of each scan output: the iteration count, or the run-time count symbol."""
         if self.trip_symbol is not None:

@@ -147,13 +147,9 @@ class SymbolicSignature:
             counts: Mapping[str, int]) -> list[np.ndarray]:
         """The outputs of a run whose loops ran `counts` times (no more than their capacity):
         each axis that is a run symbol, cut to the rows the loop wrote."""
-        cut = []
-        for spec, array in zip(outputs, results):
-            index = tuple(slice(0, counts[d]) if isinstance(d, str) and d in counts
-                          else slice(None) for d in spec.shape)
-            cut.append(array[index] if any(isinstance(d, str) and d in counts
-                                           for d in spec.shape) else array)
-        return cut
+        return [array[tuple(slice(0, counts[d]) if d in counts else slice(None)
+                            for d in spec.shape)]
+                for spec, array in zip(outputs, results)]
 
     def dims(self, values: Mapping[str, int]) -> np.ndarray:
         return np.array([values[s] for s in self.symbols], np.int64)

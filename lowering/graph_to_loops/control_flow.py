@@ -47,7 +47,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import is_symbolic, shape_of
-from onnxc.dialects.symbolic_dims import SymDim, num_elements, symbols_of
+from onnxc.dialects.symbolic_dims import SymDim, num_elements
 from onnxc.lowering.entry_abi import CHECK_SITE_ATTR, NESTED_CHECKS_ATTR
 from onnxc.lowering.graph_to_loops.checks import STATUS_TYPE
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder, when
@@ -56,16 +56,6 @@ CONTROL_FLOW_OPS = graph.IfOp | graph.LoopOp
 
 STICKY_TYPE = MemRefType(i64, [1])
 """The cell where a failed check inside a control-flow body records its site + 1."""
-
-
-def control_flow_symbols(op: Operation) -> set[str]:
-    """The size symbols a control-flow op itself needs at run time: those of its operand and
-    result types and of a symbolic iteration count (its bodies' ops name their own)."""
-    names = {name for v in [*op.operands, *op.results] if is_symbolic(v)
-             for name in symbols_of(shape_of(v))}
-    if isinstance(op, graph.LoopOp) and isinstance(count := op.iteration_count(), SymDim):
-        names |= symbols_of([count])
-    return names
 
 
 def lower_control_flow(fl, op: Operation) -> None:
@@ -361,4 +351,4 @@ def _emit_while(fl, op: graph.LoopOp, iteration: SSAValue, cond: SSAValue,
         position = fl.symbol_order.index(op.trip_symbol.data)
         fl.emit(memref.StoreOp.get(loop, fl.dims, [_index(fl, position)]))
 
-__all__ = ["CONTROL_FLOW_OPS", "control_flow_symbols", "guard_rest", "lower_control_flow"]
+__all__ = ["CONTROL_FLOW_OPS", "guard_rest", "lower_control_flow"]

@@ -65,7 +65,6 @@ from onnxc.lowering.entry_abi import (
 from onnxc.lowering.graph_to_loops.checks import STATUS_TYPE
 from onnxc.lowering.graph_to_loops.control_flow import (
     CONTROL_FLOW_OPS,
-    control_flow_symbols,
     guard_rest,
     lower_control_flow,
 )
@@ -390,10 +389,9 @@ class _FunctionLowering:
         names = {s for v in body.args if is_symbolic(v) for s in symbols_of(shape_of(v))}
         used = {s for v in outputs if is_symbolic(v) for s in symbols_of(shape_of(v))}
         for op in body.walk():
-            if isinstance(op, graph.GraphOp | graph.CheckOp | layout.ConvertOp):
+            if isinstance(op, graph.GraphOp | graph.CheckOp | layout.ConvertOp
+                          | CONTROL_FLOW_OPS):
                 used |= symbols_of_op(op)
-            elif isinstance(op, CONTROL_FLOW_OPS):
-                used |= control_flow_symbols(op)
             elif op.results and any(is_symbolic(r) for r in op.results):
                 raise LoweringError(f"{op.name} with symbolic dimensions is not supported"
                                     f"{_node_of(op)}")
