@@ -1,8 +1,13 @@
 """Tensor data of the graph dialect: element types <-> numpy dtypes, dense bytes <-> arrays.
 
-Constants are `DenseIntOrFPElementsAttr`s over raw little-endian bytes; everything that reads
-or builds them (constant folding, the evaluator, binding weights at run time) goes through
-these functions so that i1 (numpy bool), signed and unsigned integers agree everywhere.
+This module is the one owner of tensor data. Constants are `DenseIntOrFPElementsAttr`s over
+raw little-endian bytes; the importer, the passes (folding, the evaluator, layouts), the
+kernel builders and binding weights at run time all read and build them here, so that i1
+(numpy bool), signed and unsigned integers and the ml_dtypes formats agree everywhere, and
+so that passes and lowering need nothing from the ONNX frontend. What is ONNX's own (its
+TensorProto data-type codes) stays in frontend/onnx_types.py, built on this table.
+
+Arrays never go through Python lists: a constant of a large model is a view of its bytes.
 """
 
 from __future__ import annotations
@@ -19,64 +24,144 @@ from xdsl.dialects.builtin import (
     Float8E5M2FNUZType,
     Float8E5M2Type,
     Float8E8M0FNUType,
-    Float16Type,
-    Float32Type,
-    Float64Type,
     IntegerType,
     Signedness,
     TensorType,
+    f16,
+    f32,
+    f64,
+    i1,
+    i8,
+    i16,
+    i32,
+    i64,
 )
 from xdsl.ir import Attribute
 
-_FLOATS = {
-    Float16Type: np.float16, Float32Type: np.float32, Float64Type: np.float64,
-    # storage-only formats: ml_dtypes, one byte per 8-, 4- or 2-bit element
-    BFloat16Type: ml_dtypes.bfloat16,
-    Float8E4M3FNType: ml_dtypes.float8_e4m3fn,
-    Float8E4M3FNUZType: ml_dtypes.float8_e4m3fnuz,
-    Float8E5M2Type: ml_dtypes.float8_e5m2,
-    Float8E5M2FNUZType: ml_dtypes.float8_e5m2fnuz,
-    Float8E8M0FNUType: ml_dtypes.float8_e8m0fnu,
-    Float4E2M1FNType: ml_dtypes.float4_e2m1fn,
-}
-_NARROW_INTS = {(4, False): ml_dtypes.int4, (4, True): ml_dtypes.uint4,
-                (2, False): ml_dtypes.int2, (2, True): ml_dtypes.uint2}
+_UNSIGNED = Signedness.UNSIGNED
+
+# The element types with tensor data, and the numpy dtype holding the same bytes. The
+# storage-only formats are ml_dtypes arrays, one byte per 8-, 4- or 2-bit element.
+_TABLE: tuple[tuple[Attribute, type], ...] = (
+    (f16, np.float16), (f32, np.float32), (f64, np.float64),
+    (BFloat16Type(), ml_dtypes.bfloat16),
+    (Float8E4M3FNType(), ml_dtypes.float8_e4m3fn),
+    (Float8E4M3FNUZType(), ml_dtypes.float8_e4m3fnuz),
+    (Float8E5M2Type(), ml_dtypes.float8_e5m2),
+    (Float8E5M2FNUZType(), ml_dtypes.float8_e5m2fnuz),
+    (Float8E8M0FNUType(), ml_dtypes.float8_e8m0fnu),
+    (Float4E2M1FNType(), ml_dtypes.float4_e2m1fn),
+    (i1, np.bool_),
+    (i8, np.int8), (i16, np.int16), (i32, np.int32), (i64, np.int64),
+    (IntegerType(8, _UNSIGNED), np.uint8), (IntegerType(16, _UNSIGNED), np.uint16),
+    (IntegerType(32, _UNSIGNED), np.uint32), (IntegerType(64, _UNSIGNED), np.uint64),
+    (IntegerType(4), ml_dtypes.int4), (IntegerType(4, _UNSIGNED), ml_dtypes.uint4),
+    (IntegerType(2), ml_dtypes.int2), (IntegerType(2, _UNSIGNED), ml_dtypes.uint2),
+)
+_DTYPE_OF: dict[Attribute, np.dtype] = {el: np.dtype(dt) for el, dt in _TABLE}
+_ELEMENT_OF: dict[np.dtype, Attribute] = {np.dtype(dt): el for el, dt in _TABLE}
 
 
 def element_dtype(element: Attribute) -> np.dtype:
-    """The numpy dtype with the same bytes as an element type (ValueError if none)."""
-    for kind, dtype in _FLOATS.items():
-        if isinstance(element, kind):
-            return np.dtype(dtype)
+    """The numpy dtype with the same bytes as an element type (ValueError if none). Signed
+    integers read as signless ones, and any 1-bit integer as bool."""
     if isinstance(element, IntegerType):
         width = element.width.data
-        if width == 1:
-            return np.dtype(np.bool_)
-        unsigned = element.signedness.data == Signedness.UNSIGNED
-        if width in (8, 16, 32, 64):
-            return np.dtype(f"{'u' if unsigned else 'i'}{width // 8}")
-        if (width, unsigned) in _NARROW_INTS:
-            return np.dtype(_NARROW_INTS[width, unsigned])
-    raise ValueError(f"no numpy dtype for element type {element}")
+        if width == 1 or element.signedness.data == Signedness.SIGNED:
+            element = IntegerType(width)
+    dtype = _DTYPE_OF.get(element)
+    if dtype is None:
+        raise ValueError(f"no numpy dtype for element type {element}")
+    return dtype
+
+
+def element_type_of(dtype: np.dtype) -> Attribute:
+    """The element type whose data a numpy dtype holds (signless for signed integers;
+    ValueError if none, also for a big-endian dtype)."""
+    element = _ELEMENT_OF.get(np.dtype(dtype))
+    if element is None:
+        raise ValueError(f"no onnxc element type for numpy dtype {dtype}")
+    return element
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def flat_values(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
+    """A read-only zero-copy 1-D view of a dense attribute's elements in memory order (for a
+    laid-out constant, its physical buffer)."""
+    dtype = element_dtype(attr.get_element_type()).newbyteorder("<")
+    return np.frombuffer(attr.data.data, dtype)
 
 
 def to_numpy(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
     """A read-only zero-copy view of a dense attribute's data, in its shape."""
-    dtype = element_dtype(attr.get_element_type()).newbyteorder("<")
-    return np.frombuffer(attr.data.data, dtype).reshape(tuple(attr.get_shape()))
+    return flat_values(attr).reshape(tuple(attr.get_shape()))
 
 
 def values_in_shape(attr: DenseIntOrFPElementsAttr, shape) -> np.ndarray:
     """A dense attribute's values in `shape`: a one-element (splat) attribute is repeated
     into a new array, any other is a read-only view (as `to_numpy`)."""
-    dtype = element_dtype(attr.get_element_type()).newbyteorder("<")
-    flat = np.frombuffer(attr.data.data, dtype)
+    flat = flat_values(attr)
     shape = tuple(shape)
-    return np.full(shape, flat[0], dtype) if flat.size == 1 else flat.reshape(shape)
+    return np.full(shape, flat[0], flat.dtype) if flat.size == 1 else flat.reshape(shape)
 
 
-def from_numpy(array: np.ndarray, element: Attribute) -> DenseIntOrFPElementsAttr:
-    """A dense attribute of `element` type holding `array` (converted, C order, little-endian)."""
+# ----------------------------------------------------------------------------- building
+
+
+def from_numpy(array, of: Attribute | None = None) -> DenseIntOrFPElementsAttr:
+    """A dense attribute holding `array`, converted to the element dtype (C order,
+    little-endian). `of` is the element type (None: the one of `array`'s dtype), and the
+    attribute takes `array`'s shape; or it is a whole tensor type, used as is, and `array`
+    holds its elements in memory order (a laid-out constant's physical buffer, or a kernel
+    table flattened to its 1-D type).
+
+    When `array` already views a whole `bytes` object in the right dtype (what
+    `onnx.numpy_helper.to_array` returns for raw and external data), the attribute shares
+    it instead of holding a third copy of every weight (protobuf, array, attribute)."""
+    if of is None:
+        array = np.asarray(array)
+        of = element_type_of(array.dtype)
+    element = of.get_element_type() if isinstance(of, TensorType) else of
     dtype = element_dtype(element).newbyteorder("<")
-    array = np.array(array, dtype=dtype, order="C")  # keeps 0-d arrays 0-d
-    return DenseIntOrFPElementsAttr(TensorType(element, array.shape), BytesAttr(array.tobytes()))
+    array = np.asarray(array, dtype=dtype, order="C")  # keeps 0-d arrays 0-d
+    t = of if isinstance(of, TensorType) else TensorType(element, array.shape)
+    data = _viewed_bytes(array)
+    return DenseIntOrFPElementsAttr(t, BytesAttr(array.tobytes() if data is None else data))
+
+
+def _viewed_bytes(array: np.ndarray) -> bytes | None:
+    """The `bytes` object that C-contiguous little-endian `array` views in full, else None."""
+    base = array.base
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if not isinstance(base, bytes) or len(base) != array.nbytes or not array.flags.c_contiguous:
+        return None
+    if array.nbytes == 0 or array.ctypes.data != np.frombuffer(base, np.uint8).ctypes.data:
+        return None
+    return base
+
+
+# ----------------------------------------------------------------------------- converting
+
+_SATURATING_F8 = frozenset(np.dtype(dt) for dt in (
+    ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e4m3fnuz, ml_dtypes.float8_e5m2,
+    ml_dtypes.float8_e5m2fnuz))
+
+
+def cast_array(x: np.ndarray, dtype: np.dtype, saturate: bool = True,
+               round_mode: str = "up") -> np.ndarray:
+    """ONNX Cast of an array: numpy's astype, except that an 8-bit float target saturates
+    (clamps to its largest finite value, NaN kept) unless `saturate` is off, and E8M0 rounds
+    by `round_mode`. The importer's folding and the evaluator share it, so both cast alike."""
+    dtype = np.dtype(dtype)
+    if dtype == np.dtype(ml_dtypes.float8_e8m0fnu):
+        # onnx owns E8M0's rounding rule; imported here so that the dialects load without it
+        from onnx.numpy_helper import to_float8e8m0
+
+        return to_float8e8m0(x.astype(np.float32), saturate, round_mode)
+    if saturate and dtype in _SATURATING_F8:
+        limit = float(ml_dtypes.finfo(dtype).max)
+        x = np.where(np.isnan(x), x, np.clip(x.astype(np.float64), -limit, limit))
+    return x.astype(dtype)

@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import TensorType, i32, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+from onnxc.dialects.dense_data import element_dtype, from_numpy
 from onnxc.dialects.graph import (
     CastOp,
     ConstantOp,
@@ -82,7 +83,7 @@ class Tensor:
         `element` (i64 unless given), made a plain array when nothing in it is symbolic."""
         if array.dtype == object:
             el = i64 if element is None else element
-            array = normalized(array, types.numpy_dtype_of_element(el))
+            array = normalized(array, element_dtype(el))
             if array.dtype == object:
                 return Tensor(types.tensor_type(array.shape, el), array=array, name=name)
         onnx_type = types.onnx_type_of_numpy(array.dtype)
@@ -127,7 +128,7 @@ def materialize(block: Block, tensor: Tensor) -> SSAValue:
         assert tensor.array is not None
         if tensor.symbolic_data:
             return _symbolic_constant(block, tensor)
-        op = ConstantOp(types.dense(tensor.array))
+        op = ConstantOp(from_numpy(tensor.array))
         block.add_op(op)
         op.output.name_hint = types.name_hint(tensor.name) if tensor.name else None
         tensor.value = op.output
@@ -390,5 +391,5 @@ class NodeContext:
 
     def scalar(self, value: float, el: Attribute) -> SSAValue:
         """A rank-0 constant of element type `el` (for decompositions)."""
-        array = np.array(value, dtype=types.numpy_dtype_of_element(el))
+        array = np.array(value, dtype=element_dtype(el))
         return self.materialize(Tensor.of_array(array))

@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import IntegerType, i64
 from xdsl.ir import Attribute
 
 from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.dense_data import cast_array, element_dtype
 from onnxc.dialects.symbolic_dims import SymbolicDimError
 from onnxc.frontend import onnx_shape_data as shape_data
 from onnxc.frontend import onnx_types as types
@@ -191,15 +192,15 @@ def _cast(ctx: NodeContext, x: np.ndarray) -> np.ndarray | None:
     dtype = types.numpy_dtype(to)
     if is_symbolic_array(x):
         return x if dtype.kind in "iu" and to != types.TP.BOOL else None
-    return types.cast_array(x, dtype, bool(ctx.attr("saturate", 1)),
+    return cast_array(x, dtype, bool(ctx.attr("saturate", 1)),
                             ctx.attr("round_mode", "up"))
 
 
 def _cast_like(ctx: NodeContext, x: np.ndarray) -> np.ndarray | None:
-    dtype = types.numpy_dtype_of_element(ctx.element_type(1))
+    dtype = element_dtype(ctx.element_type(1))
     if is_symbolic_array(x):  # as _cast
         return x if dtype.kind in "iu" and dtype != np.bool_ else None
-    return types.cast_array(x, dtype, bool(ctx.attr("saturate", 1)))
+    return cast_array(x, dtype, bool(ctx.attr("saturate", 1)))
 
 
 FOLDERS: dict[str, Folder] = {

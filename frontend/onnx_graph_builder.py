@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import IntegerType, i1
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects import graph
+from onnxc.dialects.dense_data import element_dtype
 from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Tensor
@@ -36,7 +37,7 @@ class GraphBuilder:
     def __init__(self, ctx: NodeContext, el: Attribute):
         self.ctx = ctx
         self.el = el
-        self.dtype = types.numpy_dtype_of_element(el)
+        self.dtype = element_dtype(el)
 
     # ------------------------------------------------------------------ values
 

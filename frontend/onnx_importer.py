@@ -28,6 +28,7 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph import is_symbolic, shape_of
 from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, symbol_name
 from onnxc.errors import (
@@ -339,7 +340,7 @@ class OnnxImporter:
         func.attributes["onnxc.input_names"] = ArrayAttr([StringAttr(vi.name) for vi in inputs])
         if defaults:
             func.attributes[INPUT_DEFAULTS_ATTR] = DictionaryAttr({
-                name: types.dense(array) for name, array in defaults.items()})
+                name: from_numpy(array) for name, array in defaults.items()})
         func.attributes["onnxc.output_names"] = ArrayAttr(
             [StringAttr(vi.name) for vi in self.graph.output]
         )

@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import FloatAttr, IntegerType, UnitAttr, i64
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, is_static
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result
@@ -302,7 +303,7 @@ def _from_end(b: GraphBuilder, n: Dim) -> Value:
     if isinstance(n, int):
         return np.arange(n, 0, -1, dtype=np.int64)
     one = np.ones((1,), dtype=np.int64)
-    ones = b.ctx.emit1(graph.ConstantOfShapeOp(properties={"value": types.dense(one)},
+    ones = b.ctx.emit1(graph.ConstantOfShapeOp(properties={"value": from_numpy(one)},
                                                result_types=[types.tensor_type((n,), i64)]))
     return b.emit(graph.CumSumOp, [ones], axis=types.i64_attr(0),
                   exclusive=types.i64_attr(0), reverse=types.i64_attr(1))

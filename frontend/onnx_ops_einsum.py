@@ -18,6 +18,7 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.dense_data import element_dtype
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
 from onnxc.frontend.onnx_ops_reduce import check_element, emit, reduce, reshape
@@ -87,7 +88,7 @@ def _diagonal(ctx: NodeContext, x: SSAValue, letters: str) -> tuple[SSAValue, st
         mask_shape = [1] * len(shape)
         mask_shape[p], mask_shape[q] = shape[p], shape[q]
         el = x.type.get_element_type()
-        mask = np.eye(shape[p], dtype=types.numpy_dtype_of_element(el)).reshape(mask_shape)
+        mask = np.eye(shape[p], dtype=element_dtype(el)).reshape(mask_shape)
         masked = emit(ctx, graph.MulOp, [x, ctx.materialize(Tensor.of_array(mask))], shape, el)
         x = reduce(ctx, graph.ReduceSumOp, masked, [q], False)
         letters = letters[:q] + letters[q + 1:]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from onnxc.dialects import graph
+from onnxc.dialects.dense_data import element_dtype
 from onnxc.dialects.symbolic_dims import SymbolicDimError
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import FOLD_LIMIT, NodeContext, Result, Tensor
@@ -87,7 +88,7 @@ def _symbolic_range(ctx: NodeContext, el) -> list[Result]:
         if count > FOLD_LIMIT:
             raise SymbolicDimError(f"Range of {count} elements from symbolic bounds")
         values = shape_array([start + i * delta for i in range(count)],
-                             types.numpy_dtype_of_element(el))
+                             element_dtype(el))
         return [Tensor.of_array(values, element=el)]
     count = max(count, 0)  # SymbolicDimError when its sign depends on the symbols
     for i, what in ((0, "start"), (2, "delta")):
@@ -136,7 +137,7 @@ def convert_eye_like(ctx: NodeContext) -> list[Result]:
         raise ctx.invalid(f"EyeLike needs a rank-2 input, got shape {shape}")
     dtype_code = ctx.attr("dtype", None)
     if dtype_code is None:
-        dtype = types.numpy_dtype_of_element(ctx.element_type(0))
+        dtype = element_dtype(ctx.element_type(0))
     elif types.is_supported(dtype_code):
         dtype = types.numpy_dtype(dtype_code)
     else:

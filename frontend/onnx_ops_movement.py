@@ -20,6 +20,7 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph, graph_indexed, graph_resize
 from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.dense_data import element_dtype, from_numpy
 from onnxc.dialects.symbolic_dims import SymbolicDimError, SymDim, is_static
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
@@ -275,8 +276,8 @@ def _tile_as_expand(ctx: NodeContext, repeats: list) -> SSAValue:
     el = ctx.element_type(0)
     if el == types.element_type(types.TP.BOOL):
         raise ctx.unsupported("Tile of a bool tensor by symbolic repeats")
-    one = np.ones((1,), dtype=types.numpy_dtype_of_element(el))
-    ones = ctx.emit1(graph.ConstantOfShapeOp(properties={"value": types.dense(one)},
+    one = np.ones((1,), dtype=element_dtype(el))
+    ones = ctx.emit1(graph.ConstantOfShapeOp(properties={"value": from_numpy(one)},
                                              result_types=[typed(ctx, out)]))
     return ctx.emit1(graph.MulOp(operands=[ctx.operand(0), ones],
                                  result_types=[typed(ctx, out)]))

@@ -14,6 +14,7 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.dense_data import element_dtype, from_numpy
 from onnxc.dialects.symbolic_dims import SymbolicDimError
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result
@@ -244,9 +245,9 @@ def convert_dropout(ctx: NodeContext) -> list[Result]:
         return [out, None]
     # The mask is bool since opset 10 and has the input's type before.
     mask_el = types.element_type(types.TP.BOOL) if ctx.opset >= 10 else ctx.element_type(0)
-    one = np.ones((1,), dtype=types.numpy_dtype_of_element(mask_el))
+    one = np.ones((1,), dtype=element_dtype(mask_el))
     mask = ctx.emit1(graph.ConstantOfShapeOp(
-        properties={"value": types.dense(one)},
+        properties={"value": from_numpy(one)},
         result_types=[types.tensor_type(ctx.shape(0), mask_el)],
     ))
     return [out, mask]

@@ -19,6 +19,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.dense_data import element_dtype
 from onnxc.dialects.graph_reduce import reduce_shape
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
@@ -82,7 +83,7 @@ def _log_sum_exp(ctx: NodeContext, x: SSAValue, axes, keepdims: bool) -> SSAValu
     row that is all -inf or holds +inf, which then gives -inf / +inf as log(sum(exp(x)))
     does (and numpy and onnxruntime)."""
     el = x.type.get_element_type()
-    finite = float(np.finfo(types.numpy_dtype_of_element(el)).max)
+    finite = float(np.finfo(element_dtype(el)).max)
     peak = reduce(ctx, graph.ReduceMaxOp, x, axes, True)
     peak = ctx.emit1(graph.ClipOp(operands=[peak], result_types=[peak.type], properties={
         "min": types.float_attr(-finite, el), "max": types.float_attr(finite, el)}))
@@ -247,7 +248,7 @@ def convert_hardmax(ctx: NodeContext) -> list[Result]:
         "axis": types.i64_attr(axis), "keepdims": types.i64_attr(0),
         "select_last_index": types.i64_attr(0)})
     values = ctx.materialize(Tensor.of_array(
-        np.array([0, 1], dtype=types.numpy_dtype_of_element(el))))
+        np.array([0, 1], dtype=element_dtype(el))))
     return [reshape(ctx, one_hot(ctx, arg, values, depth, axis), shape)]
 
 
@@ -265,7 +266,7 @@ def convert_lp_normalization(ctx: NodeContext) -> list[Result]:
                                                binary(ctx, graph.MulOp, x, x), [axis], True))
     else:
         raise ctx.unsupported(f"p={p} (only 1 and 2)")
-    dtype = types.numpy_dtype_of_element(el)
+    dtype = element_dtype(el)
     tiny = ctx.scalar(float(np.finfo(dtype).tiny), el)
     norm = emit(ctx, graph.MaxOp, [[norm, tiny]], graph.shape_of(norm), el)
     return [binary(ctx, graph.DivOp, x, norm)]

@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import StringAttr
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.dense_data import element_dtype, from_numpy
 from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, is_static, num_elements
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import FOLD_LIMIT, NodeContext, Result, Tensor
@@ -203,7 +204,7 @@ def convert_constant_of_shape(ctx: NodeContext) -> list[Result]:
     if value.dtype.kind in "biu" and is_static(shape) and math.prod(shape) <= FOLD_LIMIT:
         return [np.full(shape, value[0], dtype=value.dtype)]
     el = Tensor.of_array(value).element_type
-    op = graph.ConstantOfShapeOp(properties={"value": types.dense(value)},
+    op = graph.ConstantOfShapeOp(properties={"value": from_numpy(value)},
                                  result_types=[types.tensor_type(shape, el)])
     return [ctx.emit1(op)]
 
@@ -503,8 +504,8 @@ def convert_expand(ctx: NodeContext) -> list[Result]:
                                            result_types=[ctx.tensor(0).type]))]
     if el == types.element_type(types.TP.BOOL):
         raise ctx.unsupported("Expand of a bool tensor that is not a constant")
-    one = np.ones((1,), dtype=types.numpy_dtype_of_element(el))
-    ones = ctx.emit1(graph.ConstantOfShapeOp(properties={"value": types.dense(one)},
+    one = np.ones((1,), dtype=element_dtype(el))
+    ones = ctx.emit1(graph.ConstantOfShapeOp(properties={"value": from_numpy(one)},
                                              result_types=[types.tensor_type(shape, el)]))
     op = graph.MulOp(operands=[ctx.operand(0), ones], result_types=[_with_shape(ctx, out)])
     return [ctx.emit1(op)]

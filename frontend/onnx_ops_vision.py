@@ -21,6 +21,7 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph, graph_indexed
 from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.dense_data import element_dtype, from_numpy
 from onnxc.frontend import onnx_ops_nn
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
@@ -183,7 +184,7 @@ def convert_affine_grid(ctx: NodeContext) -> list[Result]:
         raise ctx.invalid(f"theta {ctx.shape(0)} does not fit size {size}")
     ctx.check_size((math.prod(spatial), dims + 1), 8, "its base grid")  # float64 here
     base = _base_grid(spatial, bool(ctx.attr("align_corners", 0)))
-    dtype = types.numpy_dtype_of_element(ctx.element_type(0))
+    dtype = element_dtype(ctx.element_type(0))
     base_t = ctx.materialize(Tensor.of_array(np.ascontiguousarray(base.T).astype(dtype)))
     e = Emitter(ctx)
     points = math.prod(spatial)
@@ -241,7 +242,7 @@ def convert_group_norm(ctx: NodeContext) -> list[Result]:
         def per_group(v: SSAValue) -> SSAValue:
             v = e.reshape(v, (groups, 1))
             ones = ctx.emit1(graph.ConstantOfShapeOp(
-                properties={"value": types.dense(np.ones((1,), np.float32))},
+                properties={"value": from_numpy(np.ones((1,), np.float32))},
                 result_types=[types.tensor_type((groups, c // groups), e.el)]))
             return e.binary(graph.MulOp, v, ones)
         scale, bias = per_group(scale), per_group(bias)

@@ -1,7 +1,8 @@
-"""ONNX element types <-> xDSL types <-> numpy dtypes, and dense constants from numpy.
+"""ONNX data types: TensorProto codes <-> xDSL element types, and which ops take which.
 
-Constants become `DenseIntOrFPElementsAttr` built straight from the array's bytes: going
-through Python lists would make importing a large model take minutes instead of seconds.
+What is ONNX's own lives here; the element type <-> numpy dtype table, dense constants and
+array casts are the graph dialect's tensor data (dialects/dense_data.py), which passes and
+lowering use without importing the frontend.
 """
 
 from __future__ import annotations
@@ -9,14 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-import ml_dtypes
 import numpy as np
 import onnx
 from xdsl.dialects.builtin import (
     BFloat16Type,
-    BytesAttr,
     DenseArrayBase,
-    DenseIntOrFPElementsAttr,
     Float4E2M1FNType,
     Float8E4M3FNType,
     Float8E4M3FNUZType,
@@ -43,41 +41,42 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 from onnxc.dialects import graph_base
+from onnxc.dialects.dense_data import element_dtype, element_type_of
 from onnxc.dialects.symbolic_dims import Dim
 
 TP = onnx.TensorProto
 UI8 = IntegerType(8, Signedness.UNSIGNED)
 
-# ONNX data type -> (xDSL element type, numpy dtype). Everything else is unsupported.
-_ELEMENT_TYPES: dict[int, tuple[Attribute, np.dtype]] = {
-    TP.FLOAT: (f32, np.dtype(np.float32)),
-    TP.DOUBLE: (f64, np.dtype(np.float64)),
-    TP.FLOAT16: (f16, np.dtype(np.float16)),
+# ONNX data type -> xDSL element type. Everything else is unsupported; the numpy dtypes
+# come from the dialect's table (dense_data).
+_ELEMENT_TYPES: dict[int, Attribute] = {
+    TP.FLOAT: f32,
+    TP.DOUBLE: f64,
+    TP.FLOAT16: f16,
     # storage-only types (Cast/CastLike/Identity; numpy arrays of ml_dtypes, a byte each for
     # the 8-, 4- and 2-bit ones)
-    TP.BFLOAT16: (BFloat16Type(), np.dtype(ml_dtypes.bfloat16)),
-    TP.FLOAT8E4M3FN: (Float8E4M3FNType(), np.dtype(ml_dtypes.float8_e4m3fn)),
-    TP.FLOAT8E4M3FNUZ: (Float8E4M3FNUZType(), np.dtype(ml_dtypes.float8_e4m3fnuz)),
-    TP.FLOAT8E5M2: (Float8E5M2Type(), np.dtype(ml_dtypes.float8_e5m2)),
-    TP.FLOAT8E5M2FNUZ: (Float8E5M2FNUZType(), np.dtype(ml_dtypes.float8_e5m2fnuz)),
-    TP.FLOAT8E8M0: (Float8E8M0FNUType(), np.dtype(ml_dtypes.float8_e8m0fnu)),
-    TP.FLOAT4E2M1: (Float4E2M1FNType(), np.dtype(ml_dtypes.float4_e2m1fn)),
-    TP.INT4: (IntegerType(4), np.dtype(ml_dtypes.int4)),
-    TP.UINT4: (IntegerType(4, Signedness.UNSIGNED), np.dtype(ml_dtypes.uint4)),
-    TP.INT2: (IntegerType(2), np.dtype(ml_dtypes.int2)),
-    TP.UINT2: (IntegerType(2, Signedness.UNSIGNED), np.dtype(ml_dtypes.uint2)),
-    TP.INT64: (i64, np.dtype(np.int64)),
-    TP.INT32: (i32, np.dtype(np.int32)),
-    TP.INT8: (i8, np.dtype(np.int8)),
-    TP.UINT8: (UI8, np.dtype(np.uint8)),
-    TP.INT16: (i16, np.dtype(np.int16)),
-    TP.UINT16: (IntegerType(16, Signedness.UNSIGNED), np.dtype(np.uint16)),
-    TP.UINT32: (IntegerType(32, Signedness.UNSIGNED), np.dtype(np.uint32)),
-    TP.UINT64: (IntegerType(64, Signedness.UNSIGNED), np.dtype(np.uint64)),
-    TP.BOOL: (i1, np.dtype(np.bool_)),
+    TP.BFLOAT16: BFloat16Type(),
+    TP.FLOAT8E4M3FN: Float8E4M3FNType(),
+    TP.FLOAT8E4M3FNUZ: Float8E4M3FNUZType(),
+    TP.FLOAT8E5M2: Float8E5M2Type(),
+    TP.FLOAT8E5M2FNUZ: Float8E5M2FNUZType(),
+    TP.FLOAT8E8M0: Float8E8M0FNUType(),
+    TP.FLOAT4E2M1: Float4E2M1FNType(),
+    TP.INT4: IntegerType(4),
+    TP.UINT4: IntegerType(4, Signedness.UNSIGNED),
+    TP.INT2: IntegerType(2),
+    TP.UINT2: IntegerType(2, Signedness.UNSIGNED),
+    TP.INT64: i64,
+    TP.INT32: i32,
+    TP.INT8: i8,
+    TP.UINT8: UI8,
+    TP.INT16: i16,
+    TP.UINT16: IntegerType(16, Signedness.UNSIGNED),
+    TP.UINT32: IntegerType(32, Signedness.UNSIGNED),
+    TP.UINT64: IntegerType(64, Signedness.UNSIGNED),
+    TP.BOOL: i1,
 }
-_BY_NUMPY = {dt: onnx_type for onnx_type, (_, dt) in _ELEMENT_TYPES.items()}
-_BY_XDSL = {el: onnx_type for onnx_type, (el, _) in _ELEMENT_TYPES.items()}
+_BY_XDSL = {el: onnx_type for onnx_type, el in _ELEMENT_TYPES.items()}
 
 SUPPORTED_NAMES = ", ".join(TP.DataType.Name(t) for t in _ELEMENT_TYPES)
 
@@ -95,23 +94,22 @@ def type_name(onnx_type: int) -> str:
 
 def element_type(onnx_type: int) -> Attribute:
     """The xDSL element type; callers check `is_supported` first."""
-    return _ELEMENT_TYPES[onnx_type][0]
+    return _ELEMENT_TYPES[onnx_type]
 
 
 def numpy_dtype(onnx_type: int) -> np.dtype:
-    return _ELEMENT_TYPES[onnx_type][1]
+    return element_dtype(_ELEMENT_TYPES[onnx_type])
 
 
 def onnx_type_of_numpy(dtype: np.dtype) -> int | None:
-    return _BY_NUMPY.get(np.dtype(dtype))
+    try:
+        return _BY_XDSL.get(element_type_of(dtype))
+    except ValueError:
+        return None
 
 
 def onnx_type_of_element(el: Attribute) -> int:
     return _BY_XDSL[el]
-
-
-def numpy_dtype_of_element(el: Attribute) -> np.dtype:
-    return numpy_dtype(onnx_type_of_element(el))
 
 
 def is_float(el: Attribute) -> bool:
@@ -140,57 +138,10 @@ def limited_type_detail(op_type: str, element_types) -> str | None:
     return None
 
 
-_F8 = (TP.FLOAT8E4M3FN, TP.FLOAT8E4M3FNUZ, TP.FLOAT8E5M2, TP.FLOAT8E5M2FNUZ)
-
-
-def cast_array(x: np.ndarray, dtype: np.dtype, saturate: bool = True,
-               round_mode: str = "up") -> np.ndarray:
-    """ONNX Cast of an array: numpy's astype, except that an 8-bit float target saturates
-    (clamps to its largest finite value, NaN kept) unless `saturate` is off, and E8M0 rounds
-    by `round_mode`."""
-    if _BY_NUMPY.get(np.dtype(dtype)) == TP.FLOAT8E8M0:
-        return onnx.numpy_helper.to_float8e8m0(x.astype(np.float32), saturate, round_mode)
-    if saturate and _BY_NUMPY.get(np.dtype(dtype)) in _F8:
-        limit = float(ml_dtypes.finfo(dtype).max)
-        x = np.where(np.isnan(x), x, np.clip(x.astype(np.float64), -limit, limit))
-    return x.astype(dtype)
-
-
 def tensor_type(shape: Sequence[Dim], el: Attribute) -> TensorType:
     """The type of a tensor of `shape` (ints, and SymDims for symbolic dimensions:
     `tensor<1x?x768xf32, #graph.dims<["seq"]>>`)."""
     return graph_base.tensor_type(tuple(shape), el)
-
-
-def dense(array: np.ndarray) -> DenseIntOrFPElementsAttr:
-    """A dense attribute holding `array`'s bytes (little-endian, C order)."""
-    onnx_type = onnx_type_of_numpy(array.dtype)
-    if onnx_type is None:
-        raise ValueError(f"no onnxc element type for numpy dtype {array.dtype}")
-    data = _viewed_bytes(array)
-    if data is None:
-        data = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).tobytes()
-    return DenseIntOrFPElementsAttr(
-        tensor_type(tuple(array.shape), element_type(onnx_type)), BytesAttr(data)
-    )
-
-
-def _viewed_bytes(array: np.ndarray) -> bytes | None:
-    """The `bytes` object `array` views in full, already in the attribute's byte order:
-    what `numpy_helper.to_array` returns for raw (and external) data. The attribute then
-    shares it instead of holding a third copy of every weight (protobuf, array, attribute)."""
-    base = array.base
-    while isinstance(base, np.ndarray):
-        base = base.base
-    if not isinstance(base, bytes) or len(base) != array.nbytes or not array.flags.c_contiguous:
-        return None
-    little = array.dtype.byteorder == "<" or (
-        array.dtype.byteorder in "=|" and np.little_endian)
-    if not little or array.nbytes == 0:
-        return None
-    if array.ctypes.data != np.frombuffer(base, np.uint8).ctypes.data:
-        return None
-    return base
 
 
 def i64_array(values) -> DenseArrayBase:

@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import (
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from onnxc.dialects.dense_data import element_dtype
+from onnxc.dialects.dense_data import element_dtype, flat_values
 from onnxc.errors import LoweringError
 from onnxc.lowering.entry_abi import (
     CONSTANTS_ATTR,
@@ -55,7 +55,10 @@ def constant_arrays(module: ModuleOp) -> dict[str, np.ndarray]:
             raise LoweringError(f"global @{op.sym_name.data} has no dense initial value")
         t = op.type
         assert isinstance(t, MemRefType)
-        data = np.frombuffer(value.data.data, dtype=numpy_dtype(t.get_element_type()))
+        try:
+            data = flat_values(value)
+        except ValueError as err:
+            raise LoweringError(str(err)) from None
         arrays[op.sym_name.data] = data.reshape(t.get_shape())
     return arrays
 

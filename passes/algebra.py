@@ -36,11 +36,11 @@ from xdsl.transforms.common_subexpression_elimination import cse
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph import is_symbolic, shape_of
 from onnxc.passes.base import STATISTICS, GraphPatternPass
 from onnxc.passes.constants import (
     constant_value,
-    dense,
     element_type,
     insert_constant,
     is_float_tensor,
@@ -115,7 +115,7 @@ class NeutralOperand(RewritePattern):
             if (isinstance(op, graph.MulOp) and _all_equal(c, 0) and not is_float_tensor(x)
                     and not is_symbolic(op.output)):  # zeros of a run-time size: no constant
                 zeros = np.zeros(shape_of(op.output), numpy_dtype(element_type(x)))
-                rewriter.replace(op, graph.ConstantOp(dense(zeros, element_type(x))))
+                rewriter.replace(op, graph.ConstantOp(from_numpy(zeros, element_type(x))))
                 return
             if _is_neutral(op, c) and _same_type(x, op.output):
                 _forward(rewriter, op, x)

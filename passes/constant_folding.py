@@ -14,11 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects.builtin import (
-    BytesAttr,
     DenseArrayBase,
-    DenseIntOrFPElementsAttr,
     FloatAttr,
-    TensorType,
     f64,
     i64,
 )
@@ -30,8 +27,8 @@ from xdsl.pattern_rewriter import (
 )
 
 from onnxc.dialects import graph, graph_shapes
+from onnxc.dialects.dense_data import flat_values, from_numpy
 from onnxc.dialects.graph import GraphOp, is_symbolic, shape_of
-from onnxc.frontend.onnx_types import numpy_dtype_of_element
 from onnxc.passes.base import GraphPatternPass
 from onnxc.passes.evaluator import EVALUATORS, dtype_of, evaluate_op
 
@@ -50,22 +47,10 @@ def is_constant(value: SSAValue) -> bool:
 def constant_array(value: SSAValue) -> np.ndarray:
     """The array a constant op defines (a splat is broadcast, not copied)."""
     owner = value.owner
-    dtype = dtype_of(value).newbyteorder("<")
-    data = np.frombuffer(owner.value.data.data, dtype)
+    data = flat_values(owner.value)
     if isinstance(owner, graph.ConstantOfShapeOp):
         return np.broadcast_to(data[0], shape_of(value))
     return data.reshape(shape_of(value))
-
-
-def dense_of(array: np.ndarray, result_type: TensorType) -> DenseIntOrFPElementsAttr:
-    """The dense attribute of `result_type` holding `array`'s bytes (little-endian)."""
-    dtype = np.dtype(dtype_of_type(result_type)).newbyteorder("<")
-    data = np.ascontiguousarray(np.broadcast_to(array, tuple(result_type.get_shape())), dtype)
-    return DenseIntOrFPElementsAttr(result_type, BytesAttr(data.tobytes()))
-
-
-def dtype_of_type(t: TensorType) -> np.dtype:
-    return numpy_dtype_of_element(t.get_element_type())
 
 
 def result_bytes(op: Operation) -> int:
@@ -79,7 +64,8 @@ def fold_to_constants(op: Operation, rewriter: PatternRewriter) -> bool:
     if result_bytes(op) > FOLD_BYTES_LIMIT:
         return False
     values = evaluate_op(op, [constant_array(v) for v in op.operands])
-    constants = [graph.ConstantOp(dense_of(v, r.type)) for v, r in zip(values, op.results)]
+    constants = [graph.ConstantOp(from_numpy(np.broadcast_to(v, shape_of(r)), r.type))
+                 for v, r in zip(values, op.results)]
     rewriter.replace(op, constants, [c.output for c in constants])
     return True
 

@@ -1,7 +1,7 @@
-"""Reading and writing graph constants as numpy arrays, for patterns that fold weights.
+"""Graph constants as numpy arrays, for patterns that fold weights.
 
-Patterns never go through Python lists: a constant's dense bytes are viewed with
-`np.frombuffer`, and new constants are built from `array.tobytes()`.
+What a pattern needs around a constant (its array, splats up to a size limit, inserting a
+new one); the bytes themselves are read and built by dialects/dense_data.py.
 """
 
 from __future__ import annotations
@@ -10,16 +10,13 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import (
-    DenseIntOrFPElementsAttr,
-    TensorType,
-)
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
 from onnxc.dialects import graph
-from onnxc.dialects.dense_data import element_dtype, from_numpy
+from onnxc.dialects.dense_data import element_dtype, flat_values, from_numpy
 from onnxc.dialects.graph_base import is_symbolic
 from onnxc.dialects.symbolic_dims import Dim
 
@@ -50,7 +47,7 @@ def constant_value(value: SSAValue) -> np.ndarray | None:
     dtype = numpy_dtype(t.get_element_type())
     if dtype is None:
         return None
-    data = np.frombuffer(owner.value.data.data, dtype)
+    data = flat_values(owner.value)
     if isinstance(owner, graph.ConstantOfShapeOp):
         shape = tuple(t.get_shape())
         if math.prod(shape) * dtype.itemsize > SPLAT_LIMIT:
@@ -59,16 +56,11 @@ def constant_value(value: SSAValue) -> np.ndarray | None:
     return data.reshape(tuple(t.get_shape()))
 
 
-def dense(array: np.ndarray, element: Attribute) -> DenseIntOrFPElementsAttr:
-    """A dense attribute of `element` type holding `array` (converted to its dtype)."""
-    return from_numpy(array, element)
-
-
 def insert_constant(
     rewriter: PatternRewriter, array: np.ndarray, element: Attribute, before: Operation
 ) -> SSAValue:
     """A new graph.constant holding `array`, inserted before `before`."""
-    op = graph.ConstantOp(dense(array, element))
+    op = graph.ConstantOp(from_numpy(array, element))
     rewriter.insert(op, InsertPoint.before(before))
     return op.output
 

@@ -21,11 +21,11 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
 from onnxc.dialects import graph, graph_shapes
+from onnxc.dialects.dense_data import element_dtype, from_numpy, to_numpy
 from onnxc.dialects.graph import float_of, int_of, ints_of, is_symbolic, shape_of
 from onnxc.dialects.layout import ConvertOp
 from onnxc.dialects.symbolic_dims import SymDim, evaluate_shape
 from onnxc.errors import InvalidInputError, UnsupportedOpError
-from onnxc.frontend.onnx_types import dense, numpy_dtype_of_element
 from onnxc.lowering.pass_verifier import origin_of
 from onnxc.passes import (
     composite_reference,
@@ -45,13 +45,7 @@ Evaluator = Callable[[Operation, list[np.ndarray]], list[np.ndarray]]
 
 def dtype_of(value: SSAValue) -> np.dtype:
     """The numpy dtype of a tensor-typed value."""
-    return numpy_dtype_of_element(value.type.get_element_type())
-
-
-def dense_to_array(attr, dtype: np.dtype) -> np.ndarray:
-    """The array held by a dense attribute (its raw little-endian bytes)."""
-    shape = tuple(attr.type.get_shape())
-    return np.frombuffer(attr.data.data, dtype.newbyteorder("<")).reshape(shape)
+    return element_dtype(value.type.get_element_type())
 
 
 # ----------------------------------------------------------------------------- nn kernels
@@ -223,7 +217,7 @@ def _constant(op: graph.ConstantOp, args: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def _constant_of_shape(op: graph.ConstantOfShapeOp, args: list[np.ndarray]) -> list[np.ndarray]:
-    value = dense_to_array(op.value, dtype_of(op.output)).reshape(-1)[0]
+    value = to_numpy(op.value).reshape(-1)[0]
     return [np.full(shape_of(op.output), value, dtype=dtype_of(op.output))]
 
 
@@ -501,8 +495,8 @@ def _specialize_sizes(op: graph.SymbolicConstantOp | graph.LoopOp,
             op.properties["iterations"] = IntegerAttr(count.evaluate(values), i64)
         return
     data = [d if isinstance(d, int) else d.evaluate(values) for d in op.dims()]
-    dtype = numpy_dtype_of_element(op.output.type.get_element_type())
-    Rewriter.replace_op(op, graph.ConstantOp(dense(
+    dtype = element_dtype(op.output.type.get_element_type())
+    Rewriter.replace_op(op, graph.ConstantOp(from_numpy(
         np.asarray(data, dtype=dtype).reshape(shape_of(op.output)))))
 
 

@@ -11,8 +11,8 @@ import numpy as np
 from xdsl.ir import Operation
 
 from onnxc.dialects import graph
+from onnxc.dialects.dense_data import cast_array, element_dtype
 from onnxc.dialects.graph import float_of, int_of
-from onnxc.frontend.onnx_types import cast_array, numpy_dtype_of_element
 
 
 def _unary(fn):
@@ -70,7 +70,7 @@ def _shrink(op: graph.ShrinkOp, a: list[np.ndarray]) -> list[np.ndarray]:
 
 def _cast(op: graph.CastOp, a: list[np.ndarray]) -> list[np.ndarray]:
     saturate = op.saturate is None or int_of(op.saturate) != 0
-    dtype = numpy_dtype_of_element(op.output.type.get_element_type())
+    dtype = element_dtype(op.output.type.get_element_type())
     round_mode = "up" if op.round_mode is None else op.round_mode.data
     return [cast_array(a[0], dtype, saturate, round_mode)]
 
@@ -119,5 +119,5 @@ EVALUATORS: dict[type[Operation], object] = {
     graph.ThresholdedReluOp: _thresholded_relu,
     graph.ShrinkOp: _shrink,
     graph.BitCastOp: lambda op, a: [
-        a[0].view(numpy_dtype_of_element(op.output.type.get_element_type()))],
+        a[0].view(element_dtype(op.output.type.get_element_type()))],
 }

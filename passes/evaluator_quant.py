@@ -11,17 +11,17 @@ from __future__ import annotations
 import numpy as np
 
 from onnxc.dialects import graph
+from onnxc.dialects.dense_data import cast_array, element_dtype
 from onnxc.dialects.graph_quant import is_float_quantized, quantized_range
-from onnxc.frontend.onnx_types import cast_array, numpy_dtype_of_element
 
 
 def _dtype(value) -> np.dtype:
-    return numpy_dtype_of_element(value.type.get_element_type())
+    return element_dtype(value.type.get_element_type())
 
 
 def quantize(op: graph.QuantizeLinearOp, args: list[np.ndarray]) -> list[np.ndarray]:
     scale, zero = op.broadcast_params()
-    div = numpy_dtype_of_element(op.division_type())
+    div = element_dtype(op.division_type())
     y = args[0].astype(div) / scale.astype(div)
     out = _dtype(op.output)
     if is_float_quantized(op.quantized_type()):

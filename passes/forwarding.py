@@ -27,9 +27,10 @@ from xdsl.pattern_rewriter import (
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.passes.base import GraphPatternPass
-from onnxc.passes.constants import constant_value, dense
+from onnxc.passes.constants import constant_value
 from onnxc.passes.evaluator import evaluate_op
 from onnxc.passes.inverse_pairs import ComposeTransposes
 from onnxc.passes.rewrite_utils import (
@@ -55,7 +56,7 @@ def is_elementwise(op: Operation | None) -> bool:
 
 
 def _constant_op(array: np.ndarray, like: SSAValue) -> graph.ConstantOp:
-    return graph.ConstantOp(dense(array, like.type.get_element_type()))
+    return graph.ConstantOp(from_numpy(array, like.type.get_element_type()))
 
 
 # --------------------------------------------------------------------------- slice-before-elementwise

@@ -59,10 +59,10 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from xdsl.rewriter import InsertPoint
 
 from onnxc.dialects import graph
-from onnxc.dialects.dense_data import element_dtype
+from onnxc.dialects.dense_data import from_numpy, to_numpy
 from onnxc.dialects.graph_base import GraphOp
 from onnxc.passes.base import GraphPatternPass
-from onnxc.passes.constants import constant_value, dense, insert_constant
+from onnxc.passes.constants import constant_value, insert_constant
 from onnxc.passes.rewrite_utils import rebuild
 
 HALF = (Float16Type, BFloat16Type)
@@ -173,8 +173,7 @@ class WidenHalfOp(RewritePattern):
             if isinstance(prop, FloatAttr) and isinstance(prop.type, self.types):
                 wide.properties[name] = FloatAttr(prop.value.data, f32)
             if isinstance(prop, DenseIntOrFPElementsAttr) and is_half(prop.type, self.types):
-                data = np.frombuffer(prop.data.data, element_dtype(prop.get_element_type()))
-                wide.properties[name] = dense(data.reshape(prop.get_shape()), f32)
+                wide.properties[name] = from_numpy(to_numpy(prop), f32)
         new_ops: list[Operation] = [wide]
         results: list[SSAValue] = []
         for old, new in zip(op.results, wide.results):

@@ -13,7 +13,8 @@ that move no data or that later rewrites made redundant:
 
 The data of a laid-out constant is stored in physical order (the order `physical_shape`
 names), so the bytes are exactly the buffer the kernels read; `to_physical`/`to_logical`
-map between that and the logical array.
+map between that and the logical array (the bytes themselves are read and written by
+dialects/dense_data.py).
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, TensorType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from onnxc.dialects import graph
+from onnxc.dialects.dense_data import element_dtype, flat_values, from_numpy
 from onnxc.dialects.layout import (
     PLAIN_LETTERS,
     ConvertOp,
@@ -33,7 +35,6 @@ from onnxc.dialects.layout import (
     physical_permutation,
     physical_shape,
 )
-from onnxc.frontend.onnx_types import numpy_dtype_of_element
 from onnxc.passes.base import GraphPatternPass
 
 # --------------------------------------------------------------------------- data in a layout
@@ -81,8 +82,7 @@ def constant_value(value: DenseIntOrFPElementsAttr) -> np.ndarray:
     """The logical array of a (possibly laid-out) dense constant."""
     t = value.type
     assert isinstance(t, TensorType)
-    dtype = np.dtype(numpy_dtype_of_element(t.get_element_type())).newbyteorder("<")
-    flat = np.frombuffer(value.data.data, dtype)
+    flat = flat_values(value)
     if layout_of(t) is None:
         return flat.reshape(tuple(t.get_shape()))
     return to_logical(flat, t.get_shape(), layout_of(t))
@@ -91,10 +91,9 @@ def constant_value(value: DenseIntOrFPElementsAttr) -> np.ndarray:
 def laid_out_dense(array: np.ndarray, t: TensorType) -> DenseIntOrFPElementsAttr:
     """The dense attribute of type `t` holding logical `array` (broadcast to `t`'s shape:
     a [C, 1, 1] bias fits [1, C, 1, 1]) in `t`'s layout."""
-    dtype = np.dtype(numpy_dtype_of_element(t.get_element_type())).newbyteorder("<")
-    logical = np.broadcast_to(np.asarray(array, dtype), tuple(t.get_shape()))
-    data = to_physical(logical, layout_of(t))
-    return DenseIntOrFPElementsAttr(t, BytesAttr(data.tobytes()))
+    logical = np.broadcast_to(np.asarray(array, element_dtype(t.get_element_type())),
+                              tuple(t.get_shape()))
+    return from_numpy(to_physical(logical, layout_of(t)), t)
 
 
 def moves_no_data(src: TensorType, dst: TensorType) -> bool:

@@ -20,15 +20,14 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
-    BytesAttr,
     DenseIntOrFPElementsAttr,
     IntegerType,
     MemRefType,
-    TensorType,
     i8,
 )
 
 from onnxc.dialects import graph
+from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
@@ -115,8 +114,7 @@ def conv_constants(op: graph.ConvOp) -> list[DenseIntOrFPElementsAttr]:
                 & (columns + kw * cols.dilation - cols.pad_begin < cols.size_in), rows.size_out)
         for kw in range(cols.kernel)
     ]).astype(np.int8)
-    mask_type = TensorType(i8, mask.shape)
-    return [DenseIntOrFPElementsAttr(mask_type, BytesAttr(mask.tobytes()))]
+    return [from_numpy(mask, i8)]
 
 
 def _check_nhwc(op: graph.ConvOp) -> None:

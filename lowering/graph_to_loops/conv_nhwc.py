@@ -28,7 +28,6 @@ from functools import cached_property
 import numpy as np
 from xdsl.dialects import arith, vector
 from xdsl.dialects.builtin import (
-    BytesAttr,
     DenseIntOrFPElementsAttr,
     Float32Type,
     MemRefType,
@@ -40,7 +39,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 
 from onnxc.dialects import graph
-from onnxc.dialects.dense_data import values_in_shape
+from onnxc.dialects.dense_data import from_numpy, values_in_shape
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.layout import layout_of
 from onnxc.lowering.graph_to_loops import gemm_bf16
@@ -220,8 +219,8 @@ def packed_weights(op: Operation) -> DenseIntOrFPElementsAttr:
         wg = w[grp * g.mg:(grp + 1) * g.mg]  # [Mg, Cg, KH, KW]
         b = wg.transpose(2, 3, 1, 0).reshape(g.taps * g.cg, g.mg)
         parts.append(pack(b, _gemm_shape(g), t, depths))
-    packed = (np.concatenate(parts) if len(parts) > 1 else parts[0]).astype("<f4", copy=False)
-    return DenseIntOrFPElementsAttr(TensorType(f32, [packed.size]), BytesAttr(packed.tobytes()))
+    packed = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    return from_numpy(packed.reshape(-1), f32)
 
 
 def padded_scratch(g: ConvGeometry) -> list[MemRefType]:

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
 from xdsl.dialects import arith, vector
-from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, TensorType, VectorType, f32
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, VectorType, f32
 from xdsl.ir import Operation, SSAValue
 
 from onnxc.dialects import graph
+from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph_epilogue import epilogue_of
 from onnxc.lowering.graph_to_loops.conv_nhwc import (
     _weight_value,
@@ -38,8 +38,7 @@ def tap_major_weights(op: Operation) -> DenseIntOrFPElementsAttr:
     """W[c, 0, kh, kw] as [kh, kw, c], flat."""
     w = _weight_value(op)
     assert w is not None
-    relaid = np.ascontiguousarray(w[:, 0].transpose(1, 2, 0)).astype("<f4")
-    return DenseIntOrFPElementsAttr(TensorType(f32, [relaid.size]), BytesAttr(relaid.tobytes()))
+    return from_numpy(w[:, 0].transpose(1, 2, 0).reshape(-1), f32)
 
 
 class _Depthwise:

@@ -29,18 +29,16 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import (
-    BytesAttr,
     DenseIntOrFPElementsAttr,
     MemRefType,
     StringAttr,
-    TensorType,
     VectorType,
     i32,
 )
 from xdsl.ir import Operation, SSAValue
 
 from onnxc.dialects import graph
-from onnxc.dialects.dense_data import values_in_shape
+from onnxc.dialects.dense_data import from_numpy, values_in_shape
 from onnxc.dialects.graph import shape_of
 from onnxc.lowering.graph_to_loops.gemm_microkernel import (
     GemmShape,
@@ -103,8 +101,7 @@ def pairs(b: np.ndarray) -> np.ndarray:
 
 def pair_constant(packed: np.ndarray) -> DenseIntOrFPElementsAttr:
     """Packed u32 pairs as a flat i32 constant (the kernel loads them as <16 x i32>)."""
-    data = BytesAttr(packed.astype("<u4", copy=False).tobytes())
-    return DenseIntOrFPElementsAttr(TensorType(i32, [packed.size]), data)
+    return from_numpy(packed.astype(np.uint32, copy=False).view(np.int32).reshape(-1), i32)
 
 
 def round_pair(kb: KernelBuilder, lo: SSAValue, hi: SSAValue | None) -> SSAValue:

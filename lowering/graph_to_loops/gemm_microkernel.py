@@ -35,7 +35,6 @@ from math import prod
 import numpy as np
 from xdsl.dialects import arith, memref, vector
 from xdsl.dialects.builtin import (
-    BytesAttr,
     DenseIntOrFPElementsAttr,
     Float32Type,
     MemRefType,
@@ -46,7 +45,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 
 from onnxc.dialects import graph
-from onnxc.dialects.dense_data import values_in_shape
+from onnxc.dialects.dense_data import from_numpy, values_in_shape
 from onnxc.dialects.graph import float_of, int_of, is_symbolic, shape_of
 from onnxc.dialects.graph_epilogue import epilogue_of
 from onnxc.dialects.symbolic_dims import Dim
@@ -199,9 +198,7 @@ def packed_b(op: Operation) -> list[DenseIntOrFPElementsAttr]:
     packed = pack(b.T if g.trans_b else b, g, t)
     if g.alpha != 1.0:
         packed *= np.float32(g.alpha)
-    # one copy into the attribute's bytes (not a Python list: weights are big)
-    data = BytesAttr(packed.astype("<f4", copy=False).tobytes())
-    return [DenseIntOrFPElementsAttr(TensorType(f32, [packed.size]), data)]
+    return [from_numpy(packed.reshape(-1), f32)]  # one copy into the attribute's bytes
 
 
 def scratch_b(op: Operation) -> list[MemRefType]:

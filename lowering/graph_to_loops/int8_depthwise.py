@@ -30,12 +30,10 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import (
-    BytesAttr,
     DenseIntOrFPElementsAttr,
     IntegerType,
     MemRefType,
     Signedness,
-    TensorType,
     UnrealizedConversionCastOp,
     VectorType,
     f32,
@@ -45,7 +43,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
-from onnxc.dialects.dense_data import values_in_shape
+from onnxc.dialects.dense_data import from_numpy, values_in_shape
 from onnxc.dialects.graph_base import int_of, ints_of, shape_of
 from onnxc.dialects.graph_qlinear import QLinearConvOp, QuantizedProductOp, is_i32
 from onnxc.dialects.layout import layout_of
@@ -125,9 +123,7 @@ def depthwise_constants(op: QuantizedProductOp) -> list[DenseIntOrFPElementsAttr
     tables = []
     for array in _tables(op):
         element = f32 if array.dtype == np.float32 else i32
-        tables.append(DenseIntOrFPElementsAttr(
-            TensorType(element, [array.size]), BytesAttr(array.astype(f"<{array.dtype.char}")
-                                                         .tobytes())))
+        tables.append(from_numpy(array.reshape(-1), element))
     return tables
 
 

@@ -48,12 +48,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from xdsl.dialects import arith, llvm, memref, vector
 from xdsl.dialects.builtin import (
-    BytesAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     IntegerType,
     MemRefType,
-    TensorType,
     VectorType,
     f32,
     i8,
@@ -62,7 +60,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
-from onnxc.dialects.dense_data import values_in_shape
+from onnxc.dialects.dense_data import from_numpy, values_in_shape
 from onnxc.dialects.graph_base import int_of, ints_of, shape_of
 from onnxc.dialects.graph_qlinear import (
     QLinearConvOp,
@@ -294,13 +292,8 @@ def int8_constants(op: QuantizedProductOp) -> list[DenseIntOrFPElementsAttr]:
     if isinstance(el, IntegerType) and not is_i32(el):
         zp = int_of(op.output_zero_point)
         rule[:] = (zp, *(bound - zp for bound in op.output_range()))
-    return [
-        DenseIntOrFPElementsAttr(TensorType(i32, [packed.size]), BytesAttr(packed.tobytes())),
-        DenseIntOrFPElementsAttr(TensorType(i32, [g.npad]),
-                                 BytesAttr(corr.astype("<i4").tobytes())),
-        DenseIntOrFPElementsAttr(TensorType(f32, [g.npad]), BytesAttr(scale.astype("<f4").tobytes())),
-        DenseIntOrFPElementsAttr(TensorType(f32, [3]), BytesAttr(rule.astype("<f4").tobytes())),
-    ]
+    return [from_numpy(packed, i32), from_numpy(corr.astype(np.int32), i32),
+            from_numpy(scale, f32), from_numpy(rule, f32)]
 
 
 def reads_input_in_place(op: QuantizedProductOp) -> bool:

@@ -44,11 +44,12 @@ from xdsl.ir import Attribute, Block, Operation, Region
 from xdsl.irdl import VarOperandDef, VarResultDef
 from xdsl.utils.comparisons import to_signed
 
+from onnxc.dialects import dense_data
 from onnxc.errors import InvalidInputError
 from onnxc.lowering.graph_to_loops.interpreter_vector import VectorFunctions
 
-DTYPES = {f32: np.float32, f64: np.float64, i64: np.int64, i32: np.int32, i8: np.int8,
-          i1: np.bool_}
+DTYPES = {el: dense_data.element_dtype(el).type for el in (f32, f64, i64, i32, i8, i1)}
+"""The element types the interpreter's memory holds (xDSL's TypedPtr), as numpy scalar types."""
 
 
 def _c_float(fn):
@@ -209,11 +210,14 @@ def interpret(module: ModuleOp, inputs: list[np.ndarray], entry: str | None = No
 
 
 def element_type_of(dtype: np.dtype):
-    """The xDSL element type of a numpy dtype."""
-    for element, d in DTYPES.items():
-        if np.dtype(d) == np.dtype(dtype):
-            return element
-    raise InvalidInputError(f"no element type for dtype {dtype}")
+    """The xDSL element type of a numpy dtype the interpreter can hold."""
+    try:
+        element = dense_data.element_type_of(dtype)
+    except ValueError:
+        element = None
+    if element not in DTYPES:
+        raise InvalidInputError(f"no element type for dtype {dtype}")
+    return element
 
 
 def run_single_op(

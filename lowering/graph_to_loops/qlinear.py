@@ -18,17 +18,16 @@ from collections.abc import Sequence
 import numpy as np
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
-    BytesAttr,
     DenseIntOrFPElementsAttr,
     Float32Type,
     IntegerType,
     Signedness,
-    TensorType,
     f32,
     i32,
 )
 from xdsl.ir import SSAValue
 
+from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph_base import int_of, ints_of, shape_of
 from onnxc.dialects.graph_qlinear import (
     QLinearConvOp,
@@ -54,14 +53,10 @@ def qlinear_constants(op: QuantizedProductOp) -> list[DenseIntOrFPElementsAttr]:
     tables = []
     scales = output_scales(op)
     if len(scales) > 1:
-        data = np.asarray(scales, np.float32)
-        tables.append(DenseIntOrFPElementsAttr(TensorType(f32, [data.size]),
-                                               BytesAttr(data.astype("<f4").tobytes())))
+        tables.append(from_numpy(np.asarray(scales, np.float32), f32))
     zps = ints_of(op.weight_zero_point)
     if len(set(zps)) > 1:
-        data = np.asarray(zps, np.int32)
-        tables.append(DenseIntOrFPElementsAttr(TensorType(i32, [data.size]),
-                                               BytesAttr(data.astype("<i4").tobytes())))
+        tables.append(from_numpy(np.asarray(zps, np.int32), i32))
     return tables
 
 

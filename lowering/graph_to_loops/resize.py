@@ -18,10 +18,10 @@ import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType
 
+from onnxc.dialects.dense_data import element_dtype, from_numpy
 from onnxc.dialects.graph import float_of, shape_of
 from onnxc.dialects.graph_resize import AxisTaps, ResizeOp
 from onnxc.errors import LoweringError
-from onnxc.frontend import onnx_types as types
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
 
 UNROLLED_TAPS = 4
@@ -48,13 +48,13 @@ def _tables(op: ResizeOp) -> tuple[dict[int, AxisTaps], dict[int, tuple[int, int
 def resize_constants(op: ResizeOp) -> list[DenseIntOrFPElementsAttr]:
     """[index table (i64), weight table (the element type)] over all resized axes."""
     taps, _ = _tables(op)
-    dtype = types.numpy_dtype_of_element(op.output.type.get_element_type())
+    dtype = element_dtype(op.output.type.get_element_type())
     idx = [t.idx.reshape(-1) for t in taps.values()]
     w = [t.w.reshape(-1) for t in taps.values()]
     w += [t.outside.astype(np.float64) for t in taps.values() if t.outside is not None]
     idx_table = np.concatenate(idx or [np.zeros(1, np.int64)]).astype(np.int64)
     w_table = np.concatenate(w or [np.zeros(1)]).astype(dtype)
-    return [types.dense(idx_table), types.dense(w_table)]
+    return [from_numpy(idx_table), from_numpy(w_table)]
 
 
 def resize_kernel(op: ResizeOp, kb: KernelBuilder, ins, outs):

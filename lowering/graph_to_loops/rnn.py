@@ -27,18 +27,16 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.dialects import arith, math, vector
 from xdsl.dialects.builtin import (
-    BytesAttr,
     DenseIntOrFPElementsAttr,
     Float64Type,
     IndexType,
     MemRefType,
-    TensorType,
     VectorType,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from onnxc.dialects import graph
-from onnxc.dialects.dense_data import element_dtype, values_in_shape
+from onnxc.dialects.dense_data import from_numpy, values_in_shape
 from onnxc.dialects.graph import int_of, shape_of
 from onnxc.dialects.graph_rnn import (
     GRURecurrenceOp,
@@ -119,8 +117,7 @@ def rnn_constants(op: Operation) -> list[DenseIntOrFPElementsAttr]:
     geo = geometry(op)
     element = op.recurrence.type.get_element_type()
     packed = pack_recurrence(values_in_shape(value, shape_of(value.type)), geo)
-    data = packed.astype(element_dtype(element).newbyteorder("<"), copy=False).tobytes()
-    return [DenseIntOrFPElementsAttr(TensorType(element, [packed.size]), BytesAttr(data))]
+    return [from_numpy(packed.reshape(-1), element)]
 
 
 def rnn_scratch(op: Operation) -> list[MemRefType]:
