@@ -37,33 +37,39 @@ class EmitEntryWrapperPass(ModulePass):
         )
         if target is None:
             raise LoweringError(f"emit-entry-wrapper: no llvm.func @{self.entry}")
-        param_types = target.function_type.inputs.data
-        if any(not isinstance(t, llvm.LLVMPointerType) for t in param_types):
-            raise LoweringError(f"emit-entry-wrapper: @{self.entry} must take only pointers")
+        op.body.block.add_op(entry_wrapper(self.entry, target.function_type))
 
-        ptr = llvm.LLVMPointerType()
-        block = Block(arg_types=[ptr])
-        argv = block.args[0]
-        argv.name_hint = "argv"
-        args = []
-        for i in range(len(param_types)):
-            slot = llvm.GEPOp.from_mixed_indices(argv, [i], pointee_type=ptr)
-            load = llvm.LoadOp(slot, ptr)
-            block.add_ops([slot, load])
-            args.append(load.dereferenced_value)
-        returns = target.function_type.output
-        if isinstance(returns, IntegerType) and returns.width.data == 32:
-            call = llvm.CallOp(self.entry, *args, return_type=i32)
-            block.add_ops([call, llvm.ReturnOp(call.returned)])
-        elif isinstance(returns, llvm.LLVMVoidType):
-            zero = llvm.ConstantOp(IntegerAttr(0, i32), i32)
-            block.add_ops([llvm.CallOp(self.entry, *args), zero, llvm.ReturnOp(zero.result)])
-        else:
-            raise LoweringError(f"emit-entry-wrapper: @{self.entry} must return i32 or nothing")
-        wrapper = llvm.FuncOp(
-            WRAPPER_NAME,
-            llvm.LLVMFunctionType([ptr], i32),
-            linkage=llvm.LinkageAttr("external"),
-            body=Region(block),
-        )
-        op.body.block.add_op(wrapper)
+
+def entry_wrapper(entry: str, function_type: llvm.LLVMFunctionType) -> llvm.FuncOp:
+    """`llvm.func @onnxc_entry(%argv)` unpacking argv into a call of `entry`, which has
+    `function_type` (pointers only; returns i32 or nothing). Also used by the direct LLVM IR
+    route (lowering/to_llvm/direct.py), which never builds the llvm dialect of `entry`."""
+    param_types = function_type.inputs.data
+    if any(not isinstance(t, llvm.LLVMPointerType) for t in param_types):
+        raise LoweringError(f"emit-entry-wrapper: @{entry} must take only pointers")
+
+    ptr = llvm.LLVMPointerType()
+    block = Block(arg_types=[ptr])
+    argv = block.args[0]
+    argv.name_hint = "argv"
+    args = []
+    for i in range(len(param_types)):
+        slot = llvm.GEPOp.from_mixed_indices(argv, [i], pointee_type=ptr)
+        load = llvm.LoadOp(slot, ptr)
+        block.add_ops([slot, load])
+        args.append(load.dereferenced_value)
+    returns = function_type.output
+    if isinstance(returns, IntegerType) and returns.width.data == 32:
+        call = llvm.CallOp(entry, *args, return_type=i32)
+        block.add_ops([call, llvm.ReturnOp(call.returned)])
+    elif isinstance(returns, llvm.LLVMVoidType):
+        zero = llvm.ConstantOp(IntegerAttr(0, i32), i32)
+        block.add_ops([llvm.CallOp(entry, *args), zero, llvm.ReturnOp(zero.result)])
+    else:
+        raise LoweringError(f"emit-entry-wrapper: @{entry} must return i32 or nothing")
+    return llvm.FuncOp(
+        WRAPPER_NAME,
+        llvm.LLVMFunctionType([ptr], i32),
+        linkage=llvm.LinkageAttr("external"),
+        body=Region(block),
+    )

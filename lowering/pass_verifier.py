@@ -11,9 +11,11 @@ how: `record_source`), so nothing is kept for it, neither time nor a second copy
 weights; a module that was not imported is copied before its first pipeline instead.
 
 `onnxc.compile` defers verification further: graph -> loops and the entry ABI run unverified
-(`verify=False`) and are verified with loops -> LLVM, once, on the largest module (each
-verify of a lowered ResNet-50 takes about 0.9 s). A pass that crashes on IR an unverified
-pass broke is blamed on that pass the same way: the crash triggers the replay.
+(`verify=False`). The loops module is verified before its LLVM IR is emitted only with
+ONNXC_VERIFY_IR=1, which the test suite sets (each verify of a lowered ResNet-50 takes about
+1 s); otherwise only when the emitter fails on it (lowering/pipeline.py lower_to_llvm_ir).
+A pass that crashes on IR an unverified pass broke is blamed on that pass the same way: the
+crash triggers the replay.
 
 `verify_module` verifies with the module's symbols indexed: xDSL 0.74 resolves each
 `func.call`'s callee by scanning the module (`SymbolTable.lookup_symbol`), which made

@@ -10,6 +10,8 @@ lists the stages as data; each has one function below, applied in STAGES order:
     loops-abi       the entry's calling convention (arena, ...)    apply_loops_abi
     loops-to-llvm   loops -> xDSL's llvm dialect, entry wrapper    lower_to_llvm_dialect
     llvm-ir         llvm dialect -> llvmlite LLVM IR               translate_to_llvm_ir
+                    (onnxc.compile does both in one walk, without  lower_to_llvm_ir
+                    the llvm dialect: lowering/to_llvm/direct.py)
     machine-code    LLVM IR -> JIT-compiled native code            jit_compile
                     (or an object file: runtime/artifact.py)
 
@@ -19,6 +21,7 @@ onnxc.registry); `", ".join(...)` of them is text that `onnxc-opt -p` accepts.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -225,6 +228,33 @@ def lower_to_llvm_dialect(ctx: Context, module: ModuleOp, entry: str = "main",
     run_passes(ctx, module, stage_passes("loops-to-llvm", entry=entry, num_threads=num_threads))
 
 
+def lower_to_llvm_ir(ctx: Context, module: ModuleOp, target: Target, entry: str = "main",
+                     num_threads: int = 1) -> Any:
+    """loops-to-llvm and llvm-ir in one walk (lowering/to_llvm/direct.py): the loops module
+    (entry ABI applied) is verified, its parallel loops outlined, and its LLVM IR emitted with
+    the `onnxc_entry` wrapper, without building the llvm dialect (which `--emit=llvm-dialect`
+    still does, through the passes of stage_passes("loops-to-llvm"))."""
+    from onnxc.lowering.to_llvm.direct import emit_llvm_ir
+
+    run_passes(ctx, module, loops_to_llvm_pipeline(num_threads)[:1], verify=verify_loops())
+    try:
+        return emit_llvm_ir(module, triple=target.triple, data_layout=target.data_layout,
+                            entry=entry)
+    except LoweringError:
+        run_passes(ctx, module, (), verify=True)  # invalid IR from a pass is the real error
+        raise
+
+
+def verify_loops() -> bool:
+    """Whether the loops module is verified before its LLVM IR is emitted: with
+    ONNXC_VERIFY_IR=1 (the test suite sets it). Off by default, as in release builds of
+    LLVM: it cost about 1 s of ResNet-50's compile and finds only onnxc bugs, which still
+    surface without it: the emitter and llvmlite check operand types, LLVM verifies the
+    module, and an emitter failure verifies the module then, to blame the pass that broke
+    it (lowering/pass_verifier.py)."""
+    return os.environ.get("ONNXC_VERIFY_IR", "") not in ("", "0")
+
+
 def translate_to_llvm_ir(module: ModuleOp, target: Target) -> Any:
     """llvm-ir: the llvmlite module of an llvm-dialect `module`, for `target`'s triple and
     data layout."""
@@ -266,6 +296,6 @@ __all__ = [
     "EMIT_STAGES", "GRAPH_TO_LOOPS", "LOOPS_ABI", "LOOPS_TO_LLVM_PIPELINE", "STAGES",
     "TIMED_AS", "Stage", "apply_loops_abi", "graph_to_loops", "import_model", "jit_compile",
     "loops_to_llvm", "loops_to_llvm_pipeline", "lower_graph_to_loops", "lower_loops_to_llvm",
-    "lower_to_llvm_dialect", "lowering_passes", "make_context", "optimize_graph",
+    "lower_to_llvm_dialect", "lower_to_llvm_ir", "lowering_passes", "make_context", "optimize_graph",
     "run_passes", "stage_passes", "translate_to_llvm_ir",
 ]

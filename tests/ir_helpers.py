@@ -76,18 +76,29 @@ def imported_ops(onnx_text: str, opset: int) -> list:
     return list(func.body.block.ops)[:-1]
 
 
-def jit_loops(text: str, num_threads: int = 1):
+def jit_loops(text: str, num_threads: int = 1, route: str = "direct"):
     """Loop-level IR text (func/scf/memref/arith, `onnxc.parallel` loops) lowered to LLVM for
-    this host with `num_threads` and JIT-compiled: (NativeModule, its LLVM IR text)."""
+    this host with `num_threads` and JIT-compiled: (NativeModule, its LLVM IR text).
+
+    `route="direct"` emits LLVM IR straight from the loops, as `onnxc.compile` does
+    (lowering/to_llvm/direct.py); `route="patterns"` goes through the llvm dialect, as
+    `onnxc-opt --emit=llvm-dialect` does."""
     from onnxc.lowering.pipeline import lower_loops_to_llvm, make_context, translate_to_llvm_ir
+    from onnxc.lowering.to_llvm.direct import emit_llvm_ir
+    from onnxc.lowering.to_llvm.parallel import OutlineParallelLoopsPass
     from onnxc.runtime.jit import NativeModule, host_target
 
     ctx = make_context()
     module = Parser(ctx, text).parse_module()
-    lower_loops_to_llvm(ctx, module, num_threads=num_threads)
-    llvm_ir = str(translate_to_llvm_ir(module, host_target()))
+    target = host_target()
+    if route == "direct":
+        module.verify()
+        OutlineParallelLoopsPass(num_threads=num_threads).apply(ctx, module)
+        llvm_ir = str(emit_llvm_ir(module, triple=target.triple, data_layout=target.data_layout))
+    else:
+        lower_loops_to_llvm(ctx, module, num_threads=num_threads)
+        llvm_ir = str(translate_to_llvm_ir(module, target))
     return NativeModule.from_llvm_ir(llvm_ir), llvm_ir
-
 
 
 def compile_graph(text: str, num_threads: int = 1):

@@ -34,6 +34,13 @@ from onnxc.errors import LoweringError
 from onnxc.lowering.to_llvm.parallel import mark_parallel
 
 Index = int | SSAValue
+
+_INDEX = IndexType()
+_INDEX_OP_PROPERTIES: dict[type[Operation], dict[str, Attribute]] = {
+    cls: {"overflowFlags": arith.IntegerOverflowAttr("none")}
+    for cls in (arith.AddiOp, arith.SubiOp, arith.MuliOp)
+}
+"""What `arith.AddiOp(a, b)` and its siblings set; the signed division, min and max have none."""
 LoopBody = Callable[..., Sequence[SSAValue] | None]
 
 
@@ -256,6 +263,13 @@ class KernelBuilder:
 
     # ------------------------------------------------------------------ index arithmetic
 
+    def _index_op(self, cls: type[Operation], a: Index, b: Index) -> SSAValue:
+        """`cls(a, b)` on index values, built with `create`: the conv kernels make thousands
+        of these, and the generic `__init__` (argument conversion) cost about a third more."""
+        op = cls.create(operands=[self.idx(a), self.idx(b)], result_types=[_INDEX],
+                        properties=dict(_INDEX_OP_PROPERTIES.get(cls, {})))
+        return self.insert(op)
+
     def iadd(self, a: Index, b: Index) -> Index:
         if isinstance(a, int) and isinstance(b, int):
             return a + b
@@ -263,14 +277,14 @@ class KernelBuilder:
             return a
         if _is(a, 0):
             return b
-        return self.insert(arith.AddiOp(self.idx(a), self.idx(b)))
+        return self._index_op(arith.AddiOp, a, b)
 
     def isub(self, a: Index, b: Index) -> Index:
         if isinstance(a, int) and isinstance(b, int):
             return a - b
         if _is(b, 0):
             return a
-        return self.insert(arith.SubiOp(self.idx(a), self.idx(b)))
+        return self._index_op(arith.SubiOp, a, b)
 
     def imul(self, a: Index, b: Index) -> Index:
         if isinstance(a, int) and isinstance(b, int):
@@ -281,7 +295,7 @@ class KernelBuilder:
             return a
         if _is(a, 1):
             return b
-        return self.insert(arith.MuliOp(self.idx(a), self.idx(b)))
+        return self._index_op(arith.MuliOp, a, b)
 
     def idiv(self, a: Index, b: int) -> Index:
         """Division of a non-negative index by a positive constant."""
@@ -289,17 +303,17 @@ class KernelBuilder:
             return a // b
         if b == 1:
             return a
-        return self.insert(arith.DivSIOp(a, self.idx(b)))
+        return self._index_op(arith.DivSIOp, a, b)
 
     def imax(self, a: Index, b: Index) -> Index:
         if isinstance(a, int) and isinstance(b, int):
             return max(a, b)
-        return self.insert(arith.MaxSIOp(self.idx(a), self.idx(b)))
+        return self._index_op(arith.MaxSIOp, a, b)
 
     def imin(self, a: Index, b: Index) -> Index:
         if isinstance(a, int) and isinstance(b, int):
             return min(a, b)
-        return self.insert(arith.MinSIOp(self.idx(a), self.idx(b)))
+        return self._index_op(arith.MinSIOp, a, b)
 
     def linear(self, terms: Sequence[tuple[Index, int]], offset: int = 0) -> Index:
         """sum(iv * coefficient) + offset."""

@@ -361,8 +361,8 @@ def lower_graph(ctx, module: ModuleOp, log: _StageLog, precision: str, threads: 
             symbolic_signature(entry))
         entry_name = entry.sym_name.data
     with log.stage(pipeline.TIMED_AS["loops-to-llvm"]):  # llvm-ir is timed with it
-        pipeline.lower_to_llvm_dialect(ctx, module, entry_name, threads)
-        lowered.llvm_module = pipeline.translate_to_llvm_ir(module, target)
+        lowered.llvm_module = pipeline.lower_to_llvm_ir(ctx, module, target, entry_name,
+                                                        threads)
     return lowered
 
 

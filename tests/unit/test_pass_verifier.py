@@ -141,11 +141,15 @@ def test_deferred_verification_blames_the_unverified_pass(broken_passes):
     assert caught.value.op_name == "memref.load"
 
 
+@pytest.mark.parametrize("verify_loops", ["1", "0"])
 def test_compile_defers_lowering_verification_and_still_names_the_pass(broken_passes,
-                                                                         monkeypatch):
-    """onnxc.compile verifies graph -> loops and the entry ABI only with loops -> LLVM: a
-    fault planted in the first stage still surfaces as that pass's error, whether the LLVM
-    conversion crashes on the bad load or the final verification catches it."""
+                                                                         monkeypatch,
+                                                                         verify_loops):
+    """onnxc.compile verifies graph -> loops and the entry ABI only before emitting LLVM IR,
+    and only with ONNXC_VERIFY_IR=1 (the suite's setting): a fault planted in the first
+    stage still surfaces as that pass's error, whether that verification catches it or,
+    without it, the LLVM IR emitter trips on the bad store and the module is verified then."""
+    monkeypatch.setenv("ONNXC_VERIFY_IR", verify_loops)
     monkeypatch.setattr(pipeline, "GRAPH_TO_LOOPS",
                         (*pipeline.GRAPH_TO_LOOPS, DropStoreIndices.name))
     with pytest.raises(InternalCompilerError) as caught:
