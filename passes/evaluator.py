@@ -364,6 +364,16 @@ EVALUATORS: dict[type[Operation], Evaluator] = {
 # ----------------------------------------------------------------------------- driver
 
 
+def _as_result(value, result: SSAValue) -> np.ndarray:
+    """`value` in `result`'s element type and shape; a shape sized by a loop's run-length
+    count (known only once the loop ran: see `specialized`) is the value's own."""
+    array = np.asarray(value).astype(dtype_of(result), copy=False)
+    shape = shape_of(result)
+    if any(isinstance(d, SymDim) for d in shape):
+        return array
+    return array.reshape(shape)
+
+
 def evaluate_op(op: Operation, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """The results of one graph op on concrete inputs, cast to the result types."""
     fn = EVALUATORS.get(type(op))
@@ -372,7 +382,7 @@ def evaluate_op(op: Operation, inputs: Sequence[np.ndarray]) -> list[np.ndarray]
     _check_result_sizes(op)
     with np.errstate(all="ignore"):
         values = _with_epilogue(op, fn(op, list(inputs)))
-    return [np.asarray(v).astype(dtype_of(r), copy=False).reshape(shape_of(r))
+    return [_as_result(v, r)
             for r, v in zip(op.results, values, strict=True)]
 
 
@@ -465,6 +475,12 @@ def specialized(module_or_func: ModuleOp | FuncOp, values: Mapping[str, int]):
     def concrete(t):
         return graph.tensor_type(evaluate_shape(shape_of(t), values), t.get_element_type())
 
+    def known(t) -> bool:
+        """Whether `values` sizes every symbol of `t`: a loop's run-length count
+        (`graph.loop`'s trip_symbol) is only known once the loop has run, and the types
+        it sizes stay symbolic (the evaluator's arrays carry their real length)."""
+        return {s for d in shape_of(t) if isinstance(d, SymDim) for s in d.symbols()} <= set(values)
+
     functions: list[FuncOp] = []
     for op in list(copy.walk()):
         if isinstance(op, graph.SymbolicConstantOp | graph.LoopOp):
@@ -474,10 +490,11 @@ def specialized(module_or_func: ModuleOp | FuncOp, values: Mapping[str, int]):
         for region in op.regions:
             for block in region.blocks:
                 for arg in list(block.args):
-                    if isinstance(arg.type, TensorType) and is_symbolic(arg.type):
+                    if isinstance(arg.type, TensorType) and is_symbolic(arg.type) \
+                            and known(arg.type):
                         Rewriter.replace_value_with_new_type(arg, concrete(arg.type))
         for r in list(op.results):
-            if isinstance(r.type, TensorType) and is_symbolic(r.type):
+            if isinstance(r.type, TensorType) and is_symbolic(r.type) and known(r.type):
                 Rewriter.replace_value_with_new_type(r, concrete(r.type))
         if isinstance(op, FuncOp) and not op.is_declaration:
             functions.append(op)
@@ -553,7 +570,7 @@ def evaluate_region_op(op: graph.IfOp | graph.LoopOp, operands: list[np.ndarray]
     (not operands), so these are run by the driver, not from EVALUATORS."""
     _check_result_sizes(op)
     values = (_run_if if isinstance(op, graph.IfOp) else _run_loop)(op, operands, env)
-    return [np.asarray(v).astype(dtype_of(r), copy=False).reshape(shape_of(r))
+    return [_as_result(v, r)
             for r, v in zip(op.results, values, strict=True)]
 
 

@@ -227,6 +227,7 @@ class _ModuleEmitter:
     def __init__(self, module: ir.Module, polynomials: bool):
         self.module = module
         self.patterns = _patterns(polynomials)
+        self.layouts: dict[Attribute, tuple[Sequence[int], int, int]] = {}
 
 
 # --------------------------------------------------------------------------- fast paths
@@ -234,10 +235,21 @@ class _ModuleEmitter:
 _NSW = ("nsw",)
 
 
+def _memref_layout(b: _Body, t: Attribute, op: Operation) -> tuple[Sequence[int], int, int]:
+    """(strides, offset, element bytes) of a memref type, memoised per module: xDSL
+    rebuilds a type's shape on every query, which was the walk's largest single cost."""
+    layouts = b.emitter.layouts
+    found = layouts.get(t)
+    if found is None:
+        strides, offset = _layout(t, op)
+        found = layouts[t] = (strides, offset, element_bytes(t))  # type: ignore[arg-type]
+    return found
+
+
 def _linear_index(b: _Body, indices: Sequence[SSAValue], memref_type: Attribute,
                   op: Operation) -> ir.Value | None:
     """memref.py's element_pointer index: sum of index * static stride, plus the offset."""
-    strides, offset = _layout(memref_type, op)
+    strides, offset, _ = _memref_layout(b, memref_type, op)
     builder = b.builder
     linear: ir.Value | None = None
     for index, stride in zip(indices, strides, strict=True):
@@ -279,7 +291,7 @@ def _memref_load(b: _Body, op: memref.LoadOp) -> None:
         b.values[op.res] = b.builder.trunc(byte, t)
         return
     load = b.builder.load(pointer, typ=t)
-    load.align = element_bytes(op.memref.type)  # type: ignore[arg-type]
+    load.align = _memref_layout(b, op.memref.type, op)[2]
     b.values[op.res] = load
 
 
@@ -291,7 +303,7 @@ def _memref_store(b: _Body, op: memref.StoreOp) -> None:
         store.align = 1
         return
     store = b.builder.store(value, pointer)
-    store.align = element_bytes(op.memref.type)  # type: ignore[arg-type]
+    store.align = _memref_layout(b, op.memref.type, op)[2]
 
 
 def _vector_type(t: Attribute, op: Operation) -> ir.Type:
@@ -304,7 +316,7 @@ def _vector_load(b: _Body, op: vector.LoadOp) -> None:
     t = _vector_type(op.result.type, op)
     pointer = _element_pointer(b, op.base, op.indices, op, pointee=t)
     load = b.builder.load(pointer, typ=t)
-    load.align = element_bytes(op.base.type)  # type: ignore[arg-type]
+    load.align = _memref_layout(b, op.base.type, op)[2]
     b.values[op.result] = load
 
 
@@ -312,7 +324,7 @@ def _vector_store(b: _Body, op: vector.StoreOp) -> None:
     t = _vector_type(op.vector.type, op)
     pointer = _element_pointer(b, op.base, op.indices, op, pointee=t)
     store = b.builder.store(b.values[op.vector], pointer)
-    store.align = element_bytes(op.base.type)  # type: ignore[arg-type]
+    store.align = _memref_layout(b, op.base.type, op)[2]
 
 
 def _broadcast(b: _Body, op: vector.BroadcastOp) -> None:
@@ -441,12 +453,12 @@ def _same_base_view(b: _Body, op: Operation) -> None:
             raise LoweringError(f"'{op.name}' with dynamic offsets or strides")
     elif len(op.operands) != 1:
         raise LoweringError(f"'{op.name}' with dynamic offsets, sizes or strides")
-    _layout(op.results[0].type, op)
+    _memref_layout(b, op.results[0].type, op)
     b.values[op.results[0]] = b.values[op.operands[0]]
 
 
 def _view(b: _Body, op: memref.ViewOp) -> None:
-    _layout(op.result.type, op)
+    _memref_layout(b, op.result.type, op)
     b.values[op.result] = b.builder.gep(b.values[op.source], [b.values[op.byte_shift]],
                                         inbounds=True, source_etype=I8)
 

@@ -177,8 +177,11 @@ def _outline(loop: scf.ForOp, name: str, threads: int) -> func.FuncOp:
         outliner.resolve(value)
     step = outliner.mapping[loop.step]
     body = Region()
-    loop.body.clone_into(body, value_mapper=outliner.mapping)
-    for inner in body.walk():
+    loop.body.move_blocks(body)  # moved, not cloned: the loop is erased below
+    inside = set(body.walk())
+    for outside, mapped in outliner.mapping.items():
+        outside.replace_uses_with_if(mapped, lambda use: use.operation in inside)
+    for inner in inside:
         inner.attributes.pop(PARALLEL_ATTR, None)  # nested parallel loops run serially
     entry.add_ops([
         scf.ForOp(entry.args[0], entry.args[1], step, [], body),

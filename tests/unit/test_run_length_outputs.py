@@ -73,6 +73,18 @@ def test_rows_of_run_time_length_cold_and_warm(tmp_path) -> None:
         assert model._capacity == {"n": 100}  # the most any run needed, kept
 
 
+def test_the_numpy_evaluator_runs_such_loops() -> None:
+    """The evaluator (constant folding, verify-numerics, the import tests' reference) sizes
+    every other symbol from the inputs; the run-length count only the run can give."""
+    from onnxc.passes.evaluator import evaluate
+
+    for limit in LIMITS:
+        rows, final = evaluate(parse_graph(_doubling()), [X, np.array(limit, np.float32)])
+        want_rows, want_final = _expected(X, limit)
+        np.testing.assert_array_equal(rows, want_rows)
+        np.testing.assert_array_equal(final, want_final)
+
+
 def test_out_is_refused_for_outputs_of_run_time_length() -> None:
     model = compile_graph(_doubling())
     with pytest.raises(InvalidArgumentError, match="known only once it ran"):
