@@ -111,18 +111,21 @@ class SplitConvByLiveTaps(RewritePattern):
         left = c.begin * sw + c.first * dw - pl
         height = (r.outputs - 1) * sh + (r.taps - 1) * dh + 1
         width = (c.outputs - 1) * sw + (c.taps - 1) * dw + 1
-        window = graph.SliceOp(
-            operands=[conv.input],
-            result_types=[with_shape(conv.input.type, (n, ch, height, width))],
-            properties={"starts": i64_array([top, left]),
-                        "ends": i64_array([top + height, left + width]),
-                        "axes": i64_array([2, 3]), "steps": i64_array([1, 1])})
-        whole = (top, left, height, width) == (0, 0, *shape_of(conv.input)[2:])
-        if not whole:
+        source = conv.input
+        if (top, left, height, width) != (0, 0, *shape_of(conv.input)[2:]):
+            # only a slice that is used is built: an op left out of the IR would still hold
+            # a use of the input, and a later rewrite of that input would visit it
+            window = graph.SliceOp(
+                operands=[conv.input],
+                result_types=[with_shape(conv.input.type, (n, ch, height, width))],
+                properties={"starts": i64_array([top, left]),
+                            "ends": i64_array([top + height, left + width]),
+                            "axes": i64_array([2, 3]), "steps": i64_array([1, 1])})
             ops.append(window)
+            source = window.output
         taps = np.ascontiguousarray(weight[:, :, r.first:r.last + 1, c.first:c.last + 1])
         w = insert_constant(rewriter, taps, element_type(conv.weight), conv)
-        operands = [conv.input if whole else window.output, w,
+        operands = [source, w,
                     *([conv.bias] if conv.bias is not None else [])]
         out_type = with_shape(conv.output.type,
                               (*shape_of(conv.output)[:2], r.outputs, c.outputs))

@@ -48,8 +48,7 @@ from onnxc.lowering.to_llvm.arith import ARITH_TO_LLVM_PATTERNS
 from onnxc.lowering.to_llvm.cf import CF_TO_LLVM_PATTERNS
 from onnxc.lowering.to_llvm.func import KERNEL_ATTR
 from onnxc.lowering.to_llvm.math import MATH_TO_LLVM_PATTERNS, ExpandPolynomial
-from onnxc.lowering.to_llvm.memref import MEMREF_TO_LLVM_PATTERNS, _layout, element_bytes
-from onnxc.lowering.to_llvm.parallel import LaunchOp
+from onnxc.lowering.to_llvm.memref import MEMREF_TO_LLVM_PATTERNS, element_bytes, static_layout
 from onnxc.lowering.to_llvm.type_conversion import convert_type
 from onnxc.lowering.to_llvm.vector import VECTOR_TO_LLVM_PATTERNS
 from onnxc.passes.pattern_dispatch import OpTypeDispatchApplier
@@ -101,10 +100,10 @@ def _declare(op: func.FuncOp, module: ir.Module) -> ir.Function:
         if isinstance(t, MemRefType):
             names["llvm.noalias"] = builtin.UnitAttr()
         for name, value in names.items():
-            if name in translate._ARG_FLAGS:
-                arg.add_attribute(translate._ARG_FLAGS[name])
-            elif name in translate._ARG_INTS and isinstance(value, IntegerAttr):
-                setattr(arg.attributes, translate._ARG_INTS[name], value.value.data)
+            if name in translate.ARG_FLAGS:
+                arg.add_attribute(translate.ARG_FLAGS[name])
+            elif name in translate.ARG_INTS and isinstance(value, IntegerAttr):
+                setattr(arg.attributes, translate.ARG_INTS[name], value.value.data)
     return fn
 
 
@@ -120,6 +119,7 @@ class _Body:
         self.fn = fn
         self.values: dict[SSAValue, ir.Value] = {}
         self.builder = ir.IRBuilder()
+        self.block_map: dict[Block, ir.Block] = {}
 
     # ---- structure
 
@@ -132,7 +132,7 @@ class _Body:
             for arg in block.args:
                 self.values[arg] = self.builder.phi(llvm_type(arg.type))
         self.block_map = block_map
-        for block in translate._dominance_order(list(blocks)):
+        for block in translate.dominance_order(list(blocks)):
             self.builder.position_at_end(block_map[block])
             self.emit_ops(block.ops)
 
@@ -162,15 +162,12 @@ class _Body:
         self.emit_ops(body)
         return terminator
 
-    def get(self, value: SSAValue) -> ir.Value:
-        return self.values[value]
-
     # ---- ops with no fast path
 
     def translate(self, op: Operation) -> None:
         """An op already in the `llvm` dialect (or llvmx / par), as translate.py does it."""
-        if not translate._convert_own_op(op, self.builder, self.values):
-            convert_op(op, self.builder, self.values, getattr(self, "block_map", None))
+        if not translate.convert_own_op(op, self.builder, self.values):
+            convert_op(op, self.builder, self.values, self.block_map)
 
     def lower_by_pattern(self, op: Operation) -> None:
         """Lower `op` with its convert-to-llvm pattern, alone in a scratch block, and
@@ -188,7 +185,7 @@ class _Body:
         for decl in list(holder.body.block.ops)[:-1]:  # declarations a pattern added (libm)
             assert isinstance(decl, llvm.FuncOp)
             if decl.sym_name.data not in self.emitter.module.globals:
-                translate._declare(decl, self.emitter.module)
+                translate.declare_function(decl, self.emitter.module)
         for inner in scratch.ops:
             if inner is sentinel:
                 break
@@ -199,7 +196,7 @@ class _Body:
             if not inner.name.startswith(("llvm.", "llvmx.")):
                 raise LoweringError(f"'{inner.name}' (from '{op.name}') in @{self.name} has "
                                     "no LLVM lowering")
-            if not translate._convert_own_op(inner, self.builder, values):
+            if not translate.convert_own_op(inner, self.builder, values):
                 convert_op(inner, self.builder, values)
         for result, new in zip(op.results, sentinel.inputs, strict=True):
             self.values[result] = values[new]
@@ -241,7 +238,7 @@ def _memref_layout(b: _Body, t: Attribute, op: Operation) -> tuple[Sequence[int]
     layouts = b.emitter.layouts
     found = layouts.get(t)
     if found is None:
-        strides, offset = _layout(t, op)
+        strides, offset = static_layout(t, op)
         found = layouts[t] = (strides, offset, element_bytes(t))  # type: ignore[arg-type]
     return found
 
@@ -587,10 +584,6 @@ def _while(b: _Body, op: scf.WhileOp) -> None:
         b.values[result] = phi
 
 
-def _launch(b: _Body, op: LaunchOp) -> None:
-    b.translate(op)
-
-
 _HANDLERS: dict[type[Operation], Callable[[_Body, Operation], None]] = {
     arith.ConstantOp: _constant,
     arith.AddiOp: _int_binary("add"),
@@ -636,7 +629,6 @@ _HANDLERS: dict[type[Operation], Callable[[_Body, Operation], None]] = {
     scf.ForOp: _for,
     scf.IfOp: _if,
     scf.WhileOp: _while,
-    LaunchOp: _launch,
 }
 
 
@@ -658,7 +650,7 @@ def emit_llvm_ir(module: ModuleOp, *, triple: str, data_layout: str = "",
         if isinstance(op, func.FuncOp):
             functions.append((op, _declare(op, result)))
         elif isinstance(op, llvm.FuncOp):
-            functions.append((op, translate._declare(op, result)))
+            functions.append((op, translate.declare_function(op, result)))
         else:
             raise LoweringError(f"top-level '{op.name}' has no LLVM translation "
                                 "(only func.func and llvm.func)")
@@ -666,7 +658,7 @@ def emit_llvm_ir(module: ModuleOp, *, triple: str, data_layout: str = "",
         if not op.body.blocks:
             continue
         if isinstance(op, llvm.FuncOp):
-            translate._convert_body(op, fn)
+            translate.convert_body(op, fn)
             continue
         _Body(emitter, op, fn).emit_region(list(op.body.blocks), list(fn.args))
     if entry is not None:
@@ -684,4 +676,4 @@ def _emit_entry_wrapper(module: ModuleOp, result: ir.Module, entry: str) -> None
         [convert_type(t) for t in target.function_type.inputs.data],
         convert_type(outputs[0]) if outputs else llvm.LLVMVoidType())
     wrapper = entry_wrapper(entry, signature)
-    translate._convert_body(wrapper, translate._declare(wrapper, result))
+    translate.convert_body(wrapper, translate.declare_function(wrapper, result))

@@ -50,7 +50,7 @@ from onnxc.lowering.to_llvm.type_conversion import (
 _NSW = 1
 
 
-def _layout(t: Attribute, op: Operation) -> tuple[Sequence[int], int]:
+def static_layout(t: Attribute, op: Operation) -> tuple[Sequence[int], int]:
     """Static strides and offset of a memref type, or a LoweringError naming `op`."""
     if not isinstance(t, MemRefType):
         raise LoweringError(f"'{op.name}': expected a ranked memref, got {t}")
@@ -80,7 +80,7 @@ def element_pointer(
     op: Operation, base: SSAValue, indices: Sequence[SSAValue], memref_type: Attribute
 ) -> tuple[list[Operation], SSAValue]:
     """Ops computing the address of `memref_type` element `indices` from its base pointer."""
-    strides, offset = _layout(memref_type, op)
+    strides, offset = static_layout(memref_type, op)
     assert isinstance(memref_type, MemRefType)
     ops: list[Operation] = []
     linear: SSAValue | None = None
@@ -158,7 +158,7 @@ class LowerView(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.ViewOp, rewriter: PatternRewriter, /):
-        _layout(op.result.type, op)
+        static_layout(op.result.type, op)
         base, shift = converted(rewriter, op, [op.source, op.byte_shift])
         gep = llvm.GEPOp.from_mixed_indices(base, [shift], i8, inbounds=True)
         replace_converted(rewriter, op, [gep])
@@ -187,7 +187,7 @@ class LowerSameBaseView(RewritePattern):
                 raise LoweringError(f"'{op.name}' with dynamic offsets or strides")
         elif len(op.operands) != 1:
             raise LoweringError(f"'{op.name}' with dynamic offsets, sizes or strides")
-        _layout(op.results[0].type, op)
+        static_layout(op.results[0].type, op)
         (base,) = converted(rewriter, op, op.operands[:1])
         replace_converted(rewriter, op, [], [base])
 
@@ -198,7 +198,7 @@ class LowerAlloca(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.AllocaOp, rewriter: PatternRewriter, /):
         t = op.memref.type
-        _layout(t, op)
+        static_layout(t, op)
         assert isinstance(t, MemRefType)
         if t.get_offset() != 0 or op.dynamic_sizes or op.symbol_operands:
             raise LoweringError(f"memref.alloca of {t} is not supported")

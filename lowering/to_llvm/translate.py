@@ -50,17 +50,17 @@ _CASTS: dict[type[Operation], Callable[[ir.IRBuilder], Callable[[ir.Value, ir.Ty
 }
 
 # Argument attributes llvmlite can print, by their MLIR name.
-_ARG_FLAGS = {
+ARG_FLAGS = {
     "llvm.noalias": "noalias",
     "llvm.nonnull": "nonnull",
     "llvm.noundef": "noundef",
     "llvm.nocapture": "captures(none)",
     "llvm.nofree": "nofree",
 }
-_ARG_INTS = {"llvm.align": "align", "llvm.dereferenceable": "dereferenceable"}
+ARG_INTS = {"llvm.align": "align", "llvm.dereferenceable": "dereferenceable"}
 
 
-def _declare(op: llvm.FuncOp, module: ir.Module) -> ir.Function:
+def declare_function(op: llvm.FuncOp, module: ir.Module) -> ir.Function:
     function_type = convert_type(op.function_type)
     assert isinstance(function_type, ir.FunctionType)
     fn = ir.Function(module, function_type, name=op.sym_name.data)
@@ -74,14 +74,14 @@ def _declare(op: llvm.FuncOp, module: ir.Module) -> ir.Function:
     if op.arg_attrs is not None:
         for arg, attrs in zip(fn.args, op.arg_attrs.data, strict=True):
             for name, value in attrs.data.items():
-                if name in _ARG_FLAGS:
-                    arg.add_attribute(_ARG_FLAGS[name])
-                elif name in _ARG_INTS and isinstance(value, IntegerAttr):
-                    setattr(arg.attributes, _ARG_INTS[name], value.value.data)
+                if name in ARG_FLAGS:
+                    arg.add_attribute(ARG_FLAGS[name])
+                elif name in ARG_INTS and isinstance(value, IntegerAttr):
+                    setattr(arg.attributes, ARG_INTS[name], value.value.data)
     return fn
 
 
-def _dominance_order(blocks: list[Block]) -> list[Block]:
+def dominance_order(blocks: list[Block]) -> list[Block]:
     """Blocks in reverse post-order (definitions before uses), then unreachable ones."""
     seen: set[Block] = set()
     post: list[Block] = []
@@ -102,7 +102,7 @@ def _dominance_order(blocks: list[Block]) -> list[Block]:
     return order + [b for b in blocks if b not in seen]
 
 
-def _convert_own_op(op: Operation, builder: ir.IRBuilder, values: dict[SSAValue, ir.Value]) -> bool:
+def convert_own_op(op: Operation, builder: ir.IRBuilder, values: dict[SSAValue, ir.Value]) -> bool:
     """Convert the ops xDSL's `convert_op` gets wrong or lacks; False if `op` is not one."""
     if type(op) in _INTRINSIC_OPS:
         args = [values[operand] for operand in op.operands]
@@ -125,7 +125,7 @@ def _convert_own_op(op: Operation, builder: ir.IRBuilder, values: dict[SSAValue,
     return False
 
 
-def _convert_body(op: llvm.FuncOp, fn: ir.Function) -> None:
+def convert_body(op: llvm.FuncOp, fn: ir.Function) -> None:
     blocks = list(op.body.blocks)
     block_map = {block: fn.append_basic_block(name=block.name_hint or "") for block in blocks}
     values: dict[SSAValue, ir.Value] = dict(zip(blocks[0].args, fn.args, strict=True))
@@ -133,7 +133,7 @@ def _convert_body(op: llvm.FuncOp, fn: ir.Function) -> None:
         builder = ir.IRBuilder(block_map[block])
         for arg in block.args:
             values[arg] = builder.phi(convert_type(arg.type))
-    for block in _dominance_order(blocks):
+    for block in dominance_order(blocks):
         builder = ir.IRBuilder(block_map[block])
         if block_map[block].instructions:
             builder.position_after(block_map[block].instructions[-1])
@@ -144,7 +144,7 @@ def _convert_body(op: llvm.FuncOp, fn: ir.Function) -> None:
                     "lower the module with the loops-to-LLVM pipeline first"
                 )
             try:
-                if not _convert_own_op(inner, builder, values):
+                if not convert_own_op(inner, builder, values):
                     convert_op(inner, builder, values, block_map)
             except (NotImplementedError, LLVMTranslationException, KeyError, TypeError) as e:
                 raise LoweringError(
@@ -165,10 +165,10 @@ def to_llvmlite(module: ModuleOp, *, triple: str, data_layout: str = "") -> ir.M
                 f"top-level '{op.name}' has no LLVM translation (only llvm.func is supported)"
             )
         try:
-            functions.append((op, _declare(op, result)))
+            functions.append((op, declare_function(op, result)))
         except (LLVMTranslationException, ValueError) as e:
             raise LoweringError(f"cannot declare @{op.sym_name.data}: {e}") from e
     for op, fn in functions:
         if op.body.blocks:
-            _convert_body(op, fn)
+            convert_body(op, fn)
     return result

@@ -170,3 +170,27 @@ def test_dilated_conv_on_a_small_map_keeps_only_live_taps(dilation, kept, tmp_pa
     warm = onnxc.compile(model, cache_dir=tmp_path)
     assert warm.from_cache
     np.testing.assert_array_equal(warm(x)[0], cold(x)[0])
+
+
+def test_a_region_reading_the_whole_input_leaves_no_stray_slice():
+    """A region whose taps read the whole input takes it unsliced, and no slice built for it
+    is left out of the IR still using the input: fusing the input's producers afterwards
+    (which revisits every user of their results) crashed on such a slice in DeepLabV3."""
+    from onnxc.lowering.pipeline import make_context, run_passes
+    from tests.ir_helpers import parse_graph
+
+    text = """func.func @main(%a: tensor<1x1x5x2xf32>) -> tensor<1x1x5x2xf32> {
+  %one = graph.constant {value = dense<1.0> : tensor<1x1x5x2xf32>} : tensor<1x1x5x2xf32>
+  %s = graph.add(%a, %one) : (tensor<1x1x5x2xf32>, tensor<1x1x5x2xf32>) -> tensor<1x1x5x2xf32>
+  %x = graph.relu(%s) : (tensor<1x1x5x2xf32>) -> tensor<1x1x5x2xf32>
+  %w = graph.constant {value = dense<[[[[1.0], [2.0], [3.0]]]]> : tensor<1x1x3x1xf32>} : tensor<1x1x3x1xf32>
+  %y = graph.conv(%x, %w) {strides = array<i64: 1, 1>, pads = array<i64: 4, 0, 4, 0>, dilations = array<i64: 4, 1>, group = 1 : i64} : (tensor<1x1x5x2xf32>, tensor<1x1x3x1xf32>) -> tensor<1x1x5x2xf32>
+  func.return %y : tensor<1x1x5x2xf32>
+}
+"""
+    module = parse_graph(text)
+    run_passes(make_context(), module, "split-conv-live-regions,fuse-elementwise")
+    x = next(op for op in module.walk() if op.name == "graph.fused_elementwise").results[0]
+    users = [use.operation for use in x.uses]
+    assert all(user.parent is not None for user in users)
+    assert sorted(user.name for user in users) == ["graph.conv", "graph.conv", "graph.slice"]
