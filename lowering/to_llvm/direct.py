@@ -376,20 +376,6 @@ def _overflow(op: Operation) -> tuple[str, ...]:
     return ()
 
 
-def _int_binary(name: str) -> Callable[[_Body, Operation], None]:
-    def emit(b: _Body, op: Operation) -> None:
-        lhs, rhs = (b.values[v] for v in op.operands)
-        b.values[op.results[0]] = getattr(b.builder, name)(lhs, rhs, flags=_overflow(op))
-    return emit
-
-
-def _plain_binary(name: str) -> Callable[[_Body, Operation], None]:
-    def emit(b: _Body, op: Operation) -> None:
-        lhs, rhs = (b.values[v] for v in op.operands)
-        b.values[op.results[0]] = getattr(b.builder, name)(lhs, rhs)
-    return emit
-
-
 def _fastmath(op: Operation) -> tuple[str, ...]:
     flags = op.properties.get("fastmath")
     if isinstance(flags, arith.FastMathFlagsAttr):
@@ -397,10 +383,17 @@ def _fastmath(op: Operation) -> tuple[str, ...]:
     return ()
 
 
-def _float_binary(name: str) -> Callable[[_Body, Operation], None]:
+def _no_flags(op: Operation) -> tuple[str, ...]:
+    return ()
+
+
+def _binary(name: str, flags: Callable[[Operation], tuple[str, ...]] = _no_flags,
+            ) -> Callable[[_Body, Operation], None]:
+    """The IRBuilder instruction `name` on the op's two operands, with the op's overflow or
+    fast-math flags as arith-to-llvm carries them."""
     def emit(b: _Body, op: Operation) -> None:
         lhs, rhs = (b.values[v] for v in op.operands)
-        b.values[op.results[0]] = getattr(b.builder, name)(lhs, rhs, flags=_fastmath(op))
+        b.values[op.results[0]] = getattr(b.builder, name)(lhs, rhs, flags=flags(op))
     return emit
 
 
@@ -586,20 +579,20 @@ def _while(b: _Body, op: scf.WhileOp) -> None:
 
 _HANDLERS: dict[type[Operation], Callable[[_Body, Operation], None]] = {
     arith.ConstantOp: _constant,
-    arith.AddiOp: _int_binary("add"),
-    arith.SubiOp: _int_binary("sub"),
-    arith.MuliOp: _int_binary("mul"),
-    arith.DivSIOp: _plain_binary("sdiv"),
-    arith.DivUIOp: _plain_binary("udiv"),
-    arith.RemSIOp: _plain_binary("srem"),
-    arith.RemUIOp: _plain_binary("urem"),
-    arith.AndIOp: _plain_binary("and_"),
-    arith.OrIOp: _plain_binary("or_"),
-    arith.XOrIOp: _plain_binary("xor"),
-    arith.AddfOp: _float_binary("fadd"),
-    arith.SubfOp: _float_binary("fsub"),
-    arith.MulfOp: _float_binary("fmul"),
-    arith.DivfOp: _float_binary("fdiv"),
+    arith.AddiOp: _binary("add", _overflow),
+    arith.SubiOp: _binary("sub", _overflow),
+    arith.MuliOp: _binary("mul", _overflow),
+    arith.DivSIOp: _binary("sdiv"),
+    arith.DivUIOp: _binary("udiv"),
+    arith.RemSIOp: _binary("srem"),
+    arith.RemUIOp: _binary("urem"),
+    arith.AndIOp: _binary("and_"),
+    arith.OrIOp: _binary("or_"),
+    arith.XOrIOp: _binary("xor"),
+    arith.AddfOp: _binary("fadd", _fastmath),
+    arith.SubfOp: _binary("fsub", _fastmath),
+    arith.MulfOp: _binary("fmul", _fastmath),
+    arith.DivfOp: _binary("fdiv", _fastmath),
     arith.MaximumfOp: _intrinsic_binary("llvm.maximum"),
     arith.MinimumfOp: _intrinsic_binary("llvm.minimum"),
     arith.MaxSIOp: _intrinsic_binary("llvm.smax"),
