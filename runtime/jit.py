@@ -49,18 +49,28 @@ def _initialize_native() -> None:
     initialize_llvm()
 
 
+UNROLL_OPTIONS = ("-unroll-allow-partial=0", "-unroll-runtime=0", "-unroll-threshold=50")
+"""LLVM's loop unroller, held back: the kernels unroll their register tiles themselves, and
+partial / runtime unrolling of their k-loops (and full unrolling of large loop bodies) only
+multiplied code. With these, ResNet-50's object code is half the size and LLVM's time falls
+by two fifths, at the same speed (0.97-1.02x on the benchmark models). Small loops are still
+unrolled fully: turning the unroller off altogether sends them to the loop vectorizer, and
+this LLVM build (with assertions) aborts on some of them ("VPlan cost model and legacy cost
+model disagreed", e.g. DynamicQuantizeLinear on 5x7). LLVM options are process-wide, and
+set again in every code-generation worker."""
+
+
 def _optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine, opt_level: int) -> None:
-    """The new pass manager's O`opt_level` pipeline with loop and SLP vectorisation, without
-    LLVM's loop unroller: the kernels unroll their register tiles themselves, and the
-    unroller only multiplied their k-loops. Without it ResNet-50's object code is half the
-    size and LLVM's time falls by two fifths, at the same speed (0.97-1.02x on the benchmark
-    models; the loop vectorizer still interleaves elementwise loops)."""
+    """The new pass manager's O`opt_level` pipeline with loop and SLP vectorisation and the
+    unroller as UNROLL_OPTIONS sets it."""
     if opt_level <= 0:
         return
+    for option in UNROLL_OPTIONS:
+        llvm.set_option("", option)
     tuning = llvm.create_pipeline_tuning_options(speed_level=min(opt_level, 3))
     tuning.loop_vectorization = opt_level >= 2
     tuning.slp_vectorization = opt_level >= 2
-    tuning.loop_unrolling = False
+    tuning.loop_unrolling = True
     builder = llvm.create_pass_builder(machine, tuning)
     manager = builder.getModulePassManager()
     try:
