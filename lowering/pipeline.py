@@ -230,10 +230,11 @@ def lower_to_llvm_dialect(ctx: Context, module: ModuleOp, entry: str = "main",
 
 def lower_to_llvm_ir(ctx: Context, module: ModuleOp, target: Target, entry: str = "main",
                      num_threads: int = 1) -> Any:
-    """loops-to-llvm and llvm-ir in one walk (lowering/to_llvm/direct.py): the loops module
-    (entry ABI applied) is verified, its parallel loops outlined, and its LLVM IR emitted with
-    the `onnxc_entry` wrapper, without building the llvm dialect (which `--emit=llvm-dialect`
-    still does, through the passes of stage_passes("loops-to-llvm"))."""
+    """loops-to-llvm and llvm-ir in one walk (lowering/to_llvm/direct.py): the parallel loops
+    of the loops module (entry ABI applied) are outlined and its LLVM IR is emitted with the
+    `onnxc_entry` wrapper, without building the llvm dialect (which `--emit=llvm-dialect`
+    still does, through the passes of stage_passes("loops-to-llvm")). The module is verified
+    first only when `verify_loops()`."""
     from onnxc.lowering.to_llvm.direct import emit_llvm_ir
 
     run_passes(ctx, module, loops_to_llvm_pipeline(num_threads)[:1], verify=verify_loops())
@@ -296,6 +297,6 @@ __all__ = [
     "EMIT_STAGES", "GRAPH_TO_LOOPS", "LOOPS_ABI", "LOOPS_TO_LLVM_PIPELINE", "STAGES",
     "TIMED_AS", "Stage", "apply_loops_abi", "graph_to_loops", "import_model", "jit_compile",
     "loops_to_llvm", "loops_to_llvm_pipeline", "lower_graph_to_loops", "lower_loops_to_llvm",
-    "lower_to_llvm_dialect", "lower_to_llvm_ir", "lowering_passes", "make_context", "optimize_graph",
-    "run_passes", "stage_passes", "translate_to_llvm_ir",
+    "lower_to_llvm_dialect", "lower_to_llvm_ir", "lowering_passes", "make_context",
+    "optimize_graph", "run_passes", "stage_passes", "translate_to_llvm_ir", "verify_loops",
 ]
