@@ -195,3 +195,18 @@ def test_run_symbolic_model_needs_its_inputs(tmp_path, capsys):
     np.savez(tmp_path / "in.npz", X=x)
     assert main(["run", str(path), "--inputs", str(tmp_path / "in.npz")]) == 0
     assert "output 'Y': shape (2, 5) float32" in capsys.readouterr().out
+
+
+def test_timings_print_every_compile_stage(tmp_path, capsys, monkeypatch):
+    """`--timings` (also -v) prints each stage's wall time on stderr, cache off."""
+    model = onnx.parser.parse_model(
+        '<ir_version: 8, opset_import: ["" : 17]>\n'
+        "agraph (float[2, 3] X) => (float[2, 3] Y) {\n  Y = Relu(X)\n}\n"
+    )
+    path = tmp_path / "relu.onnx"
+    onnx.save(model, path)
+    monkeypatch.setenv("ONNXC_CACHE", "0")
+    assert main(["run", str(path), "--repeat", "1", "--timings"]) == 0
+    err = capsys.readouterr().err
+    for stage in ("import", "graph-opt", "graph-to-loops", "loops-to-llvm", "llvm-jit"):
+        assert f"[onnxc] {stage}: " in err

@@ -207,7 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="host (default), a preset (x86-64-v2/v3/v4) or TRIPLE[:CPU[:FEATURES]]; the "
         "host must be able to run it",
     )
-    run.add_argument("-v", "--verbose", action="store_true", help="print compile stages")
+    run.add_argument("-v", "--verbose", "--timings", action="store_true",
+                     help="print each compile stage's wall time to stderr")
     run.add_argument("-q", "--quiet", action="store_true",
                      help="no progress line on a terminal during a long compile")
     run.set_defaults(handler=run_model)
@@ -232,7 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--prefix", default="model", help="C symbol prefix (default: model)")
     build.add_argument("--opt-level", type=int, metavar="N", help="graph optimization level")
     build.add_argument("--precision", choices=("fp32", "bf16"))
-    build.add_argument("-v", "--verbose", action="store_true", help="print compile stages")
+    build.add_argument("-v", "--verbose", "--timings", action="store_true",
+                       help="print each compile stage's wall time to stderr")
     build.add_argument("-q", "--quiet", action="store_true",
                        help="no progress line on a terminal during a long compile")
     build.set_defaults(handler=compile_model)
