@@ -22,7 +22,7 @@ IR is what the lit tests check); tests/unit/test_direct_llvm.py runs kernels bot
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import cache, lru_cache
 
 from llvmlite import ir
 from xdsl.backend.llvm.convert_op import convert_op, create_constant
@@ -58,7 +58,7 @@ I32 = ir.IntType(32)
 I64 = ir.IntType(64)
 
 
-@cache
+@lru_cache(maxsize=4096)  # bounded: a process may compile many models' memref types
 def llvm_type(t: Attribute) -> ir.Type:
     """The llvmlite type a loops-level value of type `t` is carried in."""
     if isinstance(t, llvm.LLVMVoidType):
