@@ -367,11 +367,8 @@ EVALUATORS: dict[type[Operation], Evaluator] = {
 def _as_result(value, result: SSAValue) -> np.ndarray:
     """`value` in `result`'s element type and shape; a shape sized by a loop's run-length
     count (known only once the loop ran: see `specialized`) is the value's own."""
-    array = np.asarray(value).astype(dtype_of(result), copy=False)
-    shape = shape_of(result)
-    if any(isinstance(d, SymDim) for d in shape):
-        return array
-    return array.reshape(shape)
+    array, shape = np.asarray(value).astype(dtype_of(result), copy=False), shape_of(result)
+    return array if any(isinstance(d, SymDim) for d in shape) else array.reshape(shape)
 
 
 def evaluate_op(op: Operation, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
