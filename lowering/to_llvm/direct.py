@@ -41,6 +41,7 @@ from onnxc.lowering.to_llvm.arith import ARITH_TO_LLVM_PATTERNS
 from onnxc.lowering.to_llvm.cf import CF_TO_LLVM_PATTERNS
 from onnxc.lowering.to_llvm.direct_ops import HANDLERS, llvm_type
 from onnxc.lowering.to_llvm.func import KERNEL_ATTR
+from onnxc.lowering.to_llvm.index_forms import IndexForm, IndexForms
 from onnxc.lowering.to_llvm.math import MATH_TO_LLVM_PATTERNS, ExpandPolynomial
 from onnxc.lowering.to_llvm.memref import MEMREF_TO_LLVM_PATTERNS
 from onnxc.lowering.to_llvm.type_conversion import convert_type
@@ -92,16 +93,48 @@ def _declare(op: func.FuncOp, module: ir.Module) -> ir.Function:
 # --------------------------------------------------------------------------- function bodies
 
 
+class _Values(dict[SSAValue, ir.Value]):
+    """SSA value -> llvmlite value; an `index` value held as a form (index_forms.py) is
+    built at the builder's position when it is looked up."""
+
+    __slots__ = ("body",)
+
+    def __init__(self, body: _Body):
+        super().__init__()
+        self.body = body
+
+    def __missing__(self, key: SSAValue) -> ir.Value:
+        form = self.body.index_forms.get(key)
+        if form is None:
+            raise KeyError(key)
+        return self.body.forms.build(form, self.body.builder)
+
+
 class _Body:
-    """Emits one function's body: `values` maps loops-level SSA values to llvmlite values."""
+    """Emits one function's body: `values` maps loops-level SSA values to llvmlite values,
+    `index_forms` the index values not built yet."""
 
     def __init__(self, emitter: _ModuleEmitter, op: func.FuncOp | llvm.FuncOp, fn: ir.Function):
         self.emitter = emitter
         self.name = op.sym_name.data
         self.fn = fn
-        self.values: dict[SSAValue, ir.Value] = {}
+        self.values: dict[SSAValue, ir.Value] = _Values(self)
+        self.forms = IndexForms()
+        self.index_forms: dict[SSAValue, IndexForm] = {}
         self.builder = ir.IRBuilder()
         self.block_map: dict[Block, ir.Block] = {}
+
+    def form_of(self, value: SSAValue) -> IndexForm:
+        form = self.index_forms.get(value)
+        return form if form is not None else self.forms.of_value(self.values[value])
+
+    def set_form(self, result: SSAValue, form: IndexForm) -> None:
+        """`result` is `form`: kept as a form unless it is a constant or a bare value."""
+        plain = self.forms.as_value(form)
+        if plain is not None:
+            self.values[result] = plain
+        else:
+            self.index_forms[result] = form
 
     # ---- structure
 

@@ -21,6 +21,7 @@ from xdsl.dialects import arith, cf, func, llvm, memref, scf, vector
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FloatAttr,
+    IndexType,
     IntegerAttr,
     MemRefType,
     UnrealizedConversionCastOp,
@@ -29,6 +30,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from onnxc.errors import LoweringError
+from onnxc.lowering.to_llvm.index_forms import IndexForm
 from onnxc.lowering.to_llvm.memref import element_bytes, static_layout
 from onnxc.lowering.to_llvm.type_conversion import convert_type, mangle
 
@@ -50,9 +52,6 @@ def llvm_type(t: Attribute) -> ir.Type:
 
 
 
-_NSW = ("nsw",)
-
-
 def _memref_layout(b: _Body, t: Attribute, op: Operation) -> tuple[Sequence[int], int, int]:
     """(strides, offset, element bytes) of a memref type, memoised per module: xDSL
     rebuilds a type's shape on every query, which was the walk's largest single cost."""
@@ -66,24 +65,21 @@ def _memref_layout(b: _Body, t: Attribute, op: Operation) -> tuple[Sequence[int]
 
 def _linear_index(b: _Body, indices: Sequence[SSAValue], memref_type: Attribute,
                   op: Operation) -> ir.Value | None:
-    """memref.py's element_pointer index: sum of index * static stride, plus the offset."""
+    """memref.py's element_pointer index: sum of index * static stride, plus the offset
+    (None for a zero offset), as one index form."""
     strides, offset, _ = _memref_layout(b, memref_type, op)
-    builder = b.builder
-    linear: ir.Value | None = None
+    linear = IndexForm((), offset)
     for index, stride in zip(indices, strides, strict=True):
-        term = b.values[index]
-        if stride != 1:
-            term = builder.mul(term, I64(stride), flags=_NSW)
-        linear = term if linear is None else builder.add(linear, term, flags=_NSW)
-    if offset:
-        linear = I64(offset) if linear is None else builder.add(linear, I64(offset), flags=_NSW)
-    return linear
+        linear = linear.plus(b.form_of(index).times(stride))
+    if linear.is_constant and linear.constant == 0:
+        return None
+    return b.forms.build(linear, b.builder)
 
 
 def _element_pointer(b: _Body, base: SSAValue, indices: Sequence[SSAValue], op: Operation,
                      pointee: ir.Type | None = None) -> ir.Value:
-    """The address memref.py's element_pointer computes (and vector.py's zero GEP over a
-    vector `pointee`), typed for llvmlite's store check (the bitcasts print as nothing)."""
+    """The address memref.py's element_pointer computes, typed as a pointer to `pointee`
+    (a vector) or the element for llvmlite's store check (the bitcasts print as nothing)."""
     memref_type = base.type
     assert isinstance(memref_type, MemRefType)
     linear = _linear_index(b, indices, memref_type, op)
@@ -91,8 +87,7 @@ def _element_pointer(b: _Body, base: SSAValue, indices: Sequence[SSAValue], op: 
     element = llvm_type(memref_type.get_element_type())
     if linear is not None:
         pointer = b.builder.gep(pointer, [linear], inbounds=True, source_etype=element)
-    if pointee is not None:
-        pointer = b.builder.gep(pointer, [I32(0)], inbounds=True, source_etype=pointee)
+    # vector.py's zero GEP over the vector is the same address: only its type is taken
     return b.builder.bitcast(pointer, (pointee or element).as_pointer())
 
 
@@ -212,6 +207,31 @@ def _binary(name: str, flags: Callable[[Operation], tuple[str, ...]] = _no_flags
     return emit
 
 
+def _index_sum(sign: int, name: str) -> Callable[[_Body, Operation], None]:
+    """`arith.addi` (sign 1) / `subi` (-1): on `index` values, a form (index_forms.py)."""
+    other = _binary(name, _overflow)
+
+    def emit(b: _Body, op: Operation) -> None:
+        if not isinstance(op.results[0].type, IndexType):
+            other(b, op)
+            return
+        lhs, rhs = op.operands
+        b.set_form(op.results[0], b.form_of(lhs).plus(b.form_of(rhs), sign))
+    return emit
+
+
+def _index_product(b: _Body, op: arith.MuliOp) -> None:
+    """`arith.muli`: on `index` values with a constant factor, a form."""
+    if isinstance(op.result.type, IndexType):
+        lhs, rhs = b.form_of(op.lhs), b.form_of(op.rhs)
+        if lhs.is_constant or rhs.is_constant:
+            factor, form = (lhs.constant, rhs) if lhs.is_constant else (rhs.constant, lhs)
+            b.set_form(op.result, form.times(factor))
+            return
+    b.values[op.result] = b.builder.mul(b.values[op.lhs], b.values[op.rhs],
+                                        flags=_overflow(op))
+
+
 def _intrinsic_binary(name: str) -> Callable[[_Body, Operation], None]:
     def emit(b: _Body, op: Operation) -> None:
         lhs, rhs = (b.values[v] for v in op.operands)
@@ -312,7 +332,9 @@ def _phis(b: _Body, values: Sequence[SSAValue]) -> list[ir.PhiInstr]:
 def _for(b: _Body, op: scf.ForOp) -> None:
     """convert-scf-to-cf's loop: a header testing iv < ub, the body, then the latch."""
     builder = b.builder
+    # operands are looked up before leaving the block: an index form is built where it is read
     lower, upper, step = (b.values[v] for v in (op.lb, op.ub, op.step))
+    inits = [b.values[v] for v in op.iter_args]
     entry = builder.block
     header = b.fn.append_basic_block()
     body = b.fn.append_basic_block()
@@ -322,8 +344,8 @@ def _for(b: _Body, op: scf.ForOp) -> None:
     iv = builder.phi(llvm_type(op.lb.type))
     carried = _phis(b, op.results)
     iv.add_incoming(lower, entry)
-    for phi, init in zip(carried, op.iter_args, strict=True):
-        phi.add_incoming(b.values[init], entry)
+    for phi, init in zip(carried, inits, strict=True):
+        phi.add_incoming(init, entry)
     builder.cbranch(builder.icmp_signed("<", iv, upper), body, exit_)
     builder.position_at_end(body)
     yield_op = b.inline_block(op.body.block, [iv, *carried])
@@ -363,6 +385,7 @@ def _if(b: _Body, op: scf.IfOp) -> None:
 def _while(b: _Body, op: scf.WhileOp) -> None:
     """scf_while.py's lowering: the condition region, then the body, back to the condition."""
     builder = b.builder
+    inits = [b.values[v] for v in op.arguments]  # built here, in the entry block
     entry = builder.block
     before = b.fn.append_basic_block()
     after = b.fn.append_basic_block()
@@ -370,8 +393,8 @@ def _while(b: _Body, op: scf.WhileOp) -> None:
     builder.branch(before)
     builder.position_at_end(before)
     before_args = _phis(b, op.before_region.block.args)
-    for phi, init in zip(before_args, op.arguments, strict=True):
-        phi.add_incoming(b.values[init], entry)
+    for phi, init in zip(before_args, inits, strict=True):
+        phi.add_incoming(init, entry)
     condition = b.inline_block(op.before_region.block, before_args)
     assert isinstance(condition, scf.ConditionOp)
     forwarded = [b.values[v] for v in condition.args]
@@ -394,9 +417,9 @@ def _while(b: _Body, op: scf.WhileOp) -> None:
 
 HANDLERS: dict[type[Operation], Callable[[_Body, Operation], None]] = {
     arith.ConstantOp: _constant,
-    arith.AddiOp: _binary("add", _overflow),
-    arith.SubiOp: _binary("sub", _overflow),
-    arith.MuliOp: _binary("mul", _overflow),
+    arith.AddiOp: _index_sum(1, "add"),
+    arith.SubiOp: _index_sum(-1, "sub"),
+    arith.MuliOp: _index_product,
     arith.DivSIOp: _binary("sdiv"),
     arith.DivUIOp: _binary("udiv"),
     arith.RemSIOp: _binary("srem"),
