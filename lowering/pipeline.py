@@ -38,7 +38,7 @@ from onnxc.tools.pipeline_text import build_pipeline
 
 if TYPE_CHECKING:
     from onnxc.passes.stats import OptimizationStats
-    from onnxc.runtime.jit import NativeModule
+    from onnxc.runtime.jit import NativeModule, PendingNativeModule
     from onnxc.runtime.target import Target
 
 
@@ -229,21 +229,58 @@ def lower_to_llvm_dialect(ctx: Context, module: ModuleOp, entry: str = "main",
 
 
 def lower_to_llvm_ir(ctx: Context, module: ModuleOp, target: Target, entry: str = "main",
-                     num_threads: int = 1) -> Any:
+                     num_threads: int = 1, pending: PendingNativeModule | None = None) -> Any:
     """loops-to-llvm and llvm-ir in one walk (lowering/to_llvm/direct.py): the parallel loops
     of the loops module (entry ABI applied) are outlined and its LLVM IR is emitted with the
     `onnxc_entry` wrapper, without building the llvm dialect (which `--emit=llvm-dialect`
     still does, through the passes of stage_passes("loops-to-llvm")). The module is verified
-    first only when `verify_loops()`."""
-    from onnxc.lowering.to_llvm.direct import emit_llvm_ir
+    first only when `verify_loops()`.
 
-    run_passes(ctx, module, loops_to_llvm_pipeline(num_threads)[:1], verify=verify_loops())
+    With `pending` (for the JIT: `start_codegen`), the IR is emitted in chunks that its
+    code-generation workers compile while the next is emitted, and `pending` is returned
+    instead of the IR (jit_compile links it)."""
+    from onnxc.lowering.to_llvm.direct import emit_llvm_chunks, emit_llvm_ir, plan_chunks
+
     try:
-        return emit_llvm_ir(module, triple=target.triple, data_layout=target.data_layout,
-                            entry=entry)
-    except LoweringError:
-        run_passes(ctx, module, (), verify=True)  # invalid IR from a pass is the real error
+        run_passes(ctx, module, loops_to_llvm_pipeline(num_threads)[:1], verify=verify_loops())
+        if pending is None:
+            return emit_llvm_ir(module, triple=target.triple, data_layout=target.data_layout,
+                                entry=entry)
+        ops = sum(1 for _ in module.walk())
+        chunks = plan_chunks(module, max(STREAMED_MIN_CHUNK_OPS, ops // (2 * pending.jobs)))
+        for text in emit_llvm_chunks(module, chunks, triple=target.triple,
+                                     data_layout=target.data_layout, entry=entry):
+            pending.submit(text)
+        return pending
+    except BaseException as error:
+        if pending is not None:
+            pending.abort()
+        if isinstance(error, LoweringError):  # invalid IR from a pass is the real error
+            run_passes(ctx, module, (), verify=True)
         raise
+
+
+def start_codegen(module: ModuleOp, target: Target) -> PendingNativeModule | None:
+    """Code-generation workers for a graph-dialect `module` that will make enough LLVM IR to
+    share out (STREAMED_MIN_GRAPH_OPS), started now so that they are up (~0.2 s each) by
+    the time its IR is emitted; None with one job (ONNXC_CODEGEN_JOBS=1, one CPU)."""
+    from onnxc.runtime.jit import PendingNativeModule, codegen_jobs
+
+    jobs = codegen_jobs()
+    if jobs < 2:
+        return None
+    ops = sum(1 for op in module.walk() if op.name.startswith("graph."))
+    return PendingNativeModule(target, jobs) if ops >= STREAMED_MIN_GRAPH_OPS else None
+
+
+STREAMED_MIN_GRAPH_OPS = 40
+"""Graph ops (after the graph passes) from which the JIT streams a model's LLVM IR to
+code-generation workers: a 2-layer BERT has 74, ResNet-50 166. Below that, the IR is small
+and LLVM runs in this process (runtime/jit.py)."""
+STREAMED_MIN_CHUNK_OPS = 1000
+"""The smallest chunk, in loops ops: each is one LLVM module, with its own set-up and
+declarations. Larger modules are cut into two chunks per worker, so that the last one to
+finish is short."""
 
 
 def verify_loops() -> bool:
@@ -266,9 +303,12 @@ def translate_to_llvm_ir(module: ModuleOp, target: Target) -> Any:
 
 def jit_compile(llvm_module: Any, target: Target) -> NativeModule:
     """machine-code: LLVM IR optimised and JIT-compiled for `target` (runtime/jit.py; an
-    artifact's object code is emitted by runtime/artifact.py from the same LLVM IR)."""
-    from onnxc.runtime.jit import NativeModule
+    artifact's object code is emitted by runtime/artifact.py from the same LLVM IR), or
+    the objects of a streamed module (`lower_to_llvm_ir(streamed=True)`) linked."""
+    from onnxc.runtime.jit import NativeModule, PendingNativeModule
 
+    if isinstance(llvm_module, PendingNativeModule):
+        return llvm_module.finish()
     return NativeModule.from_llvm_ir(llvm_module, target=target)
 
 
@@ -298,5 +338,6 @@ __all__ = [
     "TIMED_AS", "Stage", "apply_loops_abi", "graph_to_loops", "import_model", "jit_compile",
     "loops_to_llvm", "loops_to_llvm_pipeline", "lower_graph_to_loops", "lower_loops_to_llvm",
     "lower_to_llvm_dialect", "lower_to_llvm_ir", "lowering_passes", "make_context",
-    "optimize_graph", "run_passes", "stage_passes", "translate_to_llvm_ir", "verify_loops",
+    "optimize_graph", "run_passes", "stage_passes", "start_codegen", "translate_to_llvm_ir",
+    "verify_loops",
 ]

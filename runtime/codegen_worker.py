@@ -1,16 +1,19 @@
-"""One part of a model's LLVM IR -> a relocatable object, in its own process.
+"""Parts of a model's LLVM IR -> relocatable objects, in their own process.
 
-    python -m onnxc.runtime.codegen_worker < HEADER-LINE + IR > object
+    python -m onnxc.runtime.codegen_worker < HEADER-LINE (FRAME)* > (OBJECT)*
 
-The header line is JSON: triple, cpu, features, opt_level. The object goes to stdout; an
-error is one line on stderr and exit status 1 (an LLVM assertion kills the process, which
-the parent reports: runtime/parallel_codegen.py). It imports only llvmlite and onnxc's
-target and JIT helpers, not the compiler.
+The header line is JSON: triple, cpu, features, opt_level. Each frame is a module's IR: its
+length in bytes as a decimal line, then the text. Each object goes to stdout as soon as its
+module is compiled, as an 8-byte little-endian length and the bytes, in frame order; the
+worker ends at the end of its input. An error is one line on stderr and exit status 1 (an
+LLVM assertion kills the process, which the parent reports: runtime/parallel_codegen.py).
+It imports only llvmlite and onnxc's target and JIT helpers, not the compiler.
 """
 
 from __future__ import annotations
 
 import json
+import struct
 import sys
 
 
@@ -20,23 +23,28 @@ def main() -> int:
     from onnxc.runtime.jit import _optimize
     from onnxc.runtime.target import Target, initialize_llvm
 
-    header = json.loads(sys.stdin.buffer.readline())
-    text = sys.stdin.buffer.read().decode()
+    source, sink = sys.stdin.buffer, sys.stdout.buffer
+    header = json.loads(source.readline())
     initialize_llvm()
     target = Target("worker", header["triple"], header["cpu"], header["features"])
-    try:
-        module = llvm.parse_assembly(text)
-        module.verify()
-    except RuntimeError as error:
-        print(f"LLVM rejected the generated IR: {error}", file=sys.stderr)
-        return 1
-    machine = target.create_target_machine(header["opt_level"])
-    module.triple = machine.triple
-    module.data_layout = str(machine.target_data)
-    _optimize(module, machine, header["opt_level"])
-    sys.stdout.buffer.write(machine.emit_object(module))
-    sys.stdout.buffer.flush()
-    return 0
+    machine = target.create_target_machine(header["opt_level"])  # one for every module
+    while True:
+        length = source.readline()
+        if not length.strip():
+            return 0
+        text = source.read(int(length)).decode()
+        try:
+            module = llvm.parse_assembly(text)
+            module.verify()
+        except RuntimeError as error:
+            print(f"LLVM rejected the generated IR: {error}", file=sys.stderr)
+            return 1
+        module.triple = machine.triple
+        module.data_layout = str(machine.target_data)
+        _optimize(module, machine, header["opt_level"])
+        code = machine.emit_object(module)
+        sink.write(struct.pack("<Q", len(code)) + code)
+        sink.flush()
 
 
 if __name__ == "__main__":

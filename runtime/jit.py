@@ -41,7 +41,12 @@ from llvmlite.binding import ffi
 from llvmlite.binding.newpassmanagers import NewPassManager
 
 from onnxc.errors import CompilationError
-from onnxc.runtime.parallel_codegen import PARALLEL_MIN_IR_BYTES, compile_parts, split_module
+from onnxc.runtime.parallel_codegen import (
+    PARALLEL_MIN_IR_BYTES,
+    CodegenPool,
+    compile_parts,
+    split_module,
+)
 from onnxc.runtime.target import Target, host_target, initialize_llvm
 
 
@@ -161,6 +166,28 @@ def codegen_jobs() -> int:
         except ValueError:
             return 1
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+
+
+class PendingNativeModule:
+    """Machine code compiled in worker processes from modules given to it one by one,
+    while the caller emits the next (lowering/to_llvm/direct.py `emit_llvm_chunks`):
+    LLVM's share of a large model's compile then overlaps the emission of its IR."""
+
+    def __init__(self, target: Target, jobs: int, opt_level: int = 3):
+        self.target = target
+        self.jobs = jobs
+        self._pool = CodegenPool(target, opt_level, jobs)
+
+    def submit(self, llvm_ir: str) -> None:
+        self._pool.submit(llvm_ir)
+
+    def finish(self) -> NativeModule:
+        """Wait for the workers and link their objects into one engine."""
+        _initialize_native()
+        return NativeModule.from_object(pack_objects(self._pool.finish()), target=self.target)
+
+    def abort(self) -> None:
+        self._pool.abort()
 
 
 class NativeModule:

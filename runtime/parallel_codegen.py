@@ -22,11 +22,16 @@ with a kernel of the same name do not meet.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import queue
 import re
 import signal
+import struct
 import subprocess
 import sys
+import threading
+import weakref
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -39,7 +44,14 @@ PARALLEL_MIN_IR_BYTES = 400_000
 _DEFINE = re.compile(r'^define (?P<linkage>internal |private )?(?P<rest>.*?)@"(?P<name>[^"]+)"'
                      r'(?P<params>\(.*\))(?P<attrs>[^{]*)$')
 _SYMBOL = re.compile(r'@"([^"]+)"')
-_PARALLEL_BODY = re.compile(r"_par\d+$")
+_PARALLEL_BODY = re.compile(r"_par\d+(\.launch|\.chunk)?$")
+
+
+def kernel_of(function: str) -> str:
+    """The kernel a function belongs to: itself, or for an outlined parallel body
+    (`<kernel>_par<k>`, and its `.launch` / `.chunk` helpers: lowering/to_llvm/launch.py)
+    the kernel it was outlined from. A kernel and its bodies stay in one module."""
+    return _PARALLEL_BODY.sub("", function)
 
 
 @dataclass
@@ -94,12 +106,11 @@ def _strip_param_names(params: str) -> str:
 
 
 def _groups(functions: list[_Function]) -> list[list[_Function]]:
-    """Functions that stay in one part: a kernel with its outlined parallel bodies (named
-    `<kernel>_par<k>`, passed by pointer to the thread pool)."""
+    """Functions that stay in one part: a kernel with its outlined parallel bodies."""
     by_name: dict[str, list[_Function]] = {}
     order: list[str] = []
     for f in functions:
-        owner = _PARALLEL_BODY.sub("", f.name)
+        owner = kernel_of(f.name)
         if owner not in by_name:
             by_name[owner] = []
             order.append(owner)
@@ -139,33 +150,114 @@ def split_module(text: str, parts: int) -> list[str]:
     return modules
 
 
-def compile_parts(parts: list[str], target: Target, opt_level: int) -> list[bytes]:
-    """Each part's relocatable object, compiled in a worker process each, all at once."""
-    header = json.dumps({"triple": target.triple, "cpu": target.cpu,
-                         "features": target.features, "opt_level": opt_level})
-    workers = []
-    for text in parts:
-        worker = subprocess.Popen(
+class _Worker:
+    """One code-generation process: a thread writes the modules given to it, another
+    collects the objects, so that neither side waits on a full pipe while the other works."""
+
+    def __init__(self, header: bytes):
+        self.process = subprocess.Popen(
             [sys.executable, "-m", "onnxc.runtime.codegen_worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        workers.append(worker)
-    # all inputs first: a worker reads all of its input before it writes any output
-    objects = []
-    for worker, text in zip(workers, parts, strict=True):
-        assert worker.stdin is not None
-        worker.stdin.write(header.encode() + b"\n" + text.encode())
-        worker.stdin.close()
+        self.sizes: list[int] = []
+        self.objects: list[bytes] = []
+        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._queue.put(header + b"\n")
+        self._writer = threading.Thread(target=self._write, daemon=True)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._writer.start()
+        self._reader.start()
+
+    @property
+    def outstanding(self) -> int:
+        """Bytes of IR given to it whose object has not come back."""
+        return sum(self.sizes[len(self.objects):])
+
+    def send(self, text: bytes) -> None:
+        self.sizes.append(len(text))
+        self._queue.put(b"%d\n" % len(text) + text)
+
+    def close(self) -> None:
+        self._queue.put(None)
+
+    def _write(self) -> None:
+        stdin = self.process.stdin
+        assert stdin is not None
+        try:
+            while (frame := self._queue.get()) is not None:
+                stdin.write(frame)
+                stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass  # the worker died: its exit status says why
+        finally:
+            with contextlib.suppress(OSError):
+                stdin.close()
+
+    def _read(self) -> None:
+        stdout = self.process.stdout
+        assert stdout is not None
+        while len(size := stdout.read(8)) == 8:
+            self.objects.append(stdout.read(struct.unpack("<Q", size)[0]))
+
+    def result(self) -> list[bytes]:
+        """Its objects, once it has compiled everything it was given."""
+        self._writer.join()
+        self._reader.join()
+        assert self.process.stderr is not None
+        err = self.process.stderr.read()  # one line, or LLVM's assertion text
+        self.process.wait()
+        if self.process.returncode != 0:
+            raise CompilationError(_failure(self.process.returncode,
+                                            err.decode(errors="replace")))
+        if len(self.objects) != len(self.sizes):
+            raise CompilationError("a code generation worker ended before its last object")
+        return self.objects
+
+    def kill(self) -> None:
+        with contextlib.suppress(OSError):
+            self.process.kill()
+
+
+class CodegenPool:
+    """Worker processes that compile modules while the caller produces more: each module
+    goes to the worker with the least IR outstanding; `finish` collects every object."""
+
+    def __init__(self, target: Target, opt_level: int, workers: int):
+        header = json.dumps({"triple": target.triple, "cpu": target.cpu,
+                             "features": target.features, "opt_level": opt_level}).encode()
+        self._workers = [_Worker(header) for _ in range(max(1, workers))]
+        # dropped without finish (the compile failed on the way): the workers end at EOF
+        weakref.finalize(self, _close_all, list(self._workers))
+
+    def submit(self, text: str) -> None:
+        min(self._workers, key=lambda w: w.outstanding).send(text.encode())
+
+    def finish(self) -> list[bytes]:
+        for worker in self._workers:
+            worker.close()
+        try:
+            return [obj for worker in self._workers for obj in worker.result()]
+        except CompilationError:
+            self.abort()
+            raise
+
+    def abort(self) -> None:
+        """Stop every worker (a failed compile, or one given up)."""
+        for worker in self._workers:
+            worker.close()
+            worker.kill()
+
+
+def _close_all(workers: list[_Worker]) -> None:
     for worker in workers:
-        assert worker.stdout is not None and worker.stderr is not None
-        out = worker.stdout.read()  # stderr stays small: one line, or LLVM's assertion text
-        err = worker.stderr.read()
-        worker.wait()
-        if worker.returncode != 0:
-            for other in workers:
-                other.kill()
-            raise CompilationError(_failure(worker.returncode, err.decode(errors="replace")))
-        objects.append(out)
-    return objects
+        worker.close()
+
+
+def compile_parts(parts: list[str], target: Target, opt_level: int) -> list[bytes]:
+    """Each part's relocatable object, compiled in a worker process each, all at once."""
+    pool = CodegenPool(target, opt_level, len(parts))
+    for text in parts:
+        pool.submit(text)
+    return pool.finish()
 
 
 def _failure(returncode: int, stderr: str) -> str:
@@ -180,4 +272,4 @@ def _failure(returncode: int, stderr: str) -> str:
     return f"LLVM crashed ({name}) compiling the model's code" + (f": {detail}" if detail else "")
 
 
-__all__ = ["PARALLEL_MIN_IR_BYTES", "compile_parts", "split_module"]
+__all__ = ["PARALLEL_MIN_IR_BYTES", "CodegenPool", "compile_parts", "kernel_of", "split_module"]

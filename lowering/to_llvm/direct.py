@@ -19,7 +19,8 @@ IR is what the lit tests check); tests/unit/test_direct_llvm.py runs kernels bot
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from llvmlite import ir
 from xdsl.backend.llvm.convert_op import convert_op
@@ -28,6 +29,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     ModuleOp,
+    SymbolRefAttr,
     UnrealizedConversionCastOp,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
@@ -47,6 +49,7 @@ from onnxc.lowering.to_llvm.memref import MEMREF_TO_LLVM_PATTERNS
 from onnxc.lowering.to_llvm.type_conversion import convert_type
 from onnxc.lowering.to_llvm.vector import VECTOR_TO_LLVM_PATTERNS
 from onnxc.passes.pattern_dispatch import OpTypeDispatchApplier
+from onnxc.runtime.parallel_codegen import kernel_of
 
 
 def _patterns(polynomials: bool) -> OpTypeDispatchApplier:
@@ -60,9 +63,12 @@ def _patterns(polynomials: bool) -> OpTypeDispatchApplier:
 # --------------------------------------------------------------------------- declarations
 
 
-def _declare(op: func.FuncOp, module: ir.Module) -> ir.Function:
+def _declare(op: func.FuncOp, module: ir.Module, *, defined: bool = True,
+             exported: bool = False) -> ir.Function:
     """The function `op` lowers to: convert-func-to-llvm's linkage, `noalias` memrefs and
-    `noinline` kernels, plus translate.py's argument attributes and `nounwind`."""
+    `noinline` kernels, plus translate.py's argument attributes and `nounwind`. In a module
+    of several (`emit_llvm_chunks`) it is declared where it is not `defined`, and a private
+    function called from another module is `exported` (not internal)."""
     outputs = op.function_type.outputs.data
     if len(outputs) > 1:
         raise LoweringError(f"@{op.sym_name.data} returns {len(outputs)} values; LLVM allows one")
@@ -71,9 +77,9 @@ def _declare(op: func.FuncOp, module: ir.Module) -> ir.Function:
                            [llvm_type(t) for t in inputs])
     fn = ir.Function(module, fnty, name=op.sym_name.data)
     private = op.sym_visibility is not None and op.sym_visibility.data == "private"
-    if op.body.blocks:
+    if op.body.blocks and defined:
         fn.attributes.add("nounwind")
-        if private:
+        if private and not exported:
             fn.linkage = "internal"
     if KERNEL_ATTR in op.attributes:
         fn.attributes.add("noinline")
@@ -235,11 +241,19 @@ class _Body:
                         and not o.name.startswith(("llvm.", "llvmx."))]
 
 
-class _ModuleEmitter:
-    def __init__(self, module: ir.Module, polynomials: bool):
-        self.module = module
-        self.patterns = _patterns(polynomials)
+class _Patterns:
+    """What all chunks of one module share: the conversion patterns and memref layouts."""
+
+    def __init__(self, polynomials: bool):
+        self.applier = _patterns(polynomials)
         self.layouts: dict[Attribute, tuple[Sequence[int], int, int]] = {}
+
+
+class _ModuleEmitter:
+    def __init__(self, module: ir.Module, shared: _Patterns):
+        self.module = module
+        self.patterns = shared.applier
+        self.layouts = shared.layouts
 
 
 # --------------------------------------------------------------------------- the module
@@ -250,20 +264,100 @@ def emit_llvm_ir(module: ModuleOp, *, triple: str, data_layout: str = "",
     """The llvmlite module of a loops-level `module` (entry ABI applied, parallel loops
     outlined): functions, calls, scf, arith, math, vector and memref ops, plus any `llvm`
     ops already in it; with `entry`, also emit-entry-wrapper's `onnxc_entry` for it."""
+    chunk = _Chunk(list(module.ops), set(), set())
+    return _emit_chunk(module, chunk, triple, data_layout, entry, _Patterns(polynomials))
+
+
+@dataclass
+class _Chunk:
+    functions: list[Operation]
+    """the functions it defines: whole kernels, with their outlined parallel bodies"""
+    exported: set[str]
+    """those of them another chunk calls"""
+    elsewhere: set[str]
+    """functions it declares, defined in another chunk"""
+
+
+def plan_chunks(module: ModuleOp, chunk_ops: int) -> list[_Chunk]:
+    """The module's functions in order, cut into chunks of about `chunk_ops` ops each."""
+    chunks: list[_Chunk] = []
+    size = chunk_ops
+    home: dict[str, int] = {}
+    calls: dict[str, set[str]] = {}
+    previous_kernel = None
+    for op in module.ops:
+        if not isinstance(op, func.FuncOp | llvm.FuncOp):
+            raise LoweringError(f"top-level '{op.name}' has no LLVM translation "
+                                "(only func.func and llvm.func)")
+        name = op.sym_name.data
+        ops, callees = _size_and_callees(op)
+        calls[name] = callees
+        kernel = kernel_of(name)
+        if size >= chunk_ops and kernel != previous_kernel:
+            chunks.append(_Chunk([], set(), set()))
+            size = 0
+        previous_kernel = kernel
+        chunks[-1].functions.append(op)
+        home[name] = len(chunks) - 1
+        size += ops
+    for name, callees in calls.items():
+        for callee in callees:
+            if callee in home and home[callee] != home[name]:
+                chunks[home[callee]].exported.add(callee)
+    for index, chunk in enumerate(chunks):
+        chunk.elsewhere = {name for name, at in home.items() if at != index}
+    return chunks
+
+
+def _size_and_callees(op: Operation) -> tuple[int, set[str]]:
+    count = 0
+    callees: set[str] = set()
+    for inner in op.walk():
+        count += 1
+        for attr in inner.properties.values():
+            if isinstance(attr, SymbolRefAttr):
+                callees.add(attr.root_reference.data)
+    return count, callees
+
+
+def emit_llvm_chunks(module: ModuleOp, chunks: list[_Chunk], *, triple: str,
+                     data_layout: str = "", entry: str | None = None,
+                     polynomials: bool = True) -> Iterator[str]:
+    """`emit_llvm_ir`'s code as one module text per chunk of `plan_chunks`, each yielded as
+    soon as it is emitted (so that LLVM can compile it while the next is emitted): each
+    declares what it calls in the others; the chunk defining `entry` also has the wrapper."""
+    patterns = _Patterns(polynomials)
+    for chunk in chunks:
+        yield str(_emit_chunk(module, chunk, triple, data_layout, entry, patterns))
+
+
+def _emit_chunk(module: ModuleOp, chunk: _Chunk, triple: str, data_layout: str,
+                entry: str | None, patterns: _Patterns) -> ir.Module:
     result = ir.Module()
     result.triple = triple
     if data_layout:
         result.data_layout = data_layout
-    emitter = _ModuleEmitter(result, polynomials)
+    emitter = _ModuleEmitter(result, patterns)
+    defined = {op.sym_name.data for op in chunk.functions}  # type: ignore[attr-defined]
     functions: list[tuple[func.FuncOp | llvm.FuncOp, ir.Function]] = []
     for op in module.ops:
-        if isinstance(op, func.FuncOp):
-            functions.append((op, _declare(op, result)))
-        elif isinstance(op, llvm.FuncOp):
-            functions.append((op, translate.declare_function(op, result)))
-        else:
+        if not isinstance(op, func.FuncOp | llvm.FuncOp):
             raise LoweringError(f"top-level '{op.name}' has no LLVM translation "
                                 "(only func.func and llvm.func)")
+        name = op.sym_name.data
+        if name not in defined and name not in chunk.elsewhere:
+            continue
+        if isinstance(op, llvm.FuncOp):
+            if name in defined:
+                functions.append((op, translate.declare_function(op, result)))
+            elif not op.body.blocks:
+                translate.declare_function(op, result)
+            else:  # defined elsewhere: its declaration, not its body
+                _llvm_declaration(op, result)
+            continue
+        fn = _declare(op, result, defined=name in defined, exported=name in chunk.exported)
+        if name in defined:
+            functions.append((op, fn))
     for op, fn in functions:
         if not op.body.blocks:
             continue
@@ -271,9 +365,16 @@ def emit_llvm_ir(module: ModuleOp, *, triple: str, data_layout: str = "",
             translate.convert_body(op, fn)
             continue
         _Body(emitter, op, fn).emit_region(list(op.body.blocks), list(fn.args))
-    if entry is not None:
+    if entry is not None and entry in defined:
         _emit_entry_wrapper(module, result, entry)
     return result
+
+
+def _llvm_declaration(op: llvm.FuncOp, module: ir.Module) -> None:
+    signature = op.function_type
+    fnty = ir.FunctionType(llvm_type(signature.output),
+                           [llvm_type(t) for t in signature.inputs.data])
+    ir.Function(module, fnty, name=op.sym_name.data)
 
 
 def _emit_entry_wrapper(module: ModuleOp, result: ir.Module, entry: str) -> None:

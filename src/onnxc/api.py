@@ -288,7 +288,8 @@ class LoweredModel:
     ahead-of-time artifact) is made of besides the machine code."""
 
     llvm_module: Any
-    """the llvmlite `ir.Module` (its entry wrapper is `WRAPPER_NAME`)"""
+    """the llvmlite `ir.Module` (its entry wrapper is `WRAPPER_NAME`), or for the JIT the
+    runtime.jit.PendingNativeModule it is being compiled into"""
     inputs: list[TensorSpec]
     outputs: list[TensorSpec]
     constants: list[Any]
@@ -307,17 +308,18 @@ class LoweredModel:
 
 def lower_to_llvm(model, log: _StageLog, opt_level, pass_pipeline, verify_numerics,
                   input_shapes, precision, threads, target: Target,
-                  per_sample: bool = False) -> LoweredModel:
+                  per_sample: bool = False, for_jit: bool = False) -> LoweredModel:
     """Import, graph passes, graph -> loops, the entry ABI and loops -> LLVM IR, under
     `compiling_for(target)` (the caller's): every stage but machine code. `per_sample`: a
     batch-separable model always runs once per sample (ahead-of-time artifacts, which take
-    static shapes)."""
+    static shapes). `for_jit`: a large model's LLVM IR may be streamed to code-generation
+    workers as it is emitted (`llvm_module` is then a PendingNativeModule)."""
     given = model
     model, batch, separable = _static_model(model, input_shapes)
     if separable is not None and not per_sample:
         try:
             lowered = _lower(model, log, opt_level, pass_pipeline, verify_numerics, precision,
-                             threads, target, None)
+                             threads, target, None, for_jit)
         except LoweringError:  # an op has no kernel for symbolic sizes: one sample after all
             pass
         else:
@@ -327,25 +329,40 @@ def lower_to_llvm(model, log: _StageLog, opt_level, pass_pipeline, verify_numeri
     if separable is not None:
         model, batch = _per_sample(load_model(given), separable)
     return _lower(model, log, opt_level, pass_pipeline, verify_numerics, precision, threads,
-                  target, batch)
+                  target, batch, for_jit)
 
 
 def _lower(model, log: _StageLog, opt_level, pass_pipeline, verify_numerics, precision,
-           threads, target: Target, batch: BatchAxis | None) -> LoweredModel:
+           threads, target: Target, batch: BatchAxis | None, for_jit: bool) -> LoweredModel:
     ctx = pipeline.make_context()
     with log.stage(pipeline.TIMED_AS["import"]):
         module = pipeline.import_model(model)
     with log.stage(pipeline.TIMED_AS["graph-passes"]):
         passes = graph_pipeline(opt_level) if pass_pipeline is None else pass_pipeline
         pipeline.optimize_graph(ctx, module, passes, verify_numerics=verify_numerics)
-    return lower_graph(ctx, module, log, precision, threads, target, batch)
+    return lower_graph(ctx, module, log, precision, threads, target, batch, for_jit)
 
 
 def lower_graph(ctx, module: ModuleOp, log: _StageLog, precision: str, threads: int,
-                target: Target, batch: BatchAxis | None = None) -> LoweredModel:
+                target: Target, batch: BatchAxis | None = None,
+                for_jit: bool = False) -> LoweredModel:
     """The stages of `lower_to_llvm` after the graph passes, on a graph-dialect `module`
-    (also what `onnxc-opt --emit=lib` builds its library from)."""
+    (also what `onnxc-opt --emit=lib` builds its library from). `for_jit`: a large model's
+    code-generation workers start now, and its IR goes to them as it is emitted."""
     inputs, outputs = _signature(module)
+    pending = pipeline.start_codegen(module, target) if for_jit else None
+    try:
+        return _lower_graph(ctx, module, log, precision, threads, target, batch, pending,
+                            inputs, outputs)
+    except BaseException:
+        if pending is not None:
+            pending.abort()
+        raise
+
+
+def _lower_graph(ctx, module: ModuleOp, log: _StageLog, precision: str, threads: int,
+                 target: Target, batch: BatchAxis | None, pending, inputs, outputs,
+                 ) -> LoweredModel:
     with log.stage(pipeline.TIMED_AS["graph-to-loops"]):  # loops-abi is timed with it
         pipeline.lower_graph_to_loops(ctx, module, precision)
         arrays = constant_arrays(module)  # bind-constants takes them out of the IR
@@ -362,7 +379,7 @@ def lower_graph(ctx, module: ModuleOp, log: _StageLog, precision: str, threads: 
         entry_name = entry.sym_name.data
     with log.stage(pipeline.TIMED_AS["loops-to-llvm"]):  # llvm-ir is timed with it
         lowered.llvm_module = pipeline.lower_to_llvm_ir(ctx, module, target, entry_name,
-                                                        threads)
+                                                        threads, pending)
     return lowered
 
 
@@ -371,7 +388,7 @@ def _compile_static(model, log: _StageLog, opt_level, pass_pipeline, verify_nume
     """The compile itself, under `compiling_for(target)`: (the CompiledModel, its
     NativeModule, the names of its constants)."""
     lowered = lower_to_llvm(model, log, opt_level, pass_pipeline, verify_numerics,
-                            input_shapes, precision, threads, target)
+                            input_shapes, precision, threads, target, for_jit=True)
     with log.stage(pipeline.TIMED_AS["machine-code"]):
         native = pipeline.jit_compile(lowered.llvm_module, target)
     compiled = CompiledModel(

@@ -142,3 +142,63 @@ def test_a_model_compiled_in_workers_matches_one_process_cold_and_warm(monkeypat
     assert warm.from_cache
     for got, want in zip(warm.run(None, feeds), expected, strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+def test_a_model_streamed_to_workers_matches_one_process_cold_and_warm(monkeypatch, tmp_path):
+    """The JIT emits a large module in chunks that the workers compile while the next is
+    emitted (lowering/pipeline.py `start_codegen`, `lower_to_llvm_ir`); the code is the same."""
+    from onnxc.lowering import pipeline
+
+    model = wide_graph(40, seed=2)
+    feeds = random_inputs(model, seed=5)
+    monkeypatch.setenv("ONNXC_CODEGEN_JOBS", "1")
+    expected = onnxc.compile(model, cache_dir=False).run(None, feeds)
+
+    monkeypatch.setenv("ONNXC_CODEGEN_JOBS", "2")
+    monkeypatch.setattr(pipeline, "STREAMED_MIN_GRAPH_OPS", 0)
+    monkeypatch.setattr(pipeline, "STREAMED_MIN_CHUNK_OPS", 50)
+    chunks: list[str] = []
+    real_submit = jit.PendingNativeModule.submit
+    monkeypatch.setattr(jit.PendingNativeModule, "submit",
+                        lambda self, text: chunks.append(text) or real_submit(self, text))
+    cold = onnxc.compile(model, cache_dir=tmp_path)
+    assert len(chunks) >= 2
+    defined = [name for text in chunks for name in _defined(text)]
+    assert len(defined) == len(set(defined))  # each function in one chunk
+    assert sum("onnxc_entry" in _defined(text) for text in chunks) == 1
+    for got, want in zip(cold.run(None, feeds), expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+    warm = onnxc.compile(model, cache_dir=tmp_path)
+    assert warm.from_cache
+    for got, want in zip(warm.run(None, feeds), expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_a_streamed_compile_that_fails_stops_its_workers(monkeypatch):
+    """An emitter error in the middle of a streamed module ends the workers already
+    started: none is left waiting for input."""
+    from onnxc.lowering import pipeline
+    from onnxc.lowering.to_llvm import direct
+
+    monkeypatch.setenv("ONNXC_CODEGEN_JOBS", "2")
+    monkeypatch.setattr(pipeline, "STREAMED_MIN_GRAPH_OPS", 0)
+    pools = []
+    real_init = jit.PendingNativeModule.__init__
+
+    def tracking_init(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        pools.append(self._pool)
+
+    monkeypatch.setattr(jit.PendingNativeModule, "__init__", tracking_init)
+
+    def failing(*args, **kwargs):
+        yield from ()
+        raise onnxc.errors.LoweringError("planted emitter failure")
+
+    monkeypatch.setattr(direct, "emit_llvm_chunks", failing)
+    with pytest.raises(onnxc.errors.LoweringError, match="planted"):
+        onnxc.compile(wide_graph(10, seed=3), cache_dir=False)
+    assert pools
+    for worker in pools[0]._workers:
+        assert worker.process.wait(timeout=30) is not None
