@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math as pymath
 
-from xdsl.dialects import arith, math, memref, vector
+from xdsl.dialects import arith, math, memref
 from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
@@ -149,19 +149,19 @@ class _VectorAttention:
     # ---------------------------------------------------------------- vector helpers
 
     def splat(self, x: SSAValue) -> SSAValue:
-        return self.kb.insert(vector.BroadcastOp(x, self.vtype))
+        return self.kb.vsplat(x, self.vtype)
 
     def vconst(self, value: float) -> SSAValue:
         return self.splat(self.kb.constant(value, self.element))
 
     def vload(self, mem: SSAValue, at: list[Index]) -> SSAValue:
-        return self.kb.insert(vector.LoadOp(mem, [self.kb.idx(i) for i in at], self.vtype))
+        return self.kb.vload(mem, [self.kb.idx(i) for i in at], self.vtype)
 
     def vstore(self, value: SSAValue, mem: SSAValue, at: list[Index]) -> None:
-        self.kb.insert(vector.StoreOp(value, mem, [self.kb.idx(i) for i in at]))
+        self.kb.vstore(value, mem, [self.kb.idx(i) for i in at])
 
     def fma(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
-        return self.kb.insert(vector.FMAOp(a, b, c))
+        return self.kb.vfma(a, b, c)
 
     def exp(self, x: SSAValue) -> SSAValue:
         return self.kb.insert(math.ExpOp(x))

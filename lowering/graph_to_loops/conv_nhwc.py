@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
-from xdsl.dialects import arith, vector
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     Float32Type,
@@ -240,8 +240,8 @@ def copy_run(kb: KernelBuilder, src: SSAValue, s0: Index, dst: SSAValue, d0: Ind
 
     def vec(i: Index) -> None:
         off = kb.imul(i, vw)
-        v = kb.insert(vector.LoadOp(src, [kb.idx(kb.iadd(s0, off))], vt))
-        kb.insert(vector.StoreOp(v, dst, [kb.idx(kb.iadd(d0, off))]))
+        v = kb.vload(src, [kb.idx(kb.iadd(s0, off))], vt)
+        kb.vstore(v, dst, [kb.idx(kb.iadd(d0, off))])
 
     kb.for_(0, nvec, vec)
     kb.for_(nvec * vw, length, lambda i: kb.store(
@@ -254,9 +254,9 @@ def zero_run(kb: KernelBuilder, dst: SSAValue, d0: Index, length: int) -> None:
     zero = kb.constant(0.0, f32)
     nvec = length // vw
     if nvec:
-        zv = kb.insert(vector.BroadcastOp(zero, VectorType(f32, [vw])))
-        kb.for_(0, nvec, lambda i: kb.insert(vector.StoreOp(
-            zv, dst, [kb.idx(kb.iadd(d0, kb.imul(i, vw)))])))
+        zv = kb.vsplat(zero, VectorType(f32, [vw]))
+        kb.for_(0, nvec, lambda i: kb.vstore(
+            zv, dst, [kb.idx(kb.iadd(d0, kb.imul(i, vw)))]))
     kb.for_(nvec * vw, length, lambda i: kb.store(zero, dst, [kb.iadd(d0, i)]))
 
 
@@ -389,6 +389,14 @@ class _ConvGemm(PackedGemm):
                 # full row blocks start at a multiple of MR and stay in one output row:
                 # the rows' offsets are one base plus constants
                 bases.append(kb.iadd(bases[0], r * g.sw * g.c))
+                continue
+            if g.n == 1:
+                # one image: row p is pixel (oh, ow = p - oh * OW), whose offset
+                # (oh * SH * WP + ow * SW) * C is oh * K1 + p * K2, in five ops
+                oh = kb.idiv(p, g.ow)
+                k1 = (g.sh * g.wp - g.ow * g.sw) * g.c
+                offset = kb.iadd(kb.imul(oh, k1), kb.imul(p, g.sw * g.c))
+                bases.append(kb.iadd(offset, self.c0))
                 continue
             n = kb.idiv(p, g.oh * g.ow)
             rem = kb.isub(p, kb.imul(n, g.oh * g.ow))

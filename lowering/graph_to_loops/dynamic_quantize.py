@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math as pymath
 
-from xdsl.dialects import arith, math, memref, vector
+from xdsl.dialects import arith, math, memref
 from xdsl.dialects.builtin import VectorType, f32, i32
 from xdsl.ir import SSAValue
 
@@ -47,13 +47,13 @@ def _min_max(kb: KernelBuilder, flat: SSAValue, n: int) -> tuple[SSAValue, SSAVa
     full = n // group * group
     lo, hi = zero, zero
     if full:
-        splat = kb.insert(vector.BroadcastOp(zero, vt))
+        splat = kb.vsplat(zero, vt)
 
         def step(i, *accs):
             out_lo, out_hi = [], []
             for k in range(ACCUMULATORS):
                 at = kb.iadd(kb.imul(i, group), k * lanes)
-                v = kb.insert(vector.LoadOp(flat, [kb.idx(at)], vt))
+                v = kb.vload(flat, [kb.idx(at)], vt)
                 out_lo.append(_lesser(kb, accs[k], v))
                 out_hi.append(_greater(kb, accs[ACCUMULATORS + k], v))
             return out_lo + out_hi
@@ -61,7 +61,7 @@ def _min_max(kb: KernelBuilder, flat: SSAValue, n: int) -> tuple[SSAValue, SSAVa
         accs = kb.reduce(0, n // group, [splat] * (2 * ACCUMULATORS), step)
         spill = kb.insert(memref.AllocaOp.get(f32, shape=[2 * group]))
         for k, acc in enumerate(accs):
-            kb.insert(vector.StoreOp(acc, spill, [kb.idx(k * lanes)]))
+            kb.vstore(acc, spill, [kb.idx(k * lanes)])
 
         def fold(j, a, b):
             return [_lesser(kb, a, kb.load(spill, [j])),

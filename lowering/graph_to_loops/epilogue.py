@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import arith, math, vector
+from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import VectorType
 from xdsl.ir import Operation, SSAValue
 
@@ -85,9 +85,9 @@ def clamp_vectors(kb: KernelBuilder, op: Operation, values: list[SSAValue],
         lo, hi = 0.0, None
     element = vtype.get_element_type()
     if lo is not None:
-        low = kb.insert(vector.BroadcastOp(kb.constant(lo, element), vtype))
+        low = kb.vsplat(kb.constant(lo, element), vtype)
         values = [kb.insert(arith.MaximumfOp(a, low)) for a in values]
     if hi is not None:
-        high = kb.insert(vector.BroadcastOp(kb.constant(hi, element), vtype))
+        high = kb.vsplat(kb.constant(hi, element), vtype)
         values = [kb.insert(arith.MinimumfOp(a, high)) for a in values]
     return values

@@ -27,7 +27,7 @@ layer has no `bfloat` type, and LLVM's auto-upgrader bitcasts them to the curren
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects import arith, llvm, vector
+from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     MemRefType,
@@ -141,7 +141,7 @@ class Bf16Pairs:
         self.b_vtype = VectorType(i32, [self.t.vw])
 
     def a_splat(self, a: SSAValue) -> SSAValue:
-        return self.kb.insert(vector.BroadcastOp(a, self.b_vtype))
+        return self.kb.vsplat(a, self.b_vtype)
 
     def madd(self, a: SSAValue, b: SSAValue, acc: SSAValue) -> SSAValue:
         return self.kb.insert(llvm.CallIntrinsicOp(DPBF16PS, [acc, a, b], [self.vtype]))

@@ -33,7 +33,7 @@ from functools import lru_cache
 from math import prod
 
 import numpy as np
-from xdsl.dialects import arith, memref, vector
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     Float32Type,
@@ -280,11 +280,11 @@ class PackedGemm:
     # ---------------------------------------------------------------- small helpers
 
     def splat(self, x: SSAValue) -> SSAValue:
-        return self.kb.insert(vector.BroadcastOp(x, self.vtype))
+        return self.kb.vsplat(x, self.vtype)
 
     def vload(self, mem: SSAValue, at: list[Index]) -> SSAValue:
         flat, idx = self.kb.address(mem, at)
-        return self.kb.insert(vector.LoadOp(flat, idx, self.vtype))
+        return self.kb.vload(flat, idx, self.vtype)
 
     def a_splat(self, a: SSAValue) -> SSAValue:
         """One A value broadcast against a vector of B."""
@@ -292,11 +292,11 @@ class PackedGemm:
 
     def madd(self, a: SSAValue, b: SSAValue, acc: SSAValue) -> SSAValue:
         """acc + a * b for one accumulator (gemm_bf16: a bf16 pair dot product)."""
-        return self.kb.insert(vector.FMAOp(a, b, acc))
+        return self.kb.vfma(a, b, acc)
 
     def vstore(self, v: SSAValue, mem: SSAValue, at: list[Index]) -> None:
         flat, idx = self.kb.address(mem, at)
-        self.kb.insert(vector.StoreOp(v, flat, idx))
+        self.kb.vstore(v, flat, idx)
 
     def ycol(self, j: Index, c: Index = 0) -> Index:
         return self.kb.iadd(self.kb.iadd(self.col0, j), c)
@@ -430,7 +430,7 @@ class PackedGemm:
 
         def step(kk: Index, a_values: list[SSAValue], *acc: SSAValue) -> list[SSAValue]:
             at = kb.iadd(base, kb.imul(kk, w))
-            bv = [kb.insert(vector.LoadOp(self.bp, [kb.idx(kb.iadd(at, v * t.vw))], self.b_vtype))
+            bv = [kb.vload(self.bp, [kb.idx(kb.iadd(at, v * t.vw))], self.b_vtype)
                   for v in range(nv)]
             out = list(acc)
             for r in range(mr):

@@ -28,7 +28,7 @@ the generic kernel, 1.7 ms with this one (onnxruntime: 2.3 ms); ~1 s of compile 
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects import arith, llvm, vector
+from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     IntegerType,
@@ -286,7 +286,7 @@ class _Depthwise:
             kw_lo, kw_hi = tap_range(kb, iw0, g.dw, g.w, g.kw)
 
             def block(c: Index) -> None:
-                zp = kb.insert(vector.BroadcastOp(self.x_zp, self.v32))
+                zp = kb.vsplat(self.x_zp, self.v32)
 
                 def step(kh: Index, kw: Index, acc: SSAValue) -> list[SSAValue]:
                     ih = kb.iadd(ih0, kb.imul(kh, g.dh))
@@ -312,7 +312,7 @@ class _Depthwise:
         """x's elements [at, at + 16) (16 channels of a pixel) widened to <16 x i32> (zero-
         or sign-extended)."""
         kb = self.kb
-        raw = kb.insert(vector.LoadOp(self.x, [kb.idx(at)], VectorType(self.in_element, [VW])))
+        raw = kb.vload(self.x, [kb.idx(at)], VectorType(self.in_element, [VW]))
         raw = kb.insert(UnrealizedConversionCastOp.get([raw], [VectorType(i8, [VW])]))
         unsigned = self.in_element.signedness.data == Signedness.UNSIGNED
         return kb.insert((llvm.ZExtOp if unsigned else llvm.SExtOp)(raw, self.v32))
@@ -321,16 +321,16 @@ class _Depthwise:
         kb = self.kb
         tap = kb.iadd(kb.imul(kh, self.g.kw), kw)
         at = kb.iadd(kb.imul(tap, self.cpad), c)
-        return kb.insert(vector.LoadOp(self.wt, [kb.idx(at)], self.v32))
+        return kb.vload(self.wt, [kb.idx(at)], self.v32)
 
     def start(self, c: Index, which: int) -> SSAValue:
         """The accumulators' first value: corr (interior, which 0) or the bias (border, 1),
         plus a bias that is not a constant."""
         kb = self.kb
-        value = kb.insert(vector.LoadOp(self.starts, [kb.idx(kb.iadd(which * self.cpad, c))],
-                                        self.v32))
+        value = kb.vload(self.starts, [kb.idx(kb.iadd(which * self.cpad, c))],
+                                        self.v32)
         if self.bias is not None:
-            bias = kb.insert(vector.LoadOp(self.bias, [kb.idx(c)], self.v32))
+            bias = kb.vload(self.bias, [kb.idx(c)], self.v32)
             value = kb.insert(arith.AddiOp(value, bias))
         return value
 
@@ -339,9 +339,9 @@ class _Depthwise:
         kb = self.kb
         scale = None
         if not is_i32(self.element):
-            scale = kb.insert(vector.LoadOp(self.scale, [kb.idx(c)], VectorType(f32, [VW])))
+            scale = kb.vload(self.scale, [kb.idx(c)], VectorType(f32, [VW]))
         value = requantize_vector(self.kb, self.element, self.rule, acc, scale)
-        kb.insert(vector.StoreOp(value, self.y, [kb.idx(at)]))
+        kb.vstore(value, self.y, [kb.idx(at)])
 
 
 def depthwise_kernel(op: QuantizedProductOp, kb: KernelBuilder, ins, outs) -> None:

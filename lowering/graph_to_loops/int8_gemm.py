@@ -46,7 +46,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from xdsl.dialects import arith, llvm, memref, vector
+from xdsl.dialects import arith, llvm, memref
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
@@ -344,10 +344,10 @@ class _Kernel:
             self.tile = kb.insert(memref.AllocaOp.get(self.element, shape=[VW]))
 
     def splat(self, x: SSAValue, vt: VectorType) -> SSAValue:
-        return self.kb.insert(vector.BroadcastOp(x, vt))
+        return self.kb.vsplat(x, vt)
 
     def vload(self, mem: SSAValue, at: Index, vt: VectorType) -> SSAValue:
-        return self.kb.insert(vector.LoadOp(mem, [self.kb.idx(at)], vt))
+        return self.kb.vload(mem, [self.kb.idx(at)], vt)
 
     def build(self) -> None:
         """Row blocks of MR pixels, the last one shifted back to end at the last pixel
@@ -450,8 +450,8 @@ class _Kernel:
                 if isinstance(col, int) and col + VW > g.cout:
                     self.store_part(value, kb.iadd(i0, r), col)
                 else:
-                    kb.insert(vector.StoreOp(value, self.y, [kb.idx(kb.iadd(i0, r)),
-                                                             kb.idx(col)]))
+                    kb.vstore(value, self.y, [kb.idx(kb.iadd(i0, r)),
+                                                             kb.idx(col)])
 
     def a_word(self, at: Index) -> SSAValue:
         """Word `at` of A: from the scratch, or 4 bytes of the input read in place."""
@@ -530,7 +530,7 @@ class _Kernel:
         """AVX2 when `pairs_fit_i16`: vpmaddubsw gives the two (u8 A x s8 B) pair sums of
         each word in i16, vpmaddwd by ones adds them into the word's i32 dot product."""
         kb, nv = self.kb, len(bv)
-        one = kb.insert(vector.BroadcastOp(kb.constant(1, IntegerType(16)), V16I16))
+        one = kb.vsplat(kb.constant(1, IntegerType(16)), V16I16)
         b_halves = [self.halves(kb.insert(llvm.BitcastOp(b, self.v8)), V32I8) for b in bv]
         for r, word in enumerate(a):
             av = self.halves(kb.insert(llvm.BitcastOp(self.splat(word, self.v32), self.v8)),
@@ -572,7 +572,7 @@ class _Kernel:
     def store_part(self, value: SSAValue, row: Index, col: int) -> None:
         """The first Cout - col lanes of `value` into Y's row (through the stack tile)."""
         kb = self.kb
-        kb.insert(vector.StoreOp(value, self.tile, [kb.idx(0)]))
+        kb.vstore(value, self.tile, [kb.idx(0)])
         kb.for_(0, self.g.cout - col, lambda c: kb.store(
             kb.load(self.tile, [c]), self.y, [row, kb.iadd(col, c)]))
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-from xdsl.dialects import arith, llvm, vector
+from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
     IntegerType,
     Signedness,
@@ -66,7 +66,7 @@ def pack_input(kb: KernelBuilder, op: QuantizedProductOp, g: Int8Gemm, x: SSAVal
             return value
         mask = flip_mask
         if isinstance(value.type, VectorType):
-            mask = kb.insert(vector.BroadcastOp(mask, value.type))
+            mask = kb.vsplat(mask, value.type)
         return kb.insert(arith.XOrIOp(value, mask))
 
     def word(src_row: Index, col: Index, cw: Index, real: int) -> SSAValue:
@@ -88,10 +88,10 @@ def pack_input(kb: KernelBuilder, op: QuantizedProductOp, g: Int8Gemm, x: SSAVal
         length = g.w * g.c_words
         vectors, rest = divmod(length * per_word, VECTOR_BYTES)
         step = VECTOR_BYTES // per_word  # words per vector
-        kb.for_(0, vectors, lambda i: kb.insert(vector.StoreOp(
+        kb.for_(0, vectors, lambda i: kb.vstore(
             flipped(_vector_words(kb, flat, kb.iadd(kb.imul(src_row, g.w * g.c),
                                                     kb.imul(i, VECTOR_BYTES)), per_word)),
-            scratch, [kb.idx(kb.iadd(dst, kb.imul(i, step)))])))
+            scratch, [kb.idx(kb.iadd(dst, kb.imul(i, step)))]))
         if rest:
             first = vectors * step
             kb.for_(first, length, lambda i: kb.store(
@@ -137,8 +137,8 @@ VECTOR_BYTES = 16
 def _vector_words(kb: KernelBuilder, flat: SSAValue, at: Index, per_word: int) -> SSAValue:
     """VECTOR_BYTES bytes of a flat ui8 / i8 memref from byte `at`, as i32 words of
     `per_word` channels (bytes as they are, or each zero-extended to i16)."""
-    raw = kb.insert(vector.LoadOp(flat, [kb.idx(at)],
-                                  VectorType(flat.type.get_element_type(), [VECTOR_BYTES])))
+    raw = kb.vload(flat, [kb.idx(at)],
+                                  VectorType(flat.type.get_element_type(), [VECTOR_BYTES]))
     signless = kb.insert(UnrealizedConversionCastOp.get([raw], [VectorType(i8, [VECTOR_BYTES])]))
     if per_word == 2:
         signless = kb.insert(llvm.ZExtOp(signless, VectorType(IntegerType(16), [VECTOR_BYTES])))
@@ -147,8 +147,8 @@ def _vector_words(kb: KernelBuilder, flat: SSAValue, at: Index, per_word: int) -
 
 def load_word(kb: KernelBuilder, flat: SSAValue, at: Index) -> SSAValue:
     """Bytes 4 * at .. 4 * at + 3 of a flat ui8 / i8 memref as one little-endian i32."""
-    bytes4 = kb.insert(vector.LoadOp(flat, [kb.idx(kb.imul(at, 4))],
-                                     VectorType(flat.type.get_element_type(), [4])))
+    bytes4 = kb.vload(flat, [kb.idx(kb.imul(at, 4))],
+                                     VectorType(flat.type.get_element_type(), [4]))
     raw = kb.insert(UnrealizedConversionCastOp.get([bytes4], [VectorType(i8, [4])]))
     return kb.insert(llvm.BitcastOp(raw, i32))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects import arith, llvm, math, vector
+from xdsl.dialects import arith, llvm, math
 from xdsl.dialects.builtin import (
     Float32Type,
     IntegerType,
@@ -59,8 +59,8 @@ def requantize_vector(kb: KernelBuilder, element: Attribute, rule: OutputRule | 
     # real is never NaN, so maxnum / minnum: one instruction each (maximumf's NaN and
     # signed-zero handling took 5); on x86 the rounding conversion is one vcvtps2dq (lrint,
     # in the default rounding mode), elsewhere roundeven then a conversion
-    zp = kb.insert(vector.BroadcastOp(rule.zero_point, v32))
-    lo, hi = (kb.insert(vector.BroadcastOp(v, vf)) for v in (rule.low, rule.high))
+    zp = kb.vsplat(rule.zero_point, v32)
+    lo, hi = (kb.vsplat(v, vf) for v in (rule.low, rule.high))
     no_nan = arith.FastMathFlagsAttr([arith.FastMathFlag.NO_NANS])
     q = kb.insert(arith.MaxnumfOp(real, lo, no_nan))
     q = kb.insert(arith.MinnumfOp(q, hi, no_nan))

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math as pymath
 
-from xdsl.dialects import arith, memref, vector
+from xdsl.dialects import arith, memref
 from xdsl.dialects.arith import FastMathFlagsAttr
 from xdsl.dialects.builtin import Float32Type, VectorType
 from xdsl.dialects.utils.fast_math import FastMathFlag
@@ -108,7 +108,7 @@ def batched_matmul_kernel(op: graph.MatMulOp, kb: KernelBuilder, ins, outs):
 
     def vload(mem, at: list[Index]):
         flat, idx = kb.address(mem, at)
-        return kb.insert(vector.LoadOp(flat, idx, vtype))
+        return kb.vload(flat, idx, vtype)
 
     def tile(bi, ai, bb, i0: Index, mr: int, j0: Index, nv: int) -> None:
         # run-time strides (symbolic sizes): each row of A and the panel of B get a base
@@ -126,7 +126,7 @@ def batched_matmul_kernel(op: graph.MatMulOp, kb: KernelBuilder, ins, outs):
         def b_at(kk: Index, boff: Index, v: int) -> SSAValue:
             if b_row is None:
                 return vload(b, [*bb, kk, kb.iadd(j0, v * t.vw)])
-            return kb.insert(vector.LoadOp(b_row[0], [kb.idx(kb.iadd(boff, v * t.vw))], vtype))
+            return kb.vload(b_row[0], [kb.idx(kb.iadd(boff, v * t.vw))], vtype)
 
         def step(kk: Index, *acc):
             boff = None
@@ -135,14 +135,14 @@ def batched_matmul_kernel(op: graph.MatMulOp, kb: KernelBuilder, ins, outs):
             bv = [b_at(kk, boff, v) for v in range(nv)]
             out = list(acc)
             for r in range(mr):
-                s = kb.insert(vector.BroadcastOp(a_at(r, kk), vtype))
+                s = kb.vsplat(a_at(r, kk), vtype)
                 for v in range(nv):
-                    out[r * nv + v] = kb.insert(vector.FMAOp(s, bv[v], out[r * nv + v]))
+                    out[r * nv + v] = kb.vfma(s, bv[v], out[r * nv + v])
             if boff is not None:
                 out.append(kb.iadd(boff, n))
             return out
 
-        vzero = kb.insert(vector.BroadcastOp(zero, vtype))
+        vzero = kb.vsplat(zero, vtype)
         init = [vzero] * (mr * nv)
         if b_row is not None:
             init.append(kb.idx(b_row[1][0]))
@@ -150,7 +150,7 @@ def batched_matmul_kernel(op: graph.MatMulOp, kb: KernelBuilder, ins, outs):
         for r in range(mr):
             for v in range(nv):
                 flat, idx = kb.address(y, [*bi, kb.iadd(i0, r), kb.iadd(j0, v * t.vw)])
-                kb.insert(vector.StoreOp(acc[r * nv + v], flat, idx))
+                kb.vstore(acc[r * nv + v], flat, idx)
 
     def column(ivs: list[Index], i0: Index, ai, bb, bi) -> None:
         i, j = kb.iadd(i0, ivs[0]), ivs[1]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math as pymath
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import arith, math, memref, scf
+from xdsl.dialects import arith, math, memref, scf, vector
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (
     Signedness,
     TensorType,
     UnrealizedConversionCastOp,
+    VectorType,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -145,6 +146,8 @@ class KernelBuilder:
         self.entry = entry
         self.ip = InsertPoint.at_end(entry)
         self._constants: dict[tuple[str, Attribute], SSAValue] = {}
+        self._index_constants: dict[int, SSAValue] = {}  # idx's, without building a key
+        self._index_ops: dict[tuple[type[Operation], SSAValue, SSAValue, Block], SSAValue] = {}
         self.symbols: dict[str, SSAValue] = {}
         """size symbol -> its run-time value (an index argument of the kernel)"""
         self._dims: dict[Dim, Index] = {}
@@ -259,16 +262,48 @@ class KernelBuilder:
         return self._constants[key]
 
     def idx(self, v: Index) -> SSAValue:
-        return self.constant(v, IndexType()) if isinstance(v, int) else v
+        if not isinstance(v, int):
+            return v
+        found = self._index_constants.get(v)
+        if found is None:
+            found = self._index_constants[v] = self.constant(v, _INDEX)
+        return found
+
+    # ------------------------------------------------------------------ vector ops
+
+    # Built with `create`, like the index ops: vector.load and vector.store through their
+    # generic `__init__` cost 4-8 times as much, and a conv kernel makes hundreds of each.
+
+    def vload(self, mem: SSAValue, indices: Sequence[Index], vtype: VectorType) -> SSAValue:
+        return self.insert(vector.LoadOp.create(
+            operands=[mem, *(self.idx(i) for i in indices)], result_types=[vtype]))
+
+    def vstore(self, value: SSAValue, mem: SSAValue, indices: Sequence[Index]) -> None:
+        self.insert(vector.StoreOp.create(operands=[value, mem, *(self.idx(i) for i in indices)]))
+
+    def vfma(self, a: SSAValue, b: SSAValue, acc: SSAValue) -> SSAValue:
+        return self.insert(vector.FMAOp.create(operands=[a, b, acc], result_types=[acc.type]))
+
+    def vsplat(self, scalar: SSAValue, vtype: VectorType) -> SSAValue:
+        return self.insert(vector.BroadcastOp.create(operands=[scalar], result_types=[vtype]))
 
     # ------------------------------------------------------------------ index arithmetic
 
     def _index_op(self, cls: type[Operation], a: Index, b: Index) -> SSAValue:
         """`cls(a, b)` on index values, built with `create`: the conv kernels make thousands
-        of these, and the generic `__init__` (argument conversion) cost about a third more."""
-        op = cls.create(operands=[self.idx(a), self.idx(b)], result_types=[_INDEX],
+        of these, and the generic `__init__` (argument conversion) cost about a third more.
+        The same op on the same values earlier in the block is reused (the kernels' unrolled
+        tiles recompute their row and column offsets for every vector)."""
+        lhs, rhs = self.idx(a), self.idx(b)
+        block = self.ip.block
+        key = (cls, lhs, rhs, block)
+        found = self._index_ops.get(key)
+        if found is not None and found.owner.parent is block:  # type: ignore[union-attr]
+            return found
+        op = cls.create(operands=[lhs, rhs], result_types=[_INDEX],
                         properties=dict(_INDEX_OP_PROPERTIES.get(cls, {})))
-        return self.insert(op)
+        result = self._index_ops[key] = self.insert(op)
+        return result
 
     def iadd(self, a: Index, b: Index) -> Index:
         if isinstance(a, int) and isinstance(b, int):

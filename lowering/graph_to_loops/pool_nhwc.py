@@ -64,8 +64,8 @@ class Lanes:
             if w == 1:
                 out.append(kb.load(mem, at))
             else:
-                out.append(kb.insert(vector.LoadOp(
-                    mem, [kb.idx(i) for i in at], VectorType(element, [w]))))
+                out.append(kb.vload(
+                    mem, [kb.idx(i) for i in at], VectorType(element, [w])))
         return out
 
     def store(self, values: Sequence[SSAValue], mem: SSAValue, prefix: Sequence[Index],
@@ -76,7 +76,7 @@ class Lanes:
             if w == 1:
                 kb.store(v, mem, at)
             else:
-                kb.insert(vector.StoreOp(v, mem, [kb.idx(i) for i in at]))
+                kb.vstore(v, mem, [kb.idx(i) for i in at])
 
 
 def channel_groups(

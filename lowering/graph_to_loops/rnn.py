@@ -25,7 +25,7 @@ import math as pymath
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects import arith, math, vector
+from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     Float64Type,
@@ -146,23 +146,23 @@ class Lanes:
 
     def c(self, value: float) -> SSAValue:
         s = self.kb.constant(value, self.element)
-        return s if self.width == 1 else self.kb.insert(vector.BroadcastOp(s, self.vtype))
+        return s if self.width == 1 else self.kb.vsplat(s, self.vtype)
 
     def splat(self, s: SSAValue) -> SSAValue:
-        return s if self.width == 1 else self.kb.insert(vector.BroadcastOp(s, self.vtype))
+        return s if self.width == 1 else self.kb.vsplat(s, self.vtype)
 
     def load(self, mem: SSAValue, at: list[Index]) -> SSAValue:
         if self.width == 1:
             return self.kb.load(mem, at)
         flat, indices = self.kb.address(mem, at)
-        return self.kb.insert(vector.LoadOp(flat, indices, self.vtype))
+        return self.kb.vload(flat, indices, self.vtype)
 
     def store(self, value: SSAValue, mem: SSAValue, at: list[Index]) -> None:
         if self.width == 1:
             self.kb.store(value, mem, at)
         else:
             flat, indices = self.kb.address(mem, at)
-            self.kb.insert(vector.StoreOp(value, flat, indices))
+            self.kb.vstore(value, flat, indices)
 
     def op(self, kind, *args: SSAValue) -> SSAValue:
         return self.kb.insert(kind(*args))
