@@ -32,7 +32,6 @@ from xdsl.dialects.builtin import (
     Float32Type,
     MemRefType,
     TensorType,
-    VectorType,
     f32,
     i32,
 )
@@ -52,6 +51,7 @@ from onnxc.lowering.graph_to_loops.gemm_microkernel import (
     target_tiling,
 )
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
+from onnxc.lowering.graph_to_loops.runs import copy_run, zero_run
 
 NHWC = "NHWC"
 
@@ -226,38 +226,6 @@ def packed_weights(op: Operation) -> DenseIntOrFPElementsAttr:
 def padded_scratch(g: ConvGeometry) -> list[MemRefType]:
     """The zero-padded NHWC copy of the input, when there are pads."""
     return [MemRefType(f32, [g.n, g.hp, g.wp, g.c])] if g.padded else []
-
-
-# ----------------------------------------------------------------------- contiguous runs
-
-
-def copy_run(kb: KernelBuilder, src: SSAValue, s0: Index, dst: SSAValue, d0: Index,
-             length: int) -> None:
-    """dst[d0 : d0 + length] = src[s0 : ...] on flat memrefs, vectorized."""
-    vw = target_tiling().vw
-    vt = VectorType(f32, [vw])
-    nvec = length // vw
-
-    def vec(i: Index) -> None:
-        off = kb.imul(i, vw)
-        v = kb.vload(src, [kb.idx(kb.iadd(s0, off))], vt)
-        kb.vstore(v, dst, [kb.idx(kb.iadd(d0, off))])
-
-    kb.for_(0, nvec, vec)
-    kb.for_(nvec * vw, length, lambda i: kb.store(
-        kb.load(src, [kb.iadd(s0, i)]), dst, [kb.iadd(d0, i)]))
-
-
-def zero_run(kb: KernelBuilder, dst: SSAValue, d0: Index, length: int) -> None:
-    """dst[d0 : d0 + length] = 0 on a flat memref, vectorized."""
-    vw = target_tiling().vw
-    zero = kb.constant(0.0, f32)
-    nvec = length // vw
-    if nvec:
-        zv = kb.vsplat(zero, VectorType(f32, [vw]))
-        kb.for_(0, nvec, lambda i: kb.vstore(
-            zv, dst, [kb.idx(kb.iadd(d0, kb.imul(i, vw)))]))
-    kb.for_(nvec * vw, length, lambda i: kb.store(zero, dst, [kb.iadd(d0, i)]))
 
 
 def pad_input(kb: KernelBuilder, g: ConvGeometry, x: SSAValue, xpad: SSAValue) -> SSAValue:

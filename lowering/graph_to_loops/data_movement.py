@@ -15,6 +15,8 @@ import math as pymath
 from collections.abc import Sequence
 
 from xdsl.dialects import arith
+from xdsl.dialects.builtin import MemRefType, f32
+from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph, graph_shapes
 from onnxc.dialects.graph import float_of, int_of, ints_of, is_symbolic, shape_of
@@ -22,7 +24,9 @@ from onnxc.dialects.layout import layout_of, parse_spec, physical_permutation
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.checks import checked_index, guarded_nest, nest_bounds
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise
+from onnxc.lowering.graph_to_loops.gemm_microkernel import target_tiling
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
+from onnxc.lowering.graph_to_loops.runs import copy_run
 
 
 def copy_kernel(op, kb: KernelBuilder, ins, outs):
@@ -90,12 +94,43 @@ def _blocks(kb: KernelBuilder, shape: Sequence[Index], axis: int) -> tuple[Index
     return kb.product(shape[:axis]), kb.product(shape[axis:])
 
 
-def _copy_blocks(kb, src, src_col, dst, dst_col, outer, width):
+def _copy_rows(kb: KernelBuilder, outer: Index, copies: list[tuple]) -> None:
+    """For each row o < outer, every copy (src, src_col, dst, dst_col, width):
+    dst[o, dst_col : dst_col + width] = src[o, src_col : ...] on [outer, *] views. One
+    parallel loop for them all, so that a concat of k operands is one parallel region (and
+    one outlined function) rather than k; static f32 runs go as explicit vectors."""
+    flat: dict[SSAValue, tuple[SSAValue, int]] = {}
+    for src, _, dst, _, width in copies:
+        if _vector_run(src, dst, width):
+            for v in (src, dst):
+                if v not in flat:
+                    flat[v] = _flat(kb, v)
+
     def row(o: Index) -> None:
-        kb.for_(0, width, lambda j: kb.store(
-            kb.load(src, [o, kb.iadd(j, src_col)]), dst, [o, kb.iadd(j, dst_col)]))
+        for src, src_col, dst, dst_col, width in copies:
+            if src in flat and dst in flat:
+                (flat_src, src_row), (flat_dst, dst_row) = flat[src], flat[dst]
+                copy_run(kb, flat_src, kb.iadd(kb.imul(o, src_row), src_col),
+                         flat_dst, kb.iadd(kb.imul(o, dst_row), dst_col), width)
+                continue
+            kb.for_(0, width, lambda j, src=src, src_col=src_col, dst=dst, dst_col=dst_col:
+                    kb.store(kb.load(src, [o, kb.iadd(j, src_col)]), dst,
+                             [o, kb.iadd(j, dst_col)]))
 
     kb.parallel_for(0, outer, row)
+
+
+def _flat(kb: KernelBuilder, view: SSAValue) -> tuple[SSAValue, int]:
+    """A static [outer, row] view as a flat one, and its row length."""
+    outer, row = view.type.get_shape()  # type: ignore[attr-defined]
+    return kb.view(view, [outer * row]), row
+
+
+def _vector_run(src: SSAValue, dst: SSAValue, width: Index) -> bool:
+    """A static run of f32 of at least one vector, between static views."""
+    return (isinstance(width, int) and width >= target_tiling().vw
+            and all(isinstance(v.type, MemRefType) and v.type.element_type == f32
+                    and v.type.has_static_shape() for v in (src, dst)))
 
 
 def physical_axis(t, axis: int) -> int:
@@ -119,10 +154,12 @@ def concat_kernel(op: graph.ConcatOp, kb: KernelBuilder, ins, outs):
     outer, total = _blocks(kb, kb.shape(outs[0]), axis)
     dst = kb.view(outs[0], [outer, total])
     col: Index = 0
+    copies = []
     for v in ins:
         _, width = _blocks(kb, kb.shape(v), axis)
-        _copy_blocks(kb, kb.view(v, [outer, width]), 0, dst, col, outer, width)
+        copies.append((kb.view(v, [outer, width]), 0, dst, col, width))
         col = kb.iadd(col, width)
+    _copy_rows(kb, outer, copies)
 
 
 def split_kernel(op: graph.SplitOp, kb: KernelBuilder, ins, outs):
@@ -134,10 +171,12 @@ def split_kernel(op: graph.SplitOp, kb: KernelBuilder, ins, outs):
     outer, total = _blocks(kb, kb.shape(ins[0]), axis)
     src = kb.view(ins[0], [outer, total])
     col: Index = 0
+    copies = []
     for v in outs:
         _, width = _blocks(kb, kb.shape(v), axis)
-        _copy_blocks(kb, src, col, kb.view(v, [outer, width]), 0, outer, width)
+        copies.append((src, col, kb.view(v, [outer, width]), 0, width))
         col = kb.iadd(col, width)
+    _copy_rows(kb, outer, copies)
 
 
 # --------------------------------------------------------------------------- slice

@@ -71,6 +71,8 @@ def test_transpose_int64():
     ([(1, 3), (2, 3)], 0),
     ([(2, 2, 3), (2, 1, 3)], -2),
     ([(4,)], 0),
+    ([(2, 16), (2, 8), (2, 3)], 1),  # runs of whole vectors, copied as vectors
+    ([(3, 2, 24), (3, 2, 9)], -1),
 ])
 def test_concat(shapes, axis):
     feeds = [rand(*s) for s in shapes]
@@ -89,6 +91,7 @@ def test_concat_int64_shapes():
     ((2, 6), (2, 4), 1),
     ((5, 2), (1, 3, 1), 0),
     ((2, 3, 4), (1, 3), -1),
+    ((2, 27), (16, 8, 3), 1),
 ])
 def test_split(shape, sizes, axis):
     outputs = [f"y{k}" for k in range(len(sizes))]
@@ -184,3 +187,26 @@ def test_shape_is_a_constant():
     for start, end in ((0, 3), (1, 3), (-2, 100), (0, -1)):
         node = helper.make_node("Shape", ["x"], ["y"], start=start, end=end)
         check(node, [x], graph.ShapeOp, {"start": i(start), "end": i(end)})
+
+
+def test_a_compiled_channel_concat_and_split_match_onnx():
+    """Concat / split of f32 channel blocks, as densenet and shufflenet make them: whole
+    vectors and a scalar tail in one parallel loop over the rows, compiled natively."""
+    import onnx
+
+    import onnxc
+
+    x = [helper.make_tensor_value_info(f"x{k}", onnx.TensorProto.FLOAT, [2, 3, 5, c])
+         for k, c in enumerate((16, 8, 3))]
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)
+    z = [helper.make_tensor_value_info(f"z{k}", onnx.TensorProto.FLOAT, None) for k in range(2)]
+    split = helper.make_tensor("sizes", onnx.TensorProto.INT64, [2], [19, 8])
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("Concat", ["x0", "x1", "x2"], ["y"], axis=3),
+         helper.make_node("Split", ["y", "sizes"], ["z0", "z1"], axis=3)],
+        "concat_split", x, [y, *z], [split]), opset_imports=[helper.make_opsetid("", 17)])
+    feeds = {f"x{k}": rand(2, 3, 5, c) for k, c in enumerate((16, 8, 3))}
+    expected = ReferenceEvaluator(model).run(None, feeds)
+    for got, want in zip(onnxc.compile(model, cache_dir=False).run(None, feeds), expected,
+                         strict=True):
+        np.testing.assert_array_equal(got, want)
