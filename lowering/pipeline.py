@@ -247,7 +247,8 @@ def lower_to_llvm_ir(ctx: Context, module: ModuleOp, target: Target, entry: str 
             return emit_llvm_ir(module, triple=target.triple, data_layout=target.data_layout,
                                 entry=entry)
         ops = sum(1 for _ in module.walk())
-        chunks = plan_chunks(module, max(STREAMED_MIN_CHUNK_OPS, ops // (2 * pending.jobs)))
+        size = min(STREAMED_MAX_CHUNK_OPS, ops // (2 * pending.jobs))
+        chunks = plan_chunks(module, max(STREAMED_MIN_CHUNK_OPS, size))
         for text in emit_llvm_chunks(module, chunks, triple=target.triple,
                                      data_layout=target.data_layout, entry=entry):
             pending.submit(text)
@@ -278,9 +279,10 @@ STREAMED_MIN_GRAPH_OPS = 40
 code-generation workers: a 2-layer BERT has 74, ResNet-50 166. Below that, the IR is small
 and LLVM runs in this process (runtime/jit.py)."""
 STREAMED_MIN_CHUNK_OPS = 1000
-"""The smallest chunk, in loops ops: each is one LLVM module, with its own set-up and
-declarations. Larger modules are cut into two chunks per worker, so that the last one to
-finish is short."""
+STREAMED_MAX_CHUNK_OPS = 3000
+"""Chunks are of two per worker, in loops ops, within these bounds: each is one LLVM
+module, with its own set-up, but the workers wait for the first, and the compile for the
+last (densenet121 has 36,000 loops ops)."""
 
 
 def verify_loops() -> bool:

@@ -275,7 +275,7 @@ class _Chunk:
     exported: set[str]
     """those of them another chunk calls"""
     elsewhere: set[str]
-    """functions it declares, defined in another chunk"""
+    """functions it calls that another chunk defines (it declares them)"""
 
 
 def plan_chunks(module: ModuleOp, chunk_ops: int) -> list[_Chunk]:
@@ -305,7 +305,8 @@ def plan_chunks(module: ModuleOp, chunk_ops: int) -> list[_Chunk]:
             if callee in home and home[callee] != home[name]:
                 chunks[home[callee]].exported.add(callee)
     for index, chunk in enumerate(chunks):
-        chunk.elsewhere = {name for name, at in home.items() if at != index}
+        chunk.elsewhere = {callee for f in chunk.functions for callee in calls[f.sym_name.data]
+                           if home.get(callee, index) != index}
     return chunks
 
 

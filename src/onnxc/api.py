@@ -25,6 +25,7 @@ from onnxc.arguments import (
     check_compile_arguments,
     check_optimize_arguments,
 )
+from onnxc.collector import collector_paused
 from onnxc.dialects.graph import shape_of
 from onnxc.errors import InvalidArgumentError, LoweringError, ShapeInferenceError
 from onnxc.frontend import import_onnx
@@ -314,12 +315,21 @@ def lower_to_llvm(model, log: _StageLog, opt_level, pass_pipeline, verify_numeri
     batch-separable model always runs once per sample (ahead-of-time artifacts, which take
     static shapes). `for_jit`: a large model's LLVM IR may be streamed to code-generation
     workers as it is emitted (`llvm_module` is then a PendingNativeModule)."""
+    with collector_paused() as collector:
+        return _lower_to_llvm(model, log, opt_level, pass_pipeline, verify_numerics,
+                              input_shapes, precision, threads, target, per_sample, for_jit,
+                              collector)
+
+
+def _lower_to_llvm(model, log: _StageLog, opt_level, pass_pipeline, verify_numerics,
+                   input_shapes, precision, threads, target: Target, per_sample: bool,
+                   for_jit: bool, collector) -> LoweredModel:
     given = model
     model, batch, separable = _static_model(model, input_shapes)
     if separable is not None and not per_sample:
         try:
             lowered = _lower(model, log, opt_level, pass_pipeline, verify_numerics, precision,
-                             threads, target, None, for_jit)
+                             threads, target, None, for_jit, collector)
         except LoweringError:  # an op has no kernel for symbolic sizes: one sample after all
             pass
         else:
@@ -329,17 +339,19 @@ def lower_to_llvm(model, log: _StageLog, opt_level, pass_pipeline, verify_numeri
     if separable is not None:
         model, batch = _per_sample(load_model(given), separable)
     return _lower(model, log, opt_level, pass_pipeline, verify_numerics, precision, threads,
-                  target, batch, for_jit)
+                  target, batch, for_jit, collector)
 
 
 def _lower(model, log: _StageLog, opt_level, pass_pipeline, verify_numerics, precision,
-           threads, target: Target, batch: BatchAxis | None, for_jit: bool) -> LoweredModel:
+           threads, target: Target, batch: BatchAxis | None, for_jit: bool,
+           collector) -> LoweredModel:
     ctx = pipeline.make_context()
     with log.stage(pipeline.TIMED_AS["import"]):
         module = pipeline.import_model(model)
     with log.stage(pipeline.TIMED_AS["graph-passes"]):
         passes = graph_pipeline(opt_level) if pass_pipeline is None else pass_pipeline
         pipeline.optimize_graph(ctx, module, passes, verify_numerics=verify_numerics)
+        collector.collect()  # what the rewrites replaced (docs: onnxc/collector.py)
     return lower_graph(ctx, module, log, precision, threads, target, batch, for_jit)
 
 

@@ -1,0 +1,48 @@
+"""A compile runs with Python's automatic garbage collection off (onnxc/collector.py), and
+leaves the collector as the caller had it: on, off, or after a failed compile."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+from onnx import TensorProto, helper
+
+import onnxc
+from onnxc.errors import OnnxcError
+from onnxc.lowering import pipeline
+
+
+def _relu_model():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])
+    return helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])],
+                                               "g", [x], [y]))
+
+
+def test_the_collector_is_off_while_compiling_and_on_again_after(monkeypatch):
+    seen = []
+    real = pipeline.lower_graph_to_loops
+    monkeypatch.setattr(pipeline, "lower_graph_to_loops",
+                        lambda *a, **k: seen.append(gc.isenabled()) or real(*a, **k))
+    assert gc.isenabled()
+    onnxc.compile(_relu_model(), cache_dir=False)
+    assert seen == [False]
+    assert gc.isenabled()
+
+
+def test_a_caller_that_turned_it_off_keeps_it_off():
+    gc.disable()
+    try:
+        onnxc.compile(_relu_model(), cache_dir=False)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_a_failed_compile_turns_it_on_again():
+    bad = _relu_model()
+    bad.graph.node[0].op_type = "NoSuchOp"
+    with pytest.raises(OnnxcError):
+        onnxc.compile(bad, cache_dir=False)
+    assert gc.isenabled()
