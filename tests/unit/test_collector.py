@@ -46,3 +46,14 @@ def test_a_failed_compile_turns_it_on_again():
     with pytest.raises(OnnxcError):
         onnxc.compile(bad, cache_dir=False)
     assert gc.isenabled()
+
+
+def test_a_compile_collects_only_its_own_young_objects(monkeypatch):
+    """A full collection at every compile would walk a long-lived process's whole heap (a
+    server, a test suite compiling a thousand models): only generation 0 is collected."""
+    generations = []
+    real = gc.collect
+    monkeypatch.setattr(gc, "collect", lambda generation=2: generations.append(generation)
+                        or real(generation))
+    onnxc.compile(_relu_model(), cache_dir=False)
+    assert generations and set(generations) == {0}
