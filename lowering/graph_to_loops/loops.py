@@ -269,10 +269,8 @@ class KernelBuilder:
             found = self._index_constants[v] = self.constant(v, _INDEX)
         return found
 
-    # ------------------------------------------------------------------ vector ops
-
-    # Built with `create`, like the index ops: vector.load and vector.store through their
-    # generic `__init__` cost 4-8 times as much, and a conv kernel makes hundreds of each.
+    # ---------------------------------- vector ops, built with `create` like the index ops
+    # (vector.load / store through their generic `__init__` cost 4-8 times as much)
 
     def vload(self, mem: SSAValue, indices: Sequence[Index], vtype: VectorType) -> SSAValue:
         return self.insert(vector.LoadOp.create(
