@@ -296,7 +296,8 @@ class KernelBuilder:
         block = self.ip.block
         key = (cls, lhs, rhs, block)
         found = self._index_ops.get(key)
-        if found is not None and found.owner.parent is block:  # type: ignore[union-attr]
+        if (found is not None and found.owner.parent is block  # type: ignore[union-attr]
+                and self.ip.insert_before is None):  # appending: all of block precedes
             return found
         op = cls.create(operands=[lhs, rhs], result_types=[_INDEX],
                         properties=dict(_INDEX_OP_PROPERTIES.get(cls, {})))
