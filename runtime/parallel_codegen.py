@@ -11,6 +11,11 @@ and MCJIT links the objects into one engine (runtime/jit.py). Nothing crosses a 
 did not cross a function boundary before (every kernel is `noinline`), so the code is what
 one process would have produced, kernel by kernel.
 
+`CodegenPool` keeps the workers: each compiles any number of modules, given to it while the
+caller emits more. The JIT uses it directly, sending chunks of kernels as the emitter makes
+them (lowering/pipeline.py `start_codegen`), so that LLVM works while Python emits;
+`compile_parts` is the pool with one split part per worker.
+
 The workers also contain LLVM: llvmlite's LLVM is built with assertions, and an assertion
 aborts its process. In a worker that is a `CompilationError` naming the signal; in the
 compiling process it would kill the user's program.
