@@ -246,9 +246,8 @@ def lower_to_llvm_ir(ctx: Context, module: ModuleOp, target: Target, entry: str 
         if pending is None:
             return emit_llvm_ir(module, triple=target.triple, data_layout=target.data_layout,
                                 entry=entry)
-        ops = sum(1 for _ in module.walk())
-        size = min(STREAMED_MAX_CHUNK_OPS, ops // (2 * pending.jobs))
-        chunks = plan_chunks(module, max(STREAMED_MIN_CHUNK_OPS, size))
+        chunks = plan_chunks(module, 2 * pending.jobs, STREAMED_MIN_CHUNK_OPS,
+                             STREAMED_MAX_CHUNK_OPS)
         for text in emit_llvm_chunks(module, chunks, triple=target.triple,
                                      data_layout=target.data_layout, entry=entry):
             pending.submit(text)

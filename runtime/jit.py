@@ -183,7 +183,6 @@ class PendingNativeModule:
 
     def finish(self) -> NativeModule:
         """Wait for the workers and link their objects into one engine."""
-        _initialize_native()
         return NativeModule.from_object(pack_objects(self._pool.finish()), target=self.target)
 
     def abort(self) -> None:

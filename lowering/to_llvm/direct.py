@@ -278,19 +278,24 @@ class _Chunk:
     """functions it calls that another chunk defines (it declares them)"""
 
 
-def plan_chunks(module: ModuleOp, chunk_ops: int) -> list[_Chunk]:
-    """The module's functions in order, cut into chunks of about `chunk_ops` ops each."""
+def plan_chunks(module: ModuleOp, parts: int, smallest: int, largest: int) -> list[_Chunk]:
+    """The module's functions in order, cut into about `parts` chunks of equal op count,
+    each of `smallest` to `largest` ops (whole kernels: a chunk may pass `largest`)."""
+    functions = []
+    for op in module.ops:
+        if not isinstance(op, func.FuncOp | llvm.FuncOp):
+            raise LoweringError(f"top-level '{op.name}' has no LLVM translation "
+                                "(only func.func and llvm.func)")
+        functions.append((op, *_size_and_callees(op)))
+    total = sum(ops for _, ops, _ in functions)
+    chunk_ops = max(smallest, min(largest, total // max(1, parts)))
     chunks: list[_Chunk] = []
     size = chunk_ops
     home: dict[str, int] = {}
     calls: dict[str, set[str]] = {}
     previous_kernel = None
-    for op in module.ops:
-        if not isinstance(op, func.FuncOp | llvm.FuncOp):
-            raise LoweringError(f"top-level '{op.name}' has no LLVM translation "
-                                "(only func.func and llvm.func)")
+    for op, ops, callees in functions:
         name = op.sym_name.data
-        ops, callees = _size_and_callees(op)
         calls[name] = callees
         kernel = kernel_of(name)
         if size >= chunk_ops and kernel != previous_kernel:

@@ -329,23 +329,28 @@ def _phis(b: _Body, values: Sequence[SSAValue]) -> list[ir.PhiInstr]:
     return [b.builder.phi(llvm_type(v.type)) for v in values]
 
 
+def _enter_loop(b: _Body, values: Sequence[SSAValue], inits: Sequence[ir.Value],
+                ) -> tuple[ir.Block, ir.Block, list[ir.PhiInstr]]:
+    """Branch from here to a new loop header holding a phi per value of `values`, entered
+    with `inits` (read before leaving this block: an index form is built where it is read);
+    returns the header, the exit block and the phis."""
+    entry = b.builder.block
+    header, exit_ = b.fn.append_basic_block(), b.fn.append_basic_block()
+    b.builder.branch(header)
+    b.builder.position_at_end(header)
+    phis = _phis(b, values)
+    for phi, init in zip(phis, inits, strict=True):
+        phi.add_incoming(init, entry)
+    return header, exit_, phis
+
+
 def _for(b: _Body, op: scf.ForOp) -> None:
     """convert-scf-to-cf's loop: a header testing iv < ub, the body, then the latch."""
     builder = b.builder
-    # operands are looked up before leaving the block: an index form is built where it is read
-    lower, upper, step = (b.values[v] for v in (op.lb, op.ub, op.step))
-    inits = [b.values[v] for v in op.iter_args]
-    entry = builder.block
-    header = b.fn.append_basic_block()
+    upper, step = b.values[op.ub], b.values[op.step]
+    header, exit_, (iv, *carried) = _enter_loop(
+        b, [op.lb, *op.results], [b.values[v] for v in (op.lb, *op.iter_args)])
     body = b.fn.append_basic_block()
-    exit_ = b.fn.append_basic_block()
-    builder.branch(header)
-    builder.position_at_end(header)
-    iv = builder.phi(llvm_type(op.lb.type))
-    carried = _phis(b, op.results)
-    iv.add_incoming(lower, entry)
-    for phi, init in zip(carried, inits, strict=True):
-        phi.add_incoming(init, entry)
     builder.cbranch(builder.icmp_signed("<", iv, upper), body, exit_)
     builder.position_at_end(body)
     yield_op = b.inline_block(op.body.block, [iv, *carried])
@@ -385,16 +390,9 @@ def _if(b: _Body, op: scf.IfOp) -> None:
 def _while(b: _Body, op: scf.WhileOp) -> None:
     """scf_while.py's lowering: the condition region, then the body, back to the condition."""
     builder = b.builder
-    inits = [b.values[v] for v in op.arguments]  # built here, in the entry block
-    entry = builder.block
-    before = b.fn.append_basic_block()
+    before, end, before_args = _enter_loop(b, op.before_region.block.args,
+                                           [b.values[v] for v in op.arguments])
     after = b.fn.append_basic_block()
-    end = b.fn.append_basic_block()
-    builder.branch(before)
-    builder.position_at_end(before)
-    before_args = _phis(b, op.before_region.block.args)
-    for phi, init in zip(before_args, inits, strict=True):
-        phi.add_incoming(init, entry)
     condition = b.inline_block(op.before_region.block, before_args)
     assert isinstance(condition, scf.ConditionOp)
     forwarded = [b.values[v] for v in condition.args]
