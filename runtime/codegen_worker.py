@@ -2,8 +2,10 @@
 
     python -m onnxc.runtime.codegen_worker < HEADER-LINE (FRAME)* > (OBJECT)*
 
-The header line is JSON: triple, cpu, features, opt_level. Each frame is a module's IR: its
-length in bytes as a decimal line, then the text. Each object goes to stdout as soon as its
+The header line is JSON: triple, cpu, features, opt_level. Each frame is a module's IR: a
+line with its length in bytes (decimal), optionally followed by ` no-lsr` (compile it without
+LLVM's loop strength reduction: runtime/parallel_codegen.py CodegenPool.submit), then the
+text. Each object goes to stdout as soon as its
 module is compiled, as an 8-byte little-endian length and the bytes, in frame order; the
 worker ends at the end of its input. An error is one line on stderr and exit status 1 (an
 LLVM assertion kills the process, which the parent reports: runtime/parallel_codegen.py).
@@ -29,7 +31,7 @@ def main() -> int:
     target = Target("worker", header["triple"], header["cpu"], header["features"])
     machine = target.create_target_machine(header["opt_level"])  # one for every module
     while True:
-        length = source.readline()
+        length, _, flags = source.readline().partition(b" ")
         if not length.strip():
             return 0
         text = source.read(int(length)).decode()
@@ -42,6 +44,8 @@ def main() -> int:
         module.triple = machine.triple
         module.data_layout = str(machine.target_data)
         _optimize(module, machine, header["opt_level"])
+        # read when emit_object builds the code-generation pipeline, so it holds per module
+        llvm.set_option("", "-disable-lsr=" + ("true" if b"no-lsr" in flags else "false"))
         code = machine.emit_object(module)
         sink.write(struct.pack("<Q", len(code)) + code)
         sink.flush()

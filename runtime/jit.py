@@ -178,8 +178,8 @@ class PendingNativeModule:
         self.jobs = jobs
         self._pool = CodegenPool(target, opt_level, jobs)
 
-    def submit(self, llvm_ir: str) -> None:
-        self._pool.submit(llvm_ir)
+    def submit(self, llvm_ir: str, strength_reduction: bool = True) -> None:
+        self._pool.submit(llvm_ir, strength_reduction)
 
     def finish(self) -> NativeModule:
         """Wait for the workers and link their objects into one engine."""

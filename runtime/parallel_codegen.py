@@ -177,9 +177,10 @@ class _Worker:
         """Bytes of IR given to it whose object has not come back."""
         return sum(self.sizes[len(self.objects):])
 
-    def send(self, text: bytes) -> None:
+    def send(self, text: bytes, strength_reduction: bool) -> None:
         self.sizes.append(len(text))
-        self._queue.put(b"%d\n" % len(text) + text)
+        flags = b"" if strength_reduction else b" no-lsr"
+        self._queue.put(b"%d%s\n" % (len(text), flags) + text)
 
     def close(self) -> None:
         self._queue.put(None)
@@ -233,8 +234,12 @@ class CodegenPool:
         # dropped without finish (the compile failed on the way): the workers end at EOF
         weakref.finalize(self, _close_all, list(self._workers))
 
-    def submit(self, text: str) -> None:
-        min(self._workers, key=lambda w: w.outstanding).send(text.encode())
+    def submit(self, text: str, strength_reduction: bool = True) -> None:
+        """Compile `text` on the least busy worker; without `strength_reduction`, LLVM's
+        loop strength reduction is off for it (lowering/to_llvm/direct.py plan_chunks says
+        where it earns its time)."""
+        min(self._workers, key=lambda w: w.outstanding).send(text.encode(),
+                                                              strength_reduction)
 
     def finish(self) -> list[bytes]:
         for worker in self._workers:

@@ -89,6 +89,44 @@ def test_parts_compile_in_workers_and_link_into_one_engine():
     assert main(5) == 5 * 3 + 3
 
 
+STRIDED_LOOP = '''target triple = "TRIPLE"
+
+define void @"pair_sums"(ptr noalias %a, ptr noalias %b, i64 %n) nounwind
+{
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [0, %entry], [%next, %loop]
+  %r0 = mul i64 %i, 3
+  %r1 = add i64 %r0, 1
+  %p0 = getelementptr float, ptr %a, i64 %r0
+  %p1 = getelementptr float, ptr %a, i64 %r1
+  %x0 = load float, ptr %p0
+  %x1 = load float, ptr %p1
+  %s = fadd float %x0, %x1
+  %q = getelementptr float, ptr %b, i64 %i
+  store float %s, ptr %q
+  %next = add i64 %i, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+'''
+
+
+def test_a_worker_compiles_each_module_with_or_without_strength_reduction():
+    """The flag of each frame holds for that module only: a loop whose code LLVM's loop
+    strength reduction changes comes out as without it when flagged, and as before after."""
+    text = STRIDED_LOOP.replace("TRIPLE", host_target().triple)
+    pool = parallel_codegen.CodegenPool(host_target(), 3, 1)
+    for strength_reduction in (True, False, True):
+        pool.submit(text, strength_reduction)
+    reduced, plain, reduced_again = pool.finish()
+    assert reduced != plain
+    assert reduced == reduced_again
+
+
 def test_packed_objects_round_trip_and_refuse_damage():
     assert unpack_objects(pack_objects([b"\x7fELF-a"])) == [b"\x7fELF-a"]  # one: as it is
     packed = pack_objects([b"first", b"second!"])
@@ -158,11 +196,21 @@ def test_a_model_streamed_to_workers_matches_one_process_cold_and_warm(monkeypat
     monkeypatch.setattr(pipeline, "STREAMED_MIN_GRAPH_OPS", 0)
     monkeypatch.setattr(pipeline, "STREAMED_MIN_CHUNK_OPS", 50)
     chunks: list[str] = []
+    reduced: list[bool] = []
     real_submit = jit.PendingNativeModule.submit
-    monkeypatch.setattr(jit.PendingNativeModule, "submit",
-                        lambda self, text: chunks.append(text) or real_submit(self, text))
+
+    def recording_submit(self, text, strength_reduction):
+        chunks.append(text)
+        reduced.append(strength_reduction)
+        real_submit(self, text, strength_reduction)
+
+    monkeypatch.setattr(jit.PendingNativeModule, "submit", recording_submit)
     cold = onnxc.compile(model, cache_dir=tmp_path)
     assert len(chunks) >= 2
+    # strength reduction stays on exactly in the chunks with a MatMul or Gemm kernel
+    for text, flag in zip(chunks, reduced, strict=True):
+        assert flag == any(re.match(r"(matmul|gemm)_\d+$", name) for name in _defined(text))
+    assert True in reduced and False in reduced
     defined = [name for text in chunks for name in _defined(text)]
     assert len(defined) == len(set(defined))  # each function in one chunk
     assert sum("onnxc_entry" in _defined(text) for text in chunks) == 1
