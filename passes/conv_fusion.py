@@ -29,6 +29,7 @@ from onnxc.passes.constants import (
     element_type,
     insert_constant,
     is_float_tensor,
+    numpy_dtype,
     per_channel,
     single_use,
 )
@@ -53,10 +54,20 @@ def _foldable_conv(value: SSAValue) -> graph.ConvOp | None:
 
 
 def _conv_params(conv: graph.ConvOp) -> tuple[np.ndarray, np.ndarray]:
-    """(weight, bias) as float64 arrays; an absent bias is zeros."""
-    w = constant_value(conv.weight).astype(np.float64)
+    """(weight as stored, bias as float64); an absent bias is zeros."""
+    w = constant_value(conv.weight)
     b = constant_value(conv.bias) if conv.bias is not None else None
     return w, (np.zeros(w.shape[0]) if b is None else b.astype(np.float64))
+
+
+def _scaled_weight(conv: graph.ConvOp, w: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """`w` times a per-output-channel `scale`, computed in float64 and rounded once to the
+    conv's element type, as one pass over the weights: no float64 copy of them (ResNet-50's
+    batch-norm folds spent half their time making and converting those)."""
+    out = np.empty(w.shape, numpy_dtype(element_type(conv.output)))
+    np.multiply(w, scale.reshape((-1,) + (1,) * (w.ndim - 1)), out=out, dtype=np.float64,
+                casting="unsafe")
+    return out
 
 
 def _replace_conv(
@@ -89,7 +100,7 @@ class FoldBatchNormIntoConv(RewritePattern):
             return
         s, t = st
         w, b = _conv_params(conv)
-        _replace_conv(rewriter, bn, conv, w * s.reshape((-1,) + (1,) * (w.ndim - 1)), b * s + t)
+        _replace_conv(rewriter, bn, conv, _scaled_weight(conv, w, s), b * s + t)
 
 
 def _conv_and_channel_constant(op: graph.AddOp | graph.MulOp) -> tuple[Operation, np.ndarray] | None:
@@ -129,7 +140,7 @@ class FoldMulIntoConvWeights(RewritePattern):
         conv, c = match
         w, b = _conv_params(conv)
         c = c.astype(np.float64)
-        _replace_conv(rewriter, mul, conv, w * c.reshape((-1,) + (1,) * (w.ndim - 1)), b * c)
+        _replace_conv(rewriter, mul, conv, _scaled_weight(conv, w, c), b * c)
 
 
 class ResidualAddIntoConv(RewritePattern):
@@ -195,7 +206,7 @@ class FoldPointwiseConvIntoConv(RewritePattern):
         if c2 * taps > c1 * taps + c2 * c1:
             return
         m2 = m.reshape(c2, c1).astype(np.float64)
-        w = (m2 @ w1.reshape(c1, -1)).reshape((c2,) + w1.shape[1:])
+        w = (m2 @ w1.reshape(c1, -1).astype(np.float64)).reshape((c2,) + w1.shape[1:])
         b = m2 @ b1 + (0.0 if b2 is None else b2.astype(np.float64))
         _replace_conv(rewriter, second, first, w, b, x=first.input)
 
