@@ -44,9 +44,11 @@ from onnxc.dialects.layout import layout_of
 from onnxc.lowering.graph_to_loops import gemm_bf16
 from onnxc.lowering.graph_to_loops.gemm_microkernel import (
     KC,
+    Flag,
     GemmShape,
     KBlock,
     PackedGemm,
+    block_sequence,
     pack,
     target_tiling,
 )
@@ -309,38 +311,30 @@ class _ConvGemm(PackedGemm):
             depths = p.depths
             tb = p.taps_per_block
 
-            def block(b: Index, ntaps: int, first: bool, last: bool) -> None:
+            def block(b: Index, first: Flag, last: Flag) -> None:
+                ntaps = depths[-1] // p.cg if last is True else tb
                 t0 = kb.imul(b, tb)
                 visit(KBlock(kb.imul(t0, p.cg), ntaps * p.cg, first, last, (t0, ntaps, 0, p.cg)))
 
-            self._sequence(len(depths), lambda b, first, last: block(
-                b, depths[-1] // p.cg if last else tb, first, last))
+            block_sequence(kb, len(depths), len(set(depths)) == 1, block)
             return
         if p.uniform:
-            def chunk(b: Index, first: bool, last: bool) -> None:
+            def chunk(b: Index, first: Flag, last: Flag) -> None:
                 tap = kb.idiv(b, p.chunks)
                 c0 = kb.imul(kb.isub(b, kb.imul(tap, p.chunks)), p.chunk)
                 visit(KBlock(kb.imul(b, p.chunk), p.chunk, first, last, (tap, 1, c0, p.chunk)))
 
-            self._sequence(p.taps * p.chunks, chunk)
+            block_sequence(kb, p.taps * p.chunks, True, chunk)
             return
 
-        def tap(t: Index, first: bool, last: bool) -> None:
+        def tap(t: Index, first: Flag, last: Flag) -> None:
             for i in range(p.chunks):
                 clen = p.chunk if i < p.chunks - 1 else p.last_chunk
                 c0 = i * p.chunk
-                visit(KBlock(kb.iadd(kb.imul(t, p.cg), c0), clen, first and i == 0,
-                             last and i == p.chunks - 1, (t, 1, c0, clen)))
+                visit(KBlock(kb.iadd(kb.imul(t, p.cg), c0), clen, first if i == 0 else False,
+                             last if i == p.chunks - 1 else False, (t, 1, c0, clen)))
 
-        self._sequence(p.taps, tap)
-
-    def _sequence(self, count: int, fn) -> None:
-        """fn(b, first, last) for b in [0, count): the first and last static, a loop between."""
-        fn(0, True, count == 1)
-        if count > 2:
-            self.kb.for_(1, count - 1, lambda b: fn(b, False, False))
-        if count > 1:
-            fn(count - 1, False, True)
+        block_sequence(kb, p.taps, True, tap)
 
     # ------------------------------------------------------------ A addressing
 

@@ -54,7 +54,9 @@ from onnxc.lowering.graph_to_loops.loops import (
     Index,
     KernelBuilder,
     broadcast_indices,
+    choose,
     each_remainder,
+    when,
 )
 from onnxc.runtime.target import Target, current_target
 
@@ -125,9 +127,36 @@ class KBlock:
 
     k0: Index
     kc: int
-    first: bool
-    last: bool
+    first: Flag
+    last: Flag
     extra: object = None
+
+
+Flag = bool | SSAValue
+"""Whether a k-block is the first (its tile starts from zero) or the last (it applies the
+epilogue): static, or an `i1` when the blocks run in one loop (`block_sequence`)."""
+
+
+def block_sequence(kb: KernelBuilder, count: int, uniform: bool,
+                   visit: Callable[[Index, Flag, Flag], None]) -> None:
+    """`visit(b, first, last)` for the k-blocks b in [0, count), as one loop: the loop body
+    is the whole row / panel / micro-kernel nest, so a copy per block kind multiplied the
+    kernel's code (a 3x3 conv over 128 channels was three). First and last are tested at
+    run time in the loop, outside the k loop; a last block of another depth (`uniform`
+    false) keeps its own copy after the loop."""
+    if count == 1:
+        visit(0, True, True)
+        return
+
+    def flag(b: Index, at: int) -> Flag:
+        if isinstance(b, int):
+            return b == at
+        return kb.insert(arith.CmpiOp(kb.idx(b), kb.idx(at), "eq"))
+
+    looped = count if uniform else count - 1
+    kb.for_(0, looped, lambda b: visit(b, flag(b, 0), flag(b, count - 1) if uniform else False))
+    if not uniform:
+        visit(count - 1, False, True)
 
 
 def shape_of_op(op: Operation) -> GemmShape | None:
@@ -312,16 +341,10 @@ class PackedGemm:
     def k_blocks(self, visit: Callable[[KBlock], None]) -> None:
         """KC-deep blocks of K: the first starts from zero, the last applies the epilogue."""
         kb = self.kb
-        full_blocks, last_kc = divmod(self.g.k, KC)
-        if last_kc == 0:
-            full_blocks, last_kc = full_blocks - 1, KC
-        if full_blocks == 0:
-            visit(KBlock(0, last_kc, True, True))
-            return
-        visit(KBlock(0, KC, True, False))
-        if full_blocks > 1:
-            kb.for_(1, full_blocks, lambda b: visit(KBlock(kb.imul(b, KC), KC, False, False)))
-        visit(KBlock(full_blocks * KC, last_kc, False, True))
+        count = -(-self.g.k // KC)
+        last_kc = self.g.k - (count - 1) * KC
+        block_sequence(kb, count, last_kc == KC, lambda b, first, last: visit(
+            KBlock(kb.imul(b, KC), last_kc if last is True else KC, first, last)))
 
     def row_context(self, i0: Index, mr: int) -> object:
         """Whatever `k_loop` needs per row block, computed once before the panel loop."""
@@ -422,11 +445,15 @@ class PackedGemm:
         kb, t = self.kb, self.t
         nv = w // t.vw
         base = self.panel_base(blk.k0, blk.kc, j0, j)
-        if blk.first:
-            zero = self.splat(kb.constant(0.0, f32))
-            init = [zero] * (mr * nv)
+
+        def zeros() -> list[SSAValue]:
+            return [self.splat(kb.constant(0.0, f32))] * (mr * nv)
+
+        if isinstance(blk.first, bool):
+            init = zeros() if blk.first else self.load_tile(i0, mr, j, w, in_range)
         else:
-            init = self.load_tile(i0, mr, j, w, in_range)
+            init = choose(kb, blk.first, zeros,
+                          lambda: self.load_tile(i0, mr, j, w, in_range))
 
         def step(kk: Index, a_values: list[SSAValue], *acc: SSAValue) -> list[SSAValue]:
             at = kb.iadd(base, kb.imul(kk, w))
@@ -441,9 +468,13 @@ class PackedGemm:
 
         acc = list(self.k_loop(blk, ctx, i0, mr, init, step))
         full = self.full_vectors(j, w, in_range)
-        if blk.last and full:
-            sub = self.vector_epilogue(
-                [acc[r * nv + v] for r in range(mr) for v in range(full)], i0, mr, j, full)
+        if blk.last is not False and full:
+            inner = [acc[r * nv + v] for r in range(mr) for v in range(full)]
+            if blk.last is True:
+                sub = self.vector_epilogue(inner, i0, mr, j, full)
+            else:
+                sub = choose(kb, blk.last, lambda: self.vector_epilogue(inner, i0, mr, j, full),
+                             lambda: inner)
             for r in range(mr):
                 acc[r * nv: r * nv + full] = sub[r * full: (r + 1) * full]
         self.store_tile(acc, i0, mr, j, w, in_range, blk.last)
@@ -479,7 +510,7 @@ class PackedGemm:
                     tile.append(zero)
         return tile
 
-    def store_tile(self, acc, i0, mr: int, j, w: int, in_range: bool, last: bool) -> None:
+    def store_tile(self, acc, i0, mr: int, j, w: int, in_range: bool, last: Flag) -> None:
         """Full vectors go straight to Y; a tail panel's partial vector goes through the
         stack tile and is copied (with the scalar epilogue) column by column."""
         kb, t = self.kb, self.t
@@ -488,9 +519,9 @@ class PackedGemm:
         for r in range(mr):
             for v in range(full):
                 self.vstore(acc[r * nv + v], self.y, [kb.iadd(i0, r), self.ycol(j, v * t.vw)])
-        if full and last and self.act is not None and self.act not in ("relu", "clip"):
-            kb.nest([mr, full * t.vw], lambda ivs: self.scalar_activate(
-                [kb.iadd(i0, ivs[0]), self.ycol(j, ivs[1])]))
+        if full and last is not False and self.act not in (None, "relu", "clip"):
+            on_last(kb, last, lambda: kb.nest([mr, full * t.vw], lambda ivs: self.scalar_activate(
+                [kb.iadd(i0, ivs[0]), self.ycol(j, ivs[1])])))
         part = 0 if in_range else self.g.n - j - full * t.vw
         if not part:
             return
@@ -500,8 +531,11 @@ class PackedGemm:
         def copy(ivs: list[Index]) -> None:
             at = [kb.iadd(i0, ivs[0]), self.ycol(j, kb.iadd(full * t.vw, ivs[1]))]
             x = kb.load(self.tile, ivs)
-            if last:
+            if last is True:
                 x = activate(kb, self.op, self.scalar_terms(x, at))
+            elif last is not False:
+                x = choose(kb, last, lambda: [activate(kb, self.op, self.scalar_terms(x, at))],
+                           lambda: [x])[0]
             kb.store(x, self.y, at)
 
         kb.nest([mr, part], copy)
@@ -514,6 +548,14 @@ class PackedGemm:
     def vector_epilogue(self, acc, i0, mr: int, j, nv: int) -> list[SSAValue]:
         out = self.vector_terms(list(acc), i0, mr, self.ycol(j), nv)
         return clamp_vectors(self.kb, self.op, out, self.vtype)
+
+
+def on_last(kb: KernelBuilder, last: Flag, body: Callable[[], None]) -> None:
+    """`body()` in the last k-block: directly for a static flag, under `scf.if` otherwise."""
+    if last is True:
+        body()
+    elif last is not False:
+        when(kb, last, body)
 
 
 class _DenseGemm(PackedGemm):

@@ -559,6 +559,24 @@ def when(kb: KernelBuilder, cond: SSAValue, body: Callable[[], None]) -> None:
     kb.insert(scf.IfOp(cond, [], Region(block)))
 
 
+def choose(kb: KernelBuilder, cond: SSAValue, then: Callable[[], Sequence[SSAValue]],
+           otherwise: Callable[[], Sequence[SSAValue]]) -> list[SSAValue]:
+    """`scf.if cond -> (then()) else (otherwise())`: the values of the branch taken."""
+    blocks = []
+    saved = kb.ip
+    for branch in (then, otherwise):
+        block = Block()
+        kb.ip = InsertPoint.at_end(block)
+        Rewriter.insert_op(scf.YieldOp(*branch()), kb.ip)
+        blocks.append(block)
+    kb.ip = saved
+    assert blocks[0].last_op is not None
+    types = [v.type for v in blocks[0].last_op.operands]
+    op = scf.IfOp(cond, types, Region(blocks[0]), Region(blocks[1]))
+    kb.insert(op)
+    return list(op.results)
+
+
 def each_remainder(kb: KernelBuilder, rem: Index, mr: int, fn: Callable[[int], None]) -> None:
     """`fn(rem)` for a remainder `rem` in [0, mr) of rows (nothing for 0): a static one
     directly; a run-time one by one `scf.if` per possible value, so that each row count
