@@ -44,14 +44,12 @@ from onnxc.dialects.layout import layout_of
 from onnxc.lowering.graph_to_loops import gemm_bf16
 from onnxc.lowering.graph_to_loops.gemm_microkernel import (
     KC,
-    Flag,
     GemmShape,
-    KBlock,
     PackedGemm,
-    block_sequence,
     pack,
     target_tiling,
 )
+from onnxc.lowering.graph_to_loops.k_blocks import Flag, KBlock, block_sequence
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.runs import copy_run, zero_run
 

@@ -50,13 +50,13 @@ from onnxc.dialects.graph import float_of, int_of, is_symbolic, shape_of
 from onnxc.dialects.graph_epilogue import epilogue_of
 from onnxc.dialects.symbolic_dims import Dim
 from onnxc.lowering.graph_to_loops.epilogue import activate, clamp_vectors
+from onnxc.lowering.graph_to_loops.k_blocks import Flag, KBlock, block_sequence, on_last
 from onnxc.lowering.graph_to_loops.loops import (
     Index,
     KernelBuilder,
     broadcast_indices,
     choose,
     each_remainder,
-    when,
 )
 from onnxc.runtime.target import Target, current_target
 
@@ -118,45 +118,6 @@ class GemmShape:
 
     def npad(self, t: Tiling) -> int:
         return -(-self.n // t.vw) * t.vw
-
-
-@dataclass(frozen=True)
-class KBlock:
-    """One k-block of the product: depth `kc` from row `k0` of (packed) B; `extra` is what
-    an A strategy needs to address it (the implicit-GEMM conv's tap and channel range)."""
-
-    k0: Index
-    kc: int
-    first: Flag
-    last: Flag
-    extra: object = None
-
-
-Flag = bool | SSAValue
-"""Whether a k-block is the first (its tile starts from zero) or the last (it applies the
-epilogue): static, or an `i1` when the blocks run in one loop (`block_sequence`)."""
-
-
-def block_sequence(kb: KernelBuilder, count: int, uniform: bool,
-                   visit: Callable[[Index, Flag, Flag], None]) -> None:
-    """`visit(b, first, last)` for the k-blocks b in [0, count), as one loop: the loop body
-    is the whole row / panel / micro-kernel nest, so a copy per block kind multiplied the
-    kernel's code (a 3x3 conv over 128 channels was three). First and last are tested at
-    run time in the loop, outside the k loop; a last block of another depth (`uniform`
-    false) keeps its own copy after the loop."""
-    if count == 1:
-        visit(0, True, True)
-        return
-
-    def flag(b: Index, at: int) -> Flag:
-        if isinstance(b, int):
-            return b == at
-        return kb.insert(arith.CmpiOp(kb.idx(b), kb.idx(at), "eq"))
-
-    looped = count if uniform else count - 1
-    kb.for_(0, looped, lambda b: visit(b, flag(b, 0), flag(b, count - 1) if uniform else False))
-    if not uniform:
-        visit(count - 1, False, True)
 
 
 def shape_of_op(op: Operation) -> GemmShape | None:
@@ -548,14 +509,6 @@ class PackedGemm:
     def vector_epilogue(self, acc, i0, mr: int, j, nv: int) -> list[SSAValue]:
         out = self.vector_terms(list(acc), i0, mr, self.ycol(j), nv)
         return clamp_vectors(self.kb, self.op, out, self.vtype)
-
-
-def on_last(kb: KernelBuilder, last: Flag, body: Callable[[], None]) -> None:
-    """`body()` in the last k-block: directly for a static flag, under `scf.if` otherwise."""
-    if last is True:
-        body()
-    elif last is not False:
-        when(kb, last, body)
 
 
 class _DenseGemm(PackedGemm):
