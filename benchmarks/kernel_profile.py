@@ -64,7 +64,7 @@ def _symbols(obj: str) -> list[tuple[int, str]]:
 
 
 def _kernel(symbol: str) -> str:
-    return re.sub(r"(_par\d+)?(\.chunk|\.launch)?$", "", symbol)
+    return re.sub(r"(_par\d+)?(\.chunk)?$", "", symbol)
 
 
 def main() -> None:

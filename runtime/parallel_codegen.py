@@ -49,12 +49,12 @@ PARALLEL_MIN_IR_BYTES = 400_000
 _DEFINE = re.compile(r'^define (?P<linkage>internal |private )?(?P<rest>.*?)@"(?P<name>[^"]+)"'
                      r'(?P<params>\(.*\))(?P<attrs>[^{]*)$')
 _SYMBOL = re.compile(r'@"([^"]+)"')
-_PARALLEL_BODY = re.compile(r"_par\d+(\.launch|\.chunk)?$")
+_PARALLEL_BODY = re.compile(r"_par\d+(\.chunk)?$")
 
 
 def kernel_of(function: str) -> str:
     """The kernel a function belongs to: itself, or for an outlined parallel body
-    (`<kernel>_par<k>`, and its `.launch` / `.chunk` helpers: lowering/to_llvm/launch.py)
+    (`<kernel>_par<k>`, and its `.chunk` helper: lowering/to_llvm/launch.py)
     the kernel it was outlined from. A kernel and its bodies stay in one module."""
     return _PARALLEL_BODY.sub("", function)
 

@@ -11,6 +11,7 @@ the region. No assertion depends on timing: a hang is caught by a generous watch
 from __future__ import annotations
 
 import ctypes
+import re
 import os
 import signal
 import subprocess
@@ -203,6 +204,57 @@ def test_kernels_bit_identical_on_one_to_four_threads():
                 out, tids = _run_kernel(native, lb, ub, work=40)
                 np.testing.assert_array_equal(out, expected, err_msg=f"T={t} {lb}..{ub}")
                 assert len(set(tids)) <= max(1, min(t, ub - lb))
+
+
+# two parallel loops, the second inside a serial loop over rows: y[r, i] = x[r, i] * 2 + r
+TWO_LAUNCHES = """
+func.func @two(%x: memref<4x64xf32>, %y: memref<4x64xf32>, %z: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %two = arith.constant 2.0 : f32
+  scf.for %i = %c0 to %c64 step %c1 {
+    memref.store %two, %z[%i] : memref<64xf32>
+  } {onnxc.parallel}
+  scf.for %r = %c0 to %c4 step %c1 {
+    %ri = arith.index_cast %r : index to i64
+    %rf = arith.sitofp %ri : i64 to f32
+    scf.for %i = %c0 to %c64 step %c1 {
+      %a = memref.load %x[%r, %i] : memref<4x64xf32>
+      %s = memref.load %z[%i] : memref<64xf32>
+      %m = arith.mulf %a, %s : f32
+      %b = arith.addf %m, %rf : f32
+      memref.store %b, %y[%r, %i] : memref<4x64xf32>
+    } {onnxc.parallel}
+  }
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_launches_share_one_launcher_and_keep_their_context_in_the_entry_block(threads):
+    """Every parallel loop of a module goes through one `onnxc.parallel_launch`; each has
+    only its `.chunk` (captured values in, the body called), and its context is a slot of
+    the function's entry block, also for a launch inside a loop (the stack does not grow
+    with the trip count)."""
+    native, text = jit_loops(TWO_LAUNCHES, threads)
+    x = np.random.default_rng(0).standard_normal((4, 64)).astype(np.float32)
+    y = np.zeros((4, 64), np.float32)
+    z = np.zeros(64, np.float32)
+    fn = native.ctypes_function("two", None, *[ctypes.c_void_p] * 3)
+    fn(x.ctypes.data, y.ctypes.data, z.ctypes.data)
+    np.testing.assert_array_equal(y, x * 2 + np.arange(4, dtype=np.float32)[:, None])
+    if threads == 1:
+        return  # no parallel region: the loops stayed serial
+    assert text.count('define internal void @"onnxc.parallel_launch"') == 1
+    assert text.count('define internal void @"onnxc.parallel_chunk"') == 1
+    assert len(re.findall(r'define internal void @"two_par\d+\.chunk"', text)) == 2
+    body = text[text.index('define void @"two"'):]
+    body = body[:body.index("\n}")]
+    entry = body.split("\n.", 2)[1]  # the entry block, up to the next label
+    assert entry.count("alloca") == 2
 
 
 def test_kernels_from_eight_python_threads_at_once():
