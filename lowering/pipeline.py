@@ -262,22 +262,25 @@ def lower_to_llvm_ir(ctx: Context, module: ModuleOp, target: Target, entry: str 
 
 
 def start_codegen(module: ModuleOp, target: Target) -> PendingNativeModule | None:
-    """Code-generation workers for a graph-dialect `module` that will make enough LLVM IR to
-    share out (STREAMED_MIN_GRAPH_OPS), started now so that they are up (~0.2 s each) by
-    the time its IR is emitted; None with one job (ONNXC_CODEGEN_JOBS=1, one CPU)."""
+    """Code-generation workers for a loops `module` large enough to share out
+    (STREAMED_MIN_LOOPS_OPS), to receive its LLVM IR chunk by chunk as `lower_to_llvm_ir`
+    emits it; None for a smaller one, or with one job (ONNXC_CODEGEN_JOBS=1, one CPU)."""
     from onnxc.runtime.jit import PendingNativeModule, codegen_jobs
 
     jobs = codegen_jobs()
     if jobs < 2:
         return None
-    ops = sum(1 for op in module.walk() if op.name.startswith("graph."))
-    return PendingNativeModule(target, jobs) if ops >= STREAMED_MIN_GRAPH_OPS else None
+    ops = sum(1 for _ in module.walk())
+    return PendingNativeModule(target, jobs) if ops >= STREAMED_MIN_LOOPS_OPS else None
 
 
-STREAMED_MIN_GRAPH_OPS = 40
-"""Graph ops (after the graph passes) from which the JIT streams a model's LLVM IR to
-code-generation workers: a 2-layer BERT has 74, ResNet-50 166. Below that, the IR is small
-and LLVM runs in this process (runtime/jit.py)."""
+STREAMED_MIN_LOOPS_OPS = 3000
+"""Loops ops from which the JIT streams a model's LLVM IR to code-generation workers. A
+worker costs about 0.2 s of CPU to start, paid on the same two cores as the compile: the
+2-layer BERT (1,500 ops, 0.5 s of LLVM) gains nothing from two (1.30 s in one process
+against 1.55 s streamed in one series, level in another), MobileNetV2-like (8,200 ops) and
+ResNet-50 (7,200) gain 0.7-1 s. The workers start as the loops-to-llvm stage does: by the
+time the first chunk is emitted, they are up."""
 STREAMED_CHUNKS_PER_JOB = 4
 STREAMED_MIN_CHUNK_OPS = 300
 STREAMED_MAX_CHUNK_OPS = 1500

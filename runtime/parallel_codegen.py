@@ -43,8 +43,9 @@ from functools import cached_property
 from onnxc.errors import CompilationError
 from onnxc.runtime.target import Target
 
-PARALLEL_MIN_IR_BYTES = 400_000
-"""Below this much IR text one process is faster: a worker costs about 0.2 s to start."""
+PARALLEL_MIN_IR_BYTES = 700_000
+"""Below this much IR text one process is faster: a worker costs about 0.2 s to start (about
+what 3,000 loops ops make, lowering/pipeline.py STREAMED_MIN_LOOPS_OPS)."""
 
 _DEFINE = re.compile(r'^define (?P<linkage>internal |private )?(?P<rest>.*?)@"(?P<name>[^"]+)"'
                      r'(?P<params>\(.*\))(?P<attrs>[^{]*)$')

@@ -360,21 +360,8 @@ def lower_graph(ctx, module: ModuleOp, log: _StageLog, precision: str, threads: 
                 for_jit: bool = False) -> LoweredModel:
     """The stages of `lower_to_llvm` after the graph passes, on a graph-dialect `module`
     (also what `onnxc-opt --emit=lib` builds its library from). `for_jit`: a large model's
-    code-generation workers start now, and its IR goes to them as it is emitted."""
+    LLVM IR goes to code-generation workers as it is emitted (pipeline.start_codegen)."""
     inputs, outputs = _signature(module)
-    pending = pipeline.start_codegen(module, target) if for_jit else None
-    try:
-        return _lower_graph(ctx, module, log, precision, threads, target, batch, pending,
-                            inputs, outputs)
-    except BaseException:
-        if pending is not None:
-            pending.abort()
-        raise
-
-
-def _lower_graph(ctx, module: ModuleOp, log: _StageLog, precision: str, threads: int,
-                 target: Target, batch: BatchAxis | None, pending, inputs, outputs,
-                 ) -> LoweredModel:
     with log.stage(pipeline.TIMED_AS["graph-to-loops"]):  # loops-abi is timed with it
         pipeline.lower_graph_to_loops(ctx, module, precision)
         arrays = constant_arrays(module)  # bind-constants takes them out of the IR
@@ -390,6 +377,7 @@ def _lower_graph(ctx, module: ModuleOp, log: _StageLog, precision: str, threads:
             symbolic_signature(entry))
         entry_name = entry.sym_name.data
     with log.stage(pipeline.TIMED_AS["loops-to-llvm"]):  # llvm-ir is timed with it
+        pending = pipeline.start_codegen(module, target) if for_jit else None
         lowered.llvm_module = pipeline.lower_to_llvm_ir(ctx, module, target, entry_name,
                                                         threads, pending)
     return lowered

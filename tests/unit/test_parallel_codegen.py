@@ -193,7 +193,7 @@ def test_a_model_streamed_to_workers_matches_one_process_cold_and_warm(monkeypat
     expected = onnxc.compile(model, cache_dir=False).run(None, feeds)
 
     monkeypatch.setenv("ONNXC_CODEGEN_JOBS", "2")
-    monkeypatch.setattr(pipeline, "STREAMED_MIN_GRAPH_OPS", 0)
+    monkeypatch.setattr(pipeline, "STREAMED_MIN_LOOPS_OPS", 0)
     monkeypatch.setattr(pipeline, "STREAMED_MIN_CHUNK_OPS", 50)
     chunks: list[str] = []
     reduced: list[bool] = []
@@ -230,7 +230,7 @@ def test_a_streamed_compile_that_fails_stops_its_workers(monkeypatch):
     from onnxc.lowering.to_llvm import direct
 
     monkeypatch.setenv("ONNXC_CODEGEN_JOBS", "2")
-    monkeypatch.setattr(pipeline, "STREAMED_MIN_GRAPH_OPS", 0)
+    monkeypatch.setattr(pipeline, "STREAMED_MIN_LOOPS_OPS", 0)
     pools = []
     real_init = jit.PendingNativeModule.__init__
 
