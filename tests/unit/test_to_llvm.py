@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import re
 
 import numpy as np
 import pytest
@@ -81,8 +82,10 @@ def test_add_1000_f32_is_vectorized():
     c = np.zeros(1000, np.float32)
     _call(native, "k", a, b, c)
     np.testing.assert_array_equal(c, a + b)
-    if host_target().vector_bits == 512:
-        assert "<16 x float>" in native.optimized_ir()
+    if host_target().vector_bits >= 256:
+        # LLVM picks the width: server Intel CPUs prefer 256-bit vectors for loops it
+        # vectorizes itself, even with AVX-512 (onnxc's own kernels use 512)
+        assert re.search(r"<(8|16) x float>", native.optimized_ir())
 
 
 def test_lowered_module_is_pure_llvm():
