@@ -176,17 +176,22 @@ def test_depthwise(x_shape, w_shape, attrs):
 @pytest.mark.parametrize("x_shape,w_shape,attrs", [
     ((1, 32, 7, 7), (32, 32, 3, 3), {"pads": [1, 1, 1, 1]}),
     ((2, 24, 5, 5), (40, 24, 1, 1), {}),  # a tail panel goes through the scalar epilogue
+    ((1, 300, 5, 5), (21, 300, 3, 3), {"pads": [1, 1, 1, 1]}),  # looped k-blocks, tail panel
     ((1, 16, 6, 6), (16, 1, 3, 3), {"group": 16, "pads": [1, 1, 1, 1]}),
 ])
 def test_conv_add_relu(x_shape, w_shape, attrs):
     check(x_shape, w_shape, act="Relu", residual=True, **attrs)
 
 
-@pytest.mark.parametrize("w_shape", [(20, 8, 3, 3), (8, 1, 3, 3)])
+@pytest.mark.parametrize("w_shape", [(20, 8, 3, 3), (8, 1, 3, 3),
+                                     (21, 96, 3, 3), (21, 300, 3, 3)])
 def test_scalar_activation_epilogue(w_shape):
-    """Sigmoid is applied after the vector store (relu/clip on the accumulators)."""
+    """Sigmoid is applied after the vector store (relu/clip on the accumulators), also when
+    the k-blocks loop and only the last applies it, tested at run time: blocks of whole
+    taps with a shorter last one (C = 96), and equal channel chunks (C = 300), each with
+    a tail panel (21 outputs)."""
     group = 8 if w_shape[1] == 1 else 1
-    check((1, 8, 6, 6), w_shape, act="Sigmoid", pads=[1, 1, 1, 1], group=group)
+    check((1, w_shape[1] * group, 6, 6), w_shape, act="Sigmoid", pads=[1, 1, 1, 1], group=group)
 
 
 def test_the_convs_really_are_nhwc():

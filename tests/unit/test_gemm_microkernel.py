@@ -111,6 +111,23 @@ def test_gemm(trans_a, trans_b, c_shape, const_b, alpha, beta, act):
     np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("k,n,act", [
+    (2 * KC, 20, "Tanh"),          # equal k-blocks: first and last tested at run time
+    (2 * KC + 88, 40, "Sigmoid"),  # a shorter last block after the loop
+    (3 * KC, 37, "Relu"),
+])
+def test_epilogue_of_the_last_of_looped_k_blocks(k, n, act):
+    """Bias and activation apply once, in the last k-block, to full and tail panels."""
+    m = 13
+    a, b, c = _rand(m, k), _rand(k, n) / np.float32(np.sqrt(k)), _rand(n)
+    nodes = [helper.make_node("Gemm", ["a", "b", "c"], ["g"]), helper.make_node(act, ["g"], ["y"])]
+    y = _run(_model(nodes, [("a", a)], (m, n), [("b", b), ("c", c)]), {"a": a})
+    z = a @ b + c
+    expected = {"Tanh": np.tanh, "Sigmoid": lambda v: 1 / (1 + np.exp(-v)),
+                "Relu": lambda v: np.maximum(v, 0)}[act](z)
+    np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-5)
+
+
 def test_matmul_folds_leading_dimensions_of_a_into_m():
     a, b = _rand(2, 9, 40), _rand(40, 24)
     model = _model([helper.make_node("MatMul", ["a", "b"], ["y"])], [("a", a)], (2, 9, 24),
