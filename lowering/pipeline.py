@@ -286,7 +286,7 @@ STREAMED_MIN_CHUNK_OPS = 300
 STREAMED_MAX_CHUNK_OPS = 1500
 """Chunks are of four per worker, in loops ops, within these bounds: each is one LLVM module,
 with its own set-up (a few ms), but the workers wait for the first, and the compile for the
-last (densenet121 has 36,000 loops ops). With two per worker (1,000-3,000 ops), ResNet-50's
+last (densenet121 has 29,500 loops ops). With two per worker (1,000-3,000 ops), ResNet-50's
 workers still had 0.8 s of work when the last chunk was emitted; with four, 0.4 s."""
 
 

@@ -283,11 +283,12 @@ class _Chunk:
 
 STRENGTH_REDUCED_KERNELS = frozenset({"graph.matmul", "graph.gemm"})
 """Kernels whose chunk keeps LLVM's loop strength reduction. It is about a third of code
-generation on convolution nets (ResNet-50: 0.35-0.7 s of CPU), and measured in one process,
-interleaved, at one thread, turning it off everywhere cost 1-2% of run time (ResNet-50,
-MobileNetV2-like, shufflenet), while off everywhere but in the chunks of these kernels was
-level with on everywhere (0.98-1.00). Chunks are whole kernels, so one of these in a chunk
-keeps it on for all the chunk."""
+generation on convolution nets (ResNet-50: 0.35-0.7 s of CPU). Measured on an AVX-512 Xeon
+in one process, interleaved, at one thread: off everywhere cost 1-2% of run time (ResNet-50,
+MobileNetV2-like, shufflenet), off everywhere but in the chunks of these kernels was level
+with on everywhere (0.98-1.00). (On a Zen 3, off everywhere had cost ResNet-50 and BERT
+4-5%: to be measured there with this split.) Chunks are whole kernels, so one of these in
+a chunk keeps it on for all the chunk."""
 
 
 def plan_chunks(module: ModuleOp, parts: int, smallest: int, largest: int) -> list[_Chunk]:
