@@ -136,9 +136,8 @@ def _launcher(module: ir.Module) -> ir.Function:
         with serial:
             b.call(b.load(body_at, typ=RANGE_FN.as_pointer()), [ctx, lb, ub])
         with parallel:
-            limit = b.select(b.icmp_signed("<", b.mul(threads, I64(CHUNKS_PER_THREAD)),
-                                           I64(MAX_CHUNKS)),
-                             b.mul(threads, I64(CHUNKS_PER_THREAD)), I64(MAX_CHUNKS))
+            wanted = b.mul(threads, I64(CHUNKS_PER_THREAD))
+            limit = b.select(b.icmp_signed("<", wanted, I64(MAX_CHUNKS)), wanted, I64(MAX_CHUNKS))
             chunks = b.select(b.icmp_signed("<", trips, limit), trips, limit)
             for value, at in ((lb, lb_at), (step, step_at), (trips, trips_at),
                               (chunks, chunks_at)):
