@@ -11,8 +11,8 @@ the region. No assertion depends on timing: a hang is caught by a generous watch
 from __future__ import annotations
 
 import ctypes
-import re
 import os
+import re
 import signal
 import subprocess
 import sys
