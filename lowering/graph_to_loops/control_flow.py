@@ -49,8 +49,9 @@ from onnxc.dialects import graph
 from onnxc.dialects.graph import is_symbolic, shape_of
 from onnxc.dialects.symbolic_dims import SymDim, num_elements
 from onnxc.lowering.entry_abi import CHECK_SITE_ATTR, NESTED_CHECKS_ATTR
+from onnxc.lowering.graph_to_loops.branches import when
 from onnxc.lowering.graph_to_loops.checks import STATUS_TYPE
-from onnxc.lowering.graph_to_loops.loops import KernelBuilder, when
+from onnxc.lowering.graph_to_loops.loops import KernelBuilder
 
 CONTROL_FLOW_OPS = graph.IfOp | graph.LoopOp
 

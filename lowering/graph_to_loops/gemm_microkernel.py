@@ -49,15 +49,10 @@ from onnxc.dialects.dense_data import from_numpy, values_in_shape
 from onnxc.dialects.graph import float_of, int_of, is_symbolic, shape_of
 from onnxc.dialects.graph_epilogue import epilogue_of
 from onnxc.dialects.symbolic_dims import Dim
+from onnxc.lowering.graph_to_loops.branches import choose, each_remainder, when
 from onnxc.lowering.graph_to_loops.epilogue import activate, clamp_vectors
-from onnxc.lowering.graph_to_loops.k_blocks import Flag, KBlock, block_sequence, on_last
-from onnxc.lowering.graph_to_loops.loops import (
-    Index,
-    KernelBuilder,
-    broadcast_indices,
-    choose,
-    each_remainder,
-)
+from onnxc.lowering.graph_to_loops.k_blocks import Flag, KBlock, block_sequence
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, broadcast_indices
 from onnxc.runtime.target import Target, current_target
 
 KC = 256
@@ -406,15 +401,8 @@ class PackedGemm:
         kb, t = self.kb, self.t
         nv = w // t.vw
         base = self.panel_base(blk.k0, blk.kc, j0, j)
-
-        def zeros() -> list[SSAValue]:
-            return [self.splat(kb.constant(0.0, f32))] * (mr * nv)
-
-        if isinstance(blk.first, bool):
-            init = zeros() if blk.first else self.load_tile(i0, mr, j, w, in_range)
-        else:
-            init = choose(kb, blk.first, zeros,
-                          lambda: self.load_tile(i0, mr, j, w, in_range))
+        init = choose(kb, blk.first, lambda: [self.splat(kb.constant(0.0, f32))] * (mr * nv),
+                      lambda: self.load_tile(i0, mr, j, w, in_range))
 
         def step(kk: Index, a_values: list[SSAValue], *acc: SSAValue) -> list[SSAValue]:
             at = kb.iadd(base, kb.imul(kk, w))
@@ -431,11 +419,8 @@ class PackedGemm:
         full = self.full_vectors(j, w, in_range)
         if blk.last is not False and full:
             inner = [acc[r * nv + v] for r in range(mr) for v in range(full)]
-            if blk.last is True:
-                sub = self.vector_epilogue(inner, i0, mr, j, full)
-            else:
-                sub = choose(kb, blk.last, lambda: self.vector_epilogue(inner, i0, mr, j, full),
-                             lambda: inner)
+            sub = choose(kb, blk.last, lambda: self.vector_epilogue(inner, i0, mr, j, full),
+                         lambda: inner)
             for r in range(mr):
                 acc[r * nv: r * nv + full] = sub[r * full: (r + 1) * full]
         self.store_tile(acc, i0, mr, j, w, in_range, blk.last)
@@ -480,8 +465,8 @@ class PackedGemm:
         for r in range(mr):
             for v in range(full):
                 self.vstore(acc[r * nv + v], self.y, [kb.iadd(i0, r), self.ycol(j, v * t.vw)])
-        if full and last is not False and self.act not in (None, "relu", "clip"):
-            on_last(kb, last, lambda: kb.nest([mr, full * t.vw], lambda ivs: self.scalar_activate(
+        if full and self.act not in (None, "relu", "clip"):
+            when(kb, last, lambda: kb.nest([mr, full * t.vw], lambda ivs: self.scalar_activate(
                 [kb.iadd(i0, ivs[0]), self.ycol(j, ivs[1])])))
         part = 0 if in_range else self.g.n - j - full * t.vw
         if not part:
@@ -492,11 +477,8 @@ class PackedGemm:
         def copy(ivs: list[Index]) -> None:
             at = [kb.iadd(i0, ivs[0]), self.ycol(j, kb.iadd(full * t.vw, ivs[1]))]
             x = kb.load(self.tile, ivs)
-            if last is True:
-                x = activate(kb, self.op, self.scalar_terms(x, at))
-            elif last is not False:
-                x = choose(kb, last, lambda: [activate(kb, self.op, self.scalar_terms(x, at))],
-                           lambda: [x])[0]
+            x = choose(kb, last, lambda: [activate(kb, self.op, self.scalar_terms(x, at))],
+                       lambda: [x])[0]
             kb.store(x, self.y, at)
 
         kb.nest([mr, part], copy)

@@ -14,11 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
-from xdsl.ir import SSAValue
 
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, when
+from onnxc.lowering.graph_to_loops.branches import Condition
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 
-Flag = bool | SSAValue
+Flag = Condition
 """Whether a k-block is the first (its tile starts from zero) or the last (it applies the
 epilogue): static, or an `i1` when the blocks run in one loop (`block_sequence`)."""
 
@@ -53,11 +53,3 @@ def block_sequence(kb: KernelBuilder, count: int, uniform: bool,
     kb.for_(0, looped, lambda b: visit(b, flag(b, 0), flag(b, count - 1) if uniform else False))
     if not uniform:
         visit(count - 1, False, True)
-
-
-def on_last(kb: KernelBuilder, last: Flag, body: Callable[[], None]) -> None:
-    """`body()` in the last k-block: directly for a static flag, under `scf.if` otherwise."""
-    if last is True:
-        body()
-    elif last is not False:
-        when(kb, last, body)

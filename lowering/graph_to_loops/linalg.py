@@ -37,6 +37,7 @@ from xdsl.ir import SSAValue
 from onnxc.dialects import graph
 from onnxc.dialects.graph import float_of, int_of, is_symbolic, shape_of
 from onnxc.dialects.symbolic_dims import Dim
+from onnxc.lowering.graph_to_loops.branches import each_remainder, when
 from onnxc.lowering.graph_to_loops.epilogue import activate, activate_in_place
 from onnxc.lowering.graph_to_loops.gemm_microkernel import (
     applies,
@@ -47,10 +48,8 @@ from onnxc.lowering.graph_to_loops.loops import (
     Index,
     KernelBuilder,
     broadcast_indices,
-    each_remainder,
     is_float,
     unflatten,
-    when,
 )
 
 

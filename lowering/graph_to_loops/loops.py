@@ -549,46 +549,6 @@ class KernelBuilder:
         return self.insert(arith.SIToFPOp(as_int, t))
 
 
-def when(kb: KernelBuilder, cond: SSAValue, body: Callable[[], None]) -> None:
-    """`scf.if cond { body() }` at the builder's insertion point."""
-    block = Block()
-    saved, kb.ip = kb.ip, InsertPoint.at_end(block)
-    body()
-    Rewriter.insert_op(scf.YieldOp(), kb.ip)
-    kb.ip = saved
-    kb.insert(scf.IfOp(cond, [], Region(block)))
-
-
-def choose(kb: KernelBuilder, cond: SSAValue, then: Callable[[], Sequence[SSAValue]],
-           otherwise: Callable[[], Sequence[SSAValue]]) -> list[SSAValue]:
-    """`scf.if cond -> (then()) else (otherwise())`: the values of the branch taken."""
-    blocks = []
-    saved = kb.ip
-    for branch in (then, otherwise):
-        block = Block()
-        kb.ip = InsertPoint.at_end(block)
-        Rewriter.insert_op(scf.YieldOp(*branch()), kb.ip)
-        blocks.append(block)
-    kb.ip = saved
-    assert blocks[0].last_op is not None
-    types = [v.type for v in blocks[0].last_op.operands]
-    op = scf.IfOp(cond, types, Region(blocks[0]), Region(blocks[1]))
-    kb.insert(op)
-    return list(op.results)
-
-
-def each_remainder(kb: KernelBuilder, rem: Index, mr: int, fn: Callable[[int], None]) -> None:
-    """`fn(rem)` for a remainder `rem` in [0, mr) of rows (nothing for 0): a static one
-    directly; a run-time one by one `scf.if` per possible value, so that each row count
-    gets the code a static remainder would (a register tile of that many rows)."""
-    if isinstance(rem, int):
-        if rem:
-            fn(rem)
-        return
-    for r in range(1, mr):
-        when(kb, kb.insert(arith.CmpiOp(rem, kb.idx(r), "eq")), lambda r=r: fn(r))
-
-
 def unflatten(kb: KernelBuilder, flat: Index, dims: Sequence[Index]) -> list[Index]:
     """Row-major multi-index of `flat` in a space of extents `dims` (a run-time extent is
     at least 1 wherever the index exists)."""
