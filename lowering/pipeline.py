@@ -229,25 +229,26 @@ def lower_to_llvm_dialect(ctx: Context, module: ModuleOp, entry: str = "main",
 
 
 def lower_to_llvm_ir(ctx: Context, module: ModuleOp, target: Target, entry: str = "main",
-                     num_threads: int = 1, pending: PendingNativeModule | None = None) -> Any:
+                     num_threads: int = 1, streamed: bool = False) -> Any:
     """loops-to-llvm and llvm-ir in one walk (lowering/to_llvm/direct.py): the parallel loops
     of the loops module (entry ABI applied) are outlined and its LLVM IR is emitted with the
     `onnxc_entry` wrapper, without building the llvm dialect (which `--emit=llvm-dialect`
     still does, through the passes of stage_passes("loops-to-llvm")). The module is verified
     first only when `verify_loops()`.
 
-    With `pending` (for the JIT: `start_codegen`), the IR is emitted in chunks that its
-    code-generation workers compile while the next is emitted, and `pending` is returned
-    instead of the IR (jit_compile links it)."""
-    from onnxc.lowering.to_llvm.direct import emit_llvm_chunks, emit_llvm_ir, plan_chunks
+    `streamed` (for the JIT): a module large enough for code-generation workers
+    (`start_codegen`) is emitted in chunks that they compile while the next is emitted, and
+    a PendingNativeModule is returned instead of the IR (jit_compile links it)."""
+    from onnxc.lowering.to_llvm.direct import emit_llvm_chunks, emit_llvm_ir
 
+    pending = None
     try:
         run_passes(ctx, module, loops_to_llvm_pipeline(num_threads)[:1], verify=verify_loops())
-        if pending is None:
+        started = start_codegen(module, target) if streamed else None
+        if started is None:
             return emit_llvm_ir(module, triple=target.triple, data_layout=target.data_layout,
                                 entry=entry)
-        chunks = plan_chunks(module, STREAMED_CHUNKS_PER_JOB * pending.jobs,
-                             STREAMED_MIN_CHUNK_OPS, STREAMED_MAX_CHUNK_OPS)
+        pending, chunks = started
         texts = emit_llvm_chunks(module, chunks, triple=target.triple,
                                  data_layout=target.data_layout, entry=entry)
         for chunk, text in zip(chunks, texts):
@@ -261,17 +262,22 @@ def lower_to_llvm_ir(ctx: Context, module: ModuleOp, target: Target, entry: str 
         raise
 
 
-def start_codegen(module: ModuleOp, target: Target) -> PendingNativeModule | None:
-    """Code-generation workers for a loops `module` large enough to share out
-    (STREAMED_MIN_LOOPS_OPS), to receive its LLVM IR chunk by chunk as `lower_to_llvm_ir`
-    emits it; None for a smaller one, or with one job (ONNXC_CODEGEN_JOBS=1, one CPU)."""
+def start_codegen(module: ModuleOp, target: Target) -> tuple[PendingNativeModule, list] | None:
+    """Code-generation workers for a loops `module` (parallel loops outlined) large enough
+    to share out (STREAMED_MIN_LOOPS_OPS), with the chunks of it they are to receive
+    (`direct.plan_chunks`); None for a smaller one, or with one job (ONNXC_CODEGEN_JOBS=1,
+    one CPU)."""
+    from onnxc.lowering.to_llvm.direct import plan_chunks
     from onnxc.runtime.jit import PendingNativeModule, codegen_jobs
 
     jobs = codegen_jobs()
     if jobs < 2:
         return None
-    ops = sum(1 for _ in module.walk())
-    return PendingNativeModule(target, jobs) if ops >= STREAMED_MIN_LOOPS_OPS else None
+    chunks = plan_chunks(module, STREAMED_CHUNKS_PER_JOB * jobs, STREAMED_MIN_CHUNK_OPS,
+                         STREAMED_MAX_CHUNK_OPS)
+    if sum(chunk.ops for chunk in chunks) < STREAMED_MIN_LOOPS_OPS:
+        return None
+    return PendingNativeModule(target, jobs), chunks
 
 
 STREAMED_MIN_LOOPS_OPS = 3000
@@ -279,8 +285,8 @@ STREAMED_MIN_LOOPS_OPS = 3000
 worker costs about 0.2 s of CPU to start, paid on the same two cores as the compile: the
 2-layer BERT (1,500 ops, 0.5 s of LLVM) gains nothing from two (1.30 s in one process
 against 1.55 s streamed in one series, level in another), MobileNetV2-like (8,200 ops) and
-ResNet-50 (7,200) gain 0.7-1 s. The workers start as the loops-to-llvm stage does: by the
-time the first chunk is emitted, they are up."""
+ResNet-50 (7,200) gain 0.7-1 s. The workers start as the first chunk is emitted, which
+takes about as long as their start-up."""
 STREAMED_CHUNKS_PER_JOB = 4
 STREAMED_MIN_CHUNK_OPS = 300
 STREAMED_MAX_CHUNK_OPS = 1500

@@ -277,6 +277,8 @@ class _Chunk:
     """those of them another chunk calls"""
     elsewhere: set[str]
     """functions it calls that another chunk defines (it declares them)"""
+    ops: int = 0
+    """the ops of its functions"""
     strength_reduction: bool = True
     """whether LLVM's loop strength reduction runs on it (STRENGTH_REDUCED_KERNELS)"""
 
@@ -303,7 +305,6 @@ def plan_chunks(module: ModuleOp, parts: int, smallest: int, largest: int) -> li
     total = sum(ops for _, ops, _ in functions)
     chunk_ops = max(smallest, min(largest, total // max(1, parts)))
     chunks: list[_Chunk] = []
-    size = chunk_ops
     home: dict[str, int] = {}
     calls: dict[str, set[str]] = {}
     previous_kernel = None
@@ -311,13 +312,12 @@ def plan_chunks(module: ModuleOp, parts: int, smallest: int, largest: int) -> li
         name = op.sym_name.data
         calls[name] = callees
         kernel = kernel_of(name)
-        if size >= chunk_ops and kernel != previous_kernel:
+        if not chunks or (chunks[-1].ops >= chunk_ops and kernel != previous_kernel):
             chunks.append(_Chunk([], set(), set()))
-            size = 0
         previous_kernel = kernel
         chunks[-1].functions.append(op)
+        chunks[-1].ops += ops
         home[name] = len(chunks) - 1
-        size += ops
     for name, callees in calls.items():
         for callee in callees:
             if callee in home and home[callee] != home[name]:

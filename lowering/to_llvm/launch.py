@@ -58,6 +58,7 @@ RANGE_FN = ir.FunctionType(ir.VoidType(), [VOID_PTR, I64, I64])
 """`@f.chunk(ctx, lo, hi)`: the body on iterations [lo, hi)"""
 HEADER = ir.LiteralStructType([I64, I64, I64, I64, RANGE_FN.as_pointer()])
 """What every launch context starts with: lb, step, trips, chunks, its `@f.chunk`."""
+_FN_FIELD = len(HEADER.elements) - 1
 LAUNCH = "onnxc.parallel_launch"
 CHUNK = "onnxc.parallel_chunk"
 
@@ -188,7 +189,8 @@ def emit_launch(
         at_entry = ir.IRBuilder(entry)
         at_entry.position_at_start(entry)
         ctx = at_entry.alloca(ctx_type)
-    store = [_range_function(module, body, ctx_type), *captured]
-    for i, value in enumerate(store, start=len(HEADER.elements) - 1):
+    # the header's last field (the body's `.chunk`), then the captured values after it
+    fields = [_range_function(module, body, ctx_type), *captured]
+    for i, value in enumerate(fields, start=_FN_FIELD):
         builder.store(value, builder.gep(ctx, [I32(0), I32(i)], inbounds=True))
     builder.call(_launcher(module), [builder.bitcast(ctx, VOID_PTR), *bounds, I64(threads)])

@@ -377,9 +377,8 @@ def lower_graph(ctx, module: ModuleOp, log: _StageLog, precision: str, threads: 
             symbolic_signature(entry))
         entry_name = entry.sym_name.data
     with log.stage(pipeline.TIMED_AS["loops-to-llvm"]):  # llvm-ir is timed with it
-        pending = pipeline.start_codegen(module, target) if for_jit else None
         lowered.llvm_module = pipeline.lower_to_llvm_ir(ctx, module, target, entry_name,
-                                                        threads, pending)
+                                                        threads, streamed=for_jit)
     return lowered
 
 
