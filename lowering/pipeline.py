@@ -236,7 +236,7 @@ def lower_to_llvm_ir(ctx: Context, module: ModuleOp, target: Target, entry: str 
     still does, through the passes of stage_passes("loops-to-llvm")). The module is verified
     first only when `verify_loops()`.
 
-    `streamed` (for the JIT): a module large enough for code-generation workers
+    `streamed` (for the JIT): a module large enough for code-generation lanes
     (`start_codegen`) is emitted in chunks that they compile while the next is emitted, and
     a PendingNativeModule is returned instead of the IR (jit_compile links it)."""
     from onnxc.lowering.to_llvm.direct import emit_llvm_chunks, emit_llvm_ir
@@ -263,10 +263,11 @@ def lower_to_llvm_ir(ctx: Context, module: ModuleOp, target: Target, entry: str 
 
 
 def start_codegen(module: ModuleOp, target: Target) -> tuple[PendingNativeModule, list] | None:
-    """Code-generation workers for a loops `module` (parallel loops outlined) large enough
-    to share out (STREAMED_MIN_LOOPS_OPS), with the chunks of it they are to receive
-    (`direct.plan_chunks`); None for a smaller one, or with one job (ONNXC_CODEGEN_JOBS=1,
-    one CPU)."""
+    """Code-generation lanes for a loops `module` (parallel loops outlined) large enough to
+    share out, with the chunks of it they are to receive (`direct.plan_chunks`); None for a
+    smaller one (STREAMED_MIN_OPS), or with one job (ONNXC_CODEGEN_JOBS=1, one CPU). The
+    lanes are a thread of this process and, from STREAMED_MIN_WORKER_OPS on, a worker
+    process for each other job (runtime/parallel_codegen.py)."""
     from onnxc.lowering.to_llvm.direct import plan_chunks
     from onnxc.runtime.jit import PendingNativeModule, codegen_jobs
 
@@ -275,18 +276,26 @@ def start_codegen(module: ModuleOp, target: Target) -> tuple[PendingNativeModule
         return None
     chunks = plan_chunks(module, STREAMED_CHUNKS_PER_JOB * jobs, STREAMED_MIN_CHUNK_OPS,
                          STREAMED_MAX_CHUNK_OPS)
-    if sum(chunk.ops for chunk in chunks) < STREAMED_MIN_LOOPS_OPS:
+    ops = sum(chunk.ops for chunk in chunks)
+    if ops < STREAMED_MIN_OPS:
         return None
-    return PendingNativeModule(target, jobs), chunks
+    workers = jobs - 1 if ops >= STREAMED_MIN_WORKER_OPS else 0
+    return PendingNativeModule(target, workers, in_process=True), chunks
 
 
-STREAMED_MIN_LOOPS_OPS = 3000
-"""Loops ops from which the JIT streams a model's LLVM IR to code-generation workers. A
-worker costs about 0.2 s of CPU to start, paid on the same two cores as the compile: the
-2-layer BERT (1,500 ops, 0.5 s of LLVM) gains nothing from two (1.30 s in one process
-against 1.55 s streamed in one series, level in another), MobileNetV2-like (8,200 ops) and
-ResNet-50 (7,200) gain 0.7-1 s. The workers start as the first chunk is emitted, which
-takes about as long as their start-up."""
+STREAMED_MIN_OPS = 600
+"""Loops ops from which the JIT streams a model's LLVM IR to code-generation lanes: two
+chunks (STREAMED_MIN_CHUNK_OPS), so that one compiles while the next is emitted. Below it a
+model is emitted and compiled in one piece, as are the test suite's one-node models."""
+STREAMED_MIN_WORKER_OPS = 3000
+"""Loops ops from which worker processes join the thread lane. A worker costs about 0.2 s of
+CPU to start, paid on the same two cores as the compile. With the thread alone, the 2-layer
+BERT (1,500 ops, about 0.5 s of LLVM) compiled in 1.06-1.22 s at best against 1.18-1.42 s in
+one piece (three interleaved series); two workers had gained it nothing (1.30 s in one piece
+against 1.55 s). MobileNetV2-like (8,200 ops) and ResNet-50 (7,200) gain 0.7-1 s from
+workers. For them the thread replaces one worker: the same two lanes once the emission is
+done, 0.2 s of CPU less (ResNet-50 2.66-2.70 s at best against 2.77-2.91 s with two
+workers)."""
 STREAMED_CHUNKS_PER_JOB = 4
 STREAMED_MIN_CHUNK_OPS = 300
 STREAMED_MAX_CHUNK_OPS = 1500

@@ -38,6 +38,7 @@ import llvmlite.binding as llvm
 import numpy as np
 
 from onnxc.errors import CompilationError, InvalidArgumentError, ToolchainError
+from onnxc.runtime import object_code
 from onnxc.runtime.artifact_load import FORMAT, FORMAT_VERSION, MANIFEST
 from onnxc.runtime.cache_entry import aligned, spec_row, tensor_layout
 from onnxc.runtime.dtypes import dtype_named
@@ -105,7 +106,7 @@ def emit_object(lowered, target: Target, prefix: str) -> bytes:
     """The lowered model's LLVM module (plus the thread pool it calls) as a position-
     independent object for `target`, its entry wrapper named `<prefix>_entry`."""
     module, machine = optimized_module(lowered, target, prefix)
-    return machine.emit_object(module)
+    return object_code.emit_object(module, machine)
 
 
 def emit_assembly(lowered, target: Target, prefix: str = "model") -> str:
@@ -113,14 +114,14 @@ def emit_assembly(lowered, target: Target, prefix: str = "model") -> str:
     benchmarks/spills.py counts them per kernel)."""
     module, machine = optimized_module(lowered, target, prefix)
     machine.set_asm_verbosity(True)
-    return machine.emit_assembly(module)
+    with object_code.with_strength_reduction():
+        return machine.emit_assembly(module)
 
 
 def optimized_module(lowered, target: Target, prefix: str):
     """(the optimised LLVM module of the artifact's code, the target machine for it)."""
     from onnxc.lowering.entry_abi import WRAPPER_NAME
     from onnxc.runtime import thread_pool
-    from onnxc.runtime.jit import _optimize
 
     text = str(lowered.llvm_module)
     try:
@@ -135,7 +136,7 @@ def optimized_module(lowered, target: Target, prefix: str):
     machine = target.create_target_machine(reloc="pic")
     module.triple = machine.triple
     module.data_layout = str(machine.target_data)
-    _optimize(module, machine, 3)
+    object_code.optimize(module, machine, 3)
     return module, machine
 
 

@@ -8,7 +8,8 @@ LLVM's loop strength reduction: runtime/parallel_codegen.py CodegenPool.submit),
 text. Each object goes to stdout as soon as its module is compiled, as an 8-byte
 little-endian length and the bytes, in frame order; the worker ends at the end of its input. An error is one line on stderr and exit status 1 (an
 LLVM assertion kills the process, which the parent reports: runtime/parallel_codegen.py).
-It imports only llvmlite and onnxc's target and JIT helpers, not the compiler.
+It imports only llvmlite and onnxc's target and code-generation step
+(runtime/object_code.py), not the compiler.
 """
 
 from __future__ import annotations
@@ -19,9 +20,8 @@ import sys
 
 
 def main() -> int:
-    import llvmlite.binding as llvm
-
-    from onnxc.runtime.jit import _optimize
+    from onnxc.errors import CompilationError
+    from onnxc.runtime.object_code import compile_object
     from onnxc.runtime.target import Target, initialize_llvm
 
     source, sink = sys.stdin.buffer, sys.stdout.buffer
@@ -35,17 +35,11 @@ def main() -> int:
             return 0
         text = source.read(int(length)).decode()
         try:
-            module = llvm.parse_assembly(text)
-            module.verify()
-        except RuntimeError as error:
-            print(f"LLVM rejected the generated IR: {error}", file=sys.stderr)
+            code = compile_object(text, machine, header["opt_level"],
+                                  strength_reduction=b"no-lsr" not in flags)
+        except CompilationError as error:
+            print(error, file=sys.stderr)
             return 1
-        module.triple = machine.triple
-        module.data_layout = str(machine.target_data)
-        _optimize(module, machine, header["opt_level"])
-        # read when emit_object builds the code-generation pipeline, so it holds per module
-        llvm.set_option("", "-disable-lsr=" + ("true" if b"no-lsr" in flags else "false"))
-        code = machine.emit_object(module)
         sink.write(struct.pack("<Q", len(code)) + code)
         sink.flush()
 

@@ -21,10 +21,11 @@ processes, one part each, and its objects are linked into one engine
 and an LLVM assertion kills a worker, not this process. Its `object_code()` is the objects
 packed into one blob (`pack_objects`), which `from_object` loads the same way.
 
-Memory: llvmlite 0.50's `ModulePassManager` never frees its C++ pass pipeline (its
-`_dispose` is shadowed by `ObjectRef._dispose` in the MRO), about 85 KB per compile;
-`_optimize` disposes it explicitly. What remains per compile is llvmlite's
-PassInstrumentationCallbacks (about 1-2 KB, owned by no one in llvmlite's C++ layer).
+Optimisation and code generation themselves are runtime/object_code.py's. Memory:
+llvmlite 0.50's `ModulePassManager` never frees its C++ pass pipeline (about 85 KB per
+compile); `object_code.optimize` disposes it explicitly. What remains per compile is
+llvmlite's PassInstrumentationCallbacks (about 1-2 KB, owned by no one in llvmlite's C++
+layer).
 """
 
 from __future__ import annotations
@@ -37,10 +38,9 @@ from typing import Any
 
 import llvmlite.binding as llvm
 from llvmlite import ir
-from llvmlite.binding import ffi
-from llvmlite.binding.newpassmanagers import NewPassManager
 
 from onnxc.errors import CompilationError
+from onnxc.runtime.object_code import emit_object, optimize, with_strength_reduction
 from onnxc.runtime.parallel_codegen import (
     PARALLEL_MIN_IR_BYTES,
     CodegenPool,
@@ -52,46 +52,6 @@ from onnxc.runtime.target import Target, host_target, initialize_llvm
 
 def _initialize_native() -> None:
     initialize_llvm()
-
-
-UNROLL_OPTIONS = ("-unroll-allow-partial=0", "-unroll-runtime=0", "-unroll-threshold=50")
-"""LLVM's loop unroller, held back: the kernels unroll their register tiles themselves, and
-partial / runtime unrolling of their k-loops (and full unrolling of large loop bodies) only
-multiplied code. With these, ResNet-50's object code is half the size and LLVM's time falls
-by two fifths, at the same speed (0.97-1.02x on the benchmark models). Small loops are still
-unrolled fully: turning the unroller off altogether sends them to the loop vectorizer, and
-this LLVM build (with assertions) aborts on some of them ("VPlan cost model and legacy cost
-model disagreed", e.g. DynamicQuantizeLinear on 5x7). LLVM options are process-wide, and
-set again in every code-generation worker."""
-
-
-def _optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine, opt_level: int) -> None:
-    """The new pass manager's O`opt_level` pipeline with loop and SLP vectorisation and the
-    unroller as UNROLL_OPTIONS sets it."""
-    if opt_level <= 0:
-        return
-    for option in UNROLL_OPTIONS:
-        llvm.set_option("", option)
-    tuning = llvm.create_pipeline_tuning_options(speed_level=min(opt_level, 3))
-    tuning.loop_vectorization = opt_level >= 2
-    tuning.slp_vectorization = opt_level >= 2
-    tuning.loop_unrolling = True
-    builder = llvm.create_pass_builder(machine, tuning)
-    manager = builder.getModulePassManager()
-    try:
-        manager.run(module, builder)
-    finally:
-        dispose_pass_manager(manager)
-
-
-def dispose_pass_manager(manager: llvm.ModulePassManager) -> None:
-    """Free a pass manager's C++ pipeline now; llvmlite 0.50 never does (see the module
-    docstring), which leaked ~85 KB of native memory per compile."""
-    if type(manager)._dispose is ffi.ObjectRef._dispose and not manager.closed:
-        NewPassManager._dispose(manager)  # the disposal the MRO hides
-        manager.detach()
-    else:
-        manager.close()
 
 
 def _load_runtimes(code: str | bytes) -> None:
@@ -169,14 +129,17 @@ def codegen_jobs() -> int:
 
 
 class PendingNativeModule:
-    """Machine code compiled in worker processes from modules given to it one by one,
-    while the caller emits the next (lowering/to_llvm/direct.py `emit_llvm_chunks`):
-    LLVM's share of a large model's compile then overlaps the emission of its IR."""
+    """Machine code compiled from modules given to it one by one, while the caller emits
+    the next (lowering/to_llvm/direct.py `emit_llvm_chunks`): LLVM's share of the compile
+    then overlaps the emission of its IR. It compiles in `workers` processes and, with
+    `in_process`, a thread of this process (runtime/parallel_codegen.py CodegenPool)."""
 
-    def __init__(self, target: Target, jobs: int, opt_level: int = 3):
+    def __init__(self, target: Target, workers: int, opt_level: int = 3, *,
+                 in_process: bool = False):
         self.target = target
-        self.jobs = jobs
-        self._pool = CodegenPool(target, opt_level, jobs)
+        self.workers = workers
+        self.in_process = in_process
+        self._pool = CodegenPool(target, opt_level, workers, in_process=in_process)
 
     def submit(self, llvm_ir: str, strength_reduction: bool = True) -> None:
         self._pool.submit(llvm_ir, strength_reduction)
@@ -228,11 +191,12 @@ class NativeModule:
         machine = target.create_target_machine(opt_level)
         module.triple = machine.triple
         module.data_layout = str(machine.target_data)
-        _optimize(module, machine, opt_level)
+        optimize(module, machine, opt_level)
         engine = llvm.create_mcjit_compiler(module, machine)
         objects: list[bytes] = []  # not `native`: the engine must not keep it alive
         engine.set_object_cache(notify_func=lambda _module, buffer: objects.append(bytes(buffer)))
-        engine.finalize_object()
+        with with_strength_reduction():
+            engine.finalize_object()
         native = cls(engine, machine, module)
         native._object = objects[0] if objects else None
         return native
@@ -281,7 +245,7 @@ class NativeModule:
         """The relocatable object MCJIT compiled, loadable by `from_object`."""
         if self._object is None:
             assert self._module is not None
-            self._object = self._machine.emit_object(self._module)
+            self._object = emit_object(self._module, self._machine)
         return self._object
 
     def optimized_ir(self) -> str:

@@ -16,9 +16,16 @@ caller emits more. The JIT uses it directly, sending chunks of kernels as the em
 them (lowering/pipeline.py `start_codegen`), so that LLVM works while Python emits;
 `compile_parts` is the pool with one split part per worker.
 
+The JIT's pool also has a lane in this process: a thread. llvmlite's lock lets one thread at
+a time into LLVM, but ctypes releases the GIL for the call, so the thread compiles one chunk
+while the main thread emits the next in Python; it costs no process start-up (about 0.2 s of
+CPU per worker, on the same cores as the compile), which is why a model too small to pay
+for workers (the 2-layer BERT) still has its LLVM overlap its emission.
+
 The workers also contain LLVM: llvmlite's LLVM is built with assertions, and an assertion
 aborts its process. In a worker that is a `CompilationError` naming the signal; in the
-compiling process it would kill the user's program.
+compiling process (the thread lane, and every module compiled without a pool) it kills the
+user's program, which is why every module is verified before LLVM optimises it.
 
 Functions called from another part lose `internal` linkage (an object can only call another
 object's global symbols); each engine resolves its own objects' symbols first, so two models
@@ -41,11 +48,12 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from onnxc.errors import CompilationError
-from onnxc.runtime.target import Target
+from onnxc.runtime.object_code import compile_object
+from onnxc.runtime.target import Target, initialize_llvm
 
 PARALLEL_MIN_IR_BYTES = 700_000
 """Below this much IR text one process is faster: a worker costs about 0.2 s to start (about
-what 3,000 loops ops make, lowering/pipeline.py STREAMED_MIN_LOOPS_OPS)."""
+what 3,000 loops ops make, lowering/pipeline.py STREAMED_MIN_WORKER_OPS)."""
 
 _DEFINE = re.compile(r'^define (?P<linkage>internal |private )?(?P<rest>.*?)@"(?P<name>[^"]+)"'
                      r'(?P<params>\(.*\))(?P<attrs>[^{]*)$')
@@ -178,10 +186,11 @@ class _Worker:
         """Bytes of IR given to it whose object has not come back."""
         return sum(self.sizes[len(self.objects):])
 
-    def send(self, text: bytes, strength_reduction: bool) -> None:
-        self.sizes.append(len(text))
+    def send(self, text: str, strength_reduction: bool) -> None:
+        data = text.encode()
+        self.sizes.append(len(data))
         flags = b"" if strength_reduction else b" no-lsr"
-        self._queue.put(b"%d%s\n" % (len(text), flags) + text)
+        self._queue.put(b"%d%s\n" % (len(data), flags) + data)
 
     def close(self) -> None:
         self._queue.put(None)
@@ -224,14 +233,105 @@ class _Worker:
             self.process.kill()
 
 
-class CodegenPool:
-    """Worker processes that compile modules while the caller produces more: each module
-    goes to the worker with the least IR outstanding; `finish` collects every object."""
+LANE_SWITCH_INTERVAL = 0.0005
+"""The interpreter's thread switch interval (seconds) while a thread lane runs. The lane
+takes the GIL back after each of its twenty-odd LLVM calls per module, and with Python's
+default of 5 ms it waited up to that long each time the main thread was emitting: BERT's
+first chunk took 0.15 s to compile instead of 0.07 s."""
 
-    def __init__(self, target: Target, opt_level: int, workers: int):
+_switch_lock = threading.Lock()
+_lanes_running = 0
+_saved_switch_interval = 0.0
+
+
+def _lane_started() -> None:
+    global _lanes_running, _saved_switch_interval
+    with _switch_lock:
+        if _lanes_running == 0:
+            _saved_switch_interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(_saved_switch_interval, LANE_SWITCH_INTERVAL))
+        _lanes_running += 1
+
+
+def _lane_ended() -> None:
+    global _lanes_running
+    with _switch_lock:
+        _lanes_running -= 1
+        if _lanes_running == 0:
+            sys.setswitchinterval(_saved_switch_interval)
+
+
+class _ThreadLane:
+    """Code generation in a thread of this process (see the module docstring), with the
+    interface of `_Worker`. Its modules are parsed into an LLVM context of its own, so they
+    share nothing with the caller's, and its errors are raised by `result`. While it runs,
+    the switch interval is LANE_SWITCH_INTERVAL."""
+
+    def __init__(self, target: Target, opt_level: int):
+        initialize_llvm()
+        self.sizes: list[int] = []
+        self.objects: list[bytes] = []
+        self._error: BaseException | None = None
+        self._stopped = False
+        self._queue: queue.SimpleQueue[tuple[str, bool] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._compile, args=(target, opt_level),
+                                        name="onnxc-codegen", daemon=True)
+        self._thread.start()
+
+    @property
+    def outstanding(self) -> int:
+        return sum(self.sizes[len(self.objects):])
+
+    def send(self, text: str, strength_reduction: bool) -> None:
+        self.sizes.append(len(text))
+        self._queue.put((text, strength_reduction))
+
+    def close(self) -> None:
+        self._queue.put(None)
+
+    def _compile(self, target: Target, opt_level: int) -> None:
+        import llvmlite.binding as llvm
+
+        _lane_started()
+        context = llvm.create_context()
+        try:
+            machine = target.create_target_machine(opt_level)
+            while (item := self._queue.get()) is not None:
+                if self._error is None and not self._stopped:
+                    text, strength_reduction = item
+                    self.objects.append(compile_object(
+                        text, machine, opt_level, strength_reduction=strength_reduction,
+                        context=context))
+        except BaseException as error:  # noqa: BLE001 - raised again by result()
+            self._error = error
+        finally:
+            context.close()
+            _lane_ended()
+
+    def result(self) -> list[bytes]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        if len(self.objects) != len(self.sizes):
+            raise CompilationError("the code generation thread was stopped")
+        return self.objects
+
+    def kill(self) -> None:
+        self._stopped = True  # the module being compiled finishes; the rest are dropped
+
+
+class CodegenPool:
+    """Lanes that compile modules while the caller produces more: `workers` processes, and
+    with `in_process` a thread of this process (the first lane). Each module goes to the
+    lane with the least IR outstanding; `finish` collects every object."""
+
+    def __init__(self, target: Target, opt_level: int, workers: int, *,
+                 in_process: bool = False):
         header = json.dumps({"triple": target.triple, "cpu": target.cpu,
                              "features": target.features, "opt_level": opt_level}).encode()
-        self._workers = [_Worker(header) for _ in range(max(1, workers))]
+        lanes: list[_Worker | _ThreadLane] = [_ThreadLane(target, opt_level)] if in_process else []
+        lanes += [_Worker(header) for _ in range(workers if in_process else max(1, workers))]
+        self._workers = lanes
         # dropped without finish (the compile failed on the way): the workers end at EOF
         weakref.finalize(self, _close_all, list(self._workers))
 
@@ -239,8 +339,7 @@ class CodegenPool:
         """Compile `text` on the least busy worker; without `strength_reduction`, LLVM's
         loop strength reduction is off for it (lowering/to_llvm/direct.py plan_chunks says
         where it earns its time)."""
-        min(self._workers, key=lambda w: w.outstanding).send(text.encode(),
-                                                              strength_reduction)
+        min(self._workers, key=lambda w: w.outstanding).send(text, strength_reduction)
 
     def finish(self) -> list[bytes]:
         for worker in self._workers:
@@ -258,7 +357,7 @@ class CodegenPool:
             worker.kill()
 
 
-def _close_all(workers: list[_Worker]) -> None:
+def _close_all(workers: list[_Worker | _ThreadLane]) -> None:
     for worker in workers:
         worker.close()
 

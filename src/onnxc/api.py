@@ -360,7 +360,7 @@ def lower_graph(ctx, module: ModuleOp, log: _StageLog, precision: str, threads: 
                 for_jit: bool = False) -> LoweredModel:
     """The stages of `lower_to_llvm` after the graph passes, on a graph-dialect `module`
     (also what `onnxc-opt --emit=lib` builds its library from). `for_jit`: a large model's
-    LLVM IR goes to code-generation workers as it is emitted (pipeline.start_codegen)."""
+    LLVM IR goes to code-generation lanes as it is emitted (pipeline.start_codegen)."""
     inputs, outputs = _signature(module)
     with log.stage(pipeline.TIMED_AS["graph-to-loops"]):  # loops-abi is timed with it
         pipeline.lower_graph_to_loops(ctx, module, precision)

@@ -1,7 +1,7 @@
-"""A large module's LLVM code generation split over worker processes (runtime/parallel_codegen.py):
-the split defines every function once, the objects link into one engine, the outputs are
-those of the one-process compile, the packed objects survive the cache, and a worker that
-fails or dies is a CompilationError, not a dead compiler."""
+"""A module's LLVM code generation split over lanes (runtime/parallel_codegen.py): worker
+processes and a thread of this process. The split defines every function once, the objects
+link into one engine, the outputs are those of the one-process compile, the packed objects
+survive the cache, and a lane that fails or dies is a CompilationError, not a dead compiler."""
 
 from __future__ import annotations
 
@@ -127,6 +127,42 @@ def test_a_worker_compiles_each_module_with_or_without_strength_reduction():
     assert reduced == reduced_again
 
 
+def test_the_thread_lane_compiles_what_a_worker_compiles():
+    """The in-process lane (a thread) gives the bytes a worker process gives, strength
+    reduction flag included, and puts the interpreter's switch interval back when done."""
+    text = STRIDED_LOOP.replace("TRIPLE", host_target().triple)
+    interval = sys.getswitchinterval()
+    results = []
+    for workers, in_process in ((1, False), (0, True)):
+        pool = parallel_codegen.CodegenPool(host_target(), 3, workers, in_process=in_process)
+        for strength_reduction in (True, False, True):
+            pool.submit(text, strength_reduction)
+        results.append(pool.finish())
+    assert results[0] == results[1]
+    assert results[1][0] != results[1][1]
+    assert sys.getswitchinterval() == interval
+
+
+def test_a_lane_without_strength_reduction_leaves_the_jit_its_own():
+    """LLVM's options are process-wide: after the thread lane compiled a module without
+    loop strength reduction, this process's JIT still generates code with it."""
+    text = STRIDED_LOOP.replace("TRIPLE", host_target().triple)
+    before = NativeModule.from_llvm_ir(text).object_code()
+    pool = parallel_codegen.CodegenPool(host_target(), 3, 0, in_process=True)
+    pool.submit(text, False)
+    pool.finish()
+    assert NativeModule.from_llvm_ir(text).object_code() == before
+
+
+def test_the_thread_lane_reports_rejected_ir_and_drops_the_rest():
+    broken = TOY.replace("%\".3\" = mul i32 %\".1\", 3", "%\".3\" = mul i32 %\".9\", 3")
+    pool = parallel_codegen.CodegenPool(host_target(), 3, 0, in_process=True)
+    pool.submit(broken)
+    pool.submit(TOY.replace("x86_64-unknown-linux-gnu", host_target().triple))
+    with pytest.raises(CompilationError, match="LLVM rejected the generated IR"):
+        pool.finish()
+
+
 def test_packed_objects_round_trip_and_refuse_damage():
     assert unpack_objects(pack_objects([b"\x7fELF-a"])) == [b"\x7fELF-a"]  # one: as it is
     packed = pack_objects([b"first", b"second!"])
@@ -182,9 +218,13 @@ def test_a_model_compiled_in_workers_matches_one_process_cold_and_warm(monkeypat
         np.testing.assert_array_equal(got, want)
 
 
-def test_a_model_streamed_to_workers_matches_one_process_cold_and_warm(monkeypatch, tmp_path):
-    """The JIT emits a large module in chunks that the workers compile while the next is
-    emitted (lowering/pipeline.py `start_codegen`, `lower_to_llvm_ir`); the code is the same."""
+@pytest.mark.parametrize(("min_worker_ops", "expected_lanes"), [
+    (0, ["_ThreadLane", "_Worker"]), (10**9, ["_ThreadLane"])])
+def test_a_model_streamed_to_lanes_matches_one_process_cold_and_warm(
+        monkeypatch, tmp_path, min_worker_ops, expected_lanes):
+    """The JIT emits a module in chunks that its lanes compile while the next is emitted
+    (lowering/pipeline.py `start_codegen`, `lower_to_llvm_ir`): a thread of this process, and
+    a worker process from STREAMED_MIN_WORKER_OPS on; the code is the same."""
     from onnxc.lowering import pipeline
 
     model = wide_graph(40, seed=2)
@@ -193,9 +233,18 @@ def test_a_model_streamed_to_workers_matches_one_process_cold_and_warm(monkeypat
     expected = onnxc.compile(model, cache_dir=False).run(None, feeds)
 
     monkeypatch.setenv("ONNXC_CODEGEN_JOBS", "2")
-    monkeypatch.setattr(pipeline, "STREAMED_MIN_LOOPS_OPS", 0)
+    monkeypatch.setattr(pipeline, "STREAMED_MIN_OPS", 0)
+    monkeypatch.setattr(pipeline, "STREAMED_MIN_WORKER_OPS", min_worker_ops)
     monkeypatch.setattr(pipeline, "STREAMED_MIN_CHUNK_OPS", 50)
     chunks: list[str] = []
+    lanes: list[list[str]] = []
+    real_init = jit.PendingNativeModule.__init__
+
+    def recording_init(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        lanes.append([type(lane).__name__ for lane in self._pool._workers])
+
+    monkeypatch.setattr(jit.PendingNativeModule, "__init__", recording_init)
     reduced: list[bool] = []
     real_submit = jit.PendingNativeModule.submit
 
@@ -206,6 +255,7 @@ def test_a_model_streamed_to_workers_matches_one_process_cold_and_warm(monkeypat
 
     monkeypatch.setattr(jit.PendingNativeModule, "submit", recording_submit)
     cold = onnxc.compile(model, cache_dir=tmp_path)
+    assert lanes == [expected_lanes]
     assert len(chunks) >= 2
     # strength reduction stays on exactly in the chunks with a MatMul or Gemm kernel
     for text, flag in zip(chunks, reduced, strict=True):
@@ -230,7 +280,8 @@ def test_a_streamed_compile_that_fails_stops_its_workers(monkeypatch):
     from onnxc.lowering.to_llvm import direct
 
     monkeypatch.setenv("ONNXC_CODEGEN_JOBS", "2")
-    monkeypatch.setattr(pipeline, "STREAMED_MIN_LOOPS_OPS", 0)
+    monkeypatch.setattr(pipeline, "STREAMED_MIN_OPS", 0)
+    monkeypatch.setattr(pipeline, "STREAMED_MIN_WORKER_OPS", 0)
     pools = []
     real_init = jit.PendingNativeModule.__init__
 
@@ -248,5 +299,9 @@ def test_a_streamed_compile_that_fails_stops_its_workers(monkeypatch):
     with pytest.raises(onnxc.errors.LoweringError, match="planted"):
         onnxc.compile(wide_graph(10, seed=3), cache_dir=False)
     assert pools
-    for worker in pools[0]._workers:
-        assert worker.process.wait(timeout=30) is not None
+    for lane in pools[0]._workers:
+        if isinstance(lane, parallel_codegen._ThreadLane):
+            lane._thread.join(timeout=30)
+            assert not lane._thread.is_alive()
+        else:
+            assert lane.process.wait(timeout=30) is not None
