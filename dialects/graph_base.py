@@ -9,6 +9,7 @@ assembles the dialect.
 from __future__ import annotations
 
 import abc
+import functools
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
@@ -72,9 +73,16 @@ def tensor_type(shape, element: Attribute) -> TensorType:
     """The tensor type of `shape` (ints and SymDims) and `element`."""
     symbolic = [d for d in shape if isinstance(d, SymDim)]
     if not symbolic:
-        return TensorType(element, [int(d) for d in shape])
+        return _static_tensor_type(tuple(int(d) for d in shape), element)
     dims = [DYNAMIC_INDEX if isinstance(d, SymDim) else int(d) for d in shape]
     return TensorType(element, dims, SymbolicDimsAttr(symbolic))
+
+
+@functools.lru_cache(maxsize=4096)
+def _static_tensor_type(shape: tuple[int, ...], element: Attribute) -> TensorType:
+    """One TensorType per static shape and element type: attributes are immutable values, and
+    building one (with its verification) was an eighth of importing swin_t's 6,000 nodes."""
+    return TensorType(element, shape)
 
 
 def shape_of(value_or_type) -> tuple[Dim, ...]:

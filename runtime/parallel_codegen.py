@@ -83,6 +83,12 @@ class _Function:
     def size(self) -> int:
         return len(self.lines)
 
+    @property
+    def copied(self) -> bool:
+        """An internal `alwaysinline` function (lowering/to_llvm/direct.py SHARED_LOWERINGS):
+        each part that calls it gets its own copy, which LLVM inlines there."""
+        return self.linkage == "internal" and "alwaysinline" in self.header
+
     @cached_property
     def references(self) -> frozenset[str]:
         """The symbols its body names (callees, functions passed by pointer)."""
@@ -134,8 +140,11 @@ def _groups(functions: list[_Function]) -> list[list[_Function]]:
 
 def split_module(text: str, parts: int) -> list[str]:
     """`text` (a whole module's LLVM IR) as up to `parts` modules that together define each
-    function once; largest groups first onto the least loaded part."""
-    preamble, functions = _parse(text)
+    function once (but for `_Function.copied` ones, defined in each part that calls them);
+    largest groups first onto the least loaded part."""
+    preamble, parsed = _parse(text)
+    copied = {f.name: f for f in parsed if f.copied}
+    functions = [f for f in parsed if not f.copied]
     loads = [0] * parts
     members: list[list[_Function]] = [[] for _ in range(parts)]
     for group in sorted(_groups(functions), key=lambda g: -sum(f.size for f in g)):
@@ -150,6 +159,9 @@ def split_module(text: str, parts: int) -> list[str]:
     modules = []
     for index, m in enumerate(members):
         out = list(preamble)
+        for name in sorted({name for f in m for name in f.references if name in copied}):
+            out.extend(copied[name].lines)
+            out.append("")
         for f in m:
             lines = list(f.lines)
             if f.name in exported and f.linkage:

@@ -167,6 +167,8 @@ class _Body:
                     handler(self, op)
                 elif op.name.startswith(("llvm.", "llvmx.", "par.")):
                     self.translate(op)
+                elif op.name in SHARED_LOWERINGS and self.emitter.polynomials:
+                    self.call_shared_lowering(op)
                 else:
                     self.lower_by_pattern(op)
             except LoweringError:
@@ -223,6 +225,37 @@ class _Body:
         for result, new in zip(op.results, sentinel.inputs, strict=True):
             self.values[result] = values[new]
 
+    def call_shared_lowering(self, op: Operation) -> None:
+        """`op` (SHARED_LOWERINGS) as a call of the internal `alwaysinline` function that
+        computes it, defined once per LLVM module and operand types."""
+        key = f"{op.name} {op.properties} {op.attributes} {op.operand_types} {op.result_types}"
+        fn = self.emitter.shared_lowerings.get(key)
+        if fn is None:
+            fn = self._define_shared_lowering(op)
+            self.emitter.shared_lowerings[key] = fn
+        self.values[op.results[0]] = self.builder.call(
+            fn, [self.values[v] for v in op.operands])
+
+    def _define_shared_lowering(self, op: Operation) -> ir.Function:
+        if len(op.results) != 1:
+            raise LoweringError(f"'{op.name}' in @{self.name}: one result expected")
+        signature = ir.FunctionType(llvm_type(op.results[0].type),
+                                    [llvm_type(v.type) for v in op.operands])
+        fn = ir.Function(self.emitter.module, signature,
+                         name=f"onnxc.{op.name}.{len(self.emitter.shared_lowerings)}")
+        fn.linkage = "internal"
+        fn.attributes.add("alwaysinline")
+        fn.attributes.add("nounwind")
+        caller = (self.builder, self.values)
+        self.builder = ir.IRBuilder(fn.append_basic_block("entry"))
+        self.values = dict(zip(op.operands, fn.args, strict=True))
+        try:
+            self.lower_by_pattern(op)
+            self.builder.ret(self.values[op.results[0]])
+        finally:
+            self.builder, self.values = caller
+        return fn
+
     def _rewrite_to_llvm(self, clone: Operation, original: Operation) -> None:
         """Apply the patterns to `clone` and then to whatever non-llvm ops they made."""
         applier = self.emitter.patterns
@@ -246,6 +279,7 @@ class _Patterns:
     """What all chunks of one module share: the conversion patterns and memref layouts."""
 
     def __init__(self, polynomials: bool):
+        self.polynomials = polynomials
         self.applier = _patterns(polynomials)
         self.layouts: dict[Attribute, tuple[Sequence[int], int, int]] = {}
 
@@ -254,7 +288,10 @@ class _ModuleEmitter:
     def __init__(self, module: ir.Module, shared: _Patterns):
         self.module = module
         self.patterns = shared.applier
+        self.polynomials = shared.polynomials
         self.layouts = shared.layouts
+        self.shared_lowerings: dict[str, ir.Function] = {}
+        """call_shared_lowering's functions in this module, by op and types"""
 
 
 # --------------------------------------------------------------------------- the module
@@ -282,6 +319,14 @@ class _Chunk:
     strength_reduction: bool = True
     """whether LLVM's loop strength reduction runs on it (STRENGTH_REDUCED_KERNELS)"""
 
+
+SHARED_LOWERINGS = frozenset({"math.exp", "math.erf", "math.tanh"})
+"""Ops lowered once per LLVM module and operand types, into an internal `alwaysinline`
+function that each use calls (`_Body.call_shared_lowering`). Their f32 polynomials
+(polynomial.py) are about forty LLVM instructions and as many splat constants each, built
+through the conversion patterns in a scratch module: swin_t's 179 vector exps took 0.85 s
+of its emission. LLVM's always-inliner runs first in its pipeline, so the optimiser and
+the loop vectorizer see what they saw when each use was expanded in place."""
 
 STRENGTH_REDUCED_KERNELS = frozenset({"graph.matmul", "graph.gemm"})
 """Kernels whose chunk keeps LLVM's loop strength reduction. It is about a third of code

@@ -80,6 +80,31 @@ def test_split_defines_each_function_once_and_declares_what_it_calls():
     assert 'declare void @"onnxc_parallel_run"' in parts[0]  # the preamble goes everywhere
 
 
+def test_an_always_inlined_helper_is_copied_into_each_part_that_calls_it():
+    """direct.SHARED_LOWERINGS: an internal `alwaysinline` function is not a part's own but
+    defined in every part that calls it (each inlines it), and the parts still link."""
+    helper = ('define internal i32 @"onnxc.math.exp.0"(i32 %".1") alwaysinline nounwind\n'
+              '{\nentry:\n  %".3" = add i32 %".1", 7\n  ret i32 %".3"\n}\n')
+    text = TOY.replace("x86_64-unknown-linux-gnu", host_target().triple)
+    text = text.replace('%".3" = mul i32 %".1", 3',
+                        '%".2" = call i32 @"onnxc.math.exp.0"(i32 %".1")\n'
+                        '  %".3" = mul i32 %".2", 3')
+    text = text.replace('%".4" = add i32 %".1", %".2"',
+                        '%".7" = call i32 @"onnxc.math.exp.0"(i32 %".1")\n'
+                        '  %".4" = add i32 %".7", %".2"')
+    text = text.replace('define internal i32 @"triple_0"(', helper + '\ndefine internal i32 @"triple_0"(')
+    parts = split_module(text, 2)
+    callers = [p for p in parts if "triple_0" in _defined(p) or "add_0" in _defined(p)]
+    assert len(callers) == 2
+    for part in callers:
+        assert "onnxc.math.exp.0" in _defined(part)
+        assert 'declare i32 @"onnxc.math.exp.0"' not in part
+    native = NativeModule.from_object(pack_objects(compile_parts(parts, host_target(), 3)))
+    main = native.ctypes_function("main", ctypes.c_int32, ctypes.c_int32)
+    tripled = (5 + 7) * 3  # triple_0
+    assert main(5) == (tripled + 7) + 1 + 1 + 1  # add_0(tripled, 1)
+
+
 def test_parts_compile_in_workers_and_link_into_one_engine():
     objects = compile_parts(split_module(TOY.replace("x86_64-unknown-linux-gnu",
                                                      host_target().triple), 2),
@@ -261,7 +286,8 @@ def test_a_model_streamed_to_lanes_matches_one_process_cold_and_warm(
     for text, flag in zip(chunks, reduced, strict=True):
         assert flag == any(re.match(r"(matmul|gemm)_\d+$", name) for name in _defined(text))
     assert True in reduced and False in reduced
-    defined = [name for text in chunks for name in _defined(text)]
+    defined = [name for text in chunks for name in _defined(text)
+               if not name.startswith("onnxc.math.")]  # direct.SHARED_LOWERINGS: per chunk
     assert len(defined) == len(set(defined))  # each function in one chunk
     assert sum("onnxc_entry" in _defined(text) for text in chunks) == 1
     for got, want in zip(cold.run(None, feeds), expected, strict=True):
