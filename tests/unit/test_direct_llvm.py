@@ -38,7 +38,10 @@ func.func @kernel(%x: memref<4x8xf32>, %i: memref<4xi32>, %out: memref<4x8xf32>,
       %neg = arith.negf %n : f32
       %lt = arith.cmpf olt, %v, %half : f32
       %s = arith.select %lt, %neg, %n : f32
-      %d = arith.divf %s, %e : f32
+      %q0 = arith.divf %s, %e : f32
+      %z = math.erf %v : f32
+      %e2 = math.exp %z : f32
+      %d = math.fma %q0, %e2, %v : f32
       %a = arith.addf %acc, %d : f32
       memref.store %d, %out[%r, %c] : memref<4x8xf32>
       scf.yield %a : f32
