@@ -6,8 +6,9 @@ The header line is JSON: triple, cpu, features, opt_level. Each frame is a modul
 line with its length in bytes (decimal), optionally followed by ` no-lsr` (compile it without
 LLVM's loop strength reduction: runtime/parallel_codegen.py CodegenPool.submit), then the
 text. Each object goes to stdout as soon as its module is compiled, as an 8-byte
-little-endian length and the bytes, in frame order; the worker ends at the end of its input. An error is one line on stderr and exit status 1 (an
-LLVM assertion kills the process, which the parent reports: runtime/parallel_codegen.py).
+little-endian length and the bytes, in frame order; the worker ends at the end of its
+input. An error is one line on stderr and exit status 1 (an LLVM assertion kills the
+process, which the parent reports: runtime/parallel_codegen.py).
 It imports only llvmlite and onnxc's target and code-generation step
 (runtime/object_code.py), not the compiler.
 """

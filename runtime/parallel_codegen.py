@@ -34,6 +34,7 @@ with a kernel of the same name do not meet.
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import json
 import queue
@@ -176,27 +177,48 @@ def split_module(text: str, parts: int) -> list[str]:
     return modules
 
 
-class _Worker:
+class _Lane(abc.ABC):
+    """What CodegenPool needs of a lane: modules given with `send` (their sizes kept, to
+    choose the least busy lane), `close` after the last, their objects in order from
+    `result`, and `kill` to give up."""
+
+    def __init__(self) -> None:
+        self.sizes: list[int] = []
+        self.objects: list[bytes] = []
+
+    @property
+    def outstanding(self) -> int:
+        """Size of the IR given to it whose object has not come back."""
+        return sum(self.sizes[len(self.objects):])
+
+    @abc.abstractmethod
+    def send(self, text: str, strength_reduction: bool) -> None: ...
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    @abc.abstractmethod
+    def result(self) -> list[bytes]: ...
+
+    @abc.abstractmethod
+    def kill(self) -> None: ...
+
+
+class _Worker(_Lane):
     """One code-generation process: a thread writes the modules given to it, another
     collects the objects, so that neither side waits on a full pipe while the other works."""
 
     def __init__(self, header: bytes):
+        super().__init__()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "onnxc.runtime.codegen_worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.sizes: list[int] = []
-        self.objects: list[bytes] = []
         self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self._queue.put(header + b"\n")
         self._writer = threading.Thread(target=self._write, daemon=True)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._writer.start()
         self._reader.start()
-
-    @property
-    def outstanding(self) -> int:
-        """Bytes of IR given to it whose object has not come back."""
-        return sum(self.sizes[len(self.objects):])
 
     def send(self, text: str, strength_reduction: bool) -> None:
         data = text.encode()
@@ -273,26 +295,20 @@ def _lane_ended() -> None:
             sys.setswitchinterval(_saved_switch_interval)
 
 
-class _ThreadLane:
-    """Code generation in a thread of this process (see the module docstring), with the
-    interface of `_Worker`. Its modules are parsed into an LLVM context of its own, so they
+class _ThreadLane(_Lane):
+    """Code generation in a thread of this process (see the module docstring). Its modules are parsed into an LLVM context of its own, so they
     share nothing with the caller's, and its errors are raised by `result`. While it runs,
     the switch interval is LANE_SWITCH_INTERVAL."""
 
     def __init__(self, target: Target, opt_level: int):
+        super().__init__()
         initialize_llvm()
-        self.sizes: list[int] = []
-        self.objects: list[bytes] = []
         self._error: BaseException | None = None
         self._stopped = False
         self._queue: queue.SimpleQueue[tuple[str, bool] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._compile, args=(target, opt_level),
                                         name="onnxc-codegen", daemon=True)
         self._thread.start()
-
-    @property
-    def outstanding(self) -> int:
-        return sum(self.sizes[len(self.objects):])
 
     def send(self, text: str, strength_reduction: bool) -> None:
         self.sizes.append(len(text))
@@ -341,37 +357,38 @@ class CodegenPool:
                  in_process: bool = False):
         header = json.dumps({"triple": target.triple, "cpu": target.cpu,
                              "features": target.features, "opt_level": opt_level}).encode()
-        lanes: list[_Worker | _ThreadLane] = [_ThreadLane(target, opt_level)] if in_process else []
-        lanes += [_Worker(header) for _ in range(workers if in_process else max(1, workers))]
-        self._workers = lanes
-        # dropped without finish (the compile failed on the way): the workers end at EOF
-        weakref.finalize(self, _close_all, list(self._workers))
+        self._lanes: list[_Lane] = [_ThreadLane(target, opt_level)] if in_process else []
+        self._lanes += [_Worker(header) for _ in range(workers)]
+        if not self._lanes:
+            raise ValueError("a code generation pool needs a worker or the thread")
+        # dropped without finish (the compile failed on the way): the lanes end at EOF
+        weakref.finalize(self, _close_all, list(self._lanes))
 
     def submit(self, text: str, strength_reduction: bool = True) -> None:
         """Compile `text` on the least busy worker; without `strength_reduction`, LLVM's
         loop strength reduction is off for it (lowering/to_llvm/direct.py plan_chunks says
         where it earns its time)."""
-        min(self._workers, key=lambda w: w.outstanding).send(text, strength_reduction)
+        min(self._lanes, key=lambda lane: lane.outstanding).send(text, strength_reduction)
 
     def finish(self) -> list[bytes]:
-        for worker in self._workers:
-            worker.close()
+        for lane in self._lanes:
+            lane.close()
         try:
-            return [obj for worker in self._workers for obj in worker.result()]
+            return [obj for lane in self._lanes for obj in lane.result()]
         except CompilationError:
             self.abort()
             raise
 
     def abort(self) -> None:
         """Stop every worker (a failed compile, or one given up)."""
-        for worker in self._workers:
-            worker.close()
-            worker.kill()
+        for lane in self._lanes:
+            lane.close()
+            lane.kill()
 
 
-def _close_all(workers: list[_Worker | _ThreadLane]) -> None:
-    for worker in workers:
-        worker.close()
+def _close_all(lanes: list[_Lane]) -> None:
+    for lane in lanes:
+        lane.close()
 
 
 def compile_parts(parts: list[str], target: Target, opt_level: int) -> list[bytes]:

@@ -25,7 +25,6 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnrealizedConversionCastOp,
     VectorType,
-    i8,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -34,6 +33,7 @@ from onnxc.dialects.graph_base import SymbolicDimsAttr
 from onnxc.dialects.layout import layout_of, physical_shape
 from onnxc.dialects.symbolic_dims import Dim
 from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.buffer_views import flat_view, is_flat, reinterpret
 from onnxc.lowering.to_llvm.parallel import mark_parallel
 
 Index = int | SSAValue
@@ -79,60 +79,10 @@ def is_dynamic(t: Attribute) -> bool:
     return isinstance(t, MemRefType) and any(d == DYNAMIC_INDEX for d in t.get_shape())
 
 
-def _is_flat(t: Attribute) -> bool:
-    return isinstance(t, MemRefType) and list(t.get_shape()) == [DYNAMIC_INDEX]
-
-
-def flat_view(source: SSAValue, count: Index) -> memref.ReinterpretCastOp:
-    """`source` seen as a 1-D, offset-0, unit-stride memref of `count` elements: how kernels
-    address buffers with symbolic dimensions (a multi-dimensional memref with a `?` has
-    strides known only at run time, which the bare-pointer lowering cannot represent)."""
-    src_type = source.type
-    assert isinstance(src_type, MemRefType)
-    element = src_type.get_element_type()
-    if isinstance(count, int):
-        return memref.ReinterpretCastOp(source, [], [], [], [0], [count], [1],
-                                        MemRefType(element, [count]))
-    return memref.ReinterpretCastOp(source, [], [count], [], [0], [DYNAMIC_INDEX], [1],
-                                    MemRefType(element, [DYNAMIC_INDEX]))
-
-
-def row_major_strides(shape: Sequence[int]) -> list[int]:
-    strides, acc = [], 1
-    for d in reversed(shape):
-        strides.append(acc)
-        acc *= d
-    return strides[::-1]
-
-
 @functools.lru_cache(maxsize=4096)
 def _integer_attr(value: int, t: Attribute) -> IntegerAttr:
     """IntegerAttr(value, t), built (and range-checked) once: kernels share their constants."""
     return IntegerAttr(value, t)  # type: ignore[arg-type]
-
-
-def reinterpret(source: SSAValue, shape: Sequence[int]) -> memref.ReinterpretCastOp:
-    """A static, offset-0 view of a contiguous buffer with another shape."""
-    src_type = source.type
-    assert isinstance(src_type, MemRefType)
-    result, properties = _reinterpret_form(src_type.get_element_type(), tuple(shape))
-    return memref.ReinterpretCastOp.create(operands=[source], result_types=[result],
-                                           properties=dict(properties))
-
-
-@functools.lru_cache(maxsize=1024)
-def _reinterpret_form(element: Attribute, shape: tuple[int, ...]
-                      ) -> tuple[MemRefType, dict[str, Attribute]]:
-    """The result type and properties of `reinterpret` to `shape`, built (and verified) once:
-    building them took about 0.8 ms a view, and densenet121's concats and convs make 1,700."""
-    result = MemRefType(element, list(shape))
-    template = memref.ReinterpretCastOp(
-        _TEMPLATE_SOURCE.args[0], [], [], [], [0], list(shape), row_major_strides(shape), result)
-    template.drop_all_references()  # no use of the stand-in left behind
-    return result, dict(template.properties)
-
-
-_TEMPLATE_SOURCE = Block(arg_types=[MemRefType(i8, [1])])  # their operand: any memref
 
 
 def broadcast_indices(ivs: Sequence[Index], shape: Sequence[int]) -> list[Index]:
@@ -206,7 +156,7 @@ class KernelBuilder:
         self._register(mem, dims)
 
     def _register(self, mem: SSAValue, dims: list[Index]) -> None:
-        flat = mem if _is_flat(mem.type) else self.insert(flat_view(mem, self.product(dims)))
+        flat = mem if is_flat(mem.type) else self.insert(flat_view(mem, self.product(dims)))
         self._shapes[mem] = (dims, self._strides(dims), flat)
 
     def _strides(self, dims: Sequence[Index]) -> list[Index]:

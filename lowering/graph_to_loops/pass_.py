@@ -62,6 +62,7 @@ from onnxc.lowering.entry_abi import (
     SYMBOLS_ATTR,
     site_attribute,
 )
+from onnxc.lowering.graph_to_loops.buffer_views import reinterpret
 from onnxc.lowering.graph_to_loops.checks import STATUS_TYPE
 from onnxc.lowering.graph_to_loops.control_flow import (
     CONTROL_FLOW_OPS,
@@ -77,7 +78,7 @@ from onnxc.lowering.graph_to_loops.kernels import (
     kernel_key,
     kernel_scratch,
 )
-from onnxc.lowering.graph_to_loops.loops import KernelBuilder, memref_of, reinterpret
+from onnxc.lowering.graph_to_loops.loops import KernelBuilder, memref_of
 from onnxc.lowering.inplace import INPLACE_ATTR, inplace_operands
 
 VIEW_OPS = graph.VIEW_OPS

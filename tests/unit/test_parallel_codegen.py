@@ -267,7 +267,7 @@ def test_a_model_streamed_to_lanes_matches_one_process_cold_and_warm(
 
     def recording_init(self, *args, **kwargs):
         real_init(self, *args, **kwargs)
-        lanes.append([type(lane).__name__ for lane in self._pool._workers])
+        lanes.append([type(lane).__name__ for lane in self._pool._lanes])
 
     monkeypatch.setattr(jit.PendingNativeModule, "__init__", recording_init)
     reduced: list[bool] = []
@@ -325,7 +325,7 @@ def test_a_streamed_compile_that_fails_stops_its_workers(monkeypatch):
     with pytest.raises(onnxc.errors.LoweringError, match="planted"):
         onnxc.compile(wide_graph(10, seed=3), cache_dir=False)
     assert pools
-    for lane in pools[0]._workers:
+    for lane in pools[0]._lanes:
         if isinstance(lane, parallel_codegen._ThreadLane):
             lane._thread.join(timeout=30)
             assert not lane._thread.is_alive()
