@@ -33,7 +33,7 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     UnrealizedConversionCastOp,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.utils.exceptions import LLVMTranslationException
 
@@ -276,12 +276,11 @@ class _Body:
 
 
 class _Patterns:
-    """What all chunks of one module share: the conversion patterns and memref layouts."""
+    """What all chunks of one module share: the conversion patterns."""
 
     def __init__(self, polynomials: bool):
         self.polynomials = polynomials
         self.applier = _patterns(polynomials)
-        self.layouts: dict[Attribute, tuple[Sequence[int], int, int]] = {}
 
 
 class _ModuleEmitter:
@@ -289,7 +288,6 @@ class _ModuleEmitter:
         self.module = module
         self.patterns = shared.applier
         self.polynomials = shared.polynomials
-        self.layouts = shared.layouts
         self.shared_lowerings: dict[str, ir.Function] = {}
         """call_shared_lowering's functions in this module, by op and types"""
 

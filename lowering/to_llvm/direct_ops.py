@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from llvmlite import ir
 from xdsl.backend.llvm.convert_op import create_constant
@@ -37,29 +37,65 @@ from onnxc.lowering.to_llvm.type_conversion import convert_type, mangle
 if TYPE_CHECKING:
     from onnxc.lowering.to_llvm.direct import _Body
 
+T = TypeVar("T")
+
 I8 = ir.IntType(8)
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)
 
 
-@lru_cache(maxsize=4096)  # bounded: a process may compile many models' memref types
+class _PerType(Generic[T]):
+    """Facts derived from a loops-level type, memoised on the type object's identity.
+
+    Why: the kernels' values share a handful of type objects, and a dict or lru_cache
+    keyed by the type hashes its whole parameter tree on every lookup (xDSL's attributes
+    are frozen dataclasses); with the shape xDSL rebuilds on each `get_shape`, that was
+    a fifth of MobileNetV2's emission. An entry holds its type, so its id stays its own;
+    equal types that are distinct objects are simply derived once each."""
+
+    __slots__ = ("_entries",)
+    LIMIT = 4096  # bounded: a process may compile many models
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[Attribute, T]] = {}
+
+    def get(self, t: Attribute) -> T | None:
+        entry = self._entries.get(id(t))
+        return entry[1] if entry is not None and entry[0] is t else None
+
+    def put(self, t: Attribute, fact: T) -> T:
+        if len(self._entries) >= self.LIMIT:
+            self._entries.clear()
+        self._entries[id(t)] = (t, fact)
+        return fact
+
+
+_LLVM_TYPES: _PerType[ir.Type] = _PerType()
+
+
 def llvm_type(t: Attribute) -> ir.Type:
     """The llvmlite type a loops-level value of type `t` is carried in."""
+    found = _LLVM_TYPES.get(t)
+    return found if found is not None else _LLVM_TYPES.put(t, _llvm_type_of(t))
+
+
+@lru_cache(maxsize=4096)  # equal types met as distinct objects
+def _llvm_type_of(t: Attribute) -> ir.Type:
     if isinstance(t, llvm.LLVMVoidType):
         return ir.VoidType()
     return llvmlite_type_of(convert_type(t))
 
 
+_LAYOUTS: _PerType[tuple[Sequence[int], int, int]] = _PerType()
 
 
 def _memref_layout(b: _Body, t: Attribute, op: Operation) -> tuple[Sequence[int], int, int]:
-    """(strides, offset, element bytes) of a memref type, memoised per module: xDSL
-    rebuilds a type's shape on every query, which was the walk's largest single cost."""
-    layouts = b.emitter.layouts
-    found = layouts.get(t)
+    """(strides, offset, element bytes) of a memref type: xDSL rebuilds a type's shape on
+    every query, which was the walk's largest single cost."""
+    found = _LAYOUTS.get(t)
     if found is None:
         strides, offset = static_layout(t, op)
-        found = layouts[t] = (strides, offset, element_bytes(t))  # type: ignore[arg-type]
+        found = _LAYOUTS.put(t, (strides, offset, element_bytes(t)))  # type: ignore[arg-type]
     return found
 
 
@@ -119,10 +155,16 @@ def _memref_store(b: _Body, op: memref.StoreOp) -> None:
     store.align = _memref_layout(b, op.memref.type, op)[2]
 
 
-def _vector_type(t: Attribute, op: Operation) -> ir.Type:
+_VECTOR_TYPES: _PerType[ir.VectorType] = _PerType()
+
+
+def _vector_type(t: Attribute, op: Operation) -> ir.VectorType:
+    found = _VECTOR_TYPES.get(t)
+    if found is not None:
+        return found
     if not isinstance(t, VectorType) or len(t.get_shape()) != 1:
         raise LoweringError(f"'{op.name}': only 1-D vectors are supported, got {t}")
-    return llvm_type(t)
+    return _VECTOR_TYPES.put(t, llvm_type(t))  # type: ignore[arg-type]
 
 
 def _vector_load(b: _Body, op: vector.LoadOp) -> None:
@@ -140,20 +182,35 @@ def _vector_store(b: _Body, op: vector.StoreOp) -> None:
     store.align = _memref_layout(b, op.base.type, op)[2]
 
 
+_SPLATS: _PerType[tuple[ir.Constant, ir.Constant]] = _PerType()
+
+
 def _broadcast(b: _Body, op: vector.BroadcastOp) -> None:
-    t = _vector_type(op.vector.type, op)
     if isinstance(op.source.type, VectorType):
         raise LoweringError(f"'{op.name}': only scalar sources are supported")
-    undef = ir.Constant(t, ir.Undefined)
+    # `undef` and the all-zero shuffle mask, built (and printed: llvmlite keeps a value's
+    # text) once per vector type rather than per broadcast
+    splat = _SPLATS.get(op.vector.type)
+    if splat is None:
+        t = _vector_type(op.vector.type, op)
+        splat = _SPLATS.put(op.vector.type, (
+            ir.Constant(t, ir.Undefined), ir.Constant(ir.VectorType(I32, t.count),
+                                                      [I32(0)] * t.count)))
+    undef, mask = splat
     lane0 = b.builder.insert_element(undef, b.values[op.source], I32(0))
-    mask = ir.Constant(ir.VectorType(I32, t.count), [I32(0)] * t.count)
     b.values[op.vector] = b.builder.shuffle_vector(lane0, undef, mask)
+
+
+_MANGLED: _PerType[str] = _PerType()
 
 
 def _intrinsic(b: _Body, name: str, args: list[ir.Value], t: Attribute) -> ir.Value:
     """A call of LLVM intrinsic `name` overloaded on loops-level type `t` (named as
     type_conversion.call_intrinsic names it, so both routes declare one function)."""
-    full = f"{name}.{mangle(convert_type(t))}"
+    suffix = _MANGLED.get(t)
+    if suffix is None:
+        suffix = _MANGLED.put(t, mangle(convert_type(t)))
+    full = f"{name}.{suffix}"
     module = b.emitter.module
     fn = module.globals.get(full)
     if fn is None:
@@ -197,9 +254,13 @@ def _overflow(op: Operation) -> tuple[str, ...]:
 
 
 def _fastmath(op: Operation) -> tuple[str, ...]:
+    """The op's fast-math flags in the order LLVM prints them (xDSL's enum order): the op
+    keeps them as a set, whose order varies with string hashing from one process to the
+    next, and the IR text (and artifacts built from it) would not be reproducible."""
     flags = op.properties.get("fastmath")
     if isinstance(flags, arith.FastMathFlagsAttr):
-        return tuple(f.value for f in llvm.FastMathAttr(tuple(flags.data)).data)
+        names = llvm.FastMathAttr(tuple(flags.data)).data
+        return tuple(flag.value for flag in llvm.FastMathFlag if flag in names)
     return ()
 
 

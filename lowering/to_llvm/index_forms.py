@@ -38,6 +38,10 @@ class IndexForm:
     constant: int
 
     def plus(self, other: IndexForm, sign: int = 1) -> IndexForm:
+        if not other.terms and not other.constant:
+            return self
+        if not self.terms and not self.constant and sign == 1:
+            return other
         coefficients = dict(self.terms)
         for atom, coefficient in other.terms:
             total = wrap64(coefficients.get(atom, 0) + sign * coefficient)
@@ -49,9 +53,11 @@ class IndexForm:
                          wrap64(self.constant + sign * other.constant))
 
     def times(self, factor: int) -> IndexForm:
+        if factor == 1:
+            return self
         if factor == 0:
             return IndexForm((), 0)
-        return IndexForm(tuple((a, wrap64(c * factor)) for a, c in self.terms),
+        return IndexForm(tuple([(a, wrap64(c * factor)) for a, c in self.terms]),
                          wrap64(self.constant * factor))
 
     @property

@@ -227,3 +227,42 @@ def test_an_op_without_a_lowering_is_a_lowering_error():
     """
     with pytest.raises(LoweringError, match="'test.op' in @kernel has no LLVM lowering"):
         jit_loops(text)
+
+
+FAST_MATH = """
+func.func @kernel(%x: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %x[%c0] : memref<4xf32>
+  %w = arith.addf %v, %v fastmath<reassoc, nnan, ninf, nsz, arcp, contract, afn> : f32
+  %y = arith.mulf %w, %v fastmath<contract, reassoc> : f32
+  memref.store %y, %x[%c0] : memref<4xf32>
+  func.return
+}
+"""
+
+_EMIT_IN_A_FRESH_PROCESS = """
+import sys
+from tests.ir_helpers import jit_loops
+sys.stdout.write(jit_loops(sys.stdin.read())[1])
+"""
+
+
+def test_the_ir_text_does_not_depend_on_string_hashing():
+    """xDSL keeps fast-math flags as a set, whose order follows string hashing: emitted in
+    LLVM's own order, a module's IR text (and an artifact built from it) is the same in
+    every process."""
+    import os
+    import pathlib
+    import subprocess
+    import sys
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    texts = set()
+    for seed in ("1", "2", "3", "4"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        texts.add(subprocess.run([sys.executable, "-c", _EMIT_IN_A_FRESH_PROCESS],
+                                 input=FAST_MATH, env=env, cwd=root, capture_output=True,
+                                 text=True, check=True).stdout)
+    (text,) = texts
+    assert "fadd reassoc nnan ninf nsz arcp contract afn float" in text
+    assert "fmul reassoc contract float" in text
