@@ -177,65 +177,63 @@ def split_module(text: str, parts: int) -> list[str]:
     return modules
 
 
+_Work = tuple[int, str, bool]
+"""A module to compile: its place in submission order, its IR, strength reduction on."""
+
+
 class _Lane(abc.ABC):
-    """What CodegenPool needs of a lane: modules given with `send` (their sizes kept, to
-    choose the least busy lane), `close` after the last, their objects in order from
-    `result`, and `kill` to give up."""
+    """A code-generator that takes modules from its pool's queue whenever it is free, until
+    it takes the end marker (`None`): a lane that happens to run slower (the thread, which
+    shares its core with the emitter) then takes fewer, and no lane sits idle at the end
+    while another has modules waiting. `result` gives {place: object} for what it
+    compiled; `kill` gives up."""
 
-    def __init__(self) -> None:
-        self.sizes: list[int] = []
-        self.objects: list[bytes] = []
-
-    @property
-    def outstanding(self) -> int:
-        """Size of the IR given to it whose object has not come back."""
-        return sum(self.sizes[len(self.objects):])
+    def __init__(self, work: queue.SimpleQueue[_Work | None]) -> None:
+        self.work = work
+        self.objects: dict[int, bytes] = {}
 
     @abc.abstractmethod
-    def send(self, text: str, strength_reduction: bool) -> None: ...
-
-    @abc.abstractmethod
-    def close(self) -> None: ...
-
-    @abc.abstractmethod
-    def result(self) -> list[bytes]: ...
+    def result(self) -> dict[int, bytes]: ...
 
     @abc.abstractmethod
     def kill(self) -> None: ...
 
 
 class _Worker(_Lane):
-    """One code-generation process: a thread writes the modules given to it, another
-    collects the objects, so that neither side waits on a full pipe while the other works."""
+    """One code-generation process: a thread writes it the next module once the last one's
+    object is back (one at a time, so that modules stay in the queue for whichever lane is
+    free first), another reads the objects."""
 
-    def __init__(self, header: bytes):
-        super().__init__()
+    def __init__(self, work: queue.SimpleQueue[_Work | None], header: bytes):
+        super().__init__(work)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "onnxc.runtime.codegen_worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self._queue.put(header + b"\n")
+        self._header = header
+        self._places: list[int] = []
+        """the places of the modules written to it, in order"""
+        self._returned = threading.Semaphore(0)
         self._writer = threading.Thread(target=self._write, daemon=True)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._writer.start()
         self._reader.start()
 
-    def send(self, text: str, strength_reduction: bool) -> None:
-        data = text.encode()
-        self.sizes.append(len(data))
-        flags = b"" if strength_reduction else b" no-lsr"
-        self._queue.put(b"%d%s\n" % (len(data), flags) + data)
-
-    def close(self) -> None:
-        self._queue.put(None)
-
     def _write(self) -> None:
         stdin = self.process.stdin
         assert stdin is not None
         try:
-            while (frame := self._queue.get()) is not None:
-                stdin.write(frame)
+            stdin.write(self._header + b"\n")
+            stdin.flush()
+            while (item := self.work.get()) is not None:
+                place, text, strength_reduction = item
+                data = text.encode()
+                flags = b"" if strength_reduction else b" no-lsr"
+                self._places.append(place)
+                stdin.write(b"%d%s\n" % (len(data), flags) + data)
                 stdin.flush()
+                self._returned.acquire()  # released by the reader, also when the worker died
+                if len(self.objects) < len(self._places):
+                    break  # the worker died: its exit status says why
         except (BrokenPipeError, OSError):
             pass  # the worker died: its exit status says why
         finally:
@@ -245,11 +243,16 @@ class _Worker(_Lane):
     def _read(self) -> None:
         stdout = self.process.stdout
         assert stdout is not None
-        while len(size := stdout.read(8)) == 8:
-            self.objects.append(stdout.read(struct.unpack("<Q", size)[0]))
+        try:
+            while len(size := stdout.read(8)) == 8:
+                place = self._places[len(self.objects)]
+                self.objects[place] = stdout.read(struct.unpack("<Q", size)[0])
+                self._returned.release()
+        finally:
+            self._returned.release()  # the writer is not left waiting for a dead worker
 
-    def result(self) -> list[bytes]:
-        """Its objects, once it has compiled everything it was given."""
+    def result(self) -> dict[int, bytes]:
+        """Its objects, once it has compiled everything it took."""
         self._writer.join()
         self._reader.join()
         assert self.process.stderr is not None
@@ -258,7 +261,7 @@ class _Worker(_Lane):
         if self.process.returncode != 0:
             raise CompilationError(_failure(self.process.returncode,
                                             err.decode(errors="replace")))
-        if len(self.objects) != len(self.sizes):
+        if len(self.objects) != len(self._places):
             raise CompilationError("a code generation worker ended before its last object")
         return self.objects
 
@@ -296,26 +299,20 @@ def _lane_ended() -> None:
 
 
 class _ThreadLane(_Lane):
-    """Code generation in a thread of this process (see the module docstring). Its modules are parsed into an LLVM context of its own, so they
-    share nothing with the caller's, and its errors are raised by `result`. While it runs,
-    the switch interval is LANE_SWITCH_INTERVAL."""
+    """Code generation in a thread of this process (see the module docstring). Its modules
+    are parsed into an LLVM context of its own, so they share nothing with the caller's,
+    and its errors are raised by `result`. While it runs, the switch interval is
+    LANE_SWITCH_INTERVAL."""
 
-    def __init__(self, target: Target, opt_level: int):
-        super().__init__()
+    def __init__(self, work: queue.SimpleQueue[_Work | None], target: Target,
+                 opt_level: int):
+        super().__init__(work)
         initialize_llvm()
         self._error: BaseException | None = None
         self._stopped = False
-        self._queue: queue.SimpleQueue[tuple[str, bool] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._compile, args=(target, opt_level),
                                         name="onnxc-codegen", daemon=True)
         self._thread.start()
-
-    def send(self, text: str, strength_reduction: bool) -> None:
-        self.sizes.append(len(text))
-        self._queue.put((text, strength_reduction))
-
-    def close(self) -> None:
-        self._queue.put(None)
 
     def _compile(self, target: Target, opt_level: int) -> None:
         import llvmlite.binding as llvm
@@ -324,71 +321,87 @@ class _ThreadLane(_Lane):
         context = llvm.create_context()
         try:
             machine = target.create_target_machine(opt_level)
-            while (item := self._queue.get()) is not None:
-                if self._error is None and not self._stopped:
-                    text, strength_reduction = item
-                    self.objects.append(compile_object(
-                        text, machine, opt_level, strength_reduction=strength_reduction,
-                        context=context))
+            while (item := self.work.get()) is not None:
+                if self._stopped:
+                    break
+                place, text, strength_reduction = item
+                self.objects[place] = compile_object(
+                    text, machine, opt_level, strength_reduction=strength_reduction,
+                    context=context)
         except BaseException as error:  # noqa: BLE001 - raised again by result()
             self._error = error
         finally:
             context.close()
             _lane_ended()
 
-    def result(self) -> list[bytes]:
+    def result(self) -> dict[int, bytes]:
         self._thread.join()
         if self._error is not None:
             raise self._error
-        if len(self.objects) != len(self.sizes):
+        if self._stopped:
             raise CompilationError("the code generation thread was stopped")
         return self.objects
 
     def kill(self) -> None:
-        self._stopped = True  # the module being compiled finishes; the rest are dropped
+        self._stopped = True  # the module being compiled finishes; it takes no other
 
 
 class CodegenPool:
     """Lanes that compile modules while the caller produces more: `workers` processes, and
-    with `in_process` a thread of this process (the first lane). Each module goes to the
-    lane with the least IR outstanding; `finish` collects every object."""
+    with `in_process` a thread of this process. Each module waits in one queue for the
+    first lane that is free; `finish` collects the objects, in submission order."""
 
     def __init__(self, target: Target, opt_level: int, workers: int, *,
                  in_process: bool = False):
         header = json.dumps({"triple": target.triple, "cpu": target.cpu,
                              "features": target.features, "opt_level": opt_level}).encode()
-        self._lanes: list[_Lane] = [_ThreadLane(target, opt_level)] if in_process else []
-        self._lanes += [_Worker(header) for _ in range(workers)]
+        self._work: queue.SimpleQueue[_Work | None] = queue.SimpleQueue()
+        self._submitted = 0
+        self._closed = False
+        self._lanes: list[_Lane] = (
+            [_ThreadLane(self._work, target, opt_level)] if in_process else [])
+        self._lanes += [_Worker(self._work, header) for _ in range(workers)]
         if not self._lanes:
             raise ValueError("a code generation pool needs a worker or the thread")
         # dropped without finish (the compile failed on the way): the lanes end at EOF
-        weakref.finalize(self, _close_all, list(self._lanes))
+        weakref.finalize(self, _end_all, self._work, len(self._lanes))
 
     def submit(self, text: str, strength_reduction: bool = True) -> None:
-        """Compile `text` on the least busy worker; without `strength_reduction`, LLVM's
-        loop strength reduction is off for it (lowering/to_llvm/direct.py plan_chunks says
-        where it earns its time)."""
-        min(self._lanes, key=lambda lane: lane.outstanding).send(text, strength_reduction)
+        """Compile `text` on the first free lane; without `strength_reduction`, LLVM's loop
+        strength reduction is off for it (lowering/to_llvm/direct.py plan_chunks says where
+        it earns its time)."""
+        self._work.put((self._submitted, text, strength_reduction))
+        self._submitted += 1
+
+    def _close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            _end_all(self._work, len(self._lanes))
 
     def finish(self) -> list[bytes]:
-        for lane in self._lanes:
-            lane.close()
+        self._close()
+        objects: dict[int, bytes] = {}
         try:
-            return [obj for lane in self._lanes for obj in lane.result()]
+            for lane in self._lanes:
+                objects.update(lane.result())
         except CompilationError:
             self.abort()
             raise
+        if len(objects) != self._submitted:
+            raise CompilationError("a code generation lane ended before its last object")
+        return [objects[place] for place in range(self._submitted)]
 
     def abort(self) -> None:
-        """Stop every worker (a failed compile, or one given up)."""
+        """Stop every lane (a failed compile, or one given up)."""
+        self._close()
         for lane in self._lanes:
-            lane.close()
             lane.kill()
 
 
-def _close_all(lanes: list[_Lane]) -> None:
-    for lane in lanes:
-        lane.close()
+def _end_all(work: queue.SimpleQueue[_Work | None], lanes: int) -> None:
+    """An end marker for each lane, after whatever modules are queued."""
+    for _ in range(lanes):
+        work.put(None)
 
 
 def compile_parts(parts: list[str], target: Target, opt_level: int) -> list[bytes]:

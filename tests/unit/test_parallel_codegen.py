@@ -9,6 +9,7 @@ import ctypes
 import re
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -168,6 +169,32 @@ def test_the_thread_lane_compiles_what_a_worker_compiles():
     assert sys.getswitchinterval() == interval
 
 
+def test_modules_go_to_the_first_free_lane_and_come_back_in_submission_order(monkeypatch):
+    """Lanes take modules from one queue when they are free: with the thread slowed down
+    (as when it shares its core with the emitter), the worker compiles most of them, and
+    the objects still come back in the order they were submitted."""
+    texts = [STRIDED_LOOP.replace("TRIPLE", host_target().triple).replace(
+        '@"pair_sums"', f'@"pair_sums_{i}"') for i in range(6)]
+    alone = [compile_parts([text], host_target(), 3)[0] for text in texts]
+    real = parallel_codegen.compile_object
+    thread_compiled = []
+
+    def slow(text, *args, **kwargs):  # busy until the worker has compiled all the others
+        thread_compiled.append(text)
+        deadline = time.monotonic() + 60
+        while len(pool._lanes[1].objects) < len(texts) - 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(parallel_codegen, "compile_object", slow)
+    pool = parallel_codegen.CodegenPool(host_target(), 3, 1, in_process=True)
+    for text in texts:
+        pool.submit(text)
+    objects = pool.finish()
+    assert len(thread_compiled) == 1
+    assert objects == alone
+
+
 def test_a_lane_without_strength_reduction_leaves_the_jit_its_own():
     """LLVM's options are process-wide: after the thread lane compiled a module without
     loop strength reduction, this process's JIT still generates code with it."""
@@ -211,7 +238,10 @@ def test_a_worker_killed_by_llvm_is_a_compilation_error(monkeypatch):
     real = subprocess.Popen
 
     def aborting(args, **kwargs):
-        return real([sys.executable, "-c", ("import os, signal, sys; sys.stdin.read(); "
+        # a worker that dies on its first module, once the header and that module's
+        # length line are in (it is sent the next module only after this one's object)
+        return real([sys.executable, "-c", ("import os, signal, sys; "
+                     "sys.stdin.readline(); sys.stdin.readline(); "
                      "print('Assertion failed', file=sys.stderr, flush=True); "
                      "os.kill(os.getpid(), signal.SIGABRT)")], **kwargs)
 
