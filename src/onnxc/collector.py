@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 
-class _Pause:
+class CollectorPause:
     def __init__(self, paused: bool):
         self.paused = paused
 
@@ -33,16 +33,16 @@ class _Pause:
 
 
 @contextmanager
-def collector_paused() -> Iterator[_Pause]:
+def collector_paused() -> Iterator[CollectorPause]:
     """Automatic garbage collection off for the block (unless the caller had it off)."""
     paused = gc.isenabled()
     if paused:
         gc.disable()
     try:
-        yield _Pause(paused)
+        yield CollectorPause(paused)
     finally:
         if paused:
             gc.enable()
 
 
-__all__ = ["collector_paused"]
+__all__ = ["CollectorPause", "collector_paused"]
