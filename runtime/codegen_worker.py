@@ -7,8 +7,10 @@ line with its length in bytes (decimal), optionally followed by ` no-lsr` (compi
 LLVM's loop strength reduction: runtime/parallel_codegen.py CodegenPool.submit), then the
 text. Each object goes to stdout as soon as its module is compiled, as an 8-byte
 little-endian length and the bytes, in frame order; the worker ends at the end of its
-input. An error is one line on stderr and exit status 1 (an LLVM assertion kills the
-process, which the parent reports: runtime/parallel_codegen.py).
+input, which may come before the header (a spare worker that was not needed:
+runtime/parallel_codegen.py SpareWorkers). An error is one line on stderr and exit status
+1 (an LLVM assertion kills the process, which the parent reports:
+runtime/parallel_codegen.py).
 It imports only llvmlite and onnxc's target and code-generation step
 (runtime/object_code.py), not the compiler.
 """
@@ -26,8 +28,11 @@ def main() -> int:
     from onnxc.runtime.target import Target, initialize_llvm
 
     source, sink = sys.stdin.buffer, sys.stdout.buffer
-    header = json.loads(source.readline())
-    initialize_llvm()
+    initialize_llvm()  # before the header: a spare worker does it while it waits
+    line = source.readline()
+    if not line.strip():
+        return 0  # a spare worker that was not needed
+    header = json.loads(line)
     target = Target("worker", header["triple"], header["cpu"], header["features"])
     machine = target.create_target_machine(header["opt_level"])  # one for every module
     while True:

@@ -44,6 +44,7 @@ from onnxc.runtime.object_code import emit_object, optimize, with_strength_reduc
 from onnxc.runtime.parallel_codegen import (
     PARALLEL_MIN_IR_BYTES,
     CodegenPool,
+    SpareWorkers,
     compile_parts,
     split_module,
 )
@@ -132,14 +133,16 @@ class PendingNativeModule:
     """Machine code compiled from modules given to it one by one, while the caller emits
     the next (lowering/to_llvm/direct.py `emit_llvm_chunks`): LLVM's share of the compile
     then overlaps the emission of its IR. It compiles in `workers` processes and, with
-    `in_process`, a thread of this process (runtime/parallel_codegen.py CodegenPool)."""
+    `in_process`, a thread of this process (runtime/parallel_codegen.py CodegenPool); the
+    `spare` workers started ahead are used first."""
 
     def __init__(self, target: Target, workers: int, opt_level: int = 3, *,
-                 in_process: bool = False):
+                 in_process: bool = False, spare: SpareWorkers | None = None):
         self.target = target
         self.workers = workers
         self.in_process = in_process
-        self._pool = CodegenPool(target, opt_level, workers, in_process=in_process)
+        self._pool = CodegenPool(target, opt_level, workers, in_process=in_process,
+                                 spare=spare)
 
     def submit(self, llvm_ir: str, strength_reduction: bool = True) -> None:
         self._pool.submit(llvm_ir, strength_reduction)

@@ -199,16 +199,59 @@ class _Lane(abc.ABC):
     def kill(self) -> None: ...
 
 
+def _start_worker_process() -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-m", "onnxc.runtime.codegen_worker"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+
+
+class SpareWorkers:
+    """Worker processes started before the module they will compile exists: their start-up
+    (an interpreter, llvmlite and LLVM's targets: about 0.2 s of CPU each) then runs while
+    the compiler's own work, one Python thread, leaves the other cores idle, instead of
+    during the emission, when every core is busy. A CodegenPool takes them (`take`); the
+    ones it does not take end at `close` (they stop at the end of their input)."""
+
+    def __init__(self, count: int):
+        _reap_ended()
+        self._processes = [_start_worker_process() for _ in range(count)]
+        weakref.finalize(self, _end_processes, self._processes)
+
+    def take(self, count: int) -> list[subprocess.Popen[bytes]]:
+        taken, self._processes[:] = self._processes[:count], self._processes[count:]
+        return taken
+
+    def close(self) -> None:
+        _end_processes(self._processes)
+        self._processes.clear()
+
+
+_ending: list[subprocess.Popen[bytes]] = []
+"""Spare workers told to end and not yet reaped: `close` does not wait for them (one may
+still be importing), and each new SpareWorkers reaps those that have ended."""
+
+
+def _end_processes(processes: list[subprocess.Popen[bytes]]) -> None:
+    for process in processes:
+        for pipe in (process.stdin, process.stdout, process.stderr):
+            with contextlib.suppress(OSError):
+                pipe.close()  # type: ignore[union-attr]
+    _ending.extend(processes)
+
+
+def _reap_ended() -> None:
+    _ending[:] = [process for process in _ending if process.poll() is None]
+
+
 class _Worker(_Lane):
     """One code-generation process: a thread writes it the next module once the last one's
     object is back (one at a time, so that modules stay in the queue for whichever lane is
     free first), another reads the objects."""
 
-    def __init__(self, work: queue.SimpleQueue[_Work | None], header: bytes):
+    def __init__(self, work: queue.SimpleQueue[_Work | None], header: bytes,
+                 process: subprocess.Popen[bytes] | None = None):
         super().__init__(work)
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "onnxc.runtime.codegen_worker"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.process = process if process is not None else _start_worker_process()
         self._header = header
         self._places: list[int] = []
         """the places of the modules written to it, in order"""
@@ -347,12 +390,13 @@ class _ThreadLane(_Lane):
 
 
 class CodegenPool:
-    """Lanes that compile modules while the caller produces more: `workers` processes, and
-    with `in_process` a thread of this process. Each module waits in one queue for the
-    first lane that is free; `finish` collects the objects, in submission order."""
+    """Lanes that compile modules while the caller produces more: `workers` processes (the
+    `spare` ones first), and with `in_process` a thread of this process. Each module waits
+    in one queue for the first lane that is free; `finish` collects the objects, in
+    submission order."""
 
     def __init__(self, target: Target, opt_level: int, workers: int, *,
-                 in_process: bool = False):
+                 in_process: bool = False, spare: SpareWorkers | None = None):
         header = json.dumps({"triple": target.triple, "cpu": target.cpu,
                              "features": target.features, "opt_level": opt_level}).encode()
         self._work: queue.SimpleQueue[_Work | None] = queue.SimpleQueue()
@@ -360,7 +404,9 @@ class CodegenPool:
         self._closed = False
         self._lanes: list[_Lane] = (
             [_ThreadLane(self._work, target, opt_level)] if in_process else [])
-        self._lanes += [_Worker(self._work, header) for _ in range(workers)]
+        started = spare.take(workers) if spare is not None else []
+        self._lanes += [_Worker(self._work, header, process)
+                        for process in started + [None] * (workers - len(started))]
         if not self._lanes:
             raise ValueError("a code generation pool needs a worker or the thread")
         # dropped without finish (the compile failed on the way): the lanes end at EOF
@@ -424,4 +470,5 @@ def _failure(returncode: int, stderr: str) -> str:
     return f"LLVM crashed ({name}) compiling the model's code" + (f": {detail}" if detail else "")
 
 
-__all__ = ["PARALLEL_MIN_IR_BYTES", "CodegenPool", "compile_parts", "kernel_of", "split_module"]
+__all__ = ["PARALLEL_MIN_IR_BYTES", "CodegenPool", "SpareWorkers", "compile_parts", "kernel_of",
+           "split_module"]

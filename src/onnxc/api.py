@@ -60,6 +60,7 @@ from onnxc.passes.levels import graph_pipeline
 from onnxc.passes.stats import OptimizationStats
 from onnxc.progress import CompileProgress
 from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
+from onnxc.runtime.parallel_codegen import SpareWorkers
 from onnxc.runtime.symbolic_shapes import SymbolicSignature
 from onnxc.runtime.target import Target, compiling_for, parse_target
 
@@ -369,6 +370,19 @@ def lower_graph(ctx, module: ModuleOp, log: _StageLog, precision: str, threads: 
     (also what `onnxc-opt --emit=lib` builds its library from). `for_jit`: a large model's
     LLVM IR goes to code-generation lanes as it is emitted (pipeline.start_codegen)."""
     inputs, outputs = _signature(module)
+    spare = pipeline.prestart_codegen(module) if for_jit else None
+    try:
+        return _lower_graph(ctx, module, log, precision, threads, target, batch, for_jit,
+                            inputs, outputs, spare)
+    finally:
+        if spare is not None:
+            spare.close()  # the workers that lower_to_llvm_ir did not take
+
+
+def _lower_graph(ctx, module: ModuleOp, log: _StageLog, precision: str, threads: int,
+                 target: Target, batch: BatchAxis | None, for_jit: bool,
+                 inputs: list[TensorSpec], outputs: list[TensorSpec],
+                 spare: SpareWorkers | None) -> LoweredModel:
     with log.stage(pipeline.TIMED_AS["graph-to-loops"]):  # loops-abi is timed with it
         pipeline.lower_graph_to_loops(ctx, module, precision)
         arrays = constant_arrays(module)  # bind-constants takes them out of the IR
@@ -385,7 +399,8 @@ def lower_graph(ctx, module: ModuleOp, log: _StageLog, precision: str, threads: 
         entry_name = entry.sym_name.data
     with log.stage(pipeline.TIMED_AS["loops-to-llvm"]):  # llvm-ir is timed with it
         lowered.llvm_module = pipeline.lower_to_llvm_ir(ctx, module, target, entry_name,
-                                                        threads, streamed=for_jit)
+                                                        threads, streamed=for_jit,
+                                                        spare=spare)
     return lowered
 
 

@@ -361,3 +361,63 @@ def test_a_streamed_compile_that_fails_stops_its_workers(monkeypatch):
             assert not lane._thread.is_alive()
         else:
             assert lane.process.wait(timeout=30) is not None
+
+
+def test_spare_workers_are_taken_by_the_pool_or_end_cleanly():
+    """SpareWorkers start before the module exists: the pool adopts the ones it needs (its
+    worker lane is that process) and the others end at `close`, at the end of their input,
+    with status 0 and nothing on stderr."""
+    text = STRIDED_LOOP.replace("TRIPLE", host_target().triple)
+    spare = parallel_codegen.SpareWorkers(2)
+    started = list(spare._processes)
+    pool = parallel_codegen.CodegenPool(host_target(), 3, 1, spare=spare)
+    spare.close()
+    assert [lane.process for lane in pool._lanes] == started[:1]
+    pool.submit(text)
+    assert pool.finish() == compile_parts([text], host_target(), 3)
+    unused = started[1]
+    assert unused.wait(timeout=60) == 0
+
+
+def test_workers_start_before_graph_to_loops_only_for_a_model_forecast_to_need_them(
+        monkeypatch):
+    """`prestart_codegen` starts the workers after the graph passes when the graph forecasts
+    STREAMED_MIN_WORKER_OPS loops ops or more (convolutions weigh most): a conv net does, a
+    small graph does not; the compile adopts them, and none is left running after it."""
+    from onnxc.lowering import pipeline
+    from onnxc.zoo import benchmark_models
+
+    monkeypatch.setenv("ONNXC_CODEGEN_JOBS", "2")
+    monkeypatch.setattr(pipeline, "STREAMED_MIN_WORKER_OPS", 1500)
+    graphs = []
+    real_prestart = pipeline.prestart_codegen
+
+    def recording_prestart(module):
+        spare = real_prestart(module)
+        graphs.append((pipeline.forecast_loops_ops(module),
+                       None if spare is None else list(spare._processes)))
+        return spare
+
+    monkeypatch.setattr(pipeline, "prestart_codegen", recording_prestart)
+    worker_processes = []
+    real_init = jit.PendingNativeModule.__init__
+
+    def recording_init(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        worker_processes.extend(lane.process for lane in self._pool._lanes
+                                if isinstance(lane, parallel_codegen._Worker))
+
+    monkeypatch.setattr(jit.PendingNativeModule, "__init__", recording_init)
+    onnxc.compile(wide_graph(3, seed=1), cache_dir=False)
+    model = benchmark_models()["squeezenet"]()
+    compiled = onnxc.compile(model, cache_dir=False)
+    (small, none), (conv_net, started) = graphs
+    assert small < 1500 and none is None
+    assert conv_net >= 1500 and len(started) == 1
+    assert worker_processes == started  # adopted by the compile's pool
+    assert started[0].wait(timeout=60) == 0  # it compiled the chunks it took, and ended
+    feeds = random_inputs(model, seed=3)
+    monkeypatch.setenv("ONNXC_CODEGEN_JOBS", "1")
+    expected = onnxc.compile(model, cache_dir=False).run(None, feeds)
+    for got, want in zip(compiled.run(None, feeds), expected, strict=True):
+        np.testing.assert_array_equal(got, want)
