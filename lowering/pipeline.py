@@ -241,15 +241,13 @@ def lower_to_llvm_ir(ctx: Context, module: ModuleOp, target: Target, entry: str 
     `streamed` (for the JIT): a module large enough for code-generation lanes
     (`start_codegen`) is emitted in chunks that they compile while the next is emitted, and
     a PendingNativeModule is returned instead of the IR (jit_compile links it). Its workers
-    are the `spare` ones first (`prestart_codegen`); those it does not need are ended."""
+    are the `spare` ones first (`prestart_codegen`; the caller ends the others)."""
     from onnxc.lowering.to_llvm.direct import emit_llvm_chunks, emit_llvm_ir
 
     pending = None
     try:
         run_passes(ctx, module, loops_to_llvm_pipeline(num_threads)[:1], verify=verify_loops())
         started = start_codegen(module, target, spare) if streamed else None
-        if spare is not None:
-            spare.close()
         if started is None:
             return emit_llvm_ir(module, triple=target.triple, data_layout=target.data_layout,
                                 entry=entry)

@@ -210,7 +210,8 @@ class SpareWorkers:
     (an interpreter, llvmlite and LLVM's targets: about 0.2 s of CPU each) then runs while
     the compiler's own work, one Python thread, leaves the other cores idle, instead of
     during the emission, when every core is busy. A CodegenPool takes them (`take`); the
-    ones it does not take end at `close` (they stop at the end of their input)."""
+    ones it does not take end at `close`, or at the end of a `with` block (they stop at the
+    end of their input)."""
 
     def __init__(self, count: int):
         _reap_ended()
@@ -224,6 +225,12 @@ class SpareWorkers:
     def close(self) -> None:
         _end_processes(self._processes)
         self._processes.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 _ending: list[subprocess.Popen[bytes]] = []

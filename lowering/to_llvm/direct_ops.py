@@ -89,7 +89,7 @@ def _llvm_type_of(t: Attribute) -> ir.Type:
 _LAYOUTS: _PerType[tuple[Sequence[int], int, int]] = _PerType()
 
 
-def _memref_layout(b: _Body, t: Attribute, op: Operation) -> tuple[Sequence[int], int, int]:
+def _memref_layout(t: Attribute, op: Operation) -> tuple[Sequence[int], int, int]:
     """(strides, offset, element bytes) of a memref type: xDSL rebuilds a type's shape on
     every query, which was the walk's largest single cost."""
     found = _LAYOUTS.get(t)
@@ -103,7 +103,7 @@ def _linear_index(b: _Body, indices: Sequence[SSAValue], memref_type: Attribute,
                   op: Operation) -> ir.Value | None:
     """memref.py's element_pointer index: sum of index * static stride, plus the offset
     (None for a zero offset), as one index form."""
-    strides, offset, _ = _memref_layout(b, memref_type, op)
+    strides, offset, _ = _memref_layout(memref_type, op)
     linear = IndexForm((), offset)
     for index, stride in zip(indices, strides, strict=True):
         linear = linear.plus(b.form_of(index).times(stride))
@@ -140,7 +140,7 @@ def _memref_load(b: _Body, op: memref.LoadOp) -> None:
         b.values[op.res] = b.builder.trunc(byte, t)
         return
     load = b.builder.load(pointer, typ=t)
-    load.align = _memref_layout(b, op.memref.type, op)[2]
+    load.align = _memref_layout(op.memref.type, op)[2]
     b.values[op.res] = load
 
 
@@ -152,7 +152,7 @@ def _memref_store(b: _Body, op: memref.StoreOp) -> None:
         store.align = 1
         return
     store = b.builder.store(value, pointer)
-    store.align = _memref_layout(b, op.memref.type, op)[2]
+    store.align = _memref_layout(op.memref.type, op)[2]
 
 
 _VECTOR_TYPES: _PerType[ir.VectorType] = _PerType()
@@ -171,7 +171,7 @@ def _vector_load(b: _Body, op: vector.LoadOp) -> None:
     t = _vector_type(op.result.type, op)
     pointer = _element_pointer(b, op.base, op.indices, op, pointee=t)
     load = b.builder.load(pointer, typ=t)
-    load.align = _memref_layout(b, op.base.type, op)[2]
+    load.align = _memref_layout(op.base.type, op)[2]
     b.values[op.result] = load
 
 
@@ -179,7 +179,7 @@ def _vector_store(b: _Body, op: vector.StoreOp) -> None:
     t = _vector_type(op.vector.type, op)
     pointer = _element_pointer(b, op.base, op.indices, op, pointee=t)
     store = b.builder.store(b.values[op.vector], pointer)
-    store.align = _memref_layout(b, op.base.type, op)[2]
+    store.align = _memref_layout(op.base.type, op)[2]
 
 
 _SPLATS: _PerType[tuple[ir.Constant, ir.Constant]] = _PerType()
@@ -349,12 +349,12 @@ def _same_base_view(b: _Body, op: Operation) -> None:
             raise LoweringError(f"'{op.name}' with dynamic offsets or strides")
     elif len(op.operands) != 1:
         raise LoweringError(f"'{op.name}' with dynamic offsets, sizes or strides")
-    _memref_layout(b, op.results[0].type, op)
+    _memref_layout(op.results[0].type, op)
     b.values[op.results[0]] = b.values[op.operands[0]]
 
 
 def _view(b: _Body, op: memref.ViewOp) -> None:
-    _memref_layout(b, op.result.type, op)
+    _memref_layout(op.result.type, op)
     b.values[op.result] = b.builder.gep(b.values[op.source], [b.values[op.byte_shift]],
                                         inbounds=True, source_etype=I8)
 

@@ -13,7 +13,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,7 +60,6 @@ from onnxc.passes.levels import graph_pipeline
 from onnxc.passes.stats import OptimizationStats
 from onnxc.progress import CompileProgress
 from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
-from onnxc.runtime.parallel_codegen import SpareWorkers
 from onnxc.runtime.symbolic_shapes import SymbolicSignature
 from onnxc.runtime.target import Target, compiling_for, parse_target
 
@@ -371,36 +370,24 @@ def lower_graph(ctx, module: ModuleOp, log: _StageLog, precision: str, threads: 
     LLVM IR goes to code-generation lanes as it is emitted (pipeline.start_codegen)."""
     inputs, outputs = _signature(module)
     spare = pipeline.prestart_codegen(module) if for_jit else None
-    try:
-        return _lower_graph(ctx, module, log, precision, threads, target, batch, for_jit,
-                            inputs, outputs, spare)
-    finally:
-        if spare is not None:
-            spare.close()  # the workers that lower_to_llvm_ir did not take
-
-
-def _lower_graph(ctx, module: ModuleOp, log: _StageLog, precision: str, threads: int,
-                 target: Target, batch: BatchAxis | None, for_jit: bool,
-                 inputs: list[TensorSpec], outputs: list[TensorSpec],
-                 spare: SpareWorkers | None) -> LoweredModel:
-    with log.stage(pipeline.TIMED_AS["graph-to-loops"]):  # loops-abi is timed with it
-        pipeline.lower_graph_to_loops(ctx, module, precision)
-        arrays = constant_arrays(module)  # bind-constants takes them out of the IR
-        pipeline.apply_loops_abi(ctx, module)
-        entry = entry_function(module)
-        constant_names = string_list(entry, CONSTANTS_ATTR)
-        sites = check_sites(entry)
-        lowered = LoweredModel(
-            None, inputs, outputs, [arrays[name] for name in constant_names], constant_names,
-            _int_attr(entry, ARENA_BYTES_ATTR), _int_attr(entry, INTERMEDIATE_BYTES_ATTR),
-            sites, _int_attr(entry, STATUS_OFFSET_ATTR) if sites else -1,
-            input_defaults(entry), batch, threads, precision, target,
-            symbolic_signature(entry))
-        entry_name = entry.sym_name.data
-    with log.stage(pipeline.TIMED_AS["loops-to-llvm"]):  # llvm-ir is timed with it
-        lowered.llvm_module = pipeline.lower_to_llvm_ir(ctx, module, target, entry_name,
-                                                        threads, streamed=for_jit,
-                                                        spare=spare)
+    with spare or nullcontext():  # ends the workers lower_to_llvm_ir did not take
+        with log.stage(pipeline.TIMED_AS["graph-to-loops"]):  # loops-abi is timed with it
+            pipeline.lower_graph_to_loops(ctx, module, precision)
+            arrays = constant_arrays(module)  # bind-constants takes them out of the IR
+            pipeline.apply_loops_abi(ctx, module)
+            entry = entry_function(module)
+            constant_names = string_list(entry, CONSTANTS_ATTR)
+            sites = check_sites(entry)
+            lowered = LoweredModel(
+                None, inputs, outputs, [arrays[name] for name in constant_names],
+                constant_names, _int_attr(entry, ARENA_BYTES_ATTR),
+                _int_attr(entry, INTERMEDIATE_BYTES_ATTR), sites,
+                _int_attr(entry, STATUS_OFFSET_ATTR) if sites else -1, input_defaults(entry),
+                batch, threads, precision, target, symbolic_signature(entry))
+            entry_name = entry.sym_name.data
+        with log.stage(pipeline.TIMED_AS["loops-to-llvm"]):  # llvm-ir is timed with it
+            lowered.llvm_module = pipeline.lower_to_llvm_ir(
+                ctx, module, target, entry_name, threads, streamed=for_jit, spare=spare)
     return lowered
 
 

@@ -20,6 +20,8 @@ from contextlib import contextmanager
 
 
 class CollectorPause:
+    """What `collector_paused` yields: `collect` frees the compile's garbage so far."""
+
     def __init__(self, paused: bool):
         self.paused = paused
 
