@@ -270,8 +270,9 @@ def start_codegen(module: ModuleOp, target: Target, spare: SpareWorkers | None =
     """Code-generation lanes for a loops `module` (parallel loops outlined) large enough to
     share out, with the chunks of it they are to receive (`direct.plan_chunks`); None for a
     smaller one (STREAMED_MIN_OPS), or with one job (ONNXC_CODEGEN_JOBS=1, one CPU). The
-    lanes are a thread of this process and, from STREAMED_MIN_WORKER_OPS on, a worker
-    process for each other job (runtime/parallel_codegen.py), the `spare` ones first."""
+    lanes are a thread of this process and a worker process for each other job: the `spare`
+    ones started before graph-to-loops (`prestart_codegen`), or, without them, workers
+    started now, from STREAMED_MIN_WORKER_OPS on (runtime/parallel_codegen.py)."""
     from onnxc.lowering.to_llvm.direct import plan_chunks
     from onnxc.runtime.jit import PendingNativeModule, codegen_jobs
 
@@ -283,42 +284,52 @@ def start_codegen(module: ModuleOp, target: Target, spare: SpareWorkers | None =
     ops = sum(chunk.ops for chunk in chunks)
     if ops < STREAMED_MIN_OPS:
         return None
-    workers = jobs - 1 if ops >= STREAMED_MIN_WORKER_OPS else 0
+    workers = jobs - 1 if spare is not None or ops >= STREAMED_MIN_WORKER_OPS else 0
     return PendingNativeModule(target, workers, in_process=True, spare=spare), chunks
 
 
 def prestart_codegen(module: ModuleOp) -> SpareWorkers | None:
-    """For the JIT of a graph-dialect `module` (graph passes done) that is likely to get
-    code-generation workers (`forecast_loops_ops` of STREAMED_MIN_WORKER_OPS or more): the
-    workers, started now, so that their start-up runs during graph-to-loops, while this
-    process leaves the other cores idle (runtime/parallel_codegen.py SpareWorkers).
-    Interleaved compiles, median of seven, against starting them with the emission:
-    ResNet-50 2.63 -> 2.39 s, MobileNetV2-like 2.12 -> 1.91 s, squeezenet 1.69 -> 1.58 s."""
+    """For the JIT of a graph-dialect `module` (graph passes done) that is likely to gain
+    from code-generation workers (`forecast_loops_ops` of PRESTARTED_MIN_WORKER_OPS or
+    more): the workers, started now, so that their start-up runs during graph-to-loops,
+    while this process leaves the other cores idle (runtime/parallel_codegen.py
+    SpareWorkers). Interleaved compiles, median of seven, against starting them with the
+    emission: ResNet-50 2.63 -> 2.39 s, MobileNetV2-like 2.12 -> 1.91 s, squeezenet 1.69 ->
+    1.58 s."""
     from onnxc.runtime.jit import codegen_jobs
     from onnxc.runtime.parallel_codegen import SpareWorkers
 
     jobs = codegen_jobs()
-    if jobs < 2 or forecast_loops_ops(module) < STREAMED_MIN_WORKER_OPS:
+    if jobs < 2 or forecast_loops_ops(module) < PRESTARTED_MIN_WORKER_OPS:
         return None
     return SpareWorkers(jobs - 1)
 
 
-FORECAST_CONV_OPS = 250
-FORECAST_OTHER_OPS = 30
-"""Loops ops per graph op, for `forecast_loops_ops`: a convolution (its fused epilogue,
-tiles and remainders) against any other op. Measured after graph passes (graph ops -> loops
-ops): MobileNetV2-like 34 -> 9,400, ResNet-50 58 -> 7,800, squeezenet 39 -> 6,000 (nearly
-all convolutions), the 2-layer BERT 49 -> 1,900 (none)."""
+FORECAST_CONV_OPS = 300
+FORECAST_OTHER_OPS = 100
+"""Loops ops per kernel, for `forecast_loops_ops`: a convolution's (its fused epilogue,
+tiles and remainders) against any other op's. graph-to-loops builds one kernel per distinct
+op, properties and types, so repeated layers add calls, not kernels. Measured (distinct
+convolutions + other kernels -> loops ops): ResNet-50 24 + 5 -> 7,800, MobileNetV2-like
+27 + 3 -> 9,400, squeezenet 18 + 9 -> 6,000, shufflenet 17 + 18 -> 8,100, BERT 0 + 18 ->
+1,800-1,950 for 1, 2 or 4 layers."""
 
 
 def forecast_loops_ops(module: ModuleOp) -> int:
-    """About how many loops ops graph-to-loops will make of a graph-dialect `module`."""
+    """About how many loops ops graph-to-loops will make of a graph-dialect `module`: its
+    distinct kernels (op, properties, types), weighted; constants and views make none."""
+    from onnxc.dialects.graph import VIEW_OPS, ConstantOp
+
+    kernels: set[tuple] = set()
     total = 0
     for op in module.walk():
-        if op.name.startswith("graph.conv"):
-            total += FORECAST_CONV_OPS
-        elif op.name.startswith("graph.") and op.name != "graph.constant":
-            total += FORECAST_OTHER_OPS
+        if not op.name.startswith("graph.") or isinstance(op, (ConstantOp, *VIEW_OPS)):
+            continue
+        key = (op.name, tuple(sorted(op.properties.items())), tuple(op.operand_types),
+               tuple(op.result_types))
+        if key not in kernels:
+            kernels.add(key)
+            total += FORECAST_CONV_OPS if op.name.startswith("graph.conv") else FORECAST_OTHER_OPS
     return total
 
 
@@ -327,14 +338,23 @@ STREAMED_MIN_OPS = 600
 chunks (STREAMED_MIN_CHUNK_OPS), so that one compiles while the next is emitted. Below it a
 model is emitted and compiled in one piece, as are the test suite's one-node models."""
 STREAMED_MIN_WORKER_OPS = 3000
-"""Loops ops from which worker processes join the thread lane. A worker costs about 0.2 s of
-CPU to start, paid on the same two cores as the compile. With the thread alone, the 2-layer
-BERT (1,500 ops, about 0.5 s of LLVM) compiled in 1.06-1.22 s at best against 1.18-1.42 s in
-one piece (three interleaved series); two workers had gained it nothing (1.30 s in one piece
-against 1.55 s). MobileNetV2-like (8,200 ops) and ResNet-50 (7,200) gain 0.7-1 s from
+"""Loops ops from which worker processes started with the emission join the thread lane. A
+worker costs about 0.2 s of CPU to start; started then, it is paid on the same two cores as
+the emission. With the thread alone, the 2-layer BERT (1,900 ops, about 0.5 s of LLVM)
+compiled in 1.06-1.22 s at best against 1.18-1.42 s in one piece (three interleaved
+series); two workers started with the emission had gained it nothing (1.30 s in one piece
+against 1.55 s). MobileNetV2-like (9,400 ops) and ResNet-50 (7,800) gain 0.7-1 s from
 workers. For them the thread replaces one worker: the same two lanes once the emission is
 done, 0.2 s of CPU less (ResNet-50 2.66-2.70 s at best against 2.77-2.91 s with two
 workers)."""
+PRESTARTED_MIN_WORKER_OPS = 1000
+"""Forecast loops ops from which the workers start before graph-to-loops
+(`prestart_codegen`). Their start-up then runs on a core the compile leaves idle, so a
+module too small to pay for a worker started with the emission gains from one: the thread
+alone leaves LLVM's last chunks to one core while the other waits. Interleaved compiles,
+median of eight to ten, thread alone against thread and prestarted worker: BERT 1.57 ->
+1.02 s (2 layers, 1,900 loops ops), 1.29 -> 0.95 s (1 layer, 1,800), 1.83 -> 1.54 s (4
+layers, 1,950)."""
 STREAMED_CHUNKS_PER_JOB = 4
 STREAMED_MIN_CHUNK_OPS = 300
 STREAMED_MAX_CHUNK_OPS = 1500
@@ -399,6 +419,7 @@ __all__ = [
     "GRAPH_TO_LOOPS",
     "LOOPS_ABI",
     "LOOPS_TO_LLVM_PIPELINE",
+    "PRESTARTED_MIN_WORKER_OPS",
     "STAGES",
     "TIMED_AS",
     "Stage",

@@ -19,8 +19,8 @@ them (lowering/pipeline.py `start_codegen`), so that LLVM works while Python emi
 The JIT's pool also has a lane in this process: a thread. llvmlite's lock lets one thread at
 a time into LLVM, but ctypes releases the GIL for the call, so the thread compiles one chunk
 while the main thread emits the next in Python; it costs no process start-up (about 0.2 s of
-CPU per worker, on the same cores as the compile), which is why a model too small to pay
-for workers (the 2-layer BERT) still has its LLVM overlap its emission.
+CPU per worker, on the same cores as the compile), which is why a module too small to pay
+for a worker started with its emission still has its LLVM overlap the emission.
 
 The workers also contain LLVM: llvmlite's LLVM is built with assertions, and an assertion
 aborts its process. In a worker that is a `CompilationError` naming the signal; in the

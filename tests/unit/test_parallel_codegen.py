@@ -273,13 +273,16 @@ def test_a_model_compiled_in_workers_matches_one_process_cold_and_warm(monkeypat
         np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize(("min_worker_ops", "expected_lanes"), [
-    (0, ["_ThreadLane", "_Worker"]), (10**9, ["_ThreadLane"])])
+@pytest.mark.parametrize(("prestarted_min_ops", "min_worker_ops", "expected_lanes"), [
+    (10**9, 0, ["_ThreadLane", "_Worker"]), (0, 10**9, ["_ThreadLane", "_Worker"]),
+    (10**9, 10**9, ["_ThreadLane"])])
 def test_a_model_streamed_to_lanes_matches_one_process_cold_and_warm(
-        monkeypatch, tmp_path, min_worker_ops, expected_lanes):
+        monkeypatch, tmp_path, prestarted_min_ops, min_worker_ops, expected_lanes):
     """The JIT emits a module in chunks that its lanes compile while the next is emitted
     (lowering/pipeline.py `start_codegen`, `lower_to_llvm_ir`): a thread of this process, and
-    a worker process from STREAMED_MIN_WORKER_OPS on; the code is the same."""
+    a worker process when one was started before graph-to-loops (the graph's forecast
+    reached PRESTARTED_MIN_WORKER_OPS) or the module has STREAMED_MIN_WORKER_OPS; the code
+    is the same."""
     from onnxc.lowering import pipeline
 
     model = wide_graph(40, seed=2)
@@ -290,6 +293,7 @@ def test_a_model_streamed_to_lanes_matches_one_process_cold_and_warm(
     monkeypatch.setenv("ONNXC_CODEGEN_JOBS", "2")
     monkeypatch.setattr(pipeline, "STREAMED_MIN_OPS", 0)
     monkeypatch.setattr(pipeline, "STREAMED_MIN_WORKER_OPS", min_worker_ops)
+    monkeypatch.setattr(pipeline, "PRESTARTED_MIN_WORKER_OPS", prestarted_min_ops)
     monkeypatch.setattr(pipeline, "STREAMED_MIN_CHUNK_OPS", 50)
     chunks: list[str] = []
     lanes: list[list[str]] = []
@@ -382,13 +386,15 @@ def test_spare_workers_are_taken_by_the_pool_or_end_cleanly():
 def test_workers_start_before_graph_to_loops_only_for_a_model_forecast_to_need_them(
         monkeypatch):
     """`prestart_codegen` starts the workers after the graph passes when the graph forecasts
-    STREAMED_MIN_WORKER_OPS loops ops or more (convolutions weigh most): a conv net does, a
-    small graph does not; the compile adopts them, and none is left running after it."""
+    PRESTARTED_MIN_WORKER_OPS loops ops or more (distinct kernels, convolutions weighing
+    most): a conv net does, a small graph does not; the compile adopts them, and none is
+    left running after it."""
     from onnxc.lowering import pipeline
     from onnxc.zoo import benchmark_models
 
     monkeypatch.setenv("ONNXC_CODEGEN_JOBS", "2")
-    monkeypatch.setattr(pipeline, "STREAMED_MIN_WORKER_OPS", 1500)
+    monkeypatch.setattr(pipeline, "PRESTARTED_MIN_WORKER_OPS", 1500)
+    monkeypatch.setattr(pipeline, "STREAMED_MIN_WORKER_OPS", 10**9)  # none started later
     graphs = []
     real_prestart = pipeline.prestart_codegen
 
@@ -421,3 +427,39 @@ def test_workers_start_before_graph_to_loops_only_for_a_model_forecast_to_need_t
     expected = onnxc.compile(model, cache_dir=False).run(None, feeds)
     for got, want in zip(compiled.run(None, feeds), expected, strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+def test_the_loops_forecast_counts_each_distinct_kernel_once():
+    """graph-to-loops builds one kernel per op, properties and types, so the forecast
+    weighs distinct kernels: six equal ReLUs weigh as one, a ReLU of another shape and a
+    convolution add theirs, a reshape (a view) nothing."""
+    from onnx import TensorProto, helper
+
+    from onnxc.lowering import pipeline
+
+    def relus(shapes: list[list[int]], conv: bool) -> object:
+        nodes, names = [], ["x"]
+        inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])]
+        if conv:
+            inputs.append(helper.make_tensor_value_info("w", TensorProto.FLOAT, [4, 4, 3, 3]))
+            nodes.append(helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]))
+            names = ["c"]
+        for i, shape in enumerate(shapes):
+            if shape != [1, 4, 8, 8]:
+                nodes.append(helper.make_node("Reshape", [names[-1], "s"], [f"r{i}"]))
+                names.append(f"r{i}")
+            nodes.append(helper.make_node("Relu", [names[-1]], [f"y{i}"]))
+            names.append(f"y{i}")
+        graph = helper.make_graph(
+            nodes, "relus", inputs,
+            [helper.make_tensor_value_info(names[-1], TensorProto.FLOAT, None)],
+            [helper.make_tensor("s", TensorProto.INT64, [2], [4, 64])])
+        return pipeline.import_model(helper.make_model(
+            graph, opset_imports=[helper.make_opsetid("", 17)]))
+
+    one_kernel = pipeline.forecast_loops_ops(relus([[1, 4, 8, 8]] * 6, conv=False))
+    assert one_kernel == pipeline.FORECAST_OTHER_OPS
+    two_shapes = pipeline.forecast_loops_ops(relus([[1, 4, 8, 8]] * 3 + [[4, 64]], conv=False))
+    with_conv = pipeline.forecast_loops_ops(relus([[1, 4, 8, 8]] * 6, conv=True))
+    assert with_conv == one_kernel + pipeline.FORECAST_CONV_OPS
+    assert two_shapes == 2 * pipeline.FORECAST_OTHER_OPS  # the reshape is a view: none
