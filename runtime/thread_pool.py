@@ -84,6 +84,7 @@ import functools
 import os
 import platform
 import sys
+import threading
 
 from llvmlite import ir
 
@@ -562,11 +563,36 @@ def _spin_ns_from_env() -> int:
     return round(value * 1000)
 
 
-@functools.cache
+_load_lock = threading.Lock()
+
+
 def load():
     """JIT-compile the pool (once per process) and export `onnxc_parallel_run` and
     `onnxc_serial_after_fork` to code compiled after this; the pool's NativeModule.
     RuntimeError on a platform without the pool (`supported()` is False)."""
+    with _load_lock:  # `preload`'s thread may be compiling it
+        return _load()
+
+
+def preload() -> None:
+    """Start `load` in a thread, if the platform has the pool: a compile calls it first
+    thing, so that the pool's LLVM compile (about 0.05 s, once per process) runs on a core
+    the compile's imports and graph passes leave idle (LLVM releases the GIL), instead of
+    at the link, when the compile waits for it. An error is `load`'s again when the link
+    calls it."""
+    if supported() and _load.cache_info().currsize == 0:
+        threading.Thread(target=_load_quietly, name="onnxc-pool-load", daemon=True).start()
+
+
+def _load_quietly() -> None:
+    try:
+        load()
+    except Exception:  # noqa: BLE001, S110 - raised again by the link's own load()
+        pass
+
+
+@functools.cache
+def _load():
     import llvmlite.binding as llvm
 
     from onnxc.runtime.jit import NativeModule

@@ -59,6 +59,7 @@ from onnxc.lowering.entry_abi import (
 from onnxc.passes.levels import graph_pipeline
 from onnxc.passes.stats import OptimizationStats
 from onnxc.progress import CompileProgress
+from onnxc.runtime import thread_pool
 from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
 from onnxc.runtime.symbolic_shapes import SymbolicSignature
 from onnxc.runtime.target import Target, compiling_for, parse_target
@@ -395,6 +396,8 @@ def _compile_static(model, log: _StageLog, opt_level, pass_pipeline, verify_nume
                     input_shapes, precision, threads, target: Target):
     """The compile itself, under `compiling_for(target)`: (the CompiledModel, its
     NativeModule, the names of its constants)."""
+    if threads > 1:  # its parallel loops will call the pool: compiled while this imports
+        thread_pool.preload()
     with collector_paused() as collector:
         lowered = lower_to_llvm(model, log, opt_level, pass_pipeline, verify_numerics,
                                 input_shapes, precision, threads, target, for_jit=True,

@@ -376,3 +376,37 @@ def test_region_completes_while_a_helper_is_stopped():
     if text.startswith("skip:"):
         pytest.skip(text.strip())
     assert returncode == 0 and text.strip() == "ok", text
+
+
+def test_a_compile_loads_the_pool_in_a_thread_before_its_link():
+    """The first compile of a process with threads starts the pool's own compile in a
+    thread (`thread_pool.preload`) while it lowers the model, so its link finds the pool
+    loaded; the model runs on it."""
+    script = textwrap.dedent("""
+        import threading
+        import numpy as np
+        from onnx import TensorProto, helper
+        import onnxc
+        from onnxc.runtime import thread_pool
+
+        loaded_by = []
+        real_load = thread_pool._load.__wrapped__
+        def recording_load():
+            loaded_by.append(threading.current_thread().name)
+            return real_load()
+        thread_pool._load = __import__("functools").cache(recording_load)
+        node = helper.make_node("Relu", ["x"], ["y"])
+        graph = helper.make_graph(
+            [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [64, 64])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [64, 64])])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        compiled = onnxc.compile(model, cache_dir=False, num_threads=2, quiet=True)
+        x = np.linspace(-1, 1, 64 * 64, dtype=np.float32).reshape(64, 64)
+        (y,) = compiled.run(None, {"x": x})
+        np.testing.assert_array_equal(y, np.maximum(x, 0))
+        print(loaded_by)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[-2] == "['onnxc-pool-load']"
