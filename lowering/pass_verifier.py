@@ -25,7 +25,7 @@ verifying a lowered module quadratic in its size (20 s of a 5,000-node graph's c
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from weakref import WeakKeyDictionary
@@ -183,6 +183,23 @@ def _replay(ctx: Context, history: PassHistory, last: int) -> str | None:
     except Exception:  # noqa: BLE001 - a replay that crashes elsewhere proves nothing
         return None
     return None
+
+
+def record_piecewise_pass(module: ModuleOp, applied: ModulePass) -> None:
+    """`applied` is being run on `module` a function at a time, outside `run_passes` (the
+    JIT outlines each chunk's parallel loops just before emitting it): a failed verification
+    counts it among the suspects, and a replay runs it whole."""
+    history_of(module).passes.append(applied)
+
+
+def verify_functions(module: ModuleOp, functions: Iterable[Operation], pass_name: str) -> None:
+    """`verify_after` for the `functions` of `module` that `pass_name` just made or changed."""
+    try:
+        with _symbols_indexed(module):
+            for function in functions:
+                function.verify()
+    except Exception as err:  # xDSL verifiers raise bare Exceptions too
+        raise invalid_ir_error(module, err, pass_name, []) from err
 
 
 def verify_after(module: ModuleOp, pass_name: str | None) -> None:

@@ -338,7 +338,9 @@ a chunk keeps it on for all the chunk."""
 
 def plan_chunks(module: ModuleOp, parts: int, smallest: int, largest: int) -> list[_Chunk]:
     """The module's functions in order, cut into about `parts` chunks of equal op count,
-    each of `smallest` to `largest` ops (whole kernels: a chunk may pass `largest`)."""
+    each of `smallest` to `largest` ops (whole kernels: a chunk may pass `largest`), but for
+    the first, half as large: every lane waits for it, and the cores the emitter leaves
+    idle until then are lost."""
     functions = []
     for op in module.ops:
         if not isinstance(op, func.FuncOp | llvm.FuncOp):
@@ -355,7 +357,8 @@ def plan_chunks(module: ModuleOp, parts: int, smallest: int, largest: int) -> li
         name = op.sym_name.data
         calls[name] = callees
         kernel = kernel_of(name)
-        if not chunks or (chunks[-1].ops >= chunk_ops and kernel != previous_kernel):
+        limit = chunk_ops if len(chunks) > 1 else chunk_ops // 2
+        if not chunks or (chunks[-1].ops >= limit and kernel != previous_kernel):
             chunks.append(_Chunk([], set(), set()))
         previous_kernel = kernel
         chunks[-1].functions.append(op)

@@ -249,17 +249,23 @@ class OutlineParallelLoopsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in list(op.ops):
-            if not isinstance(fn, func.FuncOp):
-                continue
-            count, last = 0, fn
-            for loop in _outermost_marked(fn):
-                trips = _static_trips(loop)
-                if self.num_threads < 2 or loop.iter_args or (trips is not None and trips < 2):
-                    del loop.attributes[PARALLEL_ATTR]
-                    continue
-                body_fn = _outline(loop, f"{fn.sym_name.data}_par{count}", self.num_threads)
-                Rewriter.insert_op(body_fn, InsertPoint.after(last))
-                count, last = count + 1, body_fn
+            if isinstance(fn, func.FuncOp):
+                outline_parallel_loops(fn, self.num_threads)
+
+
+def outline_parallel_loops(fn: func.FuncOp, num_threads: int) -> list[func.FuncOp]:
+    """The pass on one function of a module: its body functions, inserted after it (the
+    JIT outlines each chunk of kernels just before it emits it: lowering/pipeline.py)."""
+    bodies: list[func.FuncOp] = []
+    for loop in _outermost_marked(fn):
+        trips = _static_trips(loop)
+        if num_threads < 2 or loop.iter_args or (trips is not None and trips < 2):
+            del loop.attributes[PARALLEL_ATTR]
+            continue
+        body_fn = _outline(loop, f"{fn.sym_name.data}_par{len(bodies)}", num_threads)
+        Rewriter.insert_op(body_fn, InsertPoint.after(bodies[-1] if bodies else fn))
+        bodies.append(body_fn)
+    return bodies
 
 
 def mark_parallel(loop: scf.ForOp) -> None:
@@ -269,4 +275,5 @@ def mark_parallel(loop: scf.ForOp) -> None:
 
 __all__ = [
     "PARALLEL_ATTR", "LaunchOp", "OutlineParallelLoopsPass", "Par", "mark_parallel",
+    "outline_parallel_loops",
 ]

@@ -333,6 +333,64 @@ def test_a_model_streamed_to_lanes_matches_one_process_cold_and_warm(
         np.testing.assert_array_equal(got, want)
 
 
+def test_a_streamed_module_is_outlined_a_chunk_at_a_time(monkeypatch):
+    """The JIT outlines a chunk's parallel loops just before it emits that chunk, so that
+    the first chunk reaches the lanes without waiting for the whole module's outlining:
+    when the first chunk is emitted, the kernels of the last still have their marked loops;
+    once all are emitted, none has, and each body function went out with its kernel."""
+    from xdsl.dialects import func
+
+    from onnxc.lowering import pipeline
+    from onnxc.lowering.to_llvm import direct
+    from onnxc.lowering.to_llvm.parallel import PARALLEL_ATTR
+
+    monkeypatch.setenv("ONNXC_CODEGEN_JOBS", "2")
+    monkeypatch.setattr(pipeline, "STREAMED_MIN_OPS", 0)
+    monkeypatch.setattr(pipeline, "STREAMED_MIN_CHUNK_OPS", 50)
+    monkeypatch.setattr(pipeline, "PRESTARTED_MIN_WORKER_OPS", 10**9)
+    monkeypatch.setattr(pipeline, "STREAMED_MIN_WORKER_OPS", 10**9)
+
+    def marked(functions) -> int:
+        return sum(PARALLEL_ATTR in op.attributes for f in functions for op in f.walk())
+
+    seen = []
+    real_emit = direct._emit_chunk
+
+    def recording_emit(module, chunk, *args):
+        later = [f for c in chunks[len(seen) + 1:] for f in c.functions]
+        seen.append((marked(chunk.functions), marked(later), len(later),
+                     [f.sym_name.data for f in chunk.functions]))
+        return real_emit(module, chunk, *args)
+
+    real_plan = direct.plan_chunks
+    chunks = []
+
+    def recording_plan(*args):
+        chunks[:] = real_plan(*args)
+        return chunks
+
+    monkeypatch.setattr(direct, "_emit_chunk", recording_emit)
+    monkeypatch.setattr(direct, "plan_chunks", recording_plan)
+    model = wide_graph(40, seed=2)
+    feeds = random_inputs(model, seed=4)
+    compiled = onnxc.compile(model, cache_dir=False, num_threads=2)
+    assert len(seen) >= 3
+    assert seen[0][0] == 0 and seen[0][1] > 0  # the rest not outlined yet
+    assert all(now == 0 for now, _, _, _ in seen)
+    bodies = [name for *_, names in seen for name in names if "_par" in name]
+    assert bodies
+    for *_, names in seen:  # a body function is in its kernel's chunk
+        for name in names:
+            if "_par" in name:
+                assert parallel_codegen.kernel_of(name) in names
+    assert not any(isinstance(f, func.FuncOp) and marked([f]) for c in chunks
+                   for f in c.functions)
+    monkeypatch.setenv("ONNXC_CODEGEN_JOBS", "1")
+    expected = onnxc.compile(model, cache_dir=False, num_threads=2).run(None, feeds)
+    for got, want in zip(compiled.run(None, feeds), expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
 def test_a_streamed_compile_that_fails_stops_its_workers(monkeypatch):
     """An emitter error in the middle of a streamed module ends the workers already
     started: none is left waiting for input."""

@@ -212,3 +212,41 @@ def test_onnxc_opt_locates_a_broken_input_op(broken_passes, tmp_path, capsys):
     assert err.startswith(f"{source}:{line}:")
     assert (f"error: internal compiler error: invalid IR after pass '{BreakReduceAxes.name}': "
             "'graph.reduce_mean' op axis 7 out of range for rank 2") in err
+
+
+@pytest.mark.parametrize("verify", ["1", "0"])
+def test_a_fault_from_outlining_a_streamed_chunk_names_the_pass(monkeypatch, verify):
+    """The JIT outlines a streamed module's parallel loops a chunk at a time, outside the
+    pass runner (pipeline._outlined_one_by_one): a fault it plants is still that pass's
+    error, found by verifying the chunk (ONNXC_VERIFY_IR=1) or, without it, when the
+    emitter trips on it and the module is verified then."""
+    from onnxc.lowering.to_llvm import parallel
+
+    real = parallel.outline_parallel_loops
+
+    def planting(fn, num_threads):
+        if "onnxc.kernel" in fn.attributes:
+            zero = arith.ConstantOp(FloatAttr(0.0, f32))
+            store = memref.StoreOp.get(zero.result, fn.body.block.args[0], [])
+            Rewriter.insert_op([zero, store], InsertPoint.at_start(fn.body.block))
+        return real(fn, num_threads)
+
+    monkeypatch.setattr(parallel, "outline_parallel_loops", planting)
+    monkeypatch.setenv("ONNXC_VERIFY_IR", verify)
+    monkeypatch.setenv("ONNXC_CODEGEN_JOBS", "2")
+    monkeypatch.setattr(pipeline, "STREAMED_MIN_OPS", 0)
+    monkeypatch.setattr(pipeline, "PRESTARTED_MIN_WORKER_OPS", 10**9)
+    streamed = []
+    real_start = pipeline.start_codegen
+
+    def recording_start(*args):
+        started = real_start(*args)
+        streamed.append(started is not None)
+        return started
+
+    monkeypatch.setattr(pipeline, "start_codegen", recording_start)
+    with pytest.raises(InternalCompilerError) as caught:
+        onnxc.compile(mean_model(), cache_dir=False, num_threads=2)
+    assert streamed == [True]
+    assert caught.value.pass_name == "outline-parallel-loops"
+    assert caught.value.op_name == "memref.store"
