@@ -337,33 +337,45 @@ a chunk keeps it on for all the chunk."""
 
 
 def plan_chunks(module: ModuleOp, parts: int, smallest: int, largest: int) -> list[_Chunk]:
-    """The module's functions in order, cut into about `parts` chunks of equal op count,
-    each of `smallest` to `largest` ops (whole kernels: a chunk may pass `largest`), but for
-    the first, half as large: every lane waits for it, and the cores the emitter leaves
-    idle until then are lost."""
-    functions = []
+    """The module's functions cut into about `parts` chunks of equal op count, each of
+    `smallest` to `largest` ops, in the order the lanes should get them. A kernel stays
+    whole, with its outlined bodies (so a chunk may pass `largest`), and the kernels that
+    keep strength reduction (STRENGTH_REDUCED_KERNELS) are chunked apart from the others.
+    The first chunk is half as large and takes the smallest kernels: every lane waits for
+    it. Then come the largest kernels first (longest first, as a scheduler would): the
+    last chunks are of the smallest, so the lanes end together. In module order, the
+    2-layer BERT's largest kernel came last, and one lane compiled it alone for 0.19 s."""
+    groups: dict[str, list[tuple[Operation, int, set[str]]]] = {}
     for op in module.ops:
         if not isinstance(op, func.FuncOp | llvm.FuncOp):
             raise LoweringError(f"top-level '{op.name}' has no LLVM translation "
                                 "(only func.func and llvm.func)")
-        functions.append((op, *_size_and_callees(op)))
-    total = sum(ops for _, ops, _ in functions)
-    chunk_ops = max(smallest, min(largest, total // max(1, parts)))
+        groups.setdefault(kernel_of(op.sym_name.data), []).append((op, *_size_and_callees(op)))
+    sizes = {name: sum(ops for _, ops, _ in group) for name, group in groups.items()}
+    chunk_ops = max(smallest, min(largest, sum(sizes.values()) // max(1, parts)))
+    reduced = {name: any(_keeps_strength_reduction(op) for op, _, _ in group)
+               for name, group in groups.items()}
+    first: list[str] = []
+    for name in sorted((n for n in groups if not reduced[n]), key=lambda n: sizes[n]):
+        if sum(sizes[n] for n in first) >= chunk_ops // 2:
+            break
+        first.append(name)
+    rest = sorted((n for n in groups if n not in first),  # ties in module order
+                  key=lambda n: (not reduced[n], -sizes[n]))
+    order = [*first, *rest]
     chunks: list[_Chunk] = []
     home: dict[str, int] = {}
     calls: dict[str, set[str]] = {}
-    previous_kernel = None
-    for op, ops, callees in functions:
-        name = op.sym_name.data
-        calls[name] = callees
-        kernel = kernel_of(name)
-        limit = chunk_ops if len(chunks) > 1 else chunk_ops // 2
-        if not chunks or (chunks[-1].ops >= limit and kernel != previous_kernel):
+    for position, name in enumerate(order):
+        previous = order[position - 1] if position else None
+        if (previous is None or position == len(first) or chunks[-1].ops >= chunk_ops
+                or reduced[name] != reduced[previous]):
             chunks.append(_Chunk([], set(), set()))
-        previous_kernel = kernel
-        chunks[-1].functions.append(op)
-        chunks[-1].ops += ops
-        home[name] = len(chunks) - 1
+        for op, ops, callees in groups[name]:
+            chunks[-1].functions.append(op)
+            chunks[-1].ops += ops
+            calls[op.sym_name.data] = callees
+            home[op.sym_name.data] = len(chunks) - 1
     for name, callees in calls.items():
         for callee in callees:
             if callee in home and home[callee] != home[name]:
@@ -371,10 +383,13 @@ def plan_chunks(module: ModuleOp, parts: int, smallest: int, largest: int) -> li
     for index, chunk in enumerate(chunks):
         chunk.elsewhere = {callee for f in chunk.functions for callee in calls[f.sym_name.data]
                            if home.get(callee, index) != index}
-        chunk.strength_reduction = any(
-            isinstance(kind := f.attributes.get(KERNEL_ATTR), StringAttr)
-            and kind.data in STRENGTH_REDUCED_KERNELS for f in chunk.functions)
+        chunk.strength_reduction = any(_keeps_strength_reduction(f) for f in chunk.functions)
     return chunks
+
+
+def _keeps_strength_reduction(op: Operation) -> bool:
+    kind = op.attributes.get(KERNEL_ATTR)
+    return isinstance(kind, StringAttr) and kind.data in STRENGTH_REDUCED_KERNELS
 
 
 def _size_and_callees(op: Operation) -> tuple[int, set[str]]:

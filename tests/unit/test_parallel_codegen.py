@@ -521,3 +521,42 @@ def test_the_loops_forecast_counts_each_distinct_kernel_once():
     with_conv = pipeline.forecast_loops_ops(relus([[1, 4, 8, 8]] * 6, conv=True))
     assert with_conv == one_kernel + pipeline.FORECAST_CONV_OPS
     assert two_shapes == 2 * pipeline.FORECAST_OTHER_OPS  # the reshape is a view: none
+
+
+def test_chunks_start_small_then_go_largest_first_with_strength_reduced_kernels_apart():
+    """`plan_chunks`: the first chunk is about half a chunk of the smallest kernels (every
+    lane waits for it), then the largest kernels come first and the smallest last (so the
+    lanes end together); a kernel stays with its outlined bodies, GEMM kernels (which keep
+    strength reduction) share no chunk with the others, and every function is in one
+    chunk. Ties keep the module's order."""
+    from xdsl.dialects import arith, func
+    from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i32
+    from xdsl.ir import Block, Region
+
+    from onnxc.lowering.to_llvm.direct import plan_chunks
+
+    def function(name: str, ops: int, kind: str | None) -> func.FuncOp:
+        block = Block()
+        block.add_ops([arith.ConstantOp(IntegerAttr(k, i32)) for k in range(ops - 2)])
+        block.add_op(func.ReturnOp())
+        f = func.FuncOp(name, ((), ()), Region(block), visibility="private")
+        if kind is not None:
+            f.attributes["onnxc.kernel"] = StringAttr(kind)
+        return f
+
+    sizes = {"conv_0": 400, "conv_1": 100, "conv_2": 900, "add_0": 50, "conv_3": 300,
+             "gemm_0": 700, "relu_0": 60, "gemm_1": 200, "main": 120}
+    functions = [function(name, ops, None if name == "main" else
+                          f"graph.{name.rsplit('_', 1)[0]}") for name, ops in sizes.items()]
+    functions.insert(5, function("conv_3_par0", 500, None))  # its body: conv_3 weighs 800
+    module = ModuleOp(functions)
+    chunks = plan_chunks(module, parts=4, smallest=100, largest=10_000)
+    names = [[f.sym_name.data for f in chunk.functions] for chunk in chunks]
+    everything = [name for chunk in names for name in chunk]
+    assert sorted(everything) == sorted([*sizes, "conv_3_par0"])
+    total = sum(sizes.values()) + 500  # 3,330 ops: chunks of 832, the first of half that
+    assert names[0] == ["add_0", "relu_0", "conv_1", "main", "conv_0"]  # >= 416 ops
+    assert names[1] == ["gemm_0", "gemm_1"]  # strength reduced: apart, first of the rest
+    assert names[2:] == [["conv_2"], ["conv_3", "conv_3_par0"]]
+    assert [c.strength_reduction for c in chunks] == [False, True, False, False]
+    assert total == sum(c.ops for c in chunks)
