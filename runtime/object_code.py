@@ -4,8 +4,7 @@ processes and the in-process thread) and ahead-of-time artifacts (runtime/artifa
 
 LLVM's command-line options are process-wide, and two of them matter here: the unroller's
 (UNROLL_OPTIONS, the same for every module) and `-disable-lsr`, which the streamed JIT turns
-on for chunks without a MatMul or Gemm kernel (lowering/to_llvm/direct.py
-STRENGTH_REDUCED_KERNELS). A code-generation pipeline reads `-disable-lsr` when it is built,
+on for chunks of convolution kernels (lowering/to_llvm/direct.py UNREDUCED_KERNELS). A code-generation pipeline reads `-disable-lsr` when it is built,
 so setting it and generating code happen under CODEGEN_LOCK, by `emit_object` and
 `with_strength_reduction`: a thread of this process compiling a chunk without strength
 reduction cannot take it away from another thread's JIT or artifact compile.

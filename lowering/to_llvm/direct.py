@@ -315,7 +315,7 @@ class _Chunk:
     ops: int = 0
     """the ops of its functions"""
     strength_reduction: bool = True
-    """whether LLVM's loop strength reduction runs on it (STRENGTH_REDUCED_KERNELS)"""
+    """whether LLVM's loop strength reduction runs on it (not for UNREDUCED_KERNELS)"""
 
 
 SHARED_LOWERINGS = frozenset({"math.exp", "math.erf", "math.tanh"})
@@ -326,25 +326,27 @@ through the conversion patterns in a scratch module: swin_t's 179 vector exps to
 of its emission. LLVM's always-inliner runs first in its pipeline, so the optimiser and
 the loop vectorizer see what they saw when each use was expanded in place."""
 
-STRENGTH_REDUCED_KERNELS = frozenset({"graph.matmul", "graph.gemm"})
-"""Kernels whose chunk keeps LLVM's loop strength reduction. It is about a third of code
-generation on convolution nets (ResNet-50: 0.35-0.7 s of CPU). Measured on an AVX-512 Xeon
-in one process, interleaved, at one thread: off everywhere cost 1-2% of run time (ResNet-50,
-MobileNetV2-like, shufflenet), off everywhere but in the chunks of these kernels was level
-with on everywhere (0.98-1.00). (On a Zen 3, off everywhere had cost ResNet-50 and BERT
-4-5%: to be measured there with this split.) Chunks are whole kernels, so one of these in
-a chunk keeps it on for all the chunk."""
+UNREDUCED_KERNELS = frozenset({"graph.conv", "graph.conv_add"})
+"""Kernels whose chunks skip LLVM's loop strength reduction: convolutions. It is about a
+third of code generation on convolution nets (ResNet-50: 0.35-0.7 s of CPU) and bought
+their convolutions no speed. Measured on an AVX-512 Xeon in one process, interleaved, at
+one thread: off everywhere cost 1-2% of run time (ResNet-50, MobileNetV2-like, shufflenet),
+off everywhere but in the chunks of MatMul and Gemm kernels was level with on everywhere
+(0.98-1.00). Every other kernel keeps it: with it off, the 2-layer BERT's elementwise,
+transpose and normalisation kernels made it 2-8% slower (and on a Zen 3, off everywhere
+had cost ResNet-50 and BERT 4-5%). A chunk holds kernels of one kind (plan_chunks)."""
 
 
 def plan_chunks(module: ModuleOp, parts: int, smallest: int, largest: int) -> list[_Chunk]:
     """The module's functions cut into about `parts` chunks of equal op count, each of
     `smallest` to `largest` ops, in the order the lanes should get them. A kernel stays
-    whole, with its outlined bodies (so a chunk may pass `largest`), and the kernels that
-    keep strength reduction (STRENGTH_REDUCED_KERNELS) are chunked apart from the others.
-    The first chunk is half as large and takes the smallest kernels: every lane waits for
-    it. Then come the largest kernels first (longest first, as a scheduler would): the
-    last chunks are of the smallest, so the lanes end together. In module order, the
-    2-layer BERT's largest kernel came last, and one lane compiled it alone for 0.19 s."""
+    whole, with its outlined bodies (so a chunk may pass `largest`), and a chunk holds
+    kernels that keep strength reduction or kernels that skip it (UNREDUCED_KERNELS), not
+    both. The first chunk is about half as large and takes the smallest kernels: every lane
+    waits for it. Then come the largest kernels first (longest first, as a scheduler
+    would), so that the last chunks are of the smallest and the lanes end together: in
+    module order, the 2-layer BERT's largest kernel came last, and one lane compiled it
+    alone for 0.19 s."""
     groups: dict[str, list[tuple[Operation, int, set[str]]]] = {}
     for op in module.ops:
         if not isinstance(op, func.FuncOp | llvm.FuncOp):
@@ -353,16 +355,18 @@ def plan_chunks(module: ModuleOp, parts: int, smallest: int, largest: int) -> li
         groups.setdefault(kernel_of(op.sym_name.data), []).append((op, *_size_and_callees(op)))
     sizes = {name: sum(ops for _, ops, _ in group) for name, group in groups.items()}
     chunk_ops = max(smallest, min(largest, sum(sizes.values()) // max(1, parts)))
-    reduced = {name: any(_keeps_strength_reduction(op) for op, _, _ in group)
-               for name, group in groups.items()}
+    reduced = {name: _keeps_strength_reduction(group[0][0]) for name, group in groups.items()}
     first: list[str] = []
-    for name in sorted((n for n in groups if not reduced[n]), key=lambda n: sizes[n]):
-        if sum(sizes[n] for n in first) >= chunk_ops // 2:
+    for name in sorted(groups, key=lambda n: sizes[n]):  # ties in module order
+        if first and (reduced[name] != reduced[first[0]]
+                      or sum(sizes[n] for n in first) >= chunk_ops // 2):
             break
         first.append(name)
-    rest = sorted((n for n in groups if n not in first),  # ties in module order
-                  key=lambda n: (not reduced[n], -sizes[n]))
-    order = [*first, *rest]
+    rest = [n for n in groups if n not in first]
+    largest_of = {kind: max((sizes[n] for n in rest if reduced[n] == kind), default=0)
+                  for kind in (True, False)}
+    order = [*first, *sorted(rest, key=lambda n: (-largest_of[reduced[n]], reduced[n],
+                                                  -sizes[n]))]
     chunks: list[_Chunk] = []
     home: dict[str, int] = {}
     calls: dict[str, set[str]] = {}
@@ -370,7 +374,7 @@ def plan_chunks(module: ModuleOp, parts: int, smallest: int, largest: int) -> li
         previous = order[position - 1] if position else None
         if (previous is None or position == len(first) or chunks[-1].ops >= chunk_ops
                 or reduced[name] != reduced[previous]):
-            chunks.append(_Chunk([], set(), set()))
+            chunks.append(_Chunk([], set(), set(), strength_reduction=reduced[name]))
         for op, ops, callees in groups[name]:
             chunks[-1].functions.append(op)
             chunks[-1].ops += ops
@@ -383,13 +387,12 @@ def plan_chunks(module: ModuleOp, parts: int, smallest: int, largest: int) -> li
     for index, chunk in enumerate(chunks):
         chunk.elsewhere = {callee for f in chunk.functions for callee in calls[f.sym_name.data]
                            if home.get(callee, index) != index}
-        chunk.strength_reduction = any(_keeps_strength_reduction(f) for f in chunk.functions)
     return chunks
 
 
 def _keeps_strength_reduction(op: Operation) -> bool:
     kind = op.attributes.get(KERNEL_ATTR)
-    return isinstance(kind, StringAttr) and kind.data in STRENGTH_REDUCED_KERNELS
+    return not (isinstance(kind, StringAttr) and kind.data in UNREDUCED_KERNELS)
 
 
 def _size_and_callees(op: Operation) -> tuple[int, set[str]]:

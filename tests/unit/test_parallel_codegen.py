@@ -316,9 +316,11 @@ def test_a_model_streamed_to_lanes_matches_one_process_cold_and_warm(
     cold = onnxc.compile(model, cache_dir=tmp_path)
     assert lanes == [expected_lanes]
     assert len(chunks) >= 2
-    # strength reduction stays on exactly in the chunks with a MatMul or Gemm kernel
+    # strength reduction is off exactly in the chunks of convolution kernels
     for text, flag in zip(chunks, reduced, strict=True):
-        assert flag == any(re.match(r"(matmul|gemm)_\d+$", name) for name in _defined(text))
+        kernels = [name for name in _defined(text)
+                   if parallel_codegen.kernel_of(name) == name and not name.startswith("onnxc")]
+        assert flag == any(not re.match(r"conv(_add)?_\d+$", name) for name in kernels)
     assert True in reduced and False in reduced
     defined = [name for text in chunks for name in _defined(text)
                if not name.startswith("onnxc.math.")]  # direct.SHARED_LOWERINGS: per chunk
@@ -523,11 +525,11 @@ def test_the_loops_forecast_counts_each_distinct_kernel_once():
     assert two_shapes == 2 * pipeline.FORECAST_OTHER_OPS  # the reshape is a view: none
 
 
-def test_chunks_start_small_then_go_largest_first_with_strength_reduced_kernels_apart():
+def test_chunks_start_small_then_go_largest_first_with_convolutions_apart():
     """`plan_chunks`: the first chunk is about half a chunk of the smallest kernels (every
     lane waits for it), then the largest kernels come first and the smallest last (so the
-    lanes end together); a kernel stays with its outlined bodies, GEMM kernels (which keep
-    strength reduction) share no chunk with the others, and every function is in one
+    lanes end together); a kernel stays with its outlined bodies, convolution kernels (which
+    skip strength reduction) share no chunk with the others, and every function is in one
     chunk. Ties keep the module's order."""
     from xdsl.dialects import arith, func
     from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i32
@@ -545,18 +547,18 @@ def test_chunks_start_small_then_go_largest_first_with_strength_reduced_kernels_
         return f
 
     sizes = {"conv_0": 400, "conv_1": 100, "conv_2": 900, "add_0": 50, "conv_3": 300,
-             "gemm_0": 700, "relu_0": 60, "gemm_1": 200, "main": 120}
+             "gemm_0": 700, "relu_0": 60, "gemm_1": 200, "main": 120, "conv_4": 80}
     functions = [function(name, ops, None if name == "main" else
                           f"graph.{name.rsplit('_', 1)[0]}") for name, ops in sizes.items()]
     functions.insert(5, function("conv_3_par0", 500, None))  # its body: conv_3 weighs 800
-    module = ModuleOp(functions)
-    chunks = plan_chunks(module, parts=4, smallest=100, largest=10_000)
+    chunks = plan_chunks(ModuleOp(functions), parts=4, smallest=100, largest=10_000)
     names = [[f.sym_name.data for f in chunk.functions] for chunk in chunks]
-    everything = [name for chunk in names for name in chunk]
-    assert sorted(everything) == sorted([*sizes, "conv_3_par0"])
-    total = sum(sizes.values()) + 500  # 3,330 ops: chunks of 832, the first of half that
-    assert names[0] == ["add_0", "relu_0", "conv_1", "main", "conv_0"]  # >= 416 ops
-    assert names[1] == ["gemm_0", "gemm_1"]  # strength reduced: apart, first of the rest
-    assert names[2:] == [["conv_2"], ["conv_3", "conv_3_par0"]]
-    assert [c.strength_reduction for c in chunks] == [False, True, False, False]
-    assert total == sum(c.ops for c in chunks)
+    assert sorted(name for chunk in names for name in chunk) == sorted(
+        [*sizes, "conv_3_par0"])
+    # 3,410 ops: chunks of 852; the first, of the smallest kind, stops at the first conv
+    assert names[0] == ["add_0", "relu_0"]
+    # then the largest first, the kinds apart: the convolutions (up to 900) before the rest
+    assert names[1:] == [["conv_2"], ["conv_3", "conv_3_par0", "conv_0"], ["conv_1", "conv_4"],
+                         ["gemm_0", "gemm_1"], ["main"]]
+    assert [c.strength_reduction for c in chunks] == [True, False, False, False, True, True]
+    assert sum(c.ops for c in chunks) == sum(sizes.values()) + 500
