@@ -357,12 +357,14 @@ def plan_chunks(module: ModuleOp, parts: int, smallest: int, largest: int) -> li
     chunk_ops = max(smallest, min(largest, sum(sizes.values()) // max(1, parts)))
     reduced = {name: _keeps_strength_reduction(group[0][0]) for name, group in groups.items()}
     first: list[str] = []
+    first_ops = 0
     for name in sorted(groups, key=lambda n: sizes[n]):  # ties in module order
-        if first and (reduced[name] != reduced[first[0]]
-                      or sum(sizes[n] for n in first) >= chunk_ops // 2):
+        if first and (reduced[name] != reduced[first[0]] or first_ops >= chunk_ops // 2):
             break
         first.append(name)
-    rest = [n for n in groups if n not in first]
+        first_ops += sizes[name]
+    in_first = set(first)
+    rest = [n for n in groups if n not in in_first]
     largest_of = {kind: max((sizes[n] for n in rest if reduced[n] == kind), default=0)
                   for kind in (True, False)}
     order = [*first, *sorted(rest, key=lambda n: (-largest_of[reduced[n]], reduced[n],
