@@ -145,6 +145,8 @@ def _viewed_bytes(array: np.ndarray) -> bytes | None:
 
 # ----------------------------------------------------------------------------- converting
 
+_NARROW_INTS = frozenset(np.dtype(dt) for dt in (
+    ml_dtypes.int4, ml_dtypes.uint4, ml_dtypes.int2, ml_dtypes.uint2))
 _SATURATING_F8 = frozenset(np.dtype(dt) for dt in (
     ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e4m3fnuz, ml_dtypes.float8_e5m2,
     ml_dtypes.float8_e5m2fnuz))
@@ -153,9 +155,15 @@ _SATURATING_F8 = frozenset(np.dtype(dt) for dt in (
 def cast_array(x: np.ndarray, dtype: np.dtype, saturate: bool = True,
                round_mode: str = "up") -> np.ndarray:
     """ONNX Cast of an array: numpy's astype, except that an 8-bit float target saturates
-    (clamps to its largest finite value, NaN kept) unless `saturate` is off, and E8M0 rounds
-    by `round_mode`. The importer's folding and the evaluator share it, so both cast alike."""
+    (clamps to its largest finite value, NaN kept) unless `saturate` is off, E8M0 rounds
+    by `round_mode`, and a float cast to a 4- or 2-bit integer goes through int64 and wraps,
+    as the kernels do (ONNX leaves such a cast out of range undefined; ml_dtypes 0.7 gives 0
+    where earlier releases wrapped, so a fold would otherwise depend on its version). The
+    importer's folding and the evaluator share it, so both cast alike."""
     dtype = np.dtype(dtype)
+    if dtype in _NARROW_INTS and x.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            return x.astype(np.int64).astype(dtype)
     if dtype == np.dtype(ml_dtypes.float8_e8m0fnu):
         # onnx owns E8M0's rounding rule; imported here so that the dialects load without it
         from onnx.numpy_helper import to_float8e8m0

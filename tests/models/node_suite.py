@@ -16,11 +16,14 @@ process per test (a crash costs one test) for the conformance report.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import unittest
 from collections import Counter
 from dataclasses import dataclass, field
 
+import ml_dtypes
+import numpy as np
 import onnx.backend.test
 
 import onnxc
@@ -36,6 +39,18 @@ SHARDS = 2
 MIN_PASSED_PER_SHARD = {0: 845, 1: 867}
 """Each shard's part of MIN_PASSED at the last count."""
 
+UNDEFINED_CASTS = re.compile(r"^test_cast(like)?_FLOAT(16)?_to_U?INT[24](_expanded)?_cpu$")
+"""Casts of floats outside a 4- or 2-bit integer type's range (-9..15 to INT4, say), which
+ONNX leaves undefined ("fixed point: undefined if OOR"). onnx computes the expected outputs
+with ml_dtypes when the suite loads: up to ml_dtypes 0.6 they wrap (as onnxc does), from 0.7
+they are 0. Where the installed ml_dtypes no longer wraps, the suite expects one of two
+undefined results, and these tests are left out (24 of them) instead of counted."""
+
+
+def _ml_dtypes_wraps_narrow_ints() -> bool:
+    with np.errstate(invalid="ignore"):
+        return int(np.array([8.0], np.float32).astype(ml_dtypes.int4)[0]) == -8
+
 
 @dataclass
 class SuiteRun:
@@ -47,16 +62,23 @@ class SuiteRun:
     """test name -> a digest of the outputs of each run, in order"""
     hits: Counter = field(default_factory=Counter)
     """'hit' / 'miss': successful compiles answered from the cache or compiled afresh"""
+    left_out: int = 0
+    """tests of the shard not run, as UNDEFINED_CASTS"""
     current: str = ""
 
 
-def _node_tests(shard: int) -> tuple[type, list[str]]:
-    """The test case class and every SHARDS-th of its tests' names, from `shard`."""
+def _node_tests(shard: int) -> tuple[type, list[str], int]:
+    """The test case class, every SHARDS-th of its tests' names from `shard`, and how many of
+    those are left out as UNDEFINED_CASTS."""
     suite = onnx.backend.test.BackendTest(onnxc.backend, __name__)
     suite.exclude(r"_cuda$")
     case = suite.test_cases["OnnxBackendNodeModelTest"]
     names = sorted(n for n in dir(case) if n.startswith("test_") and n.endswith("_cpu"))
-    return case, names[shard::SHARDS]
+    names = names[shard::SHARDS]
+    if _ml_dtypes_wraps_narrow_ints():
+        return case, names, 0
+    defined = [n for n in names if not UNDEFINED_CASTS.match(n)]
+    return case, defined, len(names) - len(defined)
 
 
 def _first_line(text: str) -> str:
@@ -82,7 +104,7 @@ def _run_suite(monkeypatch, shard: int) -> SuiteRun:
     monkeypatch.setattr(onnxc_backend, "compile_model", compile_model)
     for rep in (onnxc_backend.OnnxcBackendRep, onnxc_backend.SpecializingBackendRep):
         monkeypatch.setattr(rep, "run", recording(rep.run))
-    case, names = _node_tests(shard)
+    case, names, record.left_out = _node_tests(shard)
     for name in names:
         record.current = name
         result = unittest.TestResult()
@@ -111,7 +133,7 @@ def check_shard(shard: int, tmp_path, monkeypatch) -> None:
     print(f"node suite shard {shard}: {passed} of {len(cold.outcomes)} passed")
     broken = {n: o for n, o in cold.outcomes.items() if o.startswith(("failed", "error"))}
     assert not broken, f"{len(broken)} node tests fail: {dict(list(broken.items())[:10])}"
-    floor = MIN_PASSED_PER_SHARD[shard]
+    floor = MIN_PASSED_PER_SHARD[shard] - cold.left_out
     assert passed >= floor, f"only {passed} node tests of shard {shard} pass ({floor} did)"
 
     changed = {n: (o, warm.outcomes[n]) for n, o in cold.outcomes.items()
