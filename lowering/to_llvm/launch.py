@@ -47,7 +47,7 @@ from collections.abc import Sequence
 
 from llvmlite import ir
 
-from onnxc.runtime.thread_pool import CHUNK_FN, FORK_FLAG, MAX_CHUNKS, PARALLEL_RUN
+from onnxc.runtime.pool_ir import CHUNK_FN, FORK_FLAG, MAX_CHUNKS, PARALLEL_RUN
 
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)
