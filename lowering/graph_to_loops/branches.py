@@ -32,6 +32,20 @@ def when(kb: KernelBuilder, cond: Condition, body: Callable[[], None]) -> None:
     kb.insert(scf.IfOp(cond, [], Region(block)))
 
 
+def unless(kb: KernelBuilder, cond: Condition, body: Callable[[], None]) -> None:
+    """`scf.if cond {} else { body() }`."""
+    if isinstance(cond, bool):
+        if not cond:
+            body()
+        return
+
+    def otherwise() -> list[SSAValue]:
+        body()
+        return []
+
+    choose(kb, cond, list, otherwise)
+
+
 def choose(kb: KernelBuilder, cond: Condition, then: Callable[[], Sequence[SSAValue]],
            otherwise: Callable[[], Sequence[SSAValue]]) -> list[SSAValue]:
     """`scf.if cond -> (then()) else (otherwise())`: the values of the branch taken."""

@@ -42,13 +42,8 @@ from onnxc.dialects.dense_data import from_numpy, values_in_shape
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.layout import layout_of
 from onnxc.lowering.graph_to_loops import gemm_bf16
-from onnxc.lowering.graph_to_loops.gemm_microkernel import (
-    KC,
-    GemmShape,
-    PackedGemm,
-    pack,
-    target_tiling,
-)
+from onnxc.lowering.graph_to_loops.gemm_microkernel import PackedGemm
+from onnxc.lowering.graph_to_loops.gemm_tiles import KC, GemmShape, pack, target_tiling
 from onnxc.lowering.graph_to_loops.k_blocks import Flag, KBlock, block_sequence
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.runs import copy_run, zero_run

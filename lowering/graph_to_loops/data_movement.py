@@ -24,7 +24,7 @@ from onnxc.dialects.layout import layout_of, parse_spec, physical_permutation
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.checks import checked_index, guarded_nest, nest_bounds
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise
-from onnxc.lowering.graph_to_loops.gemm_microkernel import target_tiling
+from onnxc.lowering.graph_to_loops.gemm_tiles import target_tiling
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
 from onnxc.lowering.graph_to_loops.runs import copy_run
 

@@ -41,14 +41,12 @@ from onnxc.dialects import graph
 from onnxc.dialects.dense_data import from_numpy, values_in_shape
 from onnxc.dialects.graph import shape_of
 from onnxc.lowering.graph_to_loops.gemm_microkernel import (
-    GemmShape,
     _b_value,
     _DenseGemm,
     applies,
-    pack,
     shape_of_op,
-    target_tiling,
 )
+from onnxc.lowering.graph_to_loops.gemm_tiles import GemmShape, pack, target_tiling
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.runtime.target import Target, current_target
 

@@ -1,6 +1,6 @@
 """Packed, register-blocked f32 GEMM for MatMul by a 2-D B, and Gemm (the BLIS structure).
 
-B is packed into `[k-block][N-panel][kc][w]` panels: at compile time into a constant when
+B is packed into `[k-block][N-panel][kc][w]` panels (gemm_tiles.py): at compile time into a constant when
 B is a constant (the weights of most models, alpha folded in), otherwise per (k-block,
 N-stripe) at run time into a scratch buffer the caller allocates in the arena. A is read in
 place, one scalar load and broadcast per row per k. An MR x NR tile of Y lives in MR * NR/VW
@@ -8,17 +8,18 @@ vector accumulators carried through the k loop as `scf.for` iter_args, fully unr
 `vector.fma` per accumulator per k. Loop order: chunk of row blocks (the parallel loop) ->
 k-block (KC) -> N-stripe (NC, so the packed block stays in L2) -> MR row block -> NR panel
 -> micro-kernel (with B packed at run time, the row blocks of each stripe are split
-instead: the packing scratch is shared). M and N remainders are
-compile-time shapes: a shorter row block, and one narrower tail panel (width a multiple of
-VW, zero-padded in the packing) whose tile goes through a small stack buffer.
+instead: the packing scratch is shared). An N remainder is one narrower tail panel (width a
+multiple of VW, zero-padded in the packing) whose tile goes through a small stack buffer. A
+static M remainder is one more MR-row block, clamped to end at row M: its first MR - rem rows
+are the previous block's, and it neither loads nor stores them (`row_block`), so the
+remainder runs the same code as every block instead of a shorter tile's copy of the nest
+(with AVX2's 6 rows every ResNet-50 conv had one: 15-25% of a conv net's LLVM IR). With
+fewer than MR rows in all, the tile is that many rows.
 
 A symbolic M (`[1, seq, K]` or `[seq, K]` times a static B) gets run-time row-block loops
 and chunking, and its last partial row block is the micro-kernel specialised for each of
-the MR - 1 row counts, chosen by `scf.if` on the run-time remainder (`each_remainder`): each
-M runs the code a static M with that remainder would. N and K stay static (B's shape).
-
-Packed offset of B[k0 + kk, j + c] in a k-block of depth kc: `k0 * npad + kc * j + kk * w + c`
-(w = min(NR, npad - j)); the run-time scratch holds one stripe, `kc * (j - j0) + kk * w + c`.
+the MR - 1 row counts, chosen by `scf.if` on the run-time remainder (`each_remainder`). N
+and K stay static (B's shape).
 
 gemm_bf16.py runs the same loop nest over bf16 pairs of k (`precision="bf16"`), through the
 hooks `b_vtype`, `a_splat` and `madd`.
@@ -26,10 +27,7 @@ hooks `b_vtype`, `a_splat` and `madd`.
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
+from collections.abc import Callable
 from math import prod
 
 import numpy as np
@@ -48,71 +46,30 @@ from onnxc.dialects import graph
 from onnxc.dialects.dense_data import from_numpy, values_in_shape
 from onnxc.dialects.graph import float_of, int_of, is_symbolic, shape_of
 from onnxc.dialects.graph_epilogue import epilogue_of
-from onnxc.dialects.symbolic_dims import Dim
-from onnxc.lowering.graph_to_loops.branches import choose, each_remainder, when
+from onnxc.lowering.graph_to_loops.branches import (
+    Condition,
+    choose,
+    each_remainder,
+    unless,
+    when,
+)
 from onnxc.lowering.graph_to_loops.epilogue import activate, clamp_vectors
+from onnxc.lowering.graph_to_loops.gemm_tiles import (
+    KC,
+    NC,
+    GemmShape,
+    pack,
+    target_tiling,
+)
 from onnxc.lowering.graph_to_loops.k_blocks import Flag, KBlock, block_sequence
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, broadcast_indices
-from onnxc.runtime.target import Target, current_target
 
-KC = 256
-"""Depth of a k-block: MR rows of A and a KC x NR panel of B stay in L1."""
-NC = 512
-"""Width of an N-stripe: a KC x NC block of packed B (512 KiB) stays in the L2."""
 CHUNK_ROW_BLOCKS = 16
 """Row blocks per parallel iteration at most: a chunk's rows reuse each KC x NC block of B."""
 MIN_CHUNKS = 8
 """Parallel iterations wanted at least (when there are that many row blocks), for balance."""
 MIN_ROWS_RUNTIME_PACK = 16
 """Below this many rows, packing a non-constant B costs about as much as the product."""
-
-
-@dataclass(frozen=True)
-class Tiling:
-    vw: int
-    """floats per vector register"""
-    mr: int
-    nr: int
-    """multiple of vw"""
-
-
-def target_tiling() -> Tiling:
-    """MR x NR for the target being compiled for (`current_target`)."""
-    return tiling_for(current_target())
-
-
-@lru_cache
-def tiling_for(target: Target) -> Tiling:
-    """x86: NR = 2 vectors; MR rows as many as the register file holds with room for the two
-    B vectors and A's broadcast, at most 8: 8x32 with AVX-512's 32 zmm (16 accumulate), 6x16
-    with AVX2's 16 ymm. NEON: 4x16 (16 q accumulators, four B vectors per k). Its 32 q
-    registers would hold 8x8, 8x12 or 6x12 tiles too, but LLVM then reloads more around the
-    inner loops of ResNet-50's convs (reloads per multiply-add, benchmarks/spills.py before
-    it told loop exits from loop bodies: 8x8 0.35, 8x12 0.58, 6x12 0.33, 4x16 0.08; with
-    4x16 the inner loops have none), and qemu cannot time them."""
-    vw = max(4, target.vector_bits // 32)
-    if target.arch == "aarch64":
-        return Tiling(vw=vw, mr=4, nr=4 * vw)
-    return Tiling(vw=vw, mr=min(8, (target.vector_registers - 4) // 2), nr=2 * vw)
-
-
-@dataclass(frozen=True)
-class GemmShape:
-    """Y[m, n] = act(alpha * op(A) @ op(B) + beta * C); n and k static, m static or
-    symbolic (a `SymDim`: the packed kernel's row loops then run to run-time bounds)."""
-
-    m: Dim
-    n: int
-    k: int
-    trans_a: bool
-    trans_b: bool
-    alpha: float
-    beta: float
-    c_shape: tuple[Dim, ...] | None
-    """None when there is no C term (absent or beta == 0)"""
-
-    def npad(self, t: Tiling) -> int:
-        return -(-self.n // t.vw) * t.vw
 
 
 def shape_of_op(op: Operation) -> GemmShape | None:
@@ -198,29 +155,6 @@ def scratch_b(op: Operation) -> list[MemRefType]:
     return [MemRefType(f32, [min(KC, g.k), min(NC, g.npad(t))])]
 
 
-def pack(b: np.ndarray, g: GemmShape, t: Tiling, depths: Sequence[int] = ()) -> np.ndarray:
-    """The K x N matrix `b` in panel order (see the module docstring), zero-padded; the
-    k-blocks are KC deep unless `depths` lists them (the conv's tap-aligned blocks).
-
-    Written panel by panel into one zeroed array: no padded or concatenated copies, which
-    for a large weight would each cost its size again at compile time."""
-    npad = g.npad(t)
-    bounds = np.cumsum([0, *depths]) if depths else range(0, g.k + KC, KC)
-    assert not depths or bounds[-1] == g.k
-    packed = np.zeros(g.k * npad, b.dtype)  # f32, or the bf16 pairs of gemm_bf16 (u32)
-    offset = 0
-    for k0, k1 in itertools.pairwise(bounds):
-        depth = max(0, min(k1, g.k) - k0)
-        for j in range(0, npad, t.nr):
-            width = min(t.nr, npad - j)
-            panel = packed[offset : offset + depth * width].reshape(depth, width)
-            if j < g.n:
-                panel[:, : min(width, g.n - j)] = b[k0 : k0 + depth, j : j + width]
-            offset += depth * width
-    assert offset == packed.size
-    return packed
-
-
 class PackedGemm:
     """Emits one packed GEMM into `y` ([M, >= col0 + N]); `bp` is the packed constant (1-D)
     or the run-time packing scratch (2-D).
@@ -244,6 +178,11 @@ class PackedGemm:
         else:
             self.full_rows = kb.idiv(self.m, self.t.mr)
             self.rem_rows = kb.isub(self.m, kb.imul(self.full_rows, self.t.mr))
+        self.clamped = isinstance(self.m, int) and self.rem_rows > 0 and self.full_rows > 0
+        """the M remainder is one more row block, clamped to end at M (`row_block`)"""
+        self.row_blocks: Index = self.full_rows + 1 if self.clamped else self.full_rows
+        self.shared_rows = self.t.mr - self.rem_rows if self.clamped else 0
+        """rows at the start of the clamped block that belong to the block before it"""
         self.y = y
         bp_type = bp.type
         assert isinstance(bp_type, MemRefType)
@@ -331,7 +270,7 @@ class PackedGemm:
         if self.runtime_pack:
             self.k_blocks(lambda blk: self.k_block(blk, None))
             return
-        row_blocks = self.full_rows
+        row_blocks = self.row_blocks
         if isinstance(row_blocks, int):
             per_chunk: Index = max(1, min(CHUNK_ROW_BLOCKS, row_blocks // MIN_CHUNKS))
             chunks: Index = -(-row_blocks // per_chunk)
@@ -346,8 +285,21 @@ class PackedGemm:
             self.k_blocks(lambda blk: self.k_block(blk, span))
 
         kb.parallel_for(0, chunks, chunk)
-        each_remainder(kb, self.rem_rows, t.mr,
-                       lambda rem: self.k_blocks(lambda blk: self.k_block(blk, rem)))
+        if not self.clamped:
+            each_remainder(kb, self.rem_rows, t.mr,
+                           lambda rem: self.k_blocks(lambda blk: self.k_block(blk, rem)))
+
+    def row_block(self, r: Index) -> tuple[Index, Condition]:
+        """Row block `r`'s first row, and whether it is the clamped last block (whose first
+        `shared_rows` rows the block before it computes and owns)."""
+        kb, mr = self.kb, self.t.mr
+        if not self.clamped:
+            return kb.imul(r, mr), False
+        assert isinstance(self.m, int)
+        if isinstance(r, int):
+            return (r * mr, False) if r < self.full_rows else (self.m - mr, True)
+        last = kb.insert(arith.CmpiOp(kb.idx(r), kb.idx(self.full_rows), "eq"))
+        return kb.imin(kb.imul(r, mr), self.m - mr), last
 
     def k_block(self, blk: KBlock, span: tuple[Index, Index] | int | None) -> None:
         t, kb = self.t, self.kb
@@ -376,20 +328,26 @@ class PackedGemm:
         if self.runtime_pack:
             each_panel(lambda j, w, in_range: self.pack_panel(blk.k0, blk.kc, j0, j, w))
 
-        def rows(i0: Index, mr: int) -> None:
+        def rows(i0: Index, mr: int, clamped: Condition = False) -> None:
             ctx = self.row_context(i0, mr)
-            each_panel(lambda j, w, in_range: self.micro(blk, ctx, i0, mr, j, w, in_range, j0))
+            each_panel(lambda j, w, in_range: self.micro(blk, ctx, i0, mr, j, w, in_range, j0,
+                                                         clamped))
+
+        def block(r: Index) -> None:
+            i0, clamped = self.row_block(r)
+            rows(i0, t.mr, clamped)
 
         full_rows = self.full_rows
         if span is None:
             # row blocks write disjoint rows of Y: the loop threads split
-            kb.parallel_for(0, full_rows, lambda r: rows(kb.imul(r, t.mr), t.mr))
-            each_remainder(kb, self.rem_rows, t.mr,
-                           lambda rem: rows(kb.imul(full_rows, t.mr), rem))
+            kb.parallel_for(0, self.row_blocks, block)
+            if not self.clamped:
+                each_remainder(kb, self.rem_rows, t.mr,
+                               lambda rem: rows(kb.imul(full_rows, t.mr), rem))
         elif isinstance(span, int):
             rows(kb.imul(full_rows, t.mr), span)
         else:
-            kb.for_(span[0], span[1], lambda r: rows(kb.imul(r, t.mr), t.mr))
+            kb.for_(span[0], span[1], block)
 
     def pack_panel(self, k0: Index, kc: int, j0: Index, j: Index, w: int) -> None:
         raise NotImplementedError
@@ -397,12 +355,14 @@ class PackedGemm:
     # ---------------------------------------------------------------- micro-kernel
 
     def micro(self, blk: KBlock, ctx: object, i0: Index, mr: int, j: Index, w: int,
-              in_range: bool, j0: Index) -> None:
+              in_range: bool, j0: Index, clamped: Condition = False) -> None:
+        """One MR x w tile; in the `clamped` last row block its first `shared_rows` rows are
+        computed, but neither loaded from Y nor stored (the block before owns them)."""
         kb, t = self.kb, self.t
         nv = w // t.vw
         base = self.panel_base(blk.k0, blk.kc, j0, j)
         init = choose(kb, blk.first, lambda: [self.splat(kb.constant(0.0, f32))] * (mr * nv),
-                      lambda: self.load_tile(i0, mr, j, w, in_range))
+                      lambda: self.load_tile(i0, mr, j, w, in_range, clamped))
 
         def step(kk: Index, a_values: list[SSAValue], *acc: SSAValue) -> list[SSAValue]:
             at = kb.iadd(base, kb.imul(kk, w))
@@ -423,7 +383,7 @@ class PackedGemm:
                          lambda: inner)
             for r in range(mr):
                 acc[r * nv: r * nv + full] = sub[r * full: (r + 1) * full]
-        self.store_tile(acc, i0, mr, j, w, in_range, blk.last)
+        self.store_tile(acc, i0, mr, j, w, in_range, blk.last, clamped)
 
     def full_vectors(self, j: Index, w: int, in_range: bool) -> int:
         """Vectors of the panel's width that lie inside Y's N columns (the tail panel is
@@ -433,41 +393,76 @@ class PackedGemm:
         assert isinstance(j, int)
         return (self.g.n - j) // self.t.vw
 
-    def load_tile(self, i0, mr: int, j, w: int, in_range: bool) -> list[SSAValue]:
+    def load_tile(self, i0, mr: int, j, w: int, in_range: bool,
+                  clamped: Condition = False) -> list[SSAValue]:
         """The tile of Y (a tail panel: full vectors direct, the partial one through the
-        stack tile, padding as zeros)."""
+        stack tile, padding as zeros); zeros for the rows a clamped block does not own."""
         kb, t = self.kb, self.t
         nv = w // t.vw
         full = self.full_vectors(j, w, in_range)
         part = 0 if in_range else self.g.n - j - full * t.vw
         if part:
-            kb.nest([mr, part], lambda ivs: kb.store(kb.load(
+            self.row_nest(clamped, mr, part, lambda ivs: kb.store(kb.load(
                 self.y, [kb.iadd(i0, ivs[0]), self.ycol(j, kb.iadd(full * t.vw, ivs[1]))]),
                 self.tile, ivs))
-        zero = self.splat(kb.constant(0.0, f32)) if full + (part > 0) < nv else None
-        tile = []
-        for r in range(mr):
+        shared = self.shared_rows if clamped is not False else 0
+        zero = (self.splat(kb.constant(0.0, f32))
+                if shared or full + (part > 0) < nv else None)
+
+        def row(r: int) -> list[SSAValue]:
+            values = []
             for v in range(nv):
                 if v < full:
-                    tile.append(self.vload(self.y, [kb.iadd(i0, r), self.ycol(j, v * t.vw)]))
+                    values.append(self.vload(self.y, [kb.iadd(i0, r), self.ycol(j, v * t.vw)]))
                 elif v == full and part:
-                    tile.append(self.vload(self.tile, [r, 0]))
+                    values.append(self.vload(self.tile, [r, 0]))
                 else:
-                    tile.append(zero)
-        return tile
+                    values.append(zero)
+            return values
 
-    def store_tile(self, acc, i0, mr: int, j, w: int, in_range: bool, last: Flag) -> None:
+        head = choose(kb, clamped, lambda: [zero] * (shared * nv),
+                      lambda: [x for r in range(shared) for x in row(r)]) if shared else []
+        return head + [x for r in range(shared, mr) for x in row(r)]
+
+    def owned_from(self, clamped: Condition) -> Index:
+        """The first row of a tile its row block owns: `shared_rows` in the clamped block."""
+        if isinstance(clamped, bool):
+            return self.shared_rows if clamped else 0
+        kb = self.kb
+        return kb.select(clamped, kb.idx(self.shared_rows), kb.idx(0))
+
+    def row_nest(self, clamped: Condition, mr: int, cols: int,
+                 body: Callable[[list[Index]], None]) -> None:
+        """`body([r, c])` for the rows of a tile its block owns and `cols` columns."""
+        kb = self.kb
+        first = self.owned_from(clamped)
+        if first == 0:
+            kb.nest([mr, cols], body)
+            return
+        kb.for_(first, mr, lambda r: kb.for_(0, cols, lambda c: body([r, c])))
+
+    def store_tile(self, acc, i0, mr: int, j, w: int, in_range: bool, last: Flag,
+                   clamped: Condition = False) -> None:
         """Full vectors go straight to Y; a tail panel's partial vector goes through the
-        stack tile and is copied (with the scalar epilogue) column by column."""
+        stack tile and is copied (with the scalar epilogue) column by column. A clamped
+        block stores only the rows it owns."""
         kb, t = self.kb, self.t
         nv = w // t.vw
         full = self.full_vectors(j, w, in_range)
-        for r in range(mr):
-            for v in range(full):
-                self.vstore(acc[r * nv + v], self.y, [kb.iadd(i0, r), self.ycol(j, v * t.vw)])
+
+        def store_rows(rows: range) -> None:
+            for r in rows:
+                for v in range(full):
+                    self.vstore(acc[r * nv + v], self.y,
+                                [kb.iadd(i0, r), self.ycol(j, v * t.vw)])
+
+        shared = self.shared_rows if clamped is not False else 0
+        unless(kb, clamped, lambda: store_rows(range(shared)))
+        store_rows(range(shared, mr))
         if full and self.act not in (None, "relu", "clip"):
-            when(kb, last, lambda: kb.nest([mr, full * t.vw], lambda ivs: self.scalar_activate(
-                [kb.iadd(i0, ivs[0]), self.ycol(j, ivs[1])])))
+            when(kb, last, lambda: self.row_nest(
+                clamped, mr, full * t.vw,
+                lambda ivs: self.scalar_activate([kb.iadd(i0, ivs[0]), self.ycol(j, ivs[1])])))
         part = 0 if in_range else self.g.n - j - full * t.vw
         if not part:
             return
@@ -481,7 +476,7 @@ class PackedGemm:
                        lambda: [x])[0]
             kb.store(x, self.y, at)
 
-        kb.nest([mr, part], copy)
+        self.row_nest(clamped, mr, part, copy)
 
     # ---------------------------------------------------------------- epilogue
 

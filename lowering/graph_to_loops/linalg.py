@@ -39,11 +39,8 @@ from onnxc.dialects.graph import float_of, int_of, is_symbolic, shape_of
 from onnxc.dialects.symbolic_dims import Dim
 from onnxc.lowering.graph_to_loops.branches import each_remainder, when
 from onnxc.lowering.graph_to_loops.epilogue import activate, activate_in_place
-from onnxc.lowering.graph_to_loops.gemm_microkernel import (
-    applies,
-    packed_gemm_kernel,
-    target_tiling,
-)
+from onnxc.lowering.graph_to_loops.gemm_microkernel import applies, packed_gemm_kernel
+from onnxc.lowering.graph_to_loops.gemm_tiles import target_tiling
 from onnxc.lowering.graph_to_loops.loops import (
     Index,
     KernelBuilder,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import VectorType, f32
 from xdsl.ir import SSAValue
 
-from onnxc.lowering.graph_to_loops.gemm_microkernel import target_tiling
+from onnxc.lowering.graph_to_loops.gemm_tiles import target_tiling
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 
 

@@ -15,7 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import onnxc
 from onnxc.dialects import graph
-from onnxc.lowering.graph_to_loops.gemm_microkernel import (
+from onnxc.lowering.graph_to_loops.gemm_tiles import (
     KC,
     NC,
     GemmShape,
@@ -126,6 +126,32 @@ def test_epilogue_of_the_last_of_looped_k_blocks(k, n, act):
     expected = {"Tanh": np.tanh, "Sigmoid": lambda v: 1 / (1 + np.exp(-v)),
                 "Relu": lambda v: np.maximum(v, 0)}[act](z)
     np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("const_b", [True, False])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_clamped_last_row_block(const_b, threads):
+    """M rows with every remainder of the host's MR: the remainder is one more MR-row block
+    ending at row M, whose first rows are the previous block's. It must neither store those
+    rows nor read them back between k-blocks (three here, B packed at compile time or at
+    run time), nor apply the scalar epilogue to them twice, on one thread or two."""
+    t = target_tiling()
+    k, n = 2 * KC + 40, t.nr + t.vw + 3  # looped k-blocks; a tail panel with a partial vector
+    b, c = _rand(k, n) / np.float32(np.sqrt(k)), _rand(n)
+    for rem in range(1, t.mr):
+        m = 3 * t.mr + rem
+        a = _rand(m, k)
+        feeds, inits = {"a": a}, [("c", c)]
+        if const_b:
+            inits.append(("b", b))
+        else:
+            feeds["b"] = b
+        nodes = [helper.make_node("Gemm", ["a", "b", "c"], ["g"]),
+                 helper.make_node("Sigmoid", ["g"], ["y"])]
+        model = _model(nodes, list(feeds.items()), (m, n), inits)
+        y = onnxc.compile(model, num_threads=threads).run(None, feeds)[0]
+        expected = 1 / (1 + np.exp(-(a @ b + c)))
+        np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-5, err_msg=f"M = {m}")
 
 
 def test_matmul_folds_leading_dimensions_of_a_into_m():

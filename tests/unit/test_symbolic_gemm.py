@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from onnxc.lowering.graph_to_loops.gemm_microkernel import KC, target_tiling
+from onnxc.lowering.graph_to_loops.gemm_tiles import KC, target_tiling
 from tests.ir_helpers import compile_graph, const, parse_graph
 
 RNG = np.random.default_rng(11)

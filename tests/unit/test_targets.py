@@ -17,7 +17,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import onnxc
 from onnxc.errors import InvalidArgumentError
-from onnxc.lowering.graph_to_loops.gemm_microkernel import tiling_for
+from onnxc.lowering.graph_to_loops.gemm_tiles import tiling_for
 from onnxc.runtime.target import (
     PRESETS,
     compiling_for,
