@@ -13,8 +13,9 @@ multiple of VW, zero-padded in the packing) whose tile goes through a small stac
 static M remainder is one more MR-row block, clamped to end at row M: its first MR - rem rows
 are the previous block's, and it neither loads nor stores them (`row_block`), so the
 remainder runs the same code as every block instead of a shorter tile's copy of the nest
-(with AVX2's 6 rows every ResNet-50 conv had one: 15-25% of a conv net's LLVM IR). With
-fewer than MR rows in all, the tile is that many rows.
+(with AVX2's 6 rows most ResNet-50 convs had one: 15-25% of a conv net's LLVM IR). Where
+those recomputed rows would be more than 1/64 of M, or M is below MR, the remainder keeps
+a tile of its own row count.
 
 A symbolic M (`[1, seq, K]` or `[seq, K]` times a static B) gets run-time row-block loops
 and chunking, and its last partial row block is the micro-kernel specialised for each of
@@ -70,6 +71,12 @@ MIN_CHUNKS = 8
 """Parallel iterations wanted at least (when there are that many row blocks), for balance."""
 MIN_ROWS_RUNTIME_PACK = 16
 """Below this many rows, packing a non-constant B costs about as much as the product."""
+MAX_SHARED_ROWS_FRACTION = 64
+"""The clamped last row block recomputes MR - rem rows of the block before it, and a tile
+costs about its rows' share of a full one: it replaces the remainder's own tile when those
+rows are at most 1/64 of M (<= 1.6% more work). ResNet-50's 7x7 maps (M = 49, one row
+left with AVX2's six) and the 2-layer BERT's 128 rows (two left) would do 10% and 3% more,
+and keep the shorter tile."""
 
 
 def shape_of_op(op: Operation) -> GemmShape | None:
@@ -178,7 +185,8 @@ class PackedGemm:
         else:
             self.full_rows = kb.idiv(self.m, self.t.mr)
             self.rem_rows = kb.isub(self.m, kb.imul(self.full_rows, self.t.mr))
-        self.clamped = isinstance(self.m, int) and self.rem_rows > 0 and self.full_rows > 0
+        self.clamped = (isinstance(self.m, int) and self.rem_rows > 0 and self.full_rows > 0
+                        and (self.t.mr - self.rem_rows) * MAX_SHARED_ROWS_FRACTION <= self.m)
         """the M remainder is one more row block, clamped to end at M (`row_block`)"""
         self.row_blocks: Index = self.full_rows + 1 if self.clamped else self.full_rows
         self.shared_rows = self.t.mr - self.rem_rows if self.clamped else 0

@@ -15,6 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import onnxc
 from onnxc.dialects import graph
+from onnxc.lowering.graph_to_loops.gemm_microkernel import MAX_SHARED_ROWS_FRACTION
 from onnxc.lowering.graph_to_loops.gemm_tiles import (
     KC,
     NC,
@@ -131,15 +132,16 @@ def test_epilogue_of_the_last_of_looped_k_blocks(k, n, act):
 @pytest.mark.parametrize("const_b", [True, False])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_clamped_last_row_block(const_b, threads):
-    """M rows with every remainder of the host's MR: the remainder is one more MR-row block
-    ending at row M, whose first rows are the previous block's. It must neither store those
-    rows nor read them back between k-blocks (three here, B packed at compile time or at
-    run time), nor apply the scalar epilogue to them twice, on one thread or two."""
+    """M rows with every remainder of the host's MR, enough for the remainder to be one more
+    MR-row block ending at row M, whose first rows are the previous block's. It must neither
+    store those rows nor read them back between k-blocks (three here, B packed at compile
+    time or at run time), nor apply the scalar epilogue to them twice, on one thread or
+    two."""
     t = target_tiling()
     k, n = 2 * KC + 40, t.nr + t.vw + 3  # looped k-blocks; a tail panel with a partial vector
     b, c = _rand(k, n) / np.float32(np.sqrt(k)), _rand(n)
     for rem in range(1, t.mr):
-        m = 3 * t.mr + rem
+        m = MAX_SHARED_ROWS_FRACTION * t.mr + rem  # enough rows for the clamped block
         a = _rand(m, k)
         feeds, inits = {"a": a}, [("c", c)]
         if const_b:
