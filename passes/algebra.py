@@ -1,4 +1,4 @@
-"""Common subexpressions and algebra: `cse`, and the algebraic rewrites of the catalog.
+"""Algebra: the algebraic rewrites of the catalog.
 
 algebraic-identities, reassociate-constants, distribute, strength-reduce and
 broadcast-simplify only fire when the rewritten value keeps its exact type (a constant that
@@ -12,9 +12,7 @@ Rewrites that merge or invert constants change rounding (one rounding instead of
 every fusion that folds constants does); they fire only when the folded constant is as
 finite and as nonzero as the ones it replaces, so no new overflow or underflow comes from it.
 
-`cse` merges two ops of the same kind, properties and operands into one, which also merges
-identical constants (their dense bytes compare equal). It is xDSL's CSE driver, counted in the
-pattern statistics like every other graph pass.
+`cse` (merging ops of the same kind, properties and operands) is in passes/cse.py.
 """
 
 from __future__ import annotations
@@ -22,23 +20,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     RewritePattern,
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
-from xdsl.transforms.common_subexpression_elimination import cse
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph import is_symbolic, shape_of
-from onnxc.passes.base import STATISTICS, GraphPatternPass
+from onnxc.passes.base import GraphPatternPass
 from onnxc.passes.constants import (
     constant_value,
     element_type,
@@ -48,20 +42,6 @@ from onnxc.passes.constants import (
     scalar,
     single_use,
 )
-
-
-@dataclass(frozen=True)
-class CsePass(ModulePass):
-    """Merge ops with equal name, properties and operands (also identical constants)."""
-
-    name = "cse"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        before = sum(1 for _ in op.walk())
-        cse(op)
-        for _ in range(before - sum(1 for _ in op.walk())):
-            STATISTICS.record(self.name, "MergeEquivalentOps")
-
 
 # --------------------------------------------------------------------------- helpers
 

@@ -58,7 +58,7 @@ _PASS_PATHS: dict[str, str] = {
     "cancel-layout-conversions": "onnxc.passes.inverse_pairs:CancelLayoutConversionsPass",
     "cancel-quant-dequant": "onnxc.passes.inverse_pairs:CancelQuantDequantPass",
     "cancel-concat-slice": "onnxc.passes.inverse_pairs:CancelConcatSlicePass",
-    "cse": "onnxc.passes.algebra:CsePass",
+    "cse": "onnxc.passes.cse:CsePass",
     "algebraic-identities": "onnxc.passes.algebra:AlgebraicIdentitiesPass",
     "reassociate-constants": "onnxc.passes.algebra:ReassociateConstantsPass",
     "distribute": "onnxc.passes.algebra:DistributePass",

@@ -6,7 +6,7 @@ import pytest
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from onnxc.errors import OnnxcError
-from onnxc.passes.algebra import CsePass
+from onnxc.passes.cse import CsePass
 from onnxc.tools.pipeline_text import (
     PassOptionError,
     PipelineSyntaxError,
