@@ -208,14 +208,14 @@ def packed_weights(op: Operation) -> DenseIntOrFPElementsAttr:
     g, t = geometry(op), target_tiling()
     w = _weight_value(op)
     assert w is not None
-    depths = block_plan(g).depths
-    parts = []
+    depths, shape = block_plan(g).depths, _gemm_shape(g)
+    size = g.taps * g.cg * shape.npad(t)
+    packed = np.zeros(g.groups * size, np.float32)
     for grp in range(g.groups):
         wg = w[grp * g.mg:(grp + 1) * g.mg]  # [Mg, Cg, KH, KW]
-        b = wg.transpose(2, 3, 1, 0).reshape(g.taps * g.cg, g.mg)
-        parts.append(pack(b, _gemm_shape(g), t, depths))
-    packed = np.concatenate(parts) if len(parts) > 1 else parts[0]
-    return from_numpy(packed.reshape(-1), f32)
+        b = wg.transpose(2, 3, 1, 0).reshape(g.taps, g.cg, g.mg)  # a view: (kh, kw) merge
+        pack(b, shape, t, depths, out=packed[grp * size:(grp + 1) * size])
+    return from_numpy(packed, f32)
 
 
 def padded_scratch(g: ConvGeometry) -> list[MemRefType]:

@@ -75,24 +75,53 @@ class GemmShape:
         return -(-self.n // t.vw) * t.vw
 
 
-def pack(b: np.ndarray, g: GemmShape, t: Tiling, depths: Sequence[int] = ()) -> np.ndarray:
+def pack(b: np.ndarray, g: GemmShape, t: Tiling, depths: Sequence[int] = (),
+         out: np.ndarray | None = None) -> np.ndarray:
     """The K x N matrix `b` in panel order (see the module docstring), zero-padded; the
-    k-blocks are KC deep unless `depths` lists them (the conv's tap-aligned blocks).
+    k-blocks are KC deep unless `depths` lists them (the conv's tap-aligned blocks). `b` is
+    (K, N), or (taps, C, N) with K = taps * C: a conv's weights seen through a transpose,
+    never copied. Written into `out` (zeroed, K * npad long) when given.
 
-    Written panel by panel into one zeroed array: no padded or concatenated copies, which
-    for a large weight would each cost its size again at compile time."""
+    Each k-block's panels are one strided copy from `b` (its partial panels one more each):
+    ResNet-50's weights were a transposed copy, a Python loop of 8,000 panel copies and
+    then the attribute's bytes, 0.2-0.3 s of graph-to-loops."""
     npad = g.npad(t)
+    rows = b if b.ndim == 3 else b[None]
+    assert rows.shape[0] * rows.shape[1] == g.k and rows.shape[2] == g.n
     bounds = np.cumsum([0, *depths]) if depths else range(0, g.k + KC, KC)
     assert not depths or bounds[-1] == g.k
-    packed = np.zeros(g.k * npad, b.dtype)  # f32, or the bf16 pairs of gemm_bf16 (u32)
+    packed = np.zeros(g.k * npad, b.dtype) if out is None else out  # f32, or bf16 pairs (u32)
+    assert packed.size == g.k * npad
+    whole = min(npad, g.n) // t.nr  # panels whose columns all hold B's
     offset = 0
     for k0, k1 in itertools.pairwise(bounds):
         depth = max(0, min(k1, g.k) - k0)
-        for j in range(0, npad, t.nr):
+        if depth == 0:
+            continue
+        src = _block_rows(rows, int(k0), depth)
+        block = packed[offset : offset + depth * npad]
+        lead = src.shape[:2]
+        if whole:
+            panels = src[:, :, : whole * t.nr].reshape(*lead, whole, t.nr)
+            block[: whole * depth * t.nr].reshape(whole, *lead, t.nr)[...] = (
+                panels.transpose(2, 0, 1, 3))
+        for j in range(whole * t.nr, npad, t.nr):  # the zero-padded ones
             width = min(t.nr, npad - j)
-            panel = packed[offset : offset + depth * width].reshape(depth, width)
+            panel = block[depth * j : depth * (j + width)].reshape(*lead, width)
             if j < g.n:
-                panel[:, : min(width, g.n - j)] = b[k0 : k0 + depth, j : j + width]
-            offset += depth * width
+                panel[:, :, : min(width, g.n - j)] = src[:, :, j : j + width]
+        offset += depth * npad
     assert offset == packed.size
     return packed
+
+
+def _block_rows(rows: np.ndarray, k0: int, depth: int) -> np.ndarray:
+    """Rows k0 .. k0 + depth of the (taps, C, N) `rows` as a (taps', C', N) view: whole
+    taps, or channels of one tap (the conv's blocks are either); else a copy."""
+    per_tap = rows.shape[1]
+    tap, channel = divmod(k0, per_tap)
+    if channel == 0 and depth % per_tap == 0:
+        return rows[tap : tap + depth // per_tap]
+    if channel + depth <= per_tap:
+        return rows[tap : tap + 1, channel : channel + depth]
+    return rows.reshape(-1, rows.shape[2])[k0 : k0 + depth][None]
