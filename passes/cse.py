@@ -3,10 +3,11 @@
 xDSL's driver merges two ops of the same name, properties and operands; for a constant that
 means hashing its dense bytes, all of them, the first time the attribute is hashed. After
 the batch-norm folds every conv weight of ResNet-50 is a new 2-25 MB `bytes` object, and
-hashing the 100 MB was 0.1 s of the graph passes, for no merge at all. Here a large constant
-is looked up by its type, its length and a sample of its bytes; only constants that agree on
-those are compared in full (`bytes ==`, a memcmp that stops at the first difference), so
-the merges are exactly xDSL's and the cost follows the candidates, not the weights.
+hashing the 100 MB was 0.1 s of the graph passes, for no merge at all. Here a constant is
+looked up by its type and `dense_data.lookup_key` (for a large one, its length and a sample
+of its bytes); only constants that agree on those are compared in full (`bytes ==`, a
+memcmp that stops at the first difference), so the merges are exactly xDSL's and the cost
+follows the candidates, not the weights.
 """
 
 from __future__ import annotations
@@ -21,21 +22,12 @@ from xdsl.traits import IsolatedFromAbove
 from xdsl.transforms.common_subexpression_elimination import CSEDriver
 
 from onnxc.dialects import graph
+from onnxc.dialects.dense_data import lookup_key
 from onnxc.passes.base import STATISTICS
-
-HASHED_IN_FULL_BYTES = 4096
-"""Constants up to this size are keyed by all their bytes (hashing them costs nothing)."""
-
-SAMPLES = 64
-"""Evenly spaced bytes that key a larger constant, besides its first and last 64."""
 
 
 def _key(op: graph.ConstantOp) -> tuple:
-    data = op.value.data.data
-    if len(data) <= HASHED_IN_FULL_BYTES:
-        return op.output.type, data
-    stride = len(data) // SAMPLES
-    return op.output.type, len(data), data[:64], data[-64:], data[::stride]
+    return op.output.type, lookup_key(op.value.data.data)
 
 
 def _visible_from(earlier: Operation, op: Operation) -> bool:

@@ -47,6 +47,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolOpInterface
 
 from onnxc.dialects import graph, graph_indexed, layout
+from onnxc.dialects.dense_data import lookup_key
 from onnxc.dialects.graph import int_of, is_symbolic, shape_of
 from onnxc.dialects.graph_checks import SITE_PROPERTIES, onnx_node_of
 from onnxc.dialects.symbolic_dims import num_elements, symbols_of
@@ -112,7 +113,7 @@ class _ModuleLowering:
         }
         self.next_suffix: dict[str, int] = {}
         self.kernels: dict[tuple, str] = {}
-        self.globals: dict[tuple, str] = {}
+        self.globals: dict[tuple, list[tuple[str, bytes]]] = {}  # by dense_data.lookup_key
         self.new_globals: list[Operation] = []
         self.new_kernels: list[Operation] = []
 
@@ -140,14 +141,17 @@ class _ModuleLowering:
     def global_for(self, value: DenseIntOrFPElementsAttr) -> tuple[str, MemRefType]:
         """A private constant global holding `value`'s bytes; equal constants share one."""
         mtype = memref_of(value.type)  # type: ignore[arg-type]
-        key = (mtype, value.data.data)
-        if key not in self.globals:
-            name = self.fresh_name("cst")
-            self.new_globals.append(memref.GlobalOp.get(
-                StringAttr(name), mtype, value, StringAttr("private"), UnitAttr()
-            ))
-            self.globals[key] = name
-        return self.globals[key], mtype
+        data = value.data.data
+        candidates = self.globals.setdefault((mtype, lookup_key(data)), [])
+        for name, held in candidates:
+            if held == data:
+                return name, mtype
+        name = self.fresh_name("cst")
+        self.new_globals.append(memref.GlobalOp.get(
+            StringAttr(name), mtype, value, StringAttr("private"), UnitAttr()
+        ))
+        candidates.append((name, data))
+        return name, mtype
 
     def kernel(
         self,

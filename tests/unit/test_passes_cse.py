@@ -1,5 +1,5 @@
-"""`cse` on large constants (passes/cse.py): keyed by a sample of their bytes, merged only
-when all their bytes are equal."""
+"""`cse` on large constants (passes/cse.py): keyed by a sample of their bytes
+(dense_data.lookup_key), merged only when all their bytes are equal."""
 
 from __future__ import annotations
 
