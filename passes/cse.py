@@ -60,7 +60,8 @@ class _ConstantKeyedDriver(CSEDriver):
             return
         candidates = self.constants.setdefault(_key(op), [])
         for earlier in candidates:
-            if earlier.value == op.value and _visible_from(earlier, op):
+            if (earlier.properties == op.properties and earlier.attributes == op.attributes
+                    and _visible_from(earlier, op)):
                 self._replace_and_delete(op, earlier)
                 return
         candidates.append(op)
