@@ -34,7 +34,7 @@ def test_every_lazy_format_parses():
                 continue  # builtin's UnregisteredOp
             op_def = op.get_irdl_definition()
             if op_def.assembly_format is not None:
-                lazy_assembly_formats._EAGER(op_def.assembly_format, op_def)
+                lazy_assembly_formats.eager_from_str(op_def.assembly_format, op_def)
                 checked += 1
     assert checked > 250
 

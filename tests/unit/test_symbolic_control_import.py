@@ -26,8 +26,8 @@ from onnxc.dialects import graph
 from onnxc.dialects.symbolic_dims import SymDim
 from onnxc.errors import UnsupportedOpError
 from onnxc.frontend import import_onnx
-from onnxc.passes.cse import CsePass
 from onnxc.passes.constant_folding import FoldConstantOpsPass
+from onnxc.passes.cse import CsePass
 from onnxc.passes.evaluator import evaluate, evaluate_op
 from tests.ir_helpers import parse_graph
 
