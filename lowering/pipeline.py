@@ -37,6 +37,7 @@ from onnxc.registry import ONNXC_DIALECTS
 from onnxc.tools.pipeline_text import build_pipeline
 
 if TYPE_CHECKING:
+    from onnxc.lowering.early_kernels import EarlyKernels
     from onnxc.passes.stats import OptimizationStats
     from onnxc.runtime.jit import NativeModule, PendingNativeModule
     from onnxc.runtime.parallel_codegen import SpareWorkers
@@ -231,7 +232,8 @@ def lower_to_llvm_dialect(ctx: Context, module: ModuleOp, entry: str = "main",
 
 def lower_to_llvm_ir(ctx: Context, module: ModuleOp, target: Target, entry: str = "main",
                      num_threads: int = 1, streamed: bool = False,
-                     spare: SpareWorkers | None = None) -> Any:
+                     spare: SpareWorkers | None = None,
+                     early: EarlyKernels | None = None) -> Any:
     """loops-to-llvm and llvm-ir in one walk (lowering/to_llvm/direct.py): the parallel loops
     of the loops module (entry ABI applied) are outlined and its LLVM IR is emitted with the
     `onnxc_entry` wrapper, without building the llvm dialect (which `--emit=llvm-dialect`
@@ -242,12 +244,15 @@ def lower_to_llvm_ir(ctx: Context, module: ModuleOp, target: Target, entry: str 
     (`start_codegen`) is emitted in chunks that they compile while the next is emitted, and
     a PendingNativeModule is returned instead of the IR (jit_compile links it). Each chunk's
     parallel loops are outlined just before it is emitted (`_outlined_one_by_one`). Its
-    workers are the `spare` ones first (`prestart_codegen`; the caller ends the others)."""
+    workers are the `spare` ones first (`prestart_codegen`; the caller ends the others).
+    With `early` (`start_early_kernels`), its lanes take the rest of the module, which
+    declares the early kernels."""
     from onnxc.lowering.to_llvm.direct import emit_llvm_chunks, emit_llvm_ir
 
     pending = None
     try:
-        started = start_codegen(module, target, spare) if streamed else None
+        pending = early.pending if early is not None else None
+        started = start_codegen(module, target, spare, pending) if streamed else None
         if started is None:
             run_passes(ctx, module, loops_to_llvm_pipeline(num_threads)[:1],
                        verify=verify_loops())
@@ -296,26 +301,43 @@ def _outlined_one_by_one(ctx: Context, module: ModuleOp, chunks: list,
 
 
 def start_codegen(module: ModuleOp, target: Target, spare: SpareWorkers | None = None,
+                  pending: PendingNativeModule | None = None,
                   ) -> tuple[PendingNativeModule, list] | None:
     """Code-generation lanes for a loops `module` (entry ABI applied) large enough to share
     out, with the chunks of it they are to receive (`direct.plan_chunks`); None for a
     smaller one (STREAMED_MIN_OPS), or with one job (ONNXC_CODEGEN_JOBS=1, one CPU). The
     lanes are a thread of this process and a worker process for each other job: the `spare`
     ones started before graph-to-loops (`prestart_codegen`), or, without them, workers
-    started now, from STREAMED_MIN_WORKER_OPS on (runtime/parallel_codegen.py)."""
+    started now, from STREAMED_MIN_WORKER_OPS on (runtime/parallel_codegen.py). The lanes
+    of `pending` (`start_early_kernels`) already compile its early kernels: they take the
+    rest, whatever its size."""
     from onnxc.lowering.to_llvm.direct import plan_chunks
     from onnxc.runtime.jit import PendingNativeModule, codegen_jobs
 
     jobs = codegen_jobs()
-    if jobs < 2:
+    if jobs < 2 and pending is None:
         return None
     chunks = plan_chunks(module, STREAMED_CHUNKS_PER_JOB * jobs, STREAMED_MIN_CHUNK_OPS,
                          STREAMED_MAX_CHUNK_OPS)
+    if pending is not None:
+        return pending, chunks
     ops = sum(chunk.ops for chunk in chunks)
     if ops < STREAMED_MIN_OPS:
         return None
     workers = jobs - 1 if spare is not None or ops >= STREAMED_MIN_WORKER_OPS else 0
     return PendingNativeModule(target, workers, in_process=True, spare=spare), chunks
+
+
+def start_early_kernels(spare: SpareWorkers, target: Target,
+                        num_threads: int) -> EarlyKernels:
+    """The lanes of a streamed compile, started before graph-to-loops so that they compile
+    its convolution and GEMM kernels while it builds the others (lowering/early_kernels.py):
+    the thread and the `spare` workers of `prestart_codegen`."""
+    from onnxc.lowering.early_kernels import EarlyKernels
+    from onnxc.runtime.jit import PendingNativeModule, codegen_jobs
+
+    pending = PendingNativeModule(target, codegen_jobs() - 1, in_process=True, spare=spare)
+    return EarlyKernels(pending, target, num_threads, verify=verify_loops())
 
 
 def prestart_codegen(module: ModuleOp) -> SpareWorkers | None:

@@ -52,6 +52,7 @@ from onnxc.dialects.graph import int_of, is_symbolic, shape_of
 from onnxc.dialects.graph_checks import SITE_PROPERTIES, onnx_node_of
 from onnxc.dialects.symbolic_dims import num_elements, symbols_of
 from onnxc.errors import LoweringError
+from onnxc.lowering import early_kernels
 from onnxc.lowering.entry_abi import (
     CHECK_FALLBACK_ATTR,
     CHECK_OPERANDS_ATTR,
@@ -116,6 +117,8 @@ class _ModuleLowering:
         self.globals: dict[tuple, list[tuple[str, bytes]]] = {}  # by dense_data.lookup_key
         self.new_globals: list[Operation] = []
         self.new_kernels: list[Operation] = []
+        self.dropped: dict[str, tuple[int, ...]] = {}
+        """early kernels' removed arguments (positions), left out of their calls"""
 
     def run(self) -> None:
         functions = [o for o in self.module.ops if isinstance(o, func.FuncOp)]
@@ -189,6 +192,11 @@ class _ModuleLowering:
             Region(block), visibility="private",
         )
         kernel.attributes["onnxc.kernel"] = StringAttr(kernel_name)
+        early = early_kernels.current()
+        if (early is not None and op is not None and not symbols and early.wants(kernel)
+                and not inplace_operands(op) and not isinstance(op, graph.CheckOp)):
+            self.dropped[name] = early_kernels.drop_unread_constants(kernel, op)
+            kernel = early.take(kernel)  # compiled now; its declaration stays
         self.new_kernels.append(kernel)
         self.kernels[key] = name
         return name
@@ -495,7 +503,10 @@ class _FunctionLowering:
                 [v.type for v in ins], [v.type for v in outs],
             )
             sizes = [self.symbols[s] for s in sorted(symbols_of_op(op))]
-            call = func.CallOp(name, [*ins, *outs, *sizes], [])
+            operands = [*ins, *outs, *sizes]
+            if dropped := self.mod.dropped.get(name):
+                operands = [v for i, v in enumerate(operands) if i not in dropped]
+            call = func.CallOp(name, operands, [])
             call.location = op.location  # the ONNX node, for internal error messages
             if inplace := inplace_operands(op):
                 call.attributes[INPLACE_ATTR] = ArrayAttr([IntegerAttr(i, i64) for i in inplace])

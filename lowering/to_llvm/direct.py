@@ -352,6 +352,8 @@ def plan_chunks(module: ModuleOp, parts: int, smallest: int, largest: int) -> li
         if not isinstance(op, func.FuncOp | llvm.FuncOp):
             raise LoweringError(f"top-level '{op.name}' has no LLVM translation "
                                 "(only func.func and llvm.func)")
+        if not op.body.blocks:
+            continue  # defined elsewhere (an early kernel), declared by every chunk
         groups.setdefault(kernel_of(op.sym_name.data), []).append((op, *_size_and_callees(op)))
     sizes = {name: sum(ops for _, ops, _ in group) for name, group in groups.items()}
     chunk_ops = max(smallest, min(largest, sum(sizes.values()) // max(1, parts)))
@@ -419,6 +421,21 @@ def emit_llvm_chunks(module: ModuleOp, chunks: list[_Chunk], *, triple: str,
         yield str(_emit_chunk(module, chunk, triple, data_layout, entry, patterns))
 
 
+def emit_kernels_chunk(module: ModuleOp, *, triple: str, data_layout: str = "",
+                       polynomials: bool = True) -> tuple[str, bool]:
+    """The LLVM IR of a module of whole kernels (their parallel loops outlined) that calls
+    no other chunk's functions, every kernel exported: a chunk of early kernels
+    (lowering/early_kernels.py). With it, whether LLVM's loop strength reduction is to run
+    on it (its kernels are all of one kind: UNREDUCED_KERNELS or not)."""
+    functions = list(module.ops)
+    kernels = {f.sym_name.data for f in functions  # type: ignore[attr-defined]
+               if kernel_of(f.sym_name.data) == f.sym_name.data}  # type: ignore[attr-defined]
+    reduced = all(_keeps_strength_reduction(f) for f in functions)
+    chunk = _Chunk(functions, kernels, set(), strength_reduction=reduced)
+    text = str(_emit_chunk(module, chunk, triple, data_layout, None, _Patterns(polynomials)))
+    return text, reduced
+
+
 def _emit_chunk(module: ModuleOp, chunk: _Chunk, triple: str, data_layout: str,
                 entry: str | None, patterns: _Patterns) -> ir.Module:
     result = ir.Module()
@@ -433,8 +450,8 @@ def _emit_chunk(module: ModuleOp, chunk: _Chunk, triple: str, data_layout: str,
             raise LoweringError(f"top-level '{op.name}' has no LLVM translation "
                                 "(only func.func and llvm.func)")
         name = op.sym_name.data
-        if name not in defined and name not in chunk.elsewhere:
-            continue
+        if name not in defined and name not in chunk.elsewhere and op.body.blocks:
+            continue  # (a body-less function is declared in every chunk: an early kernel)
         if isinstance(op, llvm.FuncOp):
             if name in defined:
                 functions.append((op, translate.declare_function(op, result)))

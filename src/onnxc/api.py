@@ -40,6 +40,7 @@ from onnxc.frontend.onnx_importer import checked_model
 from onnxc.frontend.onnx_model import load_model
 from onnxc.lowering import pipeline
 from onnxc.lowering.bind_constants import constant_arrays, numpy_dtype
+from onnxc.lowering.early_kernels import compiling_early
 from onnxc.lowering.entry_abi import (
     ARENA_BYTES_ATTR,
     CONSTANTS_ATTR,
@@ -368,27 +369,38 @@ def lower_graph(ctx, module: ModuleOp, log: _StageLog, precision: str, threads: 
                 for_jit: bool = False) -> LoweredModel:
     """The stages of `lower_to_llvm` after the graph passes, on a graph-dialect `module`
     (also what `onnxc-opt --emit=lib` builds its library from). `for_jit`: a large model's
-    LLVM IR goes to code-generation lanes as it is emitted (pipeline.start_codegen)."""
+    LLVM IR goes to code-generation lanes as it is emitted (pipeline.start_codegen), and
+    when its workers start before graph-to-loops, its convolution and GEMM kernels as
+    graph-to-loops builds them (lowering/early_kernels.py)."""
     inputs, outputs = _signature(module)
     spare = pipeline.prestart_codegen(module) if for_jit else None
     with spare or nullcontext():  # ends the workers lower_to_llvm_ir did not take
-        with log.stage(pipeline.TIMED_AS["graph-to-loops"]):  # loops-abi is timed with it
-            pipeline.lower_graph_to_loops(ctx, module, precision)
-            arrays = constant_arrays(module)  # bind-constants takes them out of the IR
-            pipeline.apply_loops_abi(ctx, module)
-            entry = entry_function(module)
-            constant_names = string_list(entry, CONSTANTS_ATTR)
-            sites = check_sites(entry)
-            lowered = LoweredModel(
-                None, inputs, outputs, [arrays[name] for name in constant_names],
-                constant_names, _int_attr(entry, ARENA_BYTES_ATTR),
-                _int_attr(entry, INTERMEDIATE_BYTES_ATTR), sites,
-                _int_attr(entry, STATUS_OFFSET_ATTR) if sites else -1, input_defaults(entry),
-                batch, threads, precision, target, symbolic_signature(entry))
-            entry_name = entry.sym_name.data
+        early = (pipeline.start_early_kernels(spare, target, threads) if spare is not None
+                 else None)
+        try:
+            with log.stage(pipeline.TIMED_AS["graph-to-loops"]):  # loops-abi timed with it
+                with compiling_early(early):
+                    pipeline.lower_graph_to_loops(ctx, module, precision)
+                arrays = constant_arrays(module)  # bind-constants takes them out of the IR
+                pipeline.apply_loops_abi(ctx, module)
+        except BaseException:
+            if early is not None:
+                early.pending.abort()
+            raise
+        entry = entry_function(module)
+        constant_names = string_list(entry, CONSTANTS_ATTR)
+        sites = check_sites(entry)
+        lowered = LoweredModel(
+            None, inputs, outputs, [arrays[name] for name in constant_names],
+            constant_names, _int_attr(entry, ARENA_BYTES_ATTR),
+            _int_attr(entry, INTERMEDIATE_BYTES_ATTR), sites,
+            _int_attr(entry, STATUS_OFFSET_ATTR) if sites else -1, input_defaults(entry),
+            batch, threads, precision, target, symbolic_signature(entry))
+        entry_name = entry.sym_name.data
         with log.stage(pipeline.TIMED_AS["loops-to-llvm"]):  # llvm-ir is timed with it
             lowered.llvm_module = pipeline.lower_to_llvm_ir(
-                ctx, module, target, entry_name, threads, streamed=for_jit, spare=spare)
+                ctx, module, target, entry_name, threads, streamed=for_jit, spare=spare,
+                early=early)
     return lowered
 
 

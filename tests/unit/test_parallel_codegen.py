@@ -258,6 +258,10 @@ def test_a_model_compiled_in_workers_matches_one_process_cold_and_warm(monkeypat
 
     monkeypatch.setenv("ONNXC_CODEGEN_JOBS", "2")
     monkeypatch.setattr(jit, "PARALLEL_MIN_IR_BYTES", 0)
+    # not streamed: no workers started before graph-to-loops (they would take its kernels
+    # early, lowering/early_kernels.py), and too small for a stream of its own
+    from onnxc.lowering import pipeline
+    monkeypatch.setattr(pipeline, "PRESTARTED_MIN_WORKER_OPS", 10**9)
     split_calls = []
     real_split = jit.split_module
     monkeypatch.setattr(jit, "split_module",
@@ -326,6 +330,11 @@ def test_a_model_streamed_to_lanes_matches_one_process_cold_and_warm(
                if not name.startswith("onnxc.math.")]  # direct.SHARED_LOWERINGS: per chunk
     assert len(defined) == len(set(defined))  # each function in one chunk
     assert sum("onnxc_entry" in _defined(text) for text in chunks) == 1
+    if prestarted_min_ops == 0:  # the lanes took the convolution and GEMM kernels early
+        first = [name for name in _defined(chunks[0])
+                 if parallel_codegen.kernel_of(name) == name and not name.startswith("onnxc")]
+        assert first and all(re.match(r"(conv|conv_add|matmul|gemm|attention)_\d+$", name)
+                             for name in first), first
     for got, want in zip(cold.run(None, feeds), expected, strict=True):
         np.testing.assert_array_equal(got, want)
 

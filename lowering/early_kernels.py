@@ -1,0 +1,148 @@
+"""Early kernels: the JIT's convolution and GEMM kernels compiled while graph-to-loops runs.
+
+A streamed compile (lowering/pipeline.py `start_codegen`) hands its LLVM IR to the
+code-generation lanes as it emits it, after graph-to-loops and the entry ABI. Until then the
+lanes had nothing to do: on a conv net graph-to-loops is a fifth of the compile, with one of
+the two cores idle, and LLVM's share ended after the emission (ResNet-50: 0.4-0.6 s of
+`llvm-jit` on a 2-core Zen 3). Kernels of EARLY_KERNELS are complete when graph-to-loops
+has built them, and nothing after it changes them but the removal of the constant arguments
+they never read (bind-constants' `drop_unread_constant_arguments`: a conv's raw weight, of
+which it reads the packed copy). So graph-to-loops (pass_.py `_ModuleLowering.kernel`)
+drops those arguments itself, leaves a declaration of the kernel in the module, and gives
+the kernel to `EarlyKernels`, which outlines its parallel loops, emits chunks of such
+kernels (direct.py `emit_kernels_chunk`) and submits them to the lanes at once. The rest of
+the module is emitted later as before, declaring the early kernels it calls.
+
+Only the JIT's streamed compiles do this (`onnxc.compile` of a model whose forecast starts
+code-generation workers before graph-to-loops); artifacts, `onnxc-opt` and small models
+keep every kernel in the module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
+from xdsl.ir import Operation, Region
+
+from onnxc.lowering.to_llvm.func import KERNEL_ATTR
+
+if TYPE_CHECKING:
+    from onnxc.runtime.jit import PendingNativeModule
+    from onnxc.runtime.target import Target
+
+EARLY_KERNELS = frozenset({
+    "graph.conv", "graph.conv_add", "graph.matmul", "graph.gemm", "graph.attention"})
+"""Kernel kinds (`onnxc.kernel`) compiled early: the largest kernels (three quarters of
+ResNet-50's LLVM IR and half of BERT's), which no pass after graph-to-loops rewrites."""
+
+CHUNK_OPS = 1000
+"""Loops ops per early chunk (as pipeline.STREAMED_*_CHUNK_OPS bound the later ones)."""
+
+_CURRENT: contextvars.ContextVar[EarlyKernels | None] = contextvars.ContextVar(
+    "onnxc_early_kernels", default=None)
+
+
+def current() -> EarlyKernels | None:
+    """The early-kernel compile graph-to-loops runs under, if any."""
+    return _CURRENT.get()
+
+
+@contextlib.contextmanager
+def compiling_early(early: EarlyKernels | None) -> Iterator[None]:
+    """Run graph-to-loops with `early` taking its early kernels; the last chunk is submitted
+    when the block ends."""
+    token = _CURRENT.set(early)
+    try:
+        yield
+        if early is not None:
+            early.flush()
+    finally:
+        _CURRENT.reset(token)
+
+
+class EarlyKernels:
+    """Chunks of early kernels, emitted and submitted to `pending`'s lanes as they fill."""
+
+    def __init__(self, pending: PendingNativeModule, target: Target, num_threads: int,
+                 verify: bool = False):
+        self.pending = pending
+        self.target = target
+        self.num_threads = num_threads
+        self.verify = verify
+        self.names: set[str] = set()
+        """every kernel taken, declared in the module instead"""
+        self._batch: list[func.FuncOp] = []
+        self._ops = 0
+
+    @staticmethod
+    def wants(kernel: func.FuncOp) -> bool:
+        kind = kernel.attributes.get(KERNEL_ATTR)
+        return isinstance(kind, StringAttr) and kind.data in EARLY_KERNELS
+
+    def take(self, kernel: func.FuncOp) -> func.FuncOp:
+        """Compile `kernel` (detached, its final signature) early; returns its declaration,
+        which takes its place in the module."""
+        from onnxc.lowering.to_llvm.direct import UNREDUCED_KERNELS
+
+        kind = kernel.attributes[KERNEL_ATTR]
+        assert isinstance(kind, StringAttr)
+        if self._batch and (kind.data in UNREDUCED_KERNELS) != (
+                self._batch[0].attributes[KERNEL_ATTR].data in UNREDUCED_KERNELS):
+            self.flush()  # a chunk keeps strength reduction or skips it, not both
+        self._batch.append(kernel)
+        self._ops += sum(1 for _ in kernel.walk())
+        self.names.add(kernel.sym_name.data)
+        if self._ops >= CHUNK_OPS:
+            self.flush()
+        return declaration_of(kernel)
+
+    def flush(self) -> None:
+        """Emit the kernels taken so far as one chunk and submit it."""
+        from onnxc.lowering.to_llvm.direct import emit_kernels_chunk
+        from onnxc.lowering.to_llvm.parallel import outline_parallel_loops
+
+        if not self._batch:
+            return
+        kernels, self._batch, self._ops = self._batch, [], 0
+        module = ModuleOp(list(kernels))
+        for kernel in kernels:
+            outline_parallel_loops(kernel, self.num_threads)
+        if self.verify:
+            module.verify()
+        text, reduced = emit_kernels_chunk(module, triple=self.target.triple,
+                                           data_layout=self.target.data_layout)
+        self.pending.submit(text, reduced)
+
+
+def declaration_of(kernel: func.FuncOp) -> func.FuncOp:
+    """A body-less private func.func with `kernel`'s name, type and attributes."""
+    declaration = func.FuncOp(kernel.sym_name.data, kernel.function_type, Region(),
+                              visibility="private")
+    declaration.attributes.update(kernel.attributes)
+    declaration.arg_attrs = kernel.arg_attrs
+    return declaration
+
+
+def drop_unread_constants(kernel: func.FuncOp, op: Operation) -> tuple[int, ...]:
+    """Remove from `kernel` (built for graph op `op`) the arguments it never reads that `op`
+    passes a graph constant (what bind-constants would remove later); their positions."""
+    from onnxc.dialects import graph
+
+    block = kernel.body.block
+    dropped = tuple(
+        i for i, value in enumerate(op.operands)
+        if isinstance(value.owner, graph.ConstantOp) and not block.args[i].uses)
+    for i in reversed(dropped):
+        block.erase_arg(block.args[i])
+    kernel.function_type = FunctionType.from_lists(
+        [a.type for a in block.args], list(kernel.function_type.outputs.data))
+    return dropped
+
+
+__all__ = ["CHUNK_OPS", "EARLY_KERNELS", "EarlyKernels", "compiling_early", "current",
+           "declaration_of", "drop_unread_constants"]
