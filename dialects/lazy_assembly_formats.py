@@ -86,10 +86,10 @@ def _patch(formats: ModuleType) -> None:
         formats.FormatProgram.from_str = staticmethod(_from_str)
 
 
-class _PatchOnImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+class _PatchOnImport(importlib.abc.MetaPathFinder):
     """Patches xDSL's format module as it is first imported (by the first op definition
     with a format), so that installing imports nothing: onnxc.load of an artifact loads
-    neither xDSL nor onnx."""
+    neither xDSL nor onnx. It leaves sys.meta_path at its first use."""
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> ModuleSpec | None:
         if name != FORMATS_MODULE:
@@ -97,9 +97,15 @@ class _PatchOnImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         sys.meta_path.remove(self)
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.loader is not None:
-            self._inner = spec.loader
-            spec.loader = self
+            spec.loader = _PatchingLoader(spec.loader)
         return spec
+
+
+class _PatchingLoader(importlib.abc.Loader):
+    """The module's own loader, then `_patch`."""
+
+    def __init__(self, inner: importlib.abc.Loader):
+        self._inner = inner
 
     def create_module(self, spec: ModuleSpec) -> ModuleType | None:
         return self._inner.create_module(spec)
@@ -108,8 +114,8 @@ class _PatchOnImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self._inner.exec_module(module)
         _patch(module)
 
-    def __getattr__(self, name: str) -> Any:  # get_source, get_filename...: the real loader's
-        return getattr(self.__dict__["_inner"], name)
+    def __getattr__(self, name: str) -> Any:  # get_source, get_filename: the real loader's
+        return getattr(self._inner, name)
 
 
 def install() -> None:

@@ -91,3 +91,15 @@ def test_onnxc_and_xdsl_ops_are_lazy():
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "True"
+
+
+def test_the_import_hook_is_a_plain_finder():
+    """Before xDSL's format module is imported, the hook sits in sys.meta_path: importlib's
+    other users (metadata lookups walk every finder) must still work, and importing
+    onnxc.dialects imports no xDSL."""
+    probe = ("import sys, importlib.metadata as md, onnxc.dialects; "
+             "assert 'xdsl' not in sys.modules; md.version('onnxc'); "
+             "import onnxc.api; print('ok')")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "ok"
