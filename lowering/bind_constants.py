@@ -9,6 +9,7 @@ before this pass deletes the globals.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -91,13 +92,7 @@ def drop_unread_constant_arguments(module: ModuleOp, entry: func.FuncOp) -> None
             new = func.CallOp(call.callee, kept, list(call.res.types))
             new.attributes.update(call.attributes)
             Rewriter.replace_op(call, new)
-        for i in reversed(unread):
-            block.erase_arg(block.args[i])
-        kernel.function_type = FunctionType.from_lists(
-            [a.type for a in block.args], list(kernel.function_type.outputs.data))
-        if kernel.arg_attrs is not None:
-            kernel.arg_attrs = ArrayAttr(
-                [a for i, a in enumerate(kernel.arg_attrs.data) if i not in unread])
+        erase_arguments(kernel, unread)
     dropped = set()
     for get in [o for o in entry.walk() if isinstance(o, memref.GetGlobalOp)]:
         if not get.memref.uses:
@@ -108,6 +103,18 @@ def drop_unread_constant_arguments(module: ModuleOp, entry: func.FuncOp) -> None
     for g in [o for o in module.ops if isinstance(o, memref.GlobalOp)]:
         if g.sym_name.data in dropped - still_read:
             Rewriter.erase_op(g)
+
+
+def erase_arguments(kernel: func.FuncOp, positions: Sequence[int]) -> None:
+    """Remove the (unused) arguments at `positions` from `kernel`: block, type, attributes."""
+    block = kernel.body.block
+    for i in sorted(positions, reverse=True):
+        block.erase_arg(block.args[i])
+    kernel.function_type = FunctionType.from_lists(
+        [a.type for a in block.args], list(kernel.function_type.outputs.data))
+    if kernel.arg_attrs is not None:
+        kernel.arg_attrs = ArrayAttr(
+            [a for i, a in enumerate(kernel.arg_attrs.data) if i not in positions])
 
 
 @dataclass(frozen=True)

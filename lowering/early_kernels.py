@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation, Region
 
 from onnxc.lowering.to_llvm.func import KERNEL_ATTR
@@ -74,8 +74,6 @@ class EarlyKernels:
         self.target = target
         self.num_threads = num_threads
         self.verify = verify
-        self.names: set[str] = set()
-        """every kernel taken, declared in the module instead"""
         self._batch: list[func.FuncOp] = []
         self._ops = 0
 
@@ -87,16 +85,13 @@ class EarlyKernels:
     def take(self, kernel: func.FuncOp) -> func.FuncOp:
         """Compile `kernel` (detached, its final signature) early; returns its declaration,
         which takes its place in the module."""
-        from onnxc.lowering.to_llvm.direct import UNREDUCED_KERNELS
+        from onnxc.lowering.to_llvm.direct import keeps_strength_reduction
 
-        kind = kernel.attributes[KERNEL_ATTR]
-        assert isinstance(kind, StringAttr)
-        if self._batch and (kind.data in UNREDUCED_KERNELS) != (
-                self._batch[0].attributes[KERNEL_ATTR].data in UNREDUCED_KERNELS):
+        if self._batch and (keeps_strength_reduction(kernel)
+                            != keeps_strength_reduction(self._batch[0])):
             self.flush()  # a chunk keeps strength reduction or skips it, not both
         self._batch.append(kernel)
         self._ops += sum(1 for _ in kernel.walk())
-        self.names.add(kernel.sym_name.data)
         if self._ops >= CHUNK_OPS:
             self.flush()
         return declaration_of(kernel)
@@ -132,17 +127,13 @@ def drop_unread_constants(kernel: func.FuncOp, op: Operation) -> tuple[int, ...]
     """Remove from `kernel` (built for graph op `op`) the arguments it never reads that `op`
     passes a graph constant (what bind-constants would remove later); their positions."""
     from onnxc.dialects import graph
+    from onnxc.lowering.bind_constants import erase_arguments
 
-    block = kernel.body.block
-    dropped = tuple(
-        i for i, value in enumerate(op.operands)
-        if isinstance(value.owner, graph.ConstantOp) and not block.args[i].uses)
-    for i in reversed(dropped):
-        block.erase_arg(block.args[i])
-    kernel.function_type = FunctionType.from_lists(
-        [a.type for a in block.args], list(kernel.function_type.outputs.data))
+    args = kernel.body.block.args
+    dropped = tuple(i for i, value in enumerate(op.operands)
+                    if isinstance(value.owner, graph.ConstantOp) and not args[i].uses)
+    erase_arguments(kernel, dropped)
     return dropped
-
 
 __all__ = ["CHUNK_OPS", "EARLY_KERNELS", "EarlyKernels", "compiling_early", "current",
            "declaration_of", "drop_unread_constants"]

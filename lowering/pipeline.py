@@ -315,7 +315,7 @@ def start_codegen(module: ModuleOp, target: Target, spare: SpareWorkers | None =
     from onnxc.runtime.jit import PendingNativeModule, codegen_jobs
 
     jobs = codegen_jobs()
-    if jobs < 2 and pending is None:
+    if jobs < 2:  # (early kernels' lanes, `pending`, exist only with two jobs or more)
         return None
     chunks = plan_chunks(module, STREAMED_CHUNKS_PER_JOB * jobs, STREAMED_MIN_CHUNK_OPS,
                          STREAMED_MAX_CHUNK_OPS)

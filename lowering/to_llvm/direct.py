@@ -357,7 +357,7 @@ def plan_chunks(module: ModuleOp, parts: int, smallest: int, largest: int) -> li
         groups.setdefault(kernel_of(op.sym_name.data), []).append((op, *_size_and_callees(op)))
     sizes = {name: sum(ops for _, ops, _ in group) for name, group in groups.items()}
     chunk_ops = max(smallest, min(largest, sum(sizes.values()) // max(1, parts)))
-    reduced = {name: _keeps_strength_reduction(group[0][0]) for name, group in groups.items()}
+    reduced = {name: keeps_strength_reduction(group[0][0]) for name, group in groups.items()}
     first: list[str] = []
     first_ops = 0
     for name in sorted(groups, key=lambda n: sizes[n]):  # ties in module order
@@ -394,7 +394,8 @@ def plan_chunks(module: ModuleOp, parts: int, smallest: int, largest: int) -> li
     return chunks
 
 
-def _keeps_strength_reduction(op: Operation) -> bool:
+def keeps_strength_reduction(op: Operation) -> bool:
+    """Whether LLVM's loop strength reduction runs on a function's chunk (UNREDUCED_KERNELS)."""
     kind = op.attributes.get(KERNEL_ATTR)
     return not (isinstance(kind, StringAttr) and kind.data in UNREDUCED_KERNELS)
 
@@ -430,7 +431,7 @@ def emit_kernels_chunk(module: ModuleOp, *, triple: str, data_layout: str = "",
     functions = list(module.ops)
     kernels = {f.sym_name.data for f in functions  # type: ignore[attr-defined]
                if kernel_of(f.sym_name.data) == f.sym_name.data}  # type: ignore[attr-defined]
-    reduced = all(_keeps_strength_reduction(f) for f in functions)
+    reduced = all(keeps_strength_reduction(f) for f in functions)
     chunk = _Chunk(functions, kernels, set(), strength_reduction=reduced)
     text = str(_emit_chunk(module, chunk, triple, data_layout, None, _Patterns(polynomials)))
     return text, reduced
