@@ -137,10 +137,13 @@ def run_verified(
     `verify=False` leaves the check to the next verified call, which then covers these passes
     too. A pass that raises something other than an onnxc error while earlier passes are
     unverified is checked against them: if one of them left invalid IR, that is the error."""
+    from onnxc.passes.op_census import OpCensus  # imports the graph passes' base
+
     history = history_of(module)
+    census = OpCensus(module)  # graph passes with nothing to match are not walked
     for p in passes:
         try:
-            p.apply(ctx, module)
+            census.apply(ctx, p)
         except OnnxcError:
             raise
         except Exception as crash:

@@ -147,13 +147,14 @@ class _CountingPattern(RewritePattern):
 
 def apply_graph_patterns(
     module: ModuleOp, patterns: Sequence[RewritePattern], pass_name: str
-) -> None:
-    """Apply `patterns` greedily to a fixpoint over `module`, counting fires."""
+) -> bool:
+    """Apply `patterns` greedily to a fixpoint over `module`, counting fires; whether the
+    module changed."""
     counted = [_CountingPattern(p, pass_name) for p in patterns]
     walker = PatternRewriteWalker(
         OpTypeDispatchApplier(counted, dce_enabled=True), apply_recursively=True
     )
-    walker.rewrite_module(module)
+    return walker.rewrite_module(module)
 
 
 @dataclass(frozen=True)
@@ -167,4 +168,11 @@ class GraphPatternPass(ModulePass, abc.ABC):
         return [p() for p in self.patterns]
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        apply_graph_patterns(op, self.rewrite_patterns(), self.name)
+        self.rewrite(op)
+
+    def rewrite(self, op: ModuleOp, patterns: Sequence[RewritePattern] | None = None) -> bool:
+        """Apply the patterns (`rewrite_patterns()` unless given); whether the module
+        changed (passes/op_census.py leaves out the passes with nothing to match)."""
+        if patterns is None:
+            patterns = self.rewrite_patterns()
+        return apply_graph_patterns(op, patterns, self.name)
