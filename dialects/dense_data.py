@@ -12,6 +12,8 @@ Arrays never go through Python lists: a constant of a large model is a view of i
 
 from __future__ import annotations
 
+import ctypes
+
 import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -131,11 +133,43 @@ def from_numpy(array, of: Attribute | None = None) -> DenseIntOrFPElementsAttr:
     return DenseIntOrFPElementsAttr(t, BytesAttr(array.tobytes() if data is None else data))
 
 
+IN_PLACE_MIN_BYTES = 1 << 16
+"""From this size `zeros` builds its array in a `bytes` object (below, a copy costs
+nothing)."""
+
+_bytes_address = ctypes.pythonapi.PyBytes_AsString
+_bytes_address.restype = ctypes.c_void_p
+_bytes_address.argtypes = (ctypes.py_object,)
+
+
+def zeros(shape, dtype) -> np.ndarray:
+    """A new zeroed, writable C-order array for data that becomes a dense attribute:
+    `from_numpy` of it shares its memory instead of copying it. Write it in full first, and
+    never after: the memory is then the attribute's immutable bytes.
+
+    Large arrays live in a new `bytes` object (`bytes(n)`, which CPython allocates zeroed,
+    with calloc), viewed writable through ctypes while this function's caller is its only
+    holder. ResNet-50's batch-norm folds and packed conv weights copied 2 x 100 MB into
+    attribute bytes (`tobytes`) otherwise."""
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape, dtype=np.int64))
+    nbytes = count * dtype.itemsize
+    if nbytes < IN_PLACE_MIN_BYTES:
+        return np.zeros(shape, dtype)
+    data = bytes(nbytes)
+    memory = (ctypes.c_char * nbytes).from_address(_bytes_address(data))
+    memory.onnxc_bytes = data  # what `_viewed_bytes` finds, and keeps `data` alive
+    return np.frombuffer(memory, dtype).reshape(shape)
+
+
 def _viewed_bytes(array: np.ndarray) -> bytes | None:
-    """The `bytes` object that C-contiguous little-endian `array` views in full, else None."""
+    """The `bytes` object that C-contiguous little-endian `array` views in full, else None
+    (a `zeros` array's too)."""
     base = array.base
     while isinstance(base, np.ndarray):
         base = base.base
+    if isinstance(base, ctypes.Array):
+        base = getattr(base, "onnxc_bytes", None)
     if not isinstance(base, bytes) or len(base) != array.nbytes or not array.flags.c_contiguous:
         return None
     if array.nbytes == 0 or array.ctypes.data != np.frombuffer(base, np.uint8).ctypes.data:

@@ -21,6 +21,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from onnxc.dialects import graph
+from onnxc.dialects.dense_data import zeros
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.graph_epilogue import epilogue_of
 from onnxc.passes.base import GraphPatternPass
@@ -63,8 +64,9 @@ def _conv_params(conv: graph.ConvOp) -> tuple[np.ndarray, np.ndarray]:
 def _scaled_weight(conv: graph.ConvOp, w: np.ndarray, scale: np.ndarray) -> np.ndarray:
     """`w` times a per-output-channel `scale`, computed in float64 and rounded once to the
     conv's element type, as one pass over the weights: no float64 copy of them (ResNet-50's
-    batch-norm folds spent half their time making and converting those)."""
-    out = np.empty(w.shape, numpy_dtype(element_type(conv.output)))
+    batch-norm folds spent half their time making and converting those), written into the
+    bytes the new constant keeps (dense_data.zeros: no copy into the attribute either)."""
+    out = zeros(w.shape, numpy_dtype(element_type(conv.output)))
     np.multiply(w, scale.reshape((-1,) + (1,) * (w.ndim - 1)), out=out, dtype=np.float64,
                 casting="unsafe")
     return out

@@ -38,7 +38,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 
 from onnxc.dialects import graph
-from onnxc.dialects.dense_data import from_numpy, values_in_shape
+from onnxc.dialects.dense_data import from_numpy, values_in_shape, zeros
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.layout import layout_of
 from onnxc.lowering.graph_to_loops import gemm_bf16
@@ -210,7 +210,7 @@ def packed_weights(op: Operation) -> DenseIntOrFPElementsAttr:
     assert w is not None
     depths, shape = block_plan(g).depths, _gemm_shape(g)
     size = g.taps * g.cg * shape.npad(t)
-    packed = np.zeros(g.groups * size, np.float32)
+    packed = zeros(g.groups * size, np.float32)  # the constant's bytes, built in place
     for grp in range(g.groups):
         wg = w[grp * g.mg:(grp + 1) * g.mg]  # [Mg, Cg, KH, KW]
         b = wg.transpose(2, 3, 1, 0).reshape(g.taps, g.cg, g.mg)  # a view: (kh, kw) merge

@@ -147,7 +147,7 @@ def packed_b(op: Operation) -> list[DenseIntOrFPElementsAttr]:
     packed = pack(b.T if g.trans_b else b, g, t)
     if g.alpha != 1.0:
         packed *= np.float32(g.alpha)
-    return [from_numpy(packed.reshape(-1), f32)]  # one copy into the attribute's bytes
+    return [from_numpy(packed.reshape(-1), f32)]  # pack's bytes, shared (dense_data.zeros)
 
 
 def scratch_b(op: Operation) -> list[MemRefType]:

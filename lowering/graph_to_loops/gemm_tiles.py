@@ -18,6 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from onnxc.dialects.dense_data import zeros
 from onnxc.dialects.symbolic_dims import Dim
 from onnxc.runtime.target import Target, current_target
 
@@ -90,7 +91,8 @@ def pack(b: np.ndarray, g: GemmShape, t: Tiling, depths: Sequence[int] = (),
     assert rows.shape[0] * rows.shape[1] == g.k and rows.shape[2] == g.n
     bounds = np.cumsum([0, *depths]) if depths else range(0, g.k + KC, KC)
     assert not depths or bounds[-1] == g.k
-    packed = np.zeros(g.k * npad, b.dtype) if out is None else out  # f32, or bf16 pairs (u32)
+    # f32, or bf16 pairs (u32); in bytes that become the constant's (dense_data.zeros)
+    packed = zeros(g.k * npad, b.dtype) if out is None else out
     assert packed.size == g.k * npad
     whole = min(npad, g.n) // t.nr  # panels whose columns all hold B's
     offset = 0

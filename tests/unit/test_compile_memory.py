@@ -118,6 +118,25 @@ def test_dense_copies_what_it_cannot_share(array):
     assert len(attr.data.data) == array.nbytes
 
 
+
+@pytest.mark.parametrize("shape", [(300, 257), (64, 3, 3, 3), (7,)])
+def test_data_built_in_zeros_becomes_the_attribute_without_a_copy(shape):
+    """dense_data.zeros: a zeroed array built in place (the batch-norm fold, weight packs)
+    whose dense attribute holds its memory (large ones), with the values written."""
+    from onnxc.dialects.dense_data import IN_PLACE_MIN_BYTES, zeros
+
+    array = zeros(shape, np.float32)
+    assert not array.any() and array.flags.writeable and array.flags.c_contiguous
+    values = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    array[...] = values
+    attr = from_numpy(array.reshape(-1), None)
+    np.testing.assert_array_equal(to_numpy(attr).reshape(shape), values)
+    shared = np.frombuffer(attr.data.data, np.uint8).ctypes.data == array.ctypes.data
+    assert shared == (array.nbytes >= IN_PLACE_MIN_BYTES)
+    part = from_numpy(array[1:]) if shape[0] > 1 else None  # not the whole buffer: a copy
+    if part is not None:
+        assert np.frombuffer(part.data.data, np.uint8).ctypes.data != array[1:].ctypes.data
+
 def test_import_holds_each_weight_once(tmp_path):
     """Python-side memory while importing: each weight's bytes once (protobuf's own copy is
     C memory, not traced), where a copy per array and per attribute made it twice."""
