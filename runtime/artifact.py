@@ -127,7 +127,7 @@ def optimized_module(lowered, target: Target, prefix: str):
     try:
         module = llvm.parse_assembly(text)
         module.verify()
-        if thread_pool.PARALLEL_RUN in text:
+        if thread_pool.LAUNCH in text:  # its parallel loops call the pool's launcher
             pool = llvm.parse_assembly(str(thread_pool.pool_ir(target)))
             module.link_in(pool)
     except RuntimeError as error:

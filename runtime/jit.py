@@ -56,11 +56,12 @@ def _initialize_native() -> None:
 
 
 def _load_runtimes(code: str | bytes) -> None:
-    """Load onnxc's thread pool if `code` (IR text or an object) calls it: MCJIT resolves
-    external symbols against the libraries and symbols loaded into the process."""
+    """Load onnxc's thread pool if `code` (IR text or an object) calls it (its
+    `onnxc.parallel_launch`): MCJIT resolves external symbols against the libraries and
+    symbols loaded into the process."""
     from onnxc.runtime import thread_pool
 
-    marker = thread_pool.PARALLEL_RUN
+    marker = thread_pool.LAUNCH
     if (marker if isinstance(code, str) else marker.encode()) in code:
         try:
             thread_pool.load()
@@ -176,12 +177,16 @@ class NativeModule:
         *,
         target: Target | None = None,
         opt_level: int = 3,
+        runtimes: bool = True,
     ) -> NativeModule:
-        """Parse, verify, optimise and JIT-compile `llvm_ir` (text or an llvmlite module)."""
+        """Parse, verify, optimise and JIT-compile `llvm_ir` (text or an llvmlite module).
+        `runtimes=False`: it is itself the runtime (the thread pool, which defines the
+        launcher model code calls), loaded without looking for the ones it calls."""
         _initialize_native()
         target = target or host_target()
         text = str(llvm_ir)
-        _load_runtimes(text)
+        if runtimes:
+            _load_runtimes(text)
         jobs = codegen_jobs()
         if jobs > 1 and len(text) >= PARALLEL_MIN_IR_BYTES:
             objects = compile_parts(split_module(text, jobs), target, opt_level)

@@ -1,6 +1,6 @@
 """The LLVM IR of onnxc's thread pool (runtime/thread_pool.py loads it; ahead-of-time
-artifacts link it into their library): `onnxc_parallel_run` and its helpers, and the ABI
-model code calls it by (lowering/to_llvm/launch.py).
+artifacts link it into their library): `onnxc_parallel_run` and its helpers, and
+`onnxc.parallel_launch`, which model code calls (runtime/launch_ir.py).
 
 The pool (one per process, in the static memory of the pool module, each part on its own
 cache line):
@@ -63,7 +63,7 @@ import sys
 from llvmlite import ir
 
 PARALLEL_RUN = "onnxc_parallel_run"
-"""The symbol model code calls (declared by lowering/to_llvm/launch.py)."""
+"""The pool's entry, which `onnxc.parallel_launch` (runtime/launch_ir.py) calls."""
 FORK_FLAG = "onnxc_serial_after_fork"
 """An i32 model code and the pool read: nonzero in a child forked after the pool loaded."""
 
@@ -135,6 +135,9 @@ class _PoolIR:
         self._emit_make_helpers()
         self._emit_run()
         self._emit_accessors()
+        from onnxc.runtime.launch_ir import define_launcher  # (it imports nothing of this)
+
+        define_launcher(m, m.get_global("onnxc_pool_run"), CHUNK_FN, self.fork_flag, MAX_CHUNKS)
 
     def _line(self, name: str, fields: list[ir.Type]) -> ir.GlobalVariable:
         """A zero-initialised global of `fields` padded to whole 64-byte cache lines and

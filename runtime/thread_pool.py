@@ -1,15 +1,15 @@
 """onnxc's own thread pool: a parallel region ends when its chunks are done, not when its
 threads have shown up.
 
-Compiled models run a parallel loop by calling
+Compiled models run a parallel loop by calling `onnxc.parallel_launch` (runtime/launch_ir.py;
+lowering/to_llvm/launch.py emits the calls), which splits it into chunks and calls
 
     void onnxc_parallel_run(void (*chunk)(i8* ctx, i64 c), i8* ctx, i64 chunks, i64 threads)
 
 which returns once `chunk(ctx, c)` has run for every c in 0..chunks, on up to `threads`
-threads: the caller and `threads - 1` helpers. runtime/pool_ir.py generates that runtime as
-LLVM IR (llvmlite), with the pool's protocol; this module JIT-compiles it once per process
-and exports it to model code with `llvm.add_symbol` (model code calls it;
-lowering/to_llvm/launch.py emits the calls).
+threads: the caller and `threads - 1` helpers. runtime/pool_ir.py generates both as LLVM IR
+(llvmlite), with the pool's protocol; this module JIT-compiles them once per process and
+exports the launcher to model code with `llvm.add_symbol`.
 
 Why not libgomp's `GOMP_parallel`: an OpenMP region ends at a barrier every team thread must
 reach, even one that found no chunk left. On a machine where other processes keep the cores
@@ -22,7 +22,7 @@ finds nothing left.
 
 fork(): helpers do not survive it. In a child forked after the pool was loaded
 (os.register_at_fork), `onnxc_serial_after_fork` is set and every region runs serially on
-the calling thread (model code checks it before calling the pool, and so does the pool).
+the calling thread (the launcher checks it before calling the pool, and so does the pool).
 Start child processes with multiprocessing's "spawn" or "forkserver" to get threads there.
 """
 
@@ -35,6 +35,7 @@ import platform
 import sys
 import threading
 
+from onnxc.runtime.launch_ir import LAUNCH
 from onnxc.runtime.pool_ir import (
     DEFAULT_SPIN_NS,
     FORK_FLAG,
@@ -45,7 +46,7 @@ from onnxc.runtime.pool_ir import (
     supported,
 )
 
-__all__ = ["DEFAULT_SPIN_NS", "MAX_HELPERS", "PARALLEL_RUN", "helper_count", "load",
+__all__ = ["DEFAULT_SPIN_NS", "LAUNCH", "MAX_HELPERS", "PARALLEL_RUN", "helper_count", "load",
            "pool_ir", "preload", "set_spin_us", "supported"]
 
 _serial_after_fork = ctypes.c_int32(0)
@@ -76,7 +77,7 @@ _load_lock = threading.Lock()
 
 
 def load():
-    """JIT-compile the pool (once per process) and export `onnxc_parallel_run` and
+    """JIT-compile the pool (once per process) and export `onnxc.parallel_launch` and
     `onnxc_serial_after_fork` to code compiled after this; the pool's NativeModule.
     RuntimeError on a platform without the pool (`supported()` is False)."""
     with _load_lock:  # `preload`'s thread may be compiling it
@@ -111,9 +112,9 @@ def _load():
                            f"not {sys.platform} on {platform.machine()}; use num_threads=1")
     spin_ns = _spin_ns_from_env()
     llvm.add_symbol(FORK_FLAG, ctypes.addressof(_serial_after_fork))
-    native = NativeModule.from_llvm_ir(pool_ir())
+    native = NativeModule.from_llvm_ir(pool_ir(), runtimes=False)
     native.ctypes_function("onnxc_pool_set_spin_ns", None, ctypes.c_int64)(spin_ns)
-    llvm.add_symbol(PARALLEL_RUN, native.function_address("onnxc_pool_run"))
+    llvm.add_symbol(LAUNCH, native.function_address(LAUNCH))  # what model code calls
     os.register_at_fork(after_in_child=_after_fork_in_child)
     return native
 

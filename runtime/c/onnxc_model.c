@@ -44,22 +44,12 @@ extern const int64_t onnxc_num_checks;
 extern const char *const onnxc_check_sites[];
 extern const char onnxc_manifest[];
 
-/* from the model's object (the pool only when the model has parallel loops) */
+/* from the model's object (with the pool, runtime/pool_ir.py, when the model has parallel
+   loops: their launcher is the pool's) */
 int32_t ONNXC_SYMBOL(_entry)(void **argv);
-__attribute__((weak)) void onnxc_pool_run(void (*chunk)(void *, int64_t), void *ctx,
-                                          int64_t chunks, int64_t threads);
 
-/* what the model's code calls (lowering/to_llvm/launch.py) */
+/* what the pool's launcher reads (runtime/launch_ir.py): set in a child after fork() */
 int32_t onnxc_serial_after_fork = 0;
-
-void onnxc_parallel_run(void (*chunk)(void *, int64_t), void *ctx, int64_t chunks,
-                        int64_t threads) {
-    if (onnxc_pool_run != NULL) {
-        onnxc_pool_run(chunk, ctx, chunks, threads);
-        return;
-    }
-    for (int64_t c = 0; c < chunks; c++) chunk(ctx, c);
-}
 
 static void onnxc_after_fork_in_child(void) { onnxc_serial_after_fork = 1; }
 

@@ -159,7 +159,7 @@ def _two_threads_ran(native: NativeModule, lb: int, ub: int, chunk: int) -> bool
 def test_one_thread_emits_no_pool_call():
     assert loops_to_llvm_pipeline(1)[0] == "outline-parallel-loops"
     native, llvm_ir = _compile_kernel(1)
-    assert thread_pool.PARALLEL_RUN not in llvm_ir
+    assert thread_pool.LAUNCH not in llvm_ir
     me = threading.get_native_id()
     assert set(_run(native, 0, 64)) == {me}
 
@@ -167,7 +167,7 @@ def test_one_thread_emits_no_pool_call():
 @needs_pool
 def test_two_threads_share_the_loop_in_chunks():
     native, llvm_ir = _compile_kernel(2)
-    assert llvm_ir.count(f"call void @\"{thread_pool.PARALLEL_RUN}\"") == 1  # inner: serial
+    assert llvm_ir.count(f"call void @\"{thread_pool.LAUNCH}\"") == 1  # inner: serial
     # 64 iterations = 16 chunks of 4; the helper may start late (asleep, busy machine) and
     # find the loop done, but joins within a few tries of 3 ms loops
     assert any(_two_threads_ran(native, 0, 64, 4) for _ in range(20))
