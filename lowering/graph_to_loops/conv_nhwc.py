@@ -395,10 +395,10 @@ class _ConvGemm(PackedGemm):
         out = list(acc)
         if self.bias is not None:
             bias = [self.vload(self.bias, [kb.iadd(jy, v * vw)]) for v in range(nv)]
-            out = [kb.insert(arith.AddfOp(a, bias[i % nv])) for i, a in enumerate(out)]
+            out = [kb.float_op(arith.AddfOp, a, bias[i % nv]) for i, a in enumerate(out)]
         if self.z is not None:
-            out = [kb.insert(arith.AddfOp(out[r * nv + v], self.vload(
-                self.z, [kb.iadd(i0, r), kb.iadd(jy, v * vw)])))
+            out = [kb.float_op(arith.AddfOp, out[r * nv + v], self.vload(
+                self.z, [kb.iadd(i0, r), kb.iadd(jy, v * vw)]))
                 for r in range(mr) for v in range(nv)]
         return out
 

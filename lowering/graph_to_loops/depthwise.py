@@ -130,7 +130,7 @@ class _Depthwise:
         kb = self.kb
         if self.z is not None:
             z = self.vload(self.z, at) if vec else kb.load(self.z, [at])
-            acc = kb.insert(arith.AddfOp(acc, z))
+            acc = kb.float_op(arith.AddfOp, acc, z)
         if not vec:
             return activate(kb, self.op, acc)
         epilogue = epilogue_of(self.op)
@@ -141,9 +141,9 @@ class _Depthwise:
             lo, hi = 0.0, None
         bound: Callable[[float], SSAValue] = lambda v: self.splat(kb.constant(v, f32))
         if lo is not None:
-            acc = kb.insert(arith.MaximumfOp(acc, bound(lo)))
+            acc = kb.float_op(arith.MaximumfOp, acc, bound(lo))
         if hi is not None:
-            acc = kb.insert(arith.MinimumfOp(acc, bound(hi)))
+            acc = kb.float_op(arith.MinimumfOp, acc, bound(hi))
         return acc
 
     def store(self, v: SSAValue, at: Index, vec: bool) -> None:

@@ -86,8 +86,8 @@ def clamp_vectors(kb: KernelBuilder, op: Operation, values: list[SSAValue],
     element = vtype.get_element_type()
     if lo is not None:
         low = kb.vsplat(kb.constant(lo, element), vtype)
-        values = [kb.insert(arith.MaximumfOp(a, low)) for a in values]
+        values = [kb.float_op(arith.MaximumfOp, a, low) for a in values]
     if hi is not None:
         high = kb.vsplat(kb.constant(hi, element), vtype)
-        values = [kb.insert(arith.MinimumfOp(a, high)) for a in values]
+        values = [kb.float_op(arith.MinimumfOp, a, high) for a in values]
     return values

@@ -560,7 +560,7 @@ class _DenseGemm(PackedGemm):
         out = list(acc)
         if self.alpha != 1.0:
             alpha = self.splat(kb.constant(self.alpha, f32))
-            out = [kb.insert(arith.MulfOp(a, alpha)) for a in out]
+            out = [kb.float_op(arith.MulfOp, a, alpha) for a in out]
         if self.c is not None and g.c_shape is not None:
             beta = self.splat(kb.constant(g.beta, f32)) if g.beta != 1.0 else None
             c_cols = len(g.c_shape) >= 1 and g.c_shape[-1] != 1
@@ -569,8 +569,8 @@ class _DenseGemm(PackedGemm):
                     at = broadcast_indices([kb.iadd(i0, r), kb.iadd(jy, v * t.vw)], g.c_shape)
                     cv = self.vload(self.c, at) if c_cols else self.splat(kb.load(self.c, at))
                     if beta is not None:
-                        cv = kb.insert(arith.MulfOp(cv, beta))
-                    out[r * nv + v] = kb.insert(arith.AddfOp(out[r * nv + v], cv))
+                        cv = kb.float_op(arith.MulfOp, cv, beta)
+                    out[r * nv + v] = kb.float_op(arith.AddfOp, out[r * nv + v], cv)
         return out
 
 

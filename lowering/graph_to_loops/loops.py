@@ -39,6 +39,7 @@ from onnxc.lowering.to_llvm.parallel import mark_parallel
 Index = int | SSAValue
 
 _INDEX = IndexType()
+_NO_FAST_MATH = arith.FastMathFlagsAttr("none")
 _INDEX_OP_PROPERTIES: dict[type[Operation], dict[str, Attribute]] = {
     cls: {"overflowFlags": arith.IntegerOverflowAttr("none")}
     for cls in (arith.AddiOp, arith.SubiOp, arith.MuliOp)
@@ -251,6 +252,12 @@ class KernelBuilder:
     def vstore(self, value: SSAValue, mem: SSAValue, indices: Sequence[Index]) -> None:
         self.insert(vector.StoreOp.create(operands=[value, mem, *(self.idx(i) for i in indices)]))
 
+    def float_op(self, cls: type[Operation], a: SSAValue, b: SSAValue) -> SSAValue:
+        """`cls(a, b)` for an arith float binary op without fast-math flags (AddfOp,
+        MaximumfOp, ...), built with `create`: the kernels' epilogues make hundreds."""
+        return self.insert(cls.create(operands=[a, b], result_types=[a.type],
+                                      properties={"fastmath": _NO_FAST_MATH}))
+
     def vfma(self, a: SSAValue, b: SSAValue, acc: SSAValue) -> SSAValue:
         return self.insert(vector.FMAOp.create(operands=[a, b, acc], result_types=[acc.type]))
 
@@ -348,9 +355,12 @@ class KernelBuilder:
         block = Block(arg_types=[IndexType(), *(v.type for v in iter_args)])
         saved, self.ip = self.ip, InsertPoint.at_end(block)
         yielded = body(block.args[0], *block.args[1:]) or ()
-        Rewriter.insert_op(scf.YieldOp(*yielded), self.ip)
+        # built with `create`, as the index ops: what scf.ForOp / YieldOp's `__init__` makes
+        Rewriter.insert_op(scf.YieldOp.create(operands=list(yielded)), self.ip)
         self.ip = saved
-        loop = scf.ForOp(self.idx(lb), self.idx(ub), self.idx(step), iter_args, Region(block))
+        loop = scf.ForOp.create(
+            operands=[self.idx(lb), self.idx(ub), self.idx(step), *iter_args],
+            result_types=[v.type for v in iter_args], regions=[Region(block)])
         self.insert(loop)
         return tuple(loop.results)
 
@@ -404,8 +414,11 @@ class KernelBuilder:
     def load(self, mem: SSAValue, indices: Sequence[Index]) -> SSAValue:
         if mem in self._shapes:
             flat, linear = self._linear(mem, indices)
-            return self.insert(memref.LoadOp.get(flat, [linear]))
-        return self.insert(memref.LoadOp.get(mem, [self.idx(i) for i in indices]))
+            mem, index_values = flat, [linear]
+        else:
+            index_values = [self.idx(i) for i in indices]
+        return self.insert(memref.LoadOp.create(  # memref.LoadOp.get's op, with `create`
+            operands=[mem, *index_values], result_types=[mem.type.get_element_type()]))
 
     def store(self, value: SSAValue, mem: SSAValue, indices: Sequence[Index]) -> None:
         if mem in self._shapes:

@@ -214,8 +214,9 @@ def _outline(loop: scf.ForOp, name: str, threads: int) -> func.FuncOp:
         target = convert_type(value.type)
         if target == value.type:
             return value
-        if value not in casts:
-            casts[value], _ = UnrealizedConversionCastOp.cast_one(value, target)
+        if value not in casts:  # cast_one's op, built with `create`
+            casts[value] = UnrealizedConversionCastOp.create(operands=[value],
+                                                             result_types=[target])
         return casts[value].results[0]
 
     bounds = [lowered(v) for v in (loop.lb, loop.ub, loop.step)]
