@@ -319,9 +319,11 @@ class OnnxImporter:
             self.tensors[name] = Tensor.of_array(array, name)
         initializer_names |= set(self.bound)
         overridable = self._overridable(initializer_names)
-        defaults = {name: self.tensors[name].array for name in overridable}
         inputs = [vi for vi in self.graph.input
                   if vi.name not in initializer_names or vi.name in overridable]
+        # in the inputs' order: the same IR text for the same model, whatever the hash seed
+        defaults = {vi.name: self.tensors[vi.name].array for vi in inputs
+                    if vi.name in overridable}
         for vi in inputs:
             self._add_argument(vi)
         available = [vi.name for vi in inputs] + list(initializer_names)

@@ -185,6 +185,28 @@ def test_an_initializer_that_is_a_graph_input_can_be_overridden(opt_level):
         compiled.run(None, {"x": x, "b": np.ones(4, np.float32)})
 
 
+def test_input_defaults_keep_the_inputs_order():
+    """The defaults attribute lists the overridable inputs in the model's order, so that
+    the same model imports to the same IR text whatever Python's hash seed (it followed a
+    set's order)."""
+    from onnxc.frontend import import_onnx
+    from onnxc.lowering.entry_abi import INPUT_DEFAULTS_ATTR
+
+    names = [f"b{i}" for i in (7, 3, 9, 1, 5, 8, 2, 6)]
+    inits = [numpy_helper.from_array(np.full(3, i, np.float32), n) for i, n in enumerate(names)]
+    nodes, last = [], "x"
+    for n in names:
+        nodes.append(helper.make_node("Add", [last, n], [f"{n}_sum"]))
+        last = f"{n}_sum"
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3])
+                     for n in ["x", *names]],
+        [helper.make_tensor_value_info(last, TensorProto.FLOAT, [3])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    (main,) = import_onnx(model).ops
+    assert list(main.attributes[INPUT_DEFAULTS_ATTR].data) == names
+
+
 def test_before_ir_version_4_an_initializer_listed_as_input_is_a_constant():
     """ONNX then listed every initializer among the inputs: they are weights, and feeding
     one is an unknown input, as in onnxruntime."""
