@@ -148,7 +148,7 @@ def zeros(shape, dtype) -> np.ndarray:
     never after: the memory is then the attribute's immutable bytes.
 
     Large arrays live in a new `bytes` object (`bytes(n)`, which CPython allocates zeroed,
-    with calloc), viewed writable through ctypes while this function's caller is its only
+    with calloc), viewed writable (`_BytesMemory`) while this function's caller is its only
     holder. ResNet-50's batch-norm folds and packed conv weights copied 2 x 100 MB into
     attribute bytes (`tobytes`) otherwise."""
     dtype = np.dtype(dtype)
@@ -156,10 +156,23 @@ def zeros(shape, dtype) -> np.ndarray:
     nbytes = count * dtype.itemsize
     if nbytes < IN_PLACE_MIN_BYTES:
         return np.zeros(shape, dtype)
-    data = bytes(nbytes)
-    memory = (ctypes.c_char * nbytes).from_address(_bytes_address(data))
-    memory.onnxc_bytes = data  # what `_viewed_bytes` finds, and keeps `data` alive
-    return np.frombuffer(memory, dtype).reshape(shape)
+    return np.asarray(_BytesMemory(bytes(nbytes))).view(dtype).reshape(shape)
+
+
+class _BytesMemory:
+    """The memory of a new `bytes` object as a writable numpy buffer (numpy's array
+    interface, so no ctypes array type per size), holding the object: what `_viewed_bytes`
+    finds at the base of a `zeros` array."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes):
+        self.data = data
+
+    @property
+    def __array_interface__(self) -> dict:
+        return {"data": (_bytes_address(self.data), False), "shape": (len(self.data),),
+                "typestr": "|u1", "version": 3}
 
 
 def _viewed_bytes(array: np.ndarray) -> bytes | None:
@@ -168,8 +181,8 @@ def _viewed_bytes(array: np.ndarray) -> bytes | None:
     base = array.base
     while isinstance(base, np.ndarray):
         base = base.base
-    if isinstance(base, ctypes.Array):
-        base = getattr(base, "onnxc_bytes", None)
+    if isinstance(base, _BytesMemory):
+        base = base.data
     if not isinstance(base, bytes) or len(base) != array.nbytes or not array.flags.c_contiguous:
         return None
     if array.nbytes == 0 or array.ctypes.data != np.frombuffer(base, np.uint8).ctypes.data:

@@ -62,6 +62,8 @@ import sys
 
 from llvmlite import ir
 
+from onnxc.runtime.launch_ir import define_launcher
+
 PARALLEL_RUN = "onnxc_parallel_run"
 """The pool's entry, which `onnxc.parallel_launch` (runtime/launch_ir.py) calls."""
 FORK_FLAG = "onnxc_serial_after_fork"
@@ -135,8 +137,6 @@ class _PoolIR:
         self._emit_make_helpers()
         self._emit_run()
         self._emit_accessors()
-        from onnxc.runtime.launch_ir import define_launcher  # (it imports nothing of this)
-
         define_launcher(m, m.get_global("onnxc_pool_run"), CHUNK_FN, self.fork_flag, MAX_CHUNKS)
 
     def _line(self, name: str, fields: list[ir.Type]) -> ir.GlobalVariable:
