@@ -6,13 +6,13 @@ Model code (lowering/to_llvm/launch.py) launches the loop of body `@f` as
     ctx = {lb, step, trips, chunks, @f.chunk, captured...}          ; HEADER, then captures
     onnxc.parallel_launch(ctx, lb, ub, step, threads)
 
-and this module defines, next to `onnxc_parallel_run` (runtime/pool_ir.py),
+and this module defines, next to `onnxc_pool_run` (runtime/pool_ir.py),
 
     void @onnxc.parallel_launch(i8* ctx, i64 lb, i64 ub, i64 step, i64 threads)
       trips = ceil((ub - lb) / step); n = min(trips, threads)
       n < 2 or forked:  ctx.fn(ctx, lb, ub)                         ; no parallel region
       else:   ctx.{lb, step, trips, chunks = min(trips, 8 n)} = ...
-              onnxc_parallel_run(@onnxc.parallel_chunk, ctx, chunks, n)
+              onnxc_pool_run(@onnxc.parallel_chunk, ctx, chunks, n)
     internal void @onnxc.parallel_chunk(i8* ctx, i64 c)             ; chunk c of 0..trips
       ctx.fn(ctx, lb + c * trips / chunks * step, lb + (c + 1) * trips / chunks * step)
 
@@ -77,7 +77,7 @@ def _define_chunk_runner(module: ir.Module, chunk_fn: ir.FunctionType) -> ir.Fun
 def define_launcher(module: ir.Module, run: ir.Function, chunk_fn: ir.FunctionType,
                     fork_flag: ir.GlobalVariable, max_chunks: int) -> ir.Function:
     """Define `onnxc.parallel_launch` (exported) and its chunk runner (of type `chunk_fn`)
-    in the pool's `module`, whose `run` is `onnxc_parallel_run(chunk, ctx, chunks,
+    in the pool's `module`, whose `run` is `onnxc_pool_run(chunk, ctx, chunks,
     threads)`."""
     fn, b = _define(module, LAUNCH, LAUNCH_FN, internal=False)
     ctx, lb, ub, step, threads = fn.args

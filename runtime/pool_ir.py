@@ -1,5 +1,5 @@
 """The LLVM IR of onnxc's thread pool (runtime/thread_pool.py loads it; ahead-of-time
-artifacts link it into their library): `onnxc_parallel_run` and its helpers, and
+artifacts link it into their library): `onnxc_pool_run` and its helpers, and
 `onnxc.parallel_launch`, which model code calls (runtime/launch_ir.py).
 
 The pool (one per process, in the static memory of the pool module, each part on its own
@@ -64,7 +64,7 @@ from llvmlite import ir
 
 from onnxc.runtime.launch_ir import define_launcher
 
-PARALLEL_RUN = "onnxc_parallel_run"
+PARALLEL_RUN = "onnxc_pool_run"
 """The pool's entry, which `onnxc.parallel_launch` (runtime/launch_ir.py) calls."""
 FORK_FLAG = "onnxc_serial_after_fork"
 """An i32 model code and the pool read: nonzero in a child forked after the pool loaded."""
@@ -137,7 +137,7 @@ class _PoolIR:
         self._emit_make_helpers()
         self._emit_run()
         self._emit_accessors()
-        define_launcher(m, m.get_global("onnxc_pool_run"), CHUNK_FN, self.fork_flag, MAX_CHUNKS)
+        define_launcher(m, m.get_global(PARALLEL_RUN), CHUNK_FN, self.fork_flag, MAX_CHUNKS)
 
     def _line(self, name: str, fields: list[ir.Type]) -> ir.GlobalVariable:
         """A zero-initialised global of `fields` padded to whole 64-byte cache lines and
@@ -393,7 +393,7 @@ class _PoolIR:
 
     def _emit_run(self) -> None:
         """`onnxc_pool_run(chunk, ctx, chunks, threads)`: see the module docstring."""
-        fn, b = self._define("onnxc_pool_run", VOID, [CHUNK_FN.as_pointer(), I8P, I64, I64],
+        fn, b = self._define(PARALLEL_RUN, VOID, [CHUNK_FN.as_pointer(), I8P, I64, I64],
                              internal=False)
         chunk_fn, ctx, chunks, threads = fn.args
         names = ["lock", "make", "unlock", "publish", "wake", "own", "own.run", "wait",

@@ -4,7 +4,7 @@ threads have shown up.
 Compiled models run a parallel loop by calling `onnxc.parallel_launch` (runtime/launch_ir.py;
 lowering/to_llvm/launch.py emits the calls), which splits it into chunks and calls
 
-    void onnxc_parallel_run(void (*chunk)(i8* ctx, i64 c), i8* ctx, i64 chunks, i64 threads)
+    void onnxc_pool_run(void (*chunk)(i8* ctx, i64 c), i8* ctx, i64 chunks, i64 threads)
 
 which returns once `chunk(ctx, c)` has run for every c in 0..chunks, on up to `threads`
 threads: the caller and `threads - 1` helpers. runtime/pool_ir.py generates both as LLVM IR

@@ -19,7 +19,7 @@ What is per launch is only what differs (storing and loading the captured values
 model's LLVM IR (densenet121 has 245 parallel loops). `@f` keeps its signature, so its
 `noalias` pointer arguments still tell LLVM that the captured buffers do not overlap.
 
-`onnxc_parallel_run` (runtime/thread_pool.py), which the launcher calls, returns when every
+`onnxc_pool_run` (runtime/thread_pool.py), which the launcher calls, returns when every
 chunk has run, on the calling thread and up to n - 1 helpers; the caller claims chunks
 itself and waits only for chunks a helper has started, so a helper the kernel has not
 scheduled delays nothing. Chunks are claimed, not dealt out: a thread that starts late

@@ -3,7 +3,7 @@
 regions, helpers asleep (spin 0) and a helper that is stopped and never shows up; native
 kernels and a model give bit-identical results on 1 to 4 (3) threads.
 
-The direct tests call `onnxc_parallel_run` through ctypes with a Python chunk function
+The direct tests call `onnxc_pool_run` through ctypes with a Python chunk function
 (helpers take the GIL to run it); the kernel tests run JIT-compiled loops with no Python in
 the region. No assertion depends on timing: a hang is caught by a generous watchdog only.
 """
