@@ -21,7 +21,6 @@ onnxc.registry); `", ".join(...)` of them is text that `onnxc-opt -p` accepts.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -32,7 +31,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from onnxc.errors import LoweringError
-from onnxc.lowering.pass_verifier import run_verified, verify_module
+from onnxc.lowering.pass_verifier import run_verified, verify_ir_requested, verify_module
 from onnxc.registry import ONNXC_DIALECTS
 from onnxc.tools.pipeline_text import build_pipeline
 
@@ -249,9 +248,8 @@ def lower_to_llvm_ir(ctx: Context, module: ModuleOp, target: Target, entry: str 
     declares the early kernels."""
     from onnxc.lowering.to_llvm.direct import emit_llvm_chunks, emit_llvm_ir
 
-    pending = None
+    pending = early.pending if early is not None else None
     try:
-        pending = early.pending if early is not None else None
         started = start_codegen(module, target, spare, pending) if streamed else None
         if started is None:
             run_passes(ctx, module, loops_to_llvm_pipeline(num_threads)[:1],
@@ -423,7 +421,7 @@ def verify_loops() -> bool:
     surface without it: the emitter and llvmlite check operand types, LLVM verifies the
     module, and an emitter failure verifies the module then, to blame the pass that broke
     it (lowering/pass_verifier.py)."""
-    return os.environ.get("ONNXC_VERIFY_IR", "") not in ("", "0")
+    return verify_ir_requested()
 
 
 def translate_to_llvm_ir(module: ModuleOp, target: Target) -> Any:

@@ -15,14 +15,13 @@ changed the module (a graph pass reports it: `GraphPatternPass.rewrite`; any oth
 taken to have changed it), so the results are identical to walking every pass.
 
 The census trusts the rewriter to see every change a pattern makes, as xDSL's driver does
-to reach its fixpoint. With ONNXC_VERIFY_IR=1 (the test suite) each skip is checked against
-a fresh walk, and a pattern that changed op classes behind the rewriter's back is an
-InternalCompilerError naming the pass that ran before.
+to reach its fixpoint. With ONNXC_VERIFY_IR=1 (the test suite; `run_verified` passes
+`checked`) each skip is checked against a fresh walk, and a pattern that changed op
+classes behind the rewriter's back is an InternalCompilerError naming the pass that ran
+before.
 """
 
 from __future__ import annotations
-
-import os
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -57,10 +56,10 @@ class OpCensus:
     """Applies the passes of one pipeline run to `module`, leaving out the graph passes
     that have nothing to match in it."""
 
-    def __init__(self, module: ModuleOp, checked: bool | None = None):
+    def __init__(self, module: ModuleOp, checked: bool = False):
         self.module = module
-        self.checked = (os.environ.get("ONNXC_VERIFY_IR", "") not in ("", "0")
-                        if checked is None else checked)
+        self.checked = checked
+        """each skip checked against a fresh census (run_verified: with ONNXC_VERIFY_IR)"""
         self._census: tuple[frozenset[type[Operation]], bool] | None = None
         self._last_run: str | None = None
         self.skipped = 0
