@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 import onnx
+import onnx.external_data_helper
 import onnx.inliner
 import onnx.numpy_helper
 import onnx.parser
@@ -23,7 +24,26 @@ from google.protobuf.message import DecodeError
 from onnxc.errors import InvalidArgumentError, ModelLoadError, UnsupportedOpError
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
-ModelSource = str | os.PathLike | bytes | onnx.ModelProto
+
+
+class ParsedOnce:
+    """A model file or bytes that the compile has parsed already, for the importer: its
+    first `load_model` takes that proto, any later one (the importer's replay, which
+    re-imports when a pass leaves invalid IR) parses `source` again. Parsing is not free
+    (BERT-base's 56 MB: 40-80 ms, most of it reading the file), and the proto is not kept
+    alive by this object once taken (a 100 MB model would stay in memory for the whole
+    compile)."""
+
+    def __init__(self, source: str | os.PathLike | bytes, proto: onnx.ModelProto):
+        self.source = source
+        self._proto: onnx.ModelProto | None = proto
+
+    def take(self) -> onnx.ModelProto | None:
+        proto, self._proto = self._proto, None
+        return proto
+
+
+ModelSource = str | os.PathLike | bytes | onnx.ModelProto | ParsedOnce
 
 
 def load_model(model: ModelSource, external_data: bool = True) -> onnx.ModelProto:
@@ -31,6 +51,9 @@ def load_model(model: ModelSource, external_data: bool = True) -> onnx.ModelProt
     `external_data=False` leaves weights stored in separate files unread (graph only)."""
     if isinstance(model, onnx.ModelProto):
         return model
+    if isinstance(model, ParsedOnce):
+        proto = model.take()
+        return proto if proto is not None else load_model(model.source, external_data)
     try:
         if isinstance(model, bytes | bytearray | memoryview):
             proto = onnx.ModelProto()
@@ -46,6 +69,13 @@ def load_model(model: ModelSource, external_data: bool = True) -> onnx.ModelProt
         raise ModelLoadError(f"cannot load the ONNX model: {type(err).__name__}: {err}") from err
     raise InvalidArgumentError(
         f"model must be a path, bytes or an onnx.ModelProto, got {type(model).__name__}")
+
+
+def holds_all_data(model: onnx.ModelProto) -> bool:
+    """Whether no tensor of `model` refers to an external data file (one parsed without
+    its external data is then complete)."""
+    return not any(onnx.external_data_helper.uses_external_data(tensor)
+                   for tensor in onnx.external_data_helper._get_all_tensors(model))
 
 
 def parse_text(text: str) -> onnx.ModelProto:

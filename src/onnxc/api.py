@@ -37,7 +37,7 @@ from onnxc.frontend.batch_axes import (
     with_fixed_shapes,
 )
 from onnxc.frontend.onnx_importer import checked_model
-from onnxc.frontend.onnx_model import load_model
+from onnxc.frontend.onnx_model import ParsedOnce, holds_all_data, load_model
 from onnxc.lowering import pipeline
 from onnxc.lowering.bind_constants import constant_arrays, numpy_dtype
 from onnxc.lowering.early_kernels import compiling_early
@@ -462,9 +462,9 @@ def _static_model(
         return fixed, None, None
     try:
         if symbolic_batch(proto) is None:
-            return model, None, None
-    except ShapeInferenceError:
-        return model, None, None  # symbolic dims beyond a batch: compiled symbolically
+            return _parsed(model, proto), None, None
+    except ShapeInferenceError:  # symbolic dims beyond a batch: compiled symbolically
+        return _parsed(model, proto), None, None
     proto = load_model(model)
     checked_model(proto)  # an unsupported op is the first thing to say, as without batch
     try:
@@ -475,6 +475,14 @@ def _static_model(
     if not _op_types(proto.graph) & STATIC_KERNEL_OPS:
         return model, None, batch.symbol
     return with_batch(proto, batch.symbol, 1), batch, None
+
+
+def _parsed(model: ModelLike, proto: onnx.ModelProto) -> ModelLike:
+    """`model` for the importer, with `proto`, its parse, when that holds all of the
+    model's data (no external weights left unread): parsed once, not twice."""
+    if isinstance(model, onnx.ModelProto) or not holds_all_data(proto):
+        return model
+    return ParsedOnce(model, proto)
 
 
 def _per_sample(proto: onnx.ModelProto, symbol: str) -> tuple[onnx.ModelProto, BatchAxis]:
