@@ -49,6 +49,7 @@ from onnxc.runtime.cache_key import (
     cache_key,
     compile_key,
     snapshot,
+    snapshot_parsed,
     toolchain_fingerprint,
     unchanged,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "max_bytes",
     "open_cache",
     "snapshot",
+    "snapshot_parsed",
     "toolchain_fingerprint",
     "unchanged",
 ]

@@ -63,6 +63,15 @@ def snapshot(model) -> Snapshot | None:
     """The digest of `model` (path, bytes or ModelProto) and of every byte of external data
     the importer would read for it; None when it cannot be read or parsed (the importer
     then reports why)."""
+    found = snapshot_parsed(model)
+    return None if found is None else found[0]
+
+
+def snapshot_parsed(model) -> tuple[Snapshot, onnx.ModelProto | None] | None:
+    """`snapshot`, with the parse of the very bytes it hashed for a path or bytes whose
+    tensors are all inside them (None otherwise): a compile from that parse reads the
+    model once, not three times (lookup, compile, the check before the store), and
+    compiles exactly what the key hashed, which no later change to the file can falsify."""
     try:
         return _snapshot(model)
     except Exception:  # noqa: BLE001 - unreadable, unparsable, missing data: no key
@@ -76,7 +85,7 @@ def unchanged(model, before: Snapshot) -> bool:
     return not before.reads_files or snapshot(model) == before
 
 
-def _snapshot(model) -> Snapshot:
+def _snapshot(model) -> tuple[Snapshot, onnx.ModelProto | None]:
     digest = hashlib.sha256(b"onnxc-model\0")
     if isinstance(model, onnx.ModelProto):
         data, proto, base_dir = model.SerializeToString(), model, ""
@@ -108,7 +117,9 @@ def _snapshot(model) -> Snapshot:
             onnx.external_data_helper.load_external_data_for_tensor(copy, base_dir)
             _part(digest, copy.raw_data)
             external += 1
-    return Snapshot(digest.digest(), bool(external) or isinstance(model, str | os.PathLike))
+    whole = None if external or isinstance(model, onnx.ModelProto) else proto
+    return (Snapshot(digest.digest(), bool(external) or isinstance(model, str | os.PathLike)),
+            whole)
 
 
 @functools.cache

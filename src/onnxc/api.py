@@ -220,10 +220,16 @@ def _compile_logged(model, log: _StageLog, opt_level, pass_pipeline, verify_nume
     target = parse_target(target)
     threads = resolve_num_threads(num_threads)
     disk = cache.open_cache(cache_dir)  # None: off, or unsafe (a CacheWarning says why)
-    given, key = model, None
+    given, key, from_hashed = model, None, False
     if disk is not None:
         with log.stage("cache-lookup"):
-            source = cache.snapshot(model)  # None: unreadable (the importer says why)
+            found = cache.snapshot_parsed(model)  # None: unreadable (the importer says why)
+            source = None if found is None else found[0]
+            if found is not None and found[1] is not None:
+                # compiled from the parse of the bytes the key hashed (and not kept alive
+                # here: ParsedOnce gives it up to the importer)
+                model, from_hashed = ParsedOnce(model, found[1]), True
+            del found
             if source is not None:
                 key = cache.compile_key(source, opt_level, pass_pipeline, threads,
                                         input_shapes, precision, target)
@@ -238,7 +244,8 @@ def _compile_logged(model, log: _StageLog, opt_level, pass_pipeline, verify_nume
             threads, target)
     if disk is not None and key is not None:
         with log.stage("cache-store"):
-            if cache.unchanged(given, source):  # its files still hold what the key hashed
+            # compiled from the hashed bytes, else from files that must still hold them
+            if from_hashed or cache.unchanged(given, source):
                 disk.store(key, compiled, native.object_code(), constant_names, WRAPPER_NAME)
     compiled.compile_seconds = dict(log.seconds)
     return compiled

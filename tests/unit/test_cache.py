@@ -535,6 +535,46 @@ def test_weights_changed_during_the_compile_are_not_stored_under_the_old_key(tmp
     np.testing.assert_allclose(hit(_x())[0], np.maximum(_x() * new_w + _B, 0), rtol=1e-6)
 
 
+def test_a_model_file_rewritten_during_the_compile_is_compiled_as_hashed(tmp_path,
+                                                                        monkeypatch):
+    """A model file without external data is compiled from the parse of the bytes the key
+    hashed, read once: a rewrite of the file during the compile changes neither the
+    result nor what is stored under the key, and a compile of the new file is a miss."""
+    import onnxc.api
+
+    path = tmp_path / "model.onnx"
+    onnx.save(_model(), path)
+    new_w = _W[::-1].copy()
+    changed = _model()
+    changed.graph.initializer[0].CopyFrom(numpy_helper.from_array(new_w, "w"))
+    static_model = onnxc.api._static_model
+    loads = []
+    real_load = onnx.load
+
+    def rewrite_then_compile(model, input_shapes):
+        onnx.save(changed, path)
+        return static_model(model, input_shapes)
+
+    def counting_load(*args, **kwargs):
+        loads.append(args[0])
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(onnxc.api, "_static_model", rewrite_then_compile)
+    monkeypatch.setattr(onnx, "load", counting_load)
+    compiled = onnxc.compile(path, cache_dir=tmp_path / "cache")
+    assert not loads  # the key's snapshot read it; nothing parsed it again
+    np.testing.assert_allclose(compiled(_x())[0], _expected(), rtol=1e-6)
+    assert len(_entries(tmp_path / "cache")) == 1
+    monkeypatch.setattr(onnxc.api, "_static_model", static_model)
+    fresh = onnxc.compile(path, cache_dir=tmp_path / "cache")  # the new content
+    assert not _was_hit(fresh)
+    np.testing.assert_allclose(fresh(_x())[0], np.maximum(_x() * new_w + _B, 0), rtol=1e-6)
+    onnx.save(_model(), path)
+    old = onnxc.compile(path, cache_dir=tmp_path / "cache")
+    assert _was_hit(old)
+    np.testing.assert_allclose(old(_x())[0], _expected(), rtol=1e-6)
+
+
 def test_a_proto_with_external_data_is_not_modified(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     path = _save_with_external_data(tmp_path, _W)
