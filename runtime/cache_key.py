@@ -5,10 +5,12 @@ The key hashes (SHA-256, each part length-prefixed):
   bytes, or `ModelProto.SerializeToString()`) and the bytes of every tensor stored as
   external data, read where the importer reads them, with onnx's own reader (for a path,
   beside the file, as `onnx.load` does; for bytes and ModelProto, relative to the current
-  directory, `numpy_helper.to_array`'s default). Files may change while a model compiles, so
-  compile() checks them again (`unchanged`) before it stores the entry: a compile of content
-  other than what the key hashed is never stored. (Compiling from an inlined copy instead
-  would keep a second copy of the weights alive for the whole compile.)
+  directory, `numpy_helper.to_array`'s default). Files may change while a model compiles:
+  a model whose tensors are all in its own bytes is compiled from the parse of the bytes
+  the key hashed (`snapshot_parsed`); external data, which the importer reads again, is
+  checked again (`unchanged`) before the entry is stored. A compile of content other than
+  what the key hashed is never stored. (Compiling from an inlined copy of external data
+  instead would keep a second copy of the weights alive for the whole compile.)
 - the options that change code: `opt_level`, `pass_pipeline`, `num_threads` (compiled into
   parallel loops), `input_shapes`, `precision`. The batch binding is a function of the model bytes (a
   symbolic `N` and a fixed 1 are different bytes) and of `input_shapes`, so it needs no field
