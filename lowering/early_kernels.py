@@ -69,11 +69,15 @@ class EarlyKernels:
     """Chunks of early kernels, emitted and submitted to `pending`'s lanes as they fill."""
 
     def __init__(self, pending: PendingNativeModule, target: Target, num_threads: int,
-                 verify: bool = False):
+                 verify: bool = False, chunk_kernels: int | None = None):
         self.pending = pending
         self.target = target
         self.num_threads = num_threads
         self.verify = verify
+        self.chunk_kernels = chunk_kernels
+        """kernels per chunk at most (besides CHUNK_OPS): a model with few early kernels
+        (the 2-layer BERT has five, 1,200 ops) gives each lane a share instead of one
+        lane all of them in one chunk, which it compiled alone at the end (0.4 s)"""
         self._batch: list[func.FuncOp] = []
         self._ops = 0
 
@@ -92,7 +96,7 @@ class EarlyKernels:
             self.flush()  # a chunk keeps strength reduction or skips it, not both
         self._batch.append(kernel)
         self._ops += sum(1 for _ in kernel.walk())
-        if self._ops >= CHUNK_OPS:
+        if self._ops >= CHUNK_OPS or len(self._batch) == self.chunk_kernels:
             self.flush()
         return declaration_of(kernel)
 

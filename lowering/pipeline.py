@@ -21,6 +21,8 @@ onnxc.registry); `", ".join(...)` of them is text that `onnxc-opt -p` accepts.
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -326,16 +328,20 @@ def start_codegen(module: ModuleOp, target: Target, spare: SpareWorkers | None =
     return PendingNativeModule(target, workers, in_process=True, spare=spare), chunks
 
 
-def start_early_kernels(spare: SpareWorkers, target: Target,
-                        num_threads: int) -> EarlyKernels:
+def start_early_kernels(spare: SpareWorkers, target: Target, num_threads: int,
+                        module: ModuleOp) -> EarlyKernels:
     """The lanes of a streamed compile, started before graph-to-loops so that they compile
-    its convolution and GEMM kernels while it builds the others (lowering/early_kernels.py):
-    the thread and the `spare` workers of `prestart_codegen`."""
+    the convolution and GEMM kernels of graph-dialect `module` while it builds the others
+    (lowering/early_kernels.py): the thread and the `spare` workers of `prestart_codegen`.
+    A model with few of them splits them evenly over the lanes (`forecast_early_kernels`)."""
     from onnxc.lowering.early_kernels import EarlyKernels
     from onnxc.runtime.jit import PendingNativeModule, codegen_jobs
 
-    pending = PendingNativeModule(target, codegen_jobs() - 1, in_process=True, spare=spare)
-    return EarlyKernels(pending, target, num_threads, verify=verify_loops())
+    lanes = codegen_jobs()
+    pending = PendingNativeModule(target, lanes - 1, in_process=True, spare=spare)
+    per_chunk = max(1, math.ceil(forecast_early_kernels(module) / lanes))
+    return EarlyKernels(pending, target, num_threads, verify=verify_loops(),
+                        chunk_kernels=per_chunk)
 
 
 def prestart_codegen(module: ModuleOp) -> SpareWorkers | None:
@@ -368,10 +374,25 @@ convolutions + other kernels -> loops ops): ResNet-50 24 + 5 -> 7,800, MobileNet
 def forecast_loops_ops(module: ModuleOp) -> int:
     """About how many loops ops graph-to-loops will make of a graph-dialect `module`: its
     distinct kernels (op, properties, types), weighted; constants and views make none."""
+    return sum(FORECAST_CONV_OPS if name.startswith("graph.conv") else FORECAST_OTHER_OPS
+               for name in _distinct_kernels(module))
+
+
+def forecast_early_kernels(module: ModuleOp) -> int:
+    """About how many early kernels (early_kernels.EARLY_KERNELS) graph-to-loops will build
+    of a graph-dialect `module`: its distinct ops of those kinds."""
+    from onnxc.lowering.early_kernels import EARLY_KERNELS
+
+    return sum(1 for name in _distinct_kernels(module) if name in EARLY_KERNELS)
+
+
+def _distinct_kernels(module: ModuleOp) -> list[str]:
+    """The op name of each distinct kernel (op, properties, types) of a graph-dialect
+    `module`, in order; constants and views make none."""
     from onnxc.dialects.graph import VIEW_OPS, ConstantOp
 
     kernels: set[tuple] = set()
-    total = 0
+    names: list[str] = []
     for op in module.walk():
         if not op.name.startswith("graph.") or isinstance(op, (ConstantOp, *VIEW_OPS)):
             continue
@@ -379,8 +400,8 @@ def forecast_loops_ops(module: ModuleOp) -> int:
                tuple(op.result_types))
         if key not in kernels:
             kernels.add(key)
-            total += FORECAST_CONV_OPS if op.name.startswith("graph.conv") else FORECAST_OTHER_OPS
-    return total
+            names.append(op.name)
+    return names
 
 
 STREAMED_MIN_OPS = 600

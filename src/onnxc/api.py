@@ -382,8 +382,8 @@ def lower_graph(ctx, module: ModuleOp, log: _StageLog, precision: str, threads: 
     inputs, outputs = _signature(module)
     spare = pipeline.prestart_codegen(module) if for_jit else None
     with spare or nullcontext():  # ends the workers lower_to_llvm_ir did not take
-        early = (pipeline.start_early_kernels(spare, target, threads) if spare is not None
-                 else None)
+        early = (pipeline.start_early_kernels(spare, target, threads, module)
+                 if spare is not None else None)
         try:
             with log.stage(pipeline.TIMED_AS["graph-to-loops"]):  # loops-abi timed with it
                 with compiling_early(early):

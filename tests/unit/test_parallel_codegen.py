@@ -534,6 +534,50 @@ def test_the_loops_forecast_counts_each_distinct_kernel_once():
     assert two_shapes == 2 * pipeline.FORECAST_OTHER_OPS  # the reshape is a view: none
 
 
+def test_few_early_kernels_are_split_evenly_over_the_lanes(monkeypatch):
+    """A model with few convolution and GEMM kernels (the 2-layer BERT has five) gives
+    each lane its share of them, ceil(kernels / lanes) per chunk, instead of one chunk
+    that one lane compiled alone while the other idled; the code is the same."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from onnxc.lowering import pipeline
+
+    rng = np.random.default_rng(3)
+    widths = [16, 24, 32, 40, 48]
+    nodes, inits, last = [], [], "x"
+    for i, (k, n) in enumerate(zip(widths, widths[1:] + [8])):
+        inits.append(numpy_helper.from_array(
+            rng.standard_normal((k, n)).astype(np.float32), f"w{i}"))
+        nodes.append(helper.make_node("MatMul", [last, f"w{i}"], [f"y{i}"]))
+        last = f"y{i}"
+    graph = helper.make_graph(
+        nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [32, 16])],
+        [helper.make_tensor_value_info(last, TensorProto.FLOAT, [32, 8])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    assert pipeline.forecast_early_kernels(pipeline.import_model(model)) == 5
+    feeds = {"x": rng.standard_normal((32, 16)).astype(np.float32)}
+    monkeypatch.setenv("ONNXC_CODEGEN_JOBS", "1")
+    expected = onnxc.compile(model, cache_dir=False).run(None, feeds)
+
+    monkeypatch.setenv("ONNXC_CODEGEN_JOBS", "2")
+    monkeypatch.setattr(pipeline, "PRESTARTED_MIN_WORKER_OPS", 0)
+    chunks: list[str] = []
+    real_submit = jit.PendingNativeModule.submit
+
+    def recording_submit(self, text, strength_reduction):
+        chunks.append(text)
+        real_submit(self, text, strength_reduction)
+
+    monkeypatch.setattr(jit.PendingNativeModule, "submit", recording_submit)
+    compiled = onnxc.compile(model, cache_dir=False)
+    early = [[name for name in _defined(text) if re.match(r"matmul_\d+$", name)]
+             for text in chunks]
+    assert [len(names) for names in early if names] == [3, 2]
+    for got, want in zip(compiled.run(None, feeds), expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
 def test_chunks_start_small_then_go_largest_first_with_convolutions_apart():
     """`plan_chunks`: the first chunk is about half a chunk of the smallest kernels (every
     lane waits for it), then the largest kernels come first and the smallest last (so the
