@@ -4,7 +4,8 @@ onnxc's kernels are JIT-compiled, so perf cannot name them. This script compiles
 (benchmarks/quantized_models.py names, or an .onnx path) in a child process, which writes the
 object code MCJIT loaded and the address of `onnxc_entry`, then runs the model in a loop;
 `perf record -p` samples it; every sample is then placed in the kernel whose symbol (from
-`nm` on the object, shifted by where `onnxc_entry` landed) starts before it. A parallel
+`nm` on each object the JIT linked, shifted by where one of its functions landed) starts
+before it. A parallel
 kernel's outlined bodies (`_par0`, `.chunk`) count for the kernel. `<other>` is time outside
 the JIT code: the thread pool's waiting, Python, the runtime.
 
@@ -39,16 +40,29 @@ def _child(model: str, threads: int, seconds: float, workdir: str) -> None:
         from quantized_models import model_path
 
         model = model_path(model)
+    from onnxc.runtime.jit import unpack_objects
+
     compiled = onnxc.compile(model, num_threads=threads, cache_dir=False)
     native = compiled._native  # the JIT module, for its object code
-    with open(os.path.join(workdir, "model.o"), "wb") as f:
-        f.write(native.object_code())
+    # a streamed compile links several objects (jit.pack_objects), each loaded at its own
+    # address: one line per object, its file and the address of one of its functions
+    bases = []
+    for i, obj in enumerate(unpack_objects(native.object_code())):
+        path = os.path.join(workdir, f"model{i}.o")
+        with open(path, "wb") as f:
+            f.write(obj)
+        for _, name in _symbols(path, exported=True):
+            try:
+                bases.append(f"{path} {name} {native.function_address(name):#x}")
+                break
+            except KeyError:
+                continue
     feeds = random_inputs(onnx.load(model), seed=2)
     args = [feeds[spec.name] for spec in compiled.inputs]
     for _ in range(10):
         compiled(*args)
     with open(os.path.join(workdir, "entry"), "w") as f:
-        f.write(hex(native.function_address("onnxc_entry")))
+        f.write("\n".join(bases))
     start, runs = time.perf_counter(), 0
     while time.perf_counter() - start < seconds:
         compiled(*args)
@@ -56,11 +70,12 @@ def _child(model: str, threads: int, seconds: float, workdir: str) -> None:
     print(f"{(time.perf_counter() - start) / runs * 1e3:.2f} ms per run ({runs} runs)")
 
 
-def _symbols(obj: str) -> list[tuple[int, str]]:
+def _symbols(obj: str, exported: bool = False) -> list[tuple[int, str]]:
     out = subprocess.run(["nm", "-n", "--defined-only", obj], capture_output=True, text=True,
                          check=True).stdout
+    kinds = "T" if exported else "tT"
     return [(int(a, 16), n) for a, t, n in (line.split() for line in out.splitlines()
-                                            if len(line.split()) == 3) if t in "tT"]
+                                            if len(line.split()) == 3) if t in kinds]
 
 
 def _kernel(symbol: str) -> str:
@@ -95,15 +110,23 @@ def main() -> None:
         print(child.communicate()[0].strip())
         ips = subprocess.run(["perf", "script", "-i", data, "-F", "ip"], capture_output=True,
                              text=True, check=True).stdout.split()
-        symbols = _symbols(os.path.join(workdir, "model.o"))
+        placed: list[tuple[int, str]] = []  # (run-time address, symbol) of every function
+        ends: list[tuple[int, int]] = []  # each object's code: [first, bound)
         with open(entry_file) as f:
-            base = int(f.read(), 16) - {n: a for a, n in symbols}["onnxc_entry"]
-    starts = [a + base for a, _ in symbols]
-    end = starts[-1] + (1 << 16)  # the last function's size is not known; a bound
+            for line in f.read().splitlines():
+                path, name, address = line.split()
+                symbols = _symbols(path)
+                base = int(address, 16) - {n: a for a, n in symbols}[name]
+                placed += [(a + base, n) for a, n in symbols]
+                # the last function's size is not known; a bound
+                ends.append((symbols[0][0] + base, symbols[-1][0] + base + (1 << 16)))
+    placed.sort()
+    starts = [a for a, _ in placed]
     counts: collections.Counter[str] = collections.Counter()
     for ip in (int(x, 16) for x in ips):
         i = bisect.bisect_right(starts, ip) - 1
-        counts[_kernel(symbols[i][1]) if 0 <= i and ip < end else "<other>"] += 1
+        inside = any(first <= ip < bound for first, bound in ends)
+        counts[_kernel(placed[i][1]) if 0 <= i and inside else "<other>"] += 1
     total = sum(counts.values()) or 1
     for name, n in counts.most_common(args.top):
         print(f"{100 * n / total:6.2f}%  {name}")
