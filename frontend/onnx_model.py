@@ -37,6 +37,9 @@ class ParsedOnce:
     def __init__(self, source: str | os.PathLike | bytes, proto: onnx.ModelProto):
         self.source = source
         self._proto: onnx.ModelProto | None = proto
+        self.reread = False
+        """whether `source` was parsed again (what was compiled may then differ from the
+        proto given here: the compile cache then checks the file before it stores)"""
 
     def take(self) -> onnx.ModelProto | None:
         proto, self._proto = self._proto, None
@@ -53,7 +56,10 @@ def load_model(model: ModelSource, external_data: bool = True) -> onnx.ModelProt
         return model
     if isinstance(model, ParsedOnce):
         proto = model.take()
-        return proto if proto is not None else load_model(model.source, external_data)
+        if proto is not None:
+            return proto
+        model.reread = True
+        return load_model(model.source, external_data)
     try:
         if isinstance(model, bytes | bytearray | memoryview):
             proto = onnx.ModelProto()

@@ -220,7 +220,7 @@ def _compile_logged(model, log: _StageLog, opt_level, pass_pipeline, verify_nume
     target = parse_target(target)
     threads = resolve_num_threads(num_threads)
     disk = cache.open_cache(cache_dir)  # None: off, or unsafe (a CacheWarning says why)
-    given, key, from_hashed = model, None, False
+    given, key, hashed = model, None, None
     if disk is not None:
         with log.stage("cache-lookup"):
             found = cache.snapshot_parsed(model)  # None: unreadable (the importer says why)
@@ -228,7 +228,7 @@ def _compile_logged(model, log: _StageLog, opt_level, pass_pipeline, verify_nume
             if found is not None and found[1] is not None:
                 # compiled from the parse of the bytes the key hashed (and not kept alive
                 # here: ParsedOnce gives it up to the importer)
-                model, from_hashed = ParsedOnce(model, found[1]), True
+                model = hashed = ParsedOnce(model, found[1])
             del found
             if source is not None:
                 key = cache.compile_key(source, opt_level, pass_pipeline, threads,
@@ -244,8 +244,8 @@ def _compile_logged(model, log: _StageLog, opt_level, pass_pipeline, verify_nume
             threads, target)
     if disk is not None and key is not None:
         with log.stage("cache-store"):
-            # compiled from the hashed bytes, else from files that must still hold them
-            if from_hashed or cache.unchanged(given, source):
+            # compiled from the hashed bytes alone, else from files that must still hold them
+            if (hashed is not None and not hashed.reread) or cache.unchanged(given, source):
                 disk.store(key, compiled, native.object_code(), constant_names, WRAPPER_NAME)
     compiled.compile_seconds = dict(log.seconds)
     return compiled
@@ -472,15 +472,16 @@ def _static_model(
             return _parsed(model, proto), None, None
     except ShapeInferenceError:  # symbolic dims beyond a batch: compiled symbolically
         return _parsed(model, proto), None, None
-    proto = load_model(model)
+    if not holds_all_data(proto):
+        proto = load_model(model)  # with its external data now
     checked_model(proto)  # an unsupported op is the first thing to say, as without batch
     try:
         batch = batch_axis(proto)
-    except ShapeInferenceError:
-        return model, None, None  # a batch that is not separable: compiled symbolically
+    except ShapeInferenceError:  # a batch that is not separable: compiled symbolically
+        return _parsed(model, proto), None, None
     assert batch is not None
     if not _op_types(proto.graph) & STATIC_KERNEL_OPS:
-        return model, None, batch.symbol
+        return _parsed(model, proto), None, batch.symbol
     return with_batch(proto, batch.symbol, 1), batch, None
 
 

@@ -575,6 +575,43 @@ def test_a_model_file_rewritten_during_the_compile_is_compiled_as_hashed(tmp_pat
     np.testing.assert_allclose(old(_x())[0], _expected(), rtol=1e-6)
 
 
+def test_a_symbolic_batch_model_rewritten_during_the_compile_is_compiled_as_hashed(
+        tmp_path, monkeypatch):
+    """The same for a model compiled with its batch symbolic: the batch check's own parse is
+    what the importer gets, so the file is read once and what is stored is what was hashed;
+    a compile that did read the file again (ParsedOnce.reread) is checked before the store."""
+    import onnxc.api
+
+    def batch_model(w: np.ndarray) -> onnx.ModelProto:
+        graph = helper.make_graph(
+            [helper.make_node("Mul", ["x", "w"], ["xw"]), helper.make_node("Relu", ["xw"], ["y"])],
+            "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])],
+            [numpy_helper.from_array(w, "w")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = 8
+        return model
+
+    old_w, new_w = np.array([1, -1, 2, 0.5], np.float32), np.array([-3, 1, 1, 2], np.float32)
+    path = tmp_path / "model.onnx"
+    onnx.save(batch_model(old_w), path)
+    static_model = onnxc.api._static_model
+
+    def rewrite_then_compile(model, input_shapes):
+        onnx.save(batch_model(new_w), path)
+        return static_model(model, input_shapes)
+
+    monkeypatch.setattr(onnxc.api, "_static_model", rewrite_then_compile)
+    compiled = onnxc.compile(path, cache_dir=tmp_path / "cache")
+    x = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
+    np.testing.assert_allclose(compiled(x)[0], np.maximum(x * old_w, 0), rtol=1e-6)
+    assert len(_entries(tmp_path / "cache")) == 1
+    monkeypatch.setattr(onnxc.api, "_static_model", static_model)
+    fresh = onnxc.compile(path, cache_dir=tmp_path / "cache")
+    assert not _was_hit(fresh)
+    np.testing.assert_allclose(fresh(x)[0], np.maximum(x * new_w, 0), rtol=1e-6)
+
+
 def test_a_proto_with_external_data_is_not_modified(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     path = _save_with_external_data(tmp_path, _W)

@@ -255,6 +255,7 @@ def test_parsed_once_gives_its_proto_once_then_parses_the_source():
     data = _model().SerializeToString()
     first = onnx.load_from_string(data)
     source = ParsedOnce(data, first)
-    assert load_model(source) is first
+    assert load_model(source) is first and not source.reread
     again = load_model(source)
     assert again is not first and again == _model()
+    assert source.reread  # the compile cache checks the file again before it stores
