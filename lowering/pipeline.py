@@ -22,7 +22,6 @@ onnxc.registry); `", ".join(...)` of them is text that `onnxc-opt -p` accepts.
 from __future__ import annotations
 
 import math
-
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any

@@ -232,7 +232,7 @@ def test_a_model_file_is_parsed_once_per_compile(tmp_path, monkeypatch):
     model = onnxc.compile(str(path), cache_dir=False)
     assert len(calls) == 1
     x = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
-    y, z = model.run(None, {"x": x})
+    y, _ = model.run(None, {"x": x})
     np.testing.assert_allclose(y, _expected(x)[0], rtol=1e-6)
 
 
