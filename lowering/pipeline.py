@@ -328,24 +328,24 @@ def start_codegen(module: ModuleOp, target: Target, spare: SpareWorkers | None =
 
 
 def start_early_kernels(spare: SpareWorkers, target: Target, num_threads: int,
-                        module: ModuleOp) -> EarlyKernels:
+                        forecast: KernelForecast) -> EarlyKernels:
     """The lanes of a streamed compile, started before graph-to-loops so that they compile
-    the convolution and GEMM kernels of graph-dialect `module` while it builds the others
-    (lowering/early_kernels.py): the thread and the `spare` workers of `prestart_codegen`.
-    A model with few of them splits them evenly over the lanes (`forecast_early_kernels`)."""
+    its convolution and GEMM kernels while it builds the others (lowering/early_kernels.py):
+    the thread and the `spare` workers of `prestart_codegen`. A model with few of them
+    (`forecast.early_kernels`) splits them evenly over the lanes."""
     from onnxc.lowering.early_kernels import EarlyKernels
     from onnxc.runtime.jit import PendingNativeModule, codegen_jobs
 
     lanes = codegen_jobs()
     pending = PendingNativeModule(target, lanes - 1, in_process=True, spare=spare)
-    per_chunk = max(1, math.ceil(forecast_early_kernels(module) / lanes))
+    per_chunk = max(1, math.ceil(forecast.early_kernels / lanes))
     return EarlyKernels(pending, target, num_threads, verify=verify_loops(),
                         chunk_kernels=per_chunk)
 
 
-def prestart_codegen(module: ModuleOp) -> SpareWorkers | None:
-    """For the JIT of a graph-dialect `module` (graph passes done) that is likely to gain
-    from code-generation workers (`forecast_loops_ops` of PRESTARTED_MIN_WORKER_OPS or
+def prestart_codegen(forecast: KernelForecast) -> SpareWorkers | None:
+    """For the JIT of a graph-dialect module (graph passes done) that is likely to gain
+    from code-generation workers (`forecast.loops_ops` of PRESTARTED_MIN_WORKER_OPS or
     more): the workers, started now, so that their start-up runs during graph-to-loops,
     while this process leaves the other cores idle (runtime/parallel_codegen.py
     SpareWorkers). Interleaved compiles, median of seven, against starting them with the
@@ -355,43 +355,51 @@ def prestart_codegen(module: ModuleOp) -> SpareWorkers | None:
     from onnxc.runtime.parallel_codegen import SpareWorkers
 
     jobs = codegen_jobs()
-    if jobs < 2 or forecast_loops_ops(module) < PRESTARTED_MIN_WORKER_OPS:
+    if jobs < 2 or forecast.loops_ops < PRESTARTED_MIN_WORKER_OPS:
         return None
     return SpareWorkers(jobs - 1)
 
 
 FORECAST_CONV_OPS = 300
 FORECAST_OTHER_OPS = 100
-"""Loops ops per kernel, for `forecast_loops_ops`: a convolution's (its fused epilogue,
-tiles and remainders) against any other op's. graph-to-loops builds one kernel per distinct
-op, properties and types, so repeated layers add calls, not kernels. Measured (distinct
-convolutions + other kernels -> loops ops): ResNet-50 24 + 5 -> 7,800, MobileNetV2-like
-27 + 3 -> 9,400, squeezenet 18 + 9 -> 6,000, shufflenet 17 + 18 -> 8,100, BERT 0 + 18 ->
-1,800-1,950 for 1, 2 or 4 layers."""
+"""Loops ops per kernel, for `KernelForecast.loops_ops`: a convolution's (its fused
+epilogue, tiles and remainders) against any other op's. graph-to-loops builds one kernel per
+distinct op, properties and types, so repeated layers add calls, not kernels. Measured
+(distinct convolutions + other kernels -> loops ops): ResNet-50 24 + 5 -> 7,800,
+MobileNetV2-like 27 + 3 -> 9,400, squeezenet 18 + 9 -> 6,000, shufflenet 17 + 18 -> 8,100,
+BERT 0 + 18 -> 1,800-1,950 for 1, 2 or 4 layers."""
 
 
-def forecast_loops_ops(module: ModuleOp) -> int:
-    """About how many loops ops graph-to-loops will make of a graph-dialect `module`: its
-    distinct kernels (op, properties, types), weighted; constants and views make none."""
-    return sum(FORECAST_CONV_OPS if name.startswith("graph.conv") else FORECAST_OTHER_OPS
-               for name in _distinct_kernels(module))
+@dataclass(frozen=True)
+class KernelForecast:
+    """What graph-to-loops will build of a graph-dialect module, from its distinct kernels
+    (op, properties, types; constants and views make none): taken once per compile
+    (`forecast_kernels`; densenet121's 193 kernels take 12 ms), it decides whether
+    workers start early and how the early kernels are chunked."""
+
+    kinds: tuple[str, ...]
+    """the op name of each distinct kernel"""
+
+    @property
+    def loops_ops(self) -> int:
+        """About how many loops ops graph-to-loops will make, convolutions weighing most."""
+        return sum(FORECAST_CONV_OPS if name.startswith("graph.conv") else FORECAST_OTHER_OPS
+                   for name in self.kinds)
+
+    @property
+    def early_kernels(self) -> int:
+        """About how many early kernels (early_kernels.EARLY_KERNELS) it will build."""
+        from onnxc.lowering.early_kernels import EARLY_KERNELS
+
+        return sum(1 for name in self.kinds if name in EARLY_KERNELS)
 
 
-def forecast_early_kernels(module: ModuleOp) -> int:
-    """About how many early kernels (early_kernels.EARLY_KERNELS) graph-to-loops will build
-    of a graph-dialect `module`: its distinct ops of those kinds."""
-    from onnxc.lowering.early_kernels import EARLY_KERNELS
-
-    return sum(1 for name in _distinct_kernels(module) if name in EARLY_KERNELS)
-
-
-def _distinct_kernels(module: ModuleOp) -> list[str]:
-    """The op name of each distinct kernel (op, properties, types) of a graph-dialect
-    `module`, in order; constants and views make none."""
+def forecast_kernels(module: ModuleOp) -> KernelForecast:
+    """The KernelForecast of a graph-dialect `module`."""
     from onnxc.dialects.graph import VIEW_OPS, ConstantOp
 
     kernels: set[tuple] = set()
-    names: list[str] = []
+    kinds: list[str] = []
     for op in module.walk():
         if not op.name.startswith("graph.") or isinstance(op, (ConstantOp, *VIEW_OPS)):
             continue
@@ -399,8 +407,8 @@ def _distinct_kernels(module: ModuleOp) -> list[str]:
                tuple(op.result_types))
         if key not in kernels:
             kernels.add(key)
-            names.append(op.name)
-    return names
+            kinds.append(op.name)
+    return KernelForecast(tuple(kinds))
 
 
 STREAMED_MIN_OPS = 600
@@ -492,9 +500,10 @@ __all__ = [
     "PRESTARTED_MIN_WORKER_OPS",
     "STAGES",
     "TIMED_AS",
+    "KernelForecast",
     "Stage",
     "apply_loops_abi",
-    "forecast_loops_ops",
+    "forecast_kernels",
     "graph_to_loops",
     "import_model",
     "jit_compile",

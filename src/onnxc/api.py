@@ -380,10 +380,11 @@ def lower_graph(ctx, module: ModuleOp, log: _StageLog, precision: str, threads: 
     when its workers start before graph-to-loops, its convolution and GEMM kernels as
     graph-to-loops builds them (lowering/early_kernels.py)."""
     inputs, outputs = _signature(module)
-    spare = pipeline.prestart_codegen(module) if for_jit else None
+    forecast = pipeline.forecast_kernels(module) if for_jit else None
+    spare = pipeline.prestart_codegen(forecast) if forecast is not None else None
     with spare or nullcontext():  # ends the workers lower_to_llvm_ir did not take
-        early = (pipeline.start_early_kernels(spare, target, threads, module)
-                 if spare is not None else None)
+        early = (pipeline.start_early_kernels(spare, target, threads, forecast)
+                 if spare is not None and forecast is not None else None)
         try:
             with log.stage(pipeline.TIMED_AS["graph-to-loops"]):  # loops-abi timed with it
                 with compiling_early(early):

@@ -467,9 +467,9 @@ def test_workers_start_before_graph_to_loops_only_for_a_model_forecast_to_need_t
     graphs = []
     real_prestart = pipeline.prestart_codegen
 
-    def recording_prestart(module):
-        spare = real_prestart(module)
-        graphs.append((pipeline.forecast_loops_ops(module),
+    def recording_prestart(forecast):
+        spare = real_prestart(forecast)
+        graphs.append((forecast.loops_ops,
                        None if spare is None else list(spare._processes)))
         return spare
 
@@ -526,10 +526,11 @@ def test_the_loops_forecast_counts_each_distinct_kernel_once():
         return pipeline.import_model(helper.make_model(
             graph, opset_imports=[helper.make_opsetid("", 17)]))
 
-    one_kernel = pipeline.forecast_loops_ops(relus([[1, 4, 8, 8]] * 6, conv=False))
+    one_kernel = pipeline.forecast_kernels(relus([[1, 4, 8, 8]] * 6, conv=False)).loops_ops
     assert one_kernel == pipeline.FORECAST_OTHER_OPS
-    two_shapes = pipeline.forecast_loops_ops(relus([[1, 4, 8, 8]] * 3 + [[4, 64]], conv=False))
-    with_conv = pipeline.forecast_loops_ops(relus([[1, 4, 8, 8]] * 6, conv=True))
+    two_shapes = pipeline.forecast_kernels(
+        relus([[1, 4, 8, 8]] * 3 + [[4, 64]], conv=False)).loops_ops
+    with_conv = pipeline.forecast_kernels(relus([[1, 4, 8, 8]] * 6, conv=True)).loops_ops
     assert with_conv == one_kernel + pipeline.FORECAST_CONV_OPS
     assert two_shapes == 2 * pipeline.FORECAST_OTHER_OPS  # the reshape is a view: none
 
@@ -555,7 +556,7 @@ def test_few_early_kernels_are_split_evenly_over_the_lanes(monkeypatch):
         [helper.make_tensor_value_info(last, TensorProto.FLOAT, [32, 8])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    assert pipeline.forecast_early_kernels(pipeline.import_model(model)) == 5
+    assert pipeline.forecast_kernels(pipeline.import_model(model)).early_kernels == 5
     feeds = {"x": rng.standard_normal((32, 16)).astype(np.float32)}
     monkeypatch.setenv("ONNXC_CODEGEN_JOBS", "1")
     expected = onnxc.compile(model, cache_dir=False).run(None, feeds)
