@@ -18,6 +18,7 @@ from xdsl.ir import Dialect
 
 from onnxc.dialects.graph_base import (
     GraphOp,
+    SizesAttr,
     SymbolicDimsAttr,
     float_of,
     int_of,
@@ -26,7 +27,13 @@ from onnxc.dialects.graph_base import (
     shape_of,
     tensor_type,
 )
-from onnxc.dialects.graph_checks import CHECK_OPS, CheckDivisorOp, CheckIndicesOp, CheckOp
+from onnxc.dialects.graph_checks import (
+    CHECK_OPS,
+    CheckDivisorOp,
+    CheckIndicesOp,
+    CheckOp,
+    CheckSizesOp,
+)
 from onnxc.dialects.graph_composite import ChannelShuffleOp, ConvAddOp
 from onnxc.dialects.graph_control import CONTROL_OPS, IfOp, LoopOp, YieldOp
 from onnxc.dialects.graph_fused import (
@@ -205,7 +212,7 @@ Graph = Dialect(
         *LOGIC_OPS, *UNARY_MATH_OPS, *INDEXED_OPS, *CHECK_OPS, *QLINEAR_OPS, *RNN_OPS,
         *CONTROL_OPS,
     ],
-    [SymbolicDimsAttr],
+    [SymbolicDimsAttr, SizesAttr],
 )
 
 VIEW_OPS = (ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, IdentityOp, DropoutOp)
@@ -244,6 +251,7 @@ __all__ = [
     "CheckDivisorOp",
     "CheckIndicesOp",
     "CheckOp",
+    "CheckSizesOp",
     "ClipOp",
     "CompareOp",
     "ConcatOp",
@@ -330,6 +338,7 @@ __all__ = [
     "SignOp",
     "SinOp",
     "SinhOp",
+    "SizesAttr",
     "SliceOp",
     "SoftmaxOp",
     "SoftplusOp",

@@ -20,8 +20,11 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     StringAttr,
     TensorType,
+    i64,
 )
 from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -36,25 +39,63 @@ from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, parse_di
 _FORMAT = "`(` operands `)` attr-dict `:` functional-type(operands, results)"
 
 
+def _canonical_text(text: str) -> str:
+    """A size as its canonical text (`ceildiv(h, 2)` is `floordiv(h+1, 2)`): types that
+    name the same size are then the same type. Text that is no size stays, for verify()."""
+    try:
+        return str(parse_dim(text))
+    except SymbolicDimError:
+        return text
+
+
+def _parse_sizes(parser: AttrParser) -> ArrayAttr[StringAttr]:
+    """`["seq", "floordiv(h+1, 2)"]`, each canonical."""
+    values = parser.parse_comma_separated_list(parser.Delimiter.SQUARE,
+                                               parser.parse_str_literal)
+    return ArrayAttr([StringAttr(_canonical_text(v)) for v in values])
+
+
 @irdl_attr_definition
 class SymbolicDimsAttr(ParametrizedAttribute):
     """`#graph.dims<["seq", "past+seq"]>`: the sizes of a tensor type's `?` dimensions, in
-    order, as polynomials in size symbols (dialects/symbolic_dims.py).
+    order, as size expressions over size symbols (dialects/symbolic_dims.py), and the
+    tensor's layout when it is not plain: `#graph.dims<["h", "w"], "NHWC">` (what
+    `#layout.spec` says of static types, dialects/layout.py).
 
     It is the encoding of a tensor with symbolic dimensions, `tensor<1x?x768xf32,
-    #graph.dims<["seq"]>>`: two values whose dimensions name the same polynomial are known
-    to have the same size at run time, which is what lets shape rules and kernels relate
-    them. Tensors with symbolic dimensions are plain (row-major): no layout encoding.
+    #graph.dims<["seq"]>>`: two values whose dimensions name the same size are known to
+    have the same size at run time, which is what lets shape rules and kernels relate them.
+    The sizes are kept in canonical form, so types that name one size are one type.
     """
 
     name = "graph.dims"
 
     dims: ArrayAttr[StringAttr]
+    layout: StringAttr
+    """"" for plain (row-major in logical order)"""
 
-    def __init__(self, dims: list[Dim] | ArrayAttr[StringAttr]):
+    def __init__(self, dims: Sequence[Dim] | ArrayAttr[StringAttr], layout: str = ""):
         if not isinstance(dims, ArrayAttr):
             dims = ArrayAttr([StringAttr(str(d)) for d in dims])
-        super().__init__(dims)
+        else:
+            dims = ArrayAttr([StringAttr(_canonical_text(d.data)) for d in dims.data])
+        super().__init__(dims, StringAttr(layout))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        parser.parse_punctuation("<")
+        dims = _parse_sizes(parser)
+        layout = parser.parse_str_literal() if parser.parse_optional_punctuation(",") else ""
+        parser.parse_punctuation(">")
+        return [dims, StringAttr(layout)]
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        printer.print_attribute(self.dims)
+        if self.layout.data:
+            printer.print_string(", ")
+            printer.print_string_literal(self.layout.data)
+        printer.print_string(">")
 
     def verify(self) -> None:
         for d in self.dims.data:
@@ -67,6 +108,67 @@ class SymbolicDimsAttr(ParametrizedAttribute):
 
     def values(self) -> list[SymDim]:
         return [parse_dim(d.data) for d in self.dims.data]  # type: ignore[misc]
+
+
+@irdl_attr_definition
+class SizesAttr(ParametrizedAttribute):
+    """`#graph.sizes<["0", "seq-1"]>`: integer properties that may be size expressions (a
+    Slice's bounds taken from shape data). Ops take it where they would take an i64 array;
+    the symbols it names reach their kernel as index arguments
+    (graph_to_loops.pass_.symbols_of_op), and `evaluator.specialized` gives it values."""
+
+    name = "graph.sizes"
+
+    values_: ArrayAttr[StringAttr]
+
+    def __init__(self, values: Sequence[Dim] | ArrayAttr[StringAttr]):
+        if not isinstance(values, ArrayAttr):
+            values = ArrayAttr([StringAttr(str(v)) for v in values])
+        super().__init__(values)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        parser.parse_punctuation("<")
+        values = _parse_sizes(parser)
+        parser.parse_punctuation(">")
+        return [values]
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<")
+        printer.print_attribute(self.values_)
+        printer.print_string(">")
+
+    def verify(self) -> None:
+        for v in self.values_.data:
+            try:
+                parse_dim(v.data)
+            except SymbolicDimError as err:
+                raise VerifyException(f"#graph.sizes: {err}") from err
+
+    def values(self) -> list[Dim]:
+        return [parse_dim(v.data) for v in self.values_.data]
+
+    def symbols(self) -> set[str]:
+        return {s for v in self.values() if isinstance(v, SymDim) for s in v.symbols()}
+
+
+def sizes_attr(values: Sequence[Dim]) -> DenseArrayBase | SizesAttr:
+    """An i64 array property, or a SizesAttr when a value is symbolic."""
+    if all(isinstance(v, int) for v in values):
+        return DenseArrayBase.from_list(i64, [int(v) for v in values])
+    return SizesAttr(values)
+
+
+def dims_of_attr(attr: DenseArrayBase | SizesAttr | None) -> tuple[Dim, ...]:
+    """The values of an i64 array or SizesAttr property."""
+    if isinstance(attr, SizesAttr):
+        return tuple(attr.values())
+    return ints_of(attr)
+
+
+def static_ints(attr: DenseArrayBase | SizesAttr | None) -> tuple[int, ...] | None:
+    """The values of an i64 array property, None when it holds size expressions."""
+    return None if isinstance(attr, SizesAttr) else ints_of(attr)
 
 
 def tensor_type(shape, element: Attribute) -> TensorType:

@@ -1,5 +1,5 @@
-"""Graph ops that check run-time data before an op may use it: `graph.check_indices` and
-`graph.check_divisor`.
+"""Graph ops that check run-time data before an op may use it: `graph.check_indices`,
+`graph.check_divisor`, and `graph.check_sizes` for the sizes themselves.
 
 Index operands (Gather, the scatters, RoiAlign's batch indices, ...) and integer divisors come
 from the caller or from earlier ops, so compiled code must not trust them: an index past its
@@ -8,6 +8,11 @@ axis would read or write outside a buffer, a zero divisor traps the process. The
 becomes a small vectorized kernel that finds the first bad element, after which the native
 entry returns an error status instead of running the consumer (`return-check-status`), and
 the runtime raises `InvalidInputError` naming the node, the value and the valid range.
+
+A model with symbolic sizes is valid only where its shape rules' conditions hold (the inner
+dimensions of a MatMul agree, a convolution's input is at least its window): the importer
+records each such guard (dialects/size_facts.py), and a `graph.check_sizes` evaluates it for
+the run's sizes before anything that assumed it runs.
 
 The ops have no results and are not Pure, so dead-code elimination keeps them; their
 `node`, `op_type` and `operand` properties only describe where the data is used (for the
@@ -20,7 +25,9 @@ from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     DenseArrayBase,
+    DictionaryAttr,
     IntegerAttr,
     IntegerType,
     NameLoc,
@@ -39,9 +46,10 @@ from xdsl.irdl import (
 from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects.graph_base import SymbolicDimsAttr, int_of, ints_of, shape_of
+from onnxc.dialects.size_facts import Guard
 from onnxc.dialects.symbolic_dims import Dim, SymDim
 
-SITE_PROPERTIES = ("node", "op_type", "operand")
+SITE_PROPERTIES = ("node", "op_type", "operand", "reason")
 """Properties that locate a check for its error message; they do not change its kernel."""
 
 NODE_ATTR = "onnx.node"
@@ -183,8 +191,81 @@ class CheckDivisorOp(CheckOp):
     divisor = operand_def(TensorType)
 
 
-CHECK_OPS = [CheckIndicesOp, CheckDivisorOp]
+@irdl_op_definition
+class CheckSizesOp(CheckOp):
+    """The run's sizes satisfy `guard` (`size >= 0` or `size == 0`, the size an expression
+    in the symbols, size_facts.Guard): a condition a shape rule of node `node` needed
+    (`reason` says which). No operand: the kernel takes the symbols' values."""
 
-__all__ = ["CHECKED_OPS", "CHECK_OPS", "NODE_ATTR", "SITE_PROPERTIES", "SYMBOLIC_BOUND",
-           "CheckDivisorOp", "CheckIndicesOp", "CheckOp", "onnx_node_of",
-           "symbolic_ranges_text"]
+    name = "graph.check_sizes"
+    KIND: ClassVar[str] = "size"
+    guard = prop_def(StringAttr)
+    reason = prop_def(StringAttr)
+
+    assembly_format = "attr-dict"
+
+    def checked(self):
+        return None
+
+    def verify_(self) -> None:
+        try:
+            self.parsed()
+        except ValueError as err:
+            raise VerifyException(f"{self.name}: {err}") from err
+
+    def parsed(self) -> Guard:
+        return Guard.parse(self.guard.data, self.reason.data)
+
+    def size_symbols(self) -> set[str]:
+        size = self.parsed().size
+        return size.symbols() if isinstance(size, SymDim) else set()
+
+    def site(self) -> dict[str, object]:
+        return {**super().site(), "guard": self.guard.data, "reason": self.reason.data}
+
+
+CHECK_OPS = [CheckIndicesOp, CheckDivisorOp, CheckSizesOp]
+
+GUARDS_ATTR = "onnxc.size_guards"
+"""On a graph function: the guards its import recorded, one dictionary each (`guard`,
+`reason`, `node`, `op_type`), which insert-runtime-checks turns into graph.check_sizes."""
+
+
+def guards_attribute(records: Sequence[tuple[Guard, str, str]]) -> ArrayAttr:
+    """(guard, node, op_type) records as the GUARDS_ATTR value."""
+    return ArrayAttr([DictionaryAttr({
+        "guard": StringAttr(guard.text()), "reason": StringAttr(guard.reason),
+        "node": StringAttr(node), "op_type": StringAttr(op_type)})
+        for guard, node, op_type in records])
+
+
+def guard_checks(function: Operation) -> list[CheckSizesOp]:
+    """A graph.check_sizes for each guard of `function`'s GUARDS_ATTR."""
+    attr = function.attributes.get(GUARDS_ATTR)
+    if not isinstance(attr, ArrayAttr):
+        return []
+    checks = []
+    for record in attr.data:
+        assert isinstance(record, DictionaryAttr)
+        checks.append(CheckSizesOp(properties={
+            "guard": record.data["guard"], "reason": record.data["reason"],
+            "node": record.data["node"], "op_type": record.data["op_type"],
+            "operand": StringAttr("sizes")}))
+    return checks
+
+__all__ = [
+    "CHECKED_OPS",
+    "CHECK_OPS",
+    "GUARDS_ATTR",
+    "NODE_ATTR",
+    "SITE_PROPERTIES",
+    "SYMBOLIC_BOUND",
+    "CheckDivisorOp",
+    "CheckIndicesOp",
+    "CheckOp",
+    "CheckSizesOp",
+    "guard_checks",
+    "guards_attribute",
+    "onnx_node_of",
+    "symbolic_ranges_text",
+]

@@ -4,11 +4,11 @@ The op verifiers use them to check result types, and the importer and the rewrit
 use them to type the ops they create. Each raises `ValueError` with a short reason when the
 operands cannot produce a result, which verifiers turn into `VerifyException`.
 
-Dimensions are ints or `SymDim`s (dialects/symbolic_dims.py): the rules only add, multiply
-and compare sizes, which SymDim does exactly. Where a symbolic size makes the answer depend
-on the symbols' values (dimensions `seq` and `64` that must be equal, a squeezed `seq`, a
-slice `x[2:]` of `seq` elements) they raise `SymbolicDimError` (a ValueError) instead of
-calling the operands inconsistent: such a model is valid, only not compilable generically.
+Dimensions are ints or `SymDim`s (dialects/symbolic_dims.py): the rules add, multiply,
+divide and take min and max of sizes, which SymDim does exactly (`floordiv(H+1, 2)` for a
+stride-2 convolution, `max(seq-2, 0)` for `x[2:]`). A condition that the symbols leave open
+(dimensions `?a` and `?b` that must be equal, a squeezed `seq` that must be 1, a window no
+larger than the input) is `require`d: a run-time guard (dialects/size_facts.py).
 """
 
 from __future__ import annotations
@@ -16,31 +16,62 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim
+from onnxc.dialects.size_facts import decide_nonnegative, require_at_least, require_equal
+from onnxc.dialects.symbolic_dims import (
+    Dim,
+    SymbolicDimError,
+    SymDim,
+    bounds,
+    ceildiv,
+    floordiv,
+    sym_max,
+    sym_min,
+)
 
 Shape = tuple[Dim, ...]
 
 
-def _mismatch(message: str, *dims: Dim) -> ValueError:
-    """The error for dimensions that differ: SymbolicDimError when one is symbolic (they may
-    be equal at run time), ValueError (the operands are inconsistent) otherwise."""
-    if any(isinstance(d, SymDim) for d in dims):
-        return SymbolicDimError(f"{message} (they agree only for some values of the symbols)")
-    return ValueError(message)
+def same_dim(a: Dim, b: Dim, message: str) -> None:
+    """Dimensions that must be equal: ValueError when they differ for every value of the
+    symbols, a run-time guard when that depends on them (dialects/size_facts.py)."""
+    if isinstance(a, int) and isinstance(b, int):
+        if a != b:
+            raise ValueError(message)
+    elif a != b:
+        require_equal(a, b, message)
 
 
-def broadcast_shapes(*shapes: Sequence[int]) -> Shape:
-    """Multidirectional (numpy-style) broadcasting, as ONNX defines it."""
+def broadcast_shapes(*shapes: Sequence[Dim]) -> Shape:
+    """Multidirectional (numpy-style) broadcasting, as ONNX defines it. Two different
+    symbolic sizes on one axis must be equal (a guard), as torch.export assumes: a symbol
+    is not taken for a 1 that broadcasts."""
     rank = max((len(s) for s in shapes), default=0)
-    result: list[int] = []
+    result: list[Dim] = []
     for axis in range(rank):
-        dims = {s[axis - rank + len(s)] for s in shapes if axis - rank + len(s) >= 0}
-        dims.discard(1)
-        if len(dims) > 1:
-            raise _mismatch(f"shapes [{', '.join(_text(s) for s in shapes)}] do not broadcast",
-                            *dims)
-        result.append(dims.pop() if dims else 1)
+        dims: list[Dim] = []
+        for s in shapes:
+            if axis - rank + len(s) >= 0:
+                d = s[axis - rank + len(s)]
+                if not (isinstance(d, int) and d == 1) and d not in dims:
+                    dims.append(d)
+        # a static size wins; a size of at most 1 (`min(1, seq)`) broadcasts when it is 1
+        dims.sort(key=lambda d: (isinstance(d, SymDim), _at_most_one(d)))
+        message = f"shapes [{', '.join(_text(s) for s in shapes)}] do not broadcast"
+        for d in dims[1:]:
+            if _at_most_one(d) and not _at_most_one(dims[0]):
+                require_equal((d - 1) * (d - dims[0]), 0, message)  # d is 1 or dims[0]
+            else:
+                same_dim(dims[0], d, message)
+        result.append(dims[0] if dims else 1)
     return tuple(result)
+
+
+def _at_most_one(d: Dim) -> bool:
+    """A symbolic size that is 0 or 1 (`min(1, seq)`)."""
+    if isinstance(d, int):
+        return False
+    high = bounds(d)[1]
+    return high is not None and high <= 1
 
 
 def normalize_axis(axis: int, rank: int) -> int:
@@ -83,30 +114,25 @@ def conv_output_shape(
         raise ValueError(f"group {group} must be >= 1")
     if len(w) != len(x):
         raise ValueError(f"weight rank {len(w)} differs from input rank {len(x)}")
-    if x[1] != w[1] * group:
-        raise _mismatch(f"input channels {x[1]} != weight channels {w[1]} * group {group}",
-                        x[1], w[1])
+    same_dim(x[1], w[1] * group,
+             f"input channels {x[1]} != weight channels {w[1]} * group {group}")
     if w[0] % group:
         raise ValueError(f"output channels {w[0]} not divisible by group {group}")
     out = []
     for i in range(spatial):
         effective = dilations[i] * (w[2 + i] - 1) + 1
-        size = _divide(x[2 + i] + pads[i] + pads[i + spatial] - effective, strides[i]) + 1
-        if size < 1:
-            raise ValueError("convolution window larger than the padded input")
+        size = floordiv(x[2 + i] + pads[i] + pads[i + spatial] - effective, strides[i]) + 1
+        _at_least_one(size, "convolution window larger than the padded input")
         out.append(size)
     return (x[0], w[0], *out)
 
 
-def _divide(span: Dim, stride: int, ceil: bool = False) -> Dim:
-    """span / stride rounded down (up with `ceil`); a symbolic span must divide exactly."""
-    if isinstance(span, int):
-        return -(-span // stride) if ceil else span // stride
-    try:
-        return span // stride
-    except SymbolicDimError:
-        raise SymbolicDimError(f"({span}) / {stride} rounded {'up' if ceil else 'down'} is not a "
-                               f"polynomial in the symbols") from None
+def _at_least_one(size: Dim, message: str) -> None:
+    if isinstance(size, int):
+        if size < 1:
+            raise ValueError(message)
+    else:
+        require_at_least(size, 1, message)
 
 
 def pool_output_shape(
@@ -125,11 +151,14 @@ def pool_output_shape(
     for i in range(spatial):
         effective = dilations[i] * (kernel[i] - 1) + 1
         span = x[2 + i] + pads[i] + pads[i + spatial] - effective
-        size = _divide(span, strides[i], ceil_mode) + 1
-        if ceil_mode and (size - 1) * strides[i] >= x[2 + i] + pads[i]:
-            size -= 1  # the last window must start inside the input or left padding
-        if size < 1:
-            raise ValueError("pooling window larger than the padded input")
+        size = (ceildiv if ceil_mode else floordiv)(span, strides[i]) + 1
+        if ceil_mode:  # the last window must start inside the input or left padding
+            inside = ceildiv(x[2 + i] + pads[i], strides[i])
+            if isinstance(size, int) and isinstance(inside, int):
+                size -= size - 1 >= inside
+            else:
+                size = sym_min(size, sym_max(inside, size - 1))
+        _at_least_one(size, "pooling window larger than the padded input")
         out.append(size)
     return (x[0], x[1], *out)
 
@@ -140,9 +169,7 @@ def matmul_output_shape(a: Shape, b: Shape) -> Shape:
         raise ValueError("matmul operands must have rank >= 1")
     a2 = (1, *a) if len(a) == 1 else a
     b2 = (*b, 1) if len(b) == 1 else b
-    if a2[-1] != b2[-2]:
-        raise _mismatch(f"matmul inner dimensions differ: {_text(a)} x {_text(b)}",
-                        a2[-1], b2[-2])
+    same_dim(a2[-1], b2[-2], f"matmul inner dimensions differ: {_text(a)} x {_text(b)}")
     batch = broadcast_shapes(a2[:-2], b2[:-2])
     out = (*batch, a2[-2], b2[-1])
     if len(a) == 1:
@@ -157,8 +184,7 @@ def gemm_output_shape(a: Shape, b: Shape, trans_a: bool, trans_b: bool) -> Shape
         raise ValueError("gemm operands must be 2-D")
     m, k = (a[1], a[0]) if trans_a else a
     k2, n = (b[1], b[0]) if trans_b else b
-    if k != k2:
-        raise _mismatch(f"gemm inner dimensions differ: {k} vs {k2}", k, k2)
+    same_dim(k, k2, f"gemm inner dimensions differ: {k} vs {k2}")
     return (m, n)
 
 
@@ -172,18 +198,19 @@ def concat_shape(shapes: Sequence[Shape], axis: int) -> Shape:
     first = shapes[0]
     axis = normalize_axis(axis, len(first))
     for s in shapes[1:]:
-        differing = [(d, e) for i, (d, e) in enumerate(zip(s, first)) if i != axis and d != e]
-        if len(s) != len(first) or differing:
-            listed = ", ".join(_text(t) for t in shapes)
-            raise _mismatch(f"concat operands [{listed}] differ off axis {axis}",
-                            *(differing[0] if len(s) == len(first) else ()))
+        listed = ", ".join(_text(t) for t in shapes)
+        if len(s) != len(first):
+            raise ValueError(f"concat operands [{listed}] differ in rank")
+        for i, (d, e) in enumerate(zip(s, first)):
+            if i != axis:
+                same_dim(e, d, f"concat operands [{listed}] differ off axis {axis}")
     return first[:axis] + (sum(s[axis] for s in shapes),) + first[axis + 1 :]
 
 
 def slice_shape(
     x: Shape,
-    starts: Sequence[int],
-    ends: Sequence[int],
+    starts: Sequence[Dim],
+    ends: Sequence[Dim],
     axes: Sequence[int],
     steps: Sequence[int],
 ) -> Shape:
@@ -200,18 +227,12 @@ def slice_shape(
 
 
 def slice_length(first: Dim, last: Dim, step: int) -> Dim:
-    """len(range(first, last, step)) for normalized bounds; SymbolicDimError when it is not
-    a polynomial in the symbols (`seq[::2]`) or may be negative (`seq[2:]`)."""
+    """len(range(first, last, step)) for normalized bounds (`seq[2:]` has
+    `max(seq-2, 0)` elements, `seq[::2]` has `floordiv(seq+1, 2)`)."""
     if isinstance(first, int) and isinstance(last, int):
         return len(range(first, last, step))
     span = last - first if step > 0 else first - last
-    size = abs(step)
-    count = span if size == 1 else (span + size - 1) // size  # exact division or raises
-    if isinstance(count, int):
-        return max(count, 0)
-    if count < 0:  # raises when the sign depends on the symbols
-        return 0
-    return count
+    return sym_max(ceildiv(span, abs(step)), 0)
 
 
 UNBOUNDED = 2**31 - 1
@@ -219,11 +240,11 @@ UNBOUNDED = 2**31 - 1
 end") clamp to a symbolic dimension as to any size: symbolic sizes stay below it."""
 
 
-def normalized_slice_bounds(dim: Dim, start: int, end: int, step: int) -> tuple[Dim, Dim]:
+def normalized_slice_bounds(dim: Dim, start: Dim, end: Dim, step: int) -> tuple[Dim, Dim]:
     """Clamp ONNX Slice start/end for one axis exactly as the spec (and numpy) does."""
     if step == 0:
         raise ValueError("slice step must not be 0")
-    if isinstance(dim, SymDim):
+    if isinstance(dim, SymDim) or isinstance(start, SymDim) or isinstance(end, SymDim):
         return _symbolic_bound(start, dim, step), _symbolic_bound(end, dim, step)
     if start < 0:
         start += dim
@@ -238,26 +259,30 @@ def normalized_slice_bounds(dim: Dim, start: int, end: int, step: int) -> tuple[
     return start, end
 
 
-def _symbolic_bound(bound: int, dim: SymDim, step: int) -> Dim:
-    """`normalized_slice_bounds` of one bound on a symbolic axis: a bound past UNBOUNDED is
-    the end it stands for; other clamps must be decidable (SymbolicDimError otherwise)."""
+def _symbolic_bound(bound: Dim, dim: Dim, step: int) -> Dim:
+    """`normalized_slice_bounds` of one bound where a size is symbolic: an integer past
+    UNBOUNDED is the end it stands for; a symbolic bound (shape data) counts from the end
+    when it is negative, which the symbols must decide; then `min` and `max` clamp."""
     low, high = (0, dim) if step > 0 else (-1, dim - 1)
-    if bound >= UNBOUNDED:
-        return high
-    if bound <= -UNBOUNDED:
-        return low
-    value: Dim = bound + dim if bound < 0 else bound
-    return min(max(value, low), high)
+    if isinstance(bound, int):
+        if bound >= UNBOUNDED:
+            return high
+        if bound <= -UNBOUNDED:
+            return low
+        value: Dim = bound + dim if bound < 0 else bound
+    else:
+        nonnegative = decide_nonnegative(bound)
+        if nonnegative is None:
+            raise SymbolicDimError(f"whether the slice bound {bound} counts from the end "
+                                   f"(is negative) depends on the sizes")
+        value = bound if nonnegative else bound + dim
+    return sym_min(sym_max(value, low), high)
 
 
 def squeeze_shape(x: Shape, axes: Sequence[int]) -> Shape:
     norm = {normalize_axis(a, len(x)) for a in axes}
     for a in norm:
-        if isinstance(x[a], SymDim):
-            raise SymbolicDimError(f"cannot squeeze axis {a} of symbolic size {x[a]}: it "
-                                   f"needs {x[a]} = 1")
-        if x[a] != 1:
-            raise ValueError(f"cannot squeeze axis {a} of size {x[a]}")
+        same_dim(x[a], 1, f"cannot squeeze axis {a} of size {x[a]}")
     return tuple(d for i, d in enumerate(x) if i not in norm)
 
 
@@ -289,8 +314,11 @@ def pad_shape(x: Shape, pads: Sequence[int]) -> Shape:
     if len(pads) != 2 * rank:
         raise ValueError(f"pads has {len(pads)} values for rank {rank}")
     out = tuple(d + pads[i] + pads[i + rank] for i, d in enumerate(x))
-    if any(d < 0 for d in out):
-        raise ValueError("negative pads remove more than the tensor holds")
+    for d in out:
+        if isinstance(d, int) and d < 0:
+            raise ValueError("negative pads remove more than the tensor holds")
+        if isinstance(d, SymDim):
+            require_at_least(d, 0, "negative pads remove more than the tensor holds")
     return out
 
 

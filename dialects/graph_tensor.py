@@ -33,10 +33,13 @@ from xdsl.utils.exceptions import VerifyException
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph_base import (
     GraphOp,
+    SizesAttr,
+    dims_of_attr,
     int_of,
     ints_of,
     shape_of,
 )
+from onnxc.dialects.size_facts import require_equal
 from onnxc.dialects.symbolic_dims import (
     Dim,
     SymbolicDimError,
@@ -68,9 +71,14 @@ class ReshapeLikeOp(GraphOp, abc.ABC):
 
     def verify_(self) -> None:
         super().verify_()
-        # compared as polynomials: a symbolic `?` counts as its #graph.dims size, not -1
-        if num_elements(shape_of(self.input)) != num_elements(shape_of(self.output)):
-            raise VerifyException(f"{self.name}: element counts of input and result differ")
+        # compared as sizes: a symbolic `?` counts as its #graph.dims size, not -1; counts
+        # that agree only for some sizes are a guard (recorded when the importer verifies)
+        try:
+            require_equal(num_elements(shape_of(self.input)),
+                          num_elements(shape_of(self.output)), "the element count")
+        except ValueError:
+            raise VerifyException(
+                f"{self.name}: element counts of input and result differ") from None
 
 
 @irdl_op_definition
@@ -166,27 +174,33 @@ class SplitOp(GraphOp):
         parts = [shape_of(r) for r in self.outputs]
         if not parts:
             raise ValueError("needs at least one result")
-        if sum(p[axis] for p in parts) != x[axis]:
-            raise ValueError(f"part sizes do not add up to dimension {x[axis]}")
+        require_equal(sum(p[axis] for p in parts), x[axis],  # a guard, where open
+                      f"part sizes do not add up to dimension {x[axis]}")
         return [x[:axis] + (p[axis],) + x[axis + 1 :] for p in parts]
 
 
 @irdl_op_definition
 class SliceOp(GraphOp):
-    """ONNX Slice with constant starts/ends/axes/steps (unclamped, as in the model)."""
+    """ONNX Slice with constant axes/steps and starts/ends known at import (unclamped, as
+    in the model): integers, or size expressions from shape data (`#graph.sizes`,
+    `x[:, past:past+seq]`)."""
 
     name = "graph.slice"
     input = operand_def(TensorType)
     output = result_def(TensorType)
-    starts = prop_def(DenseArrayBase)
-    ends = prop_def(DenseArrayBase)
+    starts = prop_def(DenseArrayBase | SizesAttr)
+    ends = prop_def(DenseArrayBase | SizesAttr)
     axes = prop_def(DenseArrayBase)
     steps = prop_def(DenseArrayBase)
 
+    def bounds(self) -> tuple[tuple[Dim, ...], tuple[Dim, ...]]:
+        """(starts, ends) as ints and SymDims."""
+        return dims_of_attr(self.starts), dims_of_attr(self.ends)
+
     def infer_shapes(self):
+        starts, ends = self.bounds()
         return [shapes.slice_shape(
-            shape_of(self.input), ints_of(self.starts), ints_of(self.ends),
-            ints_of(self.axes), ints_of(self.steps),
+            shape_of(self.input), starts, ends, ints_of(self.axes), ints_of(self.steps),
         )]
 
 

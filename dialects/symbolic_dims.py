@@ -1,25 +1,39 @@
-"""Symbolic dimensions: sizes known only at run time, as polynomials in named symbols.
+"""Symbolic sizes: sizes known only at run time, as expressions over named size symbols.
 
 A model input declared `[1, "seq", 768]` has a dimension `seq` that every compile must keep
-generic. `SymDim` is such a size: an integer polynomial in symbols (`seq`, `past + seq`,
-`12 * seq`, `seq * seq`), normalised so that two sizes are equal exactly when their
-polynomials are. It behaves like an int wherever the shape rules only add, multiply and
-compare for equality (the importer's and the dialect's rules run unchanged on it, like
-torch's SymInt). Whatever needs a concrete number (`int(d)`, `range(d)`, an order that the
-symbols do not decide) raises `SymbolicDimError`, a `ValueError`, so a rule that cannot be
-symbolic fails loudly instead of computing with a wrong size.
+generic. `SymDim` is such a size: an integer polynomial whose atoms are size symbols
+(`seq`, `past`) or the functions that shape rules compute with, floor division, `min` and
+`max` (`floordiv(H-1, 2)+1`, `min(seq, 128)`, `past+seq`, `12*seq`). This is the algebra of
+MLIR's affine and semi-affine expressions: ceiling division and modulo are written with
+floor division (`ceildiv(a, b) = floordiv(a+b-1, b)`, `mod(a, b) = a - b*floordiv(a, b)`).
 
-Symbols stand for sizes of at least 1: `seq >= 1` decides `seq > 0`, not `seq > 1`.
+Canonical forms make equal sizes compare equal: the polynomial's terms are merged and
+sorted; `floordiv(P, d)` by a constant keeps in its argument only the terms of P whose
+coefficients are not multiples of d, reduced into [0, d) and divided by their common factor
+with d (`floordiv(2*H+5, 2)` is `H+2`, `floordiv(-H, 2)` is `-H+floordiv(H, 2)`), and a floor
+division never has a negative coefficient (`-floordiv(H, 2)` is `-H+floordiv(H+1, 2)`), so the
+ceiling of H/2 is `floordiv(H+1, 2)` whichever way a rule wrote it; `min` and `max` flatten,
+drop arguments another one provably bounds, and take out what all arguments add.
+
+It behaves like an int wherever shape rules add, multiply, divide and compare (the
+importer's and the dialect's rules run unchanged on it, like torch's SymInt): `//` and `%`
+are floor division and modulo, `sym_min` / `sym_max` are min and max. Whatever needs a
+concrete number (`int(d)`, `range(d)`, an order that the symbols do not decide) raises
+`SymbolicDimError`, a `ValueError`, so a rule that cannot be symbolic fails loudly instead of
+computing with a wrong size. Orders and equalities the symbols leave open are decided, or
+turned into run-time guards, by `dialects/size_facts.py`.
+
+Symbols stand for sizes: every symbol is at least 0 (`seq >= 0` decides `past+seq >= seq`,
+not `seq > 0`).
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from math import prod
-
-Monomial = tuple[str, ...]
-"""sorted symbol names, repeated for powers; () is the constant term"""
+from math import gcd, lcm, prod
 
 
 class SymbolicDimError(ValueError):
@@ -27,6 +41,8 @@ class SymbolicDimError(ValueError):
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+FUNCTIONS = ("floordiv", "min", "max")
+"""The compound atoms; `ceildiv` and `mod` are parsed into floor divisions."""
 
 
 def symbol_name(name: str) -> str:
@@ -36,18 +52,73 @@ def symbol_name(name: str) -> str:
     return cleaned if cleaned and not cleaned[0].isdigit() else f"s_{cleaned}"
 
 
+class SizeFn:
+    """A compound atom: `floordiv(p, d)` (d a positive constant or a size), `min(a, b, ...)`
+    or `max(a, b, ...)`, its arguments already canonical."""
+
+    __slots__ = ("_hash", "args", "fn", "text")
+
+    def __init__(self, fn: str, args: tuple[Dim, ...]):
+        self.fn = fn
+        self.args = args
+        self.text = f"{fn}({', '.join(str(a) for a in args)})"
+        self._hash = hash(self.text)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SizeFn) and self.text == other.text
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def symbols(self) -> set[str]:
+        return {s for a in self.args if isinstance(a, SymDim) for s in a.symbols()}
+
+    def evaluate(self, values: Mapping[str, int]) -> int:
+        args = [a if isinstance(a, int) else a.evaluate(values) for a in self.args]
+        if self.fn == "floordiv":
+            if args[1] == 0:
+                raise SymbolicDimError(f"{self.text}: division by zero")
+            return args[0] // args[1]
+        return min(args) if self.fn == "min" else max(args)
+
+
+Atom = str | SizeFn
+Monomial = tuple[Atom, ...]
+"""atoms sorted by `_atom_key`, repeated for powers; () is the constant term"""
+
+
+def _atom_key(atom: Atom) -> tuple[int, str]:
+    return (0, atom) if isinstance(atom, str) else (1, atom.text)
+
+
+_MONOMIAL_KEYS: dict[Monomial, tuple] = {}
+
+
+def _monomial_key(m: Monomial) -> tuple:
+    key = _MONOMIAL_KEYS.get(m)
+    if key is None:
+        key = _MONOMIAL_KEYS[m] = tuple(_atom_key(a) for a in m)
+    return key
+
+
 class SymDim:
-    """An integer polynomial in size symbols; build with `SymDim.symbol` and arithmetic."""
+    """An integer polynomial over size atoms; build with `SymDim.symbol` and arithmetic."""
 
     __slots__ = ("_hash", "_terms")
 
     def __init__(self, terms: Mapping[Monomial, int]):
-        self._terms = {m: c for m, c in sorted(terms.items()) if c}
+        if len(terms) > 1:
+            self._terms = {m: terms[m] for m in sorted(terms, key=_monomial_key) if terms[m]}
+        else:
+            self._terms = {m: c for m, c in terms.items() if c}
         self._hash = hash(tuple(self._terms.items()))
 
     @staticmethod
     def symbol(name: str) -> SymDim:
-        if not _NAME.fullmatch(name):
+        if not _NAME.fullmatch(name) or name in FUNCTIONS or name in ("ceildiv", "mod"):
             raise SymbolicDimError(f"'{name}' is not a symbol name (letters, digits, _)")
         return SymDim({(name,): 1})
 
@@ -58,103 +129,106 @@ class SymDim:
         return self._terms
 
     def symbols(self) -> set[str]:
-        return {s for m in self._terms for s in m}
+        found: set[str] = set()
+        for m in self._terms:
+            for atom in m:
+                if isinstance(atom, str):
+                    found.add(atom)
+                else:
+                    found |= atom.symbols()
+        return found
+
+    def atoms(self) -> set[Atom]:
+        return {a for m in self._terms for a in m}
+
+    def is_polynomial(self) -> bool:
+        """Whether every atom is a symbol (no floor division, min or max)."""
+        return all(isinstance(a, str) for m in self._terms for a in m)
 
     def lower_bound(self) -> int | None:
-        """The smallest value over symbols >= 1, None when it has no lower bound (a negative
-        coefficient on a symbol)."""
-        if any(c < 0 for m, c in self._terms.items() if m):
-            return None
-        return sum(self._terms.values())
+        """The smallest value over symbols >= 0, None when no constant bounds it."""
+        return bounds(self)[0]
 
     def evaluate(self, values: Mapping[str, int]) -> int:
         """The size for the given symbol values (Python ints: no overflow)."""
-        return sum(c * prod(values[s] for s in m) for m, c in self._terms.items())
+        total = 0
+        for m, c in self._terms.items():
+            total += c * prod(values[a] if isinstance(a, str) else a.evaluate(values)
+                              for a in m)
+        return total
 
     # ------------------------------------------------------------------ arithmetic
 
     @staticmethod
-    def _of(value: int | SymDim) -> SymDim:
+    def _of(value: object) -> SymDim:
         if isinstance(value, SymDim):
             return value
         if isinstance(value, bool) or not isinstance(value, int):
             try:
-                value = int(value.__index__())  # numpy integers
+                value = int(value.__index__())  # type: ignore[attr-defined]  # numpy ints
             except AttributeError:
                 return NotImplemented  # type: ignore[return-value]
         return SymDim({(): value})
 
-    def __add__(self, other: int | SymDim) -> int | SymDim:
+    def __add__(self, other: int | SymDim) -> Dim:
         o = SymDim._of(other)
         if o is NotImplemented:
             return NotImplemented
         terms = dict(self._terms)
         for m, c in o._terms.items():
             terms[m] = terms.get(m, 0) + c
-        return simplify(SymDim(terms))
+        return from_terms(terms)
 
     __radd__ = __add__
 
-    def __neg__(self) -> SymDim:
-        return SymDim({m: -c for m, c in self._terms.items()})
+    def __neg__(self) -> Dim:
+        return from_terms({m: -c for m, c in self._terms.items()})
 
-    def __sub__(self, other: int | SymDim) -> int | SymDim:
+    def __pos__(self) -> SymDim:
+        return self
+
+    def __sub__(self, other: int | SymDim) -> Dim:
         o = SymDim._of(other)
         return NotImplemented if o is NotImplemented else self + (-o)
 
-    def __rsub__(self, other: int | SymDim) -> int | SymDim:
+    def __rsub__(self, other: int | SymDim) -> Dim:
         return (-self) + other
 
-    def __mul__(self, other: int | SymDim) -> int | SymDim:
+    def __mul__(self, other: int | SymDim) -> Dim:
         o = SymDim._of(other)
         if o is NotImplemented:
             return NotImplemented
         terms: dict[Monomial, int] = {}
         for m1, c1 in self._terms.items():
             for m2, c2 in o._terms.items():
-                m = tuple(sorted(m1 + m2))
+                m = tuple(sorted(m1 + m2, key=_atom_key)) if m1 and m2 else m1 or m2
                 terms[m] = terms.get(m, 0) + c1 * c2
-        return simplify(SymDim(terms))
+        return from_terms(terms)
 
     __rmul__ = __mul__
 
-    def __floordiv__(self, other: int | SymDim) -> int | SymDim:
-        """Exact division only: by an integer dividing every coefficient, or by a polynomial
-        of one term (`seq * 768 // seq`)."""
-        o = SymDim._of(other)
-        if o is NotImplemented:
+    def __floordiv__(self, other: int | SymDim) -> Dim:
+        if SymDim._of(other) is NotImplemented:
             return NotImplemented
-        if len(o._terms) != 1:
-            raise SymbolicDimError(f"cannot divide {self} by {o}")
-        ((dm, dc),) = o._terms.items()
-        terms: dict[Monomial, int] = {}
-        for m, c in self._terms.items():
-            rest = list(m)
-            for s in dm:
-                if s not in rest:
-                    raise SymbolicDimError(f"{self} is not a multiple of {o}")
-                rest.remove(s)
-            if c % dc:
-                raise SymbolicDimError(f"{self} is not a multiple of {o}")
-            terms[tuple(rest)] = c // dc
-        return simplify(SymDim(terms))
+        return floordiv(self, other)
 
-    def __rfloordiv__(self, other: int) -> int | SymDim:
-        raise SymbolicDimError(f"cannot divide {other} by the symbolic {self}")
+    def __rfloordiv__(self, other: int) -> Dim:
+        return floordiv(other, self)
 
-    def __mod__(self, other: int | SymDim) -> int:
-        try:
-            self // other
-        except SymbolicDimError:
-            raise SymbolicDimError(f"{self} modulo {other} depends on the symbols") from None
-        return 0
+    def __mod__(self, other: int | SymDim) -> Dim:
+        if SymDim._of(other) is NotImplemented:
+            return NotImplemented
+        return mod(self, other)
+
+    def __rmod__(self, other: int) -> Dim:
+        return mod(other, self)
 
     # ------------------------------------------------------------------ comparison
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, SymDim):
             return self._terms == other._terms
-        return False  # normalised: a SymDim is never a plain constant
+        return False  # canonical: a SymDim is never a plain constant
 
     def __ne__(self, other: object) -> bool:
         return not self == other
@@ -162,41 +236,23 @@ class SymDim:
     def __hash__(self) -> int:
         return self._hash
 
-    def _compare(self, other: int | SymDim) -> tuple[int | None, int | None]:
-        """Bounds of self - other over symbols >= 1: (lowest, highest or None)."""
-        diff = self - other
-        if isinstance(diff, int):
-            return diff, diff
-        low = diff.lower_bound()
-        high = None
-        if all(c <= 0 for m, c in diff.terms.items() if m):
-            high = sum(diff.terms.values())
-        return low, high
-
     def __lt__(self, other: int | SymDim) -> bool:
-        low, high = self._compare(other)
-        if high is not None and high < 0:
-            return True
-        if low is not None and low >= 0:
-            return False
-        raise SymbolicDimError(f"whether {self} < {other} depends on the symbols")
-
-    def __ge__(self, other: int | SymDim) -> bool:
-        return not self < other
-
-    def __gt__(self, other: int | SymDim) -> bool:
-        low, high = self._compare(other)
-        if low is not None and low > 0:
-            return True
-        if high is not None and high <= 0:
-            return False
-        raise SymbolicDimError(f"whether {self} > {other} depends on the symbols")
+        return _decide(other - self - 1, f"{self} < {other}")
 
     def __le__(self, other: int | SymDim) -> bool:
-        return not self > other
+        return _decide(other - self, f"{self} <= {other}")
+
+    def __gt__(self, other: int | SymDim) -> bool:
+        return _decide(self - other - 1, f"{self} > {other}")
+
+    def __ge__(self, other: int | SymDim) -> bool:
+        return _decide(self - other, f"{self} >= {other}")
 
     def __bool__(self) -> bool:
-        return True  # a non-zero polynomial (zero normalises to the int 0)
+        low, high = bounds(self)
+        if (low is not None and low > 0) or (high is not None and high < 0):
+            return True
+        raise SymbolicDimError(f"whether {self} is 0 depends on the symbols")
 
     # ------------------------------------------------------------------ concrete values
 
@@ -212,12 +268,11 @@ class SymDim:
 
     def __str__(self) -> str:
         parts = []
-        for m, c in sorted(self._terms.items(), key=lambda t: (-len(t[0]), t[0])):
-            factors = ([str(abs(c))] if abs(c) != 1 or not m else []) + list(m)
-            text = "*".join(factors)
-            parts.append(("-" if c < 0 else "+") + text)
-        text = "".join(parts)
-        return text.removeprefix("+")
+        for m, c in sorted(self._terms.items(), key=lambda t: (-len(t[0]),
+                                                               _monomial_key(t[0]))):
+            factors = ([str(abs(c))] if abs(c) != 1 or not m else []) + [str(a) for a in m]
+            parts.append(("-" if c < 0 else "+") + "*".join(factors))
+        return "".join(parts).removeprefix("+")
 
     def __repr__(self) -> str:
         return f"SymDim({self})"
@@ -231,37 +286,450 @@ def simplify(d: SymDim | int) -> Dim:
     if isinstance(d, SymDim):
         if not d.terms:
             return 0
-        if set(d.terms) == {()}:
+        if len(d.terms) == 1 and () in d.terms:
             return d.terms[()]
     return d
 
 
-_TERM = re.compile(r"\s*([+-])?\s*([^+-]+)")
+def from_terms(terms: dict[Monomial, int]) -> Dim:
+    """The canonical Dim of `terms`: no compound atom has a negative coefficient
+    (-floordiv(R, d) = floordiv(d-1-R, d), -min(a, b) = max(-a, -b)), and a sum of one min
+    or max and a polynomial is that min or max of the sums (`seq+1-max(1, seq)` is
+    `min(1, seq)`)."""
+    compound = [m for m, c in terms.items() if m and not isinstance(m[-1], str)]
+    if not compound:
+        return simplify(SymDim(terms))
+    negative = [m for m in compound if terms[m] < 0 and (
+        _single_floordiv(m) is not None or _lone_extremum(m) is not None)]
+    if negative:
+        total: Dim = SymDim({m: c for m, c in terms.items() if m not in negative})
+        for m in negative:
+            total = total + _flipped(m, -terms[m])
+        return _cancelled(simplify(total) if isinstance(total, SymDim) else total)
+    if len(compound) == 1 and len(terms) > 1 and terms[compound[0]] == 1 \
+            and _lone_extremum(compound[0]) is not None:
+        (fn,) = compound[0]
+        rest = SymDim({m: c for m, c in terms.items() if m != compound[0]})
+        return _extremum(fn.fn, [a + rest for a in fn.args])
+    return _cancelled(simplify(SymDim(terms)))
 
 
-def parse_dim(text: str) -> Dim:
-    """The inverse of `str(SymDim)`: `seq`, `2*seq+1`, `past+seq`, `seq*seq`."""
-    total: Dim = 0
-    pos = 0
-    text = text.strip()
-    if not text:
-        raise SymbolicDimError("empty dimension")
-    while pos < len(text):
-        m = _TERM.match(text, pos)
-        if m is None or (pos and not m.group(1)):
-            raise SymbolicDimError(f"'{text}' is not a dimension polynomial")
-        term: Dim = -1 if m.group(1) == "-" else 1
-        for factor in m.group(2).split("*"):
-            factor = factor.strip()
-            if factor.isdigit():
-                term = term * int(factor)
-            elif _NAME.fullmatch(factor):
-                term = term * SymDim.symbol(factor)
+def _flipped(m: Monomial, count: int) -> Dim:
+    """-count times the term `m` (a floor division times other atoms, or a lone min or
+    max), with the compound atom's coefficient made positive."""
+    index = _single_floordiv(m)
+    if index is None:
+        (fn,) = m
+        assert isinstance(fn, SizeFn)
+        other = "max" if fn.fn == "min" else "min"
+        return count * _extremum(other, [-a for a in fn.args])
+    fn = m[index]
+    assert isinstance(fn, SizeFn)
+    rest = SymDim({m[:index] + m[index + 1:]: count})  # the positive factor
+    numerator, divisor = fn.args
+    return rest * floordiv(divisor - 1 - numerator, divisor)  # -floordiv(numerator, d)
+
+
+def _lone_extremum(m: Monomial) -> SizeFn | None:
+    """The atom of a monomial that is one min or max alone."""
+    if len(m) == 1 and isinstance(m[0], SizeFn) and m[0].fn in ("min", "max"):
+        return m[0]
+    return None
+
+
+def _cancelled(d: Dim) -> Dim:
+    """d with the sum of its floor divisions by constants replaced by the polynomial it
+    equals, when it equals one (floordiv(H+1, 2) + floordiv(H, 2) is H)."""
+    if not isinstance(d, SymDim):
+        return d
+    quasi = {m: c for m, c in d.terms.items()
+             if len(m) <= 1 and _period(SymDim({m: 1})) is not None}
+    if sum(bool(m) and not isinstance(m[0], str) for m in quasi) < 2:
+        return d
+    affine = _affine_equivalent(SymDim(quasi))
+    if affine is None:
+        return d
+    rest = SymDim({m: c for m, c in d.terms.items() if m not in quasi})
+    return simplify(rest) + affine if rest.terms else affine
+
+
+def _affine_equivalent(d: SymDim) -> Dim | None:
+    """The affine polynomial sum(a_i * x_i) + c that the quasi-affine d equals for every
+    value of its symbols, if one does: d is a * x + p(x mod L) for L the lcm of its
+    divisors, so the slopes are its growth over one period, and p must be constant."""
+    period = _period(d)
+    symbols = sorted(d.symbols())
+    if period is None or not symbols or (2 * period) ** len(symbols) > _GRID:
+        return None
+    zero = dict.fromkeys(symbols, 0)
+    base = d.evaluate(zero)
+    slopes = {}
+    for s in symbols:
+        rise = d.evaluate({**zero, s: period}) - base
+        if rise % period:
+            return None
+        slopes[s] = rise // period
+    for point in itertools.product(range(2 * period), repeat=len(symbols)):
+        values = dict(zip(symbols, point))
+        if d.evaluate(values) != base + sum(slopes[s] * values[s] for s in symbols):
+            return None
+    result: Dim = base
+    for s in symbols:
+        result = result + slopes[s] * SymDim.symbol(s)
+    return result
+
+
+_GRID = 4096
+"""Points evaluated at most to find that a quasi-affine size is a constant."""
+
+
+def quasi_affine_constant(d: Dim) -> int | None:
+    """The constant that the quasi-affine d (sums of symbols and floor divisions by
+    constants) equals for every value of its symbols, else None
+    (`floordiv(H, 2) + floordiv(H+1, 2) - H` is 0)."""
+    if isinstance(d, int):
+        return d
+    affine = _affine_equivalent(d)
+    return affine if isinstance(affine, int) else None
+
+
+def _period(d: Dim) -> int | None:
+    """The lcm of the divisors of a quasi-affine d (1 without divisions); None when d is
+    not quasi-affine (a product of atoms, min, max, a symbolic divisor)."""
+    if isinstance(d, int):
+        return 1
+    period = 1
+    for m in d.terms:
+        if len(m) > 1:
+            return None
+        for atom in m:
+            if isinstance(atom, str):
+                continue
+            if atom.fn != "floordiv" or not isinstance(atom.args[1], int):
+                return None
+            inner = _period(atom.args[0])
+            if inner is None:
+                return None
+            period = lcm(period, inner, atom.args[1])
+    return period
+
+
+def _single_floordiv(m: Monomial) -> int | None:
+    """The position of the one floor division by a constant in `m`, if it has exactly one
+    (the rewrite of a negative coefficient needs exactly one)."""
+    found = [i for i, a in enumerate(m) if isinstance(a, SizeFn) and a.fn == "floordiv"
+             and isinstance(a.args[1], int)]
+    return found[0] if len(found) == 1 else None
+
+
+# ---------------------------------------------------------------------- the functions
+
+
+def floordiv(a: Dim, b: Dim) -> Dim:
+    """floor(a / b), canonical (see the module docstring)."""
+    if isinstance(b, int):
+        if b == 0:
+            raise SymbolicDimError(f"division of {a} by zero")
+        if isinstance(a, int):
+            return a // b
+        if b < 0:
+            return floordiv(-a, -b)
+        return _floordiv_constant(a, b)
+    if isinstance(a, int) and a == 0:
+        return 0
+    return _floordiv_symbolic(SymDim._of(a), b)
+
+
+def _floordiv_constant(p: SymDim, d: int) -> Dim:
+    if d == 1:
+        return p
+    quotient: dict[Monomial, int] = {}
+    rest: dict[Monomial, int] = {}
+    for m, c in p.terms.items():
+        q, r = divmod(c, d)
+        if q:
+            quotient[m] = q
+        if r:
+            rest[m] = r
+    whole = simplify(SymDim(quotient))
+    remainder = simplify(SymDim(rest))
+    if isinstance(remainder, int):  # 0 <= remainder < d
+        return whole
+    constant = rest.pop((), 0)
+    g = gcd(d, *rest.values())
+    if g > 1:  # floor((g*X + s) / (g*e)) = floor(X / e) for 0 <= s < g
+        rest = {m: c // g for m, c in rest.items()}
+        if constant // g:
+            rest[()] = constant // g
+        d //= g
+        if d == 1:
+            return whole + SymDim(rest)
+    elif constant:
+        rest[()] = constant
+    numerator = SymDim(rest)
+    low, high = bounds(numerator)
+    if low is not None and high is not None and low // d == high // d:
+        return whole + low // d
+    return whole + SymDim({(SizeFn("floordiv", (numerator, d)),): 1})
+
+
+def _floordiv_symbolic(p: SymDim, d: SymDim) -> Dim:
+    """floor(p / d) for a size d (at least 1 wherever it divides: a guard's business):
+    the terms of p that d's one monomial divides come out of the division."""
+    whole: Dim = 0
+    rest = p
+    if len(d.terms) == 1:
+        ((dm, dc),) = d.terms.items()
+        if dc > 0:
+            taken: dict[Monomial, int] = {}
+            kept: dict[Monomial, int] = {}
+            for m, c in p.terms.items():
+                left = list(m)
+                if c % dc == 0 and all(a in left and not left.remove(a) for a in dm):
+                    taken[tuple(left)] = c // dc
+                else:
+                    kept[m] = c
+            whole = simplify(SymDim(taken))
+            rest = SymDim(kept)
+            if not kept:
+                return whole
+    return whole + SymDim({(SizeFn("floordiv", (rest, d)),): 1})
+
+
+def ceildiv(a: Dim, b: Dim) -> Dim:
+    """ceil(a / b) for b > 0: floordiv(a + b - 1, b)."""
+    if isinstance(b, int) and b < 0:
+        return ceildiv(-a, -b)
+    return floordiv(a + b - 1, b)
+
+
+def mod(a: Dim, b: Dim) -> Dim:
+    """a - b * floor(a / b): Python's `%`, which is ONNX's Mod with fmod=0."""
+    return a - b * floordiv(a, b)
+
+
+def sym_min(*args: Dim) -> Dim:
+    return _extremum("min", args)
+
+
+def sym_max(*args: Dim) -> Dim:
+    return _extremum("max", args)
+
+
+def _extremum(fn: str, args: Sequence[Dim]) -> Dim:
+    pick = min if fn == "min" else max
+    flat: list[Dim] = []
+    for a in args:
+        inner = _as_fn(a, fn)
+        flat.extend(inner.args if inner is not None else [a])
+    numbers = [a for a in flat if isinstance(a, int)]
+    symbolic: list[SymDim] = []
+    for a in flat:
+        if isinstance(a, SymDim) and a not in symbolic:
+            symbolic.append(a)
+    candidates: list[Dim] = [*symbolic, *([pick(numbers)] if numbers else [])]
+
+    from onnxc.dialects.size_facts import decide_nonnegative
+
+    def bounded_by(a: Dim, b: Dim) -> bool:  # b is provably at least as good as a
+        return decide_nonnegative(a - b if fn == "min" else b - a) is True
+
+    kept = [a for i, a in enumerate(candidates)
+            if not any(j != i and bounded_by(a, b) and not (j > i and bounded_by(b, a))
+                       for j, b in enumerate(candidates))]
+    if len(kept) == 1:
+        return kept[0]
+    kept.sort(key=lambda a: (1, str(a)) if isinstance(a, SymDim) else (0, str(a)))
+    return SymDim({(SizeFn(fn, tuple(kept)),): 1})
+
+
+def _as_fn(d: Dim, fn: str) -> SizeFn | None:
+    """`d`'s atom when `d` is exactly one call of `fn`."""
+    if isinstance(d, SymDim) and len(d.terms) == 1:
+        ((m, c),) = d.terms.items()
+        if c == 1 and len(m) == 1 and isinstance(m[0], SizeFn) and m[0].fn == fn:
+            return m[0]
+    return None
+
+
+# ---------------------------------------------------------------------- bounds
+
+
+Interval = tuple[int | None, int | None]
+"""(lowest, highest); None: unbounded on that side"""
+
+NONNEGATIVE: Interval = (0, None)
+
+
+def bounds(d: Dim, ranges: Mapping[str, Interval] | None = None) -> Interval:
+    """Bounds of `d` by interval arithmetic, every symbol in [0, inf) unless `ranges` says
+    otherwise."""
+    if isinstance(d, int):
+        return d, d
+    low: int | None = 0
+    high: int | None = 0
+    for m, c in d.terms.items():
+        lo, hi = _scale(_monomial_bounds(m, ranges), c)
+        low = None if low is None or lo is None else low + lo
+        high = None if high is None or hi is None else high + hi
+    return low, high
+
+
+def _monomial_bounds(m: Monomial, ranges: Mapping[str, Interval] | None) -> Interval:
+    result: Interval = (1, 1)
+    for atom in m:
+        if isinstance(atom, str):
+            interval = ranges.get(atom, NONNEGATIVE) if ranges else NONNEGATIVE
+        else:
+            interval = _fn_bounds(atom, ranges)
+        result = _product(result, interval)
+    return result
+
+
+def _fn_bounds(fn: SizeFn, ranges: Mapping[str, Interval] | None) -> Interval:
+    args = [bounds(a, ranges) for a in fn.args]
+    if fn.fn == "floordiv":
+        (plo, phi), (dlo, _) = args
+        if dlo is not None and dlo >= 1:
+            if isinstance(fn.args[1], int):
+                return (None if plo is None else plo // dlo,
+                        None if phi is None else phi // dlo)
+            if plo is not None and plo >= 0:
+                return 0, None if phi is None else phi // dlo
+        return None, None
+    lows = [lo for lo, _ in args]
+    highs = [hi for _, hi in args]
+    if fn.fn == "min":
+        return (None if None in lows else min(lows),  # type: ignore[type-var]
+                min((h for h in highs if h is not None), default=None))
+    return (max((lo for lo in lows if lo is not None), default=None),
+            None if None in highs else max(highs))  # type: ignore[type-var]
+
+
+def _scale(interval: Interval, c: int) -> Interval:
+    lo, hi = interval
+    lo = None if lo is None else lo * c
+    hi = None if hi is None else hi * c
+    return (lo, hi) if c >= 0 else (hi, lo)
+
+
+def _product(a: Interval, b: Interval) -> Interval:
+    inf = float("inf")
+    ends = [[-inf if a[0] is None else a[0], inf if a[1] is None else a[1]],
+            [-inf if b[0] is None else b[0], inf if b[1] is None else b[1]]]
+    products = [0 if x == 0 or y == 0 else x * y for x in ends[0] for y in ends[1]]
+    lo, hi = min(products), max(products)
+    return (None if lo == -inf else int(lo), None if hi == inf else int(hi))
+
+
+def _decide(diff: Dim, what: str) -> bool:
+    """Whether diff >= 0 for every value of the symbols; SymbolicDimError when that
+    depends on them (size_facts proves what intervals cannot)."""
+    from onnxc.dialects.size_facts import decide_nonnegative
+
+    answer = decide_nonnegative(diff)
+    if answer is None:
+        raise SymbolicDimError(f"whether {what} depends on the symbols")
+    return answer
+
+
+# ---------------------------------------------------------------------- text
+
+
+_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(.))")
+
+
+class _Parser:
+    """`2*seq+1`, `past+seq`, `floordiv(H-1, 2)+1`, `min(seq, 128)`, `ceildiv(W, 32)`,
+    `mod(seq, 4)`: the inverse of `str(SymDim)`, plus ceildiv and mod."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.tokens: list[tuple[str, str]] = []
+        for m in _TOKEN.finditer(text):
+            if m.group(1):
+                self.tokens.append(("int", m.group(1)))
+            elif m.group(2):
+                self.tokens.append(("name", m.group(2)))
+            elif m.group(3) and not m.group(3).isspace():
+                self.tokens.append(("op", m.group(3)))
+        self.pos = 0
+
+    def fail(self) -> SymbolicDimError:
+        return SymbolicDimError(f"'{self.text}' is not a dimension expression")
+
+    def peek(self) -> tuple[str, str] | None:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def take(self, op: str) -> bool:
+        if self.peek() == ("op", op):
+            self.pos += 1
+            return True
+        return False
+
+    def parse(self) -> Dim:
+        if not self.tokens:
+            raise SymbolicDimError("empty dimension")
+        value = self.sum()
+        if self.pos != len(self.tokens):
+            raise self.fail()
+        return value
+
+    def sum(self) -> Dim:
+        sign = -1 if self.take("-") else 1
+        total: Dim = sign * self.product()
+        while True:
+            if self.take("+"):
+                total = total + self.product()
+            elif self.take("-"):
+                total = total - self.product()
             else:
-                raise SymbolicDimError(f"'{text}' is not a dimension polynomial")
-        total = total + term
-        pos = m.end()
-    return total
+                return total
+
+    def product(self) -> Dim:
+        value = self.factor()
+        while self.take("*"):
+            value = value * self.factor()
+        return value
+
+    def factor(self) -> Dim:
+        token = self.peek()
+        if token is None:
+            raise self.fail()
+        self.pos += 1
+        kind, text = token
+        if kind == "int":
+            return int(text)
+        if kind == "op" and text == "(":
+            value = self.sum()
+            if not self.take(")"):
+                raise self.fail()
+            return value
+        if kind != "name":
+            raise self.fail()
+        if not self.take("("):
+            return SymDim.symbol(text)
+        args = [self.sum()]
+        while self.take(","):
+            args.append(self.sum())
+        if not self.take(")"):
+            raise self.fail()
+        binary = {"floordiv": floordiv, "ceildiv": ceildiv, "mod": mod}
+        if text in binary and len(args) == 2:
+            return binary[text](*args)
+        if text in ("min", "max") and args:
+            return _extremum(text, args)
+        raise self.fail()
+
+
+@functools.lru_cache(maxsize=16384)
+def parse_dim(text: str) -> Dim:
+    """The inverse of `str(SymDim)`: `seq`, `2*seq+1`, `past+seq`, `floordiv(H-1, 2)+1`
+    (cached: every `shape_of` of a symbolic type parses its `#graph.dims`)."""
+    return _Parser(text.strip()).parse()
+
+
+# ---------------------------------------------------------------------- shapes
 
 
 def is_static(shape: Iterable[Dim]) -> bool:

@@ -15,6 +15,7 @@ from xdsl.ir import Operation
 from onnxc.dialects import graph
 from onnxc.dialects.dense_data import values_in_shape
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
+from onnxc.dialects.graph_base import static_ints
 from onnxc.frontend.onnx_export import Emitter, OnnxWriter, onnx_element_type, unsupported
 
 
@@ -164,8 +165,11 @@ def _split(w: OnnxWriter, op: graph.SplitOp) -> None:
 
 
 def _slice(w: OnnxWriter, op: graph.SliceOp) -> None:
-    w.emit(op, "Slice", [w.name(op.input), w.ints(ints_of(op.starts), "starts"),
-                         w.ints(ints_of(op.ends), "ends"), w.ints(ints_of(op.axes), "axes"),
+    starts, ends = static_ints(op.starts), static_ints(op.ends)
+    if starts is None or ends is None:
+        raise unsupported(op, "bounds computed from symbolic sizes are no ONNX constants")
+    w.emit(op, "Slice", [w.name(op.input), w.ints(starts, "starts"),
+                         w.ints(ends, "ends"), w.ints(ints_of(op.axes), "axes"),
                          w.ints(ints_of(op.steps), "steps")])
 
 

@@ -27,7 +27,7 @@ from xdsl.ir import Attribute
 
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.dense_data import cast_array, element_dtype
-from onnxc.dialects.symbolic_dims import SymbolicDimError
+from onnxc.dialects.symbolic_dims import SymbolicDimError, sym_max, sym_min
 from onnxc.frontend import onnx_shape_data as shape_data
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import FOLD_LIMIT, NodeContext, Tensor
@@ -104,8 +104,8 @@ def _elementwise(fn: Callable[..., np.ndarray], integers_only: bool = False,
 
 
 def _variadic(pick: Callable[..., object]) -> Callable[..., object]:
-    """Max/Min of sizes: Python's max/min, whose comparisons SymDim decides or refuses."""
-    return lambda *xs: pick(xs)
+    """Max/Min of sizes: sym_max/sym_min (symbolic_dims)."""
+    return lambda *xs: pick(*xs)
 
 
 def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -117,11 +117,14 @@ def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _mod(ctx: NodeContext) -> list[np.ndarray] | None:
     """Integer Mod: the sign of the divisor (numpy's %), or of the dividend with fmod=1."""
     arrays = _all_known(ctx)
-    if arrays is None or any(a.dtype.kind not in "iu" for a in arrays):
+    if arrays is None or any(a.dtype.kind not in "iuO" for a in arrays):
         return None
     a, b = arrays
     if np.any(b == 0) or not _broadcast_small(arrays):
         return None
+    if _symbolic(arrays):  # sizes: Python's % is floor modulo; fmod takes a's sign
+        fmod = shape_data.truncating_modulo if ctx.attr("fmod", 0) else operator.mod
+        return [shape_data.elementwise(fmod, a, b)]
     return [np.fmod(a, b) if ctx.attr("fmod", 0) else np.mod(a, b)]
 
 
@@ -231,9 +234,9 @@ FOLDERS: dict[str, Folder] = {
     "Neg": _elementwise(np.negative, integers_only=True, symbolic=operator.neg),
     "Abs": _elementwise(np.abs, integers_only=True, symbolic=shape_data.absolute),
     "Max": _elementwise(lambda *a: np.maximum.reduce(np.broadcast_arrays(*a)),
-                        integers_only=True, symbolic=_variadic(max)),
+                        integers_only=True, symbolic=_variadic(sym_max)),
     "Min": _elementwise(lambda *a: np.minimum.reduce(np.broadcast_arrays(*a)),
-                        integers_only=True, symbolic=_variadic(min)),
+                        integers_only=True, symbolic=_variadic(sym_min)),
     "Equal": _elementwise(np.equal, symbolic=shape_data.equal, compares=True),
     "Less": _elementwise(np.less, symbolic=operator.lt, compares=True),
     "Greater": _elementwise(np.greater, symbolic=operator.gt, compares=True),
@@ -268,10 +271,10 @@ def try_fold(ctx: NodeContext) -> list[np.ndarray | Tensor] | None:
         return None
     try:
         arrays = folder(ctx)
-    except SymbolicDimError as err:
-        if ctx.op_type in DATA_OPS and _symbolic_inputs(ctx):
-            raise ctx.symbolic(err) from err
-        return None  # e.g. a symbolic Reshape target: convert_reshape takes it
+    except SymbolicDimError:
+        # a comparison the symbols leave open (seq == 1): the converter computes it at run
+        # time, on the shape data materialized as a graph.symbolic_constant
+        return None
     except (ValueError, IndexError, TypeError, OverflowError) as err:
         if ctx.op_type in DATA_OPS and _symbolic_inputs(ctx):
             raise ctx.symbolic(err) from err

@@ -28,8 +28,10 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+from onnxc.dialects import size_facts
 from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph import is_symbolic, shape_of
+from onnxc.dialects.graph_checks import GUARDS_ATTR, guards_attribute
 from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, symbol_name
 from onnxc.errors import (
     InvalidInputError,
@@ -280,6 +282,9 @@ class OnnxImporter:
         self.block = Block()
         self.used = {name for node in self.graph.node for name in node_reads(node)}
         self.used.update(o.name for o in self.graph.output)
+        self.guards: dict[str, tuple[size_facts.Guard, str, str]] = {}
+        """guard text -> (guard, node, op_type): what the shape rules assumed of the
+        symbolic sizes, first where a node assumed it"""
 
     def _check_constant_inputs(
         self, constant_inputs: Mapping[str, np.ndarray]
@@ -346,6 +351,8 @@ class OnnxImporter:
         func.attributes["onnxc.output_names"] = ArrayAttr(
             [StringAttr(vi.name) for vi in self.graph.output]
         )
+        if self.guards:
+            func.attributes[GUARDS_ATTR] = guards_attribute(list(self.guards.values()))
         return ModuleOp([func])
 
     def _overridable(self, initializer_names: set[str]) -> set[str]:
@@ -404,6 +411,17 @@ class OnnxImporter:
             for i, name in enumerate(node.input):
                 if name and is_container(self.tensors.get(name)):
                     raise ctx.unsupported(f"input {i} ('{name}') is a sequence")
+        with size_facts.recording() as guards:
+            results = self._fold_or_convert(ctx)
+        for guard in guards:
+            self.guards.setdefault(guard.text(), (guard, label, node.op_type))
+        self._name_checked_ops(last_before, label)
+        self._bind_outputs(ctx, results)
+
+    def _fold_or_convert(self, ctx: NodeContext) -> list[Result]:
+        """The node's results: folded at import when it is a tiny shape computation on
+        constants, else converted into graph ops."""
+        node = ctx.node
         results: list[Result] | None = try_fold(ctx)
         if results is None:
             converter = CONVERTERS.get(node.op_type)
@@ -434,8 +452,11 @@ class OnnxImporter:
                 if ctx.input_symbols():
                     raise ctx.symbolic(err) from err
                 raise ctx.invalid(f"{type(err).__name__}: {err}") from err
-        self._name_checked_ops(last_before, label)
-        for i, name in enumerate(node.output):
+        return results
+
+    def _bind_outputs(self, ctx: NodeContext, results: list[Result]) -> None:
+        """Name the node's outputs after its results (checked against ONNX's types)."""
+        for i, name in enumerate(ctx.node.output):
             result = results[i] if i < len(results) else None
             if not name:
                 continue

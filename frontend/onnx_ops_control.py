@@ -13,8 +13,8 @@ it ran (graph.LoopOp's `trip_symbol`), and its scan outputs are values of run-ti
 Known includes symbolic: `for t in range(x.size(0))` over a dimension `seq` has the trip
 count Gather(Shape(x)), shape data `seq`, so the loop runs `seq` times (`iterations` is the
 polynomial, the trip count operand a graph.symbolic_constant) and its scan outputs and
-appended sequences stack to [seq, ...]. So does a Scan over a symbolic axis. A polynomial
-that may be negative (`seq - 2`) is refused: ONNX would run such a loop no times.
+appended sequences stack to [seq, ...]. So does a Scan over a symbolic axis. A count that
+may be negative (`seq - 2`) runs max(seq - 2, 0) times, as ONNX says.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph_checks import onnx_node_of
-from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, symbol_name
+from onnxc.dialects.symbolic_dims import Dim, SymDim, sym_max, symbol_name
 from onnxc.errors import UnsupportedOpError
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor, materialize
@@ -130,12 +130,11 @@ def _stays_true(value: SSAValue, cond_arg: SSAValue) -> bool:
         np.all(np.asarray(owner.value.get_values())))
 
 
-def _known_iterations(ctx: NodeContext, trips: Tensor | None, cond: Tensor | None,
-                      stays_true: bool, needed: bool) -> Dim | None:
+def _known_iterations(trips: Tensor | None, cond: Tensor | None,
+                      stays_true: bool) -> Dim | None:
     """How many times the loop runs, when that is known at compile time: a number, or a
-    size polynomial (`for t in range(x.size(0))` over a symbolic `seq`). A polynomial whose
-    sign the symbols leave open is refused when the count is `needed` (to stack scan
-    outputs or an appended sequence): ONNX would run the loop no times for some sizes."""
+    size (`for t in range(x.size(0))` over a symbolic `seq`; max(seq - 2, 0) for a count
+    of seq - 2)."""
     first = None if cond is None or cond.array is None else bool(cond.array.reshape(-1)[0])
     if first is False:
         return 0
@@ -146,16 +145,7 @@ def _known_iterations(ctx: NodeContext, trips: Tensor | None, cond: Tensor | Non
     count = trips.array.reshape(-1)[0]
     if not isinstance(count, SymDim):
         return max(0, int(count))
-    try:
-        return max(count, 0)
-    except SymbolicDimError:
-        if not needed:
-            return None  # the loop runs max(count, 0) times, counted at run time
-        raise ctx.unsupported(
-            f"its trip count {count} may be negative for some sizes of "
-            f"{', '.join(sorted(count.symbols()))} (ONNX then runs the loop no times); "
-            f"stacking its iterations needs a symbolic trip count that is never "
-            f"negative") from None
+    return sym_max(count, 0)
 
 
 def convert_loop(ctx: NodeContext) -> list[Result]:
@@ -196,8 +186,7 @@ def convert_loop(ctx: NodeContext) -> list[Result]:
     if next_cond.get_element_type() != i1 or int(np.prod(next_cond.get_shape())) != 1:
         raise ctx.invalid(f"the body's condition output must be a single bool, not {next_cond}")
     scans = yielded[1 + len(carried):]
-    iterations = _known_iterations(ctx, trips, cond, _stays_true(yielded[0], block.args[1]),
-                                   bool(scans or appended))
+    iterations = _known_iterations(trips, cond, _stays_true(yielded[0], block.args[1]))
     trip_symbol = None
     if scans and iterations is None:  # stacked (or appended) rows: as many as it ran
         trip_symbol = _trip_symbol(ctx)

@@ -14,12 +14,12 @@ import numpy as np
 
 from onnxc.dialects import graph
 from onnxc.dialects.dense_data import element_dtype
-from onnxc.dialects.symbolic_dims import SymbolicDimError
+from onnxc.dialects.symbolic_dims import SymbolicDimError, ceildiv, sym_max
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import FOLD_LIMIT, NodeContext, Result, Tensor
 from onnxc.frontend.onnx_ops_math import Converter
 from onnxc.frontend.onnx_ops_reduce import check_element, emit, reshape
-from onnxc.frontend.onnx_shape_data import dims_of, shape_array, symbolic_data_detail
+from onnxc.frontend.onnx_shape_data import dims_of, shape_array
 
 
 def _scalar_constant(ctx: NodeContext, i: int, what: str) -> np.ndarray:
@@ -71,31 +71,23 @@ def range_values(start: np.ndarray, delta: np.ndarray, count: int) -> np.ndarray
 
 def _symbolic_range(ctx: NodeContext, el) -> list[Result]:
     """Range whose bounds are shape data with symbolic sizes (Range(0, seq, 1) of position
-    ids): its length (limit - start) / delta must be an exact polynomial. A constant length
-    gives shape data (the values); a symbolic one a graph.range of that length, whose start
-    and delta must then be constants (a symbolic start would be run-time data)."""
+    ids, Range(past, past+seq, 1) of a decoder's): its length is
+    max(ceil((limit - start) / delta), 0) for a constant delta. A constant length gives
+    shape data (the values); a symbolic one a graph.range of that length, whose start is
+    computed from the sizes at run time when it is symbolic."""
     start, limit, delta = (dims_of(_scalar_constant(ctx, i, w))[0]
                            for i, w in enumerate(("start", "limit", "delta")))
     if not isinstance(delta, int):
         raise SymbolicDimError(f"a symbolic delta {delta}")
     if delta == 0:
         raise ctx.invalid("delta is zero")
-    span = limit - start
-    count = span if delta == 1 else (span + delta - 1) // delta if delta > 0 else \
-        (span + delta + 1) // delta  # exact division (SymbolicDimError otherwise)
+    count = sym_max(ceildiv(limit - start, delta), 0)
     if isinstance(count, int):
-        count = max(count, 0)
         if count > FOLD_LIMIT:
             raise SymbolicDimError(f"Range of {count} elements from symbolic bounds")
         values = shape_array([start + i * delta for i in range(count)],
                              element_dtype(el))
         return [Tensor.of_array(values, element=el)]
-    count = max(count, 0)  # SymbolicDimError when its sign depends on the symbols
-    for i, what in ((0, "start"), (2, "delta")):
-        t = ctx.tensor(i)
-        if t.symbolic_data:
-            raise ctx.unsupported(
-                f"input {i} ({what}) {symbolic_data_detail(ctx.node.input[i], t.array)}")
     start_value, delta_value = (reshape(ctx, ctx.operand(i), ()) for i in (0, 2))
     return [emit(ctx, graph.RangeOp, [start_value, delta_value], (count,), el)]
 

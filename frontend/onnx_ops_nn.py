@@ -15,7 +15,7 @@ from xdsl.ir import SSAValue
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.dense_data import element_dtype, from_numpy
-from onnxc.dialects.symbolic_dims import SymbolicDimError
+from onnxc.dialects.symbolic_dims import SymbolicDimError, ceildiv, sym_max
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result
 from onnxc.frontend.onnx_ops_math import Converter, same_type
@@ -43,14 +43,14 @@ def _window(ctx: NodeContext, kernel: list[int]) -> tuple[list[int], list[int], 
     elif auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         pads = [0] * (2 * n)
         for i in range(n):
-            try:
-                out = -(-x[2 + i] // strides[i])  # ceil, exact (also for a symbolic size)
-            except SymbolicDimError as err:
-                raise SymbolicDimError(f"auto_pad {auto_pad} gives ceil({x[2 + i]} / "
-                                       f"{strides[i]}) positions: no polynomial") from err
+            out = ceildiv(x[2 + i], strides[i])
             effective = dilations[i] * (kernel[i] - 1) + 1
-            total = max(0, (out - 1) * strides[i] + effective - x[2 + i])
+            total = sym_max(0, (out - 1) * strides[i] + effective - x[2 + i])
             small, large = total // 2, total - total // 2
+            if not isinstance(small, int) or not isinstance(large, int):
+                raise SymbolicDimError(
+                    f"auto_pad {auto_pad} pads axis {2 + i} of size {x[2 + i]} by {small} "
+                    f"and {large}: the kernels take constant pads")
             pads[i], pads[i + n] = (small, large) if auto_pad == "SAME_UPPER" else (large, small)
     elif auto_pad != "NOTSET":
         raise ctx.invalid(f"unknown auto_pad '{auto_pad}'")

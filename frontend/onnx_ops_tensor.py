@@ -16,11 +16,20 @@ from xdsl.dialects.builtin import StringAttr
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.dense_data import element_dtype, from_numpy
-from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, is_static, num_elements
+from onnxc.dialects.graph_base import sizes_attr
+from onnxc.dialects.size_facts import require_at_least
+from onnxc.dialects.symbolic_dims import (
+    Dim,
+    SymbolicDimError,
+    SymDim,
+    ceildiv,
+    is_static,
+    num_elements,
+)
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import FOLD_LIMIT, NodeContext, Result, Tensor
 from onnxc.frontend.onnx_ops_math import Converter
-from onnxc.frontend.onnx_shape_data import dims_of, shape_array, symbolic_data_detail
+from onnxc.frontend.onnx_shape_data import dims_of, shape_array
 
 
 def _axis(ctx: NodeContext, axis: int, rank: int) -> int:
@@ -72,23 +81,12 @@ def reshape_params(ctx: NodeContext) -> tuple[Dim, ...]:
         symbolic = isinstance(total, SymDim) or isinstance(known, SymDim)
         if known == 0 or (not symbolic and total % known):
             raise ctx.invalid(f"cannot reshape {_text(x)} to {_text(target)}")
-        if symbolic:
-            try:
-                inferred = total // known  # exact, or SymbolicDimError
-            except SymbolicDimError as err:
-                raise ctx.symbolic(SymbolicDimError(
-                    f"the -1 of shape {_text(target)} for an input of shape {_text(x)} is "
-                    f"{total} / ({known}): {err}")) from err
-        else:
-            inferred = total // known
-        out[out.index(-1)] = inferred
-    if num_elements(out) != total:
-        if any(isinstance(d, SymDim) for d in (*out, *x)):
-            raise ctx.symbolic(SymbolicDimError(
-                f"reshaping {_text(x)} to {_text(out)}: element counts {total} and "
-                f"{num_elements(out)} are equal only for some values of the symbols"))
-        raise ctx.invalid(f"cannot reshape {_text(x)} to {_text(target)}: element counts "
-                          f"differ")
+        out[out.index(-1)] = total // known
+    try:
+        shapes.same_dim(num_elements(out), total,
+                 f"cannot reshape {_text(x)} to {_text(target)}: element counts differ")
+    except ValueError as err:
+        raise ctx.invalid(str(err)) from None
     return tuple(out)
 
 
@@ -117,8 +115,9 @@ def unsqueeze_params(ctx: NodeContext) -> list[int]:
     return norm
 
 
-def slice_params(ctx: NodeContext) -> tuple[list[int], list[int], list[int], list[int]]:
-    """(starts, ends, axes, steps) with absent axes/steps filled and axes normalized."""
+def slice_params(ctx: NodeContext) -> tuple[list[Dim], list[Dim], list[int], list[int]]:
+    """(starts, ends, axes, steps) with absent axes/steps filled and axes normalized;
+    starts and ends are sizes where they are symbolic shape data."""
     rank = ctx.rank(0)
     if ctx.opset < 10:
         starts, ends = ctx.ints("starts"), ctx.ints("ends")
@@ -126,7 +125,7 @@ def slice_params(ctx: NodeContext) -> tuple[list[int], list[int], list[int], lis
             raise ctx.invalid("attributes 'starts' and 'ends' are required")
         axes, steps = ctx.ints("axes"), None
     else:
-        starts, ends = _ints(ctx.constant(1, "starts")), _ints(ctx.constant(2, "ends"))
+        starts, ends = _dims(ctx.constant(1, "starts")), _dims(ctx.constant(2, "ends"))
         axes_array = ctx.optional_constant(3, "axes")
         steps_array = ctx.optional_constant(4, "steps")
         axes = None if axes_array is None else _ints(axes_array)
@@ -305,27 +304,48 @@ def convert_concat(ctx: NodeContext) -> list[Result]:
     return [ctx.emit1(op)]
 
 
-def _split_sizes(ctx: NodeContext, dim: int) -> list[int]:
+def _split_sizes(ctx: NodeContext, dim: Dim) -> list[Dim]:
+    """Split's part sizes; on a symbolic axis what they need of its size is guarded (an
+    equal split of `seq` into 3 needs 3 to divide seq)."""
     if ctx.opset >= 13 or (ctx.opset < 2 and ctx.has_input(1)):
         sizes = ctx.optional_constant(1, "split")
-        sizes = None if sizes is None else _ints(sizes)
+        sizes = None if sizes is None else _dims(sizes)
     else:
         sizes = ctx.ints("split")
     parts = ctx.num_outputs
+    message = f"split sizes {sizes} do not divide {dim} into {parts} parts"
     if sizes is not None:
-        if len(sizes) != parts or sum(sizes) != dim or min(sizes, default=0) < 0:
-            raise ctx.invalid(f"split sizes {sizes} do not divide {dim} into {parts} parts")
+        if len(sizes) != parts:
+            raise ctx.invalid(message)
+        for size in sizes:
+            _require(ctx, size, 0, message, equal=False)
+        _require(ctx, sum(sizes), dim, message)
         return sizes
     if ctx.opset >= 18 and ctx.has_attr("num_outputs"):
         parts = ctx.attr("num_outputs")
-        chunk = math.ceil(dim / parts)
-        sizes = [chunk] * (parts - 1) + [dim - chunk * (parts - 1)]
-        if sizes[-1] < 0 or parts != ctx.num_outputs:
+        if parts != ctx.num_outputs or parts < 1:
             raise ctx.invalid(f"cannot split {dim} into {parts} parts")
+        chunk = ceildiv(dim, parts)
+        sizes = [chunk] * (parts - 1) + [dim - chunk * (parts - 1)]
+        _require(ctx, sizes[-1], 0, f"cannot split {dim} into {parts} parts", equal=False)
         return sizes
-    if dim % parts:
-        raise ctx.invalid(f"cannot split dimension {dim} into {parts} equal parts")
+    _require(ctx, dim % parts, 0, f"cannot split dimension {dim} into {parts} equal parts")
     return [dim // parts] * parts
+
+
+def _require(ctx: NodeContext, a: Dim, b: Dim, message: str, equal: bool = True) -> None:
+    """a == b (a >= b unless `equal`): an invalid model when never, a guard when the sizes
+    decide."""
+    try:
+        if equal:
+            shapes.same_dim(a, b, message)
+        elif isinstance(a, int) and isinstance(b, int):
+            if a < b:
+                raise ValueError(message)
+        else:
+            require_at_least(a, b, message)
+    except ValueError as err:
+        raise ctx.invalid(str(err)) from None
 
 
 def split_params(ctx: NodeContext) -> tuple[int, list[int]]:
@@ -344,51 +364,7 @@ def convert_split(ctx: NodeContext) -> list[Result]:
     return list(op.results)
 
 
-def _symbolic_bounds(ctx: NodeContext) -> None:
-    """Refuse Slice bounds that are symbolic shape data (run-time bounds), naming them; the
-    one symbolic bound taken, an end equal to its axis's size, is `_slice_ends_at_dims`."""
-    if ctx.opset < 10:
-        return
-    for i, what in ((1, "starts"), (2, "ends")):
-        t = ctx.tensor(i) if ctx.has_input(i) else None
-        if t is not None and t.symbolic_data:
-            raise ctx.unsupported(
-                f"input {i} ({what}) {symbolic_data_detail(ctx.node.input[i], t.array)}")
-
-
-def _slice_ends_at_dims(ctx: NodeContext) -> np.ndarray | None:
-    """Symbolic `ends` that are each either an int or their axis's size, as ints (the size
-    as INT64_MAX); None when there are no symbolic ends or another one."""
-    if ctx.opset < 10 or not ctx.has_input(2):
-        return None
-    ends = ctx.tensor(2)
-    if not ends.symbolic_data or ctx.tensor(1).symbolic_data:
-        return None
-    axes_array = ctx.optional_constant(3, "axes")
-    values = _dims(ends.array)
-    axes = list(range(len(values))) if axes_array is None else [
-        _axis(ctx, a, ctx.rank(0)) for a in _ints(axes_array)]
-    if len(axes) != len(values):
-        return None
-    x = ctx.shape(0)
-    fixed = []
-    for d, axis in zip(values, axes):
-        if isinstance(d, SymDim):
-            if d != x[axis]:
-                return None
-            d = _INT64_MAX
-        fixed.append(d)
-    return np.array(fixed, dtype=np.int64)
-
-
-_INT64_MAX = 2**63 - 1
-
-
 def convert_slice(ctx: NodeContext) -> list[Result]:
-    ends = _slice_ends_at_dims(ctx)
-    if ends is not None:  # x[:, :seq] on an axis of size seq
-        ctx = ctx.with_input(2, Tensor.of_array(ends))
-    _symbolic_bounds(ctx)
     if ctx.opset >= 10 and (ctx.tensor(1).array is None or ctx.tensor(2).array is None):
         from onnxc.frontend.onnx_symbolic import dynamic_slice  # it builds on this module
 
@@ -401,8 +377,8 @@ def convert_slice(ctx: NodeContext) -> list[Result]:
         operands=[ctx.operand(0)],
         result_types=[out],
         properties={
-            "starts": types.i64_array(starts),
-            "ends": types.i64_array(ends),
+            "starts": sizes_attr(starts),
+            "ends": sizes_attr(ends),
             "axes": types.i64_array(axes),
             "steps": types.i64_array(steps),
         },
@@ -417,8 +393,7 @@ def convert_gather(ctx: NodeContext) -> list[Result]:
     indices = ctx.tensor(1)
     known = indices.array
     if known is not None and indices.symbolic_data:
-        raise ctx.unsupported(f"input 1 (indices) "
-                              f"{symbolic_data_detail(ctx.node.input[1], known)}")
+        known = None  # positions computed from the sizes: run-time indices, checked
     if known is not None and known.size == 1 and isinstance(x[axis], SymDim) \
             and int(known.reshape(-1)[0]) < 0:
         return [_gather_from_end(ctx, axis, int(known.reshape(-1)[0]), indices.shape)]
@@ -432,6 +407,9 @@ def convert_gather(ctx: NodeContext) -> list[Result]:
     op = graph.GatherOp(operands=[ctx.operand(0), ctx.materialize(indices)], result_types=[out],
                         properties={"axis": types.i64_attr(axis)})
     return [ctx.emit1(op)]
+
+
+_INT64_MAX = 2**63 - 1
 
 
 def _gather_from_end(ctx: NodeContext, axis: int, index: int, indices_shape) -> Result:

@@ -23,7 +23,15 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, simplify
+from onnxc.dialects.size_facts import decide_equal
+from onnxc.dialects.symbolic_dims import (
+    Dim,
+    SymbolicDimError,
+    SymDim,
+    floordiv,
+    simplify,
+    sym_max,
+)
 
 
 def is_symbolic_array(array: object) -> bool:
@@ -109,34 +117,34 @@ def symbolic_data_detail(name: str, array: np.ndarray, use: str = "") -> str:
 
 
 def equal(a: Dim, b: Dim) -> bool:
-    """a == b for sizes: decided by the symbols' bounds (>= 1), else SymbolicDimError
-    (SymDim's own == only says whether the polynomials are the same)."""
-    diff = a - b
-    if isinstance(diff, int):
-        return diff == 0
-    for sign in (1, -1):
-        try:
-            if sign * diff > 0:
-                return False
-        except SymbolicDimError:
-            pass
-    raise SymbolicDimError(f"whether {a} == {b} depends on the symbols")
+    """a == b for sizes: decided for every value of the symbols (size_facts), else
+    SymbolicDimError (SymDim's own == only says whether the expressions are the same)."""
+    answer = decide_equal(a, b)
+    if answer is None:
+        raise SymbolicDimError(f"whether {a} == {b} depends on the symbols")
+    return answer
 
 
 def truncating_divide(a: Dim, b: Dim) -> Dim:
-    """ONNX integer Div (truncation toward zero); a SymDim only divides exactly."""
+    """ONNX integer Div (truncation toward zero): floor division of |a|, with a's sign
+    (`max` picks the sign's part when the symbols leave it open)."""
     if isinstance(a, int) and isinstance(b, int):
         if b == 0:
             raise ValueError("division by zero")
         quotient = abs(a) // abs(b)
         return -quotient if (a < 0) != (b < 0) else quotient
-    return a // b
+    if isinstance(b, int) and b < 0:
+        return -truncating_divide(a, -b)
+    return floordiv(sym_max(a, 0), b) - floordiv(sym_max(-a, 0), b)
+
+
+def truncating_modulo(a: Dim, b: Dim) -> Dim:
+    """ONNX integer Mod with fmod=1: the remainder has a's sign."""
+    return a - b * truncating_divide(a, b)
 
 
 def absolute(a: Dim) -> Dim:
-    if isinstance(a, int):
-        return abs(a)
-    return a if a >= 0 else -a
+    return abs(a) if isinstance(a, int) else sym_max(a, -a)
 
 
 def elementwise(fn, *arrays: np.ndarray, result: np.dtype | None = None) -> np.ndarray:

@@ -19,7 +19,8 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects.symbolic_dims import is_static
+from onnxc.dialects.size_facts import require_at_least
+from onnxc.dialects.symbolic_dims import SymDim, is_static
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Tensor
 
@@ -205,10 +206,12 @@ def dynamic_slice(ctx: NodeContext, axes: list[int], steps: list[int]) -> SSAVal
             static.append((s.offset, e.offset, axis, step))
         elif s.root is e.root and s.index == e.index and step == 1:
             length = e.offset - s.offset
-            if not 1 <= length <= shape[axis]:
+            if length < 1 or (isinstance(shape[axis], int) and length > shape[axis]):
                 raise ctx.unsupported(
                     f"run-time slice bounds on axis {axis} a constant {length} apart, outside "
                     f"[1, {shape[axis]}]")
+            if isinstance(shape[axis], SymDim):  # x[t:t+1] of a seq axis needs seq >= 1
+                require_at_least(shape[axis], length, f"a slice of {length} on axis {axis}")
             dynamic.append((s, axis, length))
         else:  # the shape would be known only at run time: the usual error, naming the value
             which = 1 if s.root is not None else 2

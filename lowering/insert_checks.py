@@ -48,7 +48,7 @@ from onnxc.dialects import graph, graph_indexed, graph_rnn, graph_shapes
 from onnxc.dialects.dense_data import to_numpy
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.dialects.graph_base import SymbolicDimsAttr
-from onnxc.dialects.graph_checks import SYMBOLIC_BOUND, onnx_node_of
+from onnxc.dialects.graph_checks import GUARDS_ATTR, SYMBOLIC_BOUND, guard_checks, onnx_node_of
 from onnxc.dialects.symbolic_dims import Dim, SymDim
 from onnxc.errors import ModelLoadError
 
@@ -242,6 +242,11 @@ class InsertRuntimeChecksPass(ModulePass):
         for function in op.ops:
             if not isinstance(function, func.FuncOp):
                 continue
+            guards = guard_checks(function)
+            if guards and function.body.blocks and function.body.block.first_op is not None:
+                # before everything: the import assumed them of the input sizes
+                Rewriter.insert_op(guards, InsertPoint.before(function.body.block.first_op))
+                del function.attributes[GUARDS_ATTR]
             for consumer in list(function.walk()):
                 if isinstance(consumer, graph.CheckOp):
                     continue

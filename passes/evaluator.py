@@ -23,6 +23,7 @@ from xdsl.rewriter import Rewriter
 from onnxc.dialects import graph, graph_shapes
 from onnxc.dialects.dense_data import element_dtype, from_numpy, to_numpy
 from onnxc.dialects.graph import float_of, int_of, ints_of, is_symbolic, shape_of
+from onnxc.dialects.graph_base import sizes_attr
 from onnxc.dialects.layout import ConvertOp
 from onnxc.dialects.symbolic_dims import SymDim, evaluate_shape
 from onnxc.errors import InvalidInputError, UnsupportedOpError
@@ -251,8 +252,7 @@ def _split(op: graph.SplitOp, args: list[np.ndarray]) -> list[np.ndarray]:
 
 def _slice(op: graph.SliceOp, args: list[np.ndarray]) -> list[np.ndarray]:
     x = args[0]
-    for start, end, axis, step in zip(ints_of(op.starts), ints_of(op.ends), ints_of(op.axes),
-                                      ints_of(op.steps)):
+    for start, end, axis, step in zip(*op.bounds(), ints_of(op.axes), ints_of(op.steps)):
         first, last = graph_shapes.normalized_slice_bounds(x.shape[axis], start, end, step)
         x = np.take(x, list(range(first, last, step)), axis=axis)
     return [x]
@@ -480,8 +480,11 @@ def specialized(module_or_func: ModuleOp | FuncOp, values: Mapping[str, int]):
 
     functions: list[FuncOp] = []
     for op in list(copy.walk()):
-        if isinstance(op, graph.SymbolicConstantOp | graph.LoopOp):
+        if isinstance(op, graph.SymbolicConstantOp | graph.LoopOp | graph.CheckSizesOp):
             _specialize_sizes(op, values)
+        for name, prop in list(op.properties.items()):
+            if isinstance(prop, graph.SizesAttr) and prop.symbols() <= set(values):
+                op.properties[name] = sizes_attr(evaluate_shape(prop.values(), values))
         if isinstance(op, graph.SymbolicConstantOp):
             continue
         for region in op.regions:
@@ -500,10 +503,17 @@ def specialized(module_or_func: ModuleOp | FuncOp, values: Mapping[str, int]):
     return copy
 
 
-def _specialize_sizes(op: graph.SymbolicConstantOp | graph.LoopOp,
+def _specialize_sizes(op: graph.SymbolicConstantOp | graph.LoopOp | graph.CheckSizesOp,
                       values: Mapping[str, int]) -> None:
     """Sizes an op names in its properties, for the symbol `values`: shape data becomes a
-    graph.constant, a symbolic iteration count a number (the walk goes on inside a loop)."""
+    graph.constant, a symbolic iteration count a number (the walk goes on inside a loop),
+    a guard its value."""
+    if isinstance(op, graph.CheckSizesOp):
+        guard = op.parsed()
+        if isinstance(guard.size, SymDim) and guard.size.symbols() <= set(values):
+            op.properties["guard"] = StringAttr(
+                f"{guard.size.evaluate(values)} {guard.relation} 0")
+        return
     if isinstance(op, graph.LoopOp):
         if isinstance(count := op.iteration_count(), SymDim):
             op.properties["iterations"] = IntegerAttr(count.evaluate(values), i64)

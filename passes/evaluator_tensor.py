@@ -14,6 +14,7 @@ from xdsl.ir import Operation
 from onnxc.dialects import graph_checks, graph_indexed, graph_shapes
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.dialects.graph_resize import ResizeOp
+from onnxc.errors import UnsupportedOpError
 from onnxc.runtime.check_errors import check_failure
 
 _COMBINE = {
@@ -344,8 +345,20 @@ def _check_divisor(op: graph_checks.CheckDivisorOp, a: list[np.ndarray]) -> list
     return []
 
 
+def _check_sizes(op: graph_checks.CheckSizesOp, a: list[np.ndarray]) -> list[np.ndarray]:
+    """A guard of sizes that evaluator.specialized gave their values."""
+    guard = op.parsed()
+    if not isinstance(guard.size, int):
+        raise UnsupportedOpError(op.name, None, None, "its guard needs the sizes of its "
+                                 "symbols (evaluate() binds them from the inputs)")
+    if not guard.holds({}):
+        raise check_failure(op.site(), 0, guard.size)
+    return []
+
+
 EVALUATORS: dict[type[Operation], object] = {
     graph_checks.CheckIndicesOp: _check_indices,
+    graph_checks.CheckSizesOp: _check_sizes,
     graph_checks.CheckDivisorOp: _check_divisor,
     graph_indexed.GatherElementsOp: _gather_elements,
     graph_indexed.GatherNDOp: _gather_nd,

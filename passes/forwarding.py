@@ -29,6 +29,7 @@ from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph import int_of, ints_of, shape_of
+from onnxc.dialects.graph_base import sizes_attr
 from onnxc.passes.base import GraphPatternPass
 from onnxc.passes.constants import constant_value
 from onnxc.passes.evaluator import evaluate_op
@@ -68,8 +69,7 @@ def _slice_operand(v: SSAValue, op: graph.SliceOp) -> tuple[list[Operation], SSA
     vs = shape_of(v)
     lead = len(out) - len(vs)
     picked = []
-    for start, end, axis, step in zip(ints_of(op.starts), ints_of(op.ends), ints_of(op.axes),
-                                      ints_of(op.steps)):
+    for start, end, axis, step in zip(*op.bounds(), ints_of(op.axes), ints_of(op.steps)):
         a = shapes.normalize_axis(axis, len(out)) - lead
         if a >= 0 and vs[a] == out[a + lead]:
             picked.append((start, end, a, step))
@@ -79,7 +79,7 @@ def _slice_operand(v: SSAValue, op: graph.SliceOp) -> tuple[list[Operation], SSA
     sliced = graph.SliceOp(
         operands=[v],
         result_types=[with_shape(v.type, shapes.slice_shape(vs, starts, ends, axes, steps))],
-        properties={"starts": i64_array(starts), "ends": i64_array(ends),
+        properties={"starts": sizes_attr(starts), "ends": sizes_attr(ends),
                     "axes": i64_array(axes), "steps": i64_array(steps)},
     )
     array = constant_value(v)

@@ -216,8 +216,7 @@ class SliceOfConcat(RewritePattern):
         x = shape_of(op.input)
         axis, parts = _parts(concat)
         window = None
-        for start, end, a, step in zip(ints_of(op.starts), ints_of(op.ends), ints_of(op.axes),
-                                       ints_of(op.steps)):
+        for start, end, a, step in zip(*op.bounds(), ints_of(op.axes), ints_of(op.steps)):
             a = shapes.normalize_axis(a, len(x))
             first, last = shapes.normalized_slice_bounds(x[a], start, end, step)
             if a == axis:

@@ -153,8 +153,7 @@ class DropNoopCastPass(GraphPatternPass):
 def is_full_slice(op: graph.SliceOp) -> bool:
     """Every sliced axis keeps all of its elements in order (start 0, end >= dim, step 1)."""
     x = shape_of(op.input)
-    for start, end, axis, step in zip(ints_of(op.starts), ints_of(op.ends), ints_of(op.axes),
-                                      ints_of(op.steps)):
+    for start, end, axis, step in zip(*op.bounds(), ints_of(op.axes), ints_of(op.steps)):
         dim = x[shapes.normalize_axis(axis, len(x))]
         first, last = shapes.normalized_slice_bounds(dim, start, end, step)
         if not keeps_whole_axis(dim, first, last, step):

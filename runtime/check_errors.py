@@ -28,6 +28,18 @@ def check_failure(site: Mapping[str, object], position: int, value: int,
     where += f" ({site.get('op_type', '?')})"
     operand = site.get("operand", "?")
     in_sample = f" in sample {sample}" if sample is not None else ""
+    if site.get("kind") == "size":
+        guard = str(site.get("guard", "?"))
+        size = guard.rsplit(" ", 2)[0]
+        symbols = ""
+        try:
+            names = sorted(parse_dim(size).symbols()) if sizes is not None else []
+            symbols = ", ".join(f"{s} = {sizes[s]}" for s in names)  # type: ignore[index]
+        except (SymbolicDimError, KeyError, AttributeError):
+            pass
+        return InvalidInputError(
+            f"{where}: the input sizes break a condition of the model: "
+            f"{site.get('reason', guard)}" + (f" ({symbols})" if symbols else ""))
     if site.get("kind") == "divisor":
         what = "modulo" if site.get("op_type") == "Mod" else "division"
         return InvalidInputError(

@@ -16,8 +16,10 @@ allocates those outputs with a capacity of rows, the entry writes the count back
 is a pure function of its inputs). The capacity is kept, so a model that returns 100 tokens
 re-runs once, not on every call.
 
-Symbols stand for sizes of at least 1: the compiler's shape rules assume it (a `x[:, -1:]`
-of a `seq` axis has one row), so a run with a zero-sized symbolic dimension is refused.
+Symbols stand for sizes of at least 0: a decoder's first step has a KV cache of length 0.
+What the compiler's shape rules needed of the sizes (a MatMul's inner dimensions agree, a
+convolution's input is at least its window) the model checks at the start of the run
+(graph.check_sizes, from the import's guards).
 """
 
 from __future__ import annotations
@@ -99,10 +101,6 @@ class SymbolicSignature:
                 if name is None:
                     derived.append((spec.name, axis, dim, size))
                     continue
-                if size < 1 and not (size == 0 and name == self.separable_batch):
-                    raise InvalidInputError(
-                        f"input '{spec.name}': dimension {axis} ('{name}') is {size}; "
-                        f"symbolic dimensions must be at least 1")
                 if name in values and values[name] != size:
                     raise InvalidInputError(
                         f"input '{spec.name}' has {size} for dimension {axis} ('{name}'), "

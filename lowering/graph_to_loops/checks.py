@@ -1,5 +1,5 @@
-"""Kernels of the run-time checks (`graph.check_indices`, `graph.check_divisor`) and the
-index clamp that every kernel reading run-time indices applies.
+"""Kernels of the run-time checks (`graph.check_indices`, `graph.check_divisor`,
+`graph.check_sizes`) and the index clamp that every kernel reading run-time indices applies.
 
 A check kernel takes the checked tensor and the run's status record, `memref<3xi64>`:
 [failed (0 or 1), flat position of the first bad element, its value]. It always writes
@@ -78,9 +78,16 @@ def _report(kb: KernelBuilder, flat: SSAValue, status: SSAValue, first: SSAValue
     kb.store(kb.insert(arith.ExtUIOp(failed, i64)), status, [0])
     kb.store(first, status, [1])
     (size,) = kb.shape(flat)
-    at = kb.insert(arith.MinSIOp(first, index_as_i64(kb, kb.isub(size, 1))))
-    value = as_i64(kb, kb.load(flat, [kb.insert(arith.IndexCastOp(at, IndexType()))]))
-    kb.store(value, status, [2])
+    if isinstance(size, int):  # a static size here is at least 1 (_flat_or_pass)
+        at = kb.insert(arith.MinSIOp(first, kb.constant(size - 1, i64)))
+        value = as_i64(kb, kb.load(flat, [kb.insert(arith.IndexCastOp(at, IndexType()))]))
+        kb.store(value, status, [2])
+        return
+    # a run-time size may be 0: the bad value is read only where there is one
+    kb.for_(0, kb.insert(arith.IndexCastOp(kb.insert(arith.ExtUIOp(failed, i64)),
+                                           IndexType())),
+            lambda _: kb.store(as_i64(kb, kb.load(flat, [kb.insert(
+                arith.IndexCastOp(first, IndexType()))])), status, [2]))
 
 
 def index_as_i64(kb: KernelBuilder, i: Index) -> SSAValue:
@@ -93,7 +100,8 @@ def index_as_i64(kb: KernelBuilder, i: Index) -> SSAValue:
 def _flat_or_pass(kb: KernelBuilder, value: SSAValue, shape: Sequence[Dim],
                   status: SSAValue) -> SSAValue | None:
     """`value` (the checked operand, of `shape`) as a flat view; None, with the status
-    record saying "passed", when it has no elements (a symbolic size is at least 1)."""
+    record saying "passed", when it has no elements (a symbolic size may be 0 in a run:
+    `_report` reads no element then)."""
     total = pymath.prod(shape)
     if total == 0:
         kb.store(kb.constant(0, i64), status, [0])
@@ -243,12 +251,25 @@ def _longer(d: Index, n: int) -> bool:
     return not isinstance(d, int) or d > n
 
 
+def check_sizes_kernel(op: graph.CheckSizesOp, kb: KernelBuilder, ins, outs):
+    """Evaluate the guard for the run's sizes: [failed, 0, the guarded size]."""
+    (status,) = ins
+    guard = op.parsed()
+    size = index_as_i64(kb, kb.dim(guard.size))
+    zero = kb.constant(0, i64)
+    failed = kb.insert(arith.CmpiOp(size, zero, "slt" if guard.relation == ">=" else "ne"))
+    kb.store(kb.insert(arith.ExtUIOp(failed, i64)), status, [0])
+    kb.store(zero, status, [1])
+    kb.store(size, status, [2])
+
+
 KERNELS = {
     graph.CheckIndicesOp: check_indices_kernel,
     graph.CheckDivisorOp: check_divisor_kernel,
+    graph.CheckSizesOp: check_sizes_kernel,
 }
 
-SYMBOLIC = {graph.CheckIndicesOp, graph.CheckDivisorOp}
+SYMBOLIC = {graph.CheckIndicesOp, graph.CheckDivisorOp, graph.CheckSizesOp}
 """Kernels here that read their sizes from the KernelBuilder: the checked tensor's element
 count may be symbolic, and so may the bounds it is checked against (the extent of a symbolic
 axis, from the symbol arguments `CheckIndicesOp.size_symbols` gives the kernel)."""

@@ -186,7 +186,7 @@ def slice_kernel(op: graph.SliceOp, kb: KernelBuilder, ins, outs):
     """A nest over the result; on a symbolic axis the first index may be a run-time value
     (`x[:, -1:]` starts at seq - 1), computed once at the kernel's entry."""
     in_shape = shape_of(op.input)
-    starts, ends = ints_of(op.starts), ints_of(op.ends)
+    starts, ends = op.bounds()
     axes, steps = ints_of(op.axes), ints_of(op.steps)
     first: list[Index] = [0] * len(in_shape)
     step = [1] * len(in_shape)

@@ -31,7 +31,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects.graph_base import SymbolicDimsAttr
 from onnxc.dialects.layout import layout_of, physical_shape
-from onnxc.dialects.symbolic_dims import Dim
+from onnxc.dialects.symbolic_dims import Atom, Dim
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.buffer_views import flat_view, is_flat, reinterpret
 from onnxc.lowering.to_llvm.parallel import mark_parallel
@@ -142,13 +142,26 @@ class KernelBuilder:
         total: Index = 0
         for monomial, coefficient in d.terms.items():
             term: Index = coefficient
-            for name in monomial:
-                if name not in self.symbols:
-                    raise LoweringError(f"size symbol '{name}' has no value in this kernel")
-                term = self.imul(term, self.symbols[name])
+            for atom in monomial:
+                term = self.imul(term, self._atom(atom))
             total = self.iadd(total, term)
         self._dims[d] = total
         return total
+
+    def _atom(self, atom: Atom) -> Index:
+        """A symbol's argument, or a floor division, min or max of sizes."""
+        if isinstance(atom, str):
+            if atom not in self.symbols:
+                raise LoweringError(f"size symbol '{atom}' has no value in this kernel")
+            return self.symbols[atom]
+        args = [self.dim(a) for a in atom.args]
+        if atom.fn == "floordiv":
+            return self._index_op(arith.FloorDivSIOp, *args)
+        pick = self.imin if atom.fn == "min" else self.imax
+        value = args[0]
+        for arg in args[1:]:
+            value = pick(value, arg)
+        return value
 
     def bind_shape(self, mem: SSAValue, shape: Sequence[Dim]) -> None:
         """Give the memref `mem` (with `?` dims) its logical shape: loads, stores and views

@@ -49,6 +49,7 @@ from xdsl.traits import SymbolOpInterface
 from onnxc.dialects import graph, graph_indexed, layout
 from onnxc.dialects.dense_data import lookup_key
 from onnxc.dialects.graph import int_of, is_symbolic, shape_of
+from onnxc.dialects.graph_base import SizesAttr
 from onnxc.dialects.graph_checks import SITE_PROPERTIES, onnx_node_of
 from onnxc.dialects.symbolic_dims import num_elements, symbols_of
 from onnxc.errors import LoweringError
@@ -219,9 +220,13 @@ class _ModuleLowering:
 
 def symbols_of_op(op: Operation) -> set[str]:
     """The size symbols in `op`'s operand and result types, and those its properties name
-    (an op with a `size_symbols()` method: a check against a symbolic bound, shape data
-    evaluated at run time), all of which its kernel takes as index arguments."""
+    (`#graph.sizes` properties, and an op with a `size_symbols()` method: a check against
+    a symbolic bound, shape data evaluated at run time), all of which its kernel takes as
+    index arguments."""
     own = op.size_symbols() if hasattr(op, "size_symbols") else set()
+    for value in op.properties.values():
+        if isinstance(value, SizesAttr):
+            own = own | value.symbols()
     return own | {name for v in [*op.operands, *op.results] if is_symbolic(v)
                   for name in symbols_of(shape_of(v))}
 

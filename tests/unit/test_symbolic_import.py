@@ -310,8 +310,9 @@ def test_slices_along_static_and_symbolic_axes():
       bounded = Slice(x, zero, n, ax)
     }""")
     t = types(f)
-    assert t["last"] == t["first"] == "tensor<1x1x8xf32>"
-    assert t["head"] == 'tensor<1x?x8xf32, #graph.dims<["seq-1"]>>'
+    # seq may be 0: the slices clamp as ONNX says (guards, not assumptions)
+    assert t["last"] == t["first"] == 'tensor<1x?x8xf32, #graph.dims<["min(1, seq)"]>>'
+    assert t["head"] == 'tensor<1x?x8xf32, #graph.dims<["max(0, seq-1)"]>>'
     assert t["tail"] == 'tensor<1x?x2xf32, #graph.dims<["seq"]>>'
     assert t["tok"] == "tensor<1x8xf32>"
     assert t["bounded"] == 'tensor<1x?x8xf32, #graph.dims<["seq"]>>'  # x[:, :seq]
@@ -471,30 +472,9 @@ def test_causal_attention_after_a_symbolic_past():
 
 
 @pytest.mark.parametrize(("text", "op", "node", "detail"), [
-    ("g (float[1,seq,8] x) => (y) <int64[1] ax = {1}> { y = Squeeze(x, ax) }",
-     "Squeeze", "Squeeze_0", "cannot squeeze axis 1 of symbolic size seq"),
-    (("g (float[1,seq] x) => (y) <int64[1] one = {1}> "
-      "{ s = Shape(x) e = Equal(s, one) y = Where(e, s, s) }"),
-     "Equal", "Equal_1", "whether seq == 1 depends on the symbols"),
-    (("g (float[1,seq,4] x) => (y) <int64[1] two = {2}, int64[1] end = {100}, "
-      "int64[1] ax = {1}> { y = Slice(x, two, end, ax) }"),
-     "Slice", "Slice_0", "whether seq < 2 depends on the symbols"),
-    ("g (float[1,seq,6] x) => (y) <int64[2] s = {-1, 4}> { y = Reshape(x, s) }",
-     "Reshape", "Reshape_0", "6*seq is not a multiple of 4"),
-    ("g (float[1,seq] x, float[4,3] w) => (y) { y = MatMul(x, w) }",
-     "MatMul", "MatMul_0", "matmul inner dimensions differ: (1, seq) x (4, 3)"),
-    (("g (float[seq,4] x, float[1,1024,1024] bias) => (y) <int64[1] zero = {0}, "
-      "int64[1] ax = {1}> { s = Shape(x) n = Slice(s, zero, ax) y = Slice(bias, zero, n, ax) }"),
-     "Slice", "Slice_2", "input 2 (ends) 'n' ([seq]) is computed from symbolic dimension(s) seq"),
-    (("g (float[1,2,past,4] pk, int64[1,seq] ids) => (y) <int64 one = {1}, int64 two = {2}> "
-      "{ s = Shape(pk) p = Gather(s, two) t = Shape(ids) q = Gather(t, one) e = Add(p, q) "
-      "y = Range(p, e, one) }"),
-     "Range", "Range_5", "input 0 (start) 'p' ([past]) is computed from symbolic dimension"),
     (("g (float[1,3,h,w] x, float[4,3,3,3] k) => (y) "
       "{ y = Conv<auto_pad = \"SAME_UPPER\", strides = [2, 2]>(x, k) }"),
-     "Conv", "Conv_0", "auto_pad SAME_UPPER gives ceil(h / 2) positions"),
-    ("g (float[seq,6] x) => (a, b, c) { a, b, c = Split<axis = 0>(x) }",
-     "Split", "Split_0", "seq modulo 3 depends on the symbols"),
+     "Conv", "Conv_0", "pads axis 2 of size h by -h+2*floordiv(h+1, 2) and 1"),
 ])
 def test_what_cannot_be_symbolic_is_an_unsupported_op_error(text, op, node, detail):
     with pytest.raises(UnsupportedOpError) as info:
@@ -526,8 +506,6 @@ def test_every_refusal_is_an_onnxc_error():
     """Ops outside the symbolic set fail as typed errors naming the node, never as Python
     errors: a few layers whose rules need concrete sizes."""
     cases = {
-        "MaxPool": "g (float[1,3,h,w] x) => (y) { y = MaxPool<kernel_shape = [3, 3], "
-                   "strides = [2, 2], ceil_mode = 1>(x) }",
         "Resize": "g (float[1,3,h,w] x) => (y) <float[4] s = {1.0, 1.0, 2.0, 2.0}> "
                   "{ y = Resize<mode = \"nearest\">(x, , s) }",
         "TopK": "g (float[seq,4] x) => (y) <int64[1] k = {2}> { y, i = TopK<axis = 0>(x, k) }",

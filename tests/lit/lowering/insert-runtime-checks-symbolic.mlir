@@ -61,8 +61,8 @@ func.func @columns(%x: tensor<?x8xf32, #graph.dims<["seq"]>>, %i: tensor<3x2xi64
 
 // -----
 
-// A constant index valid at every size (-1: the last row; 0) needs no check; one that only
-// some sizes admit (row 3 of `seq` rows) is checked at run time like any other data.
+// A size may be 0, so a constant index into a symbolic axis is valid only at some sizes
+// (-1 and 0 need a row, row 3 needs four): checked at run time like any other data.
 
 func.func @constants(%x: tensor<?x8xf32, #graph.dims<["seq"]>>) -> (tensor<2x8xf32>, tensor<8xf32>) {
   %last = graph.constant {value = dense<[-1, 0]> : tensor<2xi64>} : tensor<2xi64>
@@ -73,7 +73,7 @@ func.func @constants(%x: tensor<?x8xf32, #graph.dims<["seq"]>>) -> (tensor<2x8xf
 }
 
 // CHECK-LABEL: func.func @constants(
-// CHECK-NOT:     graph.check_indices(%last)
-// CHECK:         %a = graph.gather(%x, %last)
+// CHECK:         graph.check_indices(%last) {bounds = array<i64: -1>, symbolic_bounds = #graph.dims<["seq"]>, negative = 1 : i64, node = "a", op_type = "Gather", operand = "indices"} : tensor<2xi64>
+// CHECK-NEXT:    %a = graph.gather(%x, %last)
 // CHECK-NEXT:    graph.check_indices(%three) {bounds = array<i64: -1>, symbolic_bounds = #graph.dims<["seq"]>, negative = 1 : i64, node = "b", op_type = "Gather", operand = "indices"} : tensor<i64>
 // CHECK-NEXT:    %b = graph.gather(%x, %three)

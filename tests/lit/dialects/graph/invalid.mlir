@@ -31,7 +31,7 @@
 // -----
 
 %s = graph.symbolic_constant {values = ["seq/2"]} : tensor<1xi64>
-// CHECK: Operation does not verify: graph.symbolic_constant: 'seq/2' is not a dimension polynomial
+// CHECK: Operation does not verify: graph.symbolic_constant: 'seq/2' is not a dimension expression
 
 // -----
 

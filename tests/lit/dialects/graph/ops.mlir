@@ -499,16 +499,19 @@ func.func @tensor_data(%x: tensor<1x2x4x4xf32>, %i: tensor<1x2x4x4xi64>, %n: ten
 
 // -----
 
-// Run-time checks of indices and integer divisors (graph_checks): no results, kept by DCE.
+// Run-time checks of indices, integer divisors and symbolic sizes (graph_checks): no
+// results, kept by DCE.
 func.func @checks(%i: tensor<2x2xi64>, %d: tensor<3xi32>) {
   graph.check_indices(%i) {bounds = array<i64: 4, 3>, negative = 1 : i64, node = "g", op_type = "GatherND", operand = "indices"} : tensor<2x2xi64>
   graph.check_divisor(%d) {node = "q", op_type = "Div", operand = "B"} : tensor<3xi32>
+  graph.check_sizes {guard = "floordiv(h+1, 2)-1 >= 0", reason = "window fits", node = "c", op_type = "Conv", operand = "sizes"}
   func.return
 }
 
 // CHECK-LABEL: func.func @checks(
 // CHECK-NEXT:    graph.check_indices(%i) {bounds = array<i64: 4, 3>, negative = 1 : i64, node = "g", op_type = "GatherND", operand = "indices"} : tensor<2x2xi64>
 // CHECK-NEXT:    graph.check_divisor(%d) {node = "q", op_type = "Div", operand = "B"} : tensor<3xi32>
+// CHECK-NEXT:    graph.check_sizes {guard = "floordiv(h+1, 2)-1 >= 0", reason = "window fits", node = "c", op_type = "Conv", operand = "sizes"}
 // CHECK-NEXT:    func.return
 
 // -----

@@ -1,0 +1,224 @@
+"""Symbolic sizes as expressions (dialects/symbolic_dims.py) and the facts proved about them
+(dialects/size_facts.py): canonical forms, the values they take, proofs and guards.
+
+Every canonical form is checked against the values: an expression built two ways must
+print the same, and must evaluate to what Python's integers give at many sizes (symbols
+are sizes: at least 0).
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from onnxc.dialects.size_facts import (
+    Guard,
+    decide_equal,
+    decide_nonnegative,
+    recording,
+    require_at_least,
+    require_equal,
+)
+from onnxc.dialects.symbolic_dims import (
+    SymbolicDimError,
+    SymDim,
+    ceildiv,
+    floordiv,
+    mod,
+    parse_dim,
+    sym_max,
+    sym_min,
+)
+
+H, W, SEQ, PAST = (SymDim.symbol(s) for s in ("H", "W", "seq", "past"))
+SIZES = range(0, 13)
+
+
+def values_agree(expr, reference, symbols=("H",)) -> None:
+    """`expr` (a Dim) equals `reference(**sizes)` at every size in SIZES."""
+    for point in itertools.product(SIZES, repeat=len(symbols)):
+        sizes = dict(zip(symbols, point))
+        value = expr if isinstance(expr, int) else expr.evaluate(sizes)
+        assert value == reference(**sizes), (str(expr), sizes)
+
+
+# ----------------------------------------------------------------------------- canonical
+
+
+def test_a_stride_2_convolution_has_one_form_however_the_rule_wrote_it():
+    conv = (H + 2 * 1 - 3) // 2 + 1  # kernel 3, pads 1, stride 2
+    assert conv == ceildiv(H, 2) == -(-H // 2) == floordiv(H + 1, 2)
+    assert str(conv) == "floordiv(H+1, 2)"
+    values_agree(conv, lambda H: (H - 1) // 2 + 1)
+
+
+@pytest.mark.parametrize(("make", "reference"), [
+    (lambda: floordiv(2 * H + 5, 2), lambda H: (2 * H + 5) // 2),
+    (lambda: floordiv(-H, 2), lambda H: -H // 2),
+    (lambda: -floordiv(H, 2), lambda H: -(H // 2)),
+    (lambda: mod(H, 4), lambda H: H % 4),
+    (lambda: H % 3 + 3 * (H // 3), lambda H: H),
+    (lambda: floordiv(6 * H + 4, 4), lambda H: (6 * H + 4) // 4),
+    (lambda: ceildiv(H, 32) * 32 - H, lambda H: -(-H // 32) * 32 - H),
+    (lambda: floordiv(floordiv(H, 2), 3), lambda H: H // 6),
+    (lambda: floordiv(H, W) if False else floordiv(H * 2, 2), lambda H: H),
+])
+def test_floor_division_and_modulo_keep_their_values(make, reference):
+    values_agree(make(), reference)
+
+
+def test_floor_divisions_that_cancel_are_a_constant():
+    assert floordiv(H, 2) + floordiv(H + 1, 2) - H == 0
+    # what SAME_UPPER padding of a stride-2, kernel-3 window computes for its end pad
+    total = sym_max(0, (ceildiv(H, 2) - 1) * 2 + 3 - H)
+    assert total - total // 2 == 1
+
+
+def test_min_and_max_flatten_drop_what_is_bounded_and_absorb_sums():
+    assert sym_min(SEQ, SEQ + PAST) == SEQ  # past >= 0
+    assert sym_max(SEQ - 1, 0) == sym_max(0, SEQ - 1)
+    assert str(sym_min(H + 3, 10)) == "min(10, H+3)"
+    assert sym_min(H + 1, 8) + 2 == sym_min(H + 3, 10)
+    assert sym_min(H, W) + 1 == sym_min(H + 1, W + 1)
+    assert sym_min(sym_min(H, W), 5) == sym_min(5, H, W)
+    assert SEQ + 1 - sym_max(1, SEQ) == sym_min(1, SEQ)
+    assert -sym_max(H, 3) == sym_min(-3, -H)
+    values_agree(sym_min(H + 3, 10) - sym_max(H, 2), lambda H: min(H + 3, 10) - max(H, 2))
+
+
+def test_division_by_a_size_takes_out_its_multiples():
+    assert floordiv(H * W + 3 * W, W) == H + 3
+    assert str(floordiv(H, W)) == "floordiv(H, W)"
+    values_agree(mod(H, W + 1), lambda H, W: H % (W + 1), ("H", "W"))
+
+
+@pytest.mark.parametrize("text", [
+    "seq", "2*seq+1", "past+seq", "floordiv(H+1, 2)", "min(1, seq)", "max(0, seq-1)",
+    "2*floordiv(W+31, 32)*H", "min(7, H)+3", "floordiv(H, W)", "-H+2*floordiv(H+1, 2)",
+])
+def test_printed_sizes_parse_back_to_themselves(text):
+    d = parse_dim(text)
+    assert str(d) == str(parse_dim(str(d)))
+    assert parse_dim(str(d)) == d
+
+
+def test_ceildiv_and_mod_parse_into_floor_divisions():
+    assert parse_dim("ceildiv(W, 32)") == floordiv(W + 31, 32)
+    assert parse_dim("mod(H, 3)") == H - 3 * floordiv(H, 3)
+
+
+@pytest.mark.parametrize("text", ["", "floordiv(H)", "min()", "H+", "2*(H", "foo(H, 2)",
+                                  "H // 2"])
+def test_malformed_sizes_are_refused(text):
+    with pytest.raises(SymbolicDimError):
+        parse_dim(text)
+
+
+def test_a_symbol_may_not_be_named_like_a_function():
+    with pytest.raises(SymbolicDimError):
+        SymDim.symbol("floordiv")
+
+
+# ----------------------------------------------------------------------------- proofs
+
+
+@pytest.mark.parametrize(("diff", "answer"), [
+    (SEQ + PAST - SEQ, True),
+    (H - 2 * floordiv(H, 2), True),  # H mod 2
+    (sym_max(H, 5) - H, True),
+    (sym_min(H, W) - W - 1, False),
+    (floordiv(H + 1, 2) - 1, None),  # a stride-2 output of an empty input is 0
+    (H - W, None),
+    (-SEQ - 1, False),
+])
+def test_orders_are_decided_for_every_size_or_left_open(diff, answer):
+    assert decide_nonnegative(diff) is answer
+
+
+def test_equalities_of_quasi_affine_sizes_are_decided_exactly():
+    assert decide_equal(floordiv(H, 2) + floordiv(H + 1, 2), H) is True
+    assert decide_equal(H + 1, H) is False
+    assert decide_equal(floordiv(H, 2), floordiv(H + 1, 2)) is None  # equal for even H
+    assert decide_equal(H, W) is None
+
+
+def test_comparisons_the_sizes_leave_open_raise():
+    with pytest.raises(SymbolicDimError, match="depends on the symbols"):
+        bool(SEQ > 0)  # seq may be 0
+    assert SEQ + 1 > 0
+    with pytest.raises(SymbolicDimError):
+        bool(SEQ)
+
+
+# ----------------------------------------------------------------------------- guards
+
+
+def test_open_conditions_become_guards_while_recording():
+    with recording() as guards:
+        require_equal(H, W, "inner dimensions")
+        require_at_least(floordiv(H + 1, 2), 1, "window fits")
+        require_equal(H, H, "the same")  # proved: no guard
+    assert [g.text() for g in guards] == ["H-W == 0", "floordiv(H+1, 2)-1 >= 0"]
+    assert guards[0].holds({"H": 3, "W": 3}) and not guards[0].holds({"H": 3, "W": 4})
+    assert not guards[1].holds({"H": 0}) and guards[1].holds({"H": 1})
+    assert Guard.parse(guards[1].text(), "x") == Guard(guards[1].size, ">=", "x")
+
+
+def test_impossible_conditions_are_errors_and_unrecorded_ones_assumed():
+    with pytest.raises(ValueError, match="inner"):
+        require_equal(H + 1, H, "inner")
+    require_equal(H, W, "assumed")  # outside recording(): a verifier re-deriving a type
+
+
+# ----------------------------------------------------------------------------- random
+
+
+_SYMBOLS = {"H": H, "W": W}
+
+
+@st.composite
+def _expressions(draw, depth: int = 3):
+    """(a Dim built by the algebra, the same computation on Python ints)."""
+    if depth == 0 or draw(st.integers(0, 3)) == 0:
+        if draw(st.booleans()):
+            name = draw(st.sampled_from(sorted(_SYMBOLS)))
+            return _SYMBOLS[name], lambda v, n=name: v[n]
+        c = draw(st.integers(-4, 6))
+        return c, lambda v, c=c: c
+    kind = draw(st.sampled_from(["add", "sub", "mul", "floordiv", "ceildiv", "mod", "min",
+                                 "max", "neg"]))
+    a, fa = draw(_expressions(depth - 1))
+    if kind == "neg":
+        return -a, lambda v: -fa(v)
+    if kind in ("floordiv", "ceildiv", "mod"):
+        d = draw(st.integers(1, 5))
+        fn = {"floordiv": floordiv, "ceildiv": ceildiv, "mod": mod}[kind]
+        py = {"floordiv": operator.floordiv, "ceildiv": lambda x, y: -(-x // y),
+              "mod": operator.mod}[kind]
+        return fn(a, d), lambda v: py(fa(v), d)
+    b, fb = draw(_expressions(depth - 1))
+    if kind == "mul" and isinstance(a, SymDim) and isinstance(b, SymDim):
+        b, fb = 2, (lambda v: 2)  # products of compound atoms stay small
+    fn = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
+          "min": sym_min, "max": sym_max}[kind]
+    py = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
+          "min": min, "max": max}[kind]
+    return fn(a, b), lambda v: py(fa(v), fb(v))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_expressions())
+def test_random_expressions_keep_their_values_and_print_canonically(built):
+    """Whatever the algebra rewrote, the size is the same function of the symbols, and
+    its printed form parses back to the same canonical size."""
+    expr, reference = built
+    for h, w in itertools.product(range(0, 9), repeat=2):
+        sizes = {"H": h, "W": w}
+        value = expr if isinstance(expr, int) else expr.evaluate(sizes)
+        assert value == reference(sizes), (str(expr), sizes)
+    if isinstance(expr, SymDim):
+        assert parse_dim(str(expr)) == expr, str(expr)
