@@ -4,6 +4,7 @@ A tensor keeps its *logical* shape (ONNX's NCHW order, so every graph op's shape
 hold) and names its *physical* order in the type's encoding:
 
     tensor<1x64x56x56xf32, #layout.spec<"NHWC">>
+    tensor<1x64x?x?xf32, #graph.dims<["h", "w"], "NHWC">>   (symbolic sizes: unblocked)
 
 A spec is the logical dimensions' letters in memory order (a permutation of the plain
 layout's letters, e.g. "NHWC" for a rank-4 "NCHW" tensor), optionally with one dimension
@@ -33,6 +34,9 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
+
+from onnxc.dialects.graph_base import SymbolicDimsAttr, shape_of
+from onnxc.dialects.symbolic_dims import Dim
 
 PLAIN_LETTERS = {3: "NCW", 4: "NCHW", 5: "NCDHW"}
 """Logical dimension letters by rank (ONNX's channel-first order)."""
@@ -71,21 +75,31 @@ def parse_spec(spec: str) -> tuple[str, int, str | None]:
 
 
 def layout_of(t: Attribute) -> str | None:
-    """The layout spec of a tensor type, None when plain."""
-    if isinstance(t, TensorType) and isinstance(t.encoding, LayoutSpecAttr):
-        return t.encoding.spec.data
+    """The layout spec of a tensor type, None when plain (a symbolic type names its layout
+    in its `#graph.dims`)."""
+    if isinstance(t, TensorType):
+        if isinstance(t.encoding, LayoutSpecAttr):
+            return t.encoding.spec.data
+        if isinstance(t.encoding, SymbolicDimsAttr) and t.encoding.layout.data:
+            return t.encoding.layout.data
     return None
 
 
 def with_layout(t: TensorType, spec: str | None) -> TensorType:
-    """`t` with layout `spec` (None: plain)."""
+    """`t` with layout `spec` (None: plain); a symbolic type keeps its sizes."""
+    if isinstance(t.encoding, SymbolicDimsAttr):
+        if spec is not None and parse_spec(spec)[2] is not None:
+            raise VerifyException(f"layout '{spec}' blocks a dimension of symbolic size")
+        return TensorType(t.get_element_type(), t.get_shape(),
+                          SymbolicDimsAttr(t.encoding.dims, spec or ""))
     if spec is None:
         return TensorType(t.get_element_type(), t.get_shape())
     return TensorType(t.get_element_type(), t.get_shape(), LayoutSpecAttr(spec))
 
 
-def physical_shape(shape: Sequence[int], spec: str | None) -> tuple[int, ...]:
-    """The memory shape of a tensor of logical `shape` laid out as `spec`.
+def physical_shape(shape: Sequence[Dim], spec: str | None) -> tuple[Dim, ...]:
+    """The memory shape of a tensor of logical `shape` laid out as `spec` (sizes may be
+    symbolic).
 
     "NHWC" on [N, C, H, W] gives [N, H, W, C]; "NCHW16c" gives [N, ceil(C/16), H, W, 16].
     """
@@ -111,9 +125,9 @@ def physical_permutation(spec: str, rank: int) -> tuple[int, ...]:
     return tuple(plain.index(d) for d in letters)
 
 
-def physical_size(t: TensorType) -> int:
+def physical_size(t: TensorType) -> Dim:
     """Elements of the memory holding `t` (blocked layouts pad)."""
-    return prod(physical_shape(t.get_shape(), layout_of(t)))
+    return prod(physical_shape(shape_of(t), layout_of(t)))
 
 
 @irdl_op_definition
@@ -133,6 +147,8 @@ class ConvertOp(IRDLOperation):
         src, dst = self.input.type, self.output.type
         assert isinstance(src, TensorType) and isinstance(dst, TensorType)
         if src.get_shape() != dst.get_shape() or src.element_type != dst.element_type:
+            raise VerifyException("layout.convert: input and result differ in shape or type")
+        if shape_of(src) != shape_of(dst):
             raise VerifyException("layout.convert: input and result differ in shape or type")
         for t in (src, dst):
             try:

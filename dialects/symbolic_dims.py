@@ -223,6 +223,11 @@ class SymDim:
     def __rmod__(self, other: int) -> Dim:
         return mod(other, self)
 
+    def __divmod__(self, other: int | SymDim) -> tuple[Dim, Dim]:
+        if SymDim._of(other) is NotImplemented:
+            return NotImplemented
+        return floordiv(self, other), mod(self, other)
+
     # ------------------------------------------------------------------ comparison
 
     def __eq__(self, other: object) -> bool:
@@ -394,8 +399,10 @@ def quasi_affine_constant(d: Dim) -> int | None:
 
 
 def _period(d: Dim) -> int | None:
-    """The lcm of the divisors of a quasi-affine d (1 without divisions); None when d is
-    not quasi-affine (a product of atoms, min, max, a symbolic divisor)."""
+    """A period of the quasi-affine d's periodic part (1 without divisions): the lcm over
+    its floor divisions of (the divisor times its numerator's period: floordiv(A, k) of an
+    A that grows by a * L over L grows by a * L over k * L); None when d is not
+    quasi-affine (a product of atoms, min, max, a symbolic divisor)."""
     if isinstance(d, int):
         return 1
     period = 1
@@ -410,7 +417,7 @@ def _period(d: Dim) -> int | None:
             inner = _period(atom.args[0])
             if inner is None:
                 return None
-            period = lcm(period, inner, atom.args[1])
+            period = lcm(period, inner * atom.args[1])
     return period
 
 

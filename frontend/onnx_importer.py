@@ -182,19 +182,22 @@ def import_onnx_text(text: str) -> ModuleOp:
 def static_type(type_proto: onnx.TypeProto, name: str, opset: int,
                 symbolic: bool = False) -> TensorType | None:
     """The tensor type of a ValueInfo, None if ONNX did not fully infer it. With `symbolic`
-    a `dim_param` is a symbolic dimension (`SymDim.symbol(symbol_name(param))`); otherwise,
-    as for a dimension with neither value nor param, the type is None."""
+    a `dim_param` is a symbolic dimension (`SymDim.symbol(symbol_name(param))`), and a
+    dimension with neither value nor name (or the name "?") a symbol of its own,
+    `<name>_dim<axis>`: two of them are independent unknowns; otherwise the type is None."""
     if not type_proto.HasField("tensor_type"):
         return None
     tt = type_proto.tensor_type
     if not tt.elem_type or not tt.HasField("shape"):
         return None
     dims: list[Dim] = []
-    for d in tt.shape.dim:
+    for axis, d in enumerate(tt.shape.dim):
         if d.HasField("dim_value"):
             dims.append(d.dim_value)
-        elif symbolic and d.dim_param:
+        elif symbolic and d.dim_param not in ("", "?"):
             dims.append(SymDim.symbol(symbol_name(d.dim_param)))
+        elif symbolic:  # unnamed: an unknown of its own, as onnxruntime reads it
+            dims.append(SymDim.symbol(f"{symbol_name(name)}_dim{axis}"))
         else:
             return None
     if not types.is_supported(tt.elem_type):
@@ -382,8 +385,8 @@ class OnnxImporter:
         return {init.name for init in graph.initializer}
 
     def _add_argument(self, vi: onnx.ValueInfoProto) -> None:
-        """A function argument; `dim_param` dimensions become symbolic (SymDim), a
-        dimension with neither value nor name is a ShapeInferenceError."""
+        """A function argument; `dim_param` and unnamed dimensions become symbolic
+        (SymDim); an input of unknown rank is a ShapeInferenceError."""
         ttype = static_type(vi.type, vi.name, self.opset, symbolic=True)
         if ttype is None:
             if not vi.type.HasField("tensor_type"):

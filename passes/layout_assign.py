@@ -77,9 +77,7 @@ CONVS = (graph.ConvOp, graph.ConvAddOp)
 
 
 def _in_layout(t: TensorType, spec: str | None) -> TensorType:
-    """`t` in layout `spec` (`with_layout` with a NoneAttr encoding for plain types)."""
-    if spec is None:
-        return TensorType(t.get_element_type(), t.get_shape())
+    """`t` in layout `spec` (plain for None; a symbolic type keeps its sizes)."""
     return with_layout(t, spec)
 
 
@@ -127,11 +125,19 @@ def _quantized_nhwc(op: Operation) -> bool | None:
     return None
 
 
+SYMBOLIC_NHWC: tuple[type[Operation], ...] = (
+    *CONVS, graph.MaxPoolOp, graph.AveragePoolOp, graph.GlobalAveragePoolOp,
+    graph.GlobalMaxPoolOp, graph.ConcatOp, *LAYOUT_AGNOSTIC, *BROADCASTING,
+)
+"""Ops whose NHWC kernels also take symbolic sizes (a dynamic-resolution CNN: H and W)."""
+
+
 def can_run_nhwc(op: Operation) -> bool:
-    """Whether `op` has a kernel that is correct with its activations in NHWC (never with a
-    tensor of symbolic size: those are plain, row-major)."""
-    if any(isinstance(t, TensorType) and is_symbolic(t)
-           for t in (*op.operand_types, *op.result_types)):
+    """Whether `op` has a kernel that is correct with its activations in NHWC (with
+    symbolic sizes: the SYMBOLIC_NHWC ones)."""
+    if not isinstance(op, SYMBOLIC_NHWC) and any(
+            isinstance(t, TensorType) and is_symbolic(t)
+            for t in (*op.operand_types, *op.result_types)):
         return False
     if (quantized := _quantized_nhwc(op)) is not None:
         return quantized

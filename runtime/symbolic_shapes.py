@@ -118,8 +118,10 @@ class SymbolicSignature:
         return values
 
     def shape(self, spec, values: Mapping[str, int]) -> tuple[int, ...]:
-        """A spec's shape for this run's symbol values, checked against the limits."""
-        shape = tuple(d if isinstance(d, int) else d.evaluate(values)
+        """A spec's shape for this run's symbol values, checked against the limits. A size
+        that comes out negative is allocated as 0: such sizes break a guard of the model
+        (a window larger than the input), which the entry checks first and reports."""
+        shape = tuple(d if isinstance(d, int) else max(0, d.evaluate(values))
                       for d in self._dims(spec.shape))
         check_tensor(shape, np.dtype(spec.dtype).itemsize, f"output '{spec.name}'")
         return shape
@@ -131,7 +133,7 @@ class SymbolicSignature:
         offsets, total = [], 0
         for size in self._slots:  # type: ignore[attr-defined]
             offsets.append(total)
-            size = size if isinstance(size, int) else size.evaluate(values)
+            size = size if isinstance(size, int) else max(0, size.evaluate(values))
             total += -(-size // _ALIGNMENT) * _ALIGNMENT
         return offsets, total
 

@@ -70,6 +70,7 @@ def each_remainder(kb: KernelBuilder, rem: Index, mr: int, fn: Callable[[int], N
     """`fn(rem)` for a remainder `rem` in [0, mr) of rows (nothing for 0): a static one
     directly; a run-time one by one `scf.if` per possible value, so that each row count
     gets the code a static remainder would (a register tile of that many rows)."""
+    rem = kb.index(rem)
     if isinstance(rem, int):
         if rem:
             fn(rem)

@@ -33,7 +33,12 @@ from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops import conv_nhwc, depthwise
 from onnxc.lowering.graph_to_loops.epilogue import activate_in_place
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, window_range
+from onnxc.lowering.graph_to_loops.loops import (
+    Index,
+    KernelBuilder,
+    RunTimeScratch,
+    window_range,
+)
 
 
 @dataclass
@@ -87,7 +92,8 @@ def _flat_rows(dims: list[_Dim]) -> bool:
     if len(dims) != 2 or any(d.stride != 1 for d in dims):
         return False
     row = dims[1]
-    return row.size_in == row.size_out <= FLAT_ROWS_MAX_WIDTH and row.kernel > 1
+    return isinstance(row.size_out, int) and row.size_in == row.size_out \
+        <= FLAT_ROWS_MAX_WIDTH and row.kernel > 1
 
 
 def conv_constants(op: graph.ConvOp) -> list[DenseIntOrFPElementsAttr]:
@@ -129,7 +135,7 @@ def _check_nhwc(op: graph.ConvOp) -> None:
                             "an NHWC residual")
 
 
-def conv_scratch(op: graph.ConvOp) -> list[MemRefType]:
+def conv_scratch(op: graph.ConvOp) -> list[MemRefType | RunTimeScratch]:
     """The NHWC kernels' zero-padded input copy (none for plain convs)."""
     if not conv_nhwc.is_nhwc(op):
         return []
@@ -241,3 +247,8 @@ def _masked_plane(kb, x, y, mask, weight, x_lead, y_lead, kw, ranges, offsets, i
 
 
 KERNELS = {graph.ConvOp: conv_kernel, graph.ConvAddOp: conv_kernel}
+
+SYMBOLIC = set(KERNELS)
+"""Batch and spatial sizes may be symbolic: the NHWC kernels (implicit GEMM, depthwise)
+and the plain N-D one read them as run-time values (a dynamic-resolution CNN, wav2vec2's
+1-D convs over a run-time length)."""

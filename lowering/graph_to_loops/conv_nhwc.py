@@ -41,11 +41,12 @@ from onnxc.dialects import graph
 from onnxc.dialects.dense_data import from_numpy, values_in_shape, zeros
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.layout import layout_of
+from onnxc.dialects.symbolic_dims import Dim, is_static, num_elements
 from onnxc.lowering.graph_to_loops import gemm_bf16
 from onnxc.lowering.graph_to_loops.gemm_microkernel import PackedGemm
 from onnxc.lowering.graph_to_loops.gemm_tiles import KC, GemmShape, pack, target_tiling
 from onnxc.lowering.graph_to_loops.k_blocks import Flag, KBlock, block_sequence
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, RunTimeScratch
 from onnxc.lowering.graph_to_loops.runs import copy_run, zero_run
 
 NHWC = "NHWC"
@@ -53,15 +54,17 @@ NHWC = "NHWC"
 
 @dataclass(frozen=True)
 class ConvGeometry:
-    """Static shape of a 2-D conv: input [n, c, h, w], output [n, cout, oh, ow]."""
+    """Shape of a 2-D conv: input [n, c, h, w], output [n, cout, oh, ow]. The batch and the
+    spatial sizes may be symbolic (SymDims, run-time values in the kernel: KernelBuilder
+    takes them as indices); channels, kernel, strides and pads are constants."""
 
-    n: int
+    n: Dim
     c: int
-    h: int
-    w: int
+    h: Dim
+    w: Dim
     cout: int
-    oh: int
-    ow: int
+    oh: Dim
+    ow: Dim
     kh: int
     kw: int
     sh: int
@@ -91,11 +94,11 @@ class ConvGeometry:
         return any((self.pt, self.pl, self.pb, self.pr))
 
     @property
-    def hp(self) -> int:
+    def hp(self) -> Dim:
         return self.h + self.pt + self.pb
 
     @property
-    def wp(self) -> int:
+    def wp(self) -> Dim:
         return self.w + self.pl + self.pr
 
     @property
@@ -108,7 +111,7 @@ class ConvGeometry:
         return self.groups == self.c == self.cout and self.groups > 1
 
     @property
-    def pixels(self) -> int:
+    def pixels(self) -> Dim:
         return self.n * self.oh * self.ow
 
 
@@ -218,9 +221,16 @@ def packed_weights(op: Operation) -> DenseIntOrFPElementsAttr:
     return from_numpy(packed, f32)
 
 
-def padded_scratch(g: ConvGeometry) -> list[MemRefType]:
+def padded_scratch(g: ConvGeometry) -> list[MemRefType | RunTimeScratch]:
     """The zero-padded NHWC copy of the input, when there are pads."""
-    return [MemRefType(f32, [g.n, g.hp, g.wp, g.c])] if g.padded else []
+    return [_scratch(f32, [g.n, g.hp, g.wp, g.c])] if g.padded else []
+
+
+def _scratch(element, shape: list[Dim]) -> MemRefType | RunTimeScratch:
+    """A scratch of `shape`: static, or flat in the dynamic arena for symbolic sizes."""
+    if is_static(shape):
+        return MemRefType(element, shape)
+    return RunTimeScratch(element, num_elements(shape))
 
 
 def pad_input(kb: KernelBuilder, g: ConvGeometry, x: SSAValue, xpad: SSAValue) -> SSAValue:
@@ -437,13 +447,13 @@ def pair_geometry(g: ConvGeometry) -> ConvGeometry:
     return replace(g, c=-(-g.cg // 2) * g.groups)
 
 
-def input_scratch(op: Operation) -> list[MemRefType]:
+def input_scratch(op: Operation) -> list[MemRefType | RunTimeScratch]:
     """The kernel's input scratch: the zero-padded NHWC copy when there are pads; in bf16
     compute always, holding the input as pairs."""
     g = geometry(op)
     if gemm_bf16.requested(op):
         p = pair_geometry(g)
-        return [MemRefType(i32, [p.n, p.hp, p.wp, p.c])]
+        return [_scratch(i32, [p.n, p.hp, p.wp, p.c])]
     return padded_scratch(g)
 
 

@@ -25,6 +25,7 @@ from onnxc.lowering.graph_to_loops.conv_nhwc import (
     pad_input,
     target_tiling,
 )
+from onnxc.lowering.graph_to_loops.branches import each_remainder
 from onnxc.lowering.graph_to_loops.epilogue import activate
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 
@@ -104,8 +105,7 @@ class _Depthwise:
 
         full, rem = divmod(g.ow, TW)
         kb.for_(0, full, lambda b: tile(kb.imul(b, TW), TW))
-        if rem:
-            tile(full * TW, rem)
+        each_remainder(kb, rem, TW, lambda r: tile(kb.imul(full, TW), r))  # run-time: scf.if
 
     # ------------------------------------------------------------ helpers
 

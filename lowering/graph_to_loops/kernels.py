@@ -47,7 +47,7 @@ from onnxc.lowering.graph_to_loops import (
     tensor_ops,
     unpool,
 )
-from onnxc.lowering.graph_to_loops.loops import KernelBuilder
+from onnxc.lowering.graph_to_loops.loops import KernelBuilder, RunTimeScratch
 
 KernelFn = Callable[[Operation, KernelBuilder, Sequence[SSAValue], Sequence[SSAValue]], None]
 
@@ -94,7 +94,8 @@ KERNEL_CONSTANTS: dict[type[Operation], Callable[[Operation], list[DenseIntOrFPE
     **rnn.KERNEL_CONSTANTS,
 }
 
-KERNEL_SCRATCH: dict[type[Operation], Callable[[Operation], list[MemRefType]]] = {
+KERNEL_SCRATCH: dict[type[Operation],
+                     Callable[[Operation], list[MemRefType | RunTimeScratch]]] = {
     graph.ConvOp: conv.conv_scratch,
     graph.ConvAddOp: conv.conv_scratch,
     graph.MatMulOp: gemm_microkernel.scratch_b,
@@ -137,7 +138,7 @@ def kernel_key(op: Operation) -> tuple | None:
     return rule(op) if rule is not None else None
 
 
-def kernel_scratch(op: Operation) -> list[MemRefType]:
+def kernel_scratch(op: Operation) -> list[MemRefType | RunTimeScratch]:
     """The types of the scratch buffers `op`'s kernel takes last among its inputs."""
     rule = KERNEL_SCRATCH.get(type(op))
     return rule(op) if rule is not None else []

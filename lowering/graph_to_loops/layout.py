@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from onnxc.dialects.graph_base import shape_of
 from onnxc.dialects.layout import (
     PLAIN_LETTERS,
     ConvertOp,
@@ -17,6 +18,7 @@ from onnxc.dialects.layout import (
     parse_spec,
     physical_shape,
 )
+from onnxc.dialects.symbolic_dims import Dim
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.data_movement import collapse_transpose
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
@@ -25,7 +27,7 @@ TILE = 16
 """Tile edge of the blocked transpose: 16 floats = one 64-byte cache line."""
 
 
-def permute(kb: KernelBuilder, src, dst, shape: Sequence[int], perm: Sequence[int]) -> None:
+def permute(kb: KernelBuilder, src, dst, shape: Sequence[Dim], perm: Sequence[int]) -> None:
     """dst = transpose(src, perm) for row-major buffers, `shape` being src's."""
     in_shape, perm = collapse_transpose(shape, perm)
     out_shape = [in_shape[p] for p in perm]
@@ -62,24 +64,29 @@ def permute(kb: KernelBuilder, src, dst, shape: Sequence[int], perm: Sequence[in
 
             kb.nest(extents, inner)
 
-        def strip(s0: Index, e0: int) -> None:
-            full1, rem1 = divmod(sizes[1], TILE)
+        def strip(s0: Index, e0: Dim) -> None:
+            full1, rem1 = sizes[1] // TILE, sizes[1] % TILE
             kb.for_(0, full1, lambda b: tile([s0, kb.imul(b, TILE)], [e0, TILE]))
-            if rem1:
+            if not _is_zero(rem1):  # a run-time size: a run-time remainder
                 tile([s0, full1 * TILE], [e0, rem1])
 
-        full0, rem0 = divmod(sizes[0], TILE)
+        full0, rem0 = sizes[0] // TILE, sizes[0] % TILE
         kb.for_(0, full0, lambda a: strip(kb.imul(a, TILE), TILE))
-        if rem0:
+        if not _is_zero(rem0):
             strip(full0 * TILE, rem0)
 
     kb.nest([out_shape[d] for d in outer], tiles)
 
 
+def _is_zero(d: Dim) -> bool:
+    return isinstance(d, int) and d == 0
+
+
 def convert_kernel(op: ConvertOp, kb: KernelBuilder, ins, outs):
-    """`layout.convert` between unblocked layouts: physical input -> physical output order."""
+    """`layout.convert` between unblocked layouts: physical input -> physical output order
+    (sizes may be symbolic: run-time loop bounds and tile remainders)."""
     src_t, dst_t = op.input.type, op.output.type
-    shape = list(src_t.get_shape())  # type: ignore[union-attr]
+    shape = list(shape_of(src_t))
     specs = [layout_of(src_t), layout_of(dst_t)]
     letters = []
     for spec in specs:
@@ -96,3 +103,6 @@ def convert_kernel(op: ConvertOp, kb: KernelBuilder, ins, outs):
 
 
 KERNELS = {ConvertOp: convert_kernel}
+
+SYMBOLIC = {ConvertOp}
+"""A symbolic conv's input and output convert at run time sizes."""

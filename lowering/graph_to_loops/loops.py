@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import math as pymath
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from xdsl.dialects import arith, math, memref, scf, vector
 from xdsl.dialects.builtin import (
@@ -26,17 +27,30 @@ from xdsl.dialects.builtin import (
     UnrealizedConversionCastOp,
     VectorType,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects.graph_base import SymbolicDimsAttr
 from onnxc.dialects.layout import layout_of, physical_shape
-from onnxc.dialects.symbolic_dims import Atom, Dim
+from onnxc.dialects.symbolic_dims import Atom, Dim, SymDim
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.buffer_views import flat_view, is_flat, reinterpret
 from onnxc.lowering.to_llvm.parallel import mark_parallel
 
 Index = int | SSAValue
+
+
+@dataclass(frozen=True)
+class RunTimeScratch:
+    """A kernel's scratch buffer of a symbolic element count (a symbolic conv's padded
+    input): the caller allocates it flat in the dynamic arena, `memref<?xT>`."""
+
+    element: Attribute
+    elements: Dim
+
+    @property
+    def type(self) -> MemRefType:
+        return MemRefType(self.element, [DYNAMIC_INDEX])
 
 _INDEX = IndexType()
 _NO_FAST_MATH = arith.FastMathFlagsAttr("none")
@@ -124,6 +138,8 @@ class KernelBuilder:
         self.symbols: dict[str, SSAValue] = {}
         """size symbol -> its run-time value (an index argument of the kernel)"""
         self._dims: dict[Dim, Index] = {}
+        self._dims_end: Operation | None = None
+        """the last op of the size arithmetic at the top of the entry block"""
         self._shapes: dict[SSAValue, tuple[list[Index], list[Index], SSAValue]] = {}
         """memref with symbolic dims -> (logical shape, row-major strides, flat view)"""
 
@@ -133,20 +149,51 @@ class KernelBuilder:
         self.symbols.update(symbols)
 
     def dim(self, d: Dim) -> Index:
-        """A size as an index: an int, or arithmetic on the symbol arguments at the current
-        insertion point (cached: call it first where the value dominates its uses)."""
+        """A size as an index: an int, or arithmetic on the symbols' values (cached). In a
+        kernel, whose symbols are its arguments, the arithmetic goes to the top of its entry
+        block, where every use sees it (kernels written with static shapes in mind take
+        sizes anywhere: `kb.iadd(i, g.hp)` deep in a loop nest); elsewhere at the
+        insertion point (call it first where the value dominates its uses)."""
         if isinstance(d, int):
             return d
-        if d in self._dims:
-            return self._dims[d]
+        found = self._dims.get(d)
+        if found is not None:
+            return found
+        if not all(isinstance(v, BlockArgument) and v.owner is self.entry
+                   for v in self.symbols.values()):
+            self._dims[d] = value = self._expand(d)
+            return value
+        saved = self.ip
+        if self._dims_end is not None:
+            before = self._dims_end.next_op
+        else:  # after the constants, which `constant` puts at the very top
+            before = self.entry.first_op
+            while isinstance(before, arith.ConstantOp | UnrealizedConversionCastOp):
+                before = before.next_op
+        self.ip = InsertPoint(self.entry, before)
+        try:
+            value = self._expand(d)
+        finally:
+            self.ip = saved
+        last = before.prev_op if before is not None else self.entry.last_op
+        if last is not None:
+            self._dims_end = last
+        self._dims[d] = value
+        return value
+
+    def _expand(self, d: SymDim) -> Index:
         total: Index = 0
         for monomial, coefficient in d.terms.items():
             term: Index = coefficient
             for atom in monomial:
                 term = self.imul(term, self._atom(atom))
             total = self.iadd(total, term)
-        self._dims[d] = total
         return total
+
+    def index(self, v: Index | SymDim) -> Index:
+        """An index operand: a size that is a SymDim becomes its run-time value (kernel
+        code written for static shapes passes sizes straight through)."""
+        return self.dim(v) if isinstance(v, SymDim) else v
 
     def _atom(self, atom: Atom) -> Index:
         """A symbol's argument, or a floor division, min or max of sizes."""
@@ -248,6 +295,8 @@ class KernelBuilder:
         return self._constants[key]
 
     def idx(self, v: Index) -> SSAValue:
+        if isinstance(v, SymDim):
+            v = self.dim(v)
         if not isinstance(v, int):
             return v
         found = self._index_constants.get(v)
@@ -259,11 +308,25 @@ class KernelBuilder:
     # (vector.load / store through their generic `__init__` cost 4-8 times as much)
 
     def vload(self, mem: SSAValue, indices: Sequence[Index], vtype: VectorType) -> SSAValue:
+        """A vector load (along the last index); a memref with symbolic dims is addressed
+        through its flat view, as `load` does."""
+        if self._logical(mem, indices):
+            mem, linear = self._linear(mem, indices)
+            indices = [linear]
         return self.insert(vector.LoadOp.create(
             operands=[mem, *(self.idx(i) for i in indices)], result_types=[vtype]))
 
     def vstore(self, value: SSAValue, mem: SSAValue, indices: Sequence[Index]) -> None:
+        if self._logical(mem, indices):
+            mem, linear = self._linear(mem, indices)
+            indices = [linear]
         self.insert(vector.StoreOp.create(operands=[value, mem, *(self.idx(i) for i in indices)]))
+
+    def _logical(self, mem: SSAValue, indices: Sequence[Index]) -> bool:
+        """Whether `indices` address `mem` by its logical shape (a memref with symbolic
+        dims), not already linear into its flat view (what `address` gives)."""
+        shape = self._shapes.get(mem)
+        return shape is not None and len(indices) == len(shape[0]) > 1
 
     def float_op(self, cls: type[Operation], a: SSAValue, b: SSAValue) -> SSAValue:
         """`cls(a, b)` for an arith float binary op without fast-math flags (AddfOp,
@@ -297,6 +360,7 @@ class KernelBuilder:
         return result
 
     def iadd(self, a: Index, b: Index) -> Index:
+        a, b = self.index(a), self.index(b)
         if isinstance(a, int) and isinstance(b, int):
             return a + b
         if _is(b, 0):
@@ -306,6 +370,7 @@ class KernelBuilder:
         return self._index_op(arith.AddiOp, a, b)
 
     def isub(self, a: Index, b: Index) -> Index:
+        a, b = self.index(a), self.index(b)
         if isinstance(a, int) and isinstance(b, int):
             return a - b
         if _is(b, 0):
@@ -313,6 +378,7 @@ class KernelBuilder:
         return self._index_op(arith.SubiOp, a, b)
 
     def imul(self, a: Index, b: Index) -> Index:
+        a, b = self.index(a), self.index(b)
         if isinstance(a, int) and isinstance(b, int):
             return a * b
         if _is(a, 0) or _is(b, 0):
@@ -325,6 +391,7 @@ class KernelBuilder:
 
     def idiv(self, a: Index, b: int) -> Index:
         """Division of a non-negative index by a positive constant."""
+        a = self.index(a)
         if isinstance(a, int):
             return a // b
         if b == 1:
@@ -332,11 +399,13 @@ class KernelBuilder:
         return self._index_op(arith.DivSIOp, a, b)
 
     def imax(self, a: Index, b: Index) -> Index:
+        a, b = self.index(a), self.index(b)
         if isinstance(a, int) and isinstance(b, int):
             return max(a, b)
         return self._index_op(arith.MaxSIOp, a, b)
 
     def imin(self, a: Index, b: Index) -> Index:
+        a, b = self.index(a), self.index(b)
         if isinstance(a, int) and isinstance(b, int):
             return min(a, b)
         return self._index_op(arith.MinSIOp, a, b)
@@ -359,6 +428,7 @@ class KernelBuilder:
         iter_args: Sequence[SSAValue] = (),
     ) -> tuple[SSAValue, ...]:
         """scf.for lb..ub; `body(iv, *iter_values)` returns the values to yield."""
+        lb, ub = self.index(lb), self.index(ub)
         if isinstance(lb, int) and isinstance(ub, int):
             trips = len(range(lb, ub, step))
             if trips == 0:
@@ -386,6 +456,7 @@ class KernelBuilder:
         Stack scratch (`memref.alloca`) the body uses from outside the loop is private to
         each thread (uninitialized): iterations must not pass data through it.
         """
+        lb, ub = self.index(lb), self.index(ub)
         if isinstance(lb, int) and isinstance(ub, int) and ub - lb < 2:
             self.for_(lb, ub, body)  # no loop is emitted (the body is inlined or dropped)
             return
@@ -445,6 +516,7 @@ class KernelBuilder:
         run-time sizes, or a view of a memref with symbolic dims, is a new flat view
         registered with that shape."""
         assert isinstance(mem.type, MemRefType)
+        shape = [self.index(d) for d in shape]
         if mem in self._shapes or not all(isinstance(d, int) for d in shape):
             if mem in self._shapes and self._shapes[mem][0] == list(shape):
                 return mem

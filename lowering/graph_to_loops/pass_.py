@@ -51,6 +51,7 @@ from onnxc.dialects.dense_data import lookup_key
 from onnxc.dialects.graph import int_of, is_symbolic, shape_of
 from onnxc.dialects.graph_base import SizesAttr
 from onnxc.dialects.graph_checks import SITE_PROPERTIES, onnx_node_of
+from onnxc.dialects.layout import layout_of, physical_shape
 from onnxc.dialects.symbolic_dims import num_elements, symbols_of
 from onnxc.errors import LoweringError
 from onnxc.lowering import early_kernels
@@ -81,7 +82,7 @@ from onnxc.lowering.graph_to_loops.kernels import (
     kernel_key,
     kernel_scratch,
 )
-from onnxc.lowering.graph_to_loops.loops import KernelBuilder, memref_of
+from onnxc.lowering.graph_to_loops.loops import KernelBuilder, RunTimeScratch, memref_of
 from onnxc.lowering.inplace import INPLACE_ATTR, inplace_operands
 
 VIEW_OPS = graph.VIEW_OPS
@@ -184,8 +185,8 @@ class _ModuleLowering:
                     f"(input_shapes=...)")
             kb.bind_symbols(dict(zip(symbols, block.args[n_mem:])))
             for value, mem in [*zip(op.operands, ins), *zip(op.results, outs)]:
-                if is_symbolic(value):
-                    kb.bind_shape(mem, shape_of(value))
+                if is_symbolic(value):  # its memory order (NHWC for a symbolic conv)
+                    kb.bind_shape(mem, physical_shape(shape_of(value), layout_of(value.type)))
         build(op, kb, ins, outs)  # type: ignore[arg-type]
         block.add_op(func.ReturnOp())
         kernel = func.FuncOp(
@@ -495,8 +496,8 @@ class _FunctionLowering:
                 name, mtype = self.mod.global_for(table)
                 ins.append(self.hoist(memref.GetGlobalOp(name, mtype)))
                 ins[-1].name_hint = "table"
-            for scratch_type in kernel_scratch(op):
-                ins.append(self.hoist(memref.AllocOp([], [], scratch_type)))
+            for scratch in kernel_scratch(op):
+                ins.append(self.hoist(self.scratch_allocation(scratch)))
                 ins[-1].name_hint = "scratch"
             fused, self.fused_check = self.fused_check, None
             if isinstance(op, graph.CheckOp) or fused is not None:
@@ -545,6 +546,17 @@ class _FunctionLowering:
         alloc = memref.AllocOp([self.sizes.idx(self.sizes.dim(elements))], [],
                                memref_of(value.type))
         alloc.attributes[ELEMENTS_ATTR] = StringAttr(str(elements))
+        return alloc
+
+    def scratch_allocation(self, scratch: MemRefType | RunTimeScratch) -> memref.AllocOp:
+        """A kernel's scratch: static, or flat in the dynamic arena (plan-memory sizes it
+        by its `onnxc.elements`)."""
+        if isinstance(scratch, MemRefType):
+            return memref.AllocOp([], [], scratch)
+        assert self.sizes is not None
+        alloc = memref.AllocOp([self.sizes.idx(self.sizes.dim(scratch.elements))], [],
+                               scratch.type)
+        alloc.attributes[ELEMENTS_ATTR] = StringAttr(str(scratch.elements))
         return alloc
 
     def check_kernel_only(self, check: graph.CheckIndicesOp) -> tuple[graph.CheckIndicesOp, str]:

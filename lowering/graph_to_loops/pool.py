@@ -128,7 +128,7 @@ def _global_pool_kernel(op: graph.GlobalPoolOp, kb: KernelBuilder, ins, outs, av
     def per_plane(ivs: list[Index]) -> None:
         (acc,) = kb.reduce(0, size, [init], lambda s, acc: [fold(acc, kb.load(x, [*ivs, s]))])
         if average:
-            acc = kb.div(acc, kb.constant(float(size), element))
+            acc = kb.div(acc, kb.to_float(kb.index(size), element))
         kb.store(acc, y, ivs)
 
     kb.nest([n, c], per_plane)
@@ -148,3 +148,7 @@ KERNELS = {
     graph.GlobalAveragePoolOp: global_average_pool_kernel,
     graph.GlobalMaxPoolOp: global_max_pool_kernel,
 }
+
+SYMBOLIC = set(KERNELS)
+"""Batch and spatial sizes may be symbolic (run-time window bounds and counts), in NCHW and
+in NHWC."""

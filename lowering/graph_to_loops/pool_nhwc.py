@@ -27,6 +27,7 @@ from xdsl.ir import SSAValue
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.graph_qlinear import is_byte_type
+from onnxc.dialects.symbolic_dims import Dim, sym_max, sym_min
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, min_value
 
@@ -129,10 +130,11 @@ def _check_f32(op, average: bool = True) -> None:
         raise LoweringError(f"{op.name}: the NHWC kernel takes f32, not {element}")
 
 
-def _interior(size: int, k: int, s: int, pad: int, dil: int, out: int) -> tuple[int, int]:
-    """Outputs [lo, hi) whose whole window lies inside the input (no padding touched)."""
-    lo = min(out, -(-pad // s))
-    hi = max(lo, min(out, (size - 1 + pad - (k - 1) * dil) // s + 1))
+def _interior(size: Dim, k: int, s: int, pad: int, dil: int, out: Dim) -> tuple[Dim, Dim]:
+    """Outputs [lo, hi) whose whole window lies inside the input (no padding touched);
+    sizes may be symbolic (run-time bounds)."""
+    lo = sym_min(out, -(-pad // s))
+    hi = sym_max(lo, sym_min(out, (size - 1 + pad - (k - 1) * dil) // s + 1))
     return lo, hi
 
 
@@ -225,7 +227,7 @@ def global_pool_nhwc(op: graph.GlobalPoolOp, kb: KernelBuilder, ins, outs, avera
     element = y.type.get_element_type()
     init = kb.constant(0.0 if average else -pymath.inf, element)
     fold = _folder(kb, average)
-    inverse = kb.constant(1.0 / pixels, element)
+    inverse = kb.div(kb.constant(1.0, element), kb.to_float(kb.index(pixels), element))
 
     def per_image(n: Index, parallel: bool) -> None:
         def group(c0: Index, lanes: Lanes) -> None:

@@ -11,13 +11,15 @@ from __future__ import annotations
 from xdsl.dialects.builtin import VectorType, f32
 from xdsl.ir import SSAValue
 
+from onnxc.dialects.symbolic_dims import Dim
 from onnxc.lowering.graph_to_loops.gemm_tiles import target_tiling
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 
 
 def copy_run(kb: KernelBuilder, src: SSAValue, s0: Index, dst: SSAValue, d0: Index,
-             length: int) -> None:
-    """dst[d0 : d0 + length] = src[s0 : ...] on flat memrefs, vectorized."""
+             length: Dim) -> None:
+    """dst[d0 : d0 + length] = src[s0 : ...] on flat memrefs, vectorized (a symbolic length
+    runs to its run-time value)."""
     vw = target_tiling().vw
     vt = VectorType(f32, [vw])
     nvec = length // vw
@@ -32,12 +34,12 @@ def copy_run(kb: KernelBuilder, src: SSAValue, s0: Index, dst: SSAValue, d0: Ind
         kb.load(src, [kb.iadd(s0, i)]), dst, [kb.iadd(d0, i)]))
 
 
-def zero_run(kb: KernelBuilder, dst: SSAValue, d0: Index, length: int) -> None:
+def zero_run(kb: KernelBuilder, dst: SSAValue, d0: Index, length: Dim) -> None:
     """dst[d0 : d0 + length] = 0 on a flat memref, vectorized."""
     vw = target_tiling().vw
     zero = kb.constant(0.0, f32)
     nvec = length // vw
-    if nvec:
+    if not (isinstance(nvec, int) and nvec == 0):
         zv = kb.vsplat(zero, VectorType(f32, [vw]))
         kb.for_(0, nvec, lambda i: kb.vstore(
             zv, dst, [kb.idx(kb.iadd(d0, kb.imul(i, vw)))]))

@@ -207,8 +207,8 @@ func.func @shifts(%x: tensor<1x?x64xf32, #graph.dims<["seq"]>>) -> (tensor<1x1x6
 // -----
 
 // A dilated conv: on a 4x4 image its outer taps read only padding and are dropped; on an
-// image of symbolic size which taps are live is unknown, so the conv stays as it is (and
-// assign-layout leaves it plain: tensors of symbolic size are row-major).
+// image of symbolic size which taps are live is unknown, so the conv stays as it is.
+// assign-layout gives both NHWC (the layout of a symbolic type is in its #graph.dims).
 func.func @dilated(%x: tensor<1x4x?x?xf32, #graph.dims<["h", "w"]>>, %s: tensor<1x4x4x4xf32>) -> (tensor<1x4x?x?xf32, #graph.dims<["h", "w"]>>, tensor<1x4x4x4xf32>) {
   %w = graph.constant {value = dense<0.5> : tensor<4x4x3x3xf32>} : tensor<4x4x3x3xf32>
   %y = graph.conv(%x, %w) {dilations = array<i64: 8, 8>, group = 1 : i64, kernel_shape = array<i64: 3, 3>, pads = array<i64: 8, 8, 8, 8>, strides = array<i64: 1, 1>} : (tensor<1x4x?x?xf32, #graph.dims<["h", "w"]>>, tensor<4x4x3x3xf32>) -> tensor<1x4x?x?xf32, #graph.dims<["h", "w"]>>
@@ -219,6 +219,7 @@ func.func @dilated(%x: tensor<1x4x?x?xf32, #graph.dims<["h", "w"]>>, %s: tensor<
 // CHECK:         %y = graph.conv(%x, %w) {{.*}}pads = array<i64: 8, 8, 8, 8>{{.*}} : (tensor<1x4x?x?xf32, #graph.dims<["h", "w"]>>, tensor<4x4x3x3xf32>) -> tensor<1x4x?x?xf32, #graph.dims<["h", "w"]>>
 // CHECK:         %z = graph.conv(%s, %{{.*}}) {{.*}}pads = array<i64: 0, 0, 0, 0>{{.*}} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32>
 // LAYOUT-LABEL: func.func @dilated(
-// LAYOUT:         %y = graph.conv(%x, %w) {{.*}} : (tensor<1x4x?x?xf32, #graph.dims<["h", "w"]>>, tensor<4x4x3x3xf32>) -> tensor<1x4x?x?xf32, #graph.dims<["h", "w"]>>
+// LAYOUT:         %[[X:.*]] = layout.convert %x : tensor<1x4x?x?xf32, #graph.dims<["h", "w"]>> -> tensor<1x4x?x?xf32, #graph.dims<["h", "w"], "NHWC">>
+// LAYOUT-NEXT:    %y = graph.conv(%[[X]], %w) {{.*}} : (tensor<1x4x?x?xf32, #graph.dims<["h", "w"], "NHWC">>, tensor<4x4x3x3xf32>) -> tensor<1x4x?x?xf32, #graph.dims<["h", "w"], "NHWC">>
 // LAYOUT:         layout.convert %s
 // LAYOUT:         graph.conv({{.*}}#layout.spec<"NHWC">>

@@ -21,3 +21,11 @@ func.func @blocked(%x: tensor<1x60x7x7xf32>) -> tensor<1x60x7x7xf32, #layout.spe
   %y = layout.convert %x : tensor<1x60x7x7xf32> -> tensor<1x60x7x7xf32, #layout.spec<"NCHW16c">>
   func.return %y : tensor<1x60x7x7xf32, #layout.spec<"NCHW16c">>
 }
+
+// A tensor of symbolic size names its layout in its #graph.dims (unblocked).
+// CHECK-LABEL: func.func @symbolic
+// CHECK-NEXT:    %y = layout.convert %x : tensor<1x64x?x?xf32, #graph.dims<["h", "w"]>> -> tensor<1x64x?x?xf32, #graph.dims<["h", "w"], "NHWC">>
+func.func @symbolic(%x: tensor<1x64x?x?xf32, #graph.dims<["h", "w"]>>) -> tensor<1x64x?x?xf32, #graph.dims<["h", "w"], "NHWC">> {
+  %y = layout.convert %x : tensor<1x64x?x?xf32, #graph.dims<["h", "w"]>> -> tensor<1x64x?x?xf32, #graph.dims<["h", "w"], "NHWC">>
+  func.return %y : tensor<1x64x?x?xf32, #graph.dims<["h", "w"], "NHWC">>
+}

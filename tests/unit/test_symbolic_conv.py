@@ -1,0 +1,118 @@
+"""Convolutions and pools over images of symbolic size, compiled once.
+
+A ResNet-like stem (7x7 stride-2 conv, 3x3 stride-2 max pool, stride-2 convs after it, so
+the sizes nest three floor divisions deep), a depthwise-separable block and a global pool
+run in NHWC on the same kernels as static shapes (the implicit GEMM reads the run's sizes);
+a 1-D strided conv stack (wav2vec2's feature encoder) and pools with ceil_mode on the plain
+kernels. Each model compiles once and runs at several sizes, odd ones included, against
+onnxruntime: rtol/atol 1e-4 (f32 sums over up to 147 taps in another order).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import onnxc
+
+RTOL = ATOL = 1e-4
+
+
+def _weights(rng, shapes: dict[str, tuple[int, ...]]) -> list[onnx.TensorProto]:
+    return [numpy_helper.from_array((rng.standard_normal(s) * 0.2).astype(np.float32), n)
+            for n, s in shapes.items()]
+
+
+def _model(nodes, inputs, output: str, inits) -> onnx.ModelProto:
+    graph = helper.make_graph(nodes, "g", inputs,
+                              [helper.make_tensor_value_info(output, TensorProto.FLOAT, None)],
+                              inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def resnet_like() -> onnx.ModelProto:
+    rng = np.random.default_rng(0)
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["x", "w1", "b1"], ["c1"], pads=[3, 3, 3, 3], strides=[2, 2]),
+        node("Relu", ["c1"], ["r1"]),
+        node("MaxPool", ["r1"], ["p1"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+        node("Conv", ["p1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
+        node("Relu", ["c2"], ["r2"]),
+        node("Conv", ["r2", "w3", "b3"], ["c3"], pads=[1, 1, 1, 1]),
+        node("Add", ["c3", "p1"], ["a3"]),
+        node("Relu", ["a3"], ["r3"]),
+        node("Conv", ["r3", "wd", "bd"], ["dw"], pads=[1, 1, 1, 1], group=16, strides=[2, 2]),
+        node("Conv", ["dw", "w4", "b4"], ["c4"], pads=[1, 1, 1, 1], strides=[2, 2]),
+        node("GlobalAveragePool", ["c4"], ["g"]),
+        node("Flatten", ["g"], ["f"]),
+        node("Gemm", ["f", "wf", "bf"], ["y"], transB=1),
+    ]
+    inits = _weights(rng, {"w1": (16, 3, 7, 7), "b1": (16,), "w2": (16, 16, 3, 3),
+                           "b2": (16,), "w3": (16, 16, 3, 3), "b3": (16,), "wd": (16, 1, 3, 3),
+                           "bd": (16,), "w4": (32, 16, 3, 3), "b4": (32,), "wf": (10, 32),
+                           "bf": (10,)})
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])
+    return _model(nodes, [x], "y", inits)
+
+
+def feature_encoder() -> onnx.ModelProto:
+    """wav2vec2's first layers: 1-D convs of stride 5 and 2 over a run-time length."""
+    rng = np.random.default_rng(1)
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["x", "w1"], ["c1"], strides=[5]),
+        node("Relu", ["c1"], ["r1"]),
+        node("Conv", ["r1", "w2"], ["c2"], strides=[2]),
+        node("AveragePool", ["c2"], ["y"], kernel_shape=[3], strides=[2], ceil_mode=1),
+    ]
+    inits = _weights(rng, {"w1": (8, 1, 10), "w2": (8, 8, 3)})
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 1, "samples"])
+    return _model(nodes, [x], "y", inits)
+
+
+CASES = {
+    "resnet_like": (resnet_like, [(1, 3, 224, 224), (1, 3, 160, 200), (2, 3, 65, 33),
+                                  (1, 3, 31, 17)]),
+    "feature_encoder": (feature_encoder, [(1, 1, 400), (2, 1, 1001), (1, 1, 37)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_one_compile_serves_every_image_size(name):
+    build, shapes = CASES[name]
+    model = build()
+    compiled = onnxc.compile(model, cache_dir=False, quiet=True)
+    session = ort.InferenceSession(model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(2)
+    for shape in shapes:
+        x = rng.standard_normal(shape).astype(np.float32)
+        (ours,), (theirs,) = compiled(x), session.run(None, {"x": x})
+        assert ours.shape == theirs.shape, shape
+        np.testing.assert_allclose(ours, theirs, rtol=RTOL, atol=ATOL, err_msg=str(shape))
+
+
+def test_the_convolutions_run_in_nhwc():
+    """The layout pass gives symbolic convs NHWC (the fast kernels), not a plain fallback."""
+    from xdsl.context import Context
+
+    from onnxc.dialects.graph import ConvOp
+    from onnxc.dialects.layout import layout_of
+    from onnxc.passes.layout_assign import AssignLayoutPass
+
+    module = onnxc.optimize(resnet_like(), opt_level=3)
+    AssignLayoutPass(vector_bits=256).apply(Context(), module)
+    convs = [op for op in module.walk() if isinstance(op, ConvOp)]
+    assert convs and all(layout_of(op.output.type) == "NHWC" for op in convs)
+
+
+def test_an_image_too_small_for_the_window_is_refused_before_running():
+    compiled = onnxc.compile(feature_encoder(), cache_dir=False, quiet=True)
+    with pytest.raises(onnxc.errors.InvalidInputError, match="Conv"):
+        compiled(np.zeros((1, 1, 4), np.float32))  # shorter than the 10-tap window
