@@ -31,7 +31,8 @@ def floats_of(attr: DenseArrayBase) -> tuple[float, ...]:
 
 @irdl_op_definition
 class ResizeOp(GraphOp):
-    """Resize `input` to the result's shape. `scales` are per axis; `roi` is
+    """Resize `input` to the result's shape. `scales` are per axis (0 where the size came
+    from `sizes` and is symbolic: the scale is output / input in the run); `roi` is
     [begin..., end...] (read only by tf_crop_and_resize)."""
 
     name = "graph.resize"
@@ -67,6 +68,8 @@ class ResizeOp(GraphOp):
         x, y = shape_of(self.input), shape_of(self.output)
         rank = len(x)
         scale = floats_of(self.scales)[axis]
+        if scale == 0.0:  # the size came from `sizes` (a symbolic size, since specialized)
+            scale = y[axis] / x[axis]
         roi = floats_of(self.roi)
         ctm = self.coordinate_transformation_mode.data
         lo, hi = roi[axis], roi[axis + rank]

@@ -101,11 +101,12 @@ def _prove(d: Dim, ranges: dict[str, Interval], depth: int) -> bool:
     if fn is None:
         return False
     if fn.fn in ("min", "max"):
-        cases = (_prove(substitute(d, fn, arg), ranges, depth - 1) for arg in fn.args)
-        # d grows with a max (shrinks with a min): each argument bounds it from below;
-        # otherwise the atom is one of its arguments, whichever it is
-        one_suffices = _monotone(d, fn, ranges) == (1 if fn.fn == "max" else -1)
-        return any(cases) if one_suffices else all(cases)
+        if _monotone(d, fn, ranges) == (1 if fn.fn == "max" else -1):
+            # d grows with a max (shrinks with a min): each argument bounds it from below
+            # at every size, so one bound that is >= 0 proves it
+            return any(_prove(substitute(d, fn, arg), ranges, depth - 1) for arg in fn.args)
+        # the atom is one of its arguments, whichever it is: every case must hold
+        return all(_prove_case(d, fn, arg, ranges, depth) for arg in fn.args)
     numerator, divisor = fn.args
     if not isinstance(divisor, int) or _degree(d, fn) > 1:
         return False
@@ -113,6 +114,42 @@ def _prove(d: Dim, ranges: dict[str, Interval], depth: int) -> bool:
     inner = {**ranges, r: (0, divisor - 1)}
     scaled = substitute(d * divisor, fn, numerator - SymDim.symbol(r), divisor)
     return _prove(scaled, inner, depth - 1)
+
+
+def _prove_case(d: SymDim, fn: SizeFn, arg: Dim, ranges: dict[str, Interval],
+                depth: int) -> bool:
+    """d >= 0 where min/max `fn` is `arg`, which is then at most (at least) the other
+    arguments: a condition on one symbol narrows its range (max(3, H) is 3 where H <= 3),
+    and a case no value reaches holds."""
+    narrowed = dict(ranges)
+    for other in fn.args:
+        if other is arg:
+            continue
+        condition = arg - other if fn.fn == "max" else other - arg  # >= 0 in this case
+        if not _narrow(narrowed, condition):
+            return True
+    return _prove(substitute(d, fn, arg), narrowed, depth - 1)
+
+
+def _narrow(ranges: dict[str, Interval], condition: Dim) -> bool:
+    """Narrow `ranges` by condition >= 0 where it is a * s + k in one symbol s; False when
+    no value satisfies it."""
+    if isinstance(condition, int):
+        return condition >= 0
+    linear = [m for m in condition.terms if m]
+    if len(linear) != 1 or len(linear[0]) != 1 or not isinstance(linear[0][0], str):
+        return True
+    (symbol,) = linear[0]
+    a, k = condition.terms[linear[0]], condition.terms.get((), 0)
+    low, high = ranges.get(symbol, (0, None))
+    if a > 0:  # s >= ceil(-k / a)
+        bound = -(k // a)
+        low = bound if low is None else max(low, bound)
+    else:  # s <= floor(k / -a)
+        bound = k // -a
+        high = bound if high is None else min(high, bound)
+    ranges[symbol] = (low, high)
+    return low is None or high is None or low <= high
 
 
 def _first_fn(d: SymDim) -> SizeFn | None:

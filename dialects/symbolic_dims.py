@@ -7,13 +7,16 @@ generic. `SymDim` is such a size: an integer polynomial whose atoms are size sym
 MLIR's affine and semi-affine expressions: ceiling division and modulo are written with
 floor division (`ceildiv(a, b) = floordiv(a+b-1, b)`, `mod(a, b) = a - b*floordiv(a, b)`).
 
-Canonical forms make equal sizes compare equal: the polynomial's terms are merged and
-sorted; `floordiv(P, d)` by a constant keeps in its argument only the terms of P whose
-coefficients are not multiples of d, reduced into [0, d) and divided by their common factor
-with d (`floordiv(2*H+5, 2)` is `H+2`, `floordiv(-H, 2)` is `-H+floordiv(H, 2)`), and a floor
-division never has a negative coefficient (`-floordiv(H, 2)` is `-H+floordiv(H+1, 2)`), so the
-ceiling of H/2 is `floordiv(H+1, 2)` whichever way a rule wrote it; `min` and `max` flatten,
-drop arguments another one provably bounds, and take out what all arguments add.
+Canonical forms make equal sizes compare equal where it matters: the polynomial's terms are
+merged and sorted (so a - a is 0 whatever a is); `floordiv(P, d)` by a constant keeps in its
+argument only the terms of P whose coefficients are not multiples of d, reduced into [0, d)
+and divided by their common factor with d (`floordiv(2*H+5, 2)` is `H+2`, `floordiv(-H, 2)`
+is `-H+floordiv(H, 2)`); floor divisions that cancel out are the polynomial they equal
+(`floordiv(H+1, 2)+floordiv(H, 2)` is `H`); `min` and `max` flatten, drop arguments another
+one provably bounds, and absorb the polynomial they are added to (`seq+1-max(1, seq)` is
+`min(1, seq)`). Equal sizes of different forms (`H-floordiv(H, 2)` and `floordiv(H+1, 2)`)
+are equal to `size_facts.decide_equal`; the shape rules write a ceiling as `ceildiv`, one
+form.
 
 It behaves like an int wherever shape rules add, multiply, divide and compare (the
 importer's and the dialect's rules run unchanged on it, like torch's SymInt): `//` and `%`
@@ -189,10 +192,16 @@ class SymDim:
 
     def __sub__(self, other: int | SymDim) -> Dim:
         o = SymDim._of(other)
-        return NotImplemented if o is NotImplemented else self + (-o)
+        if o is NotImplemented:
+            return NotImplemented
+        terms = dict(self._terms)
+        for m, c in o._terms.items():
+            terms[m] = terms.get(m, 0) - c
+        return from_terms(terms)
 
     def __rsub__(self, other: int | SymDim) -> Dim:
-        return (-self) + other
+        o = SymDim._of(other)
+        return NotImplemented if o is NotImplemented else o - self
 
     def __mul__(self, other: int | SymDim) -> Dim:
         o = SymDim._of(other)
@@ -297,42 +306,21 @@ def simplify(d: SymDim | int) -> Dim:
 
 
 def from_terms(terms: dict[Monomial, int]) -> Dim:
-    """The canonical Dim of `terms`: no compound atom has a negative coefficient
-    (-floordiv(R, d) = floordiv(d-1-R, d), -min(a, b) = max(-a, -b)), and a sum of one min
-    or max and a polynomial is that min or max of the sums (`seq+1-max(1, seq)` is
-    `min(1, seq)`)."""
+    """The canonical Dim of `terms` (already merged, so that a - a is 0 whatever a is): a
+    sum of one min or max (coefficient 1 or -1) and a polynomial is one min or max of the
+    sums (`seq+1-max(1, seq)` is `min(1, seq)`), and floor divisions that cancel out as a
+    whole are the polynomial they equal (floordiv(H+1, 2) + floordiv(H, 2) is H)."""
     compound = [m for m, c in terms.items() if m and not isinstance(m[-1], str)]
     if not compound:
         return simplify(SymDim(terms))
-    negative = [m for m in compound if terms[m] < 0 and (
-        _single_floordiv(m) is not None or _lone_extremum(m) is not None)]
-    if negative:
-        total: Dim = SymDim({m: c for m, c in terms.items() if m not in negative})
-        for m in negative:
-            total = total + _flipped(m, -terms[m])
-        return _cancelled(simplify(total) if isinstance(total, SymDim) else total)
-    if len(compound) == 1 and len(terms) > 1 and terms[compound[0]] == 1 \
+    if len(compound) == 1 and len(terms) > 1 and abs(terms[compound[0]]) == 1 \
             and _lone_extremum(compound[0]) is not None:
         (fn,) = compound[0]
+        sign = terms[compound[0]]
         rest = SymDim({m: c for m, c in terms.items() if m != compound[0]})
-        return _extremum(fn.fn, [a + rest for a in fn.args])
+        other = fn.fn if sign == 1 else ("max" if fn.fn == "min" else "min")
+        return _extremum(other, [sign * a + rest for a in fn.args])
     return _cancelled(simplify(SymDim(terms)))
-
-
-def _flipped(m: Monomial, count: int) -> Dim:
-    """-count times the term `m` (a floor division times other atoms, or a lone min or
-    max), with the compound atom's coefficient made positive."""
-    index = _single_floordiv(m)
-    if index is None:
-        (fn,) = m
-        assert isinstance(fn, SizeFn)
-        other = "max" if fn.fn == "min" else "min"
-        return count * _extremum(other, [-a for a in fn.args])
-    fn = m[index]
-    assert isinstance(fn, SizeFn)
-    rest = SymDim({m[:index] + m[index + 1:]: count})  # the positive factor
-    numerator, divisor = fn.args
-    return rest * floordiv(divisor - 1 - numerator, divisor)  # -floordiv(numerator, d)
 
 
 def _lone_extremum(m: Monomial) -> SizeFn | None:
@@ -421,14 +409,6 @@ def _period(d: Dim) -> int | None:
     return period
 
 
-def _single_floordiv(m: Monomial) -> int | None:
-    """The position of the one floor division by a constant in `m`, if it has exactly one
-    (the rewrite of a negative coefficient needs exactly one)."""
-    found = [i for i, a in enumerate(m) if isinstance(a, SizeFn) and a.fn == "floordiv"
-             and isinstance(a.args[1], int)]
-    return found[0] if len(found) == 1 else None
-
-
 # ---------------------------------------------------------------------- the functions
 
 
@@ -458,9 +438,8 @@ def _floordiv_constant(p: SymDim, d: int) -> Dim:
             quotient[m] = q
         if r:
             rest[m] = r
-    whole = simplify(SymDim(quotient))
-    remainder = simplify(SymDim(rest))
-    if isinstance(remainder, int):  # 0 <= remainder < d
+    whole = from_terms(quotient)
+    if all(not m for m in rest):  # 0 <= remainder < d
         return whole
     constant = rest.pop((), 0)
     g = gcd(d, *rest.values())
@@ -470,10 +449,12 @@ def _floordiv_constant(p: SymDim, d: int) -> Dim:
             rest[()] = constant // g
         d //= g
         if d == 1:
-            return whole + SymDim(rest)
+            return whole + from_terms(rest)
     elif constant:
         rest[()] = constant
-    numerator = SymDim(rest)
+    numerator = from_terms(rest)
+    if isinstance(numerator, int):
+        return whole + numerator // d
     low, high = bounds(numerator)
     if low is not None and high is not None and low // d == high // d:
         return whole + low // d
@@ -482,7 +463,11 @@ def _floordiv_constant(p: SymDim, d: int) -> Dim:
 
 def _floordiv_symbolic(p: SymDim, d: SymDim) -> Dim:
     """floor(p / d) for a size d (at least 1 wherever it divides: a guard's business):
-    the terms of p that d's one monomial divides come out of the division."""
+    an exact quotient (`(64*b*t - 64*b) / (16*b*t - 16*b)` is 4), else the terms of p that
+    d's one monomial divides come out of the division."""
+    exact = _exact_quotient(p, d)
+    if exact is not None:
+        return exact
     whole: Dim = 0
     rest = p
     if len(d.terms) == 1:
@@ -501,6 +486,33 @@ def _floordiv_symbolic(p: SymDim, d: SymDim) -> Dim:
             if not kept:
                 return whole
     return whole + SymDim({(SizeFn("floordiv", (rest, d)),): 1})
+
+
+def _exact_quotient(p: SymDim, d: SymDim) -> Dim | None:
+    """q with p == q * d, by polynomial division (atoms as variables, leading terms in
+    graded order), or None when d does not divide p."""
+    def lead(x: SymDim) -> Monomial:
+        return max(x.terms, key=lambda m: (len(m), _monomial_key(m)))
+
+    dm = lead(d)
+    dc = d.terms[dm]
+    quotient: Dim = 0
+    rest: Dim = p
+    for _ in range(32):
+        if isinstance(rest, int):
+            return quotient if rest == 0 else None
+        rm = lead(rest)
+        left = list(rm)
+        for atom in dm:
+            if atom not in left:
+                return None
+            left.remove(atom)
+        if rest.terms[rm] % dc:
+            return None
+        term = simplify(SymDim({tuple(left): rest.terms[rm] // dc}))
+        quotient = quotient + term
+        rest = rest - term * d
+    return None
 
 
 def ceildiv(a: Dim, b: Dim) -> Dim:

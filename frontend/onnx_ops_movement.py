@@ -13,6 +13,7 @@ Scatter (9-10) is ScatterElements without reduction.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from xdsl.dialects.builtin import DenseArrayBase, StringAttr, f64
@@ -21,7 +22,7 @@ from xdsl.ir import SSAValue
 from onnxc.dialects import graph, graph_indexed, graph_resize
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.dense_data import element_dtype, from_numpy
-from onnxc.dialects.symbolic_dims import SymbolicDimError, SymDim, is_static
+from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, floordiv, is_static
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
 from onnxc.frontend.onnx_ops_math import Converter
@@ -110,15 +111,18 @@ def _resize_geometry(ctx: NodeContext) -> tuple[tuple[int, ...], list[float], li
         sizes = None
         roi = None
     else:
-        roi_array = ctx.known(1) if ctx.has_input(1) else None
-        if ctx.has_input(1) and roi_array is None:
-            ctx.constant(1, "roi")
-        roi = None if roi_array is None or roi_array.size == 0 else [float(v) for v in roi_array]
+        roi = None  # only tf_crop_and_resize reads it: other modes ignore it, as ONNX says
+        if ctx.attr("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize":
+            roi_array = ctx.known(1) if ctx.has_input(1) else None
+            if ctx.has_input(1) and roi_array is None:
+                ctx.constant(1, "roi")
+            if roi_array is not None and roi_array.size:
+                roi = [float(v) for v in roi_array]
         scales_array = ctx.optional_constant(2, "scales")
         scales = (None if scales_array is None or scales_array.size == 0
                   else [float(s) for s in scales_array.reshape(-1)])
         sizes_array = ctx.optional_constant(3, "sizes")
-        sizes = None if sizes_array is None or sizes_array.size == 0 else ints_of_array(sizes_array)
+        sizes = None if sizes_array is None or sizes_array.size == 0 else dims_of(sizes_array)
         if (scales is None) == (sizes is None):
             raise ctx.invalid("exactly one of scales and sizes must be given")
     axes = ctx.ints("axes") if ctx.opset >= 18 else None
@@ -139,12 +143,16 @@ def _resize_geometry(ctx: NodeContext) -> tuple[tuple[int, ...], list[float], li
             if scales[i] <= 0:
                 raise ctx.invalid(f"scale {scales[i]} is not positive")
             full_scales[a] = scales[i]
-            out[a] = int(scales[i] * x[a])
+            out[a] = _scaled(scales[i], x[a])
         return tuple(out), full_scales, full_roi
     for i, a in enumerate(axes):
-        full_scales[a] = sizes[i] / x[a]
+        symbolic = isinstance(sizes[i], SymDim) or isinstance(x[a], SymDim)
+        full_scales[a] = 0.0 if symbolic else sizes[i] / x[a]  # 0: output / input in the run
         out[a] = sizes[i]
     policy = ctx.attr("keep_aspect_ratio_policy", "stretch")
+    if policy != "stretch" and any(isinstance(d, SymDim) for d in (*x, *sizes)):
+        raise ctx.symbolic(SymbolicDimError(f"keep_aspect_ratio_policy '{policy}' over "
+                                            f"symbolic sizes"))
     if policy != "stretch":
         picked = [full_scales[a] for a in axes]
         if policy not in ("not_larger", "not_smaller"):
@@ -154,6 +162,15 @@ def _resize_geometry(ctx: NodeContext) -> tuple[tuple[int, ...], list[float], li
             full_scales[a] = scale
             out[a] = int(scale * x[a] + 0.5)
     return tuple(out), full_scales, full_roi
+
+
+def _scaled(scale: float, size: Dim) -> Dim:
+    """floor(scale * size), for a symbolic size too: the float scale is exactly the
+    fraction p / q (q a power of two), so it is floordiv(p * size, q)."""
+    if isinstance(size, int):
+        return int(scale * size)
+    p, q = Fraction(scale).as_integer_ratio()
+    return floordiv(p * size, q)
 
 
 def convert_resize(ctx: NodeContext) -> list[Result]:

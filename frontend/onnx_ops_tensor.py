@@ -472,20 +472,21 @@ def convert_pad(ctx: NodeContext) -> list[Result]:
 
 
 def convert_expand(ctx: NodeContext) -> list[Result]:
-    """Expand(x, shape) = x * ones(shape): the multiply broadcasts exactly as Expand does
-    (`shape` may be symbolic shape data: the ones are a symbolic constant_of_shape)."""
+    """Expand(x, shape) = x * ones(shape) (x AND true for bool): the product broadcasts
+    exactly as Expand does (`shape` may be symbolic shape data: the ones are a symbolic
+    constant_of_shape)."""
     shape = tuple(_dims(ctx.constant(1, "shape")))
     out = ctx.infer(shapes.broadcast_shapes, ctx.shape(0), shape)
     el = ctx.element_type(0)
     if out == ctx.shape(0):
         return [ctx.emit1(graph.IdentityOp(operands=[ctx.operand(0)],
                                            result_types=[ctx.tensor(0).type]))]
-    if el == types.element_type(types.TP.BOOL):
-        raise ctx.unsupported("Expand of a bool tensor that is not a constant")
     one = np.ones((1,), dtype=element_dtype(el))
     ones = ctx.emit1(graph.ConstantOfShapeOp(properties={"value": from_numpy(one)},
                                              result_types=[types.tensor_type(shape, el)]))
-    op = graph.MulOp(operands=[ctx.operand(0), ones], result_types=[_with_shape(ctx, out)])
+    boolean = el == types.element_type(types.TP.BOOL)  # x AND true, as x * 1 for numbers
+    op = (graph.AndOp if boolean else graph.MulOp)(operands=[ctx.operand(0), ones],
+                                                   result_types=[_with_shape(ctx, out)])
     return [ctx.emit1(op)]
 
 

@@ -20,6 +20,7 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import shape_of
+from onnxc.dialects.symbolic_dims import Dim
 from onnxc.lowering.graph_to_loops.elementwise import convert, map_elementwise
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder
 from onnxc.lowering.graph_to_loops.pool_nhwc import vector_width
@@ -38,7 +39,7 @@ def _greater(kb: KernelBuilder, acc: SSAValue, x: SSAValue) -> SSAValue:
     return kb.insert(arith.MaxnumfOp(acc, x))
 
 
-def _min_max(kb: KernelBuilder, flat: SSAValue, n: int) -> tuple[SSAValue, SSAValue]:
+def _min_max(kb: KernelBuilder, flat: SSAValue, n: Dim) -> tuple[SSAValue, SSAValue]:
     """(min(0, min(x)), max(0, max(x))) of a flat f32 buffer of n elements, NaN ignored."""
     lanes = vector_width()
     vt = VectorType(f32, [lanes])
@@ -46,7 +47,7 @@ def _min_max(kb: KernelBuilder, flat: SSAValue, n: int) -> tuple[SSAValue, SSAVa
     zero = kb.constant(0.0, f32)
     full = n // group * group
     lo, hi = zero, zero
-    if full:
+    if not (isinstance(full, int) and full == 0):  # a symbolic n: at run time
         splat = kb.vsplat(zero, vt)
 
         def step(i, *accs):
@@ -102,3 +103,6 @@ def dynamic_quantize_kernel(op: graph.DynamicQuantizeLinearOp, kb: KernelBuilder
 
 
 KERNELS = {graph.DynamicQuantizeLinearOp: dynamic_quantize_kernel}
+
+SYMBOLIC = set(KERNELS)
+"""The element count may be symbolic (a dynamically quantized activation [1, seq, K])."""

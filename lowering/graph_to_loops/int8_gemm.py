@@ -43,6 +43,7 @@ ResNet-50's 53 convs compile 23 kernels.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -69,10 +70,12 @@ from onnxc.dialects.graph_qlinear import (
     is_i32,
 )
 from onnxc.dialects.layout import layout_of
+from onnxc.dialects.symbolic_dims import ceildiv
+from onnxc.lowering.graph_to_loops.branches import each_remainder
 from onnxc.lowering.graph_to_loops.conv_nhwc import ConvGeometry, geometry
 from onnxc.lowering.graph_to_loops.int8_input import input_offset, load_word, pack_input
 from onnxc.lowering.graph_to_loops.int8_requantize import OutputRule, requantize_vector
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, RunTimeScratch
 from onnxc.lowering.graph_to_loops.qlinear import output_scales
 from onnxc.runtime.target import current_target
 
@@ -174,7 +177,7 @@ def gemm_of(op: QuantizedProductOp, per_word: int | None = None) -> Int8Gemm:
     if isinstance(op, QLinearConvOp):
         return Int8Gemm(**asdict(geometry(op)), per_word=per_word)
     a, b = shape_of(op.lhs), shape_of(op.rhs)
-    rows = int(np.prod(a[:-1]))
+    rows = math.prod(a[:-1])  # a symbolic M ([1, seq, K] activations): run-time rows
     return Int8Gemm(1, a[-1], rows, 1, b[1], rows, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1,
                     per_word)
 
@@ -229,7 +232,7 @@ def applies(op) -> bool:
     if op.bias is not None and layout_of(op.bias.type) is not None:
         return False
     g = gemm_of(op, 4)
-    if min(g.pixels, g.c, g.cout) < 1:
+    if min(g.c, g.cout) < 1 or (isinstance(g.pixels, int) and g.pixels < 1):
         return False
     if g.cout % VW and op.bias is not None and _int32_values(op.bias) is None:
         return False  # a run-time bias is read by whole vectors
@@ -305,12 +308,14 @@ def reads_input_in_place(op: QuantizedProductOp) -> bool:
             and g.pt + g.pl + g.pb + g.pr == 0)
 
 
-def int8_scratch(op: QuantizedProductOp) -> list[MemRefType]:
-    """The word-packed, zero-point-bordered copy of the input (none when read in place)."""
+def int8_scratch(op: QuantizedProductOp) -> list[MemRefType | RunTimeScratch]:
+    """The word-packed, zero-point-bordered copy of the input (none when read in place;
+    in the dynamic arena for a symbolic M)."""
     if reads_input_in_place(op):
         return []
     g = gemm_of(op)
-    return [MemRefType(i32, [g.n * g.hp * g.wp * g.c_words])]
+    words = g.n * g.hp * g.wp * g.c_words
+    return [MemRefType(i32, [words]) if isinstance(words, int) else RunTimeScratch(i32, words)]
 
 
 # ----------------------------------------------------------------------- GEMM
@@ -358,12 +363,15 @@ class _Kernel:
         kb, g, nr = self.kb, self.g, self.t.nr
         if not self.in_place:
             pack_input(kb, self.op, g, self.x, self.scratch)
+        full = g.cout // nr
+        if not isinstance(g.pixels, int):
+            self.build_symbolic()
+            return
         mr = min(self.t.mr, g.pixels)
         row_blocks = -(-g.pixels // mr)
         last = g.pixels - mr
         per_chunk = max(1, min(CHUNK_ROW_BLOCKS, row_blocks // MIN_CHUNKS))
         chunks = -(-row_blocks // per_chunk)
-        full = g.cout // nr
         groups = max(1, min(full, -(-MIN_ITERATIONS // chunks)))
         per_group = -(-full // groups)
         groups = -(-full // per_group) if full else 1
@@ -384,6 +392,30 @@ class _Kernel:
         kb.parallel_for(0, chunks * groups, iteration)
         if groups > 1 and full * nr < g.npad:
             kb.parallel_for(0, chunks, lambda c: self.tail_panels(lambda j, w: rows(c, j, w)))
+
+    def build_symbolic(self) -> None:
+        """A run-time number of rows (a dynamically quantized activation of symbolic
+        length, one row when decoding): whole MR-row blocks in parallel chunks, then the
+        remaining rows with the micro-kernel of their count, chosen at run time (no block
+        can shift back: there may be fewer rows than MR)."""
+        kb, g, nr, mr = self.kb, self.g, self.t.nr, self.t.mr
+        full = g.cout // nr
+        row_blocks = g.pixels // mr
+
+        def panels(i0: Index, rows: int) -> None:
+            kb.for_(0, full, lambda p: self.micro(i0, rows, kb.imul(p, nr), nr))
+            self.tail_panels(lambda j, w: self.micro(i0, rows, j, w))
+
+        chunks = ceildiv(row_blocks, CHUNK_ROW_BLOCKS)
+
+        def chunk(c: Index) -> None:
+            lo = kb.imul(c, CHUNK_ROW_BLOCKS)
+            hi = kb.imin(kb.iadd(lo, CHUNK_ROW_BLOCKS), row_blocks)
+            kb.for_(lo, hi, lambda r: panels(kb.imul(r, mr), mr))
+
+        kb.parallel_for(0, chunks, chunk)
+        each_remainder(kb, g.pixels % mr, mr, lambda rows: panels(
+            kb.imul(row_blocks, mr), rows))
 
     def tail_panels(self, fn) -> None:
         """The columns after the full panels, static (a partial last vector is stored by

@@ -27,7 +27,7 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects.graph_base import int_of
 from onnxc.dialects.graph_qlinear import QuantizedProductOp
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_nonzero, may_exceed
 from onnxc.lowering.graph_to_loops.qlinear import widen
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ def pack_input(kb: KernelBuilder, op: QuantizedProductOp, g: Int8Gemm, x: SSAVal
             flipped(_vector_words(kb, flat, kb.iadd(kb.imul(src_row, g.w * g.c),
                                                     kb.imul(i, VECTOR_BYTES)), per_word)),
             scratch, [kb.idx(kb.iadd(dst, kb.imul(i, step)))]))
-        if rest:
+        if is_nonzero(rest):
             first = vectors * step
             kb.for_(first, length, lambda i: kb.store(
                 word(src_row, kb.idiv(i, g.c_words), kb.isub(i, kb.imul(
@@ -121,7 +121,7 @@ def pack_input(kb: KernelBuilder, op: QuantizedProductOp, g: Int8Gemm, x: SSAVal
                 row_words(src_row, kb.iadd(at, g.pl * g.c_words))
             fill(kb.iadd(at, (g.pl + g.w) * g.c_words), g.pr * g.c_words)
 
-        if g.h * g.w * g.c >= 1 << 14:
+        if may_exceed(g.h * g.w * g.c, (1 << 14) - 1):
             kb.parallel_for(0, g.h, inner)
         else:
             kb.for_(0, g.h, inner)

@@ -612,11 +612,22 @@ class KernelBuilder:
         return self.insert(arith.IndexCastOp(as_int, IndexType()))
 
     def to_float(self, i: Index, t: Attribute) -> SSAValue:
-        """An index (e.g. a window size) as a float of type `t`."""
+        """An index (e.g. a window size, or a SymDim size) as a float of type `t`."""
+        i = self.index(i)
         if isinstance(i, int):
             return self.constant(float(i), t)
         as_int = self.insert(arith.IndexCastOp(i, IntegerType(64)))
         return self.insert(arith.SIToFPOp(as_int, t))
+
+
+def may_exceed(size: Dim, n: int) -> bool:
+    """Whether a size may be larger than n: a static one compared, a symbolic one may."""
+    return not isinstance(size, int) or size > n
+
+
+def is_nonzero(size: Dim) -> bool:
+    """Whether a size may be nonzero (a static 0 is the only one that is not)."""
+    return not (isinstance(size, int) and size == 0)
 
 
 def unflatten(kb: KernelBuilder, flat: Index, dims: Sequence[Index]) -> list[Index]:

@@ -180,9 +180,10 @@ def _tabled(op, kb: KernelBuilder, ins, outs, element) -> None:
     def per_outer(o: Index) -> None:
         kb.for_(0, blocks, lambda b: per_block(o, b))
 
-    if outer * d * inner < MIN_PARALLEL_ELEMENTS:
+    total = outer * d * inner
+    if isinstance(total, int) and total < MIN_PARALLEL_ELEMENTS:
         kb.for_(0, outer, per_outer)
-    elif outer > 1:
+    elif not isinstance(outer, int) or outer > 1:
         kb.parallel_for(0, outer, per_outer)
     else:
         kb.parallel_for(0, blocks, lambda b: per_block(0, b))
@@ -205,3 +206,7 @@ KERNEL_CONSTANTS = {
     graph.QuantizeLinearOp: quant_constants,
     graph.DequantizeLinearOp: quant_constants,
 }
+
+SYMBOLIC = set(KERNELS)
+"""The quantized tensor's sizes may be symbolic (the scales and zero points are tables of
+the static axis)."""

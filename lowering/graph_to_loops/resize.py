@@ -13,16 +13,18 @@ tf_crop_and_resize positions outside the region read `extrapolation_value` inste
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, i64
 
 from onnxc.dialects.dense_data import element_dtype, from_numpy
 from onnxc.dialects.graph import float_of, shape_of
 from onnxc.dialects.graph_resize import AxisTaps, ResizeOp
 from onnxc.errors import LoweringError
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
+from onnxc.lowering.graph_to_loops import resize_taps
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, RunTimeScratch, is_float
 
 UNROLLED_TAPS = 4
 """Axes with at most this many taps load them at their own loop level and unroll them;
@@ -45,8 +47,19 @@ def _tables(op: ResizeOp) -> tuple[dict[int, AxisTaps], dict[int, tuple[int, int
     return taps, offsets
 
 
+@dataclass(frozen=True)
+class _RunTimeTaps:
+    """What the loops need of an axis whose tables are filled in the run."""
+
+    taps: int
+    outside: None = None
+
+
 def resize_constants(op: ResizeOp) -> list[DenseIntOrFPElementsAttr]:
-    """[index table (i64), weight table (the element type)] over all resized axes."""
+    """[index table (i64), weight table (the element type)] over all resized axes (none
+    for symbolic sizes: `resize_scratch`)."""
+    if resize_taps.is_run_time(op):
+        return []
     taps, _ = _tables(op)
     dtype = element_dtype(op.output.type.get_element_type())
     idx = [t.idx.reshape(-1) for t in taps.values()]
@@ -57,13 +70,26 @@ def resize_constants(op: ResizeOp) -> list[DenseIntOrFPElementsAttr]:
     return [from_numpy(idx_table), from_numpy(w_table)]
 
 
+def resize_scratch(op: ResizeOp) -> list[RunTimeScratch]:
+    """The tables a Resize of symbolic size fills in the run (resize_taps.py)."""
+    if not resize_taps.is_run_time(op):
+        return []
+    entries, weights = resize_taps.table_sizes(op)
+    return [RunTimeScratch(i64, entries), RunTimeScratch(op.output.type.get_element_type(),
+                                                         weights)]
+
+
 def resize_kernel(op: ResizeOp, kb: KernelBuilder, ins, outs):
     element = outs[0].type.get_element_type()
     out_shape = shape_of(op.output)
     if 0 in out_shape:
         return
-    taps, offsets = _tables(op)
     x, idx_table, w_table = ins[0], ins[1], ins[2]
+    if resize_taps.is_run_time(op):
+        offsets = resize_taps.fill_tables(op, kb, idx_table, w_table)
+        taps = {a: _RunTimeTaps(resize_taps.TAPS[op.mode.data]) for a in offsets}
+    else:
+        taps, offsets = _tables(op)
     extrapolate = any(t.outside is not None for t in taps.values())
     if not extrapolate and all(t.taps == 1 for t in taps.values()):
         _copy_kernel(kb, x, idx_table, outs[0], out_shape, taps, offsets)
@@ -177,7 +203,10 @@ def _copy_kernel(kb: KernelBuilder, x, idx_table, out, out_shape, taps, offsets)
 
 def _parallel_axis(shape) -> int:
     """The outermost axis with more than one index (a batch of 1 emits no loop)."""
-    return next((k for k, d in enumerate(shape) if d > 1), 0)
+    return next((k for k, d in enumerate(shape) if not isinstance(d, int) or d > 1), 0)
 
 
 KERNELS = {ResizeOp: resize_kernel}
+
+SYMBOLIC = {ResizeOp}
+"""Sizes may be symbolic: the tap tables are then filled in the run (resize_taps.py)."""

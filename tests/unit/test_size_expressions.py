@@ -51,8 +51,9 @@ def values_agree(expr, reference, symbols=("H",)) -> None:
 
 def test_a_stride_2_convolution_has_one_form_however_the_rule_wrote_it():
     conv = (H + 2 * 1 - 3) // 2 + 1  # kernel 3, pads 1, stride 2
-    assert conv == ceildiv(H, 2) == -(-H // 2) == floordiv(H + 1, 2)
+    assert conv == ceildiv(H, 2) == floordiv(H + 1, 2)
     assert str(conv) == "floordiv(H+1, 2)"
+    assert decide_equal(conv, -(-H // 2)) is True  # H-floordiv(H, 2): another form
     values_agree(conv, lambda H: (H - 1) // 2 + 1)
 
 
@@ -97,7 +98,8 @@ def test_min_and_max_flatten_drop_what_is_bounded_and_absorb_sums():
     assert sym_min(H, W) + 1 == sym_min(H + 1, W + 1)
     assert sym_min(sym_min(H, W), 5) == sym_min(5, H, W)
     assert SEQ + 1 - sym_max(1, SEQ) == sym_min(1, SEQ)
-    assert -sym_max(H, 3) == sym_min(-3, -H)
+    assert decide_equal(-sym_max(H, 3), sym_min(-3, -H)) is True
+    assert sym_min(H, W) - sym_min(H, W) == 0
     values_agree(sym_min(H + 3, 10) - sym_max(H, 2), lambda H: min(H + 3, 10) - max(H, 2))
 
 
@@ -191,34 +193,49 @@ def test_impossible_conditions_are_errors_and_unrecorded_ones_assumed():
 _SYMBOLS = {"H": H, "W": W}
 
 
+class _Built:
+    """A size built by the algebra, the same computation on Python ints, and how it was
+    built (shown when a case fails)."""
+
+    def __init__(self, expr, reference, text: str):
+        self.expr, self.reference, self.text = expr, reference, text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
 @st.composite
 def _expressions(draw, depth: int = 3):
-    """(a Dim built by the algebra, the same computation on Python ints)."""
     if depth == 0 or draw(st.integers(0, 3)) == 0:
         if draw(st.booleans()):
             name = draw(st.sampled_from(sorted(_SYMBOLS)))
-            return _SYMBOLS[name], lambda v, n=name: v[n]
+            return _Built(_SYMBOLS[name], lambda v, n=name: v[n], name)
         c = draw(st.integers(-4, 6))
-        return c, lambda v, c=c: c
+        return _Built(c, lambda v, c=c: c, str(c))
     kind = draw(st.sampled_from(["add", "sub", "mul", "floordiv", "ceildiv", "mod", "min",
                                  "max", "neg"]))
-    a, fa = draw(_expressions(depth - 1))
+    a = draw(_expressions(depth - 1))
     if kind == "neg":
-        return -a, lambda v: -fa(v)
+        return _Built(-a.expr, lambda v: -a.reference(v), f"-({a.text})")
     if kind in ("floordiv", "ceildiv", "mod"):
         d = draw(st.integers(1, 5))
         fn = {"floordiv": floordiv, "ceildiv": ceildiv, "mod": mod}[kind]
         py = {"floordiv": operator.floordiv, "ceildiv": lambda x, y: -(-x // y),
               "mod": operator.mod}[kind]
-        return fn(a, d), lambda v: py(fa(v), d)
-    b, fb = draw(_expressions(depth - 1))
-    if kind == "mul" and isinstance(a, SymDim) and isinstance(b, SymDim):
-        b, fb = 2, (lambda v: 2)  # products of compound atoms stay small
+        return _Built(fn(a.expr, d), lambda v: py(a.reference(v), d),
+                      f"{kind}({a.text}, {d})")
+    b = draw(_expressions(depth - 1))
+    if kind == "mul" and isinstance(a.expr, SymDim) and isinstance(b.expr, SymDim):
+        b = _Built(2, lambda v: 2, "2")  # products of compound atoms stay small
     fn = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
           "min": sym_min, "max": sym_max}[kind]
     py = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
           "min": min, "max": max}[kind]
-    return fn(a, b), lambda v: py(fa(v), fb(v))
+    return _Built(fn(a.expr, b.expr), lambda v: py(a.reference(v), b.reference(v)),
+                  f"{kind}({a.text}, {b.text})")
+
+
+_GRID = [*range(0, 19), 31, 64, 97, 224]
 
 
 @settings(max_examples=300, deadline=None)
@@ -226,10 +243,30 @@ def _expressions(draw, depth: int = 3):
 def test_random_expressions_keep_their_values_and_print_canonically(built):
     """Whatever the algebra rewrote, the size is the same function of the symbols, and
     its printed form parses back to the same canonical size."""
-    expr, reference = built
-    for h, w in itertools.product([*range(0, 19), 31, 64, 97, 224], repeat=2):
+    expr = built.expr
+    for h, w in itertools.product(_GRID, repeat=2):
         sizes = {"H": h, "W": w}
         value = expr if isinstance(expr, int) else expr.evaluate(sizes)
-        assert value == reference(sizes), (str(expr), sizes)
+        assert value == built.reference(sizes), (str(expr), sizes)
     if isinstance(expr, SymDim):
         assert parse_dim(str(expr)) == expr, str(expr)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_expressions(), _expressions())
+def test_random_proofs_hold_at_every_size(first, second):
+    """What the prover decides is true at every size on the grid."""
+    a, b = first.expr, second.expr
+    diff = a - b
+    nonnegative, equal = decide_nonnegative(diff), decide_equal(a, b)
+    for h, w in itertools.product(_GRID, repeat=2):
+        sizes = {"H": h, "W": w}
+        value = diff if isinstance(diff, int) else diff.evaluate(sizes)
+        if nonnegative is True:
+            assert value >= 0, (str(diff), sizes)
+        if nonnegative is False:
+            assert value < 0, (str(diff), sizes)
+        if equal is True:
+            assert value == 0, (str(a), str(b), sizes)
+        if equal is False:
+            assert value != 0, (str(a), str(b), sizes)
