@@ -46,6 +46,7 @@ from onnxc.dialects.graph_fused import (
     WeightedSumOp,
 )
 from onnxc.dialects.graph_fused_elementwise import FusedElementwiseOp
+from onnxc.dialects.graph_dynamic import DYNAMIC_OPS, DefinesSizes, NonZeroOp, defined_sizes
 from onnxc.dialects.graph_index import (
     ArgMaxOp,
     ArgMinOp,
@@ -210,7 +211,7 @@ Graph = Dialect(
         FusedElementwiseOp, ChannelShuffleOp, ConvAddOp,
         QuantizeLinearOp, DequantizeLinearOp, DynamicQuantizeLinearOp,
         *LOGIC_OPS, *UNARY_MATH_OPS, *INDEXED_OPS, *CHECK_OPS, *QLINEAR_OPS, *RNN_OPS,
-        *CONTROL_OPS,
+        *CONTROL_OPS, *DYNAMIC_OPS,
     ],
     [SymbolicDimsAttr, SizesAttr],
 )
@@ -338,7 +339,10 @@ __all__ = [
     "SignOp",
     "SinOp",
     "SinhOp",
+    "DefinesSizes",
+    "NonZeroOp",
     "SizesAttr",
+    "defined_sizes",
     "SliceOp",
     "SoftmaxOp",
     "SoftplusOp",

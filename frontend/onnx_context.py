@@ -17,6 +17,7 @@ model is valid, onnxc cannot compile it generically yet.
 from __future__ import annotations
 
 import copy
+import re
 from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ from onnxc.dialects.graph import (
     is_symbolic,
     shape_of,
 )
-from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim
+from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, symbol_name
 from onnxc.errors import ModelLoadError, UnsupportedOpError
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_shape_data import (
@@ -200,6 +201,12 @@ class NodeContext:
                 if t.symbolic_data:
                     values += list(t.array.reshape(-1))
         return symbols_in(values)
+
+    def run_symbol(self, what: str) -> str:
+        """A fresh size symbol for a size this node computes from data in the run
+        (graph_dynamic.py): named after the node and `what` (`NonZero_3_count`)."""
+        base = re.sub(r"[^A-Za-z0-9_]", "_", self.label).strip("_") or "node"
+        return symbol_name(f"{base}_{what}")
 
     def symbolic(self, err: Exception) -> UnsupportedOpError:
         """The error for a node that cannot be imported generically in its symbolic sizes

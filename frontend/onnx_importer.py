@@ -339,9 +339,6 @@ class OnnxImporter:
             self._import_node(self.graph.node[index], index)
         results = [self._output(vi) for vi in self.graph.output]
         self.block.add_op(ReturnOp(*results))
-        names = {t.value: name for name, t in self.tensors.items()
-                 if isinstance(t, Tensor) and t.value is not None}
-        onnx_ops_control.check_run_length_uses(self.block, self.opset, names.get)
         func = FuncOp(
             "main",
             ([a.type for a in self.block.args], [r.type for r in results]),

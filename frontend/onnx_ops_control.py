@@ -20,17 +20,14 @@ may be negative (`seq - 2`) runs max(seq - 2, 0) times, as ONNX says.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType, i1, i64
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Region, SSAValue
 
 from onnxc.dialects import graph
-from onnxc.dialects.graph_checks import onnx_node_of
 from onnxc.dialects.symbolic_dims import Dim, SymDim, sym_max, symbol_name
-from onnxc.errors import UnsupportedOpError
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor, materialize
 from onnxc.frontend.onnx_ops_math import normalized_axis
@@ -222,42 +219,6 @@ def _trip_symbol(ctx: NodeContext) -> str:
     (graph.LoopOp's `trip_symbol`), named after the node."""
     base = re.sub(r"[^A-Za-z0-9_]", "_", ctx.label).strip("_") or "loop"
     return symbol_name(f"{base}_trips")
-
-
-def check_run_length_uses(block: Block, opset: int,
-                          name_of: Callable[[SSAValue], str | None]) -> None:
-    """Refuse, at import, computing on the scan outputs of a loop with a `trip_symbol`: only
-    returning them (directly or through views) is supported (the lowering runs them with the
-    rows the caller allocated, not the count). When the loop's trip count is a run-time
-    value, the error says it must be a constant, which is what would make the count known
-    (onnxc.backend binds such graph inputs; `name_of`: a value's ONNX name)."""
-    for loop in block.ops:
-        if not isinstance(loop, graph.LoopOp) or loop.trip_symbol is None:
-            continue
-        user = _computing_user(loop.scan_outputs)
-        if user is None:
-            continue
-        node = onnx_node_of(loop)
-        detail = (f"node '{onnx_node_of(user)}' ({user.name}) computes on its scan output, "
-                  f"whose length ('{loop.trip_symbol.data}') is known only once the loop "
-                  f"ran; onnxc returns such values as model outputs but does not compute on "
-                  f"them yet")
-        trips = name_of(loop.max_trips)
-        if trips is not None and not isinstance(loop.max_trips.owner, graph.ConstantOp):
-            detail += f"; input 0 (the trip count, '{trips}') must be a constant for that"
-        raise UnsupportedOpError("Loop", node, opset, detail)
-
-
-def _computing_user(values: Sequence[SSAValue]) -> Operation | None:
-    """The first op that reads `values` other than views of them and the function's return."""
-    pending = list(values)
-    while pending:
-        for use in pending.pop().uses:
-            if isinstance(use.operation, graph.VIEW_OPS):
-                pending.extend(use.operation.results)
-            elif not isinstance(use.operation, func.ReturnOp):
-                return use.operation
-    return None
 
 
 def _appended(ctx: NodeContext, bound: list, carried_out: list) -> dict[int, Tensor]:

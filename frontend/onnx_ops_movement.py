@@ -16,7 +16,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from xdsl.dialects.builtin import DenseArrayBase, StringAttr, f64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, StringAttr, f64
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph, graph_indexed, graph_resize
@@ -377,9 +377,21 @@ def convert_compress(ctx: NodeContext) -> list[Result]:
 
 
 def convert_non_zero(ctx: NodeContext) -> list[Result]:
-    """The result's shape depends on the data, so only constant inputs are supported."""
-    x = ctx.constant(0, "data")  # the result's shape depends on it
-    return [np.array(np.nonzero(np.asarray(x)), dtype=np.int64).reshape(np.ndim(x), -1)]
+    """Constant data gives a constant; otherwise the count of nonzero elements is a size
+    the run defines (graph.nonzero, dialects/graph_dynamic.py)."""
+    x = ctx.tensor(0)
+    if x.array is not None and not x.symbolic_data:
+        return [np.array(np.nonzero(np.asarray(x.array)), dtype=np.int64)
+                .reshape(np.ndim(x.array), -1)]
+    shape = ctx.shape(0)
+    if not shape:
+        raise ctx.unsupported("NonZero of a scalar")
+    count = ctx.run_symbol("count")
+    op = graph.NonZeroOp(operands=[ctx.operand(0)],
+                         result_types=[types.tensor_type((len(shape), SymDim.symbol(count)),
+                                                         types.element_type(types.TP.INT64))],
+                         properties={"defines": ArrayAttr([StringAttr(count)])})
+    return [ctx.emit1(op)]
 
 
 def convert_center_crop_pad(ctx: NodeContext) -> list[Result]:

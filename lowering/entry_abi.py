@@ -62,11 +62,15 @@ SYMBOLS_ATTR = "onnxc.symbols"
 """The size symbols of a model with symbolic dimensions, in the order of the entry's `dims`
 buffer (a `memref<Kxi64>` right after the outputs: the value of each symbol this run)."""
 RUN_SYMBOLS_ATTR = "onnxc.run_symbols"
-"""The symbols among those that the run gives back: each is the iteration count of a
-top-level loop whose scan outputs are graph outputs of run-time length. The caller puts the
-rows it allocated those outputs with (their capacity) in the symbol's `dims` entry; the
-entry writes the count there when the loop stops. A count beyond the capacity means the
-outputs were cut short, and the caller runs again with enough rows."""
+"""The symbols among those that the run defines (graph_dynamic.py; a top-level loop's count
+when its scan outputs have run-time length). The caller puts the capacity it allocated
+their buffers and outputs with in the symbol's `dims` entry; the entry writes the value
+there once it is known, or stops at a "capacity" check site when it is larger, and the
+caller runs again with enough room."""
+RUN_BOUNDS_ATTR = "onnxc.run_bounds"
+"""Per run symbol, its bound as a size in the symbols before it ("" for none): the caller
+puts that bound's value in the symbol's `dims` entry as its capacity, or, without a bound,
+a capacity it grows when a run reports more (graph_dynamic.py)."""
 DIMS_ARGUMENT_ATTR = "onnxc.dims_argument"
 """The position of that `dims` buffer among the entry's arguments."""
 ELEMENTS_ATTR = "onnxc.elements"

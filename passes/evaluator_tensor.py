@@ -11,7 +11,7 @@ import itertools
 import numpy as np
 from xdsl.ir import Operation
 
-from onnxc.dialects import graph_checks, graph_indexed, graph_shapes
+from onnxc.dialects import graph_checks, graph_dynamic, graph_indexed, graph_shapes
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.dialects.graph_resize import ResizeOp
 from onnxc.errors import UnsupportedOpError
@@ -356,7 +356,12 @@ def _check_sizes(op: graph_checks.CheckSizesOp, a: list[np.ndarray]) -> list[np.
     return []
 
 
+def _nonzero(op, a: list[np.ndarray]) -> list[np.ndarray]:
+    return [np.array(np.nonzero(a[0]), dtype=np.int64).reshape(a[0].ndim, -1)]
+
+
 EVALUATORS: dict[type[Operation], object] = {
+    graph_dynamic.NonZeroOp: _nonzero,
     graph_checks.CheckIndicesOp: _check_indices,
     graph_checks.CheckSizesOp: _check_sizes,
     graph_checks.CheckDivisorOp: _check_divisor,

@@ -179,6 +179,7 @@ def write(out: BinaryIO, key: str, secret: bytes, entry: Entry) -> None:
             "symbols": list(entry.symbolic.symbols),
             "slots": list(entry.symbolic.dynamic_slots),
             "run_symbols": list(entry.symbolic.run_symbols),
+            "run_bounds": list(entry.symbolic.run_bounds),
             "separable_batch": entry.symbolic.separable_batch},
         "object": {"offset": 0, "nbytes": len(entry.object_code)},
         **layout,
@@ -338,16 +339,19 @@ def parse_symbolic(row) -> SymbolicSignature | None:
     if not isinstance(row, dict):
         raise BadEntry("bad symbolic signature")
     symbols, slots, run = row.get("symbols"), row.get("slots"), row.get("run_symbols", [])
+    bounds = row.get("run_bounds", [""] * len(run) if isinstance(run, list) else None)
     batch = row.get("separable_batch")
     if not isinstance(symbols, list) or not symbols or not isinstance(slots, list) \
-            or not isinstance(run, list) \
-            or not all(isinstance(s, str) for s in [*symbols, *slots, *run]) \
+            or not isinstance(run, list) or not isinstance(bounds, list) \
+            or len(bounds) != len(run) \
+            or not all(isinstance(s, str) for s in [*symbols, *slots, *run, *bounds]) \
             or (batch is not None and batch not in symbols):
         raise BadEntry("bad symbolic signature")
     try:
         if not all(parse_dim(s) == SymDim.symbol(s) for s in symbols):
             raise BadEntry("bad size symbol")
-        return SymbolicSignature(tuple(symbols), tuple(slots), tuple(run), batch)
+        return SymbolicSignature(tuple(symbols), tuple(slots), tuple(run), batch,
+                                 tuple(bounds))
     except SymbolicDimError as err:
         raise BadEntry(f"bad symbolic signature: {err}") from None
 

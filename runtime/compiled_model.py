@@ -58,6 +58,15 @@ class TensorSpec:
         return f"{self.name}: {self.dtype}{dims}"
 
 
+class _CapacityExceeded(Exception):
+    """A run stopped because size `symbol` came out `needed`, more than its buffers hold:
+    the caller runs again with room (never seen outside CompiledModel)."""
+
+    def __init__(self, symbol: str, needed: int):
+        super().__init__(symbol, needed)
+        self.symbol, self.needed = symbol, needed
+
+
 def _address(array: np.ndarray) -> int:
     """The address of `array`'s first byte; the ctypes buffer route is 3x faster than
     `.ctypes.data` but needs a writable, non-empty buffer of a builtin dtype (not ml_dtypes'
@@ -331,14 +340,18 @@ class CompiledModel:
         while True:
             plan = signature.plan(self._entry_inputs, self.outputs, arrays, self._capacity)
             results = [np.empty(shape, dtype) for shape, dtype in plan.allocations]
-            counts = self._call_native(([*addresses, *map(_address, results)],),
-                                       sizes=(plan.dims, plan.dynamic_bytes), counts=True)
-            rows = dict(zip(signature.run_symbols, plan.dims[-len(counts):].tolist()))
-            short = {s: n for s, n in counts.items() if n > rows[s]}
-            if not short:  # every loop's rows fit: cut the outputs to what they wrote
-                results = signature.cut(self.outputs, results, counts)
-                return [results[i] for i in wanted]
-            self._capacity.update(short)  # the outputs were cut short: again, with room
+            try:
+                counts = self._call_native(([*addresses, *map(_address, results)],),
+                                           sizes=(plan.dims, plan.dynamic_bytes), counts=True)
+            except _CapacityExceeded as short:  # stopped where a size outgrew its room
+                if signature.run_bounds[signature.run_symbols.index(short.symbol)]:
+                    raise InvalidInputError(f"size '{short.symbol}' came out {short.needed}, "
+                                            f"past its bound") from None
+                grown = max(short.needed, 2 * self._capacity.get(short.symbol, 0))
+                self._capacity[short.symbol] = grown
+                continue
+            results = signature.cut(self.outputs, results, plan.dims, counts)
+            return [results[i] for i in wanted]
 
     def _call_native(self, runs: Iterable[Sequence[int]], batched: bool = False,
                      sizes: tuple[np.ndarray, int] | None = None,
@@ -377,12 +390,15 @@ class CompiledModel:
         return dict(zip(run, slot.dims[first:first + len(run)].tolist()))
 
     def _failed_check(self, slot: _Slot, status: int, sample: int | None) -> Exception:
-        """The error for a run the native code stopped: check `status - 1` refused data."""
+        """The error for a run the native code stopped: check `status - 1` refused data, or
+        (a "capacity" site) a size the run defines needs more room than it had."""
         site = status - 1
         if not 0 <= site < len(self.check_sites) or self.status_offset < 0:
             return InvalidInputError(f"the compiled model stopped with status {status}")
         record = slot.arena[self.status_offset:self.status_offset + STATUS_RECORD_BYTES]
         record = record.view(np.int64)
+        if self.check_sites[site].get("kind") == "capacity":
+            return _CapacityExceeded(str(self.check_sites[site]["operand"]), int(record[2]))
         sizes = None  # a symbolic model's symbol values this run: a symbolic range's numbers
         if self.symbolic is not None and slot.dims is not None:
             sizes = {s: int(v) for s, v in zip(self.symbolic.symbols, slot.dims)}

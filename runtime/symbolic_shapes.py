@@ -54,14 +54,24 @@ class SymbolicSignature:
     dynamic_slots: tuple[str, ...]
     """byte size of each slot of the dynamic arena (polynomials as text)"""
     run_symbols: tuple[str, ...] = ()
-    """the last of `symbols`: loop counts the run gives back (entry_abi.RUN_SYMBOLS_ATTR)"""
+    """the last of `symbols`: sizes the run defines and gives back (NonZero's count, a
+    loop's; entry_abi.RUN_SYMBOLS_ATTR)"""
     separable_batch: str | None = None
     """the batch of a batch-separable model compiled with its batch symbolic: a run with no
     samples has empty outputs (without running native code), as a per-sample model's"""
+    run_bounds: tuple[str, ...] = ()
+    """per run symbol, its bound as a size ("" for none: a capacity the caller grows)"""
 
     def __post_init__(self) -> None:
         if self.run_symbols and self.symbols[-len(self.run_symbols):] != self.run_symbols:
             raise SymbolicDimError("the run's symbols must be the last of the dims buffer")
+        bounds = dict(zip(self.run_symbols,
+                          (parse_dim(b) if b else None for b in self.run_bounds)))
+        for name, bound in bounds.items():
+            known = self.symbols[:self.symbols.index(name)]
+            if isinstance(bound, SymDim) and not bound.symbols() <= set(known):
+                raise SymbolicDimError(f"the bound of '{name}' names a later symbol")
+        object.__setattr__(self, "_bounds", bounds)
         slots = [parse_dim(slot) for slot in self.dynamic_slots]
         for text, value in zip(self.dynamic_slots, slots):
             if isinstance(value, SymDim) and not value.symbols() <= set(self.symbols):
@@ -143,13 +153,23 @@ class SymbolicSignature:
         check_allocation(total, "the dynamic arena of intermediate tensors")
         return total
 
-    def cut(self, outputs: Sequence, results: Sequence[np.ndarray],
+    def cut(self, outputs: Sequence, results: Sequence[np.ndarray], dims: np.ndarray,
             counts: Mapping[str, int]) -> list[np.ndarray]:
-        """The outputs of a run whose loops ran `counts` times (no more than their capacity):
-        each axis that is a run symbol, cut to the rows the loop wrote."""
-        return [array[tuple(slice(0, counts[d]) if d in counts else slice(None)
-                            for d in spec.shape)]
-                for spec, array in zip(outputs, results)]
+        """The outputs of a run whose run symbols came out as `counts` (no more than their
+        capacity): each written row-major at the start of its buffer, which was allocated
+        for the capacities (`dims`), so each is that many leading elements in its shape."""
+        values = dict(zip(self.symbols, dims.tolist()))
+        values.update(counts)
+        cut = []
+        for spec, array in zip(outputs, results):
+            if not any(d in counts for d in spec.shape if isinstance(d, str)) and not any(
+                    isinstance(d, str) and set(self._dims((d,))[0].symbols()) & set(counts)
+                    for d in spec.shape):
+                cut.append(array)
+                continue
+            shape = self.shape(spec, values)
+            cut.append(array.reshape(-1)[:int(np.prod(shape))].reshape(shape))
+        return cut
 
     def dims(self, values: Mapping[str, int]) -> np.ndarray:
         return np.array([values[s] for s in self.symbols], np.int64)
@@ -167,8 +187,10 @@ class SymbolicSignature:
         plan = plans.get(key)
         if plan is None:
             values = self.bind(inputs, arrays)
-            if self.run_symbols:
-                values.update(zip(self.run_symbols, rows))
+            for name, grown in zip(self.run_symbols, rows if self.run_symbols else ()):
+                bound = self._bounds.get(name)  # type: ignore[attr-defined]
+                values[name] = grown if bound is None else (
+                    bound if isinstance(bound, int) else max(0, bound.evaluate(values)))
             empty = self.separable_batch is not None and values[self.separable_batch] == 0
             if empty:
                 for spec in outputs:

@@ -348,8 +348,7 @@ def _emit_while(fl, op: graph.LoopOp, iteration: SSAValue, cond: SSAValue,
     fl.block = saved
     start = fl.emit(arith.ConstantOp(IntegerAttr(0, i64)))
     loop = fl.emit(scf.WhileOp([start], [i64], Region(before), Region(after)))
-    if op.trip_symbol is not None:  # the count, for the caller (entry_abi.RUN_SYMBOLS_ATTR)
-        position = fl.symbol_order.index(op.trip_symbol.data)
-        fl.emit(memref.StoreOp.get(loop, fl.dims, [_index(fl, position)]))
+    if op.trip_symbol is not None:  # the count: a run symbol (entry_abi.RUN_SYMBOLS_ATTR)
+        fl.define_size(op, op.trip_symbol.data, loop)
 
 __all__ = ["CONTROL_FLOW_OPS", "guard_rest", "lower_control_flow"]

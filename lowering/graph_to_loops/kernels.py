@@ -24,6 +24,7 @@ from onnxc.lowering.graph_to_loops import (
     conv_transpose,
     data_movement,
     deform,
+    dynamic,
     dynamic_quantize,
     elementwise,
     elementwise_logic,
@@ -77,6 +78,7 @@ KERNELS: dict[type[Operation], KernelFn] = {
     **roi_align.KERNELS,
     **unpool.KERNELS,
     **deform.KERNELS,
+    **dynamic.KERNELS,
     **checks.KERNELS,
     **rnn.KERNELS,
     **symbolic_data.KERNELS,
@@ -118,7 +120,7 @@ those share one kernel) or more (a fused op's body, a region)."""
 
 
 _MODULES = (
-    attention, checks, composite, conv, conv_transpose, data_movement, deform,
+    attention, checks, composite, conv, conv_transpose, data_movement, deform, dynamic,
     dynamic_quantize, elementwise, elementwise_logic, elementwise_unary, fused,
     gemm_microkernel, grid_sample, index, layout, linalg, normalization, pool,
     qlinear_dispatch, quantize, reduce, resize, rnn, roi_align, scalar, symbolic_data,

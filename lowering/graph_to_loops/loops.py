@@ -148,6 +148,13 @@ class KernelBuilder:
     def bind_symbols(self, symbols: dict[str, SSAValue]) -> None:
         self.symbols.update(symbols)
 
+    def rebind(self, name: str, value: SSAValue) -> None:
+        """Symbol `name` has a new value from here on (a run symbol, once defined: until
+        then it held its capacity); sizes computed with the old one are forgotten."""
+        self.symbols[name] = value
+        self._dims = {d: v for d, v in self._dims.items()
+                      if isinstance(d, int) or name not in d.symbols()}
+
     def dim(self, d: Dim) -> Index:
         """A size as an index: an int, or arithmetic on the symbols' values (cached). In a
         kernel, whose symbols are its arguments, the arithmetic goes to the top of its entry

@@ -51,8 +51,9 @@ from onnxc.dialects.dense_data import lookup_key
 from onnxc.dialects.graph import int_of, is_symbolic, shape_of
 from onnxc.dialects.graph_base import SizesAttr
 from onnxc.dialects.graph_checks import SITE_PROPERTIES, onnx_node_of
+from onnxc.dialects.graph_dynamic import defined_sizes
 from onnxc.dialects.layout import layout_of, physical_shape
-from onnxc.dialects.symbolic_dims import num_elements, symbols_of
+from onnxc.dialects.symbolic_dims import Dim, num_elements, symbols_of
 from onnxc.errors import LoweringError
 from onnxc.lowering import early_kernels
 from onnxc.lowering.entry_abi import (
@@ -62,6 +63,7 @@ from onnxc.lowering.entry_abi import (
     CHECK_SITES_ATTR,
     DIMS_ARGUMENT_ATTR,
     ELEMENTS_ATTR,
+    RUN_BOUNDS_ATTR,
     RUN_SYMBOLS_ATTR,
     SYMBOLS_ATTR,
     site_attribute,
@@ -86,6 +88,8 @@ from onnxc.lowering.graph_to_loops.loops import KernelBuilder, RunTimeScratch, m
 from onnxc.lowering.inplace import INPLACE_ATTR, inplace_operands
 
 VIEW_OPS = graph.VIEW_OPS
+COUNT_TYPE = MemRefType(i64, [1])
+"""Where a kernel writes a size it defines (a run symbol, graph_dynamic.py)."""
 
 
 @dataclass(frozen=True)
@@ -232,37 +236,33 @@ def symbols_of_op(op: Operation) -> set[str]:
                   for name in symbols_of(shape_of(v))}
 
 
-def _run_symbols(body: Block) -> dict[str, graph.LoopOp]:
-    """The trip symbols of `body`'s loops (their scan outputs have run-time length), checked:
-    only a top-level loop may have one, and its scan outputs may only be returned, directly
-    or through views. Within the run their symbol is the rows the caller allocated (the
-    capacity), so a kernel computing on them would read rows the loop never wrote."""
-    loops = {op.trip_symbol.data: op for op in body.walk()
-             if isinstance(op, graph.LoopOp) and op.trip_symbol is not None}
-    if not loops:
-        return loops
-    for name, loop in loops.items():
-        if loop.parent_block() is not body:
-            raise LoweringError(
-                f"graph.loop{_node_of(loop)}: scan outputs of run-time length ('{name}' rows) "
-                f"are supported from a top-level loop only, not from one inside a loop or "
-                f"an If")
+def _run_symbols(body: Block) -> dict[str, tuple[Operation, Dim | None]]:
+    """The run symbols of `body` (graph_dynamic.py): symbol -> (the op that defines it, its
+    bound or None), in definition order; a loop's trip symbol has no bound. Defined at the
+    function's top level only: a run symbol has one value per run."""
+    found: dict[str, tuple[Operation, Dim | None]] = {}
     for op in body.walk():
+        sizes = dict(defined_sizes(op))
         if isinstance(op, graph.LoopOp) and op.trip_symbol is not None:
-            named = {s for v in op.operands if is_symbolic(v) for s in symbols_of(shape_of(v))}
-        elif isinstance(op, (*VIEW_OPS, func.ReturnOp)):
-            continue
-        else:
-            named = symbols_of_op(op) if isinstance(op, graph.GraphOp | graph.CheckOp) else {
-                s for v in [*op.operands, *op.results] if is_symbolic(v)
-                for s in symbols_of(shape_of(v))}
-        for name in sorted(named & loops.keys()):
-            raise LoweringError(
-                f"{op.name}{_node_of(op)} reads the scan output of graph.loop"
-                f"{_node_of(loops[name])}, whose length ('{name}') is known only once that "
-                f"loop ran; onnxc returns such values as model outputs but does not compute "
-                f"on them yet")
-    return loops
+            sizes[op.trip_symbol.data] = None
+        for name, bound in sizes.items():
+            if op.parent_block() is not body:
+                raise LoweringError(
+                    f"{op.name}{_node_of(op)}: a size known only in the run ('{name}') is "
+                    f"supported from the function's top level, not inside a loop or an If")
+            found[name] = (op, bound)
+    return found
+
+
+def _capacity_check(op, kb: KernelBuilder, ins, outs) -> None:
+    """status = [count > capacity, 0, count] for a run symbol's count cell (ins[0]), the
+    capacity its buffers were allocated with being the last argument."""
+    count = kb.load(ins[0], [0])
+    capacity = kb.insert(arith.IndexCastOp(kb.entry.args[-1], i64))
+    failed = kb.insert(arith.CmpiOp(count, capacity, "sgt"))
+    kb.store(kb.insert(arith.ExtUIOp(failed, i64)), outs[0], [0])
+    kb.store(kb.constant(0, i64), outs[0], [1])
+    kb.store(count, outs[0], [2])
 
 
 def _node_of(op: Operation) -> str:
@@ -339,8 +339,11 @@ class _FunctionLowering:
         self.sizes: KernelBuilder | None = None
         """index arithmetic on the symbols, in the function's block"""
         self.run_symbols: list[str] = []
-        """the symbols that are the counts of loops whose scan outputs have run-time length:
-        the last entries of `dims`, which the entry writes back (entry_abi.RUN_SYMBOLS_ATTR)"""
+        """the sizes the run defines (graph_dynamic.py, and the counts of loops whose scan
+        outputs have run-time length): the last entries of `dims`, which hold their
+        capacity when the entry starts and their value once defined
+        (entry_abi.RUN_SYMBOLS_ATTR)"""
+        self.run_bounds: list[str] = []
 
     def emit(self, op: Operation) -> SSAValue:
         self.block.add_op(op)
@@ -421,8 +424,9 @@ class _FunctionLowering:
                 f"dimensions of an input (a size known only after running the model)")
         if not names and not run:
             return
-        order = [*sorted(names), *sorted(run)]
-        self.run_symbols = sorted(run)
+        order = [*sorted(names), *run]
+        self.run_symbols = list(run)
+        self.run_bounds = ["" if bound is None else str(bound) for _, bound in run.values()]
         self.dims_position = len(self.block.args)
         dims = self.block.insert_arg(MemRefType(i64, [len(order)]), self.dims_position)
         dims.name_hint = "dims"
@@ -455,6 +459,8 @@ class _FunctionLowering:
             if self.run_symbols:
                 new.attributes[RUN_SYMBOLS_ATTR] = ArrayAttr(
                     [StringAttr(s) for s in self.run_symbols])
+                new.attributes[RUN_BOUNDS_ATTR] = ArrayAttr(
+                    [StringAttr(b) for b in self.run_bounds])
             if f.arg_attrs is not None:
                 new.arg_attrs = ArrayAttr([*new.arg_attrs, DictionaryAttr({})])
         return new
@@ -503,6 +509,8 @@ class _FunctionLowering:
             if isinstance(op, graph.CheckOp) or fused is not None:
                 ins.append(self.status_record())
             outs = [self.buffers[r] for r in op.results]
+            cells = [self.hoist(memref.AllocOp([], [], COUNT_TYPE)) for _ in defined_sizes(op)]
+            outs += cells  # where the kernel writes the sizes it defines
             # Input types are part of the key: tables and scratch vary the kernel's form.
             name = self.mod.kernel(
                 op.name, (_kernel_key(op), tuple(v.type for v in ins)), build, op,
@@ -531,10 +539,43 @@ class _FunctionLowering:
                     IntegerAttr(len(ins) - 1, i64)])
                 self.sites.append(check.site())
             self.emit(call)
+            for name, cell in zip(defined_sizes(op), cells):
+                self.define_size(op, name, self.emit(memref.LoadOp.get(cell, [
+                    self.emit(arith.ConstantOp(IntegerAttr(0, IndexType())))])), cell)
             if isinstance(op, graph.CheckOp) and self.block is not self.top:
                 site = call.attributes[CHECK_SITE_ATTR]
                 assert isinstance(site, IntegerAttr)
                 guard_rest(self, site.value.data + 1)
+
+    def define_size(self, op: Operation, name: str, count: SSAValue,
+                    cell: SSAValue | None = None) -> None:
+        """The run symbol `name` is now `count` (i64), which `op` computed: checked against
+        the capacity its buffers have (the symbol's value so far, from `dims`: a count
+        beyond it stops the run, whose caller runs again with room), written back into
+        `dims` for the caller, and the value every later kernel gets."""
+        index = self.emit(arith.ConstantOp(IntegerAttr(0, IndexType())))
+        if cell is None:
+            cell = self.hoist(memref.AllocOp([], [], COUNT_TYPE))
+            self.emit(memref.StoreOp.get(count, cell, [index]))
+        block = Block(arg_types=[COUNT_TYPE, STATUS_TYPE, IndexType()])
+        check = self.mod.kernel_from("graph.check_capacity", ("capacity",), _capacity_check,
+                                     block)
+        call = func.CallOp(check, [cell, self.status_record(), self.symbols[name]], [])
+        call.location = op.location
+        call.attributes[CHECK_SITE_ATTR] = IntegerAttr(len(self.sites), i64)
+        call.attributes[CHECK_OPERANDS_ATTR] = ArrayAttr([IntegerAttr(0, i64),
+                                                          IntegerAttr(1, i64)])
+        self.sites.append({"kind": "capacity", "node": onnx_node_of(op) or "",
+                           "op_type": op.name, "operand": name})
+        self.emit(call)
+        position = self.emit(arith.ConstantOp(IntegerAttr(self.symbol_order.index(name),
+                                                          IndexType())))
+        self.emit(memref.StoreOp.get(count, self.dims, [position]))
+        value = self.emit(arith.IndexCastOp(count, IndexType()))
+        value.name_hint = name
+        self.symbols[name] = value
+        assert self.sizes is not None
+        self.sizes.rebind(name, value)
 
     def allocation(self, value: SSAValue) -> memref.AllocOp:
         """The buffer of a kernel's result: static, or flat with a run-time element count

@@ -48,6 +48,7 @@ from onnxc.lowering.entry_abi import (
     INPUT_NAMES_ATTR,
     INTERMEDIATE_BYTES_ATTR,
     OUTPUT_NAMES_ATTR,
+    RUN_BOUNDS_ATTR,
     RUN_SYMBOLS_ATTR,
     STATUS_OFFSET_ATTR,
     SYMBOLS_ATTR,
@@ -520,7 +521,8 @@ def symbolic_signature(entry) -> SymbolicSignature | None:
     if not symbols:
         return None
     return SymbolicSignature(tuple(symbols), tuple(string_list(entry, DYNAMIC_ARENA_ATTR)),
-                             tuple(string_list(entry, RUN_SYMBOLS_ATTR)))
+                             tuple(string_list(entry, RUN_SYMBOLS_ATTR)),
+                             run_bounds=tuple(string_list(entry, RUN_BOUNDS_ATTR)))
 
 
 def _int_attr(entry, name: str) -> int:

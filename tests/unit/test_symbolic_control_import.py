@@ -23,7 +23,7 @@ from xdsl.dialects.func import FuncOp
 
 import onnxc
 from onnxc.dialects import graph
-from onnxc.dialects.symbolic_dims import SymDim
+from onnxc.dialects.symbolic_dims import SymDim, sym_max
 from onnxc.errors import UnsupportedOpError
 from onnxc.frontend import import_onnx
 from onnxc.passes.constant_folding import FoldConstantOpsPass
@@ -260,20 +260,14 @@ def shorter(m: onnx.ModelProto) -> onnx.ModelProto:
     return m
 
 
-def test_a_trip_count_that_may_be_negative_is_counted_at_run_time():
-    """seq - 2 is negative for seq = 1, where ONNX runs the loop no times: without scan
-    outputs the loop just has no known iteration count (its trip count is run-time data)."""
-    f = main(shorter(counted_rnn()))
-    loop = only(f, graph.LoopOp)
-    assert loop.iteration_count() is None
-    assert loop.max_trips.owner.dims() == [SEQ - 2]
-
-
-def test_stacking_a_trip_count_that_may_be_negative_is_refused():
-    """... but stacking its iterations would need a size no polynomial gives."""
-    with pytest.raises(UnsupportedOpError, match=r"trip count seq-2 may be negative") as info:
-        import_onnx(shorter(counted_rnn(collect=True)))
-    assert info.value.op_type == "Loop"
+def test_a_trip_count_that_may_be_negative_is_clamped_at_zero():
+    """seq - 2 is negative for seq = 1, where ONNX runs the loop no times: the loop runs
+    max(seq - 2, 0) times, and stacks that many rows (test_compiled_matches_onnxruntime
+    runs both at seq = 1 and longer)."""
+    for collect in (False, True):
+        loop = only(main(shorter(counted_rnn(collect))), graph.LoopOp)
+        assert loop.iteration_count() == sym_max(SEQ - 2, 0)
+    assert graph.shape_of(loop.results[-1])[0] == sym_max(SEQ - 2, 0)
 
 
 def test_shape_data_at_run_time_is_a_symbolic_constant():
@@ -302,6 +296,11 @@ def test_evaluator_matches_reference(build):
 ], ids=["countedrnn", "collect", "scan", "scan-reversed", "if", "shorter"])
 def test_compiled_matches_onnxruntime(build, tmp_path):
     check_compiled(build(), tmp_path)
+
+
+def test_stacking_a_trip_count_that_may_be_negative(tmp_path):
+    """max(seq - 2, 0) rows (onnxruntime cannot stack an empty list, so no seq below 3)."""
+    check_compiled(shorter(counted_rnn(collect=True)), tmp_path, sizes=(3, 4, 9))
 
 
 def test_symbolic_constant_compiles_to_the_sizes_of_each_run(tmp_path):

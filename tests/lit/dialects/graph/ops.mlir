@@ -624,3 +624,14 @@ func.func @control_flow(%c: tensor<i1>, %n: tensor<i64>, %x: tensor<3xf32>) -> (
 // CHECK-NEXT:    } {iterations = 2 : i64} : (tensor<i64>, tensor<i1>, tensor<3xf32>) -> (tensor<3xf32>, tensor<2x3xf32>)
 // CHECK-NEXT:    func.return %y, %v, %vs : tensor<3xf32>, tensor<3xf32>, tensor<2x3xf32>
 // CHECK-NEXT:  }
+
+// -----
+
+// An op whose result size is data (graph_dynamic): it names the run symbol it defines.
+func.func @dynamic(%x: tensor<?x4xf32, #graph.dims<["a"]>>) -> tensor<2x?xi64, #graph.dims<["n"]>> {
+  %nz = graph.nonzero(%x) {defines = ["n"]} : (tensor<?x4xf32, #graph.dims<["a"]>>) -> tensor<2x?xi64, #graph.dims<["n"]>>
+  func.return %nz : tensor<2x?xi64, #graph.dims<["n"]>>
+}
+
+// CHECK-LABEL: func.func @dynamic(
+// CHECK-NEXT:    %nz = graph.nonzero(%x) {defines = ["n"]} : (tensor<?x4xf32, #graph.dims<["a"]>>) -> tensor<2x?xi64, #graph.dims<["n"]>>
