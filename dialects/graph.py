@@ -46,7 +46,14 @@ from onnxc.dialects.graph_fused import (
     WeightedSumOp,
 )
 from onnxc.dialects.graph_fused_elementwise import FusedElementwiseOp
-from onnxc.dialects.graph_dynamic import DYNAMIC_OPS, DefinesSizes, NonZeroOp, defined_sizes
+from onnxc.dialects.graph_dynamic import (
+    DYNAMIC_OPS,
+    BindSizesOp,
+    DefinesSizes,
+    NonMaxSuppressionOp,
+    NonZeroOp,
+    defined_sizes,
+)
 from onnxc.dialects.graph_index import (
     ArgMaxOp,
     ArgMinOp,
@@ -244,6 +251,7 @@ __all__ = [
     "BitShiftOp",
     "BitwiseAndOp",
     "BitwiseNotOp",
+    "BindSizesOp",
     "BitwiseOrOp",
     "BitwiseXorOp",
     "CastOp",
@@ -340,6 +348,7 @@ __all__ = [
     "SinOp",
     "SinhOp",
     "DefinesSizes",
+    "NonMaxSuppressionOp",
     "NonZeroOp",
     "SizesAttr",
     "defined_sizes",

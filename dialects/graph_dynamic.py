@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from xdsl.dialects.builtin import ArrayAttr, IntegerType, StringAttr, TensorType
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, IntegerType, StringAttr, TensorType
 from xdsl.ir import Operation
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def
+from xdsl.traits import MemoryWriteEffect
 from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects.graph_base import GraphOp, shape_of
@@ -88,6 +89,73 @@ class NonZeroOp(DefinesSizes):
         return {count: num_elements(shape_of(self.input))}
 
 
-DYNAMIC_OPS = [NonZeroOp]
+@irdl_op_definition
+class NonMaxSuppressionOp(DefinesSizes):
+    """ONNX NonMaxSuppression: per batch and class, the boxes kept greedily in score order
+    (ties to the lower index; a box is dropped when its IoU with a kept one is above
+    `iou_threshold`), at most `max_output` per class, as [count, 3] rows (batch, class,
+    box). `max_output` (i64) and the thresholds (f32) are one-element tensors; without a
+    score threshold (`score_filter` 0) no box is filtered by score. `count` is at most
+    batches * classes * boxes."""
 
-__all__ = ["DYNAMIC_OPS", "DefinesSizes", "NonZeroOp", "defined_sizes"]
+    name = "graph.non_max_suppression"
+    boxes = operand_def(TensorType)
+    scores = operand_def(TensorType)
+    max_output = operand_def(TensorType)
+    iou_threshold = operand_def(TensorType)
+    score_threshold = operand_def(TensorType)
+    output = result_def(TensorType)
+    center_point_box = prop_def(IntegerAttr)
+    score_filter = prop_def(IntegerAttr)
+
+    def verify_element_types(self) -> None:
+        if self.boxes.type.get_element_type() != self.scores.type.get_element_type():
+            raise VerifyException(f"{self.name}: boxes and scores differ in element type")
+        _require_i64(self, self.output)
+
+    def infer_shapes(self):
+        boxes, scores = shape_of(self.boxes), shape_of(self.scores)
+        if len(boxes) != 3 or boxes[2] != 4 or len(scores) != 3:
+            raise ValueError("boxes must be [batches, boxes, 4] and scores "
+                             "[batches, classes, boxes]")
+        if len(self.defines.data) != 1:
+            raise ValueError("defines one count")
+        return [(*self.defined(), 3)]
+
+    def defined_sizes(self) -> dict[str, Dim | None]:
+        (count,) = _names(self.defines)
+        batches, boxes, _ = shape_of(self.boxes)
+        return {count: batches * shape_of(self.scores)[1] * boxes}
+
+
+@irdl_op_definition
+class BindSizesOp(DefinesSizes):
+    """The elements of a small integer tensor computed in the run, as sizes: the shape an
+    Expand or a Resize gets from data (`defines[i]` is element i, which a check before it
+    found >= 0). No result: the sizes are what later types name. Not Pure, so that nothing
+    removes it while types use its sizes (a write effect: xDSL merges GraphOp's Pure into
+    every subclass's traits, and a write outweighs it)."""
+
+    name = "graph.bind_sizes"
+    values = operand_def(TensorType)
+    traits = traits_def(MemoryWriteEffect())
+    assembly_format = "`(` operands `)` attr-dict `:` type(operands)"
+
+    def infer_shapes(self):
+        el = self.values.type.get_element_type()
+        if not isinstance(el, IntegerType) or el.width.data == 1:
+            raise ValueError("the sizes must be integers")
+        count = shape_of(self.values)
+        if not all(isinstance(d, int) for d in count) or num_elements(count) != len(
+                self.defines.data):
+            raise ValueError("defines one size per element of a tensor of static size")
+        return []
+
+    def defined_sizes(self) -> dict[str, Dim | None]:
+        return dict.fromkeys(_names(self.defines))
+
+
+DYNAMIC_OPS = [NonZeroOp, NonMaxSuppressionOp, BindSizesOp]
+
+__all__ = ["DYNAMIC_OPS", "BindSizesOp", "DefinesSizes", "NonMaxSuppressionOp", "NonZeroOp",
+           "defined_sizes"]

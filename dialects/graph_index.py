@@ -13,8 +13,10 @@ from xdsl.dialects.builtin import IntegerAttr, IntegerType, TensorType
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from onnxc.dialects.graph_base import GraphOp, int_of, shape_of
+from onnxc.dialects.graph_base import GraphOp, SizesAttr, int_of, shape_of
 from onnxc.dialects.graph_reduce import reduce_shape
+from onnxc.dialects.size_facts import require_at_least
+from onnxc.dialects.symbolic_dims import Dim
 
 
 def _require_i64(op: GraphOp, value) -> None:
@@ -68,8 +70,13 @@ class TopKOp(GraphOp):
     values = result_def(TensorType)
     indices = result_def(TensorType)
     axis = prop_def(IntegerAttr)
-    k = prop_def(IntegerAttr)
+    k = prop_def(IntegerAttr | SizesAttr)
+    """a number, or a size (`#graph.sizes<["min(1000, n)"]>`: from shape data or the run)"""
     largest = prop_def(IntegerAttr)
+
+    def count(self) -> Dim:
+        """k as a size."""
+        return int_of(self.k) if isinstance(self.k, IntegerAttr) else self.k.values()[0]
 
     def verify_element_types(self) -> None:
         if self.values.type.get_element_type() != self.input.type.get_element_type():
@@ -78,9 +85,10 @@ class TopKOp(GraphOp):
 
     def infer_shapes(self):
         x = list(shape_of(self.input))
-        axis, k = int_of(self.axis), int_of(self.k)
-        if not 0 <= k <= x[axis]:
-            raise ValueError(f"k={k} outside [0, {x[axis]}]")
+        axis, k = int_of(self.axis), self.count()
+        if isinstance(k, int) and k < 0:
+            raise ValueError(f"k={k} is negative")
+        require_at_least(x[axis], k, f"k={k} outside [0, {x[axis]}]")
         x[axis] = k
         return [tuple(x), tuple(x)]
 

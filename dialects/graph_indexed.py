@@ -25,8 +25,16 @@ from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, prop_def
 from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects.graph_base import GraphOp, int_of, ints_of, shape_of
+from onnxc.dialects.graph_base import (
+    GraphOp,
+    SizesAttr,
+    dims_of_attr,
+    int_of,
+    ints_of,
+    shape_of,
+)
 from onnxc.dialects.graph_resize import ResizeOp
+from onnxc.dialects.symbolic_dims import Dim
 
 REDUCTIONS = ("none", "add", "mul", "max", "min")
 
@@ -123,16 +131,20 @@ class ScatterNDOp(_IndexedOp):
 
 @irdl_op_definition
 class TileOp(GraphOp):
-    """`input` repeated `repeats[d]` times along each dimension d."""
+    """`input` repeated `repeats[d]` times along each dimension d (sizes too, `#graph.sizes`:
+    counts from shape data or computed in the run)."""
 
     name = "graph.tile"
     input = operand_def(TensorType)
     output = result_def(TensorType)
-    repeats = prop_def(DenseArrayBase)
+    repeats = prop_def(DenseArrayBase | SizesAttr)
+
+    def repeat_counts(self) -> tuple[Dim, ...]:
+        return dims_of_attr(self.repeats)
 
     def infer_shapes(self):
-        x, r = shape_of(self.input), ints_of(self.repeats)
-        if len(r) != len(x) or min(r, default=0) < 0:
+        x, r = shape_of(self.input), self.repeat_counts()
+        if len(r) != len(x) or min((k for k in r if isinstance(k, int)), default=0) < 0:
             raise ValueError(f"repeats {list(r)} do not fit rank {len(x)}")
         return [tuple(d * k for d, k in zip(x, r))]
 

@@ -234,19 +234,23 @@ class GatherOp(GraphOp):
 
 @irdl_op_definition
 class PadOp(GraphOp):
-    """Pad with `pads` ([begin..., end...]); mode is constant, reflect, edge or wrap."""
+    """Pad with `pads` ([begin..., end...]; sizes computed in the run too, `#graph.sizes`);
+    mode is constant, reflect, edge or wrap."""
 
     name = "graph.pad"
     input = operand_def(TensorType)
     output = result_def(TensorType)
-    pads = prop_def(DenseArrayBase)
+    pads = prop_def(DenseArrayBase | SizesAttr)
     mode = prop_def(StringAttr)
     value = prop_def(FloatAttr)
+
+    def pad_sizes(self) -> tuple[Dim, ...]:
+        return dims_of_attr(self.pads)
 
     def infer_shapes(self):
         if self.mode.data not in ("constant", "reflect", "edge", "wrap"):
             raise ValueError(f"unknown pad mode '{self.mode.data}'")
-        return [shapes.pad_shape(shape_of(self.input), ints_of(self.pads))]
+        return [shapes.pad_shape(shape_of(self.input), self.pad_sizes())]
 
 
 @irdl_op_definition

@@ -101,11 +101,13 @@ def _prove(d: Dim, ranges: dict[str, Interval], depth: int) -> bool:
     if fn is None:
         return False
     if fn.fn in ("min", "max"):
-        if _monotone(d, fn, ranges) == (1 if fn.fn == "max" else -1):
+        if _monotone(d, fn, ranges) == (1 if fn.fn == "max" else -1) and any(
+                _prove(substitute(d, fn, arg), ranges, depth - 1) for arg in fn.args):
             # d grows with a max (shrinks with a min): each argument bounds it from below
             # at every size, so one bound that is >= 0 proves it
-            return any(_prove(substitute(d, fn, arg), ranges, depth - 1) for arg in fn.args)
-        # the atom is one of its arguments, whichever it is: every case must hold
+            return True
+        # the atom is one of its arguments, whichever it is: every case must hold (each
+        # narrowing the ranges: max(3, H) + min(-3, -H) is 0 in both)
         return all(_prove_case(d, fn, arg, ranges, depth) for arg in fn.args)
     numerator, divisor = fn.args
     if not isinstance(divisor, int) or _degree(d, fn) > 1:

@@ -25,14 +25,26 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 from onnx import numpy_helper
-from xdsl.dialects.builtin import TensorType, i32, i64
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    i32,
+    i64,
+)
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects.dense_data import element_dtype, from_numpy
 from onnxc.dialects.graph import (
+    BindSizesOp,
     CastOp,
+    CheckIndicesOp,
     ConstantOp,
+    GatherOp,
     SymbolicConstantOp,
     is_symbolic,
     shape_of,
@@ -263,6 +275,44 @@ class NodeContext:
                 f"initializer, a Constant node or a computation on them"
             )
         return array
+
+    def sizes(self, i: int, what: str) -> list[Dim]:
+        """The values of input `i`, a shape or a count: ints and SymDims when they are known
+        at import (constants, shape data), else the sizes the run computes, bound to fresh
+        run symbols (graph.bind_sizes, after a check that each is >= 0). Elements known to
+        be constants (a Concat of constants and run-time values) stay ints."""
+        from onnxc.frontend.onnx_symbolic import terms_of
+
+        tensor = self.tensor(i)
+        if tensor.array is not None:
+            return dims_of(tensor.array)
+        shape = tensor.shape
+        if not all(isinstance(d, int) for d in shape) or len(shape) > 1 \
+                or not isinstance(tensor.element_type, IntegerType):
+            self.constant(i, what)  # raises, naming the value
+        count = int(np.prod(shape))
+        terms = terms_of(tensor) or [None] * count
+        computed = [k for k, t in enumerate(terms) if t is None or t.root is not None]
+        sizes: list[Dim] = [t.offset if t is not None else 0 for t in terms]
+        if not computed:
+            return sizes
+        values = self.operand(i)
+        if len(computed) < count:
+            picked = np.array(computed, np.int64)
+            values = self.emit1(GatherOp(
+                operands=[values, self.materialize(Tensor.of_array(picked))],
+                result_types=[TensorType(tensor.element_type, [len(computed)])],
+                properties={"axis": IntegerAttr(0, i64)}))
+        names = [self.run_symbol(f"{what}{k}") for k in computed]
+        self.emit(CheckIndicesOp(operands=[values], properties={
+            "bounds": DenseArrayBase.from_list(i64, [2**63 - 1]),
+            "negative": IntegerAttr(0, i64), "node": StringAttr(self.label),
+            "op_type": StringAttr(self.op_type), "operand": StringAttr(what)}))
+        self.emit(BindSizesOp(operands=[values], properties={
+            "defines": ArrayAttr([StringAttr(n) for n in names])}))
+        for k, name in zip(computed, names):
+            sizes[k] = SymDim.symbol(name)
+        return sizes
 
     def optional_constant(self, i: int, what: str) -> np.ndarray | None:
         return self.constant(i, what) if self.has_input(i) else None

@@ -176,8 +176,10 @@ def _slice(w: OnnxWriter, op: graph.SliceOp) -> None:
 def _pad(w: OnnxWriter, op: graph.PadOp) -> None:
     value = [w.scalar(float_of(op.value), op.input, "pad_value")] \
         if op.mode.data == "constant" else []
-    w.emit(op, "Pad", [w.name(op.input), w.ints(ints_of(op.pads), "pads"), *value],
-           mode=op.mode.data)
+    pads = static_ints(op.pads)
+    if pads is None:
+        raise unsupported(op, "pads computed in the run are no ONNX constants")
+    w.emit(op, "Pad", [w.name(op.input), w.ints(pads, "pads"), *value], mode=op.mode.data)
 
 
 def _reduce(op_type: str) -> Emitter:
@@ -193,7 +195,10 @@ def _reduce(op_type: str) -> Emitter:
 
 
 def _top_k(w: OnnxWriter, op: graph.TopKOp) -> None:
-    w.emit(op, "TopK", [w.name(op.input), w.ints([int_of(op.k)], "k")], axis=int_of(op.axis),
+    k = op.count()
+    if not isinstance(k, int):
+        raise unsupported(op, f"k = {k} is a size, no ONNX constant")
+    w.emit(op, "TopK", [w.name(op.input), w.ints([k], "k")], axis=int_of(op.axis),
            largest=int_of(op.largest), sorted=1)
 
 

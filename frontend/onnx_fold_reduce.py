@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from onnxc.dialects.symbolic_dims import sym_max, sym_min
 from onnxc.frontend.onnx_context import NodeContext
 from onnxc.frontend.onnx_ops_math import reduction_axes
 
@@ -19,6 +20,11 @@ from onnxc.frontend.onnx_ops_math import reduction_axes
 def _integer_data(ctx: NodeContext) -> np.ndarray | None:
     data = ctx.known(0)  # shape data with symbolic sizes ("O") too: ReduceProd of a Shape
     return data if data is not None and data.dtype.kind in "iuO" else None
+
+
+_SIZE_ORDER = {np.min: np.frompyfunc(lambda a, b: sym_min(a, b), 2, 1),
+               np.max: np.frompyfunc(lambda a, b: sym_max(a, b), 2, 1)}
+"""ReduceMin/Max of shape data with symbolic sizes (torchvision's min(k, boxes) for TopK)."""
 
 
 def _reduce(fn: Callable[..., np.ndarray], axes_input_since: int = 18):
@@ -32,6 +38,11 @@ def _reduce(fn: Callable[..., np.ndarray], axes_input_since: int = 18):
         if data.size == 0:
             return None  # identity values: left to the converter
         keepdims = bool(ctx.attr("keepdims", 1))
+        if data.dtype == object and fn in _SIZE_ORDER:  # min/max of sizes: expressions
+            ufunc = _SIZE_ORDER[fn]
+            for axis in sorted(axes, reverse=True):
+                data = ufunc.reduce(data, axis=axis, keepdims=keepdims)
+            return [np.asarray(data, dtype=object)]
         return [np.asarray(fn(data, axis=tuple(axes), keepdims=keepdims)).astype(data.dtype)]
 
     return fold

@@ -21,8 +21,8 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph, graph_indexed, graph_resize
 from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects.dense_data import element_dtype, from_numpy
-from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, floordiv, is_static
+from onnxc.dialects.graph_base import sizes_attr
+from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, floordiv
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
 from onnxc.frontend.onnx_ops_math import Converter
@@ -121,8 +121,13 @@ def _resize_geometry(ctx: NodeContext) -> tuple[tuple[int, ...], list[float], li
         scales_array = ctx.optional_constant(2, "scales")
         scales = (None if scales_array is None or scales_array.size == 0
                   else [float(s) for s in scales_array.reshape(-1)])
-        sizes_array = ctx.optional_constant(3, "sizes")
-        sizes = None if sizes_array is None or sizes_array.size == 0 else dims_of(sizes_array)
+        sizes = None  # known at import, or computed in the run (run symbols)
+        if ctx.has_input(3) and ctx.tensor(3).shape != (0,):
+            if ctx.attr("antialias", 0) or ctx.attr("coordinate_transformation_mode", "") \
+                    == "tf_crop_and_resize":  # taps built at compile time (resize_taps.py)
+                sizes = dims_of(ctx.constant(3, "sizes"))
+            else:
+                sizes = ctx.sizes(3, "sizes")
         if (scales is None) == (sizes is None):
             raise ctx.invalid("exactly one of scales and sizes must be given")
     axes = ctx.ints("axes") if ctx.opset >= 18 else None
@@ -279,38 +284,16 @@ def convert_tensor_scatter(ctx: NodeContext) -> list[Result]:
 # ---------------------------------------------------------------------- static data movement
 
 
-def _tile_as_expand(ctx: NodeContext, repeats: list) -> SSAValue:
-    """Tile with symbolic repeats, each on a dimension of size 1: broadcasting (x times
-    ones of the result shape, as Expand)."""
-    x = ctx.shape(0)
-    if any(isinstance(r, SymDim) and d != 1 for d, r in zip(x, repeats)):
-        raise SymbolicDimError(f"Tile repeats [{', '.join(map(str, repeats))}] repeat a "
-                               f"dimension of size other than 1 a symbolic number of times")
-    if any(not isinstance(r, SymDim) and r != 1 and d != 1 for d, r in zip(x, repeats)):
-        raise SymbolicDimError(f"Tile repeats [{', '.join(map(str, repeats))}] mix "
-                               f"symbolic repeats with static ones")
-    out = tuple(d * r for d, r in zip(x, repeats))
-    el = ctx.element_type(0)
-    if el == types.element_type(types.TP.BOOL):
-        raise ctx.unsupported("Tile of a bool tensor by symbolic repeats")
-    one = np.ones((1,), dtype=element_dtype(el))
-    ones = ctx.emit1(graph.ConstantOfShapeOp(properties={"value": from_numpy(one)},
-                                             result_types=[typed(ctx, out)]))
-    return ctx.emit1(graph.MulOp(operands=[ctx.operand(0), ones],
-                                 result_types=[typed(ctx, out)]))
-
-
 def convert_tile(ctx: NodeContext) -> list[Result]:
-    repeats = dims_of(ctx.constant(1, "repeats"))
+    """Repeats from shape data are sizes, computed ones run symbols (NodeContext.sizes)."""
+    repeats = ctx.sizes(1, "repeats")
     x = ctx.shape(0)
     if len(repeats) != len(x) or min((r for r in repeats if isinstance(r, int)),
                                      default=0) < 0:
         raise ctx.invalid(f"repeats {repeats} do not fit rank {len(x)}")
-    if not is_static(repeats):
-        return [_tile_as_expand(ctx, repeats)]
     out = tuple(d * r for d, r in zip(x, repeats))
     op = graph_indexed.TileOp(operands=[ctx.operand(0)], result_types=[typed(ctx, out)],
-                              properties={"repeats": types.i64_array(repeats)})
+                              properties={"repeats": sizes_attr(repeats)})
     return [ctx.emit1(op)]
 
 

@@ -20,7 +20,10 @@ from xdsl.ir import Attribute, SSAValue
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.dense_data import element_dtype
+from onnxc.dialects.graph_base import SizesAttr
 from onnxc.dialects.graph_reduce import reduce_shape
+from onnxc.dialects.size_facts import require_at_least
+from onnxc.dialects.symbolic_dims import Dim
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
 from onnxc.frontend.onnx_ops_math import (
@@ -163,22 +166,27 @@ def convert_top_k(ctx: NodeContext) -> list[Result]:
     """Values and indices are always sorted (also valid for sorted=0)."""
     el = check_element(ctx, 0, allow_unsigned=True)
     if ctx.opset < 10:
-        k = ctx.attr("k")
+        k: Dim = ctx.attr("k")
     else:
-        array = ctx.constant(1, "k")
-        if array.size != 1:
-            raise ctx.invalid(f"k must hold one value, got shape {array.shape}")
-        k = int(array.reshape(-1)[0])
+        if int(np.prod(ctx.shape(1))) != 1:
+            raise ctx.invalid(f"k must hold one value, got shape {list(ctx.shape(1))}")
+        (k,) = ctx.sizes(1, "k")  # a size of shape data, or computed in the run
     axis = normalized_axis(ctx, ctx.attr("axis", -1), ctx.rank(0))
-    if not 0 <= k <= ctx.shape(0)[axis]:
-        raise ctx.invalid(f"k={k} outside [0, {ctx.shape(0)[axis]}]")
+    n = ctx.shape(0)[axis]
+    if isinstance(k, int) and k < 0:
+        raise ctx.invalid(f"k={k} is negative")
+    try:
+        require_at_least(n, k, f"k={k} outside [0, {n}]")  # a guard where sizes leave it open
+    except ValueError as err:
+        raise ctx.invalid(str(err)) from err
     largest = int(ctx.attr("largest", 1)) if ctx.opset >= 11 else 1
     out = list(ctx.shape(0))
     out[axis] = k
     op = graph.TopKOp(
         operands=[ctx.operand(0)],
         result_types=[types.tensor_type(tuple(out), el), types.tensor_type(tuple(out), i64)],
-        properties={"axis": types.i64_attr(axis), "k": types.i64_attr(k),
+        properties={"axis": types.i64_attr(axis),
+                    "k": types.i64_attr(k) if isinstance(k, int) else SizesAttr([k]),
                     "largest": types.i64_attr(largest)},
     )
     ctx.emit(op)

@@ -397,7 +397,11 @@ def convert_gather(ctx: NodeContext) -> list[Result]:
     if known is not None and known.size == 1 and isinstance(x[axis], SymDim) \
             and int(known.reshape(-1)[0]) < 0:
         return [_gather_from_end(ctx, axis, int(known.reshape(-1)[0]), indices.shape)]
-    if known is not None and known.size:
+    if known is not None and known.size and isinstance(x[axis], SymDim) and known.min() >= 0:
+        pass  # a symbolic axis: checked against its size in the run (insert_checks)
+    elif known is not None and known.size and isinstance(x[axis], SymDim):
+        known = None  # negative indices into a symbolic axis: wrapped in the run
+    elif known is not None and known.size:
         if known.min() < -x[axis] or known.max() >= x[axis]:
             raise ctx.invalid(f"indices out of range for dimension {x[axis]}")
         if known.min() < 0:
@@ -429,14 +433,14 @@ def _gather_from_end(ctx: NodeContext, axis: int, index: int, indices_shape) -> 
     return ctx.emit1(graph.ReshapeOp(operands=[value], result_types=[_with_shape(ctx, out)]))
 
 
-def _pads_and_value(ctx: NodeContext) -> tuple[list[int], float]:
+def _pads_and_value(ctx: NodeContext) -> tuple[list[Dim], float]:
     rank = ctx.rank(0)
     if ctx.opset < 11:
         pads = ctx.ints("pads" if ctx.opset >= 2 else "paddings")
         if pads is None:
             raise ctx.invalid("required attribute 'pads' is missing")
         return pads, float(ctx.attr("value", 0.0))
-    pads = _ints(ctx.constant(1, "pads"))
+    pads = ctx.sizes(1, "pads")  # computed in the run: sizes (>= 0)
     value_array = ctx.optional_constant(2, "constant_value")
     value = 0.0
     if value_array is not None and value_array.size:
@@ -463,7 +467,7 @@ def convert_pad(ctx: NodeContext) -> list[Result]:
         operands=[ctx.operand(0)],
         result_types=[out],
         properties={
-            "pads": types.i64_array(pads),
+            "pads": sizes_attr(pads),
             "mode": StringAttr(mode),
             "value": types.float_attr(value, ctx.element_type(0)),
         },

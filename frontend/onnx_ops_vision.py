@@ -16,12 +16,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from xdsl.dialects.builtin import StringAttr, f64
+from xdsl.dialects.builtin import ArrayAttr, StringAttr, f64
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph, graph_indexed
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.dense_data import element_dtype, from_numpy
+from onnxc.dialects.symbolic_dims import SymDim
 from onnxc.frontend import onnx_ops_nn
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
@@ -383,9 +384,45 @@ def convert_deform_conv(ctx: NodeContext) -> list[Result]:
     return [y]
 
 
+def convert_non_max_suppression(ctx: NodeContext) -> list[Result]:
+    """The kept boxes' count is a size the run defines (graph_dynamic.py); the optional
+    scalar inputs become one-element tensors (max_output 0 and IoU 0 when absent, as ONNX
+    says; no score filter without a threshold)."""
+    boxes, scores = ctx.shape(0), ctx.shape(1)
+    if len(boxes) != 3 or len(scores) != 3:
+        raise ctx.invalid(f"boxes {list(boxes)} and scores {list(scores)} must be rank 3")
+    if not types.is_float(ctx.element_type(0)) or ctx.element_type(1) != ctx.element_type(0):
+        raise ctx.unsupported(f"boxes and scores of {ctx.element_type(0)} and "
+                              f"{ctx.element_type(1)}")
+    center = ctx.attr("center_point_box", 0)
+    if center not in (0, 1):
+        raise ctx.invalid(f"center_point_box {center} must be 0 or 1")
+    e = Emitter(ctx)
+
+    def one(i: int, default, dtype) -> SSAValue:
+        if ctx.has_input(i):
+            if int(np.prod(ctx.shape(i))) != 1:
+                raise ctx.invalid(f"input {i} must hold one value, not {list(ctx.shape(i))}")
+            return e.reshape(ctx.operand(i), (1,))
+        return ctx.materialize(Tensor.of_array(np.array([default], dtype)))
+
+    el = element_dtype(ctx.element_type(0))
+    count = ctx.run_symbol("selected")
+    op = graph.NonMaxSuppressionOp(
+        operands=[ctx.operand(0), ctx.operand(1), one(2, 0, np.int64), one(3, 0.0, el),
+                  one(4, 0.0, el)],
+        result_types=[types.tensor_type((SymDim.symbol(count), 3),
+                                        types.element_type(types.TP.INT64))],
+        properties={"defines": ArrayAttr([StringAttr(count)]),
+                    "center_point_box": types.i64_attr(center),
+                    "score_filter": types.i64_attr(int(ctx.has_input(4)))})
+    return [ctx.emit1(op)]
+
+
 # MaxPool is registered here too (this table is merged after onnx_ops_nn's): the Indices
 # output needs graph.max_pool_indices, everything else goes to onnx_ops_nn.convert_max_pool.
 CONVERTERS: dict[str, Converter] = {
+    "NonMaxSuppression": convert_non_max_suppression,
     "MaxPool": convert_max_pool,
     "MaxUnpool": convert_max_unpool,
     "DeformConv": convert_deform_conv,

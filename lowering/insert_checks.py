@@ -40,7 +40,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -232,6 +232,28 @@ def checks_for(op: Operation) -> list[Operation]:
     return checks
 
 
+def _insert_guards(block: Block, guards: list[graph.CheckSizesOp]) -> None:
+    """Each guard where its sizes are known: at the top for the input sizes the import
+    assumed things of, after the op defining the last run symbol it names otherwise."""
+    defined_by: dict[str, Operation] = {}
+    for op in block.ops:
+        names = set(graph.defined_sizes(op))
+        if isinstance(op, graph.LoopOp) and op.trip_symbol is not None:
+            names.add(op.trip_symbol.data)
+        defined_by.update(dict.fromkeys(names, op))
+    order = {op: i for i, op in enumerate(block.ops)}
+    first = block.first_op
+    assert first is not None
+    for guard in guards:
+        size = guard.parsed().size
+        producers = [defined_by[s] for s in (size.symbols() if isinstance(size, SymDim) else ())
+                     if s in defined_by]
+        if producers:
+            Rewriter.insert_op(guard, InsertPoint.after(max(producers, key=order.__getitem__)))
+        else:
+            Rewriter.insert_op(guard, InsertPoint.before(first))
+
+
 @dataclass(frozen=True)
 class InsertRuntimeChecksPass(ModulePass):
     """Put a run-time check before every op that indexes or divides by run-time data."""
@@ -244,8 +266,7 @@ class InsertRuntimeChecksPass(ModulePass):
                 continue
             guards = guard_checks(function)
             if guards and function.body.blocks and function.body.block.first_op is not None:
-                # before everything: the import assumed them of the input sizes
-                Rewriter.insert_op(guards, InsertPoint.before(function.body.block.first_op))
+                _insert_guards(function.body.block, guards)
                 del function.attributes[GUARDS_ATTR]
             for consumer in list(function.walk()):
                 if isinstance(consumer, graph.CheckOp):

@@ -13,19 +13,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, StringAttr, TensorType, i64
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, SSAValue
-from xdsl.rewriter import Rewriter
 
 from onnxc.dialects import graph, graph_shapes
-from onnxc.dialects.dense_data import element_dtype, from_numpy, to_numpy
-from onnxc.dialects.graph import float_of, int_of, ints_of, is_symbolic, shape_of
-from onnxc.dialects.graph_base import sizes_attr
+from onnxc.dialects.dense_data import element_dtype, to_numpy
+from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.dialects.layout import ConvertOp
-from onnxc.dialects.symbolic_dims import SymDim, evaluate_shape
+from onnxc.dialects.symbolic_dims import SymDim
 from onnxc.errors import InvalidInputError, UnsupportedOpError
 from onnxc.lowering.pass_verifier import origin_of
 from onnxc.passes import (
@@ -37,6 +36,12 @@ from onnxc.passes import (
     evaluator_tensor,
     fused_reference,
     quant_reference,
+)
+from onnxc.passes.evaluator_sizes import (
+    bind_run_sizes,
+    bind_symbols,
+    has_symbolic_types,
+    specialized,
 )
 from onnxc.passes.layout_fold import constant_value
 from onnxc.resource_limits import check_tensor, element_bytes
@@ -262,7 +267,7 @@ def _pad(op: graph.PadOp, args: list[np.ndarray]) -> list[np.ndarray]:
     """Positive pads grow the tensor, negative pads crop it (ONNX allows both)."""
     x = args[0]
     n = x.ndim
-    pads = ints_of(op.pads)
+    pads = op.pad_sizes()  # ints: specialized() gave sizes their values
     widths = [(max(pads[i], 0), max(pads[i + n], 0)) for i in range(n)]
     mode = op.mode.data
     if mode == "constant":
@@ -418,110 +423,8 @@ def input_names(func: FuncOp) -> list[str]:
     return [f"arg{i}" for i in range(len(func.body.block.args))]
 
 
-# ----------------------------------------------------------------------------- symbolic sizes
-
-
-def has_symbolic_types(module_or_func: ModuleOp | FuncOp) -> bool:
-    """Whether any value of the entry function has a type with symbolic dimensions."""
-    func = entry_function(module_or_func)
-    return any(isinstance(a.type, TensorType) and is_symbolic(a.type) for a in func.args) or any(
-        isinstance(r.type, TensorType) and is_symbolic(r.type)
-        for op in func.walk() for r in op.results)
-
-
-def _lone_symbol(d) -> str | None:
-    """`seq` for the dimension `seq` (one symbol, coefficient 1), else None."""
-    if isinstance(d, SymDim) and len(d.symbols()) == 1:
-        name = next(iter(d.symbols()))
-        if d == SymDim.symbol(name):
-            return name
-    return None
-
-
-def bind_symbols(func: FuncOp, arrays: Sequence[np.ndarray]) -> dict[str, int]:
-    """The size of every symbol of `func`'s argument types, read from the `arrays` fed to
-    them (a dimension that is one symbol binds it; every dimension must then agree)."""
-    values: dict[str, int] = {}
-    args = [(a, np.shape(x)) for a, x in zip(func.args, arrays)]
-    for arg, actual in args:
-        shape = shape_of(arg) if isinstance(arg.type, TensorType) else ()
-        for d, n in zip(shape, actual):
-            name = _lone_symbol(d)
-            if name is not None and values.setdefault(name, n) != n:
-                raise InvalidInputError(f"symbol '{name}' is {values[name]} and {n} in the "
-                                        f"shapes of the inputs")
-    for arg, actual in args:
-        if not isinstance(arg.type, TensorType):
-            continue
-        shape = shape_of(arg)
-        unbound = {s for d in shape if isinstance(d, SymDim) for s in d.symbols()} - set(values)
-        if unbound:
-            raise InvalidInputError(f"no input dimension gives the size of "
-                                    f"{', '.join(sorted(unbound))}")
-        if len(shape) != len(actual) or evaluate_shape(shape, values) != tuple(actual):
-            expected = ", ".join(map(str, shape))
-            raise InvalidInputError(f"input shape {tuple(actual)} does not fit ({expected})")
-    return values
-
-
-def specialized(module_or_func: ModuleOp | FuncOp, values: Mapping[str, int]):
-    """A copy of `module_or_func` whose symbolic types are the static types of the sizes
-    `values` gives the symbols: the evaluator runs it as any static module."""
-    copy = module_or_func.clone()
-
-    def concrete(t):
-        return graph.tensor_type(evaluate_shape(shape_of(t), values), t.get_element_type())
-
-    def known(t) -> bool:
-        """Whether `values` sizes every symbol of `t`: a loop's run-length count
-        (`graph.loop`'s trip_symbol) is only known once the loop has run, and the types
-        it sizes stay symbolic (the evaluator's arrays carry their real length)."""
-        return {s for d in shape_of(t) if isinstance(d, SymDim) for s in d.symbols()} <= set(values)
-
-    functions: list[FuncOp] = []
-    for op in list(copy.walk()):
-        if isinstance(op, graph.SymbolicConstantOp | graph.LoopOp | graph.CheckSizesOp):
-            _specialize_sizes(op, values)
-        for name, prop in list(op.properties.items()):
-            if isinstance(prop, graph.SizesAttr) and prop.symbols() <= set(values):
-                op.properties[name] = sizes_attr(evaluate_shape(prop.values(), values))
-        if isinstance(op, graph.SymbolicConstantOp):
-            continue
-        for region in op.regions:
-            for block in region.blocks:
-                for arg in list(block.args):
-                    if isinstance(arg.type, TensorType) and is_symbolic(arg.type) \
-                            and known(arg.type):
-                        Rewriter.replace_value_with_new_type(arg, concrete(arg.type))
-        for r in list(op.results):
-            if isinstance(r.type, TensorType) and is_symbolic(r.type) and known(r.type):
-                Rewriter.replace_value_with_new_type(r, concrete(r.type))
-        if isinstance(op, FuncOp) and not op.is_declaration:
-            functions.append(op)
-    for f in functions:  # once their returns read the concrete values
-        f.update_function_type()
-    return copy
-
-
-def _specialize_sizes(op: graph.SymbolicConstantOp | graph.LoopOp | graph.CheckSizesOp,
-                      values: Mapping[str, int]) -> None:
-    """Sizes an op names in its properties, for the symbol `values`: shape data becomes a
-    graph.constant, a symbolic iteration count a number (the walk goes on inside a loop),
-    a guard its value."""
-    if isinstance(op, graph.CheckSizesOp):
-        guard = op.parsed()
-        if isinstance(guard.size, SymDim) and guard.size.symbols() <= set(values):
-            op.properties["guard"] = StringAttr(
-                f"{guard.size.evaluate(values)} {guard.relation} 0")
-        return
-    if isinstance(op, graph.LoopOp):
-        if isinstance(count := op.iteration_count(), SymDim):
-            op.properties["iterations"] = IntegerAttr(count.evaluate(values), i64)
-        return
-    data = [d if isinstance(d, int) else d.evaluate(values) for d in op.dims()]
-    dtype = element_dtype(op.output.type.get_element_type())
-    Rewriter.replace_op(op, graph.ConstantOp(from_numpy(
-        np.asarray(data, dtype=dtype).reshape(shape_of(op.output)))))
+_RUN_SIZES: ContextVar[dict[str, int]] = ContextVar("evaluator_run_sizes")
+"""The sizes of the function `evaluate` runs: its input symbols', then its run symbols'."""
 
 
 def evaluate(
@@ -540,8 +443,10 @@ def evaluate(
         feeds = [feeds[n] for n in names]
     if len(feeds) != len(args):
         raise InvalidInputError(f"expected {len(args)} inputs, got {len(feeds)}")
+    sizes: dict[str, int] = {}
     if has_symbolic_types(func):
-        func = specialized(func, bind_symbols(func, [np.asarray(f) for f in feeds]))
+        sizes = bind_symbols(func, [np.asarray(f) for f in feeds])
+        func = specialized(func, sizes)
         args = func.body.block.args
     env: dict[SSAValue, np.ndarray] = {}
     for arg, value in zip(args, feeds):
@@ -549,7 +454,11 @@ def evaluate(
         if array.shape != shape_of(arg):
             raise InvalidInputError(f"input shape {array.shape} differs from {shape_of(arg)}")
         env[arg] = array.astype(dtype_of(arg), copy=False)
-    values = _run_block(func.body.block, env)
+    token = _RUN_SIZES.set(sizes)
+    try:
+        values = _run_block(func.body.block, env)
+    finally:
+        _RUN_SIZES.reset(token)
     if values is None:
         raise InvalidInputError(f"function @{func.sym_name.data} has no func.return")
     return values
@@ -564,6 +473,9 @@ def _run_block(block: Block, env: dict[SSAValue, np.ndarray]) -> list[np.ndarray
             return operands
         if isinstance(op, graph.IfOp | graph.LoopOp):
             values = evaluate_region_op(op, operands, env)
+        elif isinstance(op, graph.BindSizesOp):
+            values = []
+            bind_run_sizes(op, operands[0], _RUN_SIZES.get())
         else:
             values = evaluate_op(op, operands)
         for r, value in zip(op.results, values, strict=True):

@@ -53,7 +53,7 @@ def _arg(op: graph.ArgReduceOp, args: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def _top_k(op: graph.TopKOp, args: list[np.ndarray]) -> list[np.ndarray]:
-    x, axis, k = args[0], int_of(op.axis), int_of(op.k)
+    x, axis, k = args[0], int_of(op.axis), op.count()  # an int once specialized
     if int_of(op.largest):  # stable descending (no negation: it wraps unsigned integers)
         n = x.shape[axis]
         order = n - 1 - np.flip(np.argsort(np.flip(x, axis), axis=axis, kind="stable"), axis)

@@ -346,7 +346,7 @@ def _check_divisor(op: graph_checks.CheckDivisorOp, a: list[np.ndarray]) -> list
 
 
 def _check_sizes(op: graph_checks.CheckSizesOp, a: list[np.ndarray]) -> list[np.ndarray]:
-    """A guard of sizes that evaluator.specialized gave their values."""
+    """A guard of sizes that evaluator_sizes.specialized gave their values."""
     guard = op.parsed()
     if not isinstance(guard.size, int):
         raise UnsupportedOpError(op.name, None, None, "its guard needs the sizes of its "
@@ -360,8 +360,23 @@ def _nonzero(op, a: list[np.ndarray]) -> list[np.ndarray]:
     return [np.array(np.nonzero(a[0]), dtype=np.int64).reshape(a[0].ndim, -1)]
 
 
+def _non_max_suppression(op, a: list[np.ndarray]) -> list[np.ndarray]:
+    """onnx.reference's NonMaxSuppression, the definition onnxruntime follows."""
+    from onnx.reference.ops.op_non_max_suppression import NonMaxSuppression
+
+    boxes, scores, limit, iou, threshold = a
+    run = NonMaxSuppression._run  # the algorithm alone, without a graph
+    (selected,) = run(NonMaxSuppression.__new__(NonMaxSuppression), boxes, scores,
+                      limit.reshape(-1), iou.reshape(-1),
+                      threshold.reshape(-1) if int_of(op.score_filter) else None,
+                      center_point_box=int_of(op.center_point_box))
+    return [np.asarray(selected, np.int64).reshape(-1, 3)]
+
+
 EVALUATORS: dict[type[Operation], object] = {
     graph_dynamic.NonZeroOp: _nonzero,
+    graph_dynamic.NonMaxSuppressionOp: _non_max_suppression,
+    graph_dynamic.BindSizesOp: lambda op, a: [],  # evaluator._run_block binds the sizes
     graph_checks.CheckIndicesOp: _check_indices,
     graph_checks.CheckSizesOp: _check_sizes,
     graph_checks.CheckDivisorOp: _check_divisor,
@@ -369,7 +384,7 @@ EVALUATORS: dict[type[Operation], object] = {
     graph_indexed.GatherNDOp: _gather_nd,
     graph_indexed.ScatterElementsOp: _scatter_elements,
     graph_indexed.ScatterNDOp: _scatter_nd,
-    graph_indexed.TileOp: lambda op, a: [np.tile(a[0], ints_of(op.repeats))],
+    graph_indexed.TileOp: lambda op, a: [np.tile(a[0], op.repeat_counts())],
     graph_indexed.TensorScatterOp: _tensor_scatter,
     graph_indexed.ReverseSequenceOp: _reverse_sequence,
     graph_indexed.ConvTransposeOp: _conv_transpose,

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, ModuleOp, TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -198,6 +198,15 @@ class AssignLayoutPass(ModulePass):
                 _FunctionLayouts(f, self.everywhere).run()
 
 
+def _definer(v: SSAValue) -> Operation:
+    """The op that defines `v`, or the one owning the block whose argument it is."""
+    if isinstance(v, OpResult):
+        return v.op
+    parent = v.owner.parent_op()  # type: ignore[union-attr]
+    assert parent is not None
+    return parent
+
+
 class _FunctionLayouts:
     """The decisions for one function, made in one forward walk over its ops."""
 
@@ -230,9 +239,21 @@ class _FunctionLayouts:
                     self.as_layout(v, None, op) if layout_of(v.type) is not None else v
                     for v in op.operands
                 ]
+                if op.regions:
+                    self.plain_inside(op)
         for c in self.relaid_constants:
             if not c.results[0].uses:
                 Rewriter.erase_op(c)
+
+    def plain_inside(self, op: Operation) -> None:
+        """An If or a Loop body reads outer values in the plain layout: laid-out ones are
+        converted before the op (bodies are not laid out themselves)."""
+        for inner in op.walk():
+            if inner is op:
+                continue
+            for i, v in enumerate(inner.operands):
+                if layout_of(v.type) is not None and not op.is_ancestor(_definer(v)):
+                    inner.operands[i] = self.as_layout(v, None, op)
 
     def wants_nhwc(self, op: Operation) -> bool:
         if not can_run_nhwc(op):

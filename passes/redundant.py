@@ -34,6 +34,7 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
@@ -94,7 +95,7 @@ class DropZeroPad(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.PadOp, rewriter: PatternRewriter):
-        if all(p == 0 for p in ints_of(op.pads)) and op.output.type == op.input.type:
+        if all(p == 0 for p in op.pad_sizes()) and op.output.type == op.input.type:
             rewriter.replace(op, [], [op.input])
 
 
@@ -312,14 +313,14 @@ class DropOrphansPass(ModulePass):
     """Dead-code elimination of graph ops (constants included) whose results nobody uses.
 
     A single reverse sweep per block removes whole dead chains; function arguments are the
-    model's interface and stay."""
+    model's interface and stay, and so do ops with effects (graph.bind_sizes)."""
 
     name = "drop-orphans"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for block in [b for o in op.walk() for r in o.regions for b in r.blocks]:
             for inner in reversed(list(block.ops)):
-                if isinstance(inner, graph.GraphOp) and all(not r.uses for r in inner.results):
+                if isinstance(inner, graph.GraphOp) and is_trivially_dead(inner):
                     block.erase_op(inner)
                     STATISTICS.record(self.name, "EraseUnusedOp")
 

@@ -36,6 +36,7 @@ from xdsl.rewriter import InsertPoint
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
+from onnxc.dialects.graph_base import static_ints
 from onnxc.dialects.symbolic_dims import is_static
 from onnxc.passes.base import GraphPatternPass
 from onnxc.passes.constants import (
@@ -220,7 +221,9 @@ def _zero_spatial_pad(pad: graph.PadOp) -> tuple[int, ...] | None:
     the batch and channel dimensions alone, else None."""
     if pad.mode.data != "constant" or float_of(pad.value) != 0.0:
         return None
-    pads = ints_of(pad.pads)
+    pads = static_ints(pad.pads)
+    if pads is None:
+        return None
     rank = len(pads) // 2
     begin, end = pads[:rank], pads[rank:]
     if any(p < 0 for p in pads) or any(begin[:2]) or any(end[:2]):

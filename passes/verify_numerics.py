@@ -35,14 +35,12 @@ from onnxc.dialects.graph_fused_elementwise import FusedElementwiseOp, body_key
 from onnxc.dialects.symbolic_dims import evaluate_shape, is_static, symbols_of
 from onnxc.errors import InvalidInputError, OnnxcError
 from onnxc.passes.evaluator import (
-    bind_symbols,
     dtype_of,
     entry_function,
     evaluate_op,
     evaluate_region_op,
-    has_symbolic_types,
-    specialized,
 )
+from onnxc.passes.evaluator_sizes import bind_symbols, has_symbolic_types, specialized
 
 
 class NumericDriftError(OnnxcError):

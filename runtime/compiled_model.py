@@ -337,8 +337,9 @@ class CompiledModel:
             raise InvalidArgumentError(
                 f"out= cannot be used: outputs of this model have a length known only once "
                 f"it ran ({', '.join(signature.run_symbols)})")
+        capacity = dict(self._capacity)  # kept once a run succeeds with it
         while True:
-            plan = signature.plan(self._entry_inputs, self.outputs, arrays, self._capacity)
+            plan = signature.plan(self._entry_inputs, self.outputs, arrays, capacity)
             results = [np.empty(shape, dtype) for shape, dtype in plan.allocations]
             try:
                 counts = self._call_native(([*addresses, *map(_address, results)],),
@@ -347,9 +348,9 @@ class CompiledModel:
                 if signature.run_bounds[signature.run_symbols.index(short.symbol)]:
                     raise InvalidInputError(f"size '{short.symbol}' came out {short.needed}, "
                                             f"past its bound") from None
-                grown = max(short.needed, 2 * self._capacity.get(short.symbol, 0))
-                self._capacity[short.symbol] = grown
+                capacity[short.symbol] = max(short.needed, 2 * capacity.get(short.symbol, 0))
                 continue
+            self._capacity = capacity
             results = signature.cut(self.outputs, results, plan.dims, counts)
             return [results[i] for i in wanted]
 

@@ -21,6 +21,7 @@ from xdsl.ir import SSAValue
 from onnxc.dialects import graph, graph_shapes
 from onnxc.dialects.graph import float_of, int_of, ints_of, is_symbolic, shape_of
 from onnxc.dialects.layout import layout_of, parse_spec, physical_permutation
+from onnxc.dialects.symbolic_dims import Dim
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.checks import checked_index, guarded_nest, nest_bounds
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise
@@ -237,7 +238,7 @@ def gather_kernel(op: graph.GatherOp, kb: KernelBuilder, ins, outs):
 
 def pad_kernel(op: graph.PadOp, kb: KernelBuilder, ins, outs):
     in_shape, out_shape = shape_of(op.input), shape_of(op.output)
-    pads = ints_of(op.pads)
+    pads = op.pad_sizes()
     rank = len(in_shape)
     begin = pads[:rank]
     mode = op.mode.data
@@ -250,8 +251,9 @@ def pad_kernel(op: graph.PadOp, kb: KernelBuilder, ins, outs):
         map_elementwise(kb, [], outs[0], lambda kb, args: fill)
         if 0 in in_shape:
             return
-        bounds = [(max(0, b), min(o, b + i)) for b, o, i in zip(begin, out_shape, in_shape)]
-        if any(lo >= hi for lo, hi in bounds):
+        bounds = [(kb.imax(0, b), kb.imin(o, kb.iadd(b, i)))  # run-time where symbolic
+                  for b, o, i in zip(begin, out_shape, in_shape)]
+        if any(isinstance(lo, int) and isinstance(hi, int) and lo >= hi for lo, hi in bounds):
             return
 
         def interior(ivs: list[Index]) -> None:
@@ -264,30 +266,48 @@ def pad_kernel(op: graph.PadOp, kb: KernelBuilder, ins, outs):
         raise LoweringError(f"graph.pad: unknown mode '{mode}'")
     if 0 in in_shape:
         raise LoweringError(f"graph.pad: {mode} padding of an empty tensor")
-
     end = pads[rank:]
 
-    def source(iv: Index, b: int, e: int, size: int) -> Index:
+    def remainder(a: Index, m: Index) -> Index:  # a >= 0, m >= 1
+        if isinstance(a, int) and isinstance(m, int):
+            return a % m
+        return kb.insert(arith.RemSIOp(kb.idx(a), kb.idx(m)))
+
+    def source(iv: Index, b: Dim, e: Dim, size: Dim) -> Index:
         i = kb.isub(iv, b)
         if mode == "wrap":  # shifted by whole periods so that the remainder's operand is >= 0
-            shifted = kb.iadd(i, size * -(-max(b, 0) // size))
-            return kb.insert(arith.RemSIOp(kb.idx(shifted), kb.idx(size)))
-        if mode == "edge" or size == 1:
-            return kb.imin(kb.imax(i, 0), size - 1)
+            if isinstance(size, int) and isinstance(b, int):
+                return remainder(kb.iadd(i, size * -(-max(b, 0) // size)), size)
+            n = kb.imax(size, 1)  # a size 0 input reads nothing (its loop nest is empty)
+            periods = kb.insert(arith.DivSIOp(kb.idx(kb.iadd(kb.imax(b, 0), kb.isub(n, 1))),
+                                              kb.idx(n)))
+            return remainder(kb.iadd(i, kb.imul(n, periods)), n)
+        if mode == "edge" or (isinstance(size, int) and size == 1):
+            return kb.imin(kb.imax(i, 0), kb.isub(size, 1))
         # Reflection is periodic with period 2 * (size - 1): fold |i| into one period,
-        # then mirror its second half.
-        period = 2 * (size - 1)
+        # then mirror its second half (a size of 1 at run time folds everything to 0).
+        period = kb.imul(2, kb.isub(size, 1))
         folded = kb.imax(i, kb.isub(0, i))
-        if max(b, e) > size - 1:
-            folded = kb.insert(arith.RemSIOp(kb.idx(folded), kb.idx(period)))
+        if not all(isinstance(d, int) for d in (b, e, size)):
+            folded = remainder(folded, kb.imax(period, 1))
+        elif max(b, e) > size - 1:
+            folded = remainder(folded, period)
         return kb.imin(folded, kb.isub(period, folded))
 
     def body(ivs: list[Index]) -> None:
-        src = [iv if b == e == 0 else source(iv, b, e, s)
+        src = [iv if _is_zero(b) and _is_zero(e) else source(iv, b, e, s)
                for iv, b, e, s in zip(ivs, begin, end, in_shape)]
         kb.store(kb.load(ins[0], src), outs[0], ivs)
 
-    kb.nest(out_shape, body)
+    if all(isinstance(d, int) for d in in_shape):
+        kb.nest(out_shape, body)
+    else:  # nothing to read from an input that came out empty in the run
+        nonempty = kb.imin(kb.product([kb.index(d) for d in in_shape]), 1)
+        kb.for_(0, nonempty, lambda _: kb.nest(out_shape, body))
+
+
+def _is_zero(d: Dim) -> bool:
+    return isinstance(d, int) and d == 0
 
 
 KERNELS = {
@@ -308,7 +328,7 @@ KERNELS = {
 SYMBOLIC = {
     graph.IdentityOp, graph.DropoutOp, graph.ReshapeOp, graph.FlattenOp, graph.SqueezeOp,
     graph.UnsqueezeOp, graph.TransposeOp, graph.ConcatOp, graph.SplitOp, graph.SliceOp,
-    graph.GatherOp,
+    graph.GatherOp, graph.PadOp,
 }
 """Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome): the
 gather's clamp uses the run-time extent of a symbolic indexed axis."""

@@ -12,14 +12,20 @@ after the call then stops the run, and the caller runs it again with room (lower
 from __future__ import annotations
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, i64
+from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType, i64
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
-from onnxc.dialects.graph import shape_of
+from onnxc.dialects.graph import int_of, shape_of
 from onnxc.dialects.symbolic_dims import num_elements
 from onnxc.lowering.graph_to_loops.branches import when
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float, unflatten
+from onnxc.lowering.graph_to_loops.loops import (
+    Index,
+    KernelBuilder,
+    RunTimeScratch,
+    is_float,
+    unflatten,
+)
 
 
 def _nonzero(kb: KernelBuilder, value: SSAValue) -> SSAValue:
@@ -66,7 +72,186 @@ def nonzero_kernel(op: graph.NonZeroOp, kb: KernelBuilder, ins, outs) -> None:
     when(kb, fits, write)
 
 
-KERNELS = {graph.NonZeroOp: nonzero_kernel}
+# --------------------------------------------------------------------------- NMS
+
+
+def nms_scratch(op: graph.NonMaxSuppressionOp) -> list[MemRefType | RunTimeScratch]:
+    """Per (batch, class), reused: the candidate boxes, a merge buffer, the kept boxes."""
+    boxes = shape_of(op.boxes)[1]
+    elements = 3 * boxes
+    return [MemRefType(i64, [max(elements, 1)]) if isinstance(elements, int)
+            else RunTimeScratch(i64, elements)]
+
+
+def nms_kernel(op: graph.NonMaxSuppressionOp, kb: KernelBuilder, ins, outs) -> None:
+    """For each batch and class: the candidates (score above the threshold, when there is
+    one), sorted by score, ties to the lower index (a bottom-up merge sort), then kept
+    greedily when no kept box overlaps them by more than the IoU threshold, up to
+    max_output; the kept rows go out in that order (onnx.reference's and onnxruntime's
+    algorithm, in f32 as they compute it)."""
+    boxes, scores, max_output, iou_threshold, score_threshold, scratch = ins
+    out, cell = outs
+    batches, n, _ = shape_of(op.boxes)
+    classes = shape_of(op.scores)[1]
+    (count_symbol,) = op.defined()
+    capacity = kb.insert(arith.IndexCastOp(kb.idx(kb.dim(count_symbol)), i64))
+    rows = kb.view(out, [kb.imul(kb.dim(count_symbol), 3)])
+    candidates = kept = kb.view(scratch, [3 * n])
+    base = (0, n, kb.imul(n, 2))  # candidates, merge buffer, kept boxes: in the scratch
+    limit = kb.max(kb.load(max_output, [0]), kb.constant(0, i64))
+    iou, threshold = kb.load(iou_threshold, [0]), kb.load(score_threshold, [0])
+    filtered = bool(int_of(op.score_filter))
+    one, zero = kb.constant(1, i64), kb.constant(0, i64)
+
+    def at(array: int, k: Index) -> list[Index]:
+        return [kb.iadd(base[array], k)]
+
+    def score(b: Index, c: Index, box: SSAValue) -> SSAValue:
+        return kb.load(scores, [b, c, kb.insert(arith.IndexCastOp(box, IndexType()))])
+
+    def per_class(b: Index, c: Index, total: SSAValue) -> SSAValue:
+        def collect(i: Index, found: SSAValue) -> list[SSAValue]:
+            take = kb.insert(arith.CmpfOp(kb.load(scores, [b, c, i]), threshold, "ogt")) \
+                if filtered else kb.constant(1, IntegerType(1))
+            when(kb, take, lambda: kb.store(kb.insert(arith.IndexCastOp(kb.idx(i), i64)),
+                                            candidates, at(0, _index(kb, found))))
+            return [kb.add(found, kb.select(take, one, zero))]
+
+        (found,) = kb.reduce(0, n, [zero], collect)
+        size = _index(kb, found)
+        _sort(kb, candidates, base, size, lambda box: score(b, c, box))
+
+        def greedy(k: Index, selected: SSAValue) -> list[SSAValue]:
+            box = kb.load(candidates, at(0, k))
+            (suppressed,) = kb.reduce(0, _index(kb, selected), [kb.constant(0, IntegerType(1))],
+                                      lambda j, acc: [kb.insert(arith.OrIOp(acc, _overlaps(
+                                          kb, op, boxes, b, box, kb.load(kept, at(2, j)), iou)))])
+            room = kb.insert(arith.CmpiOp(selected, limit, "slt"))
+            keep = kb.insert(arith.AndIOp(room, kb.insert(arith.XOrIOp(
+                suppressed, kb.constant(1, IntegerType(1))))))
+
+            def store() -> None:
+                kb.store(box, kept, at(2, _index(kb, selected)))
+                row = kb.add(total, selected)
+                fits = kb.insert(arith.CmpiOp(row, capacity, "slt"))
+
+                def write() -> None:
+                    first = kb.imul(_index(kb, row), 3)
+                    for column, value in enumerate((_i64(kb, b), _i64(kb, c), box)):
+                        kb.store(value, rows, [kb.iadd(first, column)])
+
+                when(kb, fits, write)
+
+            when(kb, keep, store)
+            return [kb.add(selected, kb.select(keep, one, zero))]
+
+        (selected,) = kb.reduce(0, size, [zero], greedy)
+        return kb.add(total, selected)
+
+    (total,) = kb.reduce(0, batches, [zero], lambda b, t: kb.reduce(
+        0, classes, [t], lambda c, t2: [per_class(b, c, t2)]))
+    kb.store(total, cell, [0])
+
+
+def _index(kb: KernelBuilder, value: SSAValue) -> SSAValue:
+    return kb.insert(arith.IndexCastOp(value, IndexType()))
+
+
+def _i64(kb: KernelBuilder, i: Index) -> SSAValue:
+    return kb.insert(arith.IndexCastOp(kb.idx(i), i64))
+
+
+def _sort(kb: KernelBuilder, scratch: SSAValue, base, size: SSAValue, key) -> None:
+    """Sort scratch[0:size] (box indices) by key(box) descending, ties to the lower index:
+    a bottom-up merge sort through scratch[n:2n], one pass per doubling width."""
+    one = kb.idx(1)
+
+    def merge_pass(p: Index) -> None:
+        width = kb.insert(arith.ShLIOp(one, kb.idx(p)))
+
+        def run(pair: Index) -> None:
+            lo = kb.imul(pair, kb.imul(width, 2))
+            mid = kb.imin(kb.iadd(lo, width), size)
+            hi = kb.imin(kb.iadd(mid, width), size)
+            last = kb.isub(size, 1)
+
+            def take(k: Index, i: SSAValue, j: SSAValue) -> list[SSAValue]:
+                left = kb.load(scratch, [kb.iadd(base[0], kb.imin(i, last))])
+                right = kb.load(scratch, [kb.iadd(base[0], kb.imin(j, last))])
+                kl, kr = key(left), key(right)
+                better = kb.insert(arith.OrIOp(
+                    kb.insert(arith.CmpfOp(kl, kr, "ogt")),
+                    kb.insert(arith.AndIOp(kb.insert(arith.CmpfOp(kl, kr, "oeq")),
+                                           kb.insert(arith.CmpiOp(left, right, "slt"))))))
+                has_left = kb.insert(arith.CmpiOp(i, mid, "slt"))
+                no_right = kb.insert(arith.CmpiOp(j, hi, "sge"))
+                from_left = kb.insert(arith.AndIOp(has_left, kb.insert(arith.OrIOp(
+                    no_right, better))))
+                kb.store(kb.select(from_left, left, right), scratch, [kb.iadd(base[1], k)])
+                return [kb.select(from_left, kb.idx(kb.iadd(i, 1)), i),
+                        kb.select(from_left, j, kb.idx(kb.iadd(j, 1)))]
+
+            kb.for_(lo, hi, take, iter_args=[kb.idx(lo), kb.idx(mid)])
+
+        pairs = kb.insert(arith.CeilDivUIOp(size, kb.idx(kb.imul(width, 2))))
+        when(kb, kb.insert(arith.CmpiOp(width, size, "slt")), lambda: (
+            kb.for_(0, pairs, run),
+            kb.for_(0, size, lambda k: kb.store(kb.load(scratch, [kb.iadd(base[1], k)]),
+                                                scratch, [kb.iadd(base[0], k)]))))
+
+    kb.for_(0, 63, merge_pass)
+
+
+def _overlaps(kb: KernelBuilder, op, boxes: SSAValue, b: Index, first: SSAValue,
+              second: SSAValue, threshold: SSAValue) -> SSAValue:
+    """Whether the IoU of two boxes exceeds the threshold (onnx.reference's
+    suppress_by_iou, the same f32 operations)."""
+    def coords(box: SSAValue) -> list[SSAValue]:
+        i = _index(kb, box)
+        return [kb.load(boxes, [b, i, k]) for k in range(4)]
+
+    def extent(v: list[SSAValue], lo: int, hi: int) -> tuple[SSAValue, SSAValue]:
+        return kb.min(v[lo], v[hi]), kb.max(v[lo], v[hi])
+
+    def centred(v: list[SSAValue], centre: int, size: int) -> tuple[SSAValue, SSAValue]:
+        half = kb.mul(v[size], kb.constant(0.5, v[size].type))
+        return kb.sub(v[centre], half), kb.add(v[centre], half)
+
+    a, c = coords(first), coords(second)
+    if int_of(op.center_point_box):
+        (ax0, ax1), (cx0, cx1) = centred(a, 0, 2), centred(c, 0, 2)
+        (ay0, ay1), (cy0, cy1) = centred(a, 1, 3), centred(c, 1, 3)
+    else:
+        (ax0, ax1), (cx0, cx1) = extent(a, 1, 3), extent(c, 1, 3)
+        (ay0, ay1), (cy0, cy1) = extent(a, 0, 2), extent(c, 0, 2)
+    ix0, ix1 = kb.max(ax0, cx0), kb.min(ax1, cx1)
+    iy0, iy1 = kb.max(ay0, cy0), kb.min(ay1, cy1)
+    inter = kb.mul(kb.sub(ix1, ix0), kb.sub(iy1, iy0))
+    area_a = kb.mul(kb.sub(ax1, ax0), kb.sub(ay1, ay0))
+    area_c = kb.mul(kb.sub(cx1, cx0), kb.sub(cy1, cy0))
+    union = kb.sub(kb.add(area_a, area_c), inter)
+    zero = kb.constant(0.0, inter.type)
+    conditions = [kb.insert(arith.CmpfOp(x, y, "ogt")) for x, y in (
+        (ix1, ix0), (iy1, iy0), (inter, zero), (area_a, zero), (area_c, zero), (union, zero),
+        (kb.div(inter, union), threshold))]
+    result = conditions[0]
+    for condition in conditions[1:]:
+        result = kb.insert(arith.AndIOp(result, condition))
+    return result
+
+
+def bind_sizes_kernel(op: graph.BindSizesOp, kb: KernelBuilder, ins, outs) -> None:
+    """Each element of the values, as i64, into its size's cell."""
+    flat = kb.view(ins[0], [len(outs)])
+    for k, cell in enumerate(outs):
+        value = kb.load(flat, [k])
+        if value.type != i64:
+            value = kb.insert(arith.ExtSIOp(value, i64))
+        kb.store(value, cell, [0])
+
+
+KERNELS = {graph.NonZeroOp: nonzero_kernel, graph.NonMaxSuppressionOp: nms_kernel,
+           graph.BindSizesOp: bind_sizes_kernel}
 
 SYMBOLIC = set(KERNELS)
 """Their inputs' sizes may be symbolic too."""

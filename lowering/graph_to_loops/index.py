@@ -94,7 +94,7 @@ def arg_kernel(op: graph.ArgReduceOp, kb: KernelBuilder, ins, outs):
 
         kb.for_(0, inner, column)
 
-    rows_loop(kb, outer, row, outer * n * inner)
+    rows_loop(kb, outer, row, kb.product([outer, n, inner]))
 
 
 def _arg_of_row(op: graph.ArgReduceOp, kb: KernelBuilder, x: SSAValue, y: SSAValue, o: Index,
@@ -131,13 +131,13 @@ def top_k_kernel(op: graph.TopKOp, kb: KernelBuilder, ins, outs):
     k-th: O(n) compares plus O(k) per insertion, fine for the small k of classification
     heads and detection post-processing (no scratch, so any k fits)."""
     require_plain(op)
-    outer, n, inner = split_at_axis(shape_of(op.input), int_of(op.axis))
-    k = int_of(op.k)
+    outer, n, inner = split_at_axis(sizes(kb, op.input, ins[0]), int_of(op.axis), kb.product)
+    if 0 in (op.count(), *shape_of(op.input)):
+        return
+    k = kb.index(op.count())  # run-time where symbolic (min(1000, boxes) in detectors)
     x = kb.view(ins[0], [outer, n, inner])
     values = kb.view(outs[0], [outer, k, inner])
     indices = kb.view(outs[1], [outer, k, inner])
-    if k == 0 or outer * inner == 0:
-        return
     keeps_before = "ge" if int_of(op.largest) else "le"  # an earlier equal value stays first
     beats = "gt" if int_of(op.largest) else "lt"
 
@@ -148,7 +148,7 @@ def top_k_kernel(op: graph.TopKOp, kb: KernelBuilder, ins, outs):
                 # written only when j < k, where its (garbage) value does not matter
                 v = kb.load(x, [o, j, i])
                 not_full = kb.insert(arith.CmpiOp(kb.idx(j), kb.idx(k), "slt"))
-                wins = compare(kb, v, kb.load(values, [o, k - 1, i]), beats)
+                wins = compare(kb, v, kb.load(values, [o, kb.isub(k, 1), i]), beats)
                 enter = kb.insert(arith.OrIOp(not_full, wins))
                 kb.for_(0, kb.select(enter, kb.idx(1), kb.idx(0)), lambda _: insert(j, v))
 
@@ -161,7 +161,7 @@ def top_k_kernel(op: graph.TopKOp, kb: KernelBuilder, ins, outs):
                     kb.select(compare(kb, kb.load(values, [o, t, i]), v, keeps_before),
                               kb.insert(arith.AddiOp(p, one)), p)
                 ])
-                top = kb.idx(kb.imin(j, k - 1))
+                top = kb.idx(kb.imin(j, kb.isub(k, 1)))
 
                 def shift(s: Index) -> None:
                     t = kb.isub(top, s)
@@ -173,11 +173,13 @@ def top_k_kernel(op: graph.TopKOp, kb: KernelBuilder, ins, outs):
                 kb.store(v, values, [o, position, i])
                 kb.store(as_i64(kb, j), indices, [o, position, i])
 
-            kb.for_(0, n, visit)
+            kb.for_(0, scanned, visit)
 
         kb.for_(0, inner, column)
 
-    rows_loop(kb, outer, row, outer * n * inner)
+    scanned = kb.imul(n, kb.imin(k, 1))  # none when a run-time k is 0 (no k-th slot)
+
+    rows_loop(kb, outer, row, kb.product([outer, n, inner]))
 
 
 # --------------------------------------------------------------------------- cumsum / cumprod
@@ -336,5 +338,5 @@ KERNELS = {
     graph.RangeOp: range_kernel,
 }
 
-SYMBOLIC = {graph.CumSumOp, graph.CumProdOp, graph.TriluOp, graph.RangeOp}
+SYMBOLIC = {graph.CumSumOp, graph.CumProdOp, graph.TriluOp, graph.RangeOp, graph.TopKOp}
 """Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""

@@ -99,6 +99,7 @@ KERNEL_CONSTANTS: dict[type[Operation], Callable[[Operation], list[DenseIntOrFPE
 KERNEL_SCRATCH: dict[type[Operation],
                      Callable[[Operation], list[MemRefType | RunTimeScratch]]] = {
     resize.ResizeOp: resize.resize_scratch,
+    graph.NonMaxSuppressionOp: dynamic.nms_scratch,
     graph.ConvOp: conv.conv_scratch,
     graph.ConvAddOp: conv.conv_scratch,
     graph.MatMulOp: gemm_microkernel.scratch_b,

@@ -20,7 +20,7 @@ import math as pymath
 from xdsl.dialects import arith
 
 from onnxc.dialects import graph_indexed, graph_shapes
-from onnxc.dialects.graph import int_of, ints_of, shape_of
+from onnxc.dialects.graph import int_of, shape_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.checks import (
     checked_index,
@@ -198,9 +198,10 @@ def tile_kernel(op: graph_indexed.TileOp, kb: KernelBuilder, ins, outs):
     """out[..., r * d + i, ...] = in[..., i, ...]: loops over (repeat, position) pairs, so
     no index needs a remainder and the innermost loop stays contiguous."""
     x = sizes(kb, op.input, ins[0])
-    repeats = ints_of(op.repeats)
-    if 0 in shape_of(op.input) or 0 in repeats:
+    counts = op.repeat_counts()
+    if 0 in shape_of(op.input) or 0 in counts:
         return
+    repeats = [kb.index(r) for r in counts]  # run-time values where symbolic
     out = kb.view(outs[0], [v for d, r in zip(x, repeats) for v in (r, d)])
     bounds = [v for d, r in zip(x, repeats) for v in (r, d)]
 

@@ -99,6 +99,25 @@ def test_if_with_a_constant_condition_imports_only_the_branch_taken():
     _check(m, {"x": np.array([0.5, 1.5, -2.0], np.float32)})
 
 
+def test_if_branches_read_a_conv_result_laid_out_nhwc():
+    """The conv's result is NHWC (assign-layout); the branches read it plain."""
+    from onnx import numpy_helper
+
+    then = helper.make_graph([helper.make_node("Relu", ["c"], ["t"])], "then", [],
+                             [_vi("t", F32, [1, 8, 6, 6])])
+    other = helper.make_graph([helper.make_node("Sigmoid", ["c"], ["e"])], "else", [],
+                              [_vi("e", F32, [1, 8, 6, 6])])
+    w = (np.random.default_rng(0).standard_normal((8, 3, 3, 3)) * 0.1).astype(np.float32)
+    m = _model([helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+                helper.make_node("If", ["cond"], ["y"], then_branch=then, else_branch=other)],
+               [_vi("cond", BOOL, []), _vi("x", F32, [1, 3, 6, 6])], [_vi("y", F32, [1, 8, 6, 6])],
+               [numpy_helper.from_array(w, "w")])
+    x = np.random.default_rng(1).standard_normal((1, 3, 6, 6)).astype(np.float32)
+    cold, warm = _check(m, {"cond": np.array(True), "x": x})
+    for c in (cold, warm):
+        _check(m, {"cond": np.array(False), "x": x}, compiled=c)
+
+
 def _accumulate_body(extra_nodes=(), extra_outputs=()):
     """body(i, cond, acc): acc + x[i] * w (x, w and axis0 from the outer scope); scans acc
     and [i] (a rank-0 scan output the reference evaluator stacks as [N, 1])."""

@@ -17,7 +17,6 @@ from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import onnxc
-from onnxc.errors import UnsupportedOpError
 from onnxc.frontend.onnx_importer import import_onnx
 from onnxc.passes.evaluator import evaluate
 
@@ -196,9 +195,11 @@ def test_static_movement():
           opset=18, tol=False)
 
 
-def test_non_zero_needs_a_constant():
-    with pytest.raises(UnsupportedOpError):
-        onnxc.compile(_model("NonZero", [_f(2, 3)], [], {}, 13))
+def test_non_zero_of_run_time_data():
+    """The count is a run symbol (graph_dynamic.py): none, some and all elements nonzero."""
+    for x in (np.zeros((2, 3), np.float32), np.array([[1, 0, -2], [0, 0, 3]], np.float32),
+              _f(2, 3)):
+        check("NonZero", [x], opset=13, tol=False)
 
 
 def test_normalizations_and_lp_pool():

@@ -6,9 +6,8 @@ back into its `dims` buffer, and a count past the capacity re-runs with enough r
 (runtime/symbolic_shapes.py). Checked here, cold and warm (loaded from a disk cache): the
 rows and the final carried value at counts below, at and past the first capacity (a re-run
 that must leave no trace in the outputs), against a Python loop of the same semantics
-(exact: doubling f32 values); the capacity kept after a re-run; `out=` refused; and the
-refusals for what is not supported (a kernel computing on such a value, such a loop inside
-another), each naming what it refuses.
+(exact: doubling f32 values); the capacity kept after a re-run; kernels computing on such a
+value; `out=` refused; and what is not supported (such a loop inside another), named.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ import numpy as np
 import pytest
 from xdsl.utils.exceptions import VerifyException
 
-from onnxc.errors import InvalidArgumentError, InvalidInputError, LoweringError
+from onnxc.errors import InvalidArgumentError, InvalidInputError
 from onnxc.runtime.symbolic_shapes import INITIAL_CAPACITY
 from tests.ir_helpers import compile_graph, compile_graph_cold_and_warm, parse_graph
 
@@ -92,10 +91,16 @@ def test_out_is_refused_for_outputs_of_run_time_length() -> None:
                   out=[np.empty((1, 4), np.float32), np.empty(4, np.float32)])
 
 
-def test_computing_on_a_value_of_run_time_length_is_refused() -> None:
+def test_kernels_compute_on_a_value_of_run_time_length(tmp_path) -> None:
+    """A kernel after the loop reads the count the loop wrote (a run symbol) as any size."""
     after = (f"  %neg = graph.neg(%rows) : ({ROWS}) -> {ROWS}\n")
-    with pytest.raises(LoweringError, match=r"graph.neg .*known only once that loop ran"):
-        compile_graph(_doubling(returned="%neg, %final", after=after))
+    for model in compile_graph_cold_and_warm(_doubling(returned="%neg, %final", after=after),
+                                             tmp_path):
+        for limit in LIMITS:
+            neg, final = model(X, np.array(limit, np.float32))
+            want_rows, want_final = _expected(X, limit)
+            np.testing.assert_array_equal(neg, -want_rows)
+            np.testing.assert_array_equal(final, want_final)
 
 
 def test_a_trip_symbol_needs_a_loop_of_unknown_count() -> None:
@@ -150,13 +155,21 @@ def test_an_onnx_loop_returning_what_it_collected(tmp_path) -> None:
             np.testing.assert_array_equal(model_(*feeds.values())[0], want)
 
 
-def test_an_onnx_model_computing_on_what_a_loop_collected_is_refused_at_import() -> None:
-    import onnxc
-    from onnxc.errors import UnsupportedOpError
+def test_an_onnx_model_computing_on_what_a_loop_collected(tmp_path) -> None:
+    """A Relu and a reduction over the collected rows, against onnxruntime."""
+    import onnxruntime as ort
 
-    with pytest.raises(UnsupportedOpError, match=r"'Loop' \(node 'collect'.*node 'after' "
-                                                 r"\(graph.relu\) computes on its scan output"):
-        onnxc.compile(_onnx_collecting_loop("Relu"), cache_dir=False)
+    import onnxc
+
+    for consumer in ("Relu", "ReduceSum"):
+        model = _onnx_collecting_loop(consumer)
+        session = ort.InferenceSession(model.SerializeToString(),
+                                       providers=["CPUExecutionProvider"])
+        compiled = onnxc.compile(model, cache_dir=tmp_path, quiet=True)
+        for limit in (1.0, 50.0, 1e9):
+            feeds = {"x": X, "limit": np.array(limit, np.float32)}
+            np.testing.assert_allclose(compiled.run(None, feeds)[0],
+                                       session.run(None, feeds)[0], rtol=1e-6)
 
 
 def test_a_failed_check_inside_the_loop_leaves_the_next_run_right() -> None:

@@ -151,3 +151,26 @@ func.func @split(%x: tensor<1x2x4x4xf32>) -> (tensor<1x3x4x4xf32>, tensor<1x1x4x
 // CHECK-NEXT:    %[[O1:.*]] = layout.convert %[[R]]
 // CHECK-NEXT:    %[[O2:.*]] = graph.reshape(%[[B]]) : (tensor<1x1x4x4xf32, #layout.spec<"NHWC">>) -> tensor<1x1x4x4xf32>
 // CHECK-NEXT:    func.return %[[O1]], %[[O2]]
+
+// -----
+
+// An If's branches read a conv's result in the plain layout: one conversion before the If
+// (its regions are not laid out).
+func.func @if_reads_conv(%x: tensor<1x3x8x8xf32>, %b: tensor<i1>) -> tensor<1x4x8x8xf32> {
+  %w = graph.constant {value = dense<0.5> : tensor<4x3x3x3xf32>} : tensor<4x3x3x3xf32>
+  %c = graph.conv(%x, %w) {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
+  %y = graph.if(%b) {
+    %t = graph.relu(%c) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+    graph.yield %t : tensor<1x4x8x8xf32>
+  } else {
+    %e = graph.sigmoid(%c) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+    graph.yield %e : tensor<1x4x8x8xf32>
+  } : (tensor<i1>) -> tensor<1x4x8x8xf32>
+  func.return %y : tensor<1x4x8x8xf32>
+}
+// CHECK-LABEL: func.func @if_reads_conv(
+// CHECK:         %[[C:.*]] = graph.conv({{.*}} -> tensor<1x4x8x8xf32, #layout.spec<"NHWC">>
+// CHECK-NEXT:    %[[P:.*]] = layout.convert %[[C]] : tensor<1x4x8x8xf32, #layout.spec<"NHWC">> -> tensor<1x4x8x8xf32>
+// CHECK-NEXT:    %y = graph.if(%b) {
+// CHECK-NEXT:      %t = graph.relu(%[[P]]) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+// CHECK:           %e = graph.sigmoid(%[[P]]) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>

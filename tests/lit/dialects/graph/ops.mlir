@@ -635,3 +635,18 @@ func.func @dynamic(%x: tensor<?x4xf32, #graph.dims<["a"]>>) -> tensor<2x?xi64, #
 
 // CHECK-LABEL: func.func @dynamic(
 // CHECK-NEXT:    %nz = graph.nonzero(%x) {defines = ["n"]} : (tensor<?x4xf32, #graph.dims<["a"]>>) -> tensor<2x?xi64, #graph.dims<["n"]>>
+
+// -----
+
+// Sizes the run decides: NMS's kept count, and shape data bound as sizes.
+func.func @dynamic_sizes(%b: tensor<1x?x4xf32, #graph.dims<["n"]>>, %s: tensor<1x2x?xf32, #graph.dims<["n"]>>, %m: tensor<1xi64>, %iou: tensor<1xf32>, %st: tensor<1xf32>, %shape: tensor<2xi64>) -> tensor<?x3xi64, #graph.dims<["k"]>> {
+  %sel = graph.non_max_suppression(%b, %s, %m, %iou, %st) {center_point_box = 0 : i64, defines = ["k"], score_filter = 1 : i64} : (tensor<1x?x4xf32, #graph.dims<["n"]>>, tensor<1x2x?xf32, #graph.dims<["n"]>>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> tensor<?x3xi64, #graph.dims<["k"]>>
+  graph.bind_sizes(%shape) {defines = ["h", "w"]} : tensor<2xi64>
+  func.return %sel : tensor<?x3xi64, #graph.dims<["k"]>>
+}
+
+// CHECK-LABEL: func.func @dynamic_sizes(
+// CHECK-NEXT:    %sel = graph.non_max_suppression(%b, %s, %m, %iou, %st) {center_point_box = 0 : i64, defines = ["k"], score_filter = 1 : i64} : (tensor<1x?x4xf32, #graph.dims<["n"]>>, tensor<1x2x?xf32, #graph.dims<["n"]>>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> tensor<?x3xi64, #graph.dims<["k"]>>
+// CHECK-NEXT:    graph.bind_sizes(%shape) {defines = ["h", "w"]} : tensor<2xi64>
+// CHECK-NEXT:    func.return %sel : tensor<?x3xi64, #graph.dims<["k"]>>
+// CHECK-NEXT:  }
