@@ -33,7 +33,9 @@ values of run-time length (lowering/graph_to_loops/control_flow.py says what may
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, TensorType, i1, i64
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import I64, ArrayAttr, IntegerAttr, StringAttr, TensorType, i1, i64
 from xdsl.ir import Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -51,7 +53,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects.graph_base import SymbolicDimsAttr, shape_of, tensor_type
 from onnxc.dialects.graph_fused_elementwise import FusedElementwiseOp
-from onnxc.dialects.symbolic_dims import SymbolicDimError, SymDim, parse_dim
+from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, parse_dim, sym_max
 
 
 def _is_scalar_of(value: SSAValue, element) -> bool:
@@ -75,32 +77,98 @@ def _yield_of(region: Region, what: str) -> YieldOp:
 
 @irdl_op_definition
 class IfOp(IRDLOperation):
-    """ONNX If: run one of two regions by a one-element boolean; results are what it yields."""
+    """ONNX If: run one of two regions by a one-element boolean; results are what it yields.
+
+    Branches may yield tensors of different sizes (torchvision's `if boxes.numel() == 0`
+    returns an empty tensor, else the boxes NMS kept): each result dimension where they differ
+    is a run symbol the If defines (`defines`), the size of what the branch taken yielded."""
 
     name = "graph.if"
     cond = operand_def(TensorType)
     outputs = var_result_def(TensorType)
     then_region = region_def("single_block")
     else_region = region_def("single_block")
+    defines = opt_prop_def(ArrayAttr[StringAttr])
     traits = traits_def(RecursiveMemoryEffect())
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = ("`(` $cond `)` $then_region `else` $else_region attr-dict `:` "
                        "functional-type(operands, results)")
 
-    def __init__(self, cond: SSAValue, result_types, then_region: Region, else_region: Region):
+    def __init__(self, cond: SSAValue, result_types, then_region: Region, else_region: Region,
+                 defines: Sequence[str] = ()):
+        props = {"defines": ArrayAttr([StringAttr(n) for n in defines])} if defines else {}
         super().__init__(operands=[cond], result_types=[result_types],
-                         regions=[then_region, else_region])
+                         regions=[then_region, else_region], properties=props)
+
+    def defined_names(self) -> list[str]:
+        return [] if self.defines is None else [a.data for a in self.defines.data]
+
+    def defined_positions(self) -> dict[str, tuple[int, int]]:
+        """Each defined symbol's (result, dimension)."""
+        names, found = set(self.defined_names()), {}
+        for i, r in enumerate(self.outputs):
+            for k, d in enumerate(shape_of(r)):
+                if isinstance(d, SymDim) and len(d.symbols()) == 1 and str(d) in names:
+                    found.setdefault(str(d), (i, k))
+        return found
+
+    def defined_sizes(self) -> dict[str, Dim | None]:
+        """Each defined symbol's bound: the larger of the branches' sizes, where both have
+        one in sizes known outside the If (a branch's own run symbols by their bounds)."""
+        bounds: dict[str, Dim | None] = {}
+        for name, (i, k) in self.defined_positions().items():
+            sizes = [_bound_in(region, shape_of(_yield_of(region, "graph.if").values[i])[k])
+                     for region in (self.then_region, self.else_region)]
+            bounds[name] = None if None in sizes else sym_max(*sizes)
+        return bounds
 
     def verify_(self) -> None:
         if not _is_scalar_of(self.cond, i1):
             raise VerifyException(f"graph.if: the condition must be one i1, not {self.cond.type}")
         results = [r.type for r in self.outputs]
+        defined = set(self.defined_names())
+        if defined - set(self.defined_positions()):
+            raise VerifyException(f"graph.if: defines {sorted(defined)}, not all of them a "
+                                  f"result dimension")
         for region, what in ((self.then_region, "then"), (self.else_region, "else")):
             if region.block.args:
                 raise VerifyException(f"graph.if: the {what} region takes no arguments")
             yielded = [v.type for v in _yield_of(region, f"graph.if's {what} region").values]
-            if yielded != results:
+            if len(yielded) != len(results) or not all(
+                    _fits(y, r, defined) for y, r in zip(yielded, results)):
                 raise VerifyException(f"graph.if: the {what} region yields {_types(yielded)}, "
                                       f"the op returns {_types(results)}")
+
+
+def _fits(yielded, result, defined: set[str]) -> bool:
+    """Whether a branch may yield `yielded` for a result of type `result`: the same type, or
+    one differing only in dimensions that are symbols the If defines."""
+    if yielded == result:
+        return True
+    if not (isinstance(yielded, TensorType) and isinstance(result, TensorType)) \
+            or yielded.get_element_type() != result.get_element_type():
+        return False
+    a, b = shape_of(yielded), shape_of(result)
+    return len(a) == len(b) and all(
+        x == y or (isinstance(y, SymDim) and str(y) in defined) for x, y in zip(a, b))
+
+
+def _bound_in(region: Region, size: Dim) -> Dim | None:
+    """`size` (a branch's result dimension) bounded in sizes known outside the branch: a
+    run symbol the branch defines is replaced by its bound (None when it has none, or when
+    `size` is more than that one symbol)."""
+    from onnxc.dialects.graph_dynamic import defined_sizes
+
+    if isinstance(size, int):
+        return size
+    local: dict[str, Dim | None] = {}
+    for op in region.walk():
+        local.update(defined_sizes(op))
+    if not size.symbols() & set(local):
+        return size
+    if len(size.symbols()) == 1 and str(size) in local:
+        return local[str(size)]
+    return None
 
 
 @irdl_op_definition

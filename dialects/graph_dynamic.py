@@ -17,13 +17,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, IntegerType, StringAttr, TensorType
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+)
 from xdsl.ir import Operation
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
 from xdsl.traits import MemoryWriteEffect
 from xdsl.utils.exceptions import VerifyException
 
-from onnxc.dialects.graph_base import GraphOp, shape_of
+from onnxc.dialects.graph_base import GraphOp, SizesAttr, dims_of_attr, shape_of
 from onnxc.dialects.symbolic_dims import Dim, SymDim, num_elements
 
 
@@ -138,6 +152,9 @@ class BindSizesOp(DefinesSizes):
 
     name = "graph.bind_sizes"
     values = operand_def(TensorType)
+    bounds = opt_prop_def(DenseArrayBase | SizesAttr)
+    """each size's bound where the computation clamps it (a run-time Slice's bounds are at
+    most the dimension), so its buffers need no re-run to grow"""
     traits = traits_def(MemoryWriteEffect())
     assembly_format = "`(` operands `)` attr-dict `:` type(operands)"
 
@@ -149,10 +166,14 @@ class BindSizesOp(DefinesSizes):
         if not all(isinstance(d, int) for d in count) or num_elements(count) != len(
                 self.defines.data):
             raise ValueError("defines one size per element of a tensor of static size")
+        if self.bounds is not None and len(dims_of_attr(self.bounds)) != len(self.defines.data):
+            raise ValueError("bounds must give one bound per size")
         return []
 
     def defined_sizes(self) -> dict[str, Dim | None]:
-        return dict.fromkeys(_names(self.defines))
+        if self.bounds is None:
+            return dict.fromkeys(_names(self.defines))
+        return dict(zip(_names(self.defines), dims_of_attr(self.bounds), strict=True))
 
 
 DYNAMIC_OPS = [NonZeroOp, NonMaxSuppressionOp, BindSizesOp]

@@ -313,6 +313,10 @@ def from_terms(terms: dict[Monomial, int]) -> Dim:
     compound = [m for m, c in terms.items() if m and not isinstance(m[-1], str)]
     if not compound:
         return simplify(SymDim(terms))
+    if len(compound) > 1:
+        pulled = _pull_common_parts(terms, compound)
+        if pulled is not None:
+            return pulled
     if len(compound) == 1 and len(terms) > 1 and abs(terms[compound[0]]) == 1 \
             and _lone_extremum(compound[0]) is not None:
         (fn,) = compound[0]
@@ -321,6 +325,30 @@ def from_terms(terms: dict[Monomial, int]) -> Dim:
         other = fn.fn if sign == 1 else ("max" if fn.fn == "min" else "min")
         return _extremum(other, [sign * a + rest for a in fn.args])
     return _cancelled(simplify(SymDim(terms)))
+
+
+def _pull_common_parts(terms: dict[Monomial, int], compound: list[Monomial]) -> Dim | None:
+    """With two or more compound atoms the sum stays outside them, so a min or max whose
+    arguments share a polynomial part gives it up (`min(A+r, A+e) - min(r, s)` is
+    `A + min(r, e) - min(r, s)`, however it was built); None when none shares one."""
+    merged = dict(terms)
+    changed = False
+    for m in compound:
+        fn = _lone_extremum(m)
+        if fn is None:
+            continue
+        args = [SymDim._of(a) for a in fn.args]
+        common = {k: c for k, c in args[0].terms.items()
+                  if (not k or isinstance(k[-1], str))
+                  and all(a.terms.get(k) == c for a in args[1:])}
+        if not common:
+            continue
+        part, c = SymDim(common), merged.pop(m)
+        inner = SymDim._of(_extremum(fn.fn, [a - part for a in args]))
+        for k, v in [*common.items(), *inner.terms.items()]:
+            merged[k] = merged.get(k, 0) + c * v
+        changed = True
+    return from_terms({k: v for k, v in merged.items() if v}) if changed else None
 
 
 def _lone_extremum(m: Monomial) -> SizeFn | None:
@@ -769,3 +797,73 @@ def num_elements(shape: Sequence[Dim]) -> Dim:
 
 def evaluate_shape(shape: Sequence[Dim], values: Mapping[str, int]) -> tuple[int, ...]:
     return tuple(d if isinstance(d, int) else d.evaluate(values) for d in shape)
+
+
+def substituted(d: Dim, values: Mapping[str, Dim]) -> Dim:
+    """`d` with the symbols `values` names replaced by their sizes (ints or expressions),
+    in canonical form: a run symbol bound to a constant once folding found its value."""
+    if isinstance(d, int) or not d.symbols() & set(values):
+        return d
+    total: Dim = 0
+    for monomial, coefficient in d.terms.items():
+        term: Dim = coefficient
+        for atom in monomial:
+            term = term * _substituted_atom(atom, values)
+        total = total + term
+    return total
+
+
+def _substituted_atom(atom: Atom, values: Mapping[str, Dim]) -> Dim:
+    if isinstance(atom, str):
+        return values.get(atom, SymDim.symbol(atom))
+    args = [substituted(a, values) for a in atom.args]
+    if atom.fn == "floordiv":
+        return floordiv(*args)
+    return sym_min(*args) if atom.fn == "min" else sym_max(*args)
+
+
+def monotone_upper(d: Dim, symbols: Iterable[str]) -> Dim | None:
+    """A size at least `d` for every value of `symbols` from 0 up to theirs, and
+    non-decreasing in them: each occurrence of one that `d` decreases in is replaced by 0.
+    What a buffer allocated while they are still capacities needs: a run-time slice
+    `min(end, n) - min(start, n)` gets room for `min(end, n)`. None when the structure does
+    not say the direction (a product of factors that may be negative, a division by one)."""
+    names = set(symbols)
+    if isinstance(d, int) or not d.symbols() & names:
+        return d
+    return _upper(d, names, 1)
+
+
+def _upper(d: Dim, names: set[str], sign: int) -> Dim | None:
+    if isinstance(d, int) or not d.symbols() & names:
+        return d
+    total: Dim = 0
+    for monomial, coefficient in d.terms.items():
+        polarity = sign if coefficient > 0 else -sign
+        if len(monomial) > 1 and any(bounds(SymDim({(a,): 1}))[0] is None
+                                     or bounds(SymDim({(a,): 1}))[0] < 0  # type: ignore[operator]
+                                     for a in monomial):
+            return None
+        term: Dim = coefficient
+        for atom in monomial:
+            factor = _upper_atom(atom, names, polarity)
+            if factor is None:
+                return None
+            term = term * factor
+        total = total + term
+    return total
+
+
+def _upper_atom(atom: Atom, names: set[str], polarity: int) -> Dim | None:
+    if isinstance(atom, str):
+        return 0 if atom in names and polarity < 0 else SymDim.symbol(atom)
+    if atom.fn == "floordiv":
+        numerator, divisor = atom.args
+        if not isinstance(divisor, int) and divisor.symbols() & names:
+            return None
+        upper = _upper(numerator, names, polarity)
+        return None if upper is None else floordiv(upper, divisor)
+    args = [_upper(a, names, polarity) for a in atom.args]
+    if any(a is None for a in args):
+        return None
+    return sym_min(*args) if atom.fn == "min" else sym_max(*args)  # type: ignore[arg-type]

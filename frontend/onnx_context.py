@@ -49,6 +49,7 @@ from onnxc.dialects.graph import (
     is_symbolic,
     shape_of,
 )
+from onnxc.dialects.graph_base import sizes_attr
 from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, symbol_name
 from onnxc.errors import ModelLoadError, UnsupportedOpError
 from onnxc.frontend import onnx_types as types
@@ -303,16 +304,28 @@ class NodeContext:
                 operands=[values, self.materialize(Tensor.of_array(picked))],
                 result_types=[TensorType(tensor.element_type, [len(computed)])],
                 properties={"axis": IntegerAttr(0, i64)}))
-        names = [self.run_symbol(f"{what}{k}") for k in computed]
+        bound = self.bind_sizes(values, what, [f"{what}{k}" for k in computed])
+        for k, size in zip(computed, bound):
+            sizes[k] = size
+        return sizes
+
+    def bind_sizes(self, values: SSAValue, what: str, names: Sequence[str],
+                   bounds: Sequence[Dim] | None = None) -> list[Dim]:
+        """Fresh run symbols (`run_symbol(name)` each) for the elements of the 1-D integer
+        tensor `values`, after a run-time check that each is >= 0 (an InvalidInputError
+        naming this node and `what`); `bounds`: what the computation of `values` clamps
+        them to."""
+        symbols = [self.run_symbol(n) for n in names]
         self.emit(CheckIndicesOp(operands=[values], properties={
             "bounds": DenseArrayBase.from_list(i64, [2**63 - 1]),
             "negative": IntegerAttr(0, i64), "node": StringAttr(self.label),
             "op_type": StringAttr(self.op_type), "operand": StringAttr(what)}))
-        self.emit(BindSizesOp(operands=[values], properties={
-            "defines": ArrayAttr([StringAttr(n) for n in names])}))
-        for k, name in zip(computed, names):
-            sizes[k] = SymDim.symbol(name)
-        return sizes
+        properties: dict[str, Attribute] = {
+            "defines": ArrayAttr([StringAttr(n) for n in symbols])}
+        if bounds is not None:
+            properties["bounds"] = sizes_attr(bounds)
+        self.emit(BindSizesOp(operands=[values], properties=properties))
+        return [SymDim.symbol(n) for n in symbols]
 
     def optional_constant(self, i: int, what: str) -> np.ndarray | None:
         return self.constant(i, what) if self.has_input(i) else None

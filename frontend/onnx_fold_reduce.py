@@ -3,7 +3,8 @@
 Exported models compute shapes with them (ReduceProd of a Shape for a flattened size,
 ReduceMax of sequence lengths, CumSum of split sizes, ArgMax of a constant mask); folding
 keeps the Reshape/Slice operands they feed constant. As in onnx_fold, only integer data is
-folded: float arithmetic is left to the compiled code.
+folded (float arithmetic is left to the compiled code), but for ReduceMin/Max, exact on
+floats: torchvision takes the largest image shape in floats.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ _SIZE_ORDER = {np.min: np.frompyfunc(lambda a, b: sym_min(a, b), 2, 1),
 def _reduce(fn: Callable[..., np.ndarray], axes_input_since: int = 18):
     def fold(ctx: NodeContext) -> list[np.ndarray] | None:
         data = _integer_data(ctx)
+        if data is None and fn in _SIZE_ORDER:  # min/max are exact on floats too (sizes
+            data = ctx.known(0)  # cast to float: torchvision's max over image shapes)
+            if data is None or data.dtype.kind != "f":
+                return None
         if data is None:
             return None
         axes = reduction_axes(ctx, axes_input_since)

@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import TensorType, i1, i64
 from xdsl.ir import Block, Region, SSAValue
 
 from onnxc.dialects import graph
+from onnxc.dialects.layout import layout_of
 from onnxc.dialects.symbolic_dims import Dim, SymDim, sym_max, symbol_name
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor, materialize
@@ -106,14 +107,33 @@ def convert_if(ctx: NodeContext) -> list[Result]:
     if len(then_types) != len(else_types) or len(then_types) != ctx.num_outputs:
         raise ctx.invalid(f"the branches yield {len(then_types)} and {len(else_types)} "
                           f"values for {ctx.num_outputs} outputs")
-    if then_types != else_types:
-        raise ctx.unsupported(
-            f"the branches yield different types ({then_types} and {else_types}); "
-            f"onnxc needs them equal (static shapes)")
+    result_types, defines = [], []
+    for k, (a, b) in enumerate(zip(then_types, else_types)):
+        result_types.append(a if a == b else _joined(ctx, k, a, b, defines))
     then_block.add_op(graph.YieldOp(*then_values))
     else_block.add_op(graph.YieldOp(*else_values))
-    op = graph.IfOp(ctx.operand(0), then_types, Region(then_block), Region(else_block))
+    op = graph.IfOp(ctx.operand(0), result_types, Region(then_block), Region(else_block),
+                    defines)
     return list(ctx.emit(op).results)
+
+
+def _joined(ctx: NodeContext, k: int, a: TensorType, b: TensorType,
+            defines: list[str]) -> TensorType:
+    """Output k's type when the branches yield tensors of different sizes: each differing
+    dimension a run symbol the If defines (the size of what the branch taken yielded)."""
+    if a.get_element_type() != b.get_element_type() or len(a.get_shape()) != len(
+            b.get_shape()) or layout_of(a) is not None or layout_of(b) is not None:
+        raise ctx.unsupported(f"the branches yield output {k} as {a} and {b}: of different "
+                              f"element types or ranks")
+    dims: list[Dim] = []
+    for axis, (x, y) in enumerate(zip(graph.shape_of(a), graph.shape_of(b))):
+        if x == y:
+            dims.append(x)
+            continue
+        name = ctx.run_symbol(f"out{k}_dim{axis}")
+        defines.append(name)
+        dims.append(SymDim.symbol(name))
+    return types.tensor_type(tuple(dims), a.get_element_type())
 
 
 def _stays_true(value: SSAValue, cond_arg: SSAValue) -> bool:

@@ -17,6 +17,7 @@ from xdsl.ir import SSAValue
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph_reduce import reduce_shape
+from onnxc.dialects.symbolic_dims import num_elements
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
 
@@ -56,15 +57,32 @@ def _bound(ctx: NodeContext, index: int, attr: str) -> float | None:
 
 
 def convert_clip(ctx: NodeContext) -> list[Result]:
+    """A constant bound is a property of graph.clip; one the run computes (a graph input,
+    as torch's `clamp(x, lo, hi)` with tensor bounds exports) is a Max / Min with it."""
     el = ctx.element_type(0)
     props = {}
+    computed = []
     for index, name in ((1, "min"), (2, "max")):
+        if ctx.opset >= 11 and ctx.has_input(index) and ctx.tensor(index).array is None:
+            computed.append((index, name))
+            continue
         bound = _bound(ctx, index, name)
         if bound is not None:
             props[name] = types.float_attr(bound, el)
-    op = graph.ClipOp(operands=[ctx.operand(0)], result_types=[same_type(ctx, 0)],
-                      properties=props)
-    return [ctx.emit1(op)]
+    result = ctx.emit1(graph.ClipOp(operands=[ctx.operand(0)],
+                                    result_types=[same_type(ctx, 0)], properties=props))
+    for index, name in computed:
+        if num_elements(ctx.shape(index)) != 1 or ctx.element_type(index) != el:
+            raise ctx.invalid(f"{name} must be a scalar of the input's type, got "
+                              f"{ctx.tensor(index).type}")
+        bound = ctx.operand(index)
+        if ctx.rank(index) != 0:
+            bound = ctx.emit1(graph.ReshapeOp(operands=[bound],
+                                              result_types=[types.tensor_type((), el)]))
+        extremum = graph.MaxOp if name == "min" else graph.MinOp
+        result = ctx.emit1(extremum(operands=[[result, bound]],
+                                    result_types=[same_type(ctx, 0)]))
+    return [result]
 
 
 def cast_target(ctx: NodeContext) -> int:

@@ -192,9 +192,10 @@ def convert_constant(ctx: NodeContext) -> list[Result]:
 
 def convert_constant_of_shape(ctx: NodeContext) -> list[Result]:
     """Float data stays a `graph.constant_of_shape`; small integer data is folded. A
-    symbolic shape (shape data) gives a `graph.constant_of_shape` of symbolic type."""
-    shape = tuple(_dims(ctx.constant(0, "shape")))
-    if any(d < 0 for d in shape):
+    symbolic shape (shape data, or a shape the run computes: run sizes) gives a
+    `graph.constant_of_shape` of symbolic type."""
+    shape = tuple(ctx.sizes(0, "shape"))
+    if any(isinstance(d, int) and d < 0 for d in shape):
         raise ctx.invalid(f"negative dimension in shape {_text(shape)}")
     value = ctx.attr("value", None)
     value = np.zeros((1,), np.float32) if value is None else np.asarray(value).reshape(-1)
@@ -478,9 +479,20 @@ def convert_pad(ctx: NodeContext) -> list[Result]:
 def convert_expand(ctx: NodeContext) -> list[Result]:
     """Expand(x, shape) = x * ones(shape) (x AND true for bool): the product broadcasts
     exactly as Expand does (`shape` may be symbolic shape data: the ones are a symbolic
-    constant_of_shape)."""
-    shape = tuple(_dims(ctx.constant(1, "shape")))
-    out = ctx.infer(shapes.broadcast_shapes, ctx.shape(0), shape)
+    constant_of_shape; a shape the run computes is bound as run sizes). A run size facing
+    a dimension of x other than 1 must be 1 or that dimension (a guard) and gives way to
+    it: torch writes 1 for the dimensions `expand(-1, ...)` keeps."""
+    shape = tuple(ctx.sizes(1, "shape"))
+    run = {ctx.run_symbol(f"shape{k}") for k in range(len(shape))}
+    x = ctx.shape(0)
+    offset = len(shape) - len(x)
+    for k, d in enumerate(shape):
+        facing = x[k - offset] if k >= offset else 1
+        if isinstance(d, SymDim) and d.symbols() <= run and facing != 1:
+            _require(ctx, (d - 1) * (d - facing), 0,
+                     f"Expand's shape[{k}] = {d} is neither 1 nor {facing}")
+            shape = (*shape[:k], 1, *shape[k + 1:])
+    out = ctx.infer(shapes.broadcast_shapes, x, shape)
     el = ctx.element_type(0)
     if out == ctx.shape(0):
         return [ctx.emit1(graph.IdentityOp(operands=[ctx.operand(0)],

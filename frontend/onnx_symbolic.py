@@ -14,11 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerType, TensorType, UnitAttr, i64
+from xdsl.dialects.builtin import IntegerType, TensorType, UnitAttr, i1, i64
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.graph_base import sizes_attr
 from onnxc.dialects.size_facts import require_at_least
 from onnxc.dialects.symbolic_dims import SymDim, is_static
 from onnxc.frontend import onnx_types as types
@@ -104,36 +105,54 @@ def _concat(ctx: NodeContext) -> list[Term] | None:
     return out
 
 
-def _pick(ctx: NodeContext, picked) -> list[Term] | None:
-    data = terms_of(ctx.tensor(0))
-    if data is None or len(ctx.shape(0)) != 1:
+def _array(ctx: NodeContext, i: int = 0) -> np.ndarray | None:
+    """Input i's Terms in its shape (an object array), for the ops that move elements."""
+    terms = terms_of(ctx.tensor(i))
+    if terms is None:
         return None
-    try:
-        return [data[int(i)] for i in np.asarray(picked).reshape(-1)]
-    except IndexError:
-        return None
+    array = np.empty(len(terms), dtype=object)
+    array[:] = terms
+    return array.reshape(ctx.shape(i))
 
 
 def _gather(ctx: NodeContext) -> list[Term] | None:
-    indices = ctx.known(1)
-    return None if indices is None else _pick(ctx, indices)
+    data, indices = _array(ctx), ctx.known(1)
+    if data is None or indices is None or indices.dtype == object:
+        return None
+    try:
+        picked = np.take(data, indices.astype(np.int64), axis=ctx.attr("axis", 0))
+    except IndexError:
+        return None
+    return list(np.asarray(picked).reshape(-1))
 
 
 def _slice(ctx: NodeContext) -> list[Term] | None:
     from onnxc.frontend.onnx_ops_tensor import slice_params
 
-    if len(ctx.shape(0)) != 1 or (ctx.opset >= 10 and (ctx.known(1) is None
-                                                        or ctx.known(2) is None)):
+    data = _array(ctx)
+    if data is None or (ctx.opset >= 10 and (ctx.known(1) is None or ctx.known(2) is None)):
         return None  # bounds known only at run time: not followed
-    starts, ends, _, steps = slice_params(ctx)
-    return _pick(ctx, np.arange(ctx.shape(0)[0])[slice(starts[0], ends[0], steps[0])])
+    starts, ends, axes, steps = slice_params(ctx)
+    if not all(isinstance(v, int) for v in (*starts, *ends)):
+        return None
+    index = [slice(None)] * data.ndim
+    for start, end, axis, step in zip(starts, ends, axes, steps):
+        index[axis] = slice(start, end, step)  # ONNX clamps as Python does
+    return list(data[tuple(index)].reshape(-1))
+
+
+def _transpose(ctx: NodeContext) -> list[Term] | None:
+    from onnxc.frontend.onnx_ops_tensor import transpose_perm
+
+    data = _array(ctx)
+    return None if data is None else list(np.transpose(data, transpose_perm(ctx)).reshape(-1))
 
 
 RULES = {
     "Identity": _same_elements, "Unsqueeze": _same_elements, "Squeeze": _same_elements,
     "Reshape": _same_elements, "Flatten": _same_elements, "Cast": _same_elements,
     "CastLike": _same_elements, "Add": _add_sub(1), "Sub": _add_sub(-1), "Concat": _concat,
-    "Gather": _gather, "Slice": _slice,
+    "Gather": _gather, "Slice": _slice, "Transpose": _transpose,
 }
 """Per op type: its single output's Terms from its inputs' (the output is an integer tensor
 of at most MAX_ELEMENTS elements, checked by the caller)."""
@@ -191,11 +210,8 @@ def dynamic_slice(ctx: NodeContext, axes: list[int], steps: list[int]) -> SSAVal
     time (`nonnegative`), so a start that ONNX would clamp or count from the end stops the
     run with an error instead of giving another slice."""
     starts, ends = terms_of(ctx.tensor(1)), terms_of(ctx.tensor(2))
-    if starts is None:
-        ctx.constant(1, "starts")  # raises, naming the value
-    if ends is None:
-        ctx.constant(2, "ends")
-    assert starts is not None and ends is not None
+    if starts is None or ends is None:
+        return run_time_slice(ctx, axes, steps)
     if not len(starts) == len(ends) == len(axes) == len(steps):
         raise ctx.invalid("starts, ends, axes and steps differ in length")
     shape = list(ctx.shape(0))
@@ -213,10 +229,8 @@ def dynamic_slice(ctx: NodeContext, axes: list[int], steps: list[int]) -> SSAVal
             if isinstance(shape[axis], SymDim):  # x[t:t+1] of a seq axis needs seq >= 1
                 require_at_least(shape[axis], length, f"a slice of {length} on axis {axis}")
             dynamic.append((s, axis, length))
-        else:  # the shape would be known only at run time: the usual error, naming the value
-            which = 1 if s.root is not None else 2
-            ctx.constant(which, f"{('starts', 'ends')[which - 1]}; its distance to the other "
-                                f"bound on axis {axis} is not a constant")
+        else:  # the length is known only in the run: bounds bound as run sizes
+            return run_time_slice(ctx, axes, steps)
     value = ctx.operand(0)
     if static:
         s_starts, s_ends, s_axes, s_steps = (list(c) for c in zip(*static))
@@ -238,3 +252,44 @@ def dynamic_slice(ctx: NodeContext, axes: list[int], steps: list[int]) -> SSAVal
             result_types=[types.tensor_type(shape, ctx.element_type(0))],
             properties={"axis": types.i64_attr(axis), "nonnegative": UnitAttr()}))
     return value
+
+
+def run_time_slice(ctx: NodeContext, axes: list[int], steps: list[int]) -> SSAValue:
+    """A Slice whose bounds the run computes (torchvision's paste of a mask into the image,
+    `mask[y0 - by0 : y1 - by0]` from box coordinates): the bounds are normalized in the run
+    as ONNX says (negative ones count from the end, then clamp to [0, dim]) and bound to run
+    symbols, so the result's size is a size expression over them. Positive steps only."""
+    if any(step <= 0 for step in steps):
+        which = 1 if ctx.tensor(1).array is None else 2
+        ctx.constant(which, f"{('starts', 'ends')[which - 1]}; with a negative step the "
+                            f"bounds")  # raises, naming the value
+    shape = list(ctx.shape(0))
+    axes = [shapes.normalize_axis(a, len(shape)) for a in axes]
+    count = len(axes)
+    vector = TensorType(i64, [count])
+    dims = ctx.materialize(Tensor.of_array(np.array([shape[a] for a in axes], dtype=object)))
+    zeros = ctx.materialize(Tensor.of_array(np.zeros(count, np.int64)))
+    bounds: list[list] = []
+    for which in (1, 2):
+        if ctx.rank(which) != 1 or ctx.shape(which) != (count,) \
+                or not isinstance(ctx.element_type(which), IntegerType):
+            raise ctx.invalid(f"input {which} must hold one integer per sliced axis")
+        value = ctx.operand(which)
+        if ctx.element_type(which) != i64:
+            value = ctx.emit1(graph.CastOp(operands=[value], result_types=[vector]))
+        negative = ctx.emit1(graph.LessOp(operands=[value, zeros], result_types=[
+            TensorType(i1, [count])]))
+        from_end = ctx.emit1(graph.AddOp(operands=[value, dims], result_types=[vector]))
+        value = ctx.emit1(graph.WhereOp(operands=[negative, from_end, value],
+                                        result_types=[vector]))
+        value = ctx.emit1(graph.MaxOp(operands=[[value, zeros]], result_types=[vector]))
+        value = ctx.emit1(graph.MinOp(operands=[[value, dims]], result_types=[vector]))
+        what = ("start", "end")[which - 1]
+        bounds.append(ctx.bind_sizes(value, what, [f"{what}{a}" for a in axes],
+                                     [shape[a] for a in axes]))
+    starts, ends = bounds
+    out = ctx.infer(shapes.slice_shape, tuple(shape), starts, ends, axes, steps)
+    return ctx.emit1(graph.SliceOp(
+        operands=[ctx.operand(0)], result_types=[types.tensor_type(out, ctx.element_type(0))],
+        properties={"starts": sizes_attr(starts), "ends": sizes_attr(ends),
+                    "axes": types.i64_array(axes), "steps": types.i64_array(steps)}))

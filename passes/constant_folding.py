@@ -30,6 +30,7 @@ from onnxc.dialects import graph, graph_shapes
 from onnxc.dialects.dense_data import flat_values, from_numpy
 from onnxc.dialects.graph import GraphOp, is_symbolic, shape_of
 from onnxc.passes.base import GraphPatternPass
+from onnxc.passes.bound_sizes import fold_bound_sizes
 from onnxc.passes.evaluator import EVALUATORS, dtype_of, evaluate_op
 
 FOLD_BYTES_LIMIT = 256 * 1024 * 1024
@@ -89,6 +90,10 @@ class FoldConstantOp(RewritePattern):
         if not isinstance(op, GraphOp) or isinstance(op, graph.ConstantOp):
             return
         if not op.operands and not isinstance(op, graph.ConstantOfShapeOp):
+            return
+        if isinstance(op, graph.BindSizesOp):
+            if is_constant(op.values):  # the run symbols are numbers after all
+                fold_bound_sizes(op, constant_array(op.values), rewriter)
             return
         if all(is_constant(v) for v in op.operands) and not _divides_by_zero(op):
             fold_to_constants(op, rewriter)

@@ -29,7 +29,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, parse_dim
+from onnxc.dialects.symbolic_dims import (
+    Dim,
+    SymbolicDimError,
+    SymDim,
+    monotone_upper,
+    parse_dim,
+)
 from onnxc.errors import InvalidInputError
 from onnxc.resource_limits import check_allocation, check_tensor
 
@@ -127,12 +133,17 @@ class SymbolicSignature:
                     f"{dim.evaluate(values)}")
         return values
 
-    def shape(self, spec, values: Mapping[str, int]) -> tuple[int, ...]:
+    def shape(self, spec, values: Mapping[str, int], room: bool = False) -> tuple[int, ...]:
         """A spec's shape for this run's symbol values, checked against the limits. A size
         that comes out negative is allocated as 0: such sizes break a guard of the model
-        (a window larger than the input), which the entry checks first and reports."""
-        shape = tuple(d if isinstance(d, int) else max(0, d.evaluate(values))
-                      for d in self._dims(spec.shape))
+        (a window larger than the input), which the entry checks first and reports.
+        `room`: the run symbols are capacities, each dimension the room it needs for any
+        value up to them (symbolic_dims.monotone_upper)."""
+        dims = self._dims(spec.shape)
+        if room and self.run_symbols:
+            dims = [d if (u := monotone_upper(d, self.run_symbols)) is None else u
+                    for d in dims]
+        shape = tuple(d if isinstance(d, int) else max(0, d.evaluate(values)) for d in dims)
         check_tensor(shape, np.dtype(spec.dtype).itemsize, f"output '{spec.name}'")
         return shape
 
@@ -199,7 +210,8 @@ class SymbolicSignature:
                             f"a run with no samples: output '{spec.name}' does not have the "
                             f"batch dimension; give at least one sample")
             plan = RunPlan(self.dims(values),
-                           [(self.shape(spec, values), np.dtype(spec.dtype)) for spec in outputs],
+                           [(self.shape(spec, values, room=True), np.dtype(spec.dtype))
+                            for spec in outputs],
                            self.arena_bytes(values), empty)
             if len(plans) >= _PLAN_CACHE:
                 plans.clear()

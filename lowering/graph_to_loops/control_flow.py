@@ -40,10 +40,12 @@ return-check-status tests like any check, returning the recorded site.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, i1, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import is_symbolic, shape_of
@@ -51,6 +53,7 @@ from onnxc.dialects.symbolic_dims import SymDim, num_elements
 from onnxc.lowering.entry_abi import CHECK_SITE_ATTR, NESTED_CHECKS_ATTR
 from onnxc.lowering.graph_to_loops.branches import when
 from onnxc.lowering.graph_to_loops.checks import STATUS_TYPE
+from onnxc.lowering.graph_to_loops.dynamic import COUNT_TYPE
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder
 
 CONTROL_FLOW_OPS = graph.IfOp | graph.LoopOp
@@ -122,6 +125,8 @@ def guard_rest(fl, code: int | None) -> None:
     rest = Block()
     fl.emit(scf.IfOp(ok, [], Region(rest)))
     fl.guards.append(rest)
+    if isinstance(fl.sizes, _BranchSizes) and fl.sizes.follows is fl.block:
+        fl.sizes.follow(rest)  # the branch's sizes go where its kernels are called
     fl.block = rest
 
 
@@ -171,20 +176,62 @@ def _load_one(fl, buffer: SSAValue) -> SSAValue:
 
 
 def _lower_if(fl, op: graph.IfOp) -> None:
+    """Each branch copies what it yields into the result buffers. A result size the If
+    defines (branches of different sizes) was allocated for its bound: the branch copies
+    its value to the buffer's start and writes the size into a cell, which defines the run
+    symbol after the scf.if (as a kernel's count does)."""
     targets = [fl.buffers[r] for r in op.results]
+    defined = op.defined_positions()
+    cells = {name: fl.hoist(memref.AllocOp([], [], COUNT_TYPE)) for name in defined}
 
     def finish(values: Sequence[SSAValue]) -> None:
         for v, t, r in zip(values, targets, op.results):
-            fl.copy(fl.buffers[v], t, r)
+            fl.copy(fl.buffers[v], t, v if v.type != r.type else r)
+        for name, (i, k) in defined.items():
+            size = fl.sizes.idx(fl.sizes.dim(shape_of(values[i])[k]))
+            fl.emit(memref.StoreOp.get(fl.emit(arith.IndexCastOp(size, i64)), cells[name],
+                                       [_index(fl, 0)]))
 
     cond = _load_one(fl, fl.buffers[op.cond])
     branches = []
     for region in (op.then_region, op.else_region):
         block = Block()
-        _lower_body(fl, region.block, block, finish)
+        with _branch_sizes(fl, region, block):
+            _lower_body(fl, region.block, block, finish)
         block.add_op(scf.YieldOp())
         branches.append(Region(block))
     fl.emit(scf.IfOp(cond, [], *branches))
+    for name, cell in cells.items():
+        fl.define_size(op, name, _load_one(fl, cell), cell)
+
+
+class _BranchSizes(KernelBuilder):
+    """Size arithmetic in an If branch that defines run symbols: at the end of the block
+    its kernel calls go to (`follows`; a check guard opens a nested one)."""
+
+    def __init__(self, block: Block):
+        super().__init__(block)
+        self.follows = block
+
+    def follow(self, block: Block) -> None:
+        self.follows, self.ip = block, InsertPoint.at_end(block)
+
+
+@contextmanager
+def _branch_sizes(fl, region: Region, block: Block):
+    """A branch that defines run symbols (an NMS in it) computes sizes in its own block,
+    from the values the symbols get there; the function's block keeps their capacities
+    (fl.top_sizes, which sizes the buffers)."""
+    if not any(graph.defined_sizes(o) for o in region.walk()):
+        yield
+        return
+    saved_sizes, saved_symbols = fl.sizes, dict(fl.symbols)
+    fl.sizes = _BranchSizes(block)
+    fl.sizes.bind_symbols(dict(fl.symbols))
+    try:
+        yield
+    finally:
+        fl.sizes, fl.symbols = saved_sizes, saved_symbols
 
 
 def _update_states(fl, targets: Sequence[SSAValue], values: Sequence[SSAValue],

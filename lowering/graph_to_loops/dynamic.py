@@ -27,6 +27,9 @@ from onnxc.lowering.graph_to_loops.loops import (
     unflatten,
 )
 
+COUNT_TYPE = MemRefType(i64, [1])
+"""Where a kernel writes a size it defines (a run symbol, graph_dynamic.py)."""
+
 
 def _nonzero(kb: KernelBuilder, value: SSAValue) -> SSAValue:
     """value != 0 (NaN counts as nonzero, as numpy and onnxruntime say)."""

@@ -53,7 +53,7 @@ from onnxc.dialects.graph_base import SizesAttr
 from onnxc.dialects.graph_checks import SITE_PROPERTIES, onnx_node_of
 from onnxc.dialects.graph_dynamic import defined_sizes
 from onnxc.dialects.layout import layout_of, physical_shape
-from onnxc.dialects.symbolic_dims import Dim, num_elements, symbols_of
+from onnxc.dialects.symbolic_dims import Dim, monotone_upper, num_elements, symbols_of
 from onnxc.errors import LoweringError
 from onnxc.lowering import early_kernels
 from onnxc.lowering.entry_abi import (
@@ -76,6 +76,7 @@ from onnxc.lowering.graph_to_loops.control_flow import (
     lower_control_flow,
 )
 from onnxc.lowering.graph_to_loops.data_movement import copy_kernel
+from onnxc.lowering.graph_to_loops.dynamic import COUNT_TYPE
 from onnxc.lowering.graph_to_loops.kernels import (
     SYMBOLIC_KERNELS,
     KernelFn,
@@ -88,8 +89,6 @@ from onnxc.lowering.graph_to_loops.loops import KernelBuilder, RunTimeScratch, m
 from onnxc.lowering.inplace import INPLACE_ATTR, inplace_operands
 
 VIEW_OPS = graph.VIEW_OPS
-COUNT_TYPE = MemRefType(i64, [1])
-"""Where a kernel writes a size it defines (a run symbol, graph_dynamic.py)."""
 
 
 @dataclass(frozen=True)
@@ -239,19 +238,31 @@ def symbols_of_op(op: Operation) -> set[str]:
 def _run_symbols(body: Block) -> dict[str, tuple[Operation, Dim | None]]:
     """The run symbols of `body` (graph_dynamic.py): symbol -> (the op that defines it, its
     bound or None), in definition order; a loop's trip symbol has no bound. Defined at the
-    function's top level only: a run symbol has one value per run."""
+    function's top level, or in an If's branch when bounded (its buffers are allocated
+    before the If); not inside a loop: a run symbol has one value per run."""
     found: dict[str, tuple[Operation, Dim | None]] = {}
     for op in body.walk():
         sizes = dict(defined_sizes(op))
         if isinstance(op, graph.LoopOp) and op.trip_symbol is not None:
             sizes[op.trip_symbol.data] = None
         for name, bound in sizes.items():
-            if op.parent_block() is not body:
+            if op.parent_block() is not body and (bound is None or not _in_branches(op, body)):
                 raise LoweringError(
                     f"{op.name}{_node_of(op)}: a size known only in the run ('{name}') is "
-                    f"supported from the function's top level, not inside a loop or an If")
+                    f"supported from the function's top level or, bounded, an If's branch; "
+                    f"not inside a loop")
             found[name] = (op, bound)
     return found
+
+
+def _in_branches(op: Operation, body: Block) -> bool:
+    """Whether `op` is nested in `body` through If branches only."""
+    parent = op.parent_op()
+    while parent is not None and op.parent_block() is not body:
+        if not isinstance(parent, graph.IfOp):
+            return False
+        op, parent = parent, parent.parent_op()
+    return True
 
 
 def _capacity_check(op, kb: KernelBuilder, ins, outs) -> None:
@@ -337,6 +348,11 @@ class _FunctionLowering:
         self.symbols: dict[str, SSAValue] = {}
         """size symbol -> its value this run (loaded from the entry's `dims` buffer)"""
         self.sizes: KernelBuilder | None = None
+        """size arithmetic where kernels are called (an If branch defining run symbols has
+        its own, control_flow._branch_sizes)"""
+        self.top_sizes: KernelBuilder | None = None
+        """size arithmetic in the function's block, for the buffers hoisted there (a run
+        symbol defined in a branch is its capacity here)"""
         """index arithmetic on the symbols, in the function's block"""
         self.run_symbols: list[str] = []
         """the sizes the run defines (graph_dynamic.py, and the counts of loops whose scan
@@ -427,11 +443,15 @@ class _FunctionLowering:
         order = [*sorted(names), *run]
         self.run_symbols = list(run)
         self.run_bounds = ["" if bound is None else str(bound) for _, bound in run.values()]
+        for v in outputs:  # the caller allocates them from the capacities (symbolic_shapes)
+            if is_symbolic(v):
+                for d in shape_of(v):
+                    self.room(d)
         self.dims_position = len(self.block.args)
         dims = self.block.insert_arg(MemRefType(i64, [len(order)]), self.dims_position)
         dims.name_hint = "dims"
         self.dims = dims
-        self.sizes = KernelBuilder(self.block)
+        self.sizes = self.top_sizes = KernelBuilder(self.block)
         for k, name in enumerate(order):
             value = self.emit(memref.LoadOp.get(dims, [self.sizes.idx(k)]))
             self.symbols[name] = self.emit(arith.IndexCastOp(value, IndexType()))
@@ -568,6 +588,8 @@ class _FunctionLowering:
         self.sites.append({"kind": "capacity", "node": onnx_node_of(op) or "",
                            "op_type": op.name, "operand": name})
         self.emit(call)
+        if self.block is not self.top:  # in an If's branch: a failure skips the rest
+            guard_rest(self, len(self.sites))
         position = self.emit(arith.ConstantOp(IntegerAttr(self.symbol_order.index(name),
                                                           IndexType())))
         self.emit(memref.StoreOp.get(count, self.dims, [position]))
@@ -582,10 +604,10 @@ class _FunctionLowering:
         (plan-memory places it in the dynamic arena, sized by its `onnxc.elements`)."""
         if not is_symbolic(value):
             return memref.AllocOp([], [], memref_of(value.type))
-        assert self.sizes is not None
-        elements = num_elements(shape_of(value))
-        alloc = memref.AllocOp([self.sizes.idx(self.sizes.dim(elements))], [],
-                               memref_of(value.type))
+        sizes = self.top_sizes
+        assert sizes is not None
+        elements = self.room(num_elements(shape_of(value)))
+        alloc = memref.AllocOp([sizes.idx(sizes.dim(elements))], [], memref_of(value.type))
         alloc.attributes[ELEMENTS_ATTR] = StringAttr(str(elements))
         return alloc
 
@@ -594,11 +616,22 @@ class _FunctionLowering:
         by its `onnxc.elements`)."""
         if isinstance(scratch, MemRefType):
             return memref.AllocOp([], [], scratch)
-        assert self.sizes is not None
-        alloc = memref.AllocOp([self.sizes.idx(self.sizes.dim(scratch.elements))], [],
-                               scratch.type)
-        alloc.attributes[ELEMENTS_ATTR] = StringAttr(str(scratch.elements))
+        sizes = self.top_sizes
+        assert sizes is not None
+        elements = self.room(scratch.elements)
+        alloc = memref.AllocOp([sizes.idx(sizes.dim(elements))], [], scratch.type)
+        alloc.attributes[ELEMENTS_ATTR] = StringAttr(str(elements))
         return alloc
+
+    def room(self, elements: Dim) -> Dim:
+        """Elements to allocate for a size that may name run symbols: the buffers are
+        placed while those are still capacities, so the size must not fall as they grow
+        (symbolic_dims.monotone_upper)."""
+        upper = monotone_upper(elements, self.run_symbols)
+        if upper is None:
+            raise LoweringError(f"no upper bound of the size {elements} over the sizes the "
+                                f"run computes ({', '.join(sorted(self.run_symbols))})")
+        return upper
 
     def check_kernel_only(self, check: graph.CheckIndicesOp) -> tuple[graph.CheckIndicesOp, str]:
         """Build `check`'s kernel without calling it: the consumer after it checks its own
@@ -624,12 +657,17 @@ class _FunctionLowering:
 
     def copy(self, src: SSAValue, dst: SSAValue, value: SSAValue | None = None) -> None:
         """dst = src, through one flat copy kernel per element type and size (`value`: the
-        tensor copied, whose symbolic element count sizes a flat dynamic copy)."""
+        tensor copied, whose symbolic element count sizes a flat dynamic copy; a dst of
+        another type is a flat buffer of run-time size, the value its leading elements)."""
         t = dst.type
         assert isinstance(t, MemRefType)
-        if value is not None and is_symbolic(value):
+        if value is not None and (is_symbolic(value) or src.type != t):
             assert self.sizes is not None
             count = self.sizes.idx(self.sizes.dim(num_elements(shape_of(value))))
+            if src.type != t:  # a static value into a buffer of run-time size
+                assert isinstance(src.type, MemRefType)
+                src = self.emit(memref.CastOp.get(self.view(src, [src.type.element_count()]),
+                                                  t))
             block = Block(arg_types=[t, t, IndexType()])
             name = self.mod.kernel_from("graph.identity", ("copy", t), _dynamic_copy, block)
             self.emit(func.CallOp(name, [src, dst, count], []))

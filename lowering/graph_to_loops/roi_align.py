@@ -14,6 +14,7 @@ from xdsl.dialects import arith, math
 
 from onnxc.dialects.graph import float_of, int_of, shape_of
 from onnxc.dialects.graph_indexed import RoiAlignOp
+from onnxc.dialects.symbolic_dims import Dim
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.checks import clamped_index
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float, min_value
@@ -29,8 +30,9 @@ def roi_align_kernel(op: RoiAlignOp, kb: KernelBuilder, ins, outs):
         raise LoweringError(f"{op.name}: only float tensors are supported")
     _, channels, height, width = shape_of(op.input)
     rois_n, _, out_h, out_w = shape_of(op.output)
-    if 0 in (rois_n, channels, out_h, out_w):
+    if 0 in (rois_n, channels, out_h, out_w, height, width):
         return
+    symbolic = not (isinstance(height, int) and isinstance(width, int))
     x, rois, batch, y = ins[0], ins[1], ins[2], outs[0]
     average = op.mode.data == "avg"
     ratio = int_of(op.sampling_ratio)
@@ -65,17 +67,22 @@ def roi_align_kernel(op: RoiAlignOp, kb: KernelBuilder, ins, outs):
         samples = kb.imul(grid_h, grid_w)
         float_h, float_w = kb.to_float(grid_h, t), kb.to_float(grid_w, t)
 
-        def corner_axis(v, size: int):
+        def corner_axis(v, size: Dim):
             """(low index, high index, low weight, high weight) along one axis."""
+            last = kb.to_float(kb.isub(size, 1), t)
             v = kb.max(v, c(0.0))
             low = kb.insert(math.FloorOp(v))
-            top = kb.insert(arith.CmpfOp(low, c(size - 1.0), "oge"))
-            low = kb.select(top, c(size - 1.0), low)
+            top = kb.insert(arith.CmpfOp(low, last, "oge"))
+            low = kb.select(top, last, low)
             v = kb.select(top, low, v)
             high = kb.select(top, low, kb.add(low, c(1.0)))
             frac = kb.sub(v, low)
-            return (to_index(low, size - 1.0), to_index(high, size - 1.0),
-                    kb.sub(c(1.0), frac), frac)
+            if isinstance(size, int):
+                indices = (to_index(low, size - 1.0), to_index(high, size - 1.0))
+            else:  # a run-time size (>= 1 here): clamped to its last index
+                indices = tuple(kb.imin(to_index(e, MAX_GRID), kb.isub(size, 1))
+                                for e in (low, high))
+            return (*indices, kb.sub(c(1.0), frac), frac)
 
         def per_bin(ivs: list[Index]) -> None:
             ph, pw = ivs
@@ -91,8 +98,8 @@ def roi_align_kernel(op: RoiAlignOp, kb: KernelBuilder, ins, outs):
                 xx = kb.add(bin_x0, kb.div(kb.mul(kb.add(kb.to_float(ix, t), half), bin_w),
                                            float_w))
                 outside = kb.insert(arith.OrIOp(
-                    kb.insert(arith.OrIOp(lt(yy, c(-1.0)), lt(c(float(height)), yy))),
-                    kb.insert(arith.OrIOp(lt(xx, c(-1.0)), lt(c(float(width)), xx)))))
+                    kb.insert(arith.OrIOp(lt(yy, c(-1.0)), lt(kb.to_float(height, t), yy))),
+                    kb.insert(arith.OrIOp(lt(xx, c(-1.0)), lt(kb.to_float(width, t), xx)))))
                 y0, y1, hy, ly = corner_axis(yy, height)
                 x0, x1, hx, lx = corner_axis(xx, width)
                 keep = kb.select(outside, c(0.0), c(1.0))
@@ -128,7 +135,12 @@ def roi_align_kernel(op: RoiAlignOp, kb: KernelBuilder, ins, outs):
 
         kb.nest([out_h, out_w], per_bin)
 
+    if symbolic:  # no sample to read from a feature map that came out empty in the run
+        nonempty = kb.insert(arith.CmpiOp(kb.idx(kb.imul(height, width)), kb.idx(0), "sgt"))
+        rois_n = kb.select(nonempty, kb.idx(rois_n), kb.idx(0))
     kb.parallel_for(0, rois_n, per_roi)
 
 
 KERNELS = {RoiAlignOp: roi_align_kernel}
+SYMBOLIC = {RoiAlignOp}
+"""Symbolic rois, batch and feature map sizes: run-time extents clamp every index."""

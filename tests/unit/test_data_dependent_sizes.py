@@ -192,3 +192,150 @@ def test_edge_reflect_and_wrap_pads_of_symbolic_sizes(mode, tmp_path):
                      "p": np.array(pads, np.int64)}
             np.testing.assert_array_equal(compiled.run(None, feeds)[0],
                                           session.run(None, feeds)[0])
+
+
+def test_if_whose_branches_yield_different_sizes(tmp_path):
+    """torchvision's `if boxes.numel() == 0: empty else: NMS`: the If's result size is a run
+    symbol of its own, bounded by the larger branch, and later ops compute on it."""
+    i64 = TensorProto.INT64
+    empty = helper.make_graph(
+        [helper.make_node("Constant", [], ["t"],
+                          value=helper.make_tensor("e", i64, [0, 3], []))],
+        "then", [], [helper.make_tensor_value_info("t", i64, [0, 3])])
+    kept = helper.make_graph(
+        [helper.make_node("NonMaxSuppression", ["boxes", "scores", "max_out", "iou"], ["e"])],
+        "else", [], [helper.make_tensor_value_info("e", i64, ["k", 3])])
+    nodes = [helper.make_node("Size", ["boxes"], ["n"]),
+             helper.make_node("Equal", ["n", "zero"], ["none"]),
+             helper.make_node("If", ["none"], ["sel"], then_branch=empty, else_branch=kept),
+             helper.make_node("Gather", ["sel", "two"], ["idx"], axis=1),
+             helper.make_node("Squeeze", ["boxes", "axis0"], ["flat"]),
+             helper.make_node("Gather", ["flat", "idx"], ["picked"], axis=0)]
+    inits = [numpy_helper.from_array(np.array(0, np.int64), "zero"),
+             numpy_helper.from_array(np.array(2, np.int64), "two"),
+             numpy_helper.from_array(np.array([0], np.int64), "axis0"),
+             numpy_helper.from_array(np.array([3], np.int64), "max_out"),
+             numpy_helper.from_array(np.array([0.3], np.float32), "iou")]
+    f = TensorProto.FLOAT
+    model = _model(nodes, [helper.make_tensor_value_info("boxes", f, [1, "n", 4]),
+                           helper.make_tensor_value_info("scores", f, [1, 1, "n"])],
+                   [helper.make_empty_tensor_value_info(o) for o in ("sel", "picked")], inits)
+    module = str(import_onnx(model))
+    assert 'defines = ["If_2_out0_dim0"]' in module
+    session, rng = _session(model), np.random.default_rng(7)
+    for compiled in _compiled_cold_and_warm(model, tmp_path):
+        for n in (0, 5, 20, 1):
+            xy = rng.random((1, n, 2)).astype(np.float32)
+            feeds = {"boxes": np.concatenate([xy, xy + 0.3], -1),
+                     "scores": rng.random((1, 1, n)).astype(np.float32)}
+            for got, want in zip(compiled.run(None, feeds), session.run(None, feeds),
+                                 strict=True):
+                np.testing.assert_array_equal(got, want, err_msg=f"n={n}")
+
+
+def test_roi_align_over_run_time_boxes_and_symbolic_images(tmp_path):
+    """Faster R-CNN's box head: RoiAlign of a run-time number of boxes on a feature map of
+    symbolic size (boxes partly outside the map). Tolerance 1e-5: the same bilinear taps in
+    f32, summed in another order."""
+    f, i64 = TensorProto.FLOAT, TensorProto.INT64
+    node = helper.make_node("RoiAlign", ["x", "rois", "batch"], ["y"], output_height=3,
+                            output_width=2, sampling_ratio=2, spatial_scale=0.5,
+                            coordinate_transformation_mode="half_pixel")
+    model = _model([node], [helper.make_tensor_value_info("x", f, ["n", 4, "h", "w"]),
+                            helper.make_tensor_value_info("rois", f, ["r", 4]),
+                            helper.make_tensor_value_info("batch", i64, ["r"])],
+                   [helper.make_empty_tensor_value_info("y")])
+    session, rng = _session(model), np.random.default_rng(8)
+    for compiled in _compiled_cold_and_warm(model, tmp_path):
+        for n, h, w, r in ((1, 8, 8, 5), (2, 5, 11, 7), (1, 3, 4, 0), (2, 1, 1, 3)):
+            corners = rng.random((r, 2, 2)).astype(np.float32) * [2 * w + 4, 2 * h + 4] - 2
+            feeds = {"x": rng.standard_normal((n, 4, h, w)).astype(np.float32),
+                     "rois": np.sort(corners, axis=1).reshape(r, 4).astype(np.float32),
+                     "batch": rng.integers(0, n, r).astype(np.int64)}
+            np.testing.assert_allclose(compiled.run(None, feeds)[0],
+                                       session.run(None, feeds)[0], rtol=1e-5, atol=1e-5)
+
+
+def test_pads_computed_from_sizes_the_torch_f_pad_way(tmp_path):
+    """torch.onnx's F.pad: the pads list (a size expression from Shape data) is reshaped to
+    pairs, reversed with a step -1 Slice, transposed and flattened; every step stays a size
+    expression, so the padded size is symbolic (pad W up to a multiple of 8)."""
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Gather", ["s", "three"], ["w"], axis=0),
+             helper.make_node("Mod", ["w", "eight"], ["r"]),
+             helper.make_node("Sub", ["eight", "r"], ["p"]),
+             helper.make_node("Mod", ["p", "eight"], ["right"]),
+             helper.make_node("Unsqueeze", ["right", "axis0"], ["right1"]),
+             helper.make_node("Concat", ["zero1", "right1", "zeros6"], ["pairs_flat"], axis=0),
+             helper.make_node("Reshape", ["pairs_flat", "pair_shape"], ["pairs"]),
+             helper.make_node("Slice", ["pairs", "minus1", "big_neg", "axis0", "minus1"],
+                              ["reversed"]),
+             helper.make_node("Transpose", ["reversed"], ["t"], perm=[1, 0]),
+             helper.make_node("Reshape", ["t", "minus1"], ["pads"]),
+             helper.make_node("Pad", ["x", "pads"], ["y"])]
+    inits = [numpy_helper.from_array(np.array(a, np.int64), name) for a, name in
+             ((3, "three"), (8, "eight"), ([0], "axis0"), ([0], "zero1"), ([0] * 6, "zeros6"),
+              ([-1, 2], "pair_shape"), ([-1], "minus1"), ([-2**62], "big_neg"))]
+    model = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                         [1, 2, "h", "w"])],
+                   [helper.make_empty_tensor_value_info("y")], inits)
+    y_type = next(line for line in str(import_onnx(model)).splitlines() if "graph.pad" in line)
+    assert "#graph.dims" in y_type  # a size expression, not shape data read in the run
+    session, rng = _session(model), np.random.default_rng(9)
+    for compiled in _compiled_cold_and_warm(model, tmp_path):
+        for h, w in ((3, 5), (2, 8), (4, 17)):
+            feeds = {"x": rng.standard_normal((1, 2, h, w)).astype(np.float32)}
+            (got,) = compiled.run(None, feeds)
+            assert got.shape[-1] % 8 == 0
+            np.testing.assert_array_equal(got, session.run(None, feeds)[0])
+
+
+def test_slice_bounds_computed_in_the_run(tmp_path):
+    """torchvision's mask paste, `mask[y0 - by0 : y1 - by0]` from box data: starts and ends
+    the run computes, negative ones counting from the end and past-the-end ones clamped
+    as ONNX says, each normalized and bound as a run size (bounded by the dimension); int32
+    bounds as torch writes them."""
+    i32 = TensorProto.INT32
+    model = _model([helper.make_node("Slice", ["x", "starts", "ends", "axes"], ["y"]),
+                    helper.make_node("Relu", ["y"], ["z"])],
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["a", 6]),
+                    helper.make_tensor_value_info("starts", i32, [2]),
+                    helper.make_tensor_value_info("ends", i32, [2])],
+                   [helper.make_empty_tensor_value_info("z")],
+                   [numpy_helper.from_array(np.array([0, -1], np.int32), "axes")])
+    assert "bounds = #graph.sizes" in str(import_onnx(model))
+    session, rng = _session(model), np.random.default_rng(10)
+    cases = [(5, [1, 2], [4, 5]), (5, [-2, -100], [100, -1]), (3, [2, 4], [1, 2]),
+             (40, [0, 0], [2**31 - 1, 3]), (0, [0, 0], [1, 1]), (30, [3, 0], [29, 6])]
+    for compiled in _compiled_cold_and_warm(model, tmp_path):
+        for rows, starts, ends in cases:
+            feeds = {"x": rng.standard_normal((rows, 6)).astype(np.float32),
+                     "starts": np.array(starts, np.int32), "ends": np.array(ends, np.int32)}
+            (want,) = session.run(None, feeds)
+            np.testing.assert_array_equal(compiled.run(None, feeds)[0], want)
+            np.testing.assert_array_equal(evaluate(import_onnx(model), feeds)[0], want)
+
+
+def test_constant_of_shape_and_expand_of_shapes_computed_in_the_run(tmp_path):
+    """Shapes from data: ConstantOfShape's, and Expand's (a 1 keeps x's dimension, as torch's
+    `expand(-1, n)` writes it; anything but 1 or that dimension is an InvalidInputError)."""
+    i64, f = TensorProto.INT64, TensorProto.FLOAT
+    model = _model([helper.make_node("ConstantOfShape", ["s"], ["z"],
+                                     value=helper.make_tensor("v", f, [1], [2.5])),
+                    helper.make_node("Expand", ["x", "s2"], ["e"], name="expand"),
+                    helper.make_node("Add", ["e", "e"], ["y"])],
+                   [helper.make_tensor_value_info("x", f, [3, 1]),
+                    helper.make_tensor_value_info("s", i64, [2]),
+                    helper.make_tensor_value_info("s2", i64, [2])],
+                   [helper.make_empty_tensor_value_info(o) for o in ("z", "y")])
+    session = _session(model)
+    x = np.arange(3, dtype=np.float32).reshape(3, 1)
+    for compiled in _compiled_cold_and_warm(model, tmp_path):
+        for s, s2 in (([2, 3], [3, 4]), ([0, 5], [1, 7]), ([4, 1], [3, 1]), ([1, 1], [1, 0])):
+            feeds = {"x": x, "s": np.array(s, np.int64), "s2": np.array(s2, np.int64)}
+            for got, want in zip(compiled.run(None, feeds), session.run(None, feeds),
+                                 strict=True):
+                np.testing.assert_array_equal(got, want)
+        with pytest.raises(InvalidInputError, match="expand"):
+            compiled.run(None, {"x": x, "s": np.array([1, 1], np.int64),
+                                "s2": np.array([2, 4], np.int64)})

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import onnxc
@@ -99,9 +99,13 @@ def test_a_start_onnx_would_clamp_or_wrap_is_an_error(i):
     np.testing.assert_array_equal(y, x[1:3, 1:3])
 
 
-def test_bounds_without_a_constant_distance_are_refused():
-    m = _model([helper.make_node("Slice", ["x", "a", "b"], ["y"], name="free")],
+def test_run_time_bounds_with_a_negative_step_are_refused():
+    """Bounds a run computes without a constant distance become run sizes
+    (test_data_dependent_sizes.py), for positive steps only."""
+    m = _model([helper.make_node("Slice", ["x", "a", "b", "axes", "steps"], ["y"], name="free")],
                [_vi("x", F32, [6]), _vi("a", I64, [1]), _vi("b", I64, [1])],
-               [_vi("y", F32, [None])])
-    with pytest.raises(UnsupportedOpError, match="free.*'a'.*must be a constant"):
+               [_vi("y", F32, [None])],
+               [numpy_helper.from_array(np.array([0], np.int64), "axes"),
+                numpy_helper.from_array(np.array([-1], np.int64), "steps")])
+    with pytest.raises(UnsupportedOpError, match="free.*starts; with a negative step.*'a'.*must be a constant"):
         onnxc.compile(m)

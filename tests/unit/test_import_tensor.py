@@ -63,9 +63,17 @@ def test_constant_of_shape_default_value_is_float_zero():
     assert list(op.value.get_values()) == [0.0]
 
 
-def test_constant_of_shape_needs_constant_shape():
+def test_constant_of_shape_of_a_run_time_shape_binds_run_sizes():
+    ops = imported("g (int64[2] s) => (y) { y = ConstantOfShape(s) }", 13)
+    assert names(ops) == ["graph.check_indices", "graph.bind_sizes",
+                          "graph.constant_of_shape"]
+    assert [str(d) for d in shape_of(ops[-1].output)] == ["ConstantOfShape_0_shape0",
+                                                          "ConstantOfShape_0_shape1"]
+
+
+def test_constant_of_shape_needs_a_one_dimensional_shape():
     with pytest.raises(UnsupportedOpError, match="shape.*must be a constant"):
-        imported("g (int64[2] s) => (y) { y = ConstantOfShape(s) }", 13)
+        imported("g (int64[2,1] s) => (y) { y = ConstantOfShape(s) }", 13)
 
 
 @pytest.mark.parametrize("opset", [5, 13, 14, NEWEST])

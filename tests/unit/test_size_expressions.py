@@ -29,6 +29,7 @@ from onnxc.dialects.symbolic_dims import (
     ceildiv,
     floordiv,
     mod,
+    monotone_upper,
     parse_dim,
     sym_max,
     sym_min,
@@ -270,3 +271,41 @@ def test_random_proofs_hold_at_every_size(first, second):
             assert value == 0, (str(a), str(b), sizes)
         if equal is False:
             assert value != 0, (str(a), str(b), sizes)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_expressions())
+def test_room_for_a_run_size_bounds_it_and_grows_with_it(built):
+    """monotone_upper(d, {W}) (a buffer placed while W is a capacity) is at least d at
+    every W up to the capacity, and does not fall as the capacity grows."""
+    room = monotone_upper(built.expr, ["W"])
+    if room is None:
+        return
+    for h in _GRID:
+        def at(w, expr=room, h=h):
+            return expr if isinstance(expr, int) else expr.evaluate({"H": h, "W": w})
+        for capacity in _GRID:
+            assert at(capacity) >= max(built.reference({"H": h, "W": w})
+                                       for w in range(capacity + 1)), (str(room), h, capacity)
+            assert at(capacity + 1) >= at(capacity), (str(room), h, capacity)
+
+
+def test_room_for_a_run_time_slice_is_its_end():
+    start, end, n = (SymDim.symbol(s) for s in ("start", "end", "n"))
+    length = sym_max(0, sym_min(end, n) - sym_min(start, n))
+    assert monotone_upper(length, ["start", "end"]) == sym_min(end, n)
+    assert monotone_upper(length, []) == length
+
+
+def test_a_sum_beside_two_extrema_has_one_form_however_it_was_built():
+    """maskrcnn's paste: `B + min(r, e) - min(r, s)` built with B pushed into the first min
+    (min(B+r, B+e) - min(r, s)) or added last is one size."""
+    b, r, e, s = (SymDim.symbol(n) for n in ("B", "r", "e", "s"))
+    pushed = (b + sym_min(r, e)) - sym_min(r, s)
+    added = (sym_min(r, e) - sym_min(r, s)) + b
+    assert pushed == added
+    assert str(parse_dim("min(B+r, B+e)-min(r, s)")) == str(added)
+    for point in itertools.product(range(9), repeat=4):
+        sizes = dict(zip(("B", "r", "e", "s"), point))
+        assert pushed.evaluate(sizes) == point[0] + min(point[1], point[2]) - min(
+            point[1], point[3])

@@ -237,15 +237,24 @@ def test_if_with_symbolic_branches():
     assert [str(r.type) for r in op.outputs] == ['tensor<?x4xf32, #graph.dims<["seq"]>>']
 
 
-def test_if_branches_of_different_symbolic_types_are_refused():
+def test_if_branches_of_different_sizes_define_a_run_size():
+    """Branches yielding [seq, 4] and [past, 4]: the If's rows are a run symbol of its own
+    (bounded by max(seq, past)), and the model runs either branch as onnxruntime does."""
     then = helper.make_graph([helper.make_node("Relu", ["x"], ["a"])], "then", [],
                              [vi("a", None)])
     other = helper.make_graph([helper.make_node("Neg", ["z"], ["b"])], "else", [],
                               [vi("b", None)])
     m = model([helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)],
               [vi("c", [], B), vi("x", ["seq", 4]), vi("z", ["past", 4])], [vi("y", None)])
-    with pytest.raises(UnsupportedOpError, match="the branches yield different types"):
-        import_onnx(m)
+    assert 'defines = ["If_0_out0_dim0"]' in str(import_onnx(m))
+    compiled = onnxc.compile(m, cache_dir=False, quiet=True)
+    session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(0)
+    for c, seq, past in ((True, 3, 5), (False, 3, 5), (True, 0, 2), (False, 7, 1)):
+        feeds = {"c": np.array(c), "x": rng.standard_normal((seq, 4)).astype(np.float32),
+                 "z": rng.standard_normal((past, 4)).astype(np.float32)}
+        np.testing.assert_array_equal(compiled.run(None, feeds)[0],
+                                      session.run(None, feeds)[0])
 
 
 def shorter(m: onnx.ModelProto) -> onnx.ModelProto:

@@ -51,3 +51,19 @@ func.func @runtime_operand(%x: tensor<2xf32>) -> tensor<2xf32> {
 // CHECK-NEXT:    %a = graph.constant {value = dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>} : tensor<2xf32>
 // CHECK-NEXT:    %s = graph.add(%x, %a)
 // CHECK-NEXT:    func.return %s
+
+// -----
+
+// Shape data bound as run sizes that folding finds constant: the symbols become numbers in
+// every type of the function, and the bind disappears.
+func.func @bound_sizes_of_a_constant(%x: tensor<2x3xf32>) -> tensor<?x?xf32, #graph.dims<["h", "w"]>> {
+  %s = graph.constant {value = dense<[4, 5]> : tensor<2xi64>} : tensor<2xi64>
+  graph.bind_sizes(%s) {defines = ["h", "w"]} : tensor<2xi64>
+  %y = graph.pad(%x) {pads = #graph.sizes<["0", "0", "h-2", "w-3"]>, mode = "constant", value = 0.000000e+00 : f32} : (tensor<2x3xf32>) -> tensor<?x?xf32, #graph.dims<["h", "w"]>>
+  func.return %y : tensor<?x?xf32, #graph.dims<["h", "w"]>>
+}
+// CHECK-LABEL: func.func @bound_sizes_of_a_constant(
+// CHECK-NOT:     graph.bind_sizes
+// CHECK:         graph.pad(%x) {pads = array<i64: 0, 0, 2, 2>
+// CHECK-SAME:    -> tensor<4x5xf32>
+// CHECK:         func.return %{{.*}} : tensor<4x5xf32>

@@ -642,11 +642,36 @@ func.func @dynamic(%x: tensor<?x4xf32, #graph.dims<["a"]>>) -> tensor<2x?xi64, #
 func.func @dynamic_sizes(%b: tensor<1x?x4xf32, #graph.dims<["n"]>>, %s: tensor<1x2x?xf32, #graph.dims<["n"]>>, %m: tensor<1xi64>, %iou: tensor<1xf32>, %st: tensor<1xf32>, %shape: tensor<2xi64>) -> tensor<?x3xi64, #graph.dims<["k"]>> {
   %sel = graph.non_max_suppression(%b, %s, %m, %iou, %st) {center_point_box = 0 : i64, defines = ["k"], score_filter = 1 : i64} : (tensor<1x?x4xf32, #graph.dims<["n"]>>, tensor<1x2x?xf32, #graph.dims<["n"]>>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> tensor<?x3xi64, #graph.dims<["k"]>>
   graph.bind_sizes(%shape) {defines = ["h", "w"]} : tensor<2xi64>
+  graph.bind_sizes(%shape) {defines = ["s", "e"], bounds = #graph.sizes<["n", "n"]>} : tensor<2xi64>
   func.return %sel : tensor<?x3xi64, #graph.dims<["k"]>>
 }
 
 // CHECK-LABEL: func.func @dynamic_sizes(
 // CHECK-NEXT:    %sel = graph.non_max_suppression(%b, %s, %m, %iou, %st) {center_point_box = 0 : i64, defines = ["k"], score_filter = 1 : i64} : (tensor<1x?x4xf32, #graph.dims<["n"]>>, tensor<1x2x?xf32, #graph.dims<["n"]>>, tensor<1xi64>, tensor<1xf32>, tensor<1xf32>) -> tensor<?x3xi64, #graph.dims<["k"]>>
 // CHECK-NEXT:    graph.bind_sizes(%shape) {defines = ["h", "w"]} : tensor<2xi64>
+// CHECK-NEXT:    graph.bind_sizes(%shape) {defines = ["s", "e"], bounds = #graph.sizes<["n", "n"]>} : tensor<2xi64>
 // CHECK-NEXT:    func.return %sel : tensor<?x3xi64, #graph.dims<["k"]>>
+// CHECK-NEXT:  }
+
+// -----
+
+// An If whose branches yield different sizes defines a run symbol for each such dimension.
+func.func @if_of_sizes(%c: tensor<i1>, %x: tensor<?xf32, #graph.dims<["n"]>>) -> tensor<?xf32, #graph.dims<["m"]>> {
+  %y = graph.if(%c) {
+    %e = graph.constant {value = dense<> : tensor<0xf32>} : tensor<0xf32>
+    graph.yield %e : tensor<0xf32>
+  } else {
+    graph.yield %x : tensor<?xf32, #graph.dims<["n"]>>
+  } {defines = ["m"]} : (tensor<i1>) -> tensor<?xf32, #graph.dims<["m"]>>
+  func.return %y : tensor<?xf32, #graph.dims<["m"]>>
+}
+
+// CHECK-LABEL: func.func @if_of_sizes(
+// CHECK-NEXT:    %y = graph.if(%c) {
+// CHECK-NEXT:      %e = graph.constant {value = dense<> : tensor<0xf32>} : tensor<0xf32>
+// CHECK-NEXT:      graph.yield %e : tensor<0xf32>
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      graph.yield %x : tensor<?xf32, #graph.dims<["n"]>>
+// CHECK-NEXT:    } {defines = ["m"]} : (tensor<i1>) -> tensor<?xf32, #graph.dims<["m"]>>
+// CHECK-NEXT:    func.return %y : tensor<?xf32, #graph.dims<["m"]>>
 // CHECK-NEXT:  }

@@ -1,0 +1,125 @@
+"""Run symbols whose values folding found: a `graph.bind_sizes` of a constant.
+
+The importer binds shape data it cannot compute as run symbols (NodeContext.sizes). When the
+graph passes later fold that data to a constant (torchvision's transform pads a fixed 320x320
+image: its pads come out of a Shape of a Resize of static size), the symbols are numbers:
+every type, `#graph.sizes` property, shape data and guard of the function that names them is
+specialized, and the bind disappears. A guard the numbers break makes the model invalid.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Operation
+from xdsl.irdl import ConstraintContext
+from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import VerifyException
+
+from onnxc.dialects import graph
+from onnxc.dialects.dense_data import element_dtype, from_numpy
+from onnxc.dialects.graph import is_symbolic, shape_of
+from onnxc.dialects.graph_base import SizesAttr, SymbolicDimsAttr, sizes_attr
+from onnxc.dialects.graph_checks import GUARDS_ATTR
+from onnxc.dialects.layout import layout_of, with_layout
+from onnxc.dialects.size_facts import Guard
+from onnxc.dialects.symbolic_dims import Dim, SymDim, substituted
+from onnxc.errors import ModelLoadError
+
+
+def fold_bound_sizes(op: graph.BindSizesOp, values: np.ndarray,
+                     rewriter: PatternRewriter) -> None:
+    """Specialize the function around `op` with the sizes `values` gives its symbols."""
+    sizes: dict[str, Dim] = {name.data: int(v) for name, v in  # type: ignore[attr-defined]
+                             zip(op.defines.data, values.reshape(-1), strict=True)}
+    function = op.parent_op()
+    while function is not None and not isinstance(function, func.FuncOp):
+        function = function.parent_op()
+    assert function is not None
+    for inner in list(function.walk()):
+        if inner is not op:
+            _specialize(inner, sizes, rewriter)
+    _specialize_guards(function, sizes)
+    function.update_function_type()
+    rewriter.erase_op(op)
+
+
+def _retyped(t: Attribute, sizes: dict[str, Dim]) -> Attribute:
+    if not isinstance(t, TensorType) or not is_symbolic(t):
+        return t
+    shape = [substituted(d, sizes) for d in shape_of(t)]
+    return with_layout(graph.tensor_type(shape, t.get_element_type()), layout_of(t))
+
+
+def _specialize(op: Operation, sizes: dict[str, Dim], rewriter: PatternRewriter) -> None:
+    for name, prop in list(op.properties.items()):
+        if isinstance(prop, SizesAttr) and prop.symbols() & set(sizes):
+            op.properties[name] = _sizes_property(op, name, [substituted(d, sizes)
+                                                             for d in prop.values()])
+        elif isinstance(prop, SymbolicDimsAttr) and isinstance(op, graph.LoopOp):
+            count = substituted(op.iteration_count(), sizes)  # type: ignore[arg-type]
+            op.properties[name] = IntegerAttr(count, i64) if isinstance(count, int) \
+                else SymbolicDimsAttr([count])
+    for region in op.regions:
+        for block in region.blocks:
+            for arg in list(block.args):
+                if (new := _retyped(arg.type, sizes)) != arg.type:
+                    Rewriter.replace_value_with_new_type(arg, new)
+    for r in list(op.results):
+        if (new := _retyped(r.type, sizes)) != r.type:
+            Rewriter.replace_value_with_new_type(r, new)
+    if isinstance(op, graph.SymbolicConstantOp):
+        dims = [substituted(d, sizes) for d in op.dims()]
+        if all(isinstance(d, int) for d in dims):
+            dtype = element_dtype(op.output.type.get_element_type())
+            rewriter.replace_op(op, graph.ConstantOp(from_numpy(
+                np.asarray(dims, dtype=dtype).reshape(shape_of(op.output)))))
+        else:
+            op.properties["values"] = ArrayAttr([StringAttr(str(d)) for d in dims])
+
+
+def _sizes_property(op: Operation, name: str, values: list[Dim]) -> Attribute:
+    """An i64 array when the values are numbers and the op's property takes one (TopK's k
+    takes only sizes), else the sizes."""
+    attr = sizes_attr(values)
+    if isinstance(attr, SizesAttr):
+        return attr
+    definition = type(op).get_irdl_definition()  # type: ignore[attr-defined]
+    try:
+        definition.properties[name].constr.verify(attr, ConstraintContext())
+    except VerifyException:
+        return SizesAttr(values)
+    return attr
+
+
+def _specialize_guards(function: func.FuncOp, sizes: dict[str, Dim]) -> None:
+    """The function's guards with the sizes in: one the numbers decide is dropped, or
+    makes the model invalid."""
+    attr = function.attributes.get(GUARDS_ATTR)
+    if not isinstance(attr, ArrayAttr):
+        return
+    kept = []
+    for record in attr.data:
+        assert isinstance(record, DictionaryAttr)
+        guard = Guard.parse(record.data["guard"].data,  # type: ignore[attr-defined]
+                            record.data["reason"].data)  # type: ignore[attr-defined]
+        size = substituted(guard.size, sizes)
+        if isinstance(size, SymDim):
+            kept.append(DictionaryAttr({**record.data, "guard": StringAttr(
+                Guard(size, guard.relation, guard.reason).text())}))
+        elif not Guard(size, guard.relation, guard.reason).holds({}):
+            raise ModelLoadError(f"node '{record.data['node'].data}' "  # type: ignore[attr-defined]
+                                 f"({record.data['op_type'].data}): {guard.reason}")  # type: ignore[attr-defined]
+    function.attributes[GUARDS_ATTR] = ArrayAttr(kept)
+
+
+__all__ = ["fold_bound_sizes"]
