@@ -34,7 +34,8 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, parse_dim
+from onnxc.dialects.size_text import parse_dim
+from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim
 
 _FORMAT = "`(` operands `)` attr-dict `:` functional-type(operands, results)"
 
@@ -260,17 +261,8 @@ class GraphOp(IRDLOperation, abc.ABC):
         if expected is None:
             return
         actual = [shape_of(r) for r in self.results]
-        if [tuple(s) for s in expected] != actual and not _provably_equal(expected, actual):
+        if [tuple(s) for s in expected] != actual:
             raise VerifyException(
                 f"{self.name}: result shapes {actual} differ from inferred {list(expected)}"
             )
 
-
-def _provably_equal(expected: Sequence[Sequence[Dim]], actual: Sequence[Sequence[Dim]]) -> bool:
-    """Shapes whose sizes are equal by proof though written apart (a sum pushed into a min
-    in one and not in the other: size canonical forms are not unique past one min/max)."""
-    from onnxc.dialects.size_facts import decide_equal
-
-    return len(expected) == len(actual) and all(
-        len(e) == len(a) and all(decide_equal(x, y) is True for x, y in zip(e, a))
-        for e, a in zip(expected, actual))

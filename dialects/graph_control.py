@@ -53,7 +53,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects.graph_base import SymbolicDimsAttr, shape_of, tensor_type
 from onnxc.dialects.graph_fused_elementwise import FusedElementwiseOp
-from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, parse_dim, sym_max
+from onnxc.dialects.size_text import parse_dim
+from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, sym_max
 
 
 def _is_scalar_of(value: SSAValue, element) -> bool:

@@ -40,13 +40,13 @@ from onnxc.dialects.graph_base import (
     shape_of,
 )
 from onnxc.dialects.size_facts import require_equal
+from onnxc.dialects.size_text import parse_dim
 from onnxc.dialects.symbolic_dims import (
     Dim,
     SymbolicDimError,
     SymDim,
     is_static,
     num_elements,
-    parse_dim,
 )
 
 # --------------------------------------------------------------------------- data movement

@@ -33,6 +33,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from math import gcd
 
+from onnxc.dialects.size_text import parse_dim
 from onnxc.dialects.symbolic_dims import (
     Dim,
     Interval,
@@ -40,7 +41,6 @@ from onnxc.dialects.symbolic_dims import (
     SymDim,
     bounds,
     from_terms,
-    parse_dim,
     quasi_affine_constant,
     simplify,
 )

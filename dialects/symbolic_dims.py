@@ -26,13 +26,15 @@ concrete number (`int(d)`, `range(d)`, an order that the symbols do not decide) 
 computing with a wrong size. Orders and equalities the symbols leave open are decided, or
 turned into run-time guards, by `dialects/size_facts.py`.
 
+Their text form is parsed by `size_text.parse_dim`; sizes with some symbols given (a value,
+or a range up to a capacity) are in `size_substitution.py`.
+
 Symbols stand for sizes: every symbol is at least 0 (`seq >= 0` decides `past+seq >= seq`,
 not `seq > 0`).
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -680,102 +682,6 @@ def _decide(diff: Dim, what: str) -> bool:
     return answer
 
 
-# ---------------------------------------------------------------------- text
-
-
-_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(.))")
-
-
-class _Parser:
-    """`2*seq+1`, `past+seq`, `floordiv(H-1, 2)+1`, `min(seq, 128)`, `ceildiv(W, 32)`,
-    `mod(seq, 4)`: the inverse of `str(SymDim)`, plus ceildiv and mod."""
-
-    def __init__(self, text: str):
-        self.text = text
-        self.tokens: list[tuple[str, str]] = []
-        for m in _TOKEN.finditer(text):
-            if m.group(1):
-                self.tokens.append(("int", m.group(1)))
-            elif m.group(2):
-                self.tokens.append(("name", m.group(2)))
-            elif m.group(3) and not m.group(3).isspace():
-                self.tokens.append(("op", m.group(3)))
-        self.pos = 0
-
-    def fail(self) -> SymbolicDimError:
-        return SymbolicDimError(f"'{self.text}' is not a dimension expression")
-
-    def peek(self) -> tuple[str, str] | None:
-        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
-
-    def take(self, op: str) -> bool:
-        if self.peek() == ("op", op):
-            self.pos += 1
-            return True
-        return False
-
-    def parse(self) -> Dim:
-        if not self.tokens:
-            raise SymbolicDimError("empty dimension")
-        value = self.sum()
-        if self.pos != len(self.tokens):
-            raise self.fail()
-        return value
-
-    def sum(self) -> Dim:
-        sign = -1 if self.take("-") else 1
-        total: Dim = sign * self.product()
-        while True:
-            if self.take("+"):
-                total = total + self.product()
-            elif self.take("-"):
-                total = total - self.product()
-            else:
-                return total
-
-    def product(self) -> Dim:
-        value = self.factor()
-        while self.take("*"):
-            value = value * self.factor()
-        return value
-
-    def factor(self) -> Dim:
-        token = self.peek()
-        if token is None:
-            raise self.fail()
-        self.pos += 1
-        kind, text = token
-        if kind == "int":
-            return int(text)
-        if kind == "op" and text == "(":
-            value = self.sum()
-            if not self.take(")"):
-                raise self.fail()
-            return value
-        if kind != "name":
-            raise self.fail()
-        if not self.take("("):
-            return SymDim.symbol(text)
-        args = [self.sum()]
-        while self.take(","):
-            args.append(self.sum())
-        if not self.take(")"):
-            raise self.fail()
-        binary = {"floordiv": floordiv, "ceildiv": ceildiv, "mod": mod}
-        if text in binary and len(args) == 2:
-            return binary[text](*args)
-        if text in ("min", "max") and args:
-            return _extremum(text, args)
-        raise self.fail()
-
-
-@functools.lru_cache(maxsize=16384)
-def parse_dim(text: str) -> Dim:
-    """The inverse of `str(SymDim)`: `seq`, `2*seq+1`, `past+seq`, `floordiv(H-1, 2)+1`
-    (cached: every `shape_of` of a symbolic type parses its `#graph.dims`)."""
-    return _Parser(text.strip()).parse()
-
-
 # ---------------------------------------------------------------------- shapes
 
 
@@ -797,73 +703,3 @@ def num_elements(shape: Sequence[Dim]) -> Dim:
 
 def evaluate_shape(shape: Sequence[Dim], values: Mapping[str, int]) -> tuple[int, ...]:
     return tuple(d if isinstance(d, int) else d.evaluate(values) for d in shape)
-
-
-def substituted(d: Dim, values: Mapping[str, Dim]) -> Dim:
-    """`d` with the symbols `values` names replaced by their sizes (ints or expressions),
-    in canonical form: a run symbol bound to a constant once folding found its value."""
-    if isinstance(d, int) or not d.symbols() & set(values):
-        return d
-    total: Dim = 0
-    for monomial, coefficient in d.terms.items():
-        term: Dim = coefficient
-        for atom in monomial:
-            term = term * _substituted_atom(atom, values)
-        total = total + term
-    return total
-
-
-def _substituted_atom(atom: Atom, values: Mapping[str, Dim]) -> Dim:
-    if isinstance(atom, str):
-        return values.get(atom, SymDim.symbol(atom))
-    args = [substituted(a, values) for a in atom.args]
-    if atom.fn == "floordiv":
-        return floordiv(*args)
-    return sym_min(*args) if atom.fn == "min" else sym_max(*args)
-
-
-def monotone_upper(d: Dim, symbols: Iterable[str]) -> Dim | None:
-    """A size at least `d` for every value of `symbols` from 0 up to theirs, and
-    non-decreasing in them: each occurrence of one that `d` decreases in is replaced by 0.
-    What a buffer allocated while they are still capacities needs: a run-time slice
-    `min(end, n) - min(start, n)` gets room for `min(end, n)`. None when the structure does
-    not say the direction (a product of factors that may be negative, a division by one)."""
-    names = set(symbols)
-    if isinstance(d, int) or not d.symbols() & names:
-        return d
-    return _upper(d, names, 1)
-
-
-def _upper(d: Dim, names: set[str], sign: int) -> Dim | None:
-    if isinstance(d, int) or not d.symbols() & names:
-        return d
-    total: Dim = 0
-    for monomial, coefficient in d.terms.items():
-        polarity = sign if coefficient > 0 else -sign
-        if len(monomial) > 1 and any(bounds(SymDim({(a,): 1}))[0] is None
-                                     or bounds(SymDim({(a,): 1}))[0] < 0  # type: ignore[operator]
-                                     for a in monomial):
-            return None
-        term: Dim = coefficient
-        for atom in monomial:
-            factor = _upper_atom(atom, names, polarity)
-            if factor is None:
-                return None
-            term = term * factor
-        total = total + term
-    return total
-
-
-def _upper_atom(atom: Atom, names: set[str], polarity: int) -> Dim | None:
-    if isinstance(atom, str):
-        return 0 if atom in names and polarity < 0 else SymDim.symbol(atom)
-    if atom.fn == "floordiv":
-        numerator, divisor = atom.args
-        if not isinstance(divisor, int) and divisor.symbols() & names:
-            return None
-        upper = _upper(numerator, names, polarity)
-        return None if upper is None else floordiv(upper, divisor)
-    args = [_upper(a, names, polarity) for a in atom.args]
-    if any(a is None for a in args):
-        return None
-    return sym_min(*args) if atom.fn == "min" else sym_max(*args)  # type: ignore[arg-type]

@@ -479,16 +479,15 @@ def convert_pad(ctx: NodeContext) -> list[Result]:
 def convert_expand(ctx: NodeContext) -> list[Result]:
     """Expand(x, shape) = x * ones(shape) (x AND true for bool): the product broadcasts
     exactly as Expand does (`shape` may be symbolic shape data: the ones are a symbolic
-    constant_of_shape; a shape the run computes is bound as run sizes). A run size facing
-    a dimension of x other than 1 must be 1 or that dimension (a guard) and gives way to
-    it: torch writes 1 for the dimensions `expand(-1, ...)` keeps."""
+    constant_of_shape; a shape the run computes is bound as run sizes). A symbolic size
+    facing another dimension of x than 1 must be 1 or that dimension (a guard) and gives
+    way to it: torch writes 1 for the dimensions `expand(-1, ...)` keeps."""
     shape = tuple(ctx.sizes(1, "shape"))
-    run = {ctx.run_symbol(f"shape{k}") for k in range(len(shape))}
     x = ctx.shape(0)
     offset = len(shape) - len(x)
     for k, d in enumerate(shape):
         facing = x[k - offset] if k >= offset else 1
-        if isinstance(d, SymDim) and d.symbols() <= run and facing != 1:
+        if isinstance(d, SymDim) and facing != 1 and d != facing:
             _require(ctx, (d - 1) * (d - facing), 0,
                      f"Expand's shape[{k}] = {d} is neither 1 nor {facing}")
             shape = (*shape[:k], 1, *shape[k + 1:])

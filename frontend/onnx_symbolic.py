@@ -264,7 +264,6 @@ def run_time_slice(ctx: NodeContext, axes: list[int], steps: list[int]) -> SSAVa
         ctx.constant(which, f"{('starts', 'ends')[which - 1]}; with a negative step the "
                             f"bounds")  # raises, naming the value
     shape = list(ctx.shape(0))
-    axes = [shapes.normalize_axis(a, len(shape)) for a in axes]
     count = len(axes)
     vector = TensorType(i64, [count])
     dims = ctx.materialize(Tensor.of_array(np.array([shape[a] for a in axes], dtype=object)))

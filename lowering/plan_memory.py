@@ -29,7 +29,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from onnxc.dialects.symbolic_dims import parse_dim
+from onnxc.dialects.size_text import parse_dim
 from onnxc.lowering.entry_abi import (
     ARENA_BYTES_ATTR,
     DIMS_ARGUMENT_ATTR,

@@ -13,6 +13,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DenseArrayBase,
     DictionaryAttr,
     IntegerAttr,
     StringAttr,
@@ -28,11 +29,12 @@ from xdsl.utils.exceptions import VerifyException
 from onnxc.dialects import graph
 from onnxc.dialects.dense_data import element_dtype, from_numpy
 from onnxc.dialects.graph import is_symbolic, shape_of
-from onnxc.dialects.graph_base import SizesAttr, SymbolicDimsAttr, sizes_attr
+from onnxc.dialects.graph_base import SizesAttr, SymbolicDimsAttr
 from onnxc.dialects.graph_checks import GUARDS_ATTR
 from onnxc.dialects.layout import layout_of, with_layout
 from onnxc.dialects.size_facts import Guard
-from onnxc.dialects.symbolic_dims import Dim, SymDim, substituted
+from onnxc.dialects.size_substitution import substituted
+from onnxc.dialects.symbolic_dims import Dim, SymDim
 from onnxc.errors import ModelLoadError
 
 
@@ -88,17 +90,21 @@ def _specialize(op: Operation, sizes: dict[str, Dim], rewriter: PatternRewriter)
 
 
 def _sizes_property(op: Operation, name: str, values: list[Dim]) -> Attribute:
-    """An i64 array when the values are numbers and the op's property takes one (TopK's k
-    takes only sizes), else the sizes."""
-    attr = sizes_attr(values)
-    if isinstance(attr, SizesAttr):
-        return attr
-    definition = type(op).get_irdl_definition()  # type: ignore[attr-defined]
-    try:
-        definition.properties[name].constr.verify(attr, ConstraintContext())
-    except VerifyException:
-        return SizesAttr(values)
-    return attr
+    """The property in its static form when the values are numbers and the op's property
+    takes it (TopK's k: an integer; Slice's starts: an i64 array), else the sizes."""
+    constraint = type(op).get_irdl_definition().properties[name].constr  # type: ignore[attr-defined]
+    forms: list[Attribute] = [SizesAttr(values)]
+    if all(isinstance(v, int) for v in values):
+        forms[:0] = [DenseArrayBase.from_list(i64, [int(v) for v in values])]
+        if len(values) == 1:
+            forms[:0] = [IntegerAttr(int(values[0]), i64)]
+    for form in forms:
+        try:
+            constraint.verify(form, ConstraintContext())
+        except VerifyException:
+            continue
+        return form
+    return forms[-1]
 
 
 def _specialize_guards(function: func.FuncOp, sizes: dict[str, Dim]) -> None:

@@ -35,7 +35,8 @@ from typing import BinaryIO
 
 import numpy as np
 
-from onnxc.dialects.symbolic_dims import SymbolicDimError, SymDim, parse_dim
+from onnxc.dialects.size_text import parse_dim
+from onnxc.dialects.symbolic_dims import SymbolicDimError, SymDim
 from onnxc.runtime.check_errors import STATUS_RECORD_BYTES
 from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
 from onnxc.runtime.dtypes import DTYPES

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from onnxc.dialects.symbolic_dims import SymbolicDimError, parse_dim
+from onnxc.dialects.size_text import parse_dim
+from onnxc.dialects.symbolic_dims import SymbolicDimError
 from onnxc.errors import InvalidInputError
 
 STATUS_RECORD_BYTES = 24

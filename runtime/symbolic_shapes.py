@@ -29,13 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from onnxc.dialects.symbolic_dims import (
-    Dim,
-    SymbolicDimError,
-    SymDim,
-    monotone_upper,
-    parse_dim,
-)
+from onnxc.dialects.size_substitution import monotone_upper
+from onnxc.dialects.size_text import parse_dim
+from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim
 from onnxc.errors import InvalidInputError
 from onnxc.resource_limits import check_allocation, check_tensor
 
@@ -94,6 +90,18 @@ class SymbolicSignature:
             self._parsed[shape] = parsed  # type: ignore[attr-defined]
         return parsed
 
+    def _room(self, shape: tuple) -> tuple[Dim, ...]:
+        """A spec's shape as the room its buffer needs while the run symbols are still
+        capacities (size_substitution.monotone_upper; once per spec, as `_dims`)."""
+        key = ("room", shape)
+        room = self._parsed.get(key)  # type: ignore[attr-defined]
+        if room is None:
+            room = tuple(monotone_upper(d, self.run_symbols) for d in self._dims(shape))
+            if None in room:  # the lowering refuses such an output (pass_.room)
+                raise SymbolicDimError(f"no room for an output of shape {_describe(shape)}")
+            self._parsed[key] = room  # type: ignore[attr-defined]
+        return room
+
     def bind(self, specs: Sequence, arrays: Sequence[np.ndarray]) -> dict[str, int]:
         """Each symbol's size in this run, from the inputs' shapes (InvalidInputError when
         the inputs disagree with the specs or with each other)."""
@@ -138,11 +146,8 @@ class SymbolicSignature:
         that comes out negative is allocated as 0: such sizes break a guard of the model
         (a window larger than the input), which the entry checks first and reports.
         `room`: the run symbols are capacities, each dimension the room it needs for any
-        value up to them (symbolic_dims.monotone_upper)."""
-        dims = self._dims(spec.shape)
-        if room and self.run_symbols:
-            dims = [d if (u := monotone_upper(d, self.run_symbols)) is None else u
-                    for d in dims]
+        value up to them (size_substitution.monotone_upper)."""
+        dims = self._room(spec.shape) if room and self.run_symbols else self._dims(spec.shape)
         shape = tuple(d if isinstance(d, int) else max(0, d.evaluate(values)) for d in dims)
         check_tensor(shape, np.dtype(spec.dtype).itemsize, f"output '{spec.name}'")
         return shape

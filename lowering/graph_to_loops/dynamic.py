@@ -1,4 +1,6 @@
-"""Kernels of the ops whose result sizes are data (dialects/graph_dynamic.py).
+"""Kernels of the ops whose result sizes are data (dialects/graph_dynamic.py), and the run
+symbols of a function: where they are defined, the check that one fits its capacity, and the
+room its buffers need.
 
 Such a kernel gets, after its results, one `memref<1xi64>` cell per size it defines, and
 writes the size there; its result buffers were allocated for the size's capacity (its
@@ -11,13 +13,19 @@ after the call then stops the run, and the caller runs it again with room (lower
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType, i64
-from xdsl.ir import SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, shape_of
-from onnxc.dialects.symbolic_dims import num_elements
+from onnxc.dialects.graph_checks import onnx_node_of
+from onnxc.dialects.graph_dynamic import defined_sizes
+from onnxc.dialects.size_substitution import monotone_upper
+from onnxc.dialects.symbolic_dims import Dim, num_elements
+from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.branches import when
 from onnxc.lowering.graph_to_loops.loops import (
     Index,
@@ -258,3 +266,63 @@ KERNELS = {graph.NonZeroOp: nonzero_kernel, graph.NonMaxSuppressionOp: nms_kerne
 
 SYMBOLIC = set(KERNELS)
 """Their inputs' sizes may be symbolic too."""
+
+
+# ------------------------------------------------------------ run symbols of a function
+
+
+def run_symbols_of(body: Block) -> dict[str, tuple[Operation, Dim | None]]:
+    """The run symbols of `body` (graph_dynamic.py): symbol -> (the op that defines it, its
+    bound or None), in definition order; a loop's trip symbol has no bound. Defined at the
+    function's top level, or in an If's branch when bounded (its buffers are allocated
+    before the If); not inside a loop: a run symbol has one value per run."""
+    found: dict[str, tuple[Operation, Dim | None]] = {}
+    for op in body.walk():
+        sizes = dict(defined_sizes(op))
+        if isinstance(op, graph.LoopOp) and op.trip_symbol is not None:
+            sizes[op.trip_symbol.data] = None
+        for name, bound in sizes.items():
+            if op.parent_block() is not body and (bound is None or not in_branches(op, body)):
+                raise LoweringError(
+                    f"{op.name}{node_suffix(op)}: a size known only in the run ('{name}') is "
+                    f"supported from the function's top level or, bounded, an If's branch; "
+                    f"not inside a loop")
+            found[name] = (op, bound)
+    return found
+
+
+def in_branches(op: Operation, body: Block) -> bool:
+    """Whether `op` is nested in `body` through If branches only."""
+    parent = op.parent_op()
+    while parent is not None and op.parent_block() is not body:
+        if not isinstance(parent, graph.IfOp):
+            return False
+        op, parent = parent, parent.parent_op()
+    return True
+
+
+def capacity_check(op, kb: KernelBuilder, ins, outs) -> None:
+    """status = [count > capacity, 0, count] for a run symbol's count cell (ins[0]), the
+    capacity its buffers were allocated with being the last argument."""
+    count = kb.load(ins[0], [0])
+    capacity = kb.insert(arith.IndexCastOp(kb.entry.args[-1], i64))
+    failed = kb.insert(arith.CmpiOp(count, capacity, "sgt"))
+    kb.store(kb.insert(arith.ExtUIOp(failed, i64)), outs[0], [0])
+    kb.store(kb.constant(0, i64), outs[0], [1])
+    kb.store(count, outs[0], [2])
+
+
+def room(elements: Dim, symbols: Sequence[str]) -> Dim:
+    """Elements to allocate for a size that may name the run symbols `symbols`: the buffers
+    are placed while those are still capacities, so the size must not fall as they grow
+    (size_substitution.monotone_upper)."""
+    upper = monotone_upper(elements, symbols)
+    if upper is None:
+        raise LoweringError(f"no upper bound of the size {elements} over the sizes the run "
+                            f"computes ({', '.join(sorted(symbols))})")
+    return upper
+
+
+def node_suffix(op: Operation) -> str:
+    node = onnx_node_of(op)
+    return f" (node '{node}')" if node else ""

@@ -53,7 +53,7 @@ from onnxc.dialects.graph_base import SizesAttr
 from onnxc.dialects.graph_checks import SITE_PROPERTIES, onnx_node_of
 from onnxc.dialects.graph_dynamic import defined_sizes
 from onnxc.dialects.layout import layout_of, physical_shape
-from onnxc.dialects.symbolic_dims import Dim, monotone_upper, num_elements, symbols_of
+from onnxc.dialects.symbolic_dims import Dim, num_elements, symbols_of
 from onnxc.errors import LoweringError
 from onnxc.lowering import early_kernels
 from onnxc.lowering.entry_abi import (
@@ -76,7 +76,13 @@ from onnxc.lowering.graph_to_loops.control_flow import (
     lower_control_flow,
 )
 from onnxc.lowering.graph_to_loops.data_movement import copy_kernel
-from onnxc.lowering.graph_to_loops.dynamic import COUNT_TYPE
+from onnxc.lowering.graph_to_loops.dynamic import (
+    COUNT_TYPE,
+    capacity_check,
+    node_suffix,
+    room,
+    run_symbols_of,
+)
 from onnxc.lowering.graph_to_loops.kernels import (
     SYMBOLIC_KERNELS,
     KernelFn,
@@ -184,7 +190,7 @@ class _ModuleLowering:
             if type(op) not in SYMBOLIC_KERNELS:
                 raise LoweringError(
                     f"{op.name} with symbolic dimensions ({', '.join(symbols)}) has no "
-                    f"kernel yet{_node_of(op)}; compile with fixed input shapes "
+                    f"kernel yet{node_suffix(op)}; compile with fixed input shapes "
                     f"(input_shapes=...)")
             kb.bind_symbols(dict(zip(symbols, block.args[n_mem:])))
             for value, mem in [*zip(op.operands, ins), *zip(op.results, outs)]:
@@ -233,52 +239,6 @@ def symbols_of_op(op: Operation) -> set[str]:
             own = own | value.symbols()
     return own | {name for v in [*op.operands, *op.results] if is_symbolic(v)
                   for name in symbols_of(shape_of(v))}
-
-
-def _run_symbols(body: Block) -> dict[str, tuple[Operation, Dim | None]]:
-    """The run symbols of `body` (graph_dynamic.py): symbol -> (the op that defines it, its
-    bound or None), in definition order; a loop's trip symbol has no bound. Defined at the
-    function's top level, or in an If's branch when bounded (its buffers are allocated
-    before the If); not inside a loop: a run symbol has one value per run."""
-    found: dict[str, tuple[Operation, Dim | None]] = {}
-    for op in body.walk():
-        sizes = dict(defined_sizes(op))
-        if isinstance(op, graph.LoopOp) and op.trip_symbol is not None:
-            sizes[op.trip_symbol.data] = None
-        for name, bound in sizes.items():
-            if op.parent_block() is not body and (bound is None or not _in_branches(op, body)):
-                raise LoweringError(
-                    f"{op.name}{_node_of(op)}: a size known only in the run ('{name}') is "
-                    f"supported from the function's top level or, bounded, an If's branch; "
-                    f"not inside a loop")
-            found[name] = (op, bound)
-    return found
-
-
-def _in_branches(op: Operation, body: Block) -> bool:
-    """Whether `op` is nested in `body` through If branches only."""
-    parent = op.parent_op()
-    while parent is not None and op.parent_block() is not body:
-        if not isinstance(parent, graph.IfOp):
-            return False
-        op, parent = parent, parent.parent_op()
-    return True
-
-
-def _capacity_check(op, kb: KernelBuilder, ins, outs) -> None:
-    """status = [count > capacity, 0, count] for a run symbol's count cell (ins[0]), the
-    capacity its buffers were allocated with being the last argument."""
-    count = kb.load(ins[0], [0])
-    capacity = kb.insert(arith.IndexCastOp(kb.entry.args[-1], i64))
-    failed = kb.insert(arith.CmpiOp(count, capacity, "sgt"))
-    kb.store(kb.insert(arith.ExtUIOp(failed, i64)), outs[0], [0])
-    kb.store(kb.constant(0, i64), outs[0], [1])
-    kb.store(count, outs[0], [2])
-
-
-def _node_of(op: Operation) -> str:
-    node = onnx_node_of(op)
-    return f" (node '{node}')" if node else ""
 
 
 def _dynamic_copy(op, kb: KernelBuilder, ins, outs) -> None:
@@ -432,8 +392,8 @@ class _FunctionLowering:
                 used |= symbols_of_op(op)
             elif op.results and any(is_symbolic(r) for r in op.results):
                 raise LoweringError(f"{op.name} with symbolic dimensions is not supported"
-                                    f"{_node_of(op)}")
-        run = _run_symbols(body)
+                                    f"{node_suffix(op)}")
+        run = run_symbols_of(body)
         if used - names - set(run):
             raise LoweringError(
                 f"@{self.f.sym_name.data}: sizes {sorted(used - names - set(run))} are not "
@@ -498,7 +458,7 @@ class _FunctionLowering:
             self.constant(op.output, op.value)
         elif isinstance(op, graph.ShapeOp) and symbols_of_op(op):
             raise LoweringError(f"{op.name} with symbolic dimensions is not supported yet"
-                                f"{_node_of(op)}; compile with fixed input shapes")
+                                f"{node_suffix(op)}; compile with fixed input shapes")
         elif isinstance(op, graph.ShapeOp):
             self.constant(op.output, _shape_value(op))
         elif isinstance(op, VIEW_OPS):
@@ -578,7 +538,7 @@ class _FunctionLowering:
             cell = self.hoist(memref.AllocOp([], [], COUNT_TYPE))
             self.emit(memref.StoreOp.get(count, cell, [index]))
         block = Block(arg_types=[COUNT_TYPE, STATUS_TYPE, IndexType()])
-        check = self.mod.kernel_from("graph.check_capacity", ("capacity",), _capacity_check,
+        check = self.mod.kernel_from("graph.check_capacity", ("capacity",), capacity_check,
                                      block)
         call = func.CallOp(check, [cell, self.status_record(), self.symbols[name]], [])
         call.location = op.location
@@ -624,14 +584,7 @@ class _FunctionLowering:
         return alloc
 
     def room(self, elements: Dim) -> Dim:
-        """Elements to allocate for a size that may name run symbols: the buffers are
-        placed while those are still capacities, so the size must not fall as they grow
-        (symbolic_dims.monotone_upper)."""
-        upper = monotone_upper(elements, self.run_symbols)
-        if upper is None:
-            raise LoweringError(f"no upper bound of the size {elements} over the sizes the "
-                                f"run computes ({', '.join(sorted(self.run_symbols))})")
-        return upper
+        return room(elements, self.run_symbols)
 
     def check_kernel_only(self, check: graph.CheckIndicesOp) -> tuple[graph.CheckIndicesOp, str]:
         """Build `check`'s kernel without calling it: the consumer after it checks its own

@@ -23,14 +23,14 @@ from onnxc.dialects.size_facts import (
     require_at_least,
     require_equal,
 )
+from onnxc.dialects.size_substitution import monotone_upper
+from onnxc.dialects.size_text import parse_dim
 from onnxc.dialects.symbolic_dims import (
     SymbolicDimError,
     SymDim,
     ceildiv,
     floordiv,
     mod,
-    monotone_upper,
-    parse_dim,
     sym_max,
     sym_min,
 )

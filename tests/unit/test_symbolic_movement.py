@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from onnxc.dialects.symbolic_dims import parse_dim
+from onnxc.dialects.size_text import parse_dim
 from onnxc.errors import InvalidInputError
 from tests.ir_helpers import compile_graph
 

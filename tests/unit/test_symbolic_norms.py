@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pytest
 
-from onnxc.dialects.symbolic_dims import parse_dim
+from onnxc.dialects.size_text import parse_dim
 from tests.ir_helpers import compile_graph
 
 Shape = Sequence[int | str]

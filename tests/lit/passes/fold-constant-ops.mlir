@@ -67,3 +67,16 @@ func.func @bound_sizes_of_a_constant(%x: tensor<2x3xf32>) -> tensor<?x?xf32, #gr
 // CHECK:         graph.pad(%x) {pads = array<i64: 0, 0, 2, 2>
 // CHECK-SAME:    -> tensor<4x5xf32>
 // CHECK:         func.return %{{.*}} : tensor<4x5xf32>
+
+// -----
+
+// A property that takes sizes gets its static form back: TopK's k an integer.
+func.func @bound_k_of_a_constant(%x: tensor<2x5xf32>) -> tensor<2x?xf32, #graph.dims<["k"]>> {
+  %s = graph.constant {value = dense<[3]> : tensor<1xi64>} : tensor<1xi64>
+  graph.bind_sizes(%s) {defines = ["k"]} : tensor<1xi64>
+  %v, %i = graph.top_k(%x) {axis = 1 : i64, k = #graph.sizes<["k"]>, largest = 1 : i64} : (tensor<2x5xf32>) -> (tensor<2x?xf32, #graph.dims<["k"]>>, tensor<2x?xi64, #graph.dims<["k"]>>)
+  func.return %v : tensor<2x?xf32, #graph.dims<["k"]>>
+}
+// CHECK-LABEL: func.func @bound_k_of_a_constant(
+// CHECK-NOT:     graph.bind_sizes
+// CHECK:         graph.top_k(%x) {axis = 1 : i64, k = 3 : i64, largest = 1 : i64} : (tensor<2x5xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)
