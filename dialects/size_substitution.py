@@ -1,5 +1,5 @@
 """Sizes with some of their symbols given: the values folding found for them
-(`substituted`, passes/bound_sizes.py), or a range from 0 up to a capacity (`monotone_upper`:
+(`substituted`, passes/size_specialization.py), or a range from 0 up to a capacity (`monotone_upper`:
 the room a buffer needs before the run decides the size; lowering/graph_to_loops/pass_.py and
 runtime/symbolic_shapes.py)."""
 

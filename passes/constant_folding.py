@@ -30,8 +30,8 @@ from onnxc.dialects import graph, graph_shapes
 from onnxc.dialects.dense_data import flat_values, from_numpy
 from onnxc.dialects.graph import GraphOp, is_symbolic, shape_of
 from onnxc.passes.base import GraphPatternPass
-from onnxc.passes.bound_sizes import fold_bound_sizes
 from onnxc.passes.evaluator import EVALUATORS, dtype_of, evaluate_op
+from onnxc.passes.size_specialization import fold_bound_sizes
 
 FOLD_BYTES_LIMIT = 256 * 1024 * 1024
 """Largest result (in bytes) an op may fold into; a 100 MB splat weight still folds."""

@@ -7,17 +7,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, TensorType, i64
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Operation
-from xdsl.rewriter import Rewriter
 
 from onnxc.dialects import graph
-from onnxc.dialects.dense_data import element_dtype, from_numpy
 from onnxc.dialects.graph import is_symbolic, shape_of
-from onnxc.dialects.graph_base import sizes_attr
 from onnxc.dialects.symbolic_dims import SymDim, evaluate_shape
 from onnxc.errors import InvalidInputError
+from onnxc.passes.size_specialization import specialize_ops
 
 
 def has_symbolic_types(func: FuncOp) -> bool:
@@ -66,45 +64,8 @@ def specialized(module_or_func: ModuleOp | FuncOp, values: Mapping[str, int]):
     """A copy of `module_or_func` whose symbolic types are the static types of the sizes
     `values` gives the symbols: the evaluator runs it as any static module."""
     copy = module_or_func.clone()
-    _specialize_ops(list(copy.walk()), values)
+    specialize_ops(list(copy.walk()), values)
     return copy
-
-
-def _specialize_ops(ops: Sequence[Operation], values: Mapping[str, int]) -> None:
-    """`ops` (a walk, in order) with the sizes `values` knows made static: their types,
-    their `#graph.sizes` properties, the sizes they name; then the functions' types."""
-
-    def concrete(t):
-        return graph.tensor_type(evaluate_shape(shape_of(t), values), t.get_element_type())
-
-    def known(t) -> bool:
-        """Whether `values` sizes every symbol of `t`: a run symbol (a loop's count, a
-        nonzero count) is only known once its op has run, and the types it sizes stay
-        symbolic (the evaluator's arrays carry their real length)."""
-        return {s for d in shape_of(t) if isinstance(d, SymDim) for s in d.symbols()} <= set(values)
-
-    functions: list[FuncOp] = []
-    for op in ops:
-        if isinstance(op, graph.SymbolicConstantOp | graph.LoopOp | graph.CheckSizesOp):
-            _specialize_sizes(op, values)
-        for name, prop in list(op.properties.items()):
-            if isinstance(prop, graph.SizesAttr) and prop.symbols() <= set(values):
-                op.properties[name] = sizes_attr(evaluate_shape(prop.values(), values))
-        if isinstance(op, graph.SymbolicConstantOp):
-            continue
-        for region in op.regions:
-            for block in region.blocks:
-                for arg in list(block.args):
-                    if isinstance(arg.type, TensorType) and is_symbolic(arg.type) \
-                            and known(arg.type):
-                        Rewriter.replace_value_with_new_type(arg, concrete(arg.type))
-        for r in list(op.results):
-            if isinstance(r.type, TensorType) and is_symbolic(r.type) and known(r.type):
-                Rewriter.replace_value_with_new_type(r, concrete(r.type))
-        if isinstance(op, FuncOp) and not op.is_declaration:
-            functions.append(op)
-    for f in functions:  # once their returns read the concrete values
-        f.update_function_type()
 
 
 def bind_run_sizes(op: graph.BindSizesOp, array: np.ndarray, values: dict[str, int]) -> None:
@@ -117,27 +78,4 @@ def bind_run_sizes(op: graph.BindSizesOp, array: np.ndarray, values: dict[str, i
     while after is not None:
         later += list(after.walk())
         after = after.next_op
-    _specialize_ops(later, values)
-
-
-def _specialize_sizes(op: graph.SymbolicConstantOp | graph.LoopOp | graph.CheckSizesOp,
-                      values: Mapping[str, int]) -> None:
-    """Sizes an op names in its properties, for the symbol `values`: shape data becomes a
-    graph.constant, a symbolic iteration count a number (the walk goes on inside a loop),
-    a guard its value."""
-    if isinstance(op, graph.CheckSizesOp):
-        guard = op.parsed()
-        if isinstance(guard.size, SymDim) and guard.size.symbols() <= set(values):
-            op.properties["guard"] = StringAttr(
-                f"{guard.size.evaluate(values)} {guard.relation} 0")
-        return
-    if isinstance(op, graph.LoopOp):
-        if isinstance(count := op.iteration_count(), SymDim):
-            op.properties["iterations"] = IntegerAttr(count.evaluate(values), i64)
-        return
-    data = [d if isinstance(d, int) else d.evaluate(values) for d in op.dims()]
-    dtype = element_dtype(op.output.type.get_element_type())
-    Rewriter.replace_op(op, graph.ConstantOp(from_numpy(
-        np.asarray(data, dtype=dtype).reshape(shape_of(op.output)))))
-
-
+    specialize_ops(later, values)

@@ -1,13 +1,18 @@
-"""Run symbols whose values folding found: a `graph.bind_sizes` of a constant.
+"""Ops specialized for sizes given to some of their symbols: types, `#graph.sizes`
+properties (back in their static form when the numbers allow), shape data, loop counts and
+guards. One routine for the two places that learn sizes:
 
-The importer binds shape data it cannot compute as run symbols (NodeContext.sizes). When the
-graph passes later fold that data to a constant (torchvision's transform pads a fixed 320x320
-image: its pads come out of a Shape of a Resize of static size), the symbols are numbers:
-every type, `#graph.sizes` property, shape data and guard of the function that names them is
-specialized, and the bind disappears. A guard the numbers break makes the model invalid.
+- fold-constant-ops, when a `graph.bind_sizes` turns out to bind a constant (torchvision's
+  transform pads a fixed 320x320 image: its pads come out of a Shape of a Resize of static
+  size): the function is specialized and the bind disappears; a guard the numbers break
+  makes the model invalid (`fold_bound_sizes`);
+- the numpy evaluator, for the sizes the feeds' shapes give and those the run binds
+  (passes/evaluator_sizes.py).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects import func
@@ -47,22 +52,38 @@ def fold_bound_sizes(op: graph.BindSizesOp, values: np.ndarray,
     while function is not None and not isinstance(function, func.FuncOp):
         function = function.parent_op()
     assert function is not None
-    for inner in list(function.walk()):
-        if inner is not op:
-            _specialize(inner, sizes, rewriter)
+    specialize_ops([inner for inner in function.walk() if inner is not op], sizes, rewriter)
     _specialize_guards(function, sizes)
-    function.update_function_type()
     rewriter.erase_op(op)
 
 
-def _retyped(t: Attribute, sizes: dict[str, Dim]) -> Attribute:
+def specialize_ops(ops: Sequence[Operation], sizes: Mapping[str, Dim],
+                   rewriter: PatternRewriter | None = None) -> None:
+    """`ops` (a walk, in order) with the symbols `sizes` names replaced by their sizes; then
+    the types of the functions among them. A size that names other symbols too stays a size
+    expression (a run symbol the evaluator learns only once its op has run)."""
+    functions: list[func.FuncOp] = []
+    for op in ops:
+        _specialize(op, sizes, rewriter)
+        if isinstance(op, func.FuncOp) and not op.is_declaration:
+            functions.append(op)
+    for f in functions:  # once their returns read the new types
+        f.update_function_type()
+
+
+def _retyped(t: Attribute, sizes: Mapping[str, Dim]) -> Attribute:
     if not isinstance(t, TensorType) or not is_symbolic(t):
         return t
     shape = [substituted(d, sizes) for d in shape_of(t)]
     return with_layout(graph.tensor_type(shape, t.get_element_type()), layout_of(t))
 
 
-def _specialize(op: Operation, sizes: dict[str, Dim], rewriter: PatternRewriter) -> None:
+def _specialize(op: Operation, sizes: Mapping[str, Dim],
+                rewriter: PatternRewriter | None) -> None:
+    if isinstance(op, graph.CheckSizesOp):
+        guard = op.parsed()
+        op.properties["guard"] = StringAttr(f"{substituted(guard.size, sizes)} "
+                                            f"{guard.relation} 0")
     for name, prop in list(op.properties.items()):
         if isinstance(prop, SizesAttr) and prop.symbols() & set(sizes):
             op.properties[name] = _sizes_property(op, name, [substituted(d, sizes)
@@ -83,8 +104,12 @@ def _specialize(op: Operation, sizes: dict[str, Dim], rewriter: PatternRewriter)
         dims = [substituted(d, sizes) for d in op.dims()]
         if all(isinstance(d, int) for d in dims):
             dtype = element_dtype(op.output.type.get_element_type())
-            rewriter.replace_op(op, graph.ConstantOp(from_numpy(
-                np.asarray(dims, dtype=dtype).reshape(shape_of(op.output)))))
+            constant = graph.ConstantOp(from_numpy(
+                np.asarray(dims, dtype=dtype).reshape(shape_of(op.output))))
+            if rewriter is None:
+                Rewriter.replace_op(op, constant)
+            else:
+                rewriter.replace_op(op, constant)
         else:
             op.properties["values"] = ArrayAttr([StringAttr(str(d)) for d in dims])
 
@@ -128,4 +153,4 @@ def _specialize_guards(function: func.FuncOp, sizes: dict[str, Dim]) -> None:
     function.attributes[GUARDS_ATTR] = ArrayAttr(kept)
 
 
-__all__ = ["fold_bound_sizes"]
+__all__ = ["fold_bound_sizes", "specialize_ops"]
