@@ -10,6 +10,11 @@ kernel's outlined bodies (`_par0`, `.chunk`) count for the kernel. `<other>` is 
 the JIT code: the thread pool's waiting, Python, the runtime.
 
     python benchmarks/kernel_profile.py resnet50_qdq [--threads 2] [--seconds 10] [--top 40]
+    python benchmarks/kernel_profile.py bert --case seq128 [--fixed]
+
+With `--case`, the model is one of the real-export corpus (tests/models/real_exports),
+compiled with its symbolic dimensions (or, `--fixed`, with `input_shapes` of that case) and
+fed that case's inputs.
 
 Needs `perf` (linux-tools) allowed to sample the child (perf_event_paranoid <= 1, or root).
 """
@@ -29,20 +34,37 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _child(model: str, threads: int, seconds: float, workdir: str) -> None:
-    sys.path.insert(0, HERE)
+def _model_and_feeds(model: str, case: str, fixed: bool):
+    """What to compile (a path or a ModelProto), its compile arguments and its feeds."""
     import onnx
 
-    import onnxc
     from onnxc.zoo import random_inputs
 
+    if case:
+        sys.path.insert(0, os.path.dirname(HERE))
+        import numpy as np
+
+        from tests.models.real_exports import corpus
+
+        proto = corpus.load(model)
+        shapes = corpus.input_shapes(model, case) if fixed else None
+        return proto, {"input_shapes": shapes}, corpus.feeds(model, case,
+                                                            np.random.default_rng(2))
     if not model.endswith(".onnx"):
         from quantized_models import model_path
 
         model = model_path(model)
+    return model, {}, random_inputs(onnx.load(model), seed=2)
+
+
+def _child(model: str, threads: int, seconds: float, workdir: str, case: str,
+           fixed: bool) -> None:
+    sys.path.insert(0, HERE)
+    import onnxc
     from onnxc.runtime.jit import unpack_objects
 
-    compiled = onnxc.compile(model, num_threads=threads, cache_dir=False)
+    model, options, feeds = _model_and_feeds(model, case, fixed)
+    compiled = onnxc.compile(model, num_threads=threads, cache_dir=False, **options)
     native = compiled._native  # the JIT module, for its object code
     # a streamed compile links several objects (jit.pack_objects), each loaded at its own
     # address: one line per object, its file and the address of one of its functions
@@ -57,7 +79,6 @@ def _child(model: str, threads: int, seconds: float, workdir: str) -> None:
                 break
             except KeyError:
                 continue
-    feeds = random_inputs(onnx.load(model), seed=2)
     args = [feeds[spec.name] for spec in compiled.inputs]
     for _ in range(10):
         compiled(*args)
@@ -88,16 +109,19 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--top", type=int, default=40)
-    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--case", default="", help="a real export's shape case")
+    parser.add_argument("--fixed", action="store_true",
+                        help="compile with the case's input shapes fixed")
+    parser.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        model, threads, seconds, workdir = args.child
-        _child(model, int(threads), float(seconds), workdir)
+        model, threads, seconds, workdir, case, fixed = args.child
+        _child(model, int(threads), float(seconds), workdir, case.strip("-"), fixed == "1")
         return
     with tempfile.TemporaryDirectory() as workdir:
         child = subprocess.Popen(
             [sys.executable, __file__, args.model, "--child", args.model, str(args.threads),
-             str(args.seconds), workdir], stdout=subprocess.PIPE, text=True)
+             str(args.seconds), workdir, args.case or "-", str(int(args.fixed))], stdout=subprocess.PIPE, text=True)
         entry_file = os.path.join(workdir, "entry")
         while not os.path.exists(entry_file) or not os.path.getsize(entry_file):
             if child.poll() is not None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from xdsl.dialects.builtin import TensorType, i1
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -30,7 +31,7 @@ from xdsl.rewriter import InsertPoint
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects.dense_data import from_numpy
+from onnxc.dialects.dense_data import flat_values, from_numpy
 from onnxc.dialects.graph import is_symbolic, shape_of
 from onnxc.passes.base import GraphPatternPass
 from onnxc.passes.constants import (
@@ -42,6 +43,7 @@ from onnxc.passes.constants import (
     scalar,
     single_use,
 )
+from onnxc.passes.rewrite_utils import rebuild, with_shape
 
 # --------------------------------------------------------------------------- helpers
 
@@ -330,15 +332,41 @@ class ExpOfLog(RewritePattern):
 # --------------------------------------------------------------------------- broadcasts
 
 
-def _ones_expand(op: graph.MulOp) -> SSAValue | None:
-    """x when `op` is the importer's Expand (x * ones) that enlarges x, else None."""
+def _is_ones(value: SSAValue) -> bool:
+    """All ones (true for i1): a constant, or a fill of any (also symbolic) size."""
+    fill = value.owner
+    if isinstance(fill, graph.ConstantOfShapeOp):
+        data = flat_values(fill.value)
+        return data.size == 1 and bool(data[0] == 1)
+    return _all_equal(constant_value(value), 1)
+
+
+def _ones_expand(op: Operation) -> SSAValue | None:
+    """x when `op` is the importer's Expand (x * ones, x AND true for i1) that enlarges x,
+    else None."""
+    if not isinstance(op, graph.MulOp | graph.AndOp):
+        return None
     for x, ones in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
-        if _all_equal(constant_value(ones), 1) and shape_of(x) != shape_of(op.output):
+        if _is_ones(ones) and shape_of(x) != shape_of(op.output):
             return x
     return None
 
 
+def expand(rewriter: PatternRewriter, x: SSAValue, to: TensorType,
+           before: Operation) -> Operation:
+    """x broadcast to `to` (x's element type) as the importer writes Expand."""
+    element = to.get_element_type()
+    fill = graph.ConstantOfShapeOp.create(
+        result_types=[to], properties={"value": from_numpy(np.ones(1, numpy_dtype(element)),
+                                                           element)})
+    rewriter.insert(fill, InsertPoint.before(before))
+    cls = graph.AndOp if element == i1 else graph.MulOp
+    return cls(operands=[x, fill.output], result_types=[to])
+
+
 BROADCASTING = (graph.BinaryElementwiseOp, graph.VariadicElementwiseOp)
+ELEMENTWISE = (*BROADCASTING, graph.UnaryElementwiseOp, graph.CastOp, graph.CompareOp,
+               graph.WhereOp)
 
 
 class DropExpandBeforeBroadcast(RewritePattern):
@@ -361,6 +389,34 @@ class DropExpandBeforeBroadcast(RewritePattern):
             except ValueError:
                 return
         rewriter.replace_all_uses_with(op.output, x)
+
+
+class SinkExpand(RewritePattern):
+    """An elementwise op whose result is as large as it is only through Expands of its
+    operands computes on the unexpanded values, and its result is expanded instead:
+    f(expand(x), c) -> expand(f(x, c)). The Expand then meets a broadcasting consumer
+    that drops it: a [batch, 1, 1, seq] attention mask that torch expands to
+    [batch, 1, seq, seq] before its Cast, Sub and Where stays a row per batch (the
+    attention kernel then reads one mask value per key, not one per query and key)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter):
+        if not isinstance(op, ELEMENTWISE) or len(op.results) != 1:
+            return
+        sources = [_ones_expand(v.owner) if isinstance(v.owner, Operation) else None
+                   for v in op.operands]
+        if all(x is None for x in sources):
+            return
+        operands = [v if x is None else x for v, x in zip(op.operands, sources)]
+        out = op.results[0]
+        try:
+            small = shapes.broadcast_shapes(*(shape_of(v) for v in operands))
+        except ValueError:
+            return
+        if small == shape_of(out):
+            return  # DropExpandBeforeBroadcast's case, or no gain
+        narrow = rebuild(op, operands, [with_shape(out.type, small)])
+        rewriter.insert(narrow, InsertPoint.before(op))
+        rewriter.replace(op, expand(rewriter, narrow.results[0], out.type, op))
 
 
 # --------------------------------------------------------------------------- passes
@@ -403,7 +459,8 @@ class StrengthReducePass(GraphPatternPass):
 
 @dataclass(frozen=True)
 class BroadcastSimplifyPass(GraphPatternPass):
-    """Drop Expands whose users broadcast anyway: they read the unexpanded tensor."""
+    """Drop Expands whose users broadcast anyway: they read the unexpanded tensor; move
+    Expands after the elementwise ops they feed."""
 
     name = "broadcast-simplify"
-    patterns = (DropExpandBeforeBroadcast,)
+    patterns = (DropExpandBeforeBroadcast, SinkExpand)

@@ -4,7 +4,8 @@ FlashAttention's online softmax, vectorized across queries: the vector lanes are
 consecutive query rows of one (batch, head), so every softmax step is a lane-wise vector op
 and no horizontal reduction is needed. Per query block:
 - Q^T of the block, pre-scaled, is copied to a [D, VW] stack buffer;
-- keys are visited KEYS at a time: their scores are KEYS vector accumulators over D, each
+- keys are visited a block at a time (8 keys, 6 with 16 vector registers): their scores
+  are that many vector accumulators per query vector over D, each
   step one Q^T row times a broadcast scalar of K (an outer-product micro-kernel);
 - the running maximum m and normaliser l are vectors carried through the key loop; the
   output block O^T [Dv, VW] (a stack buffer, in L1) is rescaled by exp(m_old - m_new) once
@@ -23,16 +24,17 @@ buffer exists; K and V are streamed once per query block. The outer loop (batch 
 blocks) is a parallel_for. Non-f32 element types use the scalar kernel at the end.
 
 Symbolic sizes (a query length `seq`, a key length `past+seq`, batch dimensions) take the
-same code with run-time bounds: the full query blocks are one parallel loop, the last
-partial block (a run-time lane count) runs with one or two vectors of queries as it needs,
-and the keys after the last full key block go one at a time. Head sizes D and Dv must be
-static (they size the stack buffers), else the scalar kernel runs. Static shapes get the
-same code as ever.
+same code with run-time bounds: the full query blocks are one parallel loop with static
+lanes, the last partial block (a run-time lane count) runs with one or two vectors of
+queries as it needs, and the keys after the last full key block are one block whose keys
+past the end are masked. Head sizes D and Dv must be static (they size the stack buffers),
+else the scalar kernel runs.
 """
 
 from __future__ import annotations
 
 import math as pymath
+from collections.abc import Callable
 
 from xdsl.dialects import arith, math, memref
 from xdsl.dialects.builtin import (
@@ -59,8 +61,8 @@ from onnxc.lowering.graph_to_loops.loops import (
 )
 
 KEYS = 8
-"""Keys per block of the vector kernel: KEYS x QUERY_VECTORS score accumulators live in
-registers."""
+"""Keys per block of the vector kernel with 32 vector registers: KEYS x QUERY_VECTORS score
+accumulators live in registers, with the query vectors and a broadcast key (`_keys`)."""
 QUERY_VECTORS = 2
 """Vectors of queries per block (lanes = QUERY_VECTORS x the vector width)."""
 KEY_BLOCK = 16
@@ -71,6 +73,16 @@ def _vector_width() -> int:
     from onnxc.runtime.target import current_target
 
     return max(4, current_target().vector_bits // 32)
+
+
+def _keys(query_vectors: int) -> int:
+    """Keys per block: as many as leave registers for the query vectors and a broadcast key.
+    With AVX2's 16, 8 keys spilled three accumulators through the stack in every step of
+    the dot loop (BERT's attention at seq 128 on Zen 3: 6 keys take 18% less time)."""
+    from onnxc.runtime.target import current_target
+
+    registers = current_target().vector_registers
+    return max(1, min(KEYS, (registers - query_vectors - 1) // query_vectors))
 
 
 _LOWEST = {Float16Type: -65504.0, BFloat16Type: -3.3895313892515355e38,
@@ -127,6 +139,7 @@ class _VectorAttention:
         self.qv = QUERY_VECTORS if not isinstance(self.sq, int) or (
             self.sq >= QUERY_VECTORS * self.vw) else 1
         self.width = self.qv * self.vw
+        self.keys = _keys(self.qv)
         element = outs[0].type.get_element_type()
         self.element = element
         self.vtype = VectorType(element, [self.vw])
@@ -189,36 +202,37 @@ class _VectorAttention:
             kb.parallel_for(0, count, lambda f: block(f, 1, tail, full * self.width))
 
     def build_symbolic(self) -> None:
-        """`build` for a run-time query count or batch: one parallel loop over the blocks
-        of qv vectors (the last one partial: a run-time lane count), and when qv > 1 and
-        the last block's queries fit in one vector, that block with one vector instead."""
+        """`build` for a run-time query count or batch: one parallel loop over the full
+        blocks of qv vectors (static lanes: their Q^T packing and output stores are
+        unrolled, as for static shapes: 20% of BERT's attention at seq 128 when they were
+        run-time loops), then the last partial block (a run-time lane count) of each
+        (batch, head), with qv vectors, or one when its queries fit in one."""
         kb, vw, width = self.kb, self.vw, self.width
         count = kb.product(self.batch)
         full = kb.idiv(self.sq, width)
         tail = kb.isub(self.sq, kb.imul(full, width))
-        if self.qv == 1:
-            blocks = kb.idiv(kb.iadd(self.sq, width - 1), width)
-        else:
-            wide = kb.insert(arith.CmpiOp(kb.idx(tail), kb.idx(vw), "sgt"))
-            blocks = kb.iadd(full, kb.select(wide, kb.idx(1), kb.idx(0)))
 
         def block(flat: Index) -> None:
-            ivs = unflatten(kb, flat, [*self.batch, blocks])
-            i0 = kb.imul(ivs[-1], width)
-            self.query_block(ivs[:-1], i0, kb.imin(width, kb.isub(self.sq, i0)), self.qv)
+            ivs = unflatten(kb, flat, [*self.batch, full])
+            self.query_block(ivs[:-1], kb.imul(ivs[-1], width), width)
 
-        kb.parallel_for(0, kb.imul(count, blocks), block)
-        if self.qv == 1:
-            return
+        kb.parallel_for(0, kb.imul(count, full), block)
 
-        def narrow_block(flat: Index) -> None:
-            ivs = unflatten(kb, flat, self.batch)
-            self.query_block(ivs, kb.imul(full, width), tail, 1)
+        def last_block(qv: int) -> Callable[[Index], None]:
+            def run(flat: Index) -> None:
+                self.query_block(unflatten(kb, flat, self.batch), kb.imul(full, width), tail,
+                                 qv)
+            return run
 
         some = kb.insert(arith.CmpiOp(kb.idx(tail), kb.idx(0), "sgt"))
+        if self.qv == 1:
+            kb.parallel_for(0, kb.select(some, kb.idx(count), kb.idx(0)), last_block(1))
+            return
+        wide = kb.insert(arith.CmpiOp(kb.idx(tail), kb.idx(vw), "sgt"))
         narrow = kb.insert(arith.AndIOp(some, kb.insert(arith.XOrIOp(
             wide, kb.constant(1, wide.type)))))
-        kb.parallel_for(0, kb.select(narrow, kb.idx(count), kb.idx(0)), narrow_block)
+        kb.parallel_for(0, kb.select(wide, kb.idx(count), kb.idx(0)), last_block(self.qv))
+        kb.parallel_for(0, kb.select(narrow, kb.idx(count), kb.idx(0)), last_block(1))
 
     def query_block(self, bi: list[Index], i0: Index, lanes: Index, qv: int = 0) -> None:
         """Queries i0 .. i0 + lanes of (batch, head) `bi`; a run-time `lanes` (at most qv
@@ -247,10 +261,11 @@ class _VectorAttention:
 
         kb.for_(0, self.dv, clear)
 
+        keys = self.keys
         if isinstance(self.sk, int):
-            full_blocks, rest = divmod(self.sk, KEYS)
-        else:  # the keys after the full blocks go one at a time (see below)
-            full_blocks, rest = kb.idiv(self.sk, KEYS), 0
+            full_blocks, rest = divmod(self.sk, keys)
+        else:  # the keys after the full blocks are one masked block (see below)
+            full_blocks, rest = kb.idiv(self.sk, keys), 0
         state = [self.vconst(-pymath.inf)] * qv + [vzero] * qv
         free, needed = full_blocks, full_blocks  # key blocks [0, free) need no causal mask
         first: Index = 0
@@ -259,27 +274,32 @@ class _VectorAttention:
             kb.for_(0, width, lambda lane: kb.store(kb.to_float(lane, self.element),
                                                      self.iota, [lane]))
             first = kb.iadd(i0, self.causal)  # the last key the block's first query sees
-            free = kb.imin(full_blocks, kb.idiv(kb.iadd(first, 1), KEYS))
-            after = kb.iadd(first, lanes + KEYS - 1) if isinstance(lanes, int) else \
-                kb.iadd(kb.iadd(first, lanes), KEYS - 1)
-            needed = kb.imin(full_blocks, kb.idiv(after, KEYS))
+            free = kb.imin(full_blocks, kb.idiv(kb.iadd(first, 1), keys))
+            after = kb.iadd(first, lanes + keys - 1) if isinstance(lanes, int) else \
+                kb.iadd(kb.iadd(first, lanes), keys - 1)
+            needed = kb.imin(full_blocks, kb.idiv(after, keys))
 
         def blocks(lb: Index, ub: Index, causal: bool, state: list[SSAValue]) -> list[SSAValue]:
             return list(kb.for_(lb, ub, lambda b, *st: self.key_block(
-                bi, i0, lanes, qv, kb.imul(b, KEYS), KEYS, list(st), causal), iter_args=state))
+                bi, i0, lanes, qv, kb.imul(b, keys), keys, list(st), causal), iter_args=state))
 
         if not isinstance(full_blocks, int) or full_blocks:
             state = blocks(0, free, False, state)
             if self.causal is not None:
                 state = blocks(free, needed, True, state)
         if rest:
-            state = self.key_block(bi, i0, lanes, qv, full_blocks * KEYS, rest, state,
+            state = self.key_block(bi, i0, lanes, qv, full_blocks * keys, rest, state,
                                    self.causal is not None)
         elif not isinstance(self.sk, int):
-            # the last sk mod KEYS keys, up to the last one the block's last query sees
+            # the last sk mod keys keys, up to the last one the block's last query sees: one
+            # block of `keys` whose keys from `stop` on are masked (none when it is empty)
             stop = self.sk if self.causal is None else kb.imin(self.sk, kb.iadd(first, lanes))
-            state = list(kb.for_(kb.imul(full_blocks, KEYS), stop, lambda j, *st: self.key_block(
-                bi, i0, lanes, qv, j, 1, list(st), self.causal is not None), iter_args=state))
+            j0 = kb.imul(full_blocks, keys)
+            some = kb.insert(arith.CmpiOp(kb.idx(stop), kb.idx(j0), "sgt"))
+            state = list(kb.for_(0, kb.select(some, kb.idx(1), kb.idx(0)),
+                                 lambda _, *st: self.key_block(
+                                     bi, i0, lanes, qv, j0, keys, list(st),
+                                     self.causal is not None, stop), iter_args=state))
         one = self.vconst(1.0)
         inverse = [self.binary(arith.DivfOp, one, state[qv + u]) for u in range(qv)]
 
@@ -322,16 +342,24 @@ class _VectorAttention:
         return out
 
     def key_block(self, bi, i0, lanes: Index, qv: int, j0: Index, keys: int,
-                  state: list[SSAValue], causal: bool = False) -> list[SSAValue]:
-        """One block of `keys` keys; state = qv running maxima, then qv running sums."""
+                  state: list[SSAValue], causal: bool = False,
+                  stop: Index | None = None) -> list[SSAValue]:
+        """One block of `keys` keys; state = qv running maxima, then qv running sums. With
+        `stop`, keys from `stop` on are masked: they read key stop - 1 (in bounds), their
+        scores are -inf and their values 0 (so they add exactly nothing)."""
         kb, vw = self.kb, self.vw
         kvi = kv_index(kb, bi, self.groups)
+        key = [kb.iadd(j0, j) if stop is None else kb.imin(kb.iadd(j0, j), kb.isub(stop, 1))
+               for j in range(keys)]
+        valid = [] if stop is None else [
+            kb.insert(arith.CmpiOp(kb.idx(kb.iadd(j0, j)), kb.idx(stop), "slt"))
+            for j in range(keys)]
 
         def dot(c: Index, *acc: SSAValue) -> list[SSAValue]:
             qs = [self.vload(self.qt, [c, u * vw]) for u in range(qv)]
             out = list(acc)
             for j in range(keys):
-                kv = self.splat(kb.load(self.k, [*kvi, kb.iadd(j0, j), c]))
+                kv = self.splat(kb.load(self.k, [*kvi, key[j], c]))
                 for u in range(qv):
                     out[j * qv + u] = self.fma(qs[u], kv, out[j * qv + u])
             return out
@@ -340,7 +368,7 @@ class _VectorAttention:
         scores = list(kb.for_(0, self.d, dot, iter_args=[vzero] * (keys * qv)))
         if self.mask is not None:
             for j in range(keys):
-                masks = self.mask_vectors(bi, i0, lanes, qv, kb.iadd(j0, j))
+                masks = self.mask_vectors(bi, i0, lanes, qv, key[j])
                 for u in range(qv):
                     scores[j * qv + u] = self.binary(arith.AddfOp, scores[j * qv + u], masks[u])
         if causal:
@@ -348,6 +376,9 @@ class _VectorAttention:
                 bias = self.causal_bias(i0, qv, kb.iadd(j0, j))
                 for u in range(qv):
                     scores[j * qv + u] = self.binary(arith.AddfOp, scores[j * qv + u], bias[u])
+        if valid:
+            minus_inf = self.vconst(-pymath.inf)
+            scores = [kb.select(valid[i // qv], x, minus_inf) for i, x in enumerate(scores)]
         maxima, sums = state[:qv], state[qv:]
         new_max, base, correction, total = [], [], [], []
         lowest = self.vconst(lowest_finite(self.element))
@@ -370,7 +401,9 @@ class _VectorAttention:
             outs = [self.binary(arith.MulfOp, self.vload(self.ot, [c, u * vw]), correction[u])
                     for u in range(qv)]
             for j in range(keys):
-                vv = self.splat(kb.load(self.v, [*kvi, kb.iadd(j0, j), c]))
+                vv = self.splat(kb.load(self.v, [*kvi, key[j], c]))
+                if valid:
+                    vv = kb.select(valid[j], vv, self.vconst(0.0))
                 for u in range(qv):
                     outs[u] = self.fma(probs[j * qv + u], vv, outs[u])
             for u in range(qv):

@@ -31,7 +31,7 @@ from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
-from onnxc.lowering.graph_to_loops import conv_nhwc, depthwise
+from onnxc.lowering.graph_to_loops import conv_border_taps, conv_nhwc, depthwise
 from onnxc.lowering.graph_to_loops.epilogue import activate_in_place
 from onnxc.lowering.graph_to_loops.loops import (
     Index,
@@ -148,6 +148,8 @@ def conv_kernel(op: graph.ConvOp, kb: KernelBuilder, ins, outs):
         _check_nhwc(op)
         if conv_nhwc.geometry(op).depthwise:
             depthwise.depthwise_kernel(op, kb, ins, outs)
+        elif conv_border_taps.applies(op):
+            conv_border_taps.kernel(op, kb, ins, outs)
         else:
             conv_nhwc.implicit_gemm_kernel(op, kb, ins, outs)
         return

@@ -94,6 +94,14 @@ class ConvGeometry:
         return any((self.pt, self.pl, self.pb, self.pr))
 
     @property
+    def reads_in_place(self) -> bool:
+        """Padded and dilated over symbolic H/W (not depthwise): the kernel reads the input
+        itself, testing at run time which taps each row block reads (conv_border_taps.py),
+        instead of a zero-padded copy whose borders an atrous conv mostly multiplies."""
+        return (self.padded and (self.dh > 1 or self.dw > 1) and not self.depthwise
+                and not (isinstance(self.h, int) and isinstance(self.w, int)))
+
+    @property
     def hp(self) -> Dim:
         return self.h + self.pt + self.pb
 
@@ -186,7 +194,7 @@ class BlockPlan:
 
 
 def block_plan(g: ConvGeometry) -> BlockPlan:
-    if g.groups == 1 and g.dw == 1 and g.kw > 1 and g.kw * g.cg <= KC:
+    if g.groups == 1 and g.dw == 1 and g.kw > 1 and g.kw * g.cg <= KC and not g.reads_in_place:
         runs = max(1, min(g.kh, KC // (g.kw * g.cg)))
         return BlockPlan(g.taps, g.cg, runs * g.kw, 1, g.cg, g.cg, g.kw)
     if g.cg <= KC:
@@ -222,8 +230,9 @@ def packed_weights(op: Operation) -> DenseIntOrFPElementsAttr:
 
 
 def padded_scratch(g: ConvGeometry) -> list[MemRefType | RunTimeScratch]:
-    """The zero-padded NHWC copy of the input, when there are pads."""
-    return [_scratch(f32, [g.n, g.hp, g.wp, g.c])] if g.padded else []
+    """The zero-padded NHWC copy of the input, when there are pads (and taps are not
+    tested in the run: `reads_in_place`)."""
+    return [_scratch(f32, [g.n, g.hp, g.wp, g.c])] if g.padded and not g.reads_in_place else []
 
 
 def _scratch(element, shape: list[Dim]) -> MemRefType | RunTimeScratch:

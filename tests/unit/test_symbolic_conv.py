@@ -76,10 +76,41 @@ def feature_encoder() -> onnx.ModelProto:
     return _model(nodes, [x], "y", inits)
 
 
+def atrous() -> onnx.ModelProto:
+    """DeepLab's atrous convs (conv_border_taps.py: taps tested in the run): dilations 2 to
+    12 with pads equal to them, on maps smaller than the dilation too; a strided and a
+    grouped one, asymmetric dilation and pads, a residual add, and 300 channels (taps split
+    into channel chunks)."""
+    rng = np.random.default_rng(3)
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["x", "w1", "b1"], ["c1"], pads=[2, 2, 2, 2], dilations=[2, 2]),
+        node("Relu", ["c1"], ["r1"]),
+        node("Conv", ["r1", "w2"], ["c2"], pads=[12, 12, 12, 12], dilations=[12, 12]),
+        node("Add", ["c2", "r1"], ["a2"]),
+        node("Conv", ["a2", "w3", "b3"], ["c3"], pads=[3, 3, 3, 3], dilations=[3, 3],
+             strides=[2, 2], group=2),
+        node("Conv", ["c3", "w4"], ["c4"], pads=[0, 4, 1, 3], dilations=[1, 4],
+             kernel_shape=[2, 3]),
+        node("Conv", ["c4", "w5", "b5"], ["y"], pads=[6, 6, 6, 6], dilations=[6, 6]),
+    ]
+    inits = _weights(rng, {"w1": (300, 5, 3, 3), "b1": (300,), "w2": (300, 300, 3, 3),
+                           "w3": (16, 150, 3, 3), "b3": (16,), "w4": (16, 16, 2, 3),
+                           "w5": (8, 16, 3, 3), "b5": (8,)})
+    for w in inits:  # unit variance through the layers: errors relative to O(1) values
+        if len(w.dims) == 4:
+            fan_in = float(np.prod(w.dims[1:]))
+            scaled = numpy_helper.to_array(w) * np.float32(5 / np.sqrt(fan_in))
+            w.CopyFrom(numpy_helper.from_array(scaled, w.name))
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 5, "H", "W"])
+    return _model(nodes, [x], "y", inits)
+
+
 CASES = {
     "resnet_like": (resnet_like, [(1, 3, 224, 224), (1, 3, 160, 200), (2, 3, 65, 33),
                                   (1, 3, 31, 17)]),
     "feature_encoder": (feature_encoder, [(1, 1, 400), (2, 1, 1001), (1, 1, 37)]),
+    "atrous": (atrous, [(1, 5, 14, 14), (2, 5, 29, 17), (1, 5, 3, 40), (1, 5, 2, 3)]),
 }
 
 
