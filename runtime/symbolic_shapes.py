@@ -195,7 +195,7 @@ class SymbolicSignature:
         """Everything a run with these input shapes needs, checked: computed once per
         distinct tuple of shapes (a decode loop meets each length once), then looked up.
         `capacity`: the rows to allocate for each run symbol's outputs."""
-        key: tuple = tuple(a.shape for a in arrays)
+        key: tuple = tuple([a.shape for a in arrays])
         if self.run_symbols:
             rows = tuple((capacity or {}).get(s, INITIAL_CAPACITY) for s in self.run_symbols)
             key = (key, rows)
