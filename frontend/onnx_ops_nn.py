@@ -10,11 +10,13 @@ Softmax/LogSoftmax before 13 (2-D coercion at `axis`), BatchNormalization before
 from __future__ import annotations
 
 import numpy as np
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.dense_data import element_dtype, from_numpy
+from onnxc.dialects.graph_base import sizes_attr
 from onnxc.dialects.symbolic_dims import SymbolicDimError, ceildiv, sym_max
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result
@@ -47,14 +49,42 @@ def _window(ctx: NodeContext, kernel: list[int]) -> tuple[list[int], list[int], 
             effective = dilations[i] * (kernel[i] - 1) + 1
             total = sym_max(0, (out - 1) * strides[i] + effective - x[2 + i])
             small, large = total // 2, total - total // 2
-            if not isinstance(small, int) or not isinstance(large, int):
-                raise SymbolicDimError(
-                    f"auto_pad {auto_pad} pads axis {2 + i} of size {x[2 + i]} by {small} "
-                    f"and {large}: the kernels take constant pads")
             pads[i], pads[i + n] = (small, large) if auto_pad == "SAME_UPPER" else (large, small)
     elif auto_pad != "NOTSET":
         raise ctx.invalid(f"unknown auto_pad '{auto_pad}'")
     return strides, pads, dilations
+
+
+def _padded_input(ctx: NodeContext, pads: list, fill: float | None
+                  ) -> tuple[Result | SSAValue, tuple, list[int]]:
+    """(input, its shape, the op's pads). The kernels take constant pads; SAME auto_pad
+    over a symbolic size pads by an amount that depends on it (stride 2, kernel 3: 1 for an
+    even size, 2 for an odd one), so the input is padded by a graph.pad of symbolic pads
+    (with `fill`: 0 for Conv, the lowest value for MaxPool) and the op gets none. `fill`
+    None: no fill gives the op's result (AveragePool that excludes pads), refused."""
+    if all(isinstance(p, int) for p in pads):
+        return ctx.operand(0), ctx.shape(0), pads
+    if fill is None:
+        raise ctx.symbolic(SymbolicDimError(
+            f"auto_pad pads {[str(p) for p in pads]} depend on the input size, and padding "
+            f"first would count the pads in the average (count_include_pad is 0)"))
+    x = ctx.shape(0)
+    n = len(x) - 2
+    full = [0, 0, *pads[:n], 0, 0, *pads[n:]]
+    shape = ctx.infer(shapes.pad_shape, x, full)
+    el = ctx.element_type(0)
+    op = graph.PadOp(
+        operands=[ctx.operand(0)],
+        result_types=[types.tensor_type(shape, el)],
+        properties={"pads": sizes_attr(full), "mode": StringAttr("constant"),
+                    "value": types.float_attr(fill, el)},
+    )
+    return ctx.emit1(op), shape, [0] * (2 * n)
+
+
+def _lowest(ctx: NodeContext) -> float:
+    dtype = element_dtype(ctx.element_type(0))
+    return float(np.iinfo(dtype).min) if dtype.kind in "iu" else -np.inf
 
 
 def convert_conv(ctx: NodeContext) -> list[Result]:
@@ -63,11 +93,12 @@ def convert_conv(ctx: NodeContext) -> list[Result]:
     if ctx.has_attr("kernel_shape") and ctx.ints("kernel_shape") != kernel:
         raise ctx.invalid(f"kernel_shape {ctx.ints('kernel_shape')} differs from weight {w}")
     strides, pads, dilations = _window(ctx, kernel)
+    x, x_shape, pads = _padded_input(ctx, pads, 0.0)
     group = ctx.attr("group", 1)
-    out = ctx.infer(shapes.conv_output_shape, ctx.shape(0), w, strides, pads, dilations, group)
+    out = ctx.infer(shapes.conv_output_shape, x_shape, w, strides, pads, dilations, group)
     bias = ctx.operand(2) if ctx.has_input(2) else None
     op = graph.ConvOp(
-        operands=[ctx.operand(0), ctx.operand(1), bias],
+        operands=[x, ctx.operand(1), bias],
         result_types=[types.tensor_type(out, ctx.element_type(0))],
         properties={
             "strides": types.i64_array(strides),
@@ -87,11 +118,12 @@ def convert_max_pool(ctx: NodeContext) -> list[Result]:
     if kernel is None:
         raise ctx.invalid("required attribute 'kernel_shape' is missing")
     strides, pads, dilations = _window(ctx, kernel)
+    x, x_shape, pads = _padded_input(ctx, pads, _lowest(ctx))
     ceil_mode = ctx.attr("ceil_mode", 0)
-    out = ctx.infer(shapes.pool_output_shape, ctx.shape(0), kernel, strides, pads, dilations,
+    out = ctx.infer(shapes.pool_output_shape, x_shape, kernel, strides, pads, dilations,
                     bool(ceil_mode))
     op = graph.MaxPoolOp(
-        operands=[ctx.operand(0)],
+        operands=[x],
         result_types=[types.tensor_type(out, ctx.element_type(0))],
         properties={
             "kernel_shape": types.i64_array(kernel),
@@ -109,18 +141,20 @@ def convert_average_pool(ctx: NodeContext) -> list[Result]:
     if kernel is None:
         raise ctx.invalid("required attribute 'kernel_shape' is missing")
     strides, pads, dilations = _window(ctx, kernel)
+    include = ctx.attr("count_include_pad", 0)
+    x, x_shape, pads = _padded_input(ctx, pads, 0.0 if include else None)
     ceil_mode = ctx.attr("ceil_mode", 0)
-    out = ctx.infer(shapes.pool_output_shape, ctx.shape(0), kernel, strides, pads, dilations,
+    out = ctx.infer(shapes.pool_output_shape, x_shape, kernel, strides, pads, dilations,
                     bool(ceil_mode))
     op = graph.AveragePoolOp(
-        operands=[ctx.operand(0)],
+        operands=[x],
         result_types=[types.tensor_type(out, ctx.element_type(0))],
         properties={
             "kernel_shape": types.i64_array(kernel),
             "strides": types.i64_array(strides),
             "pads": types.i64_array(pads),
             "ceil_mode": types.i64_attr(ceil_mode),
-            "count_include_pad": types.i64_attr(ctx.attr("count_include_pad", 0)),
+            "count_include_pad": types.i64_attr(include),
             **({"dilations": types.i64_array(dilations)} if any(d != 1 for d in dilations)
                else {}),
         },

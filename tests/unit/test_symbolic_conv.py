@@ -106,10 +106,29 @@ def atrous() -> onnx.ModelProto:
     return _model(nodes, [x], "y", inits)
 
 
+def same_auto_pad(count_include_pad: int = 1) -> onnx.ModelProto:
+    """TensorFlow's SAME padding with strides over symbolic sizes: the pads depend on the
+    size (stride 2, kernel 3: 1 for an even size, 2 for an odd one), so the input is padded
+    by a graph.pad of symbolic pads first (0 for Conv, the lowest value for MaxPool)."""
+    rng = np.random.default_rng(4)
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["x", "w"], ["c"], auto_pad="SAME_UPPER", strides=[2, 2]),
+        node("MaxPool", ["c"], ["m"], auto_pad="SAME_LOWER", strides=[2, 3],
+             kernel_shape=[3, 2]),
+        node("AveragePool", ["m"], ["y"], auto_pad="SAME_UPPER", strides=[2, 2],
+             kernel_shape=[3, 3], count_include_pad=count_include_pad),
+    ]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])
+    return _model(nodes, [x], "y", _weights(rng, {"w": (4, 3, 3, 3)}))
+
+
 CASES = {
     "resnet_like": (resnet_like, [(1, 3, 224, 224), (1, 3, 160, 200), (2, 3, 65, 33),
                                   (1, 3, 31, 17)]),
     "feature_encoder": (feature_encoder, [(1, 1, 400), (2, 1, 1001), (1, 1, 37)]),
+    "same_auto_pad": (same_auto_pad, [(1, 3, 16, 16), (2, 3, 17, 9), (1, 3, 5, 2),
+                                      (1, 3, 1, 1)]),
     "atrous": (atrous, [(1, 5, 14, 14), (2, 5, 29, 17), (1, 5, 3, 40), (1, 5, 2, 3)]),
 }
 
@@ -147,3 +166,10 @@ def test_an_image_too_small_for_the_window_is_refused_before_running():
     compiled = onnxc.compile(feature_encoder(), cache_dir=False, quiet=True)
     with pytest.raises(onnxc.errors.InvalidInputError, match="Conv"):
         compiled(np.zeros((1, 1, 4), np.float32))  # shorter than the 10-tap window
+
+
+def test_same_pads_that_an_average_would_count_are_refused_naming_the_node():
+    """AveragePool without count_include_pad must not count SAME's pads, and a pad that
+    depends on the size cannot be a constant of the kernel: a typed refusal."""
+    with pytest.raises(onnxc.errors.UnsupportedOpError, match="AveragePool"):
+        onnxc.compile(same_auto_pad(count_include_pad=0), cache_dir=False, quiet=True)
