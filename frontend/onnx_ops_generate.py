@@ -123,18 +123,31 @@ def convert_range(ctx: NodeContext) -> list[Result]:
 
 
 def convert_eye_like(ctx: NodeContext) -> list[Result]:
-    """Only the input's static shape matters, so the result is a constant."""
+    """Only the input's shape matters: a constant for a static shape; over symbolic sizes
+    Cast(Range(k, k + rows)[:, None] == Range(0, cols)[None, :])."""
     shape = ctx.shape(0)
     if len(shape) != 2:
         raise ctx.invalid(f"EyeLike needs a rank-2 input, got shape {shape}")
     dtype_code = ctx.attr("dtype", None)
     if dtype_code is None:
-        dtype = element_dtype(ctx.element_type(0))
+        el = ctx.element_type(0)
     elif types.is_supported(dtype_code):
-        dtype = types.numpy_dtype(dtype_code)
+        el = types.element_type(dtype_code)
     else:
         raise ctx.unsupported(f"dtype {types.type_name(dtype_code)}")
-    return [np.eye(shape[0], shape[1], k=int(ctx.attr("k", 0)), dtype=dtype)]
+    k = int(ctx.attr("k", 0))
+    if all(isinstance(d, int) for d in shape):
+        return [np.eye(shape[0], shape[1], k=k, dtype=element_dtype(el))]
+    i64 = types.element_type(types.TP.INT64)
+
+    def scalar(value: int) -> Result:
+        return ctx.materialize(Tensor.of_array(np.array(value, np.int64)))
+
+    rows = emit(ctx, graph.RangeOp, [scalar(k), scalar(1)], (shape[0],), i64)
+    cols = emit(ctx, graph.RangeOp, [scalar(0), scalar(1)], (shape[1],), i64)
+    diagonal = emit(ctx, graph.EqualOp, [reshape(ctx, rows, (shape[0], 1)), cols], shape,
+                    types.element_type(types.TP.BOOL))
+    return [emit(ctx, graph.CastOp, [diagonal], shape, el)]
 
 
 def _window(terms: tuple[float, ...]) -> Converter:

@@ -510,12 +510,30 @@ def test_static_inconsistencies_stay_model_load_errors():
 
 def test_every_refusal_is_an_onnxc_error():
     """Ops outside the symbolic set fail as typed errors naming the node, never as Python
-    errors: a few layers whose rules need concrete sizes."""
-    cases = {
-        "EyeLike": "g (float[seq,4] x) => (y) { y = EyeLike(x) }",
-        "Hardmax": "g (float[seq,4] x) => (y) { y = Hardmax<axis = 0>(x) }",
-    }
-    for op, text in cases.items():
-        with pytest.raises(UnsupportedOpError) as info:
-            text_main(text)
-        assert (info.value.op_type, info.value.opset) == (op, 18)
+    errors: Hardmax's OneHot needs a constant depth."""
+    with pytest.raises(UnsupportedOpError) as info:
+        text_main("g (float[seq,4] x) => (y) { y = Hardmax<axis = 0>(x) }")
+    assert (info.value.op_type, info.value.opset) == ("Hardmax", 18)
+
+
+@pytest.mark.parametrize(("k", "dtype"), [(0, None), (2, TensorProto.INT32), (-1, F)])
+def test_eye_like_over_symbolic_sizes_matches_onnxruntime(k, dtype):
+    """EyeLike of a [rows, cols] input of symbolic size: Range == Range, cast, compiled
+    once, exact at every shape (an empty one too)."""
+    import onnxruntime as ort
+
+    import onnxc
+
+    attrs = {"k": k} | ({"dtype": dtype} if dtype else {})
+    g = helper.make_graph([helper.make_node("EyeLike", ["x"], ["y"], **attrs)], "g",
+                          [helper.make_tensor_value_info("x", F, ["r", "c"])],
+                          [helper.make_tensor_value_info("y", dtype or F, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    compiled = onnxc.compile(m, cache_dir=False, quiet=True)
+    session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for shape in [(3, 5), (4, 4), (6, 2), (0, 3)]:
+        x = np.zeros(shape, np.float32)
+        (ours,), (theirs,) = compiled(x), session.run(None, {"x": x})
+        assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, shape
+        np.testing.assert_array_equal(ours, theirs)
