@@ -22,7 +22,7 @@ from xdsl.ir import SSAValue
 from onnxc.dialects import graph, graph_indexed, graph_resize
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph_base import sizes_attr
-from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, floordiv
+from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, floordiv, sym_min
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
 from onnxc.frontend.onnx_ops_math import Converter
@@ -338,9 +338,10 @@ def convert_reverse_sequence(ctx: NodeContext) -> list[Result]:
 
 
 def convert_compress(ctx: NodeContext) -> list[Result]:
-    """A constant condition selects fixed positions: a Gather (of the flattened input when
-    there is no axis)."""
-    condition = np.asarray(ctx.constant(1, "condition")).reshape(-1).astype(bool)
+    """A Gather (of the flattened input when there is no axis) of the positions the
+    condition selects: fixed ones for a constant condition, else NonZero's, whose count
+    the run defines. A condition longer than the axis selects nothing past its end (as
+    onnxruntime does; numpy's compress would raise)."""
     x = ctx.shape(0)
     e = Emitter(ctx)
     data = ctx.operand(0)
@@ -349,10 +350,28 @@ def convert_compress(ctx: NodeContext) -> list[Result]:
     else:
         axis = 0
         data = e.reshape(data, (math.prod(x),))
+    if ctx.tensor(1).array is None:
+        flat = e.reshape(ctx.operand(1), (math.prod(ctx.shape(1)),))
+        length, size = graph.shape_of(flat)[0], graph.shape_of(data)[axis]
+        if not (isinstance(length, int) and isinstance(size, int) and length <= size):
+            # positions past the axis are ignored (onnxruntime): the condition's first ones
+            end = sym_min(length, size)
+            flat = ctx.emit1(graph.SliceOp(
+                operands=[flat], result_types=[typed(ctx, (end,), 1)],
+                properties={"starts": types.i64_array([0]), "ends": sizes_attr([end]),
+                            "axes": types.i64_array([0]), "steps": types.i64_array([1])}))
+        count = ctx.run_symbol("count")
+        i64 = types.element_type(types.TP.INT64)
+        found = ctx.emit1(graph.NonZeroOp(
+            operands=[flat], result_types=[types.tensor_type((1, SymDim.symbol(count)), i64)],
+            properties={"defines": ArrayAttr([StringAttr(count)])}))
+        picked = e.reshape(found, (SymDim.symbol(count),))
+        out = shapes.gather_shape(graph.shape_of(data), graph.shape_of(picked), axis)
+        return [ctx.emit1(graph.GatherOp(operands=[data, picked], result_types=[typed(ctx, out)],
+                                         properties={"axis": types.i64_attr(axis)}))]
+    condition = np.asarray(ctx.constant(1, "condition")).reshape(-1).astype(bool)
     size = graph.shape_of(data)[axis]
-    picked = np.nonzero(condition[:size])[0].astype(np.int64)
-    if len(condition) > size and condition[size:].any():
-        raise ctx.invalid("condition selects positions past the end of the axis")
+    picked = np.nonzero(condition[:size])[0].astype(np.int64)  # past the axis: ignored
     out = shapes.gather_shape(graph.shape_of(data), picked.shape, axis)
     op = graph.GatherOp(operands=[data, ctx.materialize(Tensor.of_array(picked))],
                         result_types=[typed(ctx, out)], properties={"axis": types.i64_attr(axis)})

@@ -245,8 +245,14 @@ def _gemm(op: graph.GemmOp, args: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def _reshape_like(op: graph.ReshapeLikeOp, args: list[np.ndarray]) -> list[np.ndarray]:
-    """Reshape/Flatten/Squeeze/Unsqueeze: the result type carries the target shape."""
-    return [args[0].reshape(shape_of(op.output))]
+    """Reshape/Flatten/Squeeze/Unsqueeze: the result type carries the target shape (one
+    size a kernel defined earlier in the run, NonZero's count, may still be a symbol: the
+    data's size gives it)."""
+    shape = shape_of(op.output)
+    unknown = [i for i, d in enumerate(shape) if not isinstance(d, int)]
+    if len(unknown) == 1:
+        shape = [-1 if i == unknown[0] else d for i, d in enumerate(shape)]
+    return [args[0].reshape(shape)]
 
 
 def _split(op: graph.SplitOp, args: list[np.ndarray]) -> list[np.ndarray]:

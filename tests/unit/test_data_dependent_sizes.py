@@ -342,3 +342,24 @@ def test_constant_of_shape_and_expand_of_shapes_computed_in_the_run(tmp_path):
         with pytest.raises(InvalidInputError, match="expand"):
             compiled.run(None, {"x": x, "s": np.array([1, 1], np.int64),
                                 "s2": np.array([2, 4], np.int64)})
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_compress_by_a_run_time_condition(axis, tmp_path):
+    """Compress by a condition the model is given: a Gather of NonZero's positions, whose
+    count the run defines; a condition longer than the axis selects nothing past it (as
+    onnxruntime), an all-false one nothing at all."""
+    attrs = {} if axis is None else {"axis": axis}
+    model = _model([helper.make_node("Compress", ["x", "c"], ["y"], **attrs)],
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["a", "b"]),
+                    helper.make_tensor_value_info("c", TensorProto.BOOL, ["n"])],
+                   [helper.make_empty_tensor_value_info("y")])
+    session, rng = _session(model), np.random.default_rng(11)
+    cases = [((3, 5), 3), ((4, 4), 2), ((2, 40), 30), ((3, 5), 0), ((6, 2), 12)]
+    for compiled in _compiled_cold_and_warm(model, tmp_path):
+        for shape, n in cases:
+            feeds = {"x": rng.standard_normal(shape).astype(np.float32),
+                     "c": rng.random(n) < 0.5}
+            (want,) = session.run(None, feeds)
+            np.testing.assert_array_equal(compiled.run(None, feeds)[0], want)
+            np.testing.assert_array_equal(evaluate(import_onnx(model), feeds)[0], want)
