@@ -363,3 +363,32 @@ def test_compress_by_a_run_time_condition(axis, tmp_path):
             (want,) = session.run(None, feeds)
             np.testing.assert_array_equal(compiled.run(None, feeds)[0], want)
             np.testing.assert_array_equal(evaluate(import_onnx(model), feeds)[0], want)
+
+
+@pytest.mark.parametrize(("axis", "depth_type", "depth_shape"), [
+    (-1, TensorProto.INT64, [1]), (0, TensorProto.INT64, []), (1, TensorProto.INT32, [1])])
+def test_one_hot_of_a_run_time_depth(axis, depth_type, depth_shape, tmp_path):
+    """OneHot whose depth is an input: a run size (checked >= 0), Where(index == Range)
+    with negative indices counting from the depth and out-of-range ones all off, exact
+    against onnxruntime; a negative depth is an InvalidInputError naming the node."""
+    model = _model([helper.make_node("OneHot", ["i", "d", "v"], ["y"], axis=axis)],
+                   [helper.make_tensor_value_info("i", TensorProto.INT64, ["a", 3]),
+                    helper.make_tensor_value_info("d", depth_type, depth_shape),
+                    helper.make_tensor_value_info("v", TensorProto.FLOAT, [2])],
+                   [helper.make_empty_tensor_value_info("y")])
+    session, rng = _session(model), np.random.default_rng(12)
+    dtype = np.int64 if depth_type == TensorProto.INT64 else np.int32
+
+    def feeds(rows: int, depth: int):
+        return {"i": rng.integers(-depth - 1, depth + 1, (rows, 3)).astype(np.int64),
+                "d": np.array(depth if depth_shape == [] else [depth], dtype),
+                "v": np.array([-1.5, 2.0], np.float32)}
+
+    for compiled in _compiled_cold_and_warm(model, tmp_path):
+        for rows, depth in ((2, 5), (4, 3), (1, 1), (3, 7)):
+            f = feeds(rows, depth)
+            (want,) = session.run(None, f)
+            np.testing.assert_array_equal(compiled.run(None, f)[0], want)
+        with pytest.raises(InvalidInputError, match="OneHot"):
+            compiled.run(None, feeds(2, 3) | {"d": np.array(-2 if depth_shape == [] else [-2],
+                                                            dtype)})
