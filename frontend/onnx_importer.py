@@ -59,6 +59,7 @@ from onnxc.frontend import (
     onnx_ops_rotary,
     onnx_ops_sequence,
     onnx_ops_tensor,
+    onnx_ops_unique,
     onnx_ops_vision,
 )
 from onnxc.frontend import onnx_types as types
@@ -113,6 +114,7 @@ CONVERTERS = {
     **onnx_ops_normalization.CONVERTERS,
     **onnx_ops_control.CONVERTERS,
     **onnx_ops_sequence.CONVERTERS,
+    **onnx_ops_unique.CONVERTERS,
 }
 
 

@@ -392,3 +392,40 @@ def test_one_hot_of_a_run_time_depth(axis, depth_type, depth_shape, tmp_path):
         with pytest.raises(InvalidInputError, match="OneHot"):
             compiled.run(None, feeds(2, 3) | {"d": np.array(-2 if depth_shape == [] else [-2],
                                                             dtype)})
+
+
+@pytest.mark.parametrize("keep_sorted", [1, 0])
+@pytest.mark.parametrize("dtype", [TensorProto.FLOAT, TensorProto.INT64])
+def test_unique_of_run_time_data(keep_sorted, dtype, tmp_path):
+    """Unique's four outputs (values, first indices, inverse indices, counts), sorted or in
+    order of first occurrence, whose length the run defines: exact against onnxruntime at
+    several sizes, an empty input too (frontend/onnx_ops_unique.py)."""
+    model = _model([helper.make_node("Unique", ["x"], ["y", "i", "inv", "c"],
+                                     sorted=keep_sorted)],
+                   [helper.make_tensor_value_info("x", dtype, ["a", "b"])],
+                   [helper.make_empty_tensor_value_info(n) for n in ("y", "i", "inv", "c")])
+    session, rng = _session(model), np.random.default_rng(13)
+    np_type = np.float32 if dtype == TensorProto.FLOAT else np.int64
+    for compiled in _compiled_cold_and_warm(model, tmp_path):
+        for shape, distinct in [((3, 5), 6), ((4, 4), 2), ((1, 1), 1), ((20, 30), 50),
+                                ((0, 3), 1)]:
+            feeds = {"x": rng.integers(-distinct, distinct, shape).astype(np_type)}
+            want = session.run(None, feeds)
+            for ours, theirs in zip(compiled.run(None, feeds), want, strict=True):
+                np.testing.assert_array_equal(ours, theirs)
+
+
+def test_unique_of_a_constant_folds_and_along_an_axis_is_refused():
+    x = numpy_helper.from_array(np.array([[3, 1], [3, 1], [2, 5]], np.int64), "x")
+    folded = _model([helper.make_node("Unique", ["x"], ["y", "i", "inv", "c"], sorted=0)], [],
+                    [helper.make_empty_tensor_value_info(n) for n in ("y", "i", "inv", "c")],
+                    [x])
+    want = _session(folded).run(None, {})
+    for ours, theirs in zip(onnxc.compile(folded, cache_dir=False, quiet=True).run(None, {}),
+                            want, strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+    along = _model([helper.make_node("Unique", ["x"], ["y"], axis=0)],
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["a", 2])],
+                   [helper.make_empty_tensor_value_info("y")])
+    with pytest.raises(onnxc.errors.UnsupportedOpError, match="Unique along an axis"):
+        onnxc.compile(along, cache_dir=False, quiet=True)
