@@ -275,6 +275,24 @@ def convert_one_hot(ctx: NodeContext) -> list[Result]:
     return [one_hot(ctx, ctx.operand(0), ctx.operand(2), depth, axis)]
 
 
+def _first_maximum(ctx: NodeContext, x: SSAValue, axis: int) -> SSAValue:
+    """Hardmax over symbolic sizes without ArgMax/OneHot kernels: 1 where x equals the
+    maximum of its slice and no earlier element did (a running count of the maxima along
+    the axis is 1 there), 0 elsewhere."""
+    shape, el = graph.shape_of(x), x.type.get_element_type()
+    boolean, i64_el = types.element_type(types.TP.BOOL), types.element_type(types.TP.INT64)
+    top = reduce(ctx, graph.ReduceMaxOp, x, [axis], True)
+    at_max = emit(ctx, graph.EqualOp, [x, top], shape, boolean)
+    running = emit(ctx, graph.CumSumOp, [emit(ctx, graph.CastOp, [at_max], shape, i64_el)],
+                   shape, i64_el, {"axis": types.i64_attr(axis),
+                                   "exclusive": types.i64_attr(0),
+                                   "reverse": types.i64_attr(0)})
+    one = ctx.materialize(Tensor.of_array(np.array(1, np.int64)))
+    first = emit(ctx, graph.AndOp, [at_max, emit(ctx, graph.EqualOp, [running, one], shape,
+                                                 boolean)], shape, boolean)
+    return emit(ctx, graph.CastOp, [first], shape, el)
+
+
 def convert_hardmax(ctx: NodeContext) -> list[Result]:
     """OneHot(ArgMax(x)) along the axis (of the 2-D coercion before opset 13)."""
     el = check_element(ctx, 0)
@@ -288,6 +306,8 @@ def convert_hardmax(ctx: NodeContext) -> list[Result]:
     if math.prod(graph.shape_of(x)) == 0:
         raise ctx.unsupported("Hardmax of an empty tensor")
     depth = graph.shape_of(x)[axis]
+    if any(not isinstance(d, int) for d in graph.shape_of(x)):
+        return [reshape(ctx, _first_maximum(ctx, x, axis), shape)]
     arg = emit(ctx, graph.ArgMaxOp, [x], reduce_shape(graph.shape_of(x), [axis], False), i64, {
         "axis": types.i64_attr(axis), "keepdims": types.i64_attr(0),
         "select_last_index": types.i64_attr(0)})

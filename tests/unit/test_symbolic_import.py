@@ -510,10 +510,32 @@ def test_static_inconsistencies_stay_model_load_errors():
 
 def test_every_refusal_is_an_onnxc_error():
     """Ops outside the symbolic set fail as typed errors naming the node, never as Python
-    errors: Hardmax's OneHot needs a constant depth."""
+    errors: Unique of sub-tensors along an axis."""
     with pytest.raises(UnsupportedOpError) as info:
-        text_main("g (float[seq,4] x) => (y) { y = Hardmax<axis = 0>(x) }")
-    assert (info.value.op_type, info.value.opset) == ("Hardmax", 18)
+        text_main("g (float[seq,4] x) => (y) { y = Unique<axis = 0>(x) }")
+    assert (info.value.op_type, info.value.opset) == ("Unique", 18)
+
+
+@pytest.mark.parametrize(("axis", "opset"), [(0, 18), (-1, 18), (1, 11)])
+def test_hardmax_over_symbolic_sizes_matches_onnxruntime(axis, opset):
+    """Hardmax of symbolic sizes: 1 at the first maximum of each slice (ties included),
+    compiled once, exact at every shape."""
+    import onnxruntime as ort
+
+    import onnxc
+
+    g = helper.make_graph([helper.make_node("Hardmax", ["x"], ["y"], axis=axis)], "g",
+                          [helper.make_tensor_value_info("x", F, ["a", 4, "b"])],
+                          [helper.make_empty_tensor_value_info("y")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    compiled = onnxc.compile(m, cache_dir=False, quiet=True)
+    session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(5)
+    for shape in [(2, 4, 3), (1, 4, 1), (3, 4, 5)]:
+        x = rng.integers(0, 3, shape).astype(np.float32)  # ties: the first maximum wins
+        (ours,), (theirs,) = compiled(x), session.run(None, {"x": x})
+        np.testing.assert_array_equal(ours, theirs)
 
 
 @pytest.mark.parametrize(("k", "dtype"), [(0, None), (2, TensorProto.INT32), (-1, F)])
