@@ -24,7 +24,7 @@ from xdsl.ir import Operation, SSAValue
 from onnxc.dialects import graph
 from onnxc.lowering.graph_to_loops import gemm_bf16
 from onnxc.lowering.graph_to_loops.branches import choose
-from onnxc.lowering.graph_to_loops.conv_nhwc import _ConvGemm, geometry, supports_nhwc
+from onnxc.lowering.graph_to_loops.conv_nhwc import ConvGemm, geometry, supports_nhwc
 from onnxc.lowering.graph_to_loops.loops import Index
 
 
@@ -34,8 +34,8 @@ def applies(op: Operation) -> bool:
             and geometry(op).reads_in_place)
 
 
-class _BorderTapsGemm(_ConvGemm):
-    """`_ConvGemm` addressing the unpadded input; the row context is, per row of the
+class _BorderTapsGemm(ConvGemm):
+    """`ConvGemm` addressing the unpadded input; the row context is, per row of the
     block, its first tap's offset and its input pixel (ih, iw) before the tap's shift."""
 
     def input_of(self, x: SSAValue, scratch: SSAValue | None) -> SSAValue:

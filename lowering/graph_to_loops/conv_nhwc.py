@@ -273,7 +273,7 @@ def pad_input(kb: KernelBuilder, g: ConvGeometry, x: SSAValue, xpad: SSAValue) -
 # ----------------------------------------------------------------------- implicit GEMM
 
 
-class _ConvGemm(PackedGemm):
+class ConvGemm(PackedGemm):
     """The packed GEMM with A addressed through the padded input (see the module doc)."""
 
     def __init__(self, op: Operation, kb: KernelBuilder, ins, outs,
@@ -311,7 +311,7 @@ class _ConvGemm(PackedGemm):
             self.col0 = kb.imul(grp, g.mg)
             self.c0 = kb.imul(grp, g.cg)
             self.b0 = kb.imul(grp, self.group_size)
-            super(_ConvGemm, self).build()
+            super(ConvGemm, self).build()
 
         kb.for_(0, g.groups, group)
 
@@ -435,7 +435,7 @@ def implicit_gemm_kernel(op: Operation, kb: KernelBuilder, ins, outs) -> None:
     if gemm_bf16.requested(op):
         _Bf16ConvGemm(op, kb, ins, outs).build()
         return
-    _ConvGemm(op, kb, ins, outs).build()
+    ConvGemm(op, kb, ins, outs).build()
 
 
 # ----------------------------------------------------------------------- bf16 compute
@@ -529,7 +529,7 @@ def convert_input(kb: KernelBuilder, g: ConvGeometry, x: SSAValue, dst: SSAValue
     return out
 
 
-class _Bf16ConvGemm(gemm_bf16.Bf16Pairs, _ConvGemm):
+class _Bf16ConvGemm(gemm_bf16.Bf16Pairs, ConvGemm):
     """The implicit GEMM over channel pairs: the same loops on the pair geometry, reading
     the converted input (always a scratch) and the packed weight pairs."""
 
