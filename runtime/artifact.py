@@ -40,11 +40,22 @@ import numpy as np
 from onnxc.errors import CompilationError, InvalidArgumentError, ToolchainError
 from onnxc.runtime import object_code
 from onnxc.runtime.artifact_load import FORMAT, FORMAT_VERSION, MANIFEST
-from onnxc.runtime.cache_entry import aligned, spec_row, tensor_layout
+from onnxc.runtime.artifact_sizes import sizes_source
+from onnxc.runtime.cache_entry import (
+    aligned,
+    parse_symbolic,
+    spec_row,
+    symbolic_row,
+    tensor_layout,
+)
+from onnxc.runtime.compiled_model import TensorSpec
 from onnxc.runtime.dtypes import dtype_named
 from onnxc.runtime.target import Target, host_target
 
 RUN = "run"
+SIZE_LIMIT = 1 << 40
+"""The most bytes a symbolic artifact's dynamic arena or one output may take (the input
+shapes come from the caller: sizes past it are an error status, not an allocation)."""
 WEIGHTS_ALIGNMENT = aligned(1)
 """The weights blob's base alignment: the one tensor_layout aligns every tensor to."""
 
@@ -173,6 +184,7 @@ def manifest_of(lowered, prefix: str, constants: list[dict], defaults: list[dict
         "inputs": [spec_row(s) for s in lowered.inputs],
         "outputs": [spec_row(s) for s in lowered.outputs],
         "batch_rows": rows,
+        "symbolic": symbolic_row(lowered.symbolic),
         "arena_bytes": lowered.arena_bytes,
         "intermediate_bytes": lowered.intermediate_bytes,
         "num_threads": lowered.num_threads,
@@ -229,7 +241,15 @@ def layout_source(manifest: dict) -> str:
         f"const char onnxc_manifest[] = {_c_string(json.dumps(manifest, indent=1))};",
         "",
     ]
+    if manifest.get("symbolic") is not None:
+        lines.append(sizes_source(parse_symbolic(manifest["symbolic"]),
+                                  [_spec(r) for r in manifest["inputs"]],
+                                  [_spec(r) for r in manifest["outputs"]], SIZE_LIMIT))
     return "\n".join(lines)
+
+
+def _spec(row: list) -> TensorSpec:
+    return TensorSpec(row[0], tuple(row[1]), dtype_named(row[2]))
 
 
 def header_source(manifest: dict) -> str:
@@ -242,8 +262,9 @@ def header_source(manifest: dict) -> str:
                 + (" (has a default)" if name in defaulted else "")
                 for i, (name, shape, dtype) in enumerate(rows)]
 
-    def nbytes(rows: list) -> list[str]:
+    def nbytes(rows: list) -> list[str]:  # -1: a symbolic shape's size depends on it
         return [str(int(np.prod(shape, dtype=np.int64)) * dtype_named(dtype).itemsize)
+                if all(isinstance(d, int) for d in shape) else "-1"
                 for _, shape, dtype in rows]
 
     target = manifest["target"]
@@ -279,6 +300,20 @@ def header_source(manifest: dict) -> str:
                ["1" if r[0] in defaulted else "0" for r in manifest["inputs"]]),
         _array(f"static const int64_t {p}_output_bytes", nbytes(manifest["outputs"])),
         f"int32_t {p}_run(const void *const *inputs, void *const *outputs);",
+        *([f"#define {p}_SYMBOLIC 1",
+           _array(f"static const int {p}_input_ranks", [str(len(r[1]))
+                                                       for r in manifest["inputs"]]),
+           _array(f"static const int {p}_output_ranks", [str(len(r[1]))
+                                                        for r in manifest["outputs"]]),
+           _array(f"static const int64_t {p}_input_itemsize",
+                  [str(dtype_named(r[2]).itemsize) for r in manifest["inputs"]]),
+           _array(f"static const int64_t {p}_output_itemsize",
+                  [str(dtype_named(r[2]).itemsize) for r in manifest["outputs"]]),
+           (f"int32_t {p}_output_shapes(const int64_t *const *input_shapes, "
+           f"int64_t *const *output_shapes);"),
+           (f"int32_t {p}_run_shaped(const void *const *inputs, "
+           f"const int64_t *const *input_shapes, void *const *outputs, "
+           f"int64_t *const *output_shapes);")] if manifest.get("symbolic") else []),
         f"const char *{p}_info(void);",
         f"const char *{p}_error(int32_t status);",
         "#ifdef __cplusplus",
@@ -329,6 +364,7 @@ def build(lowered, directory: str | os.PathLike, prefix: str = "model") -> Artif
     obj = emit_object(lowered, target, prefix)
     blob, constants, defaults = _weights(lowered)
     manifest = manifest_of(lowered, prefix, constants, defaults, len(blob))
+    symbolic = manifest["symbolic"] is not None
     artifact = Artifact(out, prefix)
     with tempfile.TemporaryDirectory(prefix="onnxc-artifact-") as tmp:
         work = Path(tmp)
@@ -346,7 +382,7 @@ def build(lowered, directory: str | os.PathLike, prefix: str = "model") -> Artif
         artifact.header.write_text(header_source(manifest))
         _run_compiler([
             cc, "-shared", "-fPIC", "-O2", "-std=gnu11", "-fvisibility=hidden",
-            f"-DONNXC_PREFIX={prefix}", f"-Wl,-soname,{artifact.library.name}",
+            f"-DONNXC_PREFIX={prefix}", *(["-DONNXC_SYMBOLIC"] if symbolic else []), f"-Wl,-soname,{artifact.library.name}",
             "-o", str(artifact.library),
             str(work / "model.o"),
             str(work / "onnxc_model.c"), str(work / "layout.c"), str(work / "weights.S"),
@@ -354,6 +390,7 @@ def build(lowered, directory: str | os.PathLike, prefix: str = "model") -> Artif
             "-lpthread", "-lm"])
         _run_compiler([
             cc, "-O2", "-std=gnu11", f"-DONNXC_PREFIX={prefix}",
+            *(["-DONNXC_SYMBOLIC"] if symbolic else []),
             f'-DONNXC_HEADER="{artifact.header.name}"', "-I", str(out), "-o", str(artifact.run),
             str(work / "onnxc_run.c"), str(artifact.library), "-Wl,-rpath,$ORIGIN"])
     artifact.manifest.write_text(json.dumps(manifest, indent=1) + "\n")

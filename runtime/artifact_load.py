@@ -31,6 +31,7 @@ from onnxc.runtime.cache_entry import (
     parse_check_sites,
     parse_size,
     parse_spec,
+    parse_symbolic,
 )
 from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
 from onnxc.runtime.target import Target, host_target
@@ -106,9 +107,14 @@ def load(directory: str | os.PathLike) -> CompiledModel:
         raise ModelLoadError(f"{path}: bad prefix or missing library")
     try:
         weights_bytes = parse_size(manifest, "weights_bytes")
-        inputs = [TensorSpec(*parse_spec(row)) for row in manifest.get("inputs") or []]
-        outputs = [TensorSpec(*parse_spec(row)) for row in manifest.get("outputs") or []]
+        symbolic = parse_symbolic(manifest.get("symbolic"))
+        symbols = set(symbolic.symbols) if symbolic is not None else set()
+        inputs = [TensorSpec(*parse_spec(row, symbols)) for row in manifest.get("inputs") or []]
+        outputs = [TensorSpec(*parse_spec(row, symbols))
+                   for row in manifest.get("outputs") or []]
         batch_rows = parse_batch_rows(manifest.get("batch_rows"), inputs, outputs)
+        if symbolic is not None and batch_rows is not None:
+            raise BadEntry("a model is batched or symbolic, not both")
         check_sites = parse_check_sites(manifest.get("check_sites"))
         arena_bytes = parse_size(manifest, "arena_bytes")
         status_offset = manifest.get("status_offset")
@@ -133,7 +139,7 @@ def load(directory: str | os.PathLike) -> CompiledModel:
         raise ModelLoadError(f"{path}: {error}") from None
     compiled = CompiledModel(lib, entry, inputs, outputs, constants, arena_bytes,
                              parse_size(manifest, "intermediate_bytes"), check_sites,
-                             status_offset, defaults)
+                             status_offset, defaults, symbolic=symbolic)
     compiled._num_threads = num_threads
     compiled._precision = precision
     compiled._target = target.name

@@ -176,12 +176,7 @@ def write(out: BinaryIO, key: str, secret: bytes, entry: Entry) -> None:
         "target": entry.target,
         "status_offset": entry.status_offset,
         "check_sites": entry.check_sites,
-        "symbolic": None if entry.symbolic is None else {
-            "symbols": list(entry.symbolic.symbols),
-            "slots": list(entry.symbolic.dynamic_slots),
-            "run_symbols": list(entry.symbolic.run_symbols),
-            "run_bounds": list(entry.symbolic.run_bounds),
-            "separable_batch": entry.symbolic.separable_batch},
+        "symbolic": symbolic_row(entry.symbolic),
         "object": {"offset": 0, "nbytes": len(entry.object_code)},
         **layout,
         "data_bytes": offset,
@@ -332,6 +327,16 @@ def _symbolic_dim_in(text: str, symbols: set[str]) -> bool:
     except SymbolicDimError:
         return False
     return isinstance(dim, SymDim) and dim.symbols() <= symbols
+
+
+def symbolic_row(signature: SymbolicSignature | None) -> dict | None:
+    """A symbolic signature as stored (parse_symbolic reads it back)."""
+    if signature is None:
+        return None
+    return {"symbols": list(signature.symbols), "slots": list(signature.dynamic_slots),
+            "run_symbols": list(signature.run_symbols),
+            "run_bounds": list(signature.run_bounds),
+            "separable_batch": signature.separable_batch}
 
 
 def parse_symbolic(row) -> SymbolicSignature | None:

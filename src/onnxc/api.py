@@ -284,11 +284,19 @@ def compile_artifact(
             lowered = lower_to_llvm(model, log, opt_level, None, False, input_shapes,
                                     precision, resolve_num_threads(num_threads), target,
                                     per_sample=True)
-        if lowered.symbolic is not None:
+            if lowered.symbolic is not None and lowered.batch is not None:
+                # a batch-separable model with other symbolic sizes: one artifact for
+                # every batch size, as the symbols say (not run per sample)
+                lowered = lower_to_llvm(model, log, opt_level, None, False, input_shapes,
+                                        precision, resolve_num_threads(num_threads), target)
+        unbounded = [s for s, b in zip(lowered.symbolic.run_symbols,
+                                       lowered.symbolic.run_bounds) if not b] \
+            if lowered.symbolic is not None else []
+        if unbounded:
             raise InvalidArgumentError(
-                f"ahead-of-time artifacts take static shapes; the model has symbolic "
-                f"dimensions {list(lowered.symbolic.symbols)}: give input_shapes={{...}} "
-                f"(onnxc.compile runs it with any sizes)")
+                f"ahead-of-time artifacts need a bound for every size the data decides; "
+                f"{unbounded} have none (a loop's collected outputs): give input_shapes= "
+                f"or run it with onnxc.compile")
         with log.stage("artifact"):
             return artifact.build(lowered, directory, prefix)
 
