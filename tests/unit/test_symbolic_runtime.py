@@ -15,7 +15,7 @@ from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
 import onnxc
-from onnxc.errors import InvalidArgumentError, InvalidInputError
+from onnxc.errors import InvalidInputError
 from onnxc.lowering.plan_memory import dynamic_slots
 from onnxc.runtime.symbolic_shapes import SymbolicSignature
 from tests.ir_helpers import compile_graph
@@ -146,6 +146,11 @@ def test_compile_onnx_model_cold_and_warm(tmp_path):
         np.testing.assert_array_equal(y_cold, y_warm)
 
 
-def test_artifacts_need_static_shapes(tmp_path):
-    with pytest.raises(InvalidArgumentError, match="symbolic"):
-        onnxc.compile_artifact(_onnx_model((2, "n", 8)), tmp_path / "a", quiet=True)
+def test_an_artifact_keeps_its_symbolic_dimensions(tmp_path):
+    """One artifact for every n (tests/unit/test_symbolic_artifacts.py has the C side)."""
+    model = _onnx_model((2, "n", 8))
+    onnxc.compile_artifact(model, tmp_path / "a", quiet=True)
+    loaded, jit = onnxc.load(tmp_path / "a"), onnxc.compile(model, cache_dir=False, quiet=True)
+    for n in (1, 5):
+        x = np.random.default_rng(n).standard_normal((2, n, 8)).astype(np.float32)
+        np.testing.assert_array_equal(loaded(x)[0], jit(x)[0])
