@@ -34,6 +34,7 @@ from onnxc.dialects.graph_base import (
     shape_of,
 )
 from onnxc.dialects.graph_resize import ResizeOp
+from onnxc.dialects.size_facts import require_at_least
 from onnxc.dialects.symbolic_dims import Dim
 
 REDUCTIONS = ("none", "add", "mul", "max", "min")
@@ -234,8 +235,10 @@ class Col2ImOp(GraphOp):
             raise ValueError(f"input {x} does not hold blocks {list(block)} of result {y}")
         blocks = col2im_blocks(y[2:], block, ints_of(self.strides), ints_of(self.pads),
                                ints_of(self.dilations))
-        if math.prod(blocks) != x[2] or min(blocks, default=1) < 1:
+        if math.prod(blocks) != x[2]:
             raise ValueError(f"{x[2]} blocks do not tile an image {y[2:]} ({list(blocks)})")
+        for b in blocks:  # a symbolic count: a guard on import, assumed after it
+            require_at_least(b, 1, f"no block fits an image {y[2:]}")
         return [y]
 
 
@@ -262,6 +265,9 @@ class GridSampleOp(GraphOp):
             raise ValueError(f"grid {g} does not sample input {x}")
         if self.mode.data not in GRID_MODES or self.padding_mode.data not in GRID_PADDINGS:
             raise ValueError(f"unknown mode '{self.mode.data}' / '{self.padding_mode.data}'")
+        for d in x[2:]:  # every tap reads a pixel: a symbolic axis is guarded not empty
+            if not isinstance(d, int):
+                require_at_least(d, 1, f"an empty input {x} to sample")
         return [(x[0], x[1], *g[1:-1])]
 
 
@@ -332,15 +338,19 @@ class MaxUnpoolOp(_IndexedOp):
     input = operand_def(TensorType)
     indices = operand_def(TensorType)
     output = result_def(TensorType)
-    unpooled = prop_def(DenseArrayBase)
+    unpooled = prop_def(DenseArrayBase | SizesAttr)
+    """the shape the window implies (`#graph.sizes` for symbolic input sizes)"""
+
+    def unpooled_shape(self) -> tuple[Dim, ...]:
+        return dims_of_attr(self.unpooled)
 
     def infer_shapes(self):
         x, i, y = shape_of(self.input), shape_of(self.indices), shape_of(self.output)
-        u = ints_of(self.unpooled)
+        u = self.unpooled_shape()
         if x != i or len(y) != len(x) or y[:2] != x[:2] or len(u) != len(y):
             raise ValueError(f"input {x}, indices {i} and result {y} do not match")
-        if any(a > b for a, b in zip(u, y)):
-            raise ValueError(f"unpooled shape {list(u)} exceeds the result {y}")
+        for a, b in zip(u, y):
+            require_at_least(b, a, f"unpooled shape {list(u)} exceeds the result {y}")
         return [y]
 
 
@@ -370,6 +380,9 @@ class DeformColumnsOp(GraphOp):
             raise ValueError(f"offset {off} does not fit input {x} and kernel {list(kernel)}")
         if self.mask is not None and shape_of(self.mask) != (x[0], g * taps, *off[2:]):
             raise ValueError(f"mask {shape_of(self.mask)} does not fit offset {off}")
+        for d in x[2:]:  # every tap reads a pixel: a symbolic axis is guarded not empty
+            if not isinstance(d, int):
+                require_at_least(d, 1, f"an empty image {x} to sample")
         return [(x[0], x[1] * taps, off[2] * off[3])]
 
 
@@ -393,9 +406,10 @@ class TensorScatterOp(GraphOp):
     def infer_shapes(self):
         x, u = shape_of(self.past), shape_of(self.update)
         axis = int_of(self.axis)
-        if len(u) != len(x) or not 0 < axis < len(x) or u[axis] > x[axis] or any(
+        if len(u) != len(x) or not 0 < axis < len(x) or any(
                 a != b for i, (a, b) in enumerate(zip(x, u)) if i != axis):
             raise ValueError(f"update {u} does not fit cache {x} along axis {axis}")
+        require_at_least(x[axis], u[axis], f"update {u} longer than cache {x} along axis {axis}")
         if self.write_indices is not None and shape_of(self.write_indices) != (x[0],):
             raise ValueError(f"write_indices must have shape ({x[0]},)")
         return [x]

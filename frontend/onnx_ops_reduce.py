@@ -151,8 +151,10 @@ def convert_reduce(ctx: NodeContext) -> list[Result]:
 def convert_arg(ctx: NodeContext) -> list[Result]:
     check_element(ctx, 0, allow_bool=True, allow_unsigned=True)
     axis = normalized_axis(ctx, ctx.attr("axis", 0), ctx.rank(0))
-    if ctx.shape(0)[axis] == 0:
-        raise ctx.invalid("ArgMax/ArgMin over an empty axis")
+    try:  # a symbolic axis: a run-time guard that it is not empty
+        require_at_least(ctx.shape(0)[axis], 1, "ArgMax/ArgMin over an empty axis")
+    except ValueError as err:
+        raise ctx.invalid(str(err)) from err
     keepdims = int(ctx.attr("keepdims", 1))
     last = int(ctx.attr("select_last_index", 0)) if ctx.opset >= 12 else 0
     op_class = graph.ArgMaxOp if ctx.op_type == "ArgMax" else graph.ArgMinOp

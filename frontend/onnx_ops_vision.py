@@ -22,6 +22,8 @@ from xdsl.ir import SSAValue
 from onnxc.dialects import graph, graph_indexed
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.dense_data import element_dtype, from_numpy
+from onnxc.dialects.graph_base import sizes_attr
+from onnxc.dialects.size_facts import require_at_least
 from onnxc.dialects.symbolic_dims import SymDim
 from onnxc.frontend import onnx_ops_nn
 from onnxc.frontend import onnx_types as types
@@ -340,11 +342,17 @@ def convert_max_unpool(ctx: NodeContext) -> list[Result]:
     out = unpooled
     if ctx.has_input(2):
         out = ints_of_array(ctx.constant(2, "output_shape"))
-        if len(out) != len(x) or any(a > b for a, b in zip(unpooled, out)):
-            raise ctx.unsupported(f"output_shape {out} smaller than the unpooled {unpooled}")
+        try:  # symbolic input sizes: a guard that the run's unpooled shape fits
+            if len(out) != len(x):
+                raise ValueError(f"output_shape {out} does not fit rank {len(x)}")
+            for a, b in zip(unpooled, out):
+                require_at_least(b, a, f"output_shape {out} smaller than the unpooled "
+                                       f"{unpooled}")
+        except ValueError as err:
+            raise ctx.unsupported(str(err)) from err
     op = graph_indexed.MaxUnpoolOp(
         operands=[ctx.operand(0), index_operand(ctx, 1)], result_types=[typed(ctx, out)],
-        properties={"unpooled": types.i64_array(unpooled)})
+        properties={"unpooled": sizes_attr(unpooled)})
     return [ctx.emit1(op)]
 
 

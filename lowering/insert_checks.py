@@ -46,7 +46,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects import graph, graph_indexed, graph_rnn, graph_shapes
 from onnxc.dialects.dense_data import to_numpy
-from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
+from onnxc.dialects.graph import float_of, int_of, shape_of
 from onnxc.dialects.graph_base import SymbolicDimsAttr
 from onnxc.dialects.graph_checks import GUARDS_ATTR, SYMBOLIC_BOUND, guard_checks, onnx_node_of
 from onnxc.dialects.symbolic_dims import Dim, SymDim
@@ -103,7 +103,7 @@ INDEX_USES: dict[type[Operation], Callable[[Operation], Iterator[IndexUse]]] = {
     graph_indexed.RoiAlignOp: lambda op: iter([
         IndexUse(op.batch_indices, "batch_indices", (shape_of(op.input)[0],), False)]),
     graph_indexed.MaxUnpoolOp: lambda op: iter([
-        IndexUse(op.indices, "indices", (math.prod(ints_of(op.unpooled)),), False)]),
+        IndexUse(op.indices, "indices", (math.prod(op.unpooled_shape()),), False)]),
     graph_indexed.ReverseSequenceOp: lambda op: iter([
         IndexUse(op.seq_lens, "sequence_lens",
                  (shape_of(op.input)[int_of(op.time_axis)] + 1,), False)]),

@@ -276,10 +276,11 @@ def _max_pool_indices(op: graph_indexed.MaxPoolIndicesOp, a: list[np.ndarray]):
 
 def _max_unpool(op: graph_indexed.MaxUnpoolOp, a: list[np.ndarray]):
     x, idx = a
-    unpooled = np.zeros(int(np.prod(ints_of(op.unpooled))), x.dtype)
+    shape = [int(d) for d in op.unpooled_shape()]
+    unpooled = np.zeros(int(np.prod(shape)), x.dtype)
     unpooled[idx.reshape(-1)] = x.reshape(-1)
     y = np.zeros(shape_of(op.output), x.dtype)
-    y[tuple(slice(0, d) for d in ints_of(op.unpooled))] = unpooled.reshape(ints_of(op.unpooled))
+    y[tuple(slice(0, d) for d in shape)] = unpooled.reshape(shape)
     return [y]
 
 

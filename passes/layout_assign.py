@@ -128,8 +128,10 @@ def _quantized_nhwc(op: Operation) -> bool | None:
 SYMBOLIC_NHWC: tuple[type[Operation], ...] = (
     *CONVS, graph.MaxPoolOp, graph.AveragePoolOp, graph.GlobalAveragePoolOp,
     graph.GlobalMaxPoolOp, graph.ConcatOp, *LAYOUT_AGNOSTIC, *BROADCASTING,
+    QLinearConvOp, graph.QuantizeLinearOp, graph.DequantizeLinearOp,
 )
-"""Ops whose NHWC kernels also take symbolic sizes (a dynamic-resolution CNN: H and W)."""
+"""Ops whose NHWC kernels also take symbolic sizes (a dynamic-resolution CNN: H and W; its
+int8 form, QLinearConv between per-tensor Quantize / DequantizeLinear)."""
 
 
 def can_run_nhwc(op: Operation) -> bool:

@@ -6,6 +6,9 @@ owns its output plane: it starts from the bias, then for every input channel of 
 and kernel offset adds the shifted, strided input plane. `window_range` (the forward
 convolution's bound computation, with the roles of input and output swapped) gives the
 input range whose target lies inside the output, so the inner loops carry no bound tests.
+
+Batch and spatial sizes may be symbolic (a UNet decoder over any image size): the planes,
+window ranges and loop bounds are then run-time values; static shapes fold as before.
 """
 
 from __future__ import annotations
@@ -111,3 +114,6 @@ def col2im_kernel(op: Col2ImOp, kb: KernelBuilder, ins, outs):
 
 
 KERNELS = {ConvTransposeOp: conv_transpose_kernel, Col2ImOp: col2im_kernel}
+
+SYMBOLIC = set(KERNELS)
+"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""

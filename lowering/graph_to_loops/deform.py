@@ -4,15 +4,18 @@ Per tap (kh, kw) and output pixel, the sampling position (pixel grid position pl
 learned offset) and its four bilinear corners and weights (zero outside the image, as
 onnx.reference's align_corners GridSample gives) are computed once per offset group; the
 channel loop of that group inside only loads, weights and stores. The output rows of each
-tap run in parallel.
+tap run in parallel. Batch, image and output sizes may be symbolic: the image's last row
+and column as floats are then computed once from the run's sizes.
 """
 
 from __future__ import annotations
 
 from xdsl.dialects import arith, math
+from xdsl.ir import SSAValue
 
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.graph_indexed import DeformColumnsOp
+from onnxc.dialects.symbolic_dims import Dim
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
 
@@ -37,15 +40,24 @@ def deform_columns_kernel(op: DeformColumnsOp, kb: KernelBuilder, ins, outs):
     def c_(v: float):
         return kb.constant(v, t)
 
-    def axis(pos, size: int):
+    def last_of(size: Dim) -> float | SSAValue:
+        """size - 1 as a float: a constant, or computed once from the run's size."""
+        if isinstance(size, int):
+            return size - 1.0
+        return kb.sub(kb.to_float(kb.index(size), t), c_(1.0))
+
+    last_row, last_column = last_of(height), last_of(width)
+
+    def axis(pos, last: float | SSAValue):
         """[(index, valid, weight)] of the two linear taps around `pos`."""
         low = kb.insert(math.FloorOp(pos))
         frac = kb.sub(pos, low)
         result = []
         for p, w in ((low, kb.sub(c_(1.0), frac)), (kb.add(low, c_(1.0)), frac)):
-            valid = kb.insert(arith.AndIOp(kb.insert(arith.CmpfOp(p, c_(0.0), "oge")),
-                                           kb.insert(arith.CmpfOp(p, c_(size - 1.0), "ole"))))
-            index = kb.float_to_index(p, 0.0, size - 1.0)  # NaN offsets too
+            inside = kb.insert(arith.CmpfOp(p, c_(0.0), "oge"))
+            top = last if isinstance(last, SSAValue) else c_(last)
+            valid = kb.insert(arith.AndIOp(inside, kb.insert(arith.CmpfOp(p, top, "ole"))))
+            index = kb.float_to_index(p, 0.0, last)  # NaN offsets too
             result.append((index, valid, w))
         return result
 
@@ -61,8 +73,8 @@ def deform_columns_kernel(op: DeformColumnsOp, kb: KernelBuilder, ins, outs):
                                                                    pads[0]))
                 base_x = kb.iadd(kb.imul(ow, strides[1]), kb.isub(kb.imul(kw, dilations[1]),
                                                                    pads[1]))
-                ys = axis(kb.add(kb.to_float(base_y, t), dy), height)
-                xs = axis(kb.add(kb.to_float(base_x, t), dx), width)
+                ys = axis(kb.add(kb.to_float(base_y, t), dy), last_row)
+                xs = axis(kb.add(kb.to_float(base_x, t), dx), last_column)
                 scale = None
                 if mask is not None:
                     scale = kb.load(mask, [b, kb.iadd(kb.imul(g, taps), tap), oh, ow])
@@ -93,3 +105,7 @@ def deform_columns_kernel(op: DeformColumnsOp, kb: KernelBuilder, ins, outs):
 
 
 KERNELS = {DeformColumnsOp: deform_columns_kernel}
+
+SYMBOLIC = set(KERNELS)
+"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome): the
+importer guards that a symbolic image is not empty (every tap reads a pixel)."""

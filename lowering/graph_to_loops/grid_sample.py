@@ -7,18 +7,28 @@ two (linear) or four (cubic, Keys' kernel with a = -0.75). Each tap's position i
 (zeros padding: outside reads 0) or brought inside again, exactly as onnx.reference does.
 All of that is computed once per output position; the channel loop inside then only loads
 and weights the taps. Batches run in order, the first output axis in parallel.
+
+Input and grid sizes may be symbolic: an axis' float extents (its size minus one, half of
+it, the reflection bounds) are then computed once from the run's size (`_Axis`); static
+sizes keep them constants.
 """
 
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 
 from xdsl.dialects import arith, math
+from xdsl.ir import SSAValue
 
 from onnxc.dialects.graph import int_of, shape_of
 from onnxc.dialects.graph_indexed import GridSampleOp
+from onnxc.dialects.symbolic_dims import Dim
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
+
+Real = float | SSAValue
+"""A float known when compiling, or computed in the run (from a symbolic size)."""
 
 CUBIC_A = -0.75
 
@@ -29,25 +39,30 @@ class _Float:
     def __init__(self, kb: KernelBuilder, t):
         self.kb, self.t = kb, t
 
-    def c(self, v: float):
-        return self.kb.constant(v, self.t)
+    def c(self, v: Real):
+        return v if isinstance(v, SSAValue) else self.kb.constant(v, self.t)
 
     def lt(self, a, b):
         return self.kb.insert(arith.CmpfOp(a, b, "olt"))
 
-    def clamp(self, v, lo: float, hi: float):
+    def clamp(self, v, lo: float, hi: Real):
         return self.kb.min(self.kb.max(v, self.c(lo)), self.c(hi))
 
     def floor(self, v):
         return self.kb.insert(math.FloorOp(v))
 
-    def reflect(self, v, lo: float, hi: float):
+    def reflect(self, v, lo: float, hi: Real):
         """Fold v into [lo, hi] by reflecting at the borders (periodically)."""
         kb = self.kb
         below, above = self.lt(v, self.c(lo)), self.lt(self.c(hi), v)
         dx = kb.select(below, kb.sub(self.c(lo), v), kb.sub(v, self.c(hi)))
-        span = hi - lo
-        n = self.floor(kb.div(dx, self.c(span))) if span else self.c(0.0)
+        if isinstance(hi, SSAValue):  # a run-time span, 0 for one pixel with align_corners
+            span = kb.sub(hi, self.c(lo))
+            empty = kb.insert(arith.CmpfOp(span, self.c(0.0), "oeq"))
+            n = kb.select(empty, self.c(0.0), self.floor(kb.div(dx, span)))
+        else:
+            span = hi - lo
+            n = self.floor(kb.div(dx, self.c(span))) if span else self.c(0.0)
         r = kb.sub(dx, kb.mul(n, self.c(span)))
         # n's parity in floats: fptosi of a huge or NaN n would be poison
         half = self.floor(kb.mul(n, self.c(0.5)))
@@ -58,20 +73,43 @@ class _Float:
         return kb.select(outside, folded, v)
 
 
-def _axis_taps(f: _Float, v, size: int, mode: str, padding: str, align: bool):
+@dataclass(frozen=True)
+class _Axis:
+    """One input axis' float extents: the scale from [-1, 1] to pixels, the border [lo, hi]
+    of the coordinates and the last pixel `size - 1`."""
+
+    scale: Real
+    lo: float
+    hi: Real
+    last: Real
+
+    @staticmethod
+    def of(f: _Float, size: Dim, align: bool) -> _Axis:
+        lo = 0.0 if align else -0.5
+        if isinstance(size, int):
+            if align:
+                return _Axis((size - 1) / 2, lo, size - 1.0, size - 1.0)
+            return _Axis(size / 2, lo, size - 0.5, size - 1.0)
+        kb = f.kb
+        real = kb.to_float(kb.index(size), f.t)  # before the loops: computed once
+        last = kb.sub(real, f.c(1.0))
+        scale = kb.mul(last if align else real, f.c(0.5))  # exact, as the constants are
+        return _Axis(scale, lo, last if align else kb.sub(real, f.c(0.5)), last)
+
+
+def _axis_taps(f: _Float, v, axis: _Axis, mode: str, padding: str, align: bool):
     """[(index, valid or None, weight or None)] along one axis for grid value v."""
     kb = f.kb
+    lo, hi = axis.lo, axis.hi
     if align:
-        x = kb.mul(kb.add(v, f.c(1.0)), f.c((size - 1) / 2))
-        lo, hi = 0.0, size - 1.0
+        x = kb.mul(kb.add(v, f.c(1.0)), f.c(axis.scale))
     else:
-        x = kb.sub(kb.mul(kb.add(v, f.c(1.0)), f.c(size / 2)), f.c(0.5))
-        lo, hi = -0.5, size - 0.5
+        x = kb.sub(kb.mul(kb.add(v, f.c(1.0)), f.c(axis.scale)), f.c(0.5))
     if mode == "nearest":
         x = kb.insert(math.RoundEvenOp(x))
     if padding == "border":
         outside = kb.insert(arith.OrIOp(f.lt(x, f.c(lo)), f.lt(f.c(hi), x)))
-        x = kb.select(outside, f.clamp(x, 0.0, size - 1.0), x)
+        x = kb.select(outside, f.clamp(x, 0.0, axis.last), x)
     elif padding == "reflection":
         x = f.reflect(x, lo, hi)
     if mode == "nearest":
@@ -101,10 +139,10 @@ def _axis_taps(f: _Float, v, size: int, mode: str, padding: str, align: bool):
         valid = None
         if padding == "zeros":
             valid = kb.insert(arith.AndIOp(kb.insert(arith.CmpfOp(p, f.c(0.0), "oge")),
-                                           kb.insert(arith.CmpfOp(p, f.c(size - 1.0), "ole"))))
+                                           kb.insert(arith.CmpfOp(p, f.c(axis.last), "ole"))))
         elif padding == "reflection":
             p = kb.insert(math.TruncOp(f.reflect(p, lo, hi)))
-        index = kb.float_to_index(p, 0.0, size - 1.0)  # NaN and inf grid values too
+        index = kb.float_to_index(p, 0.0, axis.last)  # NaN and inf grid values too
         taps.append((index, valid, w))
     return taps
 
@@ -124,12 +162,13 @@ def grid_sample_kernel(op: GridSampleOp, kb: KernelBuilder, ins, outs):
     align = bool(int_of(op.align_corners))
     f = _Float(kb, element)
     x, grid, y = ins[0], ins[1], outs[0]
+    axes = [_Axis.of(f, size, align) for size in spatial]
 
     def position(b: Index, o: list[Index]) -> None:
         per_axis = []
         for i in range(dims):  # grid's last dimension lists the innermost axis first
             v = kb.load(grid, [b, *o, dims - 1 - i])
-            per_axis.append(_axis_taps(f, v, spatial[i], mode, padding, align))
+            per_axis.append(_axis_taps(f, v, axes[i], mode, padding, align))
         combos = []
         for taps in itertools.product(*per_axis):
             weight, valid = None, None
@@ -161,3 +200,7 @@ def grid_sample_kernel(op: GridSampleOp, kb: KernelBuilder, ins, outs):
 
 
 KERNELS = {GridSampleOp: grid_sample_kernel}
+
+SYMBOLIC = set(KERNELS)
+"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome): the
+importer guards that a symbolic input axis is not empty (a tap always reads a pixel)."""

@@ -68,8 +68,8 @@ def as_i64(kb: KernelBuilder, i: Index) -> SSAValue:
 
 def arg_kernel(op: graph.ArgReduceOp, kb: KernelBuilder, ins, outs):
     require_plain(op)
-    outer, n, inner = split_at_axis(shape_of(op.input), int_of(op.axis))
-    if n == 0:
+    outer, n, inner = split_at_axis(sizes(kb, op.input, ins[0]), int_of(op.axis), kb.product)
+    if isinstance(n, int) and n == 0:  # a symbolic one is at least 1 (the importer's guard)
         raise LoweringError(f"{op.name}: the reduced axis is empty")
     x = kb.view(ins[0], [outer, n, inner])
     y = kb.view(outs[0], [outer, inner])
@@ -78,8 +78,8 @@ def arg_kernel(op: graph.ArgReduceOp, kb: KernelBuilder, ins, outs):
     element = ins[0].type.get_element_type()
     signed = isinstance(element, IntegerType) and element.width.data > 1 and (
         element.signedness.data == Signedness.SIGNLESS)
-    if inner == 1 and (is_float(element) or signed):
-        rows_loop(kb, outer, lambda o: _arg_of_row(op, kb, x, y, o, n), outer * n)
+    if isinstance(inner, int) and inner == 1 and (is_float(element) or signed):
+        rows_loop(kb, outer, lambda o: _arg_of_row(op, kb, x, y, o, n), kb.product([outer, n]))
         return
 
     def row(o: Index) -> None:
@@ -98,7 +98,7 @@ def arg_kernel(op: graph.ArgReduceOp, kb: KernelBuilder, ins, outs):
 
 
 def _arg_of_row(op: graph.ArgReduceOp, kb: KernelBuilder, x: SSAValue, y: SSAValue, o: Index,
-                n: int) -> None:
+                n: Index) -> None:
     """A contiguous row in two vectorizable passes: its max (min), then the first (last)
     index holding it; a NaN row gives its first (last) NaN, as numpy does."""
     largest = isinstance(op, graph.ArgMaxOp)
@@ -106,7 +106,7 @@ def _arg_of_row(op: graph.ArgReduceOp, kb: KernelBuilder, x: SSAValue, y: SSAVal
     pick = kb.max if largest else kb.min
     (extreme,) = kb.reduce(1, n, [kb.load(x, [o, 0, 0])],
                            lambda j, acc: [pick(acc, kb.load(x, [o, j, 0]))])
-    none = kb.constant(-1 if last else n, i64)
+    none = kb.constant(-1, i64) if last else as_i64(kb, n)
 
     def find(j: Index, acc: SSAValue):
         v = kb.load(x, [o, j, 0])
@@ -338,5 +338,6 @@ KERNELS = {
     graph.RangeOp: range_kernel,
 }
 
-SYMBOLIC = {graph.CumSumOp, graph.CumProdOp, graph.TriluOp, graph.RangeOp, graph.TopKOp}
+SYMBOLIC = {graph.CumSumOp, graph.CumProdOp, graph.TriluOp, graph.RangeOp, graph.TopKOp,
+            graph.ArgMaxOp, graph.ArgMinOp}
 """Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""

@@ -395,9 +395,10 @@ class _Kernel:
 
     def build_symbolic(self) -> None:
         """A run-time number of rows (a dynamically quantized activation of symbolic
-        length, one row when decoding): whole MR-row blocks in parallel chunks, then the
-        remaining rows with the micro-kernel of their count, chosen at run time (no block
-        can shift back: there may be fewer rows than MR)."""
+        length, one row when decoding; a conv's pixels over symbolic image sizes): whole
+        MR-row blocks in parallel chunks, then the remaining rows with the micro-kernel of
+        their count, chosen at run time (no block can shift back: there may be fewer rows
+        than MR)."""
         kb, g, nr, mr = self.kb, self.g, self.t.nr, self.t.mr
         full = g.cout // nr
         row_blocks = g.pixels // mr

@@ -606,15 +606,17 @@ class KernelBuilder:
     def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.insert(arith.SelectOp(cond, a, b))
 
-    def float_to_index(self, v: SSAValue, low: float, high: float) -> SSAValue:
+    def float_to_index(self, v: SSAValue, low: float, high: float | SSAValue) -> SSAValue:
         """A float position (a sample coordinate, a grid size) as an index in [low, high],
         NaN giving `low`: LLVM's fptosi of NaN or of a value out of i64's range is poison,
         and a poison index may address any memory, so data-derived positions go through
-        here before they index a buffer."""
+        here before they index a buffer. `high` may be a run-time float (a symbolic size
+        minus one, at least `low`)."""
         ordered = self.insert(arith.CmpfOp(v, v, "ord"))
         v = self.select(ordered, v, self.constant(low, v.type))
+        top = high if isinstance(high, SSAValue) else self.constant(high, v.type)
         v = self.insert(arith.MinimumfOp(self.insert(arith.MaximumfOp(
-            v, self.constant(low, v.type))), self.constant(high, v.type)))
+            v, self.constant(low, v.type))), top))
         as_int = self.insert(arith.FPToSIOp(v, IntegerType(64)))
         return self.insert(arith.IndexCastOp(as_int, IndexType()))
 

@@ -36,8 +36,14 @@ from onnxc.dialects.graph_qlinear import (
     is_i32,
 )
 from onnxc.dialects.layout import layout_of, parse_spec, physical_permutation
+from onnxc.dialects.symbolic_dims import num_elements
 from onnxc.errors import LoweringError
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, broadcast_indices
+from onnxc.lowering.graph_to_loops.loops import (
+    Index,
+    KernelBuilder,
+    broadcast_indices,
+    may_exceed,
+)
 
 MIN_PARALLEL_MACS = 1 << 16
 """Below this many multiply-adds a product runs on one thread (a region costs ~1 us)."""
@@ -182,10 +188,11 @@ def qlinear_conv_kernel(op: QLinearConvOp, kb: KernelBuilder, ins, outs) -> None
 
         kb.nest(list(y_shape[2:]), per_output)
 
-    macs = int(np.prod(y_shape)) * c_per_group * int(np.prod(w_shape[2:]))
+    macs = num_elements(y_shape) * c_per_group * int(np.prod(w_shape[2:]))
+    large = not isinstance(macs, int) or macs >= MIN_PARALLEL_MACS  # symbolic: any size
 
     def per_image(n: Index) -> None:
-        if macs >= MIN_PARALLEL_MACS and y_shape[1] > 1:
+        if large and may_exceed(y_shape[1], 1):
             kb.parallel_for(0, y_shape[1], lambda m: per_channel(n, m))
         else:
             kb.for_(0, y_shape[1], lambda m: per_channel(n, m))

@@ -79,6 +79,7 @@ KERNEL_CONSTANTS = {QLinearConvOp: qlinear_kernel_constants,
 KERNEL_SCRATCH = {QLinearConvOp: qlinear_kernel_scratch, QLinearMatMulOp: qlinear_kernel_scratch}
 KERNEL_KEYS = {QLinearConvOp: qlinear_kernel_key, QLinearMatMulOp: qlinear_kernel_key}
 
-SYMBOLIC = {QLinearMatMulOp}
+SYMBOLIC = {QLinearMatMulOp, QLinearConvOp}
 """A symbolic M (the rows of a dynamically quantized [1, seq, K] activation) runs on the
-packed int8 GEMM, as on static shapes."""
+packed int8 GEMM, as on static shapes; so do convs over symbolic batch and image sizes
+(run-time pixel counts), depthwise ones on their own kernel, the rest on qlinear.py's."""

@@ -8,9 +8,10 @@ independent up to rounding, so the update loop stays serial. Indices are read as
 negative ones count from the end. Out-of-range indices (and sequence lengths, write positions)
 are refused before these kernels run, by the checks `insert-runtime-checks` adds, as
 onnxruntime refuses them with INVALID_ARGUMENT; the kernels also clamp what they read into
-range, so no data can make them read or write outside their buffers. The gathers and
-scatters also take symbolic dimensions (sizes from the KernelBuilder): an index into an axis
-of symbolic size is checked and clamped with that axis' size in the run.
+range, so no data can make them read or write outside their buffers. The gathers,
+scatters, TensorScatter and ReverseSequence also take symbolic dimensions (sizes from the
+KernelBuilder): an index into an axis of symbolic size is checked and clamped with that
+axis' size in the run.
 """
 
 from __future__ import annotations
@@ -169,6 +170,9 @@ def tensor_scatter_kernel(op: graph_indexed.TensorScatterOp, kb: KernelBuilder, 
     out = kb.view(outs[0], [prefix, length, rest])
     update = kb.view(ins[1], [prefix, steps, rest])
     circular = int_of(op.circular) != 0
+    modulus: Index = length
+    if circular and not isinstance(length, int):  # a run may make it 0 (and steps 0)
+        modulus = kb.imax(length, 1)
 
     def row(p: Index) -> None:
         start: Index = 0
@@ -176,14 +180,14 @@ def tensor_scatter_kernel(op: graph_indexed.TensorScatterOp, kb: KernelBuilder, 
             raw = kb.load(ins[2], [kb.idiv(p, per_batch)])
             if circular:  # any position >= 0, taken modulo the length
                 start = kb.insert(arith.RemSIOp(
-                    clamped_index(kb, raw, UNBOUNDED, negative=False), kb.idx(length)))
+                    clamped_index(kb, raw, UNBOUNDED, negative=False), kb.idx(modulus)))
             else:  # the whole update must fit
                 start = clamped_index(kb, raw, length - steps + 1, negative=False)
 
         def step(t: Index) -> None:
             at = kb.iadd(start, t)
             if circular:
-                at = kb.insert(arith.RemSIOp(kb.idx(at), kb.idx(length)))
+                at = kb.insert(arith.RemSIOp(kb.idx(at), kb.idx(modulus)))
             kb.for_(0, rest, lambda r: kb.store(kb.load(update, [p, t, r]), out, [p, at, r]))
 
         kb.for_(0, steps, step)
@@ -247,7 +251,10 @@ KERNELS = {
 SYMBOLIC = {
     graph_indexed.TileOp, graph_indexed.GatherElementsOp, graph_indexed.GatherNDOp,
     graph_indexed.ScatterElementsOp, graph_indexed.ScatterNDOp,
+    graph_indexed.TensorScatterOp, graph_indexed.ReverseSequenceOp,
 }
 """Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome): the
 gathers and scatters clamp each index with the run-time extent of a symbolic axis (the
-`graph.check_indices` before them checked it against the same extent)."""
+`graph.check_indices` before them checked it against the same extent), TensorScatter its
+write positions with the run's cache and update lengths, ReverseSequence its lengths with
+the run's number of steps."""

@@ -4,6 +4,9 @@ MaxPool with indices keeps, per output element, the running maximum and its flat
 index in loop-carried values over the window's taps (one flattened tap loop; taps in the
 padding are skipped by a select, ties keep the first tap as onnx.reference does). MaxUnpool
 zeroes its result and scatters each input element to the flat position its index names.
+
+Both take symbolic batch, channel and spatial sizes: the sizes are run-time values (shape
+rules' SymDims go through the KernelBuilder), static ones fold to the code they always had.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from xdsl.dialects.builtin import IntegerType
 
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.graph_indexed import MaxPoolIndicesOp, MaxUnpoolOp
+from onnxc.dialects.symbolic_dims import SymDim
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.checks import clamped_index
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float, min_value
@@ -37,7 +41,9 @@ def max_pool_indices_kernel(op: MaxPoolIndicesOp, kb: KernelBuilder, ins, outs):
     for d in order:
         place[d], acc = acc, acc * sizes[d]
     plane = pymath.prod(sizes)
-    taps = pymath.prod(kernel)
+    taps: Index = pymath.prod(kernel)
+    if not isinstance(plane, int):  # an empty input plane in the run: no tap reads it
+        taps = kb.imul(taps, kb.imin(plane, 1))
     i64 = IntegerType(64)
     x, y, idx = ins[0], outs[0], outs[1]
 
@@ -79,17 +85,23 @@ def max_unpool_kernel(op: MaxUnpoolOp, kb: KernelBuilder, ins, outs):
     count = pymath.prod(shape_of(op.input))
     if total == 0:
         return
+    writes: Index = count  # none into a result that the run makes empty
+    if not isinstance(total, int):
+        writes = kb.imul(count, kb.imin(total, 1))
     y = kb.view(outs[0], [total])
     zero = kb.constant(0.0 if is_float(element) else 0, element)
     kb.for_(0, total, lambda i: kb.store(zero, y, [i]))
     x, idx = kb.view(ins[0], [count]), kb.view(ins[1], [count])
 
-    unpooled = ints_of(op.unpooled)
+    unpooled = op.unpooled_shape()
     y_full = outs[0]
+    extent: Index = pymath.prod(unpooled)
+    if isinstance(extent, SymDim) and extent.lower_bound() is None:
+        extent = kb.imax(extent, 0)  # pads wider than the window leave it negative in a run
 
     def scatter(i: Index) -> None:
         # refused by the indices check before the kernel runs; clamped anyway
-        at = clamped_index(kb, kb.load(idx, [i]), pymath.prod(unpooled), negative=False)
+        at = clamped_index(kb, kb.load(idx, [i]), extent, negative=False)
         if tuple(unpooled) == shape_of(op.output):
             kb.store(kb.load(x, [i]), y, [at])
             return
@@ -99,7 +111,10 @@ def max_unpool_kernel(op: MaxUnpoolOp, kb: KernelBuilder, ins, outs):
             at = kb.idiv(at, unpooled[d])
         kb.store(kb.load(x, [i]), y_full, position)
 
-    kb.for_(0, count, scatter)
+    kb.for_(0, writes, scatter)
 
 
 KERNELS = {MaxPoolIndicesOp: max_pool_indices_kernel, MaxUnpoolOp: max_unpool_kernel}
+
+SYMBOLIC = set(KERNELS)
+"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""

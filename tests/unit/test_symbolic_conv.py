@@ -5,7 +5,8 @@ the sizes nest three floor divisions deep), a depthwise-separable block and a gl
 run in NHWC on the same kernels as static shapes (the implicit GEMM reads the run's sizes);
 a 1-D strided conv stack (wav2vec2's feature encoder) and pools with ceil_mode on the plain
 kernels. Each model compiles once and runs at several sizes, odd ones included, against
-onnxruntime: rtol/atol 1e-4 (f32 sums over up to 147 taps in another order).
+onnxruntime: rtol/atol 1e-4 (f32 sums over up to 147 taps in another order). Transposed
+convolutions (a UNet decoder, SAME and 1-D ones) likewise; QOperator int8 convs exactly.
 """
 
 from __future__ import annotations
@@ -123,6 +124,47 @@ def same_auto_pad(count_include_pad: int = 1) -> onnx.ModelProto:
     return _model(nodes, [x], "y", _weights(rng, {"w": (4, 3, 3, 3)}))
 
 
+def unet_decoder() -> onnx.ModelProto:
+    """A UNet / FCN decoder: stride-2 ConvTransposes (2x2, and 3x3 with pads 1 and
+    output_padding 1 as torchvision's heads export it: GEMM + Col2Im), the skip connection
+    concatenated, then a grouped, dilated one with asymmetric pads and stride 3."""
+    rng = np.random.default_rng(5)
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], strides=[2, 2]),
+        node("Relu", ["c1"], ["r1"]),
+        node("ConvTranspose", ["r1", "wt1", "bt1"], ["u1"], strides=[2, 2],
+             pads=[1, 1, 1, 1], output_padding=[1, 1], kernel_shape=[3, 3]),
+        node("Shape", ["x"], ["xs"]),
+        node("Slice", ["xs", "two", "four"], ["hw"]),
+        node("Concat", ["n_c", "hw"], ["target"], axis=0),
+        node("Resize", ["u1", "", "", "target"], ["u1r"], mode="nearest"),
+        node("Concat", ["u1r", "x"], ["cat"], axis=1),
+        node("ConvTranspose", ["cat", "wt2"], ["u2"], strides=[2, 2]),
+        node("ConvTranspose", ["u2", "wt3", "bt3"], ["y"], strides=[3, 2], group=2,
+             dilations=[2, 1], pads=[0, 1, 2, 0], output_padding=[1, 0]),
+    ]
+    inits = _weights(rng, {"w1": (8, 3, 3, 3), "b1": (8,), "wt1": (8, 6, 3, 3), "bt1": (6,),
+                           "wt2": (9, 4, 2, 2), "wt3": (4, 3, 3, 2), "bt3": (6,)})
+    inits += [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in
+              {"two": [2], "four": [4], "n_c": [1, 6]}.items()]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "H", "W"])
+    return _model(nodes, [x], "y", inits)
+
+
+def conv_transpose_same_1d() -> onnx.ModelProto:
+    """auto_pad SAME_UPPER (the pads split the excess over size * stride) and a 1-D
+    ConvTranspose of stride 4 over a run-time length (a vocoder's upsampler)."""
+    rng = np.random.default_rng(6)
+    node = helper.make_node
+    nodes = [node("ConvTranspose", ["x", "w1", "b1"], ["c1"], strides=[4], auto_pad="SAME_UPPER"),
+             node("Relu", ["c1"], ["r1"]),
+             node("ConvTranspose", ["r1", "w2"], ["y"], strides=[3], pads=[1, 2])]
+    inits = _weights(rng, {"w1": (2, 4, 7), "b1": (4,), "w2": (4, 3, 5)})
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 2, "samples"])
+    return _model(nodes, [x], "y", inits)
+
+
 CASES = {
     "resnet_like": (resnet_like, [(1, 3, 224, 224), (1, 3, 160, 200), (2, 3, 65, 33),
                                   (1, 3, 31, 17)]),
@@ -130,6 +172,9 @@ CASES = {
     "same_auto_pad": (same_auto_pad, [(1, 3, 16, 16), (2, 3, 17, 9), (1, 3, 5, 2),
                                       (1, 3, 1, 1)]),
     "atrous": (atrous, [(1, 5, 14, 14), (2, 5, 29, 17), (1, 5, 3, 40), (1, 5, 2, 3)]),
+    "unet_decoder": (unet_decoder, [(1, 3, 16, 16), (1, 3, 9, 14), (1, 3, 1, 1),
+                                    (1, 3, 5, 2)]),
+    "conv_transpose_same_1d": (conv_transpose_same_1d, [(1, 2, 16), (2, 2, 7), (1, 2, 1)]),
 }
 
 
@@ -173,3 +218,117 @@ def test_same_pads_that_an_average_would_count_are_refused_naming_the_node():
     depends on the size cannot be a constant of the kernel: a typed refusal."""
     with pytest.raises(onnxc.errors.UnsupportedOpError, match="AveragePool"):
         onnxc.compile(same_auto_pad(count_include_pad=0), cache_dir=False, quiet=True)
+
+
+def test_conv_transpose_whose_output_padding_passes_the_stride():
+    """output_padding from the stride up to the dilation leaves rows no Col2Im block
+    reaches: the direct scatter kernel runs, over symbolic sizes too. onnxruntime and
+    onnx.reference refuse such a layer, so the numpy evaluator is the reference."""
+    from onnxc.frontend.onnx_importer import import_onnx
+    from onnxc.passes.evaluator import evaluate
+
+    rng = np.random.default_rng(7)
+    node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], dilations=[2, 3],
+                            output_padding=[1, 2], pads=[1, 0, 0, 1])
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])
+    model = _model([node], [x], "y", _weights(rng, {"w": (3, 4, 3, 2), "b": (4,)}))
+    compiled = onnxc.compile(model, cache_dir=False, quiet=True)
+    imported = import_onnx(model)
+    assert any(op.name == "graph.conv_transpose" for op in imported.walk())
+    for shape in [(1, 3, 6, 7), (2, 3, 1, 1), (1, 3, 11, 4)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        (ours,), (theirs,) = compiled(x), evaluate(imported, {"x": x})
+        assert ours.shape == theirs.shape, shape
+        np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-5, err_msg=str(shape))
+
+
+def qoperator_convs(signed: bool) -> onnx.ModelProto:
+    """QOperator int8 convs (QuantizeLinear, then QLinearConv only) over symbolic sizes, one
+    per kernel family: a strided 3x3 with pads and a 1x1 (the packed int8 GEMM; the 1x1
+    reads its input in place when it is ui8), a depthwise 3x3 (its own kernel: interior
+    tiles and bordered pixels at run-time bounds) and a grouped, dilated one with asymmetric
+    pads (the generic kernel). Weights within +-60 of their zero point: onnxruntime's AVX2
+    u8s8 products saturate past that, onnxc's do not."""
+    rng = np.random.default_rng(8)
+    act = np.int8 if signed else np.uint8
+    zero = act(-3) if signed else act(128)
+    node = helper.make_node
+    inits = [numpy_helper.from_array(np.asarray(v), n) for n, v in
+             {"xs": np.float32(0.05), "xz": zero, "ys": np.float32(0.05), "yz": zero}.items()]
+    nodes = [node("QuantizeLinear", ["x", "xs", "xz"], ["q0"])]
+    layers = [("w1", 16, 3, 3, np.int8, {"pads": [1, 1, 1, 1], "strides": [2, 2]}),
+              ("w2", 32, 16, 1, np.int8, {}),
+              ("w3", 32, 1, 3, np.int8, {"pads": [1, 1, 1, 1], "group": 32}),
+              ("w4", 8, 16, 3, np.int8 if signed else np.uint8,  # no s8 x u8 in onnxruntime
+               {"pads": [0, 1, 1, 0], "group": 2, "dilations": [2, 1]})]
+    for i, (w, cout, cin, k, dtype, attrs) in enumerate(layers):
+        centre = 0 if dtype == np.int8 else 128
+        weight = (rng.integers(-60, 61, (cout, cin, k, k)) + centre).astype(dtype)
+        inits += [numpy_helper.from_array(weight, w),
+                  numpy_helper.from_array(np.float32(0.01), f"{w}s"),
+                  numpy_helper.from_array(dtype(centre), f"{w}z"),
+                  numpy_helper.from_array(rng.integers(-500, 500, cout).astype(np.int32),
+                                          f"{w}b")]
+        nodes.append(node("QLinearConv", [f"q{i}", "xs", "xz", w, f"{w}s", f"{w}z", "ys", "yz",
+                                          f"{w}b"], [f"q{i + 1}"], **attrs))
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])
+    y = helper.make_tensor_value_info("q4", TensorProto.INT8 if signed else TensorProto.UINT8,
+                                      None)
+    graph = helper.make_graph(nodes, "g", [x], [y], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model
+
+
+@pytest.mark.parametrize("signed", [False, True], ids=["u8", "s8"])
+def test_qlinear_convs_over_symbolic_sizes_are_exact(signed):
+    model = qoperator_convs(signed)
+    compiled = onnxc.compile(model, cache_dir=False, quiet=True)
+    session = ort.InferenceSession(model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(9)
+    for shape in [(1, 3, 16, 16), (2, 3, 9, 7), (1, 3, 7, 3), (1, 3, 8, 37)]:
+        x = (rng.standard_normal(shape) * 2).astype(np.float32)
+        (ours,), (theirs,) = compiled(x), session.run(None, {"x": x})
+        assert ours.shape == theirs.shape and ours.dtype == theirs.dtype, shape
+        np.testing.assert_array_equal(ours, theirs, err_msg=str(shape))
+
+
+def test_symbolic_qlinear_convs_take_the_int8_kernels():
+    """In NHWC, on the packed GEMM and the depthwise kernel (not all on the generic one)."""
+    from xdsl.context import Context
+
+    from onnxc.dialects.graph_qlinear import QLinearConvOp
+    from onnxc.dialects.layout import layout_of
+    from onnxc.lowering.graph_to_loops.qlinear_dispatch import family_of
+    from onnxc.passes.layout_assign import AssignLayoutPass
+
+    module = onnxc.optimize(qoperator_convs(False), opt_level=3)
+    AssignLayoutPass(vector_bits=256).apply(Context(), module)
+    convs = [op for op in module.walk() if isinstance(op, QLinearConvOp)]
+    assert all(layout_of(op.output.type) == "NHWC" for op in convs)
+    families = [(family_of(op).name if family_of(op) else "generic") for op in convs]
+    assert families == ["int8_gemm", "int8_gemm", "int8_depthwise", "generic"]
+
+
+def test_a_1d_qlinear_conv_over_a_symbolic_length_is_exact():
+    """Not rank 4: the generic kernel in the plain layout, strided and padded."""
+    rng = np.random.default_rng(10)
+    inits = [numpy_helper.from_array(np.asarray(v), n) for n, v in {
+        "s": np.float32(0.05), "z": np.uint8(128), "ws": np.float32(0.01), "wz": np.int8(0),
+        "w": rng.integers(-60, 61, (6, 4, 3)).astype(np.int8)}.items()]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+             helper.make_node("QLinearConv", ["q", "s", "z", "w", "ws", "wz", "s", "z"], ["y"],
+                              pads=[1, 2], strides=[2])]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, "L"])],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    compiled = onnxc.compile(model, cache_dir=False, quiet=True)
+    session = ort.InferenceSession(model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    for shape in [(1, 4, 9), (3, 4, 1), (2, 4, 40)]:
+        x = (rng.standard_normal(shape) * 2).astype(np.float32)
+        np.testing.assert_array_equal(compiled(x)[0], session.run(None, {"x": x})[0],
+                                      err_msg=str(shape))
