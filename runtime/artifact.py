@@ -6,15 +6,18 @@ Python, and without compiling, where it is deployed.
 
 writes into `out/`:
 
-- `model.so` (`<prefix>.so`): the model's native code (position-independent, for the target), the thread
-  pool its parallel loops call, the C API of runtime/c/onnxc_model.c, and the weights,
-  embedded (`.incbin`: the dynamic loader maps them from the file, nothing copies them).
-  Only `<prefix>_*` symbols are exported, so two artifacts link into one program.
-- `model.h` (`<prefix>.h`): that API, with the inputs' and outputs' names, shapes, dtypes and byte sizes.
+- `model.so` (`<prefix>.so`): the model's native code (position-independent, for the
+  target), the thread pool its parallel loops call, the C API of runtime/c/onnxc_model.c
+  with the sizes of its shaped calls as generated C (runtime/artifact_sizes.py), and the
+  weights, embedded (`.incbin`: the dynamic loader maps them from the file, nothing copies
+  them). Only `<prefix>_*` symbols are exported, so two artifacts link into one program.
+- `model.h` (`<prefix>.h`, runtime/artifact_header.py): that API, with the inputs' and
+  outputs' names, shapes (symbolic ones by name), dtypes and byte sizes.
 - `manifest.json`: the same description (and the constants' layout in the weights, the
-  run-time check sites, the target and its features, the onnxc version) for `onnxc.load`.
+  run-time check sites, the size symbols, the target and its features, the onnxc version)
+  for `onnxc.load`.
 - `run`: runtime/c/onnxc_run.c built for the target: `run IN_1 .. IN_n OUT_1 .. OUT_m` on raw
-  little-endian C-order files.
+  little-endian C-order files (`FILE@2x3x8` gives an input's shape).
 
 The code is exactly what `onnxc.compile` runs (the same stages, lower_to_llvm), emitted as
 an object by LLVM for the target instead of loaded by the JIT; the C files are built with
@@ -39,23 +42,16 @@ import numpy as np
 
 from onnxc.errors import CompilationError, InvalidArgumentError, ToolchainError
 from onnxc.runtime import object_code
+from onnxc.runtime.artifact_header import header_source
 from onnxc.runtime.artifact_load import FORMAT, FORMAT_VERSION, MANIFEST
-from onnxc.runtime.artifact_sizes import sizes_source
-from onnxc.runtime.cache_entry import (
-    aligned,
-    parse_symbolic,
-    spec_row,
-    symbolic_row,
-    tensor_layout,
-)
-from onnxc.runtime.compiled_model import TensorSpec
-from onnxc.runtime.dtypes import dtype_named
+from onnxc.runtime.artifact_sizes import c_string, shape_symbols, sizes_source
+from onnxc.runtime.cache_entry import aligned, spec_row, symbolic_row, tensor_layout
 from onnxc.runtime.target import Target, host_target
 
 RUN = "run"
 SIZE_LIMIT = 1 << 40
-"""The most bytes a symbolic artifact's dynamic arena or one output may take (the input
-shapes come from the caller: sizes past it are an error status, not an allocation)."""
+"""The most bytes an artifact's dynamic arena or one output may take in a shaped call (the
+input shapes come from the caller: sizes past it are an error status, not an allocation)."""
 WEIGHTS_ALIGNMENT = aligned(1)
 """The weights blob's base alignment: the one tensor_layout aligns every tensor to."""
 
@@ -174,7 +170,7 @@ def manifest_of(lowered, prefix: str, constants: list[dict], defaults: list[dict
     if batch is not None:
         rows = [[batch.inputs.get(s.name, 0) for s in lowered.inputs],
                 [batch.outputs.get(s.name, 0) for s in lowered.outputs]]
-    return {
+    manifest = {
         "format": FORMAT,
         "version": FORMAT_VERSION,
         "onnxc": __version__,
@@ -196,10 +192,8 @@ def manifest_of(lowered, prefix: str, constants: list[dict], defaults: list[dict
         "weights_bytes": weights_bytes,
         "files": {"library": f"{prefix}.so", "header": f"{prefix}.h", "run": RUN},
     }
-
-
-def _c_string(text: str) -> str:
-    return json.dumps(text, ensure_ascii=True)  # a JSON string literal is a valid C one
+    manifest["shape_symbols"] = shape_symbols(manifest)
+    return manifest
 
 
 def _array(declaration: str, items: Sequence[str]) -> str:
@@ -214,6 +208,11 @@ def _site_text(site: Mapping[str, object]) -> str:
     operand = site.get("operand", "?")
     if site.get("kind") == "divisor":
         return f"{where}: integer division by zero in divisor '{operand}'"
+    if site.get("kind") == "size":
+        return (f"{where}: the input sizes break a condition of the model: "
+                f"{site.get('reason', site.get('guard', '?'))}")
+    if site.get("kind") == "capacity":
+        return f"{where}: size '{operand}'"
     ranges = site.get("ranges") or []
     allowed = f" [{ranges[0][0]}, {ranges[0][1]}]" if len(ranges) == 1 else ""
     return f"{where}: {operand} out of range{allowed}"
@@ -237,90 +236,10 @@ def layout_source(manifest: dict) -> str:
         f"const int64_t onnxc_arena_bytes = {manifest['arena_bytes']};",
         f"const int64_t onnxc_status_offset = {manifest['status_offset']};",
         f"const int64_t onnxc_num_checks = {len(sites)};",
-        _array("const char *const onnxc_check_sites", [_c_string(s) for s in sites]),
-        f"const char onnxc_manifest[] = {_c_string(json.dumps(manifest, indent=1))};",
+        _array("const char *const onnxc_check_sites", [c_string(s) for s in sites]),
+        f"const char onnxc_manifest[] = {c_string(json.dumps(manifest, indent=1))};",
         "",
-    ]
-    if manifest.get("symbolic") is not None:
-        lines.append(sizes_source(parse_symbolic(manifest["symbolic"]),
-                                  [_spec(r) for r in manifest["inputs"]],
-                                  [_spec(r) for r in manifest["outputs"]], SIZE_LIMIT))
-    return "\n".join(lines)
-
-
-def _spec(row: list) -> TensorSpec:
-    return TensorSpec(row[0], tuple(row[1]), dtype_named(row[2]))
-
-
-def header_source(manifest: dict) -> str:
-    """model.h: the C API and the inputs' and outputs' names, shapes, dtypes and sizes."""
-    p = manifest["prefix"]
-    guard = f"ONNXC_{p.upper()}_H"
-
-    def describe(rows: list) -> list[str]:
-        return [f" *   {i}: '{name}' {dtype}{shape}"
-                + (" (has a default)" if name in defaulted else "")
-                for i, (name, shape, dtype) in enumerate(rows)]
-
-    def nbytes(rows: list) -> list[str]:  # -1: a symbolic shape's size depends on it
-        return [str(int(np.prod(shape, dtype=np.int64)) * dtype_named(dtype).itemsize)
-                if all(isinstance(d, int) for d in shape) else "-1"
-                for _, shape, dtype in rows]
-
-    target = manifest["target"]
-    defaulted = {row["name"] for row in manifest["defaults"]}
-    title = (f"/* {p}: generated by onnxc {manifest['onnxc']} for {target['triple']} "
-             f"({target['cpu']}), {manifest['num_threads']} thread(s).")
-    lines = [
-        title,
-        " *",
-        " * Inputs (in this order; a NULL pointer takes an input's default, if it has one):",
-        *describe(manifest["inputs"]),
-        " * Outputs:",
-        *describe(manifest["outputs"]),
-        " *",
-        f" * {p}_run returns 0, or the number of the run-time check that refused the data",
-        f" * ({p}_error says which node, value and position); negative when the arena",
-        " * cannot be allocated or a NULL input has no default.",
-        " */",
-        f"#ifndef {guard}",
-        f"#define {guard}",
-        "#include <stdint.h>",
-        "#ifdef __cplusplus",
-        'extern "C" {',
-        "#endif",
-        f"#define {p}_NUM_INPUTS {len(manifest['inputs'])}",
-        f"#define {p}_NUM_OUTPUTS {len(manifest['outputs'])}",
-        _array(f"static const char *const {p}_input_names",
-               [_c_string(r[0]) for r in manifest["inputs"]]),
-        _array(f"static const char *const {p}_output_names",
-               [_c_string(r[0]) for r in manifest["outputs"]]),
-        _array(f"static const int64_t {p}_input_bytes", nbytes(manifest["inputs"])),
-        _array(f"static const int {p}_input_has_default",
-               ["1" if r[0] in defaulted else "0" for r in manifest["inputs"]]),
-        _array(f"static const int64_t {p}_output_bytes", nbytes(manifest["outputs"])),
-        f"int32_t {p}_run(const void *const *inputs, void *const *outputs);",
-        *([f"#define {p}_SYMBOLIC 1",
-           _array(f"static const int {p}_input_ranks", [str(len(r[1]))
-                                                       for r in manifest["inputs"]]),
-           _array(f"static const int {p}_output_ranks", [str(len(r[1]))
-                                                        for r in manifest["outputs"]]),
-           _array(f"static const int64_t {p}_input_itemsize",
-                  [str(dtype_named(r[2]).itemsize) for r in manifest["inputs"]]),
-           _array(f"static const int64_t {p}_output_itemsize",
-                  [str(dtype_named(r[2]).itemsize) for r in manifest["outputs"]]),
-           (f"int32_t {p}_output_shapes(const int64_t *const *input_shapes, "
-           f"int64_t *const *output_shapes);"),
-           (f"int32_t {p}_run_shaped(const void *const *inputs, "
-           f"const int64_t *const *input_shapes, void *const *outputs, "
-           f"int64_t *const *output_shapes);")] if manifest.get("symbolic") else []),
-        f"const char *{p}_info(void);",
-        f"const char *{p}_error(int32_t status);",
-        "#ifdef __cplusplus",
-        "}",
-        "#endif",
-        "#endif",
-        "",
+        sizes_source(manifest, SIZE_LIMIT),
     ]
     return "\n".join(lines)
 
@@ -382,7 +301,8 @@ def build(lowered, directory: str | os.PathLike, prefix: str = "model") -> Artif
         artifact.header.write_text(header_source(manifest))
         _run_compiler([
             cc, "-shared", "-fPIC", "-O2", "-std=gnu11", "-fvisibility=hidden",
-            f"-DONNXC_PREFIX={prefix}", *(["-DONNXC_SYMBOLIC"] if symbolic else []), f"-Wl,-soname,{artifact.library.name}",
+            f"-DONNXC_PREFIX={prefix}", *(["-DONNXC_SYMBOLIC"] if symbolic else []),
+            f"-Wl,-soname,{artifact.library.name}",
             "-o", str(artifact.library),
             str(work / "model.o"),
             str(work / "onnxc_model.c"), str(work / "layout.c"), str(work / "weights.S"),

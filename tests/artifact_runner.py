@@ -79,7 +79,9 @@ def skip_unless_runnable(spec: str) -> None:
 
 def run_artifact(directory, inputs, timeout: float = 600) -> list[np.ndarray]:
     """The outputs of the artifact's `run` on `inputs`: arrays in model order, or a mapping
-    of input name to array (an input with a default may be left out)."""
+    of input name to array (an input with a default may be left out). A symbolic model's
+    inputs (or inputs of another shape than the manifest's: a batch) go with their shapes,
+    `FILE@2x3`, and its outputs come back in the shapes `run` prints."""
     directory = Path(directory)
     manifest = json.loads((directory / "manifest.json").read_text())
     target = manifest["target"]
@@ -87,6 +89,9 @@ def run_artifact(directory, inputs, timeout: float = 600) -> list[np.ndarray]:
     assert prefix is not None, "no way to run this artifact here"
     if isinstance(inputs, dict):
         inputs = [inputs.get(name) for name, _, _ in manifest["inputs"]]
+    shaped = manifest.get("symbolic") is not None or any(
+        array is not None and list(np.shape(array)) != shape
+        for array, (_, shape, _) in zip(inputs, manifest["inputs"]))
     in_files, out_files = [], []
     for i, array in enumerate(inputs):
         if array is None:
@@ -94,12 +99,17 @@ def run_artifact(directory, inputs, timeout: float = 600) -> list[np.ndarray]:
             continue
         path = directory / f"in{i}.bin"
         np.ascontiguousarray(array).tofile(path)
-        in_files.append(str(path))
+        in_files.append(f"{path}@{'x'.join(map(str, np.shape(array)))}" if shaped else str(path))
     for i in range(len(manifest["outputs"])):
         out_files.append(str(directory / f"out{i}.bin"))
     result = subprocess.run([*prefix, str(directory / "run"), *in_files, *out_files],
                             capture_output=True, text=True, timeout=timeout, check=False)
     if result.returncode != 0:
         raise RuntimeError(f"run exited with {result.returncode}: {result.stderr.strip()}")
+    shapes = [shape for _, shape, _ in manifest["outputs"]]
+    if shaped:  # "name: 2x3" per output, in order
+        printed = result.stdout.splitlines()[-len(shapes):] if shapes else []
+        shapes = [[int(d) for d in line.rpartition(": ")[2].split("x") if d]
+                  for line in printed]
     return [np.fromfile(path, dtype_named(dtype)).reshape(shape)
-            for path, (_, shape, dtype) in zip(out_files, manifest["outputs"])]
+            for path, shape, (_, _, dtype) in zip(out_files, shapes, manifest["outputs"])]

@@ -27,7 +27,7 @@ from onnxc.arguments import (
 )
 from onnxc.collector import CollectorPause, collector_paused
 from onnxc.dialects.graph import shape_of
-from onnxc.errors import InvalidArgumentError, LoweringError, ShapeInferenceError
+from onnxc.errors import LoweringError, ShapeInferenceError
 from onnxc.frontend import import_onnx
 from onnxc.frontend.batch_axes import (
     BatchAxis,
@@ -266,13 +266,16 @@ def compile_artifact(
     quiet: bool = False,
 ):
     """Compile `model` ahead of time for `target` into `directory`: a shared library with a
-    C API (`<prefix>_run`), its header, a manifest and a `run` program, all built for the
+    C API (`<prefix>_run`, and `<prefix>_output_shapes` / `<prefix>_run_shaped` that take
+    the input shapes), its header, a manifest and a `run` program, all built for the
     target (runtime/artifact.py). Any target LLVM knows, not only this machine's; its C
     compiler must be installed (ToolchainError names the package otherwise).
 
-    `num_threads` (default: this machine's, as for `compile`) is compiled in. A model with a
-    symbolic batch is compiled for one sample (the manifest says which axes are the batch;
-    `onnxc.load` runs any batch). `onnxc.load(directory)` runs a host artifact in Python.
+    `num_threads` (default: this machine's, as for `compile`) is compiled in. A model with
+    symbolic dimensions keeps them: one artifact for every shape (`input_shapes=` fixes
+    them instead). One whose only symbol is a separable batch is compiled for one sample
+    (`<prefix>_run` runs one, `<prefix>_run_shaped` any number). `onnxc.load(directory)`
+    runs a host artifact in Python.
     `quiet=True`: no progress line on a terminal (as for `compile`)."""
     check_artifact_arguments(**locals())
     from onnxc.runtime import artifact
@@ -289,14 +292,6 @@ def compile_artifact(
                 # every batch size, as the symbols say (not run per sample)
                 lowered = lower_to_llvm(model, log, opt_level, None, False, input_shapes,
                                         precision, resolve_num_threads(num_threads), target)
-        unbounded = [s for s, b in zip(lowered.symbolic.run_symbols,
-                                       lowered.symbolic.run_bounds) if not b] \
-            if lowered.symbolic is not None else []
-        if unbounded:
-            raise InvalidArgumentError(
-                f"ahead-of-time artifacts need a bound for every size the data decides; "
-                f"{unbounded} have none (a loop's collected outputs): give input_shapes= "
-                f"or run it with onnxc.compile")
         with log.stage("artifact"):
             return artifact.build(lowered, directory, prefix)
 

@@ -115,7 +115,20 @@ def test_host_artifact_files_run_program_and_load(tmp_path):
     exported = subprocess.run(["nm", "-D", "--defined-only", str(built.library)],
                               capture_output=True, text=True, check=True).stdout
     assert {line.split()[-1] for line in exported.splitlines()} == {
-        "model_entry", "model_run", "model_info", "model_error", "model_weights"}
+        "model_entry", "model_run", "model_info", "model_error", "model_weights",
+        "model_output_shapes", "model_run_shaped", "model_run_tensors"}
+    # the shaped API of a static model: `run` given the shapes (FILE@1x8x12x12) takes it
+    (tmp_path / "x.bin").write_bytes(inputs[0].tobytes())
+    shaped = subprocess.run([str(built.run), f"{tmp_path / 'x.bin'}@1x8x12x12",
+                             str(tmp_path / "y.bin")], capture_output=True, text=True,
+                            check=False)
+    assert shaped.returncode == 0 and shaped.stdout.strip() == "y: 1x16x12x10"
+    _same([np.fromfile(tmp_path / "y.bin", np.float32).reshape(1, 16, 12, 10)], expected)
+    wrong = subprocess.run([str(built.run), f"{tmp_path / 'x.bin'}@1x8x16x9",
+                            str(tmp_path / "y.bin")], capture_output=True, text=True,
+                           check=False)
+    assert wrong.returncode == 3
+    assert "input 'x' dimension 2 is 16, expected 12 (the model fixes it)" in wrong.stderr
 
 
 def test_load_in_a_fresh_process_compiles_nothing(tmp_path):

@@ -167,6 +167,8 @@ def compile_model(args: argparse.Namespace) -> None:
         options["num_threads"] = args.num_threads
     if args.precision is not None:
         options["precision"] = args.precision
+    if args.input_shapes:
+        options["input_shapes"] = bench_tool.parse_input_shapes(args.input_shapes)
     started = time.perf_counter()
     artifact = onnxc.compile_artifact(args.model, args.output, **options)
     print(f"{artifact.directory}: {artifact.library.name}, {artifact.header.name}, "
@@ -217,9 +219,10 @@ def build_parser() -> argparse.ArgumentParser:
         "compile",
         help="compile a model ahead of time into a shared library, header and run program",
         description="Compile MODEL for --target into DIR: model.so (C API <prefix>_run, "
-        "weights embedded), model.h, manifest.json and `run IN... OUT...` (raw files), all "
-        "built with the target's C compiler. `onnxc.load(DIR)` runs a host artifact in "
-        "Python.",
+        "and <prefix>_output_shapes / <prefix>_run_shaped taking the input shapes: a model "
+        "with symbolic dimensions runs at any shape; weights embedded), model.h, "
+        "manifest.json and `run IN[@D0xD1..]... OUT...` (raw files), all built with the "
+        "target's C compiler. `onnxc.load(DIR)` runs a host artifact in Python.",
     )
     build.add_argument("model", metavar="MODEL.onnx", help="the model to compile")
     build.add_argument("-o", "--output", required=True, metavar="DIR",
@@ -233,6 +236,9 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--prefix", default="model", help="C symbol prefix (default: model)")
     build.add_argument("--opt-level", type=int, metavar="N", help="graph optimization level")
     build.add_argument("--precision", choices=("fp32", "bf16"))
+    build.add_argument("--input-shapes", action="append", default=[], metavar="NAME=D1xD2...",
+                       help="fix an input's symbolic dimensions, e.g. x=1x3x224x224 "
+                       "(repeatable or comma-separated; default: keep them symbolic)")
     build.add_argument("-v", "--verbose", "--timings", action="store_true",
                        help="print each compile stage's wall time to stderr")
     build.add_argument("-q", "--quiet", action="store_true",
