@@ -25,8 +25,11 @@ from onnxc.frontend.onnx_ops_normalization import layer_normalization_with_stati
 from onnxc.frontend.onnx_ops_reduce import log_softmax
 
 
-def _window(ctx: NodeContext, kernel: list[int]) -> tuple[list[int], list[int], list[int]]:
-    """Explicit (strides, pads, dilations) of a Conv/pool node, resolving auto_pad."""
+def _window(ctx: NodeContext, kernel: list[int], symbolic_pads: bool = False
+            ) -> tuple[list[int], list, list[int]]:
+    """Explicit (strides, pads, dilations) of a Conv/pool node, resolving auto_pad. SAME
+    pads over a symbolic size may depend on it: only a converter that pads the input first
+    (`symbolic_pads`, `_padded_input`) takes them, any other refuses them."""
     x = ctx.shape(0)
     n = len(x) - 2
     if n < 1:
@@ -49,6 +52,10 @@ def _window(ctx: NodeContext, kernel: list[int]) -> tuple[list[int], list[int], 
             effective = dilations[i] * (kernel[i] - 1) + 1
             total = sym_max(0, (out - 1) * strides[i] + effective - x[2 + i])
             small, large = total // 2, total - total // 2
+            if not symbolic_pads and not (isinstance(small, int) and isinstance(large, int)):
+                raise SymbolicDimError(
+                    f"auto_pad {auto_pad} pads axis {2 + i} of size {x[2 + i]} by {small} "
+                    f"and {large}: the kernels take constant pads")
             pads[i], pads[i + n] = (small, large) if auto_pad == "SAME_UPPER" else (large, small)
     elif auto_pad != "NOTSET":
         raise ctx.invalid(f"unknown auto_pad '{auto_pad}'")
@@ -92,7 +99,7 @@ def convert_conv(ctx: NodeContext) -> list[Result]:
     kernel = list(w[2:])
     if ctx.has_attr("kernel_shape") and ctx.ints("kernel_shape") != kernel:
         raise ctx.invalid(f"kernel_shape {ctx.ints('kernel_shape')} differs from weight {w}")
-    strides, pads, dilations = _window(ctx, kernel)
+    strides, pads, dilations = _window(ctx, kernel, symbolic_pads=True)
     x, x_shape, pads = _padded_input(ctx, pads, 0.0)
     group = ctx.attr("group", 1)
     out = ctx.infer(shapes.conv_output_shape, x_shape, w, strides, pads, dilations, group)
@@ -117,7 +124,7 @@ def convert_max_pool(ctx: NodeContext) -> list[Result]:
     kernel = ctx.ints("kernel_shape")
     if kernel is None:
         raise ctx.invalid("required attribute 'kernel_shape' is missing")
-    strides, pads, dilations = _window(ctx, kernel)
+    strides, pads, dilations = _window(ctx, kernel, symbolic_pads=True)
     x, x_shape, pads = _padded_input(ctx, pads, _lowest(ctx))
     ceil_mode = ctx.attr("ceil_mode", 0)
     out = ctx.infer(shapes.pool_output_shape, x_shape, kernel, strides, pads, dilations,
@@ -140,7 +147,7 @@ def convert_average_pool(ctx: NodeContext) -> list[Result]:
     kernel = ctx.ints("kernel_shape")
     if kernel is None:
         raise ctx.invalid("required attribute 'kernel_shape' is missing")
-    strides, pads, dilations = _window(ctx, kernel)
+    strides, pads, dilations = _window(ctx, kernel, symbolic_pads=True)
     include = ctx.attr("count_include_pad", 0)
     x, x_shape, pads = _padded_input(ctx, pads, 0.0 if include else None)
     ceil_mode = ctx.attr("ceil_mode", 0)

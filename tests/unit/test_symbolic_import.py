@@ -481,6 +481,9 @@ def test_causal_attention_after_a_symbolic_past():
     (("g (float[1,3,h,w] x) => (y) { y = AveragePool<auto_pad = \"SAME_UPPER\", "
       "kernel_shape = [3, 3], strides = [2, 2]>(x) }"),
      "AveragePool", "AveragePool_0", "count the pads in the average"),
+    (("g (uint8[1,3,h,w] x, uint8[4,3,3,3] k) => (y) "
+      "{ y = ConvInteger<auto_pad = \"SAME_UPPER\", strides = [2, 2]>(x, k) }"),
+     "ConvInteger", "ConvInteger_0", "the kernels take constant pads"),
 ])
 def test_what_cannot_be_symbolic_is_an_unsupported_op_error(text, op, node, detail):
     with pytest.raises(UnsupportedOpError) as info:
