@@ -31,7 +31,7 @@ from xdsl.rewriter import InsertPoint
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects.dense_data import flat_values, from_numpy
+from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph import is_symbolic, shape_of
 from onnxc.passes.base import GraphPatternPass
 from onnxc.passes.constants import (
@@ -39,6 +39,7 @@ from onnxc.passes.constants import (
     element_type,
     insert_constant,
     is_float_tensor,
+    is_ones,
     numpy_dtype,
     scalar,
     single_use,
@@ -332,22 +333,13 @@ class ExpOfLog(RewritePattern):
 # --------------------------------------------------------------------------- broadcasts
 
 
-def _is_ones(value: SSAValue) -> bool:
-    """All ones (true for i1): a constant, or a fill of any (also symbolic) size."""
-    fill = value.owner
-    if isinstance(fill, graph.ConstantOfShapeOp):
-        data = flat_values(fill.value)
-        return data.size == 1 and bool(data[0] == 1)
-    return _all_equal(constant_value(value), 1)
-
-
 def _ones_expand(op: Operation) -> SSAValue | None:
     """x when `op` is the importer's Expand (x * ones, x AND true for i1) that enlarges x,
     else None."""
     if not isinstance(op, graph.MulOp | graph.AndOp):
         return None
     for x, ones in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
-        if _is_ones(ones) and shape_of(x) != shape_of(op.output):
+        if is_ones(ones) and shape_of(x) != shape_of(op.output):
             return x
     return None
 

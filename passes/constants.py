@@ -56,6 +56,20 @@ def constant_value(value: SSAValue) -> np.ndarray | None:
     return data.reshape(tuple(t.get_shape()))
 
 
+def is_ones(value: SSAValue) -> bool:
+    """All ones (true for i1): a constant, or a ConstantOfShape fill of any size (a
+    symbolic one too: its one value decides), as the importer's Expand writes it."""
+    fill = value.owner
+    if isinstance(fill, graph.ConstantOfShapeOp):
+        try:
+            data = flat_values(fill.value)
+        except ValueError:  # an element type without numpy data
+            return False
+        return data.size == 1 and bool(data[0] == 1)
+    array = constant_value(value)
+    return array is not None and array.size > 0 and bool(np.all(array == 1))
+
+
 def insert_constant(
     rewriter: PatternRewriter, array: np.ndarray, element: Attribute, before: Operation
 ) -> SSAValue:

@@ -38,10 +38,10 @@ from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects.dense_data import flat_values, from_numpy
+from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.passes.base import STATISTICS, GraphPatternPass
-from onnxc.passes.constants import constant_value
+from onnxc.passes.constants import constant_value, is_ones
 from onnxc.passes.inverse_pairs import compose, is_identity, keeps_whole_axis, permutation_of
 from onnxc.passes.rewrite_utils import (
     i64_array,
@@ -99,24 +99,13 @@ class DropZeroPad(RewritePattern):
             rewriter.replace(op, [], [op.input])
 
 
-def _is_ones_fill(value: SSAValue) -> bool:
-    """`value` is a ConstantOfShape filled with 1 (read from its one-element value)."""
-    fill = value.owner
-    if not isinstance(fill, graph.ConstantOfShapeOp):
-        return False
-    try:
-        return bool(flat_values(fill.value)[0] == 1)
-    except ValueError:  # an element type without numpy data
-        return False
-
-
 class DropSameShapeExpand(RewritePattern):
     """Expand to the input's own shape: the importer's `x * ones(shape)` when it grows nothing."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.MulOp, rewriter: PatternRewriter):
         for x, ones in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
-            if _is_ones_fill(ones) and x.type == op.output.type:
+            if is_ones(ones) and x.type == op.output.type:
                 rewriter.replace(op, [], [x])
                 return
 
