@@ -360,12 +360,7 @@ def convert_compress(ctx: NodeContext) -> list[Result]:
                 operands=[flat], result_types=[typed(ctx, (end,), 1)],
                 properties={"starts": types.i64_array([0]), "ends": sizes_attr([end]),
                             "axes": types.i64_array([0]), "steps": types.i64_array([1])}))
-        count = ctx.run_symbol("count")
-        i64 = types.element_type(types.TP.INT64)
-        found = ctx.emit1(graph.NonZeroOp(
-            operands=[flat], result_types=[types.tensor_type((1, SymDim.symbol(count)), i64)],
-            properties={"defines": ArrayAttr([StringAttr(count)])}))
-        picked = e.reshape(found, (SymDim.symbol(count),))
+        picked = positions(ctx, flat)
         out = shapes.gather_shape(graph.shape_of(data), graph.shape_of(picked), axis)
         return [ctx.emit1(graph.GatherOp(operands=[data, picked], result_types=[typed(ctx, out)],
                                          properties={"axis": types.i64_attr(axis)}))]
@@ -388,12 +383,22 @@ def convert_non_zero(ctx: NodeContext) -> list[Result]:
     shape = ctx.shape(0)
     if not shape:
         raise ctx.unsupported("NonZero of a scalar")
-    count = ctx.run_symbol("count")
-    op = graph.NonZeroOp(operands=[ctx.operand(0)],
-                         result_types=[types.tensor_type((len(shape), SymDim.symbol(count)),
-                                                         types.element_type(types.TP.INT64))],
-                         properties={"defines": ArrayAttr([StringAttr(count)])})
-    return [ctx.emit1(op)]
+    return [non_zero(ctx, ctx.operand(0))]
+
+
+def non_zero(ctx: NodeContext, x: SSAValue) -> SSAValue:
+    """graph.nonzero of `x`: [rank, count], its count a run symbol of this node."""
+    count = SymDim.symbol(ctx.run_symbol("count"))
+    return ctx.emit1(graph.NonZeroOp(
+        operands=[x], result_types=[types.tensor_type((len(graph.shape_of(x)), count),
+                                                      types.element_type(types.TP.INT64))],
+        properties={"defines": ArrayAttr([StringAttr(str(count))])}))
+
+
+def positions(ctx: NodeContext, mask: SSAValue) -> SSAValue:
+    """The positions where the 1-D `mask` is nonzero, [count]."""
+    found = non_zero(ctx, mask)
+    return Emitter(ctx).reshape(found, graph.shape_of(found)[1:])
 
 
 def convert_center_crop_pad(ctx: NodeContext) -> list[Result]:

@@ -20,14 +20,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, StringAttr
+from xdsl.dialects.builtin import StringAttr
 
 from onnxc.dialects import graph, graph_indexed
 from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph_base import SizesAttr
-from onnxc.dialects.symbolic_dims import SymDim
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
+from onnxc.frontend.onnx_ops_movement import positions
 from onnxc.frontend.onnx_ops_reduce import emit, reshape
 
 
@@ -82,12 +82,8 @@ def convert_unique(ctx: NodeContext) -> list[Result]:
                                            boolean)], (n,), boolean)
     first_one = emit(ctx, graph.EqualOp, [position, const(0)], (n,), boolean)
     starts_group = emit(ctx, graph.OrOp, [differs, first_one], (n,), boolean)
-    count = ctx.run_symbol("count")
-    u = SymDim.symbol(count)
-    found = ctx.emit1(graph.NonZeroOp(
-        operands=[starts_group], result_types=[types.tensor_type((1, u), i64)],
-        properties={"defines": ArrayAttr([StringAttr(count)])}))
-    starts = reshape(ctx, found, (u,))
+    starts = positions(ctx, starts_group)
+    (u,) = graph.shape_of(starts)
     axis0 = {"axis": types.i64_attr(0)}
     y = emit(ctx, graph.GatherOp, [values, starts], (u,), values.type.get_element_type(), axis0)
     first = emit(ctx, graph.GatherOp, [order, starts], (u,), i64, axis0)
