@@ -36,6 +36,14 @@ from onnxc.dialects.graph_checks import (
 )
 from onnxc.dialects.graph_composite import ChannelShuffleOp, ConvAddOp
 from onnxc.dialects.graph_control import CONTROL_OPS, IfOp, LoopOp, YieldOp
+from onnxc.dialects.graph_dynamic import (
+    DYNAMIC_OPS,
+    BindSizesOp,
+    DefinesSizes,
+    NonMaxSuppressionOp,
+    NonZeroOp,
+    defined_sizes,
+)
 from onnxc.dialects.graph_fused import (
     AttentionOp,
     GeluOp,
@@ -46,14 +54,6 @@ from onnxc.dialects.graph_fused import (
     WeightedSumOp,
 )
 from onnxc.dialects.graph_fused_elementwise import FusedElementwiseOp
-from onnxc.dialects.graph_dynamic import (
-    DYNAMIC_OPS,
-    BindSizesOp,
-    DefinesSizes,
-    NonMaxSuppressionOp,
-    NonZeroOp,
-    defined_sizes,
-)
 from onnxc.dialects.graph_index import (
     ArgMaxOp,
     ArgMinOp,
@@ -61,6 +61,7 @@ from onnxc.dialects.graph_index import (
     CumProdOp,
     CumSumOp,
     CumulativeOp,
+    LexOrderOp,
     OneHotOp,
     RangeOp,
     TopKOp,
@@ -211,7 +212,7 @@ Graph = Dialect(
         SymbolicConstantOp,
         ErfOp, ReduceMeanOp, ReduceSumOp,
         ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgMaxOp, ArgMinOp, TopKOp, CumSumOp, CumProdOp,
-        TriluOp, OneHotOp, RangeOp,
+        TriluOp, OneHotOp, RangeOp, LexOrderOp,
         AddScalarOp, SubScalarOp, MulScalarOp, DivScalarOp, PowScalarOp,
         LayerNormalizationOp, GeluOp, PReluOp, WeightedSumOp, AttentionOp, RMSNormalizationOp,
         LayerNormalizationStatsOp,
@@ -247,11 +248,11 @@ __all__ = [
     "AveragePoolOp",
     "BatchNormalizationOp",
     "BinaryElementwiseOp",
+    "BindSizesOp",
     "BitCastOp",
     "BitShiftOp",
     "BitwiseAndOp",
     "BitwiseNotOp",
-    "BindSizesOp",
     "BitwiseOrOp",
     "BitwiseXorOp",
     "CastOp",
@@ -273,6 +274,7 @@ __all__ = [
     "CumProdOp",
     "CumSumOp",
     "CumulativeOp",
+    "DefinesSizes",
     "DequantizeLinearOp",
     "DivOp",
     "DivScalarOp",
@@ -305,6 +307,7 @@ __all__ = [
     "LeakyReluOp",
     "LessOp",
     "LessOrEqualOp",
+    "LexOrderOp",
     "LogOp",
     "LoopOp",
     "MatMulOp",
@@ -316,6 +319,8 @@ __all__ = [
     "MulOp",
     "MulScalarOp",
     "NegOp",
+    "NonMaxSuppressionOp",
+    "NonZeroOp",
     "NotOp",
     "OneHotOp",
     "OrOp",
@@ -347,11 +352,7 @@ __all__ = [
     "SignOp",
     "SinOp",
     "SinhOp",
-    "DefinesSizes",
-    "NonMaxSuppressionOp",
-    "NonZeroOp",
     "SizesAttr",
-    "defined_sizes",
     "SliceOp",
     "SoftmaxOp",
     "SoftplusOp",
@@ -376,6 +377,7 @@ __all__ = [
     "WhereOp",
     "XorOp",
     "YieldOp",
+    "defined_sizes",
     "float_of",
     "int_of",
     "ints_of",

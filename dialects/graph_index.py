@@ -1,8 +1,10 @@
 """Graph ops that select, scan or index along one axis: ArgMax/ArgMin, TopK, CumSum/CumProd,
-Trilu, OneHot, and Range with run-time bounds.
+Trilu, OneHot, the lexicographic order of slices (Unique along an axis), and Range with
+run-time bounds.
 
 Axes are normalized (non-negative) properties; counts such as TopK's k or OneHot's depth are
-properties too, since they decide result shapes and onnxc compiles static shapes.
+properties too, since they decide result shapes: a number, or a size (`#graph.sizes`) over
+symbols when shape data or the run gives it.
 """
 
 from __future__ import annotations
@@ -147,8 +149,14 @@ class OneHotOp(GraphOp):
     indices = operand_def(TensorType)
     values = operand_def(TensorType)
     output = result_def(TensorType)
-    depth = prop_def(IntegerAttr)
+    depth = prop_def(IntegerAttr | SizesAttr)
+    """a number, or a size (`#graph.sizes<["OneHot_3_depth0"]>`: a depth the run computes)"""
     axis = prop_def(IntegerAttr)
+
+    def size(self) -> Dim:
+        """depth as a size."""
+        return int_of(self.depth) if isinstance(self.depth, IntegerAttr) \
+            else self.depth.values()[0]
 
     def same_element_type_operands(self):
         return [self.values]
@@ -156,9 +164,37 @@ class OneHotOp(GraphOp):
     def infer_shapes(self):
         if shape_of(self.values) != (2,):
             raise ValueError(f"values must have shape (2,), got {shape_of(self.values)}")
+        depth = self.size()
+        if isinstance(depth, int) and depth < 0:
+            raise ValueError(f"depth={depth} is negative")
         out = list(shape_of(self.indices))
-        out.insert(int_of(self.axis), int_of(self.depth))
+        out.insert(int_of(self.axis), depth)
         return [tuple(out)]
+
+
+@irdl_op_definition
+class LexOrderOp(GraphOp):
+    """The permutation (i64) that sorts the slices of `input` along `axis` ascending,
+    lexicographically: elements compared in memory order, the first that differs decides
+    (NaN after every number, as numpy sorts); equal slices keep their input order. Unique
+    along an axis groups the sorted slices."""
+
+    name = "graph.lex_order"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = prop_def(IntegerAttr)
+
+    def same_element_type_operands(self):
+        return []
+
+    def verify_element_types(self) -> None:
+        _require_i64(self, self.output)
+
+    def infer_shapes(self):
+        x, axis = shape_of(self.input), int_of(self.axis)
+        if not 0 <= axis < len(x):
+            raise ValueError(f"axis {axis} is outside rank {len(x)}")
+        return [(x[axis],)]
 
 
 @irdl_op_definition

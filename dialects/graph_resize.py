@@ -73,10 +73,8 @@ class ResizeOp(GraphOp):
         roi = floats_of(self.roi)
         ctm = self.coordinate_transformation_mode.data
         lo, hi = roi[axis], roi[axis + rank]
-        if (math.isclose(scale, 1.0) and x[axis] == y[axis]
-                and (ctm != "tf_crop_and_resize"
-                     or (math.isclose(lo, 0.0) and math.isclose(hi, 1.0)))):
-            return None
+        if math.isclose(scale, 1.0) and x[axis] == y[axis]:
+            return None  # not resampled, whatever the roi (as onnxruntime does)
         return sampling_taps(
             self.mode.data, ctm, self.nearest_mode.data, float_of(self.cubic_coeff_a),
             bool(int_of(self.exclude_outside)), bool(int_of(self.antialias)),
@@ -112,12 +110,12 @@ def _source_coordinates(ctm: str, out_size: int, in_size: int, scale: float,
         x = np.zeros(out_size) if length == 1 else y * (in_size - 1) / (length - 1)
     elif ctm == "asymmetric":
         x = y / scale
-    elif ctm == "tf_crop_and_resize":
+    elif ctm == "tf_crop_and_resize":  # over the output's length, as onnxruntime
         lo, hi = roi
-        if length == 1:
+        if out_size == 1:
             x = np.full(out_size, (hi - lo) * (in_size - 1) / 2)
         else:
-            x = y * (hi - lo) * (in_size - 1) / (length - 1)
+            x = y * (hi - lo) * (in_size - 1) / (out_size - 1)
         x = x + lo * (in_size - 1)
         outside = (x < 0) | (x > in_size - 1)
     elif ctm == "pytorch_half_pixel":

@@ -312,6 +312,7 @@ def from_terms(terms: dict[Monomial, int]) -> Dim:
     sum of one min or max (coefficient 1 or -1) and a polynomial is one min or max of the
     sums (`seq+1-max(1, seq)` is `min(1, seq)`), and floor divisions that cancel out as a
     whole are the polynomial they equal (floordiv(H+1, 2) + floordiv(H, 2) is H)."""
+    terms = {m: c for m, c in terms.items() if c}  # a cancelled atom must not count
     compound = [m for m, c in terms.items() if m and not isinstance(m[-1], str)]
     if not compound:
         return simplify(SymDim(terms))

@@ -18,7 +18,8 @@ compile time (they become constants), for models that pass shapes or axes as inp
 
 Shapes are known at import: ONNX shape inference runs first and every result type is
 computed with `graph_shapes` and checked against it. A graph input's `dim_param` is a size
-symbol (dialects/symbolic_dims.py): its dimensions are SymDims, typed
+symbol (dialects/symbolic_dims.py; one shared by inputs no path reads together is a symbol
+per group, input_symbols.py): its dimensions are SymDims, typed
 `tensor<1x?x768xf32, #graph.dims<["seq"]>>`, and every rule computes with them; what cannot
 be decided for every value of the symbols is an UnsupportedOpError naming the node. Inputs
 that the graph dialect wants as properties (Reshape's shape, Slice bounds, axes, pads, Clip

@@ -28,6 +28,7 @@ import onnx.numpy_helper
 import onnx.shape_inference
 
 from onnxc.errors import InvalidArgumentError, ShapeInferenceError
+from onnxc.frontend.input_symbols import split_symbols
 
 _SAMPLE_WISE = frozenset({
     # elementwise (operands of the output's rank; lower-rank operands broadcast per sample)
@@ -132,9 +133,11 @@ def with_fixed_shapes(model: onnx.ModelProto,
 def check_fixed_shapes(graph: onnx.GraphProto, shapes: Mapping[str, tuple[int, ...]]) -> None:
     """InvalidArgumentError for an `input_shapes` entry the model contradicts: a name that is
     not a graph input, another rank than the declared one, a dim the model declares static
-    with another size, or one symbolic dim given two sizes."""
+    with another size, or one symbolic dim given two sizes (a dim_param that names
+    independent sizes on inputs no path reads together, input_symbols.py, may take two)."""
     declared = {vi.name: vi for vi in graph.input}
-    symbols: dict[str, tuple[int, str]] = {}
+    renamed = split_symbols(graph, graph.input)
+    symbols: dict[tuple[str, str], tuple[int, str]] = {}
     for name, shape in shapes.items():
         if name not in declared:
             raise InvalidArgumentError(
@@ -155,7 +158,9 @@ def check_fixed_shapes(graph: onnx.GraphProto, shapes: Mapping[str, tuple[int, .
                     f"{where} is {size}, but the model declares that dimension "
                     f"static, of size {dim.dim_value}")
             if dim.HasField("dim_param") and dim.dim_param:
-                seen = symbols.setdefault(dim.dim_param, (size, where))
+                key = ("split", renamed[name][dim.dim_param]) \
+                    if dim.dim_param in renamed.get(name, {}) else ("param", dim.dim_param)
+                seen = symbols.setdefault(key, (size, where))
                 if seen[0] != size:
                     raise InvalidArgumentError(
                         f"{where} is {size}, but {seen[1]} is {seen[0]} and the model "

@@ -217,7 +217,10 @@ def _trilu(w: OnnxWriter, op: graph.TriluOp) -> None:
 
 
 def _one_hot(w: OnnxWriter, op: graph.OneHotOp) -> None:
-    depth = w.const(np.asarray(int_of(op.depth), dtype=np.int64), "depth")
+    depth = op.size()
+    if not isinstance(depth, int):
+        raise unsupported(op, f"depth = {depth} is a size, no ONNX constant")
+    depth = w.const(np.asarray(depth, dtype=np.int64), "depth")
     w.emit(op, "OneHot", [w.name(op.indices), depth, w.name(op.values)], axis=int_of(op.axis))
 
 

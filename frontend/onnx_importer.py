@@ -64,6 +64,7 @@ from onnxc.frontend import (
 )
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.batch_axes import with_fixed_shapes
+from onnxc.frontend.input_symbols import split_symbols
 from onnxc.frontend.onnx_context import (
     NodeContext,
     Result,
@@ -182,11 +183,13 @@ def import_onnx_text(text: str) -> ModuleOp:
 
 
 def static_type(type_proto: onnx.TypeProto, name: str, opset: int,
-                symbolic: bool = False) -> TensorType | None:
+                symbolic: bool = False,
+                renamed: Mapping[str, str] | None = None) -> TensorType | None:
     """The tensor type of a ValueInfo, None if ONNX did not fully infer it. With `symbolic`
-    a `dim_param` is a symbolic dimension (`SymDim.symbol(symbol_name(param))`), and a
-    dimension with neither value nor name (or the name "?") a symbol of its own,
-    `<name>_dim<axis>`: two of them are independent unknowns; otherwise the type is None."""
+    a `dim_param` is a symbolic dimension (`SymDim.symbol(symbol_name(param))`, or the
+    symbol `renamed` gives it: input_symbols.split_symbols), and a dimension with neither
+    value nor name (or the name "?") a symbol of its own, `<name>_dim<axis>`: two of them
+    are independent unknowns; otherwise the type is None."""
     if not type_proto.HasField("tensor_type"):
         return None
     tt = type_proto.tensor_type
@@ -197,7 +200,8 @@ def static_type(type_proto: onnx.TypeProto, name: str, opset: int,
         if d.HasField("dim_value"):
             dims.append(d.dim_value)
         elif symbolic and d.dim_param not in ("", "?"):
-            dims.append(SymDim.symbol(symbol_name(d.dim_param)))
+            dims.append(SymDim.symbol((renamed or {}).get(d.dim_param)
+                                      or symbol_name(d.dim_param)))
         elif symbolic:  # unnamed: an unknown of its own, as onnxruntime reads it
             dims.append(SymDim.symbol(f"{symbol_name(name)}_dim{axis}"))
         else:
@@ -334,8 +338,9 @@ class OnnxImporter:
         # in the inputs' order: the same IR text for the same model, whatever the hash seed
         defaults = {vi.name: self.tensors[vi.name].array for vi in inputs
                     if vi.name in overridable}
+        renamed = split_symbols(self.graph, inputs)
         for vi in inputs:
-            self._add_argument(vi)
+            self._add_argument(vi, renamed.get(vi.name))
         available = [vi.name for vi in inputs] + list(initializer_names)
         for index in topological_order(self.graph, available):
             self._import_node(self.graph.node[index], index)
@@ -383,10 +388,11 @@ class OnnxImporter:
             self.tensors[init.name] = Tensor.of_array(array, init.name)
         return {init.name for init in graph.initializer}
 
-    def _add_argument(self, vi: onnx.ValueInfoProto) -> None:
+    def _add_argument(self, vi: onnx.ValueInfoProto,
+                      renamed: Mapping[str, str] | None = None) -> None:
         """A function argument; `dim_param` and unnamed dimensions become symbolic
         (SymDim); an input of unknown rank is a ShapeInferenceError."""
-        ttype = static_type(vi.type, vi.name, self.opset, symbolic=True)
+        ttype = static_type(vi.type, vi.name, self.opset, symbolic=True, renamed=renamed)
         if ttype is None:
             if not vi.type.HasField("tensor_type"):
                 raise UnsupportedOpError("graph input", vi.name, self.opset,

@@ -5,7 +5,8 @@ the enclosing graph (the `_expanded` forms of ONNX functions test static facts t
 Scan becomes a `graph.loop` with a known iteration count: each iteration gathers its slice of
 every scan input (index i, or N-1-i in reverse), and the stacked scan outputs are reversed and
 transposed into place after the loop. A loop-carried value must keep its type across
-iterations. A Loop whose count is known (a trip count known at compile time and a condition
+iterations, or grow only by what the body appends to it (torch's `res = cat([res, row])`),
+which becomes a scan output (frontend/onnx_loop_appends.py). A Loop whose count is known (a trip count known at compile time and a condition
 that stays true) stacks its scan outputs to that many rows; one that stops on its data (a
 `while` with a `break`) names its count with a fresh size symbol, `<node>_trips`, known once
 it ran (graph.LoopOp's `trip_symbol`), and its scan outputs are values of run-time length.
@@ -29,6 +30,7 @@ from xdsl.ir import Block, Region, SSAValue
 from onnxc.dialects import graph
 from onnxc.dialects.layout import layout_of
 from onnxc.dialects.symbolic_dims import Dim, SymDim, sym_max, symbol_name
+from onnxc.frontend import onnx_loop_appends as appends
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor, materialize
 from onnxc.frontend.onnx_ops_math import normalized_axis
@@ -176,29 +178,40 @@ def convert_loop(ctx: NodeContext) -> list[Result]:
     if any(isinstance(t, LoopSequence | OptionalValue) for t in initial):
         raise ctx.unsupported("a loop-carried optional, or a Loop nested in another that "
                               "carries the outer loop's sequence")
-    tensors = [t for t in initial if not is_container(t)]
-    carried = [t.type for t in tensors]
-    block = Block(arg_types=[_SCALAR_I64, _SCALAR_I1, *carried])
-    args = iter(block.args[2:])
-    bound = [LoopSequence(t.element, t) if isinstance(t, SequenceValue) else next(args)
-             for t in initial]
-    block, outputs = _raw_body(ctx, "body", block, [*block.args[:2], *bound])
     n = len(initial)
+    block, bound, outputs = _loop_body(ctx, initial, {})
     if len(outputs) < 1 + n:
         raise ctx.invalid(f"the body yields {len(outputs)} values for {n} "
                           f"loop-carried values and the condition")
+    changing = {k: out.type for k, (b, out) in enumerate(zip(bound, outputs[1:1 + n]))
+                if not isinstance(b, LoopSequence) and isinstance(out, Tensor)
+                and out.type != initial[k].type}
+    grown: dict[int, tuple[SSAValue, int]] = {}  # carried value k -> (its piece, axis)
+    if changing:  # appended to? Import again with its changing sizes symbols
+        block, bound, outputs = _loop_body(ctx, initial, {
+            k: appends.growing_type(ctx, k, initial[k].type, t) for k, t in changing.items()})
+        for k, after in changing.items():
+            if any(o is outputs[1 + k] for j, o in enumerate(outputs) if j != 1 + k):
+                raise ctx.unsupported(f"loop-carried value '{ctx.node.input[2 + k]}' changes "
+                                      f"shape across iterations and is yielded twice")
+            change = f"changes from {initial[k].type} to {after} across iterations"
+            grown[k] = appends.appended_piece(ctx, block, k, bound[k], outputs[1 + k], change)
+        for k in sorted(grown, reverse=True):
+            block.erase_arg(bound[k])
     appended = _appended(ctx, bound, outputs[1:1 + n])
-    tensor_slots = [k for k, b in enumerate(bound) if not isinstance(b, LoopSequence)]
+    tensor_slots = [k for k, b in enumerate(bound)
+                    if not isinstance(b, LoopSequence) and k not in grown]
+    carried = [initial[k].type for k in tensor_slots]
     yielded = [_yielded(ctx, block, outputs[0], 0),
                *(_yielded(ctx, block, outputs[1 + k], 1 + k) for k in tensor_slots),
                *(_yielded(ctx, block, v, k) for k, v in enumerate(outputs[1 + n:], 1 + n)),
-               *(materialize(block, t) for t in appended.values())]
+               *(materialize(block, t) for t in appended.values()),
+               *(piece for piece, _ in grown.values())]
     for t, v, k in zip(carried, yielded[1:], tensor_slots):
         if v.type != t:
-            name = ctx.node.input[2 + k]
             raise ctx.unsupported(
-                f"loop-carried value '{name}' changes from {t} to {v.type} across "
-                f"iterations; onnxc needs it to keep its type (static shapes)")
+                f"loop-carried value '{ctx.node.input[2 + k]}' changes from {t} to {v.type} "
+                f"across iterations; onnxc needs it to keep its type or to grow by appends")
     next_cond = yielded[0].type
     if next_cond.get_element_type() != i1 or int(np.prod(next_cond.get_shape())) != 1:
         raise ctx.invalid(f"the body's condition output must be a single bool, not {next_cond}")
@@ -214,23 +227,40 @@ def convert_loop(ctx: NodeContext) -> list[Result]:
     cond_value = ctx.operand(1) if cond is not None else ctx.materialize(
         Tensor.of_array(np.array(True)))
     results = [*carried, *(_stacked(v.type, iterations) for v in scans)]
-    op = graph.LoopOp(trip_value, cond_value, [ctx.materialize(t) for t in tensors], results,
-                      Region(block), None if trip_symbol else iterations, trip_symbol)
-    loop_results = list(ctx.emit(op).results)
-    carried_results = iter(loop_results[:len(carried)])
-    own_scans = loop_results[len(carried):len(loop_results) - len(appended)]
-    stacks = iter(loop_results[len(loop_results) - len(appended):])
+    op = graph.LoopOp(trip_value, cond_value, [ctx.materialize(initial[k]) for k in tensor_slots],
+                      results, Region(block), None if trip_symbol else iterations, trip_symbol)
+    loop_results = iter(ctx.emit(op).results)
+    carried_results = {k: next(loop_results) for k in tensor_slots}
+    own_scans = [next(loop_results) for _ in outputs[1 + n:]]
+    stacks = {k: next(loop_results) for k in appended}
     out: list[Result] = []
     for k, b in enumerate(bound):
-        if not isinstance(b, LoopSequence):
-            out.append(next(carried_results))
+        if k in grown:
+            piece_axis = grown[k][1]
+            out.append(appends.grown_result(ctx, initial[k], next(loop_results), piece_axis))
+        elif not isinstance(b, LoopSequence):
+            out.append(carried_results[k])
         elif k in appended:
-            stacked = next(stacks)
+            stacked = stacks[k]
             out.append(SequenceValue(b.element, list(b.initial.items),  # type: ignore[arg-type]
                                      Tensor(stacked.type, value=stacked)))  # type: ignore
         else:
             out.append(b.initial)  # type: ignore[arg-type]
     return [*out, *own_scans]
+
+
+def _loop_body(ctx: NodeContext, initial: list, types: dict[int, TensorType]
+               ) -> tuple[Block, list, list]:
+    """The Loop's body imported into a new block whose carried tensors have their initial
+    types, or `types[k]` for carried value k: the block, what its inputs are bound to (a
+    carried sequence is a LoopSequence), what it yields."""
+    arg_types = [types.get(k, t.type) for k, t in enumerate(initial) if not is_container(t)]
+    block = Block(arg_types=[_SCALAR_I64, _SCALAR_I1, *arg_types])
+    args = iter(block.args[2:])
+    bound = [LoopSequence(t.element, t) if isinstance(t, SequenceValue) else next(args)
+             for t in initial]
+    block, outputs = _raw_body(ctx, "body", block, [*block.args[:2], *bound])
+    return block, bound, outputs
 
 
 def _trip_symbol(ctx: NodeContext) -> str:

@@ -22,11 +22,11 @@ from xdsl.ir import SSAValue
 from onnxc.dialects import graph, graph_indexed, graph_resize
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph_base import sizes_attr
+from onnxc.dialects.size_facts import require_at_least
 from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, floordiv, sym_min
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
 from onnxc.frontend.onnx_ops_math import Converter
-from onnxc.frontend.onnx_shape_data import dims_of
 
 
 def ints_of_array(array: np.ndarray) -> list[int]:
@@ -123,11 +123,7 @@ def _resize_geometry(ctx: NodeContext) -> tuple[tuple[int, ...], list[float], li
                   else [float(s) for s in scales_array.reshape(-1)])
         sizes = None  # known at import, or computed in the run (run symbols)
         if ctx.has_input(3) and ctx.tensor(3).shape != (0,):
-            if ctx.attr("antialias", 0) or ctx.attr("coordinate_transformation_mode", "") \
-                    == "tf_crop_and_resize":  # taps built at compile time (resize_taps.py)
-                sizes = dims_of(ctx.constant(3, "sizes"))
-            else:
-                sizes = ctx.sizes(3, "sizes")
+            sizes = ctx.sizes(3, "sizes")
         if (scales is None) == (sizes is None):
             raise ctx.invalid("exactly one of scales and sizes must be given")
     axes = ctx.ints("axes") if ctx.opset >= 18 else None
@@ -169,6 +165,15 @@ def _resize_geometry(ctx: NodeContext) -> tuple[tuple[int, ...], list[float], li
     return tuple(out), full_scales, full_roi
 
 
+def _samples_something(x: tuple, out: tuple) -> tuple:
+    """An axis resized to a nonempty size must have input to sample (a guard where the
+    sizes are symbolic: the kernels would read past an empty input)."""
+    for d, n in zip(x, out, strict=True):
+        if d != n:
+            require_at_least(d, sym_min(n, 1), "Resize samples an empty axis")
+    return out
+
+
 def _scaled(scale: float, size: Dim) -> Dim:
     """floor(scale * size), for a symbolic size too: the float scale is exactly the
     fraction p / q (q a power of two), so it is floordiv(p * size, q)."""
@@ -197,6 +202,7 @@ def convert_resize(ctx: NodeContext) -> list[Result]:
     if antialias and mode == "nearest":
         raise ctx.invalid("antialias needs mode linear or cubic")
     out, scales, roi = _resize_geometry(ctx)
+    ctx.infer(_samples_something, ctx.shape(0), out)
     op = graph_resize.ResizeOp(
         operands=[ctx.operand(0)],
         result_types=[typed(ctx, out)],

@@ -62,31 +62,32 @@ def _window(ctx: NodeContext, kernel: list[int], symbolic_pads: bool = False
     return strides, pads, dilations
 
 
-def _padded_input(ctx: NodeContext, pads: list, fill: float | None
+def _padded_input(ctx: NodeContext, pads: list, fill: float
                   ) -> tuple[Result | SSAValue, tuple, list[int]]:
     """(input, its shape, the op's pads). The kernels take constant pads; SAME auto_pad
     over a symbolic size pads by an amount that depends on it (stride 2, kernel 3: 1 for an
     even size, 2 for an odd one), so the input is padded by a graph.pad of symbolic pads
-    (with `fill`: 0 for Conv, the lowest value for MaxPool) and the op gets none. `fill`
-    None: no fill gives the op's result (AveragePool that excludes pads), refused."""
+    (with `fill`: 0 for Conv and AveragePool, the lowest value for MaxPool) and the op gets
+    none."""
     if all(isinstance(p, int) for p in pads):
         return ctx.operand(0), ctx.shape(0), pads
-    if fill is None:
-        raise ctx.symbolic(SymbolicDimError(
-            f"auto_pad pads {[str(p) for p in pads]} depend on the input size, and padding "
-            f"first would count the pads in the average (count_include_pad is 0)"))
-    x = ctx.shape(0)
+    value, shape = _pad(ctx, ctx.operand(0), ctx.shape(0), pads, fill)
+    return value, shape, [0] * len(pads)
+
+
+def _pad(ctx: NodeContext, value: SSAValue, x: tuple, pads: list, fill: float
+         ) -> tuple[SSAValue, tuple]:
     n = len(x) - 2
     full = [0, 0, *pads[:n], 0, 0, *pads[n:]]
     shape = ctx.infer(shapes.pad_shape, x, full)
-    el = ctx.element_type(0)
+    el = value.type.get_element_type()
     op = graph.PadOp(
-        operands=[ctx.operand(0)],
+        operands=[value],
         result_types=[types.tensor_type(shape, el)],
         properties={"pads": sizes_attr(full), "mode": StringAttr("constant"),
                     "value": types.float_attr(fill, el)},
     )
-    return ctx.emit1(op), shape, [0] * (2 * n)
+    return ctx.emit1(op), shape
 
 
 def _lowest(ctx: NodeContext) -> float:
@@ -144,29 +145,45 @@ def convert_max_pool(ctx: NodeContext) -> list[Result]:
 
 
 def convert_average_pool(ctx: NodeContext) -> list[Result]:
+    """AveragePool; with pads that depend on a symbolic size (SAME auto_pad) the input is
+    zero-padded first, and when the pads must not count (count_include_pad 0) the average
+    is divided by that of a padded all-ones plane (the share of real elements per window)."""
     kernel = ctx.ints("kernel_shape")
     if kernel is None:
         raise ctx.invalid("required attribute 'kernel_shape' is missing")
     strides, pads, dilations = _window(ctx, kernel, symbolic_pads=True)
     include = ctx.attr("count_include_pad", 0)
-    x, x_shape, pads = _padded_input(ctx, pads, 0.0 if include else None)
+    symbolic_pads = not all(isinstance(p, int) for p in pads)
+    x, x_shape, op_pads = _padded_input(ctx, pads, 0.0)
     ceil_mode = ctx.attr("ceil_mode", 0)
-    out = ctx.infer(shapes.pool_output_shape, x_shape, kernel, strides, pads, dilations,
+    out = ctx.infer(shapes.pool_output_shape, x_shape, kernel, strides, op_pads, dilations,
                     bool(ceil_mode))
-    op = graph.AveragePoolOp(
-        operands=[x],
-        result_types=[types.tensor_type(out, ctx.element_type(0))],
-        properties={
-            "kernel_shape": types.i64_array(kernel),
-            "strides": types.i64_array(strides),
-            "pads": types.i64_array(pads),
-            "ceil_mode": types.i64_attr(ceil_mode),
-            "count_include_pad": types.i64_attr(include),
-            **({"dilations": types.i64_array(dilations)} if any(d != 1 for d in dilations)
-               else {}),
-        },
-    )
-    return [ctx.emit1(op)]
+    el = ctx.element_type(0)
+
+    def pool(value: SSAValue, shape: tuple) -> SSAValue:
+        return ctx.emit1(graph.AveragePoolOp(
+            operands=[value],
+            result_types=[types.tensor_type(shape, el)],
+            properties={
+                "kernel_shape": types.i64_array(kernel),
+                "strides": types.i64_array(strides),
+                "pads": types.i64_array(op_pads),
+                "ceil_mode": types.i64_attr(ceil_mode),
+                "count_include_pad": types.i64_attr(int(bool(include or symbolic_pads))),
+                **({"dilations": types.i64_array(dilations)} if any(d != 1 for d in dilations)
+                   else {}),
+            },
+        ))
+
+    y = pool(x, out)
+    if symbolic_pads and not include:
+        plane = (1, 1, *ctx.shape(0)[2:])
+        ones = ctx.emit1(graph.ConstantOfShapeOp(
+            properties={"value": from_numpy(np.ones(1, element_dtype(el)))},
+            result_types=[types.tensor_type(plane, el)]))
+        share = pool(_pad(ctx, ones, plane, pads, 0.0)[0], (1, 1, *out[2:]))
+        y = ctx.emit1(graph.DivOp(operands=[y, share], result_types=[y.type]))
+    return [y]
 
 
 def _global_pool(op_class: type[graph.GlobalPoolOp]) -> Converter:

@@ -218,59 +218,32 @@ def convert_trilu(ctx: NodeContext) -> list[Result]:
         "upper": types.i64_attr(int(ctx.attr("upper", 1))), "k": types.i64_attr(k)})]
 
 
-def one_hot(ctx: NodeContext, indices: SSAValue, values: SSAValue, depth: int,
+def one_hot(ctx: NodeContext, indices: SSAValue, values: SSAValue, depth: Dim,
             axis: int) -> SSAValue:
     out = list(graph.shape_of(indices))
     out.insert(axis, depth)
     return emit(ctx, graph.OneHotOp, [indices, values], out, values.type.get_element_type(),
-                {"depth": types.i64_attr(depth), "axis": types.i64_attr(axis)})
-
-
-def _one_hot_of_run_time_depth(ctx: NodeContext, axis: int) -> SSAValue:
-    """OneHot whose depth the run computes (a size bound to a run symbol, checked >= 0):
-    Where(index == Range(depth) along the new axis, on, off), a negative index counting
-    from the depth; an index out of range matches nothing (all off, as ONNX says)."""
-    (depth,) = ctx.sizes(1, "depth")
-    i64_el = types.element_type(types.TP.INT64)
-    indices = ctx.operand(0)
-    if indices.type.get_element_type() != i64_el:
-        indices = emit(ctx, graph.CastOp, [indices], ctx.shape(0), i64_el)
-    size = reshape(ctx, ctx.operand(1), ())
-    if size.type.get_element_type() != i64_el:
-        size = emit(ctx, graph.CastOp, [size], (), i64_el)
-    zero = ctx.materialize(Tensor.of_array(np.array(0, np.int64)))
-    one = ctx.materialize(Tensor.of_array(np.array(1, np.int64)))
-    shape = ctx.shape(0)
-    negative = emit(ctx, graph.LessOp, [indices, zero], shape, types.element_type(types.TP.BOOL))
-    shifted = binary(ctx, graph.AddOp, indices, size)
-    indices = emit(ctx, graph.WhereOp, [negative, shifted, indices], shape, i64_el)
-    out = [*shape[:axis], depth, *shape[axis:]]
-    positions = emit(ctx, graph.RangeOp, [zero, one], (depth,), i64_el)
-    positions = reshape(ctx, positions, [depth if k == axis else 1 for k in range(len(out))])
-    indices = reshape(ctx, indices, [*shape[:axis], 1, *shape[axis:]])
-    hit = emit(ctx, graph.EqualOp, [indices, positions], out,
-               types.element_type(types.TP.BOOL))
-    values = ctx.operand(2)
-    off, on = (emit(ctx, graph.GatherOp, [values, ctx.materialize(Tensor.of_array(
-        np.array(k, np.int64)))], (), values.type.get_element_type(),
-        {"axis": types.i64_attr(0)}) for k in (0, 1))
-    return emit(ctx, graph.WhereOp, [hit, on, off], out, values.type.get_element_type())
+                {"depth": types.i64_attr(depth) if isinstance(depth, int)
+                 else SizesAttr([depth]), "axis": types.i64_attr(axis)})
 
 
 def convert_one_hot(ctx: NodeContext) -> list[Result]:
+    """A depth known at import is a number or a size over input symbols; one the run
+    computes is bound to a run symbol (NodeContext.sizes, checked >= 0) and must be >= 1,
+    as onnxruntime requires: a guard checked right after it is bound."""
     check_element(ctx, 0)
     check_element(ctx, 2, allow_bool=True)
-    if ctx.tensor(1).array is None:
-        if ctx.shape(2) != (2,):
-            raise ctx.invalid(f"values must have shape (2,), got {ctx.shape(2)}")
-        axis = normalized_axis(ctx, ctx.attr("axis", -1), ctx.rank(0) + 1)
-        return [_one_hot_of_run_time_depth(ctx, axis)]
-    depth_array = ctx.constant(1, "depth")
-    if depth_array.size != 1:
-        raise ctx.invalid(f"depth must hold one value, got shape {depth_array.shape}")
-    depth = int(depth_array.reshape(-1)[0])
-    if depth < 0:
-        raise ctx.invalid(f"negative depth {depth}")
+    if ctx.tensor(1).shape not in ((), (1,)):
+        raise ctx.invalid(f"depth must hold one value, got shape {ctx.tensor(1).shape}")
+    if ctx.tensor(1).array is not None and not ctx.tensor(1).symbolic_data:
+        depth_array = ctx.constant(1, "depth")
+        depth: Dim = int(np.asarray(depth_array).reshape(-1)[0])
+    else:
+        (depth,) = ctx.sizes(1, "depth")
+    if isinstance(depth, int) and depth <= 0:
+        raise ctx.invalid(f"depth {depth} is not positive")
+    if not isinstance(depth, int):
+        require_at_least(depth, 1, "OneHot depth must be positive")
     if ctx.shape(2) != (2,):
         raise ctx.invalid(f"values must have shape (2,), got {ctx.shape(2)}")
     axis = normalized_axis(ctx, ctx.attr("axis", -1), ctx.rank(0) + 1)

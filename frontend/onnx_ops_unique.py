@@ -1,18 +1,18 @@
-"""Unique of the flattened input, whose number of distinct values the run decides.
+"""Unique, whose number of distinct values (or slices, along an axis) the run decides.
 
-A constant input is folded with numpy. Otherwise Unique is composed of kernels that exist:
-a stable ascending TopK of all n elements sorts the values (equal ones keep their input
-order), a value differing from the one before starts a group, NonZero of those starts
-gives the groups (their count a run symbol, like Compress's), and
-- Y: the sorted values at the starts; indices: the input positions at the starts (the
-  first occurrence, since the sort is stable);
-- inverse_indices: each element's group, scattered back to its input position (the group
-  is the running count of starts, minus one);
-- counts: ones added into a zero per group (ScatterElements with reduction add).
+A constant input is folded with numpy. Otherwise Unique is composed of kernels that exist,
+over n items: the elements of the flattened input, or with an axis its slices along it.
+- A stable ascending sort orders them, equal ones keeping their input order: TopK of the n
+  elements, or graph.lex_order of the slices (lexicographic, the first differing element
+  decides), then a Gather of the sorted slices.
+- An item differing from the one before starts a group (for slices: any element differs);
+  NonZero of those starts gives the groups, their count a run symbol (like Compress's).
+- Y: the sorted items at the starts; indices: the input positions at the starts (the first
+  occurrence, since the sort is stable); inverse_indices: each item's group, scattered back
+  to its input position (the group is the running count of starts, minus one); counts: ones
+  added into a zero per group (ScatterElements with reduction add).
 With sorted=0 the groups are put in order of their first occurrence (a second TopK of the
 first positions) and inverse_indices renumbered by that order.
-
-Unique along an axis (unique sub-tensors, compared lexicographically) stays refused.
 """
 
 from __future__ import annotations
@@ -27,18 +27,22 @@ from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph_base import SizesAttr
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
+from onnxc.frontend.onnx_ops_math import normalized_axis
 from onnxc.frontend.onnx_ops_movement import positions
-from onnxc.frontend.onnx_ops_reduce import emit, reshape
+from onnxc.frontend.onnx_ops_reduce import emit, reduce, reshape
 
 
-def _folded(values: np.ndarray, keep_sorted: bool) -> list[Result]:
-    y, first, inverse, counts = np.unique(values.reshape(-1), return_index=True,
-                                          return_inverse=True, return_counts=True)
+def _folded(values: np.ndarray, keep_sorted: bool, axis: int | None) -> list[Result]:
+    if axis is None:
+        values = values.reshape(-1)
+    y, first, inverse, counts = np.unique(values, return_index=True, return_inverse=True,
+                                          return_counts=True, axis=axis)
     if not keep_sorted:
         order = np.argsort(first, kind="stable")
         rank = np.empty_like(order)
         rank[order] = np.arange(order.size)
-        y, first, counts, inverse = y[order], first[order], counts[order], rank[inverse]
+        y = np.take(y, order, axis=axis or 0)
+        first, counts, inverse = first[order], counts[order], rank[inverse.reshape(-1)]
     return [y, *(np.asarray(a, np.int64).reshape(-1) for a in (first, inverse, counts))]
 
 
@@ -59,59 +63,72 @@ def _top_k(ctx: NodeContext, x, k) -> tuple:
 def convert_unique(ctx: NodeContext) -> list[Result]:
     keep_sorted = bool(ctx.attr("sorted", 1))
     x = ctx.tensor(0)
-    if ctx.has_attr("axis"):
-        if x.array is not None and not x.symbolic_data and ctx.rank(0) == 1:
-            return _folded(np.asarray(x.array), keep_sorted)
-        raise ctx.unsupported("Unique along an axis (unique sub-tensors)")
+    axis = normalized_axis(ctx, ctx.attr("axis"), ctx.rank(0)) if ctx.has_attr("axis") \
+        else None
     if x.array is not None and not x.symbolic_data:
-        return _folded(np.asarray(x.array), keep_sorted)
+        return _folded(np.asarray(x.array), keep_sorted, axis)
+    if axis is not None and ctx.rank(0) == 1:
+        axis = None  # the slices of a vector are its elements
     i64 = types.element_type(types.TP.INT64)
     boolean = types.element_type(types.TP.BOOL)
+    axis0 = {"axis": types.i64_attr(0)}
 
     def const(value) -> Result:
         return ctx.materialize(Tensor.of_array(np.asarray(value, np.int64)))
 
-    n = math.prod(ctx.shape(0))
-    values, order = _top_k(ctx, reshape(ctx, ctx.operand(0), (n,)), n)
+    shape = list(ctx.shape(0))
+    el = ctx.element_type(0)
+    if axis is None:
+        n = math.prod(shape)
+        items, order = _top_k(ctx, reshape(ctx, ctx.operand(0), (n,)), n)
+        at, shape = 0, [n]
+    else:
+        n, at = shape[axis], axis
+        order = emit(ctx, graph.LexOrderOp, [ctx.operand(0)], (n,), i64,
+                     {"axis": types.i64_attr(axis)})
+        items = emit(ctx, graph.GatherOp, [ctx.operand(0), order], shape, el,
+                     {"axis": types.i64_attr(axis)})
     position = emit(ctx, graph.RangeOp, [const(0), const(1)], (n,), i64)
     before = emit(ctx, graph.MaxOp, [[emit(ctx, graph.SubOp, [position, const(1)], (n,), i64),
                                       const(0)]], (n,), i64)  # one variadic operand
-    previous = emit(ctx, graph.GatherOp, [values, before], (n,), values.type.get_element_type(),
-                    {"axis": types.i64_attr(0)})
-    differs = emit(ctx, graph.NotOp, [emit(ctx, graph.EqualOp, [values, previous], (n,),
-                                           boolean)], (n,), boolean)
+    previous = emit(ctx, graph.GatherOp, [items, before], shape, el,
+                    {"axis": types.i64_attr(at)})
+    differs = emit(ctx, graph.NotOp, [emit(ctx, graph.EqualOp, [items, previous], shape,
+                                           boolean)], shape, boolean)
+    if axis is not None:  # a slice differs where any of its elements does
+        others = [a for a in range(len(shape)) if a != axis]
+        some = reduce(ctx, graph.ReduceMaxOp, emit(ctx, graph.CastOp, [differs], shape, i64),
+                      others, False)
+        differs = emit(ctx, graph.GreaterOp, [some, const(0)], (n,), boolean)
     first_one = emit(ctx, graph.EqualOp, [position, const(0)], (n,), boolean)
     starts_group = emit(ctx, graph.OrOp, [differs, first_one], (n,), boolean)
     starts = positions(ctx, starts_group)
     (u,) = graph.shape_of(starts)
-    axis0 = {"axis": types.i64_attr(0)}
-    y = emit(ctx, graph.GatherOp, [values, starts], (u,), values.type.get_element_type(), axis0)
+    out_shape = [*shape[:at], u, *shape[at + 1:]]
+    y = emit(ctx, graph.GatherOp, [items, starts], out_shape, el, {"axis": types.i64_attr(at)})
     first = emit(ctx, graph.GatherOp, [order, starts], (u,), i64, axis0)
     group = emit(ctx, graph.SubOp, [emit(ctx, graph.CumSumOp, [
         emit(ctx, graph.CastOp, [starts_group], (n,), i64)], (n,), i64,
         {"axis": types.i64_attr(0), "exclusive": types.i64_attr(0),
          "reverse": types.i64_attr(0)}), const(1)], (n,), i64)
 
-    def zeros(size) -> Result:
+    def filled(value: int, size) -> Result:
         return ctx.emit1(graph.ConstantOfShapeOp(
-            properties={"value": from_numpy(np.zeros(1, np.int64))},
+            properties={"value": from_numpy(np.full(1, value, np.int64))},
             result_types=[types.tensor_type((size,), i64)]))
 
     def scatter(data, indices, updates, reduction: str, size) -> Result:
         return emit(ctx, graph_indexed.ScatterElementsOp, [data, indices, updates], (size,), i64,
                     {"axis": types.i64_attr(0), "reduction": StringAttr(reduction)})
 
-    inverse = scatter(zeros(n), order, group, "none", n)
-    ones = ctx.emit1(graph.ConstantOfShapeOp(
-        properties={"value": from_numpy(np.ones(1, np.int64))},
-        result_types=[types.tensor_type((n,), i64)]))
-    counts = scatter(zeros(u), group, ones, "add", u)
+    inverse = scatter(filled(0, n), order, group, "none", n)
+    counts = scatter(filled(0, u), group, filled(1, n), "add", u)
     if not keep_sorted:
         first, perm = _top_k(ctx, first, u)  # the groups in order of first occurrence
-        y = emit(ctx, graph.GatherOp, [y, perm], (u,), y.type.get_element_type(), axis0)
+        y = emit(ctx, graph.GatherOp, [y, perm], out_shape, el, {"axis": types.i64_attr(at)})
         counts = emit(ctx, graph.GatherOp, [counts, perm], (u,), i64, axis0)
-        rank = scatter(zeros(u), perm, emit(ctx, graph.RangeOp, [const(0), const(1)], (u,),
-                                            i64), "none", u)
+        rank = scatter(filled(0, u), perm, emit(ctx, graph.RangeOp, [const(0), const(1)], (u,),
+                                                i64), "none", u)
         inverse = emit(ctx, graph.GatherOp, [rank, inverse], (n,), i64, axis0)
     return [y, first, inverse, counts]
 

@@ -32,11 +32,11 @@ MAX_ELEMENTS = 8
 @dataclass(frozen=True)
 class Term:
     """One element: `root`'s flat element `index` plus `offset`, or the constant `offset`
-    when `root` is None."""
+    when `root` is None (a size of shape data, `seq`, is a constant of the run)."""
 
     root: SSAValue | None
     index: int
-    offset: int
+    offset: int | SymDim
 
     def plus(self, c: int) -> Term:
         return Term(self.root, self.index, self.offset + c)
@@ -54,13 +54,15 @@ def _size(t: Tensor) -> int | None:
 
 
 def terms_of(t: Tensor) -> list[Term] | None:
-    """Each element of `t` as a Term, if `t` is a small integer tensor (shape data with
-    symbolic elements is not followed: its sizes are not constants)."""
+    """Each element of `t` as a Term, if `t` is a small integer tensor."""
     size = _size(t)
-    if not _integer(t) or size is None or size > MAX_ELEMENTS or t.symbolic_data:
+    if not _integer(t) or size is None or size > MAX_ELEMENTS:
         return None
-    if t.array is not None:
-        return [Term(None, 0, int(v)) for v in t.array.reshape(-1)]
+    if t.array is not None:  # shape data's sizes are constants of the run (ctx.sizes)
+        return [Term(None, 0, v if isinstance(v, SymDim) else int(v))
+                for v in t.array.reshape(-1)]
+    if t.symbolic_data:
+        return None
     if t.terms is not None:
         return list(t.terms)
     if t.value is not None:
@@ -217,6 +219,8 @@ def dynamic_slice(ctx: NodeContext, axes: list[int], steps: list[int]) -> SSAVal
     shape = list(ctx.shape(0))
     static: list[tuple[int, int, int, int]] = []
     dynamic: list[tuple[Term, int, int]] = []
+    if any(isinstance(t.offset, SymDim) for t in (*starts, *ends)):
+        return run_time_slice(ctx, axes, steps)
     for s, e, axis, step in zip(starts, ends, axes, steps):
         if s.root is None and e.root is None:
             static.append((s.offset, e.offset, axis, step))

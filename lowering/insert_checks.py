@@ -234,14 +234,16 @@ def checks_for(op: Operation) -> list[Operation]:
 
 def _insert_guards(block: Block, guards: list[graph.CheckSizesOp]) -> None:
     """Each guard where its sizes are known: at the top for the input sizes the import
-    assumed things of, after the op defining the last run symbol it names otherwise."""
+    assumed things of, after the op defining the last run symbol it names otherwise (in
+    the If branch or loop body that defines it: a loop's own sizes are checked each
+    iteration)."""
     defined_by: dict[str, Operation] = {}
-    for op in block.ops:
+    for op in block.walk():
         names = set(graph.defined_sizes(op))
         if isinstance(op, graph.LoopOp) and op.trip_symbol is not None:
             names.add(op.trip_symbol.data)
         defined_by.update(dict.fromkeys(names, op))
-    order = {op: i for i, op in enumerate(block.ops)}
+    order = {op: i for i, op in enumerate(block.walk())}
     first = block.first_op
     assert first is not None
     for guard in guards:

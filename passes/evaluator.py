@@ -38,6 +38,7 @@ from onnxc.passes import (
     quant_reference,
 )
 from onnxc.passes.evaluator_sizes import (
+    bind_result_sizes,
     bind_run_sizes,
     bind_symbols,
     has_symbolic_types,
@@ -484,6 +485,8 @@ def _run_block(block: Block, env: dict[SSAValue, np.ndarray]) -> list[np.ndarray
             bind_run_sizes(op, operands[0], _RUN_SIZES.get())
         else:
             values = evaluate_op(op, operands)
+            if isinstance(op, graph.DefinesSizes):
+                bind_result_sizes(op, values, _RUN_SIZES.get())
         for r, value in zip(op.results, values, strict=True):
             env[r] = value
     return None
@@ -507,16 +510,22 @@ def _run_if(op: graph.IfOp, operands: list[np.ndarray],
 
 def _run_loop(op: graph.LoopOp, operands: list[np.ndarray],
               env: dict[SSAValue, np.ndarray]) -> list[np.ndarray]:
-    """ONNX Loop semantics: run while i < trip count and the condition holds."""
+    """ONNX Loop semantics: run while i < trip count and the condition holds. A body that
+    defines run sizes (their own each iteration) runs a fresh copy each iteration, without
+    the last iteration's values: binding them specializes the ops after them in place."""
     trips, cond = int(operands[0].reshape(-1)[0]), bool(operands[1].reshape(-1)[0])
     state = operands[2:]
     slices: list[list[np.ndarray]] = [[] for _ in op.scan_outputs]
-    args = op.body.block.args
+    local = {n for o in op.body.walk() for n in graph.defined_sizes(o)}
     i = 0
     while i < trips and cond:
+        for name in local:
+            _RUN_SIZES.get().pop(name, None)
+        body = op.body.clone().block if local else op.body.block
+        args = body.args
         env[args[0]], env[args[1]] = np.array(i, np.int64), np.array(cond)
         env.update(zip(args[2:], state))
-        out = _run_block(op.body.block, env) or []
+        out = _run_block(body, env) or []
         cond, state = bool(out[0].reshape(-1)[0]), out[1:1 + len(state)]
         for k, value in enumerate(out[1 + len(state):]):
             slices[k].append(value)

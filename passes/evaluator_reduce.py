@@ -1,6 +1,6 @@
 """numpy semantics of the reduction and index graph ops (ReduceMax/Min/Prod, ArgMax/ArgMin,
-TopK, CumSum/CumProd, Trilu, OneHot, Range), for constant folding and --verify-numerics. Written
-from the ONNX operator docs; obvious code over speed."""
+TopK, CumSum/CumProd, Trilu, OneHot, LexOrder, Range), for constant folding and
+--verify-numerics. Written from the ONNX operator docs; obvious code over speed."""
 
 from __future__ import annotations
 
@@ -86,11 +86,20 @@ def _trilu(op: graph.TriluOp, args: list[np.ndarray]) -> list[np.ndarray]:
 
 def _one_hot(op: graph.OneHotOp, args: list[np.ndarray]) -> list[np.ndarray]:
     indices, values = args[0].astype(np.int64), args[1]
-    depth, axis = int_of(op.depth), int_of(op.axis)
+    depth, axis = int(op.size()), int_of(op.axis)  # specialized: a number
     indices = np.where(indices < 0, indices + depth, indices)
     positions = np.arange(depth).reshape([depth] + [1] * (indices.ndim - axis))
     hit = np.expand_dims(indices, axis) == positions
     return [np.where(hit, values[1], values[0])]
+
+
+def _lex_order(op: graph.LexOrderOp, args: list[np.ndarray]) -> list[np.ndarray]:
+    """The stable lexicographic order of the slices along the axis (NaN last)."""
+    x, axis = args[0], int_of(op.axis)
+    rows = np.moveaxis(x, axis, 0).reshape(x.shape[axis], x.size // max(x.shape[axis], 1))
+    if rows.shape[1] == 0:
+        return [np.arange(rows.shape[0], dtype=np.int64)]
+    return [np.lexsort(rows.T[::-1]).astype(np.int64)]
 
 
 def _range(op: graph.RangeOp, args: list[np.ndarray]) -> list[np.ndarray]:
@@ -113,5 +122,6 @@ EVALUATORS: dict[type[Operation], Callable[[Operation, list[np.ndarray]], list[n
     graph.CumProdOp: _cumulative,
     graph.TriluOp: _trilu,
     graph.OneHotOp: _one_hot,
+    graph.LexOrderOp: _lex_order,
     graph.RangeOp: _range,
 }

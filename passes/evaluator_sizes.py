@@ -1,6 +1,7 @@
 """Sizes for the evaluator: symbolic types made static by the values the feeds' shapes give
 their symbols (`specialized`), and run symbols bound when the run computes them
-(graph.bind_sizes: the ops after it are specialized in place)."""
+(graph.bind_sizes, or the result shapes of an op that defines them, graph.nonzero: the ops
+after it are specialized in place)."""
 
 from __future__ import annotations
 
@@ -68,11 +69,31 @@ def specialized(module_or_func: ModuleOp | FuncOp, values: Mapping[str, int]):
     return copy
 
 
+def bind_result_sizes(op: graph.DefinesSizes, results: Sequence[np.ndarray],
+                      values: dict[str, int]) -> None:
+    """The run symbols `op` defines, read from its results' shapes where a dimension is
+    one of them (NonZero's count), added to `values` and the later ops specialized."""
+    defined = {name.data for name in op.defines.data}
+    found: dict[str, int] = {}
+    for r, array in zip(op.results, results, strict=True):
+        for d, n in zip(shape_of(r), np.shape(array)):
+            name = _lone_symbol(d)
+            if name in defined:
+                found[name] = int(n)
+    if found:
+        values.update(found)
+        _specialize_after(op, values)
+
+
 def bind_run_sizes(op: graph.BindSizesOp, array: np.ndarray, values: dict[str, int]) -> None:
     """The sizes `op` binds (the run computed `array`) added to `values`, and the ops after
     it in its block specialized with them (in place: the evaluator runs a copy)."""
     for name, size in zip(op.defines.data, np.asarray(array).reshape(-1), strict=True):
         values[name.data] = int(size)
+    _specialize_after(op, values)
+
+
+def _specialize_after(op: Operation, values: Mapping[str, int]) -> None:
     later: list[Operation] = []
     after = op.next_op
     while after is not None:

@@ -60,11 +60,14 @@ class TensorSpec:
 
 class _CapacityExceeded(Exception):
     """A run stopped because size `symbol` came out `needed`, more than its buffers hold:
-    the caller runs again with room (never seen outside CompiledModel)."""
+    the caller runs again with room (never seen outside CompiledModel). `measured`: other
+    sizes the run found past their capacity before it stopped (a loop measures its own
+    sizes over all its iterations, lowering/graph_to_loops/loop_sizes.py)."""
 
-    def __init__(self, symbol: str, needed: int):
+    def __init__(self, symbol: str, needed: int, measured: dict[str, int] | None = None):
         super().__init__(symbol, needed)
         self.symbol, self.needed = symbol, needed
+        self.measured = measured or {}
 
 
 def _address(array: np.ndarray) -> int:
@@ -349,6 +352,9 @@ class CompiledModel:
                     raise InvalidInputError(f"size '{short.symbol}' came out {short.needed}, "
                                             f"past its bound") from None
                 capacity[short.symbol] = max(short.needed, 2 * capacity.get(short.symbol, 0))
+                for name, size in short.measured.items():
+                    if not signature.run_bounds[signature.run_symbols.index(name)]:
+                        capacity[name] = max(size, 2 * capacity.get(name, 0))
                 continue
             self._capacity = capacity
             results = signature.cut(self.outputs, results, plan.dims, counts)
@@ -390,6 +396,17 @@ class CompiledModel:
         first = len(self.symbolic.symbols) - len(run)  # type: ignore[union-attr]
         return dict(zip(run, slot.dims[first:first + len(run)].tolist()))
 
+    def _outgrown(self, slot: _Slot) -> dict[str, int]:
+        """The run symbols whose `dims` entry a stopped run left past the capacity it was
+        given: sizes it measured beyond their room."""
+        if self.symbolic is None or slot.dims is None or slot.bound is None:
+            return {}
+        first = len(self.symbolic.symbols) - len(self.symbolic.run_symbols)
+        given = slot.bound[first:]
+        found = slot.dims[first:first + len(given)]
+        return {name: int(v) for name, v, c in zip(self.symbolic.run_symbols, found, given)
+                if v > c}
+
     def _failed_check(self, slot: _Slot, status: int, sample: int | None) -> Exception:
         """The error for a run the native code stopped: check `status - 1` refused data, or
         (a "capacity" site) a size the run defines needs more room than it had."""
@@ -399,7 +416,8 @@ class CompiledModel:
         record = slot.arena[self.status_offset:self.status_offset + STATUS_RECORD_BYTES]
         record = record.view(np.int64)
         if self.check_sites[site].get("kind") == "capacity":
-            return _CapacityExceeded(str(self.check_sites[site]["operand"]), int(record[2]))
+            return _CapacityExceeded(str(self.check_sites[site]["operand"]), int(record[2]),
+                                     self._outgrown(slot))
         sizes = None  # a symbolic model's symbol values this run: a symbolic range's numbers
         if self.symbolic is not None and slot.dims is not None:
             sizes = {s: int(v) for s, v in zip(self.symbolic.symbols, slot.dims)}

@@ -54,6 +54,7 @@ from onnxc.lowering.entry_abi import CHECK_SITE_ATTR, NESTED_CHECKS_ATTR
 from onnxc.lowering.graph_to_loops.branches import when
 from onnxc.lowering.graph_to_loops.checks import STATUS_TYPE
 from onnxc.lowering.graph_to_loops.dynamic import COUNT_TYPE
+from onnxc.lowering.graph_to_loops.loop_sizes import SoftLoop
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder
 
 CONTROL_FLOW_OPS = graph.IfOp | graph.LoopOp
@@ -330,18 +331,31 @@ def _lower_loop(fl, op: graph.LoopOp) -> None:
     def finish(values: Sequence[SSAValue]) -> None:
         # Slices first: one may be a carried value as this iteration received it (its
         # state buffer), which the update below overwrites.
-        for v, target, r in zip(values[1 + n:], stacked, op.results[n:]):
-            _store_slice(fl, v, iteration, target, r)
+        def store() -> None:
+            for v, target, r in zip(values[1 + n:], stacked, op.results[n:]):
+                _store_slice(fl, v, iteration, target, r)
+
+        if fl.soft is not None and fl.soft.op is op:
+            fl.soft.when_all_fit(fl, store)
+        else:
+            store()
         states = list(op.results[:n])
         if counted:  # the condition stays true: only the carried values change
             _update_states(fl, carried, values[1:1 + n], states)
         else:
             _update_states(fl, [cond, *carried], values[:1 + n], [op.condition, *states])
 
-    if counted:
-        _emit_for(fl, op, iteration, finish)
-    else:
+    if not counted:
         _emit_while(fl, op, iteration, cond, finish)
+        return
+    soft = SoftLoop.of(fl, op)
+    saved, fl.soft = fl.soft, soft
+    try:
+        _emit_for(fl, op, iteration, finish)
+    finally:
+        fl.soft = saved
+    if soft is not None:
+        soft.finish(fl, _sticky(fl))
 
 
 def _emit_for(fl, op: graph.LoopOp, iteration: SSAValue,
@@ -350,7 +364,12 @@ def _emit_for(fl, op: graph.LoopOp, iteration: SSAValue,
     sites_before = len(fl.sites)
     body = Block(arg_types=[IndexType()])
     inner = Block()
-    _lower_body(fl, op.body.block, inner, finish)
+    with _branch_sizes(fl, op.body, inner):
+        if fl.soft is not None:
+            saved, fl.block = fl.block, inner
+            fl.soft.start_iteration(fl)
+            fl.block = saved
+        _lower_body(fl, op.body.block, inner, finish)
     saved, fl.block = fl.block, body
     fl.emit(memref.StoreOp.get(fl.emit(arith.IndexCastOp(body.args[0], i64)), iteration, []))
     if len(fl.sites) > sites_before:  # once a check failed, later iterations do nothing
@@ -382,7 +401,8 @@ def _emit_while(fl, op: graph.LoopOp, iteration: SSAValue, cond: SSAValue,
     step = fl.emit(arith.ConstantOp(IntegerAttr(1, i64)))
     following = fl.emit(arith.AddiOp(after.args[0], step))
     fl.block = saved
-    _lower_body(fl, op.body.block, after, finish)
+    with _branch_sizes(fl, op.body, after):
+        _lower_body(fl, op.body.block, after, finish)
     after.add_op(scf.YieldOp(following))
 
     before = Block(arg_types=[i64])

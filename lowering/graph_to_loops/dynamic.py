@@ -15,18 +15,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType, i64
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, IntegerType, MemRefType, i64
 from xdsl.ir import Block, Operation, SSAValue
 
 from onnxc.dialects import graph
-from onnxc.dialects.graph import int_of, shape_of
+from onnxc.dialects.graph import int_of, is_symbolic, shape_of
 from onnxc.dialects.graph_checks import onnx_node_of
 from onnxc.dialects.graph_dynamic import defined_sizes
 from onnxc.dialects.size_substitution import monotone_upper
-from onnxc.dialects.symbolic_dims import Dim, num_elements
+from onnxc.dialects.symbolic_dims import Dim, num_elements, symbols_of
 from onnxc.errors import LoweringError
+from onnxc.lowering.entry_abi import CHECK_OPERANDS_ATTR, CHECK_SITE_ATTR
 from onnxc.lowering.graph_to_loops.branches import when
+from onnxc.lowering.graph_to_loops.checks import STATUS_TYPE
 from onnxc.lowering.graph_to_loops.loops import (
     Index,
     KernelBuilder,
@@ -274,21 +276,51 @@ SYMBOLIC = set(KERNELS)
 def run_symbols_of(body: Block) -> dict[str, tuple[Operation, Dim | None]]:
     """The run symbols of `body` (graph_dynamic.py): symbol -> (the op that defines it, its
     bound or None), in definition order; a loop's trip symbol has no bound. Defined at the
-    function's top level, or in an If's branch when bounded (its buffers are allocated
-    before the If); not inside a loop: a run symbol has one value per run."""
+    function's top level, in an If's branch when bounded (its buffers are allocated before
+    the If), or in a loop body: a size of its own each iteration, which no type outside
+    the loop may name (its buffers are allocated for the bound, or the capacity, once)."""
     found: dict[str, tuple[Operation, Dim | None]] = {}
     for op in body.walk():
         sizes = dict(defined_sizes(op))
         if isinstance(op, graph.LoopOp) and op.trip_symbol is not None:
             sizes[op.trip_symbol.data] = None
         for name, bound in sizes.items():
-            if op.parent_block() is not body and (bound is None or not in_branches(op, body)):
+            if op.parent_block() is not body and enclosing_loop(op, body) is None and (
+                    bound is None or not in_branches(op, body)):
                 raise LoweringError(
                     f"{op.name}{node_suffix(op)}: a size known only in the run ('{name}') is "
-                    f"supported from the function's top level or, bounded, an If's branch; "
-                    f"not inside a loop")
+                    f"supported from the function's top level, a loop body or, bounded, an "
+                    f"If's branch")
             found[name] = (op, bound)
+    for op in body.walk():
+        if isinstance(op, graph.LoopOp):
+            local = loop_symbols(op)
+            for r in op.results:
+                if is_symbolic(r) and symbols_of(shape_of(r)) & local:
+                    raise LoweringError(
+                        f"{op.name}{node_suffix(op)}: its result {r.type} has a size that "
+                        f"differs from one iteration to the next")
     return found
+
+
+def loop_symbols(op: graph.LoopOp) -> set[str]:
+    """The run symbols defined inside a loop's body: each iteration's own."""
+    names: set[str] = set()
+    for inner in op.body.walk():
+        names.update(defined_sizes(inner))
+        if isinstance(inner, graph.LoopOp) and inner.trip_symbol is not None:
+            names.add(inner.trip_symbol.data)
+    return names
+
+
+def enclosing_loop(op: Operation, body: Block) -> graph.LoopOp | None:
+    """The innermost loop around `op` below `body`, if any."""
+    parent = op.parent_op()
+    while parent is not None and op.parent_block() is not body:
+        if isinstance(parent, graph.LoopOp):
+            return parent
+        op, parent = parent, parent.parent_op()
+    return None
 
 
 def in_branches(op: Operation, body: Block) -> bool:
@@ -310,6 +342,32 @@ def capacity_check(op, kb: KernelBuilder, ins, outs) -> None:
     kb.store(kb.insert(arith.ExtUIOp(failed, i64)), outs[0], [0])
     kb.store(kb.constant(0, i64), outs[0], [1])
     kb.store(count, outs[0], [2])
+
+
+def check_capacity(fl, op: Operation, name: str, count: SSAValue,
+                   cell: SSAValue | None) -> None:
+    """Stop the run when `count` (i64, computed by `op`) is past the capacity of run symbol
+    `name` (a failed check, after which the caller runs again with room); else it is the
+    symbol's value in `dims`. `fl`: the function lowering (pass_._FunctionLowering)."""
+    from onnxc.lowering.graph_to_loops.control_flow import guard_rest
+
+    index = fl.emit(arith.ConstantOp(IntegerAttr(0, IndexType())))
+    if cell is None:
+        cell = fl.hoist(memref.AllocOp([], [], COUNT_TYPE))
+        fl.emit(memref.StoreOp.get(count, cell, [index]))
+    block = Block(arg_types=[COUNT_TYPE, STATUS_TYPE, IndexType()])
+    check = fl.mod.kernel_from("graph.check_capacity", ("capacity",), capacity_check, block)
+    call = func.CallOp(check, [cell, fl.status_record(), fl.symbols[name]], [])
+    call.location = op.location
+    call.attributes[CHECK_SITE_ATTR] = IntegerAttr(len(fl.sites), i64)
+    call.attributes[CHECK_OPERANDS_ATTR] = ArrayAttr([IntegerAttr(0, i64), IntegerAttr(1, i64)])
+    fl.sites.append({"kind": "capacity", "node": onnx_node_of(op) or "", "op_type": op.name,
+                     "operand": name})
+    fl.emit(call)
+    if fl.block is not fl.top:  # in a body: a failure skips the rest
+        guard_rest(fl, len(fl.sites))
+    position = fl.emit(arith.ConstantOp(IntegerAttr(fl.symbol_order.index(name), IndexType())))
+    fl.emit(memref.StoreOp.get(count, fl.dims, [position]))
 
 
 def room(elements: Dim, symbols: Sequence[str]) -> Dim:

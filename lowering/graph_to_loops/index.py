@@ -1,5 +1,5 @@
-"""Kernels of ops working along one axis: ArgMax/ArgMin, TopK, CumSum/CumProd, Trilu, OneHot
-(and Range with run-time bounds).
+"""Kernels of ops working along one axis: ArgMax/ArgMin, TopK, CumSum/CumProd, Trilu, OneHot,
+the lexicographic order of slices (and Range with run-time bounds).
 
 Each views its operand as [outer, n, inner] around the axis (n = the axis' extent), so a
 kernel is one loop over `outer` (parallel), one over `inner` and the axis walk; when the axis
@@ -12,7 +12,7 @@ import math as pymath
 from collections.abc import Sequence
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerType, Signedness, i64
+from xdsl.dialects.builtin import IndexType, IntegerType, Signedness, i64
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
@@ -281,14 +281,17 @@ def _index_as_i64(kb: KernelBuilder, v: SSAValue) -> SSAValue:
 
 
 def one_hot_kernel(op: graph.OneHotOp, kb: KernelBuilder, ins, outs):
+    """One row per outer index; the depth and the sizes may be run-time values."""
     require_plain(op)
-    ind_shape = shape_of(op.indices)
-    axis, depth = int_of(op.axis), int_of(op.depth)
-    outer, inner = pymath.prod(ind_shape[:axis]), pymath.prod(ind_shape[axis:])
+    ind_shape = sizes(kb, op.indices, ins[0])
+    axis = int_of(op.axis)
+    depth = kb.index(op.size())
+    outer = kb.product(ind_shape[:axis])
+    inner = kb.product(ind_shape[axis:])
     indices = kb.view(ins[0], [outer, inner])
     y = kb.view(outs[0], [outer, depth, inner])
     off, on = kb.load(ins[1], [0]), kb.load(ins[1], [1])
-    depth64, zero64 = kb.constant(depth, i64), kb.constant(0, i64)
+    depth64, zero64 = as_i64(kb, depth), kb.constant(0, i64)
 
     def row(o: Index) -> None:
         def column(i: Index) -> None:
@@ -304,7 +307,56 @@ def one_hot_kernel(op: graph.OneHotOp, kb: KernelBuilder, ins, outs):
 
         kb.for_(0, inner, column)
 
-    rows_loop(kb, outer, row, outer * depth * inner)
+    rows_loop(kb, outer, row, kb.product([outer, depth, inner]))
+
+
+# --------------------------------------------------------------------------- lex order
+
+
+def lex_order_kernel(op: graph.LexOrderOp, kb: KernelBuilder, ins, outs):
+    """Slice i's rank is the number of slices before it (smaller, or equal and earlier),
+    found by comparing it with each other slice element by element (the first difference
+    decides); result[rank] = i. O(n^2) slice compares and no scratch: Unique along an axis
+    sees few slices. The order is total (NaN after numbers, ties by index), so the ranks are
+    a permutation and every result slot is written once."""
+    require_plain(op)
+    outer, n, inner = split_at_axis(sizes(kb, op.input, ins[0]), int_of(op.axis), kb.product)
+    x = kb.view(ins[0], [outer, n, inner])
+    false = kb.constant(0, IntegerType(1))
+
+    def less(a: SSAValue, b: SSAValue) -> SSAValue:
+        below = compare(kb, a, b, "lt")
+        if not is_float(a.type):
+            return below
+        nan_a = kb.insert(arith.CmpfOp(a, a, "uno"))
+        nan_b = kb.insert(arith.CmpfOp(b, b, "uno"))
+        only_b = kb.insert(arith.AndIOp(nan_b, kb.insert(arith.XOrIOp(
+            nan_a, kb.constant(1, IntegerType(1))))))
+        return kb.insert(arith.OrIOp(below, only_b))
+
+    def slice_rank(i: Index) -> None:
+        def other(j: Index, rank: SSAValue) -> list[SSAValue]:
+            def element(o: Index, ii: Index, decided: SSAValue, smaller: SSAValue):
+                a, b = kb.load(x, [o, j, ii]), kb.load(x, [o, i, ii])
+                a_less, b_less = less(a, b), less(b, a)
+                differ = kb.insert(arith.OrIOp(a_less, b_less))
+                first = kb.insert(arith.AndIOp(differ, kb.insert(arith.XOrIOp(
+                    decided, kb.constant(1, IntegerType(1))))))
+                return [kb.insert(arith.OrIOp(decided, differ)),
+                        kb.select(first, a_less, smaller)]
+
+            decided, smaller = kb.reduce(0, outer, [false, false], lambda o, d, s: kb.reduce(
+                0, inner, [d, s], lambda ii, d2, s2: element(o, ii, d2, s2)))
+            earlier = kb.insert(arith.CmpiOp(kb.idx(j), kb.idx(i), "slt"))
+            tie = kb.insert(arith.AndIOp(earlier, kb.insert(arith.XOrIOp(
+                decided, kb.constant(1, IntegerType(1))))))
+            before = kb.insert(arith.OrIOp(smaller, tie))
+            return [kb.add(rank, kb.insert(arith.ExtUIOp(before, i64)))]
+
+        (rank,) = kb.reduce(0, n, [kb.constant(0, i64)], other)
+        kb.store(as_i64(kb, i), outs[0], [kb.insert(arith.IndexCastOp(rank, IndexType()))])
+
+    rows_loop(kb, n, slice_rank, kb.product([n, n, outer, inner]))
 
 
 # --------------------------------------------------------------------------- range
@@ -335,9 +387,10 @@ KERNELS = {
     graph.CumProdOp: cumulative_kernel,
     graph.TriluOp: trilu_kernel,
     graph.OneHotOp: one_hot_kernel,
+    graph.LexOrderOp: lex_order_kernel,
     graph.RangeOp: range_kernel,
 }
 
 SYMBOLIC = {graph.CumSumOp, graph.CumProdOp, graph.TriluOp, graph.RangeOp, graph.TopKOp,
-            graph.ArgMaxOp, graph.ArgMinOp}
+            graph.ArgMaxOp, graph.ArgMinOp, graph.OneHotOp, graph.LexOrderOp}
 """Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""

@@ -50,7 +50,7 @@ from onnxc.dialects import graph, graph_indexed, layout
 from onnxc.dialects.dense_data import lookup_key
 from onnxc.dialects.graph import int_of, is_symbolic, shape_of
 from onnxc.dialects.graph_base import SizesAttr
-from onnxc.dialects.graph_checks import SITE_PROPERTIES, onnx_node_of
+from onnxc.dialects.graph_checks import SITE_PROPERTIES
 from onnxc.dialects.graph_dynamic import defined_sizes
 from onnxc.dialects.layout import layout_of, physical_shape
 from onnxc.dialects.symbolic_dims import Dim, num_elements, symbols_of
@@ -78,7 +78,7 @@ from onnxc.lowering.graph_to_loops.control_flow import (
 from onnxc.lowering.graph_to_loops.data_movement import copy_kernel
 from onnxc.lowering.graph_to_loops.dynamic import (
     COUNT_TYPE,
-    capacity_check,
+    check_capacity,
     node_suffix,
     room,
     run_symbols_of,
@@ -320,6 +320,9 @@ class _FunctionLowering:
         capacity when the entry starts and their value once defined
         (entry_abi.RUN_SYMBOLS_ATTR)"""
         self.run_bounds: list[str] = []
+        self.soft = None
+        """the loop body being lowered whose sizes go on being measured past their
+        capacity (loop_sizes.SoftLoop), if any"""
 
     def emit(self, op: Operation) -> SSAValue:
         self.block.add_op(op)
@@ -518,7 +521,10 @@ class _FunctionLowering:
                     IntegerAttr(list(op.operands).index(check.indices), i64),
                     IntegerAttr(len(ins) - 1, i64)])
                 self.sites.append(check.site())
-            self.emit(call)
+            if self.soft is not None and self.soft.guarded(op):
+                self.soft.emit_call(self, op, call, cells)
+            else:
+                self.emit(call)
             for name, cell in zip(defined_sizes(op), cells):
                 self.define_size(op, name, self.emit(memref.LoadOp.get(cell, [
                     self.emit(arith.ConstantOp(IntegerAttr(0, IndexType())))])), cell)
@@ -533,26 +539,10 @@ class _FunctionLowering:
         the capacity its buffers have (the symbol's value so far, from `dims`: a count
         beyond it stops the run, whose caller runs again with room), written back into
         `dims` for the caller, and the value every later kernel gets."""
-        index = self.emit(arith.ConstantOp(IntegerAttr(0, IndexType())))
-        if cell is None:
-            cell = self.hoist(memref.AllocOp([], [], COUNT_TYPE))
-            self.emit(memref.StoreOp.get(count, cell, [index]))
-        block = Block(arg_types=[COUNT_TYPE, STATUS_TYPE, IndexType()])
-        check = self.mod.kernel_from("graph.check_capacity", ("capacity",), capacity_check,
-                                     block)
-        call = func.CallOp(check, [cell, self.status_record(), self.symbols[name]], [])
-        call.location = op.location
-        call.attributes[CHECK_SITE_ATTR] = IntegerAttr(len(self.sites), i64)
-        call.attributes[CHECK_OPERANDS_ATTR] = ArrayAttr([IntegerAttr(0, i64),
-                                                          IntegerAttr(1, i64)])
-        self.sites.append({"kind": "capacity", "node": onnx_node_of(op) or "",
-                           "op_type": op.name, "operand": name})
-        self.emit(call)
-        if self.block is not self.top:  # in an If's branch: a failure skips the rest
-            guard_rest(self, len(self.sites))
-        position = self.emit(arith.ConstantOp(IntegerAttr(self.symbol_order.index(name),
-                                                          IndexType())))
-        self.emit(memref.StoreOp.get(count, self.dims, [position]))
+        if self.soft is not None and name in self.soft.position:
+            self.soft.define(self, op, name, count)
+        else:
+            check_capacity(self, op, name, count, cell)
         value = self.emit(arith.IndexCastOp(count, IndexType()))
         value.name_hint = name
         self.symbols[name] = value

@@ -49,10 +49,12 @@ def _tables(op: ResizeOp) -> tuple[dict[int, AxisTaps], dict[int, tuple[int, int
 
 @dataclass(frozen=True)
 class _RunTimeTaps:
-    """What the loops need of an axis whose tables are filled in the run."""
+    """What the loops need of an axis whose tables are filled in the run: its tap count
+    (a run-time value for an antialiased filter of run-time scale), and whether it has
+    outside flags (tf_crop_and_resize)."""
 
-    taps: int
-    outside: None = None
+    taps: Index
+    outside: bool | None = None
 
 
 def resize_constants(op: ResizeOp) -> list[DenseIntOrFPElementsAttr]:
@@ -86,18 +88,20 @@ def resize_kernel(op: ResizeOp, kb: KernelBuilder, ins, outs):
         return
     x, idx_table, w_table = ins[0], ins[1], ins[2]
     if resize_taps.is_run_time(op):
-        offsets = resize_taps.fill_tables(op, kb, idx_table, w_table)
-        taps = {a: _RunTimeTaps(resize_taps.TAPS[op.mode.data]) for a in offsets}
+        offsets, counts = resize_taps.fill_tables(op, kb, idx_table, w_table)
+        flags = True if resize_taps.has_outside(op) else None
+        taps = {a: _RunTimeTaps(counts[a], flags) for a in offsets}
     else:
         taps, offsets = _tables(op)
     extrapolate = any(t.outside is not None for t in taps.values())
-    if not extrapolate and all(t.taps == 1 for t in taps.values()):
+    if not extrapolate and all(_is(t.taps, 1) for t in taps.values()):
         _copy_kernel(kb, x, idx_table, outs[0], out_shape, taps, offsets)
         return
     if not is_float(element):
         raise LoweringError(f"{op.name}: only float tensors are interpolated")
     zero = kb.constant(0.0, element)
-    hoisted_axes = {a for a, t in taps.items() if t.taps <= UNROLLED_TAPS}
+    hoisted_axes = {a for a, t in taps.items()
+                    if isinstance(t.taps, int) and t.taps <= UNROLLED_TAPS}
     looped = sorted(set(taps) - hoisted_axes)
 
     def load_taps(axis: int, o: Index) -> list[tuple[Index, object]]:
@@ -199,6 +203,10 @@ def _copy_kernel(kb: KernelBuilder, x, idx_table, out, out_shape, taps, offsets)
 
     parallel_axis = _parallel_axis(out_shape)
     level(0, [], [])
+
+
+def _is(count: Index, n: int) -> bool:
+    return isinstance(count, int) and count == n
 
 
 def _parallel_axis(shape) -> int:

@@ -9,11 +9,17 @@ the smaller index, excluded-outside renormalisation, clamping), and then runs th
 over them (resize.py). A scale of 0 in the op means `sizes` gave the size: the scale is
 output / input, taken in the run.
 
-Antialiased filters (tap counts that depend on the scale) and tf_crop_and_resize keep
-static sizes.
+An antialiased filter widens with the downscale: its tap count is 2 * ceil(support / s)
+for s = min(scale, 1), a number for a constant scale, else computed in the run from the
+sizes (2 * max(support, ceildiv(support * in, out)); a wider count than the f64 formula's
+only adds taps of weight 0), its table rows as long, bounded by 2 * support * (in + out).
+tf_crop_and_resize maps into the region of interest (`roi`, constant) and flags the output
+positions outside the input, which read `extrapolation_value` (a table after the weights).
 """
 
 from __future__ import annotations
+
+import math as pymath
 
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import IntegerType, f64, i64
@@ -21,11 +27,13 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects.graph import float_of, int_of, shape_of
 from onnxc.dialects.graph_resize import ResizeOp, floats_of
-from onnxc.dialects.symbolic_dims import Dim, SymDim
+from onnxc.dialects.symbolic_dims import Dim, SymDim, ceildiv, sym_max
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 
 TAPS = {"nearest": 1, "linear": 2, "cubic": 4}
+SUPPORT = {"linear": 1, "cubic": 2}
+"""Half-width of the linear and cubic filters at scale 1 (antialias widens it by 1 / s)."""
 
 
 def is_run_time(op: ResizeOp) -> bool:
@@ -34,64 +42,118 @@ def is_run_time(op: ResizeOp) -> bool:
 
 
 def resized_axes(op: ResizeOp) -> list[int]:
-    """The axes a symbolic Resize samples (the others are copied)."""
+    """The axes a symbolic Resize samples (the others are copied, whatever the roi, as
+    onnxruntime does)."""
     x, y = shape_of(op.input), shape_of(op.output)
     scales = floats_of(op.scales)
     return [a for a in range(len(x)) if not (x[a] == y[a] and scales[a] in (0.0, 1.0))]
 
 
-def check_supported(op: ResizeOp) -> None:
-    if int_of(op.antialias) or op.coordinate_transformation_mode.data == "tf_crop_and_resize":
-        raise LoweringError(f"{op.name}: an antialiased or tf_crop_and_resize Resize of "
-                            f"symbolic size has no kernel; fix the sizes with input_shapes=")
+def is_wide(op: ResizeOp) -> bool:
+    """An antialiased linear or cubic filter (taps widened by the downscale)."""
+    return bool(int_of(op.antialias)) and op.mode.data in SUPPORT
+
+
+def tap_count(op: ResizeOp, axis: int) -> Dim:
+    """Taps per output position along a resized axis (graph_resize._coefficients' count):
+    a number unless an antialiased filter's scale is the run's out / in."""
+    if not is_wide(op):
+        return TAPS[op.mode.data]
+    support = SUPPORT[op.mode.data]
+    x, y = shape_of(op.input)[axis], shape_of(op.output)[axis]
+    scale = floats_of(op.scales)[axis]
+    if not scale and isinstance(x, int) and isinstance(y, int) and x > 0:
+        scale = y / x
+    if scale:
+        return 2 - 2 * (pymath.floor(-support / min(scale, 1.0)) + 1)
+    return 2 * sym_max(support, ceildiv(support * x, sym_max(y, 1)))
+
+
+def has_outside(op: ResizeOp) -> bool:
+    """tf_crop_and_resize: output positions may fall outside the input (flag table)."""
+    return op.coordinate_transformation_mode.data == "tf_crop_and_resize"
 
 
 def table_sizes(op: ResizeOp) -> tuple[Dim, Dim]:
     """Entries of the index table and of the weight table: taps per output position of
-    every resized axis."""
-    taps = TAPS[op.mode.data]
-    y = shape_of(op.output)
+    every resized axis (a run-time count bounded by 2 * support * (in + out)), then the
+    outside flags of tf_crop_and_resize in the weight table."""
+    x, y = shape_of(op.input), shape_of(op.output)
     total: Dim = 0
+    flags: Dim = 0
     for a in resized_axes(op):
-        total = total + y[a] * taps
-    return total, total
+        count = tap_count(op, a)
+        total = total + (y[a] * count if isinstance(count, int)
+                         else 2 * SUPPORT[op.mode.data] * (x[a] + y[a]))
+        if has_outside(op):
+            flags = flags + y[a]
+    return total, total + flags
 
 
 def fill_tables(op: ResizeOp, kb: KernelBuilder, idx_table: SSAValue,
-                w_table: SSAValue) -> dict[int, tuple[Index, Index, Index]]:
-    """Write every resized axis' taps; returns their (index, weight, unused) offsets as
-    resize._tables does for constant tables."""
-    check_supported(op)
+                w_table: SSAValue) -> tuple[dict[int, tuple[Index, Index, Index]],
+                                            dict[int, Index]]:
+    """Write every resized axis' taps; returns their (index, weight, outside flags)
+    offsets as resize._tables does for constant tables, and their tap counts."""
     x, y = shape_of(op.input), shape_of(op.output)
-    taps = TAPS[op.mode.data]
     offsets: dict[int, tuple[Index, Index, Index]] = {}
+    counts: dict[int, Index] = {}
     at: Index = 0
     for a in resized_axes(op):
+        taps = counts[a] = kb.dim(tap_count(op, a))
         offsets[a] = (at, at, 0)
         start = at
-        kb.for_(0, y[a], lambda o, a=a, start=start: _taps_of(
-            op, kb, a, o, x[a], y[a], idx_table, w_table, kb.iadd(start, kb.imul(o, taps))))
+        kb.for_(0, y[a], lambda o, a=a, start=start, taps=taps: _taps_of(
+            op, kb, a, o, x[a], y[a], idx_table, w_table, kb.iadd(start, kb.imul(o, taps)),
+            taps))
         at = kb.iadd(at, kb.imul(y[a], taps))
-    return offsets
+    if has_outside(op):
+        for a in offsets:
+            offsets[a] = (offsets[a][0], offsets[a][1], at)
+            kb.for_(0, y[a], lambda o, a=a, base=at: _outside_of(
+                op, kb, a, o, x[a], y[a], w_table, kb.iadd(base, o)))
+            at = kb.iadd(at, y[a])
+    return offsets, counts
+
+
+def _outside_of(op: ResizeOp, kb: KernelBuilder, axis: int, o: Index, in_size: Dim,
+                out_size: Dim, w_table, at: Index) -> None:
+    """1 where tf_crop_and_resize's source coordinate is outside [0, in - 1], else 0."""
+    n_in, n_out = kb.to_float(in_size, f64), kb.to_float(out_size, f64)
+    x = _source(kb, op, axis, kb.to_float(o, f64), _scale(kb, op, axis, n_in, n_out),
+                n_in, n_out)
+    last = kb.sub(n_in, kb.constant(1.0, f64))
+    out = kb.insert(arith.OrIOp(kb.insert(arith.CmpfOp(x, kb.constant(0.0, f64), "olt")),
+                                kb.insert(arith.CmpfOp(x, last, "ogt"))))
+    element = w_table.type.get_element_type()
+    kb.store(kb.select(out, kb.constant(1.0, element), kb.constant(0.0, element)), w_table,
+             [at])
+
+
+def _scale(kb: KernelBuilder, op: ResizeOp, axis: int, n_in: SSAValue,
+           n_out: SSAValue) -> SSAValue:
+    scale = floats_of(op.scales)[axis]
+    return kb.constant(scale, f64) if scale else kb.div(n_out, n_in)
 
 
 def _taps_of(op: ResizeOp, kb: KernelBuilder, axis: int, o: Index, in_size: Dim,
-             out_size: Dim, idx_table, w_table, row: Index) -> None:
+             out_size: Dim, idx_table, w_table, row: Index, count: Index) -> None:
     """Output position o's taps along `axis` (graph_resize.sampling_taps for one o)."""
     mode, taps = op.mode.data, TAPS[op.mode.data]
     def c(v: float) -> SSAValue:
         return kb.constant(v, f64)
 
     n_in, n_out = kb.to_float(in_size, f64), kb.to_float(out_size, f64)
-    scale = floats_of(op.scales)[axis]
-    s = c(scale) if scale else kb.div(n_out, n_in)
-    x = _source(kb, op.coordinate_transformation_mode.data, kb.to_float(o, f64), s, n_in,
-                n_out)
+    s = _scale(kb, op, axis, n_in, n_out)
+    x = _source(kb, op, axis, kb.to_float(o, f64), s, n_in, n_out)
     floor = kb.insert(math.FloorOp(x))
     exact = kb.insert(arith.CmpfOp(x, floor, "oeq"))
     ratio = kb.select(exact, c(1.0), kb.sub(x, floor))
     below = kb.float_to_index(floor, -4.0, 2.0 ** 40)  # clamped into the input below
     last = kb.isub(in_size, 1)
+    if is_wide(op):
+        _wide_taps(op, kb, s, ratio, exact, below, last, count, idx_table, w_table, row)
+        return
     if mode == "nearest":
         nearest = op.nearest_mode.data
         if nearest in ("round_prefer_floor", "round_prefer_ceil"):
@@ -134,13 +196,14 @@ def _taps_of(op: ResizeOp, kb: KernelBuilder, axis: int, o: Index, in_size: Dim,
     _store(kb, idx_table, w_table, row, [_clamp(kb, p, last) for p in positions], weights)
 
 
-def _source(kb: KernelBuilder, ctm: str, y: SSAValue, scale: SSAValue, n_in: SSAValue,
-            n_out: SSAValue) -> SSAValue:
+def _source(kb: KernelBuilder, op: ResizeOp, axis: int, y: SSAValue, scale: SSAValue,
+            n_in: SSAValue, n_out: SSAValue) -> SSAValue:
     """The input coordinate of output coordinate y (graph_resize._source_coordinates)."""
 
     def c(v: float) -> SSAValue:
         return kb.constant(v, f64)
 
+    ctm = op.coordinate_transformation_mode.data
     length = kb.mul(scale, n_in)
     half = kb.sub(kb.div(kb.add(y, c(0.5)), scale), c(0.5))
     one = kb.insert(arith.CmpfOp(length, c(1.0), "oeq"))
@@ -156,7 +219,72 @@ def _source(kb: KernelBuilder, ctm: str, y: SSAValue, scale: SSAValue, n_in: SSA
     if ctm == "half_pixel_symmetric":
         offset = kb.mul(kb.div(n_in, c(2.0)), kb.sub(c(1.0), kb.div(n_out, length)))
         return kb.add(offset, half)
+    if ctm == "tf_crop_and_resize":  # over the output's length; scale 1: not resampled
+        roi, rank = floats_of(op.roi), len(shape_of(op.input))
+        lo, hi = roi[axis], roi[axis + rank]
+        span = kb.sub(n_in, c(1.0))
+        middle = kb.div(kb.mul(c(hi - lo), span), c(2.0))
+        spread = kb.div(kb.mul(kb.mul(y, c(hi - lo)), span), kb.sub(n_out, c(1.0)))
+        single = kb.insert(arith.CmpfOp(n_out, c(1.0), "oeq"))
+        crop = kb.add(kb.select(single, middle, spread), kb.mul(c(lo), span))
+        return kb.select(kb.insert(arith.CmpfOp(scale, c(1.0), "oeq")), y, crop)
     raise LoweringError(f"graph.resize: coordinate transformation '{ctm}' of symbolic size")
+
+
+def _wide_taps(op: ResizeOp, kb: KernelBuilder, scale: SSAValue, ratio: SSAValue,
+               exact: SSAValue, below: Index, last: Index, count: Index, idx_table,
+               w_table, row: Index) -> None:
+    """An antialiased filter's `count` taps (graph_resize._coefficients): tap j sits at
+    distance d = start + j - ratio from the source coordinate (start = 1 - count / 2) and
+    weighs filter(d * s), s = min(scale, 1), normalised to sum 1 (over the taps inside the
+    input with exclude_outside)."""
+    mode, a = op.mode.data, float_of(op.cubic_coeff_a)
+    f64_1 = kb.constant(1.0, f64)
+    s = kb.min(scale, f64_1)
+    start = kb.isub(1, kb.idiv(count, 2))
+    first = kb.isub(kb.iadd(below, start), kb.select(exact, kb.idx(1), kb.idx(0)))
+    exclude = bool(int_of(op.exclude_outside))
+
+    def weight(j: Index) -> SSAValue:
+        d = kb.sub(kb.to_float(kb.iadd(start, j), f64), ratio)
+        v = kb.insert(math.AbsFOp(kb.mul(d, s)))
+        if mode == "linear":
+            return kb.max(kb.sub(f64_1, v), kb.constant(0.0, f64))
+        near = _poly(kb, v, [a + 2, -(a + 3), 0.0, 1.0])
+        far = _poly(kb, v, [a, -5 * a, 8 * a, -4 * a])
+        two = kb.constant(2.0, f64)
+        outer = kb.select(kb.insert(arith.CmpfOp(v, two, "olt")), far, kb.constant(0.0, f64))
+        return kb.select(kb.insert(arith.CmpfOp(v, f64_1, "ole")), near, outer)
+
+    def inside(p: Index) -> SSAValue:
+        return kb.insert(arith.AndIOp(
+            kb.insert(arith.CmpiOp(kb.idx(p), kb.idx(0), "sge")),
+            kb.insert(arith.CmpiOp(kb.idx(p), kb.idx(last), "sle"))))
+
+    def add(j: Index, total: SSAValue) -> list[SSAValue]:
+        w = weight(j)
+        if exclude:
+            w = kb.select(inside(kb.iadd(first, j)), w, kb.constant(0.0, f64))
+        return [kb.add(total, w)]
+
+    (total,) = kb.reduce(0, count, [kb.constant(0.0, f64)], add)
+    nonzero = kb.insert(arith.CmpfOp(total, kb.constant(0.0, f64), "one"))
+    total = kb.select(nonzero, total, f64_1)
+    element = w_table.type.get_element_type()
+
+    def store(j: Index) -> None:
+        p = kb.iadd(first, j)
+        w = weight(j)
+        if exclude:
+            w = kb.select(inside(p), w, kb.constant(0.0, f64))
+        w = kb.div(w, total)
+        at = kb.iadd(row, j)
+        kb.store(kb.insert(arith.IndexCastOp(kb.idx(_clamp(kb, p, last)), i64)), idx_table,
+                 [at])
+        kb.store(w if element == f64 else kb.insert(arith.TruncFOp(w, element)), w_table,
+                 [at])
+
+    kb.for_(0, count, store)
 
 
 def _poly(kb: KernelBuilder, v: SSAValue, coefficients: list[float]) -> SSAValue:

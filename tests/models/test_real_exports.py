@@ -42,6 +42,9 @@ SHAPES = {  # model: the cases of corpus.cases to run
     "wav2vec2_ts": None, "nanogpt_ts": None, "nanogpt_dynamo": None, "bert": None,
     "bert_int8_dynamic": None, "bert_fp16": None, "whisper_encoder": None,
     "whisper_decoder": None, "whisper_decoder_with_past": None,
+    # prefill: empty encoder caches beside 64 encoder states of the same dim_param, which
+    # the If reads in different branches (frontend/input_symbols.py)
+    "whisper_decoder_merged": None,
 }
 RTOL, ATOL = 1e-4, 1e-5
 
@@ -151,14 +154,16 @@ def test_llama_decodes_64_tokens_without_recompiling(cache_pass):
 
 
 DETECTORS = ("ssdlite320_mobilenet_v3_large", "fasterrcnn_mobilenet_v3_large_320_fpn",
+             "maskrcnn_resnet50_fpn",
              pytest.param("retinanet_resnet50_fpn", marks=pytest.mark.slow))
 
 
 @pytest.mark.parametrize("name", DETECTORS)
 def test_detector_finds_the_same_detections_at_two_image_sizes(name, cache_pass):
     """torchvision detection with its post-processing in the graph (NMS, TopK of
-    min(k, boxes), RoiAlign on run-time boxes, If on an empty set), one compile, two image
-    sizes."""
+    min(k, boxes), RoiAlign on run-time boxes, If on an empty set; Mask R-CNN's Loop that
+    resizes each mask to its box and pastes it into a growing result), one compile, two
+    image sizes."""
     compiled = cache_pass.compile(corpus.load(name), num_threads=1)
     reference = _reference(name)
     rng = np.random.default_rng(2)
@@ -167,12 +172,23 @@ def test_detector_finds_the_same_detections_at_two_image_sizes(name, cache_pass)
         feeds = corpus.feeds(name, case, rng)
         ours = dict(zip(outputs, cache_pass.outputs(compiled.run(None, feeds)), strict=True))
         theirs = dict(zip(outputs, reference(feeds), strict=True))
-        boxes, scores, labels = (ours[k] for k in ("boxes", "scores", "labels"))
-        want_boxes, want_scores, want_labels = (theirs[k] for k in ("boxes", "scores", "labels"))
-        assert len(boxes) == len(want_boxes) > 0, f"{name} {case}"
-        ours, theirs = np.lexsort(boxes.T), np.lexsort(want_boxes.T)
-        np.testing.assert_array_equal(labels[ours], want_labels[theirs], err_msg=case)
-        np.testing.assert_allclose(boxes[ours], want_boxes[theirs], rtol=0, atol=1.0,
+        assert len(ours["boxes"]) == len(theirs["boxes"]) > 0, f"{name} {case}"
+        mine, want = np.lexsort(ours["boxes"].T), np.lexsort(theirs["boxes"].T)
+        np.testing.assert_array_equal(ours["labels"][mine], theirs["labels"][want], err_msg=case)
+        np.testing.assert_allclose(ours["boxes"][mine], theirs["boxes"][want], rtol=0, atol=1.0,
                                    err_msg=case)
-        np.testing.assert_allclose(scores[ours], want_scores[theirs], rtol=0, atol=1e-3,
-                                   err_msg=case)
+        np.testing.assert_allclose(ours["scores"][mine], theirs["scores"][want], rtol=0,
+                                   atol=1e-3, err_msg=case)
+        if "masks" in theirs:
+            _assert_masks_agree(ours["masks"][mine], theirs["masks"][want], case)
+
+
+def _assert_masks_agree(masks: np.ndarray, want: np.ndarray, case: str) -> None:
+    """Mask R-CNN's pasted masks, as detection metrics read them (binary at 0.5): at most
+    0.1% of the pixels of any mask on the other side of 0.5, and the probabilities within
+    0.05 (a box moved by up to 1 px, see above, moves a pasted edge by as much; measured:
+    0.03 at most on Zen 3)."""
+    assert masks.shape == want.shape, case
+    flipped = ((masks > 0.5) != (want > 0.5)).reshape(len(masks), -1).mean(axis=1)
+    assert flipped.max() <= 1e-3, f"{case}: {flipped.max():.2%} of a mask flipped"
+    np.testing.assert_allclose(masks, want, rtol=0, atol=0.05, err_msg=case)

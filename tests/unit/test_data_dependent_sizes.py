@@ -368,9 +368,10 @@ def test_compress_by_a_run_time_condition(axis, tmp_path):
 @pytest.mark.parametrize(("axis", "depth_type", "depth_shape"), [
     (-1, TensorProto.INT64, [1]), (0, TensorProto.INT64, []), (1, TensorProto.INT32, [1])])
 def test_one_hot_of_a_run_time_depth(axis, depth_type, depth_shape, tmp_path):
-    """OneHot whose depth is an input: a run size (checked >= 0), Where(index == Range)
-    with negative indices counting from the depth and out-of-range ones all off, exact
-    against onnxruntime; a negative depth is an InvalidInputError naming the node."""
+    """OneHot whose depth is an input: a run symbol the graph.one_hot kernel takes as its
+    depth (checked >= 0, then >= 1 as onnxruntime requires), negative indices counting from
+    the depth and out-of-range ones all off, exact against onnxruntime and the evaluator; a
+    depth of 0 or below is an InvalidInputError naming the node."""
     model = _model([helper.make_node("OneHot", ["i", "d", "v"], ["y"], axis=axis)],
                    [helper.make_tensor_value_info("i", TensorProto.INT64, ["a", 3]),
                     helper.make_tensor_value_info("d", depth_type, depth_shape),
@@ -389,9 +390,35 @@ def test_one_hot_of_a_run_time_depth(axis, depth_type, depth_shape, tmp_path):
             f = feeds(rows, depth)
             (want,) = session.run(None, f)
             np.testing.assert_array_equal(compiled.run(None, f)[0], want)
-        with pytest.raises(InvalidInputError, match="OneHot"):
-            compiled.run(None, feeds(2, 3) | {"d": np.array(-2 if depth_shape == [] else [-2],
-                                                            dtype)})
+            np.testing.assert_array_equal(evaluate(import_onnx(model), f)[0], want)
+        for bad in (-2, 0):
+            with pytest.raises(InvalidInputError, match="OneHot"):
+                compiled.run(None, feeds(2, 3) | {"d": np.array(
+                    bad if depth_shape == [] else [bad], dtype)})
+
+
+def test_one_hot_of_symbolic_indices_and_a_depth_from_shape_data():
+    """A constant depth over indices of symbolic size, and a depth that is a size of
+    another input (Shape data: an input symbol, guarded >= 1 at the start of the run)."""
+    depth = numpy_helper.from_array(np.array([4], np.int64), "depth")
+    values = numpy_helper.from_array(np.array([0.0, 1.0], np.float32), "v")
+    nodes = [helper.make_node("OneHot", ["i", "depth", "v"], ["y"], axis=1),
+             helper.make_node("Shape", ["like"], ["s"]),
+             helper.make_node("OneHot", ["i", "s", "v"], ["z"], axis=-1)]
+    model = _model(nodes, [helper.make_tensor_value_info("i", TensorProto.INT64, ["a", 3]),
+                           helper.make_tensor_value_info("like", TensorProto.FLOAT, ["k"])],
+                   [helper.make_empty_tensor_value_info(n) for n in ("y", "z")],
+                   [depth, values])
+    session, rng = _session(model), np.random.default_rng(14)
+    compiled = onnxc.compile(model, cache_dir=False, quiet=True)
+    for rows, k in ((2, 5), (5, 2), (1, 1)):
+        feeds = {"i": rng.integers(-5, 5, (rows, 3)).astype(np.int64),
+                 "like": np.zeros(k, np.float32)}
+        for ours, theirs in zip(compiled.run(None, feeds), session.run(None, feeds),
+                                strict=True):
+            np.testing.assert_array_equal(ours, theirs)
+    with pytest.raises(InvalidInputError, match="OneHot"):
+        compiled.run(None, {"i": np.zeros((2, 3), np.int64), "like": np.zeros(0, np.float32)})
 
 
 @pytest.mark.parametrize("keep_sorted", [1, 0])
@@ -411,21 +438,40 @@ def test_unique_of_run_time_data(keep_sorted, dtype, tmp_path):
                                 ((0, 3), 1)]:
             feeds = {"x": rng.integers(-distinct, distinct, shape).astype(np_type)}
             want = session.run(None, feeds)
-            for ours, theirs in zip(compiled.run(None, feeds), want, strict=True):
-                np.testing.assert_array_equal(ours, theirs)
+            for got in (compiled.run(None, feeds), evaluate(import_onnx(model), feeds)):
+                for ours, theirs in zip(got, want, strict=True):
+                    np.testing.assert_array_equal(ours, theirs)
 
 
-def test_unique_of_a_constant_folds_and_along_an_axis_is_refused():
+@pytest.mark.parametrize("keep_sorted", [1, 0])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_unique_along_an_axis(axis, keep_sorted, tmp_path):
+    """Unique sub-tensors along an axis: graph.lex_order sorts the slices (the first
+    differing element decides, equal ones keep their order), a slice differing from the one
+    before starts a group whose count the run defines; all four outputs exact against
+    onnxruntime and the evaluator, an empty axis too."""
+    model = _model([helper.make_node("Unique", ["x"], ["y", "i", "inv", "c"], axis=axis,
+                                     sorted=keep_sorted)],
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["a", "b", 2])],
+                   [helper.make_empty_tensor_value_info(n) for n in ("y", "i", "inv", "c")])
+    session, rng = _session(model), np.random.default_rng(15)
+    for compiled in _compiled_cold_and_warm(model, tmp_path):
+        for shape in [(5, 3, 2), (4, 4, 2), (1, 1, 2), (7, 2, 2), (0, 3, 2)]:
+            feeds = {"x": rng.integers(0, 2, shape).astype(np.float32)}
+            want = session.run(None, feeds)
+            for got in (compiled.run(None, feeds), evaluate(import_onnx(model), feeds)):
+                for ours, theirs in zip(got, want, strict=True):
+                    assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
+                    np.testing.assert_array_equal(ours, theirs)
+
+
+def test_unique_of_a_constant_folds():
     x = numpy_helper.from_array(np.array([[3, 1], [3, 1], [2, 5]], np.int64), "x")
-    folded = _model([helper.make_node("Unique", ["x"], ["y", "i", "inv", "c"], sorted=0)], [],
-                    [helper.make_empty_tensor_value_info(n) for n in ("y", "i", "inv", "c")],
-                    [x])
-    want = _session(folded).run(None, {})
-    for ours, theirs in zip(onnxc.compile(folded, cache_dir=False, quiet=True).run(None, {}),
-                            want, strict=True):
-        np.testing.assert_array_equal(ours, theirs)
-    along = _model([helper.make_node("Unique", ["x"], ["y"], axis=0)],
-                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["a", 2])],
-                   [helper.make_empty_tensor_value_info("y")])
-    with pytest.raises(onnxc.errors.UnsupportedOpError, match="Unique along an axis"):
-        onnxc.compile(along, cache_dir=False, quiet=True)
+    for attrs in ({"sorted": 0}, {"sorted": 0, "axis": 0}, {"axis": 1}):
+        folded = _model([helper.make_node("Unique", ["x"], ["y", "i", "inv", "c"], **attrs)],
+                        [], [helper.make_empty_tensor_value_info(n)
+                             for n in ("y", "i", "inv", "c")], [x])
+        want = _session(folded).run(None, {})
+        for ours, theirs in zip(onnxc.compile(folded, cache_dir=False, quiet=True).run(None, {}),
+                                want, strict=True):
+            np.testing.assert_array_equal(ours, theirs)

@@ -162,8 +162,8 @@ def test_statistics_over_the_batch_axis_are_found_from_their_axes(axes, separabl
 
 
 def test_a_separable_model_with_an_op_of_static_kernels_runs_per_sample():
-    """An antialiased Resize has no kernel for symbolic sizes: its lowering says so, and the
-    model compiles for one sample after all instead of failing."""
+    """Resize keeps its static kernels for a batch (api.STATIC_KERNEL_OPS): the separable
+    model compiles for one sample and runs per sample."""
     scales = numpy_helper.from_array(np.array([1, 1, 0.5, 0.5], np.float32), "scales")
     model = _model([helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="linear",
                                      antialias=1)],

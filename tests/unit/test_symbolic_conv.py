@@ -110,7 +110,9 @@ def atrous() -> onnx.ModelProto:
 def same_auto_pad(count_include_pad: int = 1) -> onnx.ModelProto:
     """TensorFlow's SAME padding with strides over symbolic sizes: the pads depend on the
     size (stride 2, kernel 3: 1 for an even size, 2 for an odd one), so the input is padded
-    by a graph.pad of symbolic pads first (0 for Conv, the lowest value for MaxPool)."""
+    by a graph.pad of symbolic pads first (0 for Conv and AveragePool, the lowest value for
+    MaxPool); an average that must not count them is divided by that of a padded plane of
+    ones."""
     rng = np.random.default_rng(4)
     node = helper.make_node
     nodes = [
@@ -171,6 +173,8 @@ CASES = {
     "feature_encoder": (feature_encoder, [(1, 1, 400), (2, 1, 1001), (1, 1, 37)]),
     "same_auto_pad": (same_auto_pad, [(1, 3, 16, 16), (2, 3, 17, 9), (1, 3, 5, 2),
                                       (1, 3, 1, 1)]),
+    "same_auto_pad_uncounted": (lambda: same_auto_pad(count_include_pad=0),
+                                [(1, 3, 16, 16), (2, 3, 17, 9), (1, 3, 5, 2), (1, 3, 1, 1)]),
     "atrous": (atrous, [(1, 5, 14, 14), (2, 5, 29, 17), (1, 5, 3, 40), (1, 5, 2, 3)]),
     "unet_decoder": (unet_decoder, [(1, 3, 16, 16), (1, 3, 9, 14), (1, 3, 1, 1),
                                     (1, 3, 5, 2)]),
@@ -213,11 +217,33 @@ def test_an_image_too_small_for_the_window_is_refused_before_running():
         compiled(np.zeros((1, 1, 4), np.float32))  # shorter than the 10-tap window
 
 
-def test_same_pads_that_an_average_would_count_are_refused_naming_the_node():
-    """AveragePool without count_include_pad must not count SAME's pads, and a pad that
-    depends on the size cannot be a constant of the kernel: a typed refusal."""
-    with pytest.raises(onnxc.errors.UnsupportedOpError, match="AveragePool"):
-        onnxc.compile(same_auto_pad(count_include_pad=0), cache_dir=False, quiet=True)
+@pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER"])
+@pytest.mark.parametrize(("op", "attrs"), [
+    ("Conv", {}), ("MaxPool", {"kernel_shape": [3, 2]}),
+    ("AveragePool", {"kernel_shape": [3, 2], "count_include_pad": 0}),
+    ("AveragePool", {"kernel_shape": [3, 2], "count_include_pad": 1})])
+def test_same_auto_pad_with_strides_over_symbolic_sizes(op, attrs, auto_pad):
+    """pads = max(0, (ceildiv(H, s) - 1) * s + k - H), split by auto_pad, a size expression
+    of H (strides 2 and 3: a pad of -1 clamped to 0 when 3 divides W for a 2-tap window).
+    One compile, three image sizes, against onnxruntime and the numpy evaluator (widths
+    that 3 divides are left out: onnxruntime refuses the pools' negative pad there)."""
+    from onnxc.frontend.onnx_importer import import_onnx
+    from onnxc.passes.evaluator import evaluate
+
+    rng = np.random.default_rng(7)
+    inputs = ["x", "w"] if op == "Conv" else ["x"]
+    node = helper.make_node(op, inputs, ["y"], auto_pad=auto_pad, strides=[2, 3], **attrs)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "H", "W"])
+    model = _model([node], [x], "y", _weights(rng, {"w": (4, 3, 3, 2)}) if op == "Conv" else [])
+    compiled = onnxc.compile(model, cache_dir=False, quiet=True)
+    session = ort.InferenceSession(model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    for shape in [(1, 3, 7, 8), (1, 3, 8, 11), (1, 3, 1, 1)]:
+        feeds = {"x": rng.standard_normal(shape).astype(np.float32)}
+        (theirs,) = session.run(None, feeds)
+        for ours in (compiled.run(None, feeds)[0], evaluate(import_onnx(model), feeds)[0]):
+            assert ours.shape == theirs.shape, shape
+            np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5, err_msg=str(shape))
 
 
 def test_conv_transpose_whose_output_padding_passes_the_stride():

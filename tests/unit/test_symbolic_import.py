@@ -478,12 +478,15 @@ def test_causal_attention_after_a_symbolic_past():
 
 
 @pytest.mark.parametrize(("text", "op", "node", "detail"), [
-    (("g (float[1,3,h,w] x) => (y) { y = AveragePool<auto_pad = \"SAME_UPPER\", "
-      "kernel_shape = [3, 3], strides = [2, 2]>(x) }"),
-     "AveragePool", "AveragePool_0", "count the pads in the average"),
     (("g (uint8[1,3,h,w] x, uint8[4,3,3,3] k) => (y) "
       "{ y = ConvInteger<auto_pad = \"SAME_UPPER\", strides = [2, 2]>(x, k) }"),
      "ConvInteger", "ConvInteger_0", "the kernels take constant pads"),
+    (("g (float[1,3,h,w] x, int64[4] s) => (y) { y = Resize<mode = \"linear\", "
+      "keep_aspect_ratio_policy = \"not_larger\">(x, , , s) }"),
+     "Resize", "Resize_0", "keep_aspect_ratio_policy 'not_larger' over symbolic sizes"),
+    (("g (float[1,2,h,w] x, float[2,3,3,3] k) => (y) { y = ConvTranspose<"
+      "output_shape = [10, 10], strides = [2, 2]>(x, k) }"),
+     "ConvTranspose", "ConvTranspose_0", "depends on the symbols"),
 ])
 def test_what_cannot_be_symbolic_is_an_unsupported_op_error(text, op, node, detail):
     with pytest.raises(UnsupportedOpError) as info:
@@ -512,11 +515,22 @@ def test_static_inconsistencies_stay_model_load_errors():
 
 
 def test_every_refusal_is_an_onnxc_error():
-    """Ops outside the symbolic set fail as typed errors naming the node, never as Python
-    errors: Unique of sub-tensors along an axis."""
-    with pytest.raises(UnsupportedOpError) as info:
-        text_main("g (float[seq,4] x) => (y) { y = Unique<axis = 0>(x) }")
-    assert (info.value.op_type, info.value.opset) == ("Unique", 18)
+    """What stays refused fails as a typed error naming the node, never as a Python error:
+    a tf_crop_and_resize region of interest computed in the run."""
+    with pytest.raises(UnsupportedOpError, match="roi") as info:
+        text_main("g (float[1,3,h,w] x, float[8] r, int64[4] s) => (y) { y = Resize<"
+                  "mode = \"linear\", coordinate_transformation_mode = "
+                  "\"tf_crop_and_resize\">(x, r, , s) }")
+    assert (info.value.op_type, info.value.node_name, info.value.opset) == (
+        "Resize", "Resize_0", 18)
+
+
+def test_unique_along_an_axis_imports_over_symbolic_sizes():
+    """Unique of sub-tensors (it was refused): the slices' lexicographic order, and a
+    run symbol for their count."""
+    f = text_main("g (float[seq,4] x) => (y) { y = Unique<axis = 0>(x) }")
+    assert "graph.lex_order" in op_names(f) and "graph.nonzero" in op_names(f)
+    assert result_types(f) == ['tensor<?x4xf32, #graph.dims<["Unique_0_count"]>>']
 
 
 @pytest.mark.parametrize(("axis", "opset"), [(0, 18), (-1, 18), (1, 11)])

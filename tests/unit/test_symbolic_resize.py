@@ -1,7 +1,8 @@
 """Resize over symbolic sizes: to another tensor's size (a segmentation head upsampling to
-the input's H x W, `sizes` from Shape) and by constant scales, every mode and coordinate
-transform that has a run-time table, compiled once and run at several sizes against
-onnxruntime (1e-5: the same f64 coordinates, f32 weights)."""
+the input's H x W, `sizes` from Shape), by constant scales and to sizes the model is given,
+every mode and coordinate transform (tf_crop_and_resize's region and extrapolation too) and
+antialiased filters (whose tap count follows the run's scale), compiled once and run at
+several sizes against onnxruntime (1e-5: the same f64 coordinates, f32 weights)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxc
+from onnxc.frontend.onnx_importer import import_onnx
+from onnxc.passes.evaluator import evaluate
 
 MODES = [("nearest", "half_pixel", "round_prefer_floor"),
          ("nearest", "asymmetric", "floor"),
@@ -62,14 +65,33 @@ def by_scales(mode: str, scales: list[float]) -> onnx.ModelProto:
     return model
 
 
-def _check(model: onnx.ModelProto, feeds_list) -> None:
+def _check(model: onnx.ModelProto, feeds_list, evaluated: bool = False):
+    """One compile against onnxruntime at each feed (and the numpy evaluator); the
+    compiled model."""
     compiled = onnxc.compile(model, cache_dir=False, quiet=True)
     session = ort.InferenceSession(model.SerializeToString(),
                                    providers=["CPUExecutionProvider"])
     for feeds in feeds_list:
         (ours,), (theirs,) = compiled.run(None, feeds), session.run(None, feeds)
-        assert ours.shape == theirs.shape
-        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
+        results = [ours, *(evaluate(import_onnx(model), feeds) if evaluated else [])]
+        for result in results:
+            assert result.shape == theirs.shape
+            np.testing.assert_allclose(result, theirs, rtol=1e-5, atol=1e-5)
+    return compiled
+
+
+def to_given_sizes(attrs: dict, roi: list[float] | None = None) -> onnx.ModelProto:
+    """Resize x [1, 2, h, w] to `sizes`, an input of the model (run symbols)."""
+    inits = [] if roi is None else [numpy_helper.from_array(np.array(roi, np.float32), "roi")]
+    node = helper.make_node("Resize", ["x", "roi" if roi else "", "", "sizes"], ["y"], **attrs)
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, "h", "w"]),
+              helper.make_tensor_value_info("sizes", TensorProto.INT64, [4])]
+    graph = helper.make_graph([node], "g", inputs,
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    model.ir_version = 8
+    return model
 
 
 @pytest.mark.parametrize(("mode", "ctm", "nearest"), MODES)
@@ -89,3 +111,60 @@ def test_resize_a_symbolic_size_by_constant_scales(mode, scales):
     feeds = [{"x": rng.standard_normal((1, 2) + hw).astype(np.float32)}
              for hw in ((5, 7), (8, 8), (3, 11))]
     _check(by_scales(mode, scales), feeds)
+
+
+def _sized(rng, hw, out) -> dict:
+    return {"x": rng.standard_normal((1, 2, *hw)).astype(np.float32),
+            "sizes": np.array([1, 2, *out], np.int64)}
+
+
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+@pytest.mark.parametrize("exclude_outside", [0, 1])
+def test_antialiased_resize_by_constant_scales(mode, exclude_outside):
+    """A constant downscale: the widened filter's tap count is a number, the taps are
+    computed in the run for the run's size."""
+    model = by_scales(mode, [1.0, 1.0, 0.6, 0.3])
+    node = model.graph.node[0]
+    node.attribute.extend([helper.make_attribute("antialias", 1),
+                           helper.make_attribute("exclude_outside", exclude_outside)])
+    rng = np.random.default_rng(2)
+    _check(model, [{"x": rng.standard_normal((1, 2) + hw).astype(np.float32)}
+                   for hw in ((9, 13), (6, 7), (16, 5))], evaluated=True)
+
+
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+def test_antialiased_resize_to_run_time_sizes(mode):
+    """The scale is the run's out / in, so the filter's tap count is computed in the run
+    (2 * max(support, ceildiv(support * in, out))): downscales by up to 30, an upscale and
+    an unchanged axis from one compile; negative sizes, or an empty axis to sample, are an
+    InvalidInputError naming the node."""
+    rng = np.random.default_rng(3)
+    compiled = _check(to_given_sizes({"mode": mode, "antialias": 1}), [
+        _sized(rng, hw, out) for hw, out in (((9, 13), (4, 5)), ((6, 7), (6, 9)),
+                                             ((16, 5), (3, 1)), ((20, 30), (7, 30)))],
+        evaluated=True)
+    for hw, out in (((4, 4), (-1, 3)), ((0, 4), (3, 3))):
+        with pytest.raises(onnxc.errors.InvalidInputError, match="Resize"):
+            compiled.run(None, _sized(rng, hw, out))
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+def test_tf_crop_and_resize_over_symbolic_sizes(mode):
+    """tf_crop_and_resize samples the region of interest over the output's length and
+    flags what falls outside the input (the extrapolation value), as onnxruntime does; an
+    axis whose size stays is not resampled. To run-time sizes and by constant scales."""
+    attrs = {"mode": mode, "coordinate_transformation_mode": "tf_crop_and_resize",
+             "extrapolation_value": 3.0}
+    roi = [0, 0, -0.2, 0.4, 1, 1, 0.6, 1.3]
+    rng = np.random.default_rng(4)
+    _check(to_given_sizes(attrs, roi), [
+        _sized(rng, hw, out) for hw, out in (((9, 13), (4, 5)), ((6, 7), (6, 9)),
+                                             ((16, 5), (3, 1)), ((5, 5), (5, 5)))],
+        evaluated=True)
+    model = by_scales(mode, [1.0, 1.0, 0.8, 1.5])
+    model.graph.node[0].input[1] = "roi"
+    del model.graph.node[0].attribute[:]
+    model.graph.node[0].attribute.extend(helper.make_attribute(k, v) for k, v in attrs.items())
+    model.graph.initializer.append(numpy_helper.from_array(np.array(roi, np.float32), "roi"))
+    _check(model, [{"x": rng.standard_normal((1, 2) + hw).astype(np.float32)}
+                   for hw in ((9, 13), (6, 7), (16, 5))], evaluated=True)

@@ -419,3 +419,21 @@
 %s = "test.op"() : () -> tensor<4xf32>
 %y, %m, %i = graph.layer_normalization_stats(%x, %s) {axis = 1 : i64, epsilon = 1.000000e-05 : f32} : (tensor<2x4xf32>, tensor<4xf32>) -> (tensor<2x4xf32>, tensor<2x1xf64>, tensor<2x1xf32>)
 // CHECK: Operation does not verify: graph.layer_normalization_stats: result element type f64 differs from operand element type f32
+
+// -----
+
+%x = "test.op"() : () -> tensor<4x3xf32>
+%o = graph.lex_order(%x) {axis = 0 : i64} : (tensor<4x3xf32>) -> tensor<4xi32>
+// CHECK: Operation does not verify: graph.lex_order: index result must be i64, got i32
+
+// -----
+
+%x = "test.op"() : () -> tensor<4x3xf32>
+%o = graph.lex_order(%x) {axis = 2 : i64} : (tensor<4x3xf32>) -> tensor<4xi64>
+// CHECK: Operation does not verify: graph.lex_order: axis 2 is outside rank 2
+
+// -----
+
+%x = "test.op"() : () -> tensor<4x3xf32>
+%o = graph.lex_order(%x) {axis = 1 : i64} : (tensor<4x3xf32>) -> tensor<4xi64>
+// CHECK: Operation does not verify: graph.lex_order: result shapes [(4,)] differ from inferred [(3,)]

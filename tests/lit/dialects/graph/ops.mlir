@@ -372,6 +372,19 @@ func.func @reductions_and_index(%x: tensor<2x3x4xf32>, %i: tensor<2x3xi64>, %v: 
 
 // -----
 
+// The order that sorts the slices along an axis (Unique along an axis), of any size.
+func.func @lex_order(%x: tensor<4x3xf32>, %y: tensor<?x2x?xi64, #graph.dims<["n", "m"]>>) -> (tensor<3xi64>, tensor<?xi64, #graph.dims<["n"]>>) {
+  %0 = graph.lex_order(%x) {axis = 1 : i64} : (tensor<4x3xf32>) -> tensor<3xi64>
+  %1 = graph.lex_order(%y) {axis = 0 : i64} : (tensor<?x2x?xi64, #graph.dims<["n", "m"]>>) -> tensor<?xi64, #graph.dims<["n"]>>
+  func.return %0, %1 : tensor<3xi64>, tensor<?xi64, #graph.dims<["n"]>>
+}
+// CHECK-LABEL: func.func @lex_order(
+// CHECK-NEXT:    %0 = graph.lex_order(%x) {axis = 1 : i64} : (tensor<4x3xf32>) -> tensor<3xi64>
+// CHECK-NEXT:    %1 = graph.lex_order(%y) {axis = 0 : i64} : (tensor<?x2x?xi64, #graph.dims<["n", "m"]>>) -> tensor<?xi64, #graph.dims<["n"]>>
+// CHECK-NEXT:    func.return
+
+// -----
+
 func.func @logic_and_unary_math(%x: tensor<2x3xf32>, %y: tensor<3xf32>, %b: tensor<2x3xi1>, %c: tensor<3xi1>, %u: tensor<2x3xui8>, %i: tensor<2x3xi32>) -> (tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi32>, tensor<2x3xi32>, tensor<2x3xi32>, tensor<2x3xi32>, tensor<2x3xui8>, tensor<2x3xi32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xi32>) {
   %0 = graph.equal(%x, %y) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
   %1 = graph.less(%x, %y) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>

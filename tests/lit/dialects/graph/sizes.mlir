@@ -34,3 +34,14 @@ func.func @last_rows(%x: tensor<?x4xf32, #graph.dims<["seq"]>>) -> tensor<?x4xf3
 
 // CHECK-LABEL: func.func @last_rows(
 // CHECK-NEXT:    %y = graph.slice(%x) {{.*}} -> tensor<?x4xf32, #graph.dims<["min(2, seq)"]>>
+
+// -----
+
+// OneHot's depth is a size: a number, or a run symbol the run binds (a depth input).
+func.func @one_hot_depth(%i: tensor<?x3xi64, #graph.dims<["n"]>>, %v: tensor<2xf32>) -> tensor<?x?x3xf32, #graph.dims<["n", "d"]>> {
+  %y = graph.one_hot(%i, %v) {depth = #graph.sizes<["d"]>, axis = 1 : i64} : (tensor<?x3xi64, #graph.dims<["n"]>>, tensor<2xf32>) -> tensor<?x?x3xf32, #graph.dims<["n", "d"]>>
+  func.return %y : tensor<?x?x3xf32, #graph.dims<["n", "d"]>>
+}
+
+// CHECK-LABEL: func.func @one_hot_depth(
+// CHECK-NEXT:    %y = graph.one_hot(%i, %v) {depth = #graph.sizes<["d"]>, axis = 1 : i64} : (tensor<?x3xi64, #graph.dims<["n"]>>, tensor<2xf32>) -> tensor<?x?x3xf32, #graph.dims<["n", "d"]>>
