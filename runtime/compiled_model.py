@@ -73,10 +73,12 @@ class _CapacityExceeded(Exception):
 def _address(array: np.ndarray) -> int:
     """The address of `array`'s first byte; the ctypes buffer route is 3x faster than
     `.ctypes.data` but needs a writable, non-empty buffer of a builtin dtype (not ml_dtypes'
-    bfloat16 / float8 / int4)."""
-    if array.flags.writeable and array.nbytes and array.dtype.isbuiltin == 1:
+    bfloat16 / float8 / int4). Asking forgiveness: testing those three first cost a quarter
+    of the call (0.17 of 0.65 us, Zen 3), paid for every input and output of every run."""
+    try:
         return ctypes.addressof(ctypes.c_char.from_buffer(array))
-    return array.ctypes.data
+    except (TypeError, ValueError, BufferError):
+        return array.ctypes.data
 
 
 def aligned_empty(nbytes: int, alignment: int = _ARENA_ALIGNMENT) -> np.ndarray:

@@ -122,8 +122,22 @@ def _loop(limit):
     return {"lim": np.array(limit, np.int64), "t": np.array(True), "v0": np.array(0, np.int64)}
 
 
+def loop_sizes_model() -> onnx.ModelProto:
+    """Run sizes defined in a loop body (a Resize per row of `sizes`), several outgrowing
+    their room in one run (tests/unit/test_loop_sizes.py)."""
+    from tests.unit.test_loop_sizes import _resize_per_iteration_model
+    return _resize_per_iteration_model(carried=False)
+
+
+def appends_model() -> onnx.ModelProto:
+    """A loop-carried value grown by a row per iteration (tests/unit/test_loop_sizes.py)."""
+    from tests.unit.test_loop_sizes import _append_model
+    return _append_model(axis=0, with_initial=False)
+
+
 MODELS = {"mm": mm_model, "conv": conv_model, "nonzero": nonzero_model, "nms": nms_model,
-          "shapes": shapes_model, "loop": loop_model}
+          "shapes": shapes_model, "loop": loop_model, "loop_sizes": loop_sizes_model,
+          "appends": appends_model}
 
 CASES = {
     "mm": lambda rng: [_normal(rng, x=(b, s, 8), m=(b, s, 6))
@@ -137,6 +151,12 @@ CASES = {
     "shapes": lambda rng: [_shapes([2, 3], [3, 4]), _shapes([40, 5], [3, 100]),
                            _shapes([0, 5], [1, 7])],
     "loop": lambda rng: [_loop(3), _loop(40), _loop(100)],
+    "loop_sizes": lambda rng: [
+        {"img": rng.integers(0, 4, (1, 1, h, w)).astype(np.float32),
+         "sizes": np.array(sizes, np.int64).reshape(-1, 2)}
+        for h, w, sizes in ((5, 6, [[2, 3], [4, 4]]), (8, 3, [[30, 2], [1, 1], [9, 40]]),
+                            (3, 9, [[60, 70], [2, 90], [100, 3]]))],
+    "appends": lambda rng: [_normal(rng, x=shape) for shape in ((3, 4), (40, 2), (0, 5))],
 }
 
 
