@@ -264,8 +264,9 @@ def try_fold(ctx: NodeContext) -> list[np.ndarray | Tensor] | None:
     """The node's outputs as constants, or None if it is not a foldable computation.
 
     Shape data with symbolic elements (onnx_shape_data.py) comes back as Tensors of its
-    integer type. UnsupportedOpError when such data reaches an op that could only compute
-    it at run time (a comparison the symbols leave undecided, a cast to float, ...)."""
+    integer type. None where the symbols leave a comparison open: the converter computes
+    it in the run. UnsupportedOpError when a folder of DATA_OPS fails on such data (an
+    overflow, a bad index)."""
     folder = FOLDERS.get(ctx.op_type)
     if folder is None:
         return None

@@ -10,8 +10,7 @@ ConstantOfShape, Range, Tile) take their SymDims as result dimensions.
 Where an op needs such data as a tensor (a Loop's trip count, a Cast to float, a graph
 output), it materializes as a `graph.symbolic_constant`, whose kernel computes each element
 from the sizes of the run. Computing on it at import stays preferred: the folders carry it
-as far as they can, and an undecided comparison is refused (`symbolic_data_detail` names
-the data where a converter cannot take it).
+as far as they can; a comparison the sizes leave undecided becomes a tensor too.
 
 An array whose elements all turn out static (`Gather(Shape(x), 0)` of a static batch) is
 normalized back to a plain integer array: only the symbolic parts stay objects.
@@ -100,17 +99,6 @@ def symbols_in(values: Iterable[object]) -> list[str]:
         if isinstance(v, SymDim):
             found |= v.symbols()
     return sorted(found)
-
-
-def symbolic_data_detail(name: str, array: np.ndarray, use: str = "") -> str:
-    """Why `array` (the data of the value `name`) cannot become a run-time tensor (`use`:
-    what the node would do with it, e.g. ", cast to FLOAT")."""
-    values = [str(v) for v in array.reshape(-1)]
-    shown = ", ".join(values[:8]) + (", ..." if len(values) > 8 else "")
-    symbols = ", ".join(symbols_in(array.reshape(-1)))
-    what = f"'{name}' ([{shown}])" if name else f"[{shown}]"
-    return (f"{what} is computed from symbolic dimension(s) {symbols} at run time{use}; "
-            f"not supported yet")
 
 
 # ------------------------------------------------------------------ elementwise arithmetic
