@@ -15,14 +15,29 @@ import math
 
 import numpy as np
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, StringAttr, TensorType
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+)
 
-from onnxc.dialects.graph_base import GraphOp, float_of, int_of, shape_of
+from onnxc.dialects.graph_base import (
+    GraphOp,
+    SizesAttr,
+    dims_of_attr,
+    float_of,
+    int_of,
+    shape_of,
+)
 
 MODES = ("nearest", "linear", "cubic")
 COORDINATE_MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
                     "asymmetric", "tf_crop_and_resize")
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+ASPECT_POLICIES = ("not_larger", "not_smaller")
 
 
 def floats_of(attr: DenseArrayBase) -> tuple[float, ...]:
@@ -33,10 +48,18 @@ def floats_of(attr: DenseArrayBase) -> tuple[float, ...]:
 class ResizeOp(GraphOp):
     """Resize `input` to the result's shape. `scales` are per axis (0 where the size came
     from `sizes` and is symbolic: the scale is output / input in the run); `roi` is
-    [begin..., end...] (read only by tf_crop_and_resize)."""
+    [begin..., end...] (read only by tf_crop_and_resize).
+
+    `aspect_policy` with `aspect_sizes` (keep_aspect_ratio_policy over symbolic sizes): the
+    axes whose requested size is >= 0 share one scale, the least (not_larger) or largest
+    (not_smaller) of requested / input size, taken in the run; their scales are 0.
+
+    `roi_input`: tf_crop_and_resize's region computed in the run ([begin..., end...] over
+    `roi_axes`); the taps are then computed in the run and `roi` is unused."""
 
     name = "graph.resize"
     input = operand_def(TensorType)
+    roi_input = opt_operand_def(TensorType)
     output = result_def(TensorType)
     mode = prop_def(StringAttr)
     coordinate_transformation_mode = prop_def(StringAttr)
@@ -47,6 +70,34 @@ class ResizeOp(GraphOp):
     extrapolation_value = prop_def(FloatAttr)
     scales = prop_def(DenseArrayBase)
     roi = prop_def(DenseArrayBase)
+    aspect_policy = opt_prop_def(StringAttr)
+    aspect_sizes = opt_prop_def(DenseArrayBase | SizesAttr)
+    roi_axes = opt_prop_def(DenseArrayBase)
+
+    def aspect(self) -> tuple[str, tuple] | None:
+        """(policy, requested size per axis, -1 where an axis is not in it), or None."""
+        if self.aspect_policy is None or self.aspect_sizes is None:
+            return None
+        return self.aspect_policy.data, dims_of_attr(self.aspect_sizes)
+
+    def static_scale(self, axis: int) -> float | None:
+        """The scale the coordinate transform divides by along `axis`, where the compile
+        knows it (None: it is taken in the run)."""
+        x, y = shape_of(self.input), shape_of(self.output)
+        scale = floats_of(self.scales)[axis]
+        if scale:
+            return scale
+        aspect = self.aspect()
+        if aspect is not None and aspect[1][axis] != -1:
+            policy, wanted = aspect
+            pairs = [(w, x[j]) for j, w in enumerate(wanted) if w != -1]
+            if not all(isinstance(v, int) for pair in pairs for v in pair):
+                return None
+            ratios = [w / n for w, n in pairs]
+            return min(ratios) if policy == "not_larger" else max(ratios)
+        if isinstance(x[axis], int) and isinstance(y[axis], int) and x[axis] > 0:
+            return y[axis] / x[axis]
+        return None
 
     def infer_shapes(self):
         x, y = shape_of(self.input), shape_of(self.output)
@@ -61,18 +112,34 @@ class ResizeOp(GraphOp):
             raise ValueError("scales/roi do not match the input rank")
         if len(y) != len(x):
             raise ValueError("result rank differs from the input rank")
+        aspect = self.aspect()
+        if aspect is not None and (aspect[0] not in ASPECT_POLICIES
+                                   or len(aspect[1]) != len(x)):
+            raise ValueError(f"keep_aspect_ratio_policy '{aspect[0]}' with sizes "
+                             f"{list(aspect[1])} does not fit rank {len(x)}")
         return [y]
 
-    def axis_taps(self, axis: int) -> AxisTaps | None:
-        """The sampling taps along `axis`, or None where the axis is copied unchanged."""
+    def roi_slot(self, axis: int) -> int | None:
+        """Where `axis`' begin lies in `roi_input` (its end `len(roi_axes)` later), or None
+        where the region is the whole axis."""
+        axes = [int(a) for a in self.roi_axes.get_values()] if self.roi_axes else []
+        return axes.index(axis) if axis in axes else None
+
+    def axis_taps(self, axis: int, roi_values: np.ndarray | None = None) -> AxisTaps | None:
+        """The sampling taps along `axis`, or None where the axis is copied unchanged
+        (`roi_values`: `roi_input`'s value, where the op has one)."""
         x, y = shape_of(self.input), shape_of(self.output)
         rank = len(x)
-        scale = floats_of(self.scales)[axis]
-        if scale == 0.0:  # the size came from `sizes` (a symbolic size, since specialized)
-            scale = y[axis] / x[axis]
+        scale = self.static_scale(axis)  # static shapes here (since specialized)
+        assert scale is not None
         roi = floats_of(self.roi)
         ctm = self.coordinate_transformation_mode.data
         lo, hi = roi[axis], roi[axis + rank]
+        slot = self.roi_slot(axis)
+        if roi_values is not None:
+            count = len(roi_values) // 2
+            lo, hi = (0.0, 1.0) if slot is None else (float(roi_values[slot]),
+                                                      float(roi_values[slot + count]))
         if math.isclose(scale, 1.0) and x[axis] == y[axis]:
             return None  # not resampled, whatever the roi (as onnxruntime does)
         return sampling_taps(

@@ -317,7 +317,9 @@ def from_terms(terms: dict[Monomial, int]) -> Dim:
     if not compound:
         return simplify(SymDim(terms))
     if len(compound) > 1:
-        pulled = _pull_common_parts(terms, compound)
+        pulled = _mirrored_extrema(terms, compound)
+        if pulled is None:
+            pulled = _pull_common_parts(terms, compound)
         if pulled is not None:
             return pulled
     if len(compound) == 1 and len(terms) > 1 and abs(terms[compound[0]]) == 1 \
@@ -328,6 +330,29 @@ def from_terms(terms: dict[Monomial, int]) -> Dim:
         other = fn.fn if sign == 1 else ("max" if fn.fn == "min" else "min")
         return _extremum(other, [sign * a + rest for a in fn.args])
     return _cancelled(simplify(SymDim(terms)))
+
+
+def _mirrored_extrema(terms: dict[Monomial, int], compound: list[Monomial]) -> Dim | None:
+    """min(a_i) + max(k - a_i) is k (with one coefficient): a crop by max(0, H-4) then a
+    pad to a fixed size sums to that size, however the terms were pushed into the max."""
+    for m1 in compound:
+        low = _lone_extremum(m1)
+        if low is None or low.fn != "min":
+            continue
+        for m2 in compound:
+            high = _lone_extremum(m2)
+            if high is None or high.fn != "max" or terms[m1] != terms[m2] \
+                    or len(high.args) != len(low.args):
+                continue
+            for b in high.args:
+                k = low.args[0] + b
+                if sorted(map(str, (simplify(SymDim._of(k - a)) for a in low.args))) \
+                        == sorted(map(str, high.args)):
+                    merged = {m: c for m, c in terms.items() if m not in (m1, m2)}
+                    for m, c in SymDim._of(k).terms.items():
+                        merged[m] = merged.get(m, 0) + terms[m1] * c
+                    return from_terms({m: c for m, c in merged.items() if c})
+    return None
 
 
 def _pull_common_parts(terms: dict[Monomial, int], compound: list[Monomial]) -> Dim | None:

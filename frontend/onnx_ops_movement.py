@@ -13,6 +13,7 @@ Scatter (9-10) is ScatterElements without reduction.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from fractions import Fraction
 
 import numpy as np
@@ -23,7 +24,7 @@ from onnxc.dialects import graph, graph_indexed, graph_resize
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph_base import sizes_attr
 from onnxc.dialects.size_facts import require_at_least
-from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, floordiv, sym_min
+from onnxc.dialects.symbolic_dims import Dim, SymDim, floordiv, sym_max, sym_min
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
 from onnxc.frontend.onnx_ops_math import Converter
@@ -99,8 +100,9 @@ def require_float(ctx: NodeContext) -> None:
 # ---------------------------------------------------------------------- Resize / Upsample
 
 
-def _resize_geometry(ctx: NodeContext) -> tuple[tuple[int, ...], list[float], list[float]]:
-    """(result shape, per-axis scales, roi [begin..., end...]) of Resize 10+ / Upsample."""
+def _resize_geometry(ctx: NodeContext) -> tuple[tuple, list[float], list[float], tuple | None]:
+    """(result shape, per-axis scales, roi [begin..., end...], keep-aspect policy and
+    requested sizes when they are symbolic) of Resize 10+ / Upsample."""
     x = ctx.shape(0)
     rank = len(x)
     if ctx.op_type == "Upsample" or ctx.opset < 11:
@@ -114,8 +116,6 @@ def _resize_geometry(ctx: NodeContext) -> tuple[tuple[int, ...], list[float], li
         roi = None  # only tf_crop_and_resize reads it: other modes ignore it, as ONNX says
         if ctx.attr("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize":
             roi_array = ctx.known(1) if ctx.has_input(1) else None
-            if ctx.has_input(1) and roi_array is None:
-                ctx.constant(1, "roi")
             if roi_array is not None and roi_array.size:
                 roi = [float(v) for v in roi_array]
         scales_array = ctx.optional_constant(2, "scales")
@@ -132,7 +132,7 @@ def _resize_geometry(ctx: NodeContext) -> tuple[tuple[int, ...], list[float], li
     if len(given) != len(axes):
         raise ctx.invalid(f"{len(given)} scales/sizes for {len(axes)} axes")
     full_roi = [0.0] * rank + [1.0] * rank
-    if roi is not None:
+    if roi is not None:  # a constant roi; one computed in the run is an operand
         if len(roi) != 2 * len(axes):
             raise ctx.invalid(f"roi {roi} does not fit {len(axes)} axes")
         for i, a in enumerate(axes):
@@ -145,24 +145,58 @@ def _resize_geometry(ctx: NodeContext) -> tuple[tuple[int, ...], list[float], li
                 raise ctx.invalid(f"scale {scales[i]} is not positive")
             full_scales[a] = scales[i]
             out[a] = _scaled(scales[i], x[a])
-        return tuple(out), full_scales, full_roi
+        return tuple(out), full_scales, full_roi, None
     for i, a in enumerate(axes):
         symbolic = isinstance(sizes[i], SymDim) or isinstance(x[a], SymDim)
         full_scales[a] = 0.0 if symbolic else sizes[i] / x[a]  # 0: output / input in the run
         out[a] = sizes[i]
-    policy = ctx.attr("keep_aspect_ratio_policy", "stretch")
-    if policy != "stretch" and any(isinstance(d, SymDim) for d in (*x, *sizes)):
-        raise ctx.symbolic(SymbolicDimError(f"keep_aspect_ratio_policy '{policy}' over "
-                                            f"symbolic sizes"))
-    if policy != "stretch":
-        picked = [full_scales[a] for a in axes]
-        if policy not in ("not_larger", "not_smaller"):
-            raise ctx.invalid(f"unknown keep_aspect_ratio_policy '{policy}'")
-        scale = min(picked) if policy == "not_larger" else max(picked)
-        for a in axes:
-            full_scales[a] = scale
-            out[a] = int(scale * x[a] + 0.5)
-    return tuple(out), full_scales, full_roi
+    policy = ctx.attr("keep_aspect_ratio_policy", "stretch") if ctx.opset >= 18 else "stretch"
+    if policy == "stretch":
+        return tuple(out), full_scales, full_roi, None
+    if policy not in graph_resize.ASPECT_POLICIES:
+        raise ctx.invalid(f"unknown keep_aspect_ratio_policy '{policy}'")
+    if any(isinstance(d, SymDim) for d in (*x, *sizes)):
+        out, aspect = _aspect_sizes(ctx, x, axes, sizes, policy)
+        return out, [0.0] * rank, full_roi, aspect
+    picked = [full_scales[a] for a in axes]
+    scale = min(picked) if policy == "not_larger" else max(picked)
+    for a in axes:
+        full_scales[a] = scale
+        out[a] = int(scale * x[a] + 0.5)
+    return tuple(out), full_scales, full_roi, None
+
+
+def _aspect_sizes(ctx: NodeContext, x: tuple, axes: list[int], sizes: Sequence[Dim],
+                  policy: str) -> tuple[tuple, tuple[str, list[Dim]]]:
+    """keep_aspect_ratio_policy over symbolic sizes: every axis of the policy is scaled by
+    s, the least (not_larger) or largest requested / input size, to round(s * input). Since
+    rounding is monotone and the axis that picks s gets its requested size exactly, that is
+    min (max) over the policy's axes j of round(wanted_j * x_a / x_j) =
+    floordiv(2 wanted_j x_a + x_j, 2 x_j); the kernel takes s in the run (the result's
+    shape, and per axis the requested size or -1)."""
+    pick = sym_min if policy == "not_larger" else sym_max
+    out = list(x)
+    for i, a in enumerate(axes):
+        require_at_least(x[a], 1, "keep_aspect_ratio_policy divides by the input size")
+        out[a] = pick(*(sizes[i] if j == a else floordiv(2 * sizes[k] * x[a] + x[j], 2 * x[j])
+                        for k, j in enumerate(axes)))
+    wanted: list[Dim] = [-1] * len(x)
+    for i, a in enumerate(axes):
+        wanted[a] = sizes[i]
+    return tuple(out), (policy, wanted)
+
+
+def _run_time_roi(ctx: NodeContext, ctm: str) -> tuple[SSAValue | None, list[int]]:
+    """tf_crop_and_resize's roi when it is computed in the run (boxes of a detector): the
+    operand and the axes it covers ([begin..., end...] over `axes`, else every axis)."""
+    if ctm != "tf_crop_and_resize" or not ctx.has_input(1) or ctx.known(1) is not None:
+        return None, []
+    rank = ctx.rank(0)
+    axes = ctx.ints("axes") if ctx.opset >= 18 else None
+    axes = list(range(rank)) if axes is None else [normalized_axis(ctx, a, rank) for a in axes]
+    if not types.is_float(ctx.element_type(1)) or ctx.tensor(1).shape != (2 * len(axes),):
+        raise ctx.invalid(f"roi of type {ctx.tensor(1).type} does not fit {len(axes)} axes")
+    return ctx.operand(1), axes
 
 
 def _samples_something(x: tuple, out: tuple) -> tuple:
@@ -201,10 +235,11 @@ def convert_resize(ctx: NodeContext) -> list[Result]:
     antialias = ctx.attr("antialias", 0) if ctx.opset >= 18 else 0
     if antialias and mode == "nearest":
         raise ctx.invalid("antialias needs mode linear or cubic")
-    out, scales, roi = _resize_geometry(ctx)
+    out, scales, roi, aspect = _resize_geometry(ctx)
     ctx.infer(_samples_something, ctx.shape(0), out)
+    roi_input, roi_axes = _run_time_roi(ctx, ctm)
     op = graph_resize.ResizeOp(
-        operands=[ctx.operand(0)],
+        operands=[ctx.operand(0), roi_input],
         result_types=[typed(ctx, out)],
         properties={
             "mode": StringAttr(mode),
@@ -216,6 +251,9 @@ def convert_resize(ctx: NodeContext) -> list[Result]:
             "extrapolation_value": types.float_attr(ctx.attr("extrapolation_value", 0.0), f64),
             "scales": _f64_array(scales),
             "roi": _f64_array(roi),
+            **({} if aspect is None else {"aspect_policy": StringAttr(aspect[0]),
+                                          "aspect_sizes": sizes_attr(aspect[1])}),
+            **({} if roi_input is None else {"roi_axes": types.i64_array(roi_axes)}),
         },
     )
     return [ctx.emit1(op)]

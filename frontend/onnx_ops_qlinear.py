@@ -24,10 +24,12 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.dense_data import from_numpy
+from onnxc.dialects.graph_base import int_of
 from onnxc.dialects.graph_qlinear import byte_range, is_byte_type
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
-from onnxc.frontend.onnx_ops_nn import _window
+from onnxc.frontend.onnx_ops_nn import _pad, _padded_input, _window
 
 TP = types.TP
 
@@ -102,12 +104,15 @@ def _conv(ctx: NodeContext, x: int, w: int, props: dict, out_el, bias: SSAValue 
     if ctx.has_attr("kernel_shape") and ctx.ints("kernel_shape") != kernel:
         raise ctx.invalid(f"kernel_shape {ctx.ints('kernel_shape')} differs from weight "
                           f"{w_shape}")
-    strides, pads, dilations = _window(ctx, kernel)
+    strides, pads, dilations = _window(ctx, kernel, symbolic_pads=True)
+    # SAME pads over symbolic sizes: the input padded first with its zero point, which
+    # adds nothing once the kernel subtracts it
+    value, x_shape, pads = _padded_input(ctx, pads, float(int_of(props["input_zero_point"])))
     group = ctx.attr("group", 1)
-    out = ctx.infer(shapes.conv_output_shape, ctx.shape(x), w_shape, strides, pads, dilations,
+    out = ctx.infer(shapes.conv_output_shape, x_shape, w_shape, strides, pads, dilations,
                     group)
     op = graph.QLinearConvOp(
-        operands=[ctx.operand(x), ctx.operand(w), bias],
+        operands=[value, ctx.operand(w), bias],
         result_types=[types.tensor_type(out, out_el)],
         properties={
             **props,
@@ -157,11 +162,17 @@ def convert_conv_integer(ctx: NodeContext) -> list[Result]:
         raise ctx.invalid(f"x_zero_point must be one value, got shape {ctx.shape(2)}")
     za = _scalar_i32(ctx, 2)
     props["input_zero_point"] = types.i64_attr(0)
-    strides, pads, dilations = _window(ctx, list(w.shape[2:]))
+    strides, pads, dilations = _window(ctx, list(w.shape[2:]), symbolic_pads=True)
     out = ctx.infer(shapes.conv_output_shape, ctx.shape(0), w.shape, strides, pads, dilations,
                     ctx.attr("group", 1))
-    sums = _window_sums(w.astype(np.int64) - w_zero.reshape(-1, *[1] * (w.ndim - 1)),
-                        ctx.shape(0)[2:], out[2:], strides, pads, dilations)
+    centred = w.astype(np.int64) - w_zero.reshape(-1, *[1] * (w.ndim - 1))
+    if not all(isinstance(d, int) for d in ctx.shape(0)[2:]):
+        term = ctx.emit1(graph.MulOp(
+            operands=[za, _window_sums_in_run(ctx, centred, out, strides, pads, dilations)],
+            result_types=[types.tensor_type((1, *out[1:]), i32)]))
+        return [ctx.emit1(graph.SubOp(operands=[_conv(ctx, 0, 1, props, i32, None), term],
+                                      result_types=[types.tensor_type(out, i32)]))]
+    sums = _window_sums(centred, ctx.shape(0)[2:], out[2:], strides, pads, dilations)
     flat = sums.reshape(channels, -1)
     if np.all(flat == flat[:, :1]):  # every window whole: one correction per channel
         negated = ctx.materialize(Tensor.of_array(-flat[:, 0]))
@@ -187,6 +198,32 @@ def _window_sums(centred: np.ndarray, x_spatial, out_spatial, strides, pads,
         inside = ((at >= 0) & (at < x_spatial[d])).astype(np.int64)  # [O_d, K_d]
         sums = np.tensordot(sums, inside, axes=([1], [1]))  # K_d -> O_d, moved last
     return sums.astype(np.int32)
+
+
+def _window_sums_in_run(ctx: NodeContext, centred: np.ndarray, out: tuple, strides, pads,
+                        dilations) -> SSAValue:
+    """`_window_sums` over symbolic input sizes, [1, M, *out_spatial] int32: a float Conv
+    of an image of ones (the input's size, zero-padded) with the weight summed over its
+    input channels. The sums are integers below 2^24 (C/group * taps * 255), so f32 holds
+    them exactly."""
+    summed = centred.sum(axis=1, keepdims=True)  # [M, 1, *kernel]
+    if np.abs(summed).sum(axis=tuple(range(1, summed.ndim))).max(initial=0) >= 1 << 24:
+        raise ctx.unsupported("a weight whose window sums pass 2^24 (f32 would round them)")
+    shape = (1, 1, *ctx.shape(0)[2:])
+    ones = ctx.emit1(graph.ConstantOfShapeOp(
+        properties={"value": from_numpy(np.ones(1, np.float32))},
+        result_types=[types.tensor_type(shape, f32)]))
+    if not all(isinstance(p, int) for p in pads):  # SAME over symbolic sizes: pad first
+        ones, _ = _pad(ctx, ones, shape, pads, 0.0)
+        pads = [0] * len(pads)
+    weight = ctx.materialize(Tensor.of_array(summed.astype(np.float32)))
+    sums = ctx.emit1(graph.ConvOp(
+        operands=[ones, weight, None],
+        result_types=[types.tensor_type((1, *out[1:]), f32)],
+        properties={"strides": types.i64_array(strides), "pads": types.i64_array(pads),
+                    "dilations": types.i64_array(dilations), "group": types.i64_attr(1)}))
+    return ctx.emit1(graph.CastOp(operands=[sums],
+                                  result_types=[types.tensor_type((1, *out[1:]), i32)]))
 
 
 def _scalar_i32(ctx: NodeContext, i: int) -> SSAValue:

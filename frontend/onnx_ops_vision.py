@@ -24,7 +24,7 @@ from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.dense_data import element_dtype, from_numpy
 from onnxc.dialects.graph_base import sizes_attr
 from onnxc.dialects.size_facts import require_at_least
-from onnxc.dialects.symbolic_dims import SymDim
+from onnxc.dialects.symbolic_dims import SymDim, floordiv, sym_max
 from onnxc.frontend import onnx_ops_nn
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
@@ -43,6 +43,12 @@ from onnxc.frontend.onnx_ops_nn import _window
 
 
 def convert_conv_transpose(ctx: NodeContext) -> list[Result]:
+    """ConvTranspose with its output size resolved into pads. `output_shape` sets the size
+    as onnxruntime does (explicit pads are then ignored): total = full - target is split
+    over the ends (SAME_UPPER: the smaller half first, else the larger), and a negative
+    total extends the end with zeros (plus the bias). Where that crop or extension is not
+    a constant within one stride (symbolic input sizes, or a long extension), the full
+    result is computed and padded by the run-time amounts (negative pads crop)."""
     require_float(ctx)
     x, w = ctx.shape(0), ctx.shape(1)
     n = len(x) - 2
@@ -53,7 +59,7 @@ def convert_conv_transpose(ctx: NodeContext) -> list[Result]:
     strides = ctx.ints("strides") or [1] * n
     dilations = ctx.ints("dilations") or [1] * n
     out_pad = ctx.ints("output_padding") or [0] * n
-    pads = ctx.ints("pads") or [0] * (2 * n)
+    pads: list = ctx.ints("pads") or [0] * (2 * n)
     if not len(strides) == len(dilations) == len(out_pad) == n or len(pads) != 2 * n:
         raise ctx.invalid("strides/dilations/output_padding/pads do not fit the input rank")
     auto_pad = ctx.attr("auto_pad", "NOTSET")
@@ -62,40 +68,84 @@ def convert_conv_transpose(ctx: NodeContext) -> list[Result]:
     target = ctx.ints("output_shape")
     if target is not None and len(target) > n:
         target = target[-n:]
-    if auto_pad in ("SAME_UPPER", "SAME_LOWER") and not ctx.has_attr("pads"):
-        # as onnx.reference does: pads split the excess over the requested size
+    same = auto_pad in ("SAME_UPPER", "SAME_LOWER") and not ctx.has_attr("pads")
+    if same:  # as onnx.reference and onnxruntime do: split the excess over the size
         target = target or [x[2 + i] * strides[i] for i in range(n)]
-        for i in range(n):
-            total = full[i] - target[i]
-            small, large = total // 2, total - total // 2
-            pads[i], pads[i + n] = (small, large) if auto_pad == "SAME_UPPER" else (large, small)
+    if target is not None:
+        total = [full[i] - target[i] for i in range(n)]
+        begin = [floordiv(t, 2) if auto_pad == "SAME_UPPER" else t - floordiv(t, 2)
+                 for t in total]
         spatial = list(target)
+        if all(isinstance(t, int) for t in total):
+            pads = [max(b, 0) for b in begin] + [max(t - b, 0) for t, b in zip(total, begin)]
     else:
         if auto_pad == "VALID":
             pads = [0] * (2 * n)
         spatial = [full[i] - pads[i] - pads[i + n] for i in range(n)]
-        if target is not None:  # explicit pads: output_shape extends the end like output_padding
-            spatial = list(target)
-    if min(pads, default=0) < 0 or any(
-            not 0 <= spatial[i] - (full[i] - out_pad[i] - pads[i] - pads[i + n])
-            < max(strides[i], dilations[i]) for i in range(n)):
+    if target is not None and not (all(isinstance(t, int) for t in total) and _fits(
+            spatial, full, out_pad, pads, strides, dilations)):
+        return [_conv_transpose_cropped(ctx, full, out_pad, begin, target, strides,
+                                        dilations, group)]
+    if min(pads, default=0) < 0 or not _fits(spatial, full, out_pad, pads, strides, dilations):
         raise ctx.unsupported(f"output size {spatial} for pads {pads} and strides {strides}")
-    out = (x[0], w[1] * group, *spatial)
-    blocks = graph_indexed.col2im_blocks(spatial, kernel, strides, pads, dilations)
-    if list(blocks) == list(x[2:]):
-        return [_conv_transpose_gemm(ctx, out, kernel, strides, pads, dilations, group)]
-    bias = ctx.operand(2) if ctx.has_input(2) else None
+    return [_conv_transpose(ctx, (x[0], w[1] * group, *spatial), strides, pads, dilations,
+                            group, bias=True)]
+
+
+def _fits(spatial: list, full: list, out_pad: list[int], pads: list, strides: list[int],
+          dilations: list[int]) -> bool:
+    """Whether the kernels make `spatial` from these pads: past the padded full size by
+    less than a stride or dilation (what output_padding may add)."""
+    n = len(spatial)
+    return all(0 <= spatial[i] - (full[i] - out_pad[i] - pads[i] - pads[i + n])
+               < max(strides[i], dilations[i]) for i in range(n))
+
+
+def _conv_transpose(ctx: NodeContext, out: tuple, strides: list[int], pads: list[int],
+                    dilations: list[int], group: int, bias: bool) -> SSAValue:
+    """The GEMM + Col2Im form where the image's blocks are the input's pixels, else the
+    direct scatter kernel; `bias`: add the node's bias (when it has one)."""
+    kernel = list(ctx.shape(1)[2:])
+    blocks = graph_indexed.col2im_blocks(out[2:], kernel, strides, pads, dilations)
+    if list(blocks) == list(ctx.shape(0)[2:]):
+        return _conv_transpose_gemm(ctx, out, kernel, strides, pads, dilations, group, bias)
     op = graph_indexed.ConvTransposeOp(
-        operands=[ctx.operand(0), ctx.operand(1), bias],
+        operands=[ctx.operand(0), ctx.operand(1),
+                  ctx.operand(2) if bias and ctx.has_input(2) else None],
         result_types=[typed(ctx, out)],
         properties={"strides": types.i64_array(strides), "pads": types.i64_array(pads),
                     "dilations": types.i64_array(dilations), "group": types.i64_attr(group)},
     )
-    return [ctx.emit1(op)]
+    return ctx.emit1(op)
+
+
+def _conv_transpose_cropped(ctx: NodeContext, full: list, out_pad: list[int], begin: list,
+                            target: list[int], strides: list[int], dilations: list[int],
+                            group: int) -> SSAValue:
+    """The full result without padding, cropped by max(begin, 0) at the start and cut or
+    zero-extended to `target` at the end (graph.pad's negative pads crop; its sizes are
+    taken in the run), then the bias. The output_padding rows no tap reaches are part of
+    that zero extension."""
+    x, w = ctx.shape(0), ctx.shape(1)
+    n = len(target)
+    bare = [full[i] - out_pad[i] for i in range(n)]
+    y = _conv_transpose(ctx, (x[0], w[1] * group, *bare), strides, [0] * (2 * n), dilations,
+                        group, bias=False)
+    crop = [sym_max(b, 0) for b in begin]
+    pads = [0, 0, *(-c for c in crop), 0, 0,
+            *(target[i] - bare[i] + crop[i] for i in range(n))]
+    y = ctx.emit1(graph.PadOp(
+        operands=[y], result_types=[typed(ctx, (x[0], w[1] * group, *target))],
+        properties={"pads": sizes_attr(pads), "mode": StringAttr("constant"),
+                    "value": types.float_attr(0.0, f64)}))
+    if ctx.has_input(2):
+        y = Emitter(ctx).binary(graph.AddOp, y, Emitter(ctx).reshape(
+            ctx.operand(2), (w[1] * group,) + (1,) * n))
+    return y
 
 
 def _conv_transpose_gemm(ctx: NodeContext, out, kernel, strides, pads, dilations,
-                         group: int) -> SSAValue:
+                         group: int, bias: bool) -> SSAValue:
     """ConvTranspose as columns = W^T x (per image and group one GEMM, [M/g * k, C/g] x
     [C/g, pixels]) scattered back into the image by Col2Im: the GEMM does the arithmetic at
     full speed and no large tensor is transposed. Valid when the image's blocks are the
@@ -119,7 +169,7 @@ def _conv_transpose_gemm(ctx: NodeContext, out, kernel, strides, pads, dilations
         result_types=[typed(ctx, out)],
         properties={"block_shape": types.i64_array(kernel), "strides": types.i64_array(strides),
                     "pads": types.i64_array(pads), "dilations": types.i64_array(dilations)}))
-    if ctx.has_input(2):
+    if bias and ctx.has_input(2):
         y = e.binary(graph.AddOp, y, e.reshape(ctx.operand(2), (group * mg,) + (1,) * len(kernel)))
     return y
 
@@ -275,22 +325,29 @@ def convert_lp_pool(ctx: NodeContext) -> list[Result]:
     if kernel is None:
         raise ctx.invalid("required attribute 'kernel_shape' is missing")
     p = ctx.attr("p", 2)
-    strides, pads, dilations = _window(ctx, kernel)
+    strides, pads, dilations = _window(ctx, kernel, symbolic_pads=True)
     ceil_mode = ctx.attr("ceil_mode", 0)
     e = Emitter(ctx)
     x = ctx.operand(0)
     powered = e.binary(graph.MulOp, x, x) if p == 2 else e.binary(
         graph.PowOp, e.unary(graph.AbsOp, x), ctx.scalar(float(p), e.el))
-    out = ctx.infer(shapes.pool_output_shape, ctx.shape(0), kernel, strides, pads, dilations,
+    n = len(kernel)
+    x_shape = ctx.shape(0)
+    if not all(isinstance(q, int) for q in pads):  # SAME over symbolic sizes: pad first
+        powered, x_shape = onnx_ops_nn._pad(ctx, powered, x_shape, pads, 0.0)
+        pads = [0] * (2 * n)
+    out = ctx.infer(shapes.pool_output_shape, x_shape, kernel, strides, pads, dilations,
                     bool(ceil_mode))
     # a ceil-mode window that runs past the end pad would count fewer taps than the kernel
     # has: extend the end pads instead (zeros add nothing to the sum)
-    n = len(kernel)
     pads = list(pads)
-    for i in range(n):
+    for i in range(n if ceil_mode else 0):
         reach = (out[2 + i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1
-        pads[n + i] += max(0, reach - (ctx.shape(0)[2 + i] + pads[i] + pads[n + i]))
+        pads[n + i] += sym_max(0, reach - (x_shape[2 + i] + pads[i] + pads[n + i]))
     ceil_mode = 0
+    if not all(isinstance(q, int) for q in pads):  # the extension over symbolic sizes
+        powered, _ = onnx_ops_nn._pad(ctx, powered, x_shape, pads, 0.0)
+        pads = [0] * (2 * n)
     pooled = ctx.emit1(graph.AveragePoolOp(
         operands=[powered], result_types=[typed(ctx, out)],
         properties={"kernel_shape": types.i64_array(kernel), "strides": types.i64_array(strides),

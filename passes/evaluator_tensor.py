@@ -315,8 +315,9 @@ def _resize(op: ResizeOp, a: list[np.ndarray]):
     x = a[0]
     y = x.astype(np.float64)
     outside = np.zeros(shape_of(op.output), bool)
+    roi = a[1].astype(np.float64).reshape(-1) if op.roi_input is not None else None
     for axis in range(x.ndim):
-        taps = op.axis_taps(axis)
+        taps = op.axis_taps(axis, roi)
         if taps is None:
             continue
         y = np.moveaxis(np.tensordot(taps.matrix(x.shape[axis]), y, axes=([1], [axis])), 0, axis)

@@ -25,7 +25,7 @@ convolution's input is at least its window) the model checks at the start of the
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -63,6 +63,8 @@ class SymbolicSignature:
     samples has empty outputs (without running native code), as a per-sample model's"""
     run_bounds: tuple[str, ...] = ()
     """per run symbol, its bound as a size ("" for none: a capacity the caller grows)"""
+    plans: dict = field(default_factory=dict, init=False, compare=False, repr=False)
+    """run plans by the inputs' shapes (`plan`); a run looks its key up here first"""
 
     def __post_init__(self) -> None:
         if self.run_symbols and self.symbols[-len(self.run_symbols):] != self.run_symbols:
@@ -80,7 +82,6 @@ class SymbolicSignature:
                 raise SymbolicDimError(f"slot size {text} names an unknown symbol")
         object.__setattr__(self, "_slots", slots)
         object.__setattr__(self, "_parsed", {})
-        object.__setattr__(self, "_plans", {})
 
     def _dims(self, shape: tuple) -> tuple[Dim, ...]:
         """A spec's shape with its text dimensions parsed (once per spec: runs are hot)."""
@@ -191,15 +192,18 @@ class SymbolicSignature:
         return np.array([values[s] for s in self.symbols], np.int64)
 
     def plan(self, inputs: Sequence, outputs: Sequence, arrays: Sequence[np.ndarray],
-             capacity: Mapping[str, int] | None = None) -> RunPlan:
+             capacity: Mapping[str, int] | None = None, key: tuple | None = None
+             ) -> RunPlan:
         """Everything a run with these input shapes needs, checked: computed once per
         distinct tuple of shapes (a decode loop meets each length once), then looked up.
-        `capacity`: the rows to allocate for each run symbol's outputs."""
-        key: tuple = tuple([a.shape for a in arrays])
+        `capacity`: the rows to allocate for each run symbol's outputs; `key`: the
+        tuple of the arrays' shapes, when the caller has it."""
+        if key is None:
+            key = tuple([a.shape for a in arrays])
         if self.run_symbols:
             rows = tuple((capacity or {}).get(s, INITIAL_CAPACITY) for s in self.run_symbols)
             key = (key, rows)
-        plans = self._plans  # type: ignore[attr-defined]
+        plans = self.plans
         plan = plans.get(key)
         if plan is None:
             values = self.bind(inputs, arrays)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, i64
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, MemRefType, i64
 
 from onnxc.dialects.dense_data import element_dtype, from_numpy
 from onnxc.dialects.graph import float_of, shape_of
@@ -73,12 +73,15 @@ def resize_constants(op: ResizeOp) -> list[DenseIntOrFPElementsAttr]:
 
 
 def resize_scratch(op: ResizeOp) -> list[RunTimeScratch]:
-    """The tables a Resize of symbolic size fills in the run (resize_taps.py)."""
+    """The tables a Resize of symbolic size, or over a region computed in the run, fills
+    in the run (resize_taps.py)."""
     if not resize_taps.is_run_time(op):
         return []
     entries, weights = resize_taps.table_sizes(op)
-    return [RunTimeScratch(i64, entries), RunTimeScratch(op.output.type.get_element_type(),
-                                                         weights)]
+    element = op.output.type.get_element_type()
+    if isinstance(entries, int) and isinstance(weights, int):  # static, a run-time roi
+        return [MemRefType(i64, [max(entries, 1)]), MemRefType(element, [max(weights, 1)])]
+    return [RunTimeScratch(i64, entries), RunTimeScratch(element, weights)]
 
 
 def resize_kernel(op: ResizeOp, kb: KernelBuilder, ins, outs):
@@ -86,9 +89,10 @@ def resize_kernel(op: ResizeOp, kb: KernelBuilder, ins, outs):
     out_shape = shape_of(op.output)
     if 0 in out_shape:
         return
-    x, idx_table, w_table = ins[0], ins[1], ins[2]
+    x, roi = ins[0], (ins[1] if op.roi_input is not None else None)
+    idx_table, w_table = ins[-2], ins[-1]
     if resize_taps.is_run_time(op):
-        offsets, counts = resize_taps.fill_tables(op, kb, idx_table, w_table)
+        offsets, counts = resize_taps.fill_tables(op, kb, idx_table, w_table, roi)
         flags = True if resize_taps.has_outside(op) else None
         taps = {a: _RunTimeTaps(counts[a], flags) for a in offsets}
     else:

@@ -13,8 +13,9 @@ An antialiased filter widens with the downscale: its tap count is 2 * ceil(suppo
 for s = min(scale, 1), a number for a constant scale, else computed in the run from the
 sizes (2 * max(support, ceildiv(support * in, out)); a wider count than the f64 formula's
 only adds taps of weight 0), its table rows as long, bounded by 2 * support * (in + out).
-tf_crop_and_resize maps into the region of interest (`roi`, constant) and flags the output
-positions outside the input, which read `extrapolation_value` (a table after the weights).
+tf_crop_and_resize maps into the region of interest (`roi`, or `roi_input` read in the run)
+and flags the output positions outside the input, which read `extrapolation_value` (a table
+after the weights).
 """
 
 from __future__ import annotations
@@ -37,16 +38,19 @@ SUPPORT = {"linear": 1, "cubic": 2}
 
 
 def is_run_time(op: ResizeOp) -> bool:
-    """Whether a resized axis has a symbolic size (the tables are built in the run)."""
-    return any(isinstance(d, SymDim) for d in (*shape_of(op.input), *shape_of(op.output)))
+    """Whether a resized axis has a symbolic size or the region of interest is computed in
+    the run (the tables are built in the run)."""
+    return op.roi_input is not None or any(
+        isinstance(d, SymDim) for d in (*shape_of(op.input), *shape_of(op.output)))
 
 
 def resized_axes(op: ResizeOp) -> list[int]:
     """The axes a symbolic Resize samples (the others are copied, whatever the roi, as
     onnxruntime does)."""
     x, y = shape_of(op.input), shape_of(op.output)
-    scales = floats_of(op.scales)
-    return [a for a in range(len(x)) if not (x[a] == y[a] and scales[a] in (0.0, 1.0))]
+    return [a for a in range(len(x))
+            if not (x[a] == y[a] and op.static_scale(a) in (None, 1.0)
+                    and (op.aspect() is None or op.aspect()[1][a] == -1))]
 
 
 def is_wide(op: ResizeOp) -> bool:
@@ -61,9 +65,7 @@ def tap_count(op: ResizeOp, axis: int) -> Dim:
         return TAPS[op.mode.data]
     support = SUPPORT[op.mode.data]
     x, y = shape_of(op.input)[axis], shape_of(op.output)[axis]
-    scale = floats_of(op.scales)[axis]
-    if not scale and isinstance(x, int) and isinstance(y, int) and x > 0:
-        scale = y / x
+    scale = op.static_scale(axis)
     if scale:
         return 2 - 2 * (pymath.floor(-support / min(scale, 1.0)) + 1)
     return 2 * sym_max(support, ceildiv(support * x, sym_max(y, 1)))
@@ -90,12 +92,14 @@ def table_sizes(op: ResizeOp) -> tuple[Dim, Dim]:
     return total, total + flags
 
 
-def fill_tables(op: ResizeOp, kb: KernelBuilder, idx_table: SSAValue,
-                w_table: SSAValue) -> tuple[dict[int, tuple[Index, Index, Index]],
-                                            dict[int, Index]]:
+def fill_tables(op: ResizeOp, kb: KernelBuilder, idx_table: SSAValue, w_table: SSAValue,
+                roi: SSAValue | None = None) -> tuple[dict[int, tuple[Index, Index, Index]],
+                                                      dict[int, Index]]:
     """Write every resized axis' taps; returns their (index, weight, outside flags)
-    offsets as resize._tables does for constant tables, and their tap counts."""
+    offsets as resize._tables does for constant tables, and their tap counts. `roi`: the
+    buffer of `roi_input`, read once per axis."""
     x, y = shape_of(op.input), shape_of(op.output)
+    regions = {a: _region(op, kb, a, roi) for a in resized_axes(op)}
     offsets: dict[int, tuple[Index, Index, Index]] = {}
     counts: dict[int, Index] = {}
     at: Index = 0
@@ -105,23 +109,41 @@ def fill_tables(op: ResizeOp, kb: KernelBuilder, idx_table: SSAValue,
         start = at
         kb.for_(0, y[a], lambda o, a=a, start=start, taps=taps: _taps_of(
             op, kb, a, o, x[a], y[a], idx_table, w_table, kb.iadd(start, kb.imul(o, taps)),
-            taps))
+            taps, regions[a]))
         at = kb.iadd(at, kb.imul(y[a], taps))
     if has_outside(op):
         for a in offsets:
             offsets[a] = (offsets[a][0], offsets[a][1], at)
             kb.for_(0, y[a], lambda o, a=a, base=at: _outside_of(
-                op, kb, a, o, x[a], y[a], w_table, kb.iadd(base, o)))
+                op, kb, a, o, x[a], y[a], w_table, kb.iadd(base, o), regions[a]))
             at = kb.iadd(at, y[a])
     return offsets, counts
 
 
+def _region(op: ResizeOp, kb: KernelBuilder, axis: int, roi: SSAValue | None
+            ) -> tuple[SSAValue, SSAValue]:
+    """tf_crop_and_resize's (begin, end) along `axis` in f64: from `roi_input` in the run,
+    else the constant `roi`."""
+    rank = len(shape_of(op.input))
+    slot = op.roi_slot(axis) if roi is not None else None
+    if roi is None or slot is None:
+        lo, hi = (floats_of(op.roi)[axis], floats_of(op.roi)[axis + rank]) if roi is None \
+            else (0.0, 1.0)
+        return kb.constant(lo, f64), kb.constant(hi, f64)
+    count = len(op.roi_axes.get_values())  # type: ignore[union-attr]
+    return tuple(_as_f64(kb, kb.load(roi, [i])) for i in (slot, slot + count))  # type: ignore
+
+
+def _as_f64(kb: KernelBuilder, v: SSAValue) -> SSAValue:
+    return v if v.type == f64 else kb.insert(arith.ExtFOp(v, f64))
+
+
 def _outside_of(op: ResizeOp, kb: KernelBuilder, axis: int, o: Index, in_size: Dim,
-                out_size: Dim, w_table, at: Index) -> None:
+                out_size: Dim, w_table, at: Index, region: tuple[SSAValue, SSAValue]) -> None:
     """1 where tf_crop_and_resize's source coordinate is outside [0, in - 1], else 0."""
     n_in, n_out = kb.to_float(in_size, f64), kb.to_float(out_size, f64)
     x = _source(kb, op, axis, kb.to_float(o, f64), _scale(kb, op, axis, n_in, n_out),
-                n_in, n_out)
+                n_in, n_out, region)
     last = kb.sub(n_in, kb.constant(1.0, f64))
     out = kb.insert(arith.OrIOp(kb.insert(arith.CmpfOp(x, kb.constant(0.0, f64), "olt")),
                                 kb.insert(arith.CmpfOp(x, last, "ogt"))))
@@ -132,12 +154,28 @@ def _outside_of(op: ResizeOp, kb: KernelBuilder, axis: int, o: Index, in_size: D
 
 def _scale(kb: KernelBuilder, op: ResizeOp, axis: int, n_in: SSAValue,
            n_out: SSAValue) -> SSAValue:
-    scale = floats_of(op.scales)[axis]
-    return kb.constant(scale, f64) if scale else kb.div(n_out, n_in)
+    """The axis' scale: the compile's, else the run's out / in, or for a keep-aspect
+    policy the least or largest requested / input size of its axes (as onnxruntime)."""
+    scale = op.static_scale(axis)
+    if scale is not None:
+        return kb.constant(scale, f64)
+    aspect = op.aspect()
+    if aspect is None or aspect[1][axis] == -1:
+        return kb.div(n_out, n_in)
+    policy, wanted = aspect
+    x = shape_of(op.input)
+    ratios = [kb.div(kb.to_float(w, f64), kb.to_float(x[j], f64))
+              for j, w in enumerate(wanted) if w != -1]
+    pick = kb.min if policy == "not_larger" else kb.max
+    scale = ratios[0]
+    for ratio in ratios[1:]:
+        scale = pick(scale, ratio)
+    return scale
 
 
 def _taps_of(op: ResizeOp, kb: KernelBuilder, axis: int, o: Index, in_size: Dim,
-             out_size: Dim, idx_table, w_table, row: Index, count: Index) -> None:
+             out_size: Dim, idx_table, w_table, row: Index, count: Index,
+             region: tuple[SSAValue, SSAValue]) -> None:
     """Output position o's taps along `axis` (graph_resize.sampling_taps for one o)."""
     mode, taps = op.mode.data, TAPS[op.mode.data]
     def c(v: float) -> SSAValue:
@@ -145,7 +183,7 @@ def _taps_of(op: ResizeOp, kb: KernelBuilder, axis: int, o: Index, in_size: Dim,
 
     n_in, n_out = kb.to_float(in_size, f64), kb.to_float(out_size, f64)
     s = _scale(kb, op, axis, n_in, n_out)
-    x = _source(kb, op, axis, kb.to_float(o, f64), s, n_in, n_out)
+    x = _source(kb, op, axis, kb.to_float(o, f64), s, n_in, n_out, region)
     floor = kb.insert(math.FloorOp(x))
     exact = kb.insert(arith.CmpfOp(x, floor, "oeq"))
     ratio = kb.select(exact, c(1.0), kb.sub(x, floor))
@@ -197,8 +235,9 @@ def _taps_of(op: ResizeOp, kb: KernelBuilder, axis: int, o: Index, in_size: Dim,
 
 
 def _source(kb: KernelBuilder, op: ResizeOp, axis: int, y: SSAValue, scale: SSAValue,
-            n_in: SSAValue, n_out: SSAValue) -> SSAValue:
-    """The input coordinate of output coordinate y (graph_resize._source_coordinates)."""
+            n_in: SSAValue, n_out: SSAValue, region: tuple[SSAValue, SSAValue]) -> SSAValue:
+    """The input coordinate of output coordinate y (graph_resize._source_coordinates);
+    `region`: tf_crop_and_resize's (begin, end) along the axis."""
 
     def c(v: float) -> SSAValue:
         return kb.constant(v, f64)
@@ -220,13 +259,13 @@ def _source(kb: KernelBuilder, op: ResizeOp, axis: int, y: SSAValue, scale: SSAV
         offset = kb.mul(kb.div(n_in, c(2.0)), kb.sub(c(1.0), kb.div(n_out, length)))
         return kb.add(offset, half)
     if ctm == "tf_crop_and_resize":  # over the output's length; scale 1: not resampled
-        roi, rank = floats_of(op.roi), len(shape_of(op.input))
-        lo, hi = roi[axis], roi[axis + rank]
+        lo, hi = region
+        width = kb.sub(hi, lo)
         span = kb.sub(n_in, c(1.0))
-        middle = kb.div(kb.mul(c(hi - lo), span), c(2.0))
-        spread = kb.div(kb.mul(kb.mul(y, c(hi - lo)), span), kb.sub(n_out, c(1.0)))
+        middle = kb.div(kb.mul(width, span), c(2.0))
+        spread = kb.div(kb.mul(kb.mul(y, width), span), kb.sub(n_out, c(1.0)))
         single = kb.insert(arith.CmpfOp(n_out, c(1.0), "oeq"))
-        crop = kb.add(kb.select(single, middle, spread), kb.mul(c(lo), span))
+        crop = kb.add(kb.select(single, middle, spread), kb.mul(lo, span))
         return kb.select(kb.insert(arith.CmpfOp(scale, c(1.0), "oeq")), y, crop)
     raise LoweringError(f"graph.resize: coordinate transformation '{ctm}' of symbolic size")
 

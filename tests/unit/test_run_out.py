@@ -41,3 +41,35 @@ def test_unusable_output_arrays_are_refused(compiled, make_out, message):
     x = np.ones((4, 8), np.float32)
     with pytest.raises(InvalidInputError, match=message):
         compiled.run(None, {"x": x}, out=make_out(x))
+
+
+@pytest.fixture(scope="module")
+def add():
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["a", "b"], ["y"])], "g",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [4, 4]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return onnxc.compile(model, cache_dir=False)
+
+
+def test_overlap_is_found_past_inputs_that_share_memory(add):
+    """Inputs may alias each other; an output that overlaps one is refused wherever the
+    others lie. Here 'b' lies inside 'a' and the output starts past 'b' but inside 'a'
+    (comparing only neighbours in address order would miss it)."""
+    long = np.zeros(40, np.float32)
+    a, b = long[0:16].reshape(4, 4), long[2:6]
+    with pytest.raises(InvalidInputError, match=r"out\[0\] overlaps"):
+        add.run(None, {"a": a, "b": b}, out=[long[8:24].reshape(4, 4)])
+    with pytest.raises(InvalidInputError, match=r"out\[0\] overlaps"):
+        add.run(None, {"a": a, "b": long[20:24]}, out=[long[16:32].reshape(4, 4)])
+
+
+def test_adjacent_and_aliased_arrays_are_accepted(add):
+    long = np.arange(40, dtype=np.float32)
+    a, b = long[0:16].reshape(4, 4), long[2:6]  # inputs may share memory
+    (y,) = add.run(None, {"a": a, "b": b}, out=[long[16:32].reshape(4, 4)])  # just after
+    np.testing.assert_array_equal(y, np.arange(16, dtype=np.float32).reshape(4, 4)
+                                  + np.arange(2, 6, dtype=np.float32))
+    assert y.base is long

@@ -358,3 +358,107 @@ def test_a_1d_qlinear_conv_over_a_symbolic_length_is_exact():
         x = (rng.standard_normal(shape) * 2).astype(np.float32)
         np.testing.assert_array_equal(compiled(x)[0], session.run(None, {"x": x})[0],
                                       err_msg=str(shape))
+
+
+@pytest.mark.parametrize("attrs", [
+    {"strides": [2, 2], "output_shape": [10, 10]},
+    {"strides": [2, 2], "output_shape": [10, 9], "auto_pad": "SAME_UPPER"},
+    {"strides": [2, 2], "output_shape": [9, 10], "auto_pad": "SAME_LOWER"},
+    {"strides": [2, 2], "output_shape": [8, 11], "pads": [2, 2, 1, 1]},  # pads ignored
+    {"strides": [3, 2], "output_shape": [12, 11], "output_padding": [1, 1], "group": 2},
+])
+@pytest.mark.parametrize("symbolic", [False, True])
+def test_conv_transpose_to_an_output_shape(attrs, symbolic):
+    """output_shape as onnxruntime reads it: total = full - output_shape split over the
+    ends (SAME_UPPER: the smaller half first, else the larger; explicit pads ignored), a
+    negative total extending the end with zeros plus the bias. Static input sizes whose
+    crop is not within the kernels' pads (previously refused) and symbolic H and W, where
+    one compile crops at one size and extends at another (onnxruntime refuses sizes more
+    than a stride below output_shape; onnxc extends them too)."""
+    rng = np.random.default_rng(8)
+    node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs)
+    sizes = [(5, 5), (4, 5), (6, 7), (8, 6)]
+    dims = ["H", "W"] if symbolic else list(sizes[0])
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, *dims])
+    model = _model([node], [x], "y", _weights(rng, {"w": (4, 3, 3, 3), "b": (3 * attrs.get(
+        "group", 1),)}))
+    compiled = onnxc.compile(model, cache_dir=False, quiet=True)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for hw in sizes if symbolic else sizes[:1]:
+        x = rng.standard_normal((1, 4, *hw)).astype(np.float32)
+        (ours,), (theirs,) = compiled(x), session.run(None, {"x": x})
+        assert ours.shape == theirs.shape, hw
+        np.testing.assert_allclose(ours, theirs, rtol=RTOL, atol=ATOL, err_msg=str(hw))
+
+
+def _integer_conv(kind: str, attrs: dict, rng) -> onnx.ModelProto:
+    """ConvInteger with a constant or a run-time x zero point (quantize_dynamic's form), or
+    QLinearConv, over [n, 3, h, w] uint8."""
+    w_shape = (6, 1, 3, 3) if attrs.get("group") else (4, 3, 3, 3)
+    inits = [numpy_helper.from_array(rng.integers(0, 255, w_shape).astype(np.uint8), "w")]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.UINT8, ["n", 3, "h", "w"])]
+    scalar = numpy_helper.from_array
+    if kind == "qlinear":
+        inits += [scalar(np.array(v, t), n) for n, v, t in (
+            ("xs", 0.02, np.float32), ("xz", 120, np.uint8), ("ws", 0.01, np.float32),
+            ("wz", 128, np.uint8), ("ys", 0.5, np.float32), ("yz", 3, np.uint8))]
+        node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"],
+                                ["y"], **attrs)
+        out = TensorProto.UINT8
+    else:
+        if kind == "run-time zero point":
+            inputs.append(helper.make_tensor_value_info("xz", TensorProto.UINT8, []))
+        else:
+            inits.append(scalar(np.array(117, np.uint8), "xz"))
+        node = helper.make_node("ConvInteger", ["x", "w", "xz"], ["y"], **attrs)
+        out = TensorProto.INT32
+    graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info(
+        "y", out, None)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+_SAME = {"auto_pad": "SAME_UPPER", "strides": [2, 2]}
+_GROUPED = {"pads": [0, 2, 1, 0], "dilations": [2, 1], "group": 3}
+
+
+@pytest.mark.parametrize(("kind", "attrs"), [
+    ("constant zero point", _SAME), ("run-time zero point", _SAME), ("qlinear", _SAME),
+    ("constant zero point", _GROUPED), ("run-time zero point", _GROUPED),
+])
+def test_integer_convs_over_symbolic_sizes_are_exact(kind, attrs):
+    """SAME pads over symbolic sizes pad the input with its zero point first; a run-time
+    zero point's correction (its product with the weight sums over the taps inside the
+    input) is a float conv of an image of ones, exact below 2^24. Equal to onnxruntime."""
+    rng = np.random.default_rng(9)
+    model = _integer_conv(kind, attrs, rng)
+    compiled = onnxc.compile(model, cache_dir=False, quiet=True)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for n, hw in [(1, (7, 9)), (2, (8, 8)), (1, (5, 6))]:
+        feeds = {"x": rng.integers(0, 255, (n, 3, *hw)).astype(np.uint8)}
+        if kind == "run-time zero point":
+            feeds["xz"] = np.array(rng.integers(0, 255), np.uint8)
+        (ours,), (theirs,) = compiled.run(None, feeds), session.run(None, feeds)
+        assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
+        np.testing.assert_array_equal(ours, theirs, err_msg=f"{n} {hw}")
+
+
+@pytest.mark.parametrize("attrs", [
+    {"ceil_mode": 1, "strides": [2, 2]},
+    {"auto_pad": "SAME_UPPER", "strides": [2, 2]},
+    {"auto_pad": "SAME_LOWER", "strides": [2, 3], "p": 3},
+])
+def test_lp_pool_over_symbolic_sizes(attrs):
+    """LpPool's SAME pads and ceil-mode end extension depend on the size: |x|^p is padded
+    with zeros by run-time amounts, then summed by an AveragePool. Against onnxruntime."""
+    rng = np.random.default_rng(10)
+    node = helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[3, 3], **attrs)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "H", "W"])
+    model = _model([node], [x], "y", [])
+    model.opset_import[0].version = 18
+    compiled = onnxc.compile(model, cache_dir=False, quiet=True)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for hw in [(7, 9), (8, 8), (5, 6)]:
+        x = rng.standard_normal((1, 3, *hw)).astype(np.float32)
+        (ours,), (theirs,) = compiled(x), session.run(None, {"x": x})
+        assert ours.shape == theirs.shape, hw
+        np.testing.assert_allclose(ours, theirs, rtol=RTOL, atol=ATOL, err_msg=str(hw))

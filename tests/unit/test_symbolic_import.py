@@ -478,15 +478,11 @@ def test_causal_attention_after_a_symbolic_past():
 
 
 @pytest.mark.parametrize(("text", "op", "node", "detail"), [
-    (("g (uint8[1,3,h,w] x, uint8[4,3,3,3] k) => (y) "
-      "{ y = ConvInteger<auto_pad = \"SAME_UPPER\", strides = [2, 2]>(x, k) }"),
-     "ConvInteger", "ConvInteger_0", "the kernels take constant pads"),
-    (("g (float[1,3,h,w] x, int64[4] s) => (y) { y = Resize<mode = \"linear\", "
-      "keep_aspect_ratio_policy = \"not_larger\">(x, , , s) }"),
-     "Resize", "Resize_0", "keep_aspect_ratio_policy 'not_larger' over symbolic sizes"),
-    (("g (float[1,2,h,w] x, float[2,3,3,3] k) => (y) { y = ConvTranspose<"
-      "output_shape = [10, 10], strides = [2, 2]>(x, k) }"),
-     "ConvTranspose", "ConvTranspose_0", "depends on the symbols"),
+    # SAME pads shift the Indices output's coordinates (padding the input first, as the
+    # other windows do, would count the pads in them)
+    (("g (float[1,3,h,w] x) => (y, i) { y, i = MaxPool<auto_pad = \"SAME_UPPER\", "
+      "kernel_shape = [3, 3], strides = [2, 2]>(x) }"),
+     "MaxPool", "MaxPool_0", "the kernels take constant pads"),
 ])
 def test_what_cannot_be_symbolic_is_an_unsupported_op_error(text, op, node, detail):
     with pytest.raises(UnsupportedOpError) as info:
@@ -514,15 +510,17 @@ def test_static_inconsistencies_stay_model_load_errors():
         text_main("g (float[seq,5] x, float[seq,3] w) => (y) { y = Add(x, w) }")
 
 
-def test_every_refusal_is_an_onnxc_error():
-    """What stays refused fails as a typed error naming the node, never as a Python error:
-    a tf_crop_and_resize region of interest computed in the run."""
-    with pytest.raises(UnsupportedOpError, match="roi") as info:
-        text_main("g (float[1,3,h,w] x, float[8] r, int64[4] s) => (y) { y = Resize<"
+def test_a_run_time_roi_that_does_not_fit_is_a_typed_error():
+    """A tf_crop_and_resize region computed in the run is an operand (it was refused); one
+    of the wrong length fails as a typed error naming the node, never as a Python error."""
+    f = text_main("g (float[1,3,h,w] x, float[8] r, int64[4] s) => (y) { y = Resize<"
                   "mode = \"linear\", coordinate_transformation_mode = "
                   "\"tf_crop_and_resize\">(x, r, , s) }")
-    assert (info.value.op_type, info.value.node_name, info.value.opset) == (
-        "Resize", "Resize_0", 18)
+    assert "graph.resize" in op_names(f)
+    with pytest.raises(ModelLoadError, match=r"node 'Resize_0' \(Resize, opset 18\).*roi"):
+        text_main("g (float[1,3,h,w] x, float[5] r, int64[4] s) => (y) { y = Resize<"
+                  "mode = \"linear\", coordinate_transformation_mode = "
+                  "\"tf_crop_and_resize\">(x, r, , s) }")
 
 
 def test_unique_along_an_axis_imports_over_symbolic_sizes():

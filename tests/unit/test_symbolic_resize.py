@@ -168,3 +168,78 @@ def test_tf_crop_and_resize_over_symbolic_sizes(mode):
     model.graph.initializer.append(numpy_helper.from_array(np.array(roi, np.float32), "roi"))
     _check(model, [{"x": rng.standard_normal((1, 2) + hw).astype(np.float32)}
                    for hw in ((9, 13), (6, 7), (16, 5))], evaluated=True)
+
+
+def keep_aspect(policy: str, mode: str, sizes: list[int] | None) -> onnx.ModelProto:
+    """Resize x [1, 2, h, w] along axes 2 and 3 to `sizes` (constant), or to the model's
+    input `sizes` (run symbols), keeping the aspect ratio."""
+    node = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode=mode, axes=[2, 3],
+                            keep_aspect_ratio_policy=policy)
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, "h", "w"])]
+    inits = []
+    if sizes is None:
+        inputs.append(helper.make_tensor_value_info("sizes", TensorProto.INT64, [2]))
+    else:
+        inits.append(numpy_helper.from_array(np.array(sizes, np.int64), "sizes"))
+    graph = helper.make_graph([node], "g", inputs,
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    model.ir_version = 8
+    return model
+
+
+@pytest.mark.parametrize("policy", ["not_larger", "not_smaller"])
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_keep_aspect_ratio_over_symbolic_sizes(policy, mode):
+    """keep_aspect_ratio_policy with symbolic H and W: one scale for both axes, the least
+    (or largest) requested / input size, taken in the run, each axis round(scale * size);
+    to constant sizes and to sizes given in the run, against onnxruntime."""
+    rng = np.random.default_rng(5)
+    shapes = ((9, 13), (6, 7), (16, 5), (7, 7))
+    _check(keep_aspect(policy, mode, [12, 10]),
+           [{"x": rng.standard_normal((1, 2) + hw).astype(np.float32)} for hw in shapes],
+           evaluated=True)
+    _check(keep_aspect(policy, mode, None),
+           [{"x": rng.standard_normal((1, 2) + hw).astype(np.float32),
+             "sizes": np.array(out, np.int64)}
+            for hw, out in zip(shapes, ((4, 20), (12, 12), (8, 3), (5, 9)))])
+
+
+def crop_by_run_time_roi(mode: str, dims: list, axes: list[int] | None) -> onnx.ModelProto:
+    """tf_crop_and_resize of x [1, 2, h, w] to constant sizes over a region the model is
+    given (as a detector's boxes are), over every axis or over `axes`."""
+    count = 4 if axes is None else len(axes)
+    attrs = {"mode": mode, "coordinate_transformation_mode": "tf_crop_and_resize",
+             "extrapolation_value": -2.0, **({} if axes is None else {"axes": axes})}
+    sizes = [1, 2, 5, 6] if axes is None else [5, 6]
+    nodes = [helper.make_node("Mul", ["box", "one"], ["roi"]),  # computed, not an input
+             helper.make_node("Resize", ["x", "roi", "", "sizes"], ["y"], **attrs)]
+    inits = [numpy_helper.from_array(np.array(sizes, np.int64), "sizes"),
+             numpy_helper.from_array(np.ones(2 * count, np.float32), "one")]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, *dims]),
+              helper.make_tensor_value_info("box", TensorProto.FLOAT, [2 * count])]
+    graph = helper.make_graph(nodes, "g", inputs,
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    model.ir_version = 8
+    return model
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+@pytest.mark.parametrize("axes", [None, [2, 3]])
+@pytest.mark.parametrize("symbolic", [False, True])
+def test_tf_crop_and_resize_over_a_run_time_region(mode, axes, symbolic):
+    """The region comes from the run: the taps are computed in the run from it, boxes
+    inside and partly outside the input (the extrapolation value) and a flipped one."""
+    rng = np.random.default_rng(6)
+    boxes = [[0.1, 0.2, 0.8, 0.9], [-0.3, 0.0, 0.5, 1.4], [0.9, 0.7, 0.2, 0.1]]
+    hws = [(9, 13), (6, 7), (16, 5)] if symbolic else [(9, 13)] * 3
+    feeds = []
+    for (h, w), (y0, x0, y1, x1) in zip(hws, boxes):
+        box = [y0, x0, y1, x1] if axes else [0, 0, y0, x0, 1, 1, y1, x1]
+        feeds.append({"x": rng.standard_normal((1, 2, h, w)).astype(np.float32),
+                      "box": np.array(box, np.float32)})
+    _check(crop_by_run_time_roi(mode, ["h", "w"] if symbolic else [9, 13], axes), feeds,
+           evaluated=True)
