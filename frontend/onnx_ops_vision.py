@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, StringAttr, f64
+from xdsl.dialects.builtin import ArrayAttr, StringAttr, f64, i64
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph, graph_indexed
@@ -371,19 +371,58 @@ def convert_max_pool(ctx: NodeContext) -> list[Result]:
     kernel = ctx.ints("kernel_shape")
     if kernel is None:
         raise ctx.invalid("required attribute 'kernel_shape' is missing")
-    strides, pads, dilations = _window(ctx, kernel)
+    strides, pads, dilations = _window(ctx, kernel, symbolic_pads=True)
     ceil_mode = ctx.attr("ceil_mode", 0)
     storage = ctx.attr("storage_order", 0)
-    out = ctx.infer(shapes.pool_output_shape, ctx.shape(0), kernel, strides, pads, dilations,
+    n = len(kernel)
+    x, x_shape, begin = ctx.operand(0), ctx.shape(0), [0] * n
+    if not all(isinstance(p, int) for p in pads):  # SAME over symbolic sizes: pad first
+        x, x_shape = onnx_ops_nn._pad(ctx, x, x_shape, pads, onnx_ops_nn._lowest(ctx))
+        begin, pads = list(pads[:n]), [0] * (2 * n)
+    out = ctx.infer(shapes.pool_output_shape, x_shape, kernel, strides, pads, dilations,
                     bool(ceil_mode))
     op = graph_indexed.MaxPoolIndicesOp(
-        operands=[ctx.operand(0)],
-        result_types=[typed(ctx, out), types.tensor_type(out, types.element_type(
-            types.TP.INT64))],
+        operands=[x],
+        result_types=[typed(ctx, out), types.tensor_type(out, i64)],
         properties={"kernel_shape": types.i64_array(kernel), "strides": types.i64_array(strides),
                     "pads": types.i64_array(pads), "dilations": types.i64_array(dilations),
                     "ceil_mode": types.i64_attr(ceil_mode), "storage_order": types.i64_attr(storage)})
-    return list(ctx.emit(op).results)
+    values, indices = ctx.emit(op).results
+    if x_shape != ctx.shape(0):
+        indices = _unpadded(ctx, indices, x_shape, ctx.shape(0), begin, storage)
+    return [values, indices]
+
+
+def _unpadded(ctx: NodeContext, indices: SSAValue, padded: tuple, x: tuple, begin: list,
+              storage: int) -> SSAValue:
+    """Flat indices into the padded input as indices into `x`: each split into (image *
+    channel, position per spatial axis), the position moved back by the begin pad, joined
+    again over x's sizes (storage_order 1: the spatial axes column-major)."""
+    e = Emitter(ctx)
+    e.el = i64
+
+    def const(d) -> SSAValue:
+        return ctx.materialize(Tensor.of_array(np.array(d, dtype=object)))
+
+    def places(sizes) -> list:
+        order = range(len(sizes)) if storage else reversed(range(len(sizes)))
+        place, acc = [0] * len(sizes), 1
+        for d in order:
+            place[d], acc = acc, acc * sizes[d]
+        return place
+
+    spatial, shifted = padded[2:], x[2:]
+    plane = math.prod(spatial)
+    image = e.binary(graph.DivOp, indices, const(plane))
+    rest = e.binary(graph.SubOp, indices, e.binary(graph.MulOp, image, const(plane)))
+    result = e.binary(graph.MulOp, image, const(math.prod(shifted)))
+    from_place, to_place = places(spatial), places(shifted)
+    for d in (range(len(spatial) - 1, -1, -1) if storage else range(len(spatial))):
+        at = e.binary(graph.DivOp, rest, const(from_place[d]))
+        rest = e.binary(graph.SubOp, rest, e.binary(graph.MulOp, at, const(from_place[d])))
+        moved = e.binary(graph.SubOp, at, const(begin[d]))
+        result = e.binary(graph.AddOp, result, e.binary(graph.MulOp, moved, const(to_place[d])))
+    return result
 
 
 def convert_max_unpool(ctx: NodeContext) -> list[Result]:

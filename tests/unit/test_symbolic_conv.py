@@ -462,3 +462,30 @@ def test_lp_pool_over_symbolic_sizes(attrs):
         (ours,), (theirs,) = compiled(x), session.run(None, {"x": x})
         assert ours.shape == theirs.shape, hw
         np.testing.assert_allclose(ours, theirs, rtol=RTOL, atol=ATOL, err_msg=str(hw))
+
+
+@pytest.mark.parametrize(("attrs", "shapes"), [
+    ({"auto_pad": "SAME_UPPER", "strides": [2, 2]}, [(1, 7, 9), (2, 8, 8), (1, 5, 6)]),
+    ({"auto_pad": "SAME_LOWER", "strides": [2, 3], "storage_order": 1},
+     [(1, 7, 9), (2, 8, 8), (1, 5, 6)]),
+])
+def test_max_pool_indices_with_same_pads_over_symbolic_sizes(attrs, shapes):
+    """SAME pads that depend on the size: the input is padded with the lowest value first
+    and the flat indices into the padded input are mapped back to the input's (per
+    spatial axis, moved by the begin pad; storage_order 1 column-major). Equal to
+    onnxruntime, values and indices. (onnxruntime's SAME with dilations disagrees with its
+    own shape inference and with onnx.reference, so no dilation here.)"""
+    rng = np.random.default_rng(11)
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[3, 3], **attrs)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])
+    graph = helper.make_graph([node], "g", [x], [
+        helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+        helper.make_tensor_value_info("i", TensorProto.INT64, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+    compiled = onnxc.compile(model, cache_dir=False, quiet=True)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for n, h, w in shapes:
+        x = rng.standard_normal((n, 3, h, w)).astype(np.float32)
+        (y, i), (y_ref, i_ref) = compiled(x), session.run(None, {"x": x})
+        np.testing.assert_array_equal(y, y_ref, err_msg=str((n, h, w)))
+        np.testing.assert_array_equal(i, i_ref, err_msg=str((n, h, w)))

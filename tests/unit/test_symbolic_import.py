@@ -477,22 +477,6 @@ def test_causal_attention_after_a_symbolic_past():
 # ----------------------------------------------------------------------------- refusals
 
 
-@pytest.mark.parametrize(("text", "op", "node", "detail"), [
-    # SAME pads shift the Indices output's coordinates (padding the input first, as the
-    # other windows do, would count the pads in them)
-    (("g (float[1,3,h,w] x) => (y, i) { y, i = MaxPool<auto_pad = \"SAME_UPPER\", "
-      "kernel_shape = [3, 3], strides = [2, 2]>(x) }"),
-     "MaxPool", "MaxPool_0", "the kernels take constant pads"),
-])
-def test_what_cannot_be_symbolic_is_an_unsupported_op_error(text, op, node, detail):
-    with pytest.raises(UnsupportedOpError) as info:
-        text_main(text, opset=17)
-    err = info.value
-    assert (err.op_type, err.node_name, err.opset) == (op, node, 17)
-    assert detail in str(err)
-    assert "symbolic dimension" in str(err) or "symbolic size" in str(err)
-
-
 def test_shape_data_needed_at_run_time_is_a_symbolic_constant():
     """Returned or cast to float, shape data is computed from the sizes at run time
     (tests/unit/test_symbolic_control_import.py runs it)."""

@@ -36,6 +36,16 @@ def _attributes(mode: str, ctm: str, nearest: str | None) -> dict:
     return attrs
 
 
+def _model(nodes, inputs, inits) -> onnx.ModelProto:
+    """Opset 19, one float output 'y'."""
+    graph = helper.make_graph(nodes, "g", inputs,
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    model.ir_version = 8
+    return model
+
+
 def to_the_size_of(mode: str, ctm: str, nearest: str | None) -> onnx.ModelProto:
     """Resize x [1, 2, h, w] to the spatial size of `like` [1, 1, H, W]."""
     node = helper.make_node
@@ -46,23 +56,14 @@ def to_the_size_of(mode: str, ctm: str, nearest: str | None) -> onnx.ModelProto:
              for n, v in (("two", [2]), ("four", [4]), ("lead", [1, 2]))]
     inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, "h", "w"]),
               helper.make_tensor_value_info("like", TensorProto.FLOAT, [1, 1, "H", "W"])]
-    graph = helper.make_graph(nodes, "g", inputs,
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-    model.ir_version = 8
-    return model
+    return _model(nodes, inputs, inits)
 
 
 def by_scales(mode: str, scales: list[float]) -> onnx.ModelProto:
     node = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode=mode)
     scales_init = numpy_helper.from_array(np.array(scales, np.float32), "scales")
-    graph = helper.make_graph(
-        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, "h", "w"])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [scales_init])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-    model.ir_version = 8
-    return model
+    return _model([node], [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                         [1, 2, "h", "w"])], [scales_init])
 
 
 def _check(model: onnx.ModelProto, feeds_list, evaluated: bool = False):
@@ -86,12 +87,7 @@ def to_given_sizes(attrs: dict, roi: list[float] | None = None) -> onnx.ModelPro
     node = helper.make_node("Resize", ["x", "roi" if roi else "", "", "sizes"], ["y"], **attrs)
     inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, "h", "w"]),
               helper.make_tensor_value_info("sizes", TensorProto.INT64, [4])]
-    graph = helper.make_graph([node], "g", inputs,
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-    model.ir_version = 8
-    return model
+    return _model([node], inputs, inits)
 
 
 @pytest.mark.parametrize(("mode", "ctm", "nearest"), MODES)
@@ -181,12 +177,7 @@ def keep_aspect(policy: str, mode: str, sizes: list[int] | None) -> onnx.ModelPr
         inputs.append(helper.make_tensor_value_info("sizes", TensorProto.INT64, [2]))
     else:
         inits.append(numpy_helper.from_array(np.array(sizes, np.int64), "sizes"))
-    graph = helper.make_graph([node], "g", inputs,
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-    model.ir_version = 8
-    return model
+    return _model([node], inputs, inits)
 
 
 @pytest.mark.parametrize("policy", ["not_larger", "not_smaller"])
@@ -219,12 +210,7 @@ def crop_by_run_time_roi(mode: str, dims: list, axes: list[int] | None) -> onnx.
              numpy_helper.from_array(np.ones(2 * count, np.float32), "one")]
     inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, *dims]),
               helper.make_tensor_value_info("box", TensorProto.FLOAT, [2 * count])]
-    graph = helper.make_graph(nodes, "g", inputs,
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-    model.ir_version = 8
-    return model
+    return _model(nodes, inputs, inits)
 
 
 @pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
