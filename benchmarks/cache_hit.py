@@ -27,14 +27,14 @@ from pathlib import Path
 _HIT = """
 import json, mmap, sys, time
 import onnxc
+from onnxc.compile_options import CompileOptions
 from onnxc.runtime import cache, cache_entry
-from onnxc.runtime.threads import resolve_num_threads
 start = time.perf_counter()
 model = onnxc.compile(sys.argv[1], cache_dir=sys.argv[2])
 total = time.perf_counter() - start
 assert list(model.compile_seconds) == ["cache-lookup"], model.compile_seconds
 start = time.perf_counter()
-key = cache.cache_key(sys.argv[1], 3, None, resolve_num_threads(None))
+key = cache.cache_key(sys.argv[1], CompileOptions.of())
 key_seconds = time.perf_counter() - start
 disk = cache.open_cache(sys.argv[2])
 with open(disk.entry_path(key), "rb") as f:

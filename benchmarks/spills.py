@@ -89,6 +89,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
 
     from onnxc.api import _StageLog, lower_to_llvm
+    from onnxc.compile_options import CompileOptions
     from onnxc.runtime.artifact import emit_assembly
     from onnxc.runtime.target import compiling_for, parse_target
 
@@ -100,8 +101,8 @@ def main(argv=None) -> None:
         for spec in args.targets.split(","):
             target = parse_target(spec)
             with compiling_for(target):
-                lowered = lower_to_llvm(onnx_model, _StageLog(False), 3, None, False, None,
-                                        "fp32", 2, target)
+                lowered = lower_to_llvm(onnx_model, _StageLog(False),
+                                        CompileOptions(num_threads=2, target=target))
             per = count(emit_assembly(lowered, target))
             total = sum(per.values(), collections.Counter())
             worst = sorted(((c["hot_spill"] + c["hot_reload"], f) for f, c in per.items()

@@ -11,10 +11,10 @@ The key hashes (SHA-256, each part length-prefixed):
   checked again (`unchanged`) before the entry is stored. A compile of content other than
   what the key hashed is never stored. (Compiling from an inlined copy of external data
   instead would keep a second copy of the weights alive for the whole compile.)
-- the options that change code: `opt_level`, `pass_pipeline`, `num_threads` (compiled into
-  parallel loops), `input_shapes`, `precision`. The batch binding is a function of the model bytes (a
-  symbolic `N` and a fixed 1 are different bytes) and of `input_shapes`, so it needs no field
-  of its own;
+- the options that change code: the fields of `onnxc.compile_options.CompileOptions`
+  (`key_text`; `num_threads` is compiled into parallel loops). The batch binding is a
+  function of the model bytes (a symbolic `N` and a fixed 1 are different bytes) and of
+  `input_shapes`, so it needs no field of its own;
 - the toolchain: the entry format version, onnxc's version and a digest of its source
   (editable installs keep one version number while the code changes), the xDSL, llvmlite
   (and its LLVM), onnx, numpy and ml_dtypes versions (import-time shape inference and
@@ -27,19 +27,20 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import numbers
 import os
 import sys
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import onnx
 import onnx.external_data_helper
 
 from onnxc.runtime.cache_entry import FORMAT_VERSION
-from onnxc.runtime.target import Target, host_target
+
+if TYPE_CHECKING:
+    from onnxc.compile_options import CompileOptions
 
 _PACKAGES = ("onnxc", "onnxc.dialects", "onnxc.frontend", "onnxc.passes", "onnxc.lowering",
              "onnxc.runtime")
@@ -148,50 +149,19 @@ def toolchain_fingerprint() -> str:
     ])
 
 
-def options_text(opt_level, pass_pipeline, num_threads, input_shapes,
-                 precision: str = "fp32", target: Target | None = None) -> str:
-    """The code-changing options as canonical JSON (a pipeline given as a list and the same
-    passes given as a string stay different keys: a miss at worst, never a wrong hit)."""
-    pipeline = pass_pipeline if pass_pipeline is None or isinstance(pass_pipeline, str) \
-        else ["list", *pass_pipeline]
-    shapes = None
-    if isinstance(input_shapes, Mapping):
-        shapes = sorted([str(name), _dims(shape)] for name, shape in input_shapes.items())
-    elif input_shapes is not None:
-        shapes = ["?", input_shapes]
-    return json.dumps({"opt_level": opt_level, "pass_pipeline": pipeline,
-                       "num_threads": num_threads, "input_shapes": shapes,
-                       "precision": precision,
-                       "target": list((target or host_target()).key())},
-                      sort_keys=True, default=repr)
-
-
-def _dims(shape):
-    if not isinstance(shape, Sequence) or isinstance(shape, str):
-        return shape
-    return [int(d) if isinstance(d, numbers.Integral) else d for d in shape]
-
-
-def compile_key(source: Snapshot, opt_level: int, pass_pipeline, num_threads: int = 1,
-                input_shapes: Mapping[str, Sequence[int]] | None = None,
-                precision: str = "fp32", target: Target | None = None) -> str:
-    """The hex SHA-256 naming the entry of `source` compiled with these options here."""
+def compile_key(source: Snapshot, options: CompileOptions) -> str:
+    """The hex SHA-256 naming the entry of `source` compiled with `options` here."""
     digest = hashlib.sha256(b"onnxc-key\0")
     _part(digest, source.digest)
-    _part(digest, options_text(opt_level, pass_pipeline, num_threads, input_shapes,
-                               precision, target).encode())
+    _part(digest, options.key_text().encode())
     _part(digest, toolchain_fingerprint().encode())
     return digest.hexdigest()
 
 
-def cache_key(model, opt_level: int, pass_pipeline: str | Sequence[str] | None,
-              num_threads: int = 1,
-              input_shapes: Mapping[str, Sequence[int]] | None = None,
-              precision: str = "fp32", target: Target | None = None) -> str | None:
-    """The key of `model` (path, bytes or ModelProto) compiled with these options on this
+def cache_key(model, options: CompileOptions) -> str | None:
+    """The key of `model` (path, bytes or ModelProto) compiled with `options` on this
     host; None when the model cannot be read (the importer then reports why)."""
     source = snapshot(model)
     if source is None:
         return None
-    return compile_key(source, opt_level, pass_pipeline, num_threads, input_shapes, precision,
-                       target)
+    return compile_key(source, options)

@@ -126,6 +126,7 @@ def compile_graph_cold_and_warm(text: str, cache_dir, num_threads: int = 1):
 
 def _compile_graph(text: str, num_threads: int):
     from onnxc.api import _StageLog, lower_graph
+    from onnxc.compile_options import CompileOptions
     from onnxc.lowering import pipeline
     from onnxc.lowering.entry_abi import WRAPPER_NAME
     from onnxc.runtime.compiled_model import CompiledModel
@@ -134,7 +135,8 @@ def _compile_graph(text: str, num_threads: int):
     module = parse_graph(text)
     ctx = pipeline.make_context()
     with compiling_for(parse_target("host")) as target:
-        lowered = lower_graph(ctx, module, _StageLog(False), "fp32", num_threads, target)
+        lowered = lower_graph(ctx, module, _StageLog(False),
+                              CompileOptions(num_threads=num_threads, target=target))
         native = pipeline.jit_compile(lowered.llvm_module, target)
     model = CompiledModel(
         native, native.function_address(WRAPPER_NAME), lowered.inputs, lowered.outputs,

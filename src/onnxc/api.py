@@ -26,6 +26,7 @@ from onnxc.arguments import (
     check_optimize_arguments,
 )
 from onnxc.collector import CollectorPause, collector_paused
+from onnxc.compile_options import CompileOptions
 from onnxc.dialects.graph import shape_of
 from onnxc.errors import LoweringError, ShapeInferenceError
 from onnxc.frontend import import_onnx
@@ -64,7 +65,7 @@ from onnxc.progress import CompileProgress
 from onnxc.runtime import thread_pool
 from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
 from onnxc.runtime.symbolic_shapes import SymbolicSignature
-from onnxc.runtime.target import Target, compiling_for, parse_target
+from onnxc.runtime.target import Target, compiling_for
 
 ModelLike = str | os.PathLike | bytes | onnx.ModelProto
 
@@ -207,19 +208,19 @@ def compile(
     On a terminal, a compile that takes over a second shows its stage and elapsed time on
     stderr (onnxc.progress); `quiet=True` turns that off. It changes nothing compiled."""
     check_compile_arguments(**locals())  # InvalidArgumentError naming a bad one
+    options = CompileOptions.of(opt_level=opt_level, pass_pipeline=pass_pipeline,
+                                num_threads=num_threads, input_shapes=input_shapes,
+                                precision=precision, target=target,
+                                verify_numerics=verify_numerics)
     with _StageLog(verbose, quiet) as log:
-        return _compile_logged(model, log, opt_level, pass_pipeline, verify_numerics,
-                               cache_dir, num_threads, input_shapes, precision, target)
+        return _compile_logged(model, log, options, cache_dir)
 
 
-def _compile_logged(model, log: _StageLog, opt_level, pass_pipeline, verify_numerics,
-                    cache_dir, num_threads, input_shapes, precision, target) -> CompiledModel:
+def _compile_logged(model, log: _StageLog, options: CompileOptions,
+                    cache_dir) -> CompiledModel:
     """The body of `compile`, its arguments checked, stages timed by `log`."""
     from onnxc.runtime import cache
-    from onnxc.runtime.threads import resolve_num_threads
 
-    target = parse_target(target)
-    threads = resolve_num_threads(num_threads)
     disk = cache.open_cache(cache_dir)  # None: off, or unsafe (a CacheWarning says why)
     given, key, hashed = model, None, None
     if disk is not None:
@@ -232,17 +233,14 @@ def _compile_logged(model, log: _StageLog, opt_level, pass_pipeline, verify_nume
                 model = hashed = ParsedOnce(model, found[1])
             del found
             if source is not None:
-                key = cache.compile_key(source, opt_level, pass_pipeline, threads,
-                                        input_shapes, precision, target)
-            hit = None if verify_numerics or key is None else disk.load(key)
+                key = cache.compile_key(source, options)
+            hit = None if options.verify_numerics or key is None else disk.load(key)
         if hit is not None:  # the entry restores everything, the batch binding included
             hit.compile_seconds = dict(log.seconds)
             hit.from_cache = True
             return hit
-    with compiling_for(target):
-        compiled, native, constant_names = _compile_static(
-            model, log, opt_level, pass_pipeline, verify_numerics, input_shapes, precision,
-            threads, target)
+    with compiling_for(options.target):
+        compiled, native, constant_names = _compile_static(model, log, options)
     if disk is not None and key is not None:
         with log.stage("cache-store"):
             # compiled from the hashed bytes alone, else from files that must still hold them
@@ -279,19 +277,16 @@ def compile_artifact(
     `quiet=True`: no progress line on a terminal (as for `compile`)."""
     check_artifact_arguments(**locals())
     from onnxc.runtime import artifact
-    from onnxc.runtime.threads import resolve_num_threads
 
-    target = parse_target(target)
+    options = CompileOptions.of(opt_level=opt_level, num_threads=num_threads,
+                                input_shapes=input_shapes, precision=precision, target=target)
     with _StageLog(verbose, quiet) as log:
-        with compiling_for(target):
-            lowered = lower_to_llvm(model, log, opt_level, None, False, input_shapes,
-                                    precision, resolve_num_threads(num_threads), target,
-                                    per_sample=True)
+        with compiling_for(options.target):
+            lowered = lower_to_llvm(model, log, options, per_sample=True)
             if lowered.symbolic is not None and lowered.batch is not None:
                 # a batch-separable model with other symbolic sizes: one artifact for
                 # every batch size, as the symbols say (not run per sample)
-                lowered = lower_to_llvm(model, log, opt_level, None, False, input_shapes,
-                                        precision, resolve_num_threads(num_threads), target)
+                lowered = lower_to_llvm(model, log, options)
         with log.stage("artifact"):
             return artifact.build(lowered, directory, prefix)
 
@@ -320,36 +315,29 @@ class LoweredModel:
     symbolic: SymbolicSignature | None = None
 
 
-def lower_to_llvm(model, log: _StageLog, opt_level, pass_pipeline, verify_numerics,
-                  input_shapes, precision, threads, target: Target,
+def lower_to_llvm(model, log: _StageLog, options: CompileOptions,
                   per_sample: bool = False, for_jit: bool = False,
                   collector: CollectorPause | None = None) -> LoweredModel:
     """Import, graph passes, graph -> loops, the entry ABI and loops -> LLVM IR, under
-    `compiling_for(target)` (the caller's): every stage but machine code. `per_sample`: a
+    `compiling_for(options.target)` (the caller's): every stage but machine code. `per_sample`: a
     batch-separable model always runs once per sample (ahead-of-time artifacts, which take
     static shapes). `for_jit`: a large model's LLVM IR may be streamed to code-generation
     workers as it is emitted (`llvm_module` is then a PendingNativeModule). Garbage
     collection is paused throughout (onnxc/collector.py), by `collector` when the caller
     holds the pause."""
     if collector is not None:
-        return _lower_to_llvm(model, log, opt_level, pass_pipeline, verify_numerics,
-                              input_shapes, precision, threads, target, per_sample, for_jit,
-                              collector)
+        return _lower_to_llvm(model, log, options, per_sample, for_jit, collector)
     with collector_paused() as own:
-        return _lower_to_llvm(model, log, opt_level, pass_pipeline, verify_numerics,
-                              input_shapes, precision, threads, target, per_sample, for_jit,
-                              own)
+        return _lower_to_llvm(model, log, options, per_sample, for_jit, own)
 
 
-def _lower_to_llvm(model, log: _StageLog, opt_level, pass_pipeline, verify_numerics,
-                   input_shapes, precision, threads, target: Target, per_sample: bool,
+def _lower_to_llvm(model, log: _StageLog, options: CompileOptions, per_sample: bool,
                    for_jit: bool, collector) -> LoweredModel:
     given = model
-    model, batch, separable = _static_model(model, input_shapes)
+    model, batch, separable = _static_model(model, options.shapes)
     if separable is not None and not per_sample:
         try:
-            lowered = _lower(model, log, opt_level, pass_pipeline, verify_numerics, precision,
-                             threads, target, None, for_jit, collector)
+            lowered = _lower(model, log, options, None, for_jit, collector)
         except LoweringError:  # an op has no kernel for symbolic sizes: one sample after all
             pass
         else:
@@ -358,32 +346,31 @@ def _lower_to_llvm(model, log: _StageLog, opt_level, pass_pipeline, verify_numer
             return lowered
     if separable is not None:
         model, batch = _per_sample(load_model(given), separable)
-    return _lower(model, log, opt_level, pass_pipeline, verify_numerics, precision, threads,
-                  target, batch, for_jit, collector)
+    return _lower(model, log, options, batch, for_jit, collector)
 
 
-def _lower(model, log: _StageLog, opt_level, pass_pipeline, verify_numerics, precision,
-           threads, target: Target, batch: BatchAxis | None, for_jit: bool,
-           collector) -> LoweredModel:
+def _lower(model, log: _StageLog, options: CompileOptions, batch: BatchAxis | None,
+           for_jit: bool, collector) -> LoweredModel:
     ctx = pipeline.make_context()
     with log.stage(pipeline.TIMED_AS["import"]):
         module = pipeline.import_model(model)
     with log.stage(pipeline.TIMED_AS["graph-passes"]):
-        passes = graph_pipeline(opt_level) if pass_pipeline is None else pass_pipeline
-        pipeline.optimize_graph(ctx, module, passes, verify_numerics=verify_numerics)
+        passes = (graph_pipeline(options.opt_level) if options.pass_pipeline is None
+                  else options.pass_pipeline)
+        pipeline.optimize_graph(ctx, module, passes, verify_numerics=options.verify_numerics)
         collector.collect()  # what the rewrites replaced (docs: onnxc/collector.py)
-    return lower_graph(ctx, module, log, precision, threads, target, batch, for_jit)
+    return lower_graph(ctx, module, log, options, batch, for_jit)
 
 
-def lower_graph(ctx, module: ModuleOp, log: _StageLog, precision: str, threads: int,
-                target: Target, batch: BatchAxis | None = None,
-                for_jit: bool = False) -> LoweredModel:
+def lower_graph(ctx, module: ModuleOp, log: _StageLog, options: CompileOptions,
+                batch: BatchAxis | None = None, for_jit: bool = False) -> LoweredModel:
     """The stages of `lower_to_llvm` after the graph passes, on a graph-dialect `module`
     (also what `onnxc-opt --emit=lib` builds its library from). `for_jit`: a large model's
     LLVM IR goes to code-generation lanes as it is emitted (pipeline.start_codegen), and
     when its workers start before graph-to-loops, its convolution and GEMM kernels as
     graph-to-loops builds them (lowering/early_kernels.py)."""
     inputs, outputs = _signature(module)
+    precision, threads, target = options.precision, options.num_threads, options.target
     forecast = pipeline.forecast_kernels(module) if for_jit else None
     spare = pipeline.prestart_codegen(forecast) if forecast is not None else None
     with spare or nullcontext():  # ends the workers lower_to_llvm_ir did not take
@@ -416,31 +403,28 @@ def lower_graph(ctx, module: ModuleOp, log: _StageLog, precision: str, threads: 
     return lowered
 
 
-def _compile_static(model, log: _StageLog, opt_level, pass_pipeline, verify_numerics,
-                    input_shapes, precision, threads, target: Target):
-    """The compile itself, under `compiling_for(target)`: (the CompiledModel, its
+def _compile_static(model, log: _StageLog, options: CompileOptions):
+    """The compile itself, under `compiling_for(options.target)`: (the CompiledModel, its
     NativeModule, the names of its constants)."""
-    if threads > 1:  # its parallel loops will call the pool: compiled while this imports
-        thread_pool.preload()
+    if options.num_threads > 1:  # its parallel loops will call the pool: compiled while
+        thread_pool.preload()    # this imports
     with collector_paused() as collector:
-        lowered = lower_to_llvm(model, log, opt_level, pass_pipeline, verify_numerics,
-                                input_shapes, precision, threads, target, for_jit=True,
-                                collector=collector)
+        lowered = lower_to_llvm(model, log, options, for_jit=True, collector=collector)
         with log.stage(pipeline.TIMED_AS["machine-code"]):
             # the loops IR is garbage now (its ops point at each other: only the collector
             # frees them, ~0.1 s for 86,000 objects); collected while the code-generation
             # lanes still compile its last chunks, not after
             collector.collect()
-            native = pipeline.jit_compile(lowered.llvm_module, target)
+            native = pipeline.jit_compile(lowered.llvm_module, options.target)
     compiled = CompiledModel(
         native, native.function_address(WRAPPER_NAME), lowered.inputs, lowered.outputs,
         lowered.constants, lowered.arena_bytes, lowered.intermediate_bytes,
         lowered.check_sites, lowered.status_offset, lowered.input_defaults,
         lowered.symbolic,
     )
-    compiled._num_threads = threads
-    compiled._precision = precision
-    compiled._target = target.name
+    compiled._num_threads = options.num_threads
+    compiled._precision = options.precision
+    compiled._target = options.target.name
     compiled.bind_batch_axis(lowered.batch)
     return compiled, native, lowered.constant_names
 

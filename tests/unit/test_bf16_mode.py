@@ -23,6 +23,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxc
+from onnxc.compile_options import CompileOptions
 from onnxc.errors import InvalidArgumentError, LoweringError
 from onnxc.frontend import import_onnx
 from onnxc.lowering import pipeline
@@ -275,10 +276,10 @@ def test_bf16_without_the_cpu_feature_is_refused(monkeypatch):
 def test_cache_key_differs_between_precisions():
     source = cache.snapshot(_small_model())
     assert source is not None
-    keys = {cache.compile_key(source, 3, None, 1, None, p) for p in ("fp32", "bf16")}
+    keys = {cache.compile_key(source, CompileOptions(precision=p)) for p in ("fp32", "bf16")}
     assert len(keys) == 2
-    assert cache.compile_key(source, 3, None, 1, None) == \
-        cache.compile_key(source, 3, None, 1, None, "fp32")
+    assert cache.compile_key(source, CompileOptions()) == \
+        cache.compile_key(source, CompileOptions(precision="fp32"))
 
 
 @needs_bf16

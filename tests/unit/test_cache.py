@@ -18,6 +18,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxc
+from onnxc.compile_options import CompileOptions
 from onnxc.errors import InvalidArgumentError
 from onnxc.runtime import cache
 from onnxc.runtime.compiled_model import TensorSpec
@@ -81,8 +82,9 @@ def test_hit_matches_a_fresh_compile(tmp_path):
 
 def test_key_follows_code_changing_options(tmp_path):
     model = _model()
-    keys = {cache.cache_key(model, level, None) for level in (0, 1, 3)}
-    keys.add(cache.cache_key(model, 3, ["canonicalize"]))
+    keys = {cache.cache_key(model, CompileOptions(opt_level=level)) for level in (0, 1, 3)}
+    keys.add(cache.cache_key(model, CompileOptions.of(pass_pipeline=["canonicalize"],
+                                                      num_threads=1)))
     assert len(keys) == 4
     onnxc.compile(model, opt_level=3, cache_dir=tmp_path)
     other = onnxc.compile(model, opt_level=0, cache_dir=tmp_path)
@@ -92,10 +94,10 @@ def test_key_follows_code_changing_options(tmp_path):
 def test_key_follows_the_weights():
     changed = _model()
     changed.graph.initializer[1].CopyFrom(numpy_helper.from_array(_B + 1, "b"))
-    assert cache.cache_key(_model(), 3, None) != cache.cache_key(changed, 3, None)
-    assert cache.cache_key(_model(), 3, None) == cache.cache_key(
-        _model().SerializeToString(), 3, None
-    )
+    options = CompileOptions()
+    assert cache.cache_key(_model(), options) != cache.cache_key(changed, options)
+    assert cache.cache_key(_model(), options) == cache.cache_key(
+        _model().SerializeToString(), options)
 
 
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "empty", "flip-code", "flip-mac"])
@@ -426,17 +428,29 @@ def test_symbolic_and_fixed_batch_get_their_own_entries(tmp_path, first):
 
 
 def test_key_follows_every_code_changing_option():
+    """Every field of CompileOptions but verify_numerics (which compiles the same code) is in
+    the key; a field added later is too, by construction (key_text reads the fields)."""
+    import dataclasses
+
     model = _batch_model(2)
-    base = dict(opt_level=3, pass_pipeline=None, num_threads=1, input_shapes=None)
     variants = [{}, {"opt_level": 1}, {"pass_pipeline": "fold-constant-ops"},
                 {"pass_pipeline": ["fold-constant-ops"]}, {"num_threads": 2},
-                {"input_shapes": {"x": [2, 4]}}, {"input_shapes": {"x": [3, 4]}}]
-    keys = {cache.cache_key(model, **{**base, **v}) for v in variants}
+                {"input_shapes": {"x": [2, 4]}}, {"input_shapes": {"x": [3, 4]}},
+                {"precision": "bf16"}, {"target": "x86-64-v3"}]
+    keys = {cache.cache_key(model, CompileOptions.of(**{"num_threads": 1, **v}))
+            for v in variants}
     assert len(keys) == len(variants)
+    keyed = {f.name for f in dataclasses.fields(CompileOptions) if f.metadata.get("key", True)}
+    assert keyed == {"opt_level", "pass_pipeline", "num_threads", "input_shapes", "precision",
+                     "target"}
+    assert cache.cache_key(model, CompileOptions(verify_numerics=True)) == \
+        cache.cache_key(model, CompileOptions())
     # numpy integers in input_shapes are the same shape as Python ones
-    assert cache.cache_key(model, **{**base, "input_shapes": {"x": [2, 4]}}) == \
-        cache.cache_key(model, **{**base, "input_shapes": {"x": [np.int64(2), np.int64(4)]}})
-    assert cache.cache_key(_batch_model("N"), 3, None) != cache.cache_key(_batch_model(1), 3, None)
+    assert cache.cache_key(model, CompileOptions.of(input_shapes={"x": [2, 4]}, num_threads=1)) \
+        == cache.cache_key(model, CompileOptions.of(
+            input_shapes={"x": [np.int64(2), np.int64(4)]}, num_threads=1))
+    assert cache.cache_key(_batch_model("N"), CompileOptions()) != \
+        cache.cache_key(_batch_model(1), CompileOptions())
 
 
 def test_key_follows_the_toolchain(monkeypatch):
@@ -450,9 +464,9 @@ def test_key_follows_the_toolchain(monkeypatch):
 
         assert metadata.version(part) in fingerprint
     assert target.cpu in fingerprint and target.features in fingerprint
-    before = cache.cache_key(_model(), 3, None)
+    before = cache.cache_key(_model(), CompileOptions())
     monkeypatch.setattr(cache_key, "toolchain_fingerprint", lambda: fingerprint + "x")
-    assert cache.cache_key(_model(), 3, None) != before
+    assert cache.cache_key(_model(), CompileOptions()) != before
 
 
 def _save_with_external_data(directory: Path, weights: np.ndarray) -> Path:
@@ -485,7 +499,7 @@ def test_key_follows_external_data_for_every_input_form(tmp_path, monkeypatch, f
     first = onnxc.compile(given(), cache_dir=root)
     np.testing.assert_allclose(first(_x())[0], _expected(), rtol=1e-6)
     assert _was_hit(onnxc.compile(given(), cache_dir=root))
-    key = cache.cache_key(given(), 3, None, first.num_threads)
+    key = cache.cache_key(given(), CompileOptions(num_threads=first.num_threads))
     assert key == _entries(root)[0].stem
 
     new_w = _W[::-1].copy()  # same size, different bytes, written into the same file
@@ -496,7 +510,7 @@ def test_key_follows_external_data_for_every_input_form(tmp_path, monkeypatch, f
     monkeypatch.chdir(model_dir)
     with open(model_dir / "weights.bin", "r+b") as f:
         f.write((other / "weights.bin").read_bytes())
-    assert cache.cache_key(given(), 3, None, first.num_threads) != key
+    assert cache.cache_key(given(), CompileOptions(num_threads=first.num_threads)) != key
     changed = onnxc.compile(given(), cache_dir=root)
     assert not _was_hit(changed)
     np.testing.assert_allclose(changed(_x())[0], np.maximum(_x() * new_w + _B, 0), rtol=1e-6)

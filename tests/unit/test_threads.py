@@ -16,6 +16,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import onnxc
+from onnxc.compile_options import CompileOptions
 from onnxc.errors import InvalidArgumentError
 from onnxc.lowering.pipeline import loops_to_llvm_pipeline
 from onnxc.runtime import cache, thread_pool, threads
@@ -230,9 +231,10 @@ def _matmul_model(m: int = 64, k: int = 48, n: int = 40) -> onnx.ModelProto:
 
 def test_cache_key_includes_num_threads():
     model = _matmul_model()
-    keys = {cache.cache_key(model, 3, None, t) for t in (1, 2, 4)}
+    keys = {cache.cache_key(model, CompileOptions(num_threads=t)) for t in (1, 2, 4)}
     assert len(keys) == 3
-    assert cache.cache_key(model, 3, None) == cache.cache_key(model, 3, None, 1)
+    assert cache.cache_key(model, CompileOptions()) == \
+        cache.cache_key(model, CompileOptions(num_threads=1))
 
 
 @needs_pool

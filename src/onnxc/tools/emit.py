@@ -102,9 +102,11 @@ def emit_library(ctx: Context, module: ModuleOp, target: Target, num_threads: in
     shared library to `output_file` (its header and manifest are not written: use
     `onnxc compile` for the whole artifact)."""
     from onnxc.api import _StageLog, lower_graph
+    from onnxc.compile_options import CompileOptions
     from onnxc.runtime import artifact
 
-    lowered = lower_graph(ctx, module, _StageLog(False), "fp32", num_threads, target)
+    options = CompileOptions(num_threads=num_threads, target=target)
+    lowered = lower_graph(ctx, module, _StageLog(False), options)
     with tempfile.TemporaryDirectory(prefix="onnxc-opt-lib-") as tmp:
         built = artifact.build(lowered, tmp, ARTIFACT_PREFIX)
         shutil.copyfile(built.library, output_file)
