@@ -139,10 +139,9 @@ def load(directory: str | os.PathLike) -> CompiledModel:
         raise ModelLoadError(f"{path}: {error}") from None
     compiled = CompiledModel(lib, entry, inputs, outputs, constants, arena_bytes,
                              parse_size(manifest, "intermediate_bytes"), check_sites,
-                             status_offset, defaults, symbolic=symbolic)
-    compiled._num_threads = num_threads
-    compiled._precision = precision
-    compiled._target = target.name
+                             status_offset, defaults, symbolic=symbolic,
+                             num_threads=num_threads, precision=precision,
+                             target=target.name)
     if batch_rows is not None:
         compiled.bind_batch_rows(*batch_rows)
     return compiled

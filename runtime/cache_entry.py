@@ -107,10 +107,8 @@ class Entry:
         compiled = CompiledModel(
             native, native.function_address(self.entry_symbol), self.inputs, self.outputs,
             self.constants, self.arena_bytes, self.intermediate_bytes, self.check_sites,
-            self.status_offset, self.input_defaults, self.symbolic)
-        compiled._num_threads = self.num_threads
-        compiled._precision = self.precision
-        compiled._target = self.target
+            self.status_offset, self.input_defaults, self.symbolic,
+            num_threads=self.num_threads, precision=self.precision, target=self.target)
         if self.batch_rows is not None:
             compiled.bind_batch_rows(*self.batch_rows)
         return compiled

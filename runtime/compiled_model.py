@@ -142,8 +142,17 @@ class CompiledModel:
         status_offset: int = -1,
         input_defaults: Mapping[str, np.ndarray] | None = None,
         symbolic: SymbolicSignature | None = None,
+        *,
+        num_threads: int = 1,
+        precision: str = "fp32",
+        target: str = "host",
     ):
         self._native = native  # keeps the JIT engine (and so the code) alive
+        self._num_threads = num_threads
+        self._precision = precision
+        self._target = target
+        """what it was compiled with (a compile, a cache entry or an artifact's manifest
+        gives them; `num_threads`, `precision` and `target` report them)"""
         self.symbolic = symbolic
         """the size symbols and dynamic arena of a model with symbolic dimensions"""
         self._capacity: dict[str, int] = {}
@@ -199,9 +208,6 @@ class CompiledModel:
         self.overridable_inputs = [s for s in self._entry_inputs
                                    if s.name in self.input_defaults]
 
-    _num_threads = 1  # set by onnxc.compile / the cache (runtime/threads.py)
-    _precision = "fp32"  # set by onnxc.compile / the cache (docs/precision.md)
-    _target = "host"  # the target it was compiled for (runtime/target.py), by name
     _batch_rows: tuple[list[int], list[int]] | None = None
     """rows per sample of each input and output, when compiled for one sample of a batch"""
 

@@ -141,5 +141,6 @@ def _compile_graph(text: str, num_threads: int):
     model = CompiledModel(
         native, native.function_address(WRAPPER_NAME), lowered.inputs, lowered.outputs,
         lowered.constants, lowered.arena_bytes, lowered.intermediate_bytes,
-        lowered.check_sites, lowered.status_offset, lowered.input_defaults, lowered.symbolic)
+        lowered.check_sites, lowered.status_offset, lowered.input_defaults, lowered.symbolic,
+        num_threads=num_threads)
     return model, native, lowered

@@ -420,11 +420,9 @@ def _compile_static(model, log: _StageLog, options: CompileOptions):
         native, native.function_address(WRAPPER_NAME), lowered.inputs, lowered.outputs,
         lowered.constants, lowered.arena_bytes, lowered.intermediate_bytes,
         lowered.check_sites, lowered.status_offset, lowered.input_defaults,
-        lowered.symbolic,
+        lowered.symbolic, num_threads=options.num_threads, precision=options.precision,
+        target=options.target.name,
     )
-    compiled._num_threads = options.num_threads
-    compiled._precision = options.precision
-    compiled._target = options.target.name
     compiled.bind_batch_axis(lowered.batch)
     return compiled, native, lowered.constant_names
 
