@@ -48,9 +48,10 @@ def resized_axes(op: ResizeOp) -> list[int]:
     """The axes a symbolic Resize samples (the others are copied, whatever the roi, as
     onnxruntime does)."""
     x, y = shape_of(op.input), shape_of(op.output)
+    aspect = op.aspect()
     return [a for a in range(len(x))
             if not (x[a] == y[a] and op.static_scale(a) in (None, 1.0)
-                    and (op.aspect() is None or op.aspect()[1][a] == -1))]
+                    and (aspect is None or aspect[1][a] == -1))]
 
 
 def is_wide(op: ResizeOp) -> bool:
@@ -99,7 +100,8 @@ def fill_tables(op: ResizeOp, kb: KernelBuilder, idx_table: SSAValue, w_table: S
     offsets as resize._tables does for constant tables, and their tap counts. `roi`: the
     buffer of `roi_input`, read once per axis."""
     x, y = shape_of(op.input), shape_of(op.output)
-    regions = {a: _region(op, kb, a, roi) for a in resized_axes(op)}
+    regions = {a: _region(op, kb, a, roi) if has_outside(op) else None
+               for a in resized_axes(op)}  # only tf_crop_and_resize reads a region
     offsets: dict[int, tuple[Index, Index, Index]] = {}
     counts: dict[int, Index] = {}
     at: Index = 0
@@ -122,16 +124,17 @@ def fill_tables(op: ResizeOp, kb: KernelBuilder, idx_table: SSAValue, w_table: S
 
 def _region(op: ResizeOp, kb: KernelBuilder, axis: int, roi: SSAValue | None
             ) -> tuple[SSAValue, SSAValue]:
-    """tf_crop_and_resize's (begin, end) along `axis` in f64: from `roi_input` in the run,
-    else the constant `roi`."""
-    rank = len(shape_of(op.input))
-    slot = op.roi_slot(axis) if roi is not None else None
-    if roi is None or slot is None:
-        lo, hi = (floats_of(op.roi)[axis], floats_of(op.roi)[axis + rank]) if roi is None \
-            else (0.0, 1.0)
-        return kb.constant(lo, f64), kb.constant(hi, f64)
+    """tf_crop_and_resize's (begin, end) along `axis` in f64: the constant `roi`, else
+    `roi_input` read in the run (the whole axis where it does not cover it)."""
+    if roi is None:
+        rank = len(shape_of(op.input))
+        bounds = floats_of(op.roi)[axis], floats_of(op.roi)[axis + rank]
+        return kb.constant(bounds[0], f64), kb.constant(bounds[1], f64)
+    slot = op.roi_slot(axis)
+    if slot is None:
+        return kb.constant(0.0, f64), kb.constant(1.0, f64)
     count = len(op.roi_axes.get_values())  # type: ignore[union-attr]
-    return tuple(_as_f64(kb, kb.load(roi, [i])) for i in (slot, slot + count))  # type: ignore
+    return (_as_f64(kb, kb.load(roi, [slot])), _as_f64(kb, kb.load(roi, [slot + count])))
 
 
 def _as_f64(kb: KernelBuilder, v: SSAValue) -> SSAValue:
@@ -139,7 +142,8 @@ def _as_f64(kb: KernelBuilder, v: SSAValue) -> SSAValue:
 
 
 def _outside_of(op: ResizeOp, kb: KernelBuilder, axis: int, o: Index, in_size: Dim,
-                out_size: Dim, w_table, at: Index, region: tuple[SSAValue, SSAValue]) -> None:
+                out_size: Dim, w_table, at: Index,
+                region: tuple[SSAValue, SSAValue] | None) -> None:
     """1 where tf_crop_and_resize's source coordinate is outside [0, in - 1], else 0."""
     n_in, n_out = kb.to_float(in_size, f64), kb.to_float(out_size, f64)
     x = _source(kb, op, axis, kb.to_float(o, f64), _scale(kb, op, axis, n_in, n_out),
@@ -175,7 +179,7 @@ def _scale(kb: KernelBuilder, op: ResizeOp, axis: int, n_in: SSAValue,
 
 def _taps_of(op: ResizeOp, kb: KernelBuilder, axis: int, o: Index, in_size: Dim,
              out_size: Dim, idx_table, w_table, row: Index, count: Index,
-             region: tuple[SSAValue, SSAValue]) -> None:
+             region: tuple[SSAValue, SSAValue] | None) -> None:
     """Output position o's taps along `axis` (graph_resize.sampling_taps for one o)."""
     mode, taps = op.mode.data, TAPS[op.mode.data]
     def c(v: float) -> SSAValue:
@@ -235,7 +239,8 @@ def _taps_of(op: ResizeOp, kb: KernelBuilder, axis: int, o: Index, in_size: Dim,
 
 
 def _source(kb: KernelBuilder, op: ResizeOp, axis: int, y: SSAValue, scale: SSAValue,
-            n_in: SSAValue, n_out: SSAValue, region: tuple[SSAValue, SSAValue]) -> SSAValue:
+            n_in: SSAValue, n_out: SSAValue, region: tuple[SSAValue, SSAValue] | None
+            ) -> SSAValue:
     """The input coordinate of output coordinate y (graph_resize._source_coordinates);
     `region`: tf_crop_and_resize's (begin, end) along the axis."""
 
@@ -259,6 +264,7 @@ def _source(kb: KernelBuilder, op: ResizeOp, axis: int, y: SSAValue, scale: SSAV
         offset = kb.mul(kb.div(n_in, c(2.0)), kb.sub(c(1.0), kb.div(n_out, length)))
         return kb.add(offset, half)
     if ctm == "tf_crop_and_resize":  # over the output's length; scale 1: not resampled
+        assert region is not None  # fill_tables reads one for tf_crop_and_resize
         lo, hi = region
         width = kb.sub(hi, lo)
         span = kb.sub(n_in, c(1.0))
