@@ -12,32 +12,20 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from onnx import helper, numpy_helper
+from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
 import onnxc
 from onnxc.errors import UnsupportedOpError
+from tests.single_op import graph_model, numbered, single_op_model
 
 RNG = np.random.default_rng(7)
 
 
-def _model(op: str, inputs: list[np.ndarray], attrs: dict, opset: int, consts=()):
-    names = [f"x{i}" for i in range(len(inputs))]
-    graph_inputs = [
-        helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
-        for n, a in zip(names, inputs)]
-    inits = [numpy_helper.from_array(c, f"c{i}") for i, c in enumerate(consts)]
-    node = helper.make_node(op, names + [t.name for t in inits], ["y"], **attrs)
-    graph = helper.make_graph([node], op, graph_inputs,
-                              [helper.make_empty_tensor_value_info("y")], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
-    return model
-
-
 def check(op: str, inputs: list[np.ndarray], attrs: dict | None = None, opset: int = 21,
           rtol: float = 0.0, atol: float = 0.0, consts=()):
-    model = _model(op, inputs, attrs or {}, opset, consts)
+    model = single_op_model(op, numbered(inputs), attrs=attrs,
+                            initializers=numbered(consts, "c"), opset=opset, infer_shapes="strict")
     feeds = {f"x{i}": a for i, a in enumerate(inputs)}
     (expected,) = ReferenceEvaluator(model).run(None, feeds)
     (got,) = onnxc.compile(model).run(None, feeds)
@@ -91,7 +79,8 @@ def test_legacy_broadcast_opset1():
     """Opset 1 aligns B at `axis` (onnx.reference does not implement it: numpy is the
     reference)."""
     a, b = f32(2, 3, 4), f32(3)
-    model = _model("Greater", [a, b], {"broadcast": 1, "axis": 1}, 1)
+    model = single_op_model("Greater", numbered([a, b]), attrs={"broadcast": 1, "axis": 1},
+                            opset=1, infer_shapes="strict")
     (got,) = onnxc.compile(model).run(None, {"x0": a, "x1": b})
     np.testing.assert_array_equal(got, a > b[None, :, None])
 
@@ -156,7 +145,9 @@ def test_mod_float(fmod, dtype):
     b = np.concatenate([f32(12) + 0.5, [3.0, 3.0, -2.5, -2.5, 2.0, 2.0, np.inf, np.inf]]
                        ).astype(dtype)
     check("Mod", [a, b], {"fmod": fmod}, rtol=1e-6, atol=1e-6)
-    got = onnxc.compile(_model("Mod", [a, b], {"fmod": fmod}, 13)).run(
+    model = single_op_model("Mod", numbered([a, b]), attrs={"fmod": fmod}, opset=13,
+                            infer_shapes="strict")
+    got = onnxc.compile(model).run(
         None, {"x0": a, "x1": b})[0]
     expected = np.fmod(a, b) if fmod else np.mod(a, b)
     np.testing.assert_array_equal(np.signbit(got[12:15]), np.signbit(expected[12:15]))
@@ -240,7 +231,8 @@ def test_shrink_integers():
 
 def test_trig_of_integers_is_unsupported():
     with pytest.raises(UnsupportedOpError, match="Sin"):
-        onnxc.compile(_model("Sin", [ints(np.int32, 3)], {}, 13))
+        onnxc.compile(single_op_model("Sin", numbered([ints(np.int32, 3)]), opset=13,
+                                      infer_shapes="strict"))
 
 
 # --------------------------------------------------------------------------- Cast widening
@@ -256,12 +248,7 @@ def test_cast_from(src):
     names = [f"y{i}" for i in range(len(CAST_TYPES))]
     nodes = [helper.make_node("Cast", ["x"], [n], to=helper.np_dtype_to_tensor_dtype(
         np.dtype(t))) for n, t in zip(names, CAST_TYPES)]
-    graph = helper.make_graph(
-        nodes, "casts",
-        [helper.make_tensor_value_info("x", helper.np_dtype_to_tensor_dtype(x.dtype), x.shape)],
-        [helper.make_empty_tensor_value_info(n) for n in names])
-    model = onnx.shape_inference.infer_shapes(
-        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), strict_mode=True)
+    model = graph_model(nodes, {"x": x}, names, opset=21, infer_shapes="strict")
     expected = ReferenceEvaluator(model).run(None, {"x": x})
     got = onnxc.compile(model).run(None, {"x": x})
     for e, g, t in zip(expected, got, CAST_TYPES):

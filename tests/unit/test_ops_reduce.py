@@ -13,35 +13,22 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from onnx import helper, numpy_helper
+from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
 import onnxc
 from onnxc.errors import UnsupportedOpError
 from onnxc.frontend.onnx_importer import import_onnx
 from onnxc.passes.evaluator import evaluate
+from tests.single_op import graph_model, numbered, single_op_model
 
 
-def _model(op: str, inputs: list[np.ndarray], consts: list[np.ndarray | None], attrs: dict,
-           opset: int, outputs: int) -> onnx.ModelProto:
-    names, graph_inputs, inits = [], [], []
-    for i, array in enumerate(inputs):
-        names.append(f"x{i}")
-        graph_inputs.append(helper.make_tensor_value_info(
-            f"x{i}", helper.np_dtype_to_tensor_dtype(array.dtype), array.shape))
-    for i, array in enumerate(consts):
-        if array is None:
-            names.append("")
-            continue
-        names.append(f"c{i}")
-        inits.append(numpy_helper.from_array(np.asarray(array), f"c{i}"))
-    out_names = [f"y{i}" for i in range(outputs)]
-    node = helper.make_node(op, names, out_names, **attrs)
-    graph = helper.make_graph([node], op.lower(), graph_inputs,
-                              [helper.make_empty_tensor_value_info(n) for n in out_names], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8  # readable by onnxruntime (references where onnx's is wrong)
-    return model
+def _model(op: str, inputs, consts, attrs: dict, opset: int, outputs: int = 1):
+    """Inputs x0.., constants c0.. (None: an omitted input), outputs y0..; IR version 8,
+    readable by onnxruntime (the reference where onnx's is wrong)."""
+    return single_op_model(op, numbered(inputs), [f"y{i}" for i in range(outputs)],
+                           attrs=attrs, initializers=numbered(consts, "c"), opset=opset,
+                           ir_version=8)
 
 
 def run_case(op: str, inputs, consts=(), attrs=None, opset: int = 18, outputs: int = 1,
@@ -273,9 +260,7 @@ def test_shape_product_feeds_reshape():
     nodes = [helper.make_node("Shape", ["x"], ["s"]),
              helper.make_node("ReduceProd", ["s"], ["n"], keepdims=1),
              helper.make_node("Reshape", ["x", "n"], ["y"])]
-    graph = helper.make_graph(nodes, "flatten", [helper.make_tensor_value_info("x", 1, x.shape)],
-                              [helper.make_empty_tensor_value_info("y")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model = graph_model(nodes, {"x": (onnx.TensorProto.FLOAT, x.shape)}, ["y"], opset=17)
     (got,) = onnxc.compile(model).run(None, {"x": x})
     np.testing.assert_array_equal(got, x.reshape(-1))
 
@@ -285,13 +270,8 @@ def test_shape_product_feeds_reshape():
 def test_range_runtime_inputs_with_declared_length(dtype, bounds):
     values = [np.array(b, dtype) for b in bounds]
     expected = np.arange(*bounds, dtype=dtype)
-    tp = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
-    node = helper.make_node("Range", ["x0", "x1", "x2"], ["y"])
-    graph = helper.make_graph([node], "range",
-                              [helper.make_tensor_value_info(f"x{i}", tp, ()) for i in range(3)],
-                              [helper.make_tensor_value_info("y", tp, expected.shape)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
-    feeds = {f"x{i}": v for i, v in enumerate(values)}
+    feeds = numbered(values)
+    model = single_op_model("Range", feeds, {"y": (dtype, expected.shape)}, opset=11)
     (got,) = onnxc.compile(model).run(None, feeds)
     np.testing.assert_allclose(got, expected, rtol=1e-6)
     (evaluated,) = evaluate(import_onnx(model), feeds)

@@ -11,14 +11,14 @@ rtol 1e-4 / atol 1e-5 (float32 accumulation in another order than the reference'
 from __future__ import annotations
 
 import numpy as np
-import onnx
 import pytest
-from onnx import helper, numpy_helper
+from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
 import onnxc
 from onnxc.frontend.onnx_importer import import_onnx
 from onnxc.passes.evaluator import evaluate
+from tests.single_op import graph_model, numbered, single_op_model
 
 RNG = np.random.default_rng(11)
 
@@ -28,23 +28,10 @@ def _f(*shape) -> np.ndarray:
 
 
 def _model(op: str, inputs, consts, attrs: dict, opset: int):
-    """Runtime inputs x0.., then constant inputs (initializers; None = omitted input)."""
-    names = [f"x{i}" for i in range(len(inputs))]
-    graph_inputs = [
-        helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
-        for n, a in zip(names, inputs)]
-    inits, const_names = [], []
-    for i, c in enumerate(consts):
-        if c is None:
-            const_names.append("")
-        else:
-            inits.append(numpy_helper.from_array(np.asarray(c), f"c{i}"))
-            const_names.append(f"c{i}")
-    node = helper.make_node(op, names + const_names, ["y"], **attrs)
-    graph = helper.make_graph([node], op, graph_inputs,
-                              [helper.make_empty_tensor_value_info("y")], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    return onnx.shape_inference.infer_shapes(model)
+    """Runtime inputs x0.., then constant inputs c0.. (initializers; None = omitted input),
+    output y; shapes inferred."""
+    return single_op_model(op, numbered(inputs), attrs=attrs, initializers=numbered(consts, "c"),
+                           opset=opset, infer_shapes=True)
 
 
 def check(op: str, inputs, consts=(), attrs=None, opset: int = 21, tol: bool = True,
@@ -221,12 +208,9 @@ def test_pad_wrap_and_space_to_depth_crd():
 
 def test_non_zero_of_a_constant_folds():
     x = np.array([[1, 0, 3], [0, 5, 0]], np.float32)
-    graph = helper.make_graph(
+    model = graph_model(
         [helper.make_node("NonZero", ["c"], ["y"]), helper.make_node("Identity", ["x0"], ["z"])],
-        "nonzero", [helper.make_tensor_value_info("x0", onnx.TensorProto.FLOAT, [1])],
-        [helper.make_empty_tensor_value_info("y"), helper.make_empty_tensor_value_info("z")],
-        [numpy_helper.from_array(x, "c")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        {"x0": (np.float32, [1])}, ["y", "z"], initializers={"c": x}, opset=13)
     compiled = onnxc.compile(model)
     got, _ = compiled.run(None, {"x0": _f(1)})
     np.testing.assert_array_equal(got, np.array(np.nonzero(x)))
@@ -313,12 +297,8 @@ def test_roi_align(mode, ratio, ctm):
 ])
 def test_max_pool_indices_and_unpool(attrs):
     x = _f(2, 3, 7, 7)[..., 0] if len(attrs["kernel_shape"]) == 1 else _f(2, 3, 7, 7)
-    pool = helper.make_node("MaxPool", ["x"], ["y", "i"], **attrs)
-    graph = helper.make_graph(
-        [pool], "pool", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, x.shape)],
-        [helper.make_empty_tensor_value_info("y"), helper.make_empty_tensor_value_info("i")])
-    model = onnx.shape_inference.infer_shapes(
-        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)]))
+    model = single_op_model("MaxPool", {"x": x}, ["y", "i"], attrs=attrs, opset=12,
+                            infer_shapes=True)
     expected = ReferenceEvaluator(model).run(None, {"x": x})
     got = onnxc.compile(model).run(None, {"x": x})
     evaluated = evaluate(import_onnx(model), {"x": x})
@@ -392,11 +372,9 @@ def test_mvn_with_a_symbolic_batch():
     other axes it runs per sample. Both match the reference at two batch sizes."""
 
     def model(attrs):
-        g = helper.make_graph(
-            [helper.make_node("MeanVarianceNormalization", ["x"], ["y"], **attrs)], "mvn",
-            [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["N", 3, 4, 5])],
-            [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["N", 3, 4, 5])])
-        return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+        spec = (np.float32, ["N", 3, 4, 5])
+        return single_op_model("MeanVarianceNormalization", {"x": spec}, {"y": spec},
+                               attrs=attrs, opset=13)
 
     # (the default axes are [0, 2, 3]; spelled out since onnx's shape inference of the
     # function body fails without the attribute)
