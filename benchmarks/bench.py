@@ -42,7 +42,7 @@ from onnxc.tools.flops import count_flops
 def flops_per_cycle_per_core() -> int:
     """Two FMA pipes of the host's widest vectors, 2 flops per f32 lane: 64 with AVX-512
     (Zen 5), 32 with AVX2 (Zen 3)."""
-    from onnxc.runtime.target import host_target
+    from onnxc.target import host_target
 
     return 2 * (host_target().vector_bits // 32) * 2
 

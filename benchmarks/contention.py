@@ -198,7 +198,7 @@ def region_overhead(threads: int, trips: int, count: int = 200_000, repeat: int 
     import numpy as np
     from xdsl.parser import Parser
 
-    from onnxc.lowering.pipeline import lower_loops_to_llvm, make_context
+    from onnxc.pipeline import lower_loops_to_llvm, make_context
     from onnxc.lowering.to_llvm.translate import to_llvmlite
     from onnxc.runtime.jit import NativeModule, host_target
 

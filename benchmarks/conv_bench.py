@@ -98,7 +98,7 @@ def main() -> None:
 
         def importer(m):
             from onnxc.frontend import import_onnx
-            from onnxc.lowering import pipeline
+            from onnxc import pipeline
             from onnxc.passes.levels import graph_pipeline
 
             module = import_onnx(m)

@@ -30,7 +30,7 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxc
-from onnxc.lowering import pipeline
+from onnxc import pipeline
 from onnxc.zoo_bert import bert_encoder, bert_inputs
 
 VOCAB, SEQ, HIDDEN = 30522, 128, 768

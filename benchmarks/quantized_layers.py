@@ -43,7 +43,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Region
 
 import onnxc
-import onnxc.lowering.pipeline
+import onnxc.pipeline
 from onnxc.dialects import graph
 from onnxc.dialects.graph_qlinear import QLinearConvOp
 from onnxc.dialects.layout import with_layout
@@ -98,12 +98,12 @@ def onnxc_module(w, b, scales, x_shape, y_shape, k, s) -> ModuleOp:
 @contextmanager
 def _module_importer(module: ModuleOp):
     """onnxc.compile with `module` standing in for the imported model."""
-    original = onnxc.lowering.pipeline.import_onnx
-    onnxc.lowering.pipeline.import_onnx = lambda model: module
+    original = onnxc.pipeline.import_onnx
+    onnxc.pipeline.import_onnx = lambda model: module
     try:
         yield
     finally:
-        onnxc.lowering.pipeline.import_onnx = original
+        onnxc.pipeline.import_onnx = original
 
 
 def ort_session(x, w, b, ws, k, s) -> ort.InferenceSession:

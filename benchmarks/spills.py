@@ -91,7 +91,7 @@ def main(argv=None) -> None:
     from onnxc.api import _StageLog, lower_to_llvm
     from onnxc.compile_options import CompileOptions
     from onnxc.runtime.artifact import emit_assembly
-    from onnxc.runtime.target import compiling_for, parse_target
+    from onnxc.target import compiling_for, parse_target
 
     print("| model | target | spills / reloads | in hot loops | multiply-adds in hot loops | "
           "worst kernels (hot spills + reloads) |")

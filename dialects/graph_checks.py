@@ -178,7 +178,7 @@ def symbolic_ranges_text(ranges: Sequence[tuple[Dim, Dim]]) -> str:
     """A check site's `symbolic_ranges`: `low,high` per column, `;` between columns, each a
     polynomial as text (`-seq,seq-1;0,7`): a string, as site values other than `ranges`
     are, so the cache and the artifact manifests keep it as they are. The runtime reads it
-    back for a run's symbol values (runtime/check_errors.py)."""
+    back for a run's symbol values (dialects/check_failures.py)."""
     return ";".join(f"{low},{high}" for low, high in ranges)
 
 

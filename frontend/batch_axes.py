@@ -19,7 +19,8 @@ ShapeInferenceError naming the node; such models compile with fixed shapes inste
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import numbers
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,7 @@ import onnx.shape_inference
 
 from onnxc.errors import InvalidArgumentError, ShapeInferenceError
 from onnxc.frontend.input_symbols import split_symbols
+from onnxc.resource_limits import NO_BOUND
 
 _SAMPLE_WISE = frozenset({
     # elementwise (operands of the output's rank; lower-rank operands broadcast per sample)
@@ -67,6 +69,30 @@ class BatchAxis:
     inputs: Mapping[str, int]
     """input name -> rows per sample (k in k*N)"""
     outputs: Mapping[str, int]
+
+
+def _is_dim(value: object) -> bool:
+    return (isinstance(value, numbers.Integral) and not isinstance(value, bool)
+            and 0 <= int(value) <= NO_BOUND)
+
+
+def check_input_shapes(input_shapes: object) -> None:
+    """None or {input name: sequence of dims}, each dim an int in [0, 2**63 - 1]."""
+    if input_shapes is None:
+        return
+    if not isinstance(input_shapes, Mapping):
+        raise InvalidArgumentError.expected("input_shapes", "a mapping of input names to shapes",
+                                            input_shapes)
+    for name, shape in input_shapes.items():
+        if not isinstance(name, str):
+            raise InvalidArgumentError.expected("an input_shapes key", "an input name (str)", name)
+        where = f"input_shapes[{name!r}]"
+        if not isinstance(shape, Sequence) or isinstance(shape, str | bytes):
+            raise InvalidArgumentError.expected(where, "a sequence of dimensions", shape)
+        for i, dim in enumerate(shape):
+            if not _is_dim(dim):
+                raise InvalidArgumentError.expected(f"{where}[{i}]", "an int from 0 to 2**63 - 1",
+                                                    dim)
 
 
 def symbolic_batch(model: onnx.ModelProto) -> str | None:

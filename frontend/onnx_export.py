@@ -29,7 +29,7 @@ from onnxc.dialects.graph import is_symbolic
 from onnxc.dialects.graph_checks import onnx_node_of
 from onnxc.errors import OnnxcError, UnsupportedOpError
 from onnxc.frontend.onnx_types import onnx_type_of_element
-from onnxc.lowering.entry_abi import (
+from onnxc.dialects.entry_abi import (
     INPUT_NAMES_ATTR,
     OUTPUT_NAMES_ATTR,
     input_defaults,

@@ -91,8 +91,8 @@ from onnxc.frontend.onnx_model import (
 )
 from onnxc.frontend.onnx_ops_sequence import SEQUENCE_AWARE, is_container, scope_copy
 from onnxc.frontend.onnx_symbolic import output_terms
-from onnxc.lowering.entry_abi import INPUT_DEFAULTS_ATTR
-from onnxc.lowering.pass_verifier import record_source
+from onnxc.dialects.entry_abi import INPUT_DEFAULTS_ATTR
+from onnxc.pass_manager.verifier import record_source
 from onnxc.resource_limits import check_tensor, element_bytes
 
 CONVERTERS = {
@@ -159,7 +159,7 @@ def import_onnx(
     symbolic dimension: the module is typed with SymDims (`#graph.dims`), one import for
     every size; what onnxc cannot express for every size is an UnsupportedOpError.
     """
-    from onnxc.arguments import check_input_shapes
+    from onnxc.frontend.batch_axes import check_input_shapes
 
     check_input_shapes(input_shapes)
 

@@ -27,7 +27,7 @@ from xdsl.rewriter import Rewriter
 
 from onnxc.dialects.dense_data import element_dtype, flat_values
 from onnxc.errors import LoweringError
-from onnxc.lowering.entry_abi import (
+from onnxc.dialects.entry_abi import (
     CONSTANTS_ATTR,
     append_argument,
     entry_function,

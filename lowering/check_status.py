@@ -52,7 +52,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.errors import LoweringError
-from onnxc.lowering.entry_abi import (
+from onnxc.dialects.entry_abi import (
     CHECK_FALLBACK_ATTR,
     CHECK_OPERANDS_ATTR,
     CHECK_SITE_ATTR,

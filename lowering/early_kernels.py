@@ -1,6 +1,6 @@
 """Early kernels: the JIT's convolution and GEMM kernels compiled while graph-to-loops runs.
 
-A streamed compile (lowering/pipeline.py `start_codegen`) hands its LLVM IR to the
+A streamed compile (onnxc/pipeline.py `start_codegen`) hands its LLVM IR to the
 code-generation lanes as it emits it, after graph-to-loops and the entry ABI. Until then the
 lanes had nothing to do: on a conv net graph-to-loops is a fifth of the compile, with one of
 the two cores idle, and LLVM's share ended after the emission (ResNet-50: 0.4-0.6 s of
@@ -33,7 +33,7 @@ from onnxc.lowering.to_llvm.func import KERNEL_ATTR
 
 if TYPE_CHECKING:
     from onnxc.runtime.jit import PendingNativeModule
-    from onnxc.runtime.target import Target
+    from onnxc.target import Target
 
 EARLY_KERNELS = frozenset({
     "graph.conv", "graph.conv_add", "graph.matmul", "graph.gemm", "graph.attention"})

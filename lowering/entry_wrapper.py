@@ -19,7 +19,7 @@ from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 
 from onnxc.errors import LoweringError
-from onnxc.lowering.entry_abi import WRAPPER_NAME
+from onnxc.dialects.entry_abi import WRAPPER_NAME
 
 
 @dataclass(frozen=True)

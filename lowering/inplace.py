@@ -26,7 +26,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from onnxc.dialects import graph
-from onnxc.lowering.entry_abi import INPLACE_BYTES_ATTR, entry_function
+from onnxc.dialects.entry_abi import INPLACE_BYTES_ATTR, entry_function
 from onnxc.lowering.plan_memory import byte_size, last_use
 
 INPLACE_ATTR = "onnxc.inplace_operands"

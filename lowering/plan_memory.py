@@ -30,7 +30,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects.size_text import parse_dim
-from onnxc.lowering.entry_abi import (
+from onnxc.dialects.entry_abi import (
     ARENA_BYTES_ATTR,
     DIMS_ARGUMENT_ATTR,
     DYNAMIC_ARENA_ATTR,
@@ -43,7 +43,7 @@ from onnxc.lowering.entry_abi import (
     string_list,
 )
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder
-from onnxc.lowering.pass_verifier import origin_of
+from onnxc.pass_manager.verifier import origin_of
 from onnxc.resource_limits import check_allocation, format_bytes, max_alloc_bytes
 
 ALIGNMENT = 64

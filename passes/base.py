@@ -26,7 +26,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects.symbolic_dims import SymbolicDimError, SymDim
 from onnxc.errors import InternalCompilerError
-from onnxc.passes.pattern_dispatch import OpTypeDispatchApplier, op_types_of
+from onnxc.pass_manager.pattern_dispatch import OpTypeDispatchApplier, op_types_of
 
 
 class PatternStatistics:
@@ -130,7 +130,7 @@ class _CountingPattern(RewritePattern):
             STATISTICS.record(self.pass_name, type(self.inner).__name__)
 
     def _half_rewritten(self, op: Operation, err: Exception) -> InternalCompilerError:
-        from onnxc.lowering.pass_verifier import origin_of
+        from onnxc.pass_manager.verifier import origin_of
 
         try:
             origin = origin_of(op)
@@ -170,9 +170,15 @@ class GraphPatternPass(ModulePass, abc.ABC):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         self.rewrite(op)
 
+    @property
+    def walks_patterns(self) -> bool:
+        """Whether this pass only applies its patterns (its `apply` is this class's): the op
+        census (pass_manager/census.py) may then leave it out when none can match."""
+        return type(self).apply is GraphPatternPass.apply
+
     def rewrite(self, op: ModuleOp, patterns: Sequence[RewritePattern] | None = None) -> bool:
         """Apply the patterns (`rewrite_patterns()` unless given); whether the module
-        changed (passes/op_census.py leaves out the passes with nothing to match)."""
+        changed (pass_manager/census.py leaves out the passes with nothing to match)."""
         if patterns is None:
             patterns = self.rewrite_patterns()
         return apply_graph_patterns(op, patterns, self.name)

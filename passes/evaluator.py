@@ -26,7 +26,7 @@ from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.dialects.layout import ConvertOp
 from onnxc.dialects.symbolic_dims import SymDim
 from onnxc.errors import InvalidInputError, UnsupportedOpError
-from onnxc.lowering.pass_verifier import origin_of
+from onnxc.pass_manager.verifier import origin_of
 from onnxc.passes import (
     composite_reference,
     evaluator_logic,

@@ -15,7 +15,7 @@ from onnxc.dialects import graph_checks, graph_dynamic, graph_indexed, graph_sha
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.dialects.graph_resize import ResizeOp
 from onnxc.errors import UnsupportedOpError
-from onnxc.runtime.check_errors import check_failure
+from onnxc.dialects.check_failures import check_failure
 
 _COMBINE = {
     "none": lambda old, new: new,

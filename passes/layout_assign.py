@@ -190,7 +190,7 @@ class AssignLayoutPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         bits = self.vector_bits
         if bits <= 0:
-            from onnxc.runtime.target import current_target
+            from onnxc.target import current_target
 
             bits = current_target().vector_bits
         if bits < MIN_VECTOR_BITS:

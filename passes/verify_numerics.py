@@ -250,16 +250,16 @@ Pipeline = str | Sequence["str | ModulePass"]
 
 def _apply(module: ModuleOp, pass_pipeline: Pipeline) -> None:
     """Run pipeline text, registry specs or ModulePass instances on `module`, then verify."""
-    from onnxc.lowering import pipeline
+    from onnxc.pass_manager import make_context, run_passes
 
-    ctx = pipeline.make_context()
+    ctx = make_context()
     items = [pass_pipeline] if isinstance(pass_pipeline, str | ModulePass) else pass_pipeline
     for item in items:
         if isinstance(item, ModulePass):
             item.apply(ctx, module)
             module.verify()
         else:
-            pipeline.run_passes(ctx, module, item)
+            run_passes(ctx, module, item)
 
 
 def check_pass_equivalence(
@@ -362,7 +362,7 @@ def bisect_pipeline(
 
     `module` itself is rewritten by the passes (pass a clone to keep it). A pass that changes
     nothing is not re-evaluated."""
-    from onnxc.tools.pipeline_text import split_pipeline
+    from onnxc.pass_manager.pipeline_text import split_pipeline
 
     specs = split_pipeline(passes) if isinstance(passes, str) else list(passes)
     evaluator = MemoEvaluator(random_inputs(module, seed=seed))

@@ -46,7 +46,7 @@ from onnxc.runtime.artifact_header import header_source
 from onnxc.runtime.artifact_load import FORMAT, FORMAT_VERSION, MANIFEST
 from onnxc.runtime.artifact_sizes import c_string, shape_symbols, sizes_source
 from onnxc.runtime.cache_entry import aligned, spec_row, symbolic_row, tensor_layout
-from onnxc.runtime.target import Target, host_target
+from onnxc.target import Target, host_target
 
 RUN = "run"
 SIZE_LIMIT = 1 << 40
@@ -127,7 +127,7 @@ def emit_assembly(lowered, target: Target, prefix: str = "model") -> str:
 
 def optimized_module(lowered, target: Target, prefix: str):
     """(the optimised LLVM module of the artifact's code, the target machine for it)."""
-    from onnxc.lowering.entry_abi import WRAPPER_NAME
+    from onnxc.dialects.entry_abi import WRAPPER_NAME
     from onnxc.runtime import thread_pool
 
     text = str(lowered.llvm_module)
@@ -162,7 +162,7 @@ def _weights(lowered) -> tuple[bytes, list[dict], list[dict]]:
 
 def manifest_of(lowered, prefix: str, constants: list[dict], defaults: list[dict],
                 weights_bytes: int) -> dict:
-    from onnxc import __version__
+    from onnxc.version import __version__
 
     target = lowered.target
     batch = lowered.batch
@@ -202,7 +202,7 @@ def _array(declaration: str, items: Sequence[str]) -> str:
 
 
 def _site_text(site: Mapping[str, object]) -> str:
-    """A check site as the C API reports it (runtime/check_errors.py says more in Python)."""
+    """A check site as the C API reports it (dialects/check_failures.py says more in Python)."""
     node = str(site.get("node", ""))
     where = (f"node '{node}'" if node else "an unnamed node") + f" ({site.get('op_type', '?')})"
     operand = site.get("operand", "?")

@@ -34,7 +34,7 @@ from onnxc.runtime.cache_entry import (
     parse_symbolic,
 )
 from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
-from onnxc.runtime.target import Target, host_target
+from onnxc.target import Target, host_target
 
 MANIFEST = "manifest.json"
 FORMAT = "onnxc-artifact"

@@ -37,7 +37,7 @@ import numpy as np
 
 from onnxc.dialects.size_text import parse_dim
 from onnxc.dialects.symbolic_dims import SymbolicDimError, SymDim
-from onnxc.runtime.check_errors import STATUS_RECORD_BYTES
+from onnxc.dialects.check_failures import STATUS_RECORD_BYTES
 from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
 from onnxc.runtime.dtypes import DTYPES
 from onnxc.runtime.symbolic_shapes import SymbolicSignature

@@ -131,10 +131,9 @@ def toolchain_fingerprint() -> str:
     import llvmlite.binding as llvm
 
     from onnxc.runtime.jit import host_target
+    from onnxc.version import __version__
 
     source = hashlib.sha256()
-    import onnxc
-
     for package in _PACKAGES:
         root = Path(__import__(package, fromlist=["_"]).__file__).parent
         for path in sorted(root.rglob("*.py")):
@@ -143,7 +142,7 @@ def toolchain_fingerprint() -> str:
     target = host_target()
     versions = [metadata.version(p) for p in ("xdsl", "llvmlite", "onnx", "numpy", "ml_dtypes")]
     return json.dumps([
-        FORMAT_VERSION, onnxc.__version__, source.hexdigest(), *versions,
+        FORMAT_VERSION, __version__, source.hexdigest(), *versions,
         list(llvm.llvm_version_info), sys.implementation.name, list(sys.version_info[:3]),
         target.triple, target.cpu, target.features,
     ])

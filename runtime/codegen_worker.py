@@ -25,7 +25,7 @@ import sys
 def main() -> int:
     from onnxc.errors import CompilationError
     from onnxc.runtime.object_code import compile_object
-    from onnxc.runtime.target import Target, initialize_llvm
+    from onnxc.target import Target, initialize_llvm
 
     source, sink = sys.stdin.buffer, sys.stdout.buffer
     initialize_llvm()  # before the header: a spare worker does it while it waits

@@ -2,7 +2,7 @@
 
 It checks every input (names, dtypes, shapes, memory layout) before native code sees a
 pointer, allocates the outputs, and calls `onnxc_entry(argv)` with one pointer array that
-holds inputs, outputs, constants and the arena (see `onnxc.lowering.entry_abi`). Nothing here
+holds inputs, outputs, constants and the arena (see `onnxc.dialects.entry_abi`). Nothing here
 computes model values: all inference happens in the compiled code.
 
 Threads: ctypes releases the GIL for the native call, so runs from several threads really
@@ -38,7 +38,7 @@ import numpy as np
 
 from onnxc.errors import InvalidArgumentError, InvalidInputError
 from onnxc.resource_limits import check_allocation, check_tensor
-from onnxc.runtime.check_errors import STATUS_RECORD_BYTES, check_failure
+from onnxc.dialects.check_failures import STATUS_RECORD_BYTES, check_failure
 from onnxc.runtime.symbolic_shapes import SymbolicSignature
 
 _ARENA_ALIGNMENT = 64
@@ -530,7 +530,7 @@ class CompiledModel:
         """An argv (constants and arena filled in) with its own zeroed, aligned arena.
 
         A symbolic model's argv also has its `dims` buffer after the outputs and its dynamic
-        arena last (lowering/entry_abi.py); `_bind_sizes` fills them per run."""
+        arena last (dialects/entry_abi.py); `_bind_sizes` fills them per run."""
         n_io = len(self._entry_inputs) + len(self.outputs)
         symbolic = self.symbolic is not None
         arena = aligned_empty(self.arena_bytes)

@@ -48,7 +48,7 @@ from onnxc.runtime.parallel_codegen import (
     compile_parts,
     split_module,
 )
-from onnxc.runtime.target import Target, host_target, initialize_llvm
+from onnxc.target import Target, host_target, initialize_llvm
 
 
 def _initialize_native() -> None:

@@ -13,7 +13,7 @@ one process would have produced, kernel by kernel.
 
 `CodegenPool` keeps the workers: each compiles any number of modules, given to it while the
 caller emits more. The JIT uses it directly, sending chunks of kernels as the emitter makes
-them (lowering/pipeline.py `start_codegen`), so that LLVM works while Python emits;
+them (onnxc/pipeline.py `start_codegen`), so that LLVM works while Python emits;
 `compile_parts` is the pool with one split part per worker.
 
 The JIT's pool also has a lane in this process: a thread. llvmlite's lock lets one thread at
@@ -49,26 +49,17 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from onnxc.errors import CompilationError
+from onnxc.lowering.to_llvm.launch_ir import kernel_of
 from onnxc.runtime.object_code import compile_object
-from onnxc.runtime.target import Target, initialize_llvm
+from onnxc.target import Target, initialize_llvm
 
 PARALLEL_MIN_IR_BYTES = 700_000
 """Below this much IR text one process is faster: a worker costs about 0.2 s to start (about
-what 3,000 loops ops make, lowering/pipeline.py STREAMED_MIN_WORKER_OPS)."""
+what 3,000 loops ops make, onnxc/pipeline.py STREAMED_MIN_WORKER_OPS)."""
 
 _DEFINE = re.compile(r'^define (?P<linkage>internal |private )?(?P<rest>.*?)@"(?P<name>[^"]+)"'
                      r'(?P<params>\(.*\))(?P<attrs>[^{]*)$')
 _SYMBOL = re.compile(r'@"([^"]+)"')
-_PARALLEL_BODY = re.compile(r"_par\d+(\.chunk)?$")
-
-
-def kernel_of(function: str) -> str:
-    """The kernel a function belongs to: itself, or for an outlined parallel body
-    (`<kernel>_par<k>`, and its `.chunk` helper: lowering/to_llvm/launch.py)
-    the kernel it was outlined from. A kernel and its bodies stay in one module."""
-    return _PARALLEL_BODY.sub("", function)
-
-
 @dataclass
 class _Function:
     name: str
@@ -477,5 +468,5 @@ def _failure(returncode: int, stderr: str) -> str:
     return f"LLVM crashed ({name}) compiling the model's code" + (f": {detail}" if detail else "")
 
 
-__all__ = ["PARALLEL_MIN_IR_BYTES", "CodegenPool", "SpareWorkers", "compile_parts", "kernel_of",
+__all__ = ["PARALLEL_MIN_IR_BYTES", "CodegenPool", "SpareWorkers", "compile_parts",
            "split_module"]

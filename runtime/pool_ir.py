@@ -1,6 +1,6 @@
 """The LLVM IR of onnxc's thread pool (runtime/thread_pool.py loads it; ahead-of-time
 artifacts link it into their library): `onnxc_pool_run` and its helpers, and
-`onnxc.parallel_launch`, which model code calls (runtime/launch_ir.py).
+`onnxc.parallel_launch`, which model code calls (lowering/to_llvm/launch_ir.py).
 
 The pool (one per process, in the static memory of the pool module, each part on its own
 cache line):
@@ -62,10 +62,10 @@ import sys
 
 from llvmlite import ir
 
-from onnxc.runtime.launch_ir import define_launcher
+from onnxc.lowering.to_llvm.launch_ir import define_launcher
 
 PARALLEL_RUN = "onnxc_pool_run"
-"""The pool's entry, which `onnxc.parallel_launch` (runtime/launch_ir.py) calls."""
+"""The pool's entry, which `onnxc.parallel_launch` (lowering/to_llvm/launch_ir.py) calls."""
 FORK_FLAG = "onnxc_serial_after_fork"
 """An i32 model code and the pool read: nonzero in a child forked after the pool loaded."""
 
@@ -506,7 +506,7 @@ class _PoolIR:
 def pool_ir(target=None) -> ir.Module:
     """The pool's LLVM module for `target` (default: this machine, what `load` compiles;
     ahead-of-time artifacts link it into their library)."""
-    from onnxc.runtime.target import host_target
+    from onnxc.target import host_target
 
     target = target or host_target()
     machine = platform.machine() if target is host_target() else target.arch

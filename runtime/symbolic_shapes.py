@@ -5,7 +5,7 @@ binds every size symbol to the size the inputs give it, checks that the inputs a
 inputs naming `seq` must have the same size there, static dimensions must match), and that
 every buffer the run needs fits onnxc's allocation limit, all in Python integers before
 native code sees a pointer. The native entry then reads the symbols' values from its `dims`
-buffer (lowering/entry_abi.py), and its buffers whose size depends on them live in a dynamic
+buffer (dialects/entry_abi.py), and its buffers whose size depends on them live in a dynamic
 arena that this layer sizes from the same polynomials the compiler placed them with
 (lowering/plan_memory.py).
 

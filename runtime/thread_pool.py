@@ -1,7 +1,7 @@
 """onnxc's own thread pool: a parallel region ends when its chunks are done, not when its
 threads have shown up.
 
-Compiled models run a parallel loop by calling `onnxc.parallel_launch` (runtime/launch_ir.py;
+Compiled models run a parallel loop by calling `onnxc.parallel_launch` (lowering/to_llvm/launch_ir.py;
 lowering/to_llvm/launch.py emits the calls), which splits it into chunks and calls
 
     void onnxc_pool_run(void (*chunk)(i8* ctx, i64 c), i8* ctx, i64 chunks, i64 threads)
@@ -35,7 +35,7 @@ import platform
 import sys
 import threading
 
-from onnxc.runtime.launch_ir import LAUNCH
+from onnxc.lowering.to_llvm.launch_ir import LAUNCH
 from onnxc.runtime.pool_ir import (
     DEFAULT_SPIN_NS,
     FORK_FLAG,

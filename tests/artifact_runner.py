@@ -48,7 +48,7 @@ def _native_is_as_strict(cpu: str) -> bool:
     FMA, AVX-512F), so a wider instruction than the CPU allows is a SIGILL here too. An AVX2
     host without AVX-512 runs x86-64-v3 artifacts natively, far faster than qemu's AVX2
     translation."""
-    from onnxc.runtime.target import CPU_FEATURES, host_target
+    from onnxc.target import CPU_FEATURES, host_target
 
     host = host_target()
     wanted = CPU_FEATURES.get(cpu)
@@ -66,7 +66,7 @@ def skip_unless_runnable(spec: str) -> None:
 
     from onnxc.errors import ToolchainError
     from onnxc.runtime import artifact
-    from onnxc.runtime.target import parse_target
+    from onnxc.target import parse_target
 
     target = parse_target(spec)
     if emulator(target.arch, target.cpu) is None:

@@ -21,7 +21,7 @@ def pytest_configure(config):
     # weights): no eviction in a cache that is deleted at the end anyway.
     os.environ["ONNXC_CACHE_MAX_MB"] = "65536"
     # Verify the loops-level IR before LLVM IR is emitted, which compiles skip by default
-    # (lowering/pipeline.py verify_loops): the suite is where onnxc's own bugs show.
+    # (onnxc/pipeline.py verify_loops): the suite is where onnxc's own bugs show.
     os.environ.setdefault("ONNXC_VERIFY_IR", "1")
 
 

@@ -38,7 +38,7 @@ def conv_props(strides=(1, 1), pads=(0, 0, 0, 0), group=1) -> str:
 
 def parse_graph(text: str) -> ModuleOp:
     """Parse IR text with every xDSL and onnxc dialect available."""
-    from onnxc.lowering.pipeline import make_context
+    from onnxc.pipeline import make_context
 
     return Parser(make_context(), text).parse_module()
 
@@ -83,7 +83,7 @@ def jit_loops(text: str, num_threads: int = 1, route: str = "direct"):
     `route="direct"` emits LLVM IR straight from the loops, as `onnxc.compile` does
     (lowering/to_llvm/direct.py); `route="patterns"` goes through the llvm dialect, as
     `onnxc-opt --emit=llvm-dialect` does."""
-    from onnxc.lowering.pipeline import lower_loops_to_llvm, make_context, translate_to_llvm_ir
+    from onnxc.pipeline import lower_loops_to_llvm, make_context, translate_to_llvm_ir
     from onnxc.lowering.to_llvm.direct import emit_llvm_ir
     from onnxc.lowering.to_llvm.parallel import OutlineParallelLoopsPass
     from onnxc.runtime.jit import NativeModule, host_target
@@ -112,7 +112,7 @@ def compile_graph_cold_and_warm(text: str, cache_dir, num_threads: int = 1):
     from it (warm, as a cache hit is): both CompiledModels."""
     import hashlib
 
-    from onnxc.lowering.entry_abi import WRAPPER_NAME
+    from onnxc.dialects.entry_abi import WRAPPER_NAME
     from onnxc.runtime import cache
 
     cold, native, lowered = _compile_graph(text, num_threads)
@@ -127,10 +127,10 @@ def compile_graph_cold_and_warm(text: str, cache_dir, num_threads: int = 1):
 def _compile_graph(text: str, num_threads: int):
     from onnxc.api import _StageLog, lower_graph
     from onnxc.compile_options import CompileOptions
-    from onnxc.lowering import pipeline
-    from onnxc.lowering.entry_abi import WRAPPER_NAME
+    from onnxc import pipeline
+    from onnxc.dialects.entry_abi import WRAPPER_NAME
     from onnxc.runtime.compiled_model import CompiledModel
-    from onnxc.runtime.target import compiling_for, parse_target
+    from onnxc.target import compiling_for, parse_target
 
     module = parse_graph(text)
     ctx = pipeline.make_context()

@@ -169,3 +169,30 @@ def run_both(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], *,
     assert_same_outputs(got, expected, rtol=rtol, atol=atol, exact=exact,
                         check_dtype=check_dtype)
     return got, expected
+
+
+def check_single_op(op_type: str, inputs: Sequence[np.ndarray],
+                    consts: Sequence[np.ndarray | None] = (), attrs: Mapping | None = None, *,
+                    opset: int = 21, exact: bool = False, rtol: float = 1e-4,
+                    atol: float = 1e-5, reference: str = "onnx") -> onnx.ModelProto:
+    """One `op_type` node of runtime inputs x0.. and constant inputs c0.. (initializers,
+    None: omitted), shapes inferred, compiled by onnxc and evaluated by onnxc's numpy
+    evaluator on the imported graph (constant folding, --verify-numerics), both against
+    onnx.reference (or onnxruntime, at IR version <= 10): the same shape and dtype, values
+    equal (`exact`: data movement) or within rtol/atol (default: float32 accumulation in
+    another order than the reference's float64). Returns the model."""
+    import onnxc
+    from onnxc.frontend.onnx_importer import import_onnx
+    from onnxc.passes.evaluator import evaluate
+
+    model = single_op_model(op_type, numbered(inputs), attrs=attrs,
+                            initializers=numbered(consts, "c"), opset=opset, infer_shapes=True)
+    feeds = numbered(inputs)
+    if reference == "onnxruntime":
+        model.ir_version = min(model.ir_version, 10)
+    (expected,) = reference_run(model, feeds, reference)
+    (got,) = onnxc.compile(model).run(None, feeds)
+    (evaluated,) = evaluate(import_onnx(model), feeds)
+    for result in (got, evaluated):
+        assert_same_outputs([result], [expected], rtol=rtol, atol=atol, exact=exact)
+    return model

@@ -70,7 +70,7 @@ KEY_BLOCK = 16
 
 
 def _vector_width() -> int:
-    from onnxc.runtime.target import current_target
+    from onnxc.target import current_target
 
     return max(4, current_target().vector_bits // 32)
 
@@ -79,7 +79,7 @@ def _keys(query_vectors: int) -> int:
     """Keys per block: as many as leave registers for the query vectors and a broadcast key.
     With AVX2's 16, 8 keys spilled three accumulators through the stack in every step of
     the dot loop (BERT's attention at seq 128 on Zen 3: 6 keys take 18% less time)."""
-    from onnxc.runtime.target import current_target
+    from onnxc.target import current_target
 
     registers = current_target().vector_registers
     return max(1, min(KEYS, (registers - query_vectors - 1) // query_vectors))

@@ -26,7 +26,7 @@ from onnxc.dialects.graph_dynamic import defined_sizes
 from onnxc.dialects.size_substitution import monotone_upper
 from onnxc.dialects.symbolic_dims import Dim, num_elements, symbols_of
 from onnxc.errors import LoweringError
-from onnxc.lowering.entry_abi import CHECK_OPERANDS_ATTR, CHECK_SITE_ATTR
+from onnxc.dialects.entry_abi import CHECK_OPERANDS_ATTR, CHECK_SITE_ATTR
 from onnxc.lowering.graph_to_loops.branches import when
 from onnxc.lowering.graph_to_loops.checks import STATUS_TYPE
 from onnxc.lowering.graph_to_loops.loops import (

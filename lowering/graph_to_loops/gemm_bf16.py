@@ -48,7 +48,7 @@ from onnxc.lowering.graph_to_loops.gemm_microkernel import (
 )
 from onnxc.lowering.graph_to_loops.gemm_tiles import GemmShape, pack, target_tiling
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
-from onnxc.runtime.target import Target, current_target
+from onnxc.target import Target, current_target
 
 PRECISION_ATTR = "onnxc.precision"
 """Discardable attribute on a graph op: "bf16" when its products run in bf16."""

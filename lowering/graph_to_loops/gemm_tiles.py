@@ -20,7 +20,7 @@ import numpy as np
 
 from onnxc.dialects.dense_data import zeros
 from onnxc.dialects.symbolic_dims import Dim
-from onnxc.runtime.target import Target, current_target
+from onnxc.target import Target, current_target
 
 KC = 256
 """Depth of a k-block: MR rows of A and a KC x NR panel of B stay in L1."""

@@ -58,7 +58,7 @@ from onnxc.lowering.graph_to_loops.int8_requantize import OutputRule, requantize
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_nonzero, may_exceed
 from onnxc.lowering.graph_to_loops.qlinear import MIN_PARALLEL_MACS, output_scales, tap_range
 from onnxc.lowering.to_llvm.llvm_ext import FPToSIOp
-from onnxc.runtime.target import current_target
+from onnxc.target import current_target
 
 VW = 16
 TW = 8

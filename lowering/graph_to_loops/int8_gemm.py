@@ -77,7 +77,7 @@ from onnxc.lowering.graph_to_loops.int8_input import input_offset, load_word, pa
 from onnxc.lowering.graph_to_loops.int8_requantize import OutputRule, requantize_vector
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, RunTimeScratch
 from onnxc.lowering.graph_to_loops.qlinear import output_scales
-from onnxc.runtime.target import current_target
+from onnxc.target import current_target
 
 VW = 16
 CHUNK_ROW_BLOCKS = 16

@@ -26,7 +26,7 @@ from xdsl.ir import Attribute, SSAValue
 from onnxc.dialects.graph_qlinear import is_i32
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder
 from onnxc.lowering.to_llvm.llvm_ext import FPToSIOp
-from onnxc.runtime.target import current_target
+from onnxc.target import current_target
 
 VW = 16
 LRINT = "llvm.lrint.v16i32.v16f32"

@@ -56,7 +56,7 @@ from onnxc.dialects.layout import layout_of, physical_shape
 from onnxc.dialects.symbolic_dims import Dim, num_elements, symbols_of
 from onnxc.errors import LoweringError
 from onnxc.lowering import early_kernels
-from onnxc.lowering.entry_abi import (
+from onnxc.dialects.entry_abi import (
     CHECK_FALLBACK_ATTR,
     CHECK_OPERANDS_ATTR,
     CHECK_SITE_ATTR,

@@ -37,7 +37,7 @@ UNROLL = 4
 
 def vector_width() -> int:
     """f32 lanes of the target's vectors."""
-    from onnxc.runtime.target import current_target
+    from onnxc.target import current_target
 
     return max(4, current_target().vector_bits // 32)
 

@@ -79,7 +79,7 @@ class Geometry:
 
 def vector_width(element: Attribute) -> int:
     """Lanes of `element` in the target's vectors."""
-    from onnxc.runtime.target import current_target
+    from onnxc.target import current_target
 
     bits = 64 if isinstance(element, Float64Type) else 32
     return max(2, current_target().vector_bits // bits)

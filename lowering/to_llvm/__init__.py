@@ -21,6 +21,6 @@ using the same type conversion and, for every op it does not emit itself, that o
 from these modules (xDSL's rewriting was 7-10 s of a ResNet-50 compile). The passes remain
 what `onnxc-opt --emit=llvm-dialect|llvm-ir|asm|obj` and the lit tests run.
 
-The order these passes run in is a stage of the compile: onnxc.lowering.pipeline
+The order these passes run in is a stage of the compile: onnxc.pipeline
 (LOOPS_TO_LLVM_PIPELINE, lower_to_llvm_dialect; lower_loops_to_llvm for bare loops modules).
 """

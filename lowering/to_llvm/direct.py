@@ -45,12 +45,12 @@ from onnxc.lowering.to_llvm.cf import CF_TO_LLVM_PATTERNS
 from onnxc.lowering.to_llvm.direct_ops import HANDLERS, llvm_type
 from onnxc.lowering.to_llvm.func import KERNEL_ATTR
 from onnxc.lowering.to_llvm.index_forms import IndexForm, IndexForms
+from onnxc.lowering.to_llvm.launch_ir import kernel_of
 from onnxc.lowering.to_llvm.math import MATH_TO_LLVM_PATTERNS, ExpandPolynomial
 from onnxc.lowering.to_llvm.memref import MEMREF_TO_LLVM_PATTERNS
 from onnxc.lowering.to_llvm.type_conversion import convert_type
 from onnxc.lowering.to_llvm.vector import VECTOR_TO_LLVM_PATTERNS
-from onnxc.passes.pattern_dispatch import OpTypeDispatchApplier
-from onnxc.runtime.parallel_codegen import kernel_of
+from onnxc.pass_manager.pattern_dispatch import OpTypeDispatchApplier
 
 
 def _patterns(polynomials: bool) -> OpTypeDispatchApplier:

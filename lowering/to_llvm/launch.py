@@ -12,7 +12,7 @@ with one function per body, next to `@f`,
       f(lo, hi, captured... loaded from ctx)
 
 `onnxc.parallel_launch` is only declared here: it is the same for every model and lives in
-the thread pool's module (runtime/launch_ir.py: the trip count, the serial test, the chunk
+the thread pool's module (lowering/to_llvm/launch_ir.py: the trip count, the serial test, the chunk
 bounds), compiled once per process and linked into ahead-of-time artifacts with the pool.
 What is per launch is only what differs (storing and loading the captured values): a
 `.launch` and a `.chunk` of about 60 instructions per parallel loop were a fifth of a
@@ -36,7 +36,7 @@ from collections.abc import Sequence
 
 from llvmlite import ir
 
-from onnxc.runtime.launch_ir import HEADER, LAUNCH, LAUNCH_FN, RANGE_FN, VOID_PTR
+from onnxc.lowering.to_llvm.launch_ir import HEADER, LAUNCH, LAUNCH_FN, RANGE_FN, VOID_PTR
 
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)

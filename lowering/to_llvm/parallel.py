@@ -264,7 +264,7 @@ class OutlineParallelLoopsPass(ModulePass):
 
 def outline_parallel_loops(fn: func.FuncOp, num_threads: int) -> list[func.FuncOp]:
     """The pass on one function of a module: its body functions, inserted after it (the
-    JIT outlines each chunk of kernels just before it emits it: lowering/pipeline.py)."""
+    JIT outlines each chunk of kernels just before it emits it: onnxc/pipeline.py)."""
     bodies: list[func.FuncOp] = []
     for loop in _outermost_marked(fn):
         trips = _static_trips(loop)

@@ -38,7 +38,7 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from xdsl.rewriter import InsertPoint
 
 from onnxc.errors import LoweringError
-from onnxc.passes.pattern_dispatch import OpTypeDispatchApplier
+from onnxc.pass_manager.pattern_dispatch import OpTypeDispatchApplier
 
 STORAGE_FLOATS = (BFloat16Type, Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
                   Float8E5M2FNUZType, Float8E8M0FNUType, Float4E2M1FNType)

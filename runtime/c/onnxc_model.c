@@ -1,7 +1,7 @@
 /* The C face of an onnxc ahead-of-time artifact (runtime/artifact.py builds it into model.so).
  *
  * The generated object holds the model's native entry, `<prefix>_entry(void **argv)`, whose
- * argv is every input, every output, every constant, then the arena (lowering/entry_abi.py).
+ * argv is every input, every output, every constant, then the arena (dialects/entry_abi.py).
  * This file gives it a C API that needs nothing but the library:
  *
  *   int32_t <prefix>_run(const void *const *inputs, void *const *outputs);   static shapes
@@ -91,7 +91,7 @@ int32_t onnxc_output_dims(const int64_t *d, int room, int64_t *const *shapes);
    loops: their launcher is the pool's) */
 int32_t ONNXC_SYMBOL(_entry)(void **argv);
 
-/* what the pool's launcher reads (runtime/launch_ir.py): set in a child after fork() */
+/* what the pool's launcher reads (lowering/to_llvm/launch_ir.py): set in a child after fork() */
 int32_t onnxc_serial_after_fork = 0;
 
 static void onnxc_after_fork_in_child(void) { onnxc_serial_after_fork = 1; }

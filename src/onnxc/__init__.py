@@ -25,8 +25,7 @@ from onnxc.errors import (
     ToolchainError,
     UnsupportedOpError,
 )
-
-__version__ = "0.1.0"
+from onnxc.version import __version__
 
 if TYPE_CHECKING:
     from onnxc.api import compile, compile_artifact, optimize

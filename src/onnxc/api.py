@@ -1,6 +1,6 @@
 """The Python API: `onnxc.compile` (ONNX -> native CompiledModel) and `onnxc.optimize`.
 
-compile() runs the stages of `onnxc.lowering.pipeline` (its STAGES, one function each) in
+compile() runs the stages of `onnxc.pipeline` (its STAGES, one function each) in
 order: import, graph optimization at `opt_level`, graph -> loops, the entry ABI (arena and
 constants), loops -> LLVM dialect, translation to LLVM IR, and the llvmlite JIT; this module
 adds what is not IR: the batch binding, the cache, the timing of each stage.
@@ -39,10 +39,10 @@ from onnxc.frontend.batch_axes import (
 )
 from onnxc.frontend.onnx_importer import checked_model
 from onnxc.frontend.onnx_model import ParsedOnce, holds_all_data, load_model
-from onnxc.lowering import pipeline
+from onnxc import pipeline
 from onnxc.lowering.bind_constants import constant_arrays, numpy_dtype
 from onnxc.lowering.early_kernels import compiling_early
-from onnxc.lowering.entry_abi import (
+from onnxc.dialects.entry_abi import (
     ARENA_BYTES_ATTR,
     CONSTANTS_ATTR,
     DYNAMIC_ARENA_ATTR,
@@ -65,7 +65,7 @@ from onnxc.progress import CompileProgress
 from onnxc.runtime import thread_pool
 from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
 from onnxc.runtime.symbolic_shapes import SymbolicSignature
-from onnxc.runtime.target import Target, compiling_for
+from onnxc.target import Target, compiling_for
 
 ModelLike = str | os.PathLike | bytes | onnx.ModelProto
 
@@ -202,7 +202,7 @@ def compile(
 
     `target` (default "host") is what the code is built for: a preset such as "x86-64-v3"
     (AVX2, no AVX-512) or "x86-64-v4", or "TRIPLE[:CPU[:FEATURES]]" in LLVM's names
-    (runtime/target.py). The code runs in this process, so the host must have every feature
+    (onnxc/target.py). The code runs in this process, so the host must have every feature
     the target uses (InvalidArgumentError otherwise). `CompiledModel.target` reports it.
 
     On a terminal, a compile that takes over a second shows its stage and elapsed time on

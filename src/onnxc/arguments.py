@@ -11,26 +11,26 @@ frontend/batch_axes.py `with_fixed_shapes`.
 
 from __future__ import annotations
 
-import numbers
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import onnx
 
 from onnxc.errors import InvalidArgumentError
-from onnxc.resource_limits import NO_BOUND, max_alloc_bytes
+from onnxc.resource_limits import max_alloc_bytes
 
 OPT_LEVELS = range(4)
 
 
-def _shown(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+_fail = InvalidArgumentError.expected
 
 
-def _fail(name: str, expected: str, value: object) -> InvalidArgumentError:
-    return InvalidArgumentError(
-        f"{name} must be {expected}, got {type(value).__name__} {_shown(value)}")
+def check_input_shapes(input_shapes: object) -> None:
+    """frontend/batch_axes.py `check_input_shapes`, imported on first use: the frontend
+    package imports the whole importer (about 0.4 s), which `import onnxc` must not pay."""
+    from onnxc.frontend.batch_axes import check_input_shapes as check
+
+    check(input_shapes)
 
 
 def check_model(model: object, *, module_allowed: bool = False) -> None:
@@ -99,7 +99,7 @@ def check_precision(precision: object, target: object = None) -> None:
         raise _fail("precision", '"fp32" or "bf16"', precision)
     if precision == "bf16":
         from onnxc.lowering.graph_to_loops.gemm_bf16 import supports_bf16
-        from onnxc.runtime.target import parse_target
+        from onnxc.target import parse_target
 
         compiled_for = parse_target(target)
         if not supports_bf16(compiled_for):
@@ -109,10 +109,10 @@ def check_precision(precision: object, target: object = None) -> None:
 
 
 def check_target(target: object, runs_here: bool = True) -> None:
-    """A target LLVM knows (`onnxc.runtime.target`) and, with `runs_here`, one this process
+    """A target LLVM knows (`onnxc.target`) and, with `runs_here`, one this process
     can run: the host, or a target of its architecture whose features it has. Code for
     another machine needs an ahead-of-time artifact (`onnxc.compile_artifact`)."""
-    from onnxc.runtime.target import Target, host_target, parse_target
+    from onnxc.target import Target, host_target, parse_target
 
     if target is not None and not isinstance(target, str | Target):
         raise _fail("target", "a target name, TRIPLE[:CPU[:FEATURES]] or a Target", target)
@@ -123,28 +123,6 @@ def check_target(target: object, runs_here: bool = True) -> None:
     if reason is not None:
         raise InvalidArgumentError(
             f"target {compiled_for.name!r} cannot run in this process: {reason}")
-
-
-def _is_dim(value: object) -> bool:
-    return (isinstance(value, numbers.Integral) and not isinstance(value, bool)
-            and 0 <= int(value) <= NO_BOUND)
-
-
-def check_input_shapes(input_shapes: object) -> None:
-    """None or {input name: sequence of dims}, each dim an int in [0, 2**63 - 1]."""
-    if input_shapes is None:
-        return
-    if not isinstance(input_shapes, Mapping):
-        raise _fail("input_shapes", "a mapping of input names to shapes", input_shapes)
-    for name, shape in input_shapes.items():
-        if not isinstance(name, str):
-            raise _fail("an input_shapes key", "an input name (str)", name)
-        where = f"input_shapes[{name!r}]"
-        if not isinstance(shape, Sequence) or isinstance(shape, str | bytes):
-            raise _fail(where, "a sequence of dimensions", shape)
-        for i, dim in enumerate(shape):
-            if not _is_dim(dim):
-                raise _fail(f"{where}[{i}]", "an int from 0 to 2**63 - 1", dim)
 
 
 def check_compile_arguments(*, model: object, opt_level: object, pass_pipeline: object,

@@ -17,7 +17,7 @@ import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from onnxc.runtime.target import Target, host_target, parse_target
+from onnxc.target import Target, host_target, parse_target
 
 Shapes = tuple[tuple[str, tuple[int, ...]], ...]
 """`input_shapes` frozen: (name, dims) pairs sorted by name"""

@@ -46,6 +46,13 @@ class InvalidArgumentError(OnnxcError):
     use (a model that is not a path, bytes or ModelProto; num_threads=0; a bad
     input_shapes entry), named with the value it got."""
 
+    @classmethod
+    def expected(cls, name: str, expected: str, value: object) -> InvalidArgumentError:
+        """`name must be <expected>, got <type> <value>` (the value shortened to 80 chars)."""
+        shown = repr(value)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        return cls(f"{name} must be {expected}, got {type(value).__name__} {shown}")
+
 
 class ResourceLimitError(OnnxcError):
     """The model needs more memory than onnxc may allocate (a tensor or arena past the

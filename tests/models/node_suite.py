@@ -28,7 +28,7 @@ import onnx.backend.test
 
 import onnxc
 import onnxc.backend
-import onnxc.runtime.backend as onnxc_backend
+import onnxc.backend as onnxc_backend
 from tests.models.cache_passes import output_digest
 
 os.environ.setdefault("ONNX_HOME", tempfile.mkdtemp(prefix="onnxc-onnx-home-"))

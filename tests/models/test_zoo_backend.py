@@ -14,7 +14,7 @@ import onnx.backend.test
 import pytest
 
 import onnxc.backend
-import onnxc.runtime.backend
+import onnxc.backend
 from tests.models.cache_passes import compile_warm
 
 os.environ.setdefault("ONNX_HOME", tempfile.mkdtemp(prefix="onnxc-onnx-home-"))
@@ -48,6 +48,6 @@ class OnnxBackendRealModelWarmCacheTest(OnnxBackendRealModelTest):
     the fresh compile did."""
 
     def setUp(self):
-        patcher = mock.patch.object(onnxc.runtime.backend, "compile_model", compile_warm)
+        patcher = mock.patch.object(onnxc.backend, "compile_model", compile_warm)
         patcher.start()
         self.addCleanup(patcher.stop)

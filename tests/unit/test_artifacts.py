@@ -24,7 +24,7 @@ from onnx import TensorProto, helper, numpy_helper
 import onnxc
 from onnxc.errors import InvalidArgumentError, ModelLoadError, ToolchainError
 from onnxc.runtime import artifact
-from onnxc.runtime.target import host_target
+from onnxc.target import host_target
 from tests.artifact_runner import run_artifact, skip_unless_runnable
 
 RNG = np.random.default_rng(11)

@@ -26,7 +26,7 @@ import onnxc
 from onnxc.compile_options import CompileOptions
 from onnxc.errors import InvalidArgumentError, LoweringError
 from onnxc.frontend import import_onnx
-from onnxc.lowering import pipeline
+from onnxc import pipeline
 from onnxc.lowering.graph_to_loops import gemm_bf16
 from onnxc.runtime import cache
 from onnxc.zoo import REFERENCE_IR_VERSION

@@ -7,7 +7,7 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from onnxc.errors import OnnxcError
 from onnxc.passes.cse import CsePass
-from onnxc.tools.pipeline_text import (
+from onnxc.pass_manager.pipeline_text import (
     PassOptionError,
     PipelineSyntaxError,
     UnknownPassError,

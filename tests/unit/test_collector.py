@@ -10,7 +10,7 @@ from onnx import TensorProto, helper
 
 import onnxc
 from onnxc.errors import OnnxcError
-from onnxc.lowering import pipeline
+from onnxc import pipeline
 
 
 def _relu_model():

@@ -164,7 +164,7 @@ def _child(*args: str) -> dict:
 def test_a_thousand_compiles_grow_rss_by_at_most_5_mb():
     """After 100 warm-up compiles: the first hundred or so still grow RSS by ~10 KB each
     (allocator pools and one-time caches filling, e.g. the configured passes of
-    tools/pipeline_text.py), after which growth is steady at ~2.5 KB per compile."""
+    pass_manager/pipeline_text.py), after which growth is steady at ~2.5 KB per compile."""
     result = _child("--child-compiles", "1000", "--warmup", "100")
     assert result["growth"] <= 5e6, result  # was ~67-95 KB per compile: 67-95 MB
 

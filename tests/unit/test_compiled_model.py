@@ -190,7 +190,7 @@ def test_input_defaults_keep_the_inputs_order():
     the same model imports to the same IR text whatever Python's hash seed (it followed a
     set's order)."""
     from onnxc.frontend import import_onnx
-    from onnxc.lowering.entry_abi import INPUT_DEFAULTS_ATTR
+    from onnxc.dialects.entry_abi import INPUT_DEFAULTS_ATTR
 
     names = [f"b{i}" for i in (7, 3, 9, 1, 5, 8, 2, 6)]
     inits = [numpy_helper.from_array(np.full(3, i, np.float32), n) for i, n in enumerate(names)]

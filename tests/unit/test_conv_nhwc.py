@@ -21,11 +21,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.rewriter import InsertPoint, Rewriter
 
 import onnxc
-import onnxc.lowering.pipeline
+import onnxc.pipeline
 from onnxc.dialects import graph
 from onnxc.dialects.layout import ConvertOp, layout_of, with_layout
 from onnxc.frontend import import_onnx
-from onnxc.lowering import pipeline
+from onnxc import pipeline
 from onnxc.lowering.graph_to_loops.conv_nhwc import block_plan, geometry, supports_nhwc
 from onnxc.passes.levels import level_passes
 
@@ -57,7 +57,7 @@ def to_nhwc(module: ModuleOp) -> int:
 @contextmanager
 def nhwc_compiler():
     """onnxc.compile, but the imported module is optimized and its convs put in NHWC."""
-    original = onnxc.lowering.pipeline.import_onnx
+    original = onnxc.pipeline.import_onnx
 
     def importer(model):
         module = import_onnx(model)
@@ -69,11 +69,11 @@ def nhwc_compiler():
         module.verify()
         return module
 
-    onnxc.lowering.pipeline.import_onnx = importer
+    onnxc.pipeline.import_onnx = importer
     try:
         yield lambda model: onnxc.compile(model, pass_pipeline="", cache_dir=False)
     finally:
-        onnxc.lowering.pipeline.import_onnx = original
+        onnxc.pipeline.import_onnx = original
 
 
 def conv_model(x_shape, w_shape, *, bias=True, act=None, z_shape=None, **attrs):
@@ -214,7 +214,7 @@ def test_block_plans():
 
 def test_original_weight_is_not_bound():
     """The NHWC kernel reads only its packed weight: bind-constants drops the original."""
-    from onnxc.lowering.entry_abi import CONSTANTS_ATTR, entry_function, string_list
+    from onnxc.dialects.entry_abi import CONSTANTS_ATTR, entry_function, string_list
 
     module = import_onnx(conv_model((1, 8, 6, 6), (16, 8, 3, 3), pads=[1, 1, 1, 1]))
     to_nhwc(module)

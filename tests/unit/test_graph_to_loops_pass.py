@@ -20,7 +20,7 @@ from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.interpreter import interpret
 from onnxc.lowering.graph_to_loops.kernels import KERNELS
 from onnxc.lowering.graph_to_loops.pass_ import VIEW_OPS, ConvertGraphToLoopsPass
-from onnxc.lowering.pipeline import make_context
+from onnxc.pipeline import make_context
 
 RTOL, ATOL = 1e-5, 1e-6
 

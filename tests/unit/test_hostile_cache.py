@@ -153,7 +153,7 @@ def _header_span(data: bytes) -> tuple[int, int]:
 
 def _system_object(marker: Path) -> bytes:
     """Object code whose entry point runs `touch marker` through libc's system()."""
-    from onnxc.lowering.entry_abi import WRAPPER_NAME
+    from onnxc.dialects.entry_abi import WRAPPER_NAME
     from onnxc.runtime.jit import NativeModule
 
     command = f"touch {marker}".encode() + b"\0"

@@ -12,7 +12,7 @@ from xdsl.dialects.func import FuncOp
 
 from onnxc.errors import ModelLoadError, OnnxcError, ShapeInferenceError, UnsupportedOpError
 from onnxc.frontend import import_onnx, import_onnx_text
-from onnxc.lowering.entry_abi import input_defaults
+from onnxc.dialects.entry_abi import input_defaults
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 

@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, i64
 
 import onnxc
 from onnxc.dialects.graph_qlinear import QLinearConvOp
-from onnxc.lowering import pipeline
+from onnxc import pipeline
 from onnxc.lowering.graph_to_loops import int8_depthwise, int8_gemm, qlinear_dispatch
 from tests.unit.test_qlinear_kernels import (
     ONNX_TYPE,

@@ -18,7 +18,7 @@ from xdsl.dialects import func
 import onnxc
 from onnxc.dialects import graph
 from onnxc.dialects.layout import ConvertOp, layout_of
-from onnxc.lowering import pipeline
+from onnxc import pipeline
 
 RNG = np.random.default_rng(11)
 ONNX_TYPE = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}

@@ -11,7 +11,7 @@ import pytest
 
 from onnxc.errors import CompilationError
 from onnxc.runtime.jit import NativeModule, host_target
-from onnxc.runtime.target import Target
+from onnxc.target import Target
 
 # exp over n floats: calls a libm symbol, so reloading its object must resolve relocations.
 EXP_LOOP = """

@@ -1,4 +1,4 @@
-"""passes/op_census.py: graph passes with nothing to match are left out of a pipeline run,
+"""pass_manager/census.py: graph passes with nothing to match are left out of a pipeline run,
 and the result is the module every pass would have made."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 
 from onnxc.dialects import graph
 from onnxc.errors import InternalCompilerError
-from onnxc.lowering.pipeline import make_context
+from onnxc.pipeline import make_context
 from onnxc.passes.base import GraphPatternPass
-from onnxc.passes.op_census import OpCensus
+from onnxc.pass_manager.census import OpCensus
 from tests.ir_helpers import module, tensor
 
 T = tensor((4,))
@@ -115,7 +115,7 @@ def test_a_pattern_that_changes_ops_behind_the_rewriter_is_an_internal_error():
 def test_the_pipeline_runner_skips_through_the_census(monkeypatch):
     """run_passes (onnxc.compile, onnxc-opt) applies passes through the census: graph
     passes with no op to match are not walked."""
-    from onnxc.lowering.pipeline import run_passes
+    from onnxc.pipeline import run_passes
 
     walked: list[str] = []
     rewrite = GraphPatternPass.rewrite

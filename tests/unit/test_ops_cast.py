@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto as TP
 from onnx import helper
@@ -16,6 +15,7 @@ from onnx.reference import ReferenceEvaluator
 
 import onnxc
 from onnxc.errors import UnsupportedOpError
+from tests.single_op import single_op_model
 
 RNG = np.random.default_rng(3)
 
@@ -24,21 +24,13 @@ FLOAT_FORMATS = [TP.BFLOAT16, *F8, TP.FLOAT4E2M1]
 NARROW_INTS = [TP.INT4, TP.UINT4, TP.INT2, TP.UINT2]
 
 
-def _cast_model(src_dtype, to: int, attrs: dict, shape, opset: int = 21):
-    node = helper.make_node("Cast", ["x"], ["y"], to=to, **attrs)
-    graph = helper.make_graph(
-        [node], "cast", [helper.make_tensor_value_info(
-            "x", helper.np_dtype_to_tensor_dtype(np.dtype(src_dtype)), shape)],
-        [helper.make_tensor_value_info("y", to, shape)])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-
-
 def _bits(a: np.ndarray) -> np.ndarray:
     return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
 
 
 def check_cast(x: np.ndarray, to: int, **attrs):
-    model = _cast_model(x.dtype, to, attrs, x.shape)
+    model = single_op_model("Cast", {"x": x}, {"y": (to, x.shape)}, attrs={"to": to, **attrs},
+                            opset=21)
     (expected,) = ReferenceEvaluator(model).run(None, {"x": x})
     (got,) = onnxc.compile(model).run(None, {"x": x})
     assert got.dtype == expected.dtype
@@ -99,12 +91,10 @@ def test_folded_narrow_cast_matches_the_kernel(to):
     must not change its answer with whether Cast was folded: both wrap, whatever ml_dtypes
     does (0.7 gives 0)."""
     x = np.arange(-9, 16).astype(np.float32)
-    native = onnxc.compile(_cast_model(x.dtype, to, {}, x.shape)).run(None, {"x": x})[0]
-    node = helper.make_node("Cast", ["c"], ["y"], to=to)
-    graph = helper.make_graph(
-        [node], "folded_cast", [], [helper.make_tensor_value_info("y", to, x.shape)],
-        [onnx.numpy_helper.from_array(x, "c")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model = single_op_model("Cast", {"x": x}, {"y": (to, x.shape)}, attrs={"to": to}, opset=21)
+    native = onnxc.compile(model).run(None, {"x": x})[0]
+    model = single_op_model("Cast", {}, {"y": (to, x.shape)}, attrs={"to": to},
+                            initializers={"c": x}, opset=21)
     (folded,) = onnxc.compile(model).run(None, {})
     np.testing.assert_array_equal(_bits(folded), _bits(native))
 
@@ -112,14 +102,8 @@ def test_folded_narrow_cast_matches_the_kernel(to):
 def test_castlike_to_float8():
     x = _awkward_floats()
     like = np.zeros(2, ml_dtypes.float8_e5m2)
-    node = helper.make_node("CastLike", ["x", "like"], ["y"])
-    graph = helper.make_graph(
-        [node], "castlike",
-        [helper.make_tensor_value_info("x", TP.FLOAT, x.shape),
-         helper.make_tensor_value_info("like", TP.FLOAT8E5M2, like.shape)],
-        [helper.make_tensor_value_info("y", TP.FLOAT8E5M2, x.shape)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
     feeds = {"x": x, "like": like}
+    model = single_op_model("CastLike", feeds, {"y": (TP.FLOAT8E5M2, x.shape)}, opset=21)
     (expected,) = ReferenceEvaluator(model).run(None, feeds)
     (got,) = onnxc.compile(model).run(None, feeds)
     np.testing.assert_array_equal(_bits(got), _bits(expected))
@@ -127,10 +111,8 @@ def test_castlike_to_float8():
 
 def test_storage_formats_only_go_through_casts():
     """(bf16 is not one any more: it computes in f32, tests/unit/test_half_precision.py.)"""
-    node = helper.make_node("Relu", ["x"], ["y"])
-    graph = helper.make_graph([node], "relu", [helper.make_tensor_value_info(
-        "x", TP.FLOAT8E5M2, [3])], [helper.make_tensor_value_info("y", TP.FLOAT8E5M2, [3])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    spec = (TP.FLOAT8E5M2, [3])
+    model = single_op_model("Relu", {"x": spec}, {"y": spec}, opset=21)
     with pytest.raises(UnsupportedOpError, match="Relu of FLOAT8E5M2"):
         onnxc.compile(model)
 
@@ -142,8 +124,9 @@ def test_float8e8m0(round_mode, saturate):
     NaN and the largest exponent included), and back."""
     x = np.concatenate([_awkward_floats(), [3.0, 1.5, 1.25, 1.75, 1e-40, 3.4e38, -6.0]]
                        ).astype(np.float32)
-    model = _cast_model(np.float32, TP.FLOAT8E8M0,
-                        {"saturate": saturate, "round_mode": round_mode}, x.shape, opset=24)
+    model = single_op_model("Cast", {"x": x}, {"y": (TP.FLOAT8E8M0, x.shape)}, opset=24,
+                            attrs={"to": TP.FLOAT8E8M0, "saturate": saturate,
+                                   "round_mode": round_mode})
     (expected,) = ReferenceEvaluator(model).run(None, {"x": x})
     (got,) = onnxc.compile(model).run(None, {"x": x})
     np.testing.assert_array_equal(_bits(got), _bits(expected))
@@ -158,11 +141,8 @@ def test_float8e8m0_to_float():
 def test_cast_of_a_constant_folds_with_saturation():
     """A Cast of an initializer is folded at import: it must saturate like the kernel."""
     w = np.array([1e6, -1e6, np.nan, 0.3, 460], np.float32)
-    node = helper.make_node("Cast", ["w"], ["y"], to=TP.FLOAT8E4M3FN)
-    graph = helper.make_graph([node], "fold", [],
-                              [helper.make_tensor_value_info("y", TP.FLOAT8E4M3FN, [5])],
-                              [onnx.numpy_helper.from_array(w, "w")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model = single_op_model("Cast", {}, {"y": (TP.FLOAT8E4M3FN, [5])},
+                            attrs={"to": TP.FLOAT8E4M3FN}, initializers={"w": w}, opset=21)
     (expected,) = ReferenceEvaluator(model).run(None, {})
     (got,) = onnxc.compile(model).run(None, {})
     np.testing.assert_array_equal(_bits(got), _bits(expected))
@@ -178,21 +158,15 @@ def test_cast_of_a_constant_folds_with_saturation():
     (np.array([0, 1, 1], np.uint8), TP.BOOL),
 ], ids=lambda v: TP.DataType.Name(v) if isinstance(v, int) else str(v.dtype))
 def test_bit_cast(x, to):
-    node = helper.make_node("BitCast", ["x"], ["y"], to=to)
-    graph = helper.make_graph(
-        [node], "bitcast",
-        [helper.make_tensor_value_info("x", helper.np_dtype_to_tensor_dtype(x.dtype), x.shape)],
-        [helper.make_tensor_value_info("y", to, x.shape)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 26)])
+    model = single_op_model("BitCast", {"x": x}, {"y": (to, x.shape)}, attrs={"to": to},
+                            opset=26)
     (got,) = onnxc.compile(model).run(None, {"x": x})
     expected = x.view(helper.tensor_dtype_to_np_dtype(to))
     np.testing.assert_array_equal(_bits(got), _bits(expected))
 
 
 def test_bit_cast_needs_equal_widths():
-    node = helper.make_node("BitCast", ["x"], ["y"], to=TP.INT64)
-    graph = helper.make_graph([node], "bitcast", [helper.make_tensor_value_info(
-        "x", TP.FLOAT, [2])], [helper.make_tensor_value_info("y", TP.INT64, [2])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 26)])
+    model = single_op_model("BitCast", {"x": (TP.FLOAT, [2])}, {"y": (TP.INT64, [2])},
+                            attrs={"to": TP.INT64}, opset=26)
     with pytest.raises(Exception, match="bit width"):
         onnxc.compile(model)

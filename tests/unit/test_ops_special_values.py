@@ -9,12 +9,11 @@ infinities equal), else at rtol 1e-5.
 from __future__ import annotations
 
 import numpy as np
-import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper, numpy_helper
 
 import onnxc
 from onnxc.errors import ModelLoadError
+from tests.single_op import reference_run, single_op_model
 
 INF = np.inf
 ROWS = np.array([
@@ -30,18 +29,13 @@ ROWS = np.array([
 
 
 def one_node_model(op: str, x: np.ndarray, **attrs):
-    graph = helper.make_graph(
-        [helper.make_node(op, ["x"], ["y"], **attrs)], op.lower(),
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    return model
+    """`op` of a float input x of x's shape, opset 13, IR version 8 (onnxruntime's)."""
+    return single_op_model(op, {"x": (np.float32, x.shape)}, {"y": (np.float32, None)},
+                           attrs=attrs, opset=13, ir_version=8)
 
 
 def onnxruntime_run(model, feeds: dict):
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
+    return reference_run(model, feeds, "onnxruntime")
 
 
 def assert_same(actual: np.ndarray, expected: np.ndarray, rtol: float = 1e-5) -> None:
@@ -89,15 +83,10 @@ def test_log_sum_exp_matches_numpy_on_infinite_rows():
 
 
 def range_model(start, limit, delta, dtype):
-    inits = [numpy_helper.from_array(np.array(v, dtype=dtype), n)
-             for n, v in zip(("start", "limit", "delta"), (start, limit, delta))]
-    graph = helper.make_graph(
-        [helper.make_node("Range", ["start", "limit", "delta"], ["y"], name="range_node")],
-        "range", [], [helper.make_tensor_value_info("y", helper.np_dtype_to_tensor_dtype(
-            np.dtype(dtype)), None)], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    return model
+    bounds = {n: np.array(v, dtype=dtype) for n, v in
+              zip(("start", "limit", "delta"), (start, limit, delta))}
+    return single_op_model("Range", {}, {"y": (dtype, None)}, initializers=bounds, opset=13,
+                           ir_version=8, node_name="range_node")
 
 
 I64, I32 = np.iinfo(np.int64), np.iinfo(np.int32)

@@ -26,7 +26,7 @@ from onnxc.passes.stats import OptimizationStats
 from onnxc.passes.verify_numerics import NumericDriftError
 from onnxc.registry import _PASS_PATHS, ONNXC_PASSES
 from onnxc.tools.opt import main
-from onnxc.tools.pipeline_text import split_pipeline
+from onnxc.pass_manager.pipeline_text import split_pipeline
 
 CATALOG_ROWS = list(_PASS_PATHS)[: list(_PASS_PATHS).index("convert-graph-to-loops")]
 

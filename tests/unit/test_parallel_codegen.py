@@ -19,7 +19,7 @@ from onnxc.errors import CompilationError
 from onnxc.runtime import jit, parallel_codegen
 from onnxc.runtime.jit import NativeModule, pack_objects, unpack_objects
 from onnxc.runtime.parallel_codegen import compile_parts, split_module
-from onnxc.runtime.target import host_target
+from onnxc.target import host_target
 from onnxc.zoo import random_inputs
 from onnxc.zoo_scaling import wide_graph
 
@@ -260,7 +260,7 @@ def test_a_model_compiled_in_workers_matches_one_process_cold_and_warm(monkeypat
     monkeypatch.setattr(jit, "PARALLEL_MIN_IR_BYTES", 0)
     # not streamed: no workers started before graph-to-loops (they would take its kernels
     # early, lowering/early_kernels.py), and too small for a stream of its own
-    from onnxc.lowering import pipeline
+    from onnxc import pipeline
     monkeypatch.setattr(pipeline, "PRESTARTED_MIN_WORKER_OPS", 10**9)
     split_calls = []
     real_split = jit.split_module
@@ -283,11 +283,11 @@ def test_a_model_compiled_in_workers_matches_one_process_cold_and_warm(monkeypat
 def test_a_model_streamed_to_lanes_matches_one_process_cold_and_warm(
         monkeypatch, tmp_path, prestarted_min_ops, min_worker_ops, expected_lanes):
     """The JIT emits a module in chunks that its lanes compile while the next is emitted
-    (lowering/pipeline.py `start_codegen`, `lower_to_llvm_ir`): a thread of this process, and
+    (onnxc/pipeline.py `start_codegen`, `lower_to_llvm_ir`): a thread of this process, and
     a worker process when one was started before graph-to-loops (the graph's forecast
     reached PRESTARTED_MIN_WORKER_OPS) or the module has STREAMED_MIN_WORKER_OPS; the code
     is the same."""
-    from onnxc.lowering import pipeline
+    from onnxc import pipeline
 
     model = wide_graph(40, seed=2)
     feeds = random_inputs(model, seed=5)
@@ -351,7 +351,7 @@ def test_a_streamed_module_is_outlined_a_chunk_at_a_time(monkeypatch):
     once all are emitted, none has, and each body function went out with its kernel."""
     from xdsl.dialects import func
 
-    from onnxc.lowering import pipeline
+    from onnxc import pipeline
     from onnxc.lowering.to_llvm import direct
     from onnxc.lowering.to_llvm.parallel import PARALLEL_ATTR
 
@@ -405,7 +405,7 @@ def test_a_streamed_module_is_outlined_a_chunk_at_a_time(monkeypatch):
 def test_a_streamed_compile_that_fails_stops_its_workers(monkeypatch):
     """An emitter error in the middle of a streamed module ends the workers already
     started: none is left waiting for input."""
-    from onnxc.lowering import pipeline
+    from onnxc import pipeline
     from onnxc.lowering.to_llvm import direct
 
     monkeypatch.setenv("ONNXC_CODEGEN_JOBS", "2")
@@ -458,7 +458,7 @@ def test_workers_start_before_graph_to_loops_only_for_a_model_forecast_to_need_t
     PRESTARTED_MIN_WORKER_OPS loops ops or more (distinct kernels, convolutions weighing
     most): a conv net does, a small graph does not; the compile adopts them, and none is
     left running after it."""
-    from onnxc.lowering import pipeline
+    from onnxc import pipeline
     from onnxc.zoo import benchmark_models
 
     monkeypatch.setenv("ONNXC_CODEGEN_JOBS", "2")
@@ -504,7 +504,7 @@ def test_the_loops_forecast_counts_each_distinct_kernel_once():
     convolution add theirs, a reshape (a view) nothing."""
     from onnx import TensorProto, helper
 
-    from onnxc.lowering import pipeline
+    from onnxc import pipeline
 
     def relus(shapes: list[list[int]], conv: bool) -> object:
         nodes, names = [], ["x"]
@@ -541,7 +541,7 @@ def test_few_early_kernels_are_split_evenly_over_the_lanes(monkeypatch):
     that one lane compiled alone while the other idled; the code is the same."""
     from onnx import TensorProto, helper, numpy_helper
 
-    from onnxc.lowering import pipeline
+    from onnxc import pipeline
 
     rng = np.random.default_rng(3)
     widths = [16, 24, 32, 40, 48]

@@ -19,7 +19,7 @@ import pytest
 import onnxc
 from onnxc.dialects import graph
 from onnxc.frontend import import_onnx
-from onnxc.lowering import pipeline
+from onnxc import pipeline
 from onnxc.passes import base
 from onnxc.passes.levels import LEVELS
 from onnxc.passes.verify_numerics import check_pass_equivalence
@@ -145,7 +145,7 @@ def test_lowered_module_verifies_calls_without_scanning_the_module(monkeypatch):
     """Verifying the loops-level module resolves every func.call from an index of the
     module's symbols; xDSL's scan of the whole module per call made this quadratic (20 s of
     a 5,000-node graph's compile)."""
-    from onnxc.lowering import pass_verifier
+    from onnxc.pass_manager import verifier as pass_verifier
 
     scans = Counter()
     scan = pass_verifier._scan_symbols
@@ -164,7 +164,7 @@ def test_indexed_verification_still_finds_a_missing_callee():
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.utils.exceptions import VerifyException
 
-    from onnxc.lowering.pass_verifier import verify_module
+    from onnxc.pass_manager.verifier import verify_module
 
     caller = func.FuncOp("caller", ((), ()))
     caller.body.block.add_ops([func.CallOp("nowhere", [], []), func.ReturnOp()])

@@ -23,7 +23,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 import onnxc
 from onnxc.dialects import graph
 from onnxc.errors import InternalCompilerError, OnnxcError
-from onnxc.lowering import pipeline
+from onnxc import pipeline
 from onnxc.registry import ONNXC_PASSES
 from onnxc.tools import opt
 

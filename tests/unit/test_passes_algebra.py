@@ -17,7 +17,7 @@ import pytest
 from xdsl.parser import Parser
 
 from onnxc.dialects.graph import shape_of
-from onnxc.lowering.pipeline import make_context, run_passes
+from onnxc.pipeline import make_context, run_passes
 from onnxc.passes.evaluator import dtype_of, entry_function, evaluate
 from onnxc.passes.verify_numerics import check_pass_equivalence
 from tests.ir_helpers import const, module, rand, split_lit_cases, tensor

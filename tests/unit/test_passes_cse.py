@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from onnxc.dialects import graph
-from onnxc.lowering.pipeline import make_context, run_passes
+from onnxc.pipeline import make_context, run_passes
 from tests.ir_helpers import const, module, tensor
 
 N = 4096  # 16 KB of f32: sampled, not hashed in full

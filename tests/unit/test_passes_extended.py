@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from xdsl.parser import Parser
 
 from onnxc.dialects import graph
-from onnxc.lowering.pipeline import make_context
+from onnxc.pipeline import make_context
 from onnxc.passes.verify_numerics import check_pass_equivalence
 
 LIT = Path(__file__).resolve().parents[1] / "lit" / "passes"

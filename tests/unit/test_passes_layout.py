@@ -19,7 +19,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxc
-from onnxc.lowering.pipeline import make_context, run_passes
+from onnxc.pipeline import make_context, run_passes
 from onnxc.passes.layout_fold import to_logical, to_physical
 from onnxc.passes.verify_numerics import check_pass_equivalence
 from tests.ir_helpers import parse_graph, split_lit_cases

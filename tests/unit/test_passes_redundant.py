@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from onnxc.dialects import graph
-from onnxc.lowering.pipeline import make_context
+from onnxc.pipeline import make_context
 from onnxc.passes.redundant import lossless
 from onnxc.passes.verify_numerics import check_pass_equivalence
 from tests.ir_helpers import parse_graph as parse
@@ -114,7 +114,7 @@ def test_output_transpose_absorbed_by_linear_runs_natively(producer):
     (actual,) = compiled(a)
     np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-5)
     from onnxc.frontend import import_onnx
-    from onnxc.lowering.pipeline import run_passes
+    from onnxc.pipeline import run_passes
 
     module = import_onnx(model)
     run_passes(make_context(), module, "drop-layout-cast-at-output")

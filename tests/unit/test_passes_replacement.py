@@ -176,7 +176,7 @@ def test_a_region_reading_the_whole_input_leaves_no_stray_slice():
     """A region whose taps read the whole input takes it unsliced, and no slice built for it
     is left out of the IR still using the input: fusing the input's producers afterwards
     (which revisits every user of their results) crashed on such a slice in DeepLabV3."""
-    from onnxc.lowering.pipeline import make_context, run_passes
+    from onnxc.pipeline import make_context, run_passes
     from tests.ir_helpers import parse_graph
 
     text = """func.func @main(%a: tensor<1x1x5x2xf32>) -> tensor<1x1x5x2xf32> {

@@ -1,4 +1,4 @@
-"""OpTypeDispatchApplier (passes/pattern_dispatch.py) tries on an op only the patterns that
+"""OpTypeDispatchApplier (pass_manager/pattern_dispatch.py) tries on an op only the patterns that
 declare its type, and rewrites exactly as xDSL's greedy applier does."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from onnxc.lowering.to_llvm.func import FUNC_TO_LLVM_PATTERNS
 from onnxc.lowering.to_llvm.math import MATH_TO_LLVM_PATTERNS, ExpandPolynomial
 from onnxc.lowering.to_llvm.memref import MEMREF_TO_LLVM_PATTERNS
 from onnxc.lowering.to_llvm.vector import VECTOR_TO_LLVM_PATTERNS
-from onnxc.passes.pattern_dispatch import OpTypeDispatchApplier, op_types_of
+from onnxc.pass_manager.pattern_dispatch import OpTypeDispatchApplier, op_types_of
 
 
 class AddToSub(RewritePattern):

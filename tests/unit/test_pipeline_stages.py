@@ -1,9 +1,9 @@
-"""onnxc.lowering.pipeline lists every compile stage once: the names the compile is timed and
+"""onnxc.pipeline lists every compile stage once: the names the compile is timed and
 shown under, the `onnxc-opt --emit` stops, and the passes each lowering stage runs."""
 
 from __future__ import annotations
 
-from onnxc.lowering import pipeline
+from onnxc import pipeline
 from onnxc.progress import STAGE_DESCRIPTIONS
 from onnxc.tools import emit
 

@@ -15,8 +15,8 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
-from onnxc.lowering import pipeline
-from onnxc.lowering.pipeline import lower_loops_to_llvm
+from onnxc import pipeline
+from onnxc.pipeline import lower_loops_to_llvm
 from onnxc.lowering.to_llvm.translate import to_llvmlite
 from onnxc.runtime.jit import NativeModule, host_target
 

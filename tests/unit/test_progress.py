@@ -137,7 +137,7 @@ def test_no_thread_left_after_a_compile_that_raises(terminal_stderr, monkeypatch
             time.sleep(0.005)
         raise UnsupportedOpError("NoSuchOp", "n0", 17)
 
-    monkeypatch.setattr("onnxc.lowering.pipeline.import_onnx", import_fails_while_shown)
+    monkeypatch.setattr("onnxc.pipeline.import_onnx", import_fails_while_shown)
     with pytest.raises(UnsupportedOpError):
         onnxc.compile(matmul_model(8), cache_dir=False)
     assert not _progress_threads()

@@ -41,12 +41,12 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Region
 
 import onnxc
-import onnxc.lowering.pipeline
+import onnxc.pipeline
 from onnxc.dialects import graph
 from onnxc.dialects.graph_qlinear import QLinearConvOp, QLinearMatMulOp
 from onnxc.dialects.layout import ConvertOp, with_layout
 from onnxc.lowering.graph_to_loops import int8_gemm
-from onnxc.runtime.target import PRESETS, compiling_for, host_target, parse_target
+from onnxc.target import PRESETS, compiling_for, host_target, parse_target
 from tests.exact_int8_reference import ort_exact
 
 RNG = np.random.default_rng(5)
@@ -67,9 +67,9 @@ def _constant(array: np.ndarray):
 @contextmanager
 def graph_compiler():
     """onnxc.compile of a ready graph module (the ONNX model passed only names the run)."""
-    original = onnxc.lowering.pipeline.import_onnx
+    original = onnxc.pipeline.import_onnx
     holder: dict[str, ModuleOp] = {}
-    onnxc.lowering.pipeline.import_onnx = lambda model: holder["module"]
+    onnxc.pipeline.import_onnx = lambda model: holder["module"]
 
     def compile_module(module: ModuleOp, threads: int = 1, target: str = "host"):
         module.verify()
@@ -81,7 +81,7 @@ def graph_compiler():
     try:
         yield compile_module
     finally:
-        onnxc.lowering.pipeline.import_onnx = original
+        onnxc.pipeline.import_onnx = original
 
 
 def _properties(x_zp, w_zp, out_dtype, out_scale, out_zp, out_range):

@@ -17,7 +17,7 @@ import pytest
 
 import onnxc
 from onnxc.runtime import artifact
-from onnxc.runtime.target import host_target
+from onnxc.target import host_target
 from tests.unit.test_symbolic_artifacts import CASES, MODELS, _reference, _same
 
 HARNESS = r"""

@@ -22,8 +22,8 @@ from xdsl.utils.exceptions import VerifyException
 import onnxc
 from onnxc.errors import InvalidInputError, ModelLoadError
 from onnxc.lowering.insert_checks import InsertRuntimeChecksPass
-from onnxc.lowering.pipeline import make_context
-from onnxc.runtime.check_errors import check_failure
+from onnxc.pipeline import make_context
+from onnxc.dialects.check_failures import check_failure
 from tests.ir_helpers import compile_graph, parse_graph
 
 F, I = TensorProto.FLOAT, TensorProto.INT64

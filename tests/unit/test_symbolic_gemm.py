@@ -296,7 +296,7 @@ def test_f64_general_gemm(trans_b):
 def test_remainder_tiles_in_kernel():
     """The symbolic projection kernel holds one scf.if per possible row remainder, and the
     row loops take run-time bounds (no size of M in the kernel's memref types)."""
-    from onnxc.lowering import pipeline
+    from onnxc import pipeline
 
     a_shape, k, n = (1, "seq", 32), 32, 32
     module = parse_graph(_projection(a_shape, k, n, None, _rand(k, n)))

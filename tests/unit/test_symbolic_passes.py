@@ -19,7 +19,7 @@ from onnxc.dialects import graph
 from onnxc.dialects.graph import is_symbolic, shape_of
 from onnxc.dialects.symbolic_dims import SymDim
 from onnxc.errors import InternalCompilerError, InvalidInputError
-from onnxc.lowering import pipeline
+from onnxc import pipeline
 from onnxc.passes.base import STATISTICS, apply_graph_patterns
 from onnxc.passes.evaluator import evaluate
 from onnxc.passes.levels import level_passes

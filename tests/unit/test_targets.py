@@ -1,4 +1,4 @@
-"""Compile targets (runtime/target.py): parsing, what kernels derive from a target, and
+"""Compile targets (onnxc/target.py): parsing, what kernels derive from a target, and
 `onnxc.compile(..., target=)` building code for a CPU other than the host's.
 
 x86-64-v3 code (AVX2, no AVX-512) runs on any AVX2 host, so it is compiled and run here and
@@ -18,7 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 import onnxc
 from onnxc.errors import InvalidArgumentError
 from onnxc.lowering.graph_to_loops.gemm_tiles import tiling_for
-from onnxc.runtime.target import (
+from onnxc.target import (
     PRESETS,
     compiling_for,
     current_target,

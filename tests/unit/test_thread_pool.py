@@ -236,7 +236,7 @@ func.func @two(%x: memref<4x64xf32>, %y: memref<4x64xf32>, %z: memref<64xf32>) {
 @pytest.mark.parametrize("threads", [1, 2])
 def test_launches_share_one_launcher_and_keep_their_context_in_the_entry_block(threads):
     """Every parallel loop of a module goes through `onnxc.parallel_launch`, which the
-    module only declares (the pool's module defines it, runtime/launch_ir.py); each loop
+    module only declares (the pool's module defines it, lowering/to_llvm/launch_ir.py); each loop
     has only its `.chunk` (captured values in, the body called), and its context is a slot
     of the function's entry block, also for a launch inside a loop (the stack does not grow
     with the trip count)."""

@@ -18,7 +18,7 @@ from onnx import TensorProto, helper
 import onnxc
 from onnxc.compile_options import CompileOptions
 from onnxc.errors import InvalidArgumentError
-from onnxc.lowering.pipeline import loops_to_llvm_pipeline
+from onnxc.pipeline import loops_to_llvm_pipeline
 from onnxc.runtime import cache, thread_pool, threads
 from onnxc.runtime.jit import NativeModule
 from tests.ir_helpers import jit_loops

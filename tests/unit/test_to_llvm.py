@@ -14,7 +14,7 @@ from xdsl.parser import Parser
 from xdsl.transforms import get_all_passes
 
 from onnxc.errors import LoweringError
-from onnxc.lowering.pipeline import LOOPS_TO_LLVM_PIPELINE, lower_loops_to_llvm
+from onnxc.pipeline import LOOPS_TO_LLVM_PIPELINE, lower_loops_to_llvm
 from onnxc.lowering.to_llvm.translate import to_llvmlite
 from onnxc.registry import ONNXC_PASSES
 from onnxc.runtime.jit import NativeModule, host_target

@@ -17,7 +17,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from onnxc.dialects import graph
-from onnxc.lowering.pipeline import make_context
+from onnxc.pipeline import make_context
 from onnxc.passes.base import apply_graph_patterns
 from onnxc.passes.verify_numerics import (
     MemoEvaluator,

@@ -21,6 +21,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from xdsl.utils.lexer import Span
 
 from onnxc.errors import OnnxcError
+from onnxc.pass_manager.pipeline_text import spec_error_reason
 
 
 def debug_enabled() -> bool:
@@ -103,12 +104,6 @@ def locate_verify_failure(
         except Exception as err:  # noqa: BLE001 - any verifier failure is what we look for
             return op_location(op, spans), op_message(op, err)
     return None
-
-
-def spec_error_reason(err: ArgSpecParseError) -> str:
-    """The reason line of xDSL's multi-line pipeline/target spec error (its last line)."""
-    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
-    return lines[-1] if lines else "malformed"
 
 
 class LocatedInputError(Exception):

@@ -1,6 +1,6 @@
 """`onnxc-opt --emit=STAGE`: stop the compile at a stage and write what it produced.
 
-The stages are those `onnxc.compile` goes through (onnxc.lowering.pipeline.STAGES), so
+The stages are those `onnxc.compile` goes through (onnxc.pipeline.STAGES), so
 `onnxc-opt model.onnx -O3 --emit=llvm-ir` shows exactly the LLVM IR that `onnxc.compile`
 JIT-compiles, and `--emit=obj`/`--emit=lib` write the object code and shared library that
 `onnxc.compile_artifact` builds (runtime/artifact.py):
@@ -29,8 +29,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from onnxc.errors import InvalidArgumentError
-from onnxc.lowering import pipeline
-from onnxc.runtime.target import Target
+from onnxc import pipeline
+from onnxc.target import Target
 
 STAGES = pipeline.EMIT_STAGES
 """graph, loops, llvm-dialect, llvm-ir, asm, obj, lib: where each pipeline stage stops."""

@@ -102,7 +102,7 @@ class PassInstrumentation:
             if previous is None:
                 module.verify()  # the input: its errors are located in the source text
             else:
-                from onnxc.lowering.pass_verifier import verify_after
+                from onnxc.pass_manager.verifier import verify_after
 
                 verify_after(module, previous.name)  # InternalCompilerError naming the pass
             if self.timer is not None:

@@ -40,7 +40,7 @@ from onnxc.tools import diagnostics, emit
 from onnxc.tools.instrument import PassInstrumentation, PassTimer
 from onnxc.tools.ir_printer import module_text
 from onnxc.tools.pass_listing import LISTINGS, pass_listing
-from onnxc.tools.pipeline_text import (
+from onnxc.pass_manager.pipeline_text import (
     UnknownPassError,
     build_pipeline,
     nested_pipeline,
@@ -68,7 +68,7 @@ class LLVMIRTarget(Target):
         from onnxc.lowering.to_llvm.translate import to_llvmlite
 
         if self.triple is None:
-            from onnxc.runtime.target import current_target
+            from onnxc.target import current_target
 
             target = current_target()
             triple, data_layout = target.triple, target.data_layout
@@ -462,7 +462,7 @@ class OnnxcOptMain(xDSLOptMain):
     def _verify_numerics(self, prog: ModuleOp) -> None:
         """--verify-numerics: run the pipeline pass by pass under the numpy evaluator."""
         from onnxc.passes.verify_numerics import NumericDriftError, bisect_pipeline
-        from onnxc.tools.pipeline_text import split_pipeline
+        from onnxc.pass_manager.pipeline_text import split_pipeline
 
         report = bisect_pipeline(prog, split_pipeline(self.pipeline_text))
         print(report, file=sys.stderr)
@@ -482,7 +482,7 @@ class OnnxcOptMain(xDSLOptMain):
 
     def _output(self, prog: ModuleOp) -> str:
         """The --emit stage's output (binary stages write their file and return "")."""
-        from onnxc.runtime.target import parse_target
+        from onnxc.target import parse_target
 
         stage = self.args.emit
         if stage in emit.IR_STAGES:
@@ -509,7 +509,7 @@ class OnnxcOptMain(xDSLOptMain):
                      *(lib if self.args.emit == "lib" else ())]
             print(nested_pipeline(specs))
             return
-        from onnxc.runtime.target import compiling_for, parse_target
+        from onnxc.target import compiling_for, parse_target
 
         with compiling_for(parse_target(self.args.compile_target)):
             super().run()

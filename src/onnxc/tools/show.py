@@ -310,7 +310,7 @@ class _Drawing:
                 self.function(op)
 
     def function(self, func: Any) -> None:
-        from onnxc.lowering.entry_abi import INPUT_NAMES_ATTR, OUTPUT_NAMES_ATTR, string_list
+        from onnxc.dialects.entry_abi import INPUT_NAMES_ATTR, OUTPUT_NAMES_ATTR, string_list
         from onnxc.passes.stats import CONSTANT_OPS
 
         constants = sum(1 for op in func.walk() if op.name in CONSTANT_OPS)

@@ -2,7 +2,7 @@
 
 The native entry returns k + 1 when check k refused its data (lowering/check_status.py) and
 leaves the record [failed, position, value] in the run's arena; the compiled model keeps one
-site description per check (lowering/entry_abi.py `check_sites`). Together they name the
+site description per check (dialects/entry_abi.py `check_sites`). Together they name the
 node, the op, the operand, the bad value, where it is and what was allowed, the way
 onnxruntime's INVALID_ARGUMENT messages do.
 """

@@ -29,6 +29,8 @@ the pool's helper threads do not survive fork, so the child runs its loops seria
 
 from __future__ import annotations
 
+import re
+
 from llvmlite import ir
 
 I32 = ir.IntType(32)
@@ -102,5 +104,15 @@ def define_launcher(module: ir.Module, run: ir.Function, chunk_fn: ir.FunctionTy
     return fn
 
 
+_PARALLEL_BODY = re.compile(r"_par\d+(\.chunk)?$")
+
+
+def kernel_of(function: str) -> str:
+    """The kernel a function belongs to: itself, or for an outlined parallel body
+    (`<kernel>_par<k>`, and its `.chunk` helper: launch.py)
+    the kernel it was outlined from. A kernel and its bodies stay in one module."""
+    return _PARALLEL_BODY.sub("", function)
+
+
 __all__ = ["CHUNK", "CHUNKS_PER_THREAD", "HEADER", "LAUNCH", "LAUNCH_FN", "RANGE_FN",
-           "define_launcher"]
+           "define_launcher", "kernel_of"]

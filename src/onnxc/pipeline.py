@@ -27,21 +27,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from xdsl.context import Context
-from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from onnxc.errors import LoweringError
-from onnxc.lowering.pass_verifier import run_verified, verify_ir_requested, verify_module
-from onnxc.registry import ONNXC_DIALECTS
-from onnxc.tools.pipeline_text import build_pipeline
+from onnxc.pass_manager import make_context, run_passes
+from onnxc.pass_manager.verifier import verify_ir_requested, verify_module
 
 if TYPE_CHECKING:
     from onnxc.lowering.early_kernels import EarlyKernels
     from onnxc.passes.stats import OptimizationStats
     from onnxc.runtime.jit import NativeModule, PendingNativeModule
     from onnxc.runtime.parallel_codegen import SpareWorkers
-    from onnxc.runtime.target import Target
+    from onnxc.target import Target
 
 
 @dataclass(frozen=True)
@@ -148,31 +146,6 @@ def lowering_passes(emit: str, **options: Any) -> tuple[str, ...]:
                  for p in stage_passes(stage.name, **options))
 
 
-# --------------------------------------------------------------------------- running passes
-
-
-def make_context() -> Context:
-    """A context that knows every xDSL dialect and onnxc's own (loaded lazily)."""
-    ctx = Context()
-    for name, factory in {**get_all_dialects(), **ONNXC_DIALECTS}.items():
-        ctx.register_dialect(name, factory)
-    return ctx
-
-
-def run_passes(
-    ctx: Context, module: ModuleOp, passes: str | Sequence[str], verify: bool = True
-) -> None:
-    """Apply `passes` (MLIR nested or xDSL flat text, or a sequence of specs), then verify.
-
-    Invalid IR raises `InternalCompilerError` naming the pass that produced it, the op and
-    its ONNX node (found by replaying the module's passes one at a time, only on failure:
-    see lowering/pass_verifier.py). `verify=False` defers the check to the next call that
-    verifies (it then covers these passes as well)."""
-    text = passes if isinstance(passes, str) else ",".join(passes)
-    pipeline = build_pipeline(text).passes if text.strip() else ()
-    run_verified(ctx, module, pipeline, verify)
-
-
 # --------------------------------------------------------------------------- the stages
 
 
@@ -215,12 +188,12 @@ def optimize_graph(
 
 
 def lower_graph_to_loops(ctx: Context, module: ModuleOp, precision: str = "fp32") -> None:
-    """graph-to-loops: verified with loops -> LLVM, once (lowering/pass_verifier.py)."""
+    """graph-to-loops: verified with loops -> LLVM, once (pass_manager/verifier.py)."""
     run_passes(ctx, module, stage_passes("graph-to-loops", precision=precision), verify=False)
 
 
 def apply_loops_abi(ctx: Context, module: ModuleOp) -> None:
-    """loops-abi: verified with loops -> LLVM, once (lowering/pass_verifier.py)."""
+    """loops-abi: verified with loops -> LLVM, once (pass_manager/verifier.py)."""
     run_passes(ctx, module, stage_passes("loops-abi"), verify=False)
 
 
@@ -280,8 +253,8 @@ def _outlined_one_by_one(ctx: Context, module: ModuleOp, chunks: list,
     idle until the first chunk was out: MobileNetV2-like's outlining takes about 0.09 s."""
     from xdsl.dialects import func
 
-    from onnxc.lowering.pass_verifier import record_piecewise_pass, verify_functions
     from onnxc.lowering.to_llvm.parallel import OutlineParallelLoopsPass, outline_parallel_loops
+    from onnxc.pass_manager.verifier import record_piecewise_pass, verify_functions
 
     verify = verify_loops()
     if verify:
@@ -448,7 +421,7 @@ def verify_loops() -> bool:
     LLVM: it cost about 1 s of ResNet-50's compile and finds only onnxc bugs, which still
     surface without it: the emitter and llvmlite check operand types, LLVM verifies the
     module, and an emitter failure verifies the module then, to blame the pass that broke
-    it (lowering/pass_verifier.py)."""
+    it (pass_manager/verifier.py)."""
     return verify_ir_requested()
 
 

@@ -19,9 +19,14 @@ from xdsl.utils.exceptions import ArgSpecParseError
 
 from onnxc.errors import OnnxcError
 from onnxc.registry import ONNXC_PASSES
-from onnxc.tools.diagnostics import spec_error_reason
 
 PassFactory = Callable[[], type[ModulePass]]
+
+
+def spec_error_reason(err: ArgSpecParseError) -> str:
+    """The reason line of xDSL's multi-line pipeline/target spec error (its last line)."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    return lines[-1] if lines else "malformed"
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 

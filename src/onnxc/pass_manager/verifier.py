@@ -13,7 +13,7 @@ weights; a module that was not imported is copied before its first pipeline inst
 `onnxc.compile` defers verification further: graph -> loops and the entry ABI run unverified
 (`verify=False`). The loops module is verified before its LLVM IR is emitted only with
 ONNXC_VERIFY_IR=1, which the test suite sets (each verify of a lowered ResNet-50 takes about
-1 s); otherwise only when the emitter fails on it (lowering/pipeline.py lower_to_llvm_ir).
+1 s); otherwise only when the emitter fails on it (onnxc/pipeline.py lower_to_llvm_ir).
 A pass that crashes on IR an unverified pass broke is blamed on that pass the same way: the
 crash triggers the replay.
 
@@ -125,7 +125,7 @@ def verify_module(module: ModuleOp) -> None:
 def verify_ir_requested() -> bool:
     """ONNXC_VERIFY_IR=1 (the test suite sets it): the checks that only find onnxc bugs run
     too (the loops module verified before emission, pipeline.verify_loops; each pass the op
-    census leaves out checked against a fresh census, passes/op_census.py)."""
+    census leaves out checked against a fresh census, pass_manager/census.py)."""
     return os.environ.get("ONNXC_VERIFY_IR", "") not in ("", "0")
 
 
@@ -145,7 +145,7 @@ def run_verified(
     `verify=False` leaves the check to the next verified call, which then covers these passes
     too. A pass that raises something other than an onnxc error while earlier passes are
     unverified is checked against them: if one of them left invalid IR, that is the error."""
-    from onnxc.passes.op_census import OpCensus  # imports the graph passes' base
+    from onnxc.pass_manager.census import OpCensus  # imports the graph passes' base
 
     history = history_of(module)
     # graph passes with nothing to match are not walked; the skips checked where IR is
