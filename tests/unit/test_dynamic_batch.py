@@ -159,19 +159,3 @@ def test_statistics_over_the_batch_axis_are_found_from_their_axes(axes, separabl
     else:
         with pytest.raises(ShapeInferenceError, match="MeanVarianceNormalization"):
             batch_axis(model)
-
-
-def test_a_separable_model_with_an_op_of_static_kernels_runs_per_sample():
-    """Resize keeps its static kernels for a batch (api.STATIC_KERNEL_OPS): the separable
-    model compiles for one sample and runs per sample."""
-    scales = numpy_helper.from_array(np.array([1, 1, 0.5, 0.5], np.float32), "scales")
-    model = _model([helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="linear",
-                                     antialias=1)],
-                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 2, 8, 8])],
-                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 2, 4, 4])],
-                   [scales], opset=18)
-    compiled = onnxc.compile(model, cache_dir=False)
-    assert compiled.inputs[0].shape == (None, 2, 8, 8) and compiled.symbolic is None
-    x = np.random.default_rng(0).standard_normal((3, 2, 8, 8)).astype(np.float32)
-    for got, want in zip(compiled(x), ReferenceEvaluator(model).run(None, {"x": x})):
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -1,8 +1,20 @@
-"""Resize over symbolic sizes: to another tensor's size (a segmentation head upsampling to
-the input's H x W, `sizes` from Shape), by constant scales and to sizes the model is given,
-every mode and coordinate transform (tf_crop_and_resize's region and extrapolation too) and
-antialiased filters (whose tap count follows the run's scale), compiled once and run at
-several sizes against onnxruntime (1e-5: the same f64 coordinates, f32 weights)."""
+"""Resize (and Upsample), every test of it: static shapes first, then symbolic sizes.
+
+Static: one-node models of every mode, coordinate transform, nearest rounding, antialias,
+axes and keep_aspect_ratio_policy, compiled natively against onnx.reference and by the numpy
+evaluator on the imported graph (rtol 1e-4 / atol 1e-5; nearest exactly, integers and -0.0
+copied); Upsample-9 and Resize-10's asymmetric linear; a batch-separable model keeping
+Resize's static kernels and running per sample.
+
+Symbolic: to another tensor's size (a segmentation head upsampling to the input's H x W,
+`sizes` from Shape), by constant scales and to sizes the model is given, every mode and
+coordinate transform (tf_crop_and_resize's region and extrapolation too) and antialiased
+filters (whose tap count follows the run's scale), compiled once and run at several sizes
+against onnxruntime (1e-5: the same f64 coordinates, f32 weights).
+
+Run-time Pad/Resize sizes are in test_data_dependent_sizes.py, a Resize per loop iteration
+in test_loop_sizes.py, the importer's refusals in test_symbolic_import.py.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +22,106 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
 
 import onnxc
 from onnxc.frontend.onnx_importer import import_onnx
 from onnxc.passes.evaluator import evaluate
+from tests.single_op import check_single_op as check
+from tests.single_op import graph_model, numbered, single_op_model
+
+RNG = np.random.default_rng(11)
+F32 = np.float32
+
+
+def _f(*shape) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+# --------------------------------------------------------------------------- static shapes
+
+EMPTY = np.array([], F32)
+
+RESIZE = [
+    ("nearest_up_scales", {"mode": "nearest"}, [EMPTY, np.array([1, 1, 2, 3], F32)]),
+    ("nearest_down_ceil_align", {"mode": "nearest", "nearest_mode": "ceil",
+                                 "coordinate_transformation_mode": "align_corners"},
+     [EMPTY, np.array([1, 1, 0.6, 0.5], F32)]),
+    ("nearest_sizes_floor_asym", {"mode": "nearest", "nearest_mode": "floor",
+                                  "coordinate_transformation_mode": "asymmetric"},
+     [None, None, np.array([2, 3, 7, 9], np.int64)]),
+    ("nearest_prefer_ceil", {"mode": "nearest", "nearest_mode": "round_prefer_ceil"},
+     [None, None, np.array([2, 3, 9, 10], np.int64)]),
+    ("linear_up", {"mode": "linear"}, [EMPTY, np.array([1, 1, 2, 1.5], F32)]),
+    ("linear_down_pytorch", {"mode": "linear",
+                             "coordinate_transformation_mode": "pytorch_half_pixel"},
+     [None, None, np.array([2, 3, 3, 1], np.int64)]),
+    ("linear_align_corners", {"mode": "linear",
+                              "coordinate_transformation_mode": "align_corners"},
+     [EMPTY, np.array([1, 1, 1.7, 2.3], F32)]),
+    ("linear_antialias_down", {"mode": "linear", "antialias": 1},
+     [EMPTY, np.array([1, 1, 0.6, 0.4], F32)]),
+    ("cubic_up", {"mode": "cubic"}, [EMPTY, np.array([1, 1, 1.5, 2], F32)]),
+    ("cubic_exclude_outside", {"mode": "cubic", "exclude_outside": 1, "cubic_coeff_a": -0.5},
+     [EMPTY, np.array([1, 1, 0.8, 0.6], F32)]),
+    ("half_pixel_symmetric", {"mode": "linear",
+                              "coordinate_transformation_mode": "half_pixel_symmetric"},
+     [EMPTY, np.array([1, 1, 1.3, 0.7], F32)]),
+    ("tf_crop_and_resize", {"mode": "linear", "extrapolation_value": 3.0,
+                            "coordinate_transformation_mode": "tf_crop_and_resize"},
+     [np.array([0, 0, -0.2, 0.4, 1, 1, 0.6, 1.3], F32), None, np.array([2, 3, 3, 3], np.int64)]),
+    ("axes_not_larger", {"mode": "linear", "axes": [3, 2],
+                         "keep_aspect_ratio_policy": "not_larger"},
+     [None, None, np.array([8, 8], np.int64)]),
+]
+
+
+@pytest.mark.parametrize("name,attrs,consts", RESIZE, ids=[r[0] for r in RESIZE])
+def test_resize(name, attrs, consts):
+    check("Resize", [_f(2, 3, 5, 6)], consts, attrs, opset=19)
+
+
+def test_upsample_opset9_nearest_and_resize_opset10_linear():
+    check("Upsample", [_f(1, 2, 3, 4)], [np.array([1, 1, 2, 3], F32)], {"mode": "nearest"},
+          opset=9, exact=True)
+    model = single_op_model("Resize", numbered([_f(1, 2, 3, 4)]), attrs={"mode": "linear"},
+                            initializers=numbered([np.array([1, 1, 2, 2], F32)], "c"), opset=10,
+                            infer_shapes=True)
+    x = _f(1, 2, 3, 4)
+    (got,) = onnxc.compile(model).run(None, {"x0": x})
+    # Resize-10 linear is asymmetric: output 2i reads input i exactly
+    np.testing.assert_allclose(got[..., ::2, ::2], x, rtol=1e-6)
+
+
+def test_nearest_resize_of_integers_and_negative_zero():
+    x = RNG.integers(0, 255, (1, 3, 4, 5)).astype(np.uint8)
+    check("Resize", [x], [EMPTY, np.array([1, 1, 2, 2], F32)], {"mode": "nearest"}, opset=19,
+          exact=True)
+    z = np.array([[[[-0.0, 1.0], [2.0, -0.0]]]], F32)
+    model = single_op_model("Resize", numbered([z]), attrs={"mode": "nearest"}, opset=19,
+                            initializers=numbered([EMPTY, np.array([1, 1, 2, 2], F32)], "c"),
+                            infer_shapes=True)
+    (got,) = onnxc.compile(model).run(None, {"x0": z})
+    assert np.signbit(got[0, 0, 0, 0]) and np.signbit(got[0, 0, 3, 3])  # copied, not added
+
+
+def test_a_separable_model_with_an_op_of_static_kernels_runs_per_sample():
+    """Resize keeps its static kernels for a batch (api.STATIC_KERNEL_OPS): the separable
+    model compiles for one sample and runs per sample. (From test_dynamic_batch.py.)"""
+    model = single_op_model("Resize", {"x": (np.float32, ["N", 2, 8, 8])},
+                            {"y": (np.float32, ["N", 2, 4, 4])}, node_inputs=["x", "", "scales"],
+                            attrs={"mode": "linear", "antialias": 1},
+                            initializers={"scales": np.array([1, 1, 0.5, 0.5], np.float32)},
+                            opset=18, ir_version=9)
+    compiled = onnxc.compile(model, cache_dir=False)
+    assert compiled.inputs[0].shape == (None, 2, 8, 8) and compiled.symbolic is None
+    x = np.random.default_rng(0).standard_normal((3, 2, 8, 8)).astype(np.float32)
+    for got, want in zip(compiled(x), ReferenceEvaluator(model).run(None, {"x": x})):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+# --------------------------------------------------------------------------- symbolic sizes
 
 MODES = [("nearest", "half_pixel", "round_prefer_floor"),
          ("nearest", "asymmetric", "floor"),
@@ -36,14 +143,10 @@ def _attributes(mode: str, ctm: str, nearest: str | None) -> dict:
     return attrs
 
 
-def _model(nodes, inputs, inits) -> onnx.ModelProto:
-    """Opset 19, one float output 'y'."""
-    graph = helper.make_graph(nodes, "g", inputs,
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-    model.ir_version = 8
-    return model
+X = {"x": (np.float32, [1, 2, "h", "w"])}
+"""x [1, 2, h, w]"""
+Y = {"y": (np.float32, None)}
+"""one float output 'y' (the models below: opset 19, IR version 8)"""
 
 
 def to_the_size_of(mode: str, ctm: str, nearest: str | None) -> onnx.ModelProto:
@@ -52,18 +155,15 @@ def to_the_size_of(mode: str, ctm: str, nearest: str | None) -> onnx.ModelProto:
     nodes = [node("Shape", ["like"], ["s"]), node("Slice", ["s", "two", "four"], ["hw"]),
              node("Concat", ["lead", "hw"], ["sizes"], axis=0),
              node("Resize", ["x", "", "", "sizes"], ["y"], **_attributes(mode, ctm, nearest))]
-    inits = [numpy_helper.from_array(np.array(v, np.int64), n)
-             for n, v in (("two", [2]), ("four", [4]), ("lead", [1, 2]))]
-    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, "h", "w"]),
-              helper.make_tensor_value_info("like", TensorProto.FLOAT, [1, 1, "H", "W"])]
-    return _model(nodes, inputs, inits)
+    inits = {n: np.array(v, np.int64) for n, v in (("two", [2]), ("four", [4]), ("lead", [1, 2]))}
+    inputs = {**X, "like": (np.float32, [1, 1, "H", "W"])}
+    return graph_model(nodes, inputs, Y, initializers=inits, opset=19, ir_version=8)
 
 
 def by_scales(mode: str, scales: list[float]) -> onnx.ModelProto:
-    node = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode=mode)
-    scales_init = numpy_helper.from_array(np.array(scales, np.float32), "scales")
-    return _model([node], [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                                         [1, 2, "h", "w"])], [scales_init])
+    return single_op_model("Resize", X, Y, attrs={"mode": mode}, node_inputs=["x", "", "scales"],
+                           initializers={"scales": np.array(scales, np.float32)}, opset=19,
+                           ir_version=8)
 
 
 def _check(model: onnx.ModelProto, feeds_list, evaluated: bool = False):
@@ -83,11 +183,10 @@ def _check(model: onnx.ModelProto, feeds_list, evaluated: bool = False):
 
 def to_given_sizes(attrs: dict, roi: list[float] | None = None) -> onnx.ModelProto:
     """Resize x [1, 2, h, w] to `sizes`, an input of the model (run symbols)."""
-    inits = [] if roi is None else [numpy_helper.from_array(np.array(roi, np.float32), "roi")]
-    node = helper.make_node("Resize", ["x", "roi" if roi else "", "", "sizes"], ["y"], **attrs)
-    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, "h", "w"]),
-              helper.make_tensor_value_info("sizes", TensorProto.INT64, [4])]
-    return _model([node], inputs, inits)
+    inits = {} if roi is None else {"roi": np.array(roi, np.float32)}
+    return single_op_model("Resize", {**X, "sizes": (np.int64, [4])}, Y, attrs=attrs,
+                           node_inputs=["x", "roi" if roi else "", "", "sizes"],
+                           initializers=inits, opset=19, ir_version=8)
 
 
 @pytest.mark.parametrize(("mode", "ctm", "nearest"), MODES)
@@ -169,15 +268,15 @@ def test_tf_crop_and_resize_over_symbolic_sizes(mode):
 def keep_aspect(policy: str, mode: str, sizes: list[int] | None) -> onnx.ModelProto:
     """Resize x [1, 2, h, w] along axes 2 and 3 to `sizes` (constant), or to the model's
     input `sizes` (run symbols), keeping the aspect ratio."""
-    node = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode=mode, axes=[2, 3],
-                            keep_aspect_ratio_policy=policy)
-    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, "h", "w"])]
-    inits = []
+    inputs, inits = dict(X), {}
     if sizes is None:
-        inputs.append(helper.make_tensor_value_info("sizes", TensorProto.INT64, [2]))
+        inputs["sizes"] = (np.int64, [2])
     else:
-        inits.append(numpy_helper.from_array(np.array(sizes, np.int64), "sizes"))
-    return _model([node], inputs, inits)
+        inits["sizes"] = np.array(sizes, np.int64)
+    return single_op_model("Resize", inputs, Y, node_inputs=["x", "", "", "sizes"],
+                           attrs={"mode": mode, "axes": [2, 3],
+                                  "keep_aspect_ratio_policy": policy},
+                           initializers=inits, opset=19, ir_version=8)
 
 
 @pytest.mark.parametrize("policy", ["not_larger", "not_smaller"])
@@ -206,11 +305,9 @@ def crop_by_run_time_roi(mode: str, dims: list, axes: list[int] | None) -> onnx.
     sizes = [1, 2, 5, 6] if axes is None else [5, 6]
     nodes = [helper.make_node("Mul", ["box", "one"], ["roi"]),  # computed, not an input
              helper.make_node("Resize", ["x", "roi", "", "sizes"], ["y"], **attrs)]
-    inits = [numpy_helper.from_array(np.array(sizes, np.int64), "sizes"),
-             numpy_helper.from_array(np.ones(2 * count, np.float32), "one")]
-    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, *dims]),
-              helper.make_tensor_value_info("box", TensorProto.FLOAT, [2 * count])]
-    return _model(nodes, inputs, inits)
+    inits = {"sizes": np.array(sizes, np.int64), "one": np.ones(2 * count, np.float32)}
+    inputs = {"x": (np.float32, [1, 2, *dims]), "box": (np.float32, [2 * count])}
+    return graph_model(nodes, inputs, Y, initializers=inits, opset=19, ir_version=8)
 
 
 @pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
