@@ -101,3 +101,87 @@ def test_mvn_with_a_symbolic_batch():
             (expected,) = ReferenceEvaluator(model(attrs)).run(None, {"x": x})
             (got,) = compiled.run(None, {"x": x})
             np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+
+
+# --------------------------------------------------------------------------- one-channel norms
+# (from test_passes_extended.py)
+
+
+def _norm_model(nodes, x_shape, initializers):
+    """float x and y of `x_shape`, opset 17, IR version 8; `initializers` as given."""
+    return graph_model(nodes, {"x": (np.float32, x_shape)}, {"y": (np.float32, x_shape)},
+                       initializers=initializers, opset=17, ir_version=8)
+
+
+def instance_norm_model(shape, rng):
+    from onnx import helper
+
+    channels = shape[1]
+    node = helper.make_node("InstanceNormalization", ["x", "s", "b"], ["y"], name="norm")
+    return _norm_model([node], shape, {"s": rng.uniform(0.5, 1.5, channels).astype(np.float32),
+                                       "b": rng.standard_normal(channels).astype(np.float32)})
+
+
+def group_norm_1_model(shape, rng):
+    """torch.nn.GroupNorm(1, C) as torch.onnx exports it (poolformer's norm layer):
+    Reshape to [N, 1, -1], InstanceNormalization(1, 0), Reshape back, * weight + bias."""
+    from onnx import helper
+
+    n, c = shape[:2]
+    per_channel = (c, *(1,) * (len(shape) - 2))
+    nodes = [helper.make_node("Reshape", ["x", "grouped"], ["g"]),
+             helper.make_node("InstanceNormalization", ["g", "ones", "zeros"], ["gn"]),
+             helper.make_node("Reshape", ["gn", "full"], ["r"]),
+             helper.make_node("Mul", ["r", "w"], ["rw"]),
+             helper.make_node("Add", ["rw", "bias"], ["y"])]
+    params = {"grouped": np.array([n, 1, -1]), "ones": np.ones(1), "zeros": np.zeros(1),
+              "full": np.array(shape), "w": rng.uniform(0.5, 1.5, per_channel),
+              "bias": rng.standard_normal(per_channel)}
+    return _norm_model(nodes, shape, {
+        name: value.astype(np.int64 if name in ("grouped", "full") else np.float32)
+        for name, value in params.items()})
+
+
+@pytest.mark.parametrize("build, shape", [
+    (instance_norm_model, [1, 1, 50]),
+    (instance_norm_model, [1, 1, 5, 6]),
+    (instance_norm_model, [2, 1, 50]),
+    (instance_norm_model, [1, 2, 50]),
+    (group_norm_1_model, [1, 4, 5, 6]),
+    (group_norm_1_model, [2, 3, 7]),
+], ids=lambda v: getattr(v, "__name__", str(v)))
+def test_one_channel_norms_match_onnxruntime_at_every_level(build, shape):
+    """InstanceNormalization over one channel (how GroupNorm(1) exports) used to fail at
+    -O2/-O3 with xDSL's 'expected an index for each dimension': fuse-layernorm folds the
+    per-channel parameters into a LayerNorm bias of one element, whose kernel load had no
+    index."""
+    import onnxruntime as ort
+
+    import onnxc
+
+    rng = np.random.default_rng(sum(shape))
+    model = build(shape, rng)
+    x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (expected,) = session.run(None, {"x": x})
+    for level in range(4):
+        (actual,) = onnxc.compile(model, opt_level=level, cache_dir=False).run(None, {"x": x})
+        np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5, err_msg=f"-O{level}")
+
+
+def test_layer_normalization_with_one_element_parameters():
+    """The same kernel fault without any pass: ONNX LayerNormalization whose scale and bias
+    broadcast from one element (onnx.reference is the reference: it broadcasts them)."""
+    from onnx import helper
+    from onnx.reference import ReferenceEvaluator
+
+    import onnxc
+
+    node = helper.make_node("LayerNormalization", ["x", "s", "b"], ["y"], axis=-1)
+    model = _norm_model([node], [2, 3, 50], {"s": np.array([0.7], np.float32),
+                                             "b": np.array([0.2], np.float32)})
+    x = np.random.default_rng(5).standard_normal((2, 3, 50)).astype(np.float32)
+    (expected,) = ReferenceEvaluator(model).run(None, {"x": x})
+    for level in (0, 3):
+        (actual,) = onnxc.compile(model, opt_level=level, cache_dir=False).run(None, {"x": x})
+        np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5)

@@ -1,5 +1,11 @@
-"""Extended rows: every lit case keeps the numpy results, positive cases really fuse, and
-randomised shapes and constants (Hypothesis) keep the fusions exact."""
+"""The Extended (-O3) fusion rows at the graph level (fuse-layernorm, fuse-gelu, fuse-prelu,
+fuse-matmul-transpose, fuse-binary-eltwise, fuse-reduce-to-global-pool, fuse-attention,
+horizontal-fusion): every lit case keeps the numpy results, positive cases really fuse, and
+randomised shapes and constants (Hypothesis) keep the fusions exact.
+
+The same rows compiled natively against onnxruntime are in test_extended_fusions_native.py;
+one-channel Instance/GroupNorm through fuse-layernorm at every level in
+ops/test_normalization.py."""
 
 from __future__ import annotations
 
@@ -13,8 +19,8 @@ from hypothesis import strategies as st
 from xdsl.parser import Parser
 
 from onnxc.dialects import graph
-from onnxc.pipeline import make_context
 from onnxc.passes.verify_numerics import check_pass_equivalence
+from onnxc.pipeline import make_context
 
 LIT = Path(__file__).resolve().parents[1] / "lit" / "passes"
 
@@ -186,93 +192,3 @@ def test_weighted_sum_random(coefficients, seed):
     after = check_pass_equivalence(parse(text), "fuse-binary-eltwise", seed=seed)
     ops = [op for op in after.walk() if isinstance(op, graph.WeightedSumOp)]
     assert len(ops) == 1 and len(ops[0].inputs) == len(coefficients)
-
-
-# --------------------------------------------------------------------------- one-channel norms
-
-
-def _norm_model(nodes, x_shape, initializers):
-    from onnx import TensorProto, helper, numpy_helper
-
-    graph = helper.make_graph(
-        nodes, "norm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, x_shape)],
-        [numpy_helper.from_array(np.asarray(v, np.float32), n) for n, v in initializers.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model
-
-
-def instance_norm_model(shape, rng):
-    from onnx import helper
-
-    channels = shape[1]
-    node = helper.make_node("InstanceNormalization", ["x", "s", "b"], ["y"], name="norm")
-    return _norm_model([node], shape, {"s": rng.uniform(0.5, 1.5, channels),
-                                       "b": rng.standard_normal(channels)})
-
-
-def group_norm_1_model(shape, rng):
-    """torch.nn.GroupNorm(1, C) as torch.onnx exports it (poolformer's norm layer):
-    Reshape to [N, 1, -1], InstanceNormalization(1, 0), Reshape back, * weight + bias."""
-    from onnx import helper, numpy_helper
-
-    n, c = shape[:2]
-    per_channel = (c, *(1,) * (len(shape) - 2))
-    nodes = [helper.make_node("Reshape", ["x", "grouped"], ["g"]),
-             helper.make_node("InstanceNormalization", ["g", "ones", "zeros"], ["gn"]),
-             helper.make_node("Reshape", ["gn", "full"], ["r"]),
-             helper.make_node("Mul", ["r", "w"], ["rw"]),
-             helper.make_node("Add", ["rw", "bias"], ["y"])]
-    params = {"grouped": np.array([n, 1, -1]), "ones": np.ones(1), "zeros": np.zeros(1),
-              "full": np.array(shape), "w": rng.uniform(0.5, 1.5, per_channel),
-              "bias": rng.standard_normal(per_channel)}
-    model = _norm_model(nodes, shape, {})
-    for name, value in params.items():
-        dtype = np.int64 if name in ("grouped", "full") else np.float32
-        model.graph.initializer.append(numpy_helper.from_array(value.astype(dtype), name))
-    return model
-
-
-@pytest.mark.parametrize("build, shape", [
-    (instance_norm_model, [1, 1, 50]),
-    (instance_norm_model, [1, 1, 5, 6]),
-    (instance_norm_model, [2, 1, 50]),
-    (instance_norm_model, [1, 2, 50]),
-    (group_norm_1_model, [1, 4, 5, 6]),
-    (group_norm_1_model, [2, 3, 7]),
-], ids=lambda v: getattr(v, "__name__", str(v)))
-def test_one_channel_norms_match_onnxruntime_at_every_level(build, shape):
-    """InstanceNormalization over one channel (how GroupNorm(1) exports) used to fail at
-    -O2/-O3 with xDSL's 'expected an index for each dimension': fuse-layernorm folds the
-    per-channel parameters into a LayerNorm bias of one element, whose kernel load had no
-    index."""
-    import onnxruntime as ort
-
-    import onnxc
-
-    rng = np.random.default_rng(sum(shape))
-    model = build(shape, rng)
-    x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    (expected,) = session.run(None, {"x": x})
-    for level in range(4):
-        (actual,) = onnxc.compile(model, opt_level=level, cache_dir=False).run(None, {"x": x})
-        np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5, err_msg=f"-O{level}")
-
-
-def test_layer_normalization_with_one_element_parameters():
-    """The same kernel fault without any pass: ONNX LayerNormalization whose scale and bias
-    broadcast from one element (onnx.reference is the reference: it broadcasts them)."""
-    from onnx import helper
-    from onnx.reference import ReferenceEvaluator
-
-    import onnxc
-
-    node = helper.make_node("LayerNormalization", ["x", "s", "b"], ["y"], axis=-1)
-    model = _norm_model([node], [2, 3, 50], {"s": [0.7], "b": [0.2]})
-    x = np.random.default_rng(5).standard_normal((2, 3, 50)).astype(np.float32)
-    (expected,) = ReferenceEvaluator(model).run(None, {"x": x})
-    for level in (0, 3):
-        (actual,) = onnxc.compile(model, opt_level=level, cache_dir=False).run(None, {"x": x})
-        np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5)
