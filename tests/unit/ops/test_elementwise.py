@@ -17,7 +17,7 @@ from onnx.reference import ReferenceEvaluator
 
 import onnxc
 from onnxc.errors import UnsupportedOpError
-from tests.single_op import graph_model, numbered, single_op_model
+from tests.single_op import graph_model, numbered, run_both, single_op_model
 
 RNG = np.random.default_rng(7)
 
@@ -300,3 +300,27 @@ def test_unsigned_arithmetic_uses_unsigned_forms(op, dtype):
     a = RNG.integers(top // 2, top, 12, dtype=dtype, endpoint=True)
     b = RNG.integers(1, top, 12, dtype=dtype, endpoint=True)
     check(op, [a, b], opset=13)
+
+
+# --------------------------------------------------------------------------- Erf / Gelu
+# (from test_extended_ops.py: imported, -O0, against onnxruntime at rtol 1e-3 / atol 1e-4)
+
+_X4 = {"x": (np.float32, (2, 3, 4, 5))}
+
+
+def _x4_feeds() -> dict[str, np.ndarray]:
+    return {"x": np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype(np.float32)}
+
+
+ERF_GELU = [  # name, op, attributes, opset
+    ("erf", "Erf", {}, 13),
+    ("gelu_exact", "Gelu", {}, 20),
+    ("gelu_tanh", "Gelu", {"approximate": "tanh"}, 20),
+]
+
+
+@pytest.mark.parametrize("name, op, attrs, opset", ERF_GELU, ids=[c[0] for c in ERF_GELU])
+def test_erf_and_gelu_match_onnxruntime(name, op, attrs, opset):
+    model = single_op_model(op, _X4, {"y": (np.float32, None)}, attrs=attrs, opset=opset,
+                            ir_version=8)
+    run_both(model, _x4_feeds(), rtol=1e-3, atol=1e-4, opt_level=0)

@@ -18,7 +18,7 @@ from onnx.reference import ReferenceEvaluator
 
 import onnxc
 from tests.single_op import check_single_op as check
-from tests.single_op import graph_model, single_op_model
+from tests.single_op import graph_model, run_both, single_op_model
 
 RTOL, ATOL = 1e-5, 1e-6
 
@@ -185,3 +185,40 @@ def test_layer_normalization_with_one_element_parameters():
     for level in (0, 3):
         (actual,) = onnxc.compile(model, opt_level=level, cache_dir=False).run(None, {"x": x})
         np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5)
+
+
+# ----------------------------------------------------------------- LayerNormalization imported
+# (from test_extended_ops.py: imported, -O0, against onnxruntime at rtol 1e-3 / atol 1e-4)
+
+_X4 = {"x": (np.float32, (2, 3, 4, 5))}
+
+
+def _x4_feeds() -> dict[str, np.ndarray]:
+    return {"x": np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype(np.float32)}
+
+
+LAYER_NORMS = [  # name, attributes, initializers
+    ("layernorm_last", {},
+     {"s": np.linspace(0.5, 2, 5, dtype=np.float32), "b": np.full(5, 0.1, np.float32)}),
+    ("layernorm_two_axes_no_bias", {"axis": -2, "epsilon": 1e-3},
+     {"s": np.linspace(-1, 1, 20, dtype=np.float32).reshape(4, 5)}),
+    ("layernorm_leading_one_scale", {"axis": 2},
+     {"s": np.linspace(-1, 1, 5, dtype=np.float32).reshape(1, 1, 5),
+      "b": np.linspace(0, 1, 20, dtype=np.float32).reshape(1, 4, 5)}),
+]
+
+
+@pytest.mark.parametrize("name, attrs, inits", LAYER_NORMS, ids=[c[0] for c in LAYER_NORMS])
+def test_layer_normalization_matches_onnxruntime(name, attrs, inits):
+    model = single_op_model("LayerNormalization", _X4, {"y": (np.float32, None)}, attrs=attrs,
+                            initializers=inits, opset=17, ir_version=8)
+    run_both(model, _x4_feeds(), rtol=1e-3, atol=1e-4, opt_level=0)
+
+
+def test_layernorm_training_outputs_match_onnxruntime():
+    """Mean (and InvStdDev) make it graph.layer_normalization_stats (more in
+    test_layer_norm_statistics.py)."""
+    model = single_op_model("LayerNormalization", _X4,
+                            {"y": (np.float32, None), "mean": (np.float32, None)},
+                            initializers={"s": np.ones(5, np.float32)}, opset=17, ir_version=8)
+    run_both(model, _x4_feeds(), rtol=1e-3, atol=1e-4, opt_level=0, cache_dir=False)

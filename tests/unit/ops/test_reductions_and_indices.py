@@ -20,7 +20,7 @@ import onnxc
 from onnxc.errors import UnsupportedOpError
 from onnxc.frontend.onnx_importer import import_onnx
 from onnxc.passes.evaluator import evaluate
-from tests.single_op import graph_model, numbered, single_op_model
+from tests.single_op import graph_model, numbered, run_both, single_op_model
 
 
 def _model(op: str, inputs, consts, attrs: dict, opset: int, outputs: int = 1):
@@ -328,3 +328,31 @@ def test_parallel_rows_on_two_threads():
     run_case("TopK", [x], [np.array([4], dtype=np.int64)], {"axis": 1}, opset=11, outputs=2,
              num_threads=2)
     run_case("CumSum", [x], [np.array(1)], {"exclusive": 1}, opset=14, num_threads=2)
+
+
+# --------------------------------------------------------------------------- ReduceMean / ReduceSum
+# (from test_extended_ops.py: imported, -O0, against onnxruntime at rtol 1e-3 / atol 1e-4)
+
+_X4 = {"x": (np.float32, (2, 3, 4, 5))}
+
+
+def _x4_feeds() -> dict[str, np.ndarray]:
+    return {"x": np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype(np.float32)}
+
+
+REDUCE_MEAN_SUM = [  # name, op, attributes, initializers, opset
+    ("reduce_mean_attr_axes", "ReduceMean", {"axes": [2, -1]}, {}, 13),
+    ("reduce_mean_input_axes", "ReduceMean", {"keepdims": 0}, {"a": np.array([1], np.int64)}, 18),
+    ("reduce_mean_all", "ReduceMean", {"keepdims": 0}, {}, 18),
+    ("reduce_sum_input_axes", "ReduceSum", {}, {"a": np.array([0, 2], np.int64)}, 13),
+    ("reduce_sum_attr_axes", "ReduceSum", {"axes": [1], "keepdims": 0}, {}, 11),
+    ("reduce_sum_noop", "ReduceSum", {"noop_with_empty_axes": 1}, {}, 13),
+]
+
+
+@pytest.mark.parametrize("name, op, attrs, inits, opset", REDUCE_MEAN_SUM,
+                         ids=[c[0] for c in REDUCE_MEAN_SUM])
+def test_reduce_mean_and_sum_match_onnxruntime(name, op, attrs, inits, opset):
+    model = single_op_model(op, _X4, {"y": (np.float32, None)}, attrs=attrs,
+                            initializers=inits, opset=opset, ir_version=8)
+    run_both(model, _x4_feeds(), rtol=1e-3, atol=1e-4, opt_level=0)

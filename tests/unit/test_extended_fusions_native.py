@@ -1,5 +1,11 @@
-"""The reduction and fused ops end to end: ONNX import, native kernels, and each Extended
-row's fused graph compiled and compared with onnxruntime on the unfused model."""
+"""The Extended (-O3) fusion rows natively: each row's fused graph (PRelu, MatMul-Transpose,
+weighted sums, global pooling, attention, horizontal Conv/Gemm fusion) compiled and compared
+with onnxruntime on the unfused model, the attention kernel's memory, and a BERT encoder
+fused by the Extended rows against onnxruntime (rtol 1e-3 / atol 1e-4).
+
+The rows at the graph level (lit cases, Hypothesis) are in test_passes_extended_fusions.py;
+the ops they produce imported from ONNX (Gelu, Erf, LayerNormalization, ReduceMean/Sum) in
+ops/test_elementwise.py, ops/test_normalization.py and ops/test_reductions_and_indices.py."""
 
 from __future__ import annotations
 
@@ -7,25 +13,20 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 
 import onnxc
 from onnxc.dialects import graph
 from onnxc.zoo import BERT_TINY, bert_encoder, bert_inputs
+from tests.single_op import graph_model
 
 RTOL, ATOL = 1e-3, 1e-4
 
 
 def make_model(nodes, inputs: dict[str, tuple], inits: dict[str, np.ndarray], opset: int):
-    graph_ = helper.make_graph(
-        nodes, "g",
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(s)) for n, s in inputs.items()],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        initializer=[numpy_helper.from_array(v, n) for n, v in inits.items()],
-    )
-    model = helper.make_model(graph_, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    return model
+    """float inputs of the given shapes, one float output y, IR version 8."""
+    return graph_model(nodes, {n: (np.float32, s) for n, s in inputs.items()},
+                       {"y": (np.float32, None)}, initializers=inits, opset=opset, ir_version=8)
 
 
 def feeds_for(inputs: dict[str, tuple], seed: int = 0) -> dict[str, np.ndarray]:
@@ -42,55 +43,6 @@ def run_both(model, feeds, pipeline: str | None = None):
 
 def i64(*values) -> np.ndarray:
     return np.array(values, np.int64)
-
-
-X = {"x": (2, 3, 4, 5)}
-
-IMPORTED = [
-    ("reduce_mean_attr_axes", [helper.make_node("ReduceMean", ["x"], ["y"], axes=[2, -1])], {}, 13),
-    ("reduce_mean_input_axes", [helper.make_node("ReduceMean", ["x", "a"], ["y"], keepdims=0)],
-     {"a": i64(1)}, 18),
-    ("reduce_mean_all", [helper.make_node("ReduceMean", ["x"], ["y"], keepdims=0)], {}, 18),
-    ("reduce_sum_input_axes", [helper.make_node("ReduceSum", ["x", "a"], ["y"])],
-     {"a": i64(0, 2)}, 13),
-    ("reduce_sum_attr_axes", [helper.make_node("ReduceSum", ["x"], ["y"], axes=[1], keepdims=0)],
-     {}, 11),
-    ("reduce_sum_noop", [helper.make_node("ReduceSum", ["x"], ["y"], noop_with_empty_axes=1)],
-     {}, 13),
-    ("erf", [helper.make_node("Erf", ["x"], ["y"])], {}, 13),
-    ("gelu_exact", [helper.make_node("Gelu", ["x"], ["y"])], {}, 20),
-    ("gelu_tanh", [helper.make_node("Gelu", ["x"], ["y"], approximate="tanh")], {}, 20),
-    ("layernorm_last", [helper.make_node("LayerNormalization", ["x", "s", "b"], ["y"])],
-     {"s": np.linspace(0.5, 2, 5, dtype=np.float32), "b": np.full(5, 0.1, np.float32)}, 17),
-    ("layernorm_two_axes_no_bias",
-     [helper.make_node("LayerNormalization", ["x", "s"], ["y"], axis=-2, epsilon=1e-3)],
-     {"s": np.linspace(-1, 1, 20, dtype=np.float32).reshape(4, 5)}, 17),
-    ("layernorm_leading_one_scale",
-     [helper.make_node("LayerNormalization", ["x", "s", "b"], ["y"], axis=2)],
-     {"s": np.linspace(-1, 1, 5, dtype=np.float32).reshape(1, 1, 5),
-      "b": np.linspace(0, 1, 20, dtype=np.float32).reshape(1, 4, 5)}, 17),
-]
-
-
-@pytest.mark.parametrize("name, nodes, inits, opset", IMPORTED, ids=[c[0] for c in IMPORTED])
-def test_imported_op_matches_onnxruntime(name, nodes, inits, opset):
-    model = make_model(nodes, X, inits, opset)
-    got, expected, _ = run_both(model, feeds_for(X))
-    assert got.shape == expected.shape
-    np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
-
-
-def test_layernorm_training_outputs_match_onnxruntime():
-    """Mean (and InvStdDev) make it graph.layer_normalization_stats (more in
-    test_layer_norm_statistics.py)."""
-    node = helper.make_node("LayerNormalization", ["x", "s"], ["y", "mean"])
-    model = make_model([node], X, {"s": np.ones(5, np.float32)}, 17)
-    model.graph.output.append(helper.make_tensor_value_info("mean", TensorProto.FLOAT, None))
-    feeds = feeds_for(X)
-    expected = ort.InferenceSession(model.SerializeToString()).run(None, feeds)
-    got = onnxc.compile(model, opt_level=0, cache_dir=False).run(None, feeds)
-    for g, e in zip(got, expected, strict=True):
-        np.testing.assert_allclose(g, e, rtol=RTOL, atol=ATOL)
 
 
 # --------------------------------------------------------------------------- per row, natively
