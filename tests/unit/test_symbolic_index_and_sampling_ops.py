@@ -1,5 +1,6 @@
-"""ArgMax/ArgMin, MaxPool with indices, MaxUnpool, GridSample, ReverseSequence, TensorScatter,
-Col2Im and DeformConv over symbolic sizes, compiled once.
+"""Ops whose kernels compute positions (indices, sample points, scatter targets) over
+symbolic sizes, compiled once: ArgMax/ArgMin, MaxPool with indices, MaxUnpool, GridSample,
+ReverseSequence, TensorScatter, Col2Im and DeformConv (this was test_symbolic_kernels_more.py).
 
 Each model declares `dim_param`s, compiles once and runs at three or more sizes, odd and
 small ones (1) included, against onnxruntime: indices and moved data exactly, float
@@ -16,19 +17,18 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxc
+from tests.single_op import graph_model
 
 node = helper.make_node
 RTOL, ATOL = 1e-4, 1e-5
 
 
 def model(nodes, inputs, outputs, inits=(), opset: int = 21) -> onnx.ModelProto:
-    """`inputs` / `outputs`: (name, element type, shape or None) triples."""
-    graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info(*i) for i in inputs],
-        [helper.make_tensor_value_info(*o) for o in outputs], list(inits))
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 9
-    return m
+    """`inputs` / `outputs`: (name, element type, shape or None) triples; IR version 9."""
+    return graph_model(nodes, {n: (t, s) for n, t, s in inputs},
+                       {n: (t, s) for n, t, s in outputs},
+                       initializers={t.name: numpy_helper.to_array(t) for t in inits},
+                       opset=opset, ir_version=9)
 
 
 def check_runs(m: onnx.ModelProto, feeds: list[dict[str, np.ndarray]], exact: bool = False,
