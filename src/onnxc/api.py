@@ -20,6 +20,7 @@ from typing import Any
 import onnx
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
 
+from onnxc import pipeline
 from onnxc.arguments import (
     check_artifact_arguments,
     check_compile_arguments,
@@ -27,21 +28,6 @@ from onnxc.arguments import (
 )
 from onnxc.collector import CollectorPause, collector_paused
 from onnxc.compile_options import CompileOptions
-from onnxc.dialects.graph import shape_of
-from onnxc.errors import LoweringError, ShapeInferenceError
-from onnxc.frontend import import_onnx
-from onnxc.frontend.batch_axes import (
-    BatchAxis,
-    batch_axis,
-    symbolic_batch,
-    with_batch,
-    with_fixed_shapes,
-)
-from onnxc.frontend.onnx_importer import checked_model
-from onnxc.frontend.onnx_model import ParsedOnce, holds_all_data, load_model
-from onnxc import pipeline
-from onnxc.lowering.bind_constants import constant_arrays, numpy_dtype
-from onnxc.lowering.early_kernels import compiling_early
 from onnxc.dialects.entry_abi import (
     ARENA_BYTES_ATTR,
     CONSTANTS_ATTR,
@@ -59,6 +45,20 @@ from onnxc.dialects.entry_abi import (
     input_defaults,
     string_list,
 )
+from onnxc.dialects.graph import shape_of
+from onnxc.errors import LoweringError, ShapeInferenceError
+from onnxc.frontend import import_onnx
+from onnxc.frontend.batch_axes import (
+    BatchAxis,
+    batch_axis,
+    symbolic_batch,
+    with_batch,
+    with_fixed_shapes,
+)
+from onnxc.frontend.onnx_importer import checked_model
+from onnxc.frontend.onnx_model import ParsedOnce, holds_all_data, load_model
+from onnxc.lowering.bind_constants import constant_arrays, numpy_dtype
+from onnxc.lowering.early_kernels import compiling_early
 from onnxc.passes.levels import graph_pipeline
 from onnxc.passes.stats import OptimizationStats
 from onnxc.progress import CompileProgress
@@ -355,8 +355,7 @@ def _lower(model, log: _StageLog, options: CompileOptions, batch: BatchAxis | No
     with log.stage(pipeline.TIMED_AS["import"]):
         module = pipeline.import_model(model)
     with log.stage(pipeline.TIMED_AS["graph-passes"]):
-        passes = (graph_pipeline(options.opt_level) if options.pass_pipeline is None
-                  else options.pass_pipeline)
+        passes = pipeline.compile_passes(options)["graph-passes"]
         pipeline.optimize_graph(ctx, module, passes, verify_numerics=options.verify_numerics)
         collector.collect()  # what the rewrites replaced (docs: onnxc/collector.py)
     return lower_graph(ctx, module, log, options, batch, for_jit)
@@ -371,6 +370,7 @@ def lower_graph(ctx, module: ModuleOp, log: _StageLog, options: CompileOptions,
     graph-to-loops builds them (lowering/early_kernels.py)."""
     inputs, outputs = _signature(module)
     precision, threads, target = options.precision, options.num_threads, options.target
+    passes = pipeline.compile_passes(options)
     forecast = pipeline.forecast_kernels(module) if for_jit else None
     spare = pipeline.prestart_codegen(forecast) if forecast is not None else None
     with spare or nullcontext():  # ends the workers lower_to_llvm_ir did not take
@@ -379,9 +379,9 @@ def lower_graph(ctx, module: ModuleOp, log: _StageLog, options: CompileOptions,
         try:
             with log.stage(pipeline.TIMED_AS["graph-to-loops"]):  # loops-abi timed with it
                 with compiling_early(early):
-                    pipeline.lower_graph_to_loops(ctx, module, precision)
+                    pipeline.lower_graph_to_loops(ctx, module, passes["graph-to-loops"])
                 arrays = constant_arrays(module)  # bind-constants takes them out of the IR
-                pipeline.apply_loops_abi(ctx, module)
+                pipeline.apply_loops_abi(ctx, module, passes["loops-abi"])
         except BaseException:
             if early is not None:
                 early.pending.abort()

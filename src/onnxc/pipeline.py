@@ -35,6 +35,7 @@ from onnxc.pass_manager import make_context, run_passes
 from onnxc.pass_manager.verifier import verify_ir_requested, verify_module
 
 if TYPE_CHECKING:
+    from onnxc.compile_options import CompileOptions
     from onnxc.lowering.early_kernels import EarlyKernels
     from onnxc.passes.stats import OptimizationStats
     from onnxc.runtime.jit import NativeModule, PendingNativeModule
@@ -126,8 +127,9 @@ def loops_to_llvm(entry: str = "main", num_threads: int = 1) -> tuple[str, ...]:
 
 def stage_passes(name: str, *, precision: str = "fp32", entry: str = "main",
                  num_threads: int = 1) -> tuple[str, ...]:
-    """The passes lowering stage `name` runs (none for the stages that run no passes; the
-    graph passes are the -O level's: onnxc.passes.levels)."""
+    """The passes lowering stage `name` runs on the way to the llvm dialect (`onnxc-opt
+    --emit` up to llvm-dialect and the stages after it; none for the stages that run no
+    passes; the graph passes are the -O level's: onnxc.passes.levels)."""
     if name == "graph-to-loops":
         return graph_to_loops(precision)
     if name == "loops-abi":
@@ -135,6 +137,26 @@ def stage_passes(name: str, *, precision: str = "fp32", entry: str = "main",
     if name == "loops-to-llvm":
         return loops_to_llvm(entry, num_threads)
     return ()
+
+
+def compile_passes(options: CompileOptions) -> dict[str, tuple[str, ...]]:
+    """Stage name -> the pass specs `onnxc.compile` runs in it, in order, for `options`
+    (`compile_artifact` and `onnxc-opt --emit=lib` too: they lower the same way). The
+    compile reads its pass lists from here and `onnxc-opt --print-pipeline` prints them, so
+    the printed pipeline is the one that runs. What is not listed is not a pass: the import,
+    the LLVM IR (emitted in one walk of the loops module, lowering/to_llvm/direct.py, after
+    the parallel loops are outlined) and the machine code."""
+    from onnxc.pass_manager.pipeline_text import split_pipeline
+    from onnxc.passes.levels import graph_pipeline
+
+    graph = (graph_pipeline(options.opt_level) if options.pass_pipeline is None
+             else options.pass_pipeline)
+    return {
+        "graph-passes": tuple(split_pipeline(graph) if isinstance(graph, str) else graph),
+        "graph-to-loops": graph_to_loops(options.precision),
+        "loops-abi": LOOPS_ABI,
+        "llvm-ir": _outline(options.num_threads),
+    }
 
 
 def lowering_passes(emit: str, **options: Any) -> tuple[str, ...]:
@@ -187,14 +209,16 @@ def optimize_graph(
     return OptimizationStats(before, op_counts(module), STATISTICS.snapshot())
 
 
-def lower_graph_to_loops(ctx: Context, module: ModuleOp, precision: str = "fp32") -> None:
-    """graph-to-loops: verified with loops -> LLVM, once (pass_manager/verifier.py)."""
-    run_passes(ctx, module, stage_passes("graph-to-loops", precision=precision), verify=False)
+def lower_graph_to_loops(ctx: Context, module: ModuleOp,
+                         passes: Sequence[str] = GRAPH_TO_LOOPS) -> None:
+    """graph-to-loops (`compile_passes(...)["graph-to-loops"]`): verified with loops ->
+    LLVM, once (pass_manager/verifier.py)."""
+    run_passes(ctx, module, passes, verify=False)
 
 
-def apply_loops_abi(ctx: Context, module: ModuleOp) -> None:
+def apply_loops_abi(ctx: Context, module: ModuleOp, passes: Sequence[str] = LOOPS_ABI) -> None:
     """loops-abi: verified with loops -> LLVM, once (pass_manager/verifier.py)."""
-    run_passes(ctx, module, stage_passes("loops-abi"), verify=False)
+    run_passes(ctx, module, passes, verify=False)
 
 
 def lower_to_llvm_dialect(ctx: Context, module: ModuleOp, entry: str = "main",
@@ -226,8 +250,7 @@ def lower_to_llvm_ir(ctx: Context, module: ModuleOp, target: Target, entry: str 
     try:
         started = start_codegen(module, target, spare, pending) if streamed else None
         if started is None:
-            run_passes(ctx, module, loops_to_llvm_pipeline(num_threads)[:1],
-                       verify=verify_loops())
+            run_passes(ctx, module, _outline(num_threads), verify=verify_loops())
             return emit_llvm_ir(module, triple=target.triple, data_layout=target.data_layout,
                                 entry=entry)
         pending, chunks = started
@@ -245,6 +268,11 @@ def lower_to_llvm_ir(ctx: Context, module: ModuleOp, target: Target, entry: str 
         raise
 
 
+def _outline(num_threads: int) -> tuple[str, ...]:
+    """The passes of the llvm-ir stage before the emission: `compile_passes`'s."""
+    return loops_to_llvm_pipeline(num_threads)[:1]
+
+
 def _outlined_one_by_one(ctx: Context, module: ModuleOp, chunks: list,
                          num_threads: int) -> Iterator:
     """`chunks` (of `start_codegen`), each as the emitter takes it, its functions' parallel
@@ -254,18 +282,22 @@ def _outlined_one_by_one(ctx: Context, module: ModuleOp, chunks: list,
     from xdsl.dialects import func
 
     from onnxc.lowering.to_llvm.parallel import OutlineParallelLoopsPass, outline_parallel_loops
+    from onnxc.pass_manager.pipeline_text import build_pipeline
     from onnxc.pass_manager.verifier import record_piecewise_pass, verify_functions
 
     verify = verify_loops()
     if verify:
         run_passes(ctx, module, (), verify=True)
-    record_piecewise_pass(module, OutlineParallelLoopsPass(num_threads))
+    (spec,) = _outline(num_threads)
+    outline = build_pipeline(spec).passes[0]
+    assert isinstance(outline, OutlineParallelLoopsPass)
+    record_piecewise_pass(module, outline)
     for chunk in chunks:
         functions = []
         for function in chunk.functions:
             functions.append(function)
             if isinstance(function, func.FuncOp):
-                functions += outline_parallel_loops(function, num_threads)
+                functions += outline_parallel_loops(function, outline.num_threads)
         chunk.functions = functions
         if verify:
             verify_functions(module, functions, OutlineParallelLoopsPass.name)
@@ -476,6 +508,7 @@ __all__ = [
     "KernelForecast",
     "Stage",
     "apply_loops_abi",
+    "compile_passes",
     "forecast_kernels",
     "graph_to_loops",
     "import_model",

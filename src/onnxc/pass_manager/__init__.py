@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import PassPipeline
 
 from onnxc.pass_manager.pipeline_text import build_pipeline
 from onnxc.pass_manager.verifier import run_verified
@@ -29,14 +30,19 @@ def make_context() -> Context:
 
 
 def run_passes(
-    ctx: Context, module: ModuleOp, passes: str | Sequence[str], verify: bool = True
+    ctx: Context, module: ModuleOp, passes: str | Sequence[str] | PassPipeline,
+    verify: bool = True,
 ) -> None:
     """Apply `passes` (MLIR nested or xDSL flat text, or a sequence of specs), then verify.
 
     Invalid IR raises `InternalCompilerError` naming the pass that produced it, the op and
     its ONNX node (found by replaying the module's passes one at a time, only on failure:
     see pass_manager/verifier.py). `verify=False` defers the check to the next call that
-    verifies (it then covers these passes as well)."""
+    verifies (it then covers these passes as well). A built `PassPipeline` runs with its
+    callback as the instrumentation (`onnxc-opt`'s)."""
+    if isinstance(passes, PassPipeline):
+        run_verified(ctx, module, passes.passes, verify, passes.callback)
+        return
     text = passes if isinstance(passes, str) else ",".join(passes)
     pipeline = build_pipeline(text).passes if text.strip() else ()
     run_verified(ctx, module, pipeline, verify)

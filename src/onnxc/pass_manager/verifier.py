@@ -42,7 +42,7 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
 )
 from xdsl.ir import BlockArgument, Operation, SSAValue
-from xdsl.passes import ModulePass
+from xdsl.passes import ModulePass, PassPipelineCallbackType
 from xdsl.traits import SymbolTable
 
 from onnxc.errors import InternalCompilerError, OnnxcError
@@ -138,19 +138,31 @@ def history_of(module: ModuleOp) -> PassHistory:
 
 
 def run_verified(
-    ctx: Context, module: ModuleOp, passes: Sequence[ModulePass], verify: bool = True
+    ctx: Context, module: ModuleOp, passes: Sequence[ModulePass], verify: bool = True,
+    instrumentation: PassPipelineCallbackType | None = None,
 ) -> None:
     """Apply `passes` in order, then verify; InternalCompilerError if the result is invalid.
 
     `verify=False` leaves the check to the next verified call, which then covers these passes
     too. A pass that raises something other than an onnxc error while earlier passes are
-    unverified is checked against them: if one of them left invalid IR, that is the error."""
-    from onnxc.pass_manager.census import OpCensus  # imports the graph passes' base
+    unverified is checked against them: if one of them left invalid IR, that is the error.
+    `instrumentation` is called around the passes as xDSL's `PassPipeline` calls its
+    callback: (None, module, first), (pass, module, next), ..., (last, module, None), and
+    (None, module, None) without passes
+    (`onnxc-opt`'s IR dumps, timing and per-pass verification: tools/instrument.py)."""
+    from onnxc.pass_manager.census import OpCensus
 
+    if not passes and instrumentation is not None:
+        instrumentation(None, module, None)  # as PassPipeline: the input is checked
+        instrumentation = None
     history = history_of(module)
     # graph passes with nothing to match are not walked; the skips checked where IR is
     census = OpCensus(module, checked=verify_ir_requested())
+    previous: ModulePass | None = None
     for p in passes:
+        if instrumentation is not None:
+            instrumentation(previous, module, p)
+        previous = p
         try:
             census.apply(ctx, p)
         except OnnxcError:
@@ -162,6 +174,8 @@ def run_verified(
                     raise invalid_ir_error(module, crash, culprit, []) from crash
             raise
         history.passes.append(p)
+    if instrumentation is not None:
+        instrumentation(previous, module, None)
     if not verify:
         return
     try:

@@ -23,14 +23,17 @@ import shutil
 import sys
 import tempfile
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
-from onnxc.errors import InvalidArgumentError
 from onnxc import pipeline
+from onnxc.errors import InvalidArgumentError
 from onnxc.target import Target
+
+if TYPE_CHECKING:
+    from onnxc.compile_options import CompileOptions
 
 STAGES = pipeline.EMIT_STAGES
 """graph, loops, llvm-dialect, llvm-ir, asm, obj, lib: where each pipeline stage stops."""
@@ -96,16 +99,14 @@ def emit_object_file(module: ModuleOp, target: Target, output_file: str | None) 
     _write_binary(data, output_file)
 
 
-def emit_library(ctx: Context, module: ModuleOp, target: Target, num_threads: int,
+def emit_library(ctx: Context, module: ModuleOp, options: CompileOptions,
                  output_file: str) -> None:
-    """Lower a graph-dialect `module` as `onnxc.compile_artifact` does and copy the artifact's
-    shared library to `output_file` (its header and manifest are not written: use
-    `onnxc compile` for the whole artifact)."""
+    """Lower a graph-dialect `module` (its graph passes run) as `onnxc.compile_artifact`
+    does with `options` and copy the artifact's shared library to `output_file` (its header
+    and manifest are not written: use `onnxc compile` for the whole artifact)."""
     from onnxc.api import _StageLog, lower_graph
-    from onnxc.compile_options import CompileOptions
     from onnxc.runtime import artifact
 
-    options = CompileOptions(num_threads=num_threads, target=target)
     lowered = lower_graph(ctx, module, _StageLog(False), options)
     with tempfile.TemporaryDirectory(prefix="onnxc-opt-lib-") as tmp:
         built = artifact.build(lowered, tmp, ARTIFACT_PREFIX)

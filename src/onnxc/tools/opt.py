@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from importlib.metadata import version
 from io import StringIO
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -35,17 +35,21 @@ from xdsl.utils.target import Target
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from onnxc.errors import InternalCompilerError, InvalidArgumentError, ModelLoadError, OnnxcError
-from onnxc.registry import ONNXC_DIALECTS, ONNXC_PASSES
-from onnxc.tools import diagnostics, emit
-from onnxc.tools.instrument import PassInstrumentation, PassTimer
-from onnxc.tools.ir_printer import module_text
-from onnxc.tools.pass_listing import LISTINGS, pass_listing
+from onnxc.pass_manager import run_passes
 from onnxc.pass_manager.pipeline_text import (
     UnknownPassError,
     build_pipeline,
     nested_pipeline,
     split_pipeline,
 )
+from onnxc.registry import ONNXC_DIALECTS, ONNXC_PASSES
+from onnxc.tools import diagnostics, emit
+from onnxc.tools.instrument import PassInstrumentation, PassTimer
+from onnxc.tools.ir_printer import module_text
+from onnxc.tools.pass_listing import LISTINGS, pass_listing
+
+if TYPE_CHECKING:
+    from onnxc.compile_options import CompileOptions
 
 TARGETS = ("mlir", "llvm")
 """The -t targets that work on onnxc's IR; machine code is --emit=asm|obj."""
@@ -338,6 +342,27 @@ class OnnxcOptMain(xDSLOptMain):
             raise InvalidArgumentError("--mlir-elide-elementsattrs-if-larger takes a count "
                                        f"of elements >= 0, got {self.args.elide_larger}")
 
+    def lib_options(self) -> CompileOptions:
+        """What `--emit=lib` compiles with: `onnxc.compile_artifact`'s options for the
+        graph passes given here (-O and -p), --num-threads and --compile-target."""
+        from onnxc.compile_options import CompileOptions
+        from onnxc.target import parse_target
+
+        return CompileOptions.of(pass_pipeline=split_pipeline(self.pipeline_text),
+                                 num_threads=self.num_threads(),
+                                 target=parse_target(self.args.compile_target))
+
+    def pipeline_specs(self) -> list[str]:
+        """Every pass this run applies, in order (`--print-pipeline`): for --emit=lib,
+        exactly the passes of `onnxc.compile` with the same options (pipeline.compile_passes),
+        since the library is lowered by the same code."""
+        if self.args.emit != "lib":
+            return split_pipeline(self.pipeline_text)
+        from onnxc import pipeline
+
+        stages = pipeline.compile_passes(self.lib_options())
+        return [spec for passes in stages.values() for spec in passes]
+
     def num_threads(self) -> int:
         from onnxc.runtime.threads import resolve_num_threads
 
@@ -454,15 +479,16 @@ class OnnxcOptMain(xDSLOptMain):
         if self.args.verify_numerics:
             self._as_diagnostic(self._verify_numerics, prog)
         else:
-            self._as_diagnostic(super().apply_passes, prog)
+            # the pass manager of onnxc.compile, instrumented as set up above
+            self._as_diagnostic(run_passes, self.ctx, prog, self.pipeline, False)
         if before is not None:
             stats = OptimizationStats(before, op_counts(prog), STATISTICS.snapshot())
             print(stats, file=sys.stderr)
 
     def _verify_numerics(self, prog: ModuleOp) -> None:
         """--verify-numerics: run the pipeline pass by pass under the numpy evaluator."""
-        from onnxc.passes.verify_numerics import NumericDriftError, bisect_pipeline
         from onnxc.pass_manager.pipeline_text import split_pipeline
+        from onnxc.passes.verify_numerics import NumericDriftError, bisect_pipeline
 
         report = bisect_pipeline(prog, split_pipeline(self.pipeline_text))
         print(report, file=sys.stderr)
@@ -494,7 +520,7 @@ class OnnxcOptMain(xDSLOptMain):
                                properties_as_attributes=self.args.print_no_properties) + "\n\n"
         target = parse_target(self.args.compile_target)
         if stage == "lib":
-            emit.emit_library(self.ctx, prog, target, self.num_threads(), self.args.output_file)
+            emit.emit_library(self.ctx, prog, self.lib_options(), self.args.output_file)
             return ""
         if stage == "obj":
             emit.emit_object_file(prog, target, self.args.output_file)
@@ -504,10 +530,7 @@ class OnnxcOptMain(xDSLOptMain):
     def run(self):
         self.failed_chunks = 0
         if self.args.print_pipeline:
-            lib = emit.lowering_passes("lib", num_threads=self.num_threads())
-            specs = [*split_pipeline(self.pipeline_text),
-                     *(lib if self.args.emit == "lib" else ())]
-            print(nested_pipeline(specs))
+            print(nested_pipeline(self.pipeline_specs()))
             return
         from onnxc.target import compiling_for, parse_target
 
