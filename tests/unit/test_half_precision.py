@@ -30,22 +30,19 @@ from onnxc.passes.half_precision import has_half_kernel, needs_widening
 from onnxc.passes.rewrite_utils import i64_array
 from onnxc.passes.verify_numerics import check_pass_equivalence
 from tests.ir_helpers import parse_graph, split_lit_cases
+from tests.single_op import numbered, single_op_model
 
 RNG = np.random.default_rng(10)
 HALVES = {"fp16": (np.dtype(np.float16), 2.0**-11), "bf16": (np.dtype(ml_dtypes.bfloat16), 2.0**-8)}
 
 
 def _model(op, inputs, attrs, consts, elem_type, opset, outputs=1):
-    names = [f"x{i}" for i in range(len(inputs))]
-    inits = [numpy_helper.from_array(c, f"c{i}") for i, c in enumerate(consts)]
-    node = helper.make_node(op, names + [t.name for t in inits],
-                            [f"y{i}" for i in range(outputs)], **attrs)
-    graph_ = helper.make_graph(
-        [node], op, [helper.make_tensor_value_info(n, elem_type, a.shape)
-                     for n, a in zip(names, inputs)],
-        [helper.make_empty_tensor_value_info(f"y{i}") for i in range(outputs)], inits)
-    model = helper.make_model(graph_, opset_imports=[helper.make_opsetid("", opset)])
-    return onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    """Inputs x0.. of `elem_type` and the arrays' shapes, constants c0.., outputs y0..;
+    shapes inferred (strict)."""
+    return single_op_model(op, {f"x{i}": (elem_type, a.shape) for i, a in enumerate(inputs)},
+                           [f"y{i}" for i in range(outputs)], attrs=attrs,
+                           initializers=numbered(consts, "c"), opset=opset,
+                           infer_shapes="strict")
 
 
 def check(op: str, shapes, attrs=None, consts=(), half="fp16", opset=17, opt_level=3,

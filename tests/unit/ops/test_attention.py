@@ -4,7 +4,8 @@ by the past cache or by nonpad_kv_seqlen, bool / float / short masks, softcap, t
 qk_matmul_output modes, sliding windows, fully masked rows (0, not NaN), f64; rotary
 embeddings halved or interleaved, partial, with or without position ids. Also the flash
 kernel's -inf handling: key blocks that are masked for a whole row block (a window far from
-the start) must add nothing.
+the start) must add nothing. And the graph.attention kernel the fuse-attention row makes,
+against onnxruntime on the unfused graph (rtol 1e-4 / atol 1e-5).
 
 Tolerances: f32 rtol 1e-5 / atol 1e-6 (the reference scales Q and K by sqrt(scale) each,
 we scale the scores once); f64 rtol 1e-12 / atol 1e-12.
@@ -20,6 +21,7 @@ from onnx.reference import ReferenceEvaluator
 import onnxc
 from onnxc.dialects import graph
 from onnxc.errors import OnnxcError
+from tests.single_op import graph_model, reference_run, single_op_model
 
 F32 = TensorProto.FLOAT
 F64 = TensorProto.DOUBLE
@@ -30,19 +32,17 @@ NAMES = ["Q", "K", "V", "attn_mask", "past_key", "past_value", "nonpad_kv_seqlen
 OUTPUTS = ["Y", "present_key", "present_value", "qk_matmul_output"]
 
 
-def _model(op: str, inputs: dict, outputs: list[str], opset: int, attrs: dict,
-           input_names: list[str], initializers=()):
-    names = [n if n in inputs else "" for n in input_names]
-    while names and not names[-1]:
-        names.pop()
-    node = helper.make_node(op, names, outputs, **attrs)
-    g = helper.make_graph(
-        [node], op.lower(),
-        [helper.make_tensor_value_info(n, t, list(s)) for n, (t, s) in inputs.items()
-         if n not in {i.name for i in initializers}],
-        [helper.make_tensor_value_info(n, TensorProto.UNDEFINED, None) for n in outputs if n],
-        initializer=list(initializers))
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+def _present(names: list[str], inputs: dict) -> list[str]:
+    """The node's inputs: `names` given in `inputs`, "" for one skipped, none after the last."""
+    present = [n if n in inputs else "" for n in names]
+    while present and not present[-1]:
+        present.pop()
+    return present
+
+
+def _untyped(names) -> dict:
+    """Outputs of undefined element type and shape (the reference infers them)."""
+    return {n: (TensorProto.UNDEFINED, None) for n in names}
 
 
 def _feeds(inputs: dict, rng, nonpad=None) -> dict:
@@ -87,7 +87,8 @@ def attention(q, k, v, *, mask=None, mask_type=F32, past=None, nonpad=None, opse
         inputs["past_value"] = (elem, (b, hkv, past, dv))
     if nonpad is not None:
         inputs["nonpad_kv_seqlen"] = (I64, (len(nonpad),))
-    model = _model("Attention", inputs, OUTPUTS[:outputs], opset, attrs, NAMES)
+    model = single_op_model("Attention", inputs, _untyped(OUTPUTS[:outputs]), attrs=attrs,
+                            node_inputs=_present(NAMES, inputs), opset=opset)
     return model, inputs
 
 
@@ -235,15 +236,16 @@ def test_attention_errors_are_typed(bad):
 def rotary(x, cache, ids=True, constant_ids=False, **attrs):
     inputs = {"input": (F32, x), "cos_cache": (F32, cache), "sin_cache": (F32, cache)}
     batch, seq = x[0], (x[1] if len(x) == 3 else x[2])
-    initializers = []
+    initializers = {}
     if ids:
         inputs["position_ids"] = (I64, (batch, seq))
         if constant_ids:
             data = np.arange(batch * seq).reshape(batch, seq) % cache[0]
-            initializers.append(helper.make_tensor("position_ids", I64, [batch, seq],
-                                                   data.ravel().tolist()))
-    model = _model("RotaryEmbedding", inputs, ["output"], 23, attrs,
-                   ["input", "cos_cache", "sin_cache", "position_ids"], initializers)
+            initializers["position_ids"] = data.astype(np.int64)
+    model = single_op_model(
+        "RotaryEmbedding", inputs, _untyped(["output"]), attrs=attrs, opset=23,
+        node_inputs=_present(["input", "cos_cache", "sin_cache", "position_ids"], inputs),
+        initializers=initializers)
     return model, inputs, initializers
 
 
@@ -267,7 +269,7 @@ def test_rotary_matches_reference(case):
     rng = np.random.default_rng(3)
     feeds = {}
     for name, (t, shape) in inputs.items():
-        if name in {i.name for i in initializers}:
+        if name in initializers:
             continue
         if t == I64:
             feeds[name] = rng.integers(0, case["cache"][0], shape).astype(np.int64)
@@ -285,3 +287,58 @@ def test_rotary_errors_are_typed(bad):
     model, _, _ = rotary(**bad)
     with pytest.raises(OnnxcError):
         onnxc.compile(model, cache_dir=False)
+
+
+# --------------------------------------------------------------------------- the fused kernel
+# (from test_attention_kernel.py) The vectorized graph.attention kernel
+# (lowering/graph_to_loops/attention.py) against onnxruntime on the unfused Q K^T / softmax / V
+# graph, over shapes that exercise its edges: query counts below, at and above the vector
+# width with a partial last block, key counts with a partial key block, masks broadcast per
+# key or varying per query, several heads.
+
+KERNEL_RTOL, KERNEL_ATOL = 1e-4, 1e-5
+
+
+def attention_model(batch, heads, sq, sk, d, dv, mask_shape):
+    nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+             helper.make_node("MatMul", ["q", "kt"], ["s"]),
+             helper.make_node("Mul", ["s", "c"], ["sc"])]
+    scores = "sc"
+    inputs = {"q": (batch, heads, sq, d), "k": (batch, heads, sk, d),
+              "v": (batch, heads, sk, dv)}
+    if mask_shape is not None:
+        nodes.append(helper.make_node("Add", ["sc", "mask"], ["sm"]))
+        inputs["mask"] = mask_shape
+        scores = "sm"
+    nodes += [helper.make_node("Softmax", [scores], ["p"], axis=-1),
+              helper.make_node("MatMul", ["p", "v"], ["y"])]
+    model = graph_model(nodes, {n: (np.float32, s) for n, s in inputs.items()},
+                        {"y": (np.float32, None)},
+                        initializers={"c": np.array(d ** -0.5, np.float32)}, opset=17,
+                        ir_version=8)
+    return model, inputs
+
+
+CASES = {
+    "bert_like": (1, 3, 32, 40, 16, 16, (1, 1, 1, 40)),
+    "tail_only": (2, 2, 5, 9, 8, 3, (2, 1, 1, 9)),
+    "full_and_tail": (1, 2, 37, 13, 4, 5, (1, 1, 1, 13)),
+    "mask_per_query": (2, 2, 19, 11, 8, 6, (2, 1, 19, 11)),
+    "mask_per_head_and_query": (1, 3, 17, 8, 4, 4, (1, 3, 17, 8)),
+    "no_mask": (1, 2, 16, 24, 8, 8, None),
+    "two_vector_blocks_mask_per_query": (1, 2, 50, 12, 8, 5, (1, 2, 50, 12)),
+}
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_attention_matches_onnxruntime(case):
+    model, inputs = attention_model(*case)
+    optimized = onnxc.optimize(model, pass_pipeline="fuse-attention")
+    assert any(isinstance(op, graph.AttentionOp) for op in optimized.walk())
+    rng = np.random.default_rng(0)
+    feeds = {n: rng.standard_normal(s).astype(np.float32) for n, s in inputs.items()}
+    if "mask" in feeds:
+        feeds["mask"] = np.where(feeds["mask"] > 1.0, -10000.0, feeds["mask"]).astype(np.float32)
+    (expected,) = reference_run(model, feeds, "onnxruntime")
+    got = onnxc.compile(model, pass_pipeline="fuse-attention", cache_dir=False).run(None, feeds)[0]
+    np.testing.assert_allclose(got, expected, rtol=KERNEL_RTOL, atol=KERNEL_ATOL)
