@@ -101,12 +101,14 @@ def single_op_model(op_type: str, inputs: Mapping[str, Spec],
                     attrs: Mapping[str, Any] | None = None,
                     initializers: Mapping[str, np.ndarray] | None = None,
                     node_inputs: Sequence[str] | None = None,
+                    node_outputs: Sequence[str] | None = None,
                     opset: int | Mapping[str, int] = 17, domain: str = "",
                     ir_version: int | None = None, node_name: str | None = None,
                     graph_name: str | None = None,
                     infer_shapes: bool | str = False) -> onnx.ModelProto:
     """A model of one `op_type` node (in `domain`) reading `inputs` and `initializers` (or
-    `node_inputs`, in that order, `""` for an omitted input) and writing `outputs`.
+    `node_inputs`, in that order, `""` for an omitted input) and writing `outputs` (or
+    `node_outputs`, `""` for an optional output the graph does not return).
 
     The graph is named after the op (lower case) unless `graph_name` says otherwise; the
     rest is as in `graph_model`."""
@@ -114,7 +116,7 @@ def single_op_model(op_type: str, inputs: Mapping[str, Spec],
     if node_inputs is None:
         node_inputs = ([n for n in inputs if n not in initializers]
                        + [n if v is not None else "" for n, v in initializers.items()])
-    out_names = list(outputs)
+    out_names = list(outputs) if node_outputs is None else list(node_outputs)
     node = helper.make_node(op_type, list(node_inputs), out_names, name=node_name,
                             domain=domain or None, **dict(attrs or {}))
     return graph_model([node], inputs, outputs, initializers=initializers, opset=opset,

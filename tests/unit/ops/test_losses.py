@@ -14,42 +14,30 @@ from __future__ import annotations
 import numpy as np
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import onnxc
 from onnxc.errors import InvalidInputError, ModelLoadError
+from tests.single_op import single_op_model
 
 TOLERANCES = {np.float32: (1e-5, 1e-6), np.float64: (1e-12, 1e-12)}
-_ONNX_TYPES = {np.float32: TensorProto.FLOAT, np.float64: TensorProto.DOUBLE,
-               np.int32: TensorProto.INT32, np.int64: TensorProto.INT64}
 
 
 def _model(op_type, shape, dtype=np.float32, index_dtype=np.int64, weight=None,
            log_prob=False, **attrs):
     """One loss node; scores `x` and target `t` are graph inputs, the weight an initializer
-    (or a graph input `w` when `weight` is "input")."""
-    target_shape = [shape[0], *shape[2:]]
-    inputs = [helper.make_tensor_value_info("x", _ONNX_TYPES[dtype], list(shape)),
-              helper.make_tensor_value_info("t", _ONNX_TYPES[index_dtype], target_shape)]
-    inits = []
-    names = ["x", "t"]
-    if weight is not None:
-        names.append("w")
-        if isinstance(weight, str):
-            inputs.append(helper.make_tensor_value_info("w", _ONNX_TYPES[dtype], [shape[1]]))
-        else:
-            inits.append(numpy_helper.from_array(weight.astype(dtype), "w"))
+    (or a graph input `w` when `weight` is "input"); IR version 8."""
+    inputs = {"x": (dtype, shape), "t": (index_dtype, [shape[0], *shape[2:]])}
+    inits = {}
+    if isinstance(weight, str):
+        inputs["w"] = (dtype, [shape[1]])
+    elif weight is not None:
+        inits["w"] = weight.astype(dtype)
     outputs = ["loss", "log_prob"] if log_prob else ["loss"]
-    node = helper.make_node(op_type, names, outputs, **attrs)
-    graph = helper.make_graph(
-        [node], "m", inputs,
-        [helper.make_tensor_value_info(o, _ONNX_TYPES[dtype], None) for o in outputs],
-        initializer=inits)
     opset = 22 if op_type == "NegativeLogLikelihoodLoss" else 13
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    return model
+    return single_op_model(op_type, inputs, {o: (dtype, None) for o in outputs}, attrs=attrs,
+                           initializers=inits, opset=opset, ir_version=8)
 
 
 def _data(shape, dtype, index_dtype, ignore_index=None, seed=0):

@@ -12,36 +12,33 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto
 from onnx.reference import ReferenceEvaluator
 
 import onnxc
+from tests.single_op import single_op_model
 
 _TYPES = {np.float32: TensorProto.FLOAT, np.float64: TensorProto.DOUBLE}
 
 
 def _model(shape, axis, outputs=("y", "mean", "inv"), bias=True, dtype=np.float32,
            epsilon=1e-5):
+    """LayerNormalization of x (`shape`) returning `outputs` (the node skips the others),
+    random scale g (and bias b) constants, opset 17, IR version 8."""
     width = shape[axis:]
     rng = np.random.default_rng(1)
-    inits = [numpy_helper.from_array((1 + 0.1 * rng.standard_normal(width)).astype(dtype), "g")]
+    inits = {"g": (1 + 0.1 * rng.standard_normal(width)).astype(dtype)}
     if bias:
-        inits.append(numpy_helper.from_array((0.1 * rng.standard_normal(width)).astype(dtype),
-                                             "b"))
+        inits["b"] = (0.1 * rng.standard_normal(width)).astype(dtype)
     names = ["y", "mean", "inv"]
     node_outputs = [o if o in outputs else "" for o in names]
     while not node_outputs[-1]:
         node_outputs.pop()
-    node = helper.make_node("LayerNormalization", ["x", "g", "b"] if bias else ["x", "g"],
-                            node_outputs, axis=axis, epsilon=epsilon)
     out_types = {"y": _TYPES[dtype], "mean": TensorProto.FLOAT, "inv": TensorProto.FLOAT}
-    g = helper.make_graph(
-        [node], "m", [helper.make_tensor_value_info("x", _TYPES[dtype], list(shape))],
-        [helper.make_tensor_value_info(o, out_types[o], None) for o in outputs],
-        initializer=inits)
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model
+    return single_op_model("LayerNormalization", {"x": (_TYPES[dtype], shape)},
+                           {o: (out_types[o], None) for o in outputs}, node_outputs=node_outputs,
+                           attrs={"axis": axis, "epsilon": epsilon}, initializers=inits,
+                           opset=17, ir_version=8)
 
 
 def _check(model, shape, dtype=np.float32, tol=(1e-5, 1e-6), **compile_args):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import onnxc
@@ -19,19 +18,14 @@ from onnxc.dialects import graph
 from onnxc.errors import UnsupportedOpError
 from onnxc.frontend.onnx_importer import import_onnx
 from onnxc.passes.evaluator import evaluate_op
-
-_TYPES = {np.float32: TensorProto.FLOAT, np.float64: TensorProto.DOUBLE}
+from tests.single_op import single_op_model
 
 
 def _model(shape, scale, dtype=np.float32, **attrs):
-    node = helper.make_node("RMSNormalization", ["x", "s"], ["y"], **attrs)
-    g = helper.make_graph(
-        [node], "m", [helper.make_tensor_value_info("x", _TYPES[dtype], list(shape))],
-        [helper.make_tensor_value_info("y", _TYPES[dtype], None)],
-        initializer=[numpy_helper.from_array(scale.astype(dtype), "s")])
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 23)])
-    model.ir_version = 10
-    return model
+    """RMSNormalization of x (`shape`) by the constant `scale`, opset 23, IR version 10."""
+    return single_op_model("RMSNormalization", {"x": (dtype, shape)}, {"y": (dtype, None)},
+                           attrs=attrs, initializers={"s": scale.astype(dtype)}, opset=23,
+                           ir_version=10)
 
 
 def _check(model, shape, dtype=np.float32, tol=(1e-5, 1e-6), **compile_args):
