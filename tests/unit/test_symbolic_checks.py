@@ -16,15 +16,16 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 from xdsl.utils.exceptions import VerifyException
 
 import onnxc
+from onnxc.dialects.check_failures import check_failure
 from onnxc.errors import InvalidInputError, ModelLoadError
 from onnxc.lowering.insert_checks import InsertRuntimeChecksPass
 from onnxc.pipeline import make_context
-from onnxc.dialects.check_failures import check_failure
 from tests.ir_helpers import compile_graph, parse_graph
+from tests.single_op import graph_model, single_op_model
 
 F, I = TensorProto.FLOAT, TensorProto.INT64
 SIZES = (3, 9)
@@ -32,14 +33,11 @@ SIZES = (3, 9)
 
 
 def make_model(op: str, inputs, output_shape, initializers=(), **attrs) -> onnx.ModelProto:
-    """One `op` node named `pick` (plus constant initializers) with a `seq` dim_param."""
-    node = helper.make_node(op, [name for name, _, _ in inputs] +
-                            [name for name, _ in initializers], ["y"], name="pick", **attrs)
-    graph = helper.make_graph(
-        [node], "g", [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
-        [helper.make_tensor_value_info("y", F, output_shape)],
-        [numpy_helper.from_array(np.asarray(v), n) for n, v in initializers])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    """One `op` node named `pick` (plus constant initializers) with a `seq` dim_param:
+    `inputs` are (name, element type, shape) triples, `initializers` (name, value) pairs."""
+    return single_op_model(op, {n: (t, s) for n, t, s in inputs}, {"y": (F, output_shape)},
+                           attrs=attrs, initializers=dict(initializers), node_name="pick",
+                           opset=18, graph_name="g")
 
 
 def compile_cold_and_warm(model, tmp_path):
@@ -107,12 +105,8 @@ def test_gather_of_a_step_of_a_loop(tmp_path):
     one, axes = np.array([1]), np.array([0])
     nodes = [helper.make_node("Add", ["t", "one"], ["e"], name="plus"),
              helper.make_node("Slice", ["x", "t", "e", "axes"], ["y"], name="pick")]
-    graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", F, ["seq", 8]),
-                     helper.make_tensor_value_info("t", I, [1])],
-        [helper.make_tensor_value_info("y", F, [1, 8])],
-        [numpy_helper.from_array(one, "one"), numpy_helper.from_array(axes, "axes")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model = graph_model(nodes, {"x": (F, ["seq", 8]), "t": (I, [1])}, {"y": (F, [1, 8])},
+                        initializers={"one": one, "axes": axes}, opset=18)
     models = compile_cold_and_warm(model, tmp_path)
     for seq in SIZES:
         for t in (0, seq // 2, seq - 1):
