@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import onnxc
+from tests.single_op import numbered, single_op_model
 
 F32 = TensorProto.FLOAT
 I64 = TensorProto.INT64
@@ -178,29 +179,20 @@ def _sample(tag: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.nd
     return np.asarray(data, dtype=np.float32)
 
 
+def _const(value) -> np.ndarray | None:
+    """A constant input as an array (integers as int64); None: an omitted input."""
+    if value is None:
+        return None
+    arr = np.asarray(value)
+    return arr.astype(np.int64) if arr.dtype.kind == "i" else arr
+
+
 def build(case: Case, rng: np.random.Generator) -> tuple[onnx.ModelProto, dict]:
     feeds = {f"x{i}": _sample(tag, shape, rng) for i, (tag, shape) in enumerate(case.inputs)}
-    inits, names = [], list(feeds)
-    for j, value in enumerate(case.consts):
-        if value is None:
-            names.append("")
-            continue
-        arr = np.asarray(value)
-        arr = arr.astype(np.int64) if arr.dtype.kind == "i" else arr
-        name = f"c{j}"
-        inits.append(numpy_helper.from_array(arr, name))
-        names.append(name)
-    outs = [f"y{k}" for k in range(case.outputs)]
-    node = helper.make_node(case.op, names, outs, name=f"{case.id}_node", **case.attrs)
-    graph = helper.make_graph(
-        [node], case.id,
-        [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
-         for n, a in feeds.items()],
-        [helper.make_empty_tensor_value_info(o) for o in outs],
-        inits,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", case.opset)])
-    model.ir_version = 8
+    model = single_op_model(case.op, feeds, [f"y{k}" for k in range(case.outputs)],
+                            attrs=case.attrs,
+                            initializers=numbered([_const(v) for v in case.consts], "c"),
+                            node_name=f"{case.id}_node", opset=case.opset, ir_version=8)
     return model, feeds
 
 
