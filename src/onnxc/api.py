@@ -65,7 +65,7 @@ from onnxc.progress import CompileProgress
 from onnxc.runtime import thread_pool
 from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
 from onnxc.runtime.symbolic_shapes import SymbolicSignature
-from onnxc.target import Target, compiling_for
+from onnxc.target import Target, set_module_target
 
 ModelLike = str | os.PathLike | bytes | onnx.ModelProto
 
@@ -239,8 +239,7 @@ def _compile_logged(model, log: _StageLog, options: CompileOptions,
             hit.compile_seconds = dict(log.seconds)
             hit.from_cache = True
             return hit
-    with compiling_for(options.target):
-        compiled, native, constant_names = _compile_static(model, log, options)
+    compiled, native, constant_names = _compile_static(model, log, options)
     if disk is not None and key is not None:
         with log.stage("cache-store"):
             # compiled from the hashed bytes alone, else from files that must still hold them
@@ -281,12 +280,11 @@ def compile_artifact(
     options = CompileOptions.of(opt_level=opt_level, num_threads=num_threads,
                                 input_shapes=input_shapes, precision=precision, target=target)
     with _StageLog(verbose, quiet) as log:
-        with compiling_for(options.target):
-            lowered = lower_to_llvm(model, log, options, per_sample=True)
-            if lowered.symbolic is not None and lowered.batch is not None:
-                # a batch-separable model with other symbolic sizes: one artifact for
-                # every batch size, as the symbols say (not run per sample)
-                lowered = lower_to_llvm(model, log, options)
+        lowered = lower_to_llvm(model, log, options, per_sample=True)
+        if lowered.symbolic is not None and lowered.batch is not None:
+            # a batch-separable model with other symbolic sizes: one artifact for
+            # every batch size, as the symbols say (not run per sample)
+            lowered = lower_to_llvm(model, log, options)
         with log.stage("artifact"):
             return artifact.build(lowered, directory, prefix)
 
@@ -318,8 +316,8 @@ class LoweredModel:
 def lower_to_llvm(model, log: _StageLog, options: CompileOptions,
                   per_sample: bool = False, for_jit: bool = False,
                   collector: CollectorPause | None = None) -> LoweredModel:
-    """Import, graph passes, graph -> loops, the entry ABI and loops -> LLVM IR, under
-    `compiling_for(options.target)` (the caller's): every stage but machine code. `per_sample`: a
+    """Import, graph passes, graph -> loops, the entry ABI and loops -> LLVM IR, for
+    `options.target` (recorded on the module: onnxc.target): every stage but machine code. `per_sample`: a
     batch-separable model always runs once per sample (ahead-of-time artifacts, which take
     static shapes). `for_jit`: a large model's LLVM IR may be streamed to code-generation
     workers as it is emitted (`llvm_module` is then a PendingNativeModule). Garbage
@@ -370,6 +368,7 @@ def lower_graph(ctx, module: ModuleOp, log: _StageLog, options: CompileOptions,
     graph-to-loops builds them (lowering/early_kernels.py)."""
     inputs, outputs = _signature(module)
     precision, threads, target = options.precision, options.num_threads, options.target
+    set_module_target(module, target)  # what its passes build for
     passes = pipeline.compile_passes(options)
     forecast = pipeline.forecast_kernels(module) if for_jit else None
     spare = pipeline.prestart_codegen(forecast) if forecast is not None else None
@@ -404,8 +403,8 @@ def lower_graph(ctx, module: ModuleOp, log: _StageLog, options: CompileOptions,
 
 
 def _compile_static(model, log: _StageLog, options: CompileOptions):
-    """The compile itself, under `compiling_for(options.target)`: (the CompiledModel, its
-    NativeModule, the names of its constants)."""
+    """The compile itself: (the CompiledModel, its NativeModule, the names of its
+    constants)."""
     if options.num_threads > 1:  # its parallel loops will call the pool: compiled while
         thread_pool.preload()    # this imports
     with collector_paused() as collector:

@@ -1,9 +1,12 @@
 """What code is compiled for: a `Target` (triple, CPU, features, vector registers) and presets.
 
-Every kernel decision that depends on the machine (vector width, tile sizes from the register
-file, the int8 and bf16 instructions) reads `current_target()`: the target of the compile in
-progress (`compiling_for`), else this process's host. The target is part of the compile
-cache's key, so code built for one CPU is never loaded for another.
+A compile's target is an attribute of the module it lowers (`onnxc.target`, set by
+`set_module_target`): the pass manager puts it in scope for every pass it runs on that
+module (`targeting`), and every kernel decision that depends on the machine (vector width,
+tile sizes from the register file, the int8 and bf16 instructions) reads it there through
+`current_target()`. A module without the attribute compiles for the caller's scope
+(`compiling_for`: onnxc-opt's --compile-target), else this process's host. The target is
+part of the compile cache's key, so code built for one CPU is never loaded for another.
 
 A target is written `host`, a preset name (`PRESETS`: x86-64-v2/v3/v4; aarch64,
 cortex-a76, neoverse-n1, neoverse-v1 and their `+dotprod` / `+sve` variants), or
@@ -19,10 +22,14 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import llvmlite.binding as llvm
 
 from onnxc.errors import InvalidArgumentError
+
+if TYPE_CHECKING:  # xDSL is imported where a module is read: loading an artifact needs none
+    from xdsl.dialects.builtin import ModuleOp
 
 X86_64 = "x86_64-unknown-linux-gnu"
 AARCH64 = "aarch64-unknown-linux-gnu"
@@ -208,6 +215,60 @@ def parse_target(spec: str | Target | None) -> Target:
     if not features and cpu in CPU_FEATURES:
         features = ",".join(f"+{f}" for f in CPU_FEATURES[cpu])
     return Target(spec, triple, cpu or "generic", features)
+
+
+TARGET_ATTR = "onnxc.target"
+"""The module attribute naming the target: {name, triple, cpu, features} as strings."""
+_TARGET_FIELDS = ("name", "triple", "cpu", "features")
+
+
+def set_module_target(module: ModuleOp, target: Target) -> None:
+    """Record `target` on `module`: what its passes build for (`targeting`)."""
+    from xdsl.dialects.builtin import DictionaryAttr, StringAttr
+
+    module.attributes[TARGET_ATTR] = DictionaryAttr(
+        {field: StringAttr(getattr(target, field)) for field in _TARGET_FIELDS})
+
+
+def module_target(module: ModuleOp) -> Target | None:
+    """The target `module` records, None without one; InvalidArgumentError for an attribute
+    that is not {name, triple, cpu, features} strings or names a triple LLVM lacks."""
+    from xdsl.dialects.builtin import DictionaryAttr, StringAttr
+
+    attr = module.attributes.get(TARGET_ATTR)
+    if attr is None:
+        return None
+    fields = attr.data if isinstance(attr, DictionaryAttr) else {}
+    if set(fields) != set(_TARGET_FIELDS) or not all(
+            isinstance(fields[name], StringAttr) for name in _TARGET_FIELDS):
+        raise InvalidArgumentError(
+            f"module attribute {TARGET_ATTR} must be a dictionary of the strings "
+            f"{', '.join(_TARGET_FIELDS)}, got {attr}")
+    return _recorded(*(fields[name].data for name in _TARGET_FIELDS))  # type: ignore[attr-defined]
+
+
+@functools.lru_cache(maxsize=64)
+def _recorded(name: str, triple: str, cpu: str, features: str) -> Target:
+    """A recorded target, checked once: its triple must be one LLVM has."""
+    initialize_llvm()
+    try:
+        llvm.Target.from_triple(triple)
+    except RuntimeError as error:
+        raise InvalidArgumentError(f"module attribute {TARGET_ATTR}: LLVM has no target for "
+                                   f"triple {triple!r} ({error})") from None
+    target = Target(name, triple, cpu, features)
+    return host_target() if target == host_target() else target
+
+
+@contextmanager
+def targeting(module: ModuleOp) -> Iterator[Target]:
+    """The module's target (`module_target`) in scope for the block, else the caller's."""
+    target = module_target(module)
+    if target is None:
+        yield current_target()
+        return
+    with compiling_for(target) as scoped:
+        yield scoped
 
 
 _CURRENT: contextvars.ContextVar[Target | None] = contextvars.ContextVar(

@@ -46,6 +46,7 @@ from xdsl.passes import ModulePass, PassPipelineCallbackType
 from xdsl.traits import SymbolTable
 
 from onnxc.errors import InternalCompilerError, OnnxcError
+from onnxc.target import targeting
 
 NODE_ATTR = "onnx.node"  # graph_checks.NODE_ATTR; kept literal so this module imports no dialect
 KERNEL_ATTR = "onnxc.kernel"
@@ -149,12 +150,19 @@ def run_verified(
     `instrumentation` is called around the passes as xDSL's `PassPipeline` calls its
     callback: (None, module, first), (pass, module, next), ..., (last, module, None), and
     (None, module, None) without passes
-    (`onnxc-opt`'s IR dumps, timing and per-pass verification: tools/instrument.py)."""
-    from onnxc.pass_manager.census import OpCensus
-
+    (`onnxc-opt`'s IR dumps, timing and per-pass verification: tools/instrument.py).
+    The passes build for the module's target (onnxc.target `targeting`)."""
     if not passes and instrumentation is not None:
         instrumentation(None, module, None)  # as PassPipeline: the input is checked
         instrumentation = None
+    with targeting(module):  # the module's target is what its passes build for
+        _run_verified(ctx, module, passes, verify, instrumentation)
+
+
+def _run_verified(ctx: Context, module: ModuleOp, passes: Sequence[ModulePass], verify: bool,
+                  instrumentation: PassPipelineCallbackType | None) -> None:
+    from onnxc.pass_manager.census import OpCensus
+
     history = history_of(module)
     # graph passes with nothing to match are not walked; the skips checked where IR is
     census = OpCensus(module, checked=verify_ir_requested())
