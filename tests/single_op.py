@@ -15,11 +15,16 @@ Inputs and outputs are given as `{name: spec}`, a spec being
   `TensorProto` element type; shape a list of ints and `dim_param` strings, or None for a
   tensor of unknown rank;
 - a numpy array: its dtype and shape;
-- None (outputs only): the name alone, no type (onnxc and onnxruntime infer it).
-Outputs may also be a list of names (each with no type). Initializers are `{name: array}`:
-constants, not graph inputs (None: an omitted optional input, `""` in the node). The node's
-inputs are the graph inputs then the initializers, in the order given, unless `node_inputs`
-lists them (`""` for an omitted optional input). `numbered([a, b])` names arrays x0, x1, ...
+- None (outputs only): the name alone, no type (onnxc and onnxruntime infer it);
+- a ValueInfoProto already made, used as it is.
+Outputs may also be a list of names (each with no type). Initializers are `{name: array}`
+(or a TensorProto, used as it is): constants, not graph inputs (None: an omitted optional
+input, `""` in the node). The node's inputs are the graph inputs then the initializers, in
+the order given, unless `node_inputs` lists them (`""` for an omitted optional input).
+`numbered([a, b])` names arrays x0, x1, ...
+
+`check_single_op` is the one-node check of tests/unit/ops/: onnxc and onnxc's numpy evaluator
+against onnx.reference (or onnxruntime).
 
 Nothing here is implicit: the opset (17 unless given), the IR version (onnx's current unless
 given; 8 or 9 where onnxruntime must load the model) and shape inference (off unless asked)
@@ -52,6 +57,8 @@ def value_info(name: str, spec: Spec) -> onnx.ValueInfoProto:
     """A graph input or output: typed by `spec` (see the module docstring)."""
     if spec is None:
         return helper.make_empty_tensor_value_info(name)
+    if isinstance(spec, onnx.ValueInfoProto):
+        return spec
     if isinstance(spec, np.ndarray):
         return helper.make_tensor_value_info(name, elem_type(spec.dtype), spec.shape)
     dtype, shape = spec
@@ -84,8 +91,8 @@ def graph_model(nodes: Sequence[onnx.NodeProto], inputs: Mapping[str, Spec],
     initializers = dict(initializers or {})
     graph = helper.make_graph(
         list(nodes), name, _value_infos(inputs, skip=initializers), _value_infos(outputs),
-        [numpy_helper.from_array(np.asarray(v), n) for n, v in initializers.items()
-         if v is not None])
+        [v if isinstance(v, onnx.TensorProto) else numpy_helper.from_array(np.asarray(v), n)
+         for n, v in initializers.items() if v is not None])
     opsets = {"": opset} if isinstance(opset, int) else dict(opset)
     model = helper.make_model(
         graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets.items()])

@@ -24,6 +24,7 @@ from onnx import helper, numpy_helper
 
 import onnxc
 from onnxc.errors import InvalidArgumentError, ResourceLimitError
+from tests.single_op import graph_model
 from tests.unit.isolation import TIMEOUT, isolated
 
 HUGE = 2**40
@@ -38,11 +39,10 @@ def const(name: str, value) -> onnx.TensorProto:
 
 
 def model(node, inputs=(), initializers=(), opset: int = 17, out_elem: int = T.FLOAT):
-    graph = helper.make_graph([node], "misuse", list(inputs), [vi("y", None, out_elem)],
-                              list(initializers))
-    made = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    made.ir_version = 10
-    return made
+    """`node` writing y (of element type `out_elem`), IR version 10."""
+    return graph_model([node], {i.name: i for i in inputs}, {"y": (out_elem, None)},
+                       initializers={t.name: t for t in initializers},
+                       opset=opset, ir_version=10)
 
 
 def compile_(m: onnx.ModelProto, **options):
