@@ -25,8 +25,7 @@ from xdsl.passes import ModulePass
 from onnxc.dialects import graph
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops import conv_nhwc, gemm_bf16
-
-PRECISIONS = ("fp32", "bf16")
+from onnxc.precision import PRECISIONS
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from onnxc.errors import ModelLoadError
+from onnxc.precision import PRECISIONS
 from onnxc.runtime.cache_entry import (
     BadEntry,
     parse_batch_rows,
@@ -123,7 +124,7 @@ def load(directory: str | os.PathLike) -> CompiledModel:
             raise BadEntry("status record outside the arena")
         num_threads = parse_size(manifest, "num_threads")
         precision = manifest.get("precision")
-        if num_threads < 1 or precision not in ("fp32", "bf16"):
+        if num_threads < 1 or precision not in PRECISIONS:
             raise BadEntry("bad threads or precision")
         try:
             lib = ctypes.CDLL(str(library.resolve()))

@@ -35,9 +35,10 @@ from typing import BinaryIO
 
 import numpy as np
 
+from onnxc.dialects.check_failures import STATUS_RECORD_BYTES
 from onnxc.dialects.size_text import parse_dim
 from onnxc.dialects.symbolic_dims import SymbolicDimError, SymDim
-from onnxc.dialects.check_failures import STATUS_RECORD_BYTES
+from onnxc.precision import PRECISIONS
 from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
 from onnxc.runtime.dtypes import DTYPES
 from onnxc.runtime.symbolic_shapes import SymbolicSignature
@@ -271,7 +272,7 @@ def read(buffer, key: str, secret: bytes) -> Entry:
     symbol = header.get("entry_symbol")
     precision, target = header.get("precision"), header.get("target")
     if not nbytes or num_threads < 1 or not isinstance(symbol, str) \
-            or precision not in ("fp32", "bf16") or not isinstance(target, str):
+            or precision not in PRECISIONS or not isinstance(target, str):
         raise BadEntry("bad code description")
     return Entry(
         symbol, bytes(buffer[start:start + nbytes]), inputs, outputs, batch_rows,

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import onnx
 
 from onnxc.errors import InvalidArgumentError
+from onnxc.precision import PRECISIONS
 from onnxc.resource_limits import max_alloc_bytes
 
 OPT_LEVELS = range(4)
@@ -88,7 +89,6 @@ def check_num_threads(num_threads: object) -> None:
         check_thread_count(num_threads)
 
 
-PRECISIONS = ("fp32", "bf16")
 
 
 def check_precision(precision: object, target: object = None) -> None:
@@ -96,7 +96,7 @@ def check_precision(precision: object, target: object = None) -> None:
     cannot honour is refused here, as a bad argument value for this machine, before any
     work (rather than silently computing in f32, or failing later in LLVM)."""
     if not isinstance(precision, str) or precision not in PRECISIONS:
-        raise _fail("precision", '"fp32" or "bf16"', precision)
+        raise _fail("precision", " or ".join(map(repr, PRECISIONS)), precision)
     if precision == "bf16":
         from onnxc.lowering.graph_to_loops.gemm_bf16 import supports_bf16
         from onnxc.target import parse_target

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from onnxc.errors import InvalidArgumentError, InvalidInputError, OnnxcError
+from onnxc.precision import PRECISIONS
 from onnxc.tools import bench as bench_tool
 from onnxc.tools import diagnostics
 from onnxc.tools.optimize_onnx import optimize_model
@@ -201,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="timed runs after the first (default: 10)",
     )
     run.add_argument(
-        "--precision", choices=("fp32", "bf16"),
+        "--precision", choices=PRECISIONS,
         help="what GEMMs and convs compute in (default fp32; bf16 needs AVX512-BF16)",
     )
     run.add_argument(
@@ -235,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="threads compiled in (default: this machine's CPUs)")
     build.add_argument("--prefix", default="model", help="C symbol prefix (default: model)")
     build.add_argument("--opt-level", type=int, metavar="N", help="graph optimization level")
-    build.add_argument("--precision", choices=("fp32", "bf16"))
+    build.add_argument("--precision", choices=PRECISIONS)
     build.add_argument("--input-shapes", action="append", default=[], metavar="NAME=D1xD2...",
                        help="fix an input's symbolic dimensions, e.g. x=1x3x224x224 "
                        "(repeatable or comma-separated; default: keep them symbolic)")
