@@ -66,10 +66,10 @@ def value_info(name: str, spec: Spec) -> onnx.ValueInfoProto:
                                          None if shape is None else list(shape))
 
 
-def _value_infos(specs: Mapping[str, Spec] | Sequence[str], skip=()) -> list:
+def _value_infos(specs: Mapping[str, Spec] | Sequence[str]) -> list:
     if isinstance(specs, Mapping):
-        return [value_info(n, s) for n, s in specs.items() if n not in skip]
-    return [value_info(n, None) for n in specs if n not in skip]
+        return [value_info(n, s) for n, s in specs.items()]
+    return [value_info(n, None) for n in specs]
 
 
 def numbered(arrays: Sequence[np.ndarray | None], prefix: str = "x") -> dict:
@@ -80,22 +80,30 @@ def numbered(arrays: Sequence[np.ndarray | None], prefix: str = "x") -> dict:
 
 def graph_model(nodes: Sequence[onnx.NodeProto], inputs: Mapping[str, Spec],
                 outputs: Mapping[str, Spec] | Sequence[str], *,
-                initializers: Mapping[str, np.ndarray] | None = None,
-                opset: int | Mapping[str, int] = 17, ir_version: int | None = None,
+                initializers: Mapping[str, Any] | Sequence[onnx.TensorProto] | None = None,
+                opset: int | Mapping[str, int] | None = 17, ir_version: int | None = None,
                 name: str = "g", infer_shapes: bool | str = False) -> onnx.ModelProto:
-    """A model of `nodes` with graph inputs `inputs` (minus any name that is also an
-    initializer), outputs `outputs` and constant `initializers`.
+    """A model of `nodes` with graph inputs `inputs`, outputs `outputs` and constant
+    `initializers` (a dictionary, or a list of TensorProtos kept as they are, duplicates
+    included).
 
-    `opset` is the default domain's version, or `{domain: version}` for several domains;
-    `infer_shapes` runs onnx's shape inference on the result (`"strict"`: in strict mode)."""
-    initializers = dict(initializers or {})
-    graph = helper.make_graph(
-        list(nodes), name, _value_infos(inputs, skip=initializers), _value_infos(outputs),
-        [v if isinstance(v, onnx.TensorProto) else numpy_helper.from_array(np.asarray(v), n)
-         for n, v in initializers.items() if v is not None])
-    opsets = {"": opset} if isinstance(opset, int) else dict(opset)
-    model = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets.items()])
+    `opset` is the default domain's version, or `{domain: version}` for several domains, or
+    None for `helper.make_model`'s default (onnx's newest opset); `infer_shapes` runs onnx's
+    shape inference on the result (`"strict"`: in strict mode)."""
+    if isinstance(initializers, Mapping):
+        tensors = [v if isinstance(v, onnx.TensorProto)
+                   else numpy_helper.from_array(np.asarray(v), n)
+                   for n, v in initializers.items() if v is not None]
+    else:
+        tensors = list(initializers or ())
+    graph = helper.make_graph(list(nodes), name, _value_infos(inputs), _value_infos(outputs),
+                              tensors)
+    if opset is None:
+        model = helper.make_model(graph)
+    else:
+        opsets = {"": opset} if isinstance(opset, int) else dict(opset)
+        model = helper.make_model(
+            graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets.items()])
     if ir_version is not None:
         model.ir_version = ir_version
     if infer_shapes:
@@ -109,7 +117,7 @@ def single_op_model(op_type: str, inputs: Mapping[str, Spec],
                     initializers: Mapping[str, np.ndarray] | None = None,
                     node_inputs: Sequence[str] | None = None,
                     node_outputs: Sequence[str] | None = None,
-                    opset: int | Mapping[str, int] = 17, domain: str = "",
+                    opset: int | Mapping[str, int] | None = 17, domain: str = "",
                     ir_version: int | None = None, node_name: str | None = None,
                     graph_name: str | None = None,
                     infer_shapes: bool | str = False) -> onnx.ModelProto:
@@ -120,6 +128,8 @@ def single_op_model(op_type: str, inputs: Mapping[str, Spec],
     The graph is named after the op (lower case) unless `graph_name` says otherwise; the
     rest is as in `graph_model`."""
     initializers = dict(initializers or {})
+    if isinstance(inputs, Mapping):  # a name given as both is a constant, not a graph input
+        inputs = {n: spec for n, spec in inputs.items() if n not in initializers}
     if node_inputs is None:
         node_inputs = ([n for n in inputs if n not in initializers]
                        + [n if v is not None else "" for n, v in initializers.items()])

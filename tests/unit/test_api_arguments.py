@@ -8,22 +8,19 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto
 
 import onnxc
 from onnxc.errors import InvalidArgumentError, OnnxcError
 from onnxc.runtime import threads
+from tests.single_op import single_op_model
 
 F = TensorProto.FLOAT
 
 
 def _relu(shape) -> onnx.ModelProto:
-    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r")], "g",
-                              [helper.make_tensor_value_info("x", F, shape)],
-                              [helper.make_tensor_value_info("y", F, shape)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model
+    return single_op_model("Relu", {"x": (F, shape)}, {"y": (F, shape)}, node_name="r",
+                           opset=17, ir_version=8)
 
 
 STATIC = _relu([2, 4])
@@ -31,13 +28,9 @@ DYNAMIC = _relu(["a", "b"])
 
 
 def _add_same_symbol() -> onnx.ModelProto:
-    graph = helper.make_graph([helper.make_node("Add", ["x", "z"], ["y"], name="add")], "g",
-                              [helper.make_tensor_value_info("x", F, ["N", 3]),
-                               helper.make_tensor_value_info("z", F, ["N", 3])],
-                              [helper.make_tensor_value_info("y", F, ["N", 3])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model
+    spec = (F, ["N", 3])
+    return single_op_model("Add", {"x": spec, "z": spec}, {"y": spec}, node_name="add",
+                           opset=17, ir_version=8)
 
 
 @pytest.mark.parametrize("options, fragments", [

@@ -6,18 +6,17 @@ from __future__ import annotations
 import gc
 
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto
 
 import onnxc
-from onnxc.errors import OnnxcError
 from onnxc import pipeline
+from onnxc.errors import OnnxcError
+from tests.single_op import single_op_model
 
 
 def _relu_model():
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])
-    return helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])],
-                                               "g", [x], [y]))
+    spec = (TensorProto.FLOAT, [4])
+    return single_op_model("Relu", {"x": spec}, {"y": spec}, opset=None)  # onnx's newest
 
 
 def test_the_collector_is_off_while_compiling_and_on_again_after(monkeypatch):

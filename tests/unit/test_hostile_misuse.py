@@ -41,7 +41,7 @@ def const(name: str, value) -> onnx.TensorProto:
 def model(node, inputs=(), initializers=(), opset: int = 17, out_elem: int = T.FLOAT):
     """`node` writing y (of element type `out_elem`), IR version 10."""
     return graph_model([node], {i.name: i for i in inputs}, {"y": (out_elem, None)},
-                       initializers={t.name: t for t in initializers},
+                       initializers=list(initializers),
                        opset=opset, ir_version=10)
 
 

@@ -10,17 +10,19 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.func import FuncOp
 
+from onnxc.dialects.entry_abi import input_defaults
 from onnxc.errors import ModelLoadError, OnnxcError, ShapeInferenceError, UnsupportedOpError
 from onnxc.frontend import import_onnx, import_onnx_text
-from onnxc.dialects.entry_abi import input_defaults
+from tests.single_op import graph_model
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 
 
 def model(nodes, inputs, outputs, initializers=(), opset=13, domains=()):
-    g = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
-    opsets = [helper.make_opsetid("", opset), *(helper.make_opsetid(d, 1) for d in domains)]
-    return helper.make_model(g, opset_imports=opsets)
+    """`inputs` / `outputs` value infos, `initializers` tensors, `domains` at version 1."""
+    return graph_model(nodes, {i.name: i for i in inputs}, {o.name: o for o in outputs},
+                       initializers=list(initializers),
+                       opset={"": opset, **{d: 1 for d in domains}})
 
 
 def vi(name, shape, elem=TensorProto.FLOAT):

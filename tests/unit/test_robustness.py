@@ -34,6 +34,7 @@ from onnxc.errors import (
     UnsupportedOpError,
 )
 from onnxc.tools.opt import main as opt_main
+from tests.single_op import graph_model
 
 F = TensorProto.FLOAT
 
@@ -43,10 +44,11 @@ def vi(name, shape, elem=F):
 
 
 def make(nodes, inputs, outputs, initializers=(), opset=17) -> onnx.ModelProto:
-    graph = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8  # onnxruntime 1.31 reads IR <= 11
-    return model
+    """`inputs` / `outputs` value infos, `initializers` tensors; IR version 8 (onnxruntime
+    1.31 reads IR <= 11)."""
+    return graph_model(nodes, {i.name: i for i in inputs}, {o.name: o for o in outputs},
+                       initializers=list(initializers), opset=opset,
+                       ir_version=8)
 
 
 def compile_(model):

@@ -6,16 +6,15 @@ from onnx import TensorProto, helper
 
 import onnxc
 from onnxc.errors import InvalidInputError
+from tests.single_op import graph_model, single_op_model
 
 
 @pytest.fixture(scope="module")
 def compiled():
-    graph = helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Neg", ["x"], ["z"])], "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8]),
-         helper.make_tensor_value_info("z", TensorProto.FLOAT, [4, 8])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    spec = (TensorProto.FLOAT, [4, 8])
+    model = graph_model(
+        [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Neg", ["x"], ["z"])],
+        {"x": spec}, {"y": spec, "z": spec}, opset=17)
     return onnxc.compile(model, cache_dir=False)
 
 
@@ -45,12 +44,8 @@ def test_unusable_output_arrays_are_refused(compiled, make_out, message):
 
 @pytest.fixture(scope="module")
 def add():
-    graph = helper.make_graph(
-        [helper.make_node("Add", ["a", "b"], ["y"])], "g",
-        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [4, 4]),
-         helper.make_tensor_value_info("b", TensorProto.FLOAT, [4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 4])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model = single_op_model("Add", {"a": (np.float32, [4, 4]), "b": (np.float32, [4])},
+                            {"y": (np.float32, [4, 4])}, opset=17)
     return onnxc.compile(model, cache_dir=False)
 
 

@@ -5,21 +5,17 @@ from types import MappingProxyType
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto
 
 import onnxc
 from onnxc.errors import InvalidInputError
+from tests.single_op import single_op_model
 
 
 @pytest.fixture(scope="module")
 def relu():
-    graph = helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["y"])], "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
+    spec = (TensorProto.FLOAT, [1, 4])
+    model = single_op_model("Relu", {"x": spec}, {"y": spec}, opset=17, ir_version=8)
     return onnxc.compile(model, cache_dir=False)
 
 
