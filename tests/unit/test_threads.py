@@ -13,7 +13,6 @@ import time
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
 
 import onnxc
 from onnxc.compile_options import CompileOptions
@@ -22,6 +21,7 @@ from onnxc.pipeline import loops_to_llvm_pipeline
 from onnxc.runtime import cache, thread_pool, threads
 from onnxc.runtime.jit import NativeModule
 from tests.ir_helpers import jit_loops
+from tests.single_op import single_op_model
 
 needs_pool = pytest.mark.skipif(not thread_pool.supported(), reason="no thread pool here")
 
@@ -219,14 +219,9 @@ def test_repeated_regions_stay_correct():
 
 
 def _matmul_model(m: int = 64, k: int = 48, n: int = 40) -> onnx.ModelProto:
-    rng = np.random.default_rng(0)
-    w = helper.make_tensor("w", TensorProto.FLOAT, [k, n], rng.standard_normal((k, n)).ravel())
-    graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w"], ["y"])], "mm",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, k])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, n])], [w],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=10)
+    w = np.random.default_rng(0).standard_normal((k, n)).astype(np.float32)
+    return single_op_model("MatMul", {"x": (np.float32, [m, k])}, {"y": (np.float32, [m, n])},
+                           initializers={"w": w}, opset=17, ir_version=10)
 
 
 def test_cache_key_includes_num_threads():
