@@ -14,28 +14,22 @@ from onnx import TensorProto, helper, numpy_helper
 
 import onnxc
 from onnxc.errors import InvalidInputError, ModelLoadError, UnsupportedOpError
+from tests.single_op import graph_model
 
 
 def _model() -> onnx.ModelProto:
     """y = relu(x @ w + b), z = x * 2: two outputs, a weight and a bias as initializers."""
-    w = numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(4, 3) / 10, "w")
-    b = numpy_helper.from_array(np.array([0.5, -1.0, 0.0], np.float32), "b")
-    two = numpy_helper.from_array(np.array(2.0, np.float32), "two")
+    consts = {"w": np.arange(12, dtype=np.float32).reshape(4, 3) / 10,
+              "b": np.array([0.5, -1.0, 0.0], np.float32), "two": np.array(2.0, np.float32)}
     nodes = [
         helper.make_node("MatMul", ["x", "w"], ["xw"], name="mm"),
         helper.make_node("Add", ["xw", "b"], ["pre"], name="add"),
         helper.make_node("Relu", ["pre"], ["y"], name="relu"),
         helper.make_node("Mul", ["x", "two"], ["z"], name="mul"),
     ]
-    graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3]),
-         helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 4])],
-        [w, b, two],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model
+    return graph_model(nodes, {"x": (np.float32, [2, 4])},
+                       {"y": (np.float32, [2, 3]), "z": (np.float32, [2, 4])},
+                       initializers=consts, opset=17, ir_version=8)
 
 
 @pytest.fixture(scope="module")
@@ -153,15 +147,10 @@ for bad in (np.zeros((3, 4), np.float32), np.zeros((2, 4), np.int64)):
 
 def _overridable(ir_version: int) -> onnx.ModelProto:
     """y = x + b where b is an initializer that is also listed as a graph input."""
-    b = numpy_helper.from_array(np.array([1, 2, 3], np.float32), "b")
-    graph = helper.make_graph(
-        [helper.make_node("Add", ["x", "b"], ["y"])], "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3]),
-         helper.make_tensor_value_info("b", TensorProto.FLOAT, [3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])], [b])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = ir_version
-    return model
+    spec = (np.float32, [3])
+    return graph_model([helper.make_node("Add", ["x", "b"], ["y"])], {"x": spec, "b": spec},
+                       {"y": spec}, initializers={"b": np.array([1, 2, 3], np.float32)},
+                       opset=17, ir_version=ir_version)
 
 
 @pytest.mark.parametrize("opt_level", [0, 3])
@@ -189,8 +178,8 @@ def test_input_defaults_keep_the_inputs_order():
     """The defaults attribute lists the overridable inputs in the model's order, so that
     the same model imports to the same IR text whatever Python's hash seed (it followed a
     set's order)."""
-    from onnxc.frontend import import_onnx
     from onnxc.dialects.entry_abi import INPUT_DEFAULTS_ATTR
+    from onnxc.frontend import import_onnx
 
     names = [f"b{i}" for i in (7, 3, 9, 1, 5, 8, 2, 6)]
     inits = [numpy_helper.from_array(np.full(3, i, np.float32), n) for i, n in enumerate(names)]
