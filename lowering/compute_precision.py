@@ -54,10 +54,16 @@ class SetComputePrecisionPass(ModulePass):
                 o.attributes[gemm_bf16.PRECISION_ATTR] = StringAttr(self.precision)
 
 
+BF16_KERNELS = (graph.MatMulOp, graph.GemmOp, graph.ConvOp, graph.ConvAddOp)
+"""The ops whose kernels have a bf16 form (the op-support matrix, docs/op-support.md, lists
+them); `bf16_eligible` says which instances qualify."""
+
+
 def bf16_eligible(op) -> bool:
     """Whether `op`'s kernel has a bf16 form (static shapes only: its scratch is sized by
     the rows)."""
-    if any(graph.is_symbolic(v) for v in [*op.operands, *op.results]):
+    if not isinstance(op, BF16_KERNELS) or any(
+            graph.is_symbolic(v) for v in [*op.operands, *op.results]):
         return False
     if isinstance(op, graph.MatMulOp | graph.GemmOp):
         return gemm_bf16.gemm_eligible(op)

@@ -56,3 +56,26 @@ def test_main_writes_the_file(tmp_path):
     out = tmp_path / "ops.md"
     assert main(["-o", str(out)]) == 0
     assert out.read_text(encoding="utf-8") == render()
+
+
+SUPPORT = DOCS.with_name("op-support.md")
+
+
+def test_committed_support_matrix_is_up_to_date():
+    from onnxc.tools.op_reference import REGENERATE_SUPPORT, render_support
+
+    committed = SUPPORT.read_text(encoding="utf-8") if SUPPORT.exists() else ""
+    assert render_support() == committed, (
+        f"docs/op-support.md is stale; regenerate it with `{REGENERATE_SUPPORT}`")
+
+
+def test_support_matrix_reads_the_registries():
+    from onnxc.dialects import graph
+    from onnxc.frontend.onnx_importer import CONVERTERS
+    from onnxc.tools.op_reference import closure_op, opset_thresholds
+
+    assert closure_op(CONVERTERS["Relu"]) is graph.ReluOp
+    assert 11 in opset_thresholds(CONVERTERS["Clip"])
+    text = SUPPORT.read_text(encoding="utf-8")
+    assert "| `Relu` |  | `graph.relu` | yes | yes | yes | yes |" in text
+    assert "| `graph.quantize_linear` | yes | yes | own kernel | own kernel | quantization op |" in text
