@@ -45,7 +45,7 @@ from onnxc.runtime import object_code
 from onnxc.runtime.artifact_header import header_source
 from onnxc.runtime.artifact_load import FORMAT, FORMAT_VERSION, MANIFEST
 from onnxc.runtime.artifact_sizes import c_string, shape_symbols, sizes_source
-from onnxc.runtime.cache_entry import aligned, spec_row, symbolic_row, tensor_layout
+from onnxc.runtime.cache_entry import aligned, tensor_layout
 from onnxc.target import Target, host_target
 
 RUN = "run"
@@ -161,32 +161,17 @@ def _weights(lowered) -> tuple[bytes, list[dict], list[dict]]:
 
 
 def manifest_of(lowered, prefix: str, constants: list[dict], defaults: list[dict],
-                weights_bytes: int) -> dict:
+                 weights_bytes: int) -> dict:
+    """manifest.json: the model's ABI record (runtime/model_abi.py, as a cache entry stores
+    it) with the artifact's own fields beside it."""
     from onnxc.version import __version__
 
-    target = lowered.target
-    batch = lowered.batch
-    rows = None
-    if batch is not None:
-        rows = [[batch.inputs.get(s.name, 0) for s in lowered.inputs],
-                [batch.outputs.get(s.name, 0) for s in lowered.outputs]]
     manifest = {
         "format": FORMAT,
         "version": FORMAT_VERSION,
         "onnxc": __version__,
         "prefix": prefix,
-        "target": {"name": target.name, "triple": target.triple, "cpu": target.cpu,
-                   "features": target.features},
-        "inputs": [spec_row(s) for s in lowered.inputs],
-        "outputs": [spec_row(s) for s in lowered.outputs],
-        "batch_rows": rows,
-        "symbolic": symbolic_row(lowered.symbolic),
-        "arena_bytes": lowered.arena_bytes,
-        "intermediate_bytes": lowered.intermediate_bytes,
-        "num_threads": lowered.num_threads,
-        "precision": lowered.precision,
-        "status_offset": lowered.status_offset,
-        "check_sites": lowered.check_sites,
+        **lowered.abi.to_json(),
         "constants": constants,
         "defaults": defaults,
         "weights_bytes": weights_bytes,
@@ -276,7 +261,7 @@ def _c_source(name: str) -> str:
 def build(lowered, directory: str | os.PathLike, prefix: str = "model") -> Artifact:
     """Write the artifact of `lowered` (api.lower_to_llvm) into `directory`."""
     prefix = _check_prefix(prefix)
-    target: Target = lowered.target
+    target: Target = lowered.abi.target
     cc = c_compiler(target)
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)

@@ -25,16 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from onnxc.errors import ModelLoadError
-from onnxc.precision import PRECISIONS
-from onnxc.runtime.cache_entry import (
-    BadEntry,
-    parse_batch_rows,
-    parse_check_sites,
-    parse_size,
-    parse_spec,
-    parse_symbolic,
-)
-from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
+from onnxc.runtime.compiled_model import CompiledModel
+from onnxc.runtime.model_abi import BadEntry, ModelABI, parse_size, parse_spec
 from onnxc.target import Target, host_target
 
 MANIFEST = "manifest.json"
@@ -59,17 +51,11 @@ def _manifest(directory: Path) -> dict:
     return manifest
 
 
-def _target(manifest: dict, path: Path) -> Target:
-    spec = manifest.get("target")
-    fields = ("name", "triple", "cpu", "features")
-    if not isinstance(spec, dict) or not all(isinstance(spec.get(f), str) for f in fields):
-        raise ModelLoadError(f"{path}: bad target description")
-    target = Target(*(spec[f] for f in fields))
+def _runs_here(target: Target, path: Path) -> None:
     reason = target.why_it_cannot_run_on(host_target())
     if reason is not None:
         raise ModelLoadError(
             f"{path} was built for {target.name} ({target.cpu}) and cannot run here: {reason}")
-    return target
 
 
 def _arrays(rows, buffer, weights_bytes: int, what: str) -> list[tuple[str, np.ndarray]]:
@@ -101,31 +87,17 @@ def load(directory: str | os.PathLike) -> CompiledModel:
     directory = Path(directory)
     manifest = _manifest(directory)
     path = directory / MANIFEST
-    target = _target(manifest, path)
+    try:
+        abi = ModelABI.from_json(manifest)
+    except BadEntry as error:
+        raise ModelLoadError(f"{path}: {error}") from None
+    _runs_here(abi.target, path)
     prefix = manifest.get("prefix")
     library = directory / str((manifest.get("files") or {}).get("library", ""))
     if not isinstance(prefix, str) or not prefix.isidentifier() or not library.is_file():
         raise ModelLoadError(f"{path}: bad prefix or missing library")
     try:
         weights_bytes = parse_size(manifest, "weights_bytes")
-        symbolic = parse_symbolic(manifest.get("symbolic"))
-        symbols = set(symbolic.symbols) if symbolic is not None else set()
-        inputs = [TensorSpec(*parse_spec(row, symbols)) for row in manifest.get("inputs") or []]
-        outputs = [TensorSpec(*parse_spec(row, symbols))
-                   for row in manifest.get("outputs") or []]
-        batch_rows = parse_batch_rows(manifest.get("batch_rows"), inputs, outputs)
-        if symbolic is not None and batch_rows is not None:
-            raise BadEntry("a model is batched or symbolic, not both")
-        check_sites = parse_check_sites(manifest.get("check_sites"))
-        arena_bytes = parse_size(manifest, "arena_bytes")
-        status_offset = manifest.get("status_offset")
-        if type(status_offset) is not int or not (
-                status_offset == -1 or 0 <= status_offset <= arena_bytes - 24):
-            raise BadEntry("status record outside the arena")
-        num_threads = parse_size(manifest, "num_threads")
-        precision = manifest.get("precision")
-        if num_threads < 1 or precision not in PRECISIONS:
-            raise BadEntry("bad threads or precision")
         try:
             lib = ctypes.CDLL(str(library.resolve()))
             entry = ctypes.cast(getattr(lib, f"{prefix}_entry"), ctypes.c_void_p).value
@@ -138,14 +110,6 @@ def load(directory: str | os.PathLike) -> CompiledModel:
         defaults = dict(_arrays(manifest.get("defaults"), buffer, weights_bytes, "defaults"))
     except BadEntry as error:
         raise ModelLoadError(f"{path}: {error}") from None
-    compiled = CompiledModel(lib, entry, inputs, outputs, constants, arena_bytes,
-                             parse_size(manifest, "intermediate_bytes"), check_sites,
-                             status_offset, defaults, symbolic=symbolic,
-                             num_threads=num_threads, precision=precision,
-                             target=target.name)
-    if batch_rows is not None:
-        compiled.bind_batch_rows(*batch_rows)
-    return compiled
-
+    return CompiledModel(lib, entry, abi, constants, defaults)
 
 __all__ = ["load"]

@@ -22,7 +22,7 @@ from __future__ import annotations
 from onnxc.dialects.size_substitution import monotone_upper
 from onnxc.dialects.size_text import parse_dim
 from onnxc.dialects.symbolic_dims import Dim, SizeFn, SymDim
-from onnxc.runtime.cache_entry import parse_symbolic
+from onnxc.runtime.model_abi import parse_symbolic
 from onnxc.runtime.dtypes import dtype_named
 from onnxc.runtime.symbolic_shapes import INITIAL_CAPACITY
 

@@ -14,12 +14,10 @@ alone, before any other byte is interpreted; only then is the header parsed, and
 value in it is still checked against the buffer (offsets and sizes in range, dtypes from a
 fixed table, sizes that agree with shapes) before anything is built from it.
 
-The header holds everything a `CompiledModel` is made of besides its code: the entry's
-input and output specs for one sample, the batch binding (rows per sample), arena and
-intermediate sizes, thread count, run-time check sites and the status record's offset, and
-the layout of the constants and of the overridable inputs' defaults. Dtypes are stored by
-name (`bfloat16`, `float8_e4m3fn`, `int4`, ...), never as `dtype.str`, which is a void
-`|V2` for ml_dtypes' types.
+The header holds the model's `ModelABI` (runtime/model_abi.py: specs, batch rows, arena,
+checks, threads, precision, target, symbols; the artifact manifest stores the same record),
+the entry symbol, and the layout of the object code, the constants and the overridable
+inputs' defaults.
 """
 
 from __future__ import annotations
@@ -35,84 +33,51 @@ from typing import BinaryIO
 
 import numpy as np
 
-from onnxc.dialects.check_failures import STATUS_RECORD_BYTES
-from onnxc.dialects.size_text import parse_dim
-from onnxc.dialects.symbolic_dims import SymbolicDimError, SymDim
-from onnxc.precision import PRECISIONS
 from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
-from onnxc.runtime.dtypes import DTYPES
-from onnxc.runtime.symbolic_shapes import SymbolicSignature
+from onnxc.runtime.model_abi import (
+    BadEntry,
+    ModelABI,
+    parse_list,
+    parse_object,
+    parse_size,
+    parse_spec,
+    spec_row,
+)
 
-FORMAT_VERSION = 2
-MAGIC = b"ONNXC-CACHE\x00v2\x00\x00"  # 16 bytes
+FORMAT_VERSION = 3
+MAGIC = b"ONNXC-CACHE\x00v3\x00\x00"  # 16 bytes
 _LENGTH = struct.Struct("<Q")
 _PREFIX = len(MAGIC) + _LENGTH.size
 _ALIGN = 64
 MAC_BYTES = 32
-_DOMAIN = b"onnxc compile cache entry v2\0"
-_MAX_DIM = 1 << 48
-
-
-class BadEntry(Exception):
-    """The entry is not one this cache wrote for this key (or not one this onnxc can use)."""
-
-
-
+_DOMAIN = b"onnxc compile cache entry v3\0"
 
 
 @dataclass
 class Entry:
-    """The content of an entry: a CompiledModel's state, and the code it runs."""
+    """The content of an entry: a CompiledModel's ABI, its weights, and the code it runs."""
 
     entry_symbol: str
     object_code: bytes
-    inputs: list[TensorSpec]
-    """every input of the native entry, for one sample when the model is batched"""
-    outputs: list[TensorSpec]
-    batch_rows: tuple[list[int], list[int]] | None
-    """rows per sample of each input and output (0: not batched), None: not batched"""
+    abi: ModelABI
     constants: list[np.ndarray]
     constant_names: list[str]
     input_defaults: dict[str, np.ndarray]
-    arena_bytes: int
-    intermediate_bytes: int
-    num_threads: int
-    status_offset: int
-    check_sites: list[dict]
-    precision: str = "fp32"
-    target: str = "host"
-    symbolic: SymbolicSignature | None = None
-    """the size symbols and dynamic arena slots of a model with symbolic dimensions"""
 
     @classmethod
     def of(cls, compiled: CompiledModel, object_code: bytes, constant_names: Sequence[str],
            entry_symbol: str) -> Entry:
-        """What a freshly compiled model is made of (its specs unbound from the batch)."""
-        batch = compiled._batch_rows
-        inputs, outputs = list(compiled._entry_inputs), list(compiled.outputs)
-        if batch is not None:
-            inputs, outputs = list(compiled._sample_inputs), list(compiled._sample_outputs)
-            batch = (list(batch[0]), list(batch[1]))
-        return cls(entry_symbol, bytes(object_code), inputs, outputs, batch,
-                   list(compiled._constants), list(constant_names),
-                   dict(compiled.input_defaults), compiled.arena_bytes,
-                   compiled.intermediate_bytes, compiled.num_threads, compiled.status_offset,
-                   [dict(site) for site in compiled.check_sites], compiled.precision,
-                   compiled.target, compiled.symbolic)
+        """What a freshly compiled model is made of."""
+        return cls(entry_symbol, bytes(object_code), compiled.abi, list(compiled._constants),
+                   list(constant_names), dict(compiled.input_defaults))
 
     def compiled_model(self) -> CompiledModel:
         """Load the code and build the model (call only on an entry `read` accepted)."""
         from onnxc.runtime.jit import NativeModule
 
         native = NativeModule.from_object(self.object_code)
-        compiled = CompiledModel(
-            native, native.function_address(self.entry_symbol), self.inputs, self.outputs,
-            self.constants, self.arena_bytes, self.intermediate_bytes, self.check_sites,
-            self.status_offset, self.input_defaults, self.symbolic,
-            num_threads=self.num_threads, precision=self.precision, target=self.target)
-        if self.batch_rows is not None:
-            compiled.bind_batch_rows(*self.batch_rows)
-        return compiled
+        return CompiledModel(native, native.function_address(self.entry_symbol), self.abi,
+                             self.constants, self.input_defaults)
 
 
 def aligned(offset: int) -> int:
@@ -123,13 +88,6 @@ def _mac(secret: bytes, key: str):
     mac = hmac.new(secret, digestmod=hashlib.sha256)
     mac.update(_DOMAIN + key.encode("ascii") + b"\0")
     return mac
-
-
-def spec_row(spec: TensorSpec) -> list:
-    dtype = np.dtype(spec.dtype)
-    if DTYPES.get(dtype.name) != dtype:
-        raise BadEntry(f"dtype {dtype} has no cache encoding")
-    return [spec.name, [d if isinstance(d, str) else int(d) for d in spec.shape], dtype.name]
 
 
 def tensor_layout(constant_names: Sequence[str], constants: Sequence[np.ndarray],
@@ -165,17 +123,7 @@ def write(out: BinaryIO, key: str, secret: bytes, entry: Entry) -> None:
     header = {
         "key": key,
         "entry_symbol": entry.entry_symbol,
-        "inputs": [spec_row(s) for s in entry.inputs],
-        "outputs": [spec_row(s) for s in entry.outputs],
-        "batch_rows": None if entry.batch_rows is None else [list(r) for r in entry.batch_rows],
-        "arena_bytes": entry.arena_bytes,
-        "intermediate_bytes": entry.intermediate_bytes,
-        "num_threads": entry.num_threads,
-        "precision": entry.precision,
-        "target": entry.target,
-        "status_offset": entry.status_offset,
-        "check_sites": entry.check_sites,
-        "symbolic": symbolic_row(entry.symbolic),
+        "abi": entry.abi.to_json(),
         "object": {"offset": 0, "nbytes": len(entry.object_code)},
         **layout,
         "data_bytes": offset,
@@ -248,141 +196,19 @@ def read(buffer, key: str, secret: bytes) -> Entry:
             return name, np.zeros(shape, dtype)
         return name, np.frombuffer(buffer, dtype, nbytes // dtype.itemsize, start).reshape(shape)
 
-    start, nbytes = blob(_dict(header, "object"), "object code")
-    constants = [array(row, "constant") for row in _list(header, "constants")]
-    defaults = dict(array(row, "default") for row in _list(header, "defaults"))
-    symbolic = parse_symbolic(header.get("symbolic"))
-    symbols = set(symbolic.symbols) if symbolic is not None else set()
-    inputs = [TensorSpec(*parse_spec(row, symbols)) for row in _list(header, "inputs")]
-    outputs = [TensorSpec(*parse_spec(row, symbols)) for row in _list(header, "outputs")]
-    batch_rows = parse_batch_rows(header.get("batch_rows"), inputs, outputs)
-    if symbolic is not None and batch_rows is not None:
-        raise BadEntry("a model is batched or symbolic, not both")
-    by_name = {s.name: s for s in inputs}
+    start, nbytes = blob(parse_object(header, "object"), "object code")
+    constants = [array(row, "constant") for row in parse_list(header, "constants")]
+    defaults = dict(array(row, "default") for row in parse_list(header, "defaults"))
+    abi = ModelABI.from_json(header.get("abi"))
+    by_name = {s.name: s for s in abi.inputs}
     for name, value in defaults.items():
         spec = by_name.get(name)
         if spec is None or spec.shape != value.shape or spec.dtype != value.dtype:
             raise BadEntry(f"default of '{name}' does not match an input")
-    arena_bytes = parse_size(header, "arena_bytes")
-    status_offset = header.get("status_offset")
-    if type(status_offset) is not int or not (
-            status_offset == -1 or 0 <= status_offset <= arena_bytes - STATUS_RECORD_BYTES):
-        raise BadEntry("status record outside the arena")
-    num_threads = parse_size(header, "num_threads")
     symbol = header.get("entry_symbol")
-    precision, target = header.get("precision"), header.get("target")
-    if not nbytes or num_threads < 1 or not isinstance(symbol, str) \
-            or precision not in PRECISIONS or not isinstance(target, str):
+    if not nbytes or not isinstance(symbol, str):
         raise BadEntry("bad code description")
-    return Entry(
-        symbol, bytes(buffer[start:start + nbytes]), inputs, outputs, batch_rows,
-        [c for _, c in constants], [n for n, _ in constants], defaults, arena_bytes,
-        parse_size(header, "intermediate_bytes"), num_threads, status_offset,
-        parse_check_sites(header.get("check_sites")), precision, target, symbolic)
+    return Entry(symbol, bytes(buffer[start:start + nbytes]), abi, [c for _, c in constants],
+                 [n for n, _ in constants], defaults)
 
 
-def parse_size(row, name: str) -> int:
-    value = row.get(name) if isinstance(row, dict) else None
-    if type(value) is not int or not 0 <= value < 1 << 62:
-        raise BadEntry(f"'{name}' is not a size")
-    return value
-
-
-def _list(row: dict, name: str) -> list:
-    value = row.get(name)
-    if not isinstance(value, list):
-        raise BadEntry(f"'{name}' is not a list")
-    return value
-
-
-def _dict(row: dict, name: str) -> dict:
-    value = row.get(name)
-    if not isinstance(value, dict):
-        raise BadEntry(f"'{name}' is not an object")
-    return value
-
-
-def parse_spec(row, symbols: set[str] = frozenset()) -> tuple[str, tuple[int | str, ...], np.dtype]:
-    """(name, shape, dtype) of a stored [name, shape, dtype name] row; a dimension may be a
-    polynomial in `symbols` (the input and output specs of a symbolic model)."""
-    if not isinstance(row, list) or len(row) != 3:
-        raise BadEntry("bad tensor description")
-    name, shape, dtype = row
-    if not isinstance(name, str) or not isinstance(shape, list) or not isinstance(dtype, str) \
-            or dtype not in DTYPES:
-        raise BadEntry("bad tensor description")
-    for d in shape:
-        if isinstance(d, str) and symbols:
-            if not _symbolic_dim_in(d, symbols):
-                raise BadEntry(f"bad symbolic dimension of '{name}'")
-        elif type(d) is not int or not 0 <= d < _MAX_DIM:
-            raise BadEntry(f"bad shape of '{name}'")
-    return name, tuple(shape), DTYPES[dtype]
-
-
-def _symbolic_dim_in(text: str, symbols: set[str]) -> bool:
-    try:
-        dim = parse_dim(text)
-    except SymbolicDimError:
-        return False
-    return isinstance(dim, SymDim) and dim.symbols() <= symbols
-
-
-def symbolic_row(signature: SymbolicSignature | None) -> dict | None:
-    """A symbolic signature as stored (parse_symbolic reads it back)."""
-    if signature is None:
-        return None
-    return {"symbols": list(signature.symbols), "slots": list(signature.dynamic_slots),
-            "run_symbols": list(signature.run_symbols),
-            "run_bounds": list(signature.run_bounds),
-            "separable_batch": signature.separable_batch}
-
-
-def parse_symbolic(row) -> SymbolicSignature | None:
-    if row is None:
-        return None
-    if not isinstance(row, dict):
-        raise BadEntry("bad symbolic signature")
-    symbols, slots, run = row.get("symbols"), row.get("slots"), row.get("run_symbols", [])
-    bounds = row.get("run_bounds", [""] * len(run) if isinstance(run, list) else None)
-    batch = row.get("separable_batch")
-    if not isinstance(symbols, list) or not symbols or not isinstance(slots, list) \
-            or not isinstance(run, list) or not isinstance(bounds, list) \
-            or len(bounds) != len(run) \
-            or not all(isinstance(s, str) for s in [*symbols, *slots, *run, *bounds]) \
-            or (batch is not None and batch not in symbols):
-        raise BadEntry("bad symbolic signature")
-    try:
-        if not all(parse_dim(s) == SymDim.symbol(s) for s in symbols):
-            raise BadEntry("bad size symbol")
-        return SymbolicSignature(tuple(symbols), tuple(slots), tuple(run), batch,
-                                 tuple(bounds))
-    except SymbolicDimError as err:
-        raise BadEntry(f"bad symbolic signature: {err}") from None
-
-
-def parse_batch_rows(rows, inputs: list[TensorSpec], outputs: list[TensorSpec]):
-    if rows is None:
-        return None
-    if not isinstance(rows, list) or len(rows) != 2 or not all(
-            isinstance(r, list) and len(r) == len(s) for r, s in zip(rows, (inputs, outputs))):
-        raise BadEntry("bad batch rows")
-    for r, specs in zip(rows, (inputs, outputs)):
-        for k, spec in zip(r, specs):
-            if type(k) is not int or k < 0 or (k and (not spec.shape or spec.shape[0] != k)):
-                raise BadEntry(f"bad batch rows of '{spec.name}'")
-    return rows[0], rows[1]
-
-
-def parse_check_sites(sites) -> list[dict]:
-    if not isinstance(sites, list) or not all(isinstance(s, dict) for s in sites):
-        raise BadEntry("bad check sites")
-    for site in sites:
-        for value in site.values():
-            if isinstance(value, list):
-                if not all(isinstance(r, list) and len(r) == 2
-                           and all(type(v) is int for v in r) for r in value):
-                    raise BadEntry("bad check site ranges")
-            elif not isinstance(value, str):
-                raise BadEntry("bad check site")
-    return sites

@@ -33,13 +33,16 @@ import math
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from onnxc.dialects.check_failures import STATUS_RECORD_BYTES, check_failure
 from onnxc.errors import InvalidArgumentError, InvalidInputError
 from onnxc.resource_limits import check_allocation, check_tensor
-from onnxc.dialects.check_failures import STATUS_RECORD_BYTES, check_failure
-from onnxc.runtime.symbolic_shapes import SymbolicSignature
+
+if TYPE_CHECKING:
+    from onnxc.runtime.model_abi import ModelABI
 
 _ARENA_ALIGNMENT = 64
 
@@ -129,24 +132,17 @@ class _Slot:
 class CompiledModel:
     """A model compiled to native code; call `run` like an onnxruntime InferenceSession."""
 
-    def __init__(
-        self,
-        native,
-        entry_address: int,
-        inputs: Sequence[TensorSpec],
-        outputs: Sequence[TensorSpec],
-        constants: Sequence[np.ndarray],
-        arena_bytes: int,
-        intermediate_bytes: int = 0,
-        check_sites: Sequence[Mapping[str, object]] = (),
-        status_offset: int = -1,
-        input_defaults: Mapping[str, np.ndarray] | None = None,
-        symbolic: SymbolicSignature | None = None,
-        *,
-        num_threads: int = 1,
-        precision: str = "fp32",
-        target: str = "host",
-    ):
+    def __init__(self, native, entry_address: int, abi: ModelABI,
+                 constants: Sequence[np.ndarray],
+                 input_defaults: Mapping[str, np.ndarray] | None = None):
+        """`abi`: what the native entry at `entry_address` takes (runtime/model_abi.py);
+        `constants`: its weights, in the ABI's order; `native` keeps the code alive."""
+        self.abi = abi
+        """the record it was built from (a cache entry and an artifact store it)"""
+        num_threads, precision, target = abi.num_threads, abi.precision, abi.target.name
+        symbolic, check_sites, status_offset = abi.symbolic, abi.check_sites, abi.status_offset
+        inputs, outputs = abi.inputs, abi.outputs
+        arena_bytes, intermediate_bytes = abi.arena_bytes, abi.intermediate_bytes
         self._native = native  # keeps the JIT engine (and so the code) alive
         self._num_threads = num_threads
         self._precision = precision
@@ -189,6 +185,8 @@ class CompiledModel:
         self.compile_seconds: dict[str, float] = {}  # per stage, filled by onnxc.compile
         self.from_cache = False
         """True when onnxc.compile loaded this model from its disk cache (a hit)."""
+        if abi.batch_rows is not None:
+            self._bind_batch_rows(*abi.batch_rows)
 
     def _check_allocations(self) -> None:
         """ResourceLimitError, before the first arena is made, for an arena or an output
@@ -211,17 +209,10 @@ class CompiledModel:
     _batch_rows: tuple[list[int], list[int]] | None = None
     """rows per sample of each input and output, when compiled for one sample of a batch"""
 
-    def bind_batch_axis(self, batch) -> None:
-        """Mark the model as compiled for one sample of `batch` (a frontend BatchAxis):
-        its batched inputs and outputs then take any multiple of their per-sample rows."""
-        if batch is None:
-            return
-        self.bind_batch_rows([batch.inputs.get(s.name, 0) for s in self._entry_inputs],
-                             [batch.outputs.get(s.name, 0) for s in self.outputs])
-
-    def bind_batch_rows(self, rows_in: Sequence[int], rows_out: Sequence[int]) -> None:
-        """The same from the rows per sample of each input and output (0: not batched), as
-        a cache entry or an artifact's manifest stores them."""
+    def _bind_batch_rows(self, rows_in: Sequence[int], rows_out: Sequence[int]) -> None:
+        """Mark the model as compiled for one sample of a batch, from the rows per sample
+        of each input and output (0: not batched; the ABI's `batch_rows`): its batched
+        inputs and outputs then take any multiple of their per-sample rows."""
         rows_in, rows_out = list(rows_in), list(rows_out)
         self._batch_rows = (rows_in, rows_out)
         self._sample_inputs = list(self._entry_inputs)

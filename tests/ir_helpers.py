@@ -138,9 +138,6 @@ def _compile_graph(text: str, num_threads: int):
         lowered = lower_graph(ctx, module, _StageLog(False),
                               CompileOptions(num_threads=num_threads, target=target))
         native = pipeline.jit_compile(lowered.llvm_module, target)
-    model = CompiledModel(
-        native, native.function_address(WRAPPER_NAME), lowered.inputs, lowered.outputs,
-        lowered.constants, lowered.arena_bytes, lowered.intermediate_bytes,
-        lowered.check_sites, lowered.status_offset, lowered.input_defaults, lowered.symbolic,
-        num_threads=num_threads)
+    model = CompiledModel(native, native.function_address(WRAPPER_NAME), lowered.abi,
+                          lowered.constants, lowered.input_defaults)
     return model, native, lowered

@@ -64,6 +64,7 @@ from onnxc.passes.stats import OptimizationStats
 from onnxc.progress import CompileProgress
 from onnxc.runtime import thread_pool
 from onnxc.runtime.compiled_model import CompiledModel, TensorSpec
+from onnxc.runtime.model_abi import ModelABI
 from onnxc.runtime.symbolic_shapes import SymbolicSignature
 from onnxc.target import Target, set_module_target
 
@@ -281,7 +282,7 @@ def compile_artifact(
                                 input_shapes=input_shapes, precision=precision, target=target)
     with _StageLog(verbose, quiet) as log:
         lowered = lower_to_llvm(model, log, options, per_sample=True)
-        if lowered.symbolic is not None and lowered.batch is not None:
+        if lowered.abi.symbolic is not None and lowered.batch is not None:
             # a batch-separable model with other symbolic sizes: one artifact for
             # every batch size, as the symbols say (not run per sample)
             lowered = lower_to_llvm(model, log, options)
@@ -297,29 +298,21 @@ class LoweredModel:
     llvm_module: Any
     """the llvmlite `ir.Module` (its entry wrapper is `WRAPPER_NAME`), or for the JIT the
     runtime.jit.PendingNativeModule it is being compiled into"""
-    inputs: list[TensorSpec]
-    outputs: list[TensorSpec]
+    abi: ModelABI
     constants: list[Any]
     constant_names: list[str]
-    arena_bytes: int
-    intermediate_bytes: int
-    check_sites: list[dict]
-    status_offset: int
     input_defaults: dict[str, Any]
     batch: BatchAxis | None
-    num_threads: int
-    precision: str
-    target: Target
-    symbolic: SymbolicSignature | None = None
+    """the batch axis the model was compiled one sample of (its rows are in the ABI)"""
 
 
 def lower_to_llvm(model, log: _StageLog, options: CompileOptions,
                   per_sample: bool = False, for_jit: bool = False,
                   collector: CollectorPause | None = None) -> LoweredModel:
     """Import, graph passes, graph -> loops, the entry ABI and loops -> LLVM IR, for
-    `options.target` (recorded on the module: onnxc.target): every stage but machine code. `per_sample`: a
-    batch-separable model always runs once per sample (ahead-of-time artifacts, which take
-    static shapes). `for_jit`: a large model's LLVM IR may be streamed to code-generation
+    `options.target` (recorded on the module: onnxc.target): every stage but machine code.
+    `per_sample`: a batch-separable model always runs once per sample (ahead-of-time
+    artifacts, which take static shapes). `for_jit`: a large model's LLVM IR may be streamed to code-generation
     workers as it is emitted (`llvm_module` is then a PendingNativeModule). Garbage
     collection is paused throughout (onnxc/collector.py), by `collector` when the caller
     holds the pause."""
@@ -339,8 +332,10 @@ def _lower_to_llvm(model, log: _StageLog, options: CompileOptions, per_sample: b
         except LoweringError:  # an op has no kernel for symbolic sizes: one sample after all
             pass
         else:
-            assert lowered.symbolic is not None
-            lowered.symbolic = dataclasses.replace(lowered.symbolic, separable_batch=separable)
+            symbolic = lowered.abi.symbolic
+            assert symbolic is not None
+            lowered.abi = dataclasses.replace(
+                lowered.abi, symbolic=dataclasses.replace(symbolic, separable_batch=separable))
             return lowered
     if separable is not None:
         model, batch = _per_sample(load_model(given), separable)
@@ -388,12 +383,16 @@ def lower_graph(ctx, module: ModuleOp, log: _StageLog, options: CompileOptions,
         entry = entry_function(module)
         constant_names = string_list(entry, CONSTANTS_ATTR)
         sites = check_sites(entry)
-        lowered = LoweredModel(
-            None, inputs, outputs, [arrays[name] for name in constant_names],
-            constant_names, _int_attr(entry, ARENA_BYTES_ATTR),
-            _int_attr(entry, INTERMEDIATE_BYTES_ATTR), sites,
-            _int_attr(entry, STATUS_OFFSET_ATTR) if sites else -1, input_defaults(entry),
-            batch, threads, precision, target, symbolic_signature(entry))
+        rows = None if batch is None else (
+            tuple(batch.inputs.get(s.name, 0) for s in inputs),
+            tuple(batch.outputs.get(s.name, 0) for s in outputs))
+        abi = ModelABI(
+            tuple(inputs), tuple(outputs), _int_attr(entry, ARENA_BYTES_ATTR),
+            _int_attr(entry, INTERMEDIATE_BYTES_ATTR), tuple(sites),
+            _int_attr(entry, STATUS_OFFSET_ATTR) if sites else -1, threads, precision, target,
+            rows, symbolic_signature(entry))
+        lowered = LoweredModel(None, abi, [arrays[name] for name in constant_names],
+                               constant_names, input_defaults(entry), batch)
         entry_name = entry.sym_name.data
         with log.stage(pipeline.TIMED_AS["loops-to-llvm"]):  # llvm-ir is timed with it
             lowered.llvm_module = pipeline.lower_to_llvm_ir(
@@ -415,14 +414,8 @@ def _compile_static(model, log: _StageLog, options: CompileOptions):
             # lanes still compile its last chunks, not after
             collector.collect()
             native = pipeline.jit_compile(lowered.llvm_module, options.target)
-    compiled = CompiledModel(
-        native, native.function_address(WRAPPER_NAME), lowered.inputs, lowered.outputs,
-        lowered.constants, lowered.arena_bytes, lowered.intermediate_bytes,
-        lowered.check_sites, lowered.status_offset, lowered.input_defaults,
-        lowered.symbolic, num_threads=options.num_threads, precision=options.precision,
-        target=options.target.name,
-    )
-    compiled.bind_batch_axis(lowered.batch)
+    compiled = CompiledModel(native, native.function_address(WRAPPER_NAME), lowered.abi,
+                             lowered.constants, lowered.input_defaults)
     return compiled, native, lowered.constant_names
 
 
