@@ -22,6 +22,7 @@ from onnxc.compile_options import CompileOptions
 from onnxc.errors import InvalidArgumentError
 from onnxc.runtime import cache
 from onnxc.runtime.compiled_model import TensorSpec
+from tests.single_op import graph_model
 
 _W = np.arange(8, dtype=np.float32).reshape(2, 4) / 10 - 0.5
 _B = np.array([0.5, -1.0, 0.0, 0.25], np.float32)
@@ -34,14 +35,9 @@ def _model() -> onnx.ModelProto:
         helper.make_node("Add", ["xw", "b"], ["pre"]),
         helper.make_node("Relu", ["pre"], ["y"]),
     ]
-    graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])],
-        [numpy_helper.from_array(_W, "w"), numpy_helper.from_array(_B, "b")],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model
+    spec = (TensorProto.FLOAT, [2, 4])
+    return graph_model(nodes, {"x": spec}, {"y": spec}, initializers={"w": _W, "b": _B},
+                       opset=17, ir_version=8)
 
 
 def _x() -> np.ndarray:
@@ -239,10 +235,9 @@ def test_cache_size_bound_values(monkeypatch, value, expected):
 
 
 def _graph_model(nodes, inputs, outputs, initializers=(), opset=21) -> onnx.ModelProto:
-    graph = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 10
-    return model
+    """`inputs` / `outputs` value infos, `initializers` tensors; IR version 10."""
+    return graph_model(nodes, {i.name: i for i in inputs}, {o.name: o for o in outputs},
+                       initializers=list(initializers), opset=opset, ir_version=10)
 
 
 def _vi(name, elem, shape):
