@@ -197,7 +197,10 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
 
 
 if __name__ == "__main__":
+    import results_file
+
     try:
-        main()
+        with results_file.recording():
+            main()
     except OnnxcError as err:
         sys.exit(f"error: {err}")

@@ -181,12 +181,15 @@ def main() -> None:
     def sizes(text: str) -> list[int]:
         return [int(s) for s in text.split(",") if s]
 
-    if args.only in (None, "graph"):
-        graph_size(sizes(args.chain), sizes(args.wide))
-    if args.only in (None, "compiles"):
-        many_compiles(args.compiles, args.warmup)
-    if args.only in (None, "weights"):
-        large_weights(args.weights_mb)
+    import results_file  # the parent's tables only: a child prints one JSON line
+
+    with results_file.recording():
+        if args.only in (None, "graph"):
+            graph_size(sizes(args.chain), sizes(args.wide))
+        if args.only in (None, "compiles"):
+            many_compiles(args.compiles, args.warmup)
+        if args.only in (None, "weights"):
+            large_weights(args.weights_mb)
 
 
 if __name__ == "__main__":

@@ -200,6 +200,13 @@ def main(argv: list[str] | None = None) -> None:
         runtime, name, threads = args.worker
         print(json.dumps(worker(runtime, name, int(threads), args.rounds)), flush=True)
         return
+    import results_file  # the parent's tables only: a worker prints one JSON line
+
+    with results_file.recording(None if argv is None else [sys.argv[0], *argv]):
+        measure(args)
+
+
+def measure(args: argparse.Namespace) -> None:
     if args.interleaved:
         runtimes = args.runtimes.split(",")
         print(f"{'model':<16} " + " ".join(f"{r + ' ms':>15}" for r in runtimes)

@@ -87,4 +87,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import results_file
+
+    with results_file.recording():
+        main()

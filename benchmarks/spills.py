@@ -114,4 +114,7 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import results_file
+
+    with results_file.recording():
+        main()

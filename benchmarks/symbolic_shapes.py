@@ -88,4 +88,7 @@ def _feeds(model, seq: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
 
 
 if __name__ == "__main__":
-    main()
+    import results_file
+
+    with results_file.recording():
+        main()
