@@ -1,6 +1,6 @@
 """Shared machinery of the graph optimizations: one catalog row = one pass of rewrite patterns.
 
-Each row of the pass catalog (README, "Graph optimizations") is a `GraphPatternPass` subclass whose
+Each row of the pass catalog (docs/graph-passes.md) is a `GraphPatternPass` subclass whose
 `name` is the row's name and whose `patterns` are xDSL `RewritePattern`s. The pass applies
 them with xDSL's greedy driver to a fixpoint, with trivial dead-code elimination on (graph ops
 are `Pure`, so a producer left without users by a fusion disappears). Every successful

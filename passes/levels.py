@@ -1,8 +1,8 @@
 """Graph-optimization levels, as in onnxruntime: -O0 nothing, -O1 Basic, -O2 + Extended,
 -O3 + Layout & Memory.
 
-BASIC, EXTENDED and LAYOUT_AND_MEMORY hold every row of the pass catalog (the README's
-"Graph optimizations", `onnxc.registry`) exactly once, at the level the catalog puts it. A
+BASIC, EXTENDED and LAYOUT_AND_MEMORY hold every row of the pass catalog
+(docs/graph-passes.md, `onnxc.registry`) exactly once, at the level the catalog puts it. A
 level does not run its rows in catalog order but in ORDER, which interleaves the levels so
 that rewrites enable each other: folding first (so patterns see real constants), then removal of redundant and inverse
 ops, the complex (Extended) fusions while their source patterns are still intact, algebra,

@@ -1,6 +1,6 @@
 """Operator replacement: an op (or a known composition) becomes a cheaper equivalent.
 
-Rows of the catalog with no pass here, and why (listed in the README's catalog table):
+Rows of the catalog with no pass here, and why (listed in docs/graph-passes.md's catalog):
 - shapen-to-shapes: ShapeN is a TensorFlow op; ONNX has no ShapeN, so no graph we import
   can contain one.
 - group-conv: splitting a grouped Conv into Slice + Conv + Concat only pays where no

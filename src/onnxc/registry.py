@@ -37,7 +37,7 @@ ONNXC_DIALECTS: dict[str, Callable[[], Dialect]] = {
 
 # name -> "module:PassClass". Keep sorted by pipeline stage.
 _PASS_PATHS: dict[str, str] = {
-    # graph optimizations: one pass per row of the catalog (README, "Graph optimizations")
+    # graph optimizations: one pass per row of the catalog (docs/graph-passes.md)
     "fold-constant-ops": "onnxc.passes.constant_folding:FoldConstantOpsPass",
     "fold-axes-inputs": "onnxc.passes.constant_folding:FoldAxesInputsPass",
     "fold-scalar-binary": "onnxc.passes.constant_folding:FoldScalarBinaryPass",

@@ -4,7 +4,7 @@ model-zoo networks shipped in the onnx package (random weights, logits exposed) 
 the original's outputs (rtol 1e-4, atol 1e-5) and has no more compute nodes than
 onnxruntime's ORT_ENABLE_EXTENDED optimized model (tests/onnx_export_checks.py).
 
-`python tests/models/test_optimize_onnx_zoo.py` prints the README's node-count table.
+`python tests/models/test_optimize_onnx_zoo.py` prints the node-count table of docs/tools.md.
 """
 
 import pytest
