@@ -17,7 +17,8 @@ Inputs and outputs are given as `{name: spec}`, a spec being
 - a numpy array: its dtype and shape;
 - None (outputs only): the name alone, no type (onnxc and onnxruntime infer it);
 - a ValueInfoProto already made, used as it is.
-Outputs may also be a list of names (each with no type). Initializers are `{name: array}`
+Outputs may also be a list of names (each with no type), and `graph_model`'s inputs and
+outputs a list of ValueInfoProtos. Initializers are `{name: array}`
 (or a TensorProto, used as it is): constants, not graph inputs (None: an omitted optional
 input, `""` in the node). The node's inputs are the graph inputs then the initializers, in
 the order given, unless `node_inputs` lists them (`""` for an omitted optional input).
@@ -66,10 +67,10 @@ def value_info(name: str, spec: Spec) -> onnx.ValueInfoProto:
                                          None if shape is None else list(shape))
 
 
-def _value_infos(specs: Mapping[str, Spec] | Sequence[str]) -> list:
+def _value_infos(specs: Mapping[str, Spec] | Sequence[str | onnx.ValueInfoProto]) -> list:
     if isinstance(specs, Mapping):
         return [value_info(n, s) for n, s in specs.items()]
-    return [value_info(n, None) for n in specs]
+    return [s if isinstance(s, onnx.ValueInfoProto) else value_info(s, None) for s in specs]
 
 
 def numbered(arrays: Sequence[np.ndarray | None], prefix: str = "x") -> dict:
@@ -78,8 +79,9 @@ def numbered(arrays: Sequence[np.ndarray | None], prefix: str = "x") -> dict:
     return {f"{prefix}{i}": a for i, a in enumerate(arrays)}
 
 
-def graph_model(nodes: Sequence[onnx.NodeProto], inputs: Mapping[str, Spec],
-                outputs: Mapping[str, Spec] | Sequence[str], *,
+def graph_model(nodes: Sequence[onnx.NodeProto],
+                inputs: Mapping[str, Spec] | Sequence[onnx.ValueInfoProto],
+                outputs: Mapping[str, Spec] | Sequence[str | onnx.ValueInfoProto], *,
                 initializers: Mapping[str, Any] | Sequence[onnx.TensorProto] | None = None,
                 opset: int | Mapping[str, int] | None = 17, ir_version: int | None = None,
                 name: str = "g", infer_shapes: bool | str = False) -> onnx.ModelProto:

@@ -17,15 +17,14 @@ import onnxc
 from onnxc.errors import InvalidInputError, ResourceLimitError
 from onnxc.frontend.onnx_importer import import_onnx
 from onnxc.passes.evaluator import evaluate
+from tests.single_op import graph_model
 
 ort = pytest.importorskip("onnxruntime")
 
 
 def _model(nodes, inputs, outputs, inits=(), opset=17) -> onnx.ModelProto:
-    graph = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    return model
+    return graph_model(nodes, inputs, outputs, initializers=list(inits), opset=opset,
+                       ir_version=8)
 
 
 def _compiled_cold_and_warm(model, tmp_path):

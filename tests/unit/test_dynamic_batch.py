@@ -8,16 +8,15 @@ from onnx.reference import ReferenceEvaluator
 
 import onnxc
 from onnxc.errors import InvalidInputError, ShapeInferenceError
+from tests.single_op import graph_model
 
 RTOL, ATOL = 1e-4, 1e-5
 """f32 kernels against onnx.reference's float64-accumulating numpy."""
 
 
 def _model(nodes, inputs, outputs, inits=(), opset=17) -> onnx.ModelProto:
-    graph = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 9
-    return model
+    return graph_model(nodes, inputs, outputs, initializers=list(inits), opset=opset,
+                       ir_version=9)
 
 
 def _init(name, shape, seed):

@@ -17,6 +17,7 @@ from onnx.reference import ReferenceEvaluator
 
 import onnxc
 from onnxc.errors import InvalidInputError, UnsupportedOpError
+from tests.single_op import graph_model
 
 F32, I64, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 RTOL = ATOL = 1e-6
@@ -27,8 +28,7 @@ def _vi(name, elem, shape):
 
 
 def _model(nodes, inputs, outputs, initializers=()):
-    g = helper.make_graph(nodes, "dynamic_slice", inputs, outputs, initializer=list(initializers))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m = graph_model(nodes, inputs, outputs, initializers=list(initializers), opset=17)
     onnx.checker.check_model(m, full_check=True)
     return m
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 
 import onnxc
 from onnxc.dialects import graph
@@ -24,20 +24,15 @@ from onnxc.lowering.graph_to_loops.gemm_tiles import (
     target_tiling,
 )
 from onnxc.lowering.graph_to_loops.interpreter import run_single_op
+from tests.single_op import graph_model
 
 RNG = np.random.default_rng(7)
 
 
 def _model(nodes, inputs, output_shape, initializers):
-    g = helper.make_graph(
-        nodes, "g",
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(a.shape)) for n, a in inputs],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(output_shape))],
-        initializer=[numpy_helper.from_array(a, n) for n, a in initializers],
-    )
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model
+    return graph_model(nodes, {n: (np.float32, a.shape) for n, a in inputs},
+                       {"y": (np.float32, output_shape)}, initializers=dict(initializers),
+                       opset=17, ir_version=8)
 
 
 def _run(model, feeds):
