@@ -30,6 +30,7 @@ from onnxc.dialects import graph
 from onnxc.errors import InvalidInputError, UnsupportedOpError
 from onnxc.frontend.onnx_importer import import_onnx
 from onnxc.passes.evaluator import evaluate
+from tests.single_op import graph_model
 
 F32, I64, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 RTOL = ATOL = 1e-6
@@ -41,8 +42,7 @@ def _vi(name, elem, shape):
 
 
 def _model(nodes, inputs, outputs, initializers=(), check=True):
-    g = helper.make_graph(nodes, "control_flow", inputs, outputs, initializer=list(initializers))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    m = graph_model(nodes, inputs, outputs, initializers=list(initializers), opset=OPSET)
     if check:
         onnx.checker.check_model(m, full_check=True)
     return m

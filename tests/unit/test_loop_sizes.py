@@ -15,6 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import onnxc
 from onnxc.errors import UnsupportedOpError
+from tests.single_op import graph_model
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -26,10 +27,8 @@ def _info(name, el, shape):
 
 
 def _model(nodes, inputs, outputs, inits=()) -> onnx.ModelProto:
-    graph = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model
+    return graph_model(nodes, inputs, outputs, initializers=list(inits), opset=17,
+                       ir_version=8)
 
 
 def _loop(body_nodes, carried_in, carried_out, scans=(), extra_body_inits=()):

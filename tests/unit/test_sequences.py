@@ -19,6 +19,7 @@ import onnxc
 from onnxc.dialects import graph
 from onnxc.errors import UnsupportedOpError
 from onnxc.frontend.onnx_importer import import_onnx
+from tests.single_op import graph_model
 
 F32, I64, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 RTOL = ATOL = 1e-6
@@ -29,8 +30,7 @@ def _vi(name, elem, shape):
 
 
 def _model(nodes, inputs, outputs, initializers=(), check=True):
-    g = helper.make_graph(nodes, "sequences", inputs, outputs, initializer=list(initializers))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m = graph_model(nodes, inputs, outputs, initializers=list(initializers), opset=17)
     if check:
         onnx.checker.check_model(m, full_check=True)
     return m

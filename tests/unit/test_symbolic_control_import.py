@@ -30,6 +30,7 @@ from onnxc.passes.constant_folding import FoldConstantOpsPass
 from onnxc.passes.cse import CsePass
 from onnxc.passes.evaluator import evaluate, evaluate_op
 from tests.ir_helpers import parse_graph
+from tests.single_op import graph_model
 
 SEQ = SymDim.symbol("seq")
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
@@ -46,10 +47,8 @@ def const(name, array):
 
 
 def model(nodes, inputs, outputs, initializers=(), opset=17):
-    g = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 8
-    return m
+    return graph_model(nodes, inputs, outputs, initializers=list(initializers), opset=opset,
+                       ir_version=8)
 
 
 def weights(name, *shape):
