@@ -26,6 +26,7 @@ from onnx import helper
 
 import onnxc
 from onnxc.errors import InvalidInputError, ModelLoadError
+from tests.single_op import graph_model
 from tests.unit.isolation import TIMEOUT, isolated
 
 
@@ -34,10 +35,8 @@ def vi(name: str, elem: int, shape: list[int]) -> onnx.ValueInfoProto:
 
 
 def model(nodes, inputs, outputs, opset: int = 17, initializers=()) -> onnx.ModelProto:
-    graph = helper.make_graph(nodes, "hostile", inputs, outputs, list(initializers))
-    made = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    made.ir_version = 10
-    return made
+    return graph_model(nodes, inputs, outputs, initializers=list(initializers), opset=opset,
+                       ir_version=10)
 
 
 def run(m: onnx.ModelProto, feeds: dict[str, np.ndarray], opt_level: int = 3, **options):

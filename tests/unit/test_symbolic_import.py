@@ -19,9 +19,10 @@ from xdsl.dialects.func import FuncOp
 
 from onnxc.dialects import graph
 from onnxc.dialects.symbolic_dims import SymDim
-from onnxc.errors import ModelLoadError, UnsupportedOpError
+from onnxc.errors import ModelLoadError
 from onnxc.frontend import import_onnx, import_onnx_text
 from onnxc.frontend.onnx_importer import OnnxImporter
+from tests.single_op import graph_model
 
 SEQ, BATCH, PAST = SymDim.symbol("seq"), SymDim.symbol("batch"), SymDim.symbol("past")
 F = TensorProto.FLOAT
@@ -38,8 +39,7 @@ def vi(name: str, shape, elem=F) -> onnx.ValueInfoProto:
 
 
 def model(nodes, inputs, outputs, initializers=(), opset=18) -> onnx.ModelProto:
-    g = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    return graph_model(nodes, inputs, outputs, initializers=list(initializers), opset=opset)
 
 
 def ints(name: str, values) -> onnx.TensorProto:
