@@ -29,16 +29,18 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation, Region
 
+from onnxc.lowering.graph_to_loops import kernels
 from onnxc.lowering.to_llvm.func import KERNEL_ATTR
 
 if TYPE_CHECKING:
     from onnxc.runtime.jit import PendingNativeModule
     from onnxc.target import Target
 
-EARLY_KERNELS = frozenset({
-    "graph.conv", "graph.conv_add", "graph.matmul", "graph.gemm", "graph.attention"})
-"""Kernel kinds (`onnxc.kernel`) compiled early: the largest kernels (three quarters of
-ResNet-50's LLVM IR and half of BERT's), which no pass after graph-to-loops rewrites."""
+EARLY_KERNELS = kernels.EARLY_KERNELS
+"""Kernel kinds (`onnxc.kernel`) compiled early, those whose rule says `early`
+(graph_to_loops/rules.py): the largest kernels (convolutions, MatMul, Gemm, Attention: three
+quarters of ResNet-50's LLVM IR and half of BERT's), which no pass after graph-to-loops
+rewrites."""
 
 CHUNK_OPS = 1000
 """Loops ops per early chunk (as pipeline.STREAMED_*_CHUNK_OPS bound the later ones)."""

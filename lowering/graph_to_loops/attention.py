@@ -59,6 +59,7 @@ from onnxc.lowering.graph_to_loops.loops import (
     broadcast_indices,
     unflatten,
 )
+from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 KEYS = 8
 """Keys per block of the vector kernel with 32 vector registers: KEYS x QUERY_VECTORS score
@@ -495,7 +496,6 @@ def scalar_attention_kernel(op: graph.AttentionOp, kb: KernelBuilder, ins, outs)
     kb.nest(nest_bounds([*batch, sq]), per_query)
 
 
-KERNELS = {graph.AttentionOp: attention_kernel}
-
-SYMBOLIC = {graph.AttentionOp}
-"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""
+RULES = (KernelRule(graph.AttentionOp, attention_kernel, symbolic=True, early=True),)
+"""symbolic: the kernel reads its sizes from the KernelBuilder (symbolic dims welcome);
+early: one of the largest kernels (early_kernels.py)."""

@@ -31,6 +31,7 @@ from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, shape_of
 from onnxc.dialects.symbolic_dims import Dim, SymDim
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_unsigned
+from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 STATUS_TYPE = MemRefType(i64, [3])
 """The run's check status: failed, position of the first bad element, its value."""
@@ -263,13 +264,11 @@ def check_sizes_kernel(op: graph.CheckSizesOp, kb: KernelBuilder, ins, outs):
     kb.store(size, status, [2])
 
 
-KERNELS = {
-    graph.CheckIndicesOp: check_indices_kernel,
-    graph.CheckDivisorOp: check_divisor_kernel,
-    graph.CheckSizesOp: check_sizes_kernel,
-}
-
-SYMBOLIC = {graph.CheckIndicesOp, graph.CheckDivisorOp, graph.CheckSizesOp}
-"""Kernels here that read their sizes from the KernelBuilder: the checked tensor's element
+RULES = (
+    KernelRule(graph.CheckIndicesOp, check_indices_kernel, symbolic=True),
+    KernelRule(graph.CheckDivisorOp, check_divisor_kernel, symbolic=True),
+    KernelRule(graph.CheckSizesOp, check_sizes_kernel, symbolic=True),
+)
+"""symbolic: the kernels read their sizes from the KernelBuilder: the checked tensor's element
 count may be symbolic, and so may the bounds it is checked against (the extent of a symbolic
 axis, from the symbol arguments `CheckIndicesOp.size_symbols` gives the kernel)."""

@@ -21,6 +21,7 @@ from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise, require_physical_broadcast
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.normalization import extents, sizes
+from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 
 def fused_elementwise_kernel(op: graph.FusedElementwiseOp, kb: KernelBuilder, ins, outs):
@@ -64,14 +65,9 @@ def _channel_shuffle_nhwc(kb: KernelBuilder, src, dst, pixels: int, g: int, k: i
     kb.parallel_for(0, pixels, pixel)
 
 
-KERNELS = {
-    graph.FusedElementwiseOp: fused_elementwise_kernel,
-    graph.ChannelShuffleOp: channel_shuffle_kernel,
-}
-
-KERNEL_KEYS = {
-    graph.FusedElementwiseOp: lambda op: ("body", body_key(op)),
-}
-
-SYMBOLIC = set(KERNELS)
-"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""
+RULES = (
+    KernelRule(graph.FusedElementwiseOp, fused_elementwise_kernel,
+               key=lambda op: ("body", body_key(op)), symbolic=True),
+    KernelRule(graph.ChannelShuffleOp, channel_shuffle_kernel, symbolic=True),
+)
+"""symbolic: the kernels read their sizes from the KernelBuilder (symbolic dims welcome)."""

@@ -39,6 +39,7 @@ from onnxc.lowering.graph_to_loops.loops import (
     RunTimeScratch,
     window_range,
 )
+from onnxc.lowering.graph_to_loops.rules import rules
 
 
 @dataclass
@@ -248,9 +249,11 @@ def _masked_plane(kb, x, y, mask, weight, x_lead, y_lead, kw, ranges, offsets, i
     kb.for_(first, last, body)
 
 
-KERNELS = {graph.ConvOp: conv_kernel, graph.ConvAddOp: conv_kernel}
-
-SYMBOLIC = set(KERNELS)
-"""Batch and spatial sizes may be symbolic: the NHWC kernels (implicit GEMM, depthwise)
-and the plain N-D one read them as run-time values (a dynamic-resolution CNN, wav2vec2's
-1-D convs over a run-time length)."""
+RULES = rules((graph.ConvOp, graph.ConvAddOp), conv_kernel, constants=conv_constants,
+              scratch=conv_scratch, symbolic=True, early=True, strength_reduction=False,
+              weight=3)
+"""symbolic: batch and spatial sizes may be symbolic: the NHWC kernels (implicit GEMM,
+depthwise) and the plain N-D one read them as run-time values (a dynamic-resolution CNN,
+wav2vec2's 1-D convs over a run-time length). early, no strength reduction and weight 3:
+the largest kernels of a conv net (early_kernels.py, direct.py UNREDUCED_KERNELS,
+onnxc.pipeline KernelForecast)."""

@@ -19,6 +19,7 @@ from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.graph_indexed import Col2ImOp, ConvTransposeOp, col2im_blocks
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float, window_range
+from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 
 def conv_transpose_kernel(op: ConvTransposeOp, kb: KernelBuilder, ins, outs):
@@ -113,7 +114,9 @@ def col2im_kernel(op: Col2ImOp, kb: KernelBuilder, ins, outs):
     kb.parallel_for(0, n * c, per_plane)
 
 
-KERNELS = {ConvTransposeOp: conv_transpose_kernel, Col2ImOp: col2im_kernel}
-
-SYMBOLIC = set(KERNELS)
-"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""
+RULES = (
+    KernelRule(ConvTransposeOp, conv_transpose_kernel, symbolic=True, weight=3),
+    KernelRule(Col2ImOp, col2im_kernel, symbolic=True),
+)
+"""symbolic: the kernels read their sizes from the KernelBuilder (symbolic dims welcome);
+a transposed convolution weighs as a convolution in the compile's forecast."""

@@ -27,6 +27,7 @@ from onnxc.lowering.graph_to_loops.checks import checked_index, guarded_nest, ne
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise
 from onnxc.lowering.graph_to_loops.gemm_tiles import target_tiling
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
+from onnxc.lowering.graph_to_loops.rules import KernelRule, rules
 from onnxc.lowering.graph_to_loops.runs import copy_run
 
 
@@ -310,25 +311,15 @@ def _is_zero(d: Dim) -> bool:
     return isinstance(d, int) and d == 0
 
 
-KERNELS = {
-    graph.IdentityOp: copy_kernel,
-    graph.DropoutOp: copy_kernel,
-    graph.ReshapeOp: copy_kernel,
-    graph.FlattenOp: copy_kernel,
-    graph.SqueezeOp: copy_kernel,
-    graph.UnsqueezeOp: copy_kernel,
-    graph.TransposeOp: transpose_kernel,
-    graph.ConcatOp: concat_kernel,
-    graph.SplitOp: split_kernel,
-    graph.SliceOp: slice_kernel,
-    graph.GatherOp: gather_kernel,
-    graph.PadOp: pad_kernel,
-}
-
-SYMBOLIC = {
-    graph.IdentityOp, graph.DropoutOp, graph.ReshapeOp, graph.FlattenOp, graph.SqueezeOp,
-    graph.UnsqueezeOp, graph.TransposeOp, graph.ConcatOp, graph.SplitOp, graph.SliceOp,
-    graph.GatherOp, graph.PadOp,
-}
-"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome): the
+RULES = (
+    *rules((graph.IdentityOp, graph.DropoutOp, graph.ReshapeOp, graph.FlattenOp,
+            graph.SqueezeOp, graph.UnsqueezeOp), copy_kernel, symbolic=True),
+    KernelRule(graph.TransposeOp, transpose_kernel, symbolic=True),
+    KernelRule(graph.ConcatOp, concat_kernel, symbolic=True),
+    KernelRule(graph.SplitOp, split_kernel, symbolic=True),
+    KernelRule(graph.SliceOp, slice_kernel, symbolic=True),
+    KernelRule(graph.GatherOp, gather_kernel, symbolic=True),
+    KernelRule(graph.PadOp, pad_kernel, symbolic=True),
+)
+"""symbolic: the kernels read their sizes from the KernelBuilder (symbolic dims welcome): the
 gather's clamp uses the run-time extent of a symbolic indexed axis."""

@@ -18,6 +18,7 @@ from onnxc.dialects.graph_indexed import DeformColumnsOp
 from onnxc.dialects.symbolic_dims import Dim
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
+from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 
 def deform_columns_kernel(op: DeformColumnsOp, kb: KernelBuilder, ins, outs):
@@ -104,8 +105,6 @@ def deform_columns_kernel(op: DeformColumnsOp, kb: KernelBuilder, ins, outs):
     kb.nest([n, groups, kh_n, kw_n], lambda ivs: per_tap(*ivs))
 
 
-KERNELS = {DeformColumnsOp: deform_columns_kernel}
-
-SYMBOLIC = set(KERNELS)
-"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome): the
+RULES = (KernelRule(DeformColumnsOp, deform_columns_kernel, symbolic=True),)
+"""symbolic: the kernel reads its sizes from the KernelBuilder (symbolic dims welcome): the
 importer guards that a symbolic image is not empty (every tap reads a pixel)."""

@@ -36,6 +36,7 @@ from onnxc.lowering.graph_to_loops.loops import (
     is_float,
     unflatten,
 )
+from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 COUNT_TYPE = MemRefType(i64, [1])
 """Where a kernel writes a size it defines (a run symbol, graph_dynamic.py)."""
@@ -263,11 +264,12 @@ def bind_sizes_kernel(op: graph.BindSizesOp, kb: KernelBuilder, ins, outs) -> No
         kb.store(value, cell, [0])
 
 
-KERNELS = {graph.NonZeroOp: nonzero_kernel, graph.NonMaxSuppressionOp: nms_kernel,
-           graph.BindSizesOp: bind_sizes_kernel}
-
-SYMBOLIC = set(KERNELS)
-"""Their inputs' sizes may be symbolic too."""
+RULES = (
+    KernelRule(graph.NonZeroOp, nonzero_kernel, symbolic=True),
+    KernelRule(graph.NonMaxSuppressionOp, nms_kernel, scratch=nms_scratch, symbolic=True),
+    KernelRule(graph.BindSizesOp, bind_sizes_kernel, symbolic=True),
+)
+"""symbolic: their inputs' sizes may be symbolic too."""
 
 
 # ------------------------------------------------------------ run symbols of a function

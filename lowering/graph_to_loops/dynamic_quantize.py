@@ -25,6 +25,7 @@ from onnxc.lowering.graph_to_loops.elementwise import convert, map_elementwise
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder
 from onnxc.lowering.graph_to_loops.pool_nhwc import vector_width
 from onnxc.lowering.graph_to_loops.quantize import round_saturate
+from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 ACCUMULATORS = 4
 """Independent (min, max) vector pairs: one pair would wait on the compare's latency."""
@@ -102,7 +103,6 @@ def dynamic_quantize_kernel(op: graph.DynamicQuantizeLinearOp, kb: KernelBuilder
     map_elementwise(kb, [flat], kb.view(outs[0], [n]), quantize)
 
 
-KERNELS = {graph.DynamicQuantizeLinearOp: dynamic_quantize_kernel}
-
-SYMBOLIC = set(KERNELS)
-"""The element count may be symbolic (a dynamically quantized activation [1, seq, K])."""
+RULES = (KernelRule(graph.DynamicQuantizeLinearOp, dynamic_quantize_kernel, symbolic=True),)
+"""symbolic: the element count may be symbolic (a dynamically quantized activation
+[1, seq, K])."""

@@ -38,6 +38,7 @@ from onnxc.lowering.graph_to_loops.loops import (
     is_bool,
     is_float,
 )
+from onnxc.lowering.graph_to_loops.rules import KernelRule, rules
 
 ScalarFn = Callable[[KernelBuilder, Sequence[SSAValue]], SSAValue]
 
@@ -336,12 +337,10 @@ def constant_of_shape_kernel(op: graph.ConstantOfShapeOp, kb: KernelBuilder, ins
     map_elementwise(kb, [], outs[0], lambda kb, args: fill)
 
 
-KERNELS = {
-    **{cls: unary_kernel for cls in UNARY},
-    graph.CastOp: cast_kernel,
-    **{cls: binary_kernel for cls in BINARY},
-    graph.ConstantOfShapeOp: constant_of_shape_kernel,
-}
-
-SYMBOLIC = {*UNARY, graph.CastOp, *BINARY, graph.ConstantOfShapeOp}
-"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""
+RULES = (
+    *rules(UNARY, unary_kernel, symbolic=True),
+    KernelRule(graph.CastOp, cast_kernel, symbolic=True),
+    *rules(BINARY, binary_kernel, symbolic=True),
+    KernelRule(graph.ConstantOfShapeOp, constant_of_shape_kernel, symbolic=True),
+)
+"""symbolic: the kernels read their sizes from the KernelBuilder (symbolic dims welcome)."""

@@ -17,6 +17,7 @@ from onnxc.dialects.graph import int_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise, require_physical_broadcast
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder, is_bool, is_float
+from onnxc.lowering.graph_to_loops.rules import KernelRule, rules
 
 
 def is_unsigned(t: Attribute) -> bool:
@@ -198,17 +199,14 @@ def is_inf_kernel(op: graph.IsInfOp, kb: KernelBuilder, ins, outs):
     map_elementwise(kb, ins, outs[0], body)
 
 
-KERNELS = {
-    **{cls: compare_kernel for cls in _PREDICATES},
-    **{cls: bitwise_kernel for cls in _BITWISE},
-    graph.NotOp: not_kernel,
-    graph.BitwiseNotOp: not_kernel,
-    graph.BitShiftOp: bit_shift_kernel,
-    graph.ModOp: mod_kernel,
-    graph.WhereOp: where_kernel,
-    graph.IsNaNOp: is_nan_kernel,
-    graph.IsInfOp: is_inf_kernel,
-}
-
-SYMBOLIC = set(KERNELS)
-"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""
+RULES = (
+    *rules(_PREDICATES, compare_kernel, symbolic=True),
+    *rules(_BITWISE, bitwise_kernel, symbolic=True),
+    *rules((graph.NotOp, graph.BitwiseNotOp), not_kernel, symbolic=True),
+    KernelRule(graph.BitShiftOp, bit_shift_kernel, symbolic=True),
+    KernelRule(graph.ModOp, mod_kernel, symbolic=True),
+    KernelRule(graph.WhereOp, where_kernel, symbolic=True),
+    KernelRule(graph.IsNaNOp, is_nan_kernel, symbolic=True),
+    KernelRule(graph.IsInfOp, is_inf_kernel, symbolic=True),
+)
+"""symbolic: the kernels read their sizes from the KernelBuilder (symbolic dims welcome)."""

@@ -18,6 +18,7 @@ from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise, require_physical_broadcast
 from onnxc.lowering.graph_to_loops.elementwise_logic import is_unsigned
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder, is_bool, is_float
+from onnxc.lowering.graph_to_loops.rules import KernelRule, rules
 
 _MATH: dict[type, type] = {
     graph.CeilOp: math.CeilOp,
@@ -123,7 +124,8 @@ def bit_cast_kernel(op, kb: KernelBuilder, ins, outs):
     map_elementwise(kb, ins, outs[0], body)
 
 
-KERNELS = {**{cls: unary_math_kernel for cls in UNARY}, graph.BitCastOp: bit_cast_kernel}
-
-SYMBOLIC = set(KERNELS)
-"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""
+RULES = (
+    *rules(UNARY, unary_math_kernel, symbolic=True),
+    KernelRule(graph.BitCastOp, bit_cast_kernel, symbolic=True),
+)
+"""symbolic: the kernels read their sizes from the KernelBuilder (symbolic dims welcome)."""

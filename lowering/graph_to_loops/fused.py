@@ -29,6 +29,7 @@ from onnxc.lowering.graph_to_loops.normalization import (
     reassoc_muladd,
     sizes,
 )
+from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 
 def require_float(op, kb_out) -> None:
@@ -186,18 +187,14 @@ def _normalize_rows(op: graph.LayerNormalizationOp | graph.LayerNormalizationSta
     kb.parallel_for(0, outer, per_row)
 
 
-KERNELS = {
-    graph.ErfOp: erf_kernel,
-    graph.GeluOp: gelu_kernel,
-    graph.PReluOp: prelu_kernel,
-    graph.WeightedSumOp: weighted_sum_kernel,
-    graph.LayerNormalizationOp: layer_normalization_kernel,
-    graph.LayerNormalizationStatsOp: layer_normalization_stats_kernel,
-    graph.RMSNormalizationOp: rms_normalization_kernel,
-}
-
-SYMBOLIC = {
-    graph.ErfOp, graph.GeluOp, graph.PReluOp, graph.WeightedSumOp,
-    graph.LayerNormalizationOp, graph.LayerNormalizationStatsOp, graph.RMSNormalizationOp,
-}
-"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""
+RULES = (
+    KernelRule(graph.ErfOp, erf_kernel, symbolic=True),
+    KernelRule(graph.GeluOp, gelu_kernel, symbolic=True),
+    KernelRule(graph.PReluOp, prelu_kernel, symbolic=True),
+    KernelRule(graph.WeightedSumOp, weighted_sum_kernel, symbolic=True),
+    KernelRule(graph.LayerNormalizationOp, layer_normalization_kernel, symbolic=True),
+    KernelRule(graph.LayerNormalizationStatsOp, layer_normalization_stats_kernel,
+               symbolic=True),
+    KernelRule(graph.RMSNormalizationOp, rms_normalization_kernel, symbolic=True),
+)
+"""symbolic: the kernels read their sizes from the KernelBuilder (symbolic dims welcome)."""

@@ -26,6 +26,7 @@ from onnxc.dialects.graph_indexed import GridSampleOp
 from onnxc.dialects.symbolic_dims import Dim
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
+from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 Real = float | SSAValue
 """A float known when compiling, or computed in the run (from a symbolic size)."""
@@ -199,8 +200,6 @@ def grid_sample_kernel(op: GridSampleOp, kb: KernelBuilder, ins, outs):
     kb.for_(0, n, batch)
 
 
-KERNELS = {GridSampleOp: grid_sample_kernel}
-
-SYMBOLIC = set(KERNELS)
-"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome): the
+RULES = (KernelRule(GridSampleOp, grid_sample_kernel, symbolic=True),)
+"""symbolic: the kernel reads its sizes from the KernelBuilder (symbolic dims welcome): the
 importer guards that a symbolic input axis is not empty (a tap always reads a pixel)."""

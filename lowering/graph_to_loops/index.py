@@ -22,6 +22,7 @@ from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.data_movement import sizes
 from onnxc.lowering.graph_to_loops.elementwise import MIN_PARALLEL_ELEMENTS
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_bool, is_float
+from onnxc.lowering.graph_to_loops.rules import KernelRule, rules
 
 
 def split_at_axis(shape: Sequence[Index], axis: int,
@@ -379,18 +380,13 @@ def range_kernel(op: graph.RangeOp, kb: KernelBuilder, ins, outs):
     kb.for_(0, n, at)
 
 
-KERNELS = {
-    graph.ArgMaxOp: arg_kernel,
-    graph.ArgMinOp: arg_kernel,
-    graph.TopKOp: top_k_kernel,
-    graph.CumSumOp: cumulative_kernel,
-    graph.CumProdOp: cumulative_kernel,
-    graph.TriluOp: trilu_kernel,
-    graph.OneHotOp: one_hot_kernel,
-    graph.LexOrderOp: lex_order_kernel,
-    graph.RangeOp: range_kernel,
-}
-
-SYMBOLIC = {graph.CumSumOp, graph.CumProdOp, graph.TriluOp, graph.RangeOp, graph.TopKOp,
-            graph.ArgMaxOp, graph.ArgMinOp, graph.OneHotOp, graph.LexOrderOp}
-"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""
+RULES = (
+    *rules((graph.ArgMaxOp, graph.ArgMinOp), arg_kernel, symbolic=True),
+    KernelRule(graph.TopKOp, top_k_kernel, symbolic=True),
+    *rules((graph.CumSumOp, graph.CumProdOp), cumulative_kernel, symbolic=True),
+    KernelRule(graph.TriluOp, trilu_kernel, symbolic=True),
+    KernelRule(graph.OneHotOp, one_hot_kernel, symbolic=True),
+    KernelRule(graph.LexOrderOp, lex_order_kernel, symbolic=True),
+    KernelRule(graph.RangeOp, range_kernel, symbolic=True),
+)
+"""symbolic: the kernels read their sizes from the KernelBuilder (symbolic dims welcome)."""

@@ -1,4 +1,5 @@
-"""The lowering rule of every graph op: op class -> builder of its kernel's body.
+"""The lowering rule of every graph op (each kernel module's RULES, rules.py), and the
+tables derived from them: op class -> builder of its kernel's body, constants, scratch, key.
 
 A builder is called as `build(op, kb, ins, outs)` with the kernel's memref arguments split
 into operands and results; it may only read `op`'s types and properties (its operands are
@@ -9,12 +10,11 @@ operands, as globals of the calling function (kernels themselves hold no data).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
-from onnxc.dialects import graph
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops import (
     attention,
@@ -30,7 +30,6 @@ from onnxc.lowering.graph_to_loops import (
     elementwise_logic,
     elementwise_unary,
     fused,
-    gemm_microkernel,
     grid_sample,
     index,
     layout,
@@ -48,92 +47,70 @@ from onnxc.lowering.graph_to_loops import (
     tensor_ops,
     unpool,
 )
-from onnxc.lowering.graph_to_loops.loops import KernelBuilder, RunTimeScratch
+from onnxc.lowering.graph_to_loops.loops import RunTimeScratch
+from onnxc.lowering.graph_to_loops.rules import KernelFn, KernelRule
 
-KernelFn = Callable[[Operation, KernelBuilder, Sequence[SSAValue], Sequence[SSAValue]], None]
+_MODULES = (
+    attention, checks, composite, conv, conv_transpose, data_movement, deform, dynamic,
+    dynamic_quantize, elementwise, elementwise_logic, elementwise_unary, fused, grid_sample,
+    index, layout, linalg, normalization, pool, qlinear_dispatch, quantize, reduce, resize,
+    rnn, roi_align, scalar, symbolic_data, tensor_ops, unpool,
+)
 
-KERNELS: dict[type[Operation], KernelFn] = {
-    **elementwise.KERNELS,
-    **elementwise_logic.KERNELS,
-    **elementwise_unary.KERNELS,
-    **linalg.KERNELS,
-    **conv.KERNELS,
-    **pool.KERNELS,
-    **normalization.KERNELS,
-    **data_movement.KERNELS,
-    **reduce.KERNELS,
-    **index.KERNELS,
-    **fused.KERNELS,
-    **attention.KERNELS,
-    **composite.KERNELS,
-    **layout.KERNELS,
-    **quantize.KERNELS,
-    **dynamic_quantize.KERNELS,
-    **qlinear_dispatch.KERNELS,
-    **scalar.KERNELS,
-    **tensor_ops.KERNELS,
-    **resize.KERNELS,
-    **conv_transpose.KERNELS,
-    **grid_sample.KERNELS,
-    **roi_align.KERNELS,
-    **unpool.KERNELS,
-    **deform.KERNELS,
-    **dynamic.KERNELS,
-    **checks.KERNELS,
-    **rnn.KERNELS,
-    **symbolic_data.KERNELS,
-}
 
+def _collect(modules) -> dict[type[Operation], KernelRule]:
+    """Every module's RULES by op class; two rules for one op fail the import."""
+    found: dict[type[Operation], KernelRule] = {}
+    for module in modules:
+        for rule in module.RULES:
+            if rule.op in found:
+                raise ImportError(f"two kernel rules for '{rule.op.name}' ({module.__name__} "
+                                  f"and {found[rule.op].build.__module__})")
+            found[rule.op] = rule
+    return found
+
+
+RULES: dict[type[Operation], KernelRule] = _collect(_MODULES)
+"""Graph op class -> its lowering rule (rules.py): the one record the tables below are
+derived from."""
+
+KERNELS: dict[type[Operation], KernelFn] = {op: r.build for op, r in RULES.items()}
 
 KERNEL_CONSTANTS: dict[type[Operation], Callable[[Operation], list[DenseIntOrFPElementsAttr]]] = {
-    graph.ConvOp: conv.conv_constants,
-    graph.ConvAddOp: conv.conv_constants,
-    graph.MatMulOp: gemm_microkernel.packed_b,
-    graph.GemmOp: gemm_microkernel.packed_b,
-    resize.ResizeOp: resize.resize_constants,
-    **quantize.KERNEL_CONSTANTS,
-    **qlinear_dispatch.KERNEL_CONSTANTS,
-    **rnn.KERNEL_CONSTANTS,
-}
+    op: r.constants for op, r in RULES.items() if r.constants is not None}
 
 KERNEL_SCRATCH: dict[type[Operation],
                      Callable[[Operation], list[MemRefType | RunTimeScratch]]] = {
-    resize.ResizeOp: resize.resize_scratch,
-    graph.NonMaxSuppressionOp: dynamic.nms_scratch,
-    graph.ConvOp: conv.conv_scratch,
-    graph.ConvAddOp: conv.conv_scratch,
-    graph.MatMulOp: gemm_microkernel.scratch_b,
-    graph.GemmOp: gemm_microkernel.scratch_b,
-    **qlinear_dispatch.KERNEL_SCRATCH,
-    **rnn.KERNEL_SCRATCH,
-}
+    op: r.scratch for op, r in RULES.items() if r.scratch is not None}
 """Scratch buffers a kernel takes after its constants: the caller allocates them (in the
 arena, through plan-memory), since kernels cannot allocate."""
 
 KERNEL_KEYS: dict[type[Operation], Callable[[Operation], tuple]] = {
-    **composite.KERNEL_KEYS,
-    **qlinear_dispatch.KERNEL_KEYS,
-    **rnn.KERNEL_KEYS,
-}
+    op: r.key for op, r in RULES.items() if r.key is not None}
 """What a kernel's code depends on besides its argument types, where that is not all the
 op's properties: less (values it reads from its constant tables: ops that differ only in
 those share one kernel) or more (a fused op's body, a region)."""
 
-
-_MODULES = (
-    attention, checks, composite, conv, conv_transpose, data_movement, deform, dynamic,
-    dynamic_quantize, elementwise, elementwise_logic, elementwise_unary, fused,
-    gemm_microkernel, grid_sample, index, layout, linalg, normalization, pool,
-    qlinear_dispatch, quantize, reduce, resize, rnn, roi_align, scalar, symbolic_data,
-    tensor_ops, unpool,
-)
-
-SYMBOLIC_KERNELS: set[type[Operation]] = {
-    cls for module in _MODULES for cls in getattr(module, "SYMBOLIC", ())
-}
+SYMBOLIC_KERNELS: set[type[Operation]] = {op for op, r in RULES.items() if r.symbolic}
 """Ops whose kernels take symbolic dimensions: they read every size through
 `KernelBuilder.shape` / `dim` (run-time values), never from the memref types. Any other op
 with a symbolic dimension is a LoweringError naming it."""
+
+EARLY_KERNELS: frozenset[str] = frozenset(op.name for op, r in RULES.items() if r.early)
+"""Kernel kinds (`onnxc.kernel`, the op name) the early-kernel lanes compile
+(early_kernels.py)."""
+
+UNREDUCED_KERNELS: frozenset[str] = frozenset(
+    op.name for op, r in RULES.items() if not r.strength_reduction)
+"""Kernel kinds whose LLVM chunks skip loop strength reduction (direct.py)."""
+
+_WEIGHTS: dict[str, int] = {op.name: r.weight for op, r in RULES.items()}
+
+
+def forecast_weight(op_name: str) -> int:
+    """Loops ops of the kernel of op `op_name` against an ordinary kernel's (1 for an op
+    without a rule), for the compile's forecast (onnxc.pipeline KernelForecast)."""
+    return _WEIGHTS.get(op_name, 1)
 
 
 def kernel_key(op: Operation) -> tuple | None:

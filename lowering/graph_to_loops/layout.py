@@ -22,6 +22,7 @@ from onnxc.dialects.symbolic_dims import Dim
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.data_movement import collapse_transpose
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
+from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 TILE = 16
 """Tile edge of the blocked transpose: 16 floats = one 64-byte cache line."""
@@ -102,7 +103,5 @@ def convert_kernel(op: ConvertOp, kb: KernelBuilder, ins, outs):
     permute(kb, ins[0], outs[0], physical_shape(shape, specs[0]), perm)
 
 
-KERNELS = {ConvertOp: convert_kernel}
-
-SYMBOLIC = {ConvertOp}
-"""A symbolic conv's input and output convert at run time sizes."""
+RULES = (KernelRule(ConvertOp, convert_kernel, symbolic=True),)
+"""symbolic: a symbolic conv's input and output convert at run time sizes."""

@@ -39,7 +39,12 @@ from onnxc.dialects.graph import float_of, int_of, is_symbolic, shape_of
 from onnxc.dialects.symbolic_dims import Dim
 from onnxc.lowering.graph_to_loops.branches import each_remainder, when
 from onnxc.lowering.graph_to_loops.epilogue import activate, activate_in_place
-from onnxc.lowering.graph_to_loops.gemm_microkernel import applies, packed_gemm_kernel
+from onnxc.lowering.graph_to_loops.gemm_microkernel import (
+    applies,
+    packed_b,
+    packed_gemm_kernel,
+    scratch_b,
+)
 from onnxc.lowering.graph_to_loops.gemm_tiles import target_tiling
 from onnxc.lowering.graph_to_loops.loops import (
     Index,
@@ -48,6 +53,7 @@ from onnxc.lowering.graph_to_loops.loops import (
     is_float,
     unflatten,
 )
+from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 
 def _promoted(op: graph.MatMulOp) -> tuple[tuple[Dim, ...], tuple[Dim, ...], list[Dim]]:
@@ -314,11 +320,12 @@ def _reassociable_muladd(kb: KernelBuilder, a, b, acc):
     return kb.insert(arith.AddfOp(acc, product, flags))
 
 
-KERNELS = {
-    graph.MatMulOp: matmul_kernel,
-    graph.GemmOp: gemm_kernel,
-}
-
-SYMBOLIC = {graph.MatMulOp, graph.GemmOp}
-"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome): with
-a constant (or static) B the packed kernel, else the batched or the general one."""
+RULES = (
+    KernelRule(graph.MatMulOp, matmul_kernel, constants=packed_b, scratch=scratch_b,
+               symbolic=True, early=True),
+    KernelRule(graph.GemmOp, gemm_kernel, constants=packed_b, scratch=scratch_b,
+               symbolic=True, early=True),
+)
+"""symbolic: the kernels read their sizes from the KernelBuilder (symbolic dims welcome):
+with a constant (or static) B the packed kernel, else the batched or the general one.
+early: with the convolutions, the largest kernels (early_kernels.py)."""

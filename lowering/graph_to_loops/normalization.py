@@ -24,6 +24,7 @@ from onnxc.dialects.graph import float_of, int_of, shape_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.elementwise import convert
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
+from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 _REASSOC = FastMathFlagsAttr([FastMathFlag.REASSOC, FastMathFlag.ALLOW_CONTRACT])
 
@@ -252,11 +253,9 @@ def _softmax_strips(kb: KernelBuilder, x, y, outer: Index, length: Index, inner:
         kb.parallel_for(0, outer, lambda o: strip(o, full * width, rest))
 
 
-KERNELS = {
-    graph.BatchNormalizationOp: batch_normalization_kernel,
-    graph.LRNOp: lrn_kernel,
-    graph.SoftmaxOp: softmax_kernel,
-}
-
-SYMBOLIC = set(KERNELS)
-"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""
+RULES = (
+    KernelRule(graph.BatchNormalizationOp, batch_normalization_kernel, symbolic=True),
+    KernelRule(graph.LRNOp, lrn_kernel, symbolic=True),
+    KernelRule(graph.SoftmaxOp, softmax_kernel, symbolic=True),
+)
+"""symbolic: the kernels read their sizes from the KernelBuilder (symbolic dims welcome)."""

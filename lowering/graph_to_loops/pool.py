@@ -28,6 +28,7 @@ from onnxc.lowering.graph_to_loops.loops import (
     window_range,
 )
 from onnxc.lowering.graph_to_loops.pool_nhwc import global_pool_nhwc, pool_nhwc, window_count
+from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 
 def _pool_kernel(op: graph.PoolOp, kb: KernelBuilder, ins, outs, average: bool):
@@ -142,13 +143,11 @@ def global_max_pool_kernel(op, kb: KernelBuilder, ins, outs):
     _global_pool_kernel(op, kb, ins, outs, average=False)
 
 
-KERNELS = {
-    graph.MaxPoolOp: max_pool_kernel,
-    graph.AveragePoolOp: average_pool_kernel,
-    graph.GlobalAveragePoolOp: global_average_pool_kernel,
-    graph.GlobalMaxPoolOp: global_max_pool_kernel,
-}
-
-SYMBOLIC = set(KERNELS)
-"""Batch and spatial sizes may be symbolic (run-time window bounds and counts), in NCHW and
-in NHWC."""
+RULES = (
+    KernelRule(graph.MaxPoolOp, max_pool_kernel, symbolic=True),
+    KernelRule(graph.AveragePoolOp, average_pool_kernel, symbolic=True),
+    KernelRule(graph.GlobalAveragePoolOp, global_average_pool_kernel, symbolic=True),
+    KernelRule(graph.GlobalMaxPoolOp, global_max_pool_kernel, symbolic=True),
+)
+"""symbolic: batch and spatial sizes may be symbolic (run-time window bounds and counts), in
+NCHW and in NHWC."""

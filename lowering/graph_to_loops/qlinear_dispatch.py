@@ -17,6 +17,7 @@ from xdsl.ir import SSAValue
 from onnxc.dialects.graph_qlinear import QLinearConvOp, QLinearMatMulOp, QuantizedProductOp
 from onnxc.lowering.graph_to_loops import int8_depthwise, int8_gemm, qlinear
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder
+from onnxc.lowering.graph_to_loops.rules import rules
 
 
 @dataclass(frozen=True)
@@ -73,13 +74,10 @@ def qlinear_kernel_key(op: QuantizedProductOp) -> tuple | None:
     return (family.name, *family.key(op))
 
 
-KERNELS = {QLinearConvOp: qlinear_kernel, QLinearMatMulOp: qlinear_kernel}
-KERNEL_CONSTANTS = {QLinearConvOp: qlinear_kernel_constants,
-                    QLinearMatMulOp: qlinear_kernel_constants}
-KERNEL_SCRATCH = {QLinearConvOp: qlinear_kernel_scratch, QLinearMatMulOp: qlinear_kernel_scratch}
-KERNEL_KEYS = {QLinearConvOp: qlinear_kernel_key, QLinearMatMulOp: qlinear_kernel_key}
-
-SYMBOLIC = {QLinearMatMulOp, QLinearConvOp}
-"""A symbolic M (the rows of a dynamically quantized [1, seq, K] activation) runs on the
-packed int8 GEMM, as on static shapes; so do convs over symbolic batch and image sizes
-(run-time pixel counts), depthwise ones on their own kernel, the rest on qlinear.py's."""
+RULES = rules((QLinearConvOp, QLinearMatMulOp), qlinear_kernel,
+              constants=qlinear_kernel_constants, scratch=qlinear_kernel_scratch,
+              key=qlinear_kernel_key, symbolic=True)
+"""symbolic: a symbolic M (the rows of a dynamically quantized [1, seq, K] activation) runs
+on the packed int8 GEMM, as on static shapes; so do convs over symbolic batch and image
+sizes (run-time pixel counts), depthwise ones on their own kernel, the rest on
+qlinear.py's."""

@@ -40,6 +40,7 @@ from onnxc.lowering.graph_to_loops.elementwise import (
     map_elementwise,
 )
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
+from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 
 def _compute_type(t):
@@ -197,16 +198,11 @@ def dequantize_kernel(op: graph.DequantizeLinearOp, kb, ins, outs):
     (_per_tensor if op.is_per_tensor() else _tabled)(op, kb, ins, outs, dequantize_value)
 
 
-KERNELS = {
-    graph.QuantizeLinearOp: quantize_kernel,
-    graph.DequantizeLinearOp: dequantize_kernel,
-}
-
-KERNEL_CONSTANTS = {
-    graph.QuantizeLinearOp: quant_constants,
-    graph.DequantizeLinearOp: quant_constants,
-}
-
-SYMBOLIC = set(KERNELS)
-"""The quantized tensor's sizes may be symbolic (the scales and zero points are tables of
-the static axis)."""
+RULES = (
+    KernelRule(graph.QuantizeLinearOp, quantize_kernel, constants=quant_constants,
+               symbolic=True),
+    KernelRule(graph.DequantizeLinearOp, dequantize_kernel, constants=quant_constants,
+               symbolic=True),
+)
+"""symbolic: the quantized tensor's sizes may be symbolic (the scales and zero points are
+tables of the static axis)."""

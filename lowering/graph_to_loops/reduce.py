@@ -30,6 +30,7 @@ from onnxc.lowering.graph_to_loops.loops import (
     min_value,
 )
 from onnxc.lowering.graph_to_loops.normalization import extents, sizes
+from onnxc.lowering.graph_to_loops.rules import rules
 
 
 def reduce_groups(shape: Sequence[Index], axes: tuple[int, ...],
@@ -145,7 +146,5 @@ _COMBINE = {  # op -> (combine(kb, acc, x), identity of element type)
     graph.ReduceMinOp: (KernelBuilder.min, max_value),
 }
 
-KERNELS = {op_class: reduce_kernel for op_class in _COMBINE}
-
-SYMBOLIC = set(KERNELS)
-"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""
+RULES = rules(_COMBINE, reduce_kernel, symbolic=True)
+"""symbolic: the kernels read their sizes from the KernelBuilder (symbolic dims welcome)."""

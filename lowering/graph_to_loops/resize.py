@@ -25,6 +25,7 @@ from onnxc.dialects.graph_resize import AxisTaps, ResizeOp
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops import resize_taps
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, RunTimeScratch, is_float
+from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 UNROLLED_TAPS = 4
 """Axes with at most this many taps load them at their own loop level and unroll them;
@@ -218,7 +219,7 @@ def _parallel_axis(shape) -> int:
     return next((k for k, d in enumerate(shape) if not isinstance(d, int) or d > 1), 0)
 
 
-KERNELS = {ResizeOp: resize_kernel}
-
-SYMBOLIC = {ResizeOp}
-"""Sizes may be symbolic: the tap tables are then filled in the run (resize_taps.py)."""
+RULES = (KernelRule(ResizeOp, resize_kernel, constants=resize_constants,
+                    scratch=resize_scratch, symbolic=True),)
+"""symbolic: sizes may be symbolic: the tap tables are then filled in the run
+(resize_taps.py)."""

@@ -47,6 +47,7 @@ from onnxc.dialects.graph_rnn import (
 from onnxc.dialects.symbolic_dims import Dim
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
+from onnxc.lowering.graph_to_loops.rules import rules
 
 VECTORS_PER_CHUNK = 8
 """Vector accumulators per GEMV chunk (CH = this many vectors at most, fewer for small H)."""
@@ -496,12 +497,6 @@ def recurrence_kernel(op: Operation, kb: KernelBuilder, ins, outs) -> None:
     _Recurrence(op, kb, ins, outs).build()
 
 
-KERNELS = {LSTMRecurrenceOp: recurrence_kernel, GRURecurrenceOp: recurrence_kernel,
-           RNNRecurrenceOp: recurrence_kernel}
-KERNEL_CONSTANTS = {op: rnn_constants for op in KERNELS}
-KERNEL_SCRATCH = {op: rnn_scratch for op in KERNELS}
-
-
 def rnn_kernel_key(op: Operation) -> tuple:
     """All properties, and whether R is a constant: the constant table and the run-time
     packing scratch have the same type, but the kernels differ (packing, argument order)."""
@@ -510,7 +505,7 @@ def rnn_kernel_key(op: Operation) -> tuple:
     return (*props, ("recurrence_constant", _constant_r(op) is not None))
 
 
-KERNEL_KEYS = {op: rnn_kernel_key for op in KERNELS}
-
-SYMBOLIC = set(KERNELS)
-"""The sequence length may be symbolic (a run-time trip count); batch and hidden may not."""
+RULES = rules((LSTMRecurrenceOp, GRURecurrenceOp, RNNRecurrenceOp), recurrence_kernel,
+              constants=rnn_constants, scratch=rnn_scratch, key=rnn_kernel_key, symbolic=True)
+"""symbolic: the sequence length may be symbolic (a run-time trip count); batch and hidden
+may not."""

@@ -18,6 +18,7 @@ from onnxc.dialects.symbolic_dims import Dim
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.checks import clamped_index
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float, min_value
+from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 MAX_GRID = float(2**31)
 """Bound of the per-bin sample grid taken from run-time ROI sizes: what ceil(bin size)
@@ -141,6 +142,5 @@ def roi_align_kernel(op: RoiAlignOp, kb: KernelBuilder, ins, outs):
     kb.parallel_for(0, rois_n, per_roi)
 
 
-KERNELS = {RoiAlignOp: roi_align_kernel}
-SYMBOLIC = {RoiAlignOp}
-"""Symbolic rois, batch and feature map sizes: run-time extents clamp every index."""
+RULES = (KernelRule(RoiAlignOp, roi_align_kernel, symbolic=True),)
+"""symbolic: rois, batch and feature map sizes; run-time extents clamp every index."""

@@ -14,6 +14,7 @@ from onnxc.dialects import graph
 from onnxc.dialects.graph import float_of
 from onnxc.lowering.graph_to_loops.elementwise import BINARY, map_elementwise
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder
+from onnxc.lowering.graph_to_loops.rules import rules
 
 _TENSOR_OP = {
     graph.AddScalarOp: graph.AddOp,
@@ -35,7 +36,5 @@ def scalar_binary_kernel(op: graph.ScalarBinaryOp, kb: KernelBuilder, ins, outs)
     map_elementwise(kb, ins, outs[0], body)
 
 
-KERNELS = {cls: scalar_binary_kernel for cls in _TENSOR_OP}
-
-SYMBOLIC = set(KERNELS)
-"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""
+RULES = rules(_TENSOR_OP, scalar_binary_kernel, symbolic=True)
+"""symbolic: the kernels read their sizes from the KernelBuilder (symbolic dims welcome)."""

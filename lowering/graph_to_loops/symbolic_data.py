@@ -14,6 +14,7 @@ from xdsl.dialects import arith
 from onnxc.dialects import graph
 from onnxc.dialects.graph import shape_of
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder
+from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 
 def symbolic_constant_kernel(op: graph.SymbolicConstantOp, kb: KernelBuilder, ins, outs):
@@ -29,7 +30,6 @@ def symbolic_constant_kernel(op: graph.SymbolicConstantOp, kb: KernelBuilder, in
         kb.store(value, out, [int(i) for i in np.unravel_index(k, shape)] if shape else [])
 
 
-KERNELS = {graph.SymbolicConstantOp: symbolic_constant_kernel}
-
-SYMBOLIC = {graph.SymbolicConstantOp}
-"""Its values are symbolic, its type is not: the symbols come from `size_symbols`."""
+RULES = (KernelRule(graph.SymbolicConstantOp, symbolic_constant_kernel, symbolic=True),)
+"""symbolic: its values are symbolic, its type is not: the symbols come from
+`size_symbols`."""

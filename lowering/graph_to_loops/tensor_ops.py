@@ -32,6 +32,7 @@ from onnxc.lowering.graph_to_loops.checks import (
 )
 from onnxc.lowering.graph_to_loops.data_movement import copy_kernel, sizes
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
+from onnxc.lowering.graph_to_loops.rules import KernelRule
 from onnxc.lowering.insert_checks import UNBOUNDED
 
 
@@ -238,23 +239,17 @@ def reverse_sequence_kernel(op: graph_indexed.ReverseSequenceOp, kb: KernelBuild
     parallel_nest(kb, [shape[0], shape[1]], body)
 
 
-KERNELS = {
-    graph_indexed.GatherElementsOp: gather_elements_kernel,
-    graph_indexed.GatherNDOp: gather_nd_kernel,
-    graph_indexed.ScatterElementsOp: scatter_elements_kernel,
-    graph_indexed.ScatterNDOp: scatter_nd_kernel,
-    graph_indexed.TileOp: tile_kernel,
-    graph_indexed.TensorScatterOp: tensor_scatter_kernel,
-    graph_indexed.ReverseSequenceOp: reverse_sequence_kernel,
-}
-
-SYMBOLIC = {
-    graph_indexed.TileOp, graph_indexed.GatherElementsOp, graph_indexed.GatherNDOp,
-    graph_indexed.ScatterElementsOp, graph_indexed.ScatterNDOp,
-    graph_indexed.TensorScatterOp, graph_indexed.ReverseSequenceOp,
-}
-"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome): the
-gathers and scatters clamp each index with the run-time extent of a symbolic axis (the
+RULES = (
+    KernelRule(graph_indexed.GatherElementsOp, gather_elements_kernel, symbolic=True),
+    KernelRule(graph_indexed.GatherNDOp, gather_nd_kernel, symbolic=True),
+    KernelRule(graph_indexed.ScatterElementsOp, scatter_elements_kernel, symbolic=True),
+    KernelRule(graph_indexed.ScatterNDOp, scatter_nd_kernel, symbolic=True),
+    KernelRule(graph_indexed.TileOp, tile_kernel, symbolic=True),
+    KernelRule(graph_indexed.TensorScatterOp, tensor_scatter_kernel, symbolic=True),
+    KernelRule(graph_indexed.ReverseSequenceOp, reverse_sequence_kernel, symbolic=True),
+)
+"""symbolic: the kernels read their sizes from the KernelBuilder (symbolic dims welcome):
+the gathers and scatters clamp each index with the run-time extent of a symbolic axis (the
 `graph.check_indices` before them checked it against the same extent), TensorScatter its
 write positions with the run's cache and update lengths, ReverseSequence its lengths with
 the run's number of steps."""

@@ -22,6 +22,7 @@ from onnxc.dialects.symbolic_dims import SymDim
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.checks import clamped_index
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float, min_value
+from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 
 def max_pool_indices_kernel(op: MaxPoolIndicesOp, kb: KernelBuilder, ins, outs):
@@ -114,7 +115,8 @@ def max_unpool_kernel(op: MaxUnpoolOp, kb: KernelBuilder, ins, outs):
     kb.for_(0, writes, scatter)
 
 
-KERNELS = {MaxPoolIndicesOp: max_pool_indices_kernel, MaxUnpoolOp: max_unpool_kernel}
-
-SYMBOLIC = set(KERNELS)
-"""Kernels here that read their sizes from the KernelBuilder (symbolic dims welcome)."""
+RULES = (
+    KernelRule(MaxPoolIndicesOp, max_pool_indices_kernel, symbolic=True),
+    KernelRule(MaxUnpoolOp, max_unpool_kernel, symbolic=True),
+)
+"""symbolic: the kernels read their sizes from the KernelBuilder (symbolic dims welcome)."""

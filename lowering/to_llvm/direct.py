@@ -19,6 +19,7 @@ IR is what the lit tests check); tests/unit/test_direct_llvm.py runs kernels bot
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -326,15 +327,22 @@ through the conversion patterns in a scratch module: swin_t's 179 vector exps to
 of its emission. LLVM's always-inliner runs first in its pipeline, so the optimiser and
 the loop vectorizer see what they saw when each use was expanded in place."""
 
-UNREDUCED_KERNELS = frozenset({"graph.conv", "graph.conv_add"})
-"""Kernels whose chunks skip LLVM's loop strength reduction: convolutions. It is about a
-third of code generation on convolution nets (ResNet-50: 0.35-0.7 s of CPU) and bought
-their convolutions no speed. Measured on an AVX-512 Xeon in one process, interleaved, at
-one thread: off everywhere cost 1-2% of run time (ResNet-50, MobileNetV2-like, shufflenet),
-off everywhere but in the chunks of MatMul and Gemm kernels was level with on everywhere
-(0.98-1.00). Every other kernel keeps it: with it off, the 2-layer BERT's elementwise,
-transpose and normalisation kernels made it 2-8% slower (and on a Zen 3, off everywhere
-had cost ResNet-50 and BERT 4-5%). A chunk holds kernels of one kind (plan_chunks)."""
+@functools.cache
+def unreduced_kernels() -> frozenset[str]:
+    """UNREDUCED_KERNELS: kernels whose chunks skip LLVM's loop strength reduction, the
+    rules with `strength_reduction=False` (graph_to_loops/kernels.py; imported when first
+    needed, so that emitting a loops module does not load the kernel builders): the
+    convolutions. It is about a third of code generation on convolution nets (ResNet-50:
+    0.35-0.7 s of CPU) and bought their convolutions no speed. Measured on an AVX-512 Xeon
+    in one process, interleaved, at one thread: off everywhere cost 1-2% of run time
+    (ResNet-50, MobileNetV2-like, shufflenet), off everywhere but in the chunks of MatMul
+    and Gemm kernels was level with on everywhere (0.98-1.00). Every other kernel keeps it:
+    with it off, the 2-layer BERT's elementwise, transpose and normalisation kernels made it
+    2-8% slower (and on a Zen 3, off everywhere had cost ResNet-50 and BERT 4-5%). A chunk
+    holds kernels of one kind (plan_chunks)."""
+    from onnxc.lowering.graph_to_loops.kernels import UNREDUCED_KERNELS
+
+    return UNREDUCED_KERNELS
 
 
 def plan_chunks(module: ModuleOp, parts: int, smallest: int, largest: int) -> list[_Chunk]:
@@ -397,7 +405,7 @@ def plan_chunks(module: ModuleOp, parts: int, smallest: int, largest: int) -> li
 def keeps_strength_reduction(op: Operation) -> bool:
     """Whether LLVM's loop strength reduction runs on a function's chunk (UNREDUCED_KERNELS)."""
     kind = op.attributes.get(KERNEL_ATTR)
-    return not (isinstance(kind, StringAttr) and kind.data in UNREDUCED_KERNELS)
+    return not (isinstance(kind, StringAttr) and kind.data in unreduced_kernels())
 
 
 def _size_and_callees(op: Operation) -> tuple[int, set[str]]:
