@@ -11,23 +11,19 @@ from __future__ import annotations
 import numpy as np
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 
 import onnxc
+from tests.single_op import graph_model
 
 RTOL, ATOL = 1e-4, 1e-5
 
 
 def _model(nodes, inputs, outputs, inits, opset=20):
-    graph = helper.make_graph(
-        nodes, "m",
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in outputs],
-        [numpy_helper.from_array(a, n) for n, a in inits.items()],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    return model
+    """float inputs ((name, shape) pairs) and outputs (names), IR version 8."""
+    return graph_model(nodes, {n: (np.float32, s) for n, s in inputs},
+                       {n: (np.float32, None) for n in outputs}, initializers=inits,
+                       opset=opset, ir_version=8)
 
 
 def _compare(model, feeds, pipeline: str, expect_in_ir: list[str]):

@@ -16,13 +16,14 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 
 import onnxc
-from onnxc.pipeline import make_context, run_passes
 from onnxc.passes.layout_fold import to_logical, to_physical
 from onnxc.passes.verify_numerics import check_pass_equivalence
+from onnxc.pipeline import make_context, run_passes
 from tests.ir_helpers import parse_graph, split_lit_cases
+from tests.single_op import graph_model
 
 RTOL, ATOL = 1e-4, 1e-5
 LIT = Path(__file__).parents[1] / "lit" / "passes"
@@ -32,15 +33,10 @@ rng = np.random.default_rng(7)
 
 
 def _model(nodes, inputs, outputs, inits=None, opset=20):
-    graph = helper.make_graph(
-        nodes, "m",
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in outputs],
-        [numpy_helper.from_array(a, n) for n, a in (inits or {}).items()],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    return model
+    """float inputs ((name, shape) pairs) and outputs (names), IR version 8."""
+    return graph_model(nodes, {n: (np.float32, s) for n, s in inputs},
+                       {n: (np.float32, None) for n in outputs}, initializers=inits,
+                       opset=opset, ir_version=8)
 
 
 def _laid_out(model, pass_pipeline=None) -> str:

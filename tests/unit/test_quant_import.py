@@ -30,6 +30,7 @@ from onnxc.errors import UnsupportedOpError
 from onnxc.frontend import import_onnx
 from onnxc.passes.evaluator import evaluate
 from tests.exact_int8_reference import ort_exact
+from tests.single_op import graph_model
 
 os.environ.setdefault("ONNX_HOME", tempfile.mkdtemp(prefix="onnxc-onnx-home-"))
 
@@ -88,13 +89,11 @@ def test_node_test_list_is_complete():
 
 
 def _model(nodes, inputs, outputs, initializers=(), opset: int = 21) -> onnx.ModelProto:
-    graph = helper.make_graph(
-        nodes, "q", [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
-        [helper.make_tensor_value_info(n, t, None) for n, t in outputs],
-        [numpy_helper.from_array(a, n) for n, a in initializers])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 10  # onnxruntime 1.31 refuses onnx 1.23's default IR version
-    return model
+    """`inputs` (name, type, shape) triples, `outputs` (name, type) pairs, `initializers`
+    (name, array) pairs; IR version 10 (onnxruntime 1.31 refuses onnx 1.23's default)."""
+    return graph_model(nodes, {n: (t, s) for n, t, s in inputs},
+                       {n: (t, None) for n, t in outputs}, initializers=dict(initializers),
+                       opset=opset, ir_version=10)
 
 
 def _compiled_equals_reference(model, feeds, opt_level: int = 0):
