@@ -19,25 +19,24 @@ import textwrap
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 import onnxc
 from onnxc.errors import InvalidArgumentError, ModelLoadError, ToolchainError
 from onnxc.runtime import artifact
 from onnxc.target import host_target
 from tests.artifact_runner import run_artifact, skip_unless_runnable
+from tests.single_op import graph_model
 
 RNG = np.random.default_rng(11)
 
 
 def _model(nodes, inputs, outputs, inits=(), opset=17):
-    graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
-        [helper.make_tensor_value_info(n, t, None) for n, t in outputs],
-        [numpy_helper.from_array(v, n) for n, v in inits])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    return model
+    """`inputs` (name, type, shape) triples, `outputs` (name, type) pairs, `inits`
+    (name, array) pairs; IR version 8."""
+    return graph_model(nodes, {n: (t, s) for n, t, s in inputs},
+                       {n: (t, None) for n, t in outputs}, initializers=dict(inits),
+                       opset=opset, ir_version=8)
 
 
 def conv_model():

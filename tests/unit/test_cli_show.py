@@ -20,6 +20,7 @@ from onnxc.errors import InvalidArgumentError, ToolchainError
 from onnxc.tools.run import main
 from onnxc.tools.show import draw, fused_expression
 from tests.ir_helpers import module, parse_graph
+from tests.single_op import graph_model
 
 pytest.importorskip("graphviz")
 
@@ -28,9 +29,8 @@ OP_NODE = re.compile(r'^\s*(\w+) \[label="(graph\.[a-z_]+)', re.MULTILINE)
 
 
 def _model(nodes, inputs, outputs, initializers=()):
-    graph = helper.make_graph(nodes, "net", inputs, outputs, list(initializers))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
+    model = graph_model(nodes, inputs, outputs, initializers=list(initializers), opset=17,
+                        ir_version=8)
     onnx.checker.check_model(model, full_check=True)
     return model
 

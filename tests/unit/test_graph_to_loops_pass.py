@@ -21,6 +21,7 @@ from onnxc.lowering.graph_to_loops.interpreter import interpret
 from onnxc.lowering.graph_to_loops.kernels import KERNELS
 from onnxc.lowering.graph_to_loops.pass_ import VIEW_OPS, ConvertGraphToLoopsPass
 from onnxc.pipeline import make_context
+from tests.single_op import graph_model
 
 RTOL, ATOL = 1e-5, 1e-6
 
@@ -220,10 +221,8 @@ def test_arith_and_math_ops_used_are_in_the_contract():
 
 
 def _model(nodes, inputs, outputs, initializers=()):
-    g = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 9
-    return model
+    return graph_model(nodes, inputs, outputs, initializers=list(initializers), opset=17,
+                       ir_version=9)
 
 
 def test_small_network_natively_when_the_jit_exists():

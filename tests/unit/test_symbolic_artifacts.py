@@ -21,16 +21,15 @@ from onnx import TensorProto, helper, numpy_helper
 import onnxc
 from onnxc.errors import InvalidInputError
 from tests.artifact_runner import run_artifact
+from tests.single_op import graph_model
 
 ort = pytest.importorskip("onnxruntime")
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
 
 
 def _model(nodes, inputs, outputs, inits=()) -> onnx.ModelProto:
-    graph = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model
+    return graph_model(nodes, inputs, outputs, initializers=list(inits), opset=17,
+                       ir_version=8)
 
 
 def _io(name, elem, shape):
