@@ -23,13 +23,14 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxc
+from onnxc import pipeline
 from onnxc.compile_options import CompileOptions
 from onnxc.errors import InvalidArgumentError, LoweringError
 from onnxc.frontend import import_onnx
-from onnxc import pipeline
 from onnxc.lowering.graph_to_loops import gemm_bf16
 from onnxc.runtime import cache
 from onnxc.zoo import REFERENCE_IR_VERSION
+from tests.single_op import graph_model
 
 RNG = np.random.default_rng(17)
 needs_bf16 = pytest.mark.skipif(not gemm_bf16.supports_bf16(),
@@ -42,9 +43,8 @@ def bf16(x: np.ndarray) -> np.ndarray:
 
 
 def _model(nodes, inputs, outputs, initializers, opset: int = 17) -> onnx.ModelProto:
-    g = helper.make_graph(nodes, "g", inputs, outputs, initializers)
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
-                             ir_version=REFERENCE_IR_VERSION)
+    return graph_model(nodes, inputs, outputs, initializers=list(initializers), opset=opset,
+                       ir_version=REFERENCE_IR_VERSION)
 
 
 def _info(name: str, shape) -> onnx.ValueInfoProto:

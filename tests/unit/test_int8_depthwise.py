@@ -20,13 +20,14 @@ from __future__ import annotations
 import numpy as np
 import onnxruntime
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, i64
 
 import onnxc
 from onnxc.dialects.graph_qlinear import QLinearConvOp
 from onnxc import pipeline
 from onnxc.lowering.graph_to_loops import int8_depthwise, int8_gemm, qlinear_dispatch
+from tests.single_op import graph_model
 from tests.unit.test_qlinear_kernels import (
     ONNX_TYPE,
     _assert_matches,
@@ -156,13 +157,8 @@ def _families(model) -> list[str]:
 
 
 def _model(nodes, x, inits, out_type):
-    graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", ONNX_TYPE[x.dtype.type], x.shape)],
-        [helper.make_tensor_value_info("y", out_type, None)],
-        [numpy_helper.from_array(v, n) for n, v in inits.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    return model
+    return graph_model(nodes, {"x": (ONNX_TYPE[x.dtype.type], x.shape)}, {"y": (out_type, None)},
+                       initializers=inits, opset=13, ir_version=8)
 
 
 def _both(model, x):

@@ -18,6 +18,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxc
+from tests.single_op import graph_model
 
 RTOL = ATOL = 1e-4
 
@@ -28,12 +29,8 @@ def _weights(rng, shapes: dict[str, tuple[int, ...]]) -> list[onnx.TensorProto]:
 
 
 def _model(nodes, inputs, output: str, inits) -> onnx.ModelProto:
-    graph = helper.make_graph(nodes, "g", inputs,
-                              [helper.make_tensor_value_info(output, TensorProto.FLOAT, None)],
-                              inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model
+    return graph_model(nodes, inputs, {output: (np.float32, None)}, initializers=list(inits),
+                       opset=17, ir_version=8)
 
 
 def resnet_like() -> onnx.ModelProto:
