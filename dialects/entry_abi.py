@@ -5,8 +5,10 @@ The entry function (marked `onnxc.entry`) takes, in order: one buffer per graph 
 (`onnxc.constants`, added by `bind-constants`) and the arena (added by `plan-memory`, size in
 `onnxc.arena_bytes`). A model with symbolic dimensions also takes the value of each size
 symbol (`onnxc.symbols`, a buffer right after the outputs) and, last, a dynamic arena for its
-buffers whose sizes depend on them (`onnxc.dynamic_arena`). `emit-entry-wrapper` then exposes it as `int32_t onnxc_entry(void **argv)`
-so the runtime calls it with one pointer array, whatever the number of buffers.
+buffers whose sizes depend on them (`onnxc.dynamic_arena`). `emit-entry-wrapper` then
+exposes it as `int32_t onnxc_entry(void **argv)` so the runtime calls it with one pointer
+array, whatever the number of buffers. Every `onnxc.*` attribute is registered and verified
+in dialects/onnxc_attributes.py.
 
 The result is 0 after a complete run. Run-time checks of indices and divisors (see
 lowering/insert_checks.py) are listed in `onnxc.check_sites`; when check k fails the entry
@@ -32,54 +34,29 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, BlockArgument
 
 from onnxc.dialects.dense_data import to_numpy
+from onnxc.dialects.onnxc_attributes import (  # noqa: F401 - the entry ABI's names
+    ARENA_BYTES_ATTR,
+    CHECK_FALLBACK_ATTR,
+    CHECK_OPERANDS_ATTR,
+    CHECK_SITE_ATTR,
+    CHECK_SITES_ATTR,
+    CONSTANTS_ATTR,
+    DIMS_ARGUMENT_ATTR,
+    DYNAMIC_ARENA_ATTR,
+    ELEMENTS_ATTR,
+    ENTRY_ATTR,
+    INPLACE_BYTES_ATTR,
+    INPUT_DEFAULTS_ATTR,
+    INPUT_NAMES_ATTR,
+    INTERMEDIATE_BYTES_ATTR,
+    NESTED_CHECKS_ATTR,
+    OUTPUT_NAMES_ATTR,
+    RUN_BOUNDS_ATTR,
+    RUN_SYMBOLS_ATTR,
+    STATUS_OFFSET_ATTR,
+    SYMBOLS_ATTR,
+)
 
-ENTRY_ATTR = "onnxc.entry"
-INPUT_NAMES_ATTR = "onnxc.input_names"
-INPUT_DEFAULTS_ATTR = "onnxc.input_defaults"
-"""Name -> dense value of the inputs a run may leave out (initializers that are also graph
-inputs, IR version >= 4: onnxruntime's overridable initializers)."""
-OUTPUT_NAMES_ATTR = "onnxc.output_names"
-CONSTANTS_ATTR = "onnxc.constants"
-ARENA_BYTES_ATTR = "onnxc.arena_bytes"
-INTERMEDIATE_BYTES_ATTR = "onnxc.intermediate_bytes"
-INPLACE_BYTES_ATTR = "onnxc.inplace_bytes"
-"""Bytes of results that `inplace` wrote over a dying input (counted as intermediates)."""
-CHECK_SITES_ATTR = "onnxc.check_sites"
-"""One dictionary per run-time check, in site order: kind, node, op_type, operand, ranges."""
-CHECK_SITE_ATTR = "onnxc.check_site"
-"""On a check kernel's call in the entry: its index in `onnxc.check_sites`."""
-CHECK_FALLBACK_ATTR = "onnxc.check_fallback"
-"""On the call of a kernel that checks its own indices (a fused check): the check kernel the
-entry runs, only when that kernel flagged a bad index, to find the first one."""
-NESTED_CHECKS_ATTR = "onnxc.nested_checks"
-"""On the check call after a top-level control-flow op with checks inside: the site is not
-fixed; the failed check recorded its site + 1 in the cell that is the call's operand 0
-(lowering/graph_to_loops/control_flow.py)."""
-CHECK_OPERANDS_ATTR = "onnxc.check_operands"
-"""On such a call: [the checked operand's position, the status record's position]."""
-STATUS_OFFSET_ATTR = "onnxc.status_offset"
-SYMBOLS_ATTR = "onnxc.symbols"
-"""The size symbols of a model with symbolic dimensions, in the order of the entry's `dims`
-buffer (a `memref<Kxi64>` right after the outputs: the value of each symbol this run)."""
-RUN_SYMBOLS_ATTR = "onnxc.run_symbols"
-"""The symbols among those that the run defines (graph_dynamic.py; a top-level loop's count
-when its scan outputs have run-time length). The caller puts the capacity it allocated
-their buffers and outputs with in the symbol's `dims` entry; the entry writes the value
-there once it is known, or stops at a "capacity" check site when it is larger, and the
-caller runs again with enough room."""
-RUN_BOUNDS_ATTR = "onnxc.run_bounds"
-"""Per run symbol, its bound as a size in the symbols before it ("" for none): the caller
-puts that bound's value in the symbol's `dims` entry as its capacity, or, without a bound,
-a capacity it grows when a run reports more (graph_dynamic.py)."""
-DIMS_ARGUMENT_ATTR = "onnxc.dims_argument"
-"""The position of that `dims` buffer among the entry's arguments."""
-ELEMENTS_ATTR = "onnxc.elements"
-"""On a `memref.alloc` of a buffer with symbolic dimensions: its element count, a polynomial
-in the symbols (symbolic_dims.py), which plan-memory sizes the dynamic arena with."""
-DYNAMIC_ARENA_ATTR = "onnxc.dynamic_arena"
-"""The byte sizes of the dynamic arena's slots, as polynomials: the runtime evaluates them
-for a run's symbols to size the dynamic arena (the entry's last argument), and plan-memory
-computes the same offsets in the entry from the `dims` buffer."""
 WRAPPER_NAME = "onnxc_entry"
 
 _NAME_HINT = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")

@@ -46,6 +46,7 @@ from xdsl.irdl import (
 from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects.graph_base import SymbolicDimsAttr, int_of, ints_of, shape_of
+from onnxc.dialects.onnxc_attributes import GUARDS_ATTR
 from onnxc.dialects.size_facts import Guard
 from onnxc.dialects.symbolic_dims import Dim, SymDim
 
@@ -225,10 +226,6 @@ class CheckSizesOp(CheckOp):
 
 
 CHECK_OPS = [CheckIndicesOp, CheckDivisorOp, CheckSizesOp]
-
-GUARDS_ATTR = "onnxc.size_guards"
-"""On a graph function: the guards its import recorded, one dictionary each (`guard`,
-`reason`, `node`, `op_type`), which insert-runtime-checks turns into graph.check_sizes."""
 
 
 def guards_attribute(records: Sequence[tuple[Guard, str, str]]) -> ArrayAttr:

@@ -27,10 +27,8 @@ from xdsl.rewriter import Rewriter
 
 from onnxc.dialects import graph
 from onnxc.dialects.entry_abi import INPLACE_BYTES_ATTR, entry_function
+from onnxc.dialects.onnxc_attributes import INPLACE_ATTR
 from onnxc.lowering.plan_memory import byte_size, last_use
-
-INPLACE_ATTR = "onnxc.inplace_operands"
-"""On a kernel call: operand positions whose buffer the (single) result may overwrite."""
 
 ELEMENTWISE_OPS = (
     graph.UnaryElementwiseOp, graph.BinaryElementwiseOp, graph.VariadicElementwiseOp,
@@ -45,8 +43,6 @@ def inplace_operands(op: Operation) -> list[int]:
     if not isinstance(op, ELEMENTWISE_OPS) or len(op.results) != 1:
         return []
     return [i for i, v in enumerate(op.operands) if v.type == op.results[0].type]
-
-
 
 
 def _alloc_of(value: SSAValue) -> memref.AllocOp | None:

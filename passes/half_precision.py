@@ -61,6 +61,7 @@ from xdsl.rewriter import InsertPoint
 from onnxc.dialects import graph
 from onnxc.dialects.dense_data import from_numpy, to_numpy
 from onnxc.dialects.graph_base import GraphOp
+from onnxc.dialects.onnxc_attributes import WIDENED_ATTR
 from onnxc.passes.base import GraphPatternPass
 from onnxc.passes.constants import constant_value, insert_constant
 from onnxc.passes.rewrite_utils import rebuild
@@ -90,9 +91,6 @@ a fused chain runs the same scalar code per step)."""
 LEFT_ALONE: tuple[str, ...] = ("graph.quantize_linear", "graph.dequantize_linear",
                                "graph.qlinear_conv", "graph.qlinear_matmul")
 """Quantization ops: their half scales are handled by their own kernels."""
-
-WIDENED_ATTR = "onnxc.widened"
-"""Marks the casts this pass inserts (the only ones `f32-between-ops` may drop)."""
 
 
 def is_half(t: Attribute, types: tuple[type[Attribute], ...] = HALF) -> bool:

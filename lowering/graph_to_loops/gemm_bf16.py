@@ -40,6 +40,7 @@ from xdsl.ir import Operation, SSAValue
 from onnxc.dialects import graph
 from onnxc.dialects.dense_data import from_numpy, values_in_shape
 from onnxc.dialects.graph import shape_of
+from onnxc.dialects.onnxc_attributes import PRECISION_ATTR
 from onnxc.lowering.graph_to_loops.gemm_microkernel import (
     _b_value,
     _DenseGemm,
@@ -49,9 +50,6 @@ from onnxc.lowering.graph_to_loops.gemm_microkernel import (
 from onnxc.lowering.graph_to_loops.gemm_tiles import GemmShape, pack, target_tiling
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.target import Target, current_target
-
-PRECISION_ATTR = "onnxc.precision"
-"""Discardable attribute on a graph op: "bf16" when its products run in bf16."""
 
 DPBF16PS = "llvm.x86.avx512bf16.dpbf16ps.512"
 HOST_FEATURE = "avx512bf16"

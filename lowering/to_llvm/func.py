@@ -33,6 +33,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from onnxc.dialects.onnxc_attributes import KERNEL_ATTR
 from onnxc.errors import LoweringError
 from onnxc.lowering.to_llvm.type_conversion import (
     apply_conversion,
@@ -41,8 +42,6 @@ from onnxc.lowering.to_llvm.type_conversion import (
     converted,
     replace_converted,
 )
-
-KERNEL_ATTR = "onnxc.kernel"
 
 
 def _argument_attributes(op: func.FuncOp) -> ArrayAttr[DictionaryAttr] | None:

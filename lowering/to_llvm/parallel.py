@@ -58,10 +58,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import VerifyException
 
+from onnxc.dialects.onnxc_attributes import PARALLEL_ATTR
 from onnxc.lowering.to_llvm.type_conversion import convert_type
-
-PARALLEL_ATTR = "onnxc.parallel"
-"""Unit attribute on an `scf.for` whose iterations are independent (see parallel_for)."""
 
 
 @irdl_op_definition

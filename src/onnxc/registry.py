@@ -31,6 +31,7 @@ def _lazy_dialect(path: str) -> Callable[[], Dialect]:
 ONNXC_DIALECTS: dict[str, Callable[[], Dialect]] = {
     "graph": _lazy_dialect("onnxc.dialects.graph:Graph"),
     "layout": _lazy_dialect("onnxc.dialects.layout:Layout"),
+    "onnxc": _lazy_dialect("onnxc.dialects.onnxc_attributes:Onnxc"),
     "llvmx": _lazy_dialect("onnxc.lowering.to_llvm.llvm_ext:LLVMX"),
     "par": _lazy_dialect("onnxc.lowering.to_llvm.parallel:Par"),
 }

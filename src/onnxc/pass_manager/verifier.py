@@ -45,11 +45,11 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass, PassPipelineCallbackType
 from xdsl.traits import SymbolTable
 
+from onnxc.dialects.onnxc_attributes import KERNEL_ATTR, verify_onnxc_attributes
 from onnxc.errors import InternalCompilerError, OnnxcError
 from onnxc.target import targeting
 
 NODE_ATTR = "onnx.node"  # graph_checks.NODE_ATTR; kept literal so this module imports no dialect
-KERNEL_ATTR = "onnxc.kernel"
 
 
 @dataclass
@@ -118,9 +118,12 @@ def _symbols_indexed(module: ModuleOp) -> Iterator[None]:
 
 
 def verify_module(module: ModuleOp) -> None:
-    """`module.verify()`, with calls resolved through an index of the module's symbols."""
+    """`module.verify()`, with calls resolved through an index of the module's symbols, and
+    every `onnxc.*` attribute checked against its registration (dialects/onnxc_attributes.py:
+    xDSL has no hook for a dialect's discardable attributes)."""
     with _symbols_indexed(module):
         module.verify()
+    verify_onnxc_attributes(module)
 
 
 def verify_ir_requested() -> bool:

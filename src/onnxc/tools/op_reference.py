@@ -194,15 +194,25 @@ def render(dialects: dict[str, Dialect] | None = None) -> str:
         "are checked by each op's verifier, see its description).",
         "",
     ]
+    from onnxc.dialects.onnxc_attributes import ONNXC_ATTRIBUTES
+
     for name, dialect in dialects.items():
         count = len(list(dialect.operations))
-        out += [f"- [`{name}`](#dialect-{name}): {count} op{'s' if count != 1 else ''}"]
+        what = (f"{len(ONNXC_ATTRIBUTES)} attributes" if name == "onnxc"
+                else f"{count} op{'s' if count != 1 else ''}")
+        out += [f"- [`{name}`](#dialect-{name}): {what}"]
     out.append("")
     for name, dialect in dialects.items():
         families: dict[str, list[type[IRDLOperation]]] = defaultdict(list)
         for op in dialect.operations:
             families[op.__module__].append(op)
         out += [f"## Dialect `{name}`", ""]
+        if name == "onnxc":  # discardable attributes only (dialects/onnxc_attributes.py)
+            out += ["Attributes (verified wherever the pass manager verifies a module):", "",
+                    "| attribute | holds | on |", "|---|---|---|"]
+            out += [f"| `{a.name}` | {a.holds} | {', '.join(f'`{o}`' for o in a.on) or 'any op'} |"
+                    for a in ONNXC_ATTRIBUTES.values()]
+            out.append("")
         for module in sorted(families):
             out += [f"### Family `{module}`", "", _module_summary(module), ""]
             for op in sorted(families[module], key=lambda o: o.name):
