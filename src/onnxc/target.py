@@ -182,6 +182,16 @@ def _with_suffixes(spec: str) -> Target | None:
     return None
 
 
+def _check_triple(triple: str, what: str) -> None:
+    """InvalidArgumentError, naming `what`, when LLVM has no target for `triple`."""
+    initialize_llvm()
+    try:
+        llvm.Target.from_triple(triple)
+    except RuntimeError as error:
+        raise InvalidArgumentError(f"{what}: LLVM has no target for triple {triple!r} "
+                                   f"({error})") from None
+
+
 def parse_target(spec: str | Target | None) -> Target:
     """`host`, a preset (with optional +/- feature suffixes) or TRIPLE[:CPU[:FEATURES]];
     InvalidArgumentError naming the spec when LLVM does not know it."""
@@ -203,12 +213,7 @@ def parse_target(spec: str | Target | None) -> Target:
         raise InvalidArgumentError(
             f"unknown target {spec!r}: expected host, one of {', '.join(PRESETS)}, or "
             f"TRIPLE[:CPU[:FEATURES]]")
-    initialize_llvm()
-    try:
-        llvm.Target.from_triple(triple)
-    except RuntimeError as error:
-        raise InvalidArgumentError(f"target {spec!r}: LLVM has no target for triple "
-                                   f"{triple!r} ({error})") from None
+    _check_triple(triple, f"target {spec!r}")
     if features and not all(f[:1] in "+-" and len(f) > 1 for f in features.split(",")):
         raise InvalidArgumentError(f"target {spec!r}: features must be +name or -name, "
                                    f"comma-separated")
@@ -250,12 +255,7 @@ def module_target(module: ModuleOp) -> Target | None:
 @functools.lru_cache(maxsize=64)
 def _recorded(name: str, triple: str, cpu: str, features: str) -> Target:
     """A recorded target, checked once: its triple must be one LLVM has."""
-    initialize_llvm()
-    try:
-        llvm.Target.from_triple(triple)
-    except RuntimeError as error:
-        raise InvalidArgumentError(f"module attribute {TARGET_ATTR}: LLVM has no target for "
-                                   f"triple {triple!r} ({error})") from None
+    _check_triple(triple, f"module attribute {TARGET_ATTR}")
     target = Target(name, triple, cpu, features)
     return host_target() if target == host_target() else target
 
