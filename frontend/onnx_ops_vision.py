@@ -1,11 +1,13 @@
 """CNN, detection and segmentation layers: ConvTranspose, Col2Im, GridSample, AffineGrid,
-RoiAlign, DeformConv, MaxPool's Indices output, MaxUnpool, the normalizations InstanceNormalization, GroupNormalization and
-MeanVarianceNormalization, and LpPool.
+RoiAlign, DeformConv, MaxPool's Indices output, MaxUnpool, the normalizations
+InstanceNormalization, GroupNormalization and MeanVarianceNormalization, LpPool and
+GlobalLpPool.
 
 ConvTranspose resolves auto_pad/output_shape/output_padding into explicit pads and the
-result type (as onnx.reference does) and becomes a (grouped) GEMM plus Col2Im; AffineGrid is theta times a constant base grid (one
-MatMul); the normalizations are ReduceMean arithmetic and LpPool is |x|^p through a summing
-AveragePool, so they profit from the existing kernels and rewrites. Per-opset rules:
+result type (as onnx.reference does) and becomes a (grouped) GEMM plus Col2Im; AffineGrid is
+theta times a constant base grid (one MatMul); the normalizations are ReduceMean arithmetic,
+LpPool is |x|^p through a summing AveragePool and GlobalLpPool |x|^p through a ReduceSum,
+so they profit from the existing kernels and rewrites. Per-opset rules:
 GroupNormalization's scale/bias are per group in 18 and per channel since 21; GridSample-16
 names its modes bilinear/bicubic and samples 4-D inputs only; RoiAlign before 16 uses
 output_half_pixel coordinates.
@@ -38,6 +40,7 @@ from onnxc.frontend.onnx_ops_movement import (
     typed,
 )
 from onnxc.frontend.onnx_ops_nn import _window
+from onnxc.frontend.onnx_ops_reduce import reduce
 
 # ---------------------------------------------------------------------- ConvTranspose
 
@@ -328,9 +331,7 @@ def convert_lp_pool(ctx: NodeContext) -> list[Result]:
     strides, pads, dilations = _window(ctx, kernel, symbolic_pads=True)
     ceil_mode = ctx.attr("ceil_mode", 0)
     e = Emitter(ctx)
-    x = ctx.operand(0)
-    powered = e.binary(graph.MulOp, x, x) if p == 2 else e.binary(
-        graph.PowOp, e.unary(graph.AbsOp, x), ctx.scalar(float(p), e.el))
+    powered = _lp_powered(ctx, e, p)
     n = len(kernel)
     x_shape = ctx.shape(0)
     if not all(isinstance(q, int) for q in pads):  # SAME over symbolic sizes: pad first
@@ -356,11 +357,39 @@ def convert_lp_pool(ctx: NodeContext) -> list[Result]:
                     **({"dilations": types.i64_array(dilations)} if any(d != 1 for d in dilations)
                        else {})}))
     summed = e.binary(graph.MulOp, pooled, ctx.scalar(float(math.prod(kernel)), e.el))
-    if p == 1:
-        return [summed]
+    return [_lp_root(ctx, e, summed, p)]
+
+
+def _lp_powered(ctx: NodeContext, e: Emitter, p: int) -> SSAValue:
+    """|x|^p of the node's input (x*x for p = 2: exact, and no pow)."""
+    x = ctx.operand(0)
     if p == 2:
-        return [e.unary(graph.SqrtOp, summed)]
-    return [e.binary(graph.PowOp, summed, ctx.scalar(1.0 / p, e.el))]
+        return e.binary(graph.MulOp, x, x)
+    return e.binary(graph.PowOp, e.unary(graph.AbsOp, x), ctx.scalar(float(p), e.el))
+
+
+def _lp_root(ctx: NodeContext, e: Emitter, summed: SSAValue, p: int) -> SSAValue:
+    """summed^(1/p) (sqrt for p = 2)."""
+    if p == 1:
+        return summed
+    if p == 2:
+        return e.unary(graph.SqrtOp, summed)
+    return e.binary(graph.PowOp, summed, ctx.scalar(1.0 / p, e.el))
+
+
+def convert_global_lp_pool(ctx: NodeContext) -> list[Result]:
+    """(sum over every spatial position of |x|^p)^(1/p) per sample and channel: a ReduceSum
+    over the axes after the first two, kept (N, C, 1, ..., 1), over any spatial size."""
+    require_float(ctx)
+    p = ctx.attr("p", 2)
+    if not isinstance(p, int) or p < 1:
+        raise ctx.invalid(f"attribute 'p' must be a positive integer, got {p!r}")
+    rank = len(ctx.shape(0))
+    if rank < 3:
+        raise ctx.invalid(f"input must have rank 3 or more (N, C, spatial...), got {rank}")
+    e = Emitter(ctx)
+    summed = reduce(ctx, graph.ReduceSumOp, _lp_powered(ctx, e, p), list(range(2, rank)), True)
+    return [_lp_root(ctx, e, summed, p)]
 
 
 def convert_max_pool(ctx: NodeContext) -> list[Result]:
@@ -386,7 +415,8 @@ def convert_max_pool(ctx: NodeContext) -> list[Result]:
         result_types=[typed(ctx, out), types.tensor_type(out, i64)],
         properties={"kernel_shape": types.i64_array(kernel), "strides": types.i64_array(strides),
                     "pads": types.i64_array(pads), "dilations": types.i64_array(dilations),
-                    "ceil_mode": types.i64_attr(ceil_mode), "storage_order": types.i64_attr(storage)})
+                    "ceil_mode": types.i64_attr(ceil_mode),
+                    "storage_order": types.i64_attr(storage)})
     values, indices = ctx.emit(op).results
     if x_shape != ctx.shape(0):
         indices = _unpadded(ctx, indices, x_shape, ctx.shape(0), begin, storage)
@@ -539,4 +569,5 @@ CONVERTERS: dict[str, Converter] = {
     "GroupNormalization": convert_group_norm,
     "MeanVarianceNormalization": convert_mvn,
     "LpPool": convert_lp_pool,
+    "GlobalLpPool": convert_global_lp_pool,
 }

@@ -187,3 +187,39 @@ def test_conv_transpose_output_padding_past_the_blocks():
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(got[:, :, -1, :], np.broadcast_to(b[None, :, None], (1, 3, 7)))
     assert ir_op is not None
+
+
+# ---------------------------------------------------------------------------- GlobalLpPool
+
+
+@pytest.mark.parametrize("p", [1, 2, 3])
+@pytest.mark.parametrize("shape", [(2, 3, 5, 7), (1, 4, 6), (1, 2, 3, 4, 5)])
+def test_global_lp_pool_against_onnxruntime(p, shape):
+    """(sum |x|^p)^(1/p) over the spatial axes; onnxruntime as reference, rtol 1e-5 (float32
+    sums of up to 60 terms in another order)."""
+    from tests.single_op import run_both
+
+    n_spatial = len(shape) - 2
+    model = single_op_model("GlobalLpPool", {"x": (F32, list(shape))},
+                            {"y": (F32, [*shape[:2], *[1] * n_spatial])}, attrs={"p": p})
+    run_both(model, {"x": _f(*shape)}, rtol=1e-5, atol=1e-6, cache_dir=False)
+
+
+def test_global_lp_pool_over_symbolic_sizes():
+    """One compile, several image sizes (the ReduceSum kernel reads its sizes in the run)."""
+    from tests.single_op import reference_run
+
+    model = single_op_model("GlobalLpPool", {"x": (F32, ["n", 3, "h", "w"])},
+                            {"y": (F32, ["n", 3, 1, 1])}, attrs={"p": 2})
+    compiled = onnxc.compile(model, cache_dir=False)
+    for shape in [(1, 3, 4, 4), (2, 3, 9, 5)]:
+        x = _f(*shape)
+        (got,) = compiled.run(None, {"x": x})
+        np.testing.assert_allclose(got, reference_run(model, {"x": x})[0], rtol=1e-5, atol=1e-6)
+
+
+def test_global_lp_pool_refuses_a_bad_p():
+    model = single_op_model("GlobalLpPool", {"x": (F32, [1, 2, 3, 3])},
+                            {"y": (F32, [1, 2, 1, 1])}, attrs={"p": 0})
+    with pytest.raises(onnxc.OnnxcError, match="'p' must be a positive integer"):
+        onnxc.compile(model, cache_dir=False)
