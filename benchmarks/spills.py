@@ -1,7 +1,7 @@
 """Register spills per kernel and target: what the tile sizes are tuned against.
 
 There is no ARM hardware here and qemu's timings mean nothing, so the NEON kernels are tuned
-by what the code looks like: each model is lowered once per target (onnxc.api.lower_to_llvm),
+by what the code looks like: each model is lowered once per target (onnxc.compilation `Compilation.lower_to_llvm`),
 LLVM emits assembly for it (runtime/artifact.emit_assembly), and this counts, per function,
 the instructions LLVM's register allocator marks as a spill ("Spill", "Folded Spill") or a
 reload ("Reload", "Folded Reload"), and the vector multiply-adds (fmla/sdot on AArch64,
@@ -88,10 +88,10 @@ def main(argv=None) -> None:
     parser.add_argument("--top", type=int, default=3, help="worst kernels listed per row")
     args = parser.parse_args(argv)
 
-    from onnxc.api import _StageLog, lower_to_llvm
+    from onnxc.compilation import Compilation
     from onnxc.compile_options import CompileOptions
     from onnxc.runtime.artifact import emit_assembly
-    from onnxc.target import compiling_for, parse_target
+    from onnxc.target import parse_target
 
     print("| model | target | spills / reloads | in hot loops | multiply-adds in hot loops | "
           "worst kernels (hot spills + reloads) |")
@@ -100,9 +100,8 @@ def main(argv=None) -> None:
         onnx_model = model(name)
         for spec in args.targets.split(","):
             target = parse_target(spec)
-            with compiling_for(target):
-                lowered = lower_to_llvm(onnx_model, _StageLog(False),
-                                        CompileOptions(num_threads=2, target=target))
+            options = CompileOptions(num_threads=2, target=target)
+            lowered = Compilation(options).lower_to_llvm(onnx_model)
             per = count(emit_assembly(lowered, target))
             total = sum(per.values(), collections.Counter())
             worst = sorted(((c["hot_spill"] + c["hot_reload"], f) for f, c in per.items()

@@ -259,7 +259,7 @@ def _c_source(name: str) -> str:
 
 
 def build(lowered, directory: str | os.PathLike, prefix: str = "model") -> Artifact:
-    """Write the artifact of `lowered` (api.lower_to_llvm) into `directory`."""
+    """Write the artifact of `lowered` (`Compilation.lower_to_llvm`) into `directory`."""
     prefix = _check_prefix(prefix)
     target: Target = lowered.abi.target
     cc = c_compiler(target)

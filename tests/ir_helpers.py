@@ -83,9 +83,9 @@ def jit_loops(text: str, num_threads: int = 1, route: str = "direct"):
     `route="direct"` emits LLVM IR straight from the loops, as `onnxc.compile` does
     (lowering/to_llvm/direct.py); `route="patterns"` goes through the llvm dialect, as
     `onnxc-opt --emit=llvm-dialect` does."""
-    from onnxc.pipeline import lower_loops_to_llvm, make_context, translate_to_llvm_ir
     from onnxc.lowering.to_llvm.direct import emit_llvm_ir
     from onnxc.lowering.to_llvm.parallel import OutlineParallelLoopsPass
+    from onnxc.pipeline import lower_loops_to_llvm, make_context, translate_to_llvm_ir
     from onnxc.runtime.jit import NativeModule, host_target
 
     ctx = make_context()
@@ -125,19 +125,17 @@ def compile_graph_cold_and_warm(text: str, cache_dir, num_threads: int = 1):
 
 
 def _compile_graph(text: str, num_threads: int):
-    from onnxc.api import _StageLog, lower_graph
-    from onnxc.compile_options import CompileOptions
     from onnxc import pipeline
+    from onnxc.compilation import Compilation
+    from onnxc.compile_options import CompileOptions
     from onnxc.dialects.entry_abi import WRAPPER_NAME
     from onnxc.runtime.compiled_model import CompiledModel
-    from onnxc.target import compiling_for, parse_target
+    from onnxc.target import parse_target
 
     module = parse_graph(text)
-    ctx = pipeline.make_context()
-    with compiling_for(parse_target("host")) as target:
-        lowered = lower_graph(ctx, module, _StageLog(False),
-                              CompileOptions(num_threads=num_threads, target=target))
-        native = pipeline.jit_compile(lowered.llvm_module, target)
+    target = parse_target("host")
+    lowered = Compilation(CompileOptions(num_threads=num_threads, target=target)).lower(module)
+    native = pipeline.jit_compile(lowered.llvm_module, target)
     model = CompiledModel(native, native.function_address(WRAPPER_NAME), lowered.abi,
                           lowered.constants, lowered.input_defaults)
     return model, native, lowered

@@ -49,7 +49,7 @@ class Stage:
 
     name: str
     timed_as: str
-    """the name `onnxc.api._StageLog` times it under (and onnxc.progress shows)"""
+    """the name `onnxc.compilation.StageLog` times it under (and onnxc.progress shows)"""
     emits: tuple[str, ...]
     """the `onnxc-opt --emit` values that stop right after this stage"""
     summary: str

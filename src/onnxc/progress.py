@@ -33,7 +33,7 @@ STAGE_DESCRIPTIONS = {
     "cache-store": "storing in the compile cache",
     "artifact": "building the artifact (C compiler)",
 }
-"""What the user reads for each stage name of api._StageLog (others are shown as named)."""
+"""What the user reads for each stage name of compilation.StageLog (others are shown as named)."""
 
 
 def is_terminal(stream: IO[str]) -> bool:

@@ -18,6 +18,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxc
+import onnxc.compilation
 from onnxc.compile_options import CompileOptions
 from onnxc.errors import InvalidArgumentError
 from onnxc.runtime import cache
@@ -526,18 +527,18 @@ def test_weights_changed_during_the_compile_are_not_stored_under_the_old_key(tmp
     other.mkdir()
     monkeypatch.chdir(other)
     _save_with_external_data(other, new_w)
-    static_model = onnxc.api._static_model
+    static_model = onnxc.compilation._static_model
 
     def change_then_compile(model, input_shapes):
         with open(tmp_path / "weights.bin", "r+b") as f:
             f.write((other / "weights.bin").read_bytes())
         return static_model(model, input_shapes)
 
-    monkeypatch.setattr(onnxc.api, "_static_model", change_then_compile)
+    monkeypatch.setattr(onnxc.compilation, "_static_model", change_then_compile)
     compiled = onnxc.compile(path, cache_dir=tmp_path / "cache")
     np.testing.assert_allclose(compiled(_x())[0], np.maximum(_x() * new_w + _B, 0), rtol=1e-6)
     assert not _entries(tmp_path / "cache")
-    monkeypatch.setattr(onnxc.api, "_static_model", static_model)
+    monkeypatch.setattr(onnxc.compilation, "_static_model", static_model)
     onnxc.compile(path, cache_dir=tmp_path / "cache")
     hit = onnxc.compile(path, cache_dir=tmp_path / "cache")
     assert _was_hit(hit)
@@ -556,7 +557,7 @@ def test_a_model_file_rewritten_during_the_compile_is_compiled_as_hashed(tmp_pat
     new_w = _W[::-1].copy()
     changed = _model()
     changed.graph.initializer[0].CopyFrom(numpy_helper.from_array(new_w, "w"))
-    static_model = onnxc.api._static_model
+    static_model = onnxc.compilation._static_model
     loads = []
     real_load = onnx.load
 
@@ -568,13 +569,13 @@ def test_a_model_file_rewritten_during_the_compile_is_compiled_as_hashed(tmp_pat
         loads.append(args[0])
         return real_load(*args, **kwargs)
 
-    monkeypatch.setattr(onnxc.api, "_static_model", rewrite_then_compile)
+    monkeypatch.setattr(onnxc.compilation, "_static_model", rewrite_then_compile)
     monkeypatch.setattr(onnx, "load", counting_load)
     compiled = onnxc.compile(path, cache_dir=tmp_path / "cache")
     assert not loads  # the key's snapshot read it; nothing parsed it again
     np.testing.assert_allclose(compiled(_x())[0], _expected(), rtol=1e-6)
     assert len(_entries(tmp_path / "cache")) == 1
-    monkeypatch.setattr(onnxc.api, "_static_model", static_model)
+    monkeypatch.setattr(onnxc.compilation, "_static_model", static_model)
     fresh = onnxc.compile(path, cache_dir=tmp_path / "cache")  # the new content
     assert not _was_hit(fresh)
     np.testing.assert_allclose(fresh(_x())[0], np.maximum(_x() * new_w + _B, 0), rtol=1e-6)
@@ -604,18 +605,18 @@ def test_a_symbolic_batch_model_rewritten_during_the_compile_is_compiled_as_hash
     old_w, new_w = np.array([1, -1, 2, 0.5], np.float32), np.array([-3, 1, 1, 2], np.float32)
     path = tmp_path / "model.onnx"
     onnx.save(batch_model(old_w), path)
-    static_model = onnxc.api._static_model
+    static_model = onnxc.compilation._static_model
 
     def rewrite_then_compile(model, input_shapes):
         onnx.save(batch_model(new_w), path)
         return static_model(model, input_shapes)
 
-    monkeypatch.setattr(onnxc.api, "_static_model", rewrite_then_compile)
+    monkeypatch.setattr(onnxc.compilation, "_static_model", rewrite_then_compile)
     compiled = onnxc.compile(path, cache_dir=tmp_path / "cache")
     x = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
     np.testing.assert_allclose(compiled(x)[0], np.maximum(x * old_w, 0), rtol=1e-6)
     assert len(_entries(tmp_path / "cache")) == 1
-    monkeypatch.setattr(onnxc.api, "_static_model", static_model)
+    monkeypatch.setattr(onnxc.compilation, "_static_model", static_model)
     fresh = onnxc.compile(path, cache_dir=tmp_path / "cache")
     assert not _was_hit(fresh)
     np.testing.assert_allclose(fresh(x)[0], np.maximum(x * new_w, 0), rtol=1e-6)

@@ -65,7 +65,7 @@ def _encoder_block() -> onnx.ModelProto:
 def test_one_compilation_runs_every_batch_size(build):
     """The CNN runs once per sample (its convs keep static tiles: the spec's batch is None);
     the encoder, which has no op with static-only kernels, compiles its batch as a symbolic
-    dimension (one GEMM over every sample's rows, api.STATIC_KERNEL_OPS)."""
+    dimension (one GEMM over every sample's rows, compilation.STATIC_KERNEL_OPS)."""
     model = build()
     compiled = onnxc.compile(model, cache_dir=False)
     if build is _cnn:

@@ -13,8 +13,9 @@ JIT-compiles, and `--emit=obj`/`--emit=lib` write the object code and shared lib
     lib           the artifact's shared library (its C API: runtime/c/onnxc_model.c)
 
 The passes of loops and llvm-dialect are appended to the pipeline, so --print-pipeline and
---mlir-print-ir-{before,after} see them; lib lowers through `onnxc.api.lower_graph` (it also
-needs the constants' data, which bind-constants takes out of the IR).
+--mlir-print-ir-{before,after} see them; lib lowers through `Compilation.lower`
+(onnxc/compilation.py: it also needs the constants' data, which bind-constants takes out of
+the IR).
 """
 
 from __future__ import annotations
@@ -104,10 +105,10 @@ def emit_library(ctx: Context, module: ModuleOp, options: CompileOptions,
     """Lower a graph-dialect `module` (its graph passes run) as `onnxc.compile_artifact`
     does with `options` and copy the artifact's shared library to `output_file` (its header
     and manifest are not written: use `onnxc compile` for the whole artifact)."""
-    from onnxc.api import _StageLog, lower_graph
+    from onnxc.compilation import Compilation
     from onnxc.runtime import artifact
 
-    lowered = lower_graph(ctx, module, _StageLog(False), options)
+    lowered = Compilation(options, ctx=ctx).lower(module)
     with tempfile.TemporaryDirectory(prefix="onnxc-opt-lib-") as tmp:
         built = artifact.build(lowered, tmp, ARTIFACT_PREFIX)
         shutil.copyfile(built.library, output_file)

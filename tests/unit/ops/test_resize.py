@@ -107,7 +107,7 @@ def test_nearest_resize_of_integers_and_negative_zero():
 
 
 def test_a_separable_model_with_an_op_of_static_kernels_runs_per_sample():
-    """Resize keeps its static kernels for a batch (api.STATIC_KERNEL_OPS): the separable
+    """Resize keeps its static kernels for a batch (compilation.STATIC_KERNEL_OPS): the separable
     model compiles for one sample and runs per sample. (From test_dynamic_batch.py.)"""
     model = single_op_model("Resize", {"x": (np.float32, ["N", 2, 8, 8])},
                             {"y": (np.float32, ["N", 2, 4, 4])}, node_inputs=["x", "", "scales"],
