@@ -22,12 +22,13 @@ onnxc.registry); `", ".join(...)` of them is text that `onnxc-opt -p` accepts.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from onnxc.errors import LoweringError
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from onnxc.compile_options import CompileOptions
     from onnxc.lowering.early_kernels import EarlyKernels
     from onnxc.passes.stats import OptimizationStats
+    from onnxc.passes.verify_numerics import BisectReport
     from onnxc.runtime.jit import NativeModule, PendingNativeModule
     from onnxc.runtime.parallel_codegen import SpareWorkers
     from onnxc.target import Target
@@ -186,12 +188,15 @@ def import_model(model: Any) -> ModuleOp:
 
 
 def optimize_graph(
-    ctx: Context, module: ModuleOp, passes: str | Sequence[str], *,
-    verify_numerics: bool = False, stats: bool = False,
+    ctx: Context, module: ModuleOp, passes: str | Sequence[str] | PassPipeline, *,
+    verify_numerics: bool = False, stats: bool = False, verify: bool = True,
+    on_report: Callable[[BisectReport], None] | None = None,
 ) -> OptimizationStats | None:
     """graph-passes: the graph pipeline (`passes.levels.graph_pipeline(opt_level)` or a
-    user's), optionally one pass at a time under the numpy evaluator (raising
-    NumericDriftError at the first pass that changes the results) and with statistics."""
+    user's; `onnxc-opt` gives its instrumented PassPipeline), optionally one pass at a time
+    under the numpy evaluator (raising NumericDriftError at the first pass that changes the
+    results; `on_report` sees the report first) and with statistics. `verify=False`: the
+    caller's instrumentation verifies, or nothing does (`onnxc-opt --disable-verify`)."""
     from onnxc.passes.base import STATISTICS
     from onnxc.passes.stats import OptimizationStats, op_counts
     from onnxc.passes.verify_numerics import NumericDriftError, bisect_pipeline
@@ -199,11 +204,14 @@ def optimize_graph(
     before = op_counts(module) if stats else None
     STATISTICS.reset()
     if verify_numerics:
-        report = bisect_pipeline(module, passes)
+        specs = list(passes.passes) if isinstance(passes, PassPipeline) else passes
+        report = bisect_pipeline(module, specs)
+        if on_report is not None:
+            on_report(report)
         if not report.ok:
             raise NumericDriftError(report)
     else:
-        run_passes(ctx, module, passes)
+        run_passes(ctx, module, passes, verify=verify)
     if before is None:
         return None
     return OptimizationStats(before, op_counts(module), STATISTICS.snapshot())

@@ -35,7 +35,6 @@ from xdsl.utils.target import Target
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from onnxc.errors import InternalCompilerError, InvalidArgumentError, ModelLoadError, OnnxcError
-from onnxc.pass_manager import run_passes
 from onnxc.pass_manager.pipeline_text import (
     UnknownPassError,
     build_pipeline,
@@ -61,8 +60,9 @@ class OnnxcDiagnostic(DiagnosticException):
 
 @dataclass(frozen=True)
 class LLVMIRTarget(Target):
-    """`-t llvm`: LLVM IR text of a module in the `llvm` dialect, for `--compile-target` (default: this
-    host); `-t 'llvm{triple=aarch64-unknown-linux-gnu}'` or `{data-layout="..."}` override it."""
+    """`-t llvm`: LLVM IR text of a module in the `llvm` dialect, for `--compile-target`
+    (default: this host); `-t 'llvm{triple=aarch64-unknown-linux-gnu}'` or
+    `{data-layout="..."}` override it."""
 
     name = "llvm"
     triple: str | None = None
@@ -471,29 +471,18 @@ class OnnxcOptMain(xDSLOptMain):
             self._report_chunk(err)
 
     def _apply_passes(self, prog: ModuleOp):
-        from onnxc.passes.base import STATISTICS
-        from onnxc.passes.stats import OptimizationStats, op_counts
+        """The pipeline through the compile's pass manager, instrumented as set up above;
+        --verify-numerics bisects it pass by pass (its report on stderr), --stats counts."""
+        from onnxc import pipeline
 
-        before = op_counts(prog) if self.args.stats else None
-        STATISTICS.reset()
-        if self.args.verify_numerics:
-            self._as_diagnostic(self._verify_numerics, prog)
-        else:
-            # the pass manager of onnxc.compile, instrumented as set up above
-            self._as_diagnostic(run_passes, self.ctx, prog, self.pipeline, False)
-        if before is not None:
-            stats = OptimizationStats(before, op_counts(prog), STATISTICS.snapshot())
+        numerics = self.args.verify_numerics
+        passes = split_pipeline(self.pipeline_text) if numerics else self.pipeline
+        stats = self._as_diagnostic(
+            lambda: pipeline.optimize_graph(
+                self.ctx, prog, passes, verify_numerics=numerics, stats=self.args.stats,
+                verify=False, on_report=lambda report: print(report, file=sys.stderr)))
+        if stats is not None:
             print(stats, file=sys.stderr)
-
-    def _verify_numerics(self, prog: ModuleOp) -> None:
-        """--verify-numerics: run the pipeline pass by pass under the numpy evaluator."""
-        from onnxc.pass_manager.pipeline_text import split_pipeline
-        from onnxc.passes.verify_numerics import NumericDriftError, bisect_pipeline
-
-        report = bisect_pipeline(prog, split_pipeline(self.pipeline_text))
-        print(report, file=sys.stderr)
-        if not report.ok:
-            raise NumericDriftError(report)
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
         if self._chunk_failed:
