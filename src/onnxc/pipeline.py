@@ -373,10 +373,10 @@ def prestart_codegen(forecast: KernelForecast) -> SpareWorkers | None:
     return SpareWorkers(jobs - 1)
 
 
-FORECAST_CONV_OPS = 300
-FORECAST_OTHER_OPS = 100
-"""Loops ops per kernel, for `KernelForecast.loops_ops`: a convolution's (its fused
-epilogue, tiles and remainders) against any other op's. graph-to-loops builds one kernel per
+FORECAST_KERNEL_OPS = 100
+"""Loops ops of an ordinary kernel, for `KernelForecast.loops_ops`; a kernel rule's `weight`
+scales it (a convolution's 3: its fused epilogue, tiles and remainders,
+lowering/graph_to_loops/kernels.py `forecast_weight`). graph-to-loops builds one kernel per
 distinct op, properties and types, so repeated layers add calls, not kernels. Measured
 (distinct convolutions + other kernels -> loops ops): ResNet-50 24 + 5 -> 7,800,
 MobileNetV2-like 27 + 3 -> 9,400, squeezenet 18 + 9 -> 6,000, shufflenet 17 + 18 -> 8,100,
@@ -396,8 +396,9 @@ class KernelForecast:
     @property
     def loops_ops(self) -> int:
         """About how many loops ops graph-to-loops will make, convolutions weighing most."""
-        return sum(FORECAST_CONV_OPS if name.startswith("graph.conv") else FORECAST_OTHER_OPS
-                   for name in self.kinds)
+        from onnxc.lowering.graph_to_loops.kernels import forecast_weight
+
+        return sum(FORECAST_KERNEL_OPS * forecast_weight(name) for name in self.kinds)
 
     @property
     def early_kernels(self) -> int:

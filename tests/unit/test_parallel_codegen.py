@@ -527,12 +527,12 @@ def test_the_loops_forecast_counts_each_distinct_kernel_once():
             graph, opset_imports=[helper.make_opsetid("", 17)]))
 
     one_kernel = pipeline.forecast_kernels(relus([[1, 4, 8, 8]] * 6, conv=False)).loops_ops
-    assert one_kernel == pipeline.FORECAST_OTHER_OPS
+    assert one_kernel == pipeline.FORECAST_KERNEL_OPS
     two_shapes = pipeline.forecast_kernels(
         relus([[1, 4, 8, 8]] * 3 + [[4, 64]], conv=False)).loops_ops
     with_conv = pipeline.forecast_kernels(relus([[1, 4, 8, 8]] * 6, conv=True)).loops_ops
-    assert with_conv == one_kernel + pipeline.FORECAST_CONV_OPS
-    assert two_shapes == 2 * pipeline.FORECAST_OTHER_OPS  # the reshape is a view: none
+    assert with_conv == one_kernel + 3 * pipeline.FORECAST_KERNEL_OPS
+    assert two_shapes == 2 * pipeline.FORECAST_KERNEL_OPS  # the reshape is a view: none
 
 
 def test_few_early_kernels_are_split_evenly_over_the_lanes(monkeypatch):
