@@ -54,6 +54,7 @@ from onnxc.dialects.graph_fused import (
     WeightedSumOp,
 )
 from onnxc.dialects.graph_fused_elementwise import FusedElementwiseOp
+from onnxc.dialects.graph_gather_scatter import GATHER_SCATTER_OPS
 from onnxc.dialects.graph_index import (
     ArgMaxOp,
     ArgMinOp,
@@ -67,7 +68,6 @@ from onnxc.dialects.graph_index import (
     TopKOp,
     TriluOp,
 )
-from onnxc.dialects.graph_indexed import INDEXED_OPS
 from onnxc.dialects.graph_logic import (
     LOGIC_OPS,
     AndOp,
@@ -196,6 +196,7 @@ from onnxc.dialects.graph_unary import (
     TanOp,
     ThresholdedReluOp,
 )
+from onnxc.dialects.graph_vision import VISION_OPS
 
 Graph = Dialect(
     "graph",
@@ -218,8 +219,8 @@ Graph = Dialect(
         LayerNormalizationStatsOp,
         FusedElementwiseOp, ChannelShuffleOp, ConvAddOp,
         QuantizeLinearOp, DequantizeLinearOp, DynamicQuantizeLinearOp,
-        *LOGIC_OPS, *UNARY_MATH_OPS, *INDEXED_OPS, *CHECK_OPS, *QLINEAR_OPS, *RNN_OPS,
-        *CONTROL_OPS, *DYNAMIC_OPS,
+        *LOGIC_OPS, *UNARY_MATH_OPS, *GATHER_SCATTER_OPS, *VISION_OPS, *CHECK_OPS,
+        *QLINEAR_OPS, *RNN_OPS, *CONTROL_OPS, *DYNAMIC_OPS,
     ],
     [SymbolicDimsAttr, SizesAttr],
 )

@@ -25,16 +25,16 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from onnxc.dialects.dense_data import element_dtype
-from onnxc.dialects.graph import is_symbolic
-from onnxc.dialects.graph_checks import onnx_node_of
-from onnxc.errors import OnnxcError, UnsupportedOpError
-from onnxc.frontend.onnx_types import onnx_type_of_element
 from onnxc.dialects.entry_abi import (
     INPUT_NAMES_ATTR,
     OUTPUT_NAMES_ATTR,
     input_defaults,
     string_list,
 )
+from onnxc.dialects.graph import is_symbolic
+from onnxc.dialects.graph_checks import onnx_node_of
+from onnxc.errors import OnnxcError, UnsupportedOpError
+from onnxc.frontend.onnx_types import onnx_type_of_element
 
 OPSET = 23
 """The standard opset written: the first with Attention and RMSNormalization, and one that

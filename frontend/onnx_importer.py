@@ -30,6 +30,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects import size_facts
 from onnxc.dialects.dense_data import from_numpy
+from onnxc.dialects.entry_abi import INPUT_DEFAULTS_ATTR
 from onnxc.dialects.graph import is_symbolic, shape_of
 from onnxc.dialects.graph_checks import GUARDS_ATTR, guards_attribute
 from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, symbol_name
@@ -91,7 +92,6 @@ from onnxc.frontend.onnx_model import (
 )
 from onnxc.frontend.onnx_ops_sequence import SEQUENCE_AWARE, is_container, scope_copy
 from onnxc.frontend.onnx_symbolic import output_terms
-from onnxc.dialects.entry_abi import INPUT_DEFAULTS_ATTR
 from onnxc.pass_manager.verifier import record_source
 from onnxc.resource_limits import check_tensor, element_bytes
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, IntegerType, StringAttr, i64
 from xdsl.ir import SSAValue
 
-from onnxc.dialects import graph, graph_indexed
+from onnxc.dialects import graph, graph_gather_scatter
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result
 from onnxc.frontend.onnx_ops_math import Converter
@@ -85,8 +85,8 @@ def _loss(ctx: NodeContext, log_prob: SSAValue) -> SSAValue:
     target, ignored = _guarded_target(ctx, classes)
     # -log_prob[n, target[n, d...], d...], read along the class axis
     column = reshape(ctx, target, (n, 1, *x_shape[2:]))
-    picked = emit(ctx, graph_indexed.GatherElementsOp, [log_prob, column], graph.shape_of(column),
-                  el, {"axis": types.i64_attr(1)})
+    picked = emit(ctx, graph_gather_scatter.GatherElementsOp, [log_prob, column],
+                  graph.shape_of(column), el, {"axis": types.i64_attr(1)})
     loss = unary(ctx, graph.NegOp, reshape(ctx, picked, t_shape))
     weight = None
     if ctx.has_input(2):

@@ -20,7 +20,7 @@ import numpy as np
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, StringAttr, f64
 from xdsl.ir import SSAValue
 
-from onnxc.dialects import graph, graph_indexed, graph_resize
+from onnxc.dialects import graph, graph_gather_scatter, graph_resize
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph_base import sizes_attr
 from onnxc.dialects.size_facts import require_at_least
@@ -270,7 +270,7 @@ def index_operand(ctx: NodeContext, i: int) -> SSAValue:
 
 def convert_gather_elements(ctx: NodeContext) -> list[Result]:
     axis = normalized_axis(ctx, ctx.attr("axis", 0), ctx.rank(0))
-    op = graph_indexed.GatherElementsOp(
+    op = graph_gather_scatter.GatherElementsOp(
         operands=[ctx.operand(0), index_operand(ctx, 1)],
         result_types=[typed(ctx, ctx.shape(1))], properties={"axis": types.i64_attr(axis)})
     return [ctx.emit1(op)]
@@ -280,7 +280,7 @@ def convert_gather_nd(ctx: NodeContext) -> list[Result]:
     x, i = ctx.shape(0), ctx.shape(1)
     b = ctx.attr("batch_dims", 0) if ctx.opset >= 12 else 0
     out = ctx.infer(lambda: i[:-1] + x[b + i[-1]:])
-    op = graph_indexed.GatherNDOp(
+    op = graph_gather_scatter.GatherNDOp(
         operands=[ctx.operand(0), index_operand(ctx, 1)],
         result_types=[typed(ctx, out)], properties={"batch_dims": types.i64_attr(b)})
     return [ctx.emit1(op)]
@@ -288,14 +288,14 @@ def convert_gather_nd(ctx: NodeContext) -> list[Result]:
 
 def _reduction(ctx: NodeContext) -> str:
     reduction = ctx.attr("reduction", "none") if ctx.opset >= 16 else "none"
-    if reduction not in graph_indexed.REDUCTIONS:
+    if reduction not in graph_gather_scatter.REDUCTIONS:
         raise ctx.unsupported(f"reduction '{reduction}'")
     return reduction
 
 
 def convert_scatter_elements(ctx: NodeContext) -> list[Result]:
     axis = normalized_axis(ctx, ctx.attr("axis", 0), ctx.rank(0))
-    op = graph_indexed.ScatterElementsOp(
+    op = graph_gather_scatter.ScatterElementsOp(
         operands=[ctx.operand(0), index_operand(ctx, 1), ctx.operand(2)],
         result_types=[ctx.tensor(0).type],
         properties={"axis": types.i64_attr(axis), "reduction": StringAttr(_reduction(ctx))})
@@ -303,7 +303,7 @@ def convert_scatter_elements(ctx: NodeContext) -> list[Result]:
 
 
 def convert_scatter_nd(ctx: NodeContext) -> list[Result]:
-    op = graph_indexed.ScatterNDOp(
+    op = graph_gather_scatter.ScatterNDOp(
         operands=[ctx.operand(0), index_operand(ctx, 1), ctx.operand(2)],
         result_types=[ctx.tensor(0).type],
         properties={"reduction": StringAttr(_reduction(ctx))})
@@ -319,7 +319,7 @@ def convert_tensor_scatter(ctx: NodeContext) -> list[Result]:
     if axis == 0:
         raise ctx.invalid("axis 0 is the batch axis")
     indices = index_operand(ctx, 2) if ctx.has_input(2) else None
-    op = graph_indexed.TensorScatterOp(
+    op = graph_gather_scatter.TensorScatterOp(
         operands=[ctx.operand(0), ctx.operand(1), indices], result_types=[ctx.tensor(0).type],
         properties={"axis": types.i64_attr(axis), "circular": types.i64_attr(mode == "circular")})
     return [ctx.emit1(op)]
@@ -336,7 +336,7 @@ def convert_tile(ctx: NodeContext) -> list[Result]:
                                      default=0) < 0:
         raise ctx.invalid(f"repeats {repeats} do not fit rank {len(x)}")
     out = tuple(d * r for d, r in zip(x, repeats))
-    op = graph_indexed.TileOp(operands=[ctx.operand(0)], result_types=[typed(ctx, out)],
+    op = graph_gather_scatter.TileOp(operands=[ctx.operand(0)], result_types=[typed(ctx, out)],
                               properties={"repeats": sizes_attr(repeats)})
     return [ctx.emit1(op)]
 
@@ -375,7 +375,7 @@ def convert_reverse_sequence(ctx: NodeContext) -> list[Result]:
     rank = ctx.rank(0)
     b = normalized_axis(ctx, ctx.attr("batch_axis", 1), rank)
     t = normalized_axis(ctx, ctx.attr("time_axis", 0), rank)
-    op = graph_indexed.ReverseSequenceOp(
+    op = graph_gather_scatter.ReverseSequenceOp(
         operands=[ctx.operand(0), index_operand(ctx, 1)], result_types=[ctx.tensor(0).type],
         properties={"batch_axis": types.i64_attr(b), "time_axis": types.i64_attr(t)})
     return [ctx.emit1(op)]

@@ -22,7 +22,7 @@ import math
 import numpy as np
 from xdsl.dialects.builtin import StringAttr
 
-from onnxc.dialects import graph, graph_indexed
+from onnxc.dialects import graph, graph_gather_scatter
 from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph_base import SizesAttr
 from onnxc.frontend import onnx_types as types
@@ -118,7 +118,8 @@ def convert_unique(ctx: NodeContext) -> list[Result]:
             result_types=[types.tensor_type((size,), i64)]))
 
     def scatter(data, indices, updates, reduction: str, size) -> Result:
-        return emit(ctx, graph_indexed.ScatterElementsOp, [data, indices, updates], (size,), i64,
+        return emit(ctx, graph_gather_scatter.ScatterElementsOp, [data, indices, updates],
+                    (size,), i64,
                     {"axis": types.i64_attr(0), "reduction": StringAttr(reduction)})
 
     inverse = scatter(filled(0, n), order, group, "none", n)

@@ -21,7 +21,7 @@ import numpy as np
 from xdsl.dialects.builtin import ArrayAttr, StringAttr, f64, i64
 from xdsl.ir import SSAValue
 
-from onnxc.dialects import graph, graph_indexed
+from onnxc.dialects import graph, graph_vision
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.dense_data import element_dtype, from_numpy
 from onnxc.dialects.graph_base import sizes_attr
@@ -109,10 +109,10 @@ def _conv_transpose(ctx: NodeContext, out: tuple, strides: list[int], pads: list
     """The GEMM + Col2Im form where the image's blocks are the input's pixels, else the
     direct scatter kernel; `bias`: add the node's bias (when it has one)."""
     kernel = list(ctx.shape(1)[2:])
-    blocks = graph_indexed.col2im_blocks(out[2:], kernel, strides, pads, dilations)
+    blocks = graph_vision.col2im_blocks(out[2:], kernel, strides, pads, dilations)
     if list(blocks) == list(ctx.shape(0)[2:]):
         return _conv_transpose_gemm(ctx, out, kernel, strides, pads, dilations, group, bias)
-    op = graph_indexed.ConvTransposeOp(
+    op = graph_vision.ConvTransposeOp(
         operands=[ctx.operand(0), ctx.operand(1),
                   ctx.operand(2) if bias and ctx.has_input(2) else None],
         result_types=[typed(ctx, out)],
@@ -167,7 +167,7 @@ def _conv_transpose_gemm(ctx: NodeContext, out, kernel, strides, pads, dilations
     cols = ctx.emit1(graph.MatMulOp(
         operands=[w_t, e.reshape(ctx.operand(0), (n, group, cg, pixels))],
         result_types=[typed(ctx, (n, group, mg * taps, pixels))]))
-    y = ctx.emit1(graph_indexed.Col2ImOp(
+    y = ctx.emit1(graph_vision.Col2ImOp(
         operands=[e.reshape(cols, (n, group * mg * taps, pixels))],
         result_types=[typed(ctx, out)],
         properties={"block_shape": types.i64_array(kernel), "strides": types.i64_array(strides),
@@ -189,7 +189,7 @@ def convert_col2im(ctx: NodeContext) -> list[Result]:
     if len(block) != n or len(x) != 3 or x[1] % max(1, math.prod(block)):
         raise ctx.invalid(f"input {x} does not hold blocks {block} of an image {image}")
     out = (x[0], x[1] // math.prod(block), *image)
-    op = graph_indexed.Col2ImOp(
+    op = graph_vision.Col2ImOp(
         operands=[ctx.operand(0)], result_types=[typed(ctx, out)],
         properties={"block_shape": types.i64_array(block), "strides": types.i64_array(strides),
                     "pads": types.i64_array(pads), "dilations": types.i64_array(dilations)})
@@ -203,13 +203,13 @@ def convert_grid_sample(ctx: NodeContext) -> list[Result]:
     mode = ctx.attr("mode", "linear" if ctx.opset >= 20 else "bilinear")
     mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
     padding = ctx.attr("padding_mode", "zeros")
-    if mode not in graph_indexed.GRID_MODES or padding not in graph_indexed.GRID_PADDINGS:
+    if mode not in graph_vision.GRID_MODES or padding not in graph_vision.GRID_PADDINGS:
         raise ctx.invalid(f"unknown mode '{mode}' or padding_mode '{padding}'")
     x, g = ctx.shape(0), ctx.shape(1)
     if ctx.opset < 20 and len(x) != 4:
         raise ctx.invalid(f"GridSample-{ctx.opset} samples 4-D inputs, got rank {len(x)}")
     out = (x[0], x[1], *g[1:-1])
-    op = graph_indexed.GridSampleOp(
+    op = graph_vision.GridSampleOp(
         operands=[ctx.operand(0), ctx.operand(1)], result_types=[typed(ctx, out)],
         properties={"mode": StringAttr(mode), "padding_mode": StringAttr(padding),
                     "align_corners": types.i64_attr(ctx.attr("align_corners", 0))})
@@ -260,7 +260,7 @@ def convert_roi_align(ctx: NodeContext) -> list[Result]:
         raise ctx.invalid(f"unknown coordinate_transformation_mode '{ctm}'")
     out = (ctx.shape(1)[0], ctx.shape(0)[1], ctx.attr("output_height", 1),
            ctx.attr("output_width", 1))
-    op = graph_indexed.RoiAlignOp(
+    op = graph_vision.RoiAlignOp(
         operands=[ctx.operand(0), ctx.operand(1), index_operand(ctx, 2)],
         result_types=[typed(ctx, out)],
         properties={"mode": StringAttr(mode),
@@ -410,7 +410,7 @@ def convert_max_pool(ctx: NodeContext) -> list[Result]:
         begin, pads = list(pads[:n]), [0] * (2 * n)
     out = ctx.infer(shapes.pool_output_shape, x_shape, kernel, strides, pads, dilations,
                     bool(ceil_mode))
-    op = graph_indexed.MaxPoolIndicesOp(
+    op = graph_vision.MaxPoolIndicesOp(
         operands=[x],
         result_types=[typed(ctx, out), types.tensor_type(out, i64)],
         properties={"kernel_shape": types.i64_array(kernel), "strides": types.i64_array(strides),
@@ -476,7 +476,7 @@ def convert_max_unpool(ctx: NodeContext) -> list[Result]:
                                        f"{unpooled}")
         except ValueError as err:
             raise ctx.unsupported(str(err)) from err
-    op = graph_indexed.MaxUnpoolOp(
+    op = graph_vision.MaxUnpoolOp(
         operands=[ctx.operand(0), index_operand(ctx, 1)], result_types=[typed(ctx, out)],
         properties={"unpooled": sizes_attr(unpooled)})
     return [ctx.emit1(op)]
@@ -501,7 +501,7 @@ def convert_deform_conv(ctx: NodeContext) -> list[Result]:
         raise ctx.invalid(f"weight {w} does not fit input {x} with {group} groups")
     points = off[2] * off[3]
     mask = ctx.operand(4) if ctx.has_input(4) else None
-    cols = ctx.emit1(graph_indexed.DeformColumnsOp(
+    cols = ctx.emit1(graph_vision.DeformColumnsOp(
         operands=[ctx.operand(0), ctx.operand(2), mask],
         result_types=[typed(ctx, (n, c * taps, points))],
         properties={"kernel_shape": types.i64_array(kernel), "strides": types.i64_array(strides),

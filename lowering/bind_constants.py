@@ -26,7 +26,6 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from onnxc.dialects.dense_data import element_dtype, flat_values
-from onnxc.errors import LoweringError
 from onnxc.dialects.entry_abi import (
     CONSTANTS_ATTR,
     append_argument,
@@ -34,6 +33,7 @@ from onnxc.dialects.entry_abi import (
     set_string_list,
     string_list,
 )
+from onnxc.errors import LoweringError
 from onnxc.lowering.inplace import INPLACE_ATTR
 
 

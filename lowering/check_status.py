@@ -51,7 +51,6 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from onnxc.errors import LoweringError
 from onnxc.dialects.entry_abi import (
     CHECK_FALLBACK_ATTR,
     CHECK_OPERANDS_ATTR,
@@ -60,6 +59,7 @@ from onnxc.dialects.entry_abi import (
     STATUS_OFFSET_ATTR,
     entry_function,
 )
+from onnxc.errors import LoweringError
 
 
 def _arena_offset(status: SSAValue) -> int | None:

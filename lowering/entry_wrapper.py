@@ -18,8 +18,8 @@ from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, i32
 from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 
-from onnxc.errors import LoweringError
 from onnxc.dialects.entry_abi import WRAPPER_NAME
+from onnxc.errors import LoweringError
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from onnxc.dialects import graph, graph_indexed, graph_rnn, graph_shapes
+from onnxc.dialects import graph, graph_gather_scatter, graph_rnn, graph_shapes, graph_vision
 from onnxc.dialects.dense_data import to_numpy
 from onnxc.dialects.graph import float_of, int_of, shape_of
 from onnxc.dialects.graph_base import SymbolicDimsAttr
@@ -72,13 +72,14 @@ def _axis_extent(op, data: SSAValue) -> Dim:
     return shape_of(data)[graph_shapes.normalize_axis(int_of(op.axis), len(shape_of(data)))]
 
 
-def _gather_nd(op: graph_indexed.GatherNDOp | graph_indexed.ScatterNDOp) -> tuple[Dim, ...]:
-    batch = int_of(op.batch_dims) if isinstance(op, graph_indexed.GatherNDOp) else 0
+def _gather_nd(op: graph_gather_scatter.GatherNDOp | graph_gather_scatter.ScatterNDOp,
+               ) -> tuple[Dim, ...]:
+    batch = int_of(op.batch_dims) if isinstance(op, graph_gather_scatter.GatherNDOp) else 0
     q = shape_of(op.indices)[-1]
     return tuple(shape_of(op.data)[batch:batch + q])
 
 
-def _tensor_scatter(op: graph_indexed.TensorScatterOp) -> Iterator[IndexUse]:
+def _tensor_scatter(op: graph_gather_scatter.TensorScatterOp) -> Iterator[IndexUse]:
     if op.write_indices is None:
         return
     length = shape_of(op.past)[int_of(op.axis)]
@@ -92,22 +93,22 @@ INDEX_USES: dict[type[Operation], Callable[[Operation], Iterator[IndexUse]]] = {
         IndexUse(op.indices, "starts", (_axis_extent(op, op.data),), False)
         if op.nonnegative else
         IndexUse(op.indices, "indices", (_axis_extent(op, op.data),), True)]),
-    graph_indexed.GatherElementsOp: lambda op: iter([
+    graph_gather_scatter.GatherElementsOp: lambda op: iter([
         IndexUse(op.indices, "indices", (_axis_extent(op, op.data),), True)]),
-    graph_indexed.ScatterElementsOp: lambda op: iter([
+    graph_gather_scatter.ScatterElementsOp: lambda op: iter([
         IndexUse(op.indices, "indices", (_axis_extent(op, op.data),), True)]),
-    graph_indexed.GatherNDOp: lambda op: iter([
+    graph_gather_scatter.GatherNDOp: lambda op: iter([
         IndexUse(op.indices, "indices", _gather_nd(op), True)]),
-    graph_indexed.ScatterNDOp: lambda op: iter([
+    graph_gather_scatter.ScatterNDOp: lambda op: iter([
         IndexUse(op.indices, "indices", _gather_nd(op), True)]),
-    graph_indexed.RoiAlignOp: lambda op: iter([
+    graph_vision.RoiAlignOp: lambda op: iter([
         IndexUse(op.batch_indices, "batch_indices", (shape_of(op.input)[0],), False)]),
-    graph_indexed.MaxUnpoolOp: lambda op: iter([
+    graph_vision.MaxUnpoolOp: lambda op: iter([
         IndexUse(op.indices, "indices", (math.prod(op.unpooled_shape()),), False)]),
-    graph_indexed.ReverseSequenceOp: lambda op: iter([
+    graph_gather_scatter.ReverseSequenceOp: lambda op: iter([
         IndexUse(op.seq_lens, "sequence_lens",
                  (shape_of(op.input)[int_of(op.time_axis)] + 1,), False)]),
-    graph_indexed.TensorScatterOp: _tensor_scatter,
+    graph_gather_scatter.TensorScatterOp: _tensor_scatter,
     **{op: lambda op: iter([] if op.sequence_lens is None else [IndexUse(
         op.sequence_lens, "sequence_lens", (op.steps_and_batch()[0] + 1,), False)])
        for op in graph_rnn.RNN_OPS},
@@ -115,11 +116,12 @@ INDEX_USES: dict[type[Operation], Callable[[Operation], Iterator[IndexUse]]] = {
 """Per op type: the run-time index operands it reads and their valid ranges."""
 
 ONNX_OP_TYPES = {
-    graph.GatherOp: "Gather", graph_indexed.GatherElementsOp: "GatherElements",
-    graph_indexed.ScatterElementsOp: "ScatterElements", graph_indexed.GatherNDOp: "GatherND",
-    graph_indexed.ScatterNDOp: "ScatterND", graph_indexed.RoiAlignOp: "RoiAlign",
-    graph_indexed.MaxUnpoolOp: "MaxUnpool", graph_indexed.ReverseSequenceOp: "ReverseSequence",
-    graph_indexed.TensorScatterOp: "TensorScatter", graph.DivOp: "Div", graph.ModOp: "Mod",
+    graph.GatherOp: "Gather", graph_gather_scatter.GatherElementsOp: "GatherElements",
+    graph_gather_scatter.ScatterElementsOp: "ScatterElements",
+    graph_gather_scatter.GatherNDOp: "GatherND", graph_gather_scatter.ScatterNDOp: "ScatterND",
+    graph_vision.RoiAlignOp: "RoiAlign", graph_vision.MaxUnpoolOp: "MaxUnpool",
+    graph_gather_scatter.ReverseSequenceOp: "ReverseSequence",
+    graph_gather_scatter.TensorScatterOp: "TensorScatter", graph.DivOp: "Div", graph.ModOp: "Mod",
     graph.DivScalarOp: "Div", graph_rnn.LSTMRecurrenceOp: "LSTM",
     graph_rnn.GRURecurrenceOp: "GRU", graph_rnn.RNNRecurrenceOp: "RNN",
 }

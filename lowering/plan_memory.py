@@ -29,7 +29,6 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from onnxc.dialects.size_text import parse_dim
 from onnxc.dialects.entry_abi import (
     ARENA_BYTES_ATTR,
     DIMS_ARGUMENT_ATTR,
@@ -42,6 +41,7 @@ from onnxc.dialects.entry_abi import (
     entry_function,
     string_list,
 )
+from onnxc.dialects.size_text import parse_dim
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder
 from onnxc.pass_manager.verifier import origin_of
 from onnxc.resource_limits import check_allocation, format_bytes, max_alloc_bytes

@@ -1,4 +1,5 @@
-"""numpy semantics of the graph ops in graph_indexed and graph_resize (see evaluator.py).
+"""numpy semantics of the graph ops in graph_gather_scatter, graph_vision and graph_resize (see
+evaluator.py).
 
 Written from the ONNX operator docs with plain loops and numpy indexing; Resize applies the
 per-axis interpolation matrices built from `sampling_taps` one axis at a time.
@@ -11,11 +12,17 @@ import itertools
 import numpy as np
 from xdsl.ir import Operation
 
-from onnxc.dialects import graph_checks, graph_dynamic, graph_indexed, graph_shapes
+from onnxc.dialects import (
+    graph_checks,
+    graph_dynamic,
+    graph_gather_scatter,
+    graph_shapes,
+    graph_vision,
+)
+from onnxc.dialects.check_failures import check_failure
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.dialects.graph_resize import ResizeOp
 from onnxc.errors import UnsupportedOpError
-from onnxc.dialects.check_failures import check_failure
 
 _COMBINE = {
     "none": lambda old, new: new,
@@ -30,13 +37,13 @@ def _wrap(index: np.ndarray, size: int) -> np.ndarray:
     return np.where(index < 0, index + size, index)
 
 
-def _gather_elements(op: graph_indexed.GatherElementsOp, a: list[np.ndarray]):
+def _gather_elements(op: graph_gather_scatter.GatherElementsOp, a: list[np.ndarray]):
     data, idx = a
     axis = graph_shapes.normalize_axis(int_of(op.axis), data.ndim)
     return [np.take_along_axis(data, _wrap(idx, data.shape[axis]).astype(np.int64), axis)]
 
 
-def _gather_nd(op: graph_indexed.GatherNDOp, a: list[np.ndarray]):
+def _gather_nd(op: graph_gather_scatter.GatherNDOp, a: list[np.ndarray]):
     data, idx = a
     b = int_of(op.batch_dims)
     q = idx.shape[-1]
@@ -47,7 +54,7 @@ def _gather_nd(op: graph_indexed.GatherNDOp, a: list[np.ndarray]):
     return [out]
 
 
-def _scatter_elements(op: graph_indexed.ScatterElementsOp, a: list[np.ndarray]):
+def _scatter_elements(op: graph_gather_scatter.ScatterElementsOp, a: list[np.ndarray]):
     data, idx, updates = a
     out = data.copy()
     axis = graph_shapes.normalize_axis(int_of(op.axis), data.ndim)
@@ -59,7 +66,7 @@ def _scatter_elements(op: graph_indexed.ScatterElementsOp, a: list[np.ndarray]):
     return [out]
 
 
-def _scatter_nd(op: graph_indexed.ScatterNDOp, a: list[np.ndarray]):
+def _scatter_nd(op: graph_gather_scatter.ScatterNDOp, a: list[np.ndarray]):
     data, idx, updates = a
     out = data.copy()
     q = idx.shape[-1]
@@ -70,7 +77,7 @@ def _scatter_nd(op: graph_indexed.ScatterNDOp, a: list[np.ndarray]):
     return [out]
 
 
-def _tensor_scatter(op: graph_indexed.TensorScatterOp, a: list[np.ndarray]):
+def _tensor_scatter(op: graph_gather_scatter.TensorScatterOp, a: list[np.ndarray]):
     past, update = a[0], a[1]
     axis = int_of(op.axis)
     starts = a[2] if len(a) > 2 else np.zeros(past.shape[0], np.int64)
@@ -83,7 +90,7 @@ def _tensor_scatter(op: graph_indexed.TensorScatterOp, a: list[np.ndarray]):
     return [out]
 
 
-def _reverse_sequence(op: graph_indexed.ReverseSequenceOp, a: list[np.ndarray]):
+def _reverse_sequence(op: graph_gather_scatter.ReverseSequenceOp, a: list[np.ndarray]):
     x, lens = a
     b_axis, t_axis = int_of(op.batch_axis), int_of(op.time_axis)
     out = x.copy()
@@ -94,7 +101,7 @@ def _reverse_sequence(op: graph_indexed.ReverseSequenceOp, a: list[np.ndarray]):
     return [out]
 
 
-def _conv_transpose(op: graph_indexed.ConvTransposeOp, a: list[np.ndarray]):
+def _conv_transpose(op: graph_vision.ConvTransposeOp, a: list[np.ndarray]):
     x, w = a[0], a[1]
     y_shape = shape_of(op.output)
     s, p, d = ints_of(op.strides), ints_of(op.pads), ints_of(op.dilations)
@@ -119,13 +126,13 @@ def _conv_transpose(op: graph_indexed.ConvTransposeOp, a: list[np.ndarray]):
     return [y.astype(x.dtype)]
 
 
-def _col2im(op: graph_indexed.Col2ImOp, a: list[np.ndarray]):
+def _col2im(op: graph_vision.Col2ImOp, a: list[np.ndarray]):
     x = a[0]
     y_shape = shape_of(op.output)
     block = ints_of(op.block_shape)
     s, p, d = ints_of(op.strides), ints_of(op.pads), ints_of(op.dilations)
     image = y_shape[2:]
-    blocks = graph_indexed.col2im_blocks(image, block, s, p, d)
+    blocks = graph_vision.col2im_blocks(image, block, s, p, d)
     cols = x.reshape(y_shape[:2] + tuple(block) + tuple(blocks))
     y = np.zeros(y_shape, np.float64)
     for k in itertools.product(*[range(v) for v in block]):
@@ -186,7 +193,7 @@ def _grid_axis(v: np.ndarray, size: int, mode: str, padding: str, align: bool):
     return result
 
 
-def _grid_sample(op: graph_indexed.GridSampleOp, a: list[np.ndarray]):
+def _grid_sample(op: graph_vision.GridSampleOp, a: list[np.ndarray]):
     x, grid = a
     dims = x.ndim - 2
     mode, padding = op.mode.data, op.padding_mode.data
@@ -203,7 +210,7 @@ def _grid_sample(op: graph_indexed.GridSampleOp, a: list[np.ndarray]):
     return [y.astype(x.dtype)]
 
 
-def _roi_align(op: graph_indexed.RoiAlignOp, a: list[np.ndarray]):
+def _roi_align(op: graph_vision.RoiAlignOp, a: list[np.ndarray]):
     """Straight from the operator's reference algorithm (scalar loops)."""
     x, rois, batch = a
     _, channels, height, width = x.shape
@@ -251,7 +258,7 @@ def _roi_align(op: graph_indexed.RoiAlignOp, a: list[np.ndarray]):
     return [y.astype(x.dtype)]
 
 
-def _max_pool_indices(op: graph_indexed.MaxPoolIndicesOp, a: list[np.ndarray]):
+def _max_pool_indices(op: graph_vision.MaxPoolIndicesOp, a: list[np.ndarray]):
     x = a[0]
     kernel, strides = ints_of(op.kernel_shape), ints_of(op.strides)
     pads, dil = ints_of(op.pads), ints_of(op.dilations)
@@ -274,7 +281,7 @@ def _max_pool_indices(op: graph_indexed.MaxPoolIndicesOp, a: list[np.ndarray]):
     return [y, idx]
 
 
-def _max_unpool(op: graph_indexed.MaxUnpoolOp, a: list[np.ndarray]):
+def _max_unpool(op: graph_vision.MaxUnpoolOp, a: list[np.ndarray]):
     x, idx = a
     shape = [int(d) for d in op.unpooled_shape()]
     unpooled = np.zeros(int(np.prod(shape)), x.dtype)
@@ -284,7 +291,7 @@ def _max_unpool(op: graph_indexed.MaxUnpoolOp, a: list[np.ndarray]):
     return [y]
 
 
-def _deform_columns(op: graph_indexed.DeformColumnsOp, a: list[np.ndarray]):
+def _deform_columns(op: graph_vision.DeformColumnsOp, a: list[np.ndarray]):
     x, offset = a[0], a[1]
     n, c, height, width = x.shape
     kh_n, kw_n = ints_of(op.kernel_shape)
@@ -382,19 +389,19 @@ EVALUATORS: dict[type[Operation], object] = {
     graph_checks.CheckIndicesOp: _check_indices,
     graph_checks.CheckSizesOp: _check_sizes,
     graph_checks.CheckDivisorOp: _check_divisor,
-    graph_indexed.GatherElementsOp: _gather_elements,
-    graph_indexed.GatherNDOp: _gather_nd,
-    graph_indexed.ScatterElementsOp: _scatter_elements,
-    graph_indexed.ScatterNDOp: _scatter_nd,
-    graph_indexed.TileOp: lambda op, a: [np.tile(a[0], op.repeat_counts())],
-    graph_indexed.TensorScatterOp: _tensor_scatter,
-    graph_indexed.ReverseSequenceOp: _reverse_sequence,
-    graph_indexed.ConvTransposeOp: _conv_transpose,
-    graph_indexed.Col2ImOp: _col2im,
-    graph_indexed.GridSampleOp: _grid_sample,
-    graph_indexed.RoiAlignOp: _roi_align,
-    graph_indexed.MaxPoolIndicesOp: _max_pool_indices,
-    graph_indexed.MaxUnpoolOp: _max_unpool,
-    graph_indexed.DeformColumnsOp: _deform_columns,
+    graph_gather_scatter.GatherElementsOp: _gather_elements,
+    graph_gather_scatter.GatherNDOp: _gather_nd,
+    graph_gather_scatter.ScatterElementsOp: _scatter_elements,
+    graph_gather_scatter.ScatterNDOp: _scatter_nd,
+    graph_gather_scatter.TileOp: lambda op, a: [np.tile(a[0], op.repeat_counts())],
+    graph_gather_scatter.TensorScatterOp: _tensor_scatter,
+    graph_gather_scatter.ReverseSequenceOp: _reverse_sequence,
+    graph_vision.ConvTransposeOp: _conv_transpose,
+    graph_vision.Col2ImOp: _col2im,
+    graph_vision.GridSampleOp: _grid_sample,
+    graph_vision.RoiAlignOp: _roi_align,
+    graph_vision.MaxPoolIndicesOp: _max_pool_indices,
+    graph_vision.MaxUnpoolOp: _max_unpool,
+    graph_vision.DeformColumnsOp: _deform_columns,
     ResizeOp: _resize,
 }

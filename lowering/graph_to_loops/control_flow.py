@@ -48,9 +48,9 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from onnxc.dialects import graph
+from onnxc.dialects.entry_abi import CHECK_SITE_ATTR, NESTED_CHECKS_ATTR
 from onnxc.dialects.graph import is_symbolic, shape_of
 from onnxc.dialects.symbolic_dims import SymDim, num_elements
-from onnxc.dialects.entry_abi import CHECK_SITE_ATTR, NESTED_CHECKS_ATTR
 from onnxc.lowering.graph_to_loops.branches import when
 from onnxc.lowering.graph_to_loops.checks import STATUS_TYPE
 from onnxc.lowering.graph_to_loops.dynamic import COUNT_TYPE

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math as pymath
 
 from onnxc.dialects.graph import int_of, ints_of, shape_of
-from onnxc.dialects.graph_indexed import Col2ImOp, ConvTransposeOp, col2im_blocks
+from onnxc.dialects.graph_vision import Col2ImOp, ConvTransposeOp, col2im_blocks
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float, window_range
 from onnxc.lowering.graph_to_loops.rules import KernelRule

@@ -14,7 +14,7 @@ from xdsl.dialects import arith, math
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.graph import int_of, ints_of, shape_of
-from onnxc.dialects.graph_indexed import DeformColumnsOp
+from onnxc.dialects.graph_vision import DeformColumnsOp
 from onnxc.dialects.symbolic_dims import Dim
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float

@@ -19,13 +19,13 @@ from xdsl.ir import Operation, SSAValue
 from onnxc.dialects import graph
 from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph_epilogue import epilogue_of
+from onnxc.lowering.graph_to_loops.branches import each_remainder
 from onnxc.lowering.graph_to_loops.conv_nhwc import (
     _weight_value,
     geometry,
     pad_input,
     target_tiling,
 )
-from onnxc.lowering.graph_to_loops.branches import each_remainder
 from onnxc.lowering.graph_to_loops.epilogue import activate
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 

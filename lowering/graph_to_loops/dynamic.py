@@ -20,13 +20,13 @@ from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Block, Operation, SSAValue
 
 from onnxc.dialects import graph
+from onnxc.dialects.entry_abi import CHECK_OPERANDS_ATTR, CHECK_SITE_ATTR
 from onnxc.dialects.graph import int_of, is_symbolic, shape_of
 from onnxc.dialects.graph_checks import onnx_node_of
 from onnxc.dialects.graph_dynamic import defined_sizes
 from onnxc.dialects.size_substitution import monotone_upper
 from onnxc.dialects.symbolic_dims import Dim, num_elements, symbols_of
 from onnxc.errors import LoweringError
-from onnxc.dialects.entry_abi import CHECK_OPERANDS_ATTR, CHECK_SITE_ATTR
 from onnxc.lowering.graph_to_loops.branches import when
 from onnxc.lowering.graph_to_loops.checks import STATUS_TYPE
 from onnxc.lowering.graph_to_loops.loops import (

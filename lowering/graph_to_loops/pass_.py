@@ -46,16 +46,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolOpInterface
 
-from onnxc.dialects import graph, graph_indexed, layout
+from onnxc.dialects import graph, graph_gather_scatter, layout
 from onnxc.dialects.dense_data import lookup_key
-from onnxc.dialects.graph import int_of, is_symbolic, shape_of
-from onnxc.dialects.graph_base import SizesAttr
-from onnxc.dialects.graph_checks import SITE_PROPERTIES
-from onnxc.dialects.graph_dynamic import defined_sizes
-from onnxc.dialects.layout import layout_of, physical_shape
-from onnxc.dialects.symbolic_dims import Dim, num_elements, symbols_of
-from onnxc.errors import LoweringError
-from onnxc.lowering import early_kernels
 from onnxc.dialects.entry_abi import (
     CHECK_FALLBACK_ATTR,
     CHECK_OPERANDS_ATTR,
@@ -68,6 +60,14 @@ from onnxc.dialects.entry_abi import (
     SYMBOLS_ATTR,
     site_attribute,
 )
+from onnxc.dialects.graph import int_of, is_symbolic, shape_of
+from onnxc.dialects.graph_base import SizesAttr
+from onnxc.dialects.graph_checks import SITE_PROPERTIES
+from onnxc.dialects.graph_dynamic import defined_sizes
+from onnxc.dialects.layout import layout_of, physical_shape
+from onnxc.dialects.symbolic_dims import Dim, num_elements, symbols_of
+from onnxc.errors import LoweringError
+from onnxc.lowering import early_kernels
 from onnxc.lowering.graph_to_loops.buffer_views import reinterpret
 from onnxc.lowering.graph_to_loops.checks import STATUS_TYPE
 from onnxc.lowering.graph_to_loops.control_flow import (
@@ -256,7 +256,7 @@ def _kernel_key(op: Operation) -> tuple:
     return (op.name, props, tuple(op.operand_types), tuple(op.result_types))
 
 
-FUSED_CHECK_CONSUMERS = (graph.GatherOp, graph_indexed.GatherElementsOp)
+FUSED_CHECK_CONSUMERS = (graph.GatherOp, graph_gather_scatter.GatherElementsOp)
 """Ops whose kernels check their own indices in the loop that reads them (a reduction of
 the clamps' flags, see checks.guarded_nest) when a check of those indices comes right before
 them: one pass over the indices instead of two, which matters for gathers of many scalars."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 from xdsl.dialects import arith, math
 
 from onnxc.dialects.graph import float_of, int_of, shape_of
-from onnxc.dialects.graph_indexed import RoiAlignOp
+from onnxc.dialects.graph_vision import RoiAlignOp
 from onnxc.dialects.symbolic_dims import Dim
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.checks import clamped_index

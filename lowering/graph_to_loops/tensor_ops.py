@@ -20,7 +20,7 @@ import math as pymath
 
 from xdsl.dialects import arith
 
-from onnxc.dialects import graph_indexed, graph_shapes
+from onnxc.dialects import graph_gather_scatter, graph_shapes
 from onnxc.dialects.graph import int_of, shape_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.checks import (
@@ -61,7 +61,7 @@ def combine(kb: KernelBuilder, reduction: str, old, new):
 # --------------------------------------------------------------------------- gathers
 
 
-def gather_elements_kernel(op: graph_indexed.GatherElementsOp, kb: KernelBuilder, ins, outs):
+def gather_elements_kernel(op: graph_gather_scatter.GatherElementsOp, kb: KernelBuilder, ins, outs):
     """out[i] = data[i with i[axis] = indices[i]]; with a status operand (a fused check) the
     kernel also flags indices out of range (checks.guarded_nest)."""
     data_shape, idx_shape = sizes(kb, op.data, ins[0]), sizes(kb, op.indices, ins[1])
@@ -76,7 +76,7 @@ def gather_elements_kernel(op: graph_indexed.GatherElementsOp, kb: KernelBuilder
     guarded_nest(kb, idx_shape, body, ins[2] if len(ins) > 2 else None)
 
 
-def gather_nd_kernel(op: graph_indexed.GatherNDOp, kb: KernelBuilder, ins, outs):
+def gather_nd_kernel(op: graph_gather_scatter.GatherNDOp, kb: KernelBuilder, ins, outs):
     """out[b, r, s] = data[b, idx[b, r, 0], ..., idx[b, r, q-1], s] on collapsed views."""
     data_shape, idx_shape = sizes(kb, op.data, ins[0]), sizes(kb, op.indices, ins[1])
     nb = int_of(op.batch_dims)
@@ -102,7 +102,8 @@ def gather_nd_kernel(op: graph_indexed.GatherNDOp, kb: KernelBuilder, ins, outs)
 # --------------------------------------------------------------------------- scatters
 
 
-def scatter_elements_kernel(op: graph_indexed.ScatterElementsOp, kb: KernelBuilder, ins, outs):
+def scatter_elements_kernel(op: graph_gather_scatter.ScatterElementsOp, kb: KernelBuilder,
+                            ins, outs):
     copy_kernel(op, kb, ins[:1], outs)
     data_shape, idx_shape = sizes(kb, op.data, ins[0]), sizes(kb, op.indices, ins[1])
     axis = graph_shapes.normalize_axis(int_of(op.axis), len(data_shape))
@@ -119,7 +120,7 @@ def scatter_elements_kernel(op: graph_indexed.ScatterElementsOp, kb: KernelBuild
         kb.nest(nest_bounds(idx_shape), body)
 
 
-def scatter_nd_kernel(op: graph_indexed.ScatterNDOp, kb: KernelBuilder, ins, outs):
+def scatter_nd_kernel(op: graph_gather_scatter.ScatterNDOp, kb: KernelBuilder, ins, outs):
     copy_kernel(op, kb, ins[:1], outs)
     data_shape, idx_shape = sizes(kb, op.data, ins[0]), sizes(kb, op.indices, ins[1])
     q = _tuple_length(op, idx_shape)
@@ -158,7 +159,7 @@ def _empty(*extents: Index) -> bool:
     return any(isinstance(d, int) and d == 0 for d in extents)
 
 
-def tensor_scatter_kernel(op: graph_indexed.TensorScatterOp, kb: KernelBuilder, ins, outs):
+def tensor_scatter_kernel(op: graph_gather_scatter.TensorScatterOp, kb: KernelBuilder, ins, outs):
     """Copy the cache, then per prefix row (parallel) write the update's S steps."""
     copy_kernel(op, kb, ins[:1], outs)
     x, u = shape_of(op.past), shape_of(op.update)
@@ -199,7 +200,7 @@ def tensor_scatter_kernel(op: graph_indexed.TensorScatterOp, kb: KernelBuilder, 
 # --------------------------------------------------------------------------- static patterns
 
 
-def tile_kernel(op: graph_indexed.TileOp, kb: KernelBuilder, ins, outs):
+def tile_kernel(op: graph_gather_scatter.TileOp, kb: KernelBuilder, ins, outs):
     """out[..., r * d + i, ...] = in[..., i, ...]: loops over (repeat, position) pairs, so
     no index needs a remainder and the innermost loop stays contiguous."""
     x = sizes(kb, op.input, ins[0])
@@ -216,7 +217,8 @@ def tile_kernel(op: graph_indexed.TileOp, kb: KernelBuilder, ins, outs):
     parallel_nest(kb, bounds, body)
 
 
-def reverse_sequence_kernel(op: graph_indexed.ReverseSequenceOp, kb: KernelBuilder, ins, outs):
+def reverse_sequence_kernel(op: graph_gather_scatter.ReverseSequenceOp, kb: KernelBuilder,
+                            ins, outs):
     """out[t, b] = in[len_b - 1 - t, b] for t < len_b, in[t, b] after (time/batch axes 0/1)."""
     x = shape_of(op.input)
     if 0 in x:
@@ -240,13 +242,13 @@ def reverse_sequence_kernel(op: graph_indexed.ReverseSequenceOp, kb: KernelBuild
 
 
 RULES = (
-    KernelRule(graph_indexed.GatherElementsOp, gather_elements_kernel, symbolic=True),
-    KernelRule(graph_indexed.GatherNDOp, gather_nd_kernel, symbolic=True),
-    KernelRule(graph_indexed.ScatterElementsOp, scatter_elements_kernel, symbolic=True),
-    KernelRule(graph_indexed.ScatterNDOp, scatter_nd_kernel, symbolic=True),
-    KernelRule(graph_indexed.TileOp, tile_kernel, symbolic=True),
-    KernelRule(graph_indexed.TensorScatterOp, tensor_scatter_kernel, symbolic=True),
-    KernelRule(graph_indexed.ReverseSequenceOp, reverse_sequence_kernel, symbolic=True),
+    KernelRule(graph_gather_scatter.GatherElementsOp, gather_elements_kernel, symbolic=True),
+    KernelRule(graph_gather_scatter.GatherNDOp, gather_nd_kernel, symbolic=True),
+    KernelRule(graph_gather_scatter.ScatterElementsOp, scatter_elements_kernel, symbolic=True),
+    KernelRule(graph_gather_scatter.ScatterNDOp, scatter_nd_kernel, symbolic=True),
+    KernelRule(graph_gather_scatter.TileOp, tile_kernel, symbolic=True),
+    KernelRule(graph_gather_scatter.TensorScatterOp, tensor_scatter_kernel, symbolic=True),
+    KernelRule(graph_gather_scatter.ReverseSequenceOp, reverse_sequence_kernel, symbolic=True),
 )
 """symbolic: the kernels read their sizes from the KernelBuilder (symbolic dims welcome):
 the gathers and scatters clamp each index with the run-time extent of a symbolic axis (the

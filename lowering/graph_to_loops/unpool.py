@@ -17,7 +17,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerType
 
 from onnxc.dialects.graph import int_of, ints_of, shape_of
-from onnxc.dialects.graph_indexed import MaxPoolIndicesOp, MaxUnpoolOp
+from onnxc.dialects.graph_vision import MaxPoolIndicesOp, MaxUnpoolOp
 from onnxc.dialects.symbolic_dims import SymDim
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.checks import clamped_index

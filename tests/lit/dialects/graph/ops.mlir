@@ -471,7 +471,8 @@ func.func @logic_and_unary_math(%x: tensor<2x3xf32>, %y: tensor<3xf32>, %b: tens
 
 // -----
 
-// Data movement and CNN/detection layers (graph_indexed, graph_resize).
+// Data movement by run-time indices and CNN/detection layers (graph_gather_scatter,
+// graph_vision, graph_resize).
 func.func @tensor_data(%x: tensor<1x2x4x4xf32>, %i: tensor<1x2x4x4xi64>, %n: tensor<2x2xi64>, %r: tensor<3x4xf32>, %b: tensor<3xi64>, %g: tensor<1x3x3x2xf32>, %o: tensor<1x18x2x2xf32>, %w: tensor<2x3x3x3xf32>, %s: tensor<3x4xf32>, %l: tensor<3xi32>, %u: tensor<1x2x2x4xf32>, %c: tensor<1x18x4xf32>, %t: tensor<1xi64>) {
   %0 = graph.resize(%x) {mode = "linear", coordinate_transformation_mode = "half_pixel", nearest_mode = "round_prefer_floor", cubic_coeff_a = -7.500000e-01 : f64, exclude_outside = 0 : i64, antialias = 0 : i64, extrapolation_value = 0.000000e+00 : f64, scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00>, roi = array<f64: 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 1.000000e+00, 1.000000e+00, 1.000000e+00, 1.000000e+00>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x8x8xf32>
   %1 = graph.gather_elements(%x, %i) {axis = 2 : i64} : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xi64>) -> tensor<1x2x4x4xf32>
