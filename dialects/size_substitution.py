@@ -1,6 +1,6 @@
 """Sizes with some of their symbols given: the values folding found for them
 (`substituted`, passes/size_specialization.py), or a range from 0 up to a capacity (`monotone_upper`:
-the room a buffer needs before the run decides the size; lowering/graph_to_loops/pass_.py and
+the room a buffer needs before the run decides the size; lowering/graph_to_loops/convert_graph_to_loops.py and
 runtime/symbolic_shapes.py)."""
 
 from __future__ import annotations

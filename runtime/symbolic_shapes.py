@@ -98,7 +98,7 @@ class SymbolicSignature:
         room = self._parsed.get(key)  # type: ignore[attr-defined]
         if room is None:
             room = tuple(monotone_upper(d, self.run_symbols) for d in self._dims(shape))
-            if None in room:  # the lowering refuses such an output (pass_.room)
+            if None in room:  # the lowering refuses such an output (convert_graph_to_loops.room)
                 raise SymbolicDimError(f"no room for an output of shape {_describe(shape)}")
             self._parsed[key] = room  # type: ignore[attr-defined]
         return room

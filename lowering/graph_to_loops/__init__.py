@@ -2,7 +2,7 @@
 
 Layout: `pass_` (the pass: entry functions in destination-passing style, constants as
 globals, views, kernel deduplication), `kernels` (the op -> kernel-builder registry),
-one module of kernel builders per op family (`elementwise`, `linalg`, `conv`, `pool`,
+one module of kernel builders per op family (`elementwise`, `gemm`, `conv`, `pool`,
 `normalization`, `data_movement`), `loops` (the builder helpers they share) and
 `interpreter` (runs a lowered module in xDSL's interpreter, for tests and debugging).
 """

@@ -187,7 +187,7 @@ def guarded_nest(kb: KernelBuilder, shape: Sequence[Index], body,
     """A loop nest over `shape`, its outermost loop of more than one index parallel, where
     `body(ivs)` returns whether the index it used was in range.
 
-    This is the fused form of a `graph.check_indices` (pass_.py fuses a check into the
+    This is the fused form of a `graph.check_indices` (convert_graph_to_loops.py fuses a check into the
     Gather / GatherElements right after it): instead of a separate scan of the indices, the
     consumer ANDs its clamps' flags through its innermost loop (a reduction, so the loop still
     vectorizes) and a failure sets the status record's `failed` word. Every writer writes the

@@ -220,7 +220,7 @@ def gather_kernel(op: graph.GatherOp, kb: KernelBuilder, ins, outs):
     q = kb.product(data_shape[axis + 1:])
     n = kb.product(sizes(kb, op.indices, ins[1]))
     if any(isinstance(d, int) and d == 0 for d in (n, p, q)):
-        return  # (pass_.py fuses a check only into a gather with a non-empty result)
+        return  # (convert_graph_to_loops.py fuses a check only into a gather with a non-empty result)
     data = kb.view(ins[0], [p, dim, q])
     indices = kb.view(ins[1], [n])
     out = kb.view(outs[0], [p, n, q])

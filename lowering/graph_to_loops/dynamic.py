@@ -350,7 +350,7 @@ def check_capacity(fl, op: Operation, name: str, count: SSAValue,
                    cell: SSAValue | None) -> None:
     """Stop the run when `count` (i64, computed by `op`) is past the capacity of run symbol
     `name` (a failed check, after which the caller runs again with room); else it is the
-    symbol's value in `dims`. `fl`: the function lowering (pass_._FunctionLowering)."""
+    symbol's value in `dims`. `fl`: the function lowering (convert_graph_to_loops._FunctionLowering)."""
     from onnxc.lowering.graph_to_loops.control_flow import guard_rest
 
     index = fl.emit(arith.ConstantOp(IntegerAttr(0, IndexType())))

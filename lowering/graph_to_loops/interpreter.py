@@ -230,7 +230,7 @@ def run_single_op(
 
     `results` gives each result's (shape, dtype); the op's verifier checks them.
     """
-    from onnxc.lowering.graph_to_loops.pass_ import ConvertGraphToLoopsPass
+    from onnxc.lowering.graph_to_loops.convert_graph_to_loops import ConvertGraphToLoopsPass
 
     in_types = [TensorType(element_type_of(a.dtype), a.shape) for a in operands]
     out_types = [TensorType(element_type_of(dtype), shape) for shape, dtype in results]

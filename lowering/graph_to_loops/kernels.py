@@ -30,10 +30,10 @@ from onnxc.lowering.graph_to_loops import (
     elementwise_logic,
     elementwise_unary,
     fused,
+    gemm,
     grid_sample,
     index,
     layout,
-    linalg,
     normalization,
     pool,
     qlinear_dispatch,
@@ -53,7 +53,7 @@ from onnxc.lowering.graph_to_loops.rules import KernelFn, KernelRule
 _MODULES = (
     attention, checks, composite, conv, conv_transpose, data_movement, deform, dynamic,
     dynamic_quantize, elementwise, elementwise_logic, elementwise_unary, fused, grid_sample,
-    index, layout, linalg, normalization, pool, qlinear_dispatch, quantize, reduce, resize,
+    index, layout, gemm, normalization, pool, qlinear_dispatch, quantize, reduce, resize,
     rnn, roi_align, scalar, symbolic_data, tensor_ops, unpool,
 )
 

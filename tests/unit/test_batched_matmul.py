@@ -1,4 +1,4 @@
-"""Batched f32 MatMul with a non-constant B (linalg.batched_matmul_kernel: register-blocked
+"""Batched f32 MatMul with a non-constant B (gemm.batched_matmul_kernel: register-blocked
 outer products per batch slice) against onnxruntime: row and column remainders, broadcast
 batch dimensions, a 2-D A against a batched B, attention-sized products."""
 

@@ -16,7 +16,7 @@ from xdsl.ir import Block, Region
 from onnxc.dialects import graph
 from onnxc.dialects.layout import ConvertOp, with_layout
 from onnxc.lowering.graph_to_loops.interpreter import interpret
-from onnxc.lowering.graph_to_loops.pass_ import ConvertGraphToLoopsPass
+from onnxc.lowering.graph_to_loops.convert_graph_to_loops import ConvertGraphToLoopsPass
 from onnxc.passes.fusion_scalar import BodyBuilder
 
 NHWC = "NHWC"

@@ -9,7 +9,7 @@ from xdsl.dialects import arith, func
 
 from onnxc.dialects.graph_fused_elementwise import BODY_OPS
 from onnxc.frontend import onnx_export_fused
-from onnxc.lowering.graph_to_loops.pass_ import ConvertGraphToLoopsPass
+from onnxc.lowering.graph_to_loops.convert_graph_to_loops import ConvertGraphToLoopsPass
 from onnxc.passes import composite_reference
 from tests.ir_helpers import parse_graph
 

@@ -19,7 +19,7 @@ from onnxc.dialects import graph
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.interpreter import interpret
 from onnxc.lowering.graph_to_loops.kernels import KERNELS
-from onnxc.lowering.graph_to_loops.pass_ import VIEW_OPS, ConvertGraphToLoopsPass
+from onnxc.lowering.graph_to_loops.convert_graph_to_loops import VIEW_OPS, ConvertGraphToLoopsPass
 from onnxc.pipeline import make_context
 from tests.single_op import graph_model
 

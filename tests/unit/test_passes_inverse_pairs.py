@@ -16,7 +16,7 @@ from xdsl.context import Context
 
 import onnxc
 from onnxc.lowering.graph_to_loops.interpreter import interpret
-from onnxc.lowering.graph_to_loops.pass_ import ConvertGraphToLoopsPass
+from onnxc.lowering.graph_to_loops.convert_graph_to_loops import ConvertGraphToLoopsPass
 from onnxc.passes.verify_numerics import check_pass_equivalence
 from tests.ir_helpers import parse_graph as parse
 from tests.ir_helpers import split_lit_cases

@@ -1,4 +1,4 @@
-"""MatMul and Gemm with symbolic dimensions (lowering/graph_to_loops/linalg.py,
+"""MatMul and Gemm with symbolic dimensions (lowering/graph_to_loops/gemm.py,
 gemm_microkernel.py) against numpy, and against the same IR compiled with static shapes.
 
 The transformer projection `[1, seq, K] x W` runs the packed kernel with run-time row loops
