@@ -1,8 +1,10 @@
-"""The `graph` dialect: ONNX operators on statically shaped tensors.
+"""The `graph` dialect: ONNX operators on ranked tensors.
 
 This is the level the importer produces and the graph optimizations rewrite. It differs from
 ONNX in three ways that make rewriting simple:
-- every tensor type is static (`tensor<1x3x224x224xf32>`);
+- every tensor type is ranked, each dimension a number or a size expression over named
+  symbols (`tensor<1x3x224x224xf32>`; `tensor<1x?x768xf32, #graph.dims<["seq"]>>`, see
+  docs/shapes.md);
 - inputs that ONNX allows to be computed but that are constant in practice (axes, shapes,
   pads, slice bounds, clip bounds) are properties, so patterns can read them directly;
 - attributes are normalised across opsets (explicit pads instead of auto_pad, opset-13

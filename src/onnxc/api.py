@@ -55,7 +55,7 @@ def optimize(
     feeds) raises UnsupportedOpError.
 
     `input_shapes={"x": (1, 3, 224, 224)}` fixes the sizes of inputs with symbolic
-    dimensions (the graph dialect is static), as for `compile`."""
+    dimensions, as for `compile`; without it they stay symbolic."""
     check_optimize_arguments(**locals())  # InvalidArgumentError naming a bad one
     module = model if isinstance(model, ModuleOp) else import_onnx(
         model, input_shapes=input_shapes)
