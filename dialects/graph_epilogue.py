@@ -16,18 +16,11 @@ from xdsl.dialects.builtin import FloatAttr, StringAttr
 from xdsl.irdl import opt_prop_def
 from xdsl.utils.exceptions import VerifyException
 
+from onnxc.dialects import activations
+
 ACTIVATIONS: dict[str, tuple[set[str], set[str]]] = {
-    # name: (required parameters, allowed parameters)
-    "relu": (set(), set()),
-    "clip": (set(), {"activation_alpha", "activation_beta"}),
-    "leaky_relu": ({"activation_alpha"}, {"activation_alpha"}),
-    "sigmoid": (set(), set()),
-    "tanh": (set(), set()),
-    "hard_swish": ({"activation_alpha", "activation_beta"},
-                   {"activation_alpha", "activation_beta"}),
-    "gelu": (set(), set()),
-    "gelu_tanh": (set(), set()),
-}
+    name: (set(a.required), set(a.allowed)) for name, a in activations.ACTIVATIONS.items()}
+"""name: (required parameters, allowed parameters), from dialects/activations.py."""
 
 PARAMETERS = ("activation_alpha", "activation_beta")
 

@@ -24,6 +24,7 @@ from xdsl.dialects import arith, math
 from xdsl.ir import Operation, SSAValue
 
 from onnxc.dialects import graph
+from onnxc.dialects.activations import ACTIVATIONS
 from onnxc.dialects.dense_data import element_dtype
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.dialects.graph_epilogue import epilogue_of
@@ -41,9 +42,8 @@ from onnxc.frontend.onnx_types import onnx_type_of_element
 
 Epilogue = tuple[str, float | None, float | None]
 
-_ACTIVATION_NAMES = {"relu": "Relu", "clip": "Clip", "leaky_relu": "LeakyRelu",
-                     "sigmoid": "Sigmoid", "tanh": "Tanh", "hard_swish": "HardSwish",
-                     "gelu": "Gelu", "gelu_tanh": "GeluTanh"}
+_ACTIVATION_NAMES = {a.name: a.onnx for a in ACTIVATIONS.values()}
+"""Epilogue activation -> its ONNX name (dialects/activations.py)."""
 
 
 def emit_activation(sink: Sink, x: str, epilogue: Epilogue, dtype: np.dtype,

@@ -25,6 +25,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from onnxc.dialects import graph, graph_shapes
+from onnxc.dialects.activations import activation_of
 from onnxc.dialects.graph import float_of, shape_of
 from onnxc.dialects.graph_epilogue import epilogue_of
 from onnxc.passes.base import GraphPatternPass
@@ -52,28 +53,19 @@ from onnxc.passes.fusion_match import (
 
 
 def _activation_of(op: Operation) -> dict[str, object] | None:
-    """The epilogue properties expressing activation op `op`, or None if it is not one."""
+    """The epilogue properties expressing activation op `op`, or None if it is not one
+    (dialects/activations.py `activation_of`: Relu, Sigmoid, Tanh, Gelu, LeakyRelu, Clip)."""
+    found = activation_of(op)
+    if found is None:
+        return None
+    activation, alpha, beta = found
     el = element_type(op.results[0])
-    if isinstance(op, graph.ReluOp):
-        return {"activation": StringAttr("relu")}
-    if isinstance(op, graph.SigmoidOp):
-        return {"activation": StringAttr("sigmoid")}
-    if isinstance(op, graph.TanhOp):
-        return {"activation": StringAttr("tanh")}
-    if isinstance(op, graph.GeluOp):
-        tanh = op.approximate.data == "tanh"
-        return {"activation": StringAttr("gelu_tanh" if tanh else "gelu")}
-    if isinstance(op, graph.LeakyReluOp):
-        return {"activation": StringAttr("leaky_relu"),
-                "activation_alpha": FloatAttr(float_of(op.alpha), el)}
-    if isinstance(op, graph.ClipOp):
-        props: dict[str, object] = {"activation": StringAttr("clip")}
-        if op.min is not None:
-            props["activation_alpha"] = FloatAttr(float_of(op.min), el)
-        if op.max is not None:
-            props["activation_beta"] = FloatAttr(float_of(op.max), el)
-        return props
-    return None
+    props: dict[str, object] = {"activation": StringAttr(activation.name)}
+    if alpha is not None:
+        props["activation_alpha"] = FloatAttr(alpha, el)
+    if beta is not None:
+        props["activation_beta"] = FloatAttr(beta, el)
+    return props
 
 
 EPILOGUE_PRODUCERS = (graph.ConvOp, graph.ConvAddOp, graph.GemmOp, graph.MatMulOp)

@@ -21,6 +21,7 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from onnxc.dialects import graph, graph_shapes
+from onnxc.dialects.activations import ACTIVATIONS, activation_of
 from onnxc.dialects.dense_data import element_dtype, to_numpy
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.dialects.layout import ConvertOp
@@ -176,28 +177,15 @@ def _erf(x: np.ndarray) -> np.ndarray:
     return np.vectorize(math.erf, otypes=[np.float64])(x) if x.size else x
 
 
-_EPILOGUES: dict[str, Callable[[np.ndarray, float | None, float | None], np.ndarray]] = {
-    "relu": lambda y, a, b: np.maximum(y, 0),
-    "clip": lambda y, a, b: np.clip(y, -np.inf if a is None else a, np.inf if b is None else b),
-    "leaky_relu": lambda y, a, b: np.where(y < 0, y * a, y),
-    "sigmoid": lambda y, a, b: 1 / (1 + np.exp(-y)),
-    "tanh": lambda y, a, b: np.tanh(y),
-    "hard_swish": lambda y, a, b: y * np.clip(a * y + b, 0, 1),
-    "gelu": lambda y, a, b: (0.5 * y * (1 + _erf(y / math.sqrt(2)))).astype(y.dtype),
-    "gelu_tanh": lambda y, a, b: 0.5 * y * (
-        1 + np.tanh(math.sqrt(2 / math.pi) * (y + 0.044715 * y**3))),
-}
-
-
 def _with_epilogue(op: Operation, values: list[np.ndarray]) -> list[np.ndarray]:
     """Apply a fused activation epilogue (fuse-activation) to the op's single result."""
     act = op.properties.get("activation")
     if act is None:
         return values
     alpha, beta = (op.properties.get(p) for p in ("activation_alpha", "activation_beta"))
-    fn = _EPILOGUES[act.data]
-    return [fn(values[0], None if alpha is None else alpha.value.data,
-               None if beta is None else beta.value.data)]
+    activation = ACTIVATIONS[act.data]
+    return [activation.evaluate(values[0], None if alpha is None else alpha.value.data,
+                                None if beta is None else beta.value.data)]
 
 
 def _unary(fn: Callable[[np.ndarray], np.ndarray]) -> Evaluator:
@@ -228,11 +216,12 @@ def _constant_of_shape(op: graph.ConstantOfShapeOp, args: list[np.ndarray]) -> l
     return [np.full(shape_of(op.output), value, dtype=dtype_of(op.output))]
 
 
-def _clip(op: graph.ClipOp, args: list[np.ndarray]) -> list[np.ndarray]:
-    x = args[0]
-    lo = -np.inf if op.min is None else float_of(op.min)
-    hi = np.inf if op.max is None else float_of(op.max)
-    return [np.minimum(np.maximum(x, lo), hi).astype(x.dtype)]
+def _activation(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
+    """Relu, Sigmoid, Tanh, LeakyRelu, Clip: their formula (dialects/activations.py)."""
+    found = activation_of(op)
+    assert found is not None
+    activation, alpha, beta = found
+    return [activation.evaluate(args[0], alpha, beta)]
 
 
 def _gemm(op: graph.GemmOp, args: list[np.ndarray]) -> list[np.ndarray]:
@@ -312,9 +301,9 @@ EVALUATORS: dict[type[Operation], Evaluator] = {
     graph.ConstantOp: _constant,
     graph.SymbolicConstantOp: _symbolic_constant,
     graph.ConstantOfShapeOp: _constant_of_shape,
-    graph.ReluOp: _unary(lambda x: np.maximum(x, 0).astype(x.dtype)),
-    graph.SigmoidOp: _unary(lambda x: 1 / (1 + np.exp(-x))),
-    graph.TanhOp: _unary(np.tanh),
+    graph.ReluOp: _activation,
+    graph.SigmoidOp: _activation,
+    graph.TanhOp: _activation,
     graph.ExpOp: _unary(np.exp),
     graph.ErfOp: _unary(_erf),
     graph.LogOp: _unary(np.log),
@@ -324,8 +313,8 @@ EVALUATORS: dict[type[Operation], Evaluator] = {
     graph.ReciprocalOp: _unary(lambda x: 1 / x),
     graph.IdentityOp: _unary(lambda x: x),
     graph.DropoutOp: _unary(lambda x: x),
-    graph.LeakyReluOp: lambda op, a: [np.where(a[0] < 0, a[0] * float_of(op.alpha), a[0])],
-    graph.ClipOp: _clip,
+    graph.LeakyReluOp: _activation,
+    graph.ClipOp: _activation,
     graph.CastOp: lambda op, a: [a[0].astype(dtype_of(op.output))],
     graph.AddOp: _binary(np.add),
     graph.SubOp: _binary(np.subtract),

@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerType, Signednes
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from onnxc.dialects import graph
+from onnxc.dialects.activations import activation_of
 from onnxc.dialects.graph import float_of
 from onnxc.dialects.graph_fused_elementwise import inline_body
 from onnxc.passes.constants import element_type, is_float_tensor
@@ -61,39 +62,43 @@ def _unary(cls: type[Operation]) -> Emit:
     return lambda b, a: b.emit(cls(a[0]))
 
 
-def _relu(b: BodyBuilder, a: Sequence[SSAValue]) -> SSAValue:
-    return b.emit(arith.MaximumfOp(a[0], b.constant(0.0, a[0].type)))
-
-
-def _sigmoid(b: BodyBuilder, a: Sequence[SSAValue]) -> SSAValue:
-    one = b.constant(1.0, a[0].type)
-    e = b.emit(math.ExpOp(b.emit(arith.NegfOp(a[0]))))
-    return b.emit(arith.DivfOp(one, b.emit(arith.AddfOp(one, e))))
-
-
 def _reciprocal(b: BodyBuilder, a: Sequence[SSAValue]) -> SSAValue:
     return b.emit(arith.DivfOp(b.constant(1.0, a[0].type), a[0]))
 
 
-def _leaky_relu(alpha: float) -> Emit:
-    def emit(b: BodyBuilder, a: Sequence[SSAValue]) -> SSAValue:
-        x = a[0]
-        scaled = b.emit(arith.MulfOp(x, b.constant(alpha, x.type)))
-        negative = b.emit(arith.CmpfOp(x, b.constant(0.0, x.type), "olt"))
-        return b.emit(arith.SelectOp(negative, scaled, x))
-    return emit
+def _emits(cls: type[Operation]) -> Callable[..., SSAValue]:
+    return lambda self, *args: self.b.emit(cls(*args))
 
 
-def _clip(lo: float, hi: float) -> Emit:
-    """max(x, lo) then min(., hi); an infinite bound is no op."""
-    def emit(b: BodyBuilder, a: Sequence[SSAValue]) -> SSAValue:
-        x = a[0]
-        if lo != -pymath.inf:
-            x = b.emit(arith.MaximumfOp(x, b.constant(lo, x.type)))
-        if hi != pymath.inf:
-            x = b.emit(arith.MinimumfOp(x, b.constant(hi, x.type)))
-        return x
-    return emit
+class _BodyOps:
+    """A formula's ops (dialects/activations.py) as float scalar ops of a fused body."""
+
+    def __init__(self, b: BodyBuilder):
+        self.b = b
+
+    def constant(self, value: float, like: SSAValue) -> SSAValue:
+        return self.b.constant(value, like.type)
+
+    def less_than(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        return self.b.emit(arith.CmpfOp(x, y, "olt"))
+
+    add, mul, div = _emits(arith.AddfOp), _emits(arith.MulfOp), _emits(arith.DivfOp)
+    max, min = _emits(arith.MaximumfOp), _emits(arith.MinimumfOp)
+    neg, exp, tanh, erf = (_emits(arith.NegfOp), _emits(math.ExpOp), _emits(math.TanhOp),
+                           _emits(math.ErfOp))
+    muladd, select = _emits(math.FmaOp), _emits(arith.SelectOp)
+
+
+def _activation(op: Operation) -> Meaning:
+    """Relu, Sigmoid, Tanh, LeakyRelu, Clip: their formula (dialects/activations.py), as
+    the kernels emit it; an infinite Clip bound is none here."""
+    found = activation_of(op)
+    assert found is not None
+    activation, alpha, beta = found
+    if activation.name == "clip":
+        alpha = None if alpha == -pymath.inf else alpha
+        beta = None if beta == pymath.inf else beta
+    return [op.operands[0]], lambda b, a: activation.formula(_BodyOps(b), a[0], alpha, beta)
 
 
 def _with_constant(cls: type[Operation], s: float) -> Emit:
@@ -213,19 +218,17 @@ def _two(cls: type[Operation]) -> Callable[[Operation], Meaning]:
 
 
 SCALAR_MEANINGS: dict[type[Operation], Callable[[Operation], Meaning | None]] = {
-    graph.ReluOp: _one(_relu),
-    graph.SigmoidOp: _one(_sigmoid),
-    graph.TanhOp: _one(_unary(math.TanhOp)),
+    graph.ReluOp: _activation,
+    graph.SigmoidOp: _activation,
+    graph.TanhOp: _activation,
     graph.ExpOp: _one(_unary(math.ExpOp)),
     graph.LogOp: _one(_unary(math.LogOp)),
     graph.SqrtOp: _one(_unary(math.SqrtOp)),
     graph.NegOp: _one(_unary(arith.NegfOp)),
     graph.AbsOp: _one(_unary(math.AbsFOp)),
     graph.ReciprocalOp: _one(_reciprocal),
-    graph.LeakyReluOp: lambda op: ([op.input], _leaky_relu(float_of(op.alpha))),
-    graph.ClipOp: lambda op: ([op.input], _clip(
-        float_of(op.min) if op.min is not None else -pymath.inf,
-        float_of(op.max) if op.max is not None else pymath.inf)),
+    graph.LeakyReluOp: _activation,
+    graph.ClipOp: _activation,
     graph.AddOp: _two(arith.AddfOp),
     graph.SubOp: _two(arith.SubfOp),
     graph.MulOp: _two(arith.MulfOp),

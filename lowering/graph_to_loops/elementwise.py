@@ -27,10 +27,12 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from onnxc.dialects import graph
-from onnxc.dialects.graph import float_of, shape_of
+from onnxc.dialects.activations import activation_of
+from onnxc.dialects.graph import shape_of
 from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops import cast_formats
+from onnxc.lowering.graph_to_loops.activation_ops import emit_activation
 from onnxc.lowering.graph_to_loops.loops import (
     Index,
     KernelBuilder,
@@ -112,14 +114,12 @@ def map_elementwise(
 # --------------------------------------------------------------------------- unary
 
 
-def _relu(kb: KernelBuilder, x: SSAValue, op) -> SSAValue:
-    return kb.max(x, kb.constant(0, x.type))
-
-
-def _sigmoid(kb: KernelBuilder, x: SSAValue, op) -> SSAValue:
-    one = kb.constant(1.0, x.type)
-    e = kb.insert(math.ExpOp(kb.insert(arith.NegfOp(x))))
-    return kb.insert(arith.DivfOp(one, kb.insert(arith.AddfOp(one, e))))
+def _activation(kb: KernelBuilder, x: SSAValue, op) -> SSAValue:
+    """Relu, Sigmoid, Tanh, LeakyRelu, Clip: their formula in dialects/activations.py."""
+    found = activation_of(op)
+    assert found is not None
+    activation, alpha, beta = found
+    return emit_activation(kb, activation, x, alpha, beta)
 
 
 def _neg(kb: KernelBuilder, x: SSAValue, op) -> SSAValue:
@@ -139,39 +139,22 @@ def _reciprocal(kb: KernelBuilder, x: SSAValue, op) -> SSAValue:
     return kb.div(kb.constant(1, x.type), x)
 
 
-def _leaky_relu(kb: KernelBuilder, x: SSAValue, op: graph.LeakyReluOp) -> SSAValue:
-    scaled = kb.mul(x, kb.constant(float_of(op.alpha), x.type))
-    return kb.select(kb.less_than(x, kb.constant(0.0, x.type)), scaled, x)
-
-
-def _clip(kb: KernelBuilder, x: SSAValue, op: graph.ClipOp) -> SSAValue:
-    def bound(attr):
-        v = float_of(attr)
-        return kb.constant(v if is_float(x.type) else int(v), x.type)
-
-    if op.min is not None:
-        x = kb.max(x, bound(op.min))
-    if op.max is not None:
-        x = kb.min(x, bound(op.max))
-    return x
-
-
 def _math(op_cls) -> Callable[[KernelBuilder, SSAValue, object], SSAValue]:
     return lambda kb, x, op: kb.insert(op_cls(x))
 
 
 UNARY: dict[type, Callable[[KernelBuilder, SSAValue, object], SSAValue]] = {
-    graph.ReluOp: _relu,
-    graph.SigmoidOp: _sigmoid,
-    graph.TanhOp: _math(math.TanhOp),
+    graph.ReluOp: _activation,
+    graph.SigmoidOp: _activation,
+    graph.TanhOp: _activation,
     graph.ExpOp: _math(math.ExpOp),
     graph.LogOp: _math(math.LogOp),
     graph.SqrtOp: _math(math.SqrtOp),
     graph.NegOp: _neg,
     graph.AbsOp: _abs,
     graph.ReciprocalOp: _reciprocal,
-    graph.LeakyReluOp: _leaky_relu,
-    graph.ClipOp: _clip,
+    graph.LeakyReluOp: _activation,
+    graph.ClipOp: _activation,
 }
 
 

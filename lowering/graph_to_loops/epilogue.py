@@ -9,50 +9,30 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import arith, math
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import VectorType
 from xdsl.ir import Operation, SSAValue
 
+from onnxc.dialects.activations import ACTIVATIONS
 from onnxc.dialects.graph_epilogue import epilogue_of
 from onnxc.errors import LoweringError
-from onnxc.lowering.graph_to_loops.fused import gelu_scalar
+from onnxc.lowering.graph_to_loops.activation_ops import emit_activation
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
 
 
 def activate(kb: KernelBuilder, op: Operation, x: SSAValue) -> SSAValue:
-    """`op`'s epilogue applied to the scalar `x` (x itself when there is none)."""
+    """`op`'s epilogue applied to the scalar `x` (x itself when there is none): its
+    activation's formula (dialects/activations.py)."""
     epilogue = epilogue_of(op)
     if epilogue is None:
         return x
     act, alpha, beta = epilogue
-    t = x.type
-    if act != "relu" and act != "clip" and not is_float(t):
+    activation = ACTIVATIONS.get(act)
+    if not (activation is not None and activation.integer) and not is_float(x.type):
         raise LoweringError(f"{op.name}: activation '{act}' needs a float element type")
-
-    def c(v: float) -> SSAValue:
-        return kb.constant(v if is_float(t) else int(v), t)
-
-    if act == "relu":
-        return kb.max(x, c(0))
-    if act == "clip":
-        if alpha is not None:
-            x = kb.max(x, c(alpha))
-        if beta is not None:
-            x = kb.min(x, c(beta))
-        return x
-    if act == "leaky_relu":
-        return kb.select(kb.less_than(x, c(0.0)), kb.mul(x, c(alpha)), x)
-    if act == "sigmoid":
-        e = kb.insert(math.ExpOp(kb.insert(arith.NegfOp(x))))
-        return kb.div(c(1.0), kb.add(c(1.0), e))
-    if act == "tanh":
-        return kb.insert(math.TanhOp(x))
-    if act == "hard_swish":
-        gate = kb.min(kb.max(kb.muladd(c(alpha), x, c(beta)), c(0.0)), c(1.0))
-        return kb.mul(x, gate)
-    if act in ("gelu", "gelu_tanh"):
-        return gelu_scalar(kb, x, "tanh" if act == "gelu_tanh" else "none")
-    raise LoweringError(f"{op.name}: no lowering for activation '{act}'")
+    if activation is None:
+        raise LoweringError(f"{op.name}: no lowering for activation '{act}'")
+    return emit_activation(kb, activation, x, alpha, beta)
 
 
 def activate_in_place(

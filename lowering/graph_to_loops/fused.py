@@ -7,14 +7,14 @@ statistics) over memory; Attention has its own module.
 
 from __future__ import annotations
 
-import math as pymath
-
 from xdsl.dialects import math
 
 from onnxc.dialects import graph
+from onnxc.dialects.activations import gelu
 from onnxc.dialects.graph import float_of, shape_of
 from onnxc.dialects.graph_fused import strip_leading_ones
 from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.activation_ops import KernelOps
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise, require_physical_broadcast
 from onnxc.lowering.graph_to_loops.loops import (
     Index,
@@ -49,23 +49,10 @@ def erf_kernel(op: graph.ErfOp, kb: KernelBuilder, ins, outs):
     map_elementwise(kb, ins, outs[0], lambda kb, a: kb.insert(math.ErfOp(a[0])))
 
 
-def gelu_scalar(kb: KernelBuilder, x, approximate: str):
-    """0.5 x (1 + erf(x / sqrt 2)), or its tanh approximation."""
-    t = x.type
-    if approximate == "tanh":
-        cube = kb.mul(kb.mul(x, x), x)
-        inner = kb.muladd(cube, kb.constant(0.044715, t), x)
-        phi = kb.insert(math.TanhOp(kb.mul(inner, kb.constant(pymath.sqrt(2 / pymath.pi), t))))
-    else:
-        phi = kb.insert(math.ErfOp(kb.mul(x, kb.constant(pymath.sqrt(0.5), t))))
-    half_x = kb.mul(x, kb.constant(0.5, t))
-    return kb.muladd(half_x, phi, half_x)
-
-
 def gelu_kernel(op: graph.GeluOp, kb: KernelBuilder, ins, outs):
     elementwise_float(op, outs[0])
     approximate = op.approximate.data
-    map_elementwise(kb, ins, outs[0], lambda kb, a: gelu_scalar(kb, a[0], approximate))
+    map_elementwise(kb, ins, outs[0], lambda kb, a: gelu(KernelOps(kb), a[0], approximate))
 
 
 def prelu_kernel(op: graph.PReluOp, kb: KernelBuilder, ins, outs):

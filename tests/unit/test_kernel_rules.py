@@ -1,0 +1,160 @@
+"""An op's lowering is one rule, and an activation one formula (issue 33, part 2).
+
+Structure: every graph op with a kernel has exactly one KernelRule (graph_to_loops/rules.py),
+the tables kernels.py derives agree with the rules, and the codegen hints that used to be
+op-name strings (early kernels, no strength reduction, the forecast's convolution weight)
+say what they said. Numerics: each activation of dialects/activations.py, evaluated by numpy
+from its formula, against the compiled one-node model and onnxruntime (rtol 1e-5, atol 1e-6;
+the kernels' exp / tanh / erf are polynomials), and as a MatMul epilogue in the interpreter.
+"""
+
+from __future__ import annotations
+
+import types
+from collections import Counter
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import FloatAttr, StringAttr, TensorType, f32
+from xdsl.ir import Block
+
+from onnxc.dialects import graph, graph_epilogue
+from onnxc.dialects.activations import ACTIVATIONS, activation_of
+from onnxc.frontend import onnx_export_fused
+from onnxc.lowering import early_kernels
+from onnxc.lowering.graph_to_loops import kernels
+from onnxc.lowering.graph_to_loops.interpreter import run_single_op
+from onnxc.lowering.graph_to_loops.rules import KernelRule
+from tests.single_op import assert_same_outputs, reference_run, single_op_model
+
+RTOL, ATOL = 1e-5, 1e-6
+
+
+def _all_rules() -> list[KernelRule]:
+    return [rule for module in kernels._MODULES for rule in module.RULES]
+
+
+def test_every_kernel_op_has_exactly_one_rule():
+    counts = Counter(rule.op for rule in _all_rules())
+    assert [op.name for op, n in counts.items() if n != 1] == []
+    assert set(counts) == set(kernels.KERNELS) == set(kernels.RULES)
+
+
+def test_two_rules_for_one_op_fail_the_import():
+    rule = KernelRule(graph.ReluOp, lambda op, kb, ins, outs: None)
+    first = types.SimpleNamespace(__name__="first", RULES=(rule,))
+    second = types.SimpleNamespace(__name__="second", RULES=(rule,))
+    with pytest.raises(ImportError, match="two kernel rules for 'graph.relu'"):
+        kernels._collect((first, second))
+
+
+def test_derived_tables_agree_with_the_rules():
+    rules = kernels.RULES
+    assert kernels.KERNELS == {op: r.build for op, r in rules.items()}
+    for table, field in ((kernels.KERNEL_CONSTANTS, "constants"),
+                         (kernels.KERNEL_SCRATCH, "scratch"), (kernels.KERNEL_KEYS, "key")):
+        assert table == {op: getattr(r, field) for op, r in rules.items()
+                         if getattr(r, field) is not None}, field
+    # what kernels.py wrote by hand before it had rules
+    assert {op.name for op in kernels.KERNEL_CONSTANTS} >= {
+        "graph.conv", "graph.conv_add", "graph.matmul", "graph.gemm", "graph.resize"}
+    assert {op.name for op in kernels.KERNEL_SCRATCH} >= {
+        "graph.conv", "graph.conv_add", "graph.matmul", "graph.gemm", "graph.resize",
+        "graph.non_max_suppression"}
+
+
+def test_every_symbolic_rule_is_in_symbolic_kernels():
+    symbolic = {r.op for r in _all_rules() if r.symbolic}
+    assert symbolic == kernels.SYMBOLIC_KERNELS
+    assert kernels.SYMBOLIC_KERNELS <= set(kernels.KERNELS)
+
+
+def test_codegen_hints_say_what_the_op_name_strings_said():
+    assert early_kernels.EARLY_KERNELS == kernels.EARLY_KERNELS == frozenset({
+        "graph.conv", "graph.conv_add", "graph.matmul", "graph.gemm", "graph.attention"})
+    assert kernels.UNREDUCED_KERNELS == frozenset({"graph.conv", "graph.conv_add"})
+    for op in kernels.KERNELS:  # the forecast weighed `name.startswith("graph.conv")` 3x
+        assert kernels.forecast_weight(op.name) == (3 if op.name.startswith("graph.conv") else 1)
+    assert kernels.forecast_weight("graph.if") == 1
+
+
+# --------------------------------------------------------------------------- activations
+
+
+def test_epilogue_names_and_parameters_come_from_the_table():
+    assert set(graph_epilogue.ACTIVATIONS) == set(ACTIVATIONS)
+    for name, (required, allowed) in graph_epilogue.ACTIVATIONS.items():
+        assert (required, allowed) == (set(ACTIVATIONS[name].required),
+                                       set(ACTIVATIONS[name].allowed))
+    assert onnx_export_fused._ACTIVATION_NAMES == {n: a.onnx for n, a in ACTIVATIONS.items()}
+
+
+# activation -> (ONNX op, its attributes, constant inputs, the table's alpha and beta)
+ONE_NODE = {
+    "relu": ("Relu", {}, {}, None, None),
+    "clip": ("Clip", {}, {"lo": np.float32(-0.75), "hi": np.float32(1.25)}, -0.75, 1.25),
+    "leaky_relu": ("LeakyRelu", {"alpha": 0.1}, {}, 0.1, None),
+    "sigmoid": ("Sigmoid", {}, {}, None, None),
+    "tanh": ("Tanh", {}, {}, None, None),
+    "hard_swish": ("HardSwish", {}, {}, 1 / 6, 0.5),
+    "gelu": ("Gelu", {}, {}, None, None),
+    "gelu_tanh": ("Gelu", {"approximate": "tanh"}, {}, None, None),
+}
+
+
+def test_every_activation_has_a_numerics_case():
+    assert set(ONE_NODE) == set(ACTIVATIONS)
+
+
+def _x(*shape) -> np.ndarray:
+    x = np.random.default_rng(3).uniform(-4, 4, shape).astype(np.float32)
+    x.flat[:4] = [0.0, -0.0, 4.0, -4.0]
+    return x
+
+
+@pytest.mark.parametrize("name", sorted(ONE_NODE))
+def test_activation_numpy_compiled_onnxruntime(name):
+    """The numpy of the formula, the compiled one-node model and onnxruntime agree."""
+    import onnxc
+
+    op_type, attrs, consts, alpha, beta = ONE_NODE[name]
+    x = _x(2, 3, 5, 7)
+    model = single_op_model(op_type, {"x": x, **consts}, {"y": (np.float32, list(x.shape))},
+                            attrs=attrs, initializers=consts, opset=20, ir_version=9)
+    (expected,) = reference_run(model, {"x": x})
+    (compiled,) = onnxc.compile(model).run(None, {"x": x})
+    evaluated = ACTIVATIONS[name].evaluate(x, alpha, beta)
+    assert_same_outputs([compiled], [expected], rtol=RTOL, atol=ATOL)
+    assert_same_outputs([evaluated], [compiled], rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("name", sorted(ONE_NODE))
+def test_activation_as_an_epilogue(name):
+    """The epilogue's loops (graph_to_loops/epilogue.py, interpreted) against numpy, on a
+    MatMul whose product is exact (small integers times multiples of 1/8)."""
+    _, _, _, alpha, beta = ONE_NODE[name]
+    rng = np.random.default_rng(5)
+    a = (rng.integers(-32, 32, (3, 4)) / 8).astype(np.float32)
+    b = rng.integers(-1, 3, (4, 5)).astype(np.float32)
+    props = {"activation": StringAttr(name)}
+    if alpha is not None:
+        props["activation_alpha"] = FloatAttr(alpha, f32)
+    if beta is not None:
+        props["activation_beta"] = FloatAttr(beta, f32)
+    (got,) = run_single_op(graph.MatMulOp, [a, b], [((3, 5), np.float32)], props)
+    expected = ACTIVATIONS[name].evaluate(a @ b, alpha, beta)
+    np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
+
+
+def test_graph_ops_name_their_activation():
+    t = TensorType(f32, [2])
+    arg = Block(arg_types=[t]).args[0]
+    leaky = graph.LeakyReluOp(operands=[arg], result_types=[t],
+                              properties={"alpha": FloatAttr(0.25, f32)})
+    clip = graph.ClipOp(operands=[arg], result_types=[t], properties={"max": FloatAttr(6.0, f32)})
+    gelu = graph.GeluOp(operands=[arg], result_types=[t],
+                        properties={"approximate": StringAttr("tanh")})
+    assert activation_of(leaky) == (ACTIVATIONS["leaky_relu"], 0.25, None)
+    assert activation_of(clip) == (ACTIVATIONS["clip"], None, 6.0)
+    assert activation_of(gelu) == (ACTIVATIONS["gelu_tanh"], None, None)
+    assert activation_of(graph.ExpOp(operands=[arg], result_types=[t])) is None
