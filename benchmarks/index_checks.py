@@ -1,7 +1,7 @@
 """What the run-time index checks cost: onnxc with and without them, and onnxruntime.
 
 Every op that reads run-time indices (Gather, GatherElements, ScatterND, ...) gets a
-`graph.check_indices` kernel before it (lowering/insert_checks.py), and its own kernel clamps
+`graph.check_indices` kernel before it (passes/insert_checks.py), and its own kernel clamps
 each index into range. This times, at one thread, interleaved in one process (medians):
 
 - `checked`: onnxc as it compiles by default;

@@ -11,7 +11,7 @@ array, whatever the number of buffers. Every `onnxc.*` attribute is registered a
 in dialects/onnxc_attributes.py.
 
 The result is 0 after a complete run. Run-time checks of indices and divisors (see
-lowering/insert_checks.py) are listed in `onnxc.check_sites`; when check k fails the entry
+passes/insert_checks.py) are listed in `onnxc.check_sites`; when check k fails the entry
 returns k + 1 at once, and the check's record (failed, position, value: three i64) is at byte
 `onnxc.status_offset` of the arena.
 """

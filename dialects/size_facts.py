@@ -19,7 +19,7 @@ What the symbols leave open, a rule `require`s: a condition that the model is on
 under (the inner dimensions `?a` and `?b` of a MatMul are equal; a convolution's input is at
 least its window). Under `recording()` (the importer, one node at a time) such a condition
 becomes a `Guard`, which the compiled model checks at run time before it computes anything
-that assumed it (lowering/insert_checks.py); a condition that can never hold is a
+that assumed it (passes/insert_checks.py); a condition that can never hold is a
 `ValueError` at once. Outside `recording()` (op verifiers, rewrite patterns re-deriving
 types that the importer already guarded) the condition is assumed, as torch's ShapeEnv
 assumes the guards it has emitted.

@@ -33,7 +33,7 @@ from onnxc.lowering.graph_to_loops.checks import (
 from onnxc.lowering.graph_to_loops.data_movement import copy_kernel, sizes
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.rules import KernelRule
-from onnxc.lowering.insert_checks import UNBOUNDED
+from onnxc.passes.insert_checks import UNBOUNDED
 
 
 def load_index(kb: KernelBuilder, mem, indices, size: Index) -> Index:

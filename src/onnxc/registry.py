@@ -103,7 +103,7 @@ _PASS_PATHS: dict[str, str] = {
     # graph -> loops (scf/memref/arith/math over static memrefs); first, at every -O level,
     # the checks of run-time indices and divisors (pipeline.GRAPH_TO_LOOPS)
     "convert-graph-to-loops": "onnxc.lowering.graph_to_loops.convert_graph_to_loops:ConvertGraphToLoopsPass",
-    "insert-runtime-checks": "onnxc.lowering.insert_checks:InsertRuntimeChecksPass",
+    "insert-runtime-checks": "onnxc.passes.insert_checks:InsertRuntimeChecksPass",
     # layouts, chosen right before convert-graph-to-loops (pipeline.GRAPH_TO_LOOPS): which
     # activations are NHWC, then cleanup of the conversions (not graph-optimization rows)
     "assign-layout": "onnxc.passes.layout_assign:AssignLayoutPass",

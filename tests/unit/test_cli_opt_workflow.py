@@ -199,7 +199,7 @@ def test_locations_survive_graph_rewrites(write, capsys):
 
 
 def test_check_sites_name_the_node_from_its_location():
-    from onnxc.lowering.insert_checks import node_name
+    from onnxc.passes.insert_checks import node_name
 
     graph = helper.make_graph(
         [helper.make_node("Gather", ["D", "I"], ["Y"], name="pick")], "g",

@@ -22,7 +22,7 @@ from xdsl.utils.exceptions import VerifyException
 import onnxc
 from onnxc.dialects.check_failures import check_failure
 from onnxc.errors import InvalidInputError, ModelLoadError
-from onnxc.lowering.insert_checks import InsertRuntimeChecksPass
+from onnxc.passes.insert_checks import InsertRuntimeChecksPass
 from onnxc.pipeline import make_context
 from tests.ir_helpers import compile_graph, parse_graph
 from tests.single_op import graph_model, single_op_model
