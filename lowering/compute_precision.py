@@ -25,6 +25,7 @@ from xdsl.passes import ModulePass
 from onnxc.dialects import graph
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops import conv_nhwc, gemm_bf16
+from onnxc.lowering.graph_to_loops.kernels import BF16_KERNELS
 from onnxc.precision import PRECISIONS
 
 
@@ -54,15 +55,12 @@ class SetComputePrecisionPass(ModulePass):
                 o.attributes[gemm_bf16.PRECISION_ATTR] = StringAttr(self.precision)
 
 
-BF16_KERNELS = (graph.MatMulOp, graph.GemmOp, graph.ConvOp, graph.ConvAddOp)
-"""The ops whose kernels have a bf16 form (the op-support matrix, docs/op-support.md, lists
-them); `bf16_eligible` says which instances qualify."""
 
 
 def bf16_eligible(op) -> bool:
     """Whether `op`'s kernel has a bf16 form (static shapes only: its scratch is sized by
     the rows)."""
-    if not isinstance(op, BF16_KERNELS) or any(
+    if not isinstance(op, BF16_KERNELS) or any(  # the rules' bf16 (kernels.py)
             graph.is_symbolic(v) for v in [*op.operands, *op.results]):
         return False
     if isinstance(op, graph.MatMulOp | graph.GemmOp):

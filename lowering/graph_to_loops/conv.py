@@ -251,7 +251,7 @@ def _masked_plane(kb, x, y, mask, weight, x_lead, y_lead, kw, ranges, offsets, i
 
 RULES = rules((graph.ConvOp, graph.ConvAddOp), conv_kernel, constants=conv_constants,
               scratch=conv_scratch, symbolic=True, early=True, strength_reduction=False,
-              weight=3)
+              weight=3, bf16=True)
 """symbolic: batch and spatial sizes may be symbolic: the NHWC kernels (implicit GEMM,
 depthwise) and the plain N-D one read them as run-time values (a dynamic-resolution CNN,
 wav2vec2's 1-D convs over a run-time length). early, no strength reduction and weight 3:

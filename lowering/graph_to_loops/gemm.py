@@ -322,9 +322,9 @@ def _reassociable_muladd(kb: KernelBuilder, a, b, acc):
 
 RULES = (
     KernelRule(graph.MatMulOp, matmul_kernel, constants=packed_b, scratch=scratch_b,
-               symbolic=True, early=True),
+               symbolic=True, early=True, bf16=True),
     KernelRule(graph.GemmOp, gemm_kernel, constants=packed_b, scratch=scratch_b,
-               symbolic=True, early=True),
+               symbolic=True, early=True, bf16=True),
 )
 """symbolic: the kernels read their sizes from the KernelBuilder (symbolic dims welcome):
 with a constant (or static) B the packed kernel, else the batched or the general one.

@@ -104,6 +104,9 @@ UNREDUCED_KERNELS: frozenset[str] = frozenset(
     op.name for op, r in RULES.items() if not r.strength_reduction)
 """Kernel kinds whose LLVM chunks skip loop strength reduction (direct.py)."""
 
+BF16_KERNELS: tuple[type[Operation], ...] = tuple(op for op, r in RULES.items() if r.bf16)
+"""Ops whose kernels have a bf16 form (lowering/compute_precision.py marks them)."""
+
 _WEIGHTS: dict[str, int] = {op.name: r.weight for op, r in RULES.items()}
 
 

@@ -48,6 +48,9 @@ class KernelRule:
     weight: int = 1
     """loops ops of its kernel against an ordinary kernel's, for the compile's forecast of
     graph-to-loops' output (onnxc.pipeline KernelForecast): a convolution's is three"""
+    bf16: bool = False
+    """it has a bf16 form (`precision="bf16"`: set-compute-precision marks the instances
+    that qualify, lowering/compute_precision.py)"""
 
 
 def rules(ops: Iterable[type[Operation]], build: KernelFn, **facts) -> tuple[KernelRule, ...]:

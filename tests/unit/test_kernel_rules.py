@@ -76,6 +76,8 @@ def test_codegen_hints_say_what_the_op_name_strings_said():
     for op in kernels.KERNELS:  # the forecast weighed `name.startswith("graph.conv")` 3x
         assert kernels.forecast_weight(op.name) == (3 if op.name.startswith("graph.conv") else 1)
     assert kernels.forecast_weight("graph.if") == 1
+    assert {op.name for op in kernels.BF16_KERNELS} == {  # compute_precision's former list
+        "graph.matmul", "graph.gemm", "graph.conv", "graph.conv_add"}
 
 
 # --------------------------------------------------------------------------- activations

@@ -330,7 +330,7 @@ def imported_ops(samples: list[tuple[onnx.ModelProto, list[np.ndarray]]]) -> set
 
 def _precision_facts(op: type[Operation]) -> tuple[str, str, str]:
     """(fp16, bf16, int8) handling of one graph op, as the registries state it."""
-    from onnxc.lowering import compute_precision
+    from onnxc.lowering.graph_to_loops import kernels
     from onnxc.passes import half_precision, quant_move
 
     if op.name in half_precision.LEFT_ALONE:
@@ -340,7 +340,7 @@ def _precision_facts(op: type[Operation]) -> tuple[str, str, str]:
         return "native", "native", int8
     fp16 = "native" if issubclass(op, half_precision.F16_KERNELS) else "widened to f32"
     bf16 = "widened to f32"
-    if issubclass(op, compute_precision.BF16_KERNELS):
+    if issubclass(op, kernels.BF16_KERNELS):
         bf16 += "; bf16 compute with `precision=\"bf16\"`"
     return fp16, bf16, int8
 
