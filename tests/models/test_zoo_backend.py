@@ -14,7 +14,6 @@ import onnx.backend.test
 import pytest
 
 import onnxc.backend
-import onnxc.backend
 from tests.models.cache_passes import compile_warm
 
 os.environ.setdefault("ONNX_HOME", tempfile.mkdtemp(prefix="onnxc-onnx-home-"))
