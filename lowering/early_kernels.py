@@ -7,9 +7,10 @@ the two cores idle, and LLVM's share ended after the emission (ResNet-50: 0.4-0.
 `llvm-jit` on a 2-core Zen 3). Kernels of EARLY_KERNELS are complete when graph-to-loops
 has built them, and nothing after it changes them but the removal of the constant arguments
 they never read (bind-constants' `drop_unread_constant_arguments`: a conv's raw weight, of
-which it reads the packed copy). So graph-to-loops (convert_graph_to_loops.py `_ModuleLowering.kernel`)
-drops those arguments itself, leaves a declaration of the kernel in the module, and gives
-the kernel to `EarlyKernels`, which outlines its parallel loops, emits chunks of such
+which it reads the packed copy). So graph-to-loops (convert_graph_to_loops.py
+`_ModuleLowering.kernel`) drops those arguments itself, leaves a declaration of the kernel in
+the module, and gives the kernel to the `EarlyKernels` attached to that module
+(`compiling_early`), which outlines its parallel loops, emits chunks of such
 kernels (direct.py `emit_kernels_chunk`) and submits them to the lanes at once. The rest of
 the module is emitted later as before, declaring the early kernels it calls.
 
@@ -21,7 +22,7 @@ keep every kernel in the module.
 from __future__ import annotations
 
 import contextlib
-import contextvars
+import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -45,26 +46,29 @@ rewrites."""
 CHUNK_OPS = 1000
 """Loops ops per early chunk (as pipeline.STREAMED_*_CHUNK_OPS bound the later ones)."""
 
-_CURRENT: contextvars.ContextVar[EarlyKernels | None] = contextvars.ContextVar(
-    "onnxc_early_kernels", default=None)
+_ATTACHED: weakref.WeakKeyDictionary[ModuleOp, EarlyKernels] = weakref.WeakKeyDictionary()
+"""The early-kernel compile each module's graph-to-loops hands its kernels to (a live set of
+code-generation lanes, not IR: attached to the module being lowered, not put in it)."""
 
 
-def current() -> EarlyKernels | None:
-    """The early-kernel compile graph-to-loops runs under, if any."""
-    return _CURRENT.get()
+def of(module: ModuleOp) -> EarlyKernels | None:
+    """The early-kernel compile `module`'s graph-to-loops runs under, if any."""
+    return _ATTACHED.get(module)
 
 
 @contextlib.contextmanager
-def compiling_early(early: EarlyKernels | None) -> Iterator[None]:
-    """Run graph-to-loops with `early` taking its early kernels; the last chunk is submitted
-    when the block ends."""
-    token = _CURRENT.set(early)
+def compiling_early(module: ModuleOp, early: EarlyKernels | None) -> Iterator[None]:
+    """Run `module`'s graph-to-loops with `early` taking its early kernels; the last chunk is
+    submitted when the block ends."""
+    if early is None:
+        yield
+        return
+    _ATTACHED[module] = early
     try:
         yield
-        if early is not None:
-            early.flush()
+        early.flush()
     finally:
-        _CURRENT.reset(token)
+        _ATTACHED.pop(module, None)
 
 
 class EarlyKernels:
@@ -141,5 +145,5 @@ def drop_unread_constants(kernel: func.FuncOp, op: Operation) -> tuple[int, ...]
     erase_arguments(kernel, dropped)
     return dropped
 
-__all__ = ["CHUNK_OPS", "EARLY_KERNELS", "EarlyKernels", "compiling_early", "current",
+__all__ = ["CHUNK_OPS", "EARLY_KERNELS", "EarlyKernels", "compiling_early", "of",
            "declaration_of", "drop_unread_constants"]

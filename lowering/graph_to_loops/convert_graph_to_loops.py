@@ -203,7 +203,7 @@ class _ModuleLowering:
             Region(block), visibility="private",
         )
         kernel.attributes["onnxc.kernel"] = StringAttr(kernel_name)
-        early = early_kernels.current()
+        early = early_kernels.of(self.module)
         if (early is not None and op is not None and not symbols and early.wants(kernel)
                 and not inplace_operands(op) and not isinstance(op, graph.CheckOp)):
             self.dropped[name] = early_kernels.drop_unread_constants(kernel, op)

@@ -197,7 +197,7 @@ class Compilation:
                      if spare is not None and forecast is not None else None)
             try:
                 with log.stage(pipeline.TIMED_AS["graph-to-loops"]):  # loops-abi timed with it
-                    with compiling_early(early):
+                    with compiling_early(module, early):
                         pipeline.lower_graph_to_loops(ctx, module, passes["graph-to-loops"])
                     arrays = constant_arrays(module)  # bind-constants takes them out of the IR
                     pipeline.apply_loops_abi(ctx, module, passes["loops-abi"])
