@@ -151,7 +151,6 @@ class Compilation:
         with collector_paused() as own:
             return self._lower_to_llvm(model, per_sample, for_jit, own)
 
-
     def _lower_to_llvm(self, model: Any, per_sample: bool, for_jit: bool,
                        collector: CollectorPause) -> LoweredModel:
         given = model
