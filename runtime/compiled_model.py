@@ -138,36 +138,28 @@ class CompiledModel:
         """`abi`: what the native entry at `entry_address` takes (runtime/model_abi.py);
         `constants`: its weights, in the ABI's order; `native` keeps the code alive."""
         self.abi = abi
-        """the record it was built from (a cache entry and an artifact store it)"""
-        num_threads, precision, target = abi.num_threads, abi.precision, abi.target.name
-        symbolic, check_sites, status_offset = abi.symbolic, abi.check_sites, abi.status_offset
-        inputs, outputs = abi.inputs, abi.outputs
-        arena_bytes, intermediate_bytes = abi.arena_bytes, abi.intermediate_bytes
+        """the record it was built from (a cache entry and an artifact store it; threads,
+        precision and target are reported from it)"""
         self._native = native  # keeps the JIT engine (and so the code) alive
-        self._num_threads = num_threads
-        self._precision = precision
-        self._target = target
-        """what it was compiled with (a compile, a cache entry or an artifact's manifest
-        gives them; `num_threads`, `precision` and `target` report them)"""
-        self.symbolic = symbolic
+        self.symbolic = abi.symbolic
         """the size symbols and dynamic arena of a model with symbolic dimensions"""
         self._capacity: dict[str, int] = {}
         """rows allocated for outputs of run-time length, per run symbol: the most a run
         needed so far (symbolic_shapes.INITIAL_CAPACITY until one needed more)"""
-        self.check_sites = [dict(site) for site in check_sites]
-        """One description per run-time check of indices or divisors (see check_errors)."""
-        self.status_offset = status_offset
+        self.check_sites = [dict(site) for site in abi.check_sites]
+        """One description per run-time check (dialects/check_failures.py reads them)."""
+        self.status_offset = abi.status_offset
         """Byte offset of the check status record in the arena (-1: no checks)."""
         self.input_defaults = {name: np.ascontiguousarray(value)
                                for name, value in (input_defaults or {}).items()}
         """Values of the inputs a run may leave out: graph inputs that also have an
         initializer (IR version >= 4), which onnxruntime calls overridable initializers."""
-        self._entry_inputs = list(inputs)
+        self._entry_inputs = list(abi.inputs)
         """every input of the native entry, in its order (the overridable ones included)"""
         self._split_inputs()
-        self.outputs = list(outputs)
-        self.arena_bytes = arena_bytes
-        self.intermediate_bytes = intermediate_bytes
+        self.outputs = list(abi.outputs)
+        self.arena_bytes = abi.arena_bytes
+        self.intermediate_bytes = abi.intermediate_bytes
         self._constants = [np.ascontiguousarray(c) for c in constants]
         self._entry = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)(entry_address)
         self._check_allocations()
@@ -230,17 +222,17 @@ class CompiledModel:
     @property
     def num_threads(self) -> int:
         """Threads the model's parallel loops run on (fixed when it was compiled)."""
-        return self._num_threads
+        return self.abi.num_threads
 
     @property
     def precision(self) -> str:
         """What GEMMs and convs compute in: "fp32", or "bf16" (fixed when compiled)."""
-        return self._precision
+        return self.abi.precision
 
     @property
     def target(self) -> str:
         """The name of the target it was compiled for ("host", a preset, or a spec)."""
-        return self._target
+        return self.abi.target.name
 
     @property
     def input_names(self) -> list[str]:

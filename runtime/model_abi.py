@@ -29,10 +29,9 @@ from onnxc.precision import PRECISIONS
 from onnxc.runtime.compiled_model import TensorSpec
 from onnxc.runtime.dtypes import DTYPES
 from onnxc.runtime.symbolic_shapes import SymbolicSignature
-from onnxc.target import Target
+from onnxc.target import TARGET_FIELDS, Target
 
 _MAX_DIM = 1 << 48
-_TARGET_FIELDS = ("name", "triple", "cpu", "features")
 
 
 class BadEntry(Exception):
@@ -75,7 +74,7 @@ class ModelABI:
             "intermediate_bytes": self.intermediate_bytes,
             "num_threads": self.num_threads,
             "precision": self.precision,
-            "target": {field: getattr(target, field) for field in _TARGET_FIELDS},
+            "target": {field: getattr(target, field) for field in TARGET_FIELDS},
             "status_offset": self.status_offset,
             "check_sites": [dict(site) for site in self.check_sites],
         }
@@ -102,11 +101,11 @@ class ModelABI:
         if num_threads < 1 or precision not in PRECISIONS:
             raise BadEntry("bad threads or precision")
         target = parse_object(row, "target")
-        if not all(isinstance(target.get(f), str) for f in _TARGET_FIELDS):
+        if not all(isinstance(target.get(f), str) for f in TARGET_FIELDS):
             raise BadEntry("bad target description")
         return cls(inputs, outputs, arena_bytes, parse_size(row, "intermediate_bytes"),
                    tuple(parse_check_sites(row.get("check_sites"))), status_offset,
-                   num_threads, precision, Target(*(target[f] for f in _TARGET_FIELDS)),
+                   num_threads, precision, Target(*(target[f] for f in TARGET_FIELDS)),
                    None if batch_rows is None else (tuple(batch_rows[0]), tuple(batch_rows[1])),
                    symbolic)
 

@@ -89,8 +89,6 @@ def check_num_threads(num_threads: object) -> None:
         check_thread_count(num_threads)
 
 
-
-
 def check_precision(precision: object, target: object = None) -> None:
     """"fp32" or "bf16"; "bf16" only on a CPU with AVX512-BF16. A bf16 request this host
     cannot honour is refused here, as a bad argument value for this machine, before any

@@ -290,22 +290,18 @@ def _outlined_one_by_one(ctx: Context, module: ModuleOp, chunks: list,
     from xdsl.dialects import func
 
     from onnxc.lowering.to_llvm.parallel import OutlineParallelLoopsPass, outline_parallel_loops
-    from onnxc.pass_manager.pipeline_text import build_pipeline
     from onnxc.pass_manager.verifier import record_piecewise_pass, verify_functions
 
     verify = verify_loops()
     if verify:
         run_passes(ctx, module, (), verify=True)
-    (spec,) = _outline(num_threads)
-    outline = build_pipeline(spec).passes[0]
-    assert isinstance(outline, OutlineParallelLoopsPass)
-    record_piecewise_pass(module, outline)
+    record_piecewise_pass(module, OutlineParallelLoopsPass(num_threads))
     for chunk in chunks:
         functions = []
         for function in chunk.functions:
             functions.append(function)
             if isinstance(function, func.FuncOp):
-                functions += outline_parallel_loops(function, outline.num_threads)
+                functions += outline_parallel_loops(function, num_threads)
         chunk.functions = functions
         if verify:
             verify_functions(module, functions, OutlineParallelLoopsPass.name)

@@ -21,7 +21,7 @@ import functools
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING
 
 import llvmlite.binding as llvm
@@ -224,7 +224,9 @@ def parse_target(spec: str | Target | None) -> Target:
 
 TARGET_ATTR = "onnxc.target"
 """The module attribute naming the target: {name, triple, cpu, features} as strings."""
-_TARGET_FIELDS = ("name", "triple", "cpu", "features")
+TARGET_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Target))
+"""What describes a target (name, triple, cpu, features): the module attribute's and a stored
+ModelABI's keys."""
 
 
 def set_module_target(module: ModuleOp, target: Target) -> None:
@@ -232,7 +234,7 @@ def set_module_target(module: ModuleOp, target: Target) -> None:
     from xdsl.dialects.builtin import DictionaryAttr, StringAttr
 
     module.attributes[TARGET_ATTR] = DictionaryAttr(
-        {field: StringAttr(getattr(target, field)) for field in _TARGET_FIELDS})
+        {field: StringAttr(getattr(target, field)) for field in TARGET_FIELDS})
 
 
 def module_target(module: ModuleOp) -> Target | None:
@@ -243,13 +245,13 @@ def module_target(module: ModuleOp) -> Target | None:
     attr = module.attributes.get(TARGET_ATTR)
     if attr is None:
         return None
-    fields = attr.data if isinstance(attr, DictionaryAttr) else {}
-    if set(fields) != set(_TARGET_FIELDS) or not all(
-            isinstance(fields[name], StringAttr) for name in _TARGET_FIELDS):
+    given = attr.data if isinstance(attr, DictionaryAttr) else {}
+    if set(given) != set(TARGET_FIELDS) or not all(
+            isinstance(given[name], StringAttr) for name in TARGET_FIELDS):
         raise InvalidArgumentError(
             f"module attribute {TARGET_ATTR} must be a dictionary of the strings "
-            f"{', '.join(_TARGET_FIELDS)}, got {attr}")
-    return _recorded(*(fields[name].data for name in _TARGET_FIELDS))  # type: ignore[attr-defined]
+            f"{', '.join(TARGET_FIELDS)}, got {attr}")
+    return _recorded(*(given[name].data for name in TARGET_FIELDS))  # type: ignore[attr-defined]
 
 
 @functools.lru_cache(maxsize=64)

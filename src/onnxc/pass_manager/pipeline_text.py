@@ -28,6 +28,7 @@ def spec_error_reason(err: ArgSpecParseError) -> str:
     lines = [line.strip() for line in str(err).splitlines() if line.strip()]
     return lines[-1] if lines else "malformed"
 
+
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 
 

@@ -45,11 +45,16 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass, PassPipelineCallbackType
 from xdsl.traits import SymbolTable
 
-from onnxc.dialects.onnxc_attributes import KERNEL_ATTR, verify_onnxc_attributes
+from onnxc.dialects.onnxc_attributes import (
+    INPUT_NAMES_ATTR,
+    KERNEL_ATTR,
+    OUTPUT_NAMES_ATTR,
+    verify_onnxc_attributes,
+)
 from onnxc.errors import InternalCompilerError, OnnxcError
 from onnxc.target import targeting
 
-NODE_ATTR = "onnx.node"  # graph_checks.NODE_ATTR; kept literal so this module imports no dialect
+NODE_ATTR = "onnx.node"  # graph_checks.NODE_ATTR, literal: graph_checks loads the graph dialect
 
 
 @dataclass
@@ -320,7 +325,7 @@ def _value_name(value: SSAValue) -> str | None:
     if isinstance(value, BlockArgument):
         owner = value.block.parent_op()
         if owner is not None:
-            names = [*_strings(owner, "onnxc.input_names"), *_strings(owner, "onnxc.output_names")]
+            names = [*_strings(owner, INPUT_NAMES_ATTR), *_strings(owner, OUTPUT_NAMES_ATTR)]
             if value.index < len(names):
                 return names[value.index]
     return value.name_hint

@@ -49,7 +49,7 @@ ARTIFACT_PREFIX = "model"
 def lowering_passes(emit: str, *, num_threads: int = 1, entry: str = "main",
                     precision: str = "fp32") -> tuple[str, ...]:
     """The pass specs after the graph passes that `--emit=emit` runs (every stage from llvm-ir
-    on needs the llvm dialect; lib lowers the same way, through the API)."""
+    on needs the llvm dialect; lib lowers as the compile does, pipeline.compile_passes)."""
     return pipeline.lowering_passes(emit, num_threads=num_threads, entry=entry,
                                     precision=precision)
 
