@@ -1,9 +1,10 @@
 """The Python API: `onnxc.compile` (ONNX -> native CompiledModel), `onnxc.compile_artifact`
 and `onnxc.optimize`.
 
-Each checks its arguments once (onnxc.arguments), freezes them into `CompileOptions` and
-runs a `Compilation` (onnxc/compilation.py: the stages, in the order of `onnxc.pipeline`);
-this module adds what is not a stage: the compile cache and the timing log's lifetime."""
+Each checks its arguments once (onnxc.arguments; the compile options through
+`CompileOptions.of`, which freezes them) and runs a `Compilation` (onnxc/compilation.py: the
+stages, in the order of `onnxc.pipeline`); this module adds what is not a stage: the
+compile cache and the timing log's lifetime."""
 
 from __future__ import annotations
 
@@ -14,13 +15,9 @@ import onnx
 from xdsl.dialects.builtin import ModuleOp
 
 from onnxc import pipeline
-from onnxc.arguments import (
-    check_artifact_arguments,
-    check_compile_arguments,
-    check_optimize_arguments,
-)
+from onnxc.arguments import check_call_arguments, check_optimize_arguments
 from onnxc.compilation import Compilation, ModelLike, StageLog
-from onnxc.compile_options import CompileOptions
+from onnxc.compile_options import CompileOptions, with_option_parameters
 from onnxc.dialects.entry_abi import (
     WRAPPER_NAME,
 )
@@ -29,7 +26,6 @@ from onnxc.frontend.onnx_model import ParsedOnce
 from onnxc.passes.levels import graph_pipeline
 from onnxc.passes.stats import OptimizationStats
 from onnxc.runtime.compiled_model import CompiledModel
-from onnxc.target import Target
 
 
 def optimize(
@@ -70,35 +66,28 @@ def optimize(
     return (module, result) if stats else module
 
 
+@with_option_parameters
 def compile(
     model: ModelLike,
     *,
-    opt_level: int = 3,
-    pass_pipeline: str | Sequence[str] | None = None,
-    verbose: bool = False,
-    verify_numerics: bool = False,
     cache_dir: str | os.PathLike | bool | None = None,
-    num_threads: int | None = None,
-    input_shapes: Mapping[str, Sequence[int]] | None = None,
-    precision: str = "fp32",
-    target: str | Target | None = None,
+    verbose: bool = False,
     quiet: bool = False,
+    **options: object,
 ) -> CompiledModel:
     """Compile an ONNX model (path, bytes or ModelProto) to native code for this CPU.
 
-    `verify_numerics=True` runs the graph passes one at a time under the numpy evaluator
-    on random inputs and raises NumericDriftError naming the first pass that changes the
-    results (slow: a debugging aid, like `onnxc-opt --verify-numerics`).
+    The compile options below are the fields of `onnxc.compile_options.CompileOptions`
+    (docs/python-api.md, "Compile options"); a bad or unknown one is InvalidArgumentError.
 
     Compiled models are kept in a disk cache (`onnxc.runtime.cache`): `cache_dir`, else
     $ONNXC_CACHE_DIR, else ~/.cache/onnxc; `cache_dir=False` or ONNXC_CACHE=0 disables it.
     Entries are authenticated with a per-user secret; an unsafe cache directory (another
     user's, or writable by others) is not used, with a CacheWarning.
 
-    Loops kernels mark parallel run on `num_threads` threads (onnxc's thread pool): default
-    $ONNXC_NUM_THREADS, else the CPUs this process may use (affinity and cgroup quota); 1
-    where the pool does not run (not Linux). The count is compiled in;
-    `CompiledModel.num_threads` reports it.
+    Loops kernels mark parallel run on `num_threads` threads (onnxc's thread pool); 1 where
+    the pool does not run (not Linux). The count is compiled in; `CompiledModel.num_threads`
+    reports it.
 
     Dynamic shapes: a model whose inputs share one symbolic leading (batch) dimension and is
     batch-separable (frontend/batch_axes.py) is compiled once, for one sample, and runs once
@@ -106,26 +95,21 @@ def compile(
     (runtime/symbolic_shapes.py); an op with no symbolic kernel is a LoweringError naming
     the node. `input_shapes={name: shape}` fixes sizes instead: one compilation per shape.
 
-    `precision="bf16"` (default "fp32") computes the products of f32 GEMMs and convs in
-    bf16 with f32 accumulation (AVX512-BF16 `vdpbf16ps`; weights rounded at compile time,
-    activations by each such kernel as it reads them); everything else stays f32. On a CPU
-    without AVX512-BF16 it is an InvalidArgumentError. `CompiledModel.precision` reports it
-    (docs/precision.md).
+    `precision="bf16"` computes the products of f32 GEMMs and convs in bf16 with f32
+    accumulation (AVX512-BF16 `vdpbf16ps`; weights rounded at compile time, activations by
+    each such kernel as it reads them); everything else stays f32 (docs/precision.md).
 
-    `target` (default "host") is what the code is built for: a preset such as "x86-64-v3"
-    (AVX2, no AVX-512) or "x86-64-v4", or "TRIPLE[:CPU[:FEATURES]]" in LLVM's names
-    (onnxc/target.py). The code runs in this process, so the host must have every feature
-    the target uses (InvalidArgumentError otherwise). `CompiledModel.target` reports it.
+    `target` names LLVM's triple, CPU and features (onnxc/target.py). The code runs in this
+    process, so the host must have every feature the target uses (InvalidArgumentError
+    otherwise). `CompiledModel.target` reports it.
 
     On a terminal, a compile that takes over a second shows its stage and elapsed time on
-    stderr (onnxc.progress); `quiet=True` turns that off. It changes nothing compiled."""
-    check_compile_arguments(**locals())  # InvalidArgumentError naming a bad one
-    options = CompileOptions.of(opt_level=opt_level, pass_pipeline=pass_pipeline,
-                                num_threads=num_threads, input_shapes=input_shapes,
-                                precision=precision, target=target,
-                                verify_numerics=verify_numerics)
+    stderr (onnxc.progress); `quiet=True` turns that off, `verbose=True` prints each stage's
+    time. Neither changes anything compiled."""
+    check_call_arguments(model=model, cache_dir=cache_dir, verbose=verbose, quiet=quiet)
+    resolved = CompileOptions.of(**options)
     with StageLog(verbose, quiet) as log:
-        return _compile_logged(model, log, options, cache_dir)
+        return _compile_logged(model, log, resolved, cache_dir)
 
 
 def _compile_logged(model, log: StageLog, options: CompileOptions,
@@ -161,18 +145,15 @@ def _compile_logged(model, log: StageLog, options: CompileOptions,
     return compiled
 
 
+@with_option_parameters
 def compile_artifact(
     model: ModelLike,
     directory: str | os.PathLike,
     *,
-    target: str | Target | None = None,
     prefix: str = "model",
-    opt_level: int = 3,
-    num_threads: int | None = None,
-    input_shapes: Mapping[str, Sequence[int]] | None = None,
-    precision: str = "fp32",
     verbose: bool = False,
     quiet: bool = False,
+    **options: object,
 ):
     """Compile `model` ahead of time for `target` into `directory`: a shared library with a
     C API (`<prefix>_run`, and `<prefix>_output_shapes` / `<prefix>_run_shaped` that take
@@ -180,19 +161,18 @@ def compile_artifact(
     target (runtime/artifact.py). Any target LLVM knows, not only this machine's; its C
     compiler must be installed (ToolchainError names the package otherwise).
 
-    `num_threads` (default: this machine's, as for `compile`) is compiled in. A model with
-    symbolic dimensions keeps them: one artifact for every shape (`input_shapes=` fixes
-    them instead). One whose only symbol is a separable batch is compiled for one sample
-    (`<prefix>_run` runs one, `<prefix>_run_shaped` any number). `onnxc.load(directory)`
-    runs a host artifact in Python.
-    `quiet=True`: no progress line on a terminal (as for `compile`)."""
-    check_artifact_arguments(**locals())
+    The compile options are `onnxc.compile`'s. `num_threads` (default: this machine's) is
+    compiled in. A model with symbolic dimensions keeps them: one artifact for every shape
+    (`input_shapes=` fixes them instead). One whose only symbol is a separable batch is
+    compiled for one sample (`<prefix>_run` runs one, `<prefix>_run_shaped` any number).
+    `onnxc.load(directory)` runs a host artifact in Python."""
+    check_call_arguments(model=model, directory=directory, prefix=prefix, verbose=verbose,
+                         quiet=quiet)
     from onnxc.runtime import artifact
 
-    options = CompileOptions.of(opt_level=opt_level, num_threads=num_threads,
-                                input_shapes=input_shapes, precision=precision, target=target)
+    resolved = CompileOptions.of(runs_here=False, **options)
     with StageLog(verbose, quiet) as log:
-        compilation = Compilation(options, log)
+        compilation = Compilation(resolved, log)
         lowered = compilation.lower_to_llvm(model, per_sample=True)
         if lowered.abi.symbolic is not None and lowered.batch is not None:
             # a batch-separable model with other symbolic sizes: one artifact for

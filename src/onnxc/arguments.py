@@ -123,44 +123,20 @@ def check_target(target: object, runs_here: bool = True) -> None:
             f"target {compiled_for.name!r} cannot run in this process: {reason}")
 
 
-def check_compile_arguments(*, model: object, opt_level: object, pass_pipeline: object,
-                            verbose: object, verify_numerics: object, cache_dir: object,
-                            num_threads: object, input_shapes: object,
-                            precision: object = "fp32", target: object = None,
-                            quiet: object = False) -> None:
-    """Every argument of `onnxc.compile` (and the ONNXC_* settings it reads)."""
+def check_call_arguments(*, model: object, verbose: object, quiet: object,
+                         cache_dir: object = None, directory: object = None,
+                         prefix: object = "model") -> None:
+    """The arguments of `onnxc.compile` and `onnxc.compile_artifact` that are not compile
+    options (those are checked by `CompileOptions.of`), and the ONNXC_* settings they read."""
     check_model(model)
-    check_opt_level(opt_level)
-    check_pass_pipeline(pass_pipeline)
     check_flag("verbose", verbose)
     check_flag("quiet", quiet)
-    check_flag("verify_numerics", verify_numerics)
     check_cache_dir(cache_dir)
-    check_num_threads(num_threads)
-    check_input_shapes(input_shapes)
-    check_target(target)
-    check_precision(precision, target)
-    max_alloc_bytes()  # $ONNXC_MAX_ALLOC_MB
-
-
-def check_artifact_arguments(*, model: object, directory: object, prefix: object,
-                             opt_level: object, num_threads: object, input_shapes: object,
-                             precision: object, target: object, verbose: object,
-                             quiet: object = False) -> None:
-    """Every argument of `onnxc.compile_artifact` (the target need not run here)."""
-    check_model(model)
-    if not isinstance(directory, str | os.PathLike):
+    if directory is not None and not isinstance(directory, str | os.PathLike):
         raise _fail("directory", "a path", directory)
     if not isinstance(prefix, str) or not prefix.isidentifier() or not prefix.isascii():
         raise _fail("prefix", "a C identifier", prefix)
-    check_opt_level(opt_level)
-    check_flag("verbose", verbose)
-    check_flag("quiet", quiet)
-    check_num_threads(num_threads)
-    check_input_shapes(input_shapes)
-    check_target(target, runs_here=False)
-    check_precision(precision, target)
-    max_alloc_bytes()
+    max_alloc_bytes()  # $ONNXC_MAX_ALLOC_MB
 
 
 def check_optimize_arguments(*, model: object, opt_level: object, pass_pipeline: object,

@@ -29,6 +29,7 @@ import onnx
 from onnx import numpy_helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 
+from onnxc.compile_options import option_specs
 from onnxc.errors import InvalidInputError, OnnxcError, UnsupportedOpError
 from onnxc.frontend.onnx_model import load_model
 from onnxc.runtime.compiled_model import CompiledModel
@@ -195,7 +196,7 @@ class OnnxcBackend(Backend):
         """Compile `model`; see the module docstring for models with shape-deciding inputs."""
         if not cls.supports_device(device):
             raise RuntimeError(f"onnxc runs on the CPU only, not on {device}")
-        options = {k: kwargs[k] for k in ("opt_level", "pass_pipeline") if k in kwargs}
+        options = {k: v for k, v in kwargs.items() if k in option_specs()}
         try:
             return OnnxcBackendRep(_compile(model, options))
         except UnsupportedOpError as error:

@@ -149,3 +149,56 @@ def test_garbage_in_onnxc_max_alloc_mb(monkeypatch, value):
 def test_errors_are_onnxc_errors_and_not_builtin_ones():
     assert issubclass(InvalidArgumentError, OnnxcError)
     assert not issubclass(InvalidArgumentError, (TypeError, ValueError))
+
+
+# ------------------------------------------------ a compile option is one field
+
+
+def test_every_spelling_of_the_options_comes_from_compile_options():
+    """A CompileOptions field is an `onnxc.compile` / `compile_artifact` keyword, an
+    `onnxc run` / `onnxc compile` flag, a row of docs/python-api.md and (when it changes
+    code) part of the cache key, with nothing else to edit."""
+    import argparse
+    import dataclasses
+    import inspect
+    from pathlib import Path
+
+    from onnxc.compile_options import CompileOptions, option_specs, options_table
+    from onnxc.tools.run import build_parser
+
+    names = [f.name for f in dataclasses.fields(CompileOptions)]
+    assert list(option_specs()) == names
+    for function in (onnxc.compile, onnxc.compile_artifact):
+        params = inspect.signature(function).parameters
+        assert set(names) <= set(params), function.__name__
+        assert all(f"`{name}`" in function.__doc__ for name in names)
+    parser = build_parser()
+    subcommands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for command in ("run", "compile"):
+        flags = {a.dest for a in subcommands.choices[command]._actions}
+        assert set(names) <= flags, command
+    page = (Path(__file__).parents[2] / "docs" / "python-api.md").read_text()
+    assert options_table() in page, "docs/python-api.md's options table is stale: paste " \
+        "onnxc.compile_options.options_table()"
+
+
+def test_an_unknown_option_is_named():
+    with pytest.raises(InvalidArgumentError, match="unknown compile option 'opt_lvl'"):
+        onnxc.compile(STATIC, opt_lvl=2)
+    with pytest.raises(InvalidArgumentError, match="unknown compile option 'thread'"):
+        onnxc.compile_artifact(STATIC, "/nonexistent", thread=2)
+
+
+def test_flags_give_the_same_options_as_keywords():
+    """`onnxc compile --input-shapes x=2x4 --opt-level 1 --target x86-64-v3` resolves to the
+    CompileOptions of the same keywords; absent flags leave the defaults."""
+    from onnxc.compile_options import CompileOptions, given_options
+    from onnxc.tools.run import build_parser
+
+    args = build_parser().parse_args(["compile", "m.onnx", "-o", "out", "--input-shapes",
+                                      "x=2x4", "--opt-level", "1", "--target", "x86-64-v3"])
+    given = given_options(args)
+    assert given == {"input_shapes": {"x": (2, 4)}, "opt_level": 1, "target": "x86-64-v3"}
+    assert CompileOptions.of(runs_here=False, **given) == CompileOptions.of(
+        runs_here=False, input_shapes={"x": [2, 4]}, opt_level=1, target="x86-64-v3")
+    assert given_options(build_parser().parse_args(["run"])) == {}

@@ -68,7 +68,7 @@ def test_run_prints_compile_checksum_and_timing(fake, capsys):
     compiled, calls, model = fake
     assert main(["run", model, "--repeat", "3", "--opt-level", "2"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert calls == [(model, {"opt_level": 2})]
+    assert calls == [(model, {"opt_level": 2, "verbose": False, "quiet": False})]
     assert len(compiled.feeds) == 1 + 3  # one run for the outputs, then --repeat timed runs
     x = random_inputs(compiled.inputs)["x"].astype(np.float64) * 2
     assert out[0] == f"model: {model}"

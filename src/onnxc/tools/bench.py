@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 
+from onnxc.compile_options import parse_input_shapes
 from onnxc.errors import InvalidArgumentError, InvalidInputError, ToolchainError
 from onnxc.tools.bench_runners import REFERENCE, check_available, make_runner, parse_compare
 from onnxc.tools.bench_timing import MIN_ROUND_SECONDS, interleaved_samples
@@ -98,22 +99,6 @@ def load_benchmark_model(spec: str) -> tuple[onnx.ModelProto, bool]:
         raise FileNotFoundError(2, "No such file or directory", spec)
     raise InvalidArgumentError(f"MODEL {spec!r} is neither a file nor a built-in benchmark "
                                f"model ({', '.join(builtin_names())})")
-
-
-def parse_input_shapes(entries: Sequence[str]) -> dict[str, tuple[int, ...]]:
-    """`--input-shapes x=1x3x224x224[,mask=1x128]` (repeatable) as {name: shape}."""
-    shapes: dict[str, tuple[int, ...]] = {}
-    for entry in (e for text in entries for e in text.split(",") if e.strip()):
-        name, sep, dims = entry.strip().rpartition("=")
-        try:
-            shape = tuple(int(d) for d in dims.split("x")) if dims else ()
-        except ValueError:
-            shape = (0,)
-        if not sep or not name or any(d < 1 for d in shape):
-            raise InvalidArgumentError(f"--input-shapes {entry!r}: expected NAME=D1xD2x... "
-                                       f"with positive sizes, e.g. x=1x3x224x224")
-        shapes[name] = shape
-    return shapes
 
 
 def _graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:

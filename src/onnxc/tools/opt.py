@@ -348,7 +348,8 @@ class OnnxcOptMain(xDSLOptMain):
         from onnxc.compile_options import CompileOptions
         from onnxc.target import parse_target
 
-        return CompileOptions.of(pass_pipeline=split_pipeline(self.pipeline_text),
+        return CompileOptions.of(runs_here=False,
+                                 pass_pipeline=split_pipeline(self.pipeline_text),
                                  num_threads=self.num_threads(),
                                  target=parse_target(self.args.compile_target))
 
@@ -372,7 +373,7 @@ class OnnxcOptMain(xDSLOptMain):
         """--input-shapes as {name: shape}, None when not given."""
         if not self.args.input_shapes:
             return None
-        from onnxc.tools.bench import parse_input_shapes
+        from onnxc.compile_options import parse_input_shapes
 
         return parse_input_shapes(self.args.input_shapes)
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from onnxc.compile_options import add_option_flags, given_options
 from onnxc.errors import InvalidArgumentError, InvalidInputError, OnnxcError
-from onnxc.precision import PRECISIONS
 from onnxc.tools import bench as bench_tool
 from onnxc.tools import diagnostics
 from onnxc.tools.optimize_onnx import optimize_model
@@ -112,24 +112,16 @@ def run_model(args: argparse.Namespace) -> None:
         raise FileNotFoundError(2, "No such file or directory", path)
     if args.repeat < 1:
         raise OnnxcError(f"--repeat must be >= 1, got {args.repeat}")
-    options: dict[str, Any] = {} if args.opt_level is None else {"opt_level": args.opt_level}
-    if args.verbose:
-        options["verbose"] = True
-    if args.quiet:
-        options["quiet"] = True
-    if args.precision is not None:
-        options["precision"] = args.precision
-    if args.target is not None:
-        options["target"] = args.target
+    options = {**given_options(args), "verbose": args.verbose, "quiet": args.quiet}
 
     started = time.perf_counter()
     model = path if args.model else default_model()  # loading counts as compile time
     compiled = onnxc.compile(model, **options)
     compile_seconds = time.perf_counter() - started
-    level = "default" if args.opt_level is None else str(args.opt_level)
+    level = str(options.get("opt_level", "default"))
     weights = "" if args.model else f" (weights: seeded random, seed {DEFAULT_WEIGHT_SEED})"
     print(f"model: {path}{weights}")
-    bf16 = ", precision bf16" if args.precision == "bf16" else ""
+    bf16 = ", precision bf16" if options.get("precision") == "bf16" else ""
     print(f"compile: {compile_seconds:.3f} s (opt-level {level}{bf16}, target "
           f"{compiled.target})")
 
@@ -160,20 +152,12 @@ def compile_model(args: argparse.Namespace) -> None:
 
     if not os.path.isfile(args.model):
         raise FileNotFoundError(2, "No such file or directory", args.model)
-    options: dict[str, Any] = {"target": args.target, "prefix": args.prefix,
-                               "verbose": args.verbose, "quiet": args.quiet}
-    if args.opt_level is not None:
-        options["opt_level"] = args.opt_level
-    if args.num_threads is not None:
-        options["num_threads"] = args.num_threads
-    if args.precision is not None:
-        options["precision"] = args.precision
-    if args.input_shapes:
-        options["input_shapes"] = bench_tool.parse_input_shapes(args.input_shapes)
+    options = {**given_options(args), "prefix": args.prefix, "verbose": args.verbose,
+               "quiet": args.quiet}
     started = time.perf_counter()
     artifact = onnxc.compile_artifact(args.model, args.output, **options)
     print(f"{artifact.directory}: {artifact.library.name}, {artifact.header.name}, "
-          f"{artifact.manifest.name}, {artifact.run.name} for {args.target} "
+          f"{artifact.manifest.name}, {artifact.run.name} for {options.get('target', 'host')} "
           f"({time.perf_counter() - started:.1f} s)")
 
 
@@ -196,20 +180,11 @@ def build_parser() -> argparse.ArgumentParser:
         "seeded random weights)",
     )
     run.add_argument("--inputs", metavar="X.npz", help="inputs keyed by model input name")
-    run.add_argument("--opt-level", type=int, metavar="N", help="graph optimization level")
     run.add_argument(
         "--repeat", type=int, default=10, metavar="N",
         help="timed runs after the first (default: 10)",
     )
-    run.add_argument(
-        "--precision", choices=PRECISIONS,
-        help="what GEMMs and convs compute in (default fp32; bf16 needs AVX512-BF16)",
-    )
-    run.add_argument(
-        "--target", metavar="TARGET",
-        help="host (default), a preset (x86-64-v2/v3/v4) or TRIPLE[:CPU[:FEATURES]]; the "
-        "host must be able to run it",
-    )
+    add_option_flags(run)
     run.add_argument("-v", "--verbose", "--timings", action="store_true",
                      help="print each compile stage's wall time to stderr")
     run.add_argument("-q", "--quiet", action="store_true",
@@ -228,18 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("model", metavar="MODEL.onnx", help="the model to compile")
     build.add_argument("-o", "--output", required=True, metavar="DIR",
                        help="the artifact directory (created)")
-    build.add_argument(
-        "--target", default="host", metavar="TARGET",
-        help="host (default), a preset (x86-64-v2/v3/v4, aarch64, cortex-a76, neoverse-n1, "
-        "neoverse-v1, with +dotprod/-sve suffixes) or TRIPLE[:CPU[:FEATURES]]")
-    build.add_argument("--num-threads", type=int, metavar="N",
-                       help="threads compiled in (default: this machine's CPUs)")
     build.add_argument("--prefix", default="model", help="C symbol prefix (default: model)")
-    build.add_argument("--opt-level", type=int, metavar="N", help="graph optimization level")
-    build.add_argument("--precision", choices=PRECISIONS)
-    build.add_argument("--input-shapes", action="append", default=[], metavar="NAME=D1xD2...",
-                       help="fix an input's symbolic dimensions, e.g. x=1x3x224x224 "
-                       "(repeatable or comma-separated; default: keep them symbolic)")
+    add_option_flags(build)
     build.add_argument("-v", "--verbose", "--timings", action="store_true",
                        help="print each compile stage's wall time to stderr")
     build.add_argument("-q", "--quiet", action="store_true",
