@@ -26,7 +26,7 @@ from onnxc.dialects import graph
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops import conv_nhwc, gemm_bf16
 from onnxc.lowering.graph_to_loops.kernels import BF16_KERNELS
-from onnxc.precision import PRECISIONS
+from onnxc.precision import DEFAULT_PRECISION, PRECISIONS
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class SetComputePrecisionPass(ModulePass):
 
     name = "set-compute-precision"
 
-    precision: str = "fp32"
+    precision: str = DEFAULT_PRECISION
 
     check_host: bool = True
     """Refuse bf16 on a CPU without AVX512-BF16 (false: mark anyway, for IR tests only:
@@ -45,7 +45,7 @@ class SetComputePrecisionPass(ModulePass):
         if self.precision not in PRECISIONS:
             raise LoweringError(f"set-compute-precision: precision must be one of "
                                 f"{', '.join(PRECISIONS)}, got '{self.precision}'")
-        if self.precision == "fp32":
+        if self.precision == DEFAULT_PRECISION:
             return
         if self.check_host and not gemm_bf16.supports_bf16():
             raise LoweringError("set-compute-precision: precision=bf16 needs AVX512-BF16, "

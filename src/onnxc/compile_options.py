@@ -29,7 +29,7 @@ from typing import Any
 
 from onnxc import arguments
 from onnxc.errors import InvalidArgumentError
-from onnxc.precision import PRECISIONS
+from onnxc.precision import DEFAULT_PRECISION, PRECISIONS
 from onnxc.target import Target, host_target, parse_target
 
 Shapes = tuple[tuple[str, tuple[int, ...]], ...]
@@ -132,10 +132,10 @@ class CompileOptions:
               "help": "fix an input's symbolic dimensions, e.g. x=1x3x224x224 (repeatable "
                       "or comma-separated; default: keep them symbolic)"},
         from_flag=parse_input_shapes))
-    precision: str = option("fp32", OptionSpec(
+    precision: str = option(DEFAULT_PRECISION, OptionSpec(
         "what GEMMs and convs compute in: 'fp32' (default) or 'bf16' (needs AVX512-BF16)",
         lambda v, given, here: arguments.check_precision(v, given.get("target")),
-        given_default="fp32", flag={"choices": PRECISIONS}))
+        given_default=DEFAULT_PRECISION, flag={"choices": PRECISIONS}))
     target: Target = option(host_target, OptionSpec(
         "what the code is built for: 'host' (default), a preset (x86-64-v2/v3/v4, "
         "aarch64, cortex-a76, neoverse-n1, ...) or 'TRIPLE[:CPU[:FEATURES]]'",

@@ -34,6 +34,7 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from onnxc.errors import LoweringError
 from onnxc.pass_manager import make_context, run_passes
 from onnxc.pass_manager.verifier import verify_ir_requested, verify_module
+from onnxc.precision import DEFAULT_PRECISION
 
 if TYPE_CHECKING:
     from onnxc.compile_options import CompileOptions
@@ -90,10 +91,10 @@ are a lowering decision (as in MLIR), so they are chosen here at every -O level:
 and what their outputs flow through run in NHWC on SIMD hosts."""
 
 
-def graph_to_loops(precision: str = "fp32") -> tuple[str, ...]:
+def graph_to_loops(precision: str = DEFAULT_PRECISION) -> tuple[str, ...]:
     """GRAPH_TO_LOOPS; with precision="bf16" the GEMMs and convs that can are marked to
     compute in bf16 first (lowering/compute_precision.py)."""
-    if precision == "fp32":
+    if precision == DEFAULT_PRECISION:
         return GRAPH_TO_LOOPS
     at = GRAPH_TO_LOOPS.index("convert-graph-to-loops")
     mark = f"set-compute-precision{{precision={precision}}}"
@@ -127,7 +128,7 @@ def loops_to_llvm(entry: str = "main", num_threads: int = 1) -> tuple[str, ...]:
     return (*loops_to_llvm_pipeline(num_threads), f"emit-entry-wrapper{{entry={entry}}}")
 
 
-def stage_passes(name: str, *, precision: str = "fp32", entry: str = "main",
+def stage_passes(name: str, *, precision: str = DEFAULT_PRECISION, entry: str = "main",
                  num_threads: int = 1) -> tuple[str, ...]:
     """The passes lowering stage `name` runs on the way to the llvm dialect (`onnxc-opt
     --emit` up to llvm-dialect and the stages after it; none for the stages that run no

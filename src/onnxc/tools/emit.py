@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from onnxc import pipeline
 from onnxc.errors import InvalidArgumentError
+from onnxc.precision import DEFAULT_PRECISION
 from onnxc.target import Target
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ ARTIFACT_PREFIX = "model"
 
 
 def lowering_passes(emit: str, *, num_threads: int = 1, entry: str = "main",
-                    precision: str = "fp32") -> tuple[str, ...]:
+                    precision: str = DEFAULT_PRECISION) -> tuple[str, ...]:
     """The pass specs after the graph passes that `--emit=emit` runs (every stage from llvm-ir
     on needs the llvm dialect; lib lowers as the compile does, pipeline.compile_passes)."""
     return pipeline.lowering_passes(emit, num_threads=num_threads, entry=entry,
