@@ -42,6 +42,15 @@ from xdsl.ir import Attribute
 
 _UNSIGNED = Signedness.UNSIGNED
 
+NARROW_FLOAT_TYPES: tuple[type[Attribute], ...] = (
+    Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type, Float8E5M2FNUZType,
+    Float8E8M0FNUType, Float4E2M1FNType)
+"""The 8- and 4-bit float formats: storage only (converts and copies take them, no other op)."""
+
+STORAGE_FLOAT_TYPES: tuple[type[Attribute], ...] = (BFloat16Type, *NARROW_FLOAT_TYPES)
+"""The float formats the kernels have no arithmetic for, bfloat16 too: carried as integers of
+their width and converted through f32 (lowering/graph_to_loops/cast_formats.py)."""
+
 # The element types with tensor data, and the numpy dtype holding the same bytes. The
 # storage-only formats are ml_dtypes arrays, one byte per 8-, 4- or 2-bit element.
 _TABLE: tuple[tuple[Attribute, type], ...] = (

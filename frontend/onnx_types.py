@@ -41,7 +41,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 from onnxc.dialects import graph_base
-from onnxc.dialects.dense_data import element_dtype, element_type_of
+from onnxc.dialects.dense_data import NARROW_FLOAT_TYPES, element_dtype, element_type_of
 from onnxc.dialects.symbolic_dims import Dim
 
 TP = onnx.TensorProto
@@ -125,9 +125,7 @@ support compute in f32 between casts (passes/half_precision.py)."""
 
 def _is_storage_only(el: Attribute) -> bool:
     narrow_int = isinstance(el, IntegerType) and el.width.data in (2, 4)
-    return narrow_int or isinstance(el, Float8E4M3FNType | Float8E4M3FNUZType
-                                    | Float8E5M2Type | Float8E5M2FNUZType | Float8E8M0FNUType
-                                    | Float4E2M1FNType)
+    return narrow_int or isinstance(el, NARROW_FLOAT_TYPES)
 
 
 def limited_type_detail(op_type: str, element_types) -> str | None:

@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 
+from onnxc.dialects.dense_data import STORAGE_FLOAT_TYPES
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder
 
 
@@ -45,10 +46,6 @@ class Minifloat:
     nan_code: int | None  # code of NaN; None: NaN becomes -0 (FLOAT4E2M1, as ml_dtypes)
     negative_zero: bool  # False for FNUZ: the sign of a zero result is dropped
 
-    @property
-    def width(self) -> int:
-        return 1 + self.exponent + self.mantissa
-
 
 FORMATS: dict[type, Minifloat] = {
     Float8E4M3FNType: Minifloat(4, 3, 7, 0x7E, 0x7F, 0x7F, True),
@@ -60,28 +57,22 @@ FORMATS: dict[type, Minifloat] = {
 
 
 def is_storage_float(t: Attribute) -> bool:
-    return isinstance(t, BFloat16Type | Float8E8M0FNUType) or type(t) in FORMATS
+    return isinstance(t, STORAGE_FLOAT_TYPES)
 
 
 def _i(kb: KernelBuilder, value: int) -> SSAValue:
     return kb.constant(value, i32)
 
 
-def _width(t: Attribute) -> int:
-    if isinstance(t, BFloat16Type):
-        return 16
-    return 8 if isinstance(t, Float8E8M0FNUType) else FORMATS[type(t)].width
-
-
 def _bits_in(kb: KernelBuilder, x: SSAValue) -> SSAValue:
     """The format's bits of `x`, zero-extended to i32."""
-    width = _width(x.type)
+    width = x.type.bitwidth
     raw = kb.insert(arith.BitcastOp(x, IntegerType(width)))
     return kb.insert(arith.ExtUIOp(raw, i32))
 
 
 def _bits_out(kb: KernelBuilder, code: SSAValue, dst: Attribute) -> SSAValue:
-    width = _width(dst)
+    width = dst.bitwidth
     return kb.insert(arith.BitcastOp(kb.insert(arith.TruncIOp(code, IntegerType(width))), dst))
 
 

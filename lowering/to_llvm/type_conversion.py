@@ -13,13 +13,6 @@ from collections.abc import Sequence
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
-    BFloat16Type,
-    Float4E2M1FNType,
-    Float8E4M3FNType,
-    Float8E4M3FNUZType,
-    Float8E5M2FNUZType,
-    Float8E5M2Type,
-    Float8E8M0FNUType,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -37,11 +30,9 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 from xdsl.rewriter import InsertPoint
 
+from onnxc.dialects.dense_data import STORAGE_FLOAT_TYPES
 from onnxc.errors import LoweringError
 from onnxc.pass_manager.pattern_dispatch import OpTypeDispatchApplier
-
-STORAGE_FLOATS = (BFloat16Type, Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type,
-                  Float8E5M2FNUZType, Float8E8M0FNUType, Float4E2M1FNType)
 
 
 def convert_type(t: Attribute) -> Attribute:
@@ -57,7 +48,7 @@ def convert_type(t: Attribute) -> Attribute:
         return VectorType(IntegerType(t.element_type.width.data), t.get_shape())  # ui8 lanes
     if isinstance(t, IntegerType) and t.signedness.data != Signedness.SIGNLESS:
         return IntegerType(t.width.data)  # LLVM integers carry no sign: ui8 is i8
-    if isinstance(t, STORAGE_FLOATS):
+    if isinstance(t, STORAGE_FLOAT_TYPES):
         return IntegerType(t.bitwidth)  # kernels only move these and convert their bits
     return t
 
