@@ -67,6 +67,15 @@ def _plain_2d_matmul(value: SSAValue) -> graph.MatMulOp | None:
     return mm
 
 
+def _gemm_form(op: graph.MatMulOp | graph.GemmOp) -> tuple:
+    """(A, B, C, alpha, beta, transA, transB) of a Gemm, or of a MatMul as the Gemm it is
+    (no C, alpha = beta = 1, no transposes)."""
+    if isinstance(op, graph.MatMulOp):
+        return op.lhs, op.rhs, None, 1.0, 1.0, 0, 0
+    return (op.a, op.b, op.c, float_of(op.alpha), float_of(op.beta), int_of(op.trans_a),
+            int_of(op.trans_b))
+
+
 # --------------------------------------------------------------------------- matmul + add / scale / bn
 
 
@@ -136,14 +145,10 @@ class ScaleIntoGemmAlpha(RewritePattern):
     def _before(self, op: graph.MatMulOp | graph.GemmOp, rewriter: PatternRewriter) -> None:
         if not is_float_tensor(op.output):
             return
-        if isinstance(op, graph.MatMulOp):
-            if len(shape_of(op.lhs)) != 2 or len(shape_of(op.rhs)) != 2:
-                return
-            a, b, c, alpha, beta, ta, tb = op.lhs, op.rhs, None, 1.0, 1.0, 0, 0
-        else:
-            a, b, c = op.a, op.b, op.c
-            alpha, beta = float_of(op.alpha), float_of(op.beta)
-            ta, tb = int_of(op.trans_a), int_of(op.trans_b)
+        if isinstance(op, graph.MatMulOp) and (
+                len(shape_of(op.lhs)) != 2 or len(shape_of(op.rhs)) != 2):
+            return
+        a, b, c, alpha, beta, ta, tb = _gemm_form(op)
         for side in (0, 1):
             operand = (a, b)[side]
             found = _scalar_factor(operand.owner) if isinstance(operand.owner, Operation) else None
@@ -173,14 +178,9 @@ class FoldBatchNormIntoGemm(RewritePattern):
         if st is None:
             return
         s, t = st
-        if isinstance(producer, graph.MatMulOp):
-            if len(shape_of(producer.lhs)) != 2:
-                return
-            a, b, c, alpha, beta, ta, tb = producer.lhs, producer.rhs, None, 1.0, 1.0, 0, 0
-        else:
-            a, b, c = producer.a, producer.b, producer.c
-            alpha, beta = float_of(producer.alpha), float_of(producer.beta)
-            ta, tb = int_of(producer.trans_a), int_of(producer.trans_b)
+        if isinstance(producer, graph.MatMulOp) and len(shape_of(producer.lhs)) != 2:
+            return
+        a, b, c, alpha, beta, ta, tb = _gemm_form(producer)
         w = constant_value(b)
         c_val = constant_value(c) if c is not None else np.zeros(())
         if w is None or c_val is None:
@@ -222,17 +222,8 @@ class MatMulTransposeToGemm(RewritePattern):
         a, b = _swapped_2d(op.lhs), _swapped_2d(op.rhs)
         if a is None and b is None:
             return
-        el = element_type(op.output)
-        gemm = graph.GemmOp(
-            operands=[a or op.lhs, b or op.rhs, None],
-            result_types=[op.output.type],
-            properties={
-                "alpha": FloatAttr(1.0, el), "beta": FloatAttr(1.0, el),
-                "transA": IntegerAttr(int(a is not None), i64),
-                "transB": IntegerAttr(int(b is not None), i64),
-            },
-        )
-        rewriter.replace(op, gemm)
+        rewriter.replace(op, _gemm(a or op.lhs, b or op.rhs, None, op.output.type, 1.0, 1.0,
+                                   int(a is not None), int(b is not None)))
 
 
 class GemmTransposeToFlag(RewritePattern):
@@ -274,15 +265,8 @@ class PointwiseConvOnPixelToGemm(RewritePattern):
             rewriter.insert(op, InsertPoint.before(conv))
             return op.output
 
-        props = {
-            "alpha": FloatAttr(1.0, el), "beta": FloatAttr(1.0, el),
-            "transA": IntegerAttr(0, i64), "transB": IntegerAttr(1, i64),
-            **{k: v for k, v in conv.properties.items() if k.startswith("activation")},
-        }
-        gemm = graph.GemmOp(
-            operands=[reshape(conv.input, (n, c)), reshape(conv.weight, (m, c)),
-                      [conv.bias] if conv.bias is not None else []],
-            result_types=[graph.tensor_type((n, m), el)], properties=props)
+        gemm = _gemm(reshape(conv.input, (n, c)), reshape(conv.weight, (m, c)), conv.bias,
+                     graph.tensor_type((n, m), el), 1.0, 1.0, trans_b=1, keep=conv)
         rewriter.insert(gemm, InsertPoint.before(conv))
         rewriter.replace(conv, graph.ReshapeOp(operands=[gemm.output],
                                                   result_types=[conv.output.type]))
