@@ -15,20 +15,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from xdsl.context import Context
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
     IntegerType,
-    ModuleOp,
     VectorType,
     i1,
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     RewritePattern,
@@ -37,7 +34,7 @@ from xdsl.pattern_rewriter import (
 
 from onnxc.lowering.to_llvm import llvm_ext
 from onnxc.lowering.to_llvm.type_conversion import (
-    apply_conversion,
+    ConversionPass,
     call_intrinsic,
     constant,
     convert_type,
@@ -57,7 +54,8 @@ def _overflow(op: Operation) -> IntegerAttr:
     return IntegerAttr(bits, 32)
 
 
-def _fastmath(op: Operation) -> llvm.FastMathAttr:
+def fastmath(op: Operation) -> llvm.FastMathAttr:
+    """The `llvm` fast-math flags of an `arith` or `math` op (its `arith` flags)."""
     flags = op.properties.get("fastmath")
     if isinstance(flags, arith.FastMathFlagsAttr):
         return llvm.FastMathAttr(tuple(flags.data))
@@ -80,12 +78,12 @@ _BINARY: dict[type[Operation], _Build] = {
     arith.XOrIOp: lambda a, b, op: llvm.XOrOp(a, b),
     arith.ShRSIOp: lambda a, b, op: llvm.AShrOp(a, b),
     arith.ShRUIOp: lambda a, b, op: llvm.LShrOp(a, b),
-    arith.AddfOp: lambda a, b, op: llvm.FAddOp(a, b, _fastmath(op)),
-    arith.SubfOp: lambda a, b, op: llvm.FSubOp(a, b, _fastmath(op)),
-    arith.MulfOp: lambda a, b, op: llvm.FMulOp(a, b, _fastmath(op)),
-    arith.DivfOp: lambda a, b, op: llvm.FDivOp(a, b, _fastmath(op)),
-    arith.MaxnumfOp: lambda a, b, op: llvm.VectorFMaxOp(a, b, _fastmath(op)),
-    arith.MinnumfOp: lambda a, b, op: llvm.VectorFMinOp(a, b, _fastmath(op)),
+    arith.AddfOp: lambda a, b, op: llvm.FAddOp(a, b, fastmath(op)),
+    arith.SubfOp: lambda a, b, op: llvm.FSubOp(a, b, fastmath(op)),
+    arith.MulfOp: lambda a, b, op: llvm.FMulOp(a, b, fastmath(op)),
+    arith.DivfOp: lambda a, b, op: llvm.FDivOp(a, b, fastmath(op)),
+    arith.MaxnumfOp: lambda a, b, op: llvm.VectorFMaxOp(a, b, fastmath(op)),
+    arith.MinnumfOp: lambda a, b, op: llvm.VectorFMinOp(a, b, fastmath(op)),
 }
 
 # Binary ops LLVM expresses as overloaded intrinsics.
@@ -185,7 +183,7 @@ class LowerNegf(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.NegfOp, rewriter: PatternRewriter, /):
         (value,) = converted(rewriter, op, [op.operand])
-        replace_converted(rewriter, op, [llvm.FNegOp(value, _fastmath(op))])
+        replace_converted(rewriter, op, [llvm.FNegOp(value, fastmath(op))])
 
 
 class LowerCmpi(RewritePattern):
@@ -284,11 +282,9 @@ ARITH_TO_LLVM_PATTERNS: tuple[RewritePattern, ...] = (
 
 
 @dataclass(frozen=True)
-class ConvertArithToLLVMPass(ModulePass):
+class ConvertArithToLLVMPass(ConversionPass):
     """Lower every `arith` op on scalars and 1-D vectors to the `llvm` dialect."""
 
     name = "convert-arith-to-llvm"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        apply_conversion(op, ARITH_TO_LLVM_PATTERNS)
+    patterns = ARITH_TO_LLVM_PATTERNS
 

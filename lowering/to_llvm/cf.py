@@ -13,10 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
 from xdsl.dialects import cf, llvm
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     RewritePattern,
@@ -24,7 +21,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from onnxc.lowering.to_llvm.type_conversion import (
-    apply_conversion,
+    ConversionPass,
     convert_block_arguments,
     converted,
 )
@@ -54,10 +51,8 @@ CF_TO_LLVM_PATTERNS: tuple[RewritePattern, ...] = (LowerBranch(), LowerCondBranc
 
 
 @dataclass(frozen=True)
-class ConvertCfToLLVMPass(ModulePass):
+class ConvertCfToLLVMPass(ConversionPass):
     """Lower unstructured control flow to LLVM branches, converting block argument types."""
 
     name = "convert-cf-to-llvm"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        apply_conversion(op, CF_TO_LLVM_PATTERNS)
+    patterns = CF_TO_LLVM_PATTERNS

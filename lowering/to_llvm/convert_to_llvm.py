@@ -12,21 +12,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import RewritePattern
 
 from onnxc.lowering.to_llvm.arith import ARITH_TO_LLVM_PATTERNS
 from onnxc.lowering.to_llvm.cf import CF_TO_LLVM_PATTERNS
 from onnxc.lowering.to_llvm.func import FUNC_TO_LLVM_PATTERNS
-from onnxc.lowering.to_llvm.math import MATH_TO_LLVM_PATTERNS, ExpandPolynomial
+from onnxc.lowering.to_llvm.math import math_patterns
 from onnxc.lowering.to_llvm.memref import MEMREF_TO_LLVM_PATTERNS
-from onnxc.lowering.to_llvm.type_conversion import apply_conversion
+from onnxc.lowering.to_llvm.type_conversion import ConversionPass
 from onnxc.lowering.to_llvm.vector import VECTOR_TO_LLVM_PATTERNS
 
 
 @dataclass(frozen=True)
-class ConvertToLLVMPass(ModulePass):
+class ConvertToLLVMPass(ConversionPass):
     """Lower arith, math, vector, memref, cf and func to `llvm` in one walk."""
 
     name = "convert-to-llvm"
@@ -34,9 +32,8 @@ class ConvertToLLVMPass(ModulePass):
     polynomials: bool = True
     """As convert-math-to-llvm's option: f32 exp / erf / tanh expanded inline."""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        expand = (ExpandPolynomial(),) if self.polynomials else ()
-        apply_conversion(op, (
-            *ARITH_TO_LLVM_PATTERNS, *expand, *MATH_TO_LLVM_PATTERNS, *VECTOR_TO_LLVM_PATTERNS,
+    def rewrite_patterns(self) -> tuple[RewritePattern, ...]:
+        return (
+            *ARITH_TO_LLVM_PATTERNS, *math_patterns(self.polynomials), *VECTOR_TO_LLVM_PATTERNS,
             *MEMREF_TO_LLVM_PATTERNS, *CF_TO_LLVM_PATTERNS, *FUNC_TO_LLVM_PATTERNS,
-        ))
+        )

@@ -47,7 +47,7 @@ from onnxc.lowering.to_llvm.direct_ops import HANDLERS, llvm_type
 from onnxc.lowering.to_llvm.func import KERNEL_ATTR
 from onnxc.lowering.to_llvm.index_forms import IndexForm, IndexForms
 from onnxc.lowering.to_llvm.launch_ir import kernel_of
-from onnxc.lowering.to_llvm.math import MATH_TO_LLVM_PATTERNS, ExpandPolynomial
+from onnxc.lowering.to_llvm.math import math_patterns
 from onnxc.lowering.to_llvm.memref import MEMREF_TO_LLVM_PATTERNS
 from onnxc.lowering.to_llvm.type_conversion import convert_type
 from onnxc.lowering.to_llvm.vector import VECTOR_TO_LLVM_PATTERNS
@@ -55,9 +55,8 @@ from onnxc.pass_manager.pattern_dispatch import OpTypeDispatchApplier
 
 
 def _patterns(polynomials: bool) -> OpTypeDispatchApplier:
-    expand = (ExpandPolynomial(),) if polynomials else ()
     return OpTypeDispatchApplier([
-        *ARITH_TO_LLVM_PATTERNS, *expand, *MATH_TO_LLVM_PATTERNS, *VECTOR_TO_LLVM_PATTERNS,
+        *ARITH_TO_LLVM_PATTERNS, *math_patterns(polynomials), *VECTOR_TO_LLVM_PATTERNS,
         *MEMREF_TO_LLVM_PATTERNS, *CF_TO_LLVM_PATTERNS,
     ], dce_enabled=False)
 

@@ -16,17 +16,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
     MemRefType,
-    ModuleOp,
     UnitAttr,
 )
 from xdsl.ir import Attribute
-from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     RewritePattern,
@@ -36,7 +33,7 @@ from xdsl.pattern_rewriter import (
 from onnxc.dialects.onnxc_attributes import KERNEL_ATTR
 from onnxc.errors import LoweringError
 from onnxc.lowering.to_llvm.type_conversion import (
-    apply_conversion,
+    ConversionPass,
     convert_block_arguments,
     convert_type,
     converted,
@@ -116,10 +113,8 @@ FUNC_TO_LLVM_PATTERNS: tuple[RewritePattern, ...] = (LowerFunc(), LowerCall(), L
 
 
 @dataclass(frozen=True)
-class ConvertFuncToLLVMPass(ModulePass):
+class ConvertFuncToLLVMPass(ConversionPass):
     """Lower functions, calls and returns to the `llvm` dialect with bare-pointer memrefs."""
 
     name = "convert-func-to-llvm"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        apply_conversion(op, FUNC_TO_LLVM_PATTERNS)
+    patterns = FUNC_TO_LLVM_PATTERNS

@@ -18,8 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects import arith, llvm, math
+from xdsl.dialects import llvm, math
 from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
@@ -30,7 +29,6 @@ from xdsl.dialects.builtin import (
     i1,
 )
 from xdsl.ir import Operation, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     RewritePattern,
@@ -41,21 +39,14 @@ from xdsl.traits import SymbolTable
 
 from onnxc.errors import LoweringError
 from onnxc.lowering.to_llvm import polynomial
+from onnxc.lowering.to_llvm.arith import fastmath
 from onnxc.lowering.to_llvm.type_conversion import (
-    apply_conversion,
+    ConversionPass,
     call_intrinsic,
     constant,
     converted,
     replace_converted,
 )
-
-
-def _fastmath(op: Operation) -> llvm.FastMathAttr:
-    flags = op.properties.get("fastmath")
-    if isinstance(flags, arith.FastMathFlagsAttr):
-        return llvm.FastMathAttr(tuple(flags.data))
-    return llvm.FastMathAttr(None)
-
 
 # Ops with a dedicated xDSL `llvm.intr.*` op.
 _LLVM_OP: dict[type[Operation], Callable[[list[SSAValue], llvm.FastMathAttr], Operation]] = {
@@ -120,7 +111,7 @@ class LowerToIntrinsic(RewritePattern):
         kind = type(op)
         if kind in _LLVM_OP:
             args = converted(rewriter, op, op.operands)
-            replace_converted(rewriter, op, [_LLVM_OP[kind](args, _fastmath(op))])
+            replace_converted(rewriter, op, [_LLVM_OP[kind](args, fastmath(op))])
         elif kind in _INTRINSIC:
             args = converted(rewriter, op, op.operands)
             new = call_intrinsic(_INTRINSIC[kind], args, op.results[0].type)
@@ -162,7 +153,7 @@ class LowerRsqrt(RewritePattern):
         (x,) = converted(rewriter, op, [op.operand])
         if isinstance(x.type, VectorType):
             raise LoweringError(f"math.rsqrt on vectors is not supported ({x.type})")
-        fm = _fastmath(op)
+        fm = fastmath(op)
         one = llvm.ConstantOp(FloatAttr(1.0, x.type), x.type)
         sqrt = llvm.FSqrtOp(x, fm)
         replace_converted(rewriter, op, [one, sqrt, llvm.FDivOp(one.result, sqrt.res, fm)])
@@ -219,8 +210,15 @@ MATH_TO_LLVM_PATTERNS: tuple[RewritePattern, ...] = (
 )
 
 
+def math_patterns(polynomials: bool) -> tuple[RewritePattern, ...]:
+    """MATH_TO_LLVM_PATTERNS, after the inline expansion of f32 exp / erf / tanh when
+    `polynomials`."""
+    expand = (ExpandPolynomial(),) if polynomials else ()
+    return (*expand, *MATH_TO_LLVM_PATTERNS)
+
+
 @dataclass(frozen=True)
-class ConvertMathToLLVMPass(ModulePass):
+class ConvertMathToLLVMPass(ConversionPass):
     """Lower `math` ops to LLVM intrinsics and libm calls."""
 
     name = "convert-math-to-llvm"
@@ -228,6 +226,5 @@ class ConvertMathToLLVMPass(ModulePass):
     polynomials: bool = True
     """Expand f32 exp / erf / tanh inline (vectorizable) rather than call LLVM / libm."""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        expand = (ExpandPolynomial(),) if self.polynomials else ()
-        apply_conversion(op, (*expand, *MATH_TO_LLVM_PATTERNS))
+    def rewrite_patterns(self) -> tuple[RewritePattern, ...]:
+        return math_patterns(self.polynomials)

@@ -20,18 +20,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.context import Context
 from xdsl.dialects import llvm, memref
 from xdsl.dialects.builtin import (
     FixedBitwidthType,
     IntegerType,
     MemRefType,
-    ModuleOp,
     NoneAttr,
     i8,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     RewritePattern,
@@ -40,7 +37,7 @@ from xdsl.pattern_rewriter import (
 
 from onnxc.errors import LoweringError
 from onnxc.lowering.to_llvm.type_conversion import (
-    apply_conversion,
+    ConversionPass,
     constant,
     convert_type,
     converted,
@@ -237,10 +234,8 @@ MEMREF_TO_LLVM_PATTERNS: tuple[RewritePattern, ...] = (
 
 
 @dataclass(frozen=True)
-class ConvertMemRefToLLVMPass(ModulePass):
+class ConvertMemRefToLLVMPass(ConversionPass):
     """Lower memref accesses and views on static memrefs to pointer arithmetic."""
 
     name = "convert-memref-to-llvm"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        apply_conversion(op, MEMREF_TO_LLVM_PATTERNS)
+    patterns = MEMREF_TO_LLVM_PATTERNS

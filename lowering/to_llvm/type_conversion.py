@@ -1,4 +1,5 @@
-"""The one type conversion every loops->LLVM pass shares, and the casts that bridge it.
+"""The one type conversion every loops->LLVM pass shares, the casts that bridge it, and the
+pass they all are (`ConversionPass`).
 
 `index` becomes `i64` and every `memref` becomes a bare `!llvm.ptr` to its base element (the
 element at linear offset 0 of its layout, so a static layout offset is added at each access).
@@ -10,7 +11,10 @@ them, so each pass runs alone and the casts cancel out in `reconcile-unrealized-
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
 
+from xdsl.context import Context
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
     Float16Type,
@@ -27,6 +31,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 from xdsl.rewriter import InsertPoint
 
@@ -165,3 +170,18 @@ def apply_conversion(module: ModuleOp, patterns: Sequence[RewritePattern]) -> No
     PatternRewriteWalker(
         OpTypeDispatchApplier(list(patterns), dce_enabled=False)
     ).rewrite_module(module)
+
+
+@dataclass(frozen=True)
+class ConversionPass(ModulePass):
+    """A convert-*-to-llvm pass: its `patterns` applied to the whole module
+    (`apply_conversion`)."""
+
+    patterns: ClassVar[tuple[RewritePattern, ...]] = ()
+
+    def rewrite_patterns(self) -> Sequence[RewritePattern]:
+        """The patterns to apply; override when they depend on the pass's options."""
+        return self.patterns
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        apply_conversion(op, self.rewrite_patterns())

@@ -16,11 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
 from xdsl.dialects import llvm, vector
-from xdsl.dialects.builtin import DenseArrayBase, MemRefType, ModuleOp, VectorType, i32
+from xdsl.dialects.builtin import DenseArrayBase, MemRefType, VectorType, i32
 from xdsl.ir import SSAValue
-from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     RewritePattern,
@@ -30,7 +28,7 @@ from xdsl.pattern_rewriter import (
 from onnxc.errors import LoweringError
 from onnxc.lowering.to_llvm.memref import element_bytes, element_pointer
 from onnxc.lowering.to_llvm.type_conversion import (
-    apply_conversion,
+    ConversionPass,
     constant,
     convert_type,
     converted,
@@ -111,10 +109,8 @@ VECTOR_TO_LLVM_PATTERNS: tuple[RewritePattern, ...] = (
 
 
 @dataclass(frozen=True)
-class ConvertVectorToLLVMPass(ModulePass):
+class ConvertVectorToLLVMPass(ConversionPass):
     """Lower 1-D vector loads, stores, broadcasts and FMAs to the `llvm` dialect."""
 
     name = "convert-vector-to-llvm"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        apply_conversion(op, VECTOR_TO_LLVM_PATTERNS)
+    patterns = VECTOR_TO_LLVM_PATTERNS
