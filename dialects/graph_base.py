@@ -27,6 +27,8 @@ from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
     irdl_attr_definition,
+    operand_def,
+    result_def,
     traits_def,
 )
 from xdsl.parser import AttrParser
@@ -265,4 +267,13 @@ class GraphOp(IRDLOperation, abc.ABC):
             raise VerifyException(
                 f"{self.name}: result shapes {actual} differ from inferred {list(expected)}"
             )
+
+
+class UnaryFields:
+    """Mixin adding the one tensor operand `input` and the one tensor result `output` to a
+    graph op definition (IRDL puts inherited operands after the class's own: an op with more
+    operands declares its own)."""
+
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
 

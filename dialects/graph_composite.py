@@ -13,34 +13,29 @@ out[:, j * group + i] = in[:, i * k + j], what Reshape(N, g, k, ...) + Transpose
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, TensorType
+from xdsl.dialects.builtin import IntegerAttr, TensorType
 from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_operand_def,
     prop_def,
-    result_def,
 )
 
-from onnxc.dialects.graph_base import GraphOp, int_of, shape_of
+from onnxc.dialects.graph_base import GraphOp, UnaryFields, int_of, shape_of
 from onnxc.dialects.graph_epilogue import EpilogueProps, verify_epilogue
-from onnxc.dialects.graph_nn import conv_result_shape
+from onnxc.dialects.graph_nn import ConvFields, conv_result_shape
 
 
 @irdl_op_definition
-class ConvAddOp(GraphOp, EpilogueProps):
+class ConvAddOp(GraphOp, ConvFields, EpilogueProps):
     """act(conv(input, weight, bias) + addend): graph.conv's properties plus a residual."""
 
     name = "graph.conv_add"
+    # redeclared so that addend follows them (IRDL puts inherited operands after its own)
     input = operand_def(TensorType)
     weight = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
     addend = operand_def(TensorType)
-    output = result_def(TensorType)
-    strides = prop_def(DenseArrayBase)
-    pads = prop_def(DenseArrayBase)
-    dilations = prop_def(DenseArrayBase)
-    group = prop_def(IntegerAttr)
 
     def infer_shapes(self):
         out = conv_result_shape(self)
@@ -54,12 +49,10 @@ class ConvAddOp(GraphOp, EpilogueProps):
 
 
 @irdl_op_definition
-class ChannelShuffleOp(GraphOp):
+class ChannelShuffleOp(GraphOp, UnaryFields):
     """ShuffleNet channel shuffle over axis 1 with `group` groups."""
 
     name = "graph.channel_shuffle"
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
     group = prop_def(IntegerAttr)
 
     def infer_shapes(self):

@@ -37,7 +37,7 @@ from xdsl.irdl import (
 from xdsl.traits import MemoryWriteEffect
 from xdsl.utils.exceptions import VerifyException
 
-from onnxc.dialects.graph_base import GraphOp, SizesAttr, dims_of_attr, shape_of
+from onnxc.dialects.graph_base import GraphOp, SizesAttr, UnaryFields, dims_of_attr, shape_of
 from onnxc.dialects.symbolic_dims import Dim, SymDim, num_elements
 
 
@@ -76,13 +76,11 @@ class DefinesSizes(GraphOp):
 
 
 @irdl_op_definition
-class NonZeroOp(DefinesSizes):
+class NonZeroOp(DefinesSizes, UnaryFields):
     """ONNX NonZero: the indices of the input's nonzero elements, [rank, count] in row-major
     order. `count` (the run symbol `defines[0]`) is at most the input's element count."""
 
     name = "graph.nonzero"
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
 
     def same_element_type_operands(self):
         return []

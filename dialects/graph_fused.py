@@ -30,7 +30,7 @@ from xdsl.irdl import (
 from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects.graph_base import GraphOp, int_of, shape_of
+from onnxc.dialects.graph_base import GraphOp, UnaryFields, int_of, shape_of
 
 
 def strip_leading_ones(shape: Sequence[int]) -> tuple[int, ...]:
@@ -48,8 +48,14 @@ def _check_trailing(name: str, operand: Sequence[int], trailing: Sequence[int]) 
 
 
 class _RowNormalization:
-    """What the row normalizations share: the axis from which a row runs, and the check
-    that scale (and bias) broadcast to a row."""
+    """What the row normalizations share: the axis from which a row runs, epsilon, and the
+    check that scale (and bias) broadcast to a row, whose shape the result has."""
+
+    axis = prop_def(IntegerAttr)
+    epsilon = prop_def(FloatAttr)
+
+    def infer_shapes(self):
+        return [self.check_affine()]
 
     def normalized_axis(self) -> int:
         return shapes.normalize_axis(int_of(self.axis), len(shape_of(self.input)))
@@ -73,11 +79,6 @@ class LayerNormalizationOp(_RowNormalization, GraphOp):
     scale = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
     output = result_def(TensorType)
-    axis = prop_def(IntegerAttr)
-    epsilon = prop_def(FloatAttr)
-
-    def infer_shapes(self):
-        return [self.check_affine()]
 
 
 @irdl_op_definition
@@ -95,8 +96,6 @@ class LayerNormalizationStatsOp(_RowNormalization, GraphOp):
     output = result_def(TensorType)
     mean = result_def(TensorType)
     inv_std_dev = result_def(TensorType)
-    axis = prop_def(IntegerAttr)
-    epsilon = prop_def(FloatAttr)
 
     def infer_shapes(self):
         x = self.check_affine()
@@ -113,20 +112,13 @@ class RMSNormalizationOp(_RowNormalization, GraphOp):
     input = operand_def(TensorType)
     scale = operand_def(TensorType)
     output = result_def(TensorType)
-    axis = prop_def(IntegerAttr)
-    epsilon = prop_def(FloatAttr)
-
-    def infer_shapes(self):
-        return [self.check_affine()]
 
 
 @irdl_op_definition
-class GeluOp(GraphOp):
+class GeluOp(GraphOp, UnaryFields):
     """x * Phi(x); `approximate` is "none" (erf form) or "tanh" (the tanh approximation)."""
 
     name = "graph.gelu"
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
     approximate = prop_def(StringAttr)
 
     def infer_shapes(self):

@@ -24,6 +24,7 @@ from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph_base import (
     GraphOp,
     SizesAttr,
+    UnaryFields,
     dims_of_attr,
     int_of,
     shape_of,
@@ -125,13 +126,11 @@ class ScatterNDOp(IndexedOp):
 
 
 @irdl_op_definition
-class TileOp(GraphOp):
+class TileOp(GraphOp, UnaryFields):
     """`input` repeated `repeats[d]` times along each dimension d (sizes too, `#graph.sizes`:
     counts from shape data or computed in the run)."""
 
     name = "graph.tile"
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
     repeats = prop_def(DenseArrayBase | SizesAttr)
 
     def repeat_counts(self) -> tuple[Dim, ...]:

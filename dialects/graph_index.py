@@ -15,7 +15,7 @@ from xdsl.dialects.builtin import IntegerAttr, IntegerType, TensorType
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from onnxc.dialects.graph_base import GraphOp, SizesAttr, int_of, shape_of
+from onnxc.dialects.graph_base import GraphOp, SizesAttr, UnaryFields, int_of, shape_of
 from onnxc.dialects.graph_reduce import reduce_shape
 from onnxc.dialects.size_facts import require_at_least
 from onnxc.dialects.symbolic_dims import Dim
@@ -27,12 +27,10 @@ def _require_i64(op: GraphOp, value) -> None:
         raise VerifyException(f"{op.name}: index result must be i64, got {el}")
 
 
-class ArgReduceOp(GraphOp, abc.ABC):
+class ArgReduceOp(GraphOp, UnaryFields, abc.ABC):
     """Index (i64) of the largest/smallest element along `axis`; the first one on ties unless
     `select_last_index`."""
 
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
     axis = prop_def(IntegerAttr)
     keepdims = prop_def(IntegerAttr)
     select_last_index = prop_def(IntegerAttr)
@@ -95,12 +93,10 @@ class TopKOp(GraphOp):
         return [tuple(x), tuple(x)]
 
 
-class CumulativeOp(GraphOp, abc.ABC):
+class CumulativeOp(GraphOp, UnaryFields, abc.ABC):
     """Running sum/product along `axis`; `exclusive` leaves out the current element and
     `reverse` runs from the end."""
 
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
     axis = prop_def(IntegerAttr)
     exclusive = prop_def(IntegerAttr)
     reverse = prop_def(IntegerAttr)
@@ -124,13 +120,11 @@ class CumProdOp(CumulativeOp):
 
 
 @irdl_op_definition
-class TriluOp(GraphOp):
+class TriluOp(GraphOp, UnaryFields):
     """The upper (or lower) triangle of the last two dimensions from diagonal `k` on; the
     rest is zero."""
 
     name = "graph.trilu"
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
     upper = prop_def(IntegerAttr)
     k = prop_def(IntegerAttr)
 
@@ -173,15 +167,13 @@ class OneHotOp(GraphOp):
 
 
 @irdl_op_definition
-class LexOrderOp(GraphOp):
+class LexOrderOp(GraphOp, UnaryFields):
     """The permutation (i64) that sorts the slices of `input` along `axis` ascending,
     lexicographically: elements compared in memory order, the first that differs decides
     (NaN after every number, as numpy sorts); equal slices keep their input order. Unique
     along an axis groups the sorted slices."""
 
     name = "graph.lex_order"
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
     axis = prop_def(IntegerAttr)
 
     def same_element_type_operands(self):

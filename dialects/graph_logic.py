@@ -16,7 +16,7 @@ from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects.graph_base import GraphOp, shape_of
+from onnxc.dialects.graph_base import GraphOp, UnaryFields, shape_of
 from onnxc.dialects.graph_math import BinaryElementwiseOp, UnaryElementwiseOp
 
 
@@ -185,11 +185,8 @@ class WhereOp(GraphOp):
         return [shapes.broadcast_shapes(*(shape_of(v) for v in self.operands))]
 
 
-class FloatTestOp(GraphOp, abc.ABC):
+class FloatTestOp(GraphOp, UnaryFields, abc.ABC):
     """An i1 tensor classifying each float element."""
-
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
 
     def verify_element_types(self) -> None:
         _require_bool(self, self.output, "the result")

@@ -27,11 +27,7 @@ from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects.graph_base import (
-    GraphOp,
-    int_of,
-    shape_of,
-)
+from onnxc.dialects.graph_base import GraphOp, UnaryFields, int_of, shape_of
 from onnxc.dialects.graph_epilogue import EpilogueProps, verify_epilogue
 
 # --------------------------------------------------------------------------- constants
@@ -75,11 +71,8 @@ class ConstantOfShapeOp(GraphOp):
 # --------------------------------------------------------------------------- elementwise
 
 
-class UnaryElementwiseOp(GraphOp, abc.ABC):
+class UnaryElementwiseOp(GraphOp, UnaryFields, abc.ABC):
     """y = f(x) elementwise; same shape and element type."""
-
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
 
     def infer_shapes(self):
         return [shape_of(self.input)]
@@ -189,12 +182,10 @@ class ClipOp(UnaryElementwiseOp):
 
 
 @irdl_op_definition
-class CastOp(GraphOp):
+class CastOp(GraphOp, UnaryFields):
     """Element type conversion; the destination type is the result's element type."""
 
     name = "graph.cast"
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
     saturate = opt_prop_def(IntegerAttr)
     """0: an 8-bit float result out of range becomes inf/NaN instead of the largest finite."""
     round_mode = opt_prop_def(StringAttr)

@@ -22,15 +22,25 @@ from xdsl.irdl import (
 )
 
 from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects.graph_base import (
-    GraphOp,
-    int_of,
-    ints_of,
-    shape_of,
-)
+from onnxc.dialects.graph_base import GraphOp, UnaryFields, int_of, ints_of, shape_of
 from onnxc.dialects.graph_epilogue import EpilogueProps, verify_epilogue
 
 # --------------------------------------------------------------------------- neural network
+
+
+class ConvFields:
+    """Mixin adding a convolution's operands, result and properties to a graph op definition
+    (what `conv_result_shape` reads): `input`, `weight`, optional `bias`, `output`, and
+    `strides`, explicit `pads` ([begin..., end...]), `dilations` and `group`."""
+
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    strides = prop_def(DenseArrayBase)
+    pads = prop_def(DenseArrayBase)
+    dilations = prop_def(DenseArrayBase)
+    group = prop_def(IntegerAttr)
 
 
 def conv_result_shape(op) -> tuple[int, ...]:
@@ -45,19 +55,11 @@ def conv_result_shape(op) -> tuple[int, ...]:
 
 
 @irdl_op_definition
-class ConvOp(GraphOp, EpilogueProps):
+class ConvOp(GraphOp, ConvFields, EpilogueProps):
     """N-D convolution with explicit pads ([begin..., end...]); auto_pad is resolved on import.
     An optional activation epilogue (graph_epilogue) is applied to every output element."""
 
     name = "graph.conv"
-    input = operand_def(TensorType)
-    weight = operand_def(TensorType)
-    bias = opt_operand_def(TensorType)
-    output = result_def(TensorType)
-    strides = prop_def(DenseArrayBase)
-    pads = prop_def(DenseArrayBase)
-    dilations = prop_def(DenseArrayBase)
-    group = prop_def(IntegerAttr)
 
     def infer_shapes(self):
         return [conv_result_shape(self)]
@@ -67,12 +69,10 @@ class ConvOp(GraphOp, EpilogueProps):
         verify_epilogue(self)
 
 
-class PoolOp(GraphOp, abc.ABC):
+class PoolOp(GraphOp, UnaryFields, abc.ABC):
     """A sliding-window pool over the spatial dimensions: `kernel_shape`, `strides`, explicit
     `pads` ([begin..., end...]) and `ceil_mode` (0/1: round the output size up)."""
 
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
     kernel_shape = prop_def(DenseArrayBase)
     strides = prop_def(DenseArrayBase)
     pads = prop_def(DenseArrayBase)
@@ -116,11 +116,8 @@ class AveragePoolOp(PoolOp):
         return ints_of(self.dilations)
 
 
-class GlobalPoolOp(GraphOp, abc.ABC):
+class GlobalPoolOp(GraphOp, UnaryFields, abc.ABC):
     """A pool over all spatial dimensions: N x C x D1 x ... becomes N x C x 1 x ...."""
-
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
 
     def infer_shapes(self):
         x = shape_of(self.input)
@@ -166,12 +163,10 @@ class BatchNormalizationOp(GraphOp):
 
 
 @irdl_op_definition
-class LRNOp(GraphOp):
+class LRNOp(GraphOp, UnaryFields):
     """Local response normalization across channels."""
 
     name = "graph.lrn"
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
     size = prop_def(IntegerAttr)
     alpha = prop_def(FloatAttr)
     beta = prop_def(FloatAttr)
@@ -182,12 +177,10 @@ class LRNOp(GraphOp):
 
 
 @irdl_op_definition
-class SoftmaxOp(GraphOp):
+class SoftmaxOp(GraphOp, UnaryFields):
     """Softmax along one axis (opset-13 semantics; older opsets are rewritten on import)."""
 
     name = "graph.softmax"
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
     axis = prop_def(IntegerAttr)
 
     def infer_shapes(self):

@@ -43,7 +43,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph_base import GraphOp, int_of, ints_of, shape_of
-from onnxc.dialects.graph_nn import conv_result_shape
+from onnxc.dialects.graph_nn import ConvFields, conv_result_shape
 
 
 def is_byte_type(el) -> bool:
@@ -138,18 +138,10 @@ class QuantizedProductOp(GraphOp):
 
 
 @irdl_op_definition
-class QLinearConvOp(QuantizedProductOp):
+class QLinearConvOp(ConvFields, QuantizedProductOp):
     """N-D integer convolution (graph.conv's window properties) with the module's output rule."""
 
     name = "graph.qlinear_conv"
-    input = operand_def(TensorType)
-    weight = operand_def(TensorType)
-    bias = opt_operand_def(TensorType)
-    output = result_def(TensorType)
-    strides = prop_def(DenseArrayBase)
-    pads = prop_def(DenseArrayBase)
-    dilations = prop_def(DenseArrayBase)
-    group = prop_def(IntegerAttr)
 
     def channels(self) -> int:
         return shape_of(self.weight)[0]

@@ -44,7 +44,7 @@ from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, r
 from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects.dense_data import element_dtype, to_numpy
-from onnxc.dialects.graph_base import GraphOp, int_of, shape_of
+from onnxc.dialects.graph_base import GraphOp, UnaryFields, int_of, shape_of
 
 FLOAT_QUANTIZED = (Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type, Float8E5M2FNUZType,
                    Float4E2M1FNType)
@@ -67,9 +67,7 @@ def quantized_range(el) -> tuple[int, int]:
                      f"8- or 4-bit float, got {el}")
 
 
-class _LinearQuantOp(GraphOp):
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
+class _LinearQuantOp(GraphOp, UnaryFields):
     scale = prop_def(FloatAttr | DenseIntOrFPElementsAttr)
     zero_point = prop_def(IntegerAttr | FloatAttr | DenseIntOrFPElementsAttr)
     axis = opt_prop_def(IntegerAttr)

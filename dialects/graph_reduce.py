@@ -10,11 +10,11 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, TensorType
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr
+from xdsl.irdl import irdl_op_definition, prop_def
 
 from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects.graph_base import GraphOp, int_of, ints_of, shape_of
+from onnxc.dialects.graph_base import GraphOp, UnaryFields, int_of, ints_of, shape_of
 
 
 def reduce_shape(x: Sequence[int], axes: Sequence[int], keepdims: bool) -> tuple[int, ...]:
@@ -27,11 +27,9 @@ def reduce_shape(x: Sequence[int], axes: Sequence[int], keepdims: bool) -> tuple
     return tuple(d for i, d in enumerate(x) if i not in norm)
 
 
-class ReduceOp(GraphOp, abc.ABC):
+class ReduceOp(GraphOp, UnaryFields, abc.ABC):
     """Reduce `input` over `axes`; `keepdims` (0/1) keeps the reduced axes as size 1."""
 
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
     axes = prop_def(DenseArrayBase)
     keepdims = prop_def(IntegerAttr)
 

@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import abc
 
-from xdsl.dialects.builtin import FloatAttr, TensorType
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.dialects.builtin import FloatAttr
+from xdsl.irdl import irdl_op_definition, prop_def
 
-from onnxc.dialects.graph_base import GraphOp, shape_of
+from onnxc.dialects.graph_base import GraphOp, UnaryFields, shape_of
 
 
-class ScalarBinaryOp(GraphOp, abc.ABC):
+class ScalarBinaryOp(GraphOp, UnaryFields, abc.ABC):
     """output = f(input, scalar) elementwise; same shape and element type as `input`."""
 
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
     scalar = prop_def(FloatAttr)
 
     def infer_shapes(self):

@@ -34,6 +34,7 @@ from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph_base import (
     GraphOp,
     SizesAttr,
+    UnaryFields,
     dims_of_attr,
     int_of,
     ints_of,
@@ -52,11 +53,8 @@ from onnxc.dialects.symbolic_dims import (
 # --------------------------------------------------------------------------- data movement
 
 
-class ReshapeLikeOp(GraphOp, abc.ABC):
+class ReshapeLikeOp(GraphOp, UnaryFields, abc.ABC):
     """Same data, new shape: the result type carries the shape."""
-
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
 
     def __init__(self, *, operands=None, **kwargs):
         # `operands=[x]` builds the usual form even where an optional shape/axes operand
@@ -131,13 +129,11 @@ class UnsqueezeOp(ReshapeLikeOp):
 
 
 @irdl_op_definition
-class TransposeOp(GraphOp):
+class TransposeOp(GraphOp, UnaryFields):
     """ONNX Transpose: permute the dimensions by `perm` (the importer spells out ONNX's
     default, the reversed order)."""
 
     name = "graph.transpose"
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
     perm = prop_def(DenseArrayBase)
 
     def infer_shapes(self):
@@ -180,14 +176,12 @@ class SplitOp(GraphOp):
 
 
 @irdl_op_definition
-class SliceOp(GraphOp):
+class SliceOp(GraphOp, UnaryFields):
     """ONNX Slice with constant axes/steps and starts/ends known at import (unclamped, as
     in the model): integers, or size expressions from shape data (`#graph.sizes`,
     `x[:, past:past+seq]`)."""
 
     name = "graph.slice"
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
     starts = prop_def(DenseArrayBase | SizesAttr)
     ends = prop_def(DenseArrayBase | SizesAttr)
     axes = prop_def(DenseArrayBase)
@@ -233,13 +227,11 @@ class GatherOp(GraphOp):
 
 
 @irdl_op_definition
-class PadOp(GraphOp):
+class PadOp(GraphOp, UnaryFields):
     """Pad with `pads` ([begin..., end...]; sizes computed in the run too, `#graph.sizes`);
     mode is constant, reflect, edge or wrap."""
 
     name = "graph.pad"
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
     pads = prop_def(DenseArrayBase | SizesAttr)
     mode = prop_def(StringAttr)
     value = prop_def(FloatAttr)
@@ -254,12 +246,10 @@ class PadOp(GraphOp):
 
 
 @irdl_op_definition
-class ShapeOp(GraphOp):
+class ShapeOp(GraphOp, UnaryFields):
     """The input's shape (dimensions start..end) as a 1-D i64 tensor."""
 
     name = "graph.shape"
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
     start = prop_def(IntegerAttr)
     end = prop_def(IntegerAttr)
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import FloatAttr, TensorType
+from xdsl.dialects.builtin import FloatAttr
 from xdsl.ir import SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.irdl import irdl_op_definition, prop_def
 
-from onnxc.dialects.graph_base import GraphOp, shape_of
+from onnxc.dialects.graph_base import GraphOp, UnaryFields, shape_of
 from onnxc.dialects.graph_math import UnaryElementwiseOp
 
 
@@ -153,12 +153,10 @@ class ShrinkOp(UnaryElementwiseOp):
 
 
 @irdl_op_definition
-class BitCastOp(GraphOp):
+class BitCastOp(GraphOp, UnaryFields):
     """The input's bytes read as the result's element type (of the same byte width)."""
 
     name = "graph.bit_cast"
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
 
     def same_element_type_operands(self) -> Sequence[SSAValue]:
         return ()

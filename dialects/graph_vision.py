@@ -26,31 +26,25 @@ from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph_base import (
     GraphOp,
     SizesAttr,
+    UnaryFields,
     dims_of_attr,
     int_of,
     ints_of,
     shape_of,
 )
 from onnxc.dialects.graph_gather_scatter import IndexedOp
+from onnxc.dialects.graph_nn import ConvFields
 from onnxc.dialects.graph_resize import ResizeOp
 from onnxc.dialects.size_facts import require_at_least
 from onnxc.dialects.symbolic_dims import Dim
 
 
 @irdl_op_definition
-class ConvTransposeOp(GraphOp):
+class ConvTransposeOp(GraphOp, ConvFields):
     """N-D transposed convolution, weight [C, M/group, *kernel]; explicit pads (auto_pad,
     output_shape and output_padding are resolved on import into pads and the result type)."""
 
     name = "graph.conv_transpose"
-    input = operand_def(TensorType)
-    weight = operand_def(TensorType)
-    bias = opt_operand_def(TensorType)
-    output = result_def(TensorType)
-    strides = prop_def(DenseArrayBase)
-    pads = prop_def(DenseArrayBase)
-    dilations = prop_def(DenseArrayBase)
-    group = prop_def(IntegerAttr)
 
     def infer_shapes(self):
         x, w, y = shape_of(self.input), shape_of(self.weight), shape_of(self.output)
@@ -80,13 +74,11 @@ def col2im_blocks(image, block, strides, pads, dilations) -> tuple[int, ...]:
 
 
 @irdl_op_definition
-class Col2ImOp(GraphOp):
+class Col2ImOp(GraphOp, UnaryFields):
     """Sum sliding blocks [N, C * prod(block), L] back into images [N, C, *image] (the
     result type gives the image shape)."""
 
     name = "graph.col2im"
-    input = operand_def(TensorType)
-    output = result_def(TensorType)
     block_shape = prop_def(DenseArrayBase)
     strides = prop_def(DenseArrayBase)
     pads = prop_def(DenseArrayBase)
