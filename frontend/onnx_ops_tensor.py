@@ -258,34 +258,33 @@ def convert_flatten(ctx: NodeContext) -> list[Result]:
     return [ctx.emit1(op)]
 
 
-def convert_squeeze(ctx: NodeContext) -> list[Result]:
+def _squeeze_like(ctx: NodeContext, op_class, axes_of, result_shape, inserts: bool
+                  ) -> list[Result]:
+    """Squeeze, or Unsqueeze (`inserts`): the axes `axes_of` reads, or with axes computed
+    at run time (an operand until fold-axes-inputs), the 1-dims by which the inferred result
+    shape and the input's differ."""
     if _runtime_input(ctx, 1, 13):
         shape = _inferred_shape(ctx, "axes")
-        axes = ctx.infer(_axes_between, ctx.shape(0), shape)
-        op = graph.SqueezeOp(operands=[ctx.operand(0), ctx.operand(1)],
-                             result_types=[_with_shape(ctx, shape)],
-                             properties={"axes": types.i64_array(axes)})
-        return [ctx.emit1(op)]
-    axes = squeeze_params(ctx)
-    out = _with_shape(ctx, ctx.infer(shapes.squeeze_shape, ctx.shape(0), axes))
-    op = graph.SqueezeOp(operands=[ctx.operand(0)], result_types=[out],
-                         properties={"axes": types.i64_array(axes)})
+        longer, shorter = (shape, ctx.shape(0)) if inserts else (ctx.shape(0), shape)
+        axes = ctx.infer(_axes_between, longer, shorter)
+        out = _with_shape(ctx, shape)
+        operands = [ctx.operand(0), ctx.operand(1)]
+    else:
+        axes = axes_of(ctx)
+        out = _with_shape(ctx, ctx.infer(result_shape, ctx.shape(0), axes))
+        operands = [ctx.operand(0)]
+    op = op_class(operands=operands, result_types=[out],
+                  properties={"axes": types.i64_array(axes)})
     return [ctx.emit1(op)]
+
+
+def convert_squeeze(ctx: NodeContext) -> list[Result]:
+    return _squeeze_like(ctx, graph.SqueezeOp, squeeze_params, shapes.squeeze_shape, False)
 
 
 def convert_unsqueeze(ctx: NodeContext) -> list[Result]:
-    if _runtime_input(ctx, 1, 13):
-        shape = _inferred_shape(ctx, "axes")
-        axes = ctx.infer(_axes_between, shape, ctx.shape(0))
-        op = graph.UnsqueezeOp(operands=[ctx.operand(0), ctx.operand(1)],
-                               result_types=[_with_shape(ctx, shape)],
-                               properties={"axes": types.i64_array(axes)})
-        return [ctx.emit1(op)]
-    axes = unsqueeze_params(ctx)
-    out = _with_shape(ctx, ctx.infer(shapes.unsqueeze_shape, ctx.shape(0), axes))
-    op = graph.UnsqueezeOp(operands=[ctx.operand(0)], result_types=[out],
-                           properties={"axes": types.i64_array(axes)})
-    return [ctx.emit1(op)]
+    return _squeeze_like(ctx, graph.UnsqueezeOp, unsqueeze_params, shapes.unsqueeze_shape,
+                         True)
 
 
 def convert_transpose(ctx: NodeContext) -> list[Result]:
