@@ -2,28 +2,40 @@
 
 onnxsim and onnxruntime users expect to save an optimized model and run it anywhere; this is
 the reverse of the importer. Every graph op becomes standard ONNX nodes (the per-family
-rules are in onnx_export_ops and onnx_export_fused): graph constants become initializers,
-properties that ONNX takes as inputs (Reshape's shape, Slice's bounds, Clip's bounds) become
-small initializers, and a fused op with no single standard equivalent (a conv with an
-activation epilogue, graph.fused_elementwise, ...) becomes one call of an ONNX *local
+rules are in onnx_export_ops, _fused, _indexed, _quant, _vision, _recurrent and _control,
+merged by `_emitters`): graph constants become initializers, properties that ONNX takes as
+inputs (Reshape's shape, Slice's bounds, Clip's bounds) become small initializers, and an
+op with no single standard equivalent (a conv with an activation epilogue,
+graph.fused_elementwise, CumProd of a later opset, ...) becomes one call of an ONNX *local
 function* in the `onnxc` domain whose body is its decomposition into standard ops, so the
-optimized graph keeps one node per fused kernel and any runtime can inline it.
+optimized graph keeps one node per kernel and any runtime can inline it.
+
+Control flow (graph.if / graph.loop) becomes If / Loop whose subgraphs are the regions,
+written by the same emitters (`OnnxWriter.subgraph`); a region's graph.yield gives the
+subgraph's outputs.
 
 An op the exporter cannot express raises UnsupportedOpError naming the op and where in the
-model it comes from; nothing is ever dropped silently.
+model it comes from; nothing is ever dropped silently. The graph ops it never writes are
+declared, each with its reason, in NOT_EXPORTED (run-time checks, ops that bind or define
+sizes the run computes, an internal step of Unique, BitCast of a later opset), and that
+reason is the error's. Nodes nothing reads are dropped at the end (an emitter may read
+past what earlier ones wrote: a recurrence takes its layer's unprojected input).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import copy
+import functools
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
+from onnxc.dialects import graph
 from onnxc.dialects.dense_data import element_dtype
 from onnxc.dialects.entry_abi import (
     INPUT_NAMES_ATTR,
@@ -143,10 +155,21 @@ class OnnxWriter(Sink):
         self.functions: dict[tuple, onnx.FunctionProto] = {}
         self._node_names: set[str] = set()
         self._function_names: set[str] = set()
+        self.outputs: list[onnx.ValueInfoProto] = []
+        """a subgraph's outputs, as its graph.yield wrote them"""
 
     def const(self, array: np.ndarray, hint: str) -> str:
         out = self.fresh(hint)
         self.initializers.append(numpy_helper.from_array(np.asarray(array), out))
+        return out
+
+    def typed(self, values: np.ndarray, data_type: int, hint: str) -> str:
+        """An initializer of ONNX type `data_type` holding `values` (ints or floats, in
+        their shape): for the types numpy has no dtype of (INT4, FLOAT8E4M3FN, ...)."""
+        out = self.fresh(hint)
+        values = np.asarray(values)
+        self.initializers.append(helper.make_tensor(out, data_type, list(values.shape),
+                                                    values.reshape(-1).tolist()))
         return out
 
     def ints(self, values: Sequence[int], hint: str) -> str:
@@ -186,6 +209,15 @@ class OnnxWriter(Sink):
         outs = [self.name(r) for r in op.results] if outputs is None else outputs
         self.node(op_type, inputs, outs, domain=domain, name=self.node_name(op), **attrs)
 
+    def subgraph(self) -> OnnxWriter:
+        """A writer for a subgraph (If's branches, Loop's body): nodes and value_info of its
+        own; value and node names, initializers (outer-scope values to the subgraph) and
+        local functions shared with this writer. A graph.yield sets its `outputs`."""
+        sub = copy.copy(self)
+        sub.nodes, sub.value_info = [], []
+        sub.outputs = []
+        return sub
+
     def function(self, key: tuple, base_name: str, inputs: Sequence[str],
                  outputs: Sequence[str], build: Callable[[FunctionBody], None],
                  attributes: Sequence[str] = ()) -> str:
@@ -209,14 +241,89 @@ def _value_info(name: str, t: TensorType) -> onnx.ValueInfoProto:
     return helper.make_tensor_value_info(name, onnx_element_type(t), list(t.get_shape()))
 
 
+def value_info(name: str, value: SSAValue) -> onnx.ValueInfoProto:
+    """A graph input or output named `name` of `value`'s type."""
+    assert isinstance(value.type, TensorType)
+    return _value_info(name, value.type)
+
+
 Emitter = Callable[[OnnxWriter, Operation], None]
 
+_RUN_TIME_CHECK = ("a run-time check of the data (ONNX has no op that stops a run on bad "
+                   "data, and the exporter drops nothing silently)")
+_RUN_TIME_SIZES = ("symbolic dimensions are not exported yet: the exporter writes static "
+                   "shapes only")
 
+NOT_EXPORTED: dict[type[Operation], str] = {
+    graph.CheckIndicesOp: _RUN_TIME_CHECK,
+    graph.CheckDivisorOp: _RUN_TIME_CHECK,
+    graph.CheckSizesOp: _RUN_TIME_CHECK,
+    graph.BindSizesOp: ("it makes run-time data the sizes of later tensors; "
+                        + _RUN_TIME_SIZES),
+    graph.SymbolicConstantOp: ("its values are sizes that are symbolic at compile time; "
+                               + _RUN_TIME_SIZES),
+    graph.NonZeroOp: "its result's length is a size the run defines; " + _RUN_TIME_SIZES,
+    graph.NonMaxSuppressionOp: ("its result's length is a size the run defines; "
+                                + _RUN_TIME_SIZES),
+    graph.LexOrderOp: ("an internal step of Unique along an axis (whose result's length the "
+                       "run defines): no ONNX op sorts slices lexicographically"),
+    graph.BitCastOp: (f"ONNX has BitCast from opset 26 only; the exporter writes opset "
+                      f"{OPSET}, whose ops cannot reinterpret bytes"),
+}
+"""The graph ops the exporter never writes, each with its reason (the UnsupportedOpError's
+detail): run-time checks, ops that exist for symbolic sizes, internal steps of an ONNX op
+whose other steps are not exported, and ops of a later opset than OPSET."""
+
+
+@functools.cache
 def _emitters() -> dict[type[Operation], Emitter]:
+    """Every graph op's emitter, merged from the family modules' tables."""
+    from onnxc.frontend.onnx_export_control import CONTROL_EMITTERS
     from onnxc.frontend.onnx_export_fused import FUSED_EMITTERS
+    from onnxc.frontend.onnx_export_indexed import INDEXED_EMITTERS
     from onnxc.frontend.onnx_export_ops import EMITTERS
+    from onnxc.frontend.onnx_export_quant import QUANT_EMITTERS
+    from onnxc.frontend.onnx_export_recurrent import RECURRENT_EMITTERS
+    from onnxc.frontend.onnx_export_vision import VISION_EMITTERS
 
-    return {**EMITTERS, **FUSED_EMITTERS}
+    tables = (EMITTERS, FUSED_EMITTERS, INDEXED_EMITTERS, QUANT_EMITTERS, VISION_EMITTERS,
+              RECURRENT_EMITTERS, CONTROL_EMITTERS)
+    merged: dict[type[Operation], Emitter] = {}
+    for table in tables:
+        assert not merged.keys() & table.keys(), merged.keys() & table.keys()
+        merged.update(table)
+    assert not merged.keys() & NOT_EXPORTED.keys()
+    return merged
+
+
+def emit_ops(w: OnnxWriter, ops: Iterable[Operation]) -> None:
+    """Write `ops` (a block's, in order) with their emitters: UnsupportedOpError for a
+    declared op (its reason), a value with no ONNX type, or an op with no emitter."""
+    emitters = _emitters()
+    for op in ops:
+        if type(op) in NOT_EXPORTED:
+            raise unsupported(op, NOT_EXPORTED[type(op)])
+        for result in op.results:
+            _check_plain(result, op)
+        emitter = emitters.get(type(op))
+        if emitter is None:
+            raise unsupported(op)
+        emitter(w, op)
+
+
+def region_graph(w: OnnxWriter, op: Operation, block: Block, name: str,
+                 inputs: Sequence[onnx.ValueInfoProto] = ()) -> onnx.GraphProto:
+    """The subgraph computing `block` (a region of `op`, ending in graph.yield), whose
+    arguments are named as `inputs` are; the ops inside use outer values by their names."""
+    sub = w.subgraph()
+    for arg, info in zip(block.args, inputs, strict=True):
+        _check_plain(arg, op)
+        sub._names.add(info.name)
+        sub.value_names[arg] = info.name
+    emit_ops(sub, block.ops)
+    declared = {i.name for i in inputs} | {o.name for o in sub.outputs}
+    return helper.make_graph(sub.nodes, name, list(inputs), sub.outputs,
+                             value_info=[v for v in sub.value_info if v.name not in declared])
 
 
 def export_onnx(module: ModuleOp, *, producer: str = "onnxc") -> onnx.ModelProto:
@@ -251,32 +358,53 @@ def export_onnx(module: ModuleOp, *, producer: str = "onnxc") -> onnx.ModelProto
                 and value not in direct):
             direct[value] = name
             w.value_names[value] = name
-    emitters = _emitters()
-    for op in block.ops:
-        if op is ret:
-            break
-        for result in op.results:
-            _check_plain(result, op)
-        emitter = emitters.get(type(op))
-        if emitter is None:
-            raise unsupported(op)
-        emitter(w, op)
+    emit_ops(w, (op for op in block.ops if op is not ret))
     outputs = []
     for value, name in zip(ret.arguments, out_names):
         if direct.get(value) != name:
             w.node("Identity", [w.name(value)], [name], name=w.fresh(f"{name}_identity"))
         outputs.append(_value_info(name, value.type))
+    _prune(w, [o.name for o in outputs], {i.name for i in inputs})
     declared = {i.name for i in inputs} | {o.name for o in outputs}
-    graph = helper.make_graph(
+    main = helper.make_graph(
         w.nodes, entry.sym_name.data, inputs, outputs, w.initializers,
         value_info=[v for v in w.value_info if v.name not in declared])
     opsets = [helper.make_opsetid("", OPSET)]
     if w.functions:
         opsets.append(helper.make_opsetid(FUNCTION_DOMAIN, 1))
-    model = helper.make_model(graph, opset_imports=opsets, ir_version=IR_VERSION,
+    model = helper.make_model(main, opset_imports=opsets, ir_version=IR_VERSION,
                               producer_name=producer, functions=list(w.functions.values()))
     _check(model)
     return model
+
+
+def _prune(w: OnnxWriter, outputs: Sequence[str], inputs: set[str]) -> None:
+    """Drop the nodes nothing reads (an emitter may read past them: a recurrence takes the
+    unprojected input and weight, onnx_export_recurrent), then the initializers and
+    value_info they leave unused (not those of inputs with defaults)."""
+    read = set(outputs)
+    kept: list[onnx.NodeProto] = []
+    for node in reversed(w.nodes):
+        if any(name in read for name in node.output):
+            kept.append(node)
+            read.update(_reads(node))
+    kept.reverse()
+    w.nodes[:] = kept
+    w.initializers[:] = [t for t in w.initializers if t.name in read or t.name in inputs]
+    produced = {name for node in kept for name in node.output}
+    w.value_info[:] = [v for v in w.value_info if v.name in produced]
+
+
+def _reads(node: onnx.NodeProto) -> set[str]:
+    """The names `node` reads: its inputs and what the nodes of its subgraphs read (outer
+    scope values included)."""
+    names = {name for name in node.input if name}
+    for attr in node.attribute:
+        for sub in [attr.g, *attr.graphs] if attr.type in (
+                onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) else []:
+            for inner in sub.node:
+                names |= _reads(inner)
+    return names
 
 
 def _check(model: onnx.ModelProto) -> None:
