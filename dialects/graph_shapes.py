@@ -16,12 +16,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from onnxc.dialects.size_bounds import bounds
 from onnxc.dialects.size_facts import decide_nonnegative, require_at_least, require_equal
 from onnxc.dialects.symbolic_dims import (
     Dim,
     SymbolicDimError,
     SymDim,
-    bounds,
     ceildiv,
     floordiv,
     sym_max,

@@ -33,15 +33,14 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from math import gcd
 
+from onnxc.dialects.size_bounds import Interval, bounds
+from onnxc.dialects.size_quasi_affine import quasi_affine_constant
 from onnxc.dialects.size_text import parse_dim
 from onnxc.dialects.symbolic_dims import (
     Dim,
-    Interval,
     SizeFn,
     SymDim,
-    bounds,
     from_terms,
-    quasi_affine_constant,
     simplify,
 )
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from onnxc.dialects.size_bounds import bounds
 from onnxc.dialects.symbolic_dims import (
     Atom,
     Dim,
     SymDim,
-    bounds,
     floordiv,
     sym_max,
     sym_min,

@@ -27,7 +27,8 @@ computing with a wrong size. Orders and equalities the symbols leave open are de
 turned into run-time guards, by `dialects/size_facts.py`.
 
 Their text form is parsed by `size_text.parse_dim`; sizes with some symbols given (a value,
-or a range up to a capacity) are in `size_substitution.py`.
+or a range up to a capacity) are in `size_substitution.py`, their bounds by interval
+arithmetic in `size_bounds.py`, sums of floor divisions in `size_quasi_affine.py`.
 
 Symbols stand for sizes: every symbol is at least 0 (`seq >= 0` decides `past+seq >= seq`,
 not `seq > 0`).
@@ -35,10 +36,12 @@ not `seq > 0`).
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from math import gcd, lcm, prod
+from math import gcd, prod
+
+from onnxc.dialects.size_bounds import bounds
+from onnxc.dialects.size_quasi_affine import affine_equivalent, quasi_period
 
 
 class SymbolicDimError(ValueError):
@@ -392,77 +395,14 @@ def _cancelled(d: Dim) -> Dim:
     if not isinstance(d, SymDim):
         return d
     quasi = {m: c for m, c in d.terms.items()
-             if len(m) <= 1 and _period(SymDim({m: 1})) is not None}
+             if len(m) <= 1 and quasi_period(SymDim({m: 1})) is not None}
     if sum(bool(m) and not isinstance(m[0], str) for m in quasi) < 2:
         return d
-    affine = _affine_equivalent(SymDim(quasi))
+    affine = affine_equivalent(SymDim(quasi))
     if affine is None:
         return d
     rest = SymDim({m: c for m, c in d.terms.items() if m not in quasi})
     return simplify(rest) + affine if rest.terms else affine
-
-
-def _affine_equivalent(d: SymDim) -> Dim | None:
-    """The affine polynomial sum(a_i * x_i) + c that the quasi-affine d equals for every
-    value of its symbols, if one does: d is a * x + p(x mod L) for L the lcm of its
-    divisors, so the slopes are its growth over one period, and p must be constant."""
-    period = _period(d)
-    symbols = sorted(d.symbols())
-    if period is None or not symbols or (2 * period) ** len(symbols) > _GRID:
-        return None
-    zero = dict.fromkeys(symbols, 0)
-    base = d.evaluate(zero)
-    slopes = {}
-    for s in symbols:
-        rise = d.evaluate({**zero, s: period}) - base
-        if rise % period:
-            return None
-        slopes[s] = rise // period
-    for point in itertools.product(range(2 * period), repeat=len(symbols)):
-        values = dict(zip(symbols, point))
-        if d.evaluate(values) != base + sum(slopes[s] * values[s] for s in symbols):
-            return None
-    result: Dim = base
-    for s in symbols:
-        result = result + slopes[s] * SymDim.symbol(s)
-    return result
-
-
-_GRID = 4096
-"""Points evaluated at most to find that a quasi-affine size is a constant."""
-
-
-def quasi_affine_constant(d: Dim) -> int | None:
-    """The constant that the quasi-affine d (sums of symbols and floor divisions by
-    constants) equals for every value of its symbols, else None
-    (`floordiv(H, 2) + floordiv(H+1, 2) - H` is 0)."""
-    if isinstance(d, int):
-        return d
-    affine = _affine_equivalent(d)
-    return affine if isinstance(affine, int) else None
-
-
-def _period(d: Dim) -> int | None:
-    """A period of the quasi-affine d's periodic part (1 without divisions): the lcm over
-    its floor divisions of (the divisor times its numerator's period: floordiv(A, k) of an
-    A that grows by a * L over L grows by a * L over k * L); None when d is not
-    quasi-affine (a product of atoms, min, max, a symbolic divisor)."""
-    if isinstance(d, int):
-        return 1
-    period = 1
-    for m in d.terms:
-        if len(m) > 1:
-            return None
-        for atom in m:
-            if isinstance(atom, str):
-                continue
-            if atom.fn != "floordiv" or not isinstance(atom.args[1], int):
-                return None
-            inner = _period(atom.args[0])
-            if inner is None:
-                return None
-            period = lcm(period, inner * atom.args[1])
-    return period
 
 
 # ---------------------------------------------------------------------- the functions
@@ -627,74 +567,7 @@ def _as_fn(d: Dim, fn: str) -> SizeFn | None:
     return None
 
 
-# ---------------------------------------------------------------------- bounds
-
-
-Interval = tuple[int | None, int | None]
-"""(lowest, highest); None: unbounded on that side"""
-
-NONNEGATIVE: Interval = (0, None)
-
-
-def bounds(d: Dim, ranges: Mapping[str, Interval] | None = None) -> Interval:
-    """Bounds of `d` by interval arithmetic, every symbol in [0, inf) unless `ranges` says
-    otherwise."""
-    if isinstance(d, int):
-        return d, d
-    low: int | None = 0
-    high: int | None = 0
-    for m, c in d.terms.items():
-        lo, hi = _scale(_monomial_bounds(m, ranges), c)
-        low = None if low is None or lo is None else low + lo
-        high = None if high is None or hi is None else high + hi
-    return low, high
-
-
-def _monomial_bounds(m: Monomial, ranges: Mapping[str, Interval] | None) -> Interval:
-    result: Interval = (1, 1)
-    for atom in m:
-        if isinstance(atom, str):
-            interval = ranges.get(atom, NONNEGATIVE) if ranges else NONNEGATIVE
-        else:
-            interval = _fn_bounds(atom, ranges)
-        result = _product(result, interval)
-    return result
-
-
-def _fn_bounds(fn: SizeFn, ranges: Mapping[str, Interval] | None) -> Interval:
-    args = [bounds(a, ranges) for a in fn.args]
-    if fn.fn == "floordiv":
-        (plo, phi), (dlo, _) = args
-        if dlo is not None and dlo >= 1:
-            if isinstance(fn.args[1], int):
-                return (None if plo is None else plo // dlo,
-                        None if phi is None else phi // dlo)
-            if plo is not None and plo >= 0:
-                return 0, None if phi is None else phi // dlo
-        return None, None
-    lows = [lo for lo, _ in args]
-    highs = [hi for _, hi in args]
-    if fn.fn == "min":
-        return (None if None in lows else min(lows),  # type: ignore[type-var]
-                min((h for h in highs if h is not None), default=None))
-    return (max((lo for lo in lows if lo is not None), default=None),
-            None if None in highs else max(highs))  # type: ignore[type-var]
-
-
-def _scale(interval: Interval, c: int) -> Interval:
-    lo, hi = interval
-    lo = None if lo is None else lo * c
-    hi = None if hi is None else hi * c
-    return (lo, hi) if c >= 0 else (hi, lo)
-
-
-def _product(a: Interval, b: Interval) -> Interval:
-    inf = float("inf")
-    ends = [[-inf if a[0] is None else a[0], inf if a[1] is None else a[1]],
-            [-inf if b[0] is None else b[0], inf if b[1] is None else b[1]]]
-    products = [0 if x == 0 or y == 0 else x * y for x in ends[0] for y in ends[1]]
-    lo, hi = min(products), max(products)
-    return (None if lo == -inf else int(lo), None if hi == inf else int(hi))
+# ---------------------------------------------------------------------- comparison
 
 
 def _decide(diff: Dim, what: str) -> bool:
