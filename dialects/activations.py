@@ -1,24 +1,39 @@
-"""Each activation's meaning, written once: ACTIVATIONS, read by every place that computes one.
+"""Each activation's meaning, written once, and read by every place that computes one.
 
 An activation is a formula over an `ops` object, so that one text is the loops the kernels
 emit (graph_to_loops/activation_ops.py over a KernelBuilder: the elementwise kernels and
-the conv/gemm/matmul epilogues), the scalar body fuse-elementwise builds (fusion_scalar.py)
-and the numpy the evaluator runs (NUMPY_OPS); the exporter reads its ONNX name and the
-epilogue verifier its parameters. An `ops` provides
+the conv/gemm/matmul epilogues; graph_to_loops/epilogue.py over the GEMM's vector
+registers; graph_to_loops/rnn.py over the recurrences' vector lanes), the scalar body
+fuse-elementwise builds (fusion_scalar.py) and the numpy the evaluator runs (NUMPY_OPS);
+the exporter reads its ONNX name, the epilogue verifier its parameters and the importer of
+LSTM / GRU / RNN its default alpha and beta. An `ops` provides
 
     constant(value, like)  a constant of `like`'s element type (an integer one truncated)
-    add mul div max min    binary; max / min propagate NaN (arith.maximumf, np.maximum)
-    neg exp tanh erf       unary
+    add sub mul div        binary
+    max min                binary; they propagate NaN (arith.maximumf, np.maximum)
+    neg abs exp tanh erf   unary
+    log1p                  log(1 + x) (libm's log1p; the recurrences' vector lanes have no
+                           vector log1p and compute log(1 + x))
     less_than select       an ordered `<`, and where(cond, a, b)
     muladd(a, b, c)        a * b + c: one fma in loops, two roundings in numpy
 
-The order a formula calls them in is the order the ops are emitted: reordering it changes
-the loops text (not its values). Where numpy computes an activation otherwise on purpose,
-its record says so in `numpy` (GELU's reference runs in float64 through math.erf).
+(fuse-elementwise's body builder provides the ops of the formulas it fuses: those of
+ACTIVATIONS.) The order a formula calls them in is the order the ops are emitted:
+reordering it changes the loops text (not its values). Where numpy computes an activation
+otherwise on purpose, its record says so in `numpy` (GELU's reference runs in float64
+through math.erf).
 
-Kept out of the table on purpose: the RNN gate activations (graph_rnn.ACTIVATIONS: vector
-code of their own in graph_to_loops/rnn.py) and the activations the importer writes as a few
-graph ops (frontend/onnx_ops_activation.py: HardSigmoid, Elu, Selu, ...).
+The tables:
+- ACTIVATIONS: the activations a conv / gemm / matmul epilogue applies, by the epilogue's
+  `activation` property (graph_epilogue), and `activation_of` the graph op each one is;
+- GATE_ACTIVATIONS: those ONNX's LSTM, GRU and RNN allow for their gates, by ONNX name
+  (graph_rnn verifies the names, the importer fills in their default alpha / beta);
+- SOFTPLUS, MISH, THRESHOLDED_RELU: graph.softplus, graph.mish and graph.thresholded_relu
+  (graph_to_loops/elementwise_unary.py, evaluator_logic.py), Softplus and ThresholdedRelu
+  also gate activations.
+Relu, Tanh, Sigmoid and HardSigmoid (HardSwish's gate) are one formula wherever they occur.
+The activations the importer writes as a few graph ops (frontend/onnx_ops_activation.py:
+HardSigmoid, Elu, Selu, ... as ONNX ops) are not formulas: their graph ops are.
 """
 
 from __future__ import annotations
@@ -63,11 +78,59 @@ def _tanh(ops, x, alpha, beta):
     return ops.tanh(x)
 
 
+def _hard_sigmoid(ops, x, alpha, beta):
+    """clip(alpha * x + beta, 0, 1)."""
+    return ops.min(ops.max(ops.muladd(ops.constant(alpha, x), x, ops.constant(beta, x)),
+                           ops.constant(0.0, x)), ops.constant(1.0, x))
+
+
 def _hard_swish(ops, x, alpha, beta):
     """x * clip(alpha * x + beta, 0, 1)."""
-    gate = ops.min(ops.max(ops.muladd(ops.constant(alpha, x), x, ops.constant(beta, x)),
-                           ops.constant(0.0, x)), ops.constant(1.0, x))
-    return ops.mul(x, gate)
+    return ops.mul(x, _hard_sigmoid(ops, x, alpha, beta))
+
+
+def _softplus(ops, x, alpha, beta):
+    """log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)): exp never overflows."""
+    zero = ops.constant(0.0, x)
+    tail = ops.exp(ops.neg(ops.abs(x)))
+    positive = ops.max(x, zero)
+    return ops.add(positive, ops.log1p(tail))
+
+
+def _mish(ops, x, alpha, beta):
+    """x * tanh(softplus(x))."""
+    return ops.mul(x, ops.tanh(_softplus(ops, x, alpha, beta)))
+
+
+def _thresholded_relu(ops, x, alpha, beta):
+    """x where alpha < x, else 0."""
+    return ops.select(ops.less_than(ops.constant(alpha, x), x), x, ops.constant(0.0, x))
+
+
+def _affine(ops, x, alpha, beta):
+    return ops.muladd(ops.constant(alpha, x), x, ops.constant(beta, x))
+
+
+def _gate_leaky_relu(ops, x, alpha, beta):
+    """alpha * min(x, 0) + max(x, 0), one fma and no compare (the recurrences' vector code;
+    -0 gives +0 here, where the epilogue's select keeps -0)."""
+    zero = ops.constant(0.0, x)
+    return ops.muladd(ops.constant(alpha, x), ops.min(x, zero), ops.max(x, zero))
+
+
+def _scaled_tanh(ops, x, alpha, beta):
+    return ops.mul(ops.constant(alpha, x), ops.tanh(ops.mul(ops.constant(beta, x), x)))
+
+
+def _elu(ops, x, alpha, beta):
+    """alpha * (exp(min(x, 0)) - 1) + max(x, 0)."""
+    zero = ops.constant(0.0, x)
+    below = ops.sub(ops.exp(ops.min(x, zero)), ops.constant(1.0, x))
+    return ops.muladd(ops.constant(alpha, x), below, ops.max(x, zero))
+
+
+def _softsign(ops, x, alpha, beta):
+    return ops.div(x, ops.add(ops.constant(1.0, x), ops.abs(x)))
 
 
 def gelu(ops, x, approximate: str):
@@ -83,17 +146,19 @@ def gelu(ops, x, approximate: str):
 
 
 def _erf64(x: np.ndarray) -> np.ndarray:
+    """erf in float64 (math.erf: numpy has none), NUMPY_OPS.erf."""
     return np.vectorize(math.erf, otypes=[np.float64])(x) if x.size else x
 
 
 @dataclass(frozen=True)
 class Activation:
-    """One activation: its epilogue name, ONNX name, parameters and formula."""
+    """One activation: its name, ONNX name, parameters and formula."""
 
     name: str
-    """the value of an epilogue's `activation` property"""
+    """its name; for those of ACTIVATIONS the value of an epilogue's `activation` property"""
     onnx: str
-    """its name in exported ONNX (the op type; GeluTanh is Gelu with approximate="tanh")"""
+    """its ONNX name (the op type in exported ONNX, the name in an LSTM's `activations`;
+    GeluTanh is Gelu with approximate="tanh")"""
     formula: Formula
     required: frozenset[str] = frozenset()
     """epilogue parameters it needs (activation_alpha / activation_beta)"""
@@ -103,6 +168,10 @@ class Activation:
     """also defined on integer elements"""
     numpy: Callable[[np.ndarray, float | None, float | None], np.ndarray] | None = None
     """the evaluator's form where it differs from the formula on purpose"""
+    alpha: float | None = None
+    """ONNX's default alpha, for a gate activation that takes one (None: takes none)"""
+    beta: float | None = None
+    """ONNX's default beta, likewise"""
 
     def evaluate(self, x: np.ndarray, alpha: float | None = None,
                  beta: float | None = None) -> np.ndarray:
@@ -110,6 +179,12 @@ class Activation:
         if self.numpy is not None:
             return self.numpy(x, alpha, beta)
         return self.formula(NUMPY_OPS, np.asarray(x), alpha, beta)
+
+    @functools.cached_property
+    def calls(self) -> frozenset[str]:
+        """The ops its formula calls (with alpha = beta = 1): graph_to_loops/rnn.py runs an
+        activation that compares on scalar lanes only."""
+        return _called_ops(self.formula)
 
 
 _ALPHA, _BETA = "activation_alpha", "activation_beta"
@@ -132,6 +207,29 @@ ACTIVATIONS: dict[str, Activation] = {a.name: a for a in (
 """Epilogue name -> its activation. clip's alpha / beta are its min / max (either may be
 absent), leaky_relu's alpha its slope, hard_swish's x * clip(alpha x + beta, 0, 1)."""
 
+SOFTPLUS = Activation("softplus", "Softplus", _softplus)
+MISH = Activation("mish", "Mish", _mish)
+THRESHOLDED_RELU = Activation("thresholded_relu", "ThresholdedRelu", _thresholded_relu,
+                              alpha=1.0)
+
+GATE_ACTIVATIONS: dict[str, Activation] = {a.onnx: a for a in (
+    ACTIVATIONS["relu"],
+    ACTIVATIONS["tanh"],
+    ACTIVATIONS["sigmoid"],
+    Activation("affine", "Affine", _affine, alpha=1.0, beta=0.0),
+    Activation("leaky_relu", "LeakyRelu", _gate_leaky_relu, alpha=0.01),
+    THRESHOLDED_RELU,
+    Activation("scaled_tanh", "ScaledTanh", _scaled_tanh, alpha=1.0, beta=1.0),
+    Activation("hard_sigmoid", "HardSigmoid", _hard_sigmoid, alpha=0.2, beta=0.5),
+    Activation("elu", "Elu", _elu, alpha=1.0),
+    Activation("softsign", "Softsign", _softsign),
+    SOFTPLUS,
+)}
+"""The activations ONNX's LSTM, GRU and RNN allow, by their canonical ONNX name, with ONNX's
+default alpha / beta where they take one. Affine is alpha x + beta, ScaledTanh
+alpha tanh(beta x), HardSigmoid clip(alpha x + beta, 0, 1), Elu's alpha the scale of its
+negative part, ThresholdedRelu's alpha its threshold."""
+
 
 class _NumpyOps:
     """The ops of a formula in numpy: constants of the operand's dtype (as the kernels'),
@@ -143,10 +241,12 @@ class _NumpyOps:
             return np.asarray(value, like.dtype)
         return np.asarray(int(value)).astype(like.dtype)
 
-    add, mul, div = staticmethod(np.add), staticmethod(np.multiply), staticmethod(np.divide)
+    add, sub = staticmethod(np.add), staticmethod(np.subtract)
+    mul, div = staticmethod(np.multiply), staticmethod(np.divide)
     max, min = staticmethod(np.maximum), staticmethod(np.minimum)
-    neg, exp, tanh = staticmethod(np.negative), staticmethod(np.exp), staticmethod(np.tanh)
-    erf = staticmethod(_erf64)
+    neg, abs = staticmethod(np.negative), staticmethod(np.abs)
+    exp, tanh = staticmethod(np.exp), staticmethod(np.tanh)
+    erf, log1p = staticmethod(_erf64), staticmethod(np.log1p)
     less_than, select = staticmethod(np.less), staticmethod(np.where)
 
     @staticmethod
@@ -155,6 +255,23 @@ class _NumpyOps:
 
 
 NUMPY_OPS = _NumpyOps()
+
+
+class _Recorder:
+    """An `ops` that notes which ops a formula calls (on placeholder values)."""
+
+    def __init__(self):
+        self.called: set[str] = set()
+
+    def __getattr__(self, name: str):
+        self.called.add(name)
+        return lambda *args: None
+
+
+def _called_ops(formula: Formula) -> frozenset[str]:
+    recorder = _Recorder()
+    formula(recorder, None, 1.0, 1.0)
+    return frozenset(recorder.called - {"constant"})
 
 
 @functools.cache
@@ -186,4 +303,5 @@ def activation_of(op) -> tuple[Activation, float | None, float | None] | None:
     return ACTIVATIONS[name], alpha, beta
 
 
-__all__ = ["ACTIVATIONS", "NUMPY_OPS", "Activation", "activation_of", "gelu"]
+__all__ = ["ACTIVATIONS", "GATE_ACTIVATIONS", "MISH", "NUMPY_OPS", "SOFTPLUS", "THRESHOLDED_RELU",
+           "Activation", "activation_of", "gelu"]

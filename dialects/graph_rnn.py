@@ -17,7 +17,8 @@ Shapes (D directions, S steps, B batch, H hidden, G gates: 4 LSTM, 3 GRU, 1 RNN)
   y                [S, D, B, H]     (layout = 1: [B, S, D, H])
   y_h, y_c         like initial_h
 `activations` lists the per-direction activation names (3 for LSTM, 2 for GRU, 1 for RNN, per
-direction) with one resolved alpha and beta each (the ONNX defaults already applied).
+direction; dialects/activations.py GATE_ACTIVATIONS) with one resolved alpha and beta each
+(the ONNX defaults already applied).
 """
 
 from __future__ import annotations
@@ -46,13 +47,8 @@ from xdsl.irdl import (
     result_def,
 )
 
+from onnxc.dialects.activations import GATE_ACTIVATIONS
 from onnxc.dialects.graph_base import GraphOp, int_of, shape_of
-
-ACTIVATIONS = (
-    "Relu", "Tanh", "Sigmoid", "Affine", "LeakyRelu", "ThresholdedRelu", "ScaledTanh",
-    "HardSigmoid", "Elu", "Softsign", "Softplus",
-)
-"""The activation functions ONNX's recurrent ops allow, in their canonical spelling."""
 
 DIRECTIONS = {"forward": 1, "reverse": 1, "bidirectional": 2}
 
@@ -143,7 +139,7 @@ class RecurrenceOp(GraphOp):
             raise ValueError(f"{len(names)} activations, expected "
                              f"{self.ACTIVATIONS_PER_DIRECTION * d}")
         for name in names:
-            if name not in ACTIVATIONS:
+            if name not in GATE_ACTIVATIONS:
                 raise ValueError(f"unknown activation '{name}'")
         for what, attr in (("activation_alpha", self.activation_alpha),
                            ("activation_beta", self.activation_beta)):
@@ -263,5 +259,5 @@ class RNNRecurrenceOp(RecurrenceOp):
 
 RNN_OPS = [LSTMRecurrenceOp, GRURecurrenceOp, RNNRecurrenceOp]
 
-__all__ = ["ACTIVATIONS", "RNN_OPS", "GRURecurrenceOp", "LSTMRecurrenceOp", "RNNRecurrenceOp",
+__all__ = ["RNN_OPS", "GRURecurrenceOp", "LSTMRecurrenceOp", "RNNRecurrenceOp",
            "RecurrenceOp"]

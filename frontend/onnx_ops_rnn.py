@@ -6,7 +6,8 @@ rows and all directions' weights ([D * G * H, input], transB), so it runs on the
 kernel; the `graph.*_recurrence` op (dialects/graph_rnn.py) then only does the sequential
 part. Activation names are matched case-insensitively (as onnxruntime does) and their alpha /
 beta resolved here, consumed in order by the activations that take them, ONNX's defaults
-otherwise.
+otherwise (dialects/activations.py GATE_ACTIVATIONS: the names, which take alpha / beta,
+and the defaults).
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
+from onnxc.dialects.activations import GATE_ACTIVATIONS
 from onnxc.dialects.graph_rnn import (
-    ACTIVATIONS,
     DIRECTIONS,
     GRURecurrenceOp,
     LSTMRecurrenceOp,
@@ -40,11 +41,11 @@ GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 DEFAULT_ACTIVATIONS = {"LSTM": ["Sigmoid", "Tanh", "Tanh"], "GRU": ["Sigmoid", "Tanh"],
                        "RNN": ["Tanh"]}
 PARAMETERS = {
-    "Affine": ((1.0,), (0.0,)), "LeakyRelu": ((0.01,), ()), "ThresholdedRelu": ((1.0,), ()),
-    "ScaledTanh": ((1.0,), (1.0,)), "HardSigmoid": ((0.2,), (0.5,)), "Elu": ((1.0,), ()),
-}
-"""Activations that take alpha / beta: (default alpha,) and (default beta,) when they do."""
-_CANONICAL = {name.lower(): name for name in ACTIVATIONS}
+    name: tuple(() if v is None else (v,) for v in (a.alpha, a.beta))
+    for name, a in GATE_ACTIVATIONS.items() if (a.alpha, a.beta) != (None, None)}
+"""Activations that take alpha / beta: (default alpha,) and (default beta,) when they do
+(GATE_ACTIVATIONS' defaults, in the form the exporter reads)."""
+_CANONICAL = {name.lower(): name for name in GATE_ACTIVATIONS}
 
 
 def _activations(ctx: NodeContext, directions: int) -> tuple[list[str], list[float], list[float]]:
@@ -65,12 +66,13 @@ def _activations(ctx: NodeContext, directions: int) -> tuple[list[str], list[flo
     given_alpha = list(ctx.attr("activation_alpha", []))
     given_beta = list(ctx.attr("activation_beta", []))
     alphas, betas = [], []
-    for name in canonical:
-        alpha_default, beta_default = PARAMETERS.get(name, ((), ()))
-        alphas.append(float(given_alpha.pop(0)) if alpha_default and given_alpha
-                      else (alpha_default[0] if alpha_default else 0.0))
-        betas.append(float(given_beta.pop(0)) if beta_default and given_beta
-                     else (beta_default[0] if beta_default else 0.0))
+    for name in canonical:  # each takes the next given value, or its default (0 if none)
+        for default, given, resolved in ((GATE_ACTIVATIONS[name].alpha, given_alpha, alphas),
+                                         (GATE_ACTIVATIONS[name].beta, given_beta, betas)):
+            if default is None:
+                resolved.append(0.0)
+            else:
+                resolved.append(float(given.pop(0)) if given else default)
     return canonical, alphas, betas
 
 

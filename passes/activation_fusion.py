@@ -25,7 +25,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from onnxc.dialects import graph, graph_shapes
-from onnxc.dialects.activations import activation_of
+from onnxc.dialects.activations import ACTIVATIONS, activation_of
 from onnxc.dialects.graph import float_of, shape_of
 from onnxc.dialects.graph_epilogue import epilogue_of
 from onnxc.passes.base import GraphPatternPass
@@ -98,7 +98,7 @@ class ActivationAsEpilogue(RewritePattern):
         props = _activation_of(op)
         if props is None:
             return
-        if props["activation"].data not in ("relu", "clip") and not is_float_tensor(op.input):
+        if not ACTIVATIONS[props["activation"].data].integer and not is_float_tensor(op.input):
             return
         new = type(producer)(
             operands=_operand_groups(producer),

@@ -21,7 +21,7 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from onnxc.dialects import graph, graph_shapes
-from onnxc.dialects.activations import ACTIVATIONS, activation_of
+from onnxc.dialects.activations import ACTIVATIONS, NUMPY_OPS, activation_of
 from onnxc.dialects.dense_data import element_dtype, to_numpy
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.dialects.layout import ConvertOp
@@ -173,10 +173,6 @@ def _power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.float_power(a, b).astype(a.dtype)
 
 
-def _erf(x: np.ndarray) -> np.ndarray:
-    return np.vectorize(math.erf, otypes=[np.float64])(x) if x.size else x
-
-
 def _with_epilogue(op: Operation, values: list[np.ndarray]) -> list[np.ndarray]:
     """Apply a fused activation epilogue (fuse-activation) to the op's single result."""
     act = op.properties.get("activation")
@@ -305,7 +301,7 @@ EVALUATORS: dict[type[Operation], Evaluator] = {
     graph.SigmoidOp: _activation,
     graph.TanhOp: _activation,
     graph.ExpOp: _unary(np.exp),
-    graph.ErfOp: _unary(_erf),
+    graph.ErfOp: _unary(NUMPY_OPS.erf),
     graph.LogOp: _unary(np.log),
     graph.SqrtOp: _unary(np.sqrt),
     graph.NegOp: _unary(np.negative),

@@ -2,7 +2,8 @@
 
 Written from the ONNX operator docs and onnx.reference: Round halves to even (np.round), Mod
 with fmod=0 takes the divisor's sign (np.mod) and with fmod=1 the dividend's (np.fmod),
-BitShift by a count outside [0, width) shifts every bit out.
+BitShift by a count outside [0, width) shifts every bit out. Softplus, Mish and
+ThresholdedRelu are their formulas in dialects/activations.py.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import numpy as np
 from xdsl.ir import Operation
 
 from onnxc.dialects import graph
+from onnxc.dialects.activations import MISH, SOFTPLUS, THRESHOLDED_RELU
 from onnxc.dialects.dense_data import cast_array, element_dtype
 from onnxc.dialects.graph import float_of, int_of
 
@@ -50,13 +52,8 @@ def _is_inf(op: graph.IsInfOp, a: list[np.ndarray]) -> list[np.ndarray]:
     return [positive | negative]
 
 
-def _softplus(x: np.ndarray) -> np.ndarray:
-    return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
-
-
 def _thresholded_relu(op: graph.ThresholdedReluOp, a: list[np.ndarray]) -> list[np.ndarray]:
-    x = a[0]
-    return [np.where(x > float_of(op.alpha), x, 0).astype(x.dtype)]
+    return [THRESHOLDED_RELU.evaluate(a[0], float_of(op.alpha))]
 
 
 def _shrink(op: graph.ShrinkOp, a: list[np.ndarray]) -> list[np.ndarray]:
@@ -114,8 +111,8 @@ EVALUATORS: dict[type[Operation], object] = {
     graph.AsinhOp: _unary(np.arcsinh),
     graph.AcoshOp: _unary(np.arccosh),
     graph.AtanhOp: _unary(np.arctanh),
-    graph.SoftplusOp: _unary(_softplus),
-    graph.MishOp: _unary(lambda x: x * np.tanh(_softplus(x))),
+    graph.SoftplusOp: _unary(SOFTPLUS.evaluate),
+    graph.MishOp: _unary(MISH.evaluate),
     graph.ThresholdedReluOp: _thresholded_relu,
     graph.ShrinkOp: _shrink,
     graph.BitCastOp: lambda op, a: [

@@ -3,13 +3,15 @@
 Written from the ONNX LSTM / GRU / RNN docs, with onnxruntime's readings where the docs are
 loose: clip bounds the gate pre-activations but not LSTM's cell state before h; a step past
 a row's sequence length keeps the state and writes zeros to y; a row of length 0 ends with
-zero states.
+zero states. The activations (and the clip) are their formulas in dialects/activations.py,
+evaluated in float64.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from onnxc.dialects.activations import ACTIVATIONS, GATE_ACTIVATIONS
 from onnxc.dialects.graph import int_of
 from onnxc.dialects.graph_rnn import (
     GRURecurrenceOp,
@@ -19,23 +21,16 @@ from onnxc.dialects.graph_rnn import (
 )
 
 
-def _softplus(x):
-    return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
+def _activation(name: str, alpha: float, beta: float, clip: float | None = None):
+    """The gate activation `name` of float64 values, their pre-activation clipped first."""
+    activation = GATE_ACTIVATIONS[name]
 
+    def apply(x: np.ndarray) -> np.ndarray:
+        if clip is not None:
+            x = ACTIVATIONS["clip"].evaluate(x, -clip, clip)
+        return activation.evaluate(x, alpha, beta)
 
-ACTIVATION_FNS = {
-    "Relu": lambda x, a, b: np.maximum(x, 0),
-    "Tanh": lambda x, a, b: np.tanh(x),
-    "Sigmoid": lambda x, a, b: 1 / (1 + np.exp(-x)),
-    "Affine": lambda x, a, b: a * x + b,
-    "LeakyRelu": lambda x, a, b: np.where(x >= 0, x, a * x),
-    "ThresholdedRelu": lambda x, a, b: np.where(x > a, x, 0),
-    "ScaledTanh": lambda x, a, b: a * np.tanh(b * x),
-    "HardSigmoid": lambda x, a, b: np.clip(a * x + b, 0, 1),
-    "Elu": lambda x, a, b: np.where(x >= 0, x, a * (np.exp(np.minimum(x, 0)) - 1)),
-    "Softsign": lambda x, a, b: x / (1 + np.abs(x)),
-    "Softplus": lambda x, a, b: _softplus(x),
-}
+    return apply
 
 
 def recurrence(op: RecurrenceOp, args: list[np.ndarray]) -> list[np.ndarray]:
@@ -65,9 +60,7 @@ def recurrence(op: RecurrenceOp, args: list[np.ndarray]) -> list[np.ndarray]:
     acts = op.activation_list()
     per = op.ACTIVATIONS_PER_DIRECTION
     for d in range(dirs):
-        fns = [(lambda x, name=name, a=a, b=b: ACTIVATION_FNS[name](
-            np.clip(x, -clip, clip) if clip is not None else x, a, b))
-               for name, a, b in acts[d * per:(d + 1) * per]]
+        fns = [_activation(name, a, b, clip) for name, a, b in acts[d * per:(d + 1) * per]]
         order = range(steps - 1, -1, -1) if op.is_reverse(d) else range(steps)
         for t in order:
             valid = (t < lens)[:, None]
@@ -82,7 +75,7 @@ def recurrence(op: RecurrenceOp, args: list[np.ndarray]) -> list[np.ndarray]:
                 f = 1 - i if int_of(op.input_forget) else fns[0](xf + p[d, 2 * h:] * c_old)
                 c = f * c_old + i * fns[1](xc)
                 o = fns[0](xo + p[d, h:2 * h] * c)
-                h_new = o * ACTIVATION_FNS[acts[d * per + 2][0]](c, *acts[d * per + 2][1:])
+                h_new = o * _activation(*acts[d * per + 2])(c)  # as onnxruntime: C unclipped
                 cs[d] = np.where(valid, c, c_old)
             elif isinstance(op, GRURecurrenceOp):
                 z = fns[0](x[:, :h] + hr[:, :h])

@@ -7,18 +7,14 @@ Computation is in float64 so that the reference is not the thing being tested.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
 from xdsl.ir import Operation
 
 from onnxc.dialects import graph
+from onnxc.dialects.activations import activation_of
 from onnxc.dialects.graph import float_of, int_of
-
-
-def _erf(x: np.ndarray) -> np.ndarray:
-    return np.vectorize(math.erf, otypes=[np.float64])(x) if x.size else x.astype(np.float64)
 
 
 def _reduce(fn):
@@ -54,10 +50,10 @@ def rms_normalization(op: graph.RMSNormalizationOp, args: list[np.ndarray]):
 
 
 def gelu(op: graph.GeluOp, args: list[np.ndarray]):
-    x = args[0].astype(np.float64)
-    if op.approximate.data == "tanh":
-        return [0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))]
-    return [0.5 * x * (1 + _erf(x / math.sqrt(2)))]
+    """Its activation's numpy (dialects/activations.py), in float64."""
+    found = activation_of(op)
+    assert found is not None
+    return [found[0].evaluate(args[0].astype(np.float64))]
 
 
 def attention(op: graph.AttentionOp, args: list[np.ndarray]):

@@ -1,5 +1,6 @@
 """The loops a kernel emits for an activation: dialects/activations.py's formulas over a
-KernelBuilder, shared by the elementwise kernels, the conv/gemm/matmul epilogues and GELU's.
+KernelBuilder, shared by the elementwise kernels (Relu ... Clip, Softplus, Mish,
+ThresholdedRelu), the conv/gemm/matmul epilogues and GELU's.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ class KernelOps:
 
     def __init__(self, kb: KernelBuilder):
         self.kb = kb
-        self.add, self.mul, self.div = kb.add, kb.mul, kb.div
+        self.add, self.sub, self.mul, self.div = kb.add, kb.sub, kb.mul, kb.div
         self.max, self.min, self.muladd = kb.max, kb.min, kb.muladd
         self.less_than, self.select = kb.less_than, kb.select
 
@@ -30,8 +31,14 @@ class KernelOps:
             return self.kb.insert(arith.NegfOp(x))
         return self.kb.insert(arith.SubiOp(self.kb.constant(0, x.type), x))
 
+    def abs(self, x: SSAValue) -> SSAValue:
+        return self.kb.insert(math.AbsFOp(x))
+
     def exp(self, x: SSAValue) -> SSAValue:
         return self.kb.insert(math.ExpOp(x))
+
+    def log1p(self, x: SSAValue) -> SSAValue:
+        return self.kb.insert(math.Log1pOp(x))
 
     def tanh(self, x: SSAValue) -> SSAValue:
         return self.kb.insert(math.TanhOp(x))

@@ -10,8 +10,6 @@ Rows (n, oh) are independent: the outer loop is a parallel_for.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, VectorType, f32
 from xdsl.ir import Operation, SSAValue
@@ -26,7 +24,7 @@ from onnxc.lowering.graph_to_loops.conv_nhwc import (
     pad_input,
     target_tiling,
 )
-from onnxc.lowering.graph_to_loops.epilogue import activate
+from onnxc.lowering.graph_to_loops.epilogue import activate, clamp_vectors, on_vectors
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 
 TW = 8
@@ -133,18 +131,7 @@ class _Depthwise:
             acc = kb.float_op(arith.AddfOp, acc, z)
         if not vec:
             return activate(kb, self.op, acc)
-        epilogue = epilogue_of(self.op)
-        if epilogue is None or epilogue[0] not in ("relu", "clip"):
-            return acc
-        _, lo, hi = epilogue
-        if epilogue[0] == "relu":
-            lo, hi = 0.0, None
-        bound: Callable[[float], SSAValue] = lambda v: self.splat(kb.constant(v, f32))
-        if lo is not None:
-            acc = kb.float_op(arith.MaximumfOp, acc, bound(lo))
-        if hi is not None:
-            acc = kb.float_op(arith.MinimumfOp, acc, bound(hi))
-        return acc
+        return clamp_vectors(kb, self.op, [acc], self.vtype)[0]
 
     def store(self, v: SSAValue, at: Index, vec: bool) -> None:
         kb = self.kb
@@ -152,7 +139,7 @@ class _Depthwise:
             kb.store(v, self.y, [at])
             return
         kb.vstore(v, self.y, [kb.idx(at)])
-        if self.act is not None and self.act not in ("relu", "clip"):
+        if self.act is not None and not on_vectors(self.act):
             kb.for_(0, self.vw, lambda i: kb.store(
                 activate(kb, self.op, kb.load(self.y, [kb.iadd(at, i)])), self.y,
                 [kb.iadd(at, i)]))

@@ -2,7 +2,8 @@
 hyperbolic functions, Softplus, Mish, ThresholdedRelu and Shrink.
 
 The transcendental ones are single `math` ops, lowered by convert-math-to-llvm to LLVM
-intrinsics or libm calls (scalar: correctness first, these are rare in models).
+intrinsics or libm calls (scalar: correctness first, these are rare in models). Softplus,
+Mish and ThresholdedRelu are their formulas in dialects/activations.py.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from xdsl.dialects import arith, math
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
+from onnxc.dialects.activations import MISH, SOFTPLUS, THRESHOLDED_RELU
 from onnxc.dialects.graph import float_of
 from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.activation_ops import emit_activation
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise, require_physical_broadcast
 from onnxc.lowering.graph_to_loops.elementwise_logic import is_unsigned
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder, is_bool, is_float
@@ -48,24 +51,16 @@ def _sign(kb: KernelBuilder, x: SSAValue, op) -> SSAValue:
     return kb.select(kb.less_than(zero, x), kb.constant(1, x.type), inner)
 
 
-def softplus(kb: KernelBuilder, x: SSAValue) -> SSAValue:
-    """log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)): exp never overflows."""
-    magnitude = kb.insert(math.AbsFOp(x))
-    tail = kb.insert(math.Log1pOp(kb.insert(math.ExpOp(kb.insert(arith.NegfOp(magnitude))))))
-    return kb.add(kb.max(x, kb.constant(0.0, x.type)), tail)
-
-
 def _softplus(kb: KernelBuilder, x: SSAValue, op) -> SSAValue:
-    return softplus(kb, x)
+    return emit_activation(kb, SOFTPLUS, x)
 
 
 def _mish(kb: KernelBuilder, x: SSAValue, op) -> SSAValue:
-    return kb.mul(x, kb.insert(math.TanhOp(softplus(kb, x))))
+    return emit_activation(kb, MISH, x)
 
 
 def _thresholded_relu(kb: KernelBuilder, x: SSAValue, op: graph.ThresholdedReluOp) -> SSAValue:
-    alpha = kb.constant(float_of(op.alpha), x.type)
-    return kb.select(kb.less_than(alpha, x), x, kb.constant(0.0, x.type))
+    return emit_activation(kb, THRESHOLDED_RELU, x, float_of(op.alpha))
 
 
 def _shrink(kb: KernelBuilder, x: SSAValue, op: graph.ShrinkOp) -> SSAValue:

@@ -53,21 +53,41 @@ def activate_in_place(
     kb.nest(bounds, body)
 
 
+ON_VECTORS = frozenset({"relu", "clip"})
+"""Epilogue activations the GEMM and depthwise kernels apply to their vector registers before
+the store (`clamp_vectors`: a max / min against constants, exact and nearly free there); the
+others run per element after it (`activate`)."""
+
+
+def on_vectors(activation: str | None) -> bool:
+    """Whether the epilogue activation named `activation` runs on vector registers."""
+    return activation in ON_VECTORS
+
+
+class _VectorsOps:
+    """The ops of a clamp's formula over a list of float vectors of type `vtype`: each op
+    applied to every vector before the next op, each constant splatted once."""
+
+    def __init__(self, kb: KernelBuilder, vtype: VectorType):
+        self.kb, self.vtype = kb, vtype
+
+    def constant(self, value: float, like: list[SSAValue]) -> SSAValue:
+        return self.kb.vsplat(self.kb.constant(value, self.vtype.get_element_type()), self.vtype)
+
+    def max(self, values: list[SSAValue], bound: SSAValue) -> list[SSAValue]:
+        return [self.kb.float_op(arith.MaximumfOp, a, bound) for a in values]
+
+    def min(self, values: list[SSAValue], bound: SSAValue) -> list[SSAValue]:
+        return [self.kb.float_op(arith.MinimumfOp, a, bound) for a in values]
+
+
 def clamp_vectors(kb: KernelBuilder, op: Operation, values: list[SSAValue],
                   vtype: VectorType) -> list[SSAValue]:
-    """`op`'s relu or clip epilogue on float vectors of type `vtype` (`values` unchanged for
-    other activations, which the kernels apply per element)."""
+    """`op`'s relu or clip epilogue (ON_VECTORS) on float vectors of type `vtype`: its
+    formula (dialects/activations.py) over the list; `values` unchanged for other
+    activations, which the kernels apply per element."""
     epilogue = epilogue_of(op)
-    if epilogue is None or epilogue[0] not in ("relu", "clip"):
+    if epilogue is None or not on_vectors(epilogue[0]):
         return values
-    _, lo, hi = epilogue
-    if epilogue[0] == "relu":
-        lo, hi = 0.0, None
-    element = vtype.get_element_type()
-    if lo is not None:
-        low = kb.vsplat(kb.constant(lo, element), vtype)
-        values = [kb.float_op(arith.MaximumfOp, a, low) for a in values]
-    if hi is not None:
-        high = kb.vsplat(kb.constant(hi, element), vtype)
-        values = [kb.float_op(arith.MinimumfOp, a, high) for a in values]
-    return values
+    act, alpha, beta = epilogue
+    return ACTIVATIONS[act].formula(_VectorsOps(kb, vtype), list(values), alpha, beta)

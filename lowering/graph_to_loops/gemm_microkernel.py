@@ -54,7 +54,7 @@ from onnxc.lowering.graph_to_loops.branches import (
     unless,
     when,
 )
-from onnxc.lowering.graph_to_loops.epilogue import activate, clamp_vectors
+from onnxc.lowering.graph_to_loops.epilogue import activate, clamp_vectors, on_vectors
 from onnxc.lowering.graph_to_loops.gemm_tiles import (
     KC,
     NC,
@@ -467,7 +467,7 @@ class PackedGemm:
         shared = self.shared_rows if clamped is not False else 0
         unless(kb, clamped, lambda: store_rows(range(shared)))
         store_rows(range(shared, mr))
-        if full and self.act not in (None, "relu", "clip"):
+        if full and self.act is not None and not on_vectors(self.act):
             when(kb, last, lambda: self.row_nest(
                 clamped, mr, full * t.vw,
                 lambda ivs: self.scalar_activate([kb.iadd(i0, ivs[0]), self.ycol(j, ivs[1])])))

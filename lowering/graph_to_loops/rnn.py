@@ -8,9 +8,10 @@ what is left is, per direction, per step, per batch row:
   accumulators walk k = 0..H with one broadcast of h[k] and contiguous vector loads, and
   land in the scratch `hr` [D][B][G][NB * CH];
 - the gate math, fused and vectorized over the hidden units (a scalar tail when H is not a
-  multiple of the vector width): activations are inline vector code (math.exp / math.tanh
-  become the polynomial expansions of to_llvm/polynomial.py), the state lives in the y_h
-  (and y_c) results themselves.
+  multiple of the vector width): activations are their formulas (dialects/activations.py
+  GATE_ACTIVATIONS) over `Lanes`, inline vector code (math.exp / math.tanh become the
+  polynomial expansions of to_llvm/polynomial.py), the state lives in the y_h (and y_c)
+  results themselves.
 GRU without linear_before_reset needs r before its h-gate GEMV: z and r chunks first, then
 r * H_prev into scratch, then the h chunks. Steps past a row's sequence length keep the state
 and write zeros to y, a row of length 0 ends with zero states, as in onnxruntime (selects;
@@ -36,6 +37,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from onnxc.dialects import graph
+from onnxc.dialects.activations import ACTIVATIONS, GATE_ACTIVATIONS
 from onnxc.dialects.dense_data import from_numpy, values_in_shape
 from onnxc.dialects.graph import int_of, shape_of
 from onnxc.dialects.graph_rnn import (
@@ -139,7 +141,9 @@ def rnn_scratch(op: Operation) -> list[MemRefType]:
 
 
 class Lanes:
-    """Math on `width` consecutive elements: vectors, or scalars when width is 1."""
+    """Math on `width` consecutive elements: vectors, or scalars when width is 1; the `ops`
+    of dialects/activations.py's formulas. Comparisons take scalars only (arith.cmpf gives
+    one i1), and log1p is log(1 + x) (libm's log1p has no vector form)."""
 
     def __init__(self, kb: KernelBuilder, element: Attribute, width: int):
         self.kb, self.element, self.width = kb, element, width
@@ -168,6 +172,9 @@ class Lanes:
     def op(self, kind, *args: SSAValue) -> SSAValue:
         return self.kb.insert(kind(*args))
 
+    def constant(self, value: float, like: SSAValue) -> SSAValue:
+        return self.c(value)
+
     def add(self, a, b):
         return self.op(arith.AddfOp, a, b)
 
@@ -189,49 +196,29 @@ class Lanes:
     def fma(self, a, b, c):
         return self.op(math.FmaOp, a, b, c)
 
+    muladd = fma
+
+    def neg(self, x):
+        return self.op(arith.NegfOp, x)
+
+    def abs(self, x):
+        return self.op(math.AbsFOp, x)
+
     def exp(self, x):
         return self.op(math.ExpOp, x)
+
+    def log1p(self, x):
+        return self.op(math.LogOp, self.add(self.c(1.0), x))
 
     def tanh(self, x):
         return self.op(math.TanhOp, x)
 
+    def less_than(self, a, b):
+        assert self.width == 1, "a comparison of vector lanes"
+        return self.kb.insert(arith.CmpfOp(a, b, "olt"))
+
     def select(self, cond: SSAValue, a, b):
         return self.op(arith.SelectOp, cond, a, b)
-
-    def sigmoid(self, x):
-        one = self.c(1.0)
-        return self.div(one, self.add(one, self.exp(self.op(arith.NegfOp, x))))
-
-    def activation(self, name: str, alpha: float, beta: float, x: SSAValue) -> SSAValue:
-        zero = self.c(0.0)
-        if name == "Relu":
-            return self.max(x, zero)
-        if name == "Tanh":
-            return self.tanh(x)
-        if name == "Sigmoid":
-            return self.sigmoid(x)
-        if name == "Affine":
-            return self.fma(self.c(alpha), x, self.c(beta))
-        if name == "LeakyRelu":
-            return self.fma(self.c(alpha), self.min(x, zero), self.max(x, zero))
-        if name == "ThresholdedRelu":  # scalar lanes only (see _Recurrence.gate_lanes)
-            assert self.width == 1
-            above = self.kb.insert(arith.CmpfOp(x, self.c(alpha), "ogt"))
-            return self.select(above, x, zero)
-        if name == "ScaledTanh":
-            return self.mul(self.c(alpha), self.tanh(self.mul(self.c(beta), x)))
-        if name == "HardSigmoid":
-            return self.min(self.max(self.fma(self.c(alpha), x, self.c(beta)), zero),
-                            self.c(1.0))
-        if name == "Elu":
-            em1 = self.sub(self.exp(self.min(x, zero)), self.c(1.0))
-            return self.fma(self.c(alpha), em1, self.max(x, zero))
-        if name == "Softsign":
-            return self.div(x, self.add(self.c(1.0), self.op(math.AbsFOp, x)))
-        if name == "Softplus":  # max(x, 0) + log(1 + exp(-|x|)), no overflow
-            tail = self.exp(self.op(arith.NegfOp, self.op(math.AbsFOp, x)))
-            return self.add(self.max(x, zero), self.op(math.LogOp, self.add(self.c(1.0), tail)))
-        raise AssertionError(f"unknown activation {name}")
 
 
 class _Recurrence:
@@ -250,7 +237,7 @@ class _Recurrence:
         self.element = op.gates.type.get_element_type()
         self.acts = op.activation_list()
         per = op.ACTIVATIONS_PER_DIRECTION
-        self.scalar_only = any(a[0] == "ThresholdedRelu" for a in self.acts)
+        self.scalar_only = any("less_than" in GATE_ACTIVATIONS[a[0]].calls for a in self.acts)
         self.clip = op.clip.value.data if op.clip is not None else None
         self.per = per
         self.runtime_pack = not constant
@@ -403,9 +390,9 @@ class _Recurrence:
 
         def act(lanes: Lanes, which: int, x: SSAValue, clip: bool = True) -> SSAValue:
             if self.clip is not None and clip:
-                x = lanes.min(lanes.max(x, lanes.c(-self.clip)), lanes.c(self.clip))
+                x = ACTIVATIONS["clip"].formula(lanes, x, -self.clip, self.clip)
             name, alpha, beta = acts[which]
-            return lanes.activation(name, alpha, beta, x)
+            return GATE_ACTIVATIONS[name].formula(lanes, x, alpha, beta)
 
         def finish(lanes: Lanes, j: Index, h_new: SSAValue, h_old: SSAValue,
                    c_new: SSAValue | None = None, c_old: SSAValue | None = None) -> None:

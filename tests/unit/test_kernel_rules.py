@@ -160,3 +160,97 @@ def test_graph_ops_name_their_activation():
     assert activation_of(clip) == (ACTIVATIONS["clip"], None, 6.0)
     assert activation_of(gelu) == (ACTIVATIONS["gelu_tanh"], None, None)
     assert activation_of(graph.ExpOp(operands=[arg], result_types=[t])) is None
+
+
+# --------------------------------------------------------------------------- gate activations
+
+
+def test_gate_activations_name_the_recurrences_activations_and_defaults():
+    """The importer's names and defaults and the recurrence verifier read GATE_ACTIVATIONS;
+    Relu, Tanh, Sigmoid and Softplus / ThresholdedRelu are the records the epilogues and
+    the elementwise ops use, HardSigmoid HardSwish's gate."""
+    from onnxc.dialects import activations as act
+    from onnxc.frontend import onnx_ops_rnn
+
+    assert tuple(act.GATE_ACTIVATIONS) == (
+        "Relu", "Tanh", "Sigmoid", "Affine", "LeakyRelu", "ThresholdedRelu", "ScaledTanh",
+        "HardSigmoid", "Elu", "Softsign", "Softplus")
+    assert onnx_ops_rnn.PARAMETERS == {  # the importer's former table
+        "Affine": ((1.0,), (0.0,)), "LeakyRelu": ((0.01,), ()), "ThresholdedRelu": ((1.0,), ()),
+        "ScaledTanh": ((1.0,), (1.0,)), "HardSigmoid": ((0.2,), (0.5,)), "Elu": ((1.0,), ())}
+    for name in ("relu", "tanh", "sigmoid"):
+        assert act.GATE_ACTIVATIONS[ACTIVATIONS[name].onnx] is ACTIVATIONS[name]
+    assert act.GATE_ACTIVATIONS["Softplus"] is act.SOFTPLUS
+    assert act.GATE_ACTIVATIONS["ThresholdedRelu"] is act.THRESHOLDED_RELU
+    x = _x(64).astype(np.float64)
+    np.testing.assert_array_equal(
+        ACTIVATIONS["hard_swish"].evaluate(x, 0.2, 0.5),
+        x * act.GATE_ACTIVATIONS["HardSigmoid"].evaluate(x, 0.2, 0.5))
+    assert {n for n, a in act.GATE_ACTIVATIONS.items() if "less_than" in a.calls} == {
+        "ThresholdedRelu"}  # the one the recurrence kernel runs on scalar lanes
+
+
+def _identity_rnn(name: str, alpha: float | None, beta: float | None, hidden: int):
+    """An RNN layer whose input projection is the identity and whose recurrence is zero:
+    Y = activation(X), the kernel's vector lanes and scalar tail both."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = np.eye(hidden, dtype=np.float32)[None]
+    r = np.zeros((1, hidden, hidden), np.float32)
+    attrs = {"hidden_size": hidden, "activations": [name]}
+    if alpha is not None:
+        attrs["activation_alpha"] = [alpha]
+    if beta is not None:
+        attrs["activation_beta"] = [beta]
+    node = helper.make_node("RNN", ["X", "W", "R"], ["Y"], **attrs)
+    graph_ = helper.make_graph(
+        [node], "rnn", [helper.make_tensor_value_info("X", TensorProto.FLOAT, (3, 2, hidden))],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, (3, 1, 2, hidden))],
+        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(r, "R")])
+    model = helper.make_model(graph_, opset_imports=[helper.make_opsetid("", 14)])
+    model.ir_version = 9
+    return model
+
+
+@pytest.mark.parametrize("name", ["Relu", "Tanh", "Sigmoid", "Affine", "LeakyRelu",
+                                  "ThresholdedRelu", "ScaledTanh", "HardSigmoid", "Elu",
+                                  "Softsign", "Softplus"])
+def test_gate_activation_compiled_in_the_recurrence_is_its_formula(name):
+    """The recurrence kernel's lanes (graph_to_loops/rnn.py) and the numpy of the formula
+    agree on every gate activation, with ONNX's default parameters."""
+    import onnxc
+    from onnxc.dialects.activations import GATE_ACTIVATIONS
+
+    activation = GATE_ACTIVATIONS[name]
+    hidden = 11
+    model = _identity_rnn(name, activation.alpha, activation.beta, hidden)
+    x = _x(3, 2, hidden)
+    (y,) = onnxc.compile(model).run(None, {"X": x})
+    expected = activation.evaluate(x.astype(np.float64), activation.alpha, activation.beta)
+    np.testing.assert_allclose(y[:, 0], expected, rtol=RTOL, atol=ATOL)
+
+
+# elementwise op -> (its record, attributes, the record's alpha)
+ELEMENTWISE = {
+    "Softplus": ("SOFTPLUS", {}, None),
+    "Mish": ("MISH", {}, None),
+    "ThresholdedRelu": ("THRESHOLDED_RELU", {"alpha": 0.5}, 0.5),
+}
+
+
+@pytest.mark.parametrize("op_type", sorted(ELEMENTWISE))
+def test_elementwise_activation_numpy_compiled_onnxruntime(op_type):
+    """graph.softplus / mish / thresholded_relu: the formula's numpy (the evaluator's), the
+    compiled one-node model and onnxruntime agree."""
+    import onnxc
+    from onnxc.dialects import activations as act
+
+    record, attrs, alpha = ELEMENTWISE[op_type]
+    x = _x(2, 3, 5, 7) * 8  # Softplus's tail matters past |x| = 16
+    model = single_op_model(op_type, {"x": x}, {"y": (np.float32, list(x.shape))},
+                            attrs=attrs, opset=20, ir_version=9)
+    (expected,) = reference_run(model, {"x": x})
+    (compiled,) = onnxc.compile(model).run(None, {"x": x})
+    evaluated = getattr(act, record).evaluate(x, alpha)
+    assert_same_outputs([compiled], [expected], rtol=RTOL, atol=ATOL)
+    assert_same_outputs([evaluated], [compiled], rtol=RTOL, atol=ATOL)
