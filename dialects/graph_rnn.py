@@ -45,10 +45,12 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
     result_def,
+    traits_def,
 )
 
 from onnxc.dialects.activations import GATE_ACTIVATIONS
 from onnxc.dialects.graph_base import GraphOp, int_of, shape_of
+from onnxc.dialects.graph_traits import StaticSizesKernel
 
 DIRECTIONS = {"forward": 1, "reverse": 1, "bidirectional": 2}
 
@@ -65,12 +67,19 @@ class RecurrenceOp(GraphOp):
     """What the three recurrences share: shapes, directions and activations."""
 
     irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
+    traits = traits_def(StaticSizesKernel())
     GATES: ClassVar[int] = 1
     ACTIVATIONS_PER_DIRECTION: ClassVar[int] = 1
 
-    # Each op declares its own operands, results and properties (IRDL orders inherited
-    # fields after a subclass's own): gates, recurrence, sequence_lens, initial_h, y, y_h,
-    # direction, activations, activation_alpha, activation_beta, clip and layout at least.
+    # Each op declares its own operands and results, in its order (IRDL orders inherited
+    # fields after a subclass's own): gates, recurrence, sequence_lens, initial_h, y, y_h
+    # at least.
+    direction = prop_def(StringAttr)
+    activations = prop_def(ArrayAttr[StringAttr])
+    activation_alpha = prop_def(DenseArrayBase)
+    activation_beta = prop_def(DenseArrayBase)
+    clip = opt_prop_def(FloatAttr)
+    layout = prop_def(IntegerAttr)
 
     # ---------------------------------------------------------------- accessors
 
@@ -186,12 +195,6 @@ class LSTMRecurrenceOp(RecurrenceOp):
     y = result_def(TensorType)
     y_h = result_def(TensorType)
     y_c = result_def(TensorType)
-    direction = prop_def(StringAttr)
-    activations = prop_def(ArrayAttr[StringAttr])
-    activation_alpha = prop_def(DenseArrayBase)
-    activation_beta = prop_def(DenseArrayBase)
-    clip = opt_prop_def(FloatAttr)
-    layout = prop_def(IntegerAttr)
     input_forget = prop_def(IntegerAttr)
 
     def check_extra(self, d: int, h: int) -> None:
@@ -217,12 +220,6 @@ class GRURecurrenceOp(RecurrenceOp):
     initial_h = opt_operand_def(TensorType)
     y = result_def(TensorType)
     y_h = result_def(TensorType)
-    direction = prop_def(StringAttr)
-    activations = prop_def(ArrayAttr[StringAttr])
-    activation_alpha = prop_def(DenseArrayBase)
-    activation_beta = prop_def(DenseArrayBase)
-    clip = opt_prop_def(FloatAttr)
-    layout = prop_def(IntegerAttr)
     linear_before_reset = prop_def(IntegerAttr)
 
     def check_extra(self, d: int, h: int) -> None:
@@ -249,12 +246,6 @@ class RNNRecurrenceOp(RecurrenceOp):
     initial_h = opt_operand_def(TensorType)
     y = result_def(TensorType)
     y_h = result_def(TensorType)
-    direction = prop_def(StringAttr)
-    activations = prop_def(ArrayAttr[StringAttr])
-    activation_alpha = prop_def(DenseArrayBase)
-    activation_beta = prop_def(DenseArrayBase)
-    clip = opt_prop_def(FloatAttr)
-    layout = prop_def(IntegerAttr)
 
 
 RNN_OPS = [LSTMRecurrenceOp, GRURecurrenceOp, RNNRecurrenceOp]
