@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--narrow", action="store_true")
     args = parser.parse_args(argv)
     if args.isa == "portable":
-        int8_gemm.target_int8_isa = lambda: "portable"
+        int8_gemm.target_int8_isa = lambda target: "portable"
     TARGET[0] = args.target
     global WEIGHT_RANGE
     WEIGHT_RANGE = 60 if args.narrow else 100

@@ -27,6 +27,7 @@ from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops import conv_nhwc, gemm_bf16
 from onnxc.lowering.graph_to_loops.kernels import BF16_KERNELS
 from onnxc.precision import DEFAULT_PRECISION, PRECISIONS
+from onnxc.target import target_of
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class SetComputePrecisionPass(ModulePass):
                                 f"{', '.join(PRECISIONS)}, got '{self.precision}'")
         if self.precision == DEFAULT_PRECISION:
             return
-        if self.check_host and not gemm_bf16.supports_bf16():
+        if self.check_host and not gemm_bf16.supports_bf16(target_of(op)):
             raise LoweringError("set-compute-precision: precision=bf16 needs AVX512-BF16, "
                                 "which the target does not have")
         for o in op.walk():

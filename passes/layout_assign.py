@@ -181,7 +181,7 @@ class AssignLayoutPass(ModulePass):
     name = "assign-layout"
 
     vector_bits: int = 0
-    """SIMD width the layouts are chosen for; 0: the target's (current_target().vector_bits)."""
+    """SIMD width the layouts are chosen for; 0: the module's target's (`target_of`)."""
 
     everywhere: bool = False
     """Run every op that has an NHWC kernel in NHWC, not only those a convolution's
@@ -190,9 +190,9 @@ class AssignLayoutPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         bits = self.vector_bits
         if bits <= 0:
-            from onnxc.target import current_target
+            from onnxc.target import target_of
 
-            bits = current_target().vector_bits
+            bits = target_of(op).vector_bits
         if bits < MIN_VECTOR_BITS:
             return
         for f in op.ops:

@@ -60,6 +60,7 @@ from onnxc.lowering.graph_to_loops.loops import (
     unflatten,
 )
 from onnxc.lowering.graph_to_loops.rules import KernelRule
+from onnxc.target import Target
 
 KEYS = 8
 """Keys per block of the vector kernel with 32 vector registers: KEYS x QUERY_VECTORS score
@@ -70,19 +71,16 @@ KEY_BLOCK = 16
 """Keys per block of the scalar kernel (its score buffer's length)."""
 
 
-def _vector_width() -> int:
-    from onnxc.target import current_target
-
-    return max(4, current_target().vector_bits // 32)
+def _vector_width(target: Target) -> int:
+    return max(4, target.vector_bits // 32)
 
 
-def _keys(query_vectors: int) -> int:
-    """Keys per block: as many as leave registers for the query vectors and a broadcast key.
-    With AVX2's 16, 8 keys spilled three accumulators through the stack in every step of
-    the dot loop (BERT's attention at seq 128 on Zen 3: 6 keys take 18% less time)."""
-    from onnxc.target import current_target
-
-    registers = current_target().vector_registers
+def _keys(query_vectors: int, target: Target) -> int:
+    """Keys per block: as many as leave `target`'s registers for the query vectors and a
+    broadcast key. With AVX2's 16, 8 keys spilled three accumulators through the stack in
+    every step of the dot loop (BERT's attention at seq 128 on Zen 3: 6 keys take 18% less
+    time)."""
+    registers = target.vector_registers
     return max(1, min(KEYS, (registers - query_vectors - 1) // query_vectors))
 
 
@@ -133,14 +131,14 @@ class _VectorAttention:
     def __init__(self, op: graph.AttentionOp, kb: KernelBuilder, ins, outs):
         self.kb = kb
         self.batch, self.sq, self.d, self.sk, self.dv = attention_sizes(op, kb, ins)
-        self.vw = _vector_width()
+        self.vw = _vector_width(kb.target)
         # two vectors of queries per block when there are enough: each broadcast K / V
         # scalar then feeds two FMAs, which halves the loads per FMA (a run-time query
         # count may be large; its partial last block takes one vector when that suffices)
         self.qv = QUERY_VECTORS if not isinstance(self.sq, int) or (
             self.sq >= QUERY_VECTORS * self.vw) else 1
         self.width = self.qv * self.vw
-        self.keys = _keys(self.qv)
+        self.keys = _keys(self.qv, kb.target)
         element = outs[0].type.get_element_type()
         self.element = element
         self.vtype = VectorType(element, [self.vw])

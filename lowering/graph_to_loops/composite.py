@@ -67,7 +67,7 @@ def _channel_shuffle_nhwc(kb: KernelBuilder, src, dst, pixels: int, g: int, k: i
 
 RULES = (
     KernelRule(graph.FusedElementwiseOp, fused_elementwise_kernel,
-               key=lambda op: ("body", body_key(op)), symbolic=True),
+               key=lambda op, target: ("body", body_key(op)), symbolic=True),
     KernelRule(graph.ChannelShuffleOp, channel_shuffle_kernel, symbolic=True),
 )
 """symbolic: the kernels read their sizes from the KernelBuilder (symbolic dims welcome)."""

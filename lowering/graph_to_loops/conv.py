@@ -40,6 +40,7 @@ from onnxc.lowering.graph_to_loops.loops import (
     window_range,
 )
 from onnxc.lowering.graph_to_loops.rules import rules
+from onnxc.target import Target
 
 
 @dataclass
@@ -97,8 +98,9 @@ def _flat_rows(dims: list[_Dim]) -> bool:
         <= FLAT_ROWS_MAX_WIDTH and row.kernel > 1
 
 
-def conv_constants(op: graph.ConvOp) -> list[DenseIntOrFPElementsAttr]:
-    """Extra constant operands of the conv kernel: for short rows, a column mask.
+def conv_constants(op: graph.ConvOp, target: Target) -> list[DenseIntOrFPElementsAttr]:
+    """Extra constant operands of the conv kernel: for short rows, a column mask (NHWC:
+    the depthwise kernel's tap-major weights, the implicit GEMM's packed for `target`).
 
     Rows of 7 to 48 outputs are too short to vectorize on their own (LLVM fully unrolls
     them and vectorizes across rows with gathers). When input and output rows have equal
@@ -110,7 +112,7 @@ def conv_constants(op: graph.ConvOp) -> list[DenseIntOrFPElementsAttr]:
         _check_nhwc(op)
         if conv_nhwc.geometry(op).depthwise:
             return [depthwise.tap_major_weights(op)]
-        return [conv_nhwc.packed_weights(op)]
+        return [conv_nhwc.packed_weights(op, target)]
     dims = _conv_dims(op)
     if not _flat_rows(dims):
         return []
@@ -136,7 +138,7 @@ def _check_nhwc(op: graph.ConvOp) -> None:
                             "an NHWC residual")
 
 
-def conv_scratch(op: graph.ConvOp) -> list[MemRefType | RunTimeScratch]:
+def conv_scratch(op: graph.ConvOp, target: Target) -> list[MemRefType | RunTimeScratch]:
     """The NHWC kernels' zero-padded input copy (none for plain convs)."""
     if not conv_nhwc.is_nhwc(op):
         return []

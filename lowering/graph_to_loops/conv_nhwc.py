@@ -44,10 +44,11 @@ from onnxc.dialects.layout import layout_of
 from onnxc.dialects.symbolic_dims import Dim, is_static, num_elements
 from onnxc.lowering.graph_to_loops import gemm_bf16
 from onnxc.lowering.graph_to_loops.gemm_microkernel import PackedGemm
-from onnxc.lowering.graph_to_loops.gemm_tiles import KC, GemmShape, pack, target_tiling
+from onnxc.lowering.graph_to_loops.gemm_tiles import KC, GemmShape, pack, tiling_for
 from onnxc.lowering.graph_to_loops.k_blocks import Flag, KBlock, block_sequence
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, RunTimeScratch
 from onnxc.lowering.graph_to_loops.runs import copy_run, zero_run
+from onnxc.target import Target
 
 NHWC = "NHWC"
 
@@ -211,12 +212,12 @@ def _gemm_shape(g: ConvGeometry) -> GemmShape:
     return GemmShape(g.pixels, g.mg, g.taps * g.cg, False, False, 1.0, 0.0, None)
 
 
-def packed_weights(op: Operation) -> DenseIntOrFPElementsAttr:
-    """Every group's B_g[(kh, kw, c), m] = W[g*Mg + m, c, kh, kw] in panel order, groups
-    one after the other (in bf16 compute, as pairs: `packed_weight_pairs`)."""
+def packed_weights(op: Operation, target: Target) -> DenseIntOrFPElementsAttr:
+    """Every group's B_g[(kh, kw, c), m] = W[g*Mg + m, c, kh, kw] in `target`'s panel order,
+    groups one after the other (in bf16 compute, as pairs: `packed_weight_pairs`)."""
     if gemm_bf16.requested(op):
-        return packed_weight_pairs(op)
-    g, t = geometry(op), target_tiling()
+        return packed_weight_pairs(op, target)
+    g, t = geometry(op), tiling_for(target)
     w = _weight_value(op)
     assert w is not None
     depths, shape = block_plan(g).depths, _gemm_shape(g)
@@ -466,10 +467,10 @@ def input_scratch(op: Operation) -> list[MemRefType | RunTimeScratch]:
     return padded_scratch(g)
 
 
-def packed_weight_pairs(op: Operation) -> DenseIntOrFPElementsAttr:
+def packed_weight_pairs(op: Operation, target: Target) -> DenseIntOrFPElementsAttr:
     """Each group's B_g over (kh, kw, channel pair) rows: the weights rounded to bf16, a
     zero channel appended to an odd count, packed like `packed_weights`."""
-    g, t = geometry(op), target_tiling()
+    g, t = geometry(op), tiling_for(target)
     p = pair_geometry(g)
     w = _weight_value(op)
     assert w is not None

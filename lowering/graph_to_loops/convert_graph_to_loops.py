@@ -93,6 +93,7 @@ from onnxc.lowering.graph_to_loops.kernels import (
 )
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder, RunTimeScratch, memref_of
 from onnxc.lowering.inplace import INPLACE_ATTR, inplace_operands
+from onnxc.target import Target, target_of
 
 VIEW_OPS = graph.VIEW_OPS
 
@@ -115,10 +116,12 @@ def _is_graph_function(f: func.FuncOp) -> bool:
 
 
 class _ModuleLowering:
-    """Module-wide state: symbol names, the deduplicated kernels and constant globals."""
+    """Module-wide state: symbol names, the deduplicated kernels and constant globals, and
+    the target the kernels are built for (the module's `onnxc.target`, else the host)."""
 
     def __init__(self, module: ModuleOp):
         self.module = module
+        self.target = target_of(module)
         self.names = {
             o.sym_name.data for o in module.ops
             if o.has_trait(SymbolOpInterface) and hasattr(o, "sym_name")
@@ -185,7 +188,7 @@ class _ModuleLowering:
         block = Block(arg_types=[*in_types, *out_types, *index_types])
         n_mem = len(in_types) + len(out_types)
         ins, outs = block.args[: len(in_types)], block.args[len(in_types):n_mem]
-        kb = KernelBuilder(block)
+        kb = KernelBuilder(block, self.target)
         if symbols:
             if type(op) not in SYMBOLIC_KERNELS:
                 raise LoweringError(
@@ -218,7 +221,8 @@ class _ModuleLowering:
         if key in self.kernels:
             return self.kernels[key]
         name = self.fresh_name(kernel_name.removeprefix("graph."))
-        build(None, KernelBuilder(block), block.args[:1], block.args[1:2])  # type: ignore
+        build(None, KernelBuilder(block, self.target), block.args[:1],  # type: ignore
+              block.args[1:2])
         block.add_op(func.ReturnOp())
         kernel = func.FuncOp(name, FunctionType.from_lists(list(block.arg_types), []),
                              Region(block), visibility="private")
@@ -247,10 +251,11 @@ def _dynamic_copy(op, kb: KernelBuilder, ins, outs) -> None:
     kb.parallel_for(0, count, lambda i: kb.store(kb.load(ins[0], [i]), outs[0], [i]))
 
 
-def _kernel_key(op: Operation) -> tuple:
-    """What decides a kernel's code: op, properties (but not a check's site), types."""
+def _kernel_key(op: Operation, target: Target) -> tuple:
+    """What decides a kernel's code for `target`: op, properties (but not a check's site),
+    types."""
     site = SITE_PROPERTIES if isinstance(op, graph.CheckOp) else ()
-    props = kernel_key(op)
+    props = kernel_key(op, target)
     if props is None:
         props = tuple(sorted((k, str(v)) for k, v in op.properties.items() if k not in site))
     return (op.name, props, tuple(op.operand_types), tuple(op.result_types))
@@ -481,11 +486,12 @@ class _FunctionLowering:
                     alloc.name_hint = r.name_hint
                     self.buffers[r] = self.bases[r] = alloc
             ins = [self.buffers[v] for v in op.operands]
-            for table in kernel_constants(op):
+            target = self.mod.target
+            for table in kernel_constants(op, target):
                 name, mtype = self.mod.global_for(table)
                 ins.append(self.hoist(memref.GetGlobalOp(name, mtype)))
                 ins[-1].name_hint = "table"
-            for scratch in kernel_scratch(op):
+            for scratch in kernel_scratch(op, target):
                 ins.append(self.hoist(self.scratch_allocation(scratch)))
                 ins[-1].name_hint = "scratch"
             fused, self.fused_check = self.fused_check, None
@@ -496,7 +502,7 @@ class _FunctionLowering:
             outs += cells  # where the kernel writes the sizes it defines
             # Input types are part of the key: tables and scratch vary the kernel's form.
             name = self.mod.kernel(
-                op.name, (_kernel_key(op), tuple(v.type for v in ins)), build, op,
+                op.name, (_kernel_key(op, target), tuple(v.type for v in ins)), build, op,
                 [v.type for v in ins], [v.type for v in outs],
             )
             sizes = [self.symbols[s] for s in sorted(symbols_of_op(op))]
@@ -581,8 +587,8 @@ class _FunctionLowering:
         indices, and the entry calls this kernel only when that consumer flagged one, to
         find the first bad element (return-check-status)."""
         in_types = [self.buffers[check.indices].type, STATUS_TYPE]
-        name = self.mod.kernel(check.name, (_kernel_key(check), tuple(in_types)),
-                               kernel_for(check), check, in_types, [])
+        key = (_kernel_key(check, self.mod.target), tuple(in_types))
+        name = self.mod.kernel(check.name, key, kernel_for(check), check, in_types, [])
         return check, name
 
     def status_record(self) -> SSAValue:

@@ -25,7 +25,7 @@ from onnxc.dialects.symbolic_dims import Dim
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.checks import checked_index, guarded_nest, nest_bounds
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise
-from onnxc.lowering.graph_to_loops.gemm_tiles import target_tiling
+from onnxc.lowering.graph_to_loops.gemm_tiles import tiling_for
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
 from onnxc.lowering.graph_to_loops.rules import KernelRule, rules
 from onnxc.lowering.graph_to_loops.runs import copy_run
@@ -103,7 +103,7 @@ def _copy_rows(kb: KernelBuilder, outer: Index, copies: list[tuple]) -> None:
     one outlined function) rather than k; static f32 runs go as explicit vectors."""
     flat: dict[SSAValue, tuple[SSAValue, int]] = {}
     for src, _, dst, _, width in copies:
-        if _vector_run(src, dst, width):
+        if _vector_run(kb, src, dst, width):
             for v in (src, dst):
                 if v not in flat:
                     flat[v] = _flat(kb, v)
@@ -128,9 +128,9 @@ def _flat(kb: KernelBuilder, view: SSAValue) -> tuple[SSAValue, int]:
     return kb.view(view, [outer * row]), row
 
 
-def _vector_run(src: SSAValue, dst: SSAValue, width: Index) -> bool:
-    """A static run of f32 of at least one vector, between static views."""
-    return (isinstance(width, int) and width >= target_tiling().vw
+def _vector_run(kb: KernelBuilder, src: SSAValue, dst: SSAValue, width: Index) -> bool:
+    """A static run of f32 of at least one of `kb.target`'s vectors, between static views."""
+    return (isinstance(width, int) and width >= tiling_for(kb.target).vw
             and all(isinstance(v.type, MemRefType) and v.type.element_type == f32
                     and v.type.has_static_shape() for v in (src, dst)))
 

@@ -18,13 +18,9 @@ from onnxc.dialects import graph
 from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph_epilogue import epilogue_of
 from onnxc.lowering.graph_to_loops.branches import each_remainder
-from onnxc.lowering.graph_to_loops.conv_nhwc import (
-    _weight_value,
-    geometry,
-    pad_input,
-    target_tiling,
-)
+from onnxc.lowering.graph_to_loops.conv_nhwc import _weight_value, geometry, pad_input
 from onnxc.lowering.graph_to_loops.epilogue import activate, clamp_vectors, on_vectors
+from onnxc.lowering.graph_to_loops.gemm_tiles import tiling_for
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 
 TW = 8
@@ -55,7 +51,7 @@ class _Depthwise:
         else:
             self.x = kb.view(ins[0], [g.n * g.h * g.w * g.c])
         self.y = kb.view(outs[0], [g.pixels * g.c])
-        self.vw = target_tiling().vw
+        self.vw = tiling_for(kb.target).vw
         self.vtype = VectorType(f32, [self.vw])
         epilogue = epilogue_of(op)
         self.act = epilogue[0] if epilogue is not None else None

@@ -37,6 +37,7 @@ from onnxc.lowering.graph_to_loops.loops import (
     unflatten,
 )
 from onnxc.lowering.graph_to_loops.rules import KernelRule
+from onnxc.target import Target
 
 COUNT_TYPE = MemRefType(i64, [1])
 """Where a kernel writes a size it defines (a run symbol, graph_dynamic.py)."""
@@ -89,7 +90,8 @@ def nonzero_kernel(op: graph.NonZeroOp, kb: KernelBuilder, ins, outs) -> None:
 # --------------------------------------------------------------------------- NMS
 
 
-def nms_scratch(op: graph.NonMaxSuppressionOp) -> list[MemRefType | RunTimeScratch]:
+def nms_scratch(op: graph.NonMaxSuppressionOp,
+                target: Target) -> list[MemRefType | RunTimeScratch]:
     """Per (batch, class), reused: the candidate boxes, a merge buffer, the kept boxes."""
     boxes = shape_of(op.boxes)[1]
     elements = 3 * boxes

@@ -42,7 +42,7 @@ def _greater(kb: KernelBuilder, acc: SSAValue, x: SSAValue) -> SSAValue:
 
 def _min_max(kb: KernelBuilder, flat: SSAValue, n: Dim) -> tuple[SSAValue, SSAValue]:
     """(min(0, min(x)), max(0, max(x))) of a flat f32 buffer of n elements, NaN ignored."""
-    lanes = vector_width()
+    lanes = vector_width(kb.target)
     vt = VectorType(f32, [lanes])
     group = lanes * ACCUMULATORS
     zero = kb.constant(0.0, f32)

@@ -2,9 +2,9 @@
 
 2-D f32 products run on the packed micro-kernel (gemm_microkernel.py). Batched f32 MatMul
 with a non-constant B (attention's Q K^T and P V when not fused) runs `batched_matmul_kernel`:
-per batch slice, the same register-blocked MR x NR outer-product micro-kernel (target_tiling)
-reading B's rows in place instead of packed panels (a slice is small enough for the cache),
-with the batch x row-block loop parallel. The loops below are the general path (other
+per batch slice, the same register-blocked MR x NR outer-product micro-kernel (the target's
+`tiling_for`) reading B's rows in place instead of packed panels (a slice is small enough for
+the cache), with the batch x row-block loop parallel. The loops below are the general path (other
 element types, few rows, narrow results).
 
 Both run in i-k-j order: a result row is initialised, then for each k one scalar of A
@@ -45,7 +45,7 @@ from onnxc.lowering.graph_to_loops.gemm_microkernel import (
     packed_gemm_kernel,
     scratch_b,
 )
-from onnxc.lowering.graph_to_loops.gemm_tiles import target_tiling
+from onnxc.lowering.graph_to_loops.gemm_tiles import tiling_for
 from onnxc.lowering.graph_to_loops.loops import (
     Index,
     KernelBuilder,
@@ -54,6 +54,7 @@ from onnxc.lowering.graph_to_loops.loops import (
     unflatten,
 )
 from onnxc.lowering.graph_to_loops.rules import KernelRule
+from onnxc.target import Target
 
 
 def _promoted(op: graph.MatMulOp) -> tuple[tuple[Dim, ...], tuple[Dim, ...], list[Dim]]:
@@ -68,16 +69,17 @@ def _symbolic(op) -> bool:
     return any(is_symbolic(v) for v in (*op.operands, *op.results))
 
 
-def _batched_applies(op: graph.MatMulOp) -> bool:
-    """Batched f32 products with N at least a vector wide; with symbolic sizes any f32
-    product the packed kernel does not take (a symbolic N may be wide: it is vectorized up
-    to its run-time value)."""
+def _batched_applies(op: graph.MatMulOp, target: Target) -> bool:
+    """Batched f32 products with N at least one of `target`'s vectors wide; with symbolic
+    sizes any f32 product the packed kernel does not take (a symbolic N may be wide: it is
+    vectorized up to its run-time value)."""
     _a2, b2, batch = _promoted(op)
     f32 = all(isinstance(t.get_element_type(), Float32Type)
               for t in (op.lhs.type, op.rhs.type, op.output.type))
+    vw = tiling_for(target).vw
     if f32 and _symbolic(op):
-        return not isinstance(b2[-1], int) or b2[-1] >= target_tiling().vw
-    return f32 and len(b2) >= 3 and b2[-1] >= target_tiling().vw and pymath.prod(batch) > 0
+        return not isinstance(b2[-1], int) or b2[-1] >= vw
+    return f32 and len(b2) >= 3 and b2[-1] >= vw and pymath.prod(batch) > 0
 
 
 def _bound(d: Index) -> int | tuple[Index, Index]:
@@ -93,7 +95,7 @@ def batched_matmul_kernel(op: graph.MatMulOp, kb: KernelBuilder, ins, outs):
     a2, b2 = [kb.dim(d) for d in a2_], [kb.dim(d) for d in b2_]
     batch = [kb.dim(d) for d in batch_]
     m, k, n = a2[-2], a2[-1], b2[-1]
-    t = target_tiling()
+    t = tiling_for(kb.target)
     vtype = VectorType(Float32Type(), [t.vw])
     a, b = kb.view(ins[0], a2), kb.view(ins[1], b2)
     y = kb.view(outs[0], [*batch, m, n])
@@ -221,7 +223,7 @@ def batched_matmul_kernel(op: graph.MatMulOp, kb: KernelBuilder, ins, outs):
 def matmul_kernel(op: graph.MatMulOp, kb: KernelBuilder, ins, outs):
     if applies(op):
         return packed_gemm_kernel(op, kb, ins, outs)
-    if _batched_applies(op):
+    if _batched_applies(op, kb.target):
         return batched_matmul_kernel(op, kb, ins, outs)
     # 1-D operands are promoted as numpy does: a vector on the left is a 1 x K row, one on
     # the right a K x 1 column; the promoted dimension is absent from the result.

@@ -47,18 +47,16 @@ from onnxc.lowering.graph_to_loops.gemm_microkernel import (
     applies,
     shape_of_op,
 )
-from onnxc.lowering.graph_to_loops.gemm_tiles import GemmShape, pack, target_tiling
+from onnxc.lowering.graph_to_loops.gemm_tiles import GemmShape, pack, tiling_for
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
-from onnxc.target import Target, current_target
+from onnxc.target import Target
 
 DPBF16PS = "llvm.x86.avx512bf16.dpbf16ps.512"
 HOST_FEATURE = "avx512bf16"
 
 
-def supports_bf16(target: Target | None = None) -> bool:
-    """Whether the target (default: the one being compiled for) has AVX512-BF16 (and
-    AVX-512F: the kernel's 16-float vectors)."""
-    target = target or current_target()
+def supports_bf16(target: Target) -> bool:
+    """Whether `target` has AVX512-BF16 (and AVX-512F: the kernel's 16-float vectors)."""
     return target.has_feature(HOST_FEATURE) and target.has_feature("avx512f")
 
 
@@ -149,9 +147,9 @@ def a_pairs_type(op: Operation) -> MemRefType:
     return MemRefType(i32, [g.m, -(-g.k // 2)])
 
 
-def packed_b_pairs(op: Operation) -> list[DenseIntOrFPElementsAttr]:
-    """alpha * op(B) as bf16 pairs in panels (alpha folded in before rounding)."""
-    g, t = shape_of_op(op), target_tiling()
+def packed_b_pairs(op: Operation, target: Target) -> list[DenseIntOrFPElementsAttr]:
+    """alpha * op(B) as bf16 pairs in `target`'s panels (alpha folded in before rounding)."""
+    g, t = shape_of_op(op), tiling_for(target)
     assert g is not None
     value = _b_value(op)
     b = values_in_shape(value, shape_of(value.type))

@@ -60,10 +60,11 @@ from onnxc.lowering.graph_to_loops.gemm_tiles import (
     NC,
     GemmShape,
     pack,
-    target_tiling,
+    tiling_for,
 )
 from onnxc.lowering.graph_to_loops.k_blocks import Flag, KBlock, block_sequence
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, broadcast_indices
+from onnxc.target import Target
 
 CHUNK_ROW_BLOCKS = 16
 """Row blocks per parallel iteration at most: a chunk's rows reuse each KC x NC block of B."""
@@ -132,16 +133,17 @@ def _bf16_requested(op: Operation) -> bool:
         is_symbolic(v) for v in (*op.operands, *op.results))
 
 
-def packed_b(op: Operation) -> list[DenseIntOrFPElementsAttr]:
-    """alpha * op(B) packed into panels when B is a constant (the kernel's extra operand)."""
+def packed_b(op: Operation, target: Target) -> list[DenseIntOrFPElementsAttr]:
+    """alpha * op(B) packed into `target`'s panels when B is a constant (the kernel's extra
+    operand)."""
     if not applies(op):
         return []
     value = _b_value(op)
     if value is None:
         return []
     if _bf16_requested(op):
-        return _bf16().packed_b_pairs(op)
-    g, t = shape_of_op(op), target_tiling()
+        return _bf16().packed_b_pairs(op, target)
+    g, t = shape_of_op(op), tiling_for(target)
     assert g is not None
     b = values_in_shape(value, shape_of(value.type))
     packed = pack(b.T if g.trans_b else b, g, t)
@@ -150,14 +152,14 @@ def packed_b(op: Operation) -> list[DenseIntOrFPElementsAttr]:
     return [from_numpy(packed.reshape(-1), f32)]  # pack's bytes, shared (dense_data.zeros)
 
 
-def scratch_b(op: Operation) -> list[MemRefType]:
+def scratch_b(op: Operation, target: Target) -> list[MemRefType]:
     """The run-time packing buffer of one KC x NC block when B is not a constant (in bf16
     compute: A converted to bf16 pairs)."""
     if applies(op) and _bf16_requested(op):
         return [_bf16().a_pairs_type(op)]
     if not applies(op) or _b_value(op) is not None:
         return []
-    g, t = shape_of_op(op), target_tiling()
+    g, t = shape_of_op(op), tiling_for(target)
     assert g is not None
     return [MemRefType(f32, [min(KC, g.k), min(NC, g.npad(t))])]
 
@@ -174,7 +176,7 @@ class PackedGemm:
 
     def __init__(self, op: Operation, kb: KernelBuilder, g: GemmShape, y: SSAValue,
                  bp: SSAValue):
-        self.op, self.kb, self.g, self.t = op, kb, g, target_tiling()
+        self.op, self.kb, self.g, self.t = op, kb, g, tiling_for(kb.target)
         self.npad = g.npad(self.t)
         # M, its full MR-row blocks and the rows after them: ints, or run-time values
         self.m: Index = kb.dim(g.m)

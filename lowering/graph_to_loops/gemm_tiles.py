@@ -20,7 +20,7 @@ import numpy as np
 
 from onnxc.dialects.dense_data import zeros
 from onnxc.dialects.symbolic_dims import Dim
-from onnxc.target import Target, current_target
+from onnxc.target import Target
 
 KC = 256
 """Depth of a k-block: MR rows of A and a KC x NR panel of B stay in L1."""
@@ -37,20 +37,16 @@ class Tiling:
     """multiple of vw"""
 
 
-def target_tiling() -> Tiling:
-    """MR x NR for the target being compiled for (`current_target`)."""
-    return tiling_for(current_target())
-
-
 @lru_cache
 def tiling_for(target: Target) -> Tiling:
-    """x86: NR = 2 vectors; MR rows as many as the register file holds with room for the two
-    B vectors and A's broadcast, at most 8: 8x32 with AVX-512's 32 zmm (16 accumulate), 6x16
-    with AVX2's 16 ymm. NEON: 4x16 (16 q accumulators, four B vectors per k). Its 32 q
-    registers would hold 8x8, 8x12 or 6x12 tiles too, but LLVM then reloads more around the
-    inner loops of ResNet-50's convs (reloads per multiply-add, benchmarks/spills.py before
-    it told loop exits from loop bodies: 8x8 0.35, 8x12 0.58, 6x12 0.33, 4x16 0.08; with
-    4x16 the inner loops have none), and qemu cannot time them."""
+    """MR x NR for `target` (a kernel's: `KernelBuilder.target`). x86: NR = 2 vectors; MR
+    rows as many as the register file holds with room for the two B vectors and A's
+    broadcast, at most 8: 8x32 with AVX-512's 32 zmm (16 accumulate), 6x16 with AVX2's 16
+    ymm. NEON: 4x16 (16 q accumulators, four B vectors per k). Its 32 q registers would hold
+    8x8, 8x12 or 6x12 tiles too, but LLVM then reloads more around the inner loops of
+    ResNet-50's convs (reloads per multiply-add, benchmarks/spills.py before it told loop
+    exits from loop bodies: 8x8 0.35, 8x12 0.58, 6x12 0.33, 4x16 0.08; with 4x16 the inner
+    loops have none), and qemu cannot time them."""
     vw = max(4, target.vector_bits // 32)
     if target.arch == "aarch64":
         return Tiling(vw=vw, mr=4, nr=4 * vw)

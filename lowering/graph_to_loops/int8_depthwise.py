@@ -58,7 +58,7 @@ from onnxc.lowering.graph_to_loops.int8_requantize import OutputRule, requantize
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_nonzero, may_exceed
 from onnxc.lowering.graph_to_loops.qlinear import MIN_PARALLEL_MACS, output_scales, tap_range
 from onnxc.lowering.to_llvm.llvm_ext import FPToSIOp
-from onnxc.target import current_target
+from onnxc.target import Target
 
 VW = 16
 TW = 8
@@ -76,10 +76,10 @@ def _weight(op: QLinearConvOp) -> np.ndarray | None:
     return values_in_shape(owner.value, shape_of(op.weight)).astype(np.int64)
 
 
-def applies(op) -> bool:
+def applies(op, target: Target) -> bool:
     """A rank-4 NHWC depthwise qlinear_conv (channel multiplier 1, C >= 16) with a constant
-    weight."""
-    if not isinstance(op, QLinearConvOp) or current_target().vector_bits < 128:
+    weight, for a `target` with SIMD."""
+    if not isinstance(op, QLinearConvOp) or target.vector_bits < 128:
         return False
     if (len(shape_of(op.input)) != 4 or layout_of(op.input.type) != "NHWC"
             or layout_of(op.output.type) != "NHWC" or layout_of(op.weight.type) is not None
@@ -123,7 +123,8 @@ def _tables(op: QLinearConvOp) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.n
     return (weights.astype(np.int32), starts.astype(np.int32), scale, rule)
 
 
-def depthwise_constants(op: QuantizedProductOp) -> list[DenseIntOrFPElementsAttr]:
+def depthwise_constants(op: QuantizedProductOp,
+                        target: Target) -> list[DenseIntOrFPElementsAttr]:
     assert isinstance(op, QLinearConvOp)
     tables = []
     for array in _tables(op):
@@ -132,11 +133,11 @@ def depthwise_constants(op: QuantizedProductOp) -> list[DenseIntOrFPElementsAttr
     return tables
 
 
-def depthwise_scratch(op: QuantizedProductOp) -> list[MemRefType]:
+def depthwise_scratch(op: QuantizedProductOp, target: Target) -> list[MemRefType]:
     return []
 
 
-def depthwise_key(op: QuantizedProductOp) -> tuple:
+def depthwise_key(op: QuantizedProductOp, target: Target) -> tuple:
     """The window and types decide the code; zero points, scales and bounds are tabled."""
     props = tuple(sorted((k, str(v)) for k, v in op.properties.items()
                          if k not in (*int8_gemm.TABLE_PROPERTIES, "input_zero_point")))

@@ -77,7 +77,7 @@ from onnxc.lowering.graph_to_loops.int8_input import input_offset, load_word, pa
 from onnxc.lowering.graph_to_loops.int8_requantize import OutputRule, requantize_vector
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, RunTimeScratch
 from onnxc.lowering.graph_to_loops.qlinear import output_scales
-from onnxc.target import current_target
+from onnxc.target import Target
 
 VW = 16
 CHUNK_ROW_BLOCKS = 16
@@ -97,11 +97,10 @@ V4I32 = VectorType(i32, [4])
 V16I8 = VectorType(i8, [16])
 
 
-def target_int8_isa() -> str:
-    """The target's int8 dot-product instructions: "vnni" (AVX512-VNNI), "avx2" (vpmaddwd /
+def target_int8_isa(target: Target) -> str:
+    """`target`'s int8 dot-product instructions: "vnni" (AVX512-VNNI), "avx2" (vpmaddwd /
     vpmaddubsw), "sdot" (AArch64 with the dot-product extension) or "portable" (plain i32
     vector arithmetic, any SIMD target)."""
-    target = current_target()
     if target.has_feature("avx512vnni"):
         return "vnni"
     if target.has_feature("avx2"):
@@ -133,12 +132,12 @@ class Int8Tiling:
         return 2 if self.form == "pairs" else 4
 
 
-def tiling(op: QuantizedProductOp) -> Int8Tiling:
-    """6 x 64 with VNNI (24 of the 32 zmm registers accumulate). On AVX2, 6 x 16: twelve ymm
+def tiling(op: QuantizedProductOp, target: Target) -> Int8Tiling:
+    """The tile and multiply form of `op`'s kernel for `target`: 6 x 64 with VNNI (24 of the 32 zmm registers accumulate). On AVX2, 6 x 16: twelve ymm
     accumulators, B's two and A's broadcast fill the 16 registers; vpmaddubsw when no pair
     of the weights can saturate its i16 sums (`pairs_fit_i16`), else the exact vpmaddwd on
     i16 pairs. Else 4 x 16 in portable i32 arithmetic."""
-    isa = target_int8_isa()
+    isa = target_int8_isa(target)
     if isa == "vnni":
         return Int8Tiling(6, 64, "vnni")
     if isa == "avx2":
@@ -170,10 +169,8 @@ class Int8Gemm(ConvGeometry):
         return -(-self.cout // VW) * VW
 
 
-def gemm_of(op: QuantizedProductOp, per_word: int | None = None) -> Int8Gemm:
-    """The op's GEMM, in words of `per_word` channels (default: its tiling's)."""
-    if per_word is None:
-        per_word = tiling(op).per_word
+def gemm_of(op: QuantizedProductOp, per_word: int) -> Int8Gemm:
+    """The op's GEMM, in words of `per_word` channels (its tiling's: `Int8Tiling.per_word`)."""
     if isinstance(op, QLinearConvOp):
         return Int8Gemm(**asdict(geometry(op)), per_word=per_word)
     a, b = shape_of(op.lhs), shape_of(op.rhs)
@@ -217,9 +214,10 @@ def weight_matrix(op: QuantizedProductOp) -> np.ndarray | None:
     return b - np.asarray(ints_of(op.weight_zero_point), np.int32)
 
 
-def applies(op) -> bool:
-    """Whether `op` runs on this kernel (else the generic kernels of qlinear.py)."""
-    if not isinstance(op, QLinearConvOp | QLinearMatMulOp) or current_target().vector_bits < 128:
+def applies(op, target: Target) -> bool:
+    """Whether `op` runs on this kernel for `target` (else the generic kernels of
+    qlinear.py)."""
+    if not isinstance(op, QLinearConvOp | QLinearMatMulOp) or target.vector_bits < 128:
         return False
     if isinstance(op, QLinearConvOp):
         if (len(shape_of(op.input)) != 4 or int_of(op.group, 1) != 1
@@ -271,14 +269,14 @@ def packed_rows(op: QuantizedProductOp, t: Int8Tiling) -> np.ndarray:
     return words.astype(narrow).transpose(0, 2, 1).copy().view("<i4")[..., 0]
 
 
-def int8_constants(op: QuantizedProductOp) -> list[DenseIntOrFPElementsAttr]:
+def int8_constants(op: QuantizedProductOp, target: Target) -> list[DenseIntOrFPElementsAttr]:
     """[packed B (i32 words), corr (i32), output scales (f32, one per channel), the output
-    rule (f32: output zero point, min - zero point, max - zero point)]: convs that differ
-    only in these values share one kernel (`int8_gemm_key`)."""
-    g = gemm_of(op)
+    rule (f32: output zero point, min - zero point, max - zero point)] for `target`'s tiling:
+    convs that differ only in these values share one kernel (`int8_gemm_key`)."""
+    t = tiling(op, target)
+    g = gemm_of(op, t.per_word)
     b = weight_matrix(op)
     assert b is not None
-    t = tiling(op)
     words = packed_rows(op, t)
     panels = [words[:, j:j + t.nr].reshape(-1) for j in range(0, g.npad, t.nr)]
     packed = np.concatenate(panels).astype("<i4")
@@ -299,21 +297,21 @@ def int8_constants(op: QuantizedProductOp) -> list[DenseIntOrFPElementsAttr]:
             from_numpy(scale, f32), from_numpy(rule, f32)]
 
 
-def reads_input_in_place(op: QuantizedProductOp) -> bool:
+def reads_input_in_place(op: QuantizedProductOp, target: Target) -> bool:
     """Whether A is the input itself: ui8 bytes, no padding and whole words of channels
     are already the scratch's layout (most 1x1 convs, and matmuls with K % 4 == 0), so
     the copy is skipped (and its parallel region, and the scratch's memory traffic)."""
-    g = gemm_of(op)
+    g = gemm_of(op, tiling(op, target).per_word)
     return (g.per_word == 4 and not input_offset(op)[1] and g.c % 4 == 0
             and g.pt + g.pl + g.pb + g.pr == 0)
 
 
-def int8_scratch(op: QuantizedProductOp) -> list[MemRefType | RunTimeScratch]:
+def int8_scratch(op: QuantizedProductOp, target: Target) -> list[MemRefType | RunTimeScratch]:
     """The word-packed, zero-point-bordered copy of the input (none when read in place;
     in the dynamic arena for a symbolic M)."""
-    if reads_input_in_place(op):
+    if reads_input_in_place(op, target):
         return []
-    g = gemm_of(op)
+    g = gemm_of(op, tiling(op, target).per_word)
     words = g.n * g.hp * g.wp * g.c_words
     return [MemRefType(i32, [words]) if isinstance(words, int) else RunTimeScratch(i32, words)]
 
@@ -325,12 +323,13 @@ class _Kernel:
     """Emits the GEMM of one op (see the module docstring for the data layout)."""
 
     def __init__(self, op: QuantizedProductOp, kb: KernelBuilder, ins, outs):
-        self.op, self.kb, self.g, self.t = op, kb, gemm_of(op), tiling(op)
+        self.op, self.kb, self.t = op, kb, tiling(op, kb.target)
+        self.g = gemm_of(op, self.t.per_word)
         g = self.g
         has_bias = op.bias is not None
         self.bias = ins[2] if has_bias and not folded_bias(op) else None
         rest = list(ins[3 if has_bias else 2:])
-        self.in_place = reads_input_in_place(op)
+        self.in_place = reads_input_in_place(op, kb.target)
         if self.in_place:
             rest.append(kb.view(ins[0], [g.n * g.h * g.w * g.c]))
         self.bp, self.corr, self.scale, rule, self.scratch = rest
@@ -623,13 +622,13 @@ def int8_gemm_kernel(op: QuantizedProductOp, kb: KernelBuilder, ins, outs) -> No
     _Kernel(op, kb, ins, outs).build()
 
 
-def int8_gemm_key(op: QuantizedProductOp) -> tuple:
-    """The properties but the tabled ones, the multiply form (it decides B's packing) and
-    whether the bias is folded: ResNet-50's 53 convs then share one kernel per shape and
-    zero points (~0.6 s of LLVM each)."""
+def int8_gemm_key(op: QuantizedProductOp, target: Target) -> tuple:
+    """The properties but the tabled ones, the multiply form for `target` (it decides B's
+    packing) and whether the bias is folded: ResNet-50's 53 convs then share one kernel per
+    shape and zero points (~0.6 s of LLVM each)."""
     props = tuple(sorted((k, str(v)) for k, v in op.properties.items()
                          if k not in TABLE_PROPERTIES))
-    return (tiling(op).form, folded_bias(op), props)
+    return (tiling(op, target).form, folded_bias(op), props)
 
 
 TABLE_PROPERTIES = ("output_scale", "weight_zero_point", "output_zero_point", "output_min",

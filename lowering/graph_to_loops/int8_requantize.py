@@ -26,7 +26,6 @@ from xdsl.ir import Attribute, SSAValue
 from onnxc.dialects.graph_qlinear import is_i32
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder
 from onnxc.lowering.to_llvm.llvm_ext import FPToSIOp
-from onnxc.target import current_target
 
 VW = 16
 LRINT = "llvm.lrint.v16i32.v16f32"
@@ -64,7 +63,7 @@ def requantize_vector(kb: KernelBuilder, element: Attribute, rule: OutputRule | 
     no_nan = arith.FastMathFlagsAttr([arith.FastMathFlag.NO_NANS])
     q = kb.insert(arith.MaxnumfOp(real, lo, no_nan))
     q = kb.insert(arith.MinnumfOp(q, hi, no_nan))
-    if current_target().arch == "x86_64":
+    if kb.target.arch == "x86_64":
         wide = kb.insert(llvm.CallIntrinsicOp(LRINT, [q], [v32]))
     else:
         wide = kb.insert(FPToSIOp(kb.insert(math.RoundEvenOp(q)), v32))

@@ -5,12 +5,11 @@ A builder is called as `build(op, kb, ins, outs)` with the kernel's memref argum
 into operands and results; it may only read `op`'s types and properties (its operands are
 in another function), so one kernel serves every op with the same key. A few kernels also
 take constant tables computed from the op (`KERNEL_CONSTANTS`); they are passed after the
-operands, as globals of the calling function (kernels themselves hold no data).
+operands, as globals of the calling function (kernels themselves hold no data). The tables,
+scratch and key are computed for the target the kernel is built for (rules.py).
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType
 from xdsl.ir import Operation
@@ -48,7 +47,8 @@ from onnxc.lowering.graph_to_loops import (
     unpool,
 )
 from onnxc.lowering.graph_to_loops.loops import RunTimeScratch
-from onnxc.lowering.graph_to_loops.rules import KernelFn, KernelRule
+from onnxc.lowering.graph_to_loops.rules import ConstantsFn, KernelFn, KernelRule, KeyFn, ScratchFn
+from onnxc.target import Target
 
 _MODULES = (
     attention, checks, composite, conv, conv_transpose, data_movement, deform, dynamic,
@@ -76,16 +76,15 @@ derived from."""
 
 KERNELS: dict[type[Operation], KernelFn] = {op: r.build for op, r in RULES.items()}
 
-KERNEL_CONSTANTS: dict[type[Operation], Callable[[Operation], list[DenseIntOrFPElementsAttr]]] = {
+KERNEL_CONSTANTS: dict[type[Operation], ConstantsFn] = {
     op: r.constants for op, r in RULES.items() if r.constants is not None}
 
-KERNEL_SCRATCH: dict[type[Operation],
-                     Callable[[Operation], list[MemRefType | RunTimeScratch]]] = {
+KERNEL_SCRATCH: dict[type[Operation], ScratchFn] = {
     op: r.scratch for op, r in RULES.items() if r.scratch is not None}
 """Scratch buffers a kernel takes after its constants: the caller allocates them (in the
 arena, through plan-memory), since kernels cannot allocate."""
 
-KERNEL_KEYS: dict[type[Operation], Callable[[Operation], tuple]] = {
+KERNEL_KEYS: dict[type[Operation], KeyFn] = {
     op: r.key for op, r in RULES.items() if r.key is not None}
 """What a kernel's code depends on besides its argument types, where that is not all the
 op's properties: less (values it reads from its constant tables: ops that differ only in
@@ -116,22 +115,25 @@ def forecast_weight(op_name: str) -> int:
     return _WEIGHTS.get(op_name, 1)
 
 
-def kernel_key(op: Operation) -> tuple | None:
-    """`op`'s properties part of its kernel key, None for the default (all properties)."""
+def kernel_key(op: Operation, target: Target) -> tuple | None:
+    """`op`'s properties part of its kernel key for `target`, None for the default (all
+    properties)."""
     rule = KERNEL_KEYS.get(type(op))
-    return rule(op) if rule is not None else None
+    return rule(op, target) if rule is not None else None
 
 
-def kernel_scratch(op: Operation) -> list[MemRefType | RunTimeScratch]:
-    """The types of the scratch buffers `op`'s kernel takes last among its inputs."""
+def kernel_scratch(op: Operation, target: Target) -> list[MemRefType | RunTimeScratch]:
+    """The types of the scratch buffers `op`'s kernel for `target` takes last among its
+    inputs."""
     rule = KERNEL_SCRATCH.get(type(op))
-    return rule(op) if rule is not None else []
+    return rule(op, target) if rule is not None else []
 
 
-def kernel_constants(op: Operation) -> list[DenseIntOrFPElementsAttr]:
-    """The constant tables `op`'s kernel takes after its operands (usually none)."""
+def kernel_constants(op: Operation, target: Target) -> list[DenseIntOrFPElementsAttr]:
+    """The constant tables `op`'s kernel for `target` takes after its operands (usually
+    none)."""
     rule = KERNEL_CONSTANTS.get(type(op))
-    return rule(op) if rule is not None else []
+    return rule(op, target) if rule is not None else []
 
 
 def kernel_for(op: Operation) -> KernelFn:

@@ -36,6 +36,7 @@ from onnxc.dialects.symbolic_dims import Atom, Dim, SymDim
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.buffer_views import flat_view, is_flat, reinterpret
 from onnxc.lowering.to_llvm.parallel import mark_parallel
+from onnxc.target import Target
 
 Index = int | SSAValue
 
@@ -127,10 +128,12 @@ def max_value(t: Attribute) -> float | int:
 
 
 class KernelBuilder:
-    """Appends ops to one block, with constants hoisted to the kernel's entry block."""
+    """Appends ops to one block, with constants hoisted to the kernel's entry block; builds
+    for `target` (convert-graph-to-loops gives the module's: `onnxc.target.target_of`)."""
 
-    def __init__(self, entry: Block):
+    def __init__(self, entry: Block, target: Target | None = None):
         self.entry = entry
+        self._target = target
         self.ip = InsertPoint.at_end(entry)
         self._constants: dict[tuple[str, Attribute], SSAValue] = {}
         self._index_constants: dict[int, SSAValue] = {}  # idx's, without building a key
@@ -142,6 +145,16 @@ class KernelBuilder:
         """the last op of the size arithmetic at the top of the entry block"""
         self._shapes: dict[SSAValue, tuple[list[Index], list[Index], SSAValue]] = {}
         """memref with symbolic dims -> (logical shape, row-major strides, flat view)"""
+
+    @property
+    def target(self) -> Target:
+        """The machine the kernel is built for: what decides vector widths, register tiles
+        and the int8 / bf16 instructions. A builder made without one (size arithmetic
+        only, plan-memory's) has none to give."""
+        if self._target is None:
+            raise LoweringError("this KernelBuilder builds size arithmetic only: it has no "
+                                "target to build a kernel for")
+        return self._target
 
     # ------------------------------------------------------------------ symbolic sizes
 

@@ -30,16 +30,15 @@ from onnxc.dialects.graph_qlinear import is_byte_type
 from onnxc.dialects.symbolic_dims import Dim, sym_max, sym_min
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, min_value
+from onnxc.target import Target
 
 UNROLL = 4
 """Channel vectors folded together per pixel: 4 x 16 lanes cover C = 64 in one pass."""
 
 
-def vector_width() -> int:
-    """f32 lanes of the target's vectors."""
-    from onnxc.target import current_target
-
-    return max(4, current_target().vector_bits // 32)
+def vector_width(target: Target) -> int:
+    """f32 lanes of `target`'s vectors."""
+    return max(4, target.vector_bits // 32)
 
 
 class Lanes:
@@ -161,7 +160,7 @@ def pool_nhwc(op: graph.PoolOp, kb: KernelBuilder, ins, outs, average: bool) -> 
     init = kb.constant(0.0 if average else min_value(element), element)
     one = kb.constant(1.0, element) if average else None
     fold = _folder(kb, average, element)
-    vw = vector_width() * (4 if is_byte_type(element) else 1)
+    vw = vector_width(kb.target) * (4 if is_byte_type(element) else 1)
 
     def window(o: Index, d: int) -> tuple[Index, Index, Index, Index]:
         """(first input index, valid kernel offsets [lo, hi), window element count)."""
@@ -239,7 +238,7 @@ def global_pool_nhwc(op: graph.GlobalPoolOp, kb: KernelBuilder, ins, outs, avera
                 accs = _scale(kb, accs, lanes, inverse)
             lanes.store(accs, y, [n], c0)
 
-        channel_groups(kb, channels, vector_width(), group, parallel=parallel)
+        channel_groups(kb, channels, vector_width(kb.target), group, parallel=parallel)
 
     if batch == 1:
         per_image(0, parallel=True)

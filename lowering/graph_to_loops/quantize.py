@@ -41,6 +41,7 @@ from onnxc.lowering.graph_to_loops.elementwise import (
 )
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.rules import KernelRule
+from onnxc.target import Target
 
 
 def _compute_type(t):
@@ -141,7 +142,7 @@ def _geometry(op) -> tuple[int, int, int, int, int, tuple[int, int, int]]:
     return outer, d, inner, block, blocks, (outer, blocks, inner)
 
 
-def quant_constants(op) -> list[DenseIntOrFPElementsAttr]:
+def quant_constants(op, target: Target) -> list[DenseIntOrFPElementsAttr]:
     """The scale and zero-point tables of a per-axis or blocked op (none per tensor)."""
     if op.is_per_tensor():
         return []

@@ -26,6 +26,7 @@ from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops import resize_taps
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, RunTimeScratch, is_float
 from onnxc.lowering.graph_to_loops.rules import KernelRule
+from onnxc.target import Target
 
 UNROLLED_TAPS = 4
 """Axes with at most this many taps load them at their own loop level and unroll them;
@@ -58,7 +59,7 @@ class _RunTimeTaps:
     outside: bool | None = None
 
 
-def resize_constants(op: ResizeOp) -> list[DenseIntOrFPElementsAttr]:
+def resize_constants(op: ResizeOp, target: Target) -> list[DenseIntOrFPElementsAttr]:
     """[index table (i64), weight table (the element type)] over all resized axes (none
     for symbolic sizes: `resize_scratch`)."""
     if resize_taps.is_run_time(op):
@@ -73,7 +74,7 @@ def resize_constants(op: ResizeOp) -> list[DenseIntOrFPElementsAttr]:
     return [from_numpy(idx_table), from_numpy(w_table)]
 
 
-def resize_scratch(op: ResizeOp) -> list[RunTimeScratch]:
+def resize_scratch(op: ResizeOp, target: Target) -> list[RunTimeScratch]:
     """The tables a Resize of symbolic size, or over a region computed in the run, fills
     in the run (resize_taps.py)."""
     if not resize_taps.is_run_time(op):

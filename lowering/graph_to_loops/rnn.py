@@ -50,6 +50,7 @@ from onnxc.dialects.symbolic_dims import Dim
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.rules import rules
+from onnxc.target import Target
 
 VECTORS_PER_CHUNK = 8
 """Vector accumulators per GEMV chunk (CH = this many vectors at most, fewer for small H)."""
@@ -80,17 +81,15 @@ class Geometry:
         return self.g * self.nb * self.ch
 
 
-def vector_width(element: Attribute) -> int:
-    """Lanes of `element` in the target's vectors."""
-    from onnxc.target import current_target
-
+def vector_width(element: Attribute, target: Target) -> int:
+    """Lanes of `element` in `target`'s vectors."""
     bits = 64 if isinstance(element, Float64Type) else 32
-    return max(2, current_target().vector_bits // bits)
+    return max(2, target.vector_bits // bits)
 
 
-def geometry(op: RecurrenceOp) -> Geometry:
+def geometry(op: RecurrenceOp, target: Target) -> Geometry:
     element = op.gates.type.get_element_type()
-    vw = vector_width(element)
+    vw = vector_width(element, target)
     s, b = op.steps_and_batch()
     h = op.hidden()
     ch = vw * max(1, min(VECTORS_PER_CHUNK, -(-h // vw)))
@@ -111,23 +110,23 @@ def pack_recurrence(r: np.ndarray, geo: Geometry) -> np.ndarray:
     return np.ascontiguousarray(padded.reshape(d, g, nb, ch, h).transpose(0, 1, 2, 4, 3))
 
 
-def rnn_constants(op: Operation) -> list[DenseIntOrFPElementsAttr]:
-    """The packed R table when R is a constant."""
+def rnn_constants(op: Operation, target: Target) -> list[DenseIntOrFPElementsAttr]:
+    """The packed R table when R is a constant (chunks of `target`'s vectors)."""
     assert isinstance(op, RecurrenceOp)
     value = _constant_r(op)
     if value is None:
         return []
-    geo = geometry(op)
+    geo = geometry(op, target)
     element = op.recurrence.type.get_element_type()
     packed = pack_recurrence(values_in_shape(value, shape_of(value.type)), geo)
     return [from_numpy(packed.reshape(-1), element)]
 
 
-def rnn_scratch(op: Operation) -> list[MemRefType]:
+def rnn_scratch(op: Operation, target: Target) -> list[MemRefType]:
     """hr (H_prev R^T per direction and row), GRU's r * H_prev, and the packed R table
     when R is not a constant."""
     assert isinstance(op, RecurrenceOp)
-    geo = geometry(op)
+    geo = geometry(op, target)
     if not isinstance(geo.b, int):
         raise LoweringError(f"{op.name}: the batch of a recurrence must be static "
                             f"(it sizes the scratch), not {geo.b}")
@@ -224,7 +223,7 @@ class Lanes:
 class _Recurrence:
     def __init__(self, op: RecurrenceOp, kb: KernelBuilder, ins, outs):
         self.op, self.kb = op, kb
-        self.geo = geo = geometry(op)
+        self.geo = geo = geometry(op, kb.target)
         n = len(op.operands)
         self.m = op.operand_map(ins[:n])
         extra = list(ins[n:])
@@ -475,7 +474,7 @@ class _Recurrence:
 
 def recurrence_kernel(op: Operation, kb: KernelBuilder, ins, outs) -> None:
     assert isinstance(op, RecurrenceOp)
-    geo = geometry(op)
+    geo = geometry(op, kb.target)
     if any(not isinstance(v, int) for v in (geo.d, geo.b, geo.h)):
         raise LoweringError(f"{op.name}: only the sequence length may be symbolic "
                             f"(batch {geo.b}, hidden {geo.h})")
@@ -484,7 +483,7 @@ def recurrence_kernel(op: Operation, kb: KernelBuilder, ins, outs) -> None:
     _Recurrence(op, kb, ins, outs).build()
 
 
-def rnn_kernel_key(op: Operation) -> tuple:
+def rnn_kernel_key(op: Operation, target: Target) -> tuple:
     """All properties, and whether R is a constant: the constant table and the run-time
     packing scratch have the same type, but the kernels differ (packing, argument order)."""
     props = tuple(sorted((k, str(v)) for k, v in op.properties.items()))

@@ -6,6 +6,11 @@ constant tables, scratch buffers, kernel key, whether it takes symbolic sizes, w
 early-kernel lanes compile it, whether its LLVM chunk keeps loop strength reduction, its
 weight in the compile's forecast). kernels.py derives the lookup tables from the rules, so
 a new op is one record, not an entry in five tables keyed three ways.
+
+The hooks that compute something from the op (`constants`, `scratch`, `key`) are called as
+`hook(op, target)`, with the target the kernel is built for (the module's, `onnxc.target`):
+packed weights, scratch sizes and the int8 multiply form follow its vector registers. The
+body's builder reads the same target from its KernelBuilder (`kb.target`).
 """
 
 from __future__ import annotations
@@ -17,11 +22,12 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder, RunTimeScratch
+from onnxc.target import Target
 
 KernelFn = Callable[[Operation, KernelBuilder, Sequence[SSAValue], Sequence[SSAValue]], None]
-ConstantsFn = Callable[[Operation], list[DenseIntOrFPElementsAttr]]
-ScratchFn = Callable[[Operation], list[MemRefType | RunTimeScratch]]
-KeyFn = Callable[[Operation], tuple]
+ConstantsFn = Callable[[Operation, Target], list[DenseIntOrFPElementsAttr]]
+ScratchFn = Callable[[Operation, Target], list[MemRefType | RunTimeScratch]]
+KeyFn = Callable[[Operation, Target], tuple]
 
 
 @dataclass(frozen=True)
@@ -32,12 +38,14 @@ class KernelRule:
     build: KernelFn
     """`build(op, kb, ins, outs)`: the kernel's body (kernels.py's docstring)"""
     constants: ConstantsFn | None = None
-    """constant tables computed from the op, passed after the operands"""
+    """`constants(op, target)`: constant tables computed from the op, passed after the
+    operands"""
     scratch: ScratchFn | None = None
-    """scratch buffers the caller allocates, passed after the constants"""
+    """`scratch(op, target)`: scratch buffers the caller allocates, passed after the
+    constants"""
     key: KeyFn | None = None
-    """what the kernel's code depends on besides its argument types, when that is not all
-    the op's properties (kernels.KERNEL_KEYS)"""
+    """`key(op, target)`: what the kernel's code depends on besides its argument types, when
+    that is not all the op's properties (kernels.KERNEL_KEYS)"""
     symbolic: bool = False
     """it reads every size through `KernelBuilder.shape` / `dim`: symbolic dims welcome"""
     early: bool = False

@@ -12,7 +12,7 @@ from xdsl.dialects.builtin import VectorType, f32
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.symbolic_dims import Dim
-from onnxc.lowering.graph_to_loops.gemm_tiles import target_tiling
+from onnxc.lowering.graph_to_loops.gemm_tiles import tiling_for
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 
 
@@ -20,7 +20,7 @@ def copy_run(kb: KernelBuilder, src: SSAValue, s0: Index, dst: SSAValue, d0: Ind
              length: Dim) -> None:
     """dst[d0 : d0 + length] = src[s0 : ...] on flat memrefs, vectorized (a symbolic length
     runs to its run-time value)."""
-    vw = target_tiling().vw
+    vw = tiling_for(kb.target).vw
     vt = VectorType(f32, [vw])
     nvec = length // vw
 
@@ -36,7 +36,7 @@ def copy_run(kb: KernelBuilder, src: SSAValue, s0: Index, dst: SSAValue, d0: Ind
 
 def zero_run(kb: KernelBuilder, dst: SSAValue, d0: Index, length: Dim) -> None:
     """dst[d0 : d0 + length] = 0 on a flat memref, vectorized."""
-    vw = target_tiling().vw
+    vw = tiling_for(kb.target).vw
     zero = kb.constant(0.0, f32)
     nvec = length // vw
     if not (isinstance(nvec, int) and nvec == 0):

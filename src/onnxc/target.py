@@ -1,11 +1,12 @@
 """What code is compiled for: a `Target` (triple, CPU, features, vector registers) and presets.
 
 A compile's target is an attribute of the module it lowers (`onnxc.target`, set by
-`set_module_target`): the pass manager puts it in scope for every pass it runs on that
-module (`targeting`), and every kernel decision that depends on the machine (vector width,
-tile sizes from the register file, the int8 and bf16 instructions) reads it there through
-`current_target()`. A module without the attribute compiles for the caller's scope
-(`compiling_for`: onnxc-opt's --compile-target), else this process's host. The target is
+`set_module_target`; onnxc-opt's --compile-target sets it on a module without one). A pass
+whose work depends on the machine reads it from the module it runs on (`target_of`: the
+attribute, else this process's host), and hands it on explicitly: convert-graph-to-loops
+gives it to every `KernelBuilder` and to the kernel rules' hooks, so every kernel decision
+that depends on the machine (vector width, tile sizes from the register file, the int8 and
+bf16 instructions) reads it from its arguments, never from ambient state. The target is
 part of the compile cache's key, so code built for one CPU is never loaded for another.
 
 A target is written `host`, a preset name (`PRESETS`: x86-64-v2/v3/v4; aarch64,
@@ -16,11 +17,8 @@ cortex-a76, neoverse-n1, neoverse-v1 and their `+dotprod` / `+sve` variants), or
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING
 
@@ -230,7 +228,7 @@ ModelABI's keys."""
 
 
 def set_module_target(module: ModuleOp, target: Target) -> None:
-    """Record `target` on `module`: what its passes build for (`targeting`)."""
+    """Record `target` on `module`: what its passes build for (`target_of`)."""
     from xdsl.dialects.builtin import DictionaryAttr, StringAttr
 
     module.attributes[TARGET_ATTR] = DictionaryAttr(
@@ -262,31 +260,7 @@ def _recorded(name: str, triple: str, cpu: str, features: str) -> Target:
     return host_target() if target == host_target() else target
 
 
-@contextmanager
-def targeting(module: ModuleOp) -> Iterator[Target]:
-    """The module's target (`module_target`) in scope for the block, else the caller's."""
-    target = module_target(module)
-    if target is None:
-        yield current_target()
-        return
-    with compiling_for(target) as scoped:
-        yield scoped
-
-
-_CURRENT: contextvars.ContextVar[Target | None] = contextvars.ContextVar(
-    "onnxc_target", default=None)
-
-
-def current_target() -> Target:
-    """The target of the compile in progress (`compiling_for`), else the host."""
-    return _CURRENT.get() or host_target()
-
-
-@contextmanager
-def compiling_for(target: Target) -> Iterator[Target]:
-    """Make `target` what kernels and passes build for inside the block."""
-    token = _CURRENT.set(target)
-    try:
-        yield target
-    finally:
-        _CURRENT.reset(token)
+def target_of(module: ModuleOp) -> Target:
+    """What `module`'s passes build for: the target it records (`module_target`), else this
+    process's host."""
+    return module_target(module) or host_target()

@@ -29,11 +29,12 @@ from onnxc.errors import InvalidArgumentError, LoweringError
 from onnxc.frontend import import_onnx
 from onnxc.lowering.graph_to_loops import gemm_bf16
 from onnxc.runtime import cache
+from onnxc.target import host_target
 from onnxc.zoo import REFERENCE_IR_VERSION
 from tests.single_op import graph_model
 
 RNG = np.random.default_rng(17)
-needs_bf16 = pytest.mark.skipif(not gemm_bf16.supports_bf16(),
+needs_bf16 = pytest.mark.skipif(not gemm_bf16.supports_bf16(host_target()),
                                 reason="the CPU has no AVX512-BF16")
 
 
@@ -264,7 +265,7 @@ def test_bad_precision_is_refused(bad):
 def test_bf16_without_the_cpu_feature_is_refused(monkeypatch):
     """Not a silent f32 run: the request is refused before any work, and the lowering
     pass (onnxc-opt) refuses it too."""
-    monkeypatch.setattr(gemm_bf16, "supports_bf16", lambda target=None: False)
+    monkeypatch.setattr(gemm_bf16, "supports_bf16", lambda target: False)
     with pytest.raises(InvalidArgumentError, match="AVX512-BF16"):
         onnxc.compile(_small_model(), precision="bf16", cache_dir=False)
     module = import_onnx(_small_model())

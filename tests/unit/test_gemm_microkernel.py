@@ -21,9 +21,10 @@ from onnxc.lowering.graph_to_loops.gemm_tiles import (
     NC,
     GemmShape,
     pack,
-    target_tiling,
+    tiling_for,
 )
 from onnxc.lowering.graph_to_loops.interpreter import run_single_op
+from onnxc.target import host_target
 from tests.single_op import graph_model
 
 RNG = np.random.default_rng(7)
@@ -132,7 +133,7 @@ def test_clamped_last_row_block(const_b, threads):
     store those rows nor read them back between k-blocks (three here, B packed at compile
     time or at run time), nor apply the scalar epilogue to them twice, on one thread or
     two."""
-    t = target_tiling()
+    t = tiling_for(host_target())
     k, n = 2 * KC + 40, t.nr + t.vw + 3  # looped k-blocks; a tail panel with a partial vector
     b, c = _rand(k, n) / np.float32(np.sqrt(k)), _rand(n)
     for rem in range(1, t.mr):
@@ -160,7 +161,7 @@ def test_matmul_folds_leading_dimensions_of_a_into_m():
 
 def test_pack_layout_matches_the_kernels_offsets():
     """B[k0 + kk, j + c] sits at k0 * npad + kc * j + kk * w + c, w = min(NR, npad - j)."""
-    t = target_tiling()
+    t = tiling_for(host_target())
     k, n = KC + 3, 2 * t.nr + t.vw - 1
     g = GemmShape(1, n, k, False, False, 1.0, 0.0, None)
     b = _rand(k, n)

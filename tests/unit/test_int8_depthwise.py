@@ -27,6 +27,7 @@ import onnxc
 from onnxc.dialects.graph_qlinear import QLinearConvOp
 from onnxc import pipeline
 from onnxc.lowering.graph_to_loops import int8_depthwise, int8_gemm, qlinear_dispatch
+from onnxc.target import host_target, target_of
 from tests.single_op import graph_model
 from tests.unit.test_qlinear_kernels import (
     ONNX_TYPE,
@@ -67,7 +68,7 @@ def _case(name, x_dtype, w_dtype, out_dtype, per_channel, with_bias, out_range=N
     module, x, expected, bias = conv_case(x, w, (strides, pads, dilations, c), out_dtype,
                                           per_channel, with_bias, out_range, "NHWC",
                                           bias_argument)
-    family = qlinear_dispatch.family_of(_depthwise_op(module))
+    family = qlinear_dispatch.family_of(_depthwise_op(module), target_of(module))
     assert family is not None and family.name == "int8_depthwise"
     return module, x, expected, bias
 
@@ -110,7 +111,7 @@ def test_bias_argument():
 
 def test_portable_rounding(monkeypatch):
     """A target without x86's lrint rounds with roundeven + fptosi: the same values."""
-    monkeypatch.setattr(int8_gemm, "target_int8_isa", lambda: "portable")
+    monkeypatch.setattr(int8_gemm, "target_int8_isa", lambda target: "portable")
     module, x, expected, _ = _case("c40_asym", np.int8, np.int8, np.int8, True, True,
                                    (-100, 120))
     with graph_compiler() as compile_module:
@@ -124,7 +125,9 @@ def test_shared_kernel_key():
     b = _depthwise_op(_case("c24_3x3_s2", np.uint8, np.int8, np.uint8, False, True,
                             (0, 200))[0])
     c = _depthwise_op(_case("c24_dilated", np.uint8, np.int8, np.uint8, True, True)[0])
-    key = qlinear_dispatch.qlinear_kernel_key
+    def key(op):
+        return qlinear_dispatch.qlinear_kernel_key(op, host_target())
+
     assert key(a) == key(b) != key(c)
 
 
@@ -140,7 +143,7 @@ def test_not_applicable():
                   "group": IntegerAttr(c, i64)}
         module = build_module(QLinearConvOp, x, w, None, (1, cout, 6, 6), np.uint8, props,
                               window, layout="NHWC")
-        assert not int8_depthwise.applies(_depthwise_op(module))
+        assert not int8_depthwise.applies(_depthwise_op(module), target_of(module))
 
 
 # --------------------------------------------------------------------------- onnxruntime
@@ -152,7 +155,7 @@ def _families(model) -> list[str]:
     module = onnxc.optimize(model)
     pipeline.run_passes(pipeline.make_context(), module, ("assign-layout",
                                                           "fold-layout-converts"))
-    return [getattr(qlinear_dispatch.family_of(op), "name", "generic")
+    return [getattr(qlinear_dispatch.family_of(op, target_of(module)), "name", "generic")
             for op in module.walk() if isinstance(op, QLinearConvOp)]
 
 

@@ -43,10 +43,11 @@ from xdsl.ir import Block, Region
 import onnxc
 import onnxc.pipeline
 from onnxc.dialects import graph
+from onnxc.dialects.graph_base import ints_of
 from onnxc.dialects.graph_qlinear import QLinearConvOp, QLinearMatMulOp
 from onnxc.dialects.layout import ConvertOp, with_layout
 from onnxc.lowering.graph_to_loops import int8_gemm
-from onnxc.target import PRESETS, compiling_for, host_target, parse_target
+from onnxc.target import PRESETS, host_target, parse_target
 from tests.exact_int8_reference import ort_exact
 
 RNG = np.random.default_rng(5)
@@ -375,7 +376,7 @@ def host_isa(request, monkeypatch):
     if request.param == "avx2" and PRESETS["x86-64-v3"].missing_on(host_target()):
         pytest.skip("the host cannot run x86-64-v3 code")
     if request.param == "portable":
-        monkeypatch.setattr(int8_gemm, "target_int8_isa", lambda: "portable")
+        monkeypatch.setattr(int8_gemm, "target_int8_isa", lambda target: "portable")
     return request.param
 
 
@@ -395,28 +396,28 @@ def test_conv_int8_kernel_without_vnni(name, host_isa):
     module, x, expected, _ = _conv_case(name, np.int8, np.int8, np.uint8, True, True,
                                         layout="NHWC")
     op = next(o for o in module.walk() if isinstance(o, QLinearConvOp))
-    with compiling_for(parse_target(_target_of(host_isa))):
-        assert int8_gemm.applies(op)
-        assert int8_gemm.tiling(op).form == _expected_form(host_isa, name)
+    target = parse_target(_target_of(host_isa))
+    assert int8_gemm.applies(op, target)
+    assert int8_gemm.tiling(op, target).form == _expected_form(host_isa, name)
     with graph_compiler() as compile_module:
         got = compile_module(module, threads=2, target=_target_of(host_isa))(x)[0]
         _assert_matches(got, expected)
 
 
-@compiling_for(PRESETS["x86-64-v3"])
 def test_maddubs_only_where_no_pair_saturates():
     """One weight pair of -120 and -10 (255 * -130 < -32768) is enough to need the exact
     pairs form (vpmaddwd on i16 pairs)."""
+    avx2 = PRESETS["x86-64-v3"]
     module, *_ = _conv_case("vnni_narrow_3x3", np.uint8, np.int8, np.int32, False, False)
     op = next(o for o in module.walk() if isinstance(o, QLinearConvOp))
-    assert int8_gemm.tiling(op).form == "maddubs"
+    assert int8_gemm.tiling(op, avx2).form == "maddubs"
     weight = op.weight.owner.value
     w = np.frombuffer(weight.data.data, np.int8).reshape(32, 20, 3, 3).copy()
-    zp = int8_gemm.ints_of(op.weight_zero_point)[0]
+    zp = ints_of(op.weight_zero_point)[0]
     w[5, 0, 1, 1], w[5, 1, 1, 1] = zp - 120, zp - 10
     op.weight.owner.properties["value"] = DenseIntOrFPElementsAttr(weight.type,
                                                                    BytesAttr(w.tobytes()))
-    assert int8_gemm.tiling(op).form == "pairs"
+    assert int8_gemm.tiling(op, avx2).form == "pairs"
 
 
 def test_matmul_int8_kernel_without_vnni(host_isa):

@@ -325,12 +325,13 @@ def test_symbolic_qlinear_convs_take_the_int8_kernels():
     from onnxc.dialects.layout import layout_of
     from onnxc.lowering.graph_to_loops.qlinear_dispatch import family_of
     from onnxc.passes.layout_assign import AssignLayoutPass
+    from onnxc.target import target_of
 
     module = onnxc.optimize(qoperator_convs(False), opt_level=3)
     AssignLayoutPass(vector_bits=256).apply(Context(), module)
     convs = [op for op in module.walk() if isinstance(op, QLinearConvOp)]
     assert all(layout_of(op.output.type) == "NHWC" for op in convs)
-    families = [(family_of(op).name if family_of(op) else "generic") for op in convs]
+    families = [getattr(family_of(op, target_of(module)), "name", "generic") for op in convs]
     assert families == ["int8_gemm", "int8_gemm", "int8_depthwise", "generic"]
 
 

@@ -14,16 +14,17 @@ import subprocess
 import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from xdsl.dialects.builtin import ModuleOp
 
 import onnxc
 from onnxc.errors import InvalidArgumentError
 from onnxc.lowering.graph_to_loops.gemm_tiles import tiling_for
 from onnxc.target import (
     PRESETS,
-    compiling_for,
-    current_target,
     host_target,
     parse_target,
+    set_module_target,
+    target_of,
 )
 from tests.exact_int8_reference import ort_exact
 
@@ -66,11 +67,11 @@ def test_tiles_follow_the_register_file():
     assert (tiling_for(PRESETS["cortex-a76"]).mr, tiling_for(PRESETS["cortex-a76"]).nr) == (4, 16)
 
 
-def test_compiling_for_scopes_the_target():
-    assert current_target() is HOST
-    with compiling_for(PRESETS["x86-64-v3"]):
-        assert current_target().name == "x86-64-v3"
-    assert current_target() is HOST
+def test_a_module_builds_for_its_target_else_the_host():
+    module = ModuleOp([])
+    assert target_of(module) is HOST
+    set_module_target(module, PRESETS["x86-64-v3"])
+    assert target_of(module) == PRESETS["x86-64-v3"]
 
 
 def _model(quantized: bool):
@@ -143,10 +144,9 @@ def test_int8_kernels_take_the_avx2_form_for_x86_64_v3():
     model, _ = _model(True)
     module = onnxc.optimize(model)
     op = next(o for o in module.walk() if isinstance(o, QLinearConvOp))
-    with compiling_for(PRESETS["x86-64-v3"]):
-        assert int8_gemm.tiling(op).form == "pairs"
-    with compiling_for(PRESETS["x86-64-v4"]):  # AVX-512 without VNNI: the AVX2 forms too
-        assert int8_gemm.tiling(op).form == "pairs"
+    assert int8_gemm.tiling(op, PRESETS["x86-64-v3"]).form == "pairs"
+    # AVX-512 without VNNI: the AVX2 forms too
+    assert int8_gemm.tiling(op, PRESETS["x86-64-v4"]).form == "pairs"
 
 
 def test_a_target_the_host_cannot_run_is_refused():

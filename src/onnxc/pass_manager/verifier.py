@@ -52,7 +52,6 @@ from onnxc.dialects.onnxc_attributes import (
     verify_onnxc_attributes,
 )
 from onnxc.errors import InternalCompilerError, OnnxcError
-from onnxc.target import targeting
 
 NODE_ATTR = "onnx.node"  # graph_checks.NODE_ATTR, literal: graph_checks loads the graph dialect
 
@@ -159,17 +158,12 @@ def run_verified(
     callback: (None, module, first), (pass, module, next), ..., (last, module, None), and
     (None, module, None) without passes
     (`onnxc-opt`'s IR dumps, timing and per-pass verification: tools/instrument.py).
-    The passes build for the module's target (onnxc.target `targeting`)."""
+    A pass that builds for a machine reads it from the module (onnxc.target `target_of`)."""
+    from onnxc.pass_manager.census import OpCensus
+
     if not passes and instrumentation is not None:
         instrumentation(None, module, None)  # as PassPipeline: the input is checked
         instrumentation = None
-    with targeting(module):  # the module's target is what its passes build for
-        _run_verified(ctx, module, passes, verify, instrumentation)
-
-
-def _run_verified(ctx: Context, module: ModuleOp, passes: Sequence[ModulePass], verify: bool,
-                  instrumentation: PassPipelineCallbackType | None) -> None:
-    from onnxc.pass_manager.census import OpCensus
 
     history = history_of(module)
     # graph passes with nothing to match are not walked; the skips checked where IR is

@@ -49,6 +49,7 @@ from onnxc.tools.pass_listing import LISTINGS, pass_listing
 
 if TYPE_CHECKING:
     from onnxc.compile_options import CompileOptions
+    from onnxc.target import Target as MachineTarget
 
 TARGETS = ("mlir", "llvm")
 """The -t targets that work on onnxc's IR; machine code is --emit=asm|obj."""
@@ -60,9 +61,9 @@ class OnnxcDiagnostic(DiagnosticException):
 
 @dataclass(frozen=True)
 class LLVMIRTarget(Target):
-    """`-t llvm`: LLVM IR text of a module in the `llvm` dialect, for `--compile-target`
-    (default: this host); `-t 'llvm{triple=aarch64-unknown-linux-gnu}'` or
-    `{data-layout="..."}` override it."""
+    """`-t llvm`: LLVM IR text of a module in the `llvm` dialect, for the module's target
+    (its `onnxc.target`, which `--compile-target` sets when it has none; else this host);
+    `-t 'llvm{triple=aarch64-unknown-linux-gnu}'` or `{data-layout="..."}` override it."""
 
     name = "llvm"
     triple: str | None = None
@@ -72,9 +73,9 @@ class LLVMIRTarget(Target):
         from onnxc.lowering.to_llvm.translate import to_llvmlite
 
         if self.triple is None:
-            from onnxc.target import current_target
+            from onnxc.target import target_of
 
-            target = current_target()
+            target = target_of(module)
             triple, data_layout = target.triple, target.data_layout
         else:
             triple, data_layout = self.triple, ""
@@ -128,6 +129,8 @@ class OnnxcOptMain(xDSLOptMain):
 
     timer: PassTimer | None = None
     current_module: ModuleOp | None = None
+    compile_target: MachineTarget | None = None
+    """--compile-target, parsed: set on every input module without an onnxc.target"""
     failed_chunks: int = 0
     _chunk_failed: bool = False
     op_spans: dict[Operation, Span]
@@ -275,9 +278,11 @@ class OnnxcOptMain(xDSLOptMain):
             "pass (numpy); report the first pass that changes the results (exit code 1)",
         )
         arg_parser.add_argument(
-            "--compile-target", default="host",
+            "--compile-target", default=None,
             help="what kernels and layouts are built for: host, a preset (x86-64-v2/v3/v4, "
-            "aarch64, cortex-a76, neoverse-n1, neoverse-v1) or TRIPLE[:CPU[:FEATURES]]",
+            "aarch64, cortex-a76, neoverse-n1, neoverse-v1) or TRIPLE[:CPU[:FEATURES]]; "
+            "recorded as the onnxc.target attribute of an input module without one "
+            "(default: the module's attribute, else host)",
         )
         arg_parser.add_argument(
             "--mlir-timing", action="store_true",
@@ -461,6 +466,11 @@ class OnnxcOptMain(xDSLOptMain):
             self._report_chunk(err)
             return None
         self.current_module = module
+        if self.compile_target is not None:
+            from onnxc.target import module_target, set_module_target
+
+            if module_target(module) is None:  # what its passes build for
+                set_module_target(module, self.compile_target)
         return module
 
     def apply_passes(self, prog: ModuleOp):
@@ -498,7 +508,7 @@ class OnnxcOptMain(xDSLOptMain):
 
     def _output(self, prog: ModuleOp) -> str:
         """The --emit stage's output (binary stages write their file and return "")."""
-        from onnxc.target import parse_target
+        from onnxc.target import target_of
 
         stage = self.args.emit
         if stage in emit.IR_STAGES:
@@ -508,7 +518,7 @@ class OnnxcOptMain(xDSLOptMain):
                                debuginfo=self.args.print_debuginfo,
                                elide_larger=self.args.elide_larger,
                                properties_as_attributes=self.args.print_no_properties) + "\n\n"
-        target = parse_target(self.args.compile_target)
+        target = target_of(prog)  # what its kernels were built for
         if stage == "lib":
             emit.emit_library(self.ctx, prog, self.lib_options(), self.args.output_file)
             return ""
@@ -522,10 +532,12 @@ class OnnxcOptMain(xDSLOptMain):
         if self.args.print_pipeline:
             print(nested_pipeline(self.pipeline_specs()))
             return
-        from onnxc.target import compiling_for, parse_target
+        from onnxc.target import parse_target
 
-        with compiling_for(parse_target(self.args.compile_target)):
-            super().run()
+        # checked before the input is read; set on each module without a target of its own
+        given = self.args.compile_target
+        self.compile_target = None if given is None else parse_target(given)
+        super().run()
         if self.timer is not None:
             self.timer.report(sys.stderr)
 
