@@ -19,11 +19,13 @@ from xdsl.irdl import (
     operand_def,
     opt_operand_def,
     prop_def,
+    traits_def,
 )
 
 from onnxc.dialects.graph_base import GraphOp, UnaryFields, int_of, shape_of
 from onnxc.dialects.graph_epilogue import EpilogueProps, verify_epilogue
 from onnxc.dialects.graph_nn import ConvFields, conv_result_shape
+from onnxc.dialects.graph_traits import NHWCKernel, StaticSizesKernel
 
 
 @irdl_op_definition
@@ -31,6 +33,7 @@ class ConvAddOp(GraphOp, ConvFields, EpilogueProps):
     """act(conv(input, weight, bias) + addend): graph.conv's properties plus a residual."""
 
     name = "graph.conv_add"
+    traits = traits_def(NHWCKernel(symbolic=True), StaticSizesKernel())
     # redeclared so that addend follows them (IRDL puts inherited operands after its own)
     input = operand_def(TensorType)
     weight = operand_def(TensorType)
@@ -53,6 +56,7 @@ class ChannelShuffleOp(GraphOp, UnaryFields):
     """ShuffleNet channel shuffle over axis 1 with `group` groups."""
 
     name = "graph.channel_shuffle"
+    traits = traits_def(NHWCKernel())
     group = prop_def(IntegerAttr)
 
     def infer_shapes(self):

@@ -41,6 +41,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph_base import GraphOp, shape_of
+from onnxc.dialects.graph_traits import BroadcastingElementwise, HalfKernel
 
 BODY_OPS: tuple[type[Operation], ...] = (
     arith.ConstantOp,
@@ -68,7 +69,7 @@ class FusedElementwiseOp(GraphOp):
     inputs = var_operand_def(TensorType)
     output = result_def(TensorType)
     body = region_def("single_block")
-    traits = traits_def(Pure(), IsolatedFromAbove())
+    traits = traits_def(Pure(), IsolatedFromAbove(), HalfKernel(), BroadcastingElementwise())
     assembly_format = ("`(` operands `)` attr-dict `:` functional-type(operands, results) "
                        "$body")
 

@@ -12,12 +12,13 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, StringAttr, TensorType
 from xdsl.ir import SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def
 from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph_base import GraphOp, UnaryFields, shape_of
 from onnxc.dialects.graph_math import BinaryElementwiseOp, UnaryElementwiseOp
+from onnxc.dialects.graph_traits import HalfKernel
 
 
 def _require_bool(op: GraphOp, value: SSAValue, what: str) -> None:
@@ -50,6 +51,7 @@ class EqualOp(CompareOp):
     """ONNX Equal: lhs == rhs."""
 
     name = "graph.equal"
+    traits = traits_def(HalfKernel())
 
 
 @irdl_op_definition
@@ -57,6 +59,7 @@ class LessOp(CompareOp):
     """ONNX Less: lhs < rhs."""
 
     name = "graph.less"
+    traits = traits_def(HalfKernel())
 
 
 @irdl_op_definition
@@ -64,6 +67,7 @@ class LessOrEqualOp(CompareOp):
     """ONNX LessOrEqual: lhs <= rhs."""
 
     name = "graph.less_or_equal"
+    traits = traits_def(HalfKernel())
 
 
 @irdl_op_definition
@@ -71,6 +75,7 @@ class GreaterOp(CompareOp):
     """ONNX Greater: lhs > rhs."""
 
     name = "graph.greater"
+    traits = traits_def(HalfKernel())
 
 
 @irdl_op_definition
@@ -78,6 +83,7 @@ class GreaterOrEqualOp(CompareOp):
     """ONNX GreaterOrEqual: lhs >= rhs."""
 
     name = "graph.greater_or_equal"
+    traits = traits_def(HalfKernel())
 
 
 # --------------------------------------------------------------------------- logic, bitwise
@@ -158,6 +164,7 @@ class ModOp(BinaryElementwiseOp):
     """Remainder; fmod=1 takes the dividend's sign (C fmod), fmod=0 the divisor's (numpy.mod)."""
 
     name = "graph.mod"
+    traits = traits_def(HalfKernel())
     fmod = prop_def(IntegerAttr)
 
 
@@ -169,6 +176,7 @@ class WhereOp(GraphOp):
     """output = condition ? x : y, the three operands broadcast together."""
 
     name = "graph.where"
+    traits = traits_def(HalfKernel())
     condition = operand_def(TensorType)
     x = operand_def(TensorType)
     y = operand_def(TensorType)
@@ -200,6 +208,7 @@ class IsNaNOp(FloatTestOp):
     """ONNX IsNaN: true where the float element is NaN."""
 
     name = "graph.is_nan"
+    traits = traits_def(HalfKernel())
 
 
 @irdl_op_definition
@@ -207,6 +216,7 @@ class IsInfOp(FloatTestOp):
     """True on +inf when detect_positive, on -inf when detect_negative."""
 
     name = "graph.is_inf"
+    traits = traits_def(HalfKernel())
     detect_positive = prop_def(IntegerAttr)
     detect_negative = prop_def(IntegerAttr)
 

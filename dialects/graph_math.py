@@ -29,6 +29,12 @@ from xdsl.utils.exceptions import VerifyException
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph_base import GraphOp, UnaryFields, int_of, shape_of
 from onnxc.dialects.graph_epilogue import EpilogueProps, verify_epilogue
+from onnxc.dialects.graph_traits import (
+    AnyElementKernel,
+    BroadcastingElementwise,
+    ElementwiseMap,
+    HalfKernel,
+)
 
 # --------------------------------------------------------------------------- constants
 
@@ -40,7 +46,7 @@ class ConstantOp(GraphOp):
     name = "graph.constant"
     value = prop_def(DenseIntOrFPElementsAttr)
     output = result_def(TensorType)
-    traits = traits_def(Pure(), ConstantLike())
+    traits = traits_def(Pure(), ConstantLike(), AnyElementKernel())
     assembly_format = "attr-dict `:` type($output)"
 
     def __init__(self, value: DenseIntOrFPElementsAttr):
@@ -83,6 +89,7 @@ class ReluOp(UnaryElementwiseOp):
     """ONNX Relu: max(x, 0)."""
 
     name = "graph.relu"
+    traits = traits_def(HalfKernel(), ElementwiseMap())
 
 
 @irdl_op_definition
@@ -90,6 +97,7 @@ class SigmoidOp(UnaryElementwiseOp):
     """ONNX Sigmoid: 1 / (1 + exp(-x))."""
 
     name = "graph.sigmoid"
+    traits = traits_def(HalfKernel(), ElementwiseMap())
 
 
 @irdl_op_definition
@@ -97,6 +105,7 @@ class TanhOp(UnaryElementwiseOp):
     """ONNX Tanh: the hyperbolic tangent."""
 
     name = "graph.tanh"
+    traits = traits_def(HalfKernel(), ElementwiseMap())
 
 
 @irdl_op_definition
@@ -104,6 +113,7 @@ class ExpOp(UnaryElementwiseOp):
     """ONNX Exp: e**x."""
 
     name = "graph.exp"
+    traits = traits_def(HalfKernel(), ElementwiseMap())
 
 
 @irdl_op_definition
@@ -111,6 +121,7 @@ class LogOp(UnaryElementwiseOp):
     """ONNX Log: the natural logarithm."""
 
     name = "graph.log"
+    traits = traits_def(HalfKernel(), ElementwiseMap())
 
 
 @irdl_op_definition
@@ -118,6 +129,7 @@ class SqrtOp(UnaryElementwiseOp):
     """ONNX Sqrt: the square root."""
 
     name = "graph.sqrt"
+    traits = traits_def(HalfKernel(), ElementwiseMap())
 
 
 @irdl_op_definition
@@ -125,6 +137,7 @@ class NegOp(UnaryElementwiseOp):
     """ONNX Neg: -x."""
 
     name = "graph.neg"
+    traits = traits_def(HalfKernel(), ElementwiseMap())
 
 
 @irdl_op_definition
@@ -132,6 +145,7 @@ class AbsOp(UnaryElementwiseOp):
     """ONNX Abs: |x|."""
 
     name = "graph.abs"
+    traits = traits_def(HalfKernel(), ElementwiseMap())
 
 
 @irdl_op_definition
@@ -139,6 +153,7 @@ class ReciprocalOp(UnaryElementwiseOp):
     """ONNX Reciprocal: 1 / x."""
 
     name = "graph.reciprocal"
+    traits = traits_def(HalfKernel(), ElementwiseMap())
 
 
 @irdl_op_definition
@@ -154,6 +169,7 @@ class IdentityOp(UnaryElementwiseOp):
     of one input and for Casts to the same type."""
 
     name = "graph.identity"
+    traits = traits_def(AnyElementKernel())
 
 
 @irdl_op_definition
@@ -161,6 +177,7 @@ class DropoutOp(UnaryElementwiseOp):
     """Inference-mode Dropout: the identity. The ratio is kept for round-tripping."""
 
     name = "graph.dropout"
+    traits = traits_def(AnyElementKernel())
     ratio = opt_prop_def(FloatAttr)
 
 
@@ -169,6 +186,7 @@ class LeakyReluOp(UnaryElementwiseOp):
     """ONNX LeakyRelu: x where x >= 0, else alpha * x (`alpha` defaults to 0.01 on import)."""
 
     name = "graph.leaky_relu"
+    traits = traits_def(HalfKernel(), ElementwiseMap())
     alpha = prop_def(FloatAttr)
 
 
@@ -177,6 +195,7 @@ class ClipOp(UnaryElementwiseOp):
     """Clamp to [min, max]; an absent bound is unbounded (min/max were inputs since opset 11)."""
 
     name = "graph.clip"
+    traits = traits_def(HalfKernel(), ElementwiseMap())
     min = opt_prop_def(FloatAttr)
     max = opt_prop_def(FloatAttr)
 
@@ -186,6 +205,7 @@ class CastOp(GraphOp, UnaryFields):
     """Element type conversion; the destination type is the result's element type."""
 
     name = "graph.cast"
+    traits = traits_def(AnyElementKernel(), ElementwiseMap())
     saturate = opt_prop_def(IntegerAttr)
     """0: an 8-bit float result out of range becomes inf/NaN instead of the largest finite."""
     round_mode = opt_prop_def(StringAttr)
@@ -214,6 +234,7 @@ class AddOp(BinaryElementwiseOp):
     """ONNX Add: lhs + rhs with multidirectional broadcasting."""
 
     name = "graph.add"
+    traits = traits_def(HalfKernel(), BroadcastingElementwise())
 
 
 @irdl_op_definition
@@ -221,6 +242,7 @@ class SubOp(BinaryElementwiseOp):
     """ONNX Sub: lhs - rhs with multidirectional broadcasting."""
 
     name = "graph.sub"
+    traits = traits_def(HalfKernel(), BroadcastingElementwise())
 
 
 @irdl_op_definition
@@ -228,6 +250,7 @@ class MulOp(BinaryElementwiseOp):
     """ONNX Mul: lhs * rhs with multidirectional broadcasting."""
 
     name = "graph.mul"
+    traits = traits_def(HalfKernel(), BroadcastingElementwise())
 
 
 @irdl_op_definition
@@ -235,6 +258,7 @@ class DivOp(BinaryElementwiseOp):
     """ONNX Div: lhs / rhs with multidirectional broadcasting."""
 
     name = "graph.div"
+    traits = traits_def(HalfKernel(), BroadcastingElementwise())
 
 
 @irdl_op_definition
@@ -243,6 +267,7 @@ class PowOp(BinaryElementwiseOp):
     one element type: the importer casts the exponent to the base's type."""
 
     name = "graph.pow"
+    traits = traits_def(HalfKernel(), BroadcastingElementwise())
 
 
 class VariadicElementwiseOp(GraphOp, abc.ABC):
@@ -263,6 +288,7 @@ class SumOp(VariadicElementwiseOp):
     imported as graph.identity)."""
 
     name = "graph.sum"
+    traits = traits_def(HalfKernel(), BroadcastingElementwise())
 
 
 @irdl_op_definition
@@ -271,6 +297,7 @@ class MaxOp(VariadicElementwiseOp):
     is imported as graph.identity)."""
 
     name = "graph.max"
+    traits = traits_def(HalfKernel(), BroadcastingElementwise())
 
 
 @irdl_op_definition
@@ -279,6 +306,7 @@ class MinOp(VariadicElementwiseOp):
     is imported as graph.identity)."""
 
     name = "graph.min"
+    traits = traits_def(HalfKernel(), BroadcastingElementwise())
 
 
 # --------------------------------------------------------------------------- linear algebra

@@ -19,11 +19,13 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
     result_def,
+    traits_def,
 )
 
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph_base import GraphOp, UnaryFields, int_of, ints_of, shape_of
 from onnxc.dialects.graph_epilogue import EpilogueProps, verify_epilogue
+from onnxc.dialects.graph_traits import NHWCKernel, StaticSizesKernel
 
 # --------------------------------------------------------------------------- neural network
 
@@ -60,6 +62,7 @@ class ConvOp(GraphOp, ConvFields, EpilogueProps):
     An optional activation epilogue (graph_epilogue) is applied to every output element."""
 
     name = "graph.conv"
+    traits = traits_def(NHWCKernel(symbolic=True), StaticSizesKernel())
 
     def infer_shapes(self):
         return [conv_result_shape(self)]
@@ -94,6 +97,7 @@ class MaxPoolOp(PoolOp):
     on import. Only the Y output: the importer rejects a model that uses Indices."""
 
     name = "graph.max_pool"
+    traits = traits_def(NHWCKernel(symbolic=True), StaticSizesKernel())
     dilations = prop_def(DenseArrayBase)
 
     def window_dilations(self) -> tuple[int, ...]:
@@ -107,6 +111,7 @@ class AveragePoolOp(PoolOp):
     are all 1."""
 
     name = "graph.average_pool"
+    traits = traits_def(NHWCKernel(symbolic=True), StaticSizesKernel())
     count_include_pad = prop_def(IntegerAttr)
     dilations = opt_prop_def(DenseArrayBase)  # absent: all 1 (AveragePool-19 added them)
 
@@ -129,6 +134,7 @@ class GlobalAveragePoolOp(GlobalPoolOp):
     """ONNX GlobalAveragePool: the mean over all spatial dimensions (N x C x 1 x ...)."""
 
     name = "graph.global_average_pool"
+    traits = traits_def(NHWCKernel(symbolic=True), StaticSizesKernel())
 
 
 @irdl_op_definition
@@ -136,6 +142,7 @@ class GlobalMaxPoolOp(GlobalPoolOp):
     """ONNX GlobalMaxPool: the maximum over all spatial dimensions (N x C x 1 x ...)."""
 
     name = "graph.global_max_pool"
+    traits = traits_def(NHWCKernel(symbolic=True), StaticSizesKernel())
 
 
 @irdl_op_definition
@@ -167,6 +174,7 @@ class LRNOp(GraphOp, UnaryFields):
     """Local response normalization across channels."""
 
     name = "graph.lrn"
+    traits = traits_def(StaticSizesKernel())
     size = prop_def(IntegerAttr)
     alpha = prop_def(FloatAttr)
     beta = prop_def(FloatAttr)

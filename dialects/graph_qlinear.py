@@ -38,12 +38,14 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
     result_def,
+    traits_def,
 )
 from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph_base import GraphOp, int_of, ints_of, shape_of
 from onnxc.dialects.graph_nn import ConvFields, conv_result_shape
+from onnxc.dialects.graph_traits import NHWCKernel, QuantizationKernel, StaticSizesKernel
 
 
 def is_byte_type(el) -> bool:
@@ -142,6 +144,7 @@ class QLinearConvOp(ConvFields, QuantizedProductOp):
     """N-D integer convolution (graph.conv's window properties) with the module's output rule."""
 
     name = "graph.qlinear_conv"
+    traits = traits_def(QuantizationKernel(), NHWCKernel(symbolic=True), StaticSizesKernel())
 
     def channels(self) -> int:
         return shape_of(self.weight)[0]
@@ -159,6 +162,7 @@ class QLinearMatMulOp(QuantizedProductOp):
     output channel is the last result axis (the rhs's columns)."""
 
     name = "graph.qlinear_matmul"
+    traits = traits_def(QuantizationKernel())
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     bias = opt_operand_def(TensorType)

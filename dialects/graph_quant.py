@@ -40,11 +40,19 @@ from xdsl.dialects.builtin import (
     f32,
 )
 from xdsl.ir import TypeAttribute
-from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
 from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects.dense_data import element_dtype, to_numpy
 from onnxc.dialects.graph_base import GraphOp, UnaryFields, int_of, shape_of
+from onnxc.dialects.graph_traits import NHWCKernel, QuantizationKernel
 
 FLOAT_QUANTIZED = (Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type, Float8E5M2FNUZType,
                    Float4E2M1FNType)
@@ -201,6 +209,7 @@ class QuantizeLinearOp(_LinearQuantOp):
     `saturate` = 0 lets too-large values become inf/NaN as the format has them)."""
 
     name = "graph.quantize_linear"
+    traits = traits_def(QuantizationKernel(), NHWCKernel(symbolic=True))
     saturate = opt_prop_def(IntegerAttr)
     precision = opt_prop_def(TypeAttribute)
 
@@ -233,6 +242,7 @@ class DequantizeLinearOp(_LinearQuantOp):
     the result type."""
 
     name = "graph.dequantize_linear"
+    traits = traits_def(QuantizationKernel(), NHWCKernel(symbolic=True))
 
     def quantized_type(self):
         return self.input.type.get_element_type()

@@ -22,6 +22,7 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
     result_def,
+    traits_def,
 )
 
 from onnxc.dialects.graph_base import (
@@ -32,6 +33,7 @@ from onnxc.dialects.graph_base import (
     int_of,
     shape_of,
 )
+from onnxc.dialects.graph_traits import StaticSizesKernel
 
 MODES = ("nearest", "linear", "cubic")
 COORDINATE_MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
@@ -58,6 +60,7 @@ class ResizeOp(GraphOp):
     `roi_axes`); the taps are then computed in the run and `roi` is unused."""
 
     name = "graph.resize"
+    traits = traits_def(StaticSizesKernel())
     input = operand_def(TensorType)
     roi_input = opt_operand_def(TensorType)
     output = result_def(TensorType)

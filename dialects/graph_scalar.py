@@ -11,14 +11,16 @@ from __future__ import annotations
 import abc
 
 from xdsl.dialects.builtin import FloatAttr
-from xdsl.irdl import irdl_op_definition, prop_def
+from xdsl.irdl import irdl_op_definition, prop_def, traits_def
 
 from onnxc.dialects.graph_base import GraphOp, UnaryFields, shape_of
+from onnxc.dialects.graph_traits import ElementwiseMap, HalfKernel
 
 
 class ScalarBinaryOp(GraphOp, UnaryFields, abc.ABC):
     """output = f(input, scalar) elementwise; same shape and element type as `input`."""
 
+    traits = traits_def(HalfKernel(), ElementwiseMap())
     scalar = prop_def(FloatAttr)
 
     def infer_shapes(self):

@@ -25,6 +25,7 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
     result_def,
+    traits_def,
     var_operand_def,
     var_result_def,
 )
@@ -40,6 +41,7 @@ from onnxc.dialects.graph_base import (
     ints_of,
     shape_of,
 )
+from onnxc.dialects.graph_traits import AnyElementKernel, NHWCKernel
 from onnxc.dialects.size_facts import require_equal
 from onnxc.dialects.size_text import parse_dim
 from onnxc.dialects.symbolic_dims import (
@@ -86,6 +88,7 @@ class ReshapeOp(ReshapeLikeOp):
     the operand once folding made it constant."""
 
     name = "graph.reshape"
+    traits = traits_def(AnyElementKernel())
     input = operand_def(TensorType)  # redeclared so that it stays operand 0
     shape = opt_operand_def(TensorType)
 
@@ -96,6 +99,7 @@ class FlattenOp(ReshapeLikeOp):
     `axis` is normalized to [0, rank] on import."""
 
     name = "graph.flatten"
+    traits = traits_def(AnyElementKernel())
     axis = prop_def(IntegerAttr)
 
     def infer_shapes(self):
@@ -107,6 +111,7 @@ class SqueezeOp(ReshapeLikeOp):
     """`axes_input` as for graph.reshape's `shape`; `axes` is then read off the shapes."""
 
     name = "graph.squeeze"
+    traits = traits_def(AnyElementKernel())
     input = operand_def(TensorType)  # redeclared so that it stays operand 0
     axes = prop_def(DenseArrayBase)
     axes_input = opt_operand_def(TensorType)
@@ -120,6 +125,7 @@ class UnsqueezeOp(ReshapeLikeOp):
     """`axes_input` as for graph.reshape's `shape`; `axes` is then read off the shapes."""
 
     name = "graph.unsqueeze"
+    traits = traits_def(AnyElementKernel())
     input = operand_def(TensorType)  # redeclared so that it stays operand 0
     axes = prop_def(DenseArrayBase)
     axes_input = opt_operand_def(TensorType)
@@ -134,6 +140,7 @@ class TransposeOp(GraphOp, UnaryFields):
     default, the reversed order)."""
 
     name = "graph.transpose"
+    traits = traits_def(AnyElementKernel())
     perm = prop_def(DenseArrayBase)
 
     def infer_shapes(self):
@@ -145,6 +152,7 @@ class ConcatOp(GraphOp):
     """ONNX Concat: join one or more inputs along `axis`; the other dimensions must agree."""
 
     name = "graph.concat"
+    traits = traits_def(AnyElementKernel(), NHWCKernel(symbolic=True))
     inputs = var_operand_def(TensorType)
     output = result_def(TensorType)
     axis = prop_def(IntegerAttr)
@@ -160,6 +168,7 @@ class SplitOp(GraphOp):
     """Split along `axis`; the result types give the part sizes."""
 
     name = "graph.split"
+    traits = traits_def(AnyElementKernel(), NHWCKernel())
     input = operand_def(TensorType)
     outputs = var_result_def(TensorType)
     axis = prop_def(IntegerAttr)
@@ -182,6 +191,7 @@ class SliceOp(GraphOp, UnaryFields):
     `x[:, past:past+seq]`)."""
 
     name = "graph.slice"
+    traits = traits_def(AnyElementKernel())
     starts = prop_def(DenseArrayBase | SizesAttr)
     ends = prop_def(DenseArrayBase | SizesAttr)
     axes = prop_def(DenseArrayBase)
@@ -205,6 +215,7 @@ class GatherOp(GraphOp):
     makes constant negative indices non-negative."""
 
     name = "graph.gather"
+    traits = traits_def(AnyElementKernel())
     data = operand_def(TensorType)
     indices = operand_def(TensorType)
     output = result_def(TensorType)

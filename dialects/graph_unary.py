@@ -10,10 +10,11 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import FloatAttr
 from xdsl.ir import SSAValue
-from xdsl.irdl import irdl_op_definition, prop_def
+from xdsl.irdl import irdl_op_definition, prop_def, traits_def
 
 from onnxc.dialects.graph_base import GraphOp, UnaryFields, shape_of
 from onnxc.dialects.graph_math import UnaryElementwiseOp
+from onnxc.dialects.graph_traits import AnyElementKernel, HalfKernel
 
 
 @irdl_op_definition
@@ -21,6 +22,7 @@ class CeilOp(UnaryElementwiseOp):
     """ONNX Ceil: round up to an integer (float tensors)."""
 
     name = "graph.ceil"
+    traits = traits_def(HalfKernel())
 
 
 @irdl_op_definition
@@ -28,6 +30,7 @@ class FloorOp(UnaryElementwiseOp):
     """ONNX Floor: round down to an integer (float tensors)."""
 
     name = "graph.floor"
+    traits = traits_def(HalfKernel())
 
 
 @irdl_op_definition
@@ -35,6 +38,7 @@ class RoundOp(UnaryElementwiseOp):
     """Round to the nearest integer, halves to even (as ONNX Round and numpy.round)."""
 
     name = "graph.round"
+    traits = traits_def(HalfKernel())
 
 
 @irdl_op_definition
@@ -42,6 +46,7 @@ class SignOp(UnaryElementwiseOp):
     """ONNX Sign: -1, 0 or 1 by the sign of x (any numeric type)."""
 
     name = "graph.sign"
+    traits = traits_def(HalfKernel())
 
 
 @irdl_op_definition
@@ -49,6 +54,7 @@ class SinOp(UnaryElementwiseOp):
     """ONNX Sin: the sine."""
 
     name = "graph.sin"
+    traits = traits_def(HalfKernel())
 
 
 @irdl_op_definition
@@ -56,6 +62,7 @@ class CosOp(UnaryElementwiseOp):
     """ONNX Cos: the cosine."""
 
     name = "graph.cos"
+    traits = traits_def(HalfKernel())
 
 
 @irdl_op_definition
@@ -157,6 +164,7 @@ class BitCastOp(GraphOp, UnaryFields):
     """The input's bytes read as the result's element type (of the same byte width)."""
 
     name = "graph.bit_cast"
+    traits = traits_def(AnyElementKernel())
 
     def same_element_type_operands(self) -> Sequence[SSAValue]:
         return ()

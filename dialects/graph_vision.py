@@ -19,7 +19,14 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, prop_def, result_def
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
 from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects import graph_shapes as shapes
@@ -35,6 +42,7 @@ from onnxc.dialects.graph_base import (
 from onnxc.dialects.graph_gather_scatter import IndexedOp
 from onnxc.dialects.graph_nn import ConvFields
 from onnxc.dialects.graph_resize import ResizeOp
+from onnxc.dialects.graph_traits import StaticSizesKernel
 from onnxc.dialects.size_facts import require_at_least
 from onnxc.dialects.symbolic_dims import Dim
 
@@ -45,6 +53,7 @@ class ConvTransposeOp(GraphOp, ConvFields):
     output_shape and output_padding are resolved on import into pads and the result type)."""
 
     name = "graph.conv_transpose"
+    traits = traits_def(StaticSizesKernel())
 
     def infer_shapes(self):
         x, w, y = shape_of(self.input), shape_of(self.weight), shape_of(self.output)
@@ -79,6 +88,7 @@ class Col2ImOp(GraphOp, UnaryFields):
     result type gives the image shape)."""
 
     name = "graph.col2im"
+    traits = traits_def(StaticSizesKernel())
     block_shape = prop_def(DenseArrayBase)
     strides = prop_def(DenseArrayBase)
     pads = prop_def(DenseArrayBase)
@@ -109,6 +119,7 @@ class GridSampleOp(GraphOp):
     `grid` [N, *out, D] (last dimension in x, y, z order, i.e. innermost axis first)."""
 
     name = "graph.grid_sample"
+    traits = traits_def(StaticSizesKernel())
     input = operand_def(TensorType)
     grid = operand_def(TensorType)
     output = result_def(TensorType)
@@ -134,6 +145,7 @@ class RoiAlignOp(GraphOp):
     x [N, C, H, W], rois [R, 4] (x1, y1, x2, y2), batch_indices [R] -> [R, C, oh, ow]."""
 
     name = "graph.roi_align"
+    traits = traits_def(StaticSizesKernel())
     input = operand_def(TensorType)
     rois = operand_def(TensorType)
     batch_indices = operand_def(TensorType)
@@ -162,6 +174,7 @@ class MaxPoolIndicesOp(GraphOp):
     row-major over N, C and the spatial dims; 1: the spatial dims column-major)."""
 
     name = "graph.max_pool_indices"
+    traits = traits_def(StaticSizesKernel())
     input = operand_def(TensorType)
     output = result_def(TensorType)
     indices = result_def(TensorType)
@@ -192,6 +205,7 @@ class MaxUnpoolOp(IndexedOp):
     larger (MaxUnpool's output_shape), as onnx.reference places it."""
 
     name = "graph.max_unpool"
+    traits = traits_def(StaticSizesKernel())
     input = operand_def(TensorType)
     indices = operand_def(TensorType)
     output = result_def(TensorType)
@@ -219,6 +233,7 @@ class DeformColumnsOp(GraphOp):
     outside the image (G = offset groups); a MatMul with the weight finishes DeformConv."""
 
     name = "graph.deform_columns"
+    traits = traits_def(StaticSizesKernel())
     input = operand_def(TensorType)
     offset = operand_def(TensorType)
     mask = opt_operand_def(TensorType)
