@@ -186,8 +186,11 @@ class NodeContext:
         self.node = node
         self._inferred = inferred or {}
         self.op_type = node.op_type
+        self.domain = "" if node.domain in ("", "ai.onnx") else node.domain
+        """the node's operator domain, "" for the default one (ai.onnx)"""
         self.label = label
         self.opset = opset
+        """the model's version of the node's domain"""
         self._tensors = tensors
         self._block = block
         self._is_used = is_used
@@ -198,11 +201,17 @@ class NodeContext:
 
     # ------------------------------------------------------------------ errors
 
+    @property
+    def op_name(self) -> str:
+        """The op type as errors name it: qualified by its domain outside the default one
+        (`com.microsoft.Attention`)."""
+        return f"{self.domain}.{self.op_type}" if self.domain else self.op_type
+
     def unsupported(self, detail: str) -> UnsupportedOpError:
-        return UnsupportedOpError(self.op_type, self.label, self.opset, detail)
+        return UnsupportedOpError(self.op_name, self.label, self.opset, detail)
 
     def invalid(self, detail: str) -> ModelLoadError:
-        return ModelLoadError(f"node '{self.label}' ({self.op_type}, opset {self.opset}): {detail}")
+        return ModelLoadError(f"node '{self.label}' ({self.op_name}, opset {self.opset}): {detail}")
 
     def input_symbols(self) -> list[str]:
         """The size symbols in the node's inputs' shapes and shape data."""

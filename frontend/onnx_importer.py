@@ -3,7 +3,10 @@
 The function's arguments are the graph inputs that are not initializers (old models list
 initializers among the inputs too), in graph order; its results are the graph outputs.
 Nodes are imported in topological order; each goes to its op family's converter table,
-after an attempt to fold it when it is a tiny shape computation on constants.
+after an attempt to fold it when it is a tiny shape computation on constants. The tables are
+per operator domain (`DOMAIN_CONVERTERS`): the default one, and com.microsoft
+(onnx_ops_microsoft*.py: the contrib ops onnxruntime's tools write), whose converters see
+that domain's opset version as `ctx.opset`.
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ from onnxc.frontend import (
     onnx_ops_logic,
     onnx_ops_loss,
     onnx_ops_math,
+    onnx_ops_microsoft,
+    onnx_ops_microsoft_attention,
     onnx_ops_movement,
     onnx_ops_nn,
     onnx_ops_normalization,
@@ -76,12 +81,14 @@ from onnxc.frontend.onnx_context import (
 )
 from onnxc.frontend.onnx_fold import FOLDERS, try_fold
 from onnxc.frontend.onnx_model import (
+    DEFAULT_DOMAINS,
     ModelSource,
     all_nodes,
     check_domains,
     check_ir_version,
     check_names,
     default_opset,
+    domain_version,
     infer_types,
     inline_functions,
     load_model,
@@ -116,14 +123,32 @@ CONVERTERS = {
     **onnx_ops_control.CONVERTERS,
     **onnx_ops_sequence.CONVERTERS,
     **onnx_ops_unique.CONVERTERS,
+    **onnx_ops_microsoft.ONNX_DOMAIN_CONVERTERS,
 }
+"""The default domain's converters by op type (with the contrib ops onnxruntime registers in
+that domain, e.g. SimplifiedLayerNormalization)."""
+
+DOMAIN_CONVERTERS: dict[str, Mapping[str, onnx_ops_math.Converter]] = {
+    "": CONVERTERS,
+    "com.microsoft": {
+        **onnx_ops_microsoft.CONVERTERS,
+        **onnx_ops_microsoft_attention.CONVERTERS,
+    },
+}
+"""Converters by operator domain ("" for ai.onnx), then op type."""
+
+
+def converter_for(domain: str, op_type: str) -> onnx_ops_math.Converter | None:
+    """The converter of `op_type` in `domain` ("" or "ai.onnx" for the default one)."""
+    table = DOMAIN_CONVERTERS.get("" if domain == "ai.onnx" else domain, {})
+    return table.get(op_type)
 
 
 def _check_limited_types(ctx: NodeContext, results: list[Result]) -> None:
     """Refuse element types only a few kernels take (FLOAT16) on any other op."""
     values = [t.type for t in ctx.tensors() if isinstance(t, Tensor)]
     values += [r.type for r in results if isinstance(r, SSAValue)]
-    detail = types.limited_type_detail(ctx.op_type, [v.get_element_type() for v in values])
+    detail = types.limited_type_detail(ctx.op_name, [v.get_element_type() for v in values])
     if detail is not None:
         raise ctx.unsupported(detail)
 
@@ -140,7 +165,7 @@ def _about_symbols(ctx: NodeContext, err: ModelLoadError) -> bool:
 
 
 def _without_node(ctx: NodeContext, err: ModelLoadError) -> str:
-    prefix = f"node '{ctx.label}' ({ctx.op_type}, opset {ctx.opset}): "
+    prefix = f"node '{ctx.label}' ({ctx.op_name}, opset {ctx.opset}): "
     return str(err).removeprefix(prefix)
 
 
@@ -240,7 +265,7 @@ def checked_model(model: onnx.ModelProto) -> onnx.ModelProto:
     check_names(model.graph)  # first: says when the bytes were empty or truncated
     check_ir_version(model)
     model = inline_functions(model)
-    check_domains(model)
+    check_domains(model, {d: table for d, table in DOMAIN_CONVERTERS.items() if d})
     check_op_types(model.graph, default_opset(model))
     check_io_types(model.graph, default_opset(model))
     return model
@@ -260,9 +285,12 @@ def check_io_types(graph: onnx.GraphProto, opset: int) -> None:
 
 
 def check_op_types(graph: onnx.GraphProto, opset: int) -> None:
-    """Report unsupported ops before any work (all distinct ones in the message)."""
+    """Report unsupported ops of the default domain before any work (all distinct ones in
+    the message; other domains: check_domains)."""
     missing: dict[str, str] = {}
     for index, node in enumerate(all_nodes(graph)):
+        if node.domain not in DEFAULT_DOMAINS:
+            continue
         if node.op_type not in CONVERTERS and node.op_type not in FOLDERS:
             missing.setdefault(node.op_type, node_label(node, index))
     if missing:
@@ -281,6 +309,9 @@ class OnnxImporter:
     ):
         model = checked_model(model)
         self.opset = default_opset(model)
+        self.versions = {node.domain: domain_version(model, node.domain)
+                         for node in all_nodes(model.graph) if node.domain not in DEFAULT_DOMAINS}
+        """the model's version of each other operator domain its nodes use"""
         self.graph = model.graph
         self.ir_version = model.ir_version
         self.bound = self._check_constant_inputs(constant_inputs or {})
@@ -409,10 +440,12 @@ class OnnxImporter:
 
     def _import_node(self, node: onnx.NodeProto, index: int) -> None:
         label = node_label(node, index)
-        ctx = NodeContext(node, label, self.opset, self.tensors, self.block,
+        opset = self.opset if node.domain in DEFAULT_DOMAINS else self.versions[node.domain]
+        ctx = NodeContext(node, label, opset, self.tensors, self.block,
                           self.used.__contains__, self.inferred, self.import_body)
         last_before = self.block.last_op
-        if node.op_type == "Identity" and is_container(self.tensors.get(node.input[0])):
+        if node.op_type == "Identity" and not ctx.domain \
+                and is_container(self.tensors.get(node.input[0])):
             self.tensors[node.output[0]] = self.tensors[node.input[0]]
             return
         if node.op_type not in SEQUENCE_AWARE:
@@ -430,9 +463,9 @@ class OnnxImporter:
         """The node's results: folded at import when it is a tiny shape computation on
         constants, else converted into graph ops."""
         node = ctx.node
-        results: list[Result] | None = try_fold(ctx)
+        results: list[Result] | None = None if ctx.domain else try_fold(ctx)
         if results is None:
-            converter = CONVERTERS.get(node.op_type)
+            converter = converter_for(ctx.domain, node.op_type)
             if converter is None:
                 if ctx.input_symbols():
                     raise ctx.unsupported(
@@ -547,7 +580,7 @@ class OnnxImporter:
         if tt.elem_type and types.is_supported(tt.elem_type):
             if types.element_type(tt.elem_type) != ours.get_element_type():
                 raise ShapeInferenceError(
-                    f"node '{ctx.label}' ({ctx.op_type}): output '{name}' has element type "
+                    f"node '{ctx.label}' ({ctx.op_name}): output '{name}' has element type "
                     f"{ours.get_element_type()} here but {types.type_name(tt.elem_type)} in ONNX"
                 )
         if not tt.HasField("shape"):
@@ -565,7 +598,7 @@ class OnnxImporter:
                 self.misinferred.add(name)
                 return
             raise ShapeInferenceError(
-                f"node '{ctx.label}' ({ctx.op_type}): output '{name}' has shape "
+                f"node '{ctx.label}' ({ctx.op_name}): output '{name}' has shape "
                 f"[{', '.join(str(d) for d in shape)}] here but {_describe_dims(theirs)} in "
                 f"ONNX"
             )

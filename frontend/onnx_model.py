@@ -10,7 +10,7 @@ from __future__ import annotations
 import heapq
 import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 import numpy as np
 import onnx
@@ -257,22 +257,51 @@ def node_label(node: onnx.NodeProto, index: int) -> str:
     return node.name or f"{node.op_type}_{index}"
 
 
-def check_domains(model: onnx.ModelProto) -> None:
-    """Reject nodes from other operator sets before doing any work."""
+IMPLIED_DOMAINS = {"com.microsoft": 1}
+"""Domains a node may use although the model does not import them, with the version it then
+has: onnxruntime runs com.microsoft nodes in such models (its transformer optimizer writes
+them at opt_level 0, importing only the default domain), and that domain has one version."""
+
+
+def domain_version(model: onnx.ModelProto, domain: str) -> int | None:
+    """The model's version of operator `domain` (not the default one), `IMPLIED_DOMAINS`'
+    when it does not import it, None when neither."""
     versions = {o.domain: o.version for o in model.opset_import}
+    return versions.get(domain, IMPLIED_DOMAINS.get(domain))
+
+
+def check_domains(model: onnx.ModelProto,
+                  supported: Mapping[str, Collection[str]] | None = None) -> None:
+    """Reject nodes of other operator sets before doing any work: of a domain the model does
+    not import (ModelLoadError), of a domain onnxc has no converters for, or of an op type
+    no converter table of its domain has (`supported`: domain -> op types; every such op of
+    the model named, the first with its node, domain and the domain's opset)."""
+    supported = supported or {}
+    missing: dict[tuple[str, str], tuple[str, int]] = {}
     for index, node in enumerate(all_nodes(model.graph)):
         if node.domain in DEFAULT_DOMAINS:
             continue
         label = node_label(node, index)
-        if node.domain not in versions:
+        version = domain_version(model, node.domain)
+        if version is None:
             raise ModelLoadError(
                 f"node '{label}' ({node.op_type}) uses domain '{node.domain}', "
                 f"which the model does not import"
             )
-        raise UnsupportedOpError(
-            node.op_type, label, versions[node.domain],
-            f"operators of domain '{node.domain}' are not supported",
-        )
+        if node.domain not in supported:
+            raise UnsupportedOpError(
+                node.op_type, label, version,
+                f"operators of domain '{node.domain}' are not supported",
+            )
+        if node.op_type not in supported[node.domain]:
+            missing.setdefault((node.domain, node.op_type), (label, version))
+    if missing:
+        ((domain, op_type), (label, version)), *others = missing.items()
+        detail = (f"domain '{domain}' opset {version} has no converter for it (onnxc "
+                  f"converts {', '.join(sorted(supported[domain]))})")
+        if others:
+            detail += "; also unsupported: " + ", ".join(f"{d}.{o}" for (d, o), _ in others)
+        raise UnsupportedOpError(f"{domain}.{op_type}", label, version, detail)
 
 
 def check_names(graph: onnx.GraphProto) -> None:
