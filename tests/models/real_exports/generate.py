@@ -536,6 +536,80 @@ def family_bert() -> None:
                      "(Cast at the boundary)", kinds=kinds, cases=cases)
 
 
+# --- onnxruntime's transformer optimizer: com.microsoft contrib ops -------------------------------
+
+# name: (the corpus model it optimizes, or "gpt2" for the export below; model_type; opt_level;
+# only_onnxruntime: onnxruntime's session optimizer alone, which writes FusedConv/FusedMatMul)
+ORT_OPTIMIZED = {
+    "bert_ort_opt1": ("bert", "bert", 1, False),  # opt_level 2: the same ops (other names)
+    "llama_ort_opt0": ("llama", "gpt2", 0, False),
+    "llama_ort_opt2": ("llama", "gpt2", 2, False),
+    "llama_ort_session_opt2": ("llama", "gpt2", 2, True),
+    "gpt2_ort_opt1": ("gpt2", "gpt2", 1, False),
+    "whisper_encoder_ort_opt2": ("whisper_encoder", "bart", 2, False),
+    "whisper_decoder_ort_opt1": ("whisper_decoder", "bart", 1, False),
+    "resnet18_ort_session_opt2": ("resnet18_ts", "bert", 2, True),
+}
+
+
+def _gpt2_export() -> onnx.ModelProto:
+    """GPT-2 (n_embd 64, 2 layers, 4 heads, vocab 256) by optimum, with past: the model
+    onnxruntime's optimizer fuses for model_type gpt2."""
+    import transformers
+    config = transformers.GPT2Config(vocab_size=256, n_embd=64, n_layer=2, n_head=4,
+                                     n_positions=256)
+    seed()
+    hf = transformers.AutoModelForCausalLM.from_config(config).eval()
+    return _load_full(_optimum_export(hf, "text-generation-with-past") / "model.onnx")
+
+
+def _contrib_ops(model: onnx.ModelProto) -> str:
+    """The com.microsoft ops of `model` (and onnxruntime's default-domain contrib op),
+    counted: "Attention x2, SkipLayerNormalization x4"."""
+    from collections import Counter
+    counts = Counter(n.op_type for n in model.graph.node
+                     if n.domain == "com.microsoft" or n.op_type == "SimplifiedLayerNormalization")
+    return ", ".join(f"{op} x{n}" for op, n in sorted(counts.items()))
+
+
+def family_ort_optimizer(only: list[str] | None = None) -> None:
+    """Models as onnxruntime.transformers.optimizer.optimize_model writes them (use_gpu=False,
+    num_heads 4, hidden 64): the corpus models above (their regenerated weights) and a GPT-2
+    export, rewritten into com.microsoft contrib ops; the manifest keeps the base model's
+    inputs and cases."""
+    from onnxruntime.transformers.optimizer import optimize_model
+    for name, (base, model_type, level, only_ort) in ORT_OPTIMIZED.items():
+        if only and name not in only:
+            continue
+        src = TMP / f"{name}_src.onnx"
+        if base == "gpt2":
+            source = _gpt2_export()
+            kinds, cases = _decoder_kinds(source, 256), DECODER_CASES
+            tool_versions = versions("onnxruntime", *OPTIMUM)
+            what = ("GPT2LMHeadModel (n_embd 64, 2 layers, 4 heads, vocab 256) exported by "
+                    "optimum text-generation-with-past")
+        else:
+            source = corpus.load(base)
+            entry = corpus.entry(base)
+            kinds = {i["name"]: {k: v for k, v in i.items() if k not in ("name", "dtype", "shape")}
+                     for i in entry["inputs"]}
+            cases = entry["cases"]
+            tool_versions = versions(*ORT_TOOLS)
+            what = f"{base} above"
+        onnx.save(source, str(src))
+        with contextlib.redirect_stdout(io.StringIO()):
+            optimized = optimize_model(str(src), model_type=model_type, num_heads=4,
+                                       hidden_size=64, opt_level=level, use_gpu=False,
+                                       only_onnxruntime=only_ort).model
+        how = (f"optimize_model(model_type='{model_type}', num_heads=4, hidden_size=64, "
+               f"opt_level={level}, use_gpu=False"
+               + (", only_onnxruntime=True)" if only_ort else ")"))
+        save(name, optimized, tool=f"onnxruntime.transformers.optimizer.{how}",
+             tool_versions=tool_versions,
+             description=f"{what}, onnxruntime's {how}: {_contrib_ops(optimized)}",
+             kinds=kinds, cases=cases)
+
+
 # --- torch.onnx, TorchScript exporter -------------------------------------------------------------
 
 def _torchscript(module, args, *, input_names, output_names, dynamic_axes, opset=17,
@@ -774,13 +848,15 @@ FAMILIES = {
     "torchscript": family_torchscript,
     "dynamo": family_dynamo,
     "detection": family_detection,
+    "ort_optimizer": family_ort_optimizer,
+    **{name: (lambda name=name: family_ort_optimizer([name])) for name in ORT_OPTIMIZED},
     **{arch: (lambda arch=arch: family_detection([arch])) for arch in DETECTORS},
 }
 
 
 def main(argv: list[str]) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    chosen = argv or [f for f in FAMILIES if f not in DETECTORS]
+    chosen = argv or [f for f in FAMILIES if f not in DETECTORS and f not in ORT_OPTIMIZED]
     failures = {}
     for family in chosen:
         print(f"== {family}", flush=True)
