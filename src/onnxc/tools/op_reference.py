@@ -352,25 +352,28 @@ def _yes(flag: bool) -> str:
 def render_support() -> str:
     """The op-support matrix as Markdown."""
     from onnxc.frontend.onnx_export import _emitters
-    from onnxc.frontend.onnx_importer import CONVERTERS
+    from onnxc.frontend.onnx_importer import DOMAIN_CONVERTERS
     from onnxc.frontend.onnx_model import DEFAULT_DOMAINS
+    from onnxc.frontend.onnx_ops_microsoft_examples import examples
     from onnxc.lowering.graph_to_loops import kernels
     from onnxc.passes.evaluator import EVALUATORS
 
     graph_ops = _graph_op_classes()
     emitters = _emitters()
-    samples = _sample_models()
+    samples = {("", op): cases for op, cases in _sample_models().items()} | examples()
     out = [
         "# Op support matrix",
         "",
         f"Generated from the registries by `{REGENERATE_SUPPORT}`; do not edit by hand.",
         "",
-        ("Every ONNX op below is in the default domain "
+        ("The ONNX ops below are those of the default domain "
         f"({', '.join(f'`{d or chr(34) * 2}`' for d in DEFAULT_DOMAINS)}), at any opset "
-        "onnx knows; *opsets read* are the versions its converter compares the model's opset "
-        "with (its behaviour changes there). *Imports to* lists the graph ops the importer "
+        "onnx knows, then onnxruntime's contrib ops of other domains, named with their domain "
+        "(`com.microsoft.Attention`); *opsets read* are the versions its converter compares "
+        "the model's opset with (its behaviour changes there). *Imports to* lists the graph ops the importer "
         "builds for it: read from the converter when it is a factory of one op, else found "
-        "by importing onnx's one-node test models (`onnx.backend.test.case.node`) through "
+        "by importing onnx's one-node test models (`onnx.backend.test.case.node`; for the "
+        "contrib ops `frontend/onnx_ops_microsoft_examples.py`) through "
         "`onnxc.frontend.import_onnx`; *composite* when no such model imports (the converter "
         "needs constant inputs, sequences or optionals), and constants are not listed. The "
         "graph ops' own support is in the second table; their definitions are in the "
@@ -383,10 +386,12 @@ def render_support() -> str:
         "|---|---|---|---|---|---|---|",
     ]
     imported_from: dict[str, list[str]] = defaultdict(list)
-    for onnx_op in sorted(CONVERTERS):
-        converter = CONVERTERS[onnx_op]
+    rows = [(domain, op) for domain, table in DOMAIN_CONVERTERS.items() for op in sorted(table)]
+    for domain, op in rows:
+        converter = DOMAIN_CONVERTERS[domain][op]
+        onnx_op = f"{domain}.{op}" if domain else op
         single = closure_op(converter)
-        names = {single.name} if single else imported_ops(samples.get(onnx_op, []))
+        names = {single.name} if single else imported_ops(samples.get((domain, op), []))
         classes = [graph_ops[n] for n in sorted(names)
                    if n in graph_ops and n not in _NOT_LISTED]
         for c in classes:

@@ -613,3 +613,18 @@ def test_group_query_attention_refusals():
                         initializers={"total_sequence_length": np.array(3, np.int32)})
     with pytest.raises(UnsupportedOpError, match="static one"):
         onnxc.compile(constant)
+
+
+def test_every_contrib_converter_has_an_example_for_the_op_support_matrix():
+    """frontend/onnx_ops_microsoft_examples.py gives the op-support matrix a one-node model
+    of every converter (as onnx's node tests do for the default domain), each importable."""
+    from onnxc.frontend import import_onnx
+    from onnxc.frontend.onnx_importer import DOMAIN_CONVERTERS
+    from onnxc.frontend.onnx_ops_microsoft import ONNX_DOMAIN_CONVERTERS
+    from onnxc.frontend.onnx_ops_microsoft_examples import examples
+
+    cases = examples()
+    assert set(cases) == ({("com.microsoft", op) for op in DOMAIN_CONVERTERS["com.microsoft"]}
+                          | {("", op) for op in ONNX_DOMAIN_CONVERTERS})
+    for (model, _), in cases.values():
+        import_onnx(model)
