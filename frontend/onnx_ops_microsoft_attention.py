@@ -18,6 +18,8 @@ and its bias, the past state's layout, and the masks in onnxruntime's convention
   them zero; query s of entry b sees the keys up to its position (causal) and within
   local_window_size of it. Rotary positions are position_ids, or the write position + s;
   at the first prompt position_ids[0, 0] + s for every entry, as onnxruntime reads them.
+  head_sink (or smooth_softmax=1: sinks of 0) is one more key whose K and V are 0 and whose
+  bias is the head's sink: exp(sink) more in each softmax's denominator.
 
 What onnxruntime's CPU kernels refuse (Attention's do_rotary and 4-D masks, packed QKV/KV
 MultiHeadAttention) and the buffer-sharing, beam-search, quantized-cache and ragged-chunk
@@ -140,7 +142,7 @@ def _key_mask(ctx: NodeContext, b: GraphBuilder, i: int, batch: Dim, seq: Dim,
     dims = shape(mask)
     filt = b.floats(float(ctx.attr("mask_filter_value", -10000.0)))
     zero = b.floats(0.0)
-    if dims == (batch, total) or dims == (batch, seq, total):
+    if _fit(dims, (batch, total)) or _fit(dims, (batch, seq, total)):
         keep = b.less(np.zeros((), np.int32), mask)
         bias = b.where(keep, zero, filt)
         return b.reshape(bias, (batch, 1, 1, total) if len(dims) == 2 else (batch, 1, seq, total))
@@ -166,6 +168,13 @@ def _key_mask(ctx: NodeContext, b: GraphBuilder, i: int, batch: Dim, seq: Dim,
     return b.where(hidden, filt, zero)
 
 
+def _fit(dims: tuple, want: tuple) -> bool:
+    """Whether `dims` are `want`, or may be (sizes of other symbols: the reshape to `want`
+    makes that a run-time check)."""
+    return len(dims) == len(want) and all(decide_equal(d, w) is not False
+                                          for d, w in zip(dims, want))
+
+
 def _with_causal(b: GraphBuilder, bias: Value, seq: Dim, total: Dim) -> Value:
     """`bias` with the future keys' entries replaced by the lowest float: query i sees key j
     when j <= i + (T - S), i.e. T - j >= S - i."""
@@ -180,10 +189,10 @@ def _attention_bias(ctx: NodeContext, b: GraphBuilder, i: int, full: tuple) -> V
     bias = b.input(i)
     dims = shape(bias)
     if len(dims) != 4 or dims[0] not in (1, full[0]) or dims[1] not in (1, full[1]) or \
-            dims[2:] != full[2:]:
+            not _fit(dims[2:], full[2:]):
         raise ctx.invalid(f"attention_bias {list(dims)} must be [{full[0]} or 1, {full[1]} or "
                           f"1, {full[2]}, {full[3]}]")
-    return bias
+    return b.reshape(bias, (*dims[:2], *full[2:]))
 
 
 def _add(b: GraphBuilder, x: Value | None, y: Value | None) -> Value | None:
@@ -357,14 +366,14 @@ def _gqa_refusals(ctx: NodeContext) -> None:
     for name, default, what in (("sliding_window_cache", 0, "a window-sized cache"),
                                 ("k_quant_type", "NONE", "a quantized KV cache"),
                                 ("v_quant_type", "NONE", "a quantized KV cache"),
-                                ("qk_output", 0, "the output_qk output"),
-                                ("smooth_softmax", -1, "a smooth softmax")):
+                                ("qk_output", 0, "the output_qk output")):
         value = ctx.attr(name, default)
-        if value != default and not (name == "smooth_softmax" and value == 0):
+        if value != default:
             raise ctx.unsupported(f"attribute {name}={value!r} ({what})")
+    if ctx.attr("smooth_softmax", -1) not in (-1, 0, 1):
+        raise ctx.invalid(f"smooth_softmax must be -1, 0 or 1, not {ctx.attr('smooth_softmax')}")
     if ctx.has_attr("kv_cache_bit_width"):
         raise ctx.unsupported("attribute kv_cache_bit_width (a quantized KV cache)")
-    _refuse_inputs(ctx, {11: "head_sink"}, "attention sinks")
     if ctx.output_used(3):
         raise ctx.unsupported("the output_qk output")
 
@@ -462,20 +471,43 @@ def convert_group_query_attention(ctx: NodeContext) -> list[Result]:
     extra = _attention_bias(ctx, b, 10, (batch, hq, seq, length))
     if extra is not None:
         bias = b.add(bias, extra)
+    keys_in, values_in = present
+    sinks = _sinks(ctx, b, hq)
+    if sinks is not None:  # one more key: K and V 0, its score the head's sink
+        keys_in = b.concat([keys_in, _zeros_of(b, (batch, hkv, 1, head))], 2)
+        values_in = b.concat([values_in, _zeros_of(b, (batch, hkv, 1, head))], 2)
+        per_head = b.add(bias, _zeros_of(b, (1, hq, 1, 1)))
+        column = b.add(b.reshape(sinks, (1, hq, 1, 1)), _zeros_of(b, (batch, 1, seq, 1)))
+        bias = b.concat([per_head, column], 3)
     attrs: dict = {"is_causal": 0}
     if ctx.has_attr("scale"):
         attrs["scale"] = float(ctx.attr("scale"))
     if float(ctx.attr("softcap", 0.0)):
         attrs["softcap"] = float(ctx.attr("softcap"))
-    results = onnx_node(ctx, "Attention", [q, present[0], present[1], bias], attrs,
+    results = onnx_node(ctx, "Attention", [q, keys_in, values_in, bias], attrs,
                         outputs=3, used=(0,))
     y = b.transpose(results[0], (0, 2, 1, 3))
     y = b.reshape(y, (batch, seq, hq * head))
     return [b.value(y), b.value(present[0]), b.value(present[1]), None]
 
 
+def _sinks(ctx: NodeContext, b: GraphBuilder, heads: int) -> Value | None:
+    """Each query head's sink logit (head_sink, or 0 with smooth_softmax=1): a term
+    exp(sink) more in the softmax's denominator; None without either."""
+    if ctx.has_input(11):
+        sinks = b.input(11)
+        if shape(sinks) != (heads,):
+            raise ctx.invalid(f"head_sink {list(shape(sinks))} must be [{heads}]")
+        return sinks
+    return b.floats(np.zeros(heads)) if ctx.attr("smooth_softmax", -1) == 1 else None
+
+
 def _zeros(b: GraphBuilder, like: Value) -> Value:
-    dims = shape(like)
+    return _zeros_of(b, shape(like))
+
+
+def _zeros_of(b: GraphBuilder, dims: tuple) -> Value:
+    """Zeros of the node's float type, an array when `dims` are static."""
     if all(isinstance(d, int) for d in dims):
         return b.floats(np.zeros(dims))
     return b.ctx.emit1(graph.ConstantOfShapeOp(

@@ -490,6 +490,39 @@ def test_multi_head_attention_projected_keys_and_the_qk_output():
           node_inputs=MHA_INPUTS[:5])
 
 
+def test_multi_head_attention_with_symbolic_sizes_and_a_mask_of_its_own_symbol():
+    """Self attention with a past, causal, its key padding mask [batch, "past + seq"] (a
+    dim_param of its own, as exporters write it): one compile, the mask's length checked
+    against past + seq in the run."""
+    rng = np.random.default_rng(31)
+    specs = {"q": (np.float32, ["batch", "seq", 16]), "k": (np.float32, ["batch", "seq", 16]),
+             "v": (np.float32, ["batch", "seq", 16]),
+             "key_padding_mask": (np.int32, ["batch", "past + seq"]),
+             "past_key": (np.float32, ["batch", 2, "past", 8]),
+             "past_value": (np.float32, ["batch", 2, "past", 8])}
+    model = single_op_model("MultiHeadAttention", specs, ["y", "present_key", "present_value"],
+                            attrs={"num_heads": 2, "unidirectional": 1},
+                            initializers={"bias": rand(rng, 48)},
+                            node_inputs=MHA_INPUTS[:5] + ["", "past_key", "past_value"],
+                            domain="com.microsoft", opset=MS, ir_version=8)
+    compiled = onnxc.compile(model)
+
+    def feeds(batch, seq, past, keys=None):
+        mask = np.ones((batch, keys or past + seq), np.int32)
+        mask[0, 0] = 0
+        return {"q": rand(rng, batch, seq, 16), "k": rand(rng, batch, seq, 16),
+                "v": rand(rng, batch, seq, 16), "key_padding_mask": mask,
+                "past_key": rand(rng, batch, 2, past, 8),
+                "past_value": rand(rng, batch, 2, past, 8)}
+
+    for batch, seq, past in ((1, 3, 0), (2, 4, 3), (2, 1, 5)):
+        given = feeds(batch, seq, past)
+        for g, e in zip(compiled.run(None, given), reference_run(model, given), strict=True):
+            np.testing.assert_allclose(g, e, rtol=RTOL, atol=ATOL)
+    with pytest.raises(InvalidInputError, match="past___seq"):
+        compiled.run(None, feeds(2, 4, 3, keys=8))
+
+
 def test_multi_head_attention_refusals():
     rng = np.random.default_rng(30)
     feeds = _mha(rng)
@@ -551,6 +584,16 @@ def test_group_query_attention_ragged_batch_packed_qkv_and_attention_bias():
     _check_gqa(feeds)
 
 
+@pytest.mark.parametrize("batch, seq, past", [(1, 4, 5), (2, 1, 5)])
+def test_group_query_attention_sinks(batch, seq, past):
+    """head_sink (a logit per head more in the softmax's denominator) and smooth_softmax
+    (that logit 0), with softcap and a window."""
+    rng = np.random.default_rng(36)
+    feeds = _gqa(rng, batch, seq, past)
+    _check_gqa(feeds, {"smooth_softmax": 1})
+    _check_gqa({**feeds, "head_sink": rand(rng, HQ)}, {"softcap": 3.0, "local_window_size": 2})
+
+
 @pytest.mark.parametrize("interleaved", [0, 1])
 @pytest.mark.parametrize("positions", [False, True])
 @pytest.mark.parametrize("batch, seq, past", [(1, 3, 5), (2, 1, 5), (2, 2, 0)])
@@ -599,14 +642,14 @@ def test_group_query_attention_refusals():
     names = [n if n in feeds else "" for n in GQA_INPUTS]
     for attrs, match in (({"k_quant_type": "PER_TENSOR"}, "k_quant_type"),
                          ({"sliding_window_cache": 1}, "sliding_window_cache"),
-                         ({"smooth_softmax": 1}, "smooth_softmax"),
+                         ({"kv_cache_bit_width": 4}, "kv_cache_bit_width"),
                          ({"qk_output": 1}, "qk_output"),
                          ({"local_window_size": 2, "causal": 0}, "local_window_size")):
         error = ModelLoadError if match == "local_window_size" else UnsupportedOpError
         refused("GroupQueryAttention", feeds, error, match, attrs={**base, **attrs},
                 node_inputs=names)
-    refused("GroupQueryAttention", {**feeds, "sink": rand(rng, HQ)}, UnsupportedOpError,
-            "head_sink", attrs=base, node_inputs=names[:11] + ["sink"])
+    refused("GroupQueryAttention", {**feeds, "scale": np.ones(1, np.float32)},
+            UnsupportedOpError, "k_scale", attrs=base, node_inputs=names + ["scale"])
     constant = ms_model("GroupQueryAttention", {k: v for k, v in feeds.items()
                                                 if k != "total_sequence_length"},
                         attrs=base, node_inputs=names,
