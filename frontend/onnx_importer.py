@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import onnx
@@ -172,6 +172,7 @@ def _without_node(ctx: NodeContext, err: ModelLoadError) -> str:
 def import_onnx(
     model: ModelSource, constant_inputs: Mapping[str, np.ndarray] | None = None,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
+    initializers: Mapping[str, np.ndarray] | None = None,
 ) -> ModuleOp:
     """Import an ONNX model (path, serialized bytes or ModelProto) into the graph dialect.
 
@@ -183,6 +184,9 @@ def import_onnx(
     dimensions (as `onnxc.compile(..., input_shapes=)` does). Without it a `dim_param` is a
     symbolic dimension: the module is typed with SymDims (`#graph.dims`), one import for
     every size; what onnxc cannot express for every size is an UnsupportedOpError.
+
+    `initializers`: the data of the model's initializers, read by an import of it that
+    stopped (ImportStopped.initializers: not read twice).
     """
     from onnxc.frontend.batch_axes import check_input_shapes
 
@@ -194,9 +198,19 @@ def import_onnx(
             return proto
         return with_fixed_shapes(proto, {k: tuple(v) for k, v in input_shapes.items()})
 
-    module = OnnxImporter(load(), constant_inputs).run()
+    module = OnnxImporter(load(), constant_inputs, initializers=initializers).run()
     # if a pass later leaves invalid IR, the pass is found by re-importing and replaying
     record_source(module, lambda: OnnxImporter(load(), constant_inputs).run())
+    return module
+
+
+def import_onnx_unless(model: ModelSource, stop_at: Callable[[Operation], bool]) -> ModuleOp:
+    """`import_onnx(model)`, or ImportStopped as soon as a node becomes an op `stop_at` holds
+    for (the rest of the model is not imported; the initializers it read go with the
+    exception): onnxc/compilation.py imports a batch-separable model with its batch
+    symbolic unless it has an op of static kernels."""
+    module = OnnxImporter(load_model(model), stop_at=stop_at).run()
+    record_source(module, lambda: OnnxImporter(load_model(model)).run())
     return module
 
 
@@ -301,11 +315,23 @@ def check_op_types(graph: onnx.GraphProto, opset: int) -> None:
         raise UnsupportedOpError(op_type, label, opset, detail)
 
 
+class ImportStopped(Exception):
+    """The importer made an op its `stop_at` holds for (import_onnx_unless)."""
+
+    def __init__(self, op_name: str, initializers: Mapping[str, np.ndarray]):
+        super().__init__(op_name)
+        self.initializers = initializers
+        """the data of the model's initializers, read: for its next import (`import_onnx`'s
+        `initializers`)"""
+
+
 class OnnxImporter:
     """Imports one model; create one per model."""
 
     def __init__(
-        self, model: onnx.ModelProto, constant_inputs: Mapping[str, np.ndarray] | None = None
+        self, model: onnx.ModelProto, constant_inputs: Mapping[str, np.ndarray] | None = None,
+        stop_at: Callable[[Operation], bool] | None = None,
+        initializers: Mapping[str, np.ndarray] | None = None,
     ):
         model = checked_model(model)
         self.opset = default_opset(model)
@@ -325,6 +351,11 @@ class OnnxImporter:
         self.guards: dict[str, tuple[size_facts.Guard, str, str]] = {}
         """guard text -> (guard, node, op_type): what the shape rules assumed of the
         symbolic sizes, first where a node assumed it"""
+        self.stop_at = stop_at
+        """ImportStopped as soon as a node becomes an op this holds for (in a body too)"""
+        self.read: dict[str, np.ndarray] = dict(initializers or {})
+        """the data of the graph's initializers: given (read by an earlier import of the
+        model), else read from the model"""
 
     def _check_constant_inputs(
         self, constant_inputs: Mapping[str, np.ndarray]
@@ -412,10 +443,15 @@ class OnnxImporter:
             def unsupported(detail: str, name: str = init.name) -> UnsupportedOpError:
                 return UnsupportedOpError("initializer", name, self.opset, detail)
 
-            if types.is_supported(init.data_type):  # before numpy allocates it
-                check_tensor(init.dims, np.dtype(types.numpy_dtype(init.data_type)).itemsize,
-                             f"initializer '{init.name}'")
-            array = tensor_proto_to_array(init, f"initializer '{init.name}'", unsupported)
+            array = self.read.get(init.name) if graph is self.graph else None
+            if array is None:
+                if types.is_supported(init.data_type):  # before numpy allocates it
+                    check_tensor(init.dims,
+                                 np.dtype(types.numpy_dtype(init.data_type)).itemsize,
+                                 f"initializer '{init.name}'")
+                array = tensor_proto_to_array(init, f"initializer '{init.name}'", unsupported)
+                if graph is self.graph:
+                    self.read[init.name] = array
             self.tensors[init.name] = Tensor.of_array(array, init.name)
         return {init.name for init in graph.initializer}
 
@@ -457,7 +493,17 @@ class OnnxImporter:
         for guard in guards:
             self.guards.setdefault(guard.text(), (guard, label, node.op_type))
         self._name_checked_ops(last_before, label)
+        if self.stop_at is not None:
+            self._stop_at_new_ops(last_before)
         self._bind_outputs(ctx, results)
+
+    def _stop_at_new_ops(self, last_before: Operation | None) -> None:
+        assert self.stop_at is not None
+        op = self.block.first_op if last_before is None else last_before.next_op
+        while op is not None:
+            if any(self.stop_at(o) for o in op.walk()):
+                raise ImportStopped(op.name, self.read)
+            op = op.next_op
 
     def _fold_or_convert(self, ctx: NodeContext) -> list[Result]:
         """The node's results: folded at import when it is a tiny shape computation on

@@ -19,8 +19,9 @@ becomes
 - Activations are converted by the casts; every value the model names keeps its half type
   (and its rounding), so outputs are rounded where the model says they are.
 - Ops whose kernels take half directly stay as they are: elementwise f16 arithmetic, tests
-  and select (F16_KERNELS: LLVM computes each op in f32 and rounds once), and the ops that
-  only move or view bytes, which take bf16 as well (MOVE_KERNELS).
+  and select (their trait HalfKernel: LLVM computes each op in f32 and rounds once), and the
+  ops that only move or view bytes, which take bf16 as well (AnyElementKernel); the traits
+  are declared on the ops (dialects/graph_traits.py).
 - A value read by several widened ops is cast once (before its first such user: no CSE runs
   at -O0).
 - Float properties in the half type (Clip bounds, LeakyRelu alpha, ConstantOfShape's fill
@@ -36,7 +37,8 @@ It runs late in every -O level (after the fusions that want to see the model's o
 `fuse-elementwise`) and again, always, right before lowering (pipeline.GRAPH_TO_LOOPS), so a
 half model compiles at -O0 too; the second run finds nothing left at -O1 and above, where
 fp16 and bf16 graphs are widened whole and early instead (`widen-half-graph`, below).
-Quantization ops are left alone: their f16 scales are the quantization kernels' business.
+Quantization ops are left alone: their f16 scales are the quantization kernels' business
+(QuantizationKernel).
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ from xdsl.rewriter import InsertPoint
 from onnxc.dialects import graph
 from onnxc.dialects.dense_data import from_numpy, to_numpy
 from onnxc.dialects.graph_base import GraphOp
+from onnxc.dialects.graph_traits import AnyElementKernel, HalfKernel, QuantizationKernel
 from onnxc.dialects.onnxc_attributes import WIDENED_ATTR
 from onnxc.passes.base import GraphPatternPass
 from onnxc.passes.constants import constant_value, insert_constant
@@ -68,51 +71,27 @@ from onnxc.passes.rewrite_utils import rebuild
 
 HALF = (Float16Type, BFloat16Type)
 
-MOVE_KERNELS: tuple[type[Operation], ...] = (
-    graph.CastOp, graph.ConstantOp, graph.IdentityOp, graph.DropoutOp, graph.BitCastOp,
-    graph.ReshapeOp, graph.FlattenOp, graph.SqueezeOp, graph.UnsqueezeOp, graph.TransposeOp,
-    graph.ConcatOp, graph.SplitOp, graph.SliceOp, graph.GatherOp,
-)
-"""Ops whose kernels convert, view or copy elements without arithmetic: any element type
-(Pad is not one: its fill constant is a float, which bf16's i16 storage cannot take)."""
-
-F16_KERNELS: tuple[type[Operation], ...] = (
-    graph.ReluOp, graph.SigmoidOp, graph.TanhOp, graph.ExpOp, graph.LogOp, graph.SqrtOp,
-    graph.NegOp, graph.AbsOp, graph.ReciprocalOp, graph.LeakyReluOp, graph.ClipOp,
-    graph.AddOp, graph.SubOp, graph.MulOp, graph.DivOp, graph.PowOp, graph.SumOp,
-    graph.MaxOp, graph.MinOp, graph.ModOp, graph.WhereOp, graph.IsNaNOp, graph.IsInfOp,
-    graph.EqualOp, graph.LessOp, graph.LessOrEqualOp, graph.GreaterOp, graph.GreaterOrEqualOp,
-    graph.CeilOp, graph.FloorOp, graph.RoundOp, graph.SignOp, graph.SinOp, graph.CosOp,
-    graph.ScalarBinaryOp, graph.FusedElementwiseOp,
-)
-"""Elementwise kernels that take f16 (LLVM computes each half op in f32 and rounds once;
-a fused chain runs the same scalar code per step)."""
-
-LEFT_ALONE: tuple[str, ...] = ("graph.quantize_linear", "graph.dequantize_linear",
-                               "graph.qlinear_conv", "graph.qlinear_matmul")
-"""Quantization ops: their half scales are handled by their own kernels."""
-
-
 def is_half(t: Attribute, types: tuple[type[Attribute], ...] = HALF) -> bool:
     return isinstance(t, TensorType) and isinstance(t.get_element_type(), types)
 
 
 def has_half_kernel(op: Operation) -> bool:
-    """Whether `op`'s kernel takes its half operands and results as they are."""
-    if isinstance(op, MOVE_KERNELS):
+    """Whether `op`'s kernel takes its half operands and results as they are: any element
+    type (AnyElementKernel), or f16 (HalfKernel)."""
+    if op.has_trait(AnyElementKernel):
         return True
     types = [*op.operand_types, *op.result_types]
     if any(isinstance(t, TensorType) and isinstance(t.get_element_type(), BFloat16Type)
            for t in types):
         return False
-    return isinstance(op, F16_KERNELS)
+    return op.has_trait(HalfKernel)
 
 
 def needs_widening(op: Operation, types: tuple[type[Attribute], ...] = HALF,
                    every_op: bool = False) -> bool:
     """Whether `op` has tensors of `types` and must compute in f32: when its kernel takes no
     half, or for every op but casts, constants and bit casts (`every_op`)."""
-    if not isinstance(op, GraphOp) or op.name in LEFT_ALONE:
+    if not isinstance(op, GraphOp) or op.has_trait(QuantizationKernel):
         return False
     if not any(is_half(t, types) for t in (*op.operand_types, *op.result_types)):
         return False

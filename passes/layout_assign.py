@@ -4,8 +4,8 @@ On a SIMD host, convolutions run as implicit GEMMs over channels-last data (the 
 along C), so every rank-4 f32 `graph.conv` / `graph.conv_add` gets NHWC on its input, its
 residual and its output (weights stay plain: the conv kernel packs them at compile time).
 NHWC then flows forward through every op whose kernel is correct on NHWC operands (the
-LAYOUT_AGNOSTIC, BROADCASTING and NHWC_KERNELS tables below): an op runs in NHWC when one of
-its activation operands is NHWC. Everything else (Flatten, Reshape, Transpose, Gemm, model
+traits ElementwiseMap, BroadcastingElementwise and NHWCKernel the ops declare,
+dialects/graph_traits.py): an op runs in NHWC when one of its activation operands is NHWC. Everything else (Flatten, Reshape, Transpose, Gemm, model
 inputs and outputs, ops without an NHWC kernel) sees plain tensors.
 
 Conversions are placed only at those boundaries, one per (value, layout): the conversion sits
@@ -41,6 +41,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from onnxc.dialects import graph
 from onnxc.dialects.graph_base import is_symbolic
 from onnxc.dialects.graph_qlinear import QLinearConvOp, is_byte_type
+from onnxc.dialects.graph_traits import BroadcastingElementwise, ElementwiseMap, NHWCKernel
 from onnxc.dialects.layout import ConvertOp, layout_of, with_layout
 from onnxc.passes.layout_fold import constant_value, laid_out_dense, moves_no_data
 
@@ -49,31 +50,18 @@ NHWC = "NHWC"
 MIN_VECTOR_BITS = 128
 """Narrower (or no) SIMD: channels-last buys nothing, every tensor stays plain."""
 
-LAYOUT_AGNOSTIC: tuple[type[Operation], ...] = (
-    graph.ReluOp, graph.SigmoidOp, graph.TanhOp, graph.ExpOp, graph.LogOp, graph.SqrtOp,
-    graph.NegOp, graph.AbsOp, graph.ReciprocalOp, graph.LeakyReluOp, graph.ClipOp,
-    graph.CastOp,
-    graph.AddScalarOp, graph.SubScalarOp, graph.MulScalarOp, graph.DivScalarOp,
-    graph.PowScalarOp,
-)
-"""One-operand ops whose kernels map the buffer element by element (any layout). Identity
-and Dropout are not here: they lower to views shaped by the logical shape."""
-
-BROADCASTING: tuple[type[Operation], ...] = (
-    graph.AddOp, graph.SubOp, graph.MulOp, graph.DivOp, graph.PowOp, graph.SumOp,
-    graph.MaxOp, graph.MinOp, graph.FusedElementwiseOp,
-)
-"""Broadcasting elementwise ops: their kernels broadcast the buffers' (physical) shapes,
-which is right when every operand is rank 4 and in the same layout."""
-
-NHWC_KERNELS: tuple[type[Operation], ...] = (
-    graph.MaxPoolOp, graph.AveragePoolOp, graph.GlobalAveragePoolOp, graph.GlobalMaxPoolOp,
-    graph.ConcatOp, graph.SplitOp, graph.ChannelShuffleOp,
-)
-"""Ops with a kernel of their own for NHWC operands (pool.py, data_movement.py,
-composite.py); concat and split work on any axis."""
-
 CONVS = (graph.ConvOp, graph.ConvAddOp)
+"""The ops whose NHWC is decided here, not by their operands: they start NHWC."""
+
+
+def _maps_elements(op: Operation) -> bool:
+    """One operand mapped element by element: any layout (ElementwiseMap)."""
+    return op.has_trait(ElementwiseMap)
+
+
+def _broadcasts(op: Operation) -> bool:
+    """Broadcasting elementwise: right when every operand is rank 4 in one layout."""
+    return op.has_trait(BroadcastingElementwise)
 
 
 def _in_layout(t: TensorType, spec: str | None) -> TensorType:
@@ -125,25 +113,24 @@ def _quantized_nhwc(op: Operation) -> bool | None:
     return None
 
 
-SYMBOLIC_NHWC: tuple[type[Operation], ...] = (
-    *CONVS, graph.MaxPoolOp, graph.AveragePoolOp, graph.GlobalAveragePoolOp,
-    graph.GlobalMaxPoolOp, graph.ConcatOp, *LAYOUT_AGNOSTIC, *BROADCASTING,
-    QLinearConvOp, graph.QuantizeLinearOp, graph.DequantizeLinearOp,
-)
-"""Ops whose NHWC kernels also take symbolic sizes (a dynamic-resolution CNN: H and W; its
-int8 form, QLinearConv between per-tensor Quantize / DequantizeLinear)."""
+def _symbolic_nhwc(op: Operation) -> bool:
+    """Whether `op`'s NHWC kernel also takes symbolic sizes (a dynamic-resolution CNN: H and
+    W; its int8 form, QLinearConv between per-tensor Quantize / DequantizeLinear): its
+    NHWCKernel trait says so, and elementwise kernels read every size at run time."""
+    nhwc = op.get_trait(NHWCKernel)
+    return (nhwc is not None and nhwc.symbolic) or _maps_elements(op) or _broadcasts(op)
 
 
 def can_run_nhwc(op: Operation) -> bool:
     """Whether `op` has a kernel that is correct with its activations in NHWC (with
-    symbolic sizes: the SYMBOLIC_NHWC ones)."""
-    if not isinstance(op, SYMBOLIC_NHWC) and any(
+    symbolic sizes: those whose NHWC kernel takes them)."""
+    if not _symbolic_nhwc(op) and any(
             isinstance(t, TensorType) and is_symbolic(t)
             for t in (*op.operand_types, *op.result_types)):
         return False
     if (quantized := _quantized_nhwc(op)) is not None:
         return quantized
-    elementwise = isinstance(op, LAYOUT_AGNOSTIC + BROADCASTING)
+    elementwise = _maps_elements(op) or _broadcasts(op)
     if not op.results or not all(_is_nchw_f32(r.type) or elementwise and _is_rank4_bytes(r.type)
                                  for r in op.results):
         return False
@@ -153,9 +140,9 @@ def can_run_nhwc(op: Operation) -> bool:
             isinstance(t, TensorType) and isinstance(t.get_element_type(), Float32Type)
             for t in op.operand_types
         ) and _is_nchw_f32(op.input.type)
-    if isinstance(op, LAYOUT_AGNOSTIC + NHWC_KERNELS):
+    if _maps_elements(op) or op.has_trait(NHWCKernel):
         return all(len(v.type.get_shape()) == 4 for v in op.operands)
-    if isinstance(op, BROADCASTING):
+    if _broadcasts(op):
         return all(
             len(v.type.get_shape()) == 4 or isinstance(v.owner, graph.ConstantOp)
             for v in op.operands

@@ -22,6 +22,7 @@ from typing import Any
 import onnx
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType
+from xdsl.ir import Operation
 
 from onnxc import pipeline
 from onnxc.collector import CollectorPause, collector_paused
@@ -43,8 +44,9 @@ from onnxc.dialects.entry_abi import (
     input_defaults,
     string_list,
 )
-from onnxc.dialects.graph import shape_of
-from onnxc.errors import LoweringError, ShapeInferenceError
+from onnxc.dialects.graph import Graph, shape_of
+from onnxc.dialects.graph_traits import StaticSizesKernel
+from onnxc.errors import LoweringError, OnnxcError, ShapeInferenceError
 from onnxc.frontend.batch_axes import (
     BatchAxis,
     batch_axis,
@@ -52,7 +54,12 @@ from onnxc.frontend.batch_axes import (
     with_batch,
     with_fixed_shapes,
 )
-from onnxc.frontend.onnx_importer import checked_model
+from onnxc.frontend.onnx_importer import (
+    ImportStopped,
+    checked_model,
+    import_onnx,
+    import_onnx_unless,
+)
 from onnxc.frontend.onnx_model import ParsedOnce, holds_all_data, load_model
 from onnxc.lowering.bind_constants import constant_arrays, numpy_dtype
 from onnxc.lowering.early_kernels import compiling_early
@@ -154,10 +161,23 @@ class Compilation:
     def _lower_to_llvm(self, model: Any, per_sample: bool, for_jit: bool,
                        collector: CollectorPause) -> LoweredModel:
         given = model
-        model, batch, separable = _static_model(model, self.options.shapes)
+        plan = _static_model(model, self.options.shapes)
+        model, batch, separable = plan.model, None, plan.symbol
         if separable is not None and not per_sample:
+            module, read, failed = None, None, None
             try:
-                lowered = self.lower_model(model, None, for_jit, collector)
+                with self.log.stage(pipeline.TIMED_AS["import"]):
+                    module = import_onnx_unless(model, _has_static_kernel)
+            except ImportStopped as stopped:  # an op of static kernels: once per sample
+                read = stopped.initializers
+            except OnnxcError as err:  # as before: raised unless one sample has static kernels
+                failed = err
+            if module is None:
+                return self._lower_one_sample(plan, for_jit, collector, read, failed)
+            del plan  # nor its proto
+            try:
+                self.optimize(module, collector)
+                lowered = self.lower(module, None, for_jit)
             except LoweringError:  # an op has no kernel for symbolic sizes: one sample after all
                 pass
             else:
@@ -166,9 +186,26 @@ class Compilation:
                 lowered.abi = dataclasses.replace(
                     lowered.abi, symbolic=dataclasses.replace(symbolic, separable_batch=separable))
                 return lowered
-        if separable is not None:
             model, batch = _per_sample(load_model(given), separable)
+        elif separable is not None:
+            model, batch = plan.one_sample()
         return self.lower_model(model, batch, for_jit, collector)
+
+    def _lower_one_sample(self, plan: _BatchPlan, for_jit: bool, collector: CollectorPause,
+                          initializers: Mapping[str, Any] | None = None,
+                          symbolic_error: OnnxcError | None = None) -> LoweredModel:
+        """A separable model lowered for one sample, with the `initializers` the import of
+        its symbolic form read; `symbolic_error`, what that import raised, is raised instead
+        unless it has an op of static kernels (it was compiled per sample without trying
+        its symbolic form then)."""
+        model, batch = plan.one_sample()
+        del plan
+        with self.log.stage(pipeline.TIMED_AS["import"]):
+            module = import_onnx(model, initializers=initializers)
+        if symbolic_error is not None and not any(map(_has_static_kernel, module.walk())):
+            raise symbolic_error
+        self.optimize(module, collector)
+        return self.lower(module, batch, for_jit)
 
     def lower_model(self, model: Any, batch: BatchAxis | None = None, for_jit: bool = False,
                     collector=None) -> LoweredModel:
@@ -276,50 +313,69 @@ def _int_attr(entry, name: str) -> int:
     return attr.value.data if isinstance(attr, IntegerAttr) else 0
 
 
-STATIC_KERNEL_OPS = frozenset({
-    "Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "DeformConv", "MaxPool",
-    "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool",
-    "MaxRoiPool", "RoiAlign", "MaxUnpool", "Resize", "Upsample", "GridSample", "Col2Im",
-    "LRN", "InstanceNormalization", "SpaceToDepth", "DepthToSpace", "LSTM", "GRU", "RNN",
-})
-"""ONNX ops whose kernels take static image sizes (or a static batch: the recurrences): a
-batch-separable model with one of them runs once per sample (the kernels keep their static
-tiles), any other compiles its batch as a symbolic dimension, or once per sample after all
-when its lowering finds an op without a symbolic kernel (one made by a graph pass) (one
-GEMM over every sample's rows: 0.6x the per-sample time for a BERT encoder at seq 16, batch
-8; never slower, benchmarks/batch_modes.py)."""
+STATIC_KERNEL_OPS: frozenset[type[Operation]] = frozenset(
+    op for op in Graph.operations if op.has_trait(StaticSizesKernel))
+"""Graph ops whose kernels are built for static sizes (their trait StaticSizesKernel: image
+sizes' register tiles, a recurrence's batch): a batch-separable model that imports to one
+of them runs once per sample (the kernels keep their static tiles), any other compiles its
+batch as a symbolic dimension, or once per sample after all when its lowering finds an op
+without a symbolic kernel (one made by a graph pass) (one GEMM over every sample's rows:
+0.6x the per-sample time for a BERT encoder at seq 16, batch 8; never slower,
+benchmarks/batch_modes.py)."""
 
 
-def _static_model(
-    model: ModelLike, input_shapes: Mapping[str, Sequence[int]] | None
-) -> tuple[ModelLike, BatchAxis | None, str | None]:
-    """`model` with static input shapes, and its batch axis when compiled for one sample;
-    or a batch-separable model to compile with its batch symbolic, and that batch's symbol
-    (a run with no samples then gives empty outputs, as a per-sample run does).
+def _has_static_kernel(op: Operation) -> bool:
+    return type(op) in STATIC_KERNEL_OPS
+
+
+@dataclass
+class _BatchPlan:
+    """How a model's batch is compiled (`_static_model`)."""
+
+    model: ModelLike
+    """the model to import: static shapes, or its separable batch symbolic"""
+    separable: BatchAxis | None = None
+    """the separable batch, symbolic in `model`"""
+    proto: onnx.ModelProto | None = None
+    """`model` parsed, when separable"""
+
+    @property
+    def symbol(self) -> str | None:
+        return None if self.separable is None else self.separable.symbol
+
+    def one_sample(self) -> tuple[ModelLike, BatchAxis]:
+        """A separable model for one sample, and its batch axis."""
+        assert self.proto is not None and self.separable is not None
+        return with_batch(self.proto, self.separable.symbol, 1), self.separable
+
+
+def _static_model(model: ModelLike,
+                  input_shapes: Mapping[str, Sequence[int]] | None) -> _BatchPlan:
+    """`model` with static input shapes; or a batch-separable model to compile with its
+    batch symbolic, with that batch's symbol (a run with no samples then gives empty
+    outputs, as a per-sample run does) and its form for one sample (an op of static
+    kernels, STATIC_KERNEL_OPS, makes it run once per sample).
 
     A model whose inputs are all static is returned as given."""
     # parsing is ~10 ms even for 100 MB of weights; external weight files are read only once,
     # by the importer, unless the shapes must be rewritten
     proto = load_model(model, external_data=input_shapes is not None)
     if input_shapes is not None:
-        fixed = with_fixed_shapes(proto, {k: tuple(v) for k, v in input_shapes.items()})
-        return fixed, None, None
+        return _BatchPlan(with_fixed_shapes(proto, {k: tuple(v) for k, v in input_shapes.items()}))
     try:
         if symbolic_batch(proto) is None:
-            return _parsed(model, proto), None, None
+            return _BatchPlan(_parsed(model, proto))
     except ShapeInferenceError:  # symbolic dims beyond a batch: compiled symbolically
-        return _parsed(model, proto), None, None
+        return _BatchPlan(_parsed(model, proto))
     if not holds_all_data(proto):
         proto = load_model(model)  # with its external data now
     checked_model(proto)  # an unsupported op is the first thing to say, as without batch
     try:
         batch = batch_axis(proto)
     except ShapeInferenceError:  # a batch that is not separable: compiled symbolically
-        return _parsed(model, proto), None, None
+        return _BatchPlan(_parsed(model, proto))
     assert batch is not None
-    if not _op_types(proto.graph) & STATIC_KERNEL_OPS:
-        return _parsed(model, proto), None, batch.symbol
-    return with_batch(proto, batch.symbol, 1), batch, None
+    return _BatchPlan(_parsed(model, proto), batch, proto)
 
 
 def _parsed(model: ModelLike, proto: onnx.ModelProto) -> ModelLike:
@@ -336,18 +392,6 @@ def _per_sample(proto: onnx.ModelProto, symbol: str) -> tuple[onnx.ModelProto, B
     batch = batch_axis(proto)
     assert batch is not None and batch.symbol == symbol
     return with_batch(proto, symbol, 1), batch
-
-
-def _op_types(graph: onnx.GraphProto) -> set[str]:
-    """The op types of `graph` and of its subgraphs."""
-    found = set()
-    for node in graph.node:
-        found.add(node.op_type)
-        for attribute in node.attribute:
-            for sub in [attribute.g, *attribute.graphs] if attribute.HasField("g") \
-                    else attribute.graphs:
-                found |= _op_types(sub)
-    return found
 
 
 __all__ = ["STATIC_KERNEL_OPS", "Compilation", "LoweredModel", "StageLog", "symbolic_signature"]

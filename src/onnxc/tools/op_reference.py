@@ -329,16 +329,18 @@ def imported_ops(samples: list[tuple[onnx.ModelProto, list[np.ndarray]]]) -> set
 
 
 def _precision_facts(op: type[Operation]) -> tuple[str, str, str]:
-    """(fp16, bf16, int8) handling of one graph op, as the registries state it."""
+    """(fp16, bf16, int8) handling of one graph op, as its traits and the registries state
+    it."""
+    from onnxc.dialects.graph_traits import AnyElementKernel, HalfKernel, QuantizationKernel
     from onnxc.lowering.graph_to_loops import kernels
-    from onnxc.passes import half_precision, quant_move
+    from onnxc.passes import quant_move
 
-    if op.name in half_precision.LEFT_ALONE:
+    if op.has_trait(QuantizationKernel):
         return "own kernel", "own kernel", "quantization op"
     int8 = "stays int8 between DQ and Q" if issubclass(op, quant_move.MOVING_OPS) else ""
-    if issubclass(op, half_precision.MOVE_KERNELS):
+    if op.has_trait(AnyElementKernel):
         return "native", "native", int8
-    fp16 = "native" if issubclass(op, half_precision.F16_KERNELS) else "widened to f32"
+    fp16 = "native" if op.has_trait(HalfKernel) else "widened to f32"
     bf16 = "widened to f32"
     if issubclass(op, kernels.BF16_KERNELS):
         bf16 += "; bf16 compute with `precision=\"bf16\"`"
