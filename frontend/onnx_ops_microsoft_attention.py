@@ -29,7 +29,7 @@ inputs are refused with a located error naming the attribute or input.
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import i32, i64
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, StringAttr, i32, i64
 
 from onnxc.dialects import graph, graph_gather_scatter
 from onnxc.dialects.dense_data import from_numpy
@@ -397,8 +397,11 @@ def _total_length(ctx: NodeContext, b: GraphBuilder, length: Dim) -> None:
             return
     given = b.emit(graph.CastOp, [b.reshape(b.input(6), (1,))], i64)
     excess = b.sub(given, b.reshape(_size(b, length), (1,)))
-    check_ids(ctx, excess, 1, "total_sequence_length (past + sequence length: "
-                              "onnxruntime's dynamic cache)")
+    ctx.emit(graph.CheckIndicesOp(operands=[b.value(excess)], properties={  # excess == 0
+        "bounds": DenseArrayBase.from_list(i64, [1]), "negative": IntegerAttr(0, i64),
+        "node": StringAttr(ctx.label), "op_type": StringAttr(ctx.op_name),
+        "operand": StringAttr("total_sequence_length (past + sequence length: onnxruntime's "
+                              "dynamic cache)")}))
 
 
 def convert_group_query_attention(ctx: NodeContext) -> list[Result]:

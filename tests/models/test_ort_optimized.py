@@ -4,7 +4,8 @@ com.microsoft contrib ops (Attention, EmbedLayerNormalization, SkipLayerNormaliz
 SkipSimplifiedLayerNormalization, SimplifiedLayerNormalization, RotaryEmbedding, BiasGelu,
 FastGelu, Gelu, QuickGelu, FusedMatMul, FusedConv). Each is compiled once with its symbolic
 dimensions and run at the corpus's shape cases against onnxruntime on the same model, cold
-then warm from the compile cache (bit-identical outputs).
+then warm from the compile cache (bit-identical outputs); `onnxc optimize` writes two of them
+back as standard ONNX.
 
 Tolerance: rtol 1e-4 and atol 1e-5 (float32, summed in another order), as
 tests/models/test_real_exports.py, or 2e-6 of the output's largest magnitude where that is
@@ -99,3 +100,19 @@ def test_decoder_prefills_then_decodes_feeding_back_its_cache(name, cache_pass):
             tokens = ours["logits"][:, -1:].argmax(-1)
             past = {f"past_key_values.{k.removeprefix('present.')}": v
                     for k, v in ours.items() if k.startswith("present.")}
+
+
+@pytest.mark.parametrize("name, case", [("bert_ort_opt1", "seq8"),
+                                        ("resnet18_ort_session_opt2", "224x224")])
+def test_onnxc_optimize_writes_the_contrib_ops_back_as_standard_onnx(name, case):
+    """`onnxc optimize` (as_onnx=True) of a model onnxruntime's optimizer wrote: no
+    com.microsoft op is left, and onnxruntime computes the same on both."""
+    import onnxc
+
+    feeds = corpus.feeds(name, case, np.random.default_rng(3))
+    exported = onnxc.optimize(corpus.load(name), as_onnx=True,
+                              input_shapes={k: v.shape for k, v in feeds.items()})
+    assert not [n for n in exported.graph.node if n.domain == "com.microsoft"]
+    session = ort.InferenceSession(exported.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    _assert_close(session.run(None, feeds), _reference(name)(feeds), f"{name} exported")
