@@ -10,8 +10,8 @@ generic in N would need symbolic shapes through every pass and kernel.)
 Separability is proven per node, not assumed: the model is shape-inferred at two batch sizes,
 a value is *batched* when its leading dimension is k*N for a fixed k (so each sample owns
 one contiguous block of it, as after a [N, S, H] -> [N*S, H] reshape), and each op must keep
-samples apart given which of its inputs are batched (`_SAMPLE_WISE` and the axis rules in
-`_mixes_samples`). Anything else (an op reducing, concatenating or transposing along the batch
+samples apart given which of its inputs are batched (the converters registered
+`sample_wise` and the axis rules in `_mixes_samples`). Anything else (an op reducing, concatenating or transposing along the batch
 axis, a symbolic non-leading dimension, ops the table does not know) is a
 ShapeInferenceError naming the node; such models compile with fixed shapes instead
 (`onnxc.compile(model, input_shapes={...})`).
@@ -22,6 +22,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import onnx
@@ -32,23 +33,27 @@ from onnxc.errors import InvalidArgumentError, ShapeInferenceError
 from onnxc.frontend.input_symbols import split_symbols
 from onnxc.resource_limits import NO_BOUND
 
-_SAMPLE_WISE = frozenset({
-    # elementwise (operands of the output's rank; lower-rank operands broadcast per sample)
-    "Abs", "Acos", "Acosh", "Add", "And", "Asin", "Asinh", "Atan", "Atanh", "BitShift",
-    "BitwiseAnd", "BitwiseNot", "BitwiseOr", "BitwiseXor", "Cast", "CastLike", "Ceil", "Celu",
-    "Clip", "Cos", "Cosh", "Div", "Dropout", "Elu", "Equal", "Erf", "Exp", "Floor", "Gelu",
-    "Greater", "GreaterOrEqual", "HardSigmoid", "HardSwish", "Identity", "IsInf", "IsNaN",
-    "LeakyRelu", "Less", "LessOrEqual", "Log", "Max", "Mean", "Min", "Mish", "Mod", "Mul",
-    "Neg", "Not", "Or", "PRelu", "Pow", "Reciprocal", "Relu", "Round", "Selu", "Shrink",
-    "Sigmoid", "Sign", "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Sub", "Sum", "Swish",
-    "Tan", "Tanh", "ThresholdedRelu", "Where", "Xor", "QuantizeLinear", "DequantizeLinear",
-    # per-sample windows and statistics over non-batch axes
-    "Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool", "GlobalAveragePool",
-    "GlobalMaxPool", "GlobalLpPool", "BatchNormalization", "InstanceNormalization",
-    "GroupNormalization", "LRN", "DepthToSpace", "SpaceToDepth", "QLinearConv", "ConvInteger",
-})
-"""Ops that never combine elements of different samples when every batched operand has the
-output's rank (checked in `_mixes_samples`)."""
+_C = TypeVar("_C")
+
+
+def sample_wise(converter: _C) -> _C:
+    """Register an ONNX op as sample-wise, in its family's CONVERTERS (`"Gelu":
+    sample_wise(convert_gelu)`): the op never combines elements of different samples when
+    every batched operand has the output's rank (checked in `_mixes_samples`): elementwise
+    ops (operands of the output's rank; lower-rank operands broadcast per sample), and
+    per-sample windows and statistics over non-batch axes (convolutions, pools, normalizations
+    over a sample, DepthToSpace)."""
+    converter.sample_wise = True  # type: ignore[attr-defined]
+    return converter
+
+
+def is_sample_wise(op_type: str) -> bool:
+    """Whether the converter of `op_type` (the default domain's, by op type) is registered
+    `sample_wise`."""
+    from onnxc.frontend.onnx_importer import CONVERTERS  # which imports this module
+
+    return getattr(CONVERTERS.get(op_type), "sample_wise", False)
+
 
 _AXIS_OPS = {
     # op: (attribute, default) of the one axis the op works along; axis 0 mixes samples
@@ -280,7 +285,7 @@ def _mixes_samples(node: onnx.NodeProto, ins: list[str], batched: Mapping[str, i
     if any(o and o not in batched for o in node.output) and op not in ("Shape", "Size"):
         return "has an output that does not scale with the batch"
     rank = len(out_shape)
-    if op in _SAMPLE_WISE:
+    if is_sample_wise(op):
         if any(len(shapes[i] or ()) != rank for i in ins):
             return "broadcasts a batched operand along another axis"
         return None

@@ -12,6 +12,7 @@ from xdsl.ir import SSAValue
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.frontend import onnx_types as types
+from onnxc.frontend.batch_axes import sample_wise
 from onnxc.frontend.onnx_context import NodeContext, Result
 from onnxc.frontend.onnx_ops_math import Converter
 
@@ -145,13 +146,13 @@ def convert_gelu(ctx: NodeContext) -> list[Result]:
 
 
 CONVERTERS: dict[str, Converter] = {
-    "PRelu": convert_prelu,
-    "HardSigmoid": convert_hard_sigmoid,
-    "HardSwish": convert_hard_swish,
-    "Softsign": convert_softsign,
-    "Elu": convert_elu,
-    "Selu": convert_selu,
-    "Celu": convert_celu,
-    "Swish": convert_swish,
-    "Gelu": convert_gelu,
+    "PRelu": sample_wise(convert_prelu),
+    "HardSigmoid": sample_wise(convert_hard_sigmoid),
+    "HardSwish": sample_wise(convert_hard_swish),
+    "Softsign": sample_wise(convert_softsign),
+    "Elu": sample_wise(convert_elu),
+    "Selu": sample_wise(convert_selu),
+    "Celu": sample_wise(convert_celu),
+    "Swish": sample_wise(convert_swish),
+    "Gelu": sample_wise(convert_gelu),
 }

@@ -14,6 +14,7 @@ from xdsl.dialects.builtin import IntegerType, StringAttr, i1
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.frontend import onnx_types as types
+from onnxc.frontend.batch_axes import sample_wise
 from onnxc.frontend.onnx_context import NodeContext, Result
 from onnxc.frontend.onnx_ops_math import Converter, _legacy_broadcast_rhs
 
@@ -144,24 +145,26 @@ _FLOAT_UNARY = {
 }
 
 CONVERTERS: dict[str, Converter] = {
-    **{name: _binary(cls, result_el=i1) for name, cls in _COMPARE.items()},
-    "And": _binary(graph.AndOp, _is_bool),
-    "Or": _binary(graph.OrOp, _is_bool),
-    "Xor": _binary(graph.XorOp, _is_bool),
-    "Not": _unary(graph.NotOp, _is_bool),
-    "BitwiseAnd": _binary(graph.BitwiseAndOp, _is_integer),
-    "BitwiseOr": _binary(graph.BitwiseOrOp, _is_integer),
-    "BitwiseXor": _binary(graph.BitwiseXorOp, _is_integer),
-    "BitwiseNot": _unary(graph.BitwiseNotOp, _is_integer),
-    "BitShift": _binary(graph.BitShiftOp, _is_integer, props=_shift_props),
-    "Mod": _binary(graph.ModOp, _numeric, props=_mod_props),
-    "Where": convert_where,
-    "IsNaN": _unary(graph.IsNaNOp, types.is_float, result_el=i1),
-    "IsInf": _unary(graph.IsInfOp, types.is_float, result_el=i1, props=_is_inf_props),
-    **{name: _unary(cls, types.is_float) for name, cls in _FLOAT_UNARY.items()},
-    "Sign": _unary(graph.SignOp, _numeric),
+    **{name: sample_wise(_binary(cls, result_el=i1)) for name, cls in _COMPARE.items()},
+    "And": sample_wise(_binary(graph.AndOp, _is_bool)),
+    "Or": sample_wise(_binary(graph.OrOp, _is_bool)),
+    "Xor": sample_wise(_binary(graph.XorOp, _is_bool)),
+    "Not": sample_wise(_unary(graph.NotOp, _is_bool)),
+    "BitwiseAnd": sample_wise(_binary(graph.BitwiseAndOp, _is_integer)),
+    "BitwiseOr": sample_wise(_binary(graph.BitwiseOrOp, _is_integer)),
+    "BitwiseXor": sample_wise(_binary(graph.BitwiseXorOp, _is_integer)),
+    "BitwiseNot": sample_wise(_unary(graph.BitwiseNotOp, _is_integer)),
+    "BitShift": sample_wise(_binary(graph.BitShiftOp, _is_integer, props=_shift_props)),
+    "Mod": sample_wise(_binary(graph.ModOp, _numeric, props=_mod_props)),
+    "Where": sample_wise(convert_where),
+    "IsNaN": sample_wise(_unary(graph.IsNaNOp, types.is_float, result_el=i1)),
+    "IsInf": sample_wise(_unary(graph.IsInfOp, types.is_float, result_el=i1,
+                                props=_is_inf_props)),
+    **{name: sample_wise(_unary(cls, types.is_float)) for name, cls in _FLOAT_UNARY.items()},
+    "Sign": sample_wise(_unary(graph.SignOp, _numeric)),
     "BitCast": convert_bit_cast,
-    "ThresholdedRelu": _unary(graph.ThresholdedReluOp, types.is_float,
-                              props=_float_props(alpha=1.0)),
-    "Shrink": _unary(graph.ShrinkOp, _numeric, props=_float_props(bias=0.0, lambd=0.5)),
+    "ThresholdedRelu": sample_wise(_unary(graph.ThresholdedReluOp, types.is_float,
+                                          props=_float_props(alpha=1.0))),
+    "Shrink": sample_wise(_unary(graph.ShrinkOp, _numeric,
+                                 props=_float_props(bias=0.0, lambd=0.5))),
 }

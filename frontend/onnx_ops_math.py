@@ -19,6 +19,7 @@ from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph_reduce import reduce_shape
 from onnxc.dialects.symbolic_dims import num_elements
 from onnxc.frontend import onnx_types as types
+from onnxc.frontend.batch_axes import sample_wise
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
 
 Converter = Callable[[NodeContext], list[Result]]
@@ -293,32 +294,32 @@ def integer_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 CONVERTERS: dict[str, Converter] = {
-    "Relu": _unary(graph.ReluOp),
-    "Sigmoid": _unary(graph.SigmoidOp),
-    "Tanh": _unary(graph.TanhOp),
-    "Exp": _unary(graph.ExpOp),
-    "Log": _unary(graph.LogOp),
-    "Sqrt": _unary(graph.SqrtOp),
-    "Neg": _unary(graph.NegOp),
-    "Abs": _unary(graph.AbsOp),
-    "Reciprocal": _unary(graph.ReciprocalOp),
-    "Identity": convert_identity,
-    "LeakyRelu": convert_leaky_relu,
-    "Clip": convert_clip,
-    "Cast": convert_cast,
-    "CastLike": convert_cast,
-    "Add": _binary(graph.AddOp),
-    "Sub": _binary(graph.SubOp),
-    "Mul": _binary(graph.MulOp),
-    "Div": _binary(graph.DivOp),
-    "Pow": _binary(graph.PowOp),
-    "Sum": _variadic(graph.SumOp),
-    "Max": _variadic(graph.MaxOp),
-    "Min": _variadic(graph.MinOp),
-    "Mean": convert_mean,
+    "Relu": sample_wise(_unary(graph.ReluOp)),
+    "Sigmoid": sample_wise(_unary(graph.SigmoidOp)),
+    "Tanh": sample_wise(_unary(graph.TanhOp)),
+    "Exp": sample_wise(_unary(graph.ExpOp)),
+    "Log": sample_wise(_unary(graph.LogOp)),
+    "Sqrt": sample_wise(_unary(graph.SqrtOp)),
+    "Neg": sample_wise(_unary(graph.NegOp)),
+    "Abs": sample_wise(_unary(graph.AbsOp)),
+    "Reciprocal": sample_wise(_unary(graph.ReciprocalOp)),
+    "Identity": sample_wise(convert_identity),
+    "LeakyRelu": sample_wise(convert_leaky_relu),
+    "Clip": sample_wise(convert_clip),
+    "Cast": sample_wise(convert_cast),
+    "CastLike": sample_wise(convert_cast),
+    "Add": sample_wise(_binary(graph.AddOp)),
+    "Sub": sample_wise(_binary(graph.SubOp)),
+    "Mul": sample_wise(_binary(graph.MulOp)),
+    "Div": sample_wise(_binary(graph.DivOp)),
+    "Pow": sample_wise(_binary(graph.PowOp)),
+    "Sum": sample_wise(_variadic(graph.SumOp)),
+    "Max": sample_wise(_variadic(graph.MaxOp)),
+    "Min": sample_wise(_variadic(graph.MinOp)),
+    "Mean": sample_wise(convert_mean),
     "MatMul": convert_matmul,
     "Gemm": convert_gemm,
-    "Erf": _unary(graph.ErfOp),
+    "Erf": sample_wise(_unary(graph.ErfOp)),
     "ReduceMean": _reduce(graph.ReduceMeanOp, axes_input_since=18),
     "ReduceSum": _reduce(graph.ReduceSumOp, axes_input_since=13),
 }

@@ -26,6 +26,7 @@ from onnxc.dialects.graph_base import sizes_attr
 from onnxc.dialects.size_facts import require_at_least
 from onnxc.dialects.symbolic_dims import Dim, SymDim, floordiv, sym_max, sym_min
 from onnxc.frontend import onnx_types as types
+from onnxc.frontend.batch_axes import sample_wise
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
 from onnxc.frontend.onnx_ops_math import Converter
 
@@ -492,8 +493,8 @@ CONVERTERS: dict[str, Converter] = {
     "ScatterND": convert_scatter_nd,
     "TensorScatter": convert_tensor_scatter,
     "Tile": convert_tile,
-    "DepthToSpace": convert_depth_to_space,
-    "SpaceToDepth": convert_space_to_depth,
+    "DepthToSpace": sample_wise(convert_depth_to_space),
+    "SpaceToDepth": sample_wise(convert_space_to_depth),
     "ReverseSequence": convert_reverse_sequence,
     "Compress": convert_compress,
     "NonZero": convert_non_zero,

@@ -19,6 +19,7 @@ from onnxc.dialects.dense_data import element_dtype, from_numpy
 from onnxc.dialects.graph_base import sizes_attr
 from onnxc.dialects.symbolic_dims import SymbolicDimError, ceildiv, sym_max
 from onnxc.frontend import onnx_types as types
+from onnxc.frontend.batch_axes import sample_wise
 from onnxc.frontend.onnx_context import NodeContext, Result
 from onnxc.frontend.onnx_ops_math import Converter, same_type
 from onnxc.frontend.onnx_ops_normalization import layer_normalization_with_statistics
@@ -332,14 +333,14 @@ def convert_layer_normalization(ctx: NodeContext) -> list[Result]:
 
 CONVERTERS: dict[str, Converter] = {
     "LayerNormalization": convert_layer_normalization,
-    "Conv": convert_conv,
-    "MaxPool": convert_max_pool,
-    "AveragePool": convert_average_pool,
-    "GlobalAveragePool": _global_pool(graph.GlobalAveragePoolOp),
-    "GlobalMaxPool": _global_pool(graph.GlobalMaxPoolOp),
-    "BatchNormalization": convert_batch_norm,
-    "LRN": convert_lrn,
+    "Conv": sample_wise(convert_conv),
+    "MaxPool": sample_wise(convert_max_pool),
+    "AveragePool": sample_wise(convert_average_pool),
+    "GlobalAveragePool": sample_wise(_global_pool(graph.GlobalAveragePoolOp)),
+    "GlobalMaxPool": sample_wise(_global_pool(graph.GlobalMaxPoolOp)),
+    "BatchNormalization": sample_wise(convert_batch_norm),
+    "LRN": sample_wise(convert_lrn),
     "Softmax": convert_softmax,
     "LogSoftmax": convert_log_softmax,
-    "Dropout": convert_dropout,
+    "Dropout": sample_wise(convert_dropout),
 }

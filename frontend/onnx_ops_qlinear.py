@@ -28,6 +28,7 @@ from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph_base import int_of
 from onnxc.dialects.graph_qlinear import byte_range, is_byte_type
 from onnxc.frontend import onnx_types as types
+from onnxc.frontend.batch_axes import sample_wise
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
 from onnxc.frontend.onnx_ops_nn import _pad, _padded_input, _window
 
@@ -328,8 +329,8 @@ def _subtract_zero_point_term(ctx: NodeContext, product: SSAValue, za: SSAValue,
 
 
 CONVERTERS = {
-    "QLinearConv": convert_qlinear_conv,
+    "QLinearConv": sample_wise(convert_qlinear_conv),
     "QLinearMatMul": convert_qlinear_matmul,
-    "ConvInteger": convert_conv_integer,
+    "ConvInteger": sample_wise(convert_conv_integer),
     "MatMulInteger": convert_matmul_integer,
 }

@@ -22,6 +22,7 @@ from onnxc.dialects import graph
 from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph_quant import is_float_quantized, quantized_range
 from onnxc.frontend import onnx_types as types
+from onnxc.frontend.batch_axes import sample_wise
 from onnxc.frontend.onnx_context import NodeContext, Result
 from onnxc.frontend.onnx_ops_math import cast_to
 
@@ -229,7 +230,7 @@ def convert_dynamic_quantize_linear(ctx: NodeContext) -> list[Result]:
 
 
 CONVERTERS = {
-    "QuantizeLinear": convert_quantize_linear,
-    "DequantizeLinear": convert_dequantize_linear,
+    "QuantizeLinear": sample_wise(convert_quantize_linear),
+    "DequantizeLinear": sample_wise(convert_dequantize_linear),
     "DynamicQuantizeLinear": convert_dynamic_quantize_linear,
 }

@@ -29,6 +29,7 @@ from onnxc.dialects.size_facts import require_at_least
 from onnxc.dialects.symbolic_dims import SymDim, floordiv, sym_max
 from onnxc.frontend import onnx_ops_nn
 from onnxc.frontend import onnx_types as types
+from onnxc.frontend.batch_axes import sample_wise
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
 from onnxc.frontend.onnx_ops_math import Converter
 from onnxc.frontend.onnx_ops_movement import (
@@ -557,17 +558,17 @@ def convert_non_max_suppression(ctx: NodeContext) -> list[Result]:
 # output needs graph.max_pool_indices, everything else goes to onnx_ops_nn.convert_max_pool.
 CONVERTERS: dict[str, Converter] = {
     "NonMaxSuppression": convert_non_max_suppression,
-    "MaxPool": convert_max_pool,
+    "MaxPool": sample_wise(convert_max_pool),
     "MaxUnpool": convert_max_unpool,
     "DeformConv": convert_deform_conv,
-    "ConvTranspose": convert_conv_transpose,
+    "ConvTranspose": sample_wise(convert_conv_transpose),
     "Col2Im": convert_col2im,
     "GridSample": convert_grid_sample,
     "AffineGrid": convert_affine_grid,
     "RoiAlign": convert_roi_align,
-    "InstanceNormalization": convert_instance_norm,
-    "GroupNormalization": convert_group_norm,
+    "InstanceNormalization": sample_wise(convert_instance_norm),
+    "GroupNormalization": sample_wise(convert_group_norm),
     "MeanVarianceNormalization": convert_mvn,
-    "LpPool": convert_lp_pool,
-    "GlobalLpPool": convert_global_lp_pool,
+    "LpPool": sample_wise(convert_lp_pool),
+    "GlobalLpPool": sample_wise(convert_global_lp_pool),
 }

@@ -249,3 +249,25 @@ def test_a_separable_model_with_a_static_kernel_op_compiles_per_sample():
     x = np.random.default_rng(0).standard_normal((3, 3, 5, 5)).astype(np.float32)
     (y,) = compiled.run(None, {"x": x})
     assert y.shape == (3, 4, 5, 5)
+
+
+def test_sample_wise_ops_are_registered_with_their_converters():
+    """frontend/batch_axes.py's former _SAMPLE_WISE: the ONNX ops whose converter is
+    registered `sample_wise` in its family's CONVERTERS."""
+    from onnxc.frontend.batch_axes import is_sample_wise
+    from onnxc.frontend.onnx_importer import CONVERTERS
+
+    assert {t for t in CONVERTERS if is_sample_wise(t)} == {
+        "Abs", "Acos", "Acosh", "Add", "And", "Asin", "Asinh", "Atan", "Atanh", "BitShift",
+        "BitwiseAnd", "BitwiseNot", "BitwiseOr", "BitwiseXor", "Cast", "CastLike", "Ceil",
+        "Celu", "Clip", "Cos", "Cosh", "Div", "Dropout", "Elu", "Equal", "Erf", "Exp", "Floor",
+        "Gelu", "Greater", "GreaterOrEqual", "HardSigmoid", "HardSwish", "Identity", "IsInf",
+        "IsNaN", "LeakyRelu", "Less", "LessOrEqual", "Log", "Max", "Mean", "Min", "Mish", "Mod",
+        "Mul", "Neg", "Not", "Or", "PRelu", "Pow", "Reciprocal", "Relu", "Round", "Selu",
+        "Shrink", "Sigmoid", "Sign", "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Sub",
+        "Sum", "Swish", "Tan", "Tanh", "ThresholdedRelu", "Where", "Xor", "QuantizeLinear",
+        "DequantizeLinear",
+        "Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool", "GlobalAveragePool",
+        "GlobalMaxPool", "GlobalLpPool", "BatchNormalization", "InstanceNormalization",
+        "GroupNormalization", "LRN", "DepthToSpace", "SpaceToDepth", "QLinearConv",
+        "ConvInteger"}
