@@ -118,7 +118,8 @@ class SizesAttr(ParametrizedAttribute):
     """`#graph.sizes<["0", "seq-1"]>`: integer properties that may be size expressions (a
     Slice's bounds taken from shape data). Ops take it where they would take an i64 array;
     the symbols it names reach their kernel as index arguments
-    (graph_to_loops.convert_graph_to_loops.symbols_of_op), and `evaluator_sizes.specialized` gives it values."""
+    (graph_to_loops.module_kernels.symbols_of_op), and `evaluator_sizes.specialized` gives it
+    values."""
 
     name = "graph.sizes"
 

@@ -155,7 +155,7 @@ class CheckIndicesOp(CheckOp):
 
     def size_symbols(self) -> set[str]:
         """The symbols the bounds name: the kernel takes their values as index arguments
-        (graph_to_loops.convert_graph_to_loops.symbols_of_op)."""
+        (graph_to_loops.module_kernels.symbols_of_op)."""
         return {s for e in self.extents() if isinstance(e, SymDim) for s in e.symbols()}
 
     def allowed(self, column: int,

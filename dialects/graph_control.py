@@ -217,7 +217,7 @@ class LoopOp(IRDLOperation):
 
     def size_symbols(self) -> set[str]:
         """The symbols its iteration count names (beyond those of its types): what the
-        lowering needs at run time to bound the loop (lowering/graph_to_loops/convert_graph_to_loops.py's
+        lowering needs at run time to bound the loop (lowering/graph_to_loops/module_kernels.py's
         `symbols_of_op`)."""
         count = self.iteration_count()
         return count.symbols() if isinstance(count, SymDim) else set()

@@ -7,8 +7,8 @@ the two cores idle, and LLVM's share ended after the emission (ResNet-50: 0.4-0.
 `llvm-jit` on a 2-core Zen 3). Kernels of EARLY_KERNELS are complete when graph-to-loops
 has built them, and nothing after it changes them but the removal of the constant arguments
 they never read (bind-constants' `drop_unread_constant_arguments`: a conv's raw weight, of
-which it reads the packed copy). So graph-to-loops (convert_graph_to_loops.py
-`_ModuleLowering.kernel`) drops those arguments itself, leaves a declaration of the kernel in
+which it reads the packed copy). So graph-to-loops (module_kernels.py
+`ModuleKernels.kernel`) drops those arguments itself, leaves a declaration of the kernel in
 the module, and gives the kernel to the `EarlyKernels` attached to that module
 (`compiling_early`), which outlines its parallel loops, emits chunks of such
 kernels (direct.py `emit_kernels_chunk`) and submits them to the lanes at once. The rest of

@@ -9,7 +9,8 @@ from xdsl.dialects import arith, math
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.activations import Activation
-from onnxc.lowering.graph_to_loops.loops import KernelBuilder, is_float
+from onnxc.lowering.graph_to_loops.element_types import is_float
+from onnxc.lowering.graph_to_loops.loops import KernelBuilder
 
 
 class KernelOps:

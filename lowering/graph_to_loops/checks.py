@@ -30,7 +30,8 @@ from xdsl.ir import SSAValue
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, shape_of
 from onnxc.dialects.symbolic_dims import Dim, SymDim
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_unsigned
+from onnxc.lowering.graph_to_loops.element_types import is_unsigned
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 STATUS_TYPE = MemRefType(i64, [3])

@@ -32,13 +32,9 @@ from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops import conv_border_taps, conv_nhwc, depthwise
+from onnxc.lowering.graph_to_loops.buffer_types import RunTimeScratch
 from onnxc.lowering.graph_to_loops.epilogue import activate_in_place
-from onnxc.lowering.graph_to_loops.loops import (
-    Index,
-    KernelBuilder,
-    RunTimeScratch,
-    window_range,
-)
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, window_range
 from onnxc.lowering.graph_to_loops.rules import rules
 from onnxc.target import Target
 

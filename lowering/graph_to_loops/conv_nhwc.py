@@ -43,10 +43,11 @@ from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.layout import layout_of
 from onnxc.dialects.symbolic_dims import Dim, is_static, num_elements
 from onnxc.lowering.graph_to_loops import gemm_bf16
+from onnxc.lowering.graph_to_loops.buffer_types import RunTimeScratch
 from onnxc.lowering.graph_to_loops.gemm_microkernel import PackedGemm
 from onnxc.lowering.graph_to_loops.gemm_tiles import KC, GemmShape, pack, tiling_for
 from onnxc.lowering.graph_to_loops.k_blocks import Flag, KBlock, block_sequence
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, RunTimeScratch
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.runs import copy_run, zero_run
 from onnxc.target import Target
 

@@ -18,7 +18,8 @@ import math as pymath
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.graph_vision import Col2ImOp, ConvTransposeOp, col2im_blocks
 from onnxc.errors import LoweringError
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float, window_range
+from onnxc.lowering.graph_to_loops.element_types import is_float
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, window_range
 from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 

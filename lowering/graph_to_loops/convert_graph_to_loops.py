@@ -16,7 +16,9 @@ After:
 Results are passed in destination style (trailing memref arguments); a graph output computed
 by a kernel is written straight into its argument. Constants become `memref.global`s holding
 the original dense bytes, reshape-like ops become `memref.reinterpret_cast` views, and every
-other op a call to a private kernel, emitted once per (op, properties, types) key.
+other op a call to a private kernel, emitted once per (op, properties, types) key (the
+module's kernels and globals: module_kernels.py). This module lowers the functions: buffers,
+views, the calls, run-time sizes and checks.
 """
 
 from __future__ import annotations
@@ -43,11 +45,9 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.traits import SymbolOpInterface
+from xdsl.rewriter import Rewriter
 
 from onnxc.dialects import graph, graph_gather_scatter, layout
-from onnxc.dialects.dense_data import lookup_key
 from onnxc.dialects.entry_abi import (
     CHECK_FALLBACK_ATTR,
     CHECK_OPERANDS_ATTR,
@@ -61,13 +61,11 @@ from onnxc.dialects.entry_abi import (
     site_attribute,
 )
 from onnxc.dialects.graph import int_of, is_symbolic, shape_of
-from onnxc.dialects.graph_base import SizesAttr
 from onnxc.dialects.graph_checks import SITE_PROPERTIES
 from onnxc.dialects.graph_dynamic import defined_sizes
-from onnxc.dialects.layout import layout_of, physical_shape
 from onnxc.dialects.symbolic_dims import Dim, num_elements, symbols_of
 from onnxc.errors import LoweringError
-from onnxc.lowering import early_kernels
+from onnxc.lowering.graph_to_loops.buffer_types import RunTimeScratch, memref_of
 from onnxc.lowering.graph_to_loops.buffer_views import reinterpret
 from onnxc.lowering.graph_to_loops.checks import STATUS_TYPE
 from onnxc.lowering.graph_to_loops.control_flow import (
@@ -84,16 +82,15 @@ from onnxc.lowering.graph_to_loops.dynamic import (
     run_symbols_of,
 )
 from onnxc.lowering.graph_to_loops.kernels import (
-    SYMBOLIC_KERNELS,
-    KernelFn,
     kernel_constants,
     kernel_for,
     kernel_key,
     kernel_scratch,
 )
-from onnxc.lowering.graph_to_loops.loops import KernelBuilder, RunTimeScratch, memref_of
+from onnxc.lowering.graph_to_loops.loops import KernelBuilder
+from onnxc.lowering.graph_to_loops.module_kernels import ModuleKernels, symbols_of_op
 from onnxc.lowering.inplace import INPLACE_ATTR, inplace_operands
-from onnxc.target import Target, target_of
+from onnxc.target import Target
 
 VIEW_OPS = graph.VIEW_OPS
 
@@ -105,7 +102,13 @@ class ConvertGraphToLoopsPass(ModulePass):
     name = "convert-graph-to-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        _ModuleLowering(op).run()
+        kernels = ModuleKernels(op)
+        functions = [o for o in op.ops if isinstance(o, func.FuncOp)]
+        for f in functions:
+            if f.body.blocks and _is_graph_function(f):
+                lowered = _FunctionLowering(kernels, f).lower()
+                Rewriter.replace_op(f, lowered, new_results=[])
+        kernels.add_to_module()
 
 
 def _is_graph_function(f: func.FuncOp) -> bool:
@@ -113,136 +116,6 @@ def _is_graph_function(f: func.FuncOp) -> bool:
     return any(isinstance(t, TensorType) for t in types) or any(
         isinstance(o, graph.GraphOp) for o in f.walk()
     )
-
-
-class _ModuleLowering:
-    """Module-wide state: symbol names, the deduplicated kernels and constant globals, and
-    the target the kernels are built for (the module's `onnxc.target`, else the host)."""
-
-    def __init__(self, module: ModuleOp):
-        self.module = module
-        self.target = target_of(module)
-        self.names = {
-            o.sym_name.data for o in module.ops
-            if o.has_trait(SymbolOpInterface) and hasattr(o, "sym_name")
-        }
-        self.next_suffix: dict[str, int] = {}
-        self.kernels: dict[tuple, str] = {}
-        self.globals: dict[tuple, list[tuple[str, bytes]]] = {}  # by dense_data.lookup_key
-        self.new_globals: list[Operation] = []
-        self.new_kernels: list[Operation] = []
-        self.dropped: dict[str, tuple[int, ...]] = {}
-        """early kernels' removed arguments (positions), left out of their calls"""
-
-    def run(self) -> None:
-        functions = [o for o in self.module.ops if isinstance(o, func.FuncOp)]
-        for f in functions:
-            if f.body.blocks and _is_graph_function(f):
-                lowered = _FunctionLowering(self, f).lower()
-                Rewriter.replace_op(f, lowered, new_results=[])
-        first = self.module.body.block.first_op
-        for o in [*self.new_globals, *self.new_kernels]:
-            if first is None:
-                self.module.body.block.add_op(o)
-            else:
-                Rewriter.insert_op(o, InsertPoint.before(first))
-
-    def fresh_name(self, base: str) -> str:
-        n = self.next_suffix.get(base, 0)  # not from 0 each time: quadratic in kernels
-        while f"{base}_{n}" in self.names:
-            n += 1
-        self.next_suffix[base] = n + 1
-        self.names.add(f"{base}_{n}")
-        return f"{base}_{n}"
-
-    def global_for(self, value: DenseIntOrFPElementsAttr) -> tuple[str, MemRefType]:
-        """A private constant global holding `value`'s bytes; equal constants share one."""
-        mtype = memref_of(value.type)  # type: ignore[arg-type]
-        data = value.data.data
-        candidates = self.globals.setdefault((mtype, lookup_key(data)), [])
-        for name, held in candidates:
-            if held == data:
-                return name, mtype
-        name = self.fresh_name("cst")
-        self.new_globals.append(memref.GlobalOp.get(
-            StringAttr(name), mtype, value, StringAttr("private"), UnitAttr()
-        ))
-        candidates.append((name, data))
-        return name, mtype
-
-    def kernel(
-        self,
-        kernel_name: str,
-        key: tuple,
-        build: KernelFn,
-        op: Operation | None,
-        in_types: Sequence[MemRefType],
-        out_types: Sequence[MemRefType],
-    ) -> str:
-        """The symbol of the kernel for `key`, building it with `build` on first use."""
-        if key in self.kernels:
-            return self.kernels[key]
-        name = self.fresh_name(kernel_name.removeprefix("graph."))
-        symbols = sorted(symbols_of_op(op)) if op is not None else []
-        index_types = [IndexType()] * len(symbols)
-        block = Block(arg_types=[*in_types, *out_types, *index_types])
-        n_mem = len(in_types) + len(out_types)
-        ins, outs = block.args[: len(in_types)], block.args[len(in_types):n_mem]
-        kb = KernelBuilder(block, self.target)
-        if symbols:
-            if type(op) not in SYMBOLIC_KERNELS:
-                raise LoweringError(
-                    f"{op.name} with symbolic dimensions ({', '.join(symbols)}) has no "
-                    f"kernel yet{node_suffix(op)}; compile with fixed input shapes "
-                    f"(input_shapes=...)")
-            kb.bind_symbols(dict(zip(symbols, block.args[n_mem:])))
-            for value, mem in [*zip(op.operands, ins), *zip(op.results, outs)]:
-                if is_symbolic(value):  # its memory order (NHWC for a symbolic conv)
-                    kb.bind_shape(mem, physical_shape(shape_of(value), layout_of(value.type)))
-        build(op, kb, ins, outs)  # type: ignore[arg-type]
-        block.add_op(func.ReturnOp())
-        kernel = func.FuncOp(
-            name, FunctionType.from_lists([*in_types, *out_types, *index_types], []),
-            Region(block), visibility="private",
-        )
-        kernel.attributes["onnxc.kernel"] = StringAttr(kernel_name)
-        early = early_kernels.of(self.module)
-        if (early is not None and op is not None and not symbols and early.wants(kernel)
-                and not inplace_operands(op) and not isinstance(op, graph.CheckOp)):
-            self.dropped[name] = early_kernels.drop_unread_constants(kernel, op)
-            kernel = early.take(kernel)  # compiled now; its declaration stays
-        self.new_kernels.append(kernel)
-        self.kernels[key] = name
-        return name
-
-    def kernel_from(self, kernel_name: str, key: tuple, build: KernelFn, block: Block) -> str:
-        """The symbol of a helper kernel with `block`'s signature (buffers in, buffer out,
-        then any index arguments), built by `build(None, kb, [in], [out])` on first use."""
-        if key in self.kernels:
-            return self.kernels[key]
-        name = self.fresh_name(kernel_name.removeprefix("graph."))
-        build(None, KernelBuilder(block, self.target), block.args[:1],  # type: ignore
-              block.args[1:2])
-        block.add_op(func.ReturnOp())
-        kernel = func.FuncOp(name, FunctionType.from_lists(list(block.arg_types), []),
-                             Region(block), visibility="private")
-        kernel.attributes["onnxc.kernel"] = StringAttr(kernel_name)
-        self.new_kernels.append(kernel)
-        self.kernels[key] = name
-        return name
-
-
-def symbols_of_op(op: Operation) -> set[str]:
-    """The size symbols in `op`'s operand and result types, and those its properties name
-    (`#graph.sizes` properties, and an op with a `size_symbols()` method: a check against
-    a symbolic bound, shape data evaluated at run time), all of which its kernel takes as
-    index arguments."""
-    own = op.size_symbols() if hasattr(op, "size_symbols") else set()
-    for value in op.properties.values():
-        if isinstance(value, SizesAttr):
-            own = own | value.symbols()
-    return own | {name for v in [*op.operands, *op.results] if is_symbolic(v)
-                  for name in symbols_of(shape_of(v))}
 
 
 def _dynamic_copy(op, kb: KernelBuilder, ins, outs) -> None:
@@ -291,7 +164,7 @@ def _root(value: SSAValue) -> SSAValue:
 class _FunctionLowering:
     """Rewrites one graph function into a destination-passing loops-level function."""
 
-    def __init__(self, mod: _ModuleLowering, f: func.FuncOp):
+    def __init__(self, mod: ModuleKernels, f: func.FuncOp):
         self.mod = mod
         self.f = f
         self.block = Block()

@@ -4,7 +4,7 @@ Each loops over its result with the innermost loop on the result's last (contigu
 dimension; shapes are first collapsed where the data stays contiguous (a transpose that
 keeps H and W together runs over H*W, a concat over [outer, inner] blocks).
 
-Tensors with symbolic dimensions (flat buffers, see loops.memref_of) take the same loops
+Tensors with symbolic dimensions (flat buffers, see buffer_types.memref_of) take the same loops
 with run-time extents: sizes come from `KernelBuilder.shape` / `dim`, and a static tensor
 takes exactly the code it always did.
 """
@@ -24,9 +24,10 @@ from onnxc.dialects.layout import layout_of, parse_spec, physical_permutation
 from onnxc.dialects.symbolic_dims import Dim
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.checks import checked_index, guarded_nest, nest_bounds
+from onnxc.lowering.graph_to_loops.element_types import is_float
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise
 from onnxc.lowering.graph_to_loops.gemm_tiles import tiling_for
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.rules import KernelRule, rules
 from onnxc.lowering.graph_to_loops.runs import copy_run
 

@@ -17,7 +17,8 @@ from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.graph_vision import DeformColumnsOp
 from onnxc.dialects.symbolic_dims import Dim
 from onnxc.errors import LoweringError
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
+from onnxc.lowering.graph_to_loops.element_types import is_float
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 

@@ -28,14 +28,10 @@ from onnxc.dialects.size_substitution import monotone_upper
 from onnxc.dialects.symbolic_dims import Dim, num_elements, symbols_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.branches import when
+from onnxc.lowering.graph_to_loops.buffer_types import RunTimeScratch
 from onnxc.lowering.graph_to_loops.checks import STATUS_TYPE
-from onnxc.lowering.graph_to_loops.loops import (
-    Index,
-    KernelBuilder,
-    RunTimeScratch,
-    is_float,
-    unflatten,
-)
+from onnxc.lowering.graph_to_loops.element_types import is_float
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, unflatten
 from onnxc.lowering.graph_to_loops.rules import KernelRule
 from onnxc.target import Target
 

@@ -15,13 +15,9 @@ from onnxc.dialects.graph import float_of, shape_of
 from onnxc.dialects.graph_fused import strip_leading_ones
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.activation_ops import KernelOps
+from onnxc.lowering.graph_to_loops.element_types import is_float
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise, require_physical_broadcast
-from onnxc.lowering.graph_to_loops.loops import (
-    Index,
-    KernelBuilder,
-    broadcast_indices,
-    is_float,
-)
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, broadcast_indices
 from onnxc.lowering.graph_to_loops.normalization import (
     extents,
     is_zero,

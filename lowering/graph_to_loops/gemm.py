@@ -38,6 +38,7 @@ from onnxc.dialects import graph
 from onnxc.dialects.graph import float_of, int_of, is_symbolic, shape_of
 from onnxc.dialects.symbolic_dims import Dim
 from onnxc.lowering.graph_to_loops.branches import each_remainder, when
+from onnxc.lowering.graph_to_loops.element_types import is_float
 from onnxc.lowering.graph_to_loops.epilogue import activate, activate_in_place
 from onnxc.lowering.graph_to_loops.gemm_microkernel import (
     applies,
@@ -46,13 +47,7 @@ from onnxc.lowering.graph_to_loops.gemm_microkernel import (
     scratch_b,
 )
 from onnxc.lowering.graph_to_loops.gemm_tiles import tiling_for
-from onnxc.lowering.graph_to_loops.loops import (
-    Index,
-    KernelBuilder,
-    broadcast_indices,
-    is_float,
-    unflatten,
-)
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, broadcast_indices, unflatten
 from onnxc.lowering.graph_to_loops.rules import KernelRule
 from onnxc.target import Target
 

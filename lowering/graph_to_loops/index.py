@@ -20,8 +20,9 @@ from onnxc.dialects.graph import int_of, shape_of
 from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.data_movement import sizes
+from onnxc.lowering.graph_to_loops.element_types import is_bool, is_float
 from onnxc.lowering.graph_to_loops.elementwise import MIN_PARALLEL_ELEMENTS
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_bool, is_float
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.rules import KernelRule, rules
 
 

@@ -24,17 +24,12 @@ vector, which decides the speed of the convs with small K) and stored once. Thre
 row blocks; inside a chunk the loop is panel -> row block -> micro-kernel, so one panel of B
 is reused by every row block of the chunk.
 
-The multiply step follows the target (`target_int8_isa`, `Int8Tiling.form`):
-- AVX512-VNNI: one vpdpbusd per 16 columns and row (~400 GOPS on ResNet-50's convs on Zen 5).
-- AVX2: vpmaddubsw + vpmaddwd by ones on the byte words when no weight pair can saturate
-  vpmaddubsw's i16 sums (`pairs_fit_i16`); otherwise, to stay exact, the "pairs" form:
-  vpmaddwd of A's i16 pairs (widened once, by the copy) by B's i16 pairs, one per 8
-  columns and row. Both issue two multiplies per cycle on Zen 3's two multiply pipes, so
-  the exact form costs only the extra adds and loads. 6 x 16 tiles (12 ymm accumulators).
-- Elsewhere (NEON until onnxc has an ARM target, x86 without AVX2): plain i32 vector
-  arithmetic (`portable_step`, ~8 vector ops per vpdpbusd: 18-49 GOPS) on 4 x 16 tiles.
-The kernel needs a constant weight whose centred values fit s8, no groups, and a constant
-bias unless Cout is a multiple of 16; other cases run the generic kernels of qlinear.py.
+The multiply step follows the target (`target_int8_isa`, `Int8Tiling.form`): AVX512-VNNI's
+vpdpbusd on 6 x 64 tiles, AVX2's vpmaddubsw (or, where a weight pair could saturate it, the
+exact vpmaddwd on i16 pairs) on 6 x 16, AArch64's sdot, else portable i32 arithmetic on
+4 x 16; int8_multiply.py holds the steps, with their measurements. The kernel needs a
+constant weight whose centred values fit s8, no groups, and a constant bias unless Cout is
+a multiple of 16; other cases run the generic kernels of qlinear.py.
 
 Everything that differs between the convs of one shape (weights, bias, scales, output zero
 point and bounds) is in the constant tables, so they share one kernel (`int8_gemm_key`):
@@ -47,15 +42,13 @@ import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from xdsl.dialects import arith, llvm, memref
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
-    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     IntegerType,
     MemRefType,
     VectorType,
     f32,
-    i8,
     i32,
 )
 from xdsl.ir import SSAValue
@@ -72,10 +65,12 @@ from onnxc.dialects.graph_qlinear import (
 from onnxc.dialects.layout import layout_of
 from onnxc.dialects.symbolic_dims import ceildiv
 from onnxc.lowering.graph_to_loops.branches import each_remainder
+from onnxc.lowering.graph_to_loops.buffer_types import RunTimeScratch
 from onnxc.lowering.graph_to_loops.conv_nhwc import ConvGeometry, geometry
 from onnxc.lowering.graph_to_loops.int8_input import input_offset, load_word, pack_input
+from onnxc.lowering.graph_to_loops.int8_multiply import STEPS
 from onnxc.lowering.graph_to_loops.int8_requantize import OutputRule, requantize_vector
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, RunTimeScratch
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.qlinear import output_scales
 from onnxc.target import Target
 
@@ -85,16 +80,6 @@ CHUNK_ROW_BLOCKS = 16
 MIN_CHUNKS = 8
 MIN_ITERATIONS = 16
 """Parallel iterations wanted at least: row chunks times column groups."""
-VPDPBUSD = "llvm.x86.avx512.vpdpbusd.512"
-SDOT = "llvm.aarch64.neon.sdot.v4i32.v16i8"
-PMADDUBSW = "llvm.x86.avx2.pmadd.ub.sw"
-PMADDWD = "llvm.x86.avx2.pmadd.wd"
-V8I32 = VectorType(i32, [8])
-V16I16 = VectorType(IntegerType(16), [16])
-V32I16 = VectorType(IntegerType(16), [32])
-V32I8 = VectorType(i8, [32])
-V4I32 = VectorType(i32, [4])
-V16I8 = VectorType(i8, [16])
 
 
 def target_int8_isa(target: Target) -> str:
@@ -117,7 +102,7 @@ class Int8Tiling:
     nr: int
     """columns per panel, a multiple of 16"""
     form: str
-    """how a k-word is multiplied in (see `STEPS`): "vnni", "maddubs", "pairs", "sdot" or
+    """how a k-word is multiplied in (int8_multiply.STEPS): "vnni", "maddubs", "pairs", "sdot" or
     "portable"; it decides the packing of A and B too ("pairs": i16 pairs, else bytes)"""
 
     @property
@@ -133,10 +118,11 @@ class Int8Tiling:
 
 
 def tiling(op: QuantizedProductOp, target: Target) -> Int8Tiling:
-    """The tile and multiply form of `op`'s kernel for `target`: 6 x 64 with VNNI (24 of the 32 zmm registers accumulate). On AVX2, 6 x 16: twelve ymm
-    accumulators, B's two and A's broadcast fill the 16 registers; vpmaddubsw when no pair
-    of the weights can saturate its i16 sums (`pairs_fit_i16`), else the exact vpmaddwd on
-    i16 pairs. Else 4 x 16 in portable i32 arithmetic."""
+    """The tile and multiply form of `op`'s kernel for `target`: 6 x 64 with VNNI (24 of
+    the 32 zmm registers accumulate). On AVX2, 6 x 16: twelve ymm accumulators, B's two and
+    A's broadcast fill the 16 registers; vpmaddubsw when no pair of the weights can saturate
+    its i16 sums (`pairs_fit_i16`), else the exact vpmaddwd on i16 pairs. Else 4 x 16 in
+    portable i32 arithmetic."""
     isa = target_int8_isa(target)
     if isa == "vnni":
         return Int8Tiling(6, 64, "vnni")
@@ -340,15 +326,11 @@ class _Kernel:
         self.x = ins[0]
         self.element = outs[0].type.get_element_type()
         self.v32 = VectorType(i32, [VW])
-        self.v8 = VectorType(i8, [VW * 4])
         self.vf = VectorType(f32, [VW])
         # the last, partial vector of a Cout that is not a multiple of 16 goes through here
         self.tile = None
         if g.cout % VW:
             self.tile = kb.insert(memref.AllocaOp.get(self.element, shape=[VW]))
-
-    def splat(self, x: SSAValue, vt: VectorType) -> SSAValue:
-        return self.kb.vsplat(x, vt)
 
     def vload(self, mem: SSAValue, at: Index, vt: VectorType) -> SSAValue:
         return self.kb.vload(mem, [self.kb.idx(at)], vt)
@@ -468,7 +450,7 @@ class _Kernel:
                 at = kb.iadd(b_off, kb.imul(kk, w))
                 bv = [self.vload(self.bp, kb.iadd(at, v * VW), self.v32) for v in range(nv)]
                 a = [self.a_word(kb.iadd(bases[r], kb.iadd(a_off, kk))) for r in range(mr)]
-                return STEPS[self.t.form](self, list(acc), a, bv)
+                return STEPS[self.t.form](kb, list(acc), a, bv)
 
             return list(kb.for_(0, run, step, iter_args=acc))
 
@@ -491,116 +473,6 @@ class _Kernel:
             return self.kb.load(self.scratch, [at])
         return load_word(self.kb, self.scratch, at)
 
-    def vnni_step(self, out: list[SSAValue], a: list[SSAValue],
-                  bv: list[SSAValue]) -> list[SSAValue]:
-        """acc[r][v] += 4-byte dot products of A's word r with B's 16 words (vpdpbusd)."""
-        kb, nv = self.kb, len(bv)
-        bytes_b = [kb.insert(llvm.BitcastOp(b, self.v8)) for b in bv]
-        for r, word in enumerate(a):
-            av = kb.insert(llvm.BitcastOp(self.splat(word, self.v32), self.v8))
-            for v in range(nv):
-                out[r * nv + v] = kb.insert(llvm.CallIntrinsicOp(
-                    VPDPBUSD, [out[r * nv + v], av, bytes_b[v]], [self.v32]))
-        return out
-
-    def halves(self, x: SSAValue, half: VectorType) -> tuple[SSAValue, ...]:
-        """The equal parts of a 512-bit vector that are `half` wide (the operands of the
-        AVX2 and NEON intrinsics)."""
-        n = half.get_shape()[0]
-        total = x.type.get_shape()[0]
-        return tuple(self.kb.insert(llvm.ShuffleVectorOp(
-            x, x, DenseArrayBase.from_list(i32, range(lo, lo + n)), half))
-            for lo in range(0, total, n))
-
-    def joined(self, *parts: SSAValue) -> SSAValue:
-        """The <16 x i32> made of 2 or 4 equal parts, in order."""
-        while len(parts) > 1:
-            n = parts[0].type.get_shape()[0]
-            parts = tuple(self.kb.insert(llvm.ShuffleVectorOp(
-                lo, hi, DenseArrayBase.from_list(i32, range(2 * n)),
-                VectorType(i32, [2 * n]))) for lo, hi in zip(parts[::2], parts[1::2]))
-        return parts[0]
-
-    def maddwd(self, a: tuple[SSAValue, SSAValue], b: SSAValue) -> SSAValue:
-        """<16 x i32> of i16 pair dot products (vpmaddwd on each half); `a` already split."""
-        b_lo, b_hi = self.halves(self.kb.insert(llvm.BitcastOp(b, V32I16)), V16I16)
-        return self.joined(*(self.kb.insert(llvm.CallIntrinsicOp(PMADDWD, [x, y], [V8I32]))
-                             for x, y in zip(a, (b_lo, b_hi), strict=True)))
-
-    def pairs_step(self, out: list[SSAValue], a: list[SSAValue],
-                   bv: list[SSAValue]) -> list[SSAValue]:
-        """AVX2, exact: A's word is an i16 pair of channels (widened by the copy), broadcast;
-        vpmaddwd by B's i16 pairs adds each pair's two products into the i32 lanes."""
-        kb, nv = self.kb, len(bv)
-        for r, word in enumerate(a):
-            av = self.halves(kb.insert(llvm.BitcastOp(self.splat(word, self.v32), V32I16)),
-                             V16I16)
-            for v in range(nv):
-                out[r * nv + v] = kb.insert(arith.AddiOp(out[r * nv + v], self.maddwd(av, bv[v])))
-        return out
-
-    def sdot_step(self, out: list[SSAValue], a: list[SSAValue],
-                  bv: list[SSAValue]) -> list[SSAValue]:
-        """AArch64 dot product: A's word flipped to s8 (x ^ 0x80, `Int8Tiling.a_offset`) and
-        broadcast; `sdot` adds 4 byte products into each i32 lane, one per 4 columns."""
-        kb, nv = self.kb, len(bv)
-        flip = kb.constant(-0x7F7F7F80, i32)  # 0x80808080
-        b_parts = [self.halves(kb.insert(llvm.BitcastOp(b, self.v8)), V16I8) for b in bv]
-        for r, word in enumerate(a):
-            signed = kb.insert(arith.XOrIOp(word, flip))
-            av = self.halves(kb.insert(llvm.BitcastOp(self.splat(signed, self.v32), self.v8)),
-                             V16I8)
-            for v in range(nv):
-                accs = self.halves(out[r * nv + v], V4I32)
-                out[r * nv + v] = self.joined(*(
-                    kb.insert(llvm.CallIntrinsicOp(SDOT, [acc, x, y], [V4I32]))
-                    for acc, x, y in zip(accs, av, b_parts[v], strict=True)))
-        return out
-
-    def maddubs_step(self, out: list[SSAValue], a: list[SSAValue],
-                     bv: list[SSAValue]) -> list[SSAValue]:
-        """AVX2 when `pairs_fit_i16`: vpmaddubsw gives the two (u8 A x s8 B) pair sums of
-        each word in i16, vpmaddwd by ones adds them into the word's i32 dot product."""
-        kb, nv = self.kb, len(bv)
-        one = kb.vsplat(kb.constant(1, IntegerType(16)), V16I16)
-        b_halves = [self.halves(kb.insert(llvm.BitcastOp(b, self.v8)), V32I8) for b in bv]
-        for r, word in enumerate(a):
-            av = self.halves(kb.insert(llvm.BitcastOp(self.splat(word, self.v32), self.v8)),
-                             V32I8)
-            for v in range(nv):
-                sums = [kb.insert(llvm.CallIntrinsicOp(PMADDUBSW, [x, y], [V16I16]))
-                        for x, y in zip(av, b_halves[v], strict=True)]
-                dots = [kb.insert(llvm.CallIntrinsicOp(PMADDWD, [s, one], [V8I32]))
-                        for s in sums]
-                out[r * nv + v] = kb.insert(arith.AddiOp(out[r * nv + v], self.joined(*dots)))
-        return out
-
-    def portable_step(self, out: list[SSAValue], a: list[SSAValue],
-                      bv: list[SSAValue]) -> list[SSAValue]:
-        """The same with plain i32 vector arithmetic: byte b of every word is isolated by
-        shifts (B's sign-extended by an arithmetic shift, A's masked as unsigned), then
-        multiplied and added; exact, no saturation, any SIMD target."""
-        kb, nv = self.kb, len(bv)
-
-        def shift(x: SSAValue, op, n: int) -> SSAValue:
-            if n == 0:
-                return x
-            amount = kb.constant(n, i32)
-            if isinstance(x.type, VectorType):
-                amount = self.splat(amount, self.v32)
-            return kb.insert(op(x, amount))
-
-        mask = kb.constant(0xFF, i32)
-        for b in range(4):
-            column = [shift(shift(v, arith.ShLIOp, 24 - 8 * b), arith.ShRSIOp, 24) for v in bv]
-            for r, word in enumerate(a):
-                byte = kb.insert(arith.AndIOp(shift(word, arith.ShRUIOp, 8 * b), mask))
-                av = self.splat(byte, self.v32)
-                for v in range(nv):
-                    product = kb.insert(arith.MuliOp(av, column[v]))
-                    out[r * nv + v] = kb.insert(arith.AddiOp(out[r * nv + v], product))
-        return out
-
     def store_part(self, value: SSAValue, row: Index, col: int) -> None:
         """The first Cout - col lanes of `value` into Y's row (through the stack tile)."""
         kb = self.kb
@@ -610,12 +482,6 @@ class _Kernel:
 
     def requantize(self, acc: SSAValue, scale: SSAValue | None) -> SSAValue:
         return requantize_vector(self.kb, self.element, self.rule, acc, scale)
-
-
-STEPS = {"vnni": _Kernel.vnni_step, "maddubs": _Kernel.maddubs_step,
-         "pairs": _Kernel.pairs_step, "sdot": _Kernel.sdot_step,
-         "portable": _Kernel.portable_step}
-"""How one k-word of every row is multiplied into the accumulators, per `Int8Tiling.form`."""
 
 
 def int8_gemm_kernel(op: QuantizedProductOp, kb: KernelBuilder, ins, outs) -> None:

@@ -46,7 +46,7 @@ from onnxc.lowering.graph_to_loops import (
     tensor_ops,
     unpool,
 )
-from onnxc.lowering.graph_to_loops.loops import RunTimeScratch
+from onnxc.lowering.graph_to_loops.buffer_types import RunTimeScratch
 from onnxc.lowering.graph_to_loops.rules import ConstantsFn, KernelFn, KernelRule, KeyFn, ScratchFn
 from onnxc.target import Target
 

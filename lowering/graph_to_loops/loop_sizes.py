@@ -58,7 +58,7 @@ class SoftLoop:
         """The soft form of loop `op`, when it has one: counted, at the top level, without
         carried values, its run symbols defined by ops of its body's own block, and no
         nested control flow that depends on them."""
-        from onnxc.lowering.graph_to_loops.convert_graph_to_loops import symbols_of_op
+        from onnxc.lowering.graph_to_loops.module_kernels import symbols_of_op
 
         if fl.block is not fl.top or op.carried or op.iteration_count() is None:
             return None

@@ -1,57 +1,41 @@
-"""Building blocks for kernel bodies: loop nests, index arithmetic, typed scalar math.
+"""Building blocks for kernel bodies: loop nests, index arithmetic, sizes, loads and stores.
 
 Kernels are written against `KernelBuilder`, which keeps one insertion point and hides the
 ceremony of `scf.for` blocks and constants. Index operands are `int | SSAValue`: arithmetic
 on plain ints folds in Python, so static index maps cost no IR, and a loop with a static trip
-count of one is not emitted at all (its body sees the constant index).
+count of one is not emitted at all (its body sees the constant index). The builder's typed
+scalar math is in scalar_math.py (which it inherits), the element-type tests in
+element_types.py and the memref types of buffers in buffer_types.py.
 """
 
 from __future__ import annotations
 
 import functools
-import math as pymath
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
-from xdsl.dialects import arith, math, memref, scf, vector
+from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects.builtin import (
-    DYNAMIC_INDEX,
-    AnyFloat,
     FloatAttr,
     IndexType,
     IntegerAttr,
     IntegerType,
     MemRefType,
     Signedness,
-    TensorType,
     UnrealizedConversionCastOp,
     VectorType,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from onnxc.dialects.graph_base import SymbolicDimsAttr
-from onnxc.dialects.layout import layout_of, physical_shape
 from onnxc.dialects.symbolic_dims import Atom, Dim, SymDim
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.buffer_views import flat_view, is_flat, reinterpret
+from onnxc.lowering.graph_to_loops.element_types import is_bool, is_float
+from onnxc.lowering.graph_to_loops.scalar_math import ScalarMath
 from onnxc.lowering.to_llvm.parallel import mark_parallel
 from onnxc.target import Target
 
 Index = int | SSAValue
-
-
-@dataclass(frozen=True)
-class RunTimeScratch:
-    """A kernel's scratch buffer of a symbolic element count (a symbolic conv's padded
-    input): the caller allocates it flat in the dynamic arena, `memref<?xT>`."""
-
-    element: Attribute
-    elements: Dim
-
-    @property
-    def type(self) -> MemRefType:
-        return MemRefType(self.element, [DYNAMIC_INDEX])
 
 _INDEX = IndexType()
 _NO_FAST_MATH = arith.FastMathFlagsAttr("none")
@@ -67,34 +51,6 @@ def _is(v: Index, n: int) -> bool:
     return isinstance(v, int) and v == n
 
 
-def is_float(t: Attribute) -> bool:
-    return isinstance(t, AnyFloat)
-
-
-def is_bool(t: Attribute) -> bool:
-    return isinstance(t, IntegerType) and t.width.data == 1
-
-
-def is_unsigned(t: Attribute) -> bool:
-    return isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED
-
-
-def memref_of(t: TensorType) -> MemRefType:
-    """The identity-layout memref holding a tensor of type `t`, in its physical order
-    (a tensor with a `#layout.spec` encoding is stored permuted or blocked). A symbolic
-    dimension makes the memref flat, `memref<?xf32>`: its logical shape comes from the
-    tensor type and the kernel's symbol arguments (`KernelBuilder.bind_shape`), so a reshape
-    of it is the same buffer."""
-    if isinstance(t.encoding, SymbolicDimsAttr):
-        return MemRefType(t.get_element_type(), [DYNAMIC_INDEX])
-    return MemRefType(t.get_element_type(), physical_shape(t.get_shape(), layout_of(t)))
-
-
-def is_dynamic(t: Attribute) -> bool:
-    """Whether a memref type has a `?` dimension."""
-    return isinstance(t, MemRefType) and any(d == DYNAMIC_INDEX for d in t.get_shape())
-
-
 @functools.lru_cache(maxsize=4096)
 def _integer_attr(value: int, t: Attribute) -> IntegerAttr:
     """IntegerAttr(value, t), built (and range-checked) once: kernels share their constants."""
@@ -107,27 +63,7 @@ def broadcast_indices(ivs: Sequence[Index], shape: Sequence[int]) -> list[Index]
     return [0 if d == 1 else ivs[lead + i] for i, d in enumerate(shape)]
 
 
-def min_value(t: Attribute) -> float | int:
-    """The identity of `max` for element type `t`."""
-    if is_float(t):
-        return -pymath.inf
-    assert isinstance(t, IntegerType)
-    if t.width.data == 1 or is_unsigned(t):
-        return 0
-    return -(1 << (t.width.data - 1))
-
-
-def max_value(t: Attribute) -> float | int:
-    """The identity of `min` for element type `t`."""
-    if is_float(t):
-        return pymath.inf
-    assert isinstance(t, IntegerType)
-    if t.width.data == 1:
-        return 1
-    return (1 << t.width.data) - 1 if is_unsigned(t) else (1 << (t.width.data - 1)) - 1
-
-
-class KernelBuilder:
+class KernelBuilder(ScalarMath):
     """Appends ops to one block, with constants hoisted to the kernel's entry block; builds
     for `target` (convert-graph-to-loops gives the module's: `onnxc.target.target_of`)."""
 
@@ -556,90 +492,6 @@ class KernelBuilder:
 
     def _register_view(self, flat: SSAValue, dims: list[Index]) -> None:
         self._shapes[flat] = (dims, self._strides(dims), flat)
-
-    # ------------------------------------------------------------------ typed scalar math
-
-    def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        op = arith.AddfOp if is_float(a.type) else arith.AddiOp
-        return self.insert(op(a, b))
-
-    def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        op = arith.SubfOp if is_float(a.type) else arith.SubiOp
-        return self.insert(op(a, b))
-
-    def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        op = arith.MulfOp if is_float(a.type) else arith.MuliOp
-        return self.insert(op(a, b))
-
-    def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        if is_float(a.type):
-            return self.insert(arith.DivfOp(a, b))
-        divide = arith.DivUIOp if is_unsigned(a.type) else arith.DivSIOp
-        return self.insert(divide(a, self.safe_divisor(a, b)))
-
-    def safe_divisor(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        """`b`, or 1 where integer a / b would trap: b == 0 (the run-time divisor check has
-        refused it before the kernel runs) and signed MIN / -1, whose result is then MIN,
-        the wrapped quotient, as the remainder is 0. A constant b folds this away."""
-        zero, one = self.constant(0, b.type), self.constant(1, b.type)
-        trap = self.insert(arith.CmpiOp(b, zero, "eq"))
-        if not is_unsigned(b.type):
-            minimum = self.constant(min_value(a.type), a.type)
-            overflow = self.insert(arith.AndIOp(
-                self.insert(arith.CmpiOp(a, minimum, "eq")),
-                self.insert(arith.CmpiOp(b, self.constant(-1, b.type), "eq"))))
-            trap = self.insert(arith.OrIOp(trap, overflow))
-        return self.select(trap, one, b)
-
-    def max(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        if is_float(a.type):
-            return self.insert(arith.MaximumfOp(a, b))
-        if is_bool(a.type):
-            return self.insert(arith.OrIOp(a, b))
-        return self.insert((arith.MaxUIOp if is_unsigned(a.type) else arith.MaxSIOp)(a, b))
-
-    def min(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        if is_float(a.type):
-            return self.insert(arith.MinimumfOp(a, b))
-        if is_bool(a.type):
-            return self.insert(arith.AndIOp(a, b))
-        return self.insert((arith.MinUIOp if is_unsigned(a.type) else arith.MinSIOp)(a, b))
-
-    def muladd(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
-        """a * b + c, fused for floats."""
-        if is_float(a.type):
-            return self.insert(math.FmaOp(a, b, c))
-        return self.add(self.mul(a, b), c)
-
-    def less_than(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        if is_float(a.type):
-            return self.insert(arith.CmpfOp(a, b, "olt"))
-        return self.insert(arith.CmpiOp(a, b, "ult" if is_unsigned(a.type) else "slt"))
-
-    def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.insert(arith.SelectOp(cond, a, b))
-
-    def float_to_index(self, v: SSAValue, low: float, high: float | SSAValue) -> SSAValue:
-        """A float position (a sample coordinate, a grid size) as an index in [low, high],
-        NaN giving `low`: LLVM's fptosi of NaN or of a value out of i64's range is poison,
-        and a poison index may address any memory, so data-derived positions go through
-        here before they index a buffer. `high` may be a run-time float (a symbolic size
-        minus one, at least `low`)."""
-        ordered = self.insert(arith.CmpfOp(v, v, "ord"))
-        v = self.select(ordered, v, self.constant(low, v.type))
-        top = high if isinstance(high, SSAValue) else self.constant(high, v.type)
-        v = self.insert(arith.MinimumfOp(self.insert(arith.MaximumfOp(
-            v, self.constant(low, v.type))), top))
-        as_int = self.insert(arith.FPToSIOp(v, IntegerType(64)))
-        return self.insert(arith.IndexCastOp(as_int, IndexType()))
-
-    def to_float(self, i: Index, t: Attribute) -> SSAValue:
-        """An index (e.g. a window size, or a SymDim size) as a float of type `t`."""
-        i = self.index(i)
-        if isinstance(i, int):
-            return self.constant(float(i), t)
-        as_int = self.insert(arith.IndexCastOp(i, IntegerType(64)))
-        return self.insert(arith.SIToFPOp(as_int, t))
 
 
 def may_exceed(size: Dim, n: int) -> bool:

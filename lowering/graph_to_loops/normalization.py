@@ -22,8 +22,9 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from onnxc.dialects import graph, graph_shapes
 from onnxc.dialects.graph import float_of, int_of, shape_of
 from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.element_types import is_float
 from onnxc.lowering.graph_to_loops.elementwise import convert
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 _REASSOC = FastMathFlagsAttr([FastMathFlag.REASSOC, FastMathFlag.ALLOW_CONTRACT])

@@ -20,13 +20,8 @@ from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
-from onnxc.lowering.graph_to_loops.loops import (
-    Index,
-    KernelBuilder,
-    is_float,
-    min_value,
-    window_range,
-)
+from onnxc.lowering.graph_to_loops.element_types import is_float, min_value
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, window_range
 from onnxc.lowering.graph_to_loops.pool_nhwc import global_pool_nhwc, pool_nhwc, window_count
 from onnxc.lowering.graph_to_loops.rules import KernelRule
 

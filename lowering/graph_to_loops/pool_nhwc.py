@@ -29,7 +29,8 @@ from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.graph_qlinear import is_byte_type
 from onnxc.dialects.symbolic_dims import Dim, sym_max, sym_min
 from onnxc.errors import LoweringError
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, min_value
+from onnxc.lowering.graph_to_loops.element_types import min_value
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.target import Target
 
 UNROLL = 4

@@ -20,15 +20,9 @@ from onnxc.dialects.graph import shape_of
 from onnxc.dialects.layout import layout_of
 from onnxc.dialects.symbolic_dims import Dim, num_elements
 from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.element_types import is_bool, is_float, max_value, min_value
 from onnxc.lowering.graph_to_loops.elementwise import MIN_PARALLEL_ELEMENTS
-from onnxc.lowering.graph_to_loops.loops import (
-    Index,
-    KernelBuilder,
-    is_bool,
-    is_float,
-    max_value,
-    min_value,
-)
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.normalization import extents, sizes
 from onnxc.lowering.graph_to_loops.rules import rules
 

@@ -24,7 +24,9 @@ from onnxc.dialects.graph import float_of, shape_of
 from onnxc.dialects.graph_resize import AxisTaps, ResizeOp
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops import resize_taps
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, RunTimeScratch, is_float
+from onnxc.lowering.graph_to_loops.buffer_types import RunTimeScratch
+from onnxc.lowering.graph_to_loops.element_types import is_float
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.rules import KernelRule
 from onnxc.target import Target
 

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType
 from xdsl.ir import Operation, SSAValue
 
-from onnxc.lowering.graph_to_loops.loops import KernelBuilder, RunTimeScratch
+from onnxc.lowering.graph_to_loops.buffer_types import RunTimeScratch
+from onnxc.lowering.graph_to_loops.loops import KernelBuilder
 from onnxc.target import Target
 
 KernelFn = Callable[[Operation, KernelBuilder, Sequence[SSAValue], Sequence[SSAValue]], None]

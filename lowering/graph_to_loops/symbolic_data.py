@@ -1,7 +1,7 @@
 """The kernel of `graph.symbolic_constant`: shape data whose values are size polynomials.
 
 The op's result has a static shape; only its values depend on the symbols. The kernel takes
-each symbol it names as a trailing index argument (convert_graph_to_loops.symbols_of_op reads the op's
+each symbol it names as a trailing index argument (module_kernels.symbols_of_op reads the op's
 `size_symbols`), computes every polynomial with `KernelBuilder.dim` and stores it, so a
 Loop's trip count `seq` or a shape cast to float reads the sizes of this run.
 """

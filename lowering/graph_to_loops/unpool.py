@@ -21,7 +21,8 @@ from onnxc.dialects.graph_vision import MaxPoolIndicesOp, MaxUnpoolOp
 from onnxc.dialects.symbolic_dims import SymDim
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.checks import clamped_index
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float, min_value
+from onnxc.lowering.graph_to_loops.element_types import is_float, min_value
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 
