@@ -4,7 +4,7 @@
 order of the graph's non-initializer inputs (what the suite feeds), or as a name -> array dict.
 
 Unsupported ops are reported, not failed: `is_compatible` returns False for a model holding
-an op type onnxc has no converter for (onnx's BackendTest then skips the test with "Not
+an op type onnxc has no converter for in its domain (onnx's BackendTest then skips the test with "Not
 compatible with backend"), and `unsupported_op_types` names them. Anything `prepare` cannot
 compile for a finer reason (an attribute value, an element type) raises
 `UnsupportedByBackend`: still an UnsupportedOpError for callers, and a `unittest.SkipTest`,
@@ -47,7 +47,7 @@ def unsupported_op_types(model: onnx.ModelProto) -> list[str]:
     """Op types in `model` (after inlining its local functions) that onnxc cannot import,
     in order of first use; empty when every op type has a converter."""
     from onnxc.frontend.onnx_fold import FOLDERS
-    from onnxc.frontend.onnx_importer import CONVERTERS
+    from onnxc.frontend.onnx_importer import converter_for
     from onnxc.frontend.onnx_model import DEFAULT_DOMAINS, inline_functions
 
     try:
@@ -56,10 +56,10 @@ def unsupported_op_types(model: onnx.ModelProto) -> list[str]:
         return []  # prepare() reports the malformed model properly
     missing: dict[str, None] = {}
     for node in model.graph.node:
-        if node.domain not in DEFAULT_DOMAINS:
-            missing[f"{node.domain}.{node.op_type}"] = None
-        elif node.op_type not in CONVERTERS and node.op_type not in FOLDERS:
-            missing[node.op_type] = None
+        default = node.domain in DEFAULT_DOMAINS
+        if converter_for(node.domain, node.op_type) is None \
+                and not (default and node.op_type in FOLDERS):
+            missing[node.op_type if default else f"{node.domain}.{node.op_type}"] = None
     return list(missing)
 
 

@@ -278,6 +278,10 @@ def test_backend_declares_unsupported_ops_incompatible():
     assert not onnxc.backend.is_compatible(bad)
     assert onnxc.backend.unsupported_op_types(bad) == ["ImageDecoder", "TfIdfVectorizer"]
     assert onnxc.backend.unsupported_op_types(good) == []
+    domains = make([helper.make_node("FastGelu", ["x"], ["y"], domain="com.microsoft"),
+                    helper.make_node("NoSuchOp", ["y"], ["z"], domain="com.microsoft")],
+                   [vi("x", [2])], [vi("z", [2])])
+    assert onnxc.backend.unsupported_op_types(domains) == ["com.microsoft.NoSuchOp"]
 
 
 def test_backend_unsupported_is_a_typed_error_and_a_test_skip():
