@@ -336,7 +336,7 @@ def _missing_ops(results: dict[str, dict]) -> Counter[str]:
 def listed_op_types() -> set[str]:
     """The op types onnxc lists as supported: those with a converter (ops it can only fold
     on compile-time constants are not listed)."""
-    from onnxc.frontend.onnx_importer import CONVERTERS
+    from onnxc.frontend.onnx_converters import CONVERTERS
 
     return set(CONVERTERS)
 

@@ -50,7 +50,7 @@ def sample_wise(converter: _C) -> _C:
 def is_sample_wise(op_type: str) -> bool:
     """Whether the converter of `op_type` (the default domain's, by op type) is registered
     `sample_wise`."""
-    from onnxc.frontend.onnx_importer import CONVERTERS  # which imports this module
+    from onnxc.frontend.onnx_converters import CONVERTERS  # which imports this module
 
     return getattr(CONVERTERS.get(op_type), "sample_wise", False)
 

@@ -3,7 +3,7 @@
 onnxsim and onnxruntime users expect to save an optimized model and run it anywhere; this is
 the reverse of the importer. Every graph op becomes standard ONNX nodes (the per-family
 rules are in onnx_export_ops, _fused, _indexed, _quant, _vision, _recurrent and _control,
-merged by `_emitters`): graph constants become initializers, properties that ONNX takes as
+merged by `all_emitters`): graph constants become initializers, properties that ONNX takes as
 inputs (Reshape's shape, Slice's bounds, Clip's bounds) become small initializers, and an
 op with no single standard equivalent (a conv with an activation epilogue,
 graph.fused_elementwise, CumProd of a later opset, ...) becomes one call of an ONNX *local
@@ -276,7 +276,7 @@ whose other steps are not exported, and ops of a later opset than OPSET."""
 
 
 @functools.cache
-def _emitters() -> dict[type[Operation], Emitter]:
+def all_emitters() -> dict[type[Operation], Emitter]:
     """Every graph op's emitter, merged from the family modules' tables."""
     from onnxc.frontend.onnx_export_control import CONTROL_EMITTERS
     from onnxc.frontend.onnx_export_fused import FUSED_EMITTERS
@@ -299,7 +299,7 @@ def _emitters() -> dict[type[Operation], Emitter]:
 def emit_ops(w: OnnxWriter, ops: Iterable[Operation]) -> None:
     """Write `ops` (a block's, in order) with their emitters: UnsupportedOpError for a
     declared op (its reason), a value with no ONNX type, or an op with no emitter."""
-    emitters = _emitters()
+    emitters = all_emitters()
     for op in ops:
         if type(op) in NOT_EXPORTED:
             raise unsupported(op, NOT_EXPORTED[type(op)])

@@ -59,7 +59,7 @@ def onnx_node(ctx: NodeContext, op_type: str, inputs: Sequence[Value | Tensor | 
     """The results of the default domain's `op_type` on `inputs` (None: an omitted input),
     by its own converter, its ops emitted where `ctx`'s go; `used`: the outputs something
     reads (all by default). Its errors name this node, its op and its opset."""
-    from onnxc.frontend.onnx_importer import CONVERTERS  # the importer imports this module
+    from onnxc.frontend.onnx_converters import CONVERTERS  # which imports this module
 
     tensors: dict[str, Tensor] = {}
     names = []

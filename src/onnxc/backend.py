@@ -46,8 +46,8 @@ class UnsupportedByBackend(UnsupportedOpError, unittest.SkipTest):
 def unsupported_op_types(model: onnx.ModelProto) -> list[str]:
     """Op types in `model` (after inlining its local functions) that onnxc cannot import,
     in order of first use; empty when every op type has a converter."""
+    from onnxc.frontend.onnx_converters import converter_for
     from onnxc.frontend.onnx_fold import FOLDERS
-    from onnxc.frontend.onnx_importer import converter_for
     from onnxc.frontend.onnx_model import DEFAULT_DOMAINS, inline_functions
 
     try:

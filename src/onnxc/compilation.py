@@ -54,12 +54,8 @@ from onnxc.frontend.batch_axes import (
     with_batch,
     with_fixed_shapes,
 )
-from onnxc.frontend.onnx_importer import (
-    ImportStopped,
-    checked_model,
-    import_onnx,
-    import_onnx_unless,
-)
+from onnxc.frontend.onnx_converters import checked_model
+from onnxc.frontend.onnx_importer import ImportStopped, import_onnx, import_onnx_unless
 from onnxc.frontend.onnx_model import ParsedOnce, holds_all_data, load_model
 from onnxc.lowering.bind_constants import constant_arrays, numpy_dtype
 from onnxc.lowering.early_kernels import compiling_early

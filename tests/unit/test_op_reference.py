@@ -71,7 +71,7 @@ def test_committed_support_matrix_is_up_to_date():
 
 def test_support_matrix_reads_the_registries():
     from onnxc.dialects import graph
-    from onnxc.frontend.onnx_importer import CONVERTERS
+    from onnxc.frontend.onnx_converters import CONVERTERS
     from onnxc.tools.op_reference import closure_op, opset_thresholds
 
     assert closure_op(CONVERTERS["Relu"]) is graph.ReluOp

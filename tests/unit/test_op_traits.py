@@ -255,7 +255,7 @@ def test_sample_wise_ops_are_registered_with_their_converters():
     """frontend/batch_axes.py's former _SAMPLE_WISE: the ONNX ops whose converter is
     registered `sample_wise` in its family's CONVERTERS."""
     from onnxc.frontend.batch_axes import is_sample_wise
-    from onnxc.frontend.onnx_importer import CONVERTERS
+    from onnxc.frontend.onnx_converters import CONVERTERS
 
     assert {t for t in CONVERTERS if is_sample_wise(t)} == {
         "Abs", "Acos", "Acosh", "Add", "And", "Asin", "Asinh", "Atan", "Atanh", "BitShift",

@@ -353,15 +353,15 @@ def _yes(flag: bool) -> str:
 
 def render_support() -> str:
     """The op-support matrix as Markdown."""
-    from onnxc.frontend.onnx_export import _emitters
-    from onnxc.frontend.onnx_importer import DOMAIN_CONVERTERS
+    from onnxc.frontend.onnx_converters import DOMAIN_CONVERTERS
+    from onnxc.frontend.onnx_export import all_emitters
     from onnxc.frontend.onnx_model import DEFAULT_DOMAINS
     from onnxc.frontend.onnx_ops_microsoft_examples import examples
     from onnxc.lowering.graph_to_loops import kernels
     from onnxc.passes.evaluator import EVALUATORS
 
     graph_ops = _graph_op_classes()
-    emitters = _emitters()
+    emitters = all_emitters()
     samples = {("", op): cases for op, cases in _sample_models().items()} | examples()
     out = [
         "# Op support matrix",

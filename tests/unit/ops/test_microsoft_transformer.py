@@ -663,7 +663,7 @@ def test_every_contrib_converter_has_an_example_for_the_op_support_matrix():
     """frontend/onnx_ops_microsoft_examples.py gives the op-support matrix a one-node model
     of every converter (as onnx's node tests do for the default domain), each importable."""
     from onnxc.frontend import import_onnx
-    from onnxc.frontend.onnx_importer import DOMAIN_CONVERTERS
+    from onnxc.frontend.onnx_converters import DOMAIN_CONVERTERS
     from onnxc.frontend.onnx_ops_microsoft import ONNX_DOMAIN_CONVERTERS
     from onnxc.frontend.onnx_ops_microsoft_examples import examples
 
