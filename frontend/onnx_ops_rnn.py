@@ -40,11 +40,6 @@ from onnxc.frontend.onnx_ops_math import Converter
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 DEFAULT_ACTIVATIONS = {"LSTM": ["Sigmoid", "Tanh", "Tanh"], "GRU": ["Sigmoid", "Tanh"],
                        "RNN": ["Tanh"]}
-PARAMETERS = {
-    name: tuple(() if v is None else (v,) for v in (a.alpha, a.beta))
-    for name, a in GATE_ACTIVATIONS.items() if (a.alpha, a.beta) != (None, None)}
-"""Activations that take alpha / beta: (default alpha,) and (default beta,) when they do
-(GATE_ACTIVATIONS' defaults, in the form the exporter reads)."""
 _CANONICAL = {name.lower(): name for name in GATE_ACTIVATIONS}
 
 

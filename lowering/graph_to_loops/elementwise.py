@@ -33,13 +33,8 @@ from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops import cast_formats
 from onnxc.lowering.graph_to_loops.activation_ops import emit_activation
-from onnxc.lowering.graph_to_loops.loops import (
-    Index,
-    KernelBuilder,
-    broadcast_indices,
-    is_bool,
-    is_float,
-)
+from onnxc.lowering.graph_to_loops.element_types import is_bool, is_float
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, broadcast_indices
 from onnxc.lowering.graph_to_loops.rules import KernelRule, rules
 
 ScalarFn = Callable[[KernelBuilder, Sequence[SSAValue]], SSAValue]

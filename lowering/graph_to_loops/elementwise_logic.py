@@ -15,8 +15,9 @@ from xdsl.ir import Attribute, SSAValue
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of
 from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.element_types import is_bool, is_float
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise, require_physical_broadcast
-from onnxc.lowering.graph_to_loops.loops import KernelBuilder, is_bool, is_float
+from onnxc.lowering.graph_to_loops.loops import KernelBuilder
 from onnxc.lowering.graph_to_loops.rules import KernelRule, rules
 
 

@@ -18,9 +18,10 @@ from onnxc.dialects.activations import MISH, SOFTPLUS, THRESHOLDED_RELU
 from onnxc.dialects.graph import float_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.activation_ops import emit_activation
+from onnxc.lowering.graph_to_loops.element_types import is_bool, is_float
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise, require_physical_broadcast
 from onnxc.lowering.graph_to_loops.elementwise_logic import is_unsigned
-from onnxc.lowering.graph_to_loops.loops import KernelBuilder, is_bool, is_float
+from onnxc.lowering.graph_to_loops.loops import KernelBuilder
 from onnxc.lowering.graph_to_loops.rules import KernelRule, rules
 
 _MATH: dict[type, type] = {

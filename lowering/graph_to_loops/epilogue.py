@@ -17,7 +17,8 @@ from onnxc.dialects.activations import ACTIVATIONS
 from onnxc.dialects.graph_epilogue import epilogue_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.activation_ops import emit_activation
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_float
+from onnxc.lowering.graph_to_loops.element_types import is_float
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 
 
 def activate(kb: KernelBuilder, op: Operation, x: SSAValue) -> SSAValue:

@@ -170,14 +170,15 @@ def test_gate_activations_name_the_recurrences_activations_and_defaults():
     Relu, Tanh, Sigmoid and Softplus / ThresholdedRelu are the records the epilogues and
     the elementwise ops use, HardSigmoid HardSwish's gate."""
     from onnxc.dialects import activations as act
-    from onnxc.frontend import onnx_ops_rnn
 
     assert tuple(act.GATE_ACTIVATIONS) == (
         "Relu", "Tanh", "Sigmoid", "Affine", "LeakyRelu", "ThresholdedRelu", "ScaledTanh",
         "HardSigmoid", "Elu", "Softsign", "Softplus")
-    assert onnx_ops_rnn.PARAMETERS == {  # the importer's former table
-        "Affine": ((1.0,), (0.0,)), "LeakyRelu": ((0.01,), ()), "ThresholdedRelu": ((1.0,), ()),
-        "ScaledTanh": ((1.0,), (1.0,)), "HardSigmoid": ((0.2,), (0.5,)), "Elu": ((1.0,), ())}
+    defaults = {n: (a.alpha, a.beta) for n, a in act.GATE_ACTIVATIONS.items()
+                if (a.alpha, a.beta) != (None, None)}
+    assert defaults == {  # the importer's former table of ONNX's defaults
+        "Affine": (1.0, 0.0), "LeakyRelu": (0.01, None), "ThresholdedRelu": (1.0, None),
+        "ScaledTanh": (1.0, 1.0), "HardSigmoid": (0.2, 0.5), "Elu": (1.0, None)}
     for name in ("relu", "tanh", "sigmoid"):
         assert act.GATE_ACTIVATIONS[ACTIVATIONS[name].onnx] is ACTIVATIONS[name]
     assert act.GATE_ACTIVATIONS["Softplus"] is act.SOFTPLUS
