@@ -31,6 +31,7 @@ import onnx.shape_inference
 
 from onnxc.errors import InvalidArgumentError, ShapeInferenceError
 from onnxc.frontend.input_symbols import split_symbols
+from onnxc.frontend.onnx_model import DEFAULT_DOMAINS
 from onnxc.resource_limits import NO_BOUND
 
 _C = TypeVar("_C")
@@ -47,12 +48,11 @@ def sample_wise(converter: _C) -> _C:
     return converter
 
 
-def is_sample_wise(op_type: str) -> bool:
-    """Whether the converter of `op_type` (the default domain's, by op type) is registered
-    `sample_wise`."""
-    from onnxc.frontend.onnx_converters import CONVERTERS  # which imports this module
+def is_sample_wise(op_type: str, domain: str = "") -> bool:
+    """Whether the converter of `op_type` in `domain` is registered `sample_wise`."""
+    from onnxc.frontend.onnx_converters import converter_for  # which imports this module
 
-    return getattr(CONVERTERS.get(op_type), "sample_wise", False)
+    return getattr(converter_for(domain, op_type), "sample_wise", False)
 
 
 _AXIS_OPS = {
@@ -285,7 +285,11 @@ def _mixes_samples(node: onnx.NodeProto, ins: list[str], batched: Mapping[str, i
     if any(o and o not in batched for o in node.output) and op not in ("Shape", "Size"):
         return "has an output that does not scale with the batch"
     rank = len(out_shape)
-    if is_sample_wise(op):
+    if node.domain not in DEFAULT_DOMAINS and not is_sample_wise(op, node.domain):
+        # the rules below are the default domain's ops'; another domain's op of the same
+        # name (com.microsoft.Attention) is not one of them
+        return f"is a {node.domain} op"
+    if is_sample_wise(op, node.domain):
         if any(len(shapes[i] or ()) != rank for i in ins):
             return "broadcasts a batched operand along another axis"
         return None

@@ -158,3 +158,22 @@ def test_statistics_over_the_batch_axis_are_found_from_their_axes(axes, separabl
     else:
         with pytest.raises(ShapeInferenceError, match="MeanVarianceNormalization"):
             batch_axis(model)
+
+
+def test_an_op_of_another_domain_is_not_read_as_the_default_domains_namesake():
+    """com.microsoft.Gelu is not registered sample-wise, so the batch analysis does not
+    apply the default domain's Gelu rule to it: the model compiles with a symbolic batch."""
+    from onnxc.frontend.batch_axes import batch_axis
+
+    spec = ["N", 4]
+    model = helper.make_model(
+        helper.make_graph([helper.make_node("Gelu", ["x"], ["y"], domain="com.microsoft")],
+                          "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, spec)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, spec)]),
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)],
+        ir_version=8)
+    with pytest.raises(ShapeInferenceError, match="com.microsoft"):
+        batch_axis(model)
+    compiled = onnxc.compile(model, cache_dir=False)
+    x = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+    assert compiled(x)[0].shape == (3, 4)
