@@ -2,7 +2,8 @@
 only ops and graph inputs/outputs they take (run before any other import work).
 
 The default domain's table merges the op families' `CONVERTERS` (frontend/onnx_ops_*.py);
-com.microsoft's holds the contrib ops onnxruntime's tools write (onnx_ops_microsoft*.py),
+com.microsoft's holds the contrib ops onnxruntime's tools write (onnx_ops_microsoft*.py,
+the quantization ones in onnx_ops_microsoft_quant.py),
 whose converters see that domain's opset version as `ctx.opset`. An op is one entry here,
 through its family's table.
 """
@@ -25,6 +26,7 @@ from onnxc.frontend import (
     onnx_ops_math,
     onnx_ops_microsoft,
     onnx_ops_microsoft_attention,
+    onnx_ops_microsoft_quant,
     onnx_ops_movement,
     onnx_ops_nn,
     onnx_ops_normalization,
@@ -81,6 +83,7 @@ DOMAIN_CONVERTERS: dict[str, Mapping[str, onnx_ops_math.Converter]] = {
     "com.microsoft": {
         **onnx_ops_microsoft.CONVERTERS,
         **onnx_ops_microsoft_attention.CONVERTERS,
+        **onnx_ops_microsoft_quant.CONVERTERS,
     },
 }
 """Converters by operator domain ("" for ai.onnx), then op type."""

@@ -1,13 +1,17 @@
 """One-node models of the com.microsoft contrib ops onnxc converts, in the forms onnxruntime's
 transformer optimizer writes them (and SimplifiedLayerNormalization, which it writes in the
 default domain): what the op-support matrix (onnxc.tools.op_reference --support) imports to
-list the graph ops each becomes, as onnx's one-node test models serve the default domain."""
+list the graph ops each becomes, as onnx's one-node test models serve the default domain.
+An input wrapped in `Constant` (the quantization ops' scales and zero points, which onnxc
+needs known at compile time) is an initializer, the others graph inputs."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import onnx
-from onnx import helper
+from onnx import helper, numpy_helper
 
 _B, _S, _H, _N = 2, 4, 16, 2  # batch, sequence, hidden, heads
 
@@ -24,8 +28,28 @@ def _ids(shape, bound: int) -> np.ndarray:
     return np.random.default_rng(0).integers(0, bound, shape).astype(np.int32)
 
 
+@dataclass(frozen=True)
+class Constant:
+    """An input given as an initializer."""
+
+    array: np.ndarray
+
+
+def _u8(*shape: int) -> np.ndarray:
+    return np.random.default_rng(0).integers(0, 256, shape).astype(np.uint8)
+
+
+def _qp(scale: float, zero: int = 128) -> list[Constant]:
+    """A per-tensor uint8 scale and zero point, as constants."""
+    return [Constant(np.array(scale, np.float32)), Constant(np.array(zero, np.uint8))]
+
+
+_X = _u8(1, 4, 6, 6)
+_WEIGHT = Constant(np.random.default_rng(0).integers(-64, 64, (_H, 8)).astype(np.int8))
+_W_PARAMS = [Constant(np.array(0.02, np.float32)), Constant(np.array(0, np.int8))]
+
 # op type: (inputs in order, None for an omitted one; attributes; domain)
-_FORMS: dict[str, tuple[list[np.ndarray | None], dict, str]] = {
+_FORMS: dict[str, tuple[list[np.ndarray | Constant | None], dict, str]] = {
     "Gelu": ([_f(_B, _S, _H)], {}, "com.microsoft"),
     "FastGelu": ([_f(_B, _S, _H), _f(_H)], {}, "com.microsoft"),
     "BiasGelu": ([_f(_B, _S, _H), _f(_H)], {}, "com.microsoft"),
@@ -54,6 +78,27 @@ _FORMS: dict[str, tuple[list[np.ndarray | None], dict, str]] = {
     "GroupQueryAttention": ([_f(_B, 1, 4 * 8), _f(_B, 1, 2 * 8), _f(_B, 1, 2 * 8),
                              _f(_B, 2, 3, 8), _f(_B, 2, 3, 8), _i32([3] * _B), _i32(4)],
                             {"num_heads": 4, "kv_num_heads": 2}, "com.microsoft"),
+    "QLinearAdd": ([_X, *_qp(0.1), _u8(1, 4, 1, 6), *_qp(0.05), *_qp(0.2)], {},
+                   "com.microsoft"),
+    "QLinearMul": ([_X, *_qp(0.1), _X, *_qp(0.05), *_qp(0.2)], {}, "com.microsoft"),
+    "QLinearSigmoid": ([_X, *_qp(0.1), *_qp(1 / 256, 0)], {}, "com.microsoft"),
+    "QLinearLeakyRelu": ([_X, *_qp(0.1), *_qp(0.08)], {"alpha": 0.1}, "com.microsoft"),
+    "QLinearConcat": ([*_qp(0.1), _X, *_qp(0.1), _X, *_qp(0.05)], {"axis": 1},
+                      "com.microsoft"),
+    "QLinearGlobalAveragePool": ([_X, *_qp(0.1), *_qp(0.05)], {}, "com.microsoft"),
+    "QLinearAveragePool": ([_X, *_qp(0.1), *_qp(0.05)],
+                           {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, "com.microsoft"),
+    "QLinearSoftmax": ([_u8(_B, _S), *_qp(0.1), *_qp(1 / 256, 0)], {"opset": 13},
+                       "com.microsoft"),
+    "QLinearWhere": ([np.ones((1, 6), bool), _X, *_qp(0.1), _X, *_qp(0.05), *_qp(0.1)], {},
+                     "com.microsoft"),
+    "QGemm": ([_u8(_S, _H), *_qp(0.1), _WEIGHT, *_W_PARAMS,
+               Constant(np.zeros(8, np.int32)), *_qp(0.3)], {"alpha": 1.0},
+              "com.microsoft"),
+    "DynamicQuantizeMatMul": ([_f(_S, _H), _WEIGHT, *_W_PARAMS, _f(8)], {}, "com.microsoft"),
+    "MatMulIntegerToFloat": ([_u8(_S, _H), _WEIGHT, Constant(np.array(0.1, np.float32)),
+                              _W_PARAMS[0], _qp(0.1)[1], _W_PARAMS[1], _f(8)], {},
+                             "com.microsoft"),
 }
 
 
@@ -61,13 +106,16 @@ def example(op_type: str) -> tuple[onnx.ModelProto, list[np.ndarray]]:
     """A one-node model of `op_type` (its inputs graph inputs) and values for them."""
     inputs, attrs, domain = _FORMS[op_type]
     names = [f"x{i}" if value is not None else "" for i, value in enumerate(inputs)]
-    given = [(n, v) for n, v in zip(names, inputs) if v is not None]
+    given = [(n, v) for n, v in zip(names, inputs)
+             if v is not None and not isinstance(v, Constant)]
+    constants = [numpy_helper.from_array(v.array, n) for n, v in zip(names, inputs)
+                 if isinstance(v, Constant)]
     node = helper.make_node(op_type, names, ["y"], domain=domain or None, **attrs)
     graph = helper.make_graph(
         [node], op_type.lower(),
         [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
          for n, v in given],
-        [helper.make_empty_tensor_value_info("y")])
+        [helper.make_empty_tensor_value_info("y")], constants)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
                                                     helper.make_opsetid("com.microsoft", 1)])
     model.ir_version = 8
