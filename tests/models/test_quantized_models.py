@@ -20,10 +20,15 @@ activations by a quantum of that layer's dynamic scale (up to ~0.03 here). Measu
 onnxruntime on seeds 5-8: max 0.0008 to 0.020, while onnxruntime's own quantization error
 against the fp32 model is ~0.075. The test allows 3e-2 absolute (about one quantum of the
 largest dynamic scale) and requires the difference to be well under the quantization error.
+
+resnet18_qoperator (quantize_static, QOperator format, com.microsoft QLinearAdd /
+QLinearGlobalAveragePool / QGemm): quantized in the test from the real export, compiled once
+with symbolic height and width; logits bit-identical to onnxruntime at 224x224 and 160x200.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -76,3 +81,65 @@ def test_bert_dynamic_matches_onnxruntime(cache_pass) -> None:
     (actual,) = cache_pass.outputs(compiled.run(None, feeds))
     np.testing.assert_allclose(actual, expected, rtol=0, atol=3e-2)
     assert np.abs(actual - expected).max() < 0.5 * np.abs(expected - exact).max()
+
+
+@functools.lru_cache(maxsize=1)
+def resnet18_qoperator() -> bytes:
+    """torchvision resnet18 (the real export resnet18_ts, dynamic batch/height/width) through
+    onnxruntime's recommended preprocessing (`quant_pre_process`) and `quantize_static` in
+    QOperator format: com.microsoft QLinearAdd, QLinearGlobalAveragePool and QGemm beside
+    QLinearConv. Per-channel int8 weights with `reduce_range` (7-bit, as onnxruntime advises
+    without VNNI, where its u8 x s8 kernels saturate); four seeded calibration images."""
+    import tempfile
+
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    from tests.models.real_exports import corpus
+
+    model = corpus.load("resnet18_ts")
+    name = model.graph.input[0].name
+    rng = np.random.default_rng(7)
+    images = iter([{name: rng.random((1, 3, 224, 224), dtype=np.float32)} for _ in range(4)])
+
+    class Images(CalibrationDataReader):
+        def get_next(self):
+            return next(images, None)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src, pre, out = (str(Path(tmp) / f) for f in ("f.onnx", "p.onnx", "q.onnx"))
+        onnx.save(model, src)
+        quant_pre_process(src, pre, skip_symbolic_shape=True)
+        quantize_static(pre, out, Images(), quant_format=QuantFormat.QOperator,
+                        per_channel=True, reduce_range=True, weight_type=QuantType.QInt8,
+                        activation_type=QuantType.QUInt8)
+        return Path(out).read_bytes()
+
+
+@pytest.mark.models
+def test_resnet18_qoperator_matches_onnxruntime(cache_pass) -> None:
+    """Every integer product is exact and both requantize with the same f32 scales: the
+    logits are bit-identical to onnxruntime's (measured at both sizes below), one compile
+    with symbolic height and width. The test allows one quantum of the logits' scale
+    (0.113), for a rounding tie an f32 product may fall on."""
+    import onnxruntime as ort
+
+    data = resnet18_qoperator()
+    model = onnx.load_from_string(data)
+    ops = {n.op_type for n in model.graph.node}
+    assert {"QLinearConv", "QLinearAdd", "QLinearGlobalAveragePool", "QGemm"} <= ops
+    name = model.graph.input[0].name
+    session = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    compiled = cache_pass.compile(model, opt_level=3)
+    for seed, (height, width) in ((1, (224, 224)), (2, (160, 200))):
+        feeds = {name: np.random.default_rng(seed).random((1, 3, height, width),
+                                                          dtype=np.float32)}
+        (expected,) = session.run(None, feeds)
+        (actual,) = cache_pass.outputs(compiled.run(None, feeds))
+        np.testing.assert_allclose(actual, expected, rtol=0, atol=0.114)
+        assert actual.argmax() == expected.argmax()
