@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import inspect
 import json
 import numbers
@@ -69,6 +70,11 @@ def _spec_of(f: dataclasses.Field) -> OptionSpec:
     return f.metadata["spec"]
 
 
+def _of_value(check: Callable[[object], None]) -> Check:
+    """A Check that reads only the option's own value."""
+    return lambda value, given, runs_here: check(value)
+
+
 def _check_target(value: object, given: Mapping[str, object], runs_here: bool) -> None:
     arguments.check_target(value, runs_here=runs_here)
 
@@ -113,21 +119,21 @@ class CompileOptions:
 
     opt_level: int = option(3, OptionSpec(
         "graph optimization level: 0 (none) to 3 (default: every graph pass)",
-        lambda v, given, here: arguments.check_opt_level(v), given_default=3,
+        _of_value(arguments.check_opt_level), given_default=3,
         flag={"type": int, "metavar": "N"}))
     pass_pipeline: str | tuple[str, ...] | None = option(None, OptionSpec(
         "graph passes to run instead of opt_level's: pipeline text or a list of pass names",
-        lambda v, given, here: arguments.check_pass_pipeline(v), resolve=_frozen_pipeline,
+        _of_value(arguments.check_pass_pipeline), resolve=_frozen_pipeline,
         flag={"metavar": "PIPELINE"}))
     num_threads: int = option(1, OptionSpec(
         "threads compiled into parallel loops (default: $ONNXC_NUM_THREADS, else the CPUs "
         "this process may use)",
-        lambda v, given, here: arguments.check_num_threads(v), resolve=_resolve_threads,
+        _of_value(arguments.check_num_threads), resolve=_resolve_threads,
         flag={"type": int, "metavar": "N"}))
     input_shapes: Shapes | None = option(None, OptionSpec(
         "fixed sizes for inputs with symbolic dimensions, {name: shape} (default: keep "
         "them symbolic)",
-        lambda v, given, here: arguments.check_input_shapes(v), resolve=_frozen_shapes,
+        _of_value(arguments.check_input_shapes), resolve=_frozen_shapes,
         flag={"action": "append", "metavar": "NAME=D1xD2...",
               "help": "fix an input's symbolic dimensions, e.g. x=1x3x224x224 (repeatable "
                       "or comma-separated; default: keep them symbolic)"},
@@ -143,7 +149,7 @@ class CompileOptions:
     verify_numerics: bool = option(False, OptionSpec(
         "run the graph passes one at a time under the numpy evaluator and name the first "
         "that changes the results (slow; compiles the same code)",
-        lambda v, given, here: arguments.check_flag("verify_numerics", v),
+        _of_value(functools.partial(arguments.check_flag, "verify_numerics")),
         given_default=False, key=False, flag={"action": "store_true"}))
 
     @classmethod
