@@ -3,7 +3,8 @@ only ops and graph inputs/outputs they take (run before any other import work).
 
 The default domain's table merges the op families' `CONVERTERS` (frontend/onnx_ops_*.py);
 com.microsoft's holds the contrib ops onnxruntime's tools write (onnx_ops_microsoft*.py,
-the quantization ones in onnx_ops_microsoft_quant.py),
+the quantization ones in onnx_ops_microsoft_quant.py), ai.onnx.ml's the classic-ML ops
+(onnx_ops_ml.py, tree ensembles in onnx_ops_ml_trees.py),
 whose converters see that domain's opset version as `ctx.opset`. An op is one entry here,
 through its family's table.
 """
@@ -27,6 +28,8 @@ from onnxc.frontend import (
     onnx_ops_microsoft,
     onnx_ops_microsoft_attention,
     onnx_ops_microsoft_quant,
+    onnx_ops_ml,
+    onnx_ops_ml_trees,
     onnx_ops_movement,
     onnx_ops_nn,
     onnx_ops_normalization,
@@ -84,6 +87,10 @@ DOMAIN_CONVERTERS: dict[str, Mapping[str, onnx_ops_math.Converter]] = {
         **onnx_ops_microsoft.CONVERTERS,
         **onnx_ops_microsoft_attention.CONVERTERS,
         **onnx_ops_microsoft_quant.CONVERTERS,
+    },
+    "ai.onnx.ml": {
+        **onnx_ops_ml.CONVERTERS,
+        **onnx_ops_ml_trees.CONVERTERS,
     },
 }
 """Converters by operator domain ("" for ai.onnx), then op type."""
