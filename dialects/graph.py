@@ -198,6 +198,7 @@ from onnxc.dialects.graph_unary import (
     TanOp,
     ThresholdedReluOp,
 )
+from onnxc.dialects.graph_strings import StringType
 from onnxc.dialects.graph_vision import VISION_OPS
 
 Graph = Dialect(
@@ -224,7 +225,7 @@ Graph = Dialect(
         *LOGIC_OPS, *UNARY_MATH_OPS, *GATHER_SCATTER_OPS, *VISION_OPS, *CHECK_OPS,
         *QLINEAR_OPS, *RNN_OPS, *CONTROL_OPS, *DYNAMIC_OPS,
     ],
-    [SymbolicDimsAttr, SizesAttr],
+    [SymbolicDimsAttr, SizesAttr, StringType],
 )
 
 VIEW_OPS = (ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, IdentityOp, DropoutOp)
