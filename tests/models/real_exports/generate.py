@@ -730,6 +730,23 @@ def family_torchscript() -> None:
          kinds={"idx": {"kind": "token_ids", "vocab": 256}}, cases=NANOGPT_CASES)
 
 
+def family_mobilenet_v3() -> None:
+    """torchvision mobilenet_v3_large as resnet18_ts is exported: the quantized-model tests
+    quantize it (Hardswish, HardSigmoid, squeeze-excitation Mul, residual Add)."""
+    import torchvision
+    seed()
+    net = torchvision.models.mobilenet_v3_large(weights=None).eval()
+    model = _torchscript(net, (torch.rand(1, 3, 224, 224),), input_names=["input"],
+                         output_names=["logits"],
+                         dynamic_axes={"input": {0: "batch", 2: "height", 3: "width"},
+                                       "logits": {0: "batch"}})
+    save("mobilenet_v3_large_ts", model, tool="torch.onnx.export(dynamo=False, opset_version=17)",
+         tool_versions=versions(*TORCHVISION),
+         description="torchvision mobilenet_v3_large(weights=None), dynamic batch, height and "
+                     "width",
+         kinds={"input": {"kind": "image"}}, cases=IMAGE_CASES)
+
+
 # --- torch.onnx, dynamo exporter ------------------------------------------------------------------
 
 def _dynamo(module, args, *, input_names, output_names, dynamic_shapes) -> onnx.ModelProto:
@@ -846,6 +863,7 @@ FAMILIES = {
     "whisper": family_whisper,
     "bert": family_bert,
     "torchscript": family_torchscript,
+    "mobilenet_v3": family_mobilenet_v3,
     "dynamo": family_dynamo,
     "detection": family_detection,
     "ort_optimizer": family_ort_optimizer,
