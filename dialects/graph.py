@@ -200,6 +200,7 @@ from onnxc.dialects.graph_unary import (
 )
 from onnxc.dialects.graph_strings import StringType
 from onnxc.dialects.graph_vision import VISION_OPS
+from onnxc.dialects.graph_weight_quant import WEIGHT_QUANT_OPS, MatMulWeightQuantizedOp
 
 Graph = Dialect(
     "graph",
@@ -223,7 +224,7 @@ Graph = Dialect(
         FusedElementwiseOp, ChannelShuffleOp, ConvAddOp,
         QuantizeLinearOp, DequantizeLinearOp, DynamicQuantizeLinearOp,
         *LOGIC_OPS, *UNARY_MATH_OPS, *GATHER_SCATTER_OPS, *VISION_OPS, *CHECK_OPS,
-        *QLINEAR_OPS, *RNN_OPS, *CONTROL_OPS, *DYNAMIC_OPS,
+        *QLINEAR_OPS, *RNN_OPS, *CONTROL_OPS, *DYNAMIC_OPS, *WEIGHT_QUANT_OPS,
     ],
     [SymbolicDimsAttr, SizesAttr, StringType],
 )
@@ -315,6 +316,7 @@ __all__ = [
     "LogOp",
     "LoopOp",
     "MatMulOp",
+    "MatMulWeightQuantizedOp",
     "MaxOp",
     "MaxPoolOp",
     "MinOp",
