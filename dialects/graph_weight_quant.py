@@ -24,6 +24,7 @@ every level computes in f32.
 
 from __future__ import annotations
 
+import numpy as np
 from xdsl.dialects.builtin import (
     AnyFloat,
     DenseArrayBase,
@@ -132,3 +133,27 @@ class MatMulWeightQuantizedOp(GraphOp):
 
 
 WEIGHT_QUANT_OPS = (MatMulWeightQuantizedOp,)
+
+
+def unpack_bits(packed, bits: int, k: int):
+    """MatMulNBits' [N, k_blocks, blob] bytes -> the [N, K] unsigned values (numpy int32):
+    each byte holds 8 / bits values, the first in the low bits; the padding past K dropped."""
+    raw = np.asarray(packed, np.uint8).reshape(packed.shape[0], -1).astype(np.int32)
+    per = 8 // bits
+    shifts = np.arange(per, dtype=np.int32) * bits
+    values = (raw[:, :, None] >> shifts) & ((1 << bits) - 1)
+    return values.reshape(packed.shape[0], -1)[:, :k]
+
+
+def pack_bits(q, bits: int, block_size: int):
+    """The inverse of `unpack_bits`: [N, K] values in [0, 2^bits) -> [N, k_blocks, blob]
+    bytes, K padded with zeros to whole blocks."""
+    q = np.asarray(q, np.int64)
+    n, k = q.shape
+    k_blocks = -(-k // block_size)
+    padded = np.zeros((n, k_blocks * block_size), np.int64)
+    padded[:, :k] = q
+    per = 8 // bits
+    grouped = padded.reshape(n, -1, per) << (np.arange(per) * bits)
+    return grouped.sum(axis=2).astype(np.uint8).reshape(n, k_blocks,
+                                                        blob_size(block_size, bits))

@@ -37,6 +37,7 @@ from onnxc.passes import (
     evaluator_tensor,
     fused_reference,
     quant_reference,
+    weight_quant_reference,
 )
 from onnxc.passes.evaluator_sizes import (
     bind_result_sizes,
@@ -355,6 +356,7 @@ EVALUATORS: dict[type[Operation], Evaluator] = {
     **evaluator_logic.EVALUATORS,
     **evaluator_tensor.EVALUATORS,
     **evaluator_rnn.EVALUATORS,
+    **weight_quant_reference.EVALUATORS,
 }
 
 
