@@ -19,9 +19,13 @@ then give it the result's element type:
 
 `weight_zero_point` and `output_scale` hold one value for the whole tensor or one per output
 channel. Zero points and the accumulator are exact in i32; only the final scaling rounds.
+An output scale may be negative (a negative weight, input or result scale): the rule is
+the same; output_min / output_max bound the requantized integers whatever the sign.
 """
 
 from __future__ import annotations
+
+import math
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -123,8 +127,8 @@ class QuantizedProductOp(GraphOp):
             raise VerifyException(f"{self.name}: a {el} result needs output_scale")
         scales = tuple(self.output_scale.get_values())
         self._verify_per_channel("output_scale", scales)
-        if not all(s > 0 for s in scales):
-            raise VerifyException(f"{self.name}: output_scale must be positive")
+        if not all(math.isfinite(s) and s != 0 for s in scales):
+            raise VerifyException(f"{self.name}: output_scale must be finite and nonzero")
         if isinstance(el, AnyFloat):
             if requantized:
                 raise VerifyException(f"{self.name}: a float result takes no output zero point "

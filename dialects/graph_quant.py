@@ -17,6 +17,9 @@ The parameters are compile-time properties (the importer accepts only constant o
 Dense zero points have the scale's shape and are i32 (f32 for float quantized types), so
 4-bit values print as themselves. `axis` is stored non-negative. `precision` (opset 23) is
 the float type QuantizeLinear divides in; without it, the wider of x's and the scale's.
+A scale is finite and nonzero, of either sign: with a negative scale both ops are
+decreasing (a larger x quantizes to a smaller q), which the passes that move max/min-like
+ops or fold clamps across them check (`QParams.positive`).
 """
 
 from __future__ import annotations
@@ -166,8 +169,8 @@ class _LinearQuantOp(GraphOp, UnaryFields):
                 raise VerifyException(f"{self.name}: zero_point {value} is out of range "
                                       f"[{lo}, {hi}]")
         scales = self.scales().astype(np.float64)
-        if not np.all(scales > 0) or not np.all(np.isfinite(scales)):
-            raise VerifyException(f"{self.name}: scale must be positive")
+        if not np.all(np.isfinite(scales)) or np.any(scales == 0):
+            raise VerifyException(f"{self.name}: scale must be finite and nonzero")
 
     def _verify_layout(self) -> None:
         """Per-tensor parameters are scalars; per-axis and blocked ones dense arrays of the

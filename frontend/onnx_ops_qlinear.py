@@ -57,7 +57,8 @@ def _zero_points(ctx: NodeContext, i: int, what: str, el, channels: int | None) 
 
 
 def _scales(ctx: NodeContext, i: int, what: str, channels: int | None) -> np.ndarray:
-    """A constant positive scale as float32 (f16 converted exactly), one or per channel."""
+    """A constant finite nonzero scale (of either sign, as onnx_ops_quant's) as float32 (f16
+    converted exactly), one or per channel."""
     scale = ctx.constant(i, what)
     if types.onnx_type_of_numpy(scale.dtype) not in (TP.FLOAT, TP.FLOAT16):
         raise ctx.unsupported(f"{what} of type {scale.dtype} (only float, float16)")
@@ -65,8 +66,8 @@ def _scales(ctx: NodeContext, i: int, what: str, channels: int | None) -> np.nda
     if scale.size != 1 and scale.size != channels:
         raise ctx.unsupported(f"{what} of {scale.size} values (only one"
                               f"{'' if channels is None else f' or {channels}'})")
-    if not np.all(scale > 0) or not np.all(np.isfinite(scale)):
-        raise ctx.invalid(f"{what} must be positive and finite")
+    if not np.all(np.isfinite(scale)) or np.any(scale == 0):
+        raise ctx.invalid(f"{what} must be finite and nonzero")
     return scale
 
 

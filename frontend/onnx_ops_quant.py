@@ -8,6 +8,12 @@ QuantizeLinear (21), `output_dtype` on DequantizeLinear, `precision` and FLOAT4E
 2-bit integers (25). A scale or zero point of one element is per-tensor whatever `axis`
 says, as onnx.reference reads it. The quantized compute ops (QLinearConv, ...) are in
 onnx_ops_qlinear.
+
+A scale may be negative (ONNX does not forbid it; onnxruntime's symmetric int4 quantizer
+writes them): the formulas hold as they are. A zero, NaN or infinite scale is refused:
+onnxruntime does not check (its DequantizeLinear multiplies by it, its QuantizeLinear
+divides by it, so 0 / 0 gives NaN, which MLAS saturates to one end), which is a broken
+model, not a quantization.
 """
 
 from __future__ import annotations
@@ -64,8 +70,8 @@ def quant_properties(ctx: NodeContext, quantized, x_shape: tuple[int, ...]) -> d
     zero = zero.astype(np.float32 if float_q else np.int64)
     if float_q and np.any(zero != 0):
         raise ctx.unsupported(f"a nonzero zero point for {quantized} (ONNX requires 0)")
-    if not np.all(scale.astype(np.float64) > 0) or not np.all(np.isfinite(scale)):
-        raise ctx.invalid("scale must be positive and finite")
+    if not np.all(np.isfinite(scale)) or np.any(scale == 0):
+        raise ctx.invalid("scale must be finite and nonzero")
     block = int(ctx.attr("block_size", 0))
     if block < 0:
         raise ctx.invalid(f"block_size must not be negative, got {block}")

@@ -135,7 +135,7 @@ def _normal_scale(op: graph.DequantizeLinearOp) -> bool:
     info = ml_dtypes.finfo(numpy_dtype(op.output.type.get_element_type()))
     if (hi - lo).bit_length() > info.nmant:
         return False
-    scales = op.scales().astype(np.float64)
+    scales = np.abs(op.scales().astype(np.float64))  # the sign changes no rounding
     return bool(np.all((float(info.tiny) <= scales) & (scales <= float(info.max) / (hi - lo + 1))))
 
 

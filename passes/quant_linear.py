@@ -11,8 +11,11 @@ QLinearConv computes it. Without a Q after the op (or when the Q cannot be taken
 result stays float: output_scale[m] = x_scale * w_scale[m].
 
 A Relu or Clip between the op and the Q narrows [output_min, output_max]: quantization is
-monotone, so Q(relu(y)) = max(Q(y), Q(0)) = max(Q(y), y_zero_point) and
-Q(clip(y, a, b)) = clip(Q(y), Q(a), Q(b)) exactly.
+monotone, so with a positive y_scale Q(relu(y)) = max(Q(y), Q(0)) = max(Q(y), y_zero_point)
+and Q(clip(y, a, b)) = clip(Q(y), Q(a), Q(b)) exactly; with a negative y_scale Q is
+decreasing and the bounds swap: Q(relu(y)) = min(Q(y), y_zero_point),
+Q(clip(y, a, b)) = clip(Q(y), Q(b), Q(a)). Negative x or weight scales only change the
+sign of output_scale.
 
 The bias is taken only when it is already in the accumulator's scale (an i32 DQ with zero
 point 0 and scale f32(x_scale * w_scale[m]), what quantize_static writes): any other bias
@@ -132,7 +135,10 @@ def requantize_tail(value: SSAValue) -> Tail | None:
         return None
     lo, hi = byte_range(user.output)
     if isinstance(activation, graph.ReluOp):
-        lo = max(lo, p.zero_point())
+        if p.positive:
+            lo = max(lo, p.zero_point())
+        else:  # Q decreasing: y >= 0 is q <= Q(0)
+            hi = min(hi, p.zero_point())
     elif isinstance(activation, graph.ClipOp):
         if not isinstance(user.division_type(), Float32Type):
             return None  # the bounds are quantized as the Q divides: in f32 here
@@ -140,17 +146,18 @@ def requantize_tail(value: SSAValue) -> Tail | None:
         b = float_of(activation.max) if activation.max is not None else np.inf
         if not a <= b:
             return None
-        lo, hi = quantize_scalar(a, p, lo, hi), quantize_scalar(b, p, lo, hi)
+        qa, qb = quantize_scalar(a, p, lo, hi), quantize_scalar(b, p, lo, hi)
+        lo, hi = (qa, qb) if p.positive else (qb, qa)
     return Tail(user, p, (lo, hi))
 
 
 def representable(x: QParams, w: QParams, tail: Tail | None) -> bool:
-    """Whether the output scales are positive finite f32 numbers (tiny or huge parameters
-    could underflow to 0 or overflow, which the op's contract forbids)."""
+    """Whether the output scales are finite nonzero f32 numbers, of either sign (tiny or huge
+    parameters could underflow to 0 or overflow, which the op's contract forbids)."""
     scales = accumulator_scales(x, w)
     if tail is not None:
         scales = (scales / tail.params.scale()).astype(np.float32)
-    return bool(np.all(np.isfinite(scales) & (scales > 0)))
+    return bool(np.all(np.isfinite(scales) & (scales != 0)))
 
 
 def output_properties(x: QParams, w: Operand, acc_scales: np.ndarray, tail: Tail | None,

@@ -6,8 +6,10 @@ or select elements. When the DQ before and the Q after have the same per-tensor 
 because the op moves values without changing them and Q(DQ(q)) = q exactly (see
 cancel-quant-dequant): the chain stays in 8 bits, a quarter of the memory traffic, and two
 elementwise passes vanish. The ops: Reshape, Flatten, Transpose, Squeeze, Unsqueeze,
-MaxPool (max commutes with the monotone dequantization; MaxPool pads with -inf, which never
-wins) and Concat (every input a DQ with the Q's parameters).
+MaxPool (max commutes with the dequantization when the scale is positive; MaxPool pads
+with -inf, which never wins) and Concat (every input a DQ with the Q's parameters). A
+negative scale makes the dequantization decreasing, max of the reals the min of the
+integers: MaxPool is then left in float.
 """
 
 from __future__ import annotations
@@ -65,8 +67,9 @@ class MoveQuantThroughDataMovement(RewritePattern):
         if found is None or not isinstance(found[0], MOVING_OPS):
             return
         inner, params = found
-        if isinstance(inner, graph.MaxPoolOp) and len(inner.results) != 1:
-            return  # the indices output
+        if isinstance(inner, graph.MaxPoolOp) and (len(inner.results) != 1
+                                                   or not params.positive):
+            return  # the indices output; a decreasing (de)quantization
         q = _dequantized_like(inner.operands[0], params, op.output.type)
         if q is None:
             return

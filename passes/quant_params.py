@@ -37,6 +37,12 @@ class QParams:
                 and self.scales.tobytes() == other.scales.tobytes()
                 and np.array_equal(self.zero_points, other.zero_points))
 
+    @property
+    def positive(self) -> bool:
+        """Every scale is positive: Q and DQ are then increasing, so max / min / clamps
+        commute with them. A negative scale (legal ONNX) makes them decreasing."""
+        return bool(np.all(self.scales > 0))
+
     def scale(self) -> np.float32:
         """The one scale of a per-tensor quantization."""
         assert self.per_tensor

@@ -14,6 +14,19 @@ func.func @dequant_quant(%q: tensor<8xui8>) -> tensor<8xui8> {
 
 // -----
 
+// A negative scale rounds as its absolute value: Dequantize then Quantize is still exact.
+func.func @dequant_quant_negative_scale(%q: tensor<8xi8>) -> tensor<8xi8> {
+  %0 = graph.dequantize_linear(%q) {scale = -5.000000e-02 : f32, zero_point = 3 : i64} : (tensor<8xi8>) -> tensor<8xf32>
+  %1 = graph.quantize_linear(%0) {scale = -5.000000e-02 : f32, zero_point = 3 : i64} : (tensor<8xf32>) -> tensor<8xi8>
+  func.return %1 : tensor<8xi8>
+}
+// CHECK-LABEL: func.func @dequant_quant_negative_scale(
+// CHECK-NEXT:    func.return %q
+// ROUND-LABEL: func.func @dequant_quant_negative_scale(
+// ROUND-NEXT:    func.return %q
+
+// -----
+
 // Quantize then Dequantize drops the rounding: only with the opt-in allow-rounding-change.
 func.func @quant_dequant(%x: tensor<8xf32>) -> tensor<8xf32> {
   %0 = graph.quantize_linear(%x) {scale = 5.000000e-02 : f32, zero_point = -3 : i64} : (tensor<8xf32>) -> tensor<8xi8>

@@ -108,3 +108,58 @@ func.func @shared_relu(%x: tensor<1x2x4x4xui8>) -> (tensor<1x3x4x4xui8>, tensor<
 // CHECK:         %0 = graph.qlinear_conv(%x, %w) {{.*}} -> tensor<1x3x4x4xf32>
 // CHECK-NEXT:    %1 = graph.relu(%0)
 // CHECK-NEXT:    %2 = graph.quantize_linear(%1)
+
+// -----
+
+// A negative y_scale makes Q decreasing: Relu (y >= 0) is q <= Q(0), output_max =
+// y_zero_point; output_scale = x_scale * w_scale[m] / y_scale is negative.
+func.func @conv_relu_negative_y_scale(%x: tensor<1x2x4x4xui8>) -> tensor<1x3x4x4xui8> {
+  %w = graph.constant {value = dense<[[[[1]], [[2]]], [[[-3]], [[4]]], [[[5]], [[-6]]]]> : tensor<3x2x1x1xi8>} : tensor<3x2x1x1xi8>
+  %b = graph.constant {value = dense<[7, -8, 9]> : tensor<3xi32>} : tensor<3xi32>
+  %0 = graph.dequantize_linear(%x) {scale = 5.000000e-01 : f32, zero_point = 128 : i64} : (tensor<1x2x4x4xui8>) -> tensor<1x2x4x4xf32>
+  %1 = graph.dequantize_linear(%w) {scale = dense<[2.500000e-01, 1.250000e-01, 6.250000e-02]> : tensor<3xf32>, zero_point = dense<0> : tensor<3xi32>, axis = 0 : i64} : (tensor<3x2x1x1xi8>) -> tensor<3x2x1x1xf32>
+  %2 = graph.dequantize_linear(%b) {scale = dense<[1.250000e-01, 6.250000e-02, 3.125000e-02]> : tensor<3xf32>, zero_point = dense<0> : tensor<3xi32>, axis = 0 : i64} : (tensor<3xi32>) -> tensor<3xf32>
+  %3 = graph.conv(%0, %1, %2) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>, tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  %4 = graph.relu(%3) : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %5 = graph.quantize_linear(%4) {scale = -2.500000e-01 : f32, zero_point = 10 : i64} : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xui8>
+  func.return %5 : tensor<1x3x4x4xui8>
+}
+// CHECK-LABEL: func.func @conv_relu_negative_y_scale(
+// CHECK:         %0 = graph.qlinear_conv(%x, %w, %b) {{{.*}}input_zero_point = 128 : i64, weight_zero_point = array<i64: 0, 0, 0>, output_scale = array<f32: -5.000000e-01, -2.500000e-01, -1.250000e-01>, output_zero_point = 10 : i64, output_max = 10 : i64} : (tensor<1x2x4x4xui8>, tensor<3x2x1x1xi8>, tensor<3xi32>) -> tensor<1x3x4x4xui8>
+// CHECK-NEXT:    func.return %0
+
+// -----
+
+// A negative weight scale (one channel) with a positive y_scale: that channel's
+// output_scale is negative, the Relu stays output_min = y_zero_point (only y_scale orders
+// the clamp).
+func.func @conv_relu_negative_w_scale(%x: tensor<1x2x4x4xui8>) -> tensor<1x3x4x4xui8> {
+  %w = graph.constant {value = dense<[[[[1]], [[2]]], [[[-3]], [[4]]], [[[5]], [[-6]]]]> : tensor<3x2x1x1xi8>} : tensor<3x2x1x1xi8>
+  %b = graph.constant {value = dense<[7, -8, 9]> : tensor<3xi32>} : tensor<3xi32>
+  %0 = graph.dequantize_linear(%x) {scale = 5.000000e-01 : f32, zero_point = 128 : i64} : (tensor<1x2x4x4xui8>) -> tensor<1x2x4x4xf32>
+  %1 = graph.dequantize_linear(%w) {scale = dense<[2.500000e-01, -1.250000e-01, 6.250000e-02]> : tensor<3xf32>, zero_point = dense<0> : tensor<3xi32>, axis = 0 : i64} : (tensor<3x2x1x1xi8>) -> tensor<3x2x1x1xf32>
+  %2 = graph.dequantize_linear(%b) {scale = dense<[1.250000e-01, -6.250000e-02, 3.125000e-02]> : tensor<3xf32>, zero_point = dense<0> : tensor<3xi32>, axis = 0 : i64} : (tensor<3xi32>) -> tensor<3xf32>
+  %3 = graph.conv(%0, %1, %2) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>, tensor<3xf32>) -> tensor<1x3x4x4xf32>
+  %4 = graph.relu(%3) : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %5 = graph.quantize_linear(%4) {scale = 2.500000e-01 : f32, zero_point = 10 : i64} : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xui8>
+  func.return %5 : tensor<1x3x4x4xui8>
+}
+// CHECK-LABEL: func.func @conv_relu_negative_w_scale(
+// CHECK:         %0 = graph.qlinear_conv(%x, %w, %b) {{{.*}}output_scale = array<f32: 5.000000e-01, -2.500000e-01, 1.250000e-01>, output_zero_point = 10 : i64, output_min = 10 : i64} : (tensor<1x2x4x4xui8>, tensor<3x2x1x1xi8>, tensor<3xi32>) -> tensor<1x3x4x4xui8>
+// CHECK-NEXT:    func.return %0
+
+// -----
+
+// Clip with a negative y_scale: the bounds swap, [Q(2), Q(-1)] = [-8 + 2, 4 + 2].
+func.func @gemm_clip_negative_y_scale(%x: tensor<2x3xui8>) -> tensor<2x2xi8> {
+  %w = graph.constant {value = dense<[[1, 2, 3], [-4, -5, -6]]> : tensor<2x3xi8>} : tensor<2x3xi8>
+  %0 = graph.dequantize_linear(%x) {scale = 5.000000e-01 : f32, zero_point = 0 : i64} : (tensor<2x3xui8>) -> tensor<2x3xf32>
+  %1 = graph.dequantize_linear(%w) {scale = dense<[2.500000e-01, 5.000000e-01]> : tensor<2xf32>, zero_point = dense<0> : tensor<2xi32>, axis = 0 : i64} : (tensor<2x3xi8>) -> tensor<2x3xf32>
+  %2 = graph.gemm(%0, %1) {alpha = 1.000000e+00 : f32, beta = 1.000000e+00 : f32, transA = 0 : i64, transB = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x2xf32>
+  %3 = graph.clip(%2) {min = -1.000000e+00 : f32, max = 2.000000e+00 : f32} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  %4 = graph.quantize_linear(%3) {scale = -2.500000e-01 : f32, zero_point = 2 : i64} : (tensor<2x2xf32>) -> tensor<2x2xi8>
+  func.return %4 : tensor<2x2xi8>
+}
+// CHECK-LABEL: func.func @gemm_clip_negative_y_scale(
+// CHECK:         graph.qlinear_matmul(%x, %{{.*}}) {input_zero_point = 0 : i64, weight_zero_point = array<i64: 0, 0>, output_scale = array<f32: -5.000000e-01, -1.000000e+00>, output_zero_point = 2 : i64, output_min = -6 : i64, output_max = 6 : i64} : (tensor<2x3xui8>, tensor<3x2xi8>) -> tensor<2x2xi8>
+// CHECK-NOT:     graph.gemm

@@ -54,3 +54,22 @@ func.func @kept(%x: tensor<2x4xui8>, %b: tensor<2x4xui8>) -> (tensor<8xui8>, ten
 // CHECK-NOT:     (tensor<2x4xui8>) -> tensor<4x2xui8>
 // CHECK-NOT:     (tensor<2x4xui8>, tensor<2x4xui8>) -> tensor<2x8xui8>
 // CHECK:         func.return
+
+// -----
+
+// A negative scale makes the (de)quantization decreasing: max of the reals is the min of
+// the integers, so MaxPool stays in float; a Reshape only moves values and still moves.
+func.func @negative_scale(%x: tensor<1x2x4x4xi8>) -> (tensor<1x2x2x2xi8>, tensor<2x16xi8>) {
+  %0 = graph.dequantize_linear(%x) {scale = -5.000000e-02 : f32, zero_point = 3 : i64} : (tensor<1x2x4x4xi8>) -> tensor<1x2x4x4xf32>
+  %1 = graph.max_pool(%0) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = 0 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  %2 = graph.quantize_linear(%1) {scale = -5.000000e-02 : f32, zero_point = 3 : i64} : (tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xi8>
+  %3 = graph.reshape(%0) : (tensor<1x2x4x4xf32>) -> tensor<2x16xf32>
+  %4 = graph.quantize_linear(%3) {scale = -5.000000e-02 : f32, zero_point = 3 : i64} : (tensor<2x16xf32>) -> tensor<2x16xi8>
+  func.return %2, %4 : tensor<1x2x2x2xi8>, tensor<2x16xi8>
+}
+// CHECK-LABEL: func.func @negative_scale(
+// CHECK-NEXT:    %0 = graph.dequantize_linear(%x) {scale = -5.000000e-02 : f32, zero_point = 3 : i64}
+// CHECK-NEXT:    %1 = graph.max_pool(%0) {{.*}} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+// CHECK-NEXT:    %2 = graph.quantize_linear(%1)
+// CHECK-NEXT:    %3 = graph.reshape(%x) : (tensor<1x2x4x4xi8>) -> tensor<2x16xi8>
+// CHECK-NEXT:    func.return %2, %3

@@ -333,7 +333,7 @@
 
 %x = "test.op"() : () -> tensor<4xf32>
 %y = graph.quantize_linear(%x) {scale = 0.000000e+00 : f32, zero_point = 0 : i64} : (tensor<4xf32>) -> tensor<4xi8>
-// CHECK: Operation does not verify: graph.quantize_linear: scale must be positive
+// CHECK: Operation does not verify: graph.quantize_linear: scale must be finite and nonzero
 
 // -----
 
