@@ -44,6 +44,7 @@ from onnxc.frontend import (
     onnx_ops_vision,
 )
 from onnxc.frontend.onnx_fold import FOLDERS
+from onnxc.frontend.onnx_refused import refusal_reason
 from onnxc.frontend.onnx_model import (
     DEFAULT_DOMAINS,
     all_nodes,
@@ -141,7 +142,7 @@ def check_op_types(graph: onnx.GraphProto, opset: int) -> None:
             missing.setdefault(node.op_type, node_label(node, index))
     if missing:
         (op_type, label), *others = missing.items()
-        detail = "the graph dialect has no equivalent"
+        detail = refusal_reason("", op_type) or "the graph dialect has no equivalent"
         if others:
             detail += "; also unsupported: " + ", ".join(o for o, _ in others)
         raise UnsupportedOpError(op_type, label, opset, detail)

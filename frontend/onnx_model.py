@@ -22,6 +22,7 @@ import onnx.shape_inference
 from google.protobuf.message import DecodeError
 
 from onnxc.errors import InvalidArgumentError, ModelLoadError, UnsupportedOpError
+from onnxc.frontend.onnx_refused import refusal_reason
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
 
@@ -291,14 +292,16 @@ def check_domains(model: onnx.ModelProto,
         if node.domain not in supported:
             raise UnsupportedOpError(
                 node.op_type, label, version,
-                f"operators of domain '{node.domain}' are not supported",
+                refusal_reason(node.domain, node.op_type)
+                or f"operators of domain '{node.domain}' are not supported",
             )
         if node.op_type not in supported[node.domain]:
             missing.setdefault((node.domain, node.op_type), (label, version))
     if missing:
         ((domain, op_type), (label, version)), *others = missing.items()
-        detail = (f"domain '{domain}' opset {version} has no converter for it (onnxc "
-                  f"converts {', '.join(sorted(supported[domain]))})")
+        detail = refusal_reason(domain, op_type) or (
+            f"domain '{domain}' opset {version} has no converter for it (onnxc converts "
+            f"{', '.join(sorted(supported[domain])) or 'none of its ops yet'})")
         if others:
             detail += "; also unsupported: " + ", ".join(f"{d}.{o}" for (d, o), _ in others)
         raise UnsupportedOpError(f"{domain}.{op_type}", label, version, detail)
