@@ -40,6 +40,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
+from onnxc.dialects.graph_strings import STRING_DTYPE, StringType
+
 _UNSIGNED = Signedness.UNSIGNED
 
 NARROW_FLOAT_TYPES: tuple[type[Attribute], ...] = (
@@ -70,6 +72,7 @@ _TABLE: tuple[tuple[Attribute, type], ...] = (
     (IntegerType(2), ml_dtypes.int2), (IntegerType(2, _UNSIGNED), ml_dtypes.uint2),
 )
 _DTYPE_OF: dict[Attribute, np.dtype] = {el: np.dtype(dt) for el, dt in _TABLE}
+_DTYPE_OF[StringType()] = STRING_DTYPE  # the native pairs; no constant data is ever of it
 _ELEMENT_OF: dict[np.dtype, Attribute] = {np.dtype(dt): el for el, dt in _TABLE}
 
 

@@ -42,6 +42,7 @@ from xdsl.ir import Attribute
 
 from onnxc.dialects import graph_base
 from onnxc.dialects.dense_data import NARROW_FLOAT_TYPES, element_dtype, element_type_of
+from onnxc.dialects.graph_strings import StringType, string
 from onnxc.dialects.symbolic_dims import Dim
 
 TP = onnx.TensorProto
@@ -75,6 +76,7 @@ _ELEMENT_TYPES: dict[int, Attribute] = {
     TP.UINT32: IntegerType(32, Signedness.UNSIGNED),
     TP.UINT64: IntegerType(64, Signedness.UNSIGNED),
     TP.BOOL: i1,
+    TP.STRING: string,  # graph inputs and outputs, and the ops of STRING_OPS (docs/strings.md)
 }
 _BY_XDSL = {el: onnx_type for onnx_type, el in _ELEMENT_TYPES.items()}
 
@@ -128,9 +130,23 @@ def _is_storage_only(el: Attribute) -> bool:
     return narrow_int or isinstance(el, NARROW_FLOAT_TYPES)
 
 
+STRING_OPS = frozenset({
+    "Identity", "Reshape", "Transpose", "Gather", "Concat", "Slice", "Squeeze", "Unsqueeze",
+    "Flatten", "Expand", "Where", "Equal", "Split", "Tile", "Shape", "Size", "GatherElements",
+    "GatherND", "Compress", "ReverseSequence", "DepthToSpace", "SpaceToDepth",
+    "StringNormalizer", "StringConcat", "StringSplit", "RegexFullMatch", "Cast", "CastLike",
+    "LabelEncoder", "If", "Loop", "Scan", "SequenceConstruct", "SequenceAt", "SequenceInsert",
+    "SequenceErase", "SequenceLength", "SplitToSequence", "ConcatFromSequence",
+    "SequenceEmpty", "Optional", "OptionalGetElement", "OptionalHasElement"})
+"""The ops that take STRING tensors: those that only move elements (a string moves as a
+16-byte pair, AnyElementKernel), Equal, and the string ops (docs/strings.md)."""
+
+
 def limited_type_detail(op_type: str, element_types) -> str | None:
     """Why `op_type` cannot take or produce these element types, or None if it can."""
     for el in element_types:
+        if isinstance(el, StringType) and op_type not in STRING_OPS:
+            return f"{op_type} of STRING tensors (see docs/strings.md for the ops that take them)"
         if _is_storage_only(el) and op_type not in STORAGE_OPS:
             return f"{op_type} of {type_name(_BY_XDSL[el])} tensors (only {', '.join(sorted(STORAGE_OPS))})"
     return None

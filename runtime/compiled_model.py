@@ -38,8 +38,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from onnxc.dialects.check_failures import STATUS_RECORD_BYTES, check_failure
+from onnxc.dialects.graph_strings import STRING_DTYPE
 from onnxc.errors import InvalidArgumentError, InvalidInputError
 from onnxc.resource_limits import check_allocation, check_tensor
+from onnxc.runtime.strings import string_pairs, strings_of
 
 if TYPE_CHECKING:
     from onnxc.runtime.model_abi import ModelABI
@@ -58,7 +60,8 @@ class TensorSpec:
 
     def __str__(self) -> str:
         dims = ["N" if d is None else d for d in self.shape]
-        return f"{self.name}: {self.dtype}{dims}"
+        dtype = "string" if self.dtype == STRING_DTYPE else self.dtype
+        return f"{self.name}: {dtype}{dims}"
 
 
 class _CapacityExceeded(Exception):
@@ -179,6 +182,12 @@ class CompiledModel:
         """True when onnxc.compile loaded this model from its disk cache (a hit)."""
         if abi.batch_rows is not None:
             self._bind_batch_rows(*abi.batch_rows)
+        self._string_io = (
+            [i for i, s in enumerate(self._entry_inputs) if s.dtype == STRING_DTYPE],
+            [i for i, s in enumerate(self.outputs) if s.dtype == STRING_DTYPE])
+        """which inputs and outputs are strings (runtime/strings.py); () when none is"""
+        if not any(self._string_io):
+            self._string_io = ()
 
     def _check_allocations(self) -> None:
         """ResourceLimitError, before the first arena is made, for an arena or an output
@@ -293,6 +302,30 @@ class CompiledModel:
     def _invoke(self, values: Sequence, wanted: list[int],
                 out: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
         """Check `values` (one per input, in order), call the native entry, return outputs."""
+        if self._string_io:
+            return self._invoke_strings(values, wanted, out)
+        return self._invoke_arrays(values, wanted, out)
+
+    def _invoke_strings(self, values: Sequence, wanted: list[int],
+                        out: Sequence[np.ndarray] | None) -> list[np.ndarray]:
+        """A run of a model with string inputs or outputs (runtime/strings.py): each string
+        input as pairs over its UTF-8 blob, each string output read back as str."""
+        string_in, string_out = self._string_io
+        if out is not None and string_out:
+            raise InvalidArgumentError("out= cannot be used: the model has string outputs")
+        values, blobs = list(values), []
+        for i in string_in:
+            values[i], blob = string_pairs(self._entry_inputs[i].name, values[i])
+            blobs.append(blob)
+        results = self._invoke_arrays(values, self._all_outputs, out)
+        regions = [(b.start, b.end) for b in blobs]
+        for i in string_out:
+            results[i] = strings_of(self.outputs[i].name, results[i], regions)
+        return [results[i] for i in wanted]
+
+    def _invoke_arrays(self, values: Sequence, wanted: list[int],
+                       out: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
+        """`_invoke` once strings are pairs."""
         if self._batch_rows is not None:
             return self._invoke_batched(values, wanted, out)
         if self.symbolic is not None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+from onnxc.dialects.graph_strings import STRING_DTYPE
+
 _NUMPY = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64")
 _ML_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
@@ -21,7 +23,9 @@ _ML_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
 DTYPES: dict[str, np.dtype] = {
     **{name: np.dtype(name) for name in _NUMPY},
     **{name: np.dtype(getattr(ml_dtypes, name)) for name in _ML_DTYPES},
+    "string": STRING_DTYPE,  # the native {ptr, len} pairs; runs take and give str arrays
 }
+_NAMES = {dtype: name for name, dtype in DTYPES.items()}
 
 
 def dtype_named(name: str) -> np.dtype:
@@ -29,4 +33,10 @@ def dtype_named(name: str) -> np.dtype:
     return DTYPES[name]
 
 
-__all__ = ["DTYPES", "dtype_named"]
+def name_of_dtype(dtype: np.dtype) -> str | None:
+    """The name a stored description gives `dtype` (None: it has none)."""
+    name = _NAMES.get(np.dtype(dtype))
+    return name if name is not None and DTYPES[name] == dtype else None
+
+
+__all__ = ["DTYPES", "dtype_named", "name_of_dtype"]

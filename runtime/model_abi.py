@@ -27,7 +27,7 @@ from onnxc.dialects.size_text import parse_dim
 from onnxc.dialects.symbolic_dims import SymbolicDimError, SymDim
 from onnxc.precision import PRECISIONS
 from onnxc.runtime.compiled_model import TensorSpec
-from onnxc.runtime.dtypes import DTYPES
+from onnxc.runtime.dtypes import DTYPES, name_of_dtype
 from onnxc.runtime.symbolic_shapes import SymbolicSignature
 from onnxc.target import TARGET_FIELDS, Target
 
@@ -112,9 +112,10 @@ class ModelABI:
 
 def spec_row(spec: TensorSpec) -> list:
     dtype = np.dtype(spec.dtype)
-    if DTYPES.get(dtype.name) != dtype:
+    name = name_of_dtype(dtype)
+    if name is None:
         raise BadEntry(f"dtype {dtype} has no cache encoding")
-    return [spec.name, [d if isinstance(d, str) else int(d) for d in spec.shape], dtype.name]
+    return [spec.name, [d if isinstance(d, str) else int(d) for d in spec.shape], name]
 
 
 def parse_size(row, name: str) -> int:

@@ -36,6 +36,7 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from xdsl.rewriter import InsertPoint
 
 from onnxc.dialects.dense_data import STORAGE_FLOAT_TYPES
+from onnxc.dialects.graph_strings import StringType
 from onnxc.errors import LoweringError
 from onnxc.pass_manager.pattern_dispatch import OpTypeDispatchApplier
 
@@ -55,6 +56,8 @@ def convert_type(t: Attribute) -> Attribute:
         return IntegerType(t.width.data)  # LLVM integers carry no sign: ui8 is i8
     if isinstance(t, STORAGE_FLOAT_TYPES):
         return IntegerType(t.bitwidth)  # kernels only move these and convert their bits
+    if isinstance(t, StringType):
+        return IntegerType(t.bitwidth)  # a {ptr, len} pair moves as one i128
     return t
 
 

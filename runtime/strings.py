@@ -1,0 +1,117 @@
+"""Strings at the compiled entry's boundary (docs/strings.md, "Strings").
+
+Native code sees a string tensor as `{u8* ptr, u64 len}` pairs (dialects/graph_strings.py).
+A run turns each string input (a numpy array of str, of UTF-8 bytes, or of objects holding
+either) into such pairs over one blob of its UTF-8 bytes, validated here: native code never
+meets invalid UTF-8. The pairs a run writes to a string output point into those blobs (or
+into memory the run owns); each is checked to lie inside one before its bytes are read, and
+the output comes back as a numpy object array of Python str, as onnxruntime gives it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Sequence
+
+import numpy as np
+
+from onnxc.dialects.graph_strings import STRING_DTYPE
+from onnxc.errors import InvalidInputError, OnnxcError
+
+_TEXT_KINDS = "OUS"
+
+
+class StringBlob:
+    """The UTF-8 bytes of one string input, which its pairs point into while a run lasts."""
+
+    def __init__(self, data: bytes):
+        self.buffer = np.frombuffer(data, np.uint8) if data else np.zeros(1, np.uint8)
+        self.start = self.buffer.ctypes.data
+        self.end = self.start + len(data)
+
+
+def _utf8(name: str, index: int, item) -> bytes:
+    """One element's UTF-8 bytes, or InvalidInputError naming the input and the element."""
+    if isinstance(item, str):
+        try:
+            return item.encode("utf-8")
+        except UnicodeEncodeError as err:  # a lone surrogate
+            raise InvalidInputError(
+                f"input '{name}' element {index} is not valid Unicode text: {err.reason}"
+            ) from None
+    if isinstance(item, bytes | np.bytes_):
+        try:
+            bytes(item).decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise InvalidInputError(
+                f"input '{name}' element {index} is not valid UTF-8 (byte {err.start})"
+            ) from None
+        return bytes(item)
+    raise InvalidInputError(
+        f"input '{name}' element {index} is a {type(item).__name__}, expected str or bytes")
+
+
+def string_pairs(name: str, value) -> tuple[np.ndarray, StringBlob]:
+    """The native pairs of string input `name` and the blob they point into (kept alive by
+    the caller for the run). `value`: a numpy array of str (`<U`), bytes (`S`) or objects."""
+    if isinstance(value, str | bytes):
+        value = np.array(value, dtype=object)
+    if not isinstance(value, np.ndarray | np.generic) or np.asarray(value).dtype.kind \
+            not in _TEXT_KINDS:
+        got = (f"dtype {value.dtype}" if isinstance(value, np.ndarray | np.generic)
+               else type(value).__name__)
+        raise InvalidInputError(
+            f"input '{name}' is a string tensor: give a numpy array of str (or object), "
+            f"got {got}")
+    value = np.asarray(value)
+    flat = value.ravel(order="C")
+    if value.dtype.kind == "S":  # numpy strips trailing NULs of fixed-width bytes
+        parts = [_utf8(name, i, bytes(item)) for i, item in enumerate(flat)]
+    else:
+        parts = [_utf8(name, i, item) for i, item in enumerate(flat.tolist())]
+    blob = StringBlob(b"".join(parts))
+    lengths = np.fromiter(map(len, parts), np.uint64, len(parts))
+    pairs = np.empty(value.shape, STRING_DTYPE)
+    flat_pairs = pairs.reshape(-1)
+    flat_pairs["len"] = lengths
+    if len(parts):
+        offsets = np.cumsum(lengths) - lengths
+        flat_pairs["ptr"] = np.uint64(blob.start) + offsets
+    return pairs, blob
+
+
+def strings_of(name: str, pairs: np.ndarray, regions: Sequence[tuple[int, int]]) -> np.ndarray:
+    """Output `name`'s pairs as a numpy object array of str. Every non-empty pair must lie
+    inside one of `regions` ((start, end) byte ranges the run may point into) and hold
+    UTF-8; else the compiled code is wrong and OnnxcError says so, before any byte is read."""
+    flat = pairs.reshape(-1)
+    ptr = flat["ptr"].astype(np.uint64)
+    length = flat["len"].astype(np.uint64)
+    result = np.empty(pairs.shape, dtype=object)
+    out = result.reshape(-1)
+    used = length != 0
+    if used.any():
+        spans = sorted(regions)
+        starts = np.array([s for s, _ in spans], np.uint64)
+        ends = np.array([e for _, e in spans], np.uint64)
+        which = np.searchsorted(starts, ptr, side="right") - 1
+        inside = (which >= 0) & (length <= np.uint64(1) << np.uint64(48))
+        which = np.maximum(which, 0)
+        inside &= ptr + length <= ends[which] if len(spans) else False
+        if not np.all(inside | ~used):
+            bad = int(np.argmax(used & ~inside))
+            raise OnnxcError(f"output '{name}' element {bad} points outside the memory of "
+                             f"the run (a bug of the compiled code)")
+    for i, (p, n) in enumerate(zip(ptr.tolist(), length.tolist())):
+        if not n:
+            out[i] = ""
+            continue
+        try:
+            out[i] = ctypes.string_at(p, n).decode("utf-8")
+        except UnicodeDecodeError:
+            raise OnnxcError(f"output '{name}' element {i} is not UTF-8 (a bug of the "
+                             f"compiled code)") from None
+    return result
+
+
+__all__ = ["StringBlob", "string_pairs", "strings_of"]
