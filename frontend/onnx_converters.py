@@ -39,6 +39,7 @@ from onnxc.frontend import (
     onnx_ops_rnn,
     onnx_ops_rotary,
     onnx_ops_sequence,
+    onnx_ops_spectral,
     onnx_ops_tensor,
     onnx_ops_unique,
     onnx_ops_vision,
@@ -76,6 +77,7 @@ CONVERTERS = {
     **onnx_ops_normalization.CONVERTERS,
     **onnx_ops_control.CONVERTERS,
     **onnx_ops_sequence.CONVERTERS,
+    **onnx_ops_spectral.CONVERTERS,
     **onnx_ops_unique.CONVERTERS,
     **onnx_ops_microsoft.ONNX_DOMAIN_CONVERTERS,
 }

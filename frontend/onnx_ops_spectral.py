@@ -1,0 +1,185 @@
+"""Spectral ops: DFT (17: axis an attribute; 20: an input) and STFT.
+
+A transform of compile-time length is a matrix product: the signal's axis (with its real /
+imaginary pair, ONNX's last axis of size 1 or 2) is flattened and multiplied by one
+constant [n * parts, bins * parts] matrix of cos / sin terms, computed in float64 and rounded
+once to the element type. It is O(n^2) per transform but runs on the GEMM kernel, which for
+the lengths models use (windows of 64..1024) beats an unvectorized FFT. The matrix also does
+what the DFT's options ask: zero padding or truncation to dft_length (rows past the signal or
+past the length are zero), the one-sided half of the bins, the inverse's 1/n, the inverse
+of a one-sided spectrum to a real signal (irfft: the bins' conjugate halves counted twice)
+and STFT's window (multiplied into the rows when it is constant). Every other axis may be
+symbolic; the transformed axis and STFT's signal length must be static.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from onnxc.dialects import graph
+from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.dense_data import element_dtype
+from onnxc.frontend import onnx_types as types
+from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
+from onnxc.frontend.onnx_ops_math import Converter
+from onnxc.frontend.onnx_ops_movement import Emitter
+
+MAX_LENGTH = 8192
+"""Longest transform imported as a matrix (its matrix of 4 n^2 entries is 1 GiB in f32 past
+this; such lengths want an FFT kernel onnxc does not have)."""
+
+
+def _scalar(ctx: NodeContext, i: int, what: str) -> int:
+    array = np.asarray(ctx.constant(i, what))
+    if array.size != 1 or array.dtype.kind not in "iu":
+        raise ctx.invalid(f"{what} must be an integer scalar, got {array.dtype} {array.shape}")
+    return int(array.reshape(()))
+
+
+def dft_matrix(rows: int, parts: int, length: int, bins: int, inverse: bool,
+               window: np.ndarray | None = None) -> np.ndarray:
+    """[rows * parts, bins * 2] float64: row (n, part) of the input times it gives the bins
+    k < `bins` of the length-`length` transform (columns (k, re/im)); rows n >= length are
+    zero (truncation), rows missing past `rows` are the zero padding. The inverse has e^+
+    and 1/length."""
+    n = np.arange(min(rows, length), dtype=np.float64)[:, None]
+    k = np.arange(bins, dtype=np.float64)[None, :]
+    angle = 2 * np.pi * ((n * k) % length) / length  # reduced: exact angles for long n * k
+    cos, sin = np.cos(angle), np.sin(angle) * (1.0 if inverse else -1.0)
+    if inverse:
+        cos, sin = cos / length, sin / length
+    if window is not None:
+        cos, sin = cos * window[:len(n), None], sin * window[:len(n), None]
+    out = np.zeros((rows, parts, bins, 2))
+    used = len(n)
+    out[:used, 0, :, 0], out[:used, 0, :, 1] = cos, sin  # re * (cos + i sin)
+    if parts == 2:
+        out[:used, 1, :, 0], out[:used, 1, :, 1] = -sin, cos  # i im * (cos + i sin)
+    return out.reshape(rows * parts, bins * 2)
+
+
+def irfft_matrix(rows: int, parts: int, length: int) -> np.ndarray:
+    """[rows * parts, length]: the real signal of length `length` whose one-sided spectrum
+    is the input's first length // 2 + 1 bins (numpy's irfft): bin 0 and, for an even
+    length, bin length / 2 once, the others twice (their conjugates), imaginary parts of
+    those two ignored (their sines are 0)."""
+    used = min(rows, length // 2 + 1)
+    k = np.arange(used, dtype=np.float64)[:, None]
+    n = np.arange(length, dtype=np.float64)[None, :]
+    angle = 2 * np.pi * ((k * n) % length) / length
+    twice = np.where((k == 0) | (2 * k == length), 1.0, 2.0) / length
+    out = np.zeros((rows, parts, length))
+    out[:used, 0] = twice * np.cos(angle)
+    if parts == 2:
+        out[:used, 1] = -twice * np.sin(angle)
+    return out.reshape(rows * parts, length)
+
+
+def _parts(ctx: NodeContext, shape) -> int:
+    if len(shape) < 2 or shape[-1] not in (1, 2):
+        raise ctx.invalid(f"input shape {shape}: the last axis must be 1 (real) or 2 "
+                          "(real, imaginary)")
+    if not types.is_float(ctx.element_type(0)):
+        raise ctx.unsupported(f"element type {ctx.element_type(0)} (float tensors only)")
+    return shape[-1]
+
+
+def _times(ctx: NodeContext, x: SSAValue, matrix: np.ndarray) -> SSAValue:
+    """x [..., rows] @ matrix, the matrix a constant of x's element type."""
+    w = ctx.materialize(Tensor.of_array(matrix.astype(element_dtype(ctx.element_type(0)))))
+    out = ctx.infer(shapes.matmul_output_shape, graph.shape_of(x), graph.shape_of(w))
+    return ctx.emit1(graph.MatMulOp(operands=[x, w],
+                                    result_types=[types.tensor_type(out, ctx.element_type(0))]))
+
+
+def convert_dft(ctx: NodeContext) -> list[Result]:
+    x = ctx.shape(0)
+    rank, parts = len(x), _parts(ctx, ctx.shape(0))
+    if ctx.opset >= 20:
+        axis = _scalar(ctx, 2, "axis") if ctx.has_input(2) else -2
+    else:
+        axis = ctx.attr("axis", 1)
+    if not (-rank <= axis <= -2 or 0 <= axis <= rank - 2):
+        raise ctx.invalid(f"axis {axis} out of range for rank {rank} (the last is the "
+                          "real/imaginary axis)")
+    axis %= rank
+    inverse, onesided = bool(ctx.attr("inverse", 0)), bool(ctx.attr("onesided", 0))
+    size = x[axis]
+    if not isinstance(size, int):
+        raise ctx.unsupported(f"a symbolic length {size} along axis {axis} (the transform's "
+                              "matrix is built at compile time)")
+    if ctx.has_input(1):
+        length = _scalar(ctx, 1, "dft_length")
+    else:
+        length = 2 * (size - 1) if inverse and onesided else size
+    if not 1 <= length <= MAX_LENGTH:
+        raise (ctx.invalid if length < 1 else ctx.unsupported)(
+            f"dft_length {length} (1..{MAX_LENGTH} taken)")
+    if inverse and onesided:  # a one-sided spectrum back to its real signal
+        matrix, bins, out_parts = irfft_matrix(size, parts, length), length, 1
+    else:
+        bins = length // 2 + 1 if onesided else length
+        matrix, out_parts = dft_matrix(size, parts, length, bins, inverse), 2
+    ctx.check_size(matrix.shape, 8, "its transform matrix")
+    e = Emitter(ctx)
+    others = [d for d in range(rank - 1) if d != axis]
+    moved = e.transpose(ctx.operand(0), (*others, axis, rank - 1)) \
+        if axis != rank - 2 else ctx.operand(0)
+    prefix = tuple(x[d] for d in others) or (1,)
+    y = _times(ctx, e.reshape(moved, (*prefix, size * parts)), matrix)
+    y = e.reshape(y, (*(x[d] for d in others), bins, out_parts))
+    if axis == rank - 2:
+        return [y]
+    order = (*others, axis, rank - 1)
+    return [e.transpose(y, [order.index(d) for d in range(rank)])]
+
+
+def convert_stft(ctx: NodeContext) -> list[Result]:
+    """Frames of the signal [batch, length, parts] taken by a constant Gather (frame f is
+    samples f * step ..), each transformed by the windowed DFT matrix: [batch, frames,
+    bins, 2], frames = (length - frame_length) // step + 1."""
+    x = ctx.shape(0)
+    parts = _parts(ctx, x)
+    if len(x) != 3:
+        raise ctx.invalid(f"signal shape {x}: [batch, length, 1 or 2] expected")
+    step = _scalar(ctx, 1, "frame_step")
+    window = ctx.has_input(2)
+    if ctx.has_input(3):
+        frame = _scalar(ctx, 3, "frame_length")
+    elif window:
+        frame = ctx.shape(2)[0] if len(ctx.shape(2)) == 1 else -1
+    else:
+        raise ctx.invalid("one of window and frame_length must be given")
+    if window and ctx.shape(2) != (frame,):
+        raise ctx.invalid(f"window shape {ctx.shape(2)} does not fit frame_length {frame}")
+    signal = x[1]
+    if not isinstance(signal, int) or not isinstance(frame, int):
+        raise ctx.unsupported(f"a symbolic signal length {signal} (frames are gathered by "
+                              "compile-time indices)")
+    if step < 1 or not 1 <= frame <= min(signal, MAX_LENGTH):
+        raise ctx.invalid(f"frame_step {step} / frame_length {frame} for a signal of "
+                          f"{signal} samples")
+    onesided = bool(ctx.attr("onesided", 1))
+    bins = frame // 2 + 1 if onesided else frame
+    frames = (signal - frame) // step + 1
+    known = ctx.known(2) if window else None
+    matrix = dft_matrix(frame, parts, frame, bins, False,
+                        None if known is None else np.asarray(known, np.float64))
+    ctx.check_size(matrix.shape, 8, "its transform matrix")
+    indices = np.arange(frames, dtype=np.int64)[:, None] * step + np.arange(frame)[None, :]
+    e = Emitter(ctx)
+    gathered = ctx.emit1(graph.GatherOp(
+        operands=[ctx.operand(0), ctx.materialize(Tensor.of_array(indices))],
+        result_types=[types.tensor_type((x[0], frames, frame, parts), ctx.element_type(0))],
+        properties={"axis": types.i64_attr(1)}))
+    if window and known is None:  # a run-time window: applied to the frames
+        gathered = e.binary(graph.MulOp, gathered, e.reshape(ctx.operand(2), (frame, 1)))
+    y = _times(ctx, e.reshape(gathered, (x[0], frames, frame * parts)), matrix)
+    return [e.reshape(y, (x[0], frames, bins, 2))]
+
+
+CONVERTERS: dict[str, Converter] = {
+    "DFT": convert_dft,
+    "STFT": convert_stft,
+}
