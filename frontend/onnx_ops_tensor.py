@@ -17,6 +17,7 @@ from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.dense_data import element_dtype, from_numpy
 from onnxc.dialects.graph_base import sizes_attr
+from onnxc.dialects.graph_strings import StringType
 from onnxc.dialects.size_facts import require_at_least
 from onnxc.dialects.symbolic_dims import (
     Dim,
@@ -495,6 +496,12 @@ def convert_expand(ctx: NodeContext) -> list[Result]:
     if out == ctx.shape(0):
         return [ctx.emit1(graph.IdentityOp(operands=[ctx.operand(0)],
                                            result_types=[ctx.tensor(0).type]))]
+    if isinstance(el, StringType):  # strings have no product: Where(true of `shape`, x, x)
+        true = ctx.emit1(graph.ConstantOfShapeOp(
+            properties={"value": from_numpy(np.ones((1,), np.bool_))},
+            result_types=[types.tensor_type(shape, types.element_type(types.TP.BOOL))]))
+        return [ctx.emit1(graph.WhereOp(operands=[true, ctx.operand(0), ctx.operand(0)],
+                                        result_types=[_with_shape(ctx, out)]))]
     one = np.ones((1,), dtype=element_dtype(el))
     ones = ctx.emit1(graph.ConstantOfShapeOp(properties={"value": from_numpy(one)},
                                              result_types=[types.tensor_type(shape, el)]))
