@@ -35,6 +35,7 @@ from onnxc.passes import (
     evaluator_reduce,
     evaluator_rnn,
     evaluator_tensor,
+    evaluator_trees,
     fused_reference,
     quant_reference,
     weight_quant_reference,
@@ -356,6 +357,7 @@ EVALUATORS: dict[type[Operation], Evaluator] = {
     **evaluator_logic.EVALUATORS,
     **evaluator_tensor.EVALUATORS,
     **evaluator_rnn.EVALUATORS,
+    **evaluator_trees.EVALUATORS,
     **weight_quant_reference.EVALUATORS,
 }
 
