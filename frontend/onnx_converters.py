@@ -27,6 +27,7 @@ from onnxc.frontend import (
     onnx_ops_math,
     onnx_ops_microsoft,
     onnx_ops_microsoft_attention,
+    onnx_ops_microsoft_nbits,
     onnx_ops_microsoft_quant,
     onnx_ops_ml,
     onnx_ops_ml_trees,
@@ -90,6 +91,7 @@ DOMAIN_CONVERTERS: dict[str, Mapping[str, onnx_ops_math.Converter]] = {
         **onnx_ops_microsoft.CONVERTERS,
         **onnx_ops_microsoft_attention.CONVERTERS,
         **onnx_ops_microsoft_quant.CONVERTERS,
+        **onnx_ops_microsoft_nbits.CONVERTERS,
     },
     "ai.onnx.ml": {
         **onnx_ops_ml.CONVERTERS,
