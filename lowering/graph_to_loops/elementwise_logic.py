@@ -14,7 +14,9 @@ from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of
+from onnxc.dialects.graph_strings import StringType
 from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops import string_bytes
 from onnxc.lowering.graph_to_loops.element_types import is_bool, is_float
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise, require_physical_broadcast
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder
@@ -41,6 +43,8 @@ _PREDICATES: dict[type, tuple[str, str, str]] = {
 
 
 def compare(kb: KernelBuilder, a: SSAValue, b: SSAValue, kind: type) -> SSAValue:
+    if isinstance(a.type, StringType):  # Equal only (the converter refuses the others)
+        return string_bytes.equal(kb, a, b)
     fp, signed, unsigned = _PREDICATES[kind]
     if is_float(a.type):
         return kb.insert(arith.CmpfOp(a, b, fp))
