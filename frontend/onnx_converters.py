@@ -29,6 +29,7 @@ from onnxc.frontend import (
     onnx_ops_microsoft_attention,
     onnx_ops_microsoft_nbits,
     onnx_ops_microsoft_quant,
+    onnx_ops_microsoft_standard,
     onnx_ops_ml,
     onnx_ops_ml_trees,
     onnx_ops_movement,
@@ -91,6 +92,7 @@ DOMAIN_CONVERTERS: dict[str, Mapping[str, onnx_ops_math.Converter]] = {
         **onnx_ops_microsoft.CONVERTERS,
         **onnx_ops_microsoft_attention.CONVERTERS,
         **onnx_ops_microsoft_quant.CONVERTERS,
+        **onnx_ops_microsoft_standard.CONVERTERS,
         **onnx_ops_microsoft_nbits.CONVERTERS,
     },
     "ai.onnx.ml": {

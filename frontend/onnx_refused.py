@@ -71,7 +71,18 @@ REFUSED: dict[tuple[str, str], str] = {
         "exporter writes it"),
     ("com.microsoft", "SampleOp"): "onnxruntime's example kernel, not a model op",
     ("com.microsoft", "GatherPacked"): _NEW_ARCHITECTURE,
-    ("com.microsoft", "ScaledSiLU"): _NEW_ARCHITECTURE,
+    ("com.microsoft", "MatMulBnb4"): (
+        "bitsandbytes' FP4/NF4 weights; re-quantize with onnxruntime's MatMulNBitsQuantizer "
+        "(com.microsoft.MatMulNBits), which onnxc converts"),
+    ("com.microsoft", "MatMulFpQ4"): (
+        "onnxruntime's first 4-bit weight format, superseded by MatMulNBits, which onnxc "
+        "converts: re-quantize with MatMulNBitsQuantizer"),
+    ("com.microsoft", "MurmurHash3"): (
+        "feature hashing of strings and integers into buckets; no exporter onnxc is tested "
+        "with writes it"),
+    ("com.microsoft", "CropAndResize"): (
+        "TensorFlow's crop_and_resize as tf2onnx wrote it before ONNX had RoiAlign; no "
+        "current exporter writes it"),
     ("com.microsoft.nchwc", "AveragePool"): _NCHWC,
     ("com.microsoft.nchwc", "Conv"): _NCHWC,
     ("com.microsoft.nchwc", "GlobalAveragePool"): _NCHWC,
