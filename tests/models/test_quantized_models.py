@@ -24,6 +24,13 @@ largest dynamic scale) and requires the difference to be well under the quantiza
 resnet18_qoperator (quantize_static, QOperator format, com.microsoft QLinearAdd /
 QLinearGlobalAveragePool / QGemm): quantized in the test from the real export, compiled once
 with symbolic height and width; logits bit-identical to onnxruntime at 224x224 and 160x200.
+
+llama_int4_symmetric (MatMulNBitsQuantizer(is_symmetric=True), QDQ): int4 weights without a
+zero point, about half of the block scales negative; quantized in the test (milliseconds)
+from the corpus llama, compiled once with its symbolic batch, sequence and past lengths, and
+run through a prefill and decode steps against onnxruntime without graph optimizations, as
+tests/models/test_real_exports.py runs llama_int4_qdq (with them onnxruntime fuses DQ +
+MatMul into MatMulNBits, which also quantizes the activations).
 """
 
 from __future__ import annotations
@@ -143,3 +150,69 @@ def test_resnet18_qoperator_matches_onnxruntime(cache_pass) -> None:
         (actual,) = cache_pass.outputs(compiled.run(None, feeds))
         np.testing.assert_allclose(actual, expected, rtol=0, atol=0.114)
         assert actual.argmax() == expected.argmax()
+
+
+@functools.lru_cache(maxsize=1)
+def llama_int4_symmetric() -> bytes:
+    """The corpus llama (optimum export, past_key_values) through onnxruntime's
+    MatMulNBitsQuantizer(block_size=32, is_symmetric=True, quant_format=QDQ): every MatMul
+    weight an int4 blocked DequantizeLinear (axis 0) without zero point."""
+    import logging
+
+    from onnxruntime.quantization import QuantFormat
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+    from tests.models.real_exports import corpus
+
+    logging.disable(logging.WARNING)  # the quantizer warns that it raises the opset to 21
+    try:
+        quantizer = MatMulNBitsQuantizer(corpus.load("llama"), block_size=32, is_symmetric=True,
+                                         quant_format=QuantFormat.QDQ)
+        quantizer.process()
+    finally:
+        logging.disable(logging.NOTSET)
+    return quantizer.model.model.SerializeToString()
+
+
+@pytest.mark.models
+def test_llama_int4_symmetric_qdq_matches_onnxruntime(cache_pass) -> None:
+    """A prefill (empty cache) and three decode steps feeding back the present cache, then a
+    batch of two, from one compile. rtol 1e-4, atol 1e-5 as for llama_int4_qdq
+    (test_real_exports.py): the dequantized weights are exact in f32 on both sides, the f32
+    products are summed in another order."""
+    import onnxruntime as ort
+    from onnx import numpy_helper
+
+    from tests.models import test_real_exports as real
+
+    data = llama_int4_symmetric()
+    model = onnx.load_from_string(data)
+    inits = {t.name: t for t in model.graph.initializer}
+    dqs = [n for n in model.graph.node if n.op_type == "DequantizeLinear"]
+    scales = np.concatenate([numpy_helper.to_array(inits[n.input[1]]).ravel() for n in dqs])
+    assert len(dqs) >= 10 and all(len(n.input) == 2 for n in dqs)  # symmetric: no zero point
+    assert {inits[n.input[0]].data_type for n in dqs} == {onnx.TensorProto.INT4}
+    assert 0.3 < np.mean(scales < 0) < 0.7
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+    compiled = cache_pass.compile(model, num_threads=1)
+    outputs = [o.name for o in model.graph.output]
+    entry_name = "llama"
+    rng = np.random.default_rng(3)
+    for batch, prompt, steps in ((1, 5, 4), (2, 3, 2)):
+        feeds = real._decode_feeds(entry_name, rng.integers(0, 256, (batch, prompt)),
+                                   real._empty_cache(entry_name, batch), 0)
+        for step in range(steps):
+            ours = dict(zip(outputs, cache_pass.outputs(compiled.run(None, feeds)),
+                            strict=True))
+            theirs = dict(zip(outputs, session.run(None, feeds), strict=True))
+            for name in outputs:
+                np.testing.assert_allclose(ours[name], theirs[name], rtol=1e-4, atol=1e-5,
+                                           err_msg=f"batch {batch} step {step} {name}")
+            token = ours["logits"][:, -1:].argmax(-1).astype(np.int64)
+            past = {f"past_key_values.{n.removeprefix('present.')}": v
+                    for n, v in ours.items() if n.startswith("present.")}
+            feeds = real._decode_feeds(entry_name, token, past,
+                                       feeds["attention_mask"].shape[1])
