@@ -21,6 +21,7 @@ from onnxc.frontend import (
     onnx_ops_attention,
     onnx_ops_control,
     onnx_ops_einsum,
+    onnx_ops_experimental,
     onnx_ops_generate,
     onnx_ops_logic,
     onnx_ops_loss,
@@ -47,6 +48,7 @@ from onnxc.frontend import (
     onnx_ops_vision,
 )
 from onnxc.frontend.onnx_fold import FOLDERS
+from onnxc.frontend.onnx_schema_functions import expand_schema_functions
 from onnxc.frontend.onnx_refused import refusal_reason
 from onnxc.frontend.onnx_model import (
     DEFAULT_DOMAINS,
@@ -81,6 +83,7 @@ CONVERTERS = {
     **onnx_ops_sequence.CONVERTERS,
     **onnx_ops_spectral.CONVERTERS,
     **onnx_ops_unique.CONVERTERS,
+    **onnx_ops_experimental.CONVERTERS,
     **onnx_ops_microsoft.ONNX_DOMAIN_CONVERTERS,
 }
 """The default domain's converters by op type (with the contrib ops onnxruntime registers in
@@ -110,6 +113,11 @@ def converter_for(domain: str, op_type: str) -> onnx_ops_math.Converter | None:
 
 
 
+def _converts(node: onnx.NodeProto) -> bool:
+    return converter_for(node.domain, node.op_type) is not None or (
+        node.domain in DEFAULT_DOMAINS and node.op_type in FOLDERS)
+
+
 def checked_model(model: onnx.ModelProto) -> onnx.ModelProto:
     """`model` with its functions inlined, after the checks every import starts with: an IR
     version onnx knows, names defined once, operator domains and opset versions known, every
@@ -118,6 +126,7 @@ def checked_model(model: onnx.ModelProto) -> onnx.ModelProto:
     check_names(model.graph)  # first: says when the bytes were empty or truncated
     check_ir_version(model)
     model = inline_functions(model)
+    model = expand_schema_functions(model, _converts)
     check_domains(model, {d: table for d, table in DOMAIN_CONVERTERS.items() if d})
     check_op_types(model.graph, default_opset(model))
     check_io_types(model.graph, default_opset(model))
