@@ -37,19 +37,22 @@ from onnxc.resource_limits import NO_BOUND
 _C = TypeVar("_C")
 
 
-def sample_wise(converter: _C) -> _C:
+def sample_wise(converter: _C, rows: bool = False) -> _C:
     """Register an ONNX op as sample-wise, in its family's CONVERTERS (`"Gelu":
     sample_wise(convert_gelu)`): the op never combines elements of different samples when
     every batched operand has the output's rank (checked in `_mixes_samples`): elementwise
     ops (operands of the output's rank; lower-rank operands broadcast per sample), and
     per-sample windows and statistics over non-batch axes (convolutions, pools, normalizations
-    over a sample, DepthToSpace)."""
-    converter.sample_wise = True  # type: ignore[attr-defined]
+    over a sample, DepthToSpace). `rows`: each row (leading index) of every operand and
+    result is its own, whatever their ranks (ai.onnx.ml's models: [N, C] features to [N]
+    labels and [N, K] scores)."""
+    converter.sample_wise = "rows" if rows else True  # type: ignore[attr-defined]
     return converter
 
 
-def is_sample_wise(op_type: str, domain: str = "") -> bool:
-    """Whether the converter of `op_type` in `domain` is registered `sample_wise`."""
+def is_sample_wise(op_type: str, domain: str = "") -> bool | str:
+    """Whether the converter of `op_type` in `domain` is registered `sample_wise` ("rows"
+    when by rows)."""
     from onnxc.frontend.onnx_converters import converter_for  # which imports this module
 
     return getattr(converter_for(domain, op_type), "sample_wise", False)
@@ -290,7 +293,8 @@ def _mixes_samples(node: onnx.NodeProto, ins: list[str], batched: Mapping[str, i
         # name (com.microsoft.Attention) is not one of them
         return f"is a {node.domain} op"
     if is_sample_wise(op, node.domain):
-        if any(len(shapes[i] or ()) != rank for i in ins):
+        if is_sample_wise(op, node.domain) != "rows" and any(
+                len(shapes[i] or ()) != rank for i in ins):
             return "broadcasts a batched operand along another axis"
         return None
     if op in ("MatMul", "Gemm", "MatMulInteger", "QLinearMatMul"):
