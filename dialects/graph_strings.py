@@ -9,17 +9,13 @@ ops with `AnyElementKernel` take strings as they are.
 
 from __future__ import annotations
 
-import numpy as np
 from xdsl.dialects.builtin import FixedBitwidthType
 from xdsl.ir import Attribute, ParametrizedAttribute
 from xdsl.irdl import irdl_attr_definition
 
-STRING_BYTES = 16
-"""bytes of one string element: a pointer and a length, both 64-bit"""
+from onnxc.dialects.string_dtype import STRING_BYTES, STRING_DTYPE
 
-STRING_DTYPE = np.dtype([("ptr", "<u8"), ("len", "<u8")], align=True)
-"""the numpy dtype of the native string elements (the runtime builds them from numpy object
-arrays of str and reads them back: runtime/strings.py); never a user-visible dtype"""
+__all__ = ["STRING_BYTES", "STRING_DTYPE", "StringType", "is_string", "string"]
 
 
 @irdl_attr_definition

@@ -133,11 +133,7 @@ def _is_storage_only(el: Attribute) -> bool:
 STRING_OPS = frozenset({
     "Identity", "Reshape", "Transpose", "Gather", "Concat", "Slice", "Squeeze", "Unsqueeze",
     "Flatten", "Expand", "Where", "Equal", "Split", "Tile", "Shape", "Size", "GatherElements",
-    "GatherND", "Compress", "ReverseSequence", "DepthToSpace", "SpaceToDepth",
-    "StringNormalizer", "StringConcat", "StringSplit", "RegexFullMatch", "Cast", "CastLike",
-    "LabelEncoder", "If", "Loop", "Scan", "SequenceConstruct", "SequenceAt", "SequenceInsert",
-    "SequenceErase", "SequenceLength", "SplitToSequence", "ConcatFromSequence",
-    "SequenceEmpty", "Optional", "OptionalGetElement", "OptionalHasElement"})
+    "GatherND", "Compress", "ReverseSequence"})
 """The ops that take STRING tensors: those that only move elements (a string moves as a
 16-byte pair, AnyElementKernel), Equal, and the string ops (docs/strings.md)."""
 

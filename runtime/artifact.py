@@ -40,6 +40,7 @@ from pathlib import Path
 import llvmlite.binding as llvm
 import numpy as np
 
+from onnxc.dialects.string_dtype import STRING_DTYPE
 from onnxc.errors import CompilationError, InvalidArgumentError, ToolchainError
 from onnxc.runtime import object_code
 from onnxc.runtime.artifact_header import header_source
@@ -258,9 +259,22 @@ def _c_source(name: str) -> str:
     return resources.files("onnxc.runtime").joinpath("c", name).read_text()
 
 
+def _refuse_strings(abi) -> None:
+    """The C API passes raw tensors of numbers: a string input or output (runtime/strings.py
+    builds their {ptr, len} pairs, and checks what a run gives back) has no form in it."""
+    for kind, specs in (("input", abi.inputs), ("output", abi.outputs)):
+        for spec in specs:
+            if spec.dtype == STRING_DTYPE:
+                raise InvalidArgumentError(
+                    f"model {kind} '{spec.name}' is a string tensor: an artifact's C API "
+                    f"takes tensors of numbers only; run string models with onnxc.compile "
+                    f"(docs/strings.md)")
+
+
 def build(lowered, directory: str | os.PathLike, prefix: str = "model") -> Artifact:
     """Write the artifact of `lowered` (`Compilation.lower_to_llvm`) into `directory`."""
     prefix = _check_prefix(prefix)
+    _refuse_strings(lowered.abi)
     target: Target = lowered.abi.target
     cc = c_compiler(target)
     out = Path(directory)

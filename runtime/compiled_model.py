@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from onnxc.dialects.check_failures import STATUS_RECORD_BYTES, check_failure
-from onnxc.dialects.graph_strings import STRING_DTYPE
+from onnxc.dialects.string_dtype import STRING_DTYPE
 from onnxc.errors import InvalidArgumentError, InvalidInputError
 from onnxc.resource_limits import check_allocation, check_tensor
 from onnxc.runtime.strings import string_pairs, strings_of

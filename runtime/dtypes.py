@@ -12,7 +12,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from onnxc.dialects.graph_strings import STRING_DTYPE
+from onnxc.dialects.string_dtype import STRING_DTYPE
 
 _NUMPY = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64")

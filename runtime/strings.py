@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from onnxc.dialects.graph_strings import STRING_DTYPE
+from onnxc.dialects.string_dtype import STRING_DTYPE
 from onnxc.errors import InvalidInputError, OnnxcError
 
 _TEXT_KINDS = "OUS"

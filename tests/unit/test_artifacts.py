@@ -322,7 +322,8 @@ def test_stored_dtype_names_are_the_supported_onnx_types():
     from onnxc.frontend import onnx_types
     from onnxc.runtime.dtypes import DTYPES
 
-    supported = {onnx_types.numpy_dtype(t).name: onnx_types.numpy_dtype(t)
+    supported = {("string" if t == onnx.TensorProto.STRING else onnx_types.numpy_dtype(t).name):
+                 onnx_types.numpy_dtype(t)
                  for t in onnx.TensorProto.DataType.values() if onnx_types.is_supported(t)}
     assert DTYPES == supported
 

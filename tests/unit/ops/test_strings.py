@@ -1,0 +1,161 @@
+"""String tensors (docs/strings.md): STRING graph inputs and outputs, the ops that move
+string elements, Equal of strings, and the checks at the boundary of a run; one-node models
+compiled by onnxc.compile against onnxruntime (Gather against onnx.reference: onnxruntime
+1.32 returns "" for every element past the first of a gathered string row).
+
+Strings are compared exactly: every op here moves or compares bytes, nothing rounds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+
+import onnxc
+from onnxc.errors import InvalidArgumentError, InvalidInputError, UnsupportedOpError
+from tests.models.cache_passes import output_digest
+from tests.single_op import reference_run, run_both, single_op_model
+
+S = onnx.TensorProto.STRING
+RNG = np.random.default_rng(7)
+WORDS = np.array(["a", "héllo", "", "dé", "xyz", "日本", "foo bar", "Z", "xyw", "🙂x"],
+                 dtype=object)
+
+
+def _strings(*shape) -> np.ndarray:
+    return RNG.choice(WORDS, size=shape)
+
+
+def _spec(value: np.ndarray):
+    return (S if value.dtype == object else value.dtype, list(value.shape))
+
+
+def _model(op_type: str, inputs: dict, *, outputs=("y",), initializers=None, attrs=None,
+           opset: int = 18):
+    return single_op_model(op_type, {k: _spec(v) for k, v in inputs.items()}, list(outputs),
+                           initializers=initializers, attrs=attrs, opset=opset, ir_version=9)
+
+
+MOVES = [
+    ("Identity", {"x": _strings(2, 3)}, None, None),
+    ("Reshape", {"x": _strings(2, 3)}, {"s": np.array([3, 2], np.int64)}, None),
+    ("Transpose", {"x": _strings(2, 3, 4)}, None, {"perm": [2, 0, 1]}),
+    ("Concat", {"x": _strings(2, 3), "z": _strings(2, 2)}, None, {"axis": 1}),
+    ("Slice", {"x": _strings(5, 4)},
+     {"st": np.array([1, 0], np.int64), "en": np.array([4, 3], np.int64)}, None),
+    ("Squeeze", {"x": _strings(1, 3, 1)}, {"ax": np.array([0, 2], np.int64)}, None),
+    ("Unsqueeze", {"x": _strings(3)}, {"ax": np.array([0, 2], np.int64)}, None),
+    ("Flatten", {"x": _strings(2, 3, 2)}, None, {"axis": 2}),
+    ("Expand", {"x": _strings(3, 1)}, {"s": np.array([2, 3, 4], np.int64)}, None),
+    ("Where", {"c": RNG.random((2, 3)) > 0.5, "x": _strings(2, 3), "z": _strings(1, 3)},
+     None, None),
+    ("Tile", {"x": _strings(2, 3)}, {"r": np.array([2, 1], np.int64)}, None),
+    ("GatherElements", {"x": _strings(3, 3), "i": np.array([[0, 2, 1], [1, 1, 0]])}, None,
+     {"axis": 0}),
+    ("GatherND", {"x": _strings(3, 3), "i": np.array([[0, 2], [1, 1]])}, None, None),
+    ("Compress", {"x": _strings(4, 3)}, {"c": np.array([True, False, True, True])},
+     {"axis": 0}),
+    ("ReverseSequence", {"x": _strings(4, 3), "l": np.array([1, 2, 3])}, None,
+     {"batch_axis": 1, "time_axis": 0}),
+    ("Shape", {"x": _strings(4, 3)}, None, None),
+    ("Size", {"x": _strings(4, 3)}, None, None),
+]
+
+
+@pytest.mark.parametrize("op_type,inputs,initializers,attrs", MOVES,
+                         ids=[m[0] for m in MOVES])
+def test_moves_strings(op_type, inputs, initializers, attrs):
+    run_both(_model(op_type, inputs, initializers=initializers, attrs=attrs), inputs,
+             exact=True)
+
+
+def test_split_strings():
+    x = _strings(4, 3)
+    run_both(_model("Split", {"x": x}, outputs=("a", "b"), attrs={"axis": 0,
+                                                                 "num_outputs": 2}),
+             {"x": x}, exact=True)
+
+
+def test_gather_strings():
+    """Run-time indices, negative ones too; against onnx.reference and numpy (see the
+    module docstring for onnxruntime's answer)."""
+    x = np.array([[f"r{r}c{c}é" for c in range(3)] for r in range(5)], dtype=object)
+    i = np.array([[4, 0], [-1, 2]], np.int64)
+    model = _model("Gather", {"x": x, "i": i}, attrs={"axis": 0})
+    (got,) = onnxc.compile(model).run(None, {"x": x, "i": i})
+    np.testing.assert_array_equal(got, x[i])
+    run_both(model, {"x": x, "i": i}, exact=True, reference="onnx")
+
+
+def test_equal_strings():
+    """Same length but other bytes, a prefix, the empty string, broadcasting."""
+    a = np.array([["abc", "abd", "ab", ""], ["日本", "日本", "x", "xyz"]], dtype=object)
+    b = np.array([["abc", "abc", "abc", ""]], dtype=object)
+    got, _ = run_both(_model("Equal", {"x": a, "z": b}, opset=19), {"x": a, "z": b},
+                      exact=True)
+    assert got[0].tolist() == [[True, False, False, True], [False, False, False, False]]
+
+
+def test_symbolic_strings():
+    """One compile, several lengths: Concat of a symbolic-length string input with itself."""
+    model = single_op_model("Concat", {"x": (S, ["n"]), "z": (S, ["n"])}, ["y"],
+                            attrs={"axis": 0}, opset=18, ir_version=9)
+    compiled = onnxc.compile(model)
+    for n in (1, 4, 9):
+        x, z = _strings(n), _strings(n)
+        (got,) = compiled.run(None, {"x": x, "z": z})
+        np.testing.assert_array_equal(got, np.concatenate([x, z]))
+
+
+def test_string_input_forms():
+    """numpy str arrays, bytes arrays and object arrays of bytes are taken; what comes back
+    is an object array of str."""
+    model = _model("Identity", {"x": _strings(3)})
+    compiled = onnxc.compile(model)
+    text = ["é", "", "a b"]
+    for value in (np.array(text), np.array([t.encode() for t in text]),
+                  np.array([t.encode() for t in text], dtype=object)):
+        (got,) = compiled.run(None, {"x": value})
+        assert got.dtype == object and got.tolist() == text
+    assert "string" in str(compiled.inputs[0])
+
+
+def test_string_inputs_are_checked():
+    compiled = onnxc.compile(_model("Identity", {"x": _strings(2)}))
+    with pytest.raises(InvalidInputError, match=r"input 'x' element 1 is not valid UTF-8"):
+        compiled.run(None, {"x": np.array([b"ok", b"\xff\xfe"], dtype=object)})
+    with pytest.raises(InvalidInputError, match=r"input 'x' element 0 is not valid Unicode"):
+        compiled.run(None, {"x": np.array(["\ud800", "a"], dtype=object)})
+    with pytest.raises(InvalidInputError, match=r"input 'x' element 1 is a int"):
+        compiled.run(None, {"x": np.array(["a", 3], dtype=object)})
+    with pytest.raises(InvalidInputError, match=r"input 'x' is a string tensor"):
+        compiled.run(None, {"x": np.zeros(2, np.float32)})
+    with pytest.raises(InvalidInputError, match=r"input 'x' has shape"):
+        compiled.run(None, {"x": _strings(3)})
+
+
+def test_strings_refused_where_not_taken(tmp_path):
+    x = _strings(1, 4, 2, 2)
+    with pytest.raises(UnsupportedOpError, match="DepthToSpace of STRING tensors"):
+        onnxc.compile(_model("DepthToSpace", {"x": x}, attrs={"blocksize": 2}))
+    with pytest.raises(InvalidArgumentError, match="model input 'x' is a string tensor"):
+        onnxc.compile_artifact(_model("Identity", {"x": x}), tmp_path / "a")
+    with pytest.raises(InvalidArgumentError, match="string outputs"):
+        onnxc.compile(_model("Identity", {"x": x})).run(None, {"x": x},
+                                                       out=[np.empty(x.shape, object)])
+
+
+def test_strings_cold_and_warm(tmp_path):
+    """A cache hit runs string inputs and outputs as the fresh compile does."""
+    x = _strings(3, 4)
+    model = _model("Transpose", {"x": x}, attrs={"perm": [1, 0]})
+    (expected,) = reference_run(model, {"x": x})
+    digests = []
+    for warm in (False, True):
+        compiled = onnxc.compile(model, cache_dir=tmp_path)
+        assert compiled.from_cache == warm
+        (got,) = compiled.run(None, {"x": x})
+        np.testing.assert_array_equal(got, expected)
+        digests.append(output_digest([got.astype(str)]))
+    assert digests[0] == digests[1]
