@@ -44,7 +44,9 @@ from onnxc.lowering.graph_to_loops import (
     scalar,
     symbolic_data,
     tensor_ops,
+    tree_ensemble,
     unpool,
+    weight_quant_gemm,
 )
 from onnxc.lowering.graph_to_loops.buffer_types import RunTimeScratch
 from onnxc.lowering.graph_to_loops.rules import ConstantsFn, KernelFn, KernelRule, KeyFn, ScratchFn
@@ -54,7 +56,8 @@ _MODULES = (
     attention, checks, composite, conv, conv_transpose, data_movement, deform, dynamic,
     dynamic_quantize, elementwise, elementwise_logic, elementwise_unary, fused, grid_sample,
     index, layout, gemm, normalization, pool, qlinear_dispatch, quantize, reduce, resize,
-    rnn, roi_align, scalar, symbolic_data, tensor_ops, unpool,
+    rnn, roi_align, scalar, symbolic_data, tensor_ops, tree_ensemble, unpool,
+    weight_quant_gemm,
 )
 
 
