@@ -124,7 +124,7 @@ class TreeEnsembleFields(GraphOp):
         if self.post_transform.data not in POST_TRANSFORMS:
             raise VerifyException(
                 f"{self.name}: unknown post_transform '{self.post_transform.data}'")
-        if len(t.base_values) not in (0, t.columns, score_columns):
+        if len(t.base_values) not in (0, 1, t.columns, score_columns):
             raise VerifyException(f"{self.name}: {len(t.base_values)} base_values for "
                                   f"{t.columns} columns")
         return t.columns

@@ -1,0 +1,315 @@
+"""Kernels of graph.tree_ensemble_regressor / graph.tree_ensemble_classifier.
+
+The trees are the kernel's constant tables (features, interval bounds, children, leaf
+weights: dialects/graph_trees.py's canonical form); the code is generated from their shape
+at compile time. A walk is branch-free: a tree of depth d is exactly d steps of `load the
+feature, compare with the node's bound(s), load the child`, leaves being their own
+children, so there is no mispredicted branch per node, and no per-node mode dispatch (the
+importer turned every mode into an interval; the comparisons the forest needs, upper bound
+only for LEQ / LT forests, are chosen here). Consecutive trees of one depth are one loop
+(their steps unrolled); a block of samples walks each tree together, so the independent
+walks overlap in the core. The batch is split over the thread pool (parallel_for) by
+blocks. Sums are in f32 in tree order, as onnxruntime's at one thread.
+
+Compile time grows with the number of runs of equal depth, not with the number of nodes:
+a forest with many depths is cut into at most MAX_RUNS runs walked to their deepest tree
+(a leaf reached early stays where it is)."""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, f32, i1, i64
+
+from onnxc.dialects.dense_data import from_numpy
+from onnxc.dialects.graph_base import int_of, shape_of
+from onnxc.dialects.graph_trees import (
+    TreeEnsembleClassifierOp,
+    TreeEnsembleFields,
+    TreeEnsembleRegressorOp,
+    TreeTables,
+)
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
+from onnxc.lowering.graph_to_loops.rules import KernelRule
+from onnxc.target import Target
+
+MAX_RUNS = 32
+"""loops of trees per kernel at most (each is a few ops per step of its depth)"""
+UNROLL_DEPTH = 16
+"""a run's steps are unrolled up to this depth, a loop beyond"""
+BLOCK_ACCUMULATORS = 16
+"""samples walked together: as many as keep block x columns accumulators at most this"""
+
+_INDEX = IndexType()
+
+
+def tree_constants(op: TreeEnsembleFields, target: Target) -> list[DenseIntOrFPElementsAttr]:
+    """features, lower, upper, children, nan_inside, roots, leaf weights, has_weight."""
+    t = op.tables()
+    return [from_numpy(t.features.astype("int32")), from_numpy(t.lower),
+            from_numpy(t.upper), from_numpy(t.children.astype("int32")),
+            from_numpy(t.nan_inside.astype("int8")), from_numpy(t.roots.astype("int32")),
+            from_numpy(t.leaf_weights.reshape(-1)),
+            from_numpy(t.has_weight.reshape(-1).astype("int8"))]
+
+
+def runs(depths: list[int]) -> list[tuple[int, int, int]]:
+    """(first tree, end, steps): consecutive trees walked in one loop, at most MAX_RUNS;
+    `slack` is how much shallower than its run's deepest a tree may be."""
+    for slack in range(max(depths, default=0) + 1):
+        found: list[tuple[int, int, int]] = []
+        start, low, high = 0, None, None
+        for k, d in enumerate(depths):
+            if low is not None and max(high, d) - min(low, d) > slack:
+                found.append((start, k, high))
+                start, low, high = k, None, None
+            low = d if low is None else min(low, d)
+            high = d if high is None else max(high, d)
+        found.append((start, len(depths), high))
+        if len(found) <= MAX_RUNS:
+            return found
+    return [(0, len(depths), max(depths))]
+
+
+class _Walker:
+    """The step and accumulation code of one kernel."""
+
+    def __init__(self, op: TreeEnsembleFields, kb: KernelBuilder, ins, t: TreeTables):
+        self.kb, self.t = kb, t
+        self.x = ins[0]
+        (self.features, self.lower, self.upper, self.children, self.nan_inside, self.roots,
+         self.weights, self.has) = ins[1:9]
+        own = np.arange(t.nodes)
+        inner = ~((t.children[0::2] == own) & (t.children[1::2] == own))
+        self.test_lower = bool((t.lower[inner] != -float("inf")).any())
+        self.test_upper = bool((t.upper[inner] != float("inf")).any())
+        self.test_nan = bool(t.nan_inside.any())
+        self.columns = t.columns
+        self.min_max = t.aggregate in ("MIN", "MAX")
+
+    def as_index(self, v):
+        return self.kb.insert(arith.IndexCastOp(v, _INDEX))
+
+    def step(self, node, n: Index):
+        kb = self.kb
+        feature = self.as_index(kb.load(self.features, [node]))
+        v = kb.load(self.x, [n, feature])
+        inside = None
+        if self.test_upper:
+            inside = kb.insert(arith.CmpfOp(v, kb.load(self.upper, [node]), "ole"))
+        if self.test_lower:
+            low = kb.insert(arith.CmpfOp(kb.load(self.lower, [node]), v, "ole"))
+            inside = low if inside is None else kb.insert(arith.AndIOp(inside, low))
+        if inside is None:  # no bound anywhere: NaN is the only input that goes outside
+            inside = kb.insert(arith.CmpfOp(v, v, "ord"))
+        if self.test_nan:
+            track = kb.insert(arith.TruncIOp(kb.load(self.nan_inside, [node]), i1))
+            nan = kb.insert(arith.CmpfOp(v, v, "uno"))
+            inside = kb.insert(arith.OrIOp(inside, kb.insert(arith.AndIOp(nan, track))))
+        side = kb.select(inside, kb.idx(0), kb.idx(1))
+        at = kb.iadd(kb.imul(node, 2), side)
+        return self.as_index(kb.load(self.children, [at]))
+
+    def walk(self, first, end, steps, rows: list[Index], accs: list) -> list:
+        kb = self.kb
+
+        def tree(k, *carried):
+            root = self.as_index(kb.load(self.roots, [k]))
+            nodes = [root] * len(rows)
+            if steps <= UNROLL_DEPTH:
+                for _ in range(steps):
+                    nodes = [self.step(node, n) for node, n in zip(nodes, rows)]
+            else:
+                nodes = list(kb.for_(0, steps, lambda _s, *ns: [
+                    self.step(node, n) for node, n in zip(ns, rows)], iter_args=nodes))
+            return self.accumulate(nodes, list(carried))
+
+        return list(kb.reduce(first, end, accs, tree))
+
+    def initial(self, samples: int) -> list:
+        kb = self.kb
+        if not self.min_max:
+            return [kb.constant(0.0, f32)] * (samples * self.columns)
+        start = float("inf") if self.t.aggregate == "MIN" else -float("inf")
+        return ([kb.constant(start, f32)] * (samples * self.columns)
+                + [kb.constant(0, i1)] * (samples * self.columns))
+
+    def accumulate(self, nodes, carried: list) -> list:
+        kb, c = self.kb, self.columns
+        sums = carried[:len(nodes) * c]
+        seen = carried[len(nodes) * c:]
+        for j, node in enumerate(nodes):
+            base = kb.imul(node, c)
+            for col in range(c):
+                w = kb.load(self.weights, [kb.iadd(base, col)])
+                i = j * c + col
+                if not self.min_max:
+                    sums[i] = kb.add(sums[i], w)
+                    continue
+                has = kb.insert(arith.TruncIOp(kb.load(self.has, [kb.iadd(base, col)]), i1))
+                better = kb.insert(arith.CmpfOp(
+                    w, sums[i], "olt" if self.t.aggregate == "MIN" else "ogt"))
+                unseen = kb.insert(arith.XOrIOp(seen[i], kb.constant(1, i1)))
+                take = kb.insert(arith.AndIOp(has, kb.insert(arith.OrIOp(better, unseen))))
+                sums[i] = kb.select(take, w, sums[i])
+                seen[i] = kb.insert(arith.OrIOp(seen[i], has))
+        return sums + seen
+
+    def scores(self, carried: list, j: int) -> list:
+        """Sample j's aggregated columns, base values added."""
+        kb, c, t = self.kb, self.columns, self.t
+        s = carried[j * c:(j + 1) * c]
+        if t.aggregate == "AVERAGE":
+            trees = kb.constant(float(len(t.roots)), f32)
+            s = [kb.div(v, trees) for v in s]
+        elif self.min_max:
+            seen = carried[len(carried) // 2 + j * c:len(carried) // 2 + (j + 1) * c]
+            zero = kb.constant(0.0, f32)
+            s = [kb.select(h, v, zero) for v, h in zip(s, seen)]
+        if len(t.base_values) == c:
+            s = [kb.add(v, kb.constant(float(b), f32)) for v, b in zip(s, t.base_values)]
+        elif len(t.base_values) == 1 and c > 1:
+            s[0] = kb.add(s[0], kb.constant(float(t.base_values[0]), f32))
+        return s
+
+
+def _logistic(kb: KernelBuilder, v):
+    """onnxruntime's ComputeLogistic: 1 / (1 + exp(-|v|)), mirrored for v < 0."""
+    one = kb.constant(1.0, f32)
+    e = kb.insert(math.ExpOp(kb.insert(arith.NegfOp(kb.insert(math.AbsFOp(v))))))
+    p = kb.div(one, kb.add(one, e))
+    negative = kb.insert(arith.CmpfOp(v, kb.constant(0.0, f32), "olt"))
+    return kb.select(negative, kb.sub(one, p), p)
+
+
+def _probit(kb: KernelBuilder, v):
+    """onnxruntime's ComputeProbit: sqrt(2) * ErfInv(2v - 1), Winitzki's approximation."""
+    c = lambda value: kb.constant(value, f32)  # noqa: E731
+    x = kb.sub(kb.mul(v, c(2.0)), c(1.0))
+    sign = kb.select(kb.insert(arith.CmpfOp(x, c(0.0), "olt")), c(-1.0), c(1.0))
+    lg = kb.insert(math.LogOp(kb.mul(kb.sub(c(1.0), x), kb.add(c(1.0), x))))
+    a = kb.add(c(2 / (3.14159 * 0.147)), kb.mul(c(0.5), lg))
+    b = kb.mul(c(1 / 0.147), lg)
+    inner = kb.sub(kb.insert(math.SqrtOp(kb.sub(kb.mul(a, a), b))), a)
+    r = kb.mul(sign, kb.insert(math.SqrtOp(kb.sub(inner, a))))
+    return kb.mul(c(1.41421356), r)
+
+
+def _post(kb: KernelBuilder, kind: str, s: list) -> list:
+    """onnxruntime's write_scores over two or more columns."""
+    if kind == "LOGISTIC":
+        return [_logistic(kb, v) for v in s]
+    if kind == "PROBIT":
+        return [_probit(kb, v) for v in s]
+    if kind not in ("SOFTMAX", "SOFTMAX_ZERO"):
+        return s
+    top = kb.constant(-3.4028234663852886e38, f32)
+    for v in s:
+        top = kb.select(kb.insert(arith.CmpfOp(v, top, "ogt")), v, top)
+    e = [kb.insert(math.ExpOp(kb.sub(v, top))) for v in s]
+    total = kb.constant(0.0, f32)
+    if kind == "SOFTMAX_ZERO":
+        scale = kb.insert(math.ExpOp(kb.insert(arith.NegfOp(top))))
+        eps = kb.constant(1e-7, f32)
+        kept = []
+        for v, ev in zip(s, e):
+            big = kb.insert(arith.OrIOp(kb.insert(arith.CmpfOp(v, eps, "ogt")), kb.insert(
+                arith.CmpfOp(v, kb.insert(arith.NegfOp(eps)), "olt"))))
+            ev = kb.select(big, ev, kb.mul(v, scale))
+            total = kb.add(total, kb.select(big, ev, kb.constant(0.0, f32)))
+            kept.append(ev)
+        e = kept
+    else:
+        for ev in e:
+            total = kb.add(total, ev)
+    return [kb.div(ev, total) for ev in e]
+
+
+def _block(t: TreeTables) -> int:
+    return max(1, min(8, BLOCK_ACCUMULATORS // max(t.columns, 1)))
+
+
+def _ensemble_kernel(op: TreeEnsembleFields, kb: KernelBuilder, ins, finish) -> None:
+    t = op.tables()
+    walker = _Walker(op, kb, ins, t)
+    plan = runs(t.depths.tolist())
+    n = shape_of(op.input)[0]
+    block = _block(t)
+
+    def samples(first: Index, count: int) -> None:
+        rows = [kb.iadd(first, j) for j in range(count)]
+        accs = walker.initial(count)
+        for start, end, steps in plan:
+            accs = walker.walk(start, end, steps, rows, accs)
+        for j, row in enumerate(rows):
+            finish(walker.scores(accs, j), row)
+
+    blocks = kb.idiv(kb.dim(n), block) if block > 1 else kb.dim(n)
+    kb.parallel_for(0, blocks, lambda b: samples(kb.imul(b, block), block))
+    if block > 1:
+        done = kb.imul(blocks, block)
+        kb.for_(done, kb.dim(n), lambda i: samples(i, 1))
+
+
+def regressor_kernel(op: TreeEnsembleRegressorOp, kb: KernelBuilder, ins, outs) -> None:
+    post = op.post_transform.data
+    out = outs[0]
+
+    def finish(s: list, row: Index) -> None:
+        if len(s) == 1:
+            s = [_probit(kb, s[0])] if post == "PROBIT" else s
+        else:
+            s = _post(kb, post, s)
+        for col, v in enumerate(s):
+            kb.store(v, out, [row, col])
+
+    _ensemble_kernel(op, kb, ins, finish)
+
+
+def classifier_kernel(op: TreeEnsembleClassifierOp, kb: KernelBuilder, ins, outs) -> None:
+    post = op.post_transform.data
+    labels = [int(v) for v in op.class_labels.get_values()]
+    binary = int_of(op.binary)
+    label_out, score_out = outs
+
+    def label_of(positive) -> object:
+        return kb.select(positive, kb.constant(labels[1], i64), kb.constant(labels[0], i64))
+
+    def finish(s: list, row: Index) -> None:
+        zero = kb.constant(0.0, f32)
+        if binary:
+            v = s[0]
+            if binary == 1:
+                label = label_of(kb.insert(arith.CmpfOp(v, kb.constant(0.5, f32), "ogt")))
+                scores = [kb.sub(kb.constant(1.0, f32), v), v]
+            else:
+                label = label_of(kb.insert(arith.CmpfOp(v, zero, "ogt")))
+                if post == "LOGISTIC":
+                    scores = [_logistic(kb, kb.insert(arith.NegfOp(v))), _logistic(kb, v)]
+                else:
+                    scores = [kb.insert(arith.NegfOp(v)), v]
+        else:
+            if len(labels) == 2:
+                label = label_of(kb.insert(arith.CmpfOp(s[1], zero, "ogt")))
+            else:
+                best, label = s[0], kb.constant(labels[0], i64)
+                for v, lab in zip(s[1:], labels[1:]):
+                    better = kb.insert(arith.CmpfOp(v, best, "ogt"))
+                    best = kb.select(better, v, best)
+                    label = kb.select(better, kb.constant(lab, i64), label)
+            scores = _post(kb, post, s)
+        kb.store(label, label_out, [row])
+        for col, v in enumerate(scores):
+            kb.store(v, score_out, [row, col])
+
+    _ensemble_kernel(op, kb, ins, finish)
+
+
+RULES = (
+    KernelRule(TreeEnsembleRegressorOp, regressor_kernel, constants=tree_constants,
+               symbolic=True),
+    KernelRule(TreeEnsembleClassifierOp, classifier_kernel, constants=tree_constants,
+               symbolic=True),
+)
+"""symbolic: the batch is a run-time size (only the walk's loops depend on the trees)."""
+
