@@ -284,10 +284,11 @@ def all_emitters() -> dict[type[Operation], Emitter]:
     from onnxc.frontend.onnx_export_ops import EMITTERS
     from onnxc.frontend.onnx_export_quant import QUANT_EMITTERS
     from onnxc.frontend.onnx_export_recurrent import RECURRENT_EMITTERS
+    from onnxc.frontend.onnx_export_strings import STRING_EMITTERS
     from onnxc.frontend.onnx_export_vision import VISION_EMITTERS
 
     tables = (EMITTERS, FUSED_EMITTERS, INDEXED_EMITTERS, QUANT_EMITTERS, VISION_EMITTERS,
-              RECURRENT_EMITTERS, CONTROL_EMITTERS)
+              RECURRENT_EMITTERS, CONTROL_EMITTERS, STRING_EMITTERS)
     merged: dict[type[Operation], Emitter] = {}
     for table in tables:
         assert not merged.keys() & table.keys(), merged.keys() & table.keys()
@@ -370,6 +371,8 @@ def export_onnx(module: ModuleOp, *, producer: str = "onnxc") -> onnx.ModelProto
         w.nodes, entry.sym_name.data, inputs, outputs, w.initializers,
         value_info=[v for v in w.value_info if v.name not in declared])
     opsets = [helper.make_opsetid("", OPSET)]
+    if _uses_domain(w.nodes, MICROSOFT_DOMAIN):  # MatMulNBits (onnx_export_quant.py)
+        opsets.append(helper.make_opsetid(MICROSOFT_DOMAIN, 1))
     if w.functions:
         opsets.append(helper.make_opsetid(FUNCTION_DOMAIN, 1))
     model = helper.make_model(main, opset_imports=opsets, ir_version=IR_VERSION,
@@ -405,6 +408,21 @@ def _reads(node: onnx.NodeProto) -> set[str]:
             for inner in sub.node:
                 names |= _reads(inner)
     return names
+
+
+MICROSOFT_DOMAIN = "com.microsoft"
+
+
+def _uses_domain(nodes: Sequence[onnx.NodeProto], domain: str) -> bool:
+    """Whether a node of `nodes`, or of a subgraph of theirs, is of `domain`."""
+    for node in nodes:
+        if node.domain == domain:
+            return True
+        for attr in node.attribute:
+            graphs = [attr.g] if attr.HasField("g") else list(attr.graphs)
+            if any(_uses_domain(g.node, domain) for g in graphs):
+                return True
+    return False
 
 
 def _check(model: onnx.ModelProto) -> None:

@@ -19,6 +19,9 @@
   QuantizeLinear with scale 1 (round half to even, + zero point, saturated) and the Clip.
   Per-channel zero points that are all equal are written as one (onnxruntime's
   ConvInteger takes one only).
+- graph.matmul_weight_quantized: com.microsoft MatMulNBits, its zero points packed back
+  into uint8 (bits per value) when they are all integers of the weight's range, else of
+  the scales' type; the group index as g_idx.
 """
 
 from __future__ import annotations
@@ -31,7 +34,9 @@ from xdsl.ir import Operation
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.graph_qlinear import QuantizedProductOp, byte_range, is_byte_type, is_i32
+from onnxc.dialects.dense_data import to_numpy
 from onnxc.dialects.graph_quant import is_float_quantized
+from onnxc.dialects.graph_weight_quant import pack_bits
 from onnxc.frontend.onnx_export import (
     FUNCTION_DOMAIN,
     Emitter,
@@ -196,6 +201,27 @@ def _output(body: FunctionBody, y: str) -> None:
     body.nodes[-1].output[0] = "Y"
 
 
+def _matmul_weight_quantized(w: OnnxWriter, op: graph.MatMulWeightQuantizedOp) -> None:
+    bits, block = int_of(op.bits), int_of(op.block_size)
+    zero = op.zero_points
+    values = (to_numpy(zero.owner.value) if isinstance(zero.owner, graph.ConstantOp)
+              else None)
+    if values is not None and np.all((values >= 0) & (values < 2 ** bits)
+                                     & (values == np.round(values))):
+        zero_name = w.const(pack_bits(values, bits, 8 // bits).reshape(values.shape[0], -1),
+                            "zero_points")
+    else:
+        zero_name = w.name(zero)
+    group = "" if op.group_index is None else w.const(
+        np.asarray(op.groups(), np.int32), "g_idx")
+    inputs = [w.name(op.input), w.name(op.weight), w.name(op.scales), zero_name, group,
+              *([w.name(op.bias)] if op.bias is not None else [])]
+    attrs = {"K": int(op.k()), "N": op.n(), "bits": bits, "block_size": block}
+    if int_of(op.accuracy_level):
+        attrs["accuracy_level"] = int_of(op.accuracy_level)
+    w.emit(op, "MatMulNBits", inputs, domain="com.microsoft", **attrs)
+
+
 def _tuple(values: np.ndarray | None) -> tuple | None:
     return None if values is None else tuple(np.asarray(values).reshape(-1).tolist())
 
@@ -206,4 +232,5 @@ QUANT_EMITTERS: dict[type[Operation], Emitter] = {
     graph.DynamicQuantizeLinearOp: _dynamic_quantize_linear,
     graph.QLinearConvOp: _qlinear,
     graph.QLinearMatMulOp: _qlinear,
+    graph.MatMulWeightQuantizedOp: _matmul_weight_quantized,
 }
