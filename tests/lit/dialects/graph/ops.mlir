@@ -568,6 +568,19 @@ func.func @qlinear_matmul(%a: tensor<4x8xui8>, %b: tensor<8x3xi8>) -> tensor<4x3
 
 // -----
 
+// MatMulNBits (graph_weight_quant): a symbolic number of rows times 4-bit weights packed
+// [N, k_blocks, blob], float scales and zero points per block, an act-order group index.
+func.func @matmul_weight_quantized(%a: tensor<?x32xf32, #graph.dims<["m"]>>, %b: tensor<3x2x8xui8>, %s: tensor<3x2xf32>, %z: tensor<3x2xf32>, %bias: tensor<3xf32>) -> tensor<?x3xf32, #graph.dims<["m"]>> {
+  %y = graph.matmul_weight_quantized(%a, %b, %s, %z, %bias) {bits = 4 : i64, block_size = 16 : i64, group_index = array<i64: 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1>, accuracy_level = 4 : i64} : (tensor<?x32xf32, #graph.dims<["m"]>>, tensor<3x2x8xui8>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<3xf32>) -> tensor<?x3xf32, #graph.dims<["m"]>>
+  func.return %y : tensor<?x3xf32, #graph.dims<["m"]>>
+}
+
+// CHECK-LABEL: func.func @matmul_weight_quantized(
+// CHECK-NEXT:    %y = graph.matmul_weight_quantized(%a, %b, %s, %z, %bias) {bits = 4 : i64, block_size = 16 : i64, group_index = array<i64: 0, 1, {{.*}}>, accuracy_level = 4 : i64} : (tensor<?x32xf32, #graph.dims<["m"]>>, tensor<3x2x8xui8>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<3xf32>) -> tensor<?x3xf32, #graph.dims<["m"]>>
+// CHECK-NEXT:    func.return %y
+
+// -----
+
 // The recurrences (every operand form in rnn.mlir).
 func.func @recurrences(%g4: tensor<2x1x1x8xf32>, %g3: tensor<2x1x1x6xf32>, %g1: tensor<2x1x1x2xf32>, %r4: tensor<1x8x2xf32>, %r3: tensor<1x6x2xf32>, %r1: tensor<1x2x2xf32>) -> (tensor<1x1x2xf32>, tensor<1x1x2xf32>, tensor<1x1x2xf32>) {
   %y, %yh, %yc = graph.lstm_recurrence(%g4, %r4) {direction = "forward", activations = ["Sigmoid", "Tanh", "Tanh"], activation_alpha = array<f64: 0.000000e+00, 0.000000e+00, 0.000000e+00>, activation_beta = array<f64: 0.000000e+00, 0.000000e+00, 0.000000e+00>, layout = 0 : i64, input_forget = 0 : i64} : tensor<2x1x1x8xf32>, tensor<1x8x2xf32> -> tensor<2x1x1x2xf32>, tensor<1x1x2xf32>, tensor<1x1x2xf32>
