@@ -34,6 +34,7 @@ from onnxc.frontend import (
     onnx_ops_ml,
     onnx_ops_ml_trees,
     onnx_ops_movement,
+    onnx_ops_ngram,
     onnx_ops_nn,
     onnx_ops_normalization,
     onnx_ops_qlinear,
@@ -84,6 +85,7 @@ CONVERTERS = {
     **onnx_ops_spectral.CONVERTERS,
     **onnx_ops_unique.CONVERTERS,
     **onnx_ops_experimental.CONVERTERS,
+    **onnx_ops_ngram.CONVERTERS,
     **onnx_ops_microsoft.ONNX_DOMAIN_CONVERTERS,
 }
 """The default domain's converters by op type (with the contrib ops onnxruntime registers in
