@@ -131,6 +131,7 @@ def checked_model(model: onnx.ModelProto) -> onnx.ModelProto:
     model = expand_schema_functions(model, _converts)
     check_domains(model, {d: table for d, table in DOMAIN_CONVERTERS.items() if d})
     check_op_types(model.graph, default_opset(model))
+    onnx_ops_ml.check_zip_maps(model)  # before the sequence output it writes is refused
     check_io_types(model.graph, default_opset(model))
     return model
 

@@ -14,13 +14,16 @@ not import them yet. ZipMap (a sequence of maps) is refused with how to export w
 from __future__ import annotations
 
 import numpy as np
+import onnx
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, StringAttr, f32, i1, i64
 
 from onnxc.dialects import graph
+from onnxc.errors import UnsupportedOpError
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.batch_axes import sample_wise
 from onnxc.frontend.onnx_context import NodeContext, Result
 from onnxc.frontend.onnx_graph_builder import Value, shape
+from onnxc.frontend.onnx_model import node_label
 from onnxc.frontend.onnx_ops_math import Converter
 from onnxc.frontend.onnx_ops_ml_linear import (
     MLBuilder,
@@ -265,12 +268,24 @@ def convert_feature_vectorizer(ctx: NodeContext) -> list[Result]:
     return [b.value(b.concat(parts, 1))]
 
 
+ZIP_MAP_REFUSAL = (
+    "ZipMap returns a sequence of maps, which onnxc does not compile: export the classifier "
+    "without it, in skl2onnx `to_onnx(model, X, options={id(model): {'zipmap': False}})` "
+    "(or `options={'zipmap': False}`), and read the probabilities tensor")
+
+
 def convert_zip_map(ctx: NodeContext) -> list[Result]:
-    raise ctx.unsupported(
-        "ZipMap returns a sequence of maps, which onnxc does not compile: export the "
-        "classifier without it, in skl2onnx `to_onnx(model, X, options={id(model): "
-        "{'zipmap': False}})` (or `options={'zipmap': False}`), and read the probabilities "
-        "tensor")
+    raise ctx.unsupported(ZIP_MAP_REFUSAL)
+
+
+def check_zip_maps(model: onnx.ModelProto) -> None:
+    """A model's first ZipMap node refused with how to export without it: its output (a
+    graph output, a sequence) would otherwise be refused as a graph output."""
+    opset = next((o.version for o in model.opset_import if o.domain == "ai.onnx.ml"), 1)
+    for index, node in enumerate(model.graph.node):
+        if node.op_type == "ZipMap" and node.domain == "ai.onnx.ml":
+            raise UnsupportedOpError("ai.onnx.ml.ZipMap", node_label(node, index), opset,
+                                     ZIP_MAP_REFUSAL)
 
 
 def _rows(converter: Converter) -> Converter:

@@ -65,7 +65,7 @@ def kernel_values(ctx: NodeContext, b: MLBuilder, x: Value, vectors: np.ndarray)
     if kind == "RBF":  # |x - v|^2 = |x|^2 - 2 x.v + |v|^2, never below 0
         norms = b.reduce(graph.ReduceSumOp, b.mul(x, x), 1)
         d2 = b.add(b.sub(norms, b.mul(dot, f(2))), (vectors * vectors).sum(axis=1).astype(f))
-        d2 = b.emit(graph.MaxOp, [d2, np.array(0, f)])
+        d2 = b.emit(graph.ClipOp, [d2], min=types.float_attr(0.0))
         return b.unary(graph.ExpOp, b.mul(d2, f(-gamma)))
     z = b.mul(dot, f(gamma))
     if coef0 != 0:
