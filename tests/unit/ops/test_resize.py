@@ -29,7 +29,7 @@ import onnxc
 from onnxc.frontend.onnx_importer import import_onnx
 from onnxc.passes.evaluator import evaluate
 from tests.single_op import check_single_op as check
-from tests.single_op import graph_model, numbered, single_op_model
+from tests.single_op import graph_model, numbered, run_both, single_op_model
 
 RNG = np.random.default_rng(11)
 F32 = np.float32
@@ -326,3 +326,23 @@ def test_tf_crop_and_resize_over_a_run_time_region(mode, axes, symbolic):
                       "box": np.array(box, np.float32)})
     _check(crop_by_run_time_roi(mode, ["h", "w"] if symbolic else [9, 13], axes), feeds,
            evaluated=True)
+
+
+@pytest.mark.parametrize("roi", ["full", "short", "empty", "input"])
+@pytest.mark.parametrize("ctm", ["half_pixel", "asymmetric", "pytorch_half_pixel"])
+def test_roi_is_ignored_outside_tf_crop_and_resize(roi, ctm):
+    """ONNX reads roi only with tf_crop_and_resize: in other modes any roi -- of the
+    rank's length, of another length, empty, or a run-time input -- is accepted and
+    ignored, as onnxruntime does (rtol 1e-5 / atol 1e-6: the same f64 coordinates and
+    f32 weights)."""
+    x = _f(1, 2, 4, 5)
+    rois = {"full": np.array([0, 0, 0.1, 0.2, 1, 1, 0.9, 0.8], F32),
+            "short": np.array([0.3, 0.5], F32), "empty": EMPTY}
+    inputs = {"x": x, **({"roi": (F32, [3])} if roi == "input" else {})}
+    inits = {"scales": np.array([1, 1, 2, 1.5], F32),
+             **({} if roi == "input" else {"roi": rois[roi]})}
+    model = single_op_model("Resize", inputs, {"y": None}, node_inputs=["x", "roi", "scales"],
+                            initializers=inits, opset=19, ir_version=8,
+                            attrs={"mode": "linear", "coordinate_transformation_mode": ctm})
+    feeds = {"x": x, **({"roi": np.array([0.2, 7.0, -1.0], F32)} if roi == "input" else {})}
+    run_both(model, feeds, rtol=1e-5, atol=1e-6)
