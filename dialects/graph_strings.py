@@ -9,13 +9,17 @@ ops with `AnyElementKernel` take strings as they are.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import FixedBitwidthType
+import numpy as np
+from xdsl.dialects.builtin import FixedBitwidthType, IntegerType, Signedness, TensorType, i64
 from xdsl.ir import Attribute, ParametrizedAttribute
-from xdsl.irdl import irdl_attr_definition
+from xdsl.irdl import irdl_attr_definition, irdl_op_definition, operand_def, result_def
+from xdsl.utils.exceptions import VerifyException
 
+from onnxc.dialects.graph_base import GraphOp, shape_of
 from onnxc.dialects.string_dtype import STRING_BYTES, STRING_DTYPE
 
-__all__ = ["STRING_BYTES", "STRING_DTYPE", "StringType", "is_string", "string"]
+__all__ = ["STRING_BYTES", "STRING_DTYPE", "STRING_GRAPH_OPS", "StringType", "StringsOp",
+           "decode_strings", "encode_strings", "is_string", "string"]
 
 
 @irdl_attr_definition
@@ -40,3 +44,77 @@ def is_string(t: Attribute) -> bool:
     """Whether `t` is the string element type (or a shaped type of strings)."""
     element = getattr(t, "element_type", t)
     return isinstance(element, StringType)
+
+
+def _element(value) -> Attribute:
+    return value.type.get_element_type()
+
+
+@irdl_op_definition
+class StringsOp(GraphOp):
+    """The strings of a constant (a STRING initializer or Constant): element i is the bytes
+    `data[spans[i, 0] : spans[i, 0] + spans[i, 1]]` (UTF-8, checked at import). `data` is a
+    `graph.constant` of ui8: the result points into it, and constants live as long as the
+    compiled model, so a string output may hold these pointers after the run."""
+
+    name = "graph.strings"
+
+    data = operand_def(TensorType)
+    spans = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def verify_element_types(self) -> None:
+        if _element(self.data) != IntegerType(8, Signedness.UNSIGNED) \
+                or _element(self.spans) != i64 or not isinstance(_element(self.output),
+                                                                 StringType):
+            raise VerifyException(f"{self.name}: takes ui8 data and i64 spans, gives strings")
+        owner = self.data.owner
+        if getattr(owner, "name", None) != "graph.constant":
+            raise VerifyException(f"{self.name}: its data must be a graph.constant")
+
+    def infer_shapes(self):
+        spans = shape_of(self.spans)
+        if not spans or spans[-1] != 2:
+            raise ValueError("spans must have a last dimension of 2 (offset, length)")
+        return [spans[:-1]]
+
+
+STRING_GRAPH_OPS = (StringsOp,)
+"""the graph ops of this module, for the dialect (dialects/graph.py)"""
+
+
+def encode_strings(array) -> tuple[np.ndarray, np.ndarray]:
+    """The (data, spans) of a StringsOp holding `array` (str, or UTF-8 bytes; ValueError
+    naming the element for bytes that are not UTF-8): data the ui8 concatenation of the
+    elements' bytes, spans (*shape, 2) their (offset, length)."""
+    array = np.asarray(array, dtype=object)
+    parts = []
+    for i, item in enumerate(array.reshape(-1).tolist()):
+        if isinstance(item, bytes | np.bytes_):
+            try:
+                bytes(item).decode("utf-8")
+            except UnicodeDecodeError:
+                raise ValueError(f"string element {i} is not UTF-8") from None
+            parts.append(bytes(item))
+        elif isinstance(item, str):
+            parts.append(item.encode("utf-8", "surrogatepass"))
+        else:
+            raise ValueError(f"string element {i} is a {type(item).__name__}")
+    lengths = np.array([len(p) for p in parts], np.int64)
+    spans = np.stack([np.cumsum(lengths) - lengths, lengths], axis=-1) if parts \
+        else np.zeros((0, 2), np.int64)
+    data = np.frombuffer(b"".join(parts) or b"\0", np.uint8)
+    return data, spans.reshape((*array.shape, 2))
+
+
+def decode_strings(data: np.ndarray, spans: np.ndarray) -> np.ndarray:
+    """The object array of str a StringsOp's (data, spans) hold (ValueError when a span
+    leaves the data)."""
+    raw = np.asarray(data, np.uint8).tobytes()
+    flat = np.asarray(spans, np.int64).reshape(-1, 2)
+    out = np.empty(len(flat), dtype=object)
+    for i, (offset, length) in enumerate(flat.tolist()):
+        if offset < 0 or length < 0 or offset + length > len(raw):
+            raise ValueError(f"string span {i} leaves its data")
+        out[i] = raw[offset:offset + length].decode("utf-8")
+    return out.reshape(np.shape(spans)[:-1])

@@ -50,6 +50,7 @@ from onnxc.dialects.graph import (
     shape_of,
 )
 from onnxc.dialects.graph_base import sizes_attr
+from onnxc.dialects.graph_strings import StringsOp, encode_strings, string
 from onnxc.dialects.symbolic_dims import Dim, SymbolicDimError, SymDim, symbol_name
 from onnxc.errors import ModelLoadError, UnsupportedOpError
 from onnxc.frontend import onnx_types as types
@@ -76,6 +77,9 @@ class Tensor:
     terms: list | None = None
     """for a small run-time integer tensor: each element as a constant or another run-time
     value's element plus a constant (frontend/onnx_symbolic.py)"""
+    strings: np.ndarray | None = None
+    """a string constant's elements (an object array of str or bytes; `array`, which folding
+    reads, is for numbers and shape data only): a graph.strings when first used"""
 
     @property
     def shape(self) -> tuple[Dim, ...]:
@@ -95,6 +99,9 @@ class Tensor:
     def of_array(array: np.ndarray, name: str = "", element: Attribute | None = None) -> Tensor:
         """A constant; an object array is shape data (onnx_shape_data.py) of integer type
         `element` (i64 unless given), made a plain array when nothing in it is symbolic."""
+        if array.dtype.kind in "US" or _holds_text(array):
+            return Tensor(types.tensor_type(array.shape, string), name=name,
+                          strings=np.asarray(array, dtype=object))
         if array.dtype == object:
             el = i64 if element is None else element
             array = normalized(array, element_dtype(el))
@@ -105,6 +112,12 @@ class Tensor:
             raise ValueError(f"numpy dtype {array.dtype} has no onnxc element type")
         ttype = types.tensor_type(tuple(array.shape), types.element_type(onnx_type))
         return Tensor(ttype, array=array, name=name)
+
+
+def _holds_text(array: np.ndarray) -> bool:
+    """An object array of str or bytes: string data (shape data holds ints and sizes)."""
+    return array.dtype == object and array.size > 0 \
+        and isinstance(array.reshape(-1)[0], str | bytes)
 
 
 def tensor_proto_to_array(
@@ -138,6 +151,8 @@ def materialize(block: Block, tensor: Tensor) -> SSAValue:
     """The tensor's SSA value, appending a `graph.constant` to `block` on first use (a
     `graph.symbolic_constant` for shape data with symbolic elements: its sizes are computed
     at run time, where an op needs the data as a tensor)."""
+    if tensor.value is None and tensor.strings is not None:
+        return _string_constant(block, tensor)
     if tensor.value is None:
         assert tensor.array is not None
         if tensor.symbolic_data:
@@ -146,6 +161,22 @@ def materialize(block: Block, tensor: Tensor) -> SSAValue:
         block.add_op(op)
         op.output.name_hint = types.name_hint(tensor.name) if tensor.name else None
         tensor.value = op.output
+    return tensor.value
+
+
+def _string_constant(block: Block, tensor: Tensor) -> SSAValue:
+    """String data as a `graph.strings` over two constants: its UTF-8 bytes and each
+    element's (offset, length) in them (ModelLoadError for bytes that are not UTF-8)."""
+    try:
+        data, spans = encode_strings(tensor.strings)
+    except ValueError as err:
+        raise ModelLoadError(f"constant '{tensor.name}': {err}") from None
+    constants = [ConstantOp(from_numpy(a)) for a in (data, spans)]
+    op = StringsOp(operands=[c.output for c in constants], result_types=[tensor.type])
+    for o in (*constants, op):
+        block.add_op(o)
+    tensor.value = op.output
+    tensor.value.name_hint = types.name_hint(tensor.name) if tensor.name else None
     return tensor.value
 
 

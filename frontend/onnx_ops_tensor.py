@@ -175,7 +175,8 @@ def _with_shape(ctx: NodeContext, shape: tuple[int, ...]):
 
 
 def convert_constant(ctx: NodeContext) -> list[Result]:
-    for name in ("value", "value_float", "value_floats", "value_int", "value_ints"):
+    for name in ("value", "value_float", "value_floats", "value_int", "value_ints",
+                 "value_string", "value_strings"):
         if ctx.has_attr(name):
             value = ctx.attr(name)
             break
@@ -188,6 +189,8 @@ def convert_constant(ctx: NodeContext) -> list[Result]:
         value = np.array(value, dtype=np.float32)
     elif name in ("value_int", "value_ints"):
         value = np.array(value, dtype=np.int64)
+    elif name in ("value_string", "value_strings"):
+        value = np.array(value, dtype=object)
     return [value]
 
 

@@ -27,6 +27,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from onnxc.dialects import graph, graph_shapes
+from onnxc.dialects.graph_strings import is_string
 from onnxc.dialects.dense_data import flat_values, from_numpy
 from onnxc.dialects.graph import GraphOp, is_symbolic, shape_of
 from onnxc.passes.base import GraphPatternPass
@@ -62,6 +63,8 @@ def fold_to_constants(op: Operation, rewriter: PatternRewriter) -> bool:
     """Replace `op` by the constants it evaluates to; False when it cannot be folded."""
     if type(op) not in EVALUATORS or any(is_symbolic(r) for r in op.results):
         return False  # a result of symbolic size is no constant
+    if any(is_string(r.type) for r in op.results):
+        return False  # strings are no dense constant: graph.strings over their bytes
     if result_bytes(op) > FOLD_BYTES_LIMIT:
         return False
     values = evaluate_op(op, [constant_array(v) for v in op.operands])

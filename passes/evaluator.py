@@ -34,6 +34,7 @@ from onnxc.passes import (
     evaluator_quant,
     evaluator_reduce,
     evaluator_rnn,
+    evaluator_strings,
     evaluator_tensor,
     evaluator_trees,
     fused_reference,
@@ -358,6 +359,7 @@ EVALUATORS: dict[type[Operation], Evaluator] = {
     **evaluator_tensor.EVALUATORS,
     **evaluator_rnn.EVALUATORS,
     **evaluator_trees.EVALUATORS,
+    **evaluator_strings.EVALUATORS,
     **weight_quant_reference.EVALUATORS,
 }
 

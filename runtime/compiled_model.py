@@ -319,6 +319,7 @@ class CompiledModel:
             blobs.append(blob)
         results = self._invoke_arrays(values, self._all_outputs, out)
         regions = [(b.start, b.end) for b in blobs]
+        regions += [(c.ctypes.data, c.ctypes.data + c.nbytes) for c in self._constants]
         for i in string_out:
             results[i] = strings_of(self.outputs[i].name, results[i], regions)
         return [results[i] for i in wanted]

@@ -42,6 +42,7 @@ from onnxc.lowering.graph_to_loops import (
     rnn,
     roi_align,
     scalar,
+    strings,
     symbolic_data,
     tensor_ops,
     tree_ensemble,
@@ -56,7 +57,7 @@ _MODULES = (
     attention, checks, composite, conv, conv_transpose, data_movement, deform, dynamic,
     dynamic_quantize, elementwise, elementwise_logic, elementwise_unary, fused, grid_sample,
     index, layout, gemm, normalization, pool, qlinear_dispatch, quantize, reduce, resize,
-    rnn, roi_align, scalar, symbolic_data, tensor_ops, tree_ensemble, unpool,
+    rnn, roi_align, scalar, strings, symbolic_data, tensor_ops, tree_ensemble, unpool,
     weight_quant_gemm,
 )
 

@@ -58,6 +58,12 @@ def bytes_at(kb: KernelBuilder, ptr: SSAValue) -> SSAValue:
     return _cast(kb, pointer, BYTES)
 
 
+def address_of(kb: KernelBuilder, mem: SSAValue) -> SSAValue:
+    """The address (i64) of buffer `mem`'s first element."""
+    pointer = _cast(kb, mem, llvm.LLVMPointerType())
+    return kb.insert(llvm.PtrToIntOp(pointer, i64))
+
+
 def equal(kb: KernelBuilder, a: SSAValue, b: SSAValue) -> SSAValue:
     """i1: strings `a` and `b` hold the same bytes (the lengths, then every byte)."""
     pa, na = parts(kb, a)

@@ -702,3 +702,21 @@ func.func @if_of_sizes(%c: tensor<i1>, %x: tensor<?xf32, #graph.dims<["n"]>>) ->
 // CHECK-NEXT:    } {defines = ["m"]} : (tensor<i1>) -> tensor<?xf32, #graph.dims<["m"]>>
 // CHECK-NEXT:    func.return %y : tensor<?xf32, #graph.dims<["m"]>>
 // CHECK-NEXT:  }
+
+// -----
+
+func.func @strings(%x: tensor<2x!graph.string>) -> (tensor<2x!graph.string>, tensor<2xi1>) {
+  %d = graph.constant {value = dense<[104, 105, 33]> : tensor<3xui8>} : tensor<3xui8>
+  %p = graph.constant {value = dense<[[0, 2], [2, 1]]> : tensor<2x2xi64>} : tensor<2x2xi64>
+  %s = graph.strings(%d, %p) : (tensor<3xui8>, tensor<2x2xi64>) -> tensor<2x!graph.string>
+  %e = graph.equal(%x, %s) : (tensor<2x!graph.string>, tensor<2x!graph.string>) -> tensor<2xi1>
+  func.return %s, %e : tensor<2x!graph.string>, tensor<2xi1>
+}
+
+// CHECK-LABEL: func.func @strings(
+// CHECK-NEXT:    %d = graph.constant {value = dense<[104, 105, 33]> : tensor<3xui8>} : tensor<3xui8>
+// CHECK-NEXT:    %p = graph.constant {value = dense<[[0, 2], [2, 1]]> : tensor<2x2xi64>} : tensor<2x2xi64>
+// CHECK-NEXT:    %s = graph.strings(%d, %p) : (tensor<3xui8>, tensor<2x2xi64>) -> tensor<2x!graph.string>
+// CHECK-NEXT:    %e = graph.equal(%x, %s) : (tensor<2x!graph.string>, tensor<2x!graph.string>) -> tensor<2xi1>
+// CHECK-NEXT:    func.return %s, %e : tensor<2x!graph.string>, tensor<2xi1>
+// CHECK-NEXT:  }
