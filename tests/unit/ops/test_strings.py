@@ -159,3 +159,48 @@ def test_strings_cold_and_warm(tmp_path):
         np.testing.assert_array_equal(got, expected)
         digests.append(output_digest([got.astype(str)]))
     assert digests[0] == digests[1]
+
+
+def _vocabulary_model():
+    """A string initializer gathered by run-time ids, compared with a Constant's strings."""
+    from onnx import helper, numpy_helper
+
+    vocab = numpy_helper.from_array(np.array(["<unk>", "héllo", "", "日本", "a"],
+                                             dtype=object), "vocab")
+    nodes = [
+        helper.make_node("Gather", ["vocab", "ids"], ["words"], axis=0),
+        helper.make_node("Constant", [], ["probe"], value_strings=["héllo", "a"]),
+        helper.make_node("Equal", ["words", "probe"], ["hit"]),
+        helper.make_node("Concat", ["words", "probe"], ["joined"], axis=0),
+    ]
+    graph = helper.make_graph(
+        nodes, "vocabulary", [helper.make_tensor_value_info("ids", onnx.TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("words", S, [2]),
+         helper.make_tensor_value_info("hit", onnx.TensorProto.BOOL, [2]),
+         helper.make_tensor_value_info("joined", S, [4])], initializer=[vocab])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=9)
+
+
+def test_string_constants():
+    """STRING initializers and Constant(value_strings): their pairs point into the model's
+    constants, which outlive the run."""
+    model = _vocabulary_model()
+    compiled = onnxc.compile(model)
+    for ids in (np.array([1, 4]), np.array([2, 3]), np.array([-1, 0])):
+        got = compiled.run(None, {"ids": ids})
+        expected = reference_run(model, {"ids": ids})
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(g, e)
+
+
+def test_string_constants_export():
+    """`graph.strings` is written back as a STRING initializer (onnxc optimize)."""
+    from onnxc.frontend.onnx_export import export_onnx
+    from onnxc.frontend.onnx_importer import import_onnx
+
+    exported = export_onnx(import_onnx(_vocabulary_model()))
+    ids = np.array([3, 1])
+    got = reference_run(exported, {"ids": ids})
+    expected = reference_run(_vocabulary_model(), {"ids": ids})
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g, e)
