@@ -99,6 +99,9 @@ _FORMS: dict[str, tuple[list[np.ndarray | Constant | None], dict, str]] = {
     "MatMulIntegerToFloat": ([_u8(_S, _H), _WEIGHT, Constant(np.array(0.1, np.float32)),
                               _W_PARAMS[0], _qp(0.1)[1], _W_PARAMS[1], _f(8)], {},
                              "com.microsoft"),
+    "MatMulNBits": ([_f(_S, 32), Constant(_u8(8, 1, 16)), Constant(_f(8, 1)),
+                     Constant(_u8(8, 1) % 16)], {"K": 32, "N": 8, "bits": 4, "block_size": 32},
+                    "com.microsoft"),
 }
 
 
