@@ -225,3 +225,20 @@ def test_qdq_chain_with_negative_scales_matches_onnxruntime(case, opt_level):
         assert "graph.relu" not in names and "graph.clip" not in names
         pool = next(el for name, el in ops if name == "graph.max_pool")
         assert pool == ("ui8" if act_scale > 0 else "f32")
+
+
+@pytest.mark.parametrize("case", sorted(CHAINS))
+def test_optimized_chain_exported_with_negative_scales_runs_in_onnxruntime(case):
+    """`onnxc optimize` writes the -O3 graph back as ONNX (the qlinear ops as QLinearConv /
+    MatMulInteger functions whose scale is the negative output scale): onnxruntime runs it
+    to the original's bits."""
+    from onnxc.frontend.onnx_export import export_onnx
+
+    model = chain_model(*CHAINS[case])
+    exported = export_onnx(onnxc.optimize(model, opt_level=3))
+    assert "Conv" not in {n.op_type for n in exported.graph.node}
+    feeds = {"x": (np.random.default_rng(2).standard_normal((1, 4, 8, 8)) * 1.5
+                   ).astype(np.float32)}
+    session = ort.InferenceSession(exported.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    _assert_equal(session.run(None, feeds), _ort(model, feeds), "exported")
