@@ -1,0 +1,323 @@
+"""RegexFullMatch's pattern, compiled at compile time to a DFA over UTF-8 bytes.
+
+Python's regex parser (`re._parser`) gives the parse tree; this module builds a Thompson NFA
+over bytes from it (a code point class becomes the UTF-8 byte sequences of its ranges), and
+the subset construction turns that into a table `next[state, byte]` and `accept[state]`
+that the kernel walks once per byte (lowering/graph_to_loops/strings.py). A string matches
+when the walk over all its bytes ends in an accepting state: a full match.
+
+The syntax is onnxruntime's, RE2's, as far as a DFA goes, with RE2's meanings where Python's
+differ: `\\d`, `\\w`, `\\s` are ASCII (`[0-9]`, `[0-9A-Za-z_]`, `[\\t\\n\\f\\r ]`), `.` is
+any character but `\\n` (any with `(?s)`), `(?i)` folds the simple case pairs. What no DFA
+runs (backreferences, lookaround, word boundaries, anchors inside the pattern, atomic
+groups, possessive repeats) and what Python's parser refuses (RE2's `\\pL`, `[[:alpha:]]`)
+is an UnsupportedRegex naming the construct.
+"""
+
+from __future__ import annotations
+
+import re
+from re import _constants as C  # type: ignore[attr-defined]
+from re import _parser as sre  # type: ignore[attr-defined]
+
+import numpy as np
+
+MAX_STATES = 4096
+"""the largest DFA compiled (its table is 1 KiB per state)"""
+MAX_REPEAT = 1000
+"""RE2's bound on a counted repetition"""
+_UNICODE_MAX = 0x10FFFF
+
+_DIGIT = [(0x30, 0x39)]
+_WORD = [(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)]
+_SPACE = [(0x09, 0x0A), (0x0C, 0x0D), (0x20, 0x20)]
+
+
+class UnsupportedRegex(ValueError):
+    """A pattern onnxc cannot run as a DFA, or cannot parse (the message names why)."""
+
+
+# ----------------------------------------------------------------------------- code points
+
+
+def _normalize(ranges) -> list[tuple[int, int]]:
+    out: list[list[int]] = []
+    for lo, hi in sorted(ranges):
+        if out and lo <= out[-1][1] + 1:
+            out[-1][1] = max(out[-1][1], hi)
+        else:
+            out.append([lo, hi])
+    return [(lo, hi) for lo, hi in out]
+
+
+def _complement(ranges) -> list[tuple[int, int]]:
+    out, start = [], 0
+    for lo, hi in _normalize(ranges):
+        if lo > start:
+            out.append((start, lo - 1))
+        start = hi + 1
+    if start <= _UNICODE_MAX:
+        out.append((start, _UNICODE_MAX))
+    return out
+
+
+def _fold(ranges) -> list[tuple[int, int]]:
+    """`ranges` with the other case of each character (the simple case pairs): ranges over
+    the ASCII and Latin-1 letters are folded one by one, other large ranges are kept."""
+    extra = []
+    for lo, hi in ranges:
+        for c in range(lo, min(hi, 0x24F) + 1):
+            for other in {chr(c).lower(), chr(c).upper()}:
+                if len(other) == 1 and ord(other) != c:
+                    extra.append((ord(other), ord(other)))
+    return _normalize([*ranges, *extra])
+
+
+def _utf8_sequences(lo: int, hi: int, out: list) -> None:
+    """The byte-range sequences whose concatenations are the UTF-8 encodings of the code
+    points lo..hi (surrogates left out), as in RE2 and Go's utf8 range compiler."""
+    if lo > hi:
+        return
+    if lo <= 0xDFFF and hi >= 0xD800:
+        _utf8_sequences(lo, min(hi, 0xD7FF), out)
+        _utf8_sequences(max(lo, 0xE000), hi, out)
+        return
+    for boundary in (0x7F, 0x7FF, 0xFFFF):
+        if lo <= boundary < hi:
+            _utf8_sequences(lo, boundary, out)
+            _utf8_sequences(boundary + 1, hi, out)
+            return
+    if hi <= 0x7F:
+        out.append([(lo, hi)])
+        return
+    length = len(chr(lo).encode("utf-8"))
+    for i in range(1, length):
+        mask = (1 << (6 * i)) - 1
+        if lo & ~mask != hi & ~mask:
+            if lo & mask:
+                _utf8_sequences(lo, lo | mask, out)
+                _utf8_sequences((lo | mask) + 1, hi, out)
+                return
+            if hi & mask != mask:
+                _utf8_sequences(lo, (hi & ~mask) - 1, out)
+                _utf8_sequences(hi & ~mask, hi, out)
+                return
+    out.append(list(zip(chr(lo).encode("utf-8"), chr(hi).encode("utf-8"))))
+
+
+# ----------------------------------------------------------------------------- NFA
+
+
+class _NFA:
+    """States with epsilon moves and byte-range moves; fragments are (start, end)."""
+
+    def __init__(self):
+        self.eps: list[list[int]] = []
+        self.moves: list[list[tuple[int, int, int]]] = []
+
+    def state(self) -> int:
+        self.eps.append([])
+        self.moves.append([])
+        if len(self.eps) > 64 * MAX_STATES:
+            raise UnsupportedRegex("the pattern is too large")
+        return len(self.eps) - 1
+
+    def empty(self) -> tuple[int, int]:
+        s = self.state()
+        return s, s
+
+    def chars(self, ranges) -> tuple[int, int]:
+        start, end = self.state(), self.state()
+        for lo, hi in _normalize(ranges):
+            sequences: list = []
+            _utf8_sequences(lo, hi, sequences)
+            for seq in sequences:
+                at = start
+                for k, (blo, bhi) in enumerate(seq):
+                    to = end if k == len(seq) - 1 else self.state()
+                    self.moves[at].append((blo, bhi, to))
+                    at = to
+        return start, end
+
+    def concat(self, parts) -> tuple[int, int]:
+        if not parts:
+            return self.empty()
+        for (_, a_end), (b_start, _) in zip(parts, parts[1:]):
+            self.eps[a_end].append(b_start)
+        return parts[0][0], parts[-1][1]
+
+    def alternate(self, parts) -> tuple[int, int]:
+        start, end = self.state(), self.state()
+        for s, e in parts:
+            self.eps[start].append(s)
+            self.eps[e].append(end)
+        return start, end
+
+    def star(self, frag) -> tuple[int, int]:
+        start, end = self.state(), self.state()
+        s, e = frag
+        self.eps[start] += [s, end]
+        self.eps[e] += [s, end]
+        return start, end
+
+    def optional(self, frag) -> tuple[int, int]:
+        start, end = self.state(), self.state()
+        self.eps[start] += [frag[0], end]
+        self.eps[frag[1]].append(end)
+        return start, end
+
+
+class _Builder:
+    def __init__(self, nfa: _NFA):
+        self.nfa = nfa
+
+    def sequence(self, items, flags: int, first: bool, last: bool) -> tuple[int, int]:
+        parts = []
+        for k, (op, av) in enumerate(items):
+            parts.append(self.node(op, av, flags, first and k == 0,
+                                   last and k == len(items) - 1))
+        return self.nfa.concat(parts)
+
+    def _class(self, ranges, flags: int) -> tuple[int, int]:
+        ranges = _normalize(ranges)
+        return self.nfa.chars(_fold(ranges) if flags & re.IGNORECASE else ranges)
+
+    def node(self, op, av, flags: int, first: bool, last: bool) -> tuple[int, int]:
+        nfa = self.nfa
+        if op is C.LITERAL:
+            return self._class([(av, av)], flags)
+        if op is C.NOT_LITERAL:
+            chars = _fold([(av, av)]) if flags & re.IGNORECASE else [(av, av)]
+            return nfa.chars(_complement(chars))
+        if op is C.ANY:
+            return nfa.chars([(0, _UNICODE_MAX)] if flags & re.DOTALL
+                             else _complement([(0x0A, 0x0A)]))
+        if op is C.IN:
+            return self._class(_class_ranges(av, flags), 0)
+        if op is C.BRANCH:
+            return nfa.alternate([self.sequence(seq.data, flags, first, last)
+                                  for seq in av[1]])
+        if op is C.SUBPATTERN:
+            _, add, remove, pattern = av
+            if (add | remove) & ~(re.IGNORECASE | re.DOTALL):
+                raise UnsupportedRegex("a group flag other than i and s")
+            return self.sequence(pattern.data, (flags | add) & ~remove, first, last)
+        if op in (C.MAX_REPEAT, C.MIN_REPEAT):
+            low, high, pattern = av
+            if low > MAX_REPEAT or (high is not C.MAXREPEAT and high > MAX_REPEAT):
+                raise UnsupportedRegex(f"a repetition past {MAX_REPEAT}")
+
+            def copy():
+                return self.sequence(pattern.data, flags, False, False)
+
+            parts = [copy() for _ in range(low)]
+            if high is C.MAXREPEAT:
+                parts.append(nfa.star(copy()))
+            else:
+                parts += [nfa.optional(copy()) for _ in range(high - low)]
+            return nfa.concat(parts)
+        if op is C.AT:
+            if av in (C.AT_BEGINNING, C.AT_BEGINNING_STRING) and first:
+                return nfa.empty()  # a full match starts at the beginning anyway
+            if av in (C.AT_END, C.AT_END_STRING) and last:
+                return nfa.empty()
+            raise UnsupportedRegex(f"the anchor or boundary {str(av).lower()} inside the "
+                                   f"pattern")
+        names = {C.GROUPREF: "a backreference", C.GROUPREF_EXISTS: "a conditional group",
+                 C.ASSERT: "a lookahead or lookbehind", C.ASSERT_NOT: "a negative lookaround",
+                 C.ATOMIC_GROUP: "an atomic group", C.POSSESSIVE_REPEAT: "a possessive repeat"}
+        raise UnsupportedRegex(names.get(op, f"the construct {str(op).lower()}"))
+
+
+def _class_ranges(items, flags: int) -> list[tuple[int, int]]:
+    ranges: list[tuple[int, int]] = []
+    negate = False
+    for op, av in items:
+        if op is C.NEGATE:
+            negate = True
+        elif op is C.LITERAL:
+            ranges.append((av, av))
+        elif op is C.RANGE:
+            ranges.append(av)
+        elif op is C.CATEGORY:
+            ranges += _category(av)
+        else:
+            raise UnsupportedRegex(f"the class item {str(op).lower()}")
+    if flags & re.IGNORECASE:
+        ranges = _fold(ranges)
+    return _complement(ranges) if negate else _normalize(ranges)
+
+
+def _category(av) -> list[tuple[int, int]]:
+    table = {C.CATEGORY_DIGIT: _DIGIT, C.CATEGORY_WORD: _WORD, C.CATEGORY_SPACE: _SPACE}
+    for positive, negative in ((C.CATEGORY_DIGIT, C.CATEGORY_NOT_DIGIT),
+                               (C.CATEGORY_WORD, C.CATEGORY_NOT_WORD),
+                               (C.CATEGORY_SPACE, C.CATEGORY_NOT_SPACE)):
+        if av is positive:
+            return table[positive]
+        if av is negative:
+            return _complement(table[positive])
+    raise UnsupportedRegex(f"the class {str(av).lower()}")
+
+
+# ----------------------------------------------------------------------------- DFA
+
+
+def compile_dfa(pattern: str) -> tuple[np.ndarray, np.ndarray]:
+    """(next, accept) of `pattern`'s full match over UTF-8 bytes: `next` int32 [states, 256]
+    (state 0 the start), `accept` uint8 [states]. UnsupportedRegex says why not."""
+    try:
+        tree = sre.parse(pattern)
+    except re.error as err:
+        raise UnsupportedRegex(f"cannot parse the pattern: {err}") from None
+    flags = tree.state.flags
+    if flags & ~(re.IGNORECASE | re.DOTALL | re.UNICODE):
+        raise UnsupportedRegex("a flag other than i and s")
+    nfa = _NFA()
+    start, end = _Builder(nfa).sequence(tree.data, flags, True, True)
+
+    def closure(states) -> frozenset[int]:
+        seen, stack = set(states), list(states)
+        while stack:
+            for t in nfa.eps[stack.pop()]:
+                if t not in seen:
+                    seen.add(t)
+                    stack.append(t)
+        return frozenset(seen)
+
+    first = closure([start])
+    index = {first: 0}
+    order = [first]
+    rows: list[np.ndarray] = []
+    k = 0
+    while k < len(order):
+        current = order[k]
+        targets: list[set[int]] = [set() for _ in range(256)]
+        for s in current:
+            for lo, hi, to in nfa.moves[s]:
+                for b in range(lo, hi + 1):
+                    targets[b].add(to)
+        row = np.empty(256, np.int32)
+        for b in range(256):
+            key = closure(targets[b])
+            if key not in index:
+                if len(order) >= MAX_STATES:
+                    raise UnsupportedRegex(f"its DFA has more than {MAX_STATES} states")
+                index[key] = len(order)
+                order.append(key)
+            row[b] = index[key]
+        rows.append(row)
+        k += 1
+    accept = np.array([end in s for s in order], np.uint8)
+    return np.stack(rows), accept
+
+
+def full_match(next_state: np.ndarray, accept: np.ndarray, text: str) -> bool:
+    """Walk the DFA over `text`'s UTF-8 bytes (what the kernel does)."""
+    state = 0
+    for b in text.encode("utf-8"):
+        state = int(next_state[state, b])
+    return bool(accept[state])
+
+
+__all__ = ["MAX_STATES", "UnsupportedRegex", "compile_dfa", "full_match"]
