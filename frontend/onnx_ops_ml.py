@@ -185,8 +185,10 @@ def convert_one_hot_encoder(ctx: NodeContext) -> list[Result]:
 
 def _encoder_table(ctx: NodeContext) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """LabelEncoder's keys, values and default (opset 1-4 attribute forms)."""
-    if ctx.attr("keys_strings", None) or ctx.attr("values_strings", None) or \
-            ctx.attr("classes_strings", None):
+    string_tensors = any(a.type == onnx.AttributeProto.TENSOR
+                         and a.t.data_type == onnx.TensorProto.STRING for a in ctx.node.attribute)
+    if string_tensors or ctx.attr("keys_strings", None) or ctx.attr("values_strings", None) \
+            or ctx.attr("classes_strings", None):
         _refuse_strings(ctx, "string keys or values")
     keys = ctx.attr("keys_tensor", None)
     if keys is None:
