@@ -55,11 +55,13 @@ def _as_tensor(value: Value | Tensor) -> Tensor:
 
 def onnx_node(ctx: NodeContext, op_type: str, inputs: Sequence[Value | Tensor | None],
               attrs: dict | None = None, *, outputs: int = 1,
-              used: Sequence[int] | None = None, opset: int = ONNX_OPSET) -> list[Result]:
-    """The results of the default domain's `op_type` on `inputs` (None: an omitted input),
-    by its own converter, its ops emitted where `ctx`'s go; `used`: the outputs something
-    reads (all by default). Its errors name this node, its op and its opset."""
-    from onnxc.frontend.onnx_converters import CONVERTERS  # which imports this module
+              used: Sequence[int] | None = None, opset: int = ONNX_OPSET,
+              domain: str = "") -> list[Result]:
+    """The results of `domain`'s `op_type` (the default domain's unless said) on `inputs`
+    (None: an omitted input), by its own converter, its ops emitted where `ctx`'s go;
+    `used`: the outputs something reads (all by default). Its errors name this node, its op
+    and its opset."""
+    from onnxc.frontend.onnx_converters import converter_for  # which imports this module
 
     tensors: dict[str, Tensor] = {}
     names = []
@@ -69,10 +71,11 @@ def onnx_node(ctx: NodeContext, op_type: str, inputs: Sequence[Value | Tensor | 
             tensors[names[-1]] = _as_tensor(value)
     out_names = [f"{op_type}.output{i}" for i in range(outputs)]
     wanted = {out_names[i] for i in (range(outputs) if used is None else used)}
-    node = onnx.helper.make_node(op_type, names, out_names, name=ctx.label, **(attrs or {}))
+    node = onnx.helper.make_node(op_type, names, out_names, name=ctx.label,
+                                 domain=domain or None, **(attrs or {}))
     inner = NodeContext(node, ctx.label, opset, tensors, ctx.block, wanted.__contains__)
     try:
-        return CONVERTERS[op_type](inner)
+        return converter_for(domain, op_type)(inner)
     except UnsupportedOpError as err:
         raise ctx.unsupported(f"(as ONNX {op_type}) {err.detail}") from err
     except ModelLoadError as err:
