@@ -198,6 +198,7 @@ from onnxc.dialects.graph_unary import (
     TanOp,
     ThresholdedReluOp,
 )
+from onnxc.dialects.graph_random import RANDOM_OPS
 from onnxc.dialects.graph_strings import STRING_GRAPH_OPS, StringType
 from onnxc.dialects.graph_trees import TREE_OPS
 from onnxc.dialects.graph_vision import VISION_OPS
@@ -226,7 +227,7 @@ Graph = Dialect(
         QuantizeLinearOp, DequantizeLinearOp, DynamicQuantizeLinearOp,
         *LOGIC_OPS, *UNARY_MATH_OPS, *GATHER_SCATTER_OPS, *VISION_OPS, *CHECK_OPS,
         *QLINEAR_OPS, *RNN_OPS, *CONTROL_OPS, *DYNAMIC_OPS, *WEIGHT_QUANT_OPS,
-        *TREE_OPS, *STRING_GRAPH_OPS,
+        *TREE_OPS, *STRING_GRAPH_OPS, *RANDOM_OPS,
     ],
     [SymbolicDimsAttr, SizesAttr, StringType],
 )

@@ -32,6 +32,7 @@ from onnxc.passes import (
     composite_reference,
     evaluator_logic,
     evaluator_quant,
+    evaluator_random,
     evaluator_reduce,
     evaluator_rnn,
     evaluator_strings,
@@ -360,6 +361,7 @@ EVALUATORS: dict[type[Operation], Evaluator] = {
     **evaluator_rnn.EVALUATORS,
     **evaluator_trees.EVALUATORS,
     **evaluator_strings.EVALUATORS,
+    **evaluator_random.EVALUATORS,
     **weight_quant_reference.EVALUATORS,
 }
 

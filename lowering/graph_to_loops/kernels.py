@@ -37,6 +37,7 @@ from onnxc.lowering.graph_to_loops import (
     pool,
     qlinear_dispatch,
     quantize,
+    random,
     reduce,
     resize,
     rnn,
@@ -56,7 +57,7 @@ from onnxc.target import Target
 _MODULES = (
     attention, checks, composite, conv, conv_transpose, data_movement, deform, dynamic,
     dynamic_quantize, elementwise, elementwise_logic, elementwise_unary, fused, grid_sample,
-    index, layout, gemm, normalization, pool, qlinear_dispatch, quantize, reduce, resize,
+    index, layout, gemm, normalization, pool, qlinear_dispatch, quantize, random, reduce, resize,
     rnn, roi_align, scalar, strings, symbolic_data, tensor_ops, tree_ensemble, unpool,
     weight_quant_gemm,
 )
