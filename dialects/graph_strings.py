@@ -10,16 +10,31 @@ ops with `AnyElementKernel` take strings as they are.
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import FixedBitwidthType, IntegerType, Signedness, TensorType, i64
+from xdsl.dialects.builtin import (
+    FixedBitwidthType,
+    IntegerType,
+    Signedness,
+    StringAttr,
+    TensorType,
+    i1,
+    i64,
+)
 from xdsl.ir import Attribute, ParametrizedAttribute
-from xdsl.irdl import irdl_attr_definition, irdl_op_definition, operand_def, result_def
+from xdsl.irdl import (
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+)
 from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects.graph_base import GraphOp, shape_of
 from onnxc.dialects.string_dtype import STRING_BYTES, STRING_DTYPE
 
-__all__ = ["STRING_BYTES", "STRING_DTYPE", "STRING_GRAPH_OPS", "StringType", "StringsOp",
-           "decode_strings", "encode_strings", "is_string", "string"]
+__all__ = ["STRING_BYTES", "STRING_DTYPE", "STRING_GRAPH_OPS", "RegexFullMatchOp",
+           "StringType", "StringsOp", "decode_strings", "encode_strings", "is_string",
+           "string"]
 
 
 @irdl_attr_definition
@@ -79,8 +94,6 @@ class StringsOp(GraphOp):
         return [spans[:-1]]
 
 
-STRING_GRAPH_OPS = (StringsOp,)
-"""the graph ops of this module, for the dialect (dialects/graph.py)"""
 
 
 def encode_strings(array) -> tuple[np.ndarray, np.ndarray]:
@@ -118,3 +131,27 @@ def decode_strings(data: np.ndarray, spans: np.ndarray) -> np.ndarray:
             raise ValueError(f"string span {i} leaves its data")
         out[i] = raw[offset:offset + length].decode("utf-8")
     return out.reshape(np.shape(spans)[:-1])
+
+
+@irdl_op_definition
+class RegexFullMatchOp(GraphOp):
+    """ONNX RegexFullMatch: whether each string matches `pattern` as a whole. The pattern
+    is compiled to a DFA over UTF-8 bytes at compile time (dialects/regex_dfa.py: RE2's
+    syntax as far as a DFA goes), which the kernel walks once per byte."""
+
+    name = "graph.regex_full_match"
+
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    pattern = prop_def(StringAttr)
+
+    def verify_element_types(self) -> None:
+        if not isinstance(_element(self.input), StringType) or _element(self.output) != i1:
+            raise VerifyException(f"{self.name}: takes strings, gives i1")
+
+    def infer_shapes(self):
+        return [shape_of(self.input)]
+
+
+STRING_GRAPH_OPS = (StringsOp, RegexFullMatchOp)
+"""the graph ops of this module, for the dialect (dialects/graph.py)"""

@@ -16,6 +16,7 @@ is an UnsupportedRegex naming the construct.
 
 from __future__ import annotations
 
+import functools
 import re
 from re import _constants as C  # type: ignore[attr-defined]
 from re import _parser as sre  # type: ignore[attr-defined]
@@ -263,9 +264,12 @@ def _category(av) -> list[tuple[int, int]]:
 # ----------------------------------------------------------------------------- DFA
 
 
+@functools.lru_cache(maxsize=64)
 def compile_dfa(pattern: str) -> tuple[np.ndarray, np.ndarray]:
     """(next, accept) of `pattern`'s full match over UTF-8 bytes: `next` int32 [states, 256]
-    (state 0 the start), `accept` uint8 [states]. UnsupportedRegex says why not."""
+    (state 0 the start), `accept` uint8 [states], both read-only (cached: the importer
+    checks the pattern, the lowering builds the kernel's tables from it). UnsupportedRegex
+    says why not."""
     try:
         tree = sre.parse(pattern)
     except re.error as err:
@@ -309,7 +313,9 @@ def compile_dfa(pattern: str) -> tuple[np.ndarray, np.ndarray]:
         rows.append(row)
         k += 1
     accept = np.array([end in s for s in order], np.uint8)
-    return np.stack(rows), accept
+    table = np.stack(rows)
+    table.flags.writeable = accept.flags.writeable = False
+    return table, accept
 
 
 def full_match(next_state: np.ndarray, accept: np.ndarray, text: str) -> bool:

@@ -19,6 +19,11 @@ def _strings(w: OnnxWriter, op: graph_strings.StringsOp) -> None:
     w.value_names[op.output] = w.const(strings, op.output.name_hint or "strings")
 
 
+def _regex_full_match(w: OnnxWriter, op: graph_strings.RegexFullMatchOp) -> None:
+    w.emit(op, "RegexFullMatch", [w.name(op.input)], pattern=op.pattern.data)
+
+
 STRING_EMITTERS: dict[type[Operation], Emitter] = {
     graph_strings.StringsOp: _strings,
+    graph_strings.RegexFullMatchOp: _regex_full_match,
 }

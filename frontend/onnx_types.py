@@ -133,7 +133,7 @@ def _is_storage_only(el: Attribute) -> bool:
 STRING_OPS = frozenset({
     "Identity", "Reshape", "Transpose", "Gather", "Concat", "Slice", "Squeeze", "Unsqueeze",
     "Flatten", "Expand", "Where", "Equal", "Split", "Tile", "Shape", "Size", "GatherElements",
-    "GatherND", "Compress", "ReverseSequence"})
+    "GatherND", "Compress", "ReverseSequence", "RegexFullMatch"})
 """The ops that take STRING tensors: those that only move elements (a string moves as a
 16-byte pair, AnyElementKernel), Equal, and the string ops (docs/strings.md)."""
 

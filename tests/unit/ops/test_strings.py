@@ -204,3 +204,42 @@ def test_string_constants_export():
     expected = reference_run(_vocabulary_model(), {"ids": ids})
     for g, e in zip(got, expected):
         np.testing.assert_array_equal(g, e)
+
+
+REGEX_TEXTS = np.array([["abc@x.com", "héllo@日本.com", "nope", ""],
+                        ["a@b.c", "@.com", "x@y.comm", "Z@Q.COM"],
+                        ["a1_", "12", " \t", "日本"]], dtype=object)
+
+
+@pytest.mark.parametrize("pattern", [
+    r".*@.*\.com", r"(?i)[a-z]+@[a-z]+\.com", r"\w*", r"[^@]+@[^@]+", r"\d{1,2}|\s+",
+    r"(ab|a)(c|bc)?", r"[日-本]+", r"^.+$", r"(?s).*", r"a{0}", r"[^\x00-\x7f]+",
+])
+def test_regex_full_match(pattern):
+    """onnxruntime (RE2) against the compiled DFA, on ASCII, Latin-1 and CJK text."""
+    model = _model("RegexFullMatch", {"x": REGEX_TEXTS}, attrs={"pattern": pattern},
+                   opset=20)
+    got, _ = run_both(model, {"x": REGEX_TEXTS}, exact=True)
+    assert got[0].dtype == np.bool_
+
+
+def test_regex_full_match_symbolic_sizes():
+    model = single_op_model("RegexFullMatch", {"x": (S, ["n"])}, ["y"],
+                            attrs={"pattern": "[a-z]+"}, opset=20, ir_version=9)
+    compiled = onnxc.compile(model)
+    for n in (0, 1, 5):
+        x = _strings(n)
+        (got,) = compiled.run(None, {"x": x})
+        assert got.tolist() == [bool(s) and s.isascii() and s.isalpha() and s.islower()
+                                for s in x]
+
+
+@pytest.mark.parametrize("pattern,construct", [
+    (r"(a)\1", "a backreference"), (r"a(?=b)", "a lookahead"), (r"a\bb", "boundary"),
+    (r"a^b", "anchor"), (r"(?m)a", "a flag other than i and s"), (r"\pL", "cannot parse"),
+])
+def test_regex_refused(pattern, construct):
+    model = _model("RegexFullMatch", {"x": _strings(2)}, attrs={"pattern": pattern},
+                   opset=20)
+    with pytest.raises(UnsupportedOpError, match=construct):
+        onnxc.compile(model)

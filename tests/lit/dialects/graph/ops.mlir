@@ -720,3 +720,15 @@ func.func @strings(%x: tensor<2x!graph.string>) -> (tensor<2x!graph.string>, ten
 // CHECK-NEXT:    %e = graph.equal(%x, %s) : (tensor<2x!graph.string>, tensor<2x!graph.string>) -> tensor<2xi1>
 // CHECK-NEXT:    func.return %s, %e : tensor<2x!graph.string>, tensor<2xi1>
 // CHECK-NEXT:  }
+
+// -----
+
+func.func @regex_full_match(%x: tensor<?x!graph.string, #graph.dims<["n"]>>) -> tensor<?xi1, #graph.dims<["n"]>> {
+  %m = graph.regex_full_match(%x) {pattern = "[a-z]+@.*"} : (tensor<?x!graph.string, #graph.dims<["n"]>>) -> tensor<?xi1, #graph.dims<["n"]>>
+  func.return %m : tensor<?xi1, #graph.dims<["n"]>>
+}
+
+// CHECK-LABEL: func.func @regex_full_match(
+// CHECK-NEXT:    %m = graph.regex_full_match(%x) {pattern = "[a-z]+@.*"} : (tensor<?x!graph.string, #graph.dims<["n"]>>) -> tensor<?xi1, #graph.dims<["n"]>>
+// CHECK-NEXT:    func.return %m : tensor<?xi1, #graph.dims<["n"]>>
+// CHECK-NEXT:  }
