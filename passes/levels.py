@@ -50,7 +50,7 @@ EXTENDED: tuple[str, ...] = (
     "fuse-layernorm", "fuse-gelu", "fuse-prelu", "fuse-matmul-transpose", "fuse-binary-eltwise",
     "fuse-reduce-to-global-pool", "fuse-attention", "horizontal-fusion",
     # QDQ recognition (onnxruntime runs its QDQ fusions at Extended too)
-    "fuse-qdq-linear", "move-quant-dequant",
+    "fuse-qdq-linear", "move-quant-dequant", "fuse-weight-only-matmul",
 )
 
 LAYOUT_AND_MEMORY: tuple[str, ...] = (
@@ -63,7 +63,7 @@ LAYOUT_AND_MEMORY: tuple[str, ...] = (
 ORDER: tuple[str, ...] = (
     # 0. QDQ subgraphs become integer ops while their weight dequantizations are intact
     #    (fold-constant-ops would turn them into float weights)
-    "move-quant-dequant", "fuse-qdq-linear",
+    "move-quant-dequant", "fuse-qdq-linear", "fuse-weight-only-matmul",
     # 1. constants become real constants, constant inputs become properties
     "fold-constant-ops", "fold-axes-inputs", "fold-unsqueeze-const", "pad-to-input",
     "drop-padding-taps", "split-conv-live-regions", "fold-constant-if",

@@ -95,6 +95,7 @@ _PASS_PATHS: dict[str, str] = {
     "horizontal-fusion": "onnxc.passes.horizontal_fusion:HorizontalFusionPass",
     "fuse-qdq-linear": "onnxc.passes.quant_linear:FuseQdqLinearPass",
     "move-quant-dequant": "onnxc.passes.quant_move:MoveQuantDequantPass",
+    "fuse-weight-only-matmul": "onnxc.passes.weight_quant_fusion:FuseWeightOnlyMatMulPass",
     "widen-half-precision": "onnxc.passes.half_precision:WidenHalfPrecisionPass",
     "widen-half-graph": "onnxc.passes.half_precision:WidenHalfGraphPass",
     # control flow: If on a constant condition, loop-invariant code motion

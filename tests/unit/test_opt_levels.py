@@ -50,7 +50,8 @@ def test_levels_grow_and_run_in_order():
     assert levels.LEVELS[0] == () and o1 < o2 < o3
     assert o2 - o1 == set(levels.EXTENDED)
     passes = levels.LEVELS[3]
-    assert passes[:3] == ("move-quant-dequant", "fuse-qdq-linear", "fold-constant-ops")
+    assert passes[:4] == ("move-quant-dequant", "fuse-qdq-linear", "fuse-weight-only-matmul",
+                          "fold-constant-ops")
     assert passes[-1] == "drop-orphans"
     assert passes.index("fuse-conv-bn") < passes.index("bn-to-scale")
     assert passes.index("fuse-activation") < passes.index("fuse-elementwise")

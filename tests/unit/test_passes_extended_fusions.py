@@ -1,6 +1,6 @@
 """The Extended (-O3) fusion rows at the graph level (fuse-layernorm, fuse-gelu, fuse-prelu,
 fuse-matmul-transpose, fuse-binary-eltwise, fuse-reduce-to-global-pool, fuse-attention,
-horizontal-fusion): every lit case keeps the numpy results, positive cases really fuse, and
+horizontal-fusion, fuse-weight-only-matmul): every lit case keeps the numpy results, positive cases really fuse, and
 randomised shapes and constants (Hypothesis) keep the fusions exact.
 
 The same rows compiled natively against onnxruntime are in test_extended_fusions_native.py;
@@ -34,6 +34,8 @@ ROWS = {
     "fuse-reduce-to-global-pool": (graph.GlobalAveragePoolOp, {"partial_means"}),
     "fuse-attention": (graph.AttentionOp, {"probabilities_escape"}),
     "horizontal-fusion": (graph.SplitOp, {"not_siblings"}),
+    "fuse-weight-only-matmul": (graph.MatMulWeightQuantizedOp,
+                                {"block_of_8", "run_time_weight"}),
 }
 
 
