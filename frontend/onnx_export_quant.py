@@ -32,9 +32,9 @@ from xdsl.dialects.builtin import Float64Type, IntegerType
 from xdsl.ir import Operation
 
 from onnxc.dialects import graph
+from onnxc.dialects.dense_data import to_numpy
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.graph_qlinear import QuantizedProductOp, byte_range, is_byte_type, is_i32
-from onnxc.dialects.dense_data import to_numpy
 from onnxc.dialects.graph_quant import is_float_quantized
 from onnxc.dialects.graph_weight_quant import pack_bits
 from onnxc.frontend.onnx_export import (

@@ -59,7 +59,6 @@ class FuseWeightOnlyMatMul(RewritePattern):
         if form is None or q is None or not a_shape or not isinstance(a_shape[-1], int):
             return
         bits, block, signed = form
-        k, n = q.shape
         offset = 1 << (bits - 1) if signed else 0
         unsigned = q.astype(np.int64) + offset
         scales = np.asarray(dq.scales(), np.float32).T  # [N, k_blocks]

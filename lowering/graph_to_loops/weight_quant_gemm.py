@@ -42,6 +42,7 @@ from onnxc.dialects import graph
 from onnxc.dialects.dense_data import from_numpy, values_in_shape
 from onnxc.dialects.graph_base import int_of, shape_of
 from onnxc.dialects.graph_weight_quant import unpack_bits
+from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.branches import each_remainder, when
 from onnxc.lowering.graph_to_loops.buffer_types import RunTimeScratch
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
@@ -155,7 +156,8 @@ class WeightGemm:
 def _constant(value: SSAValue) -> np.ndarray:
     owner = value.owner
     if not isinstance(owner, graph.ConstantOp):
-        raise ValueError(f"{value} is not a constant")
+        raise LoweringError("graph.matmul_weight_quantized: its weight, scales and zero "
+                            "points must be constants (the kernel repacks them)")
     return values_in_shape(owner.value, shape_of(value))
 
 

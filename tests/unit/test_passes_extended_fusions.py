@@ -1,7 +1,8 @@
 """The Extended (-O3) fusion rows at the graph level (fuse-layernorm, fuse-gelu, fuse-prelu,
 fuse-matmul-transpose, fuse-binary-eltwise, fuse-reduce-to-global-pool, fuse-attention,
-horizontal-fusion, fuse-weight-only-matmul): every lit case keeps the numpy results, positive cases really fuse, and
-randomised shapes and constants (Hypothesis) keep the fusions exact.
+horizontal-fusion, fuse-weight-only-matmul): every lit case keeps the numpy results,
+positive cases really fuse, and randomised shapes and constants (Hypothesis) keep the
+fusions exact.
 
 The same rows compiled natively against onnxruntime are in test_extended_fusions_native.py;
 one-channel Instance/GroupNorm through fuse-layernorm at every level in
