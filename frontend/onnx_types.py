@@ -119,9 +119,10 @@ def is_float(el: Attribute) -> bool:
 
 
 STORAGE_OPS = frozenset({"Cast", "CastLike", "Identity", "BitCast", "QuantizeLinear",
-                         "DequantizeLinear"})
+                         "DequantizeLinear", "com.microsoft.GatherBlockQuantized"})
 """The ops that take the storage-only types (8/4-bit floats, 4/2-bit integers): converts
-and copies (Quantize/DequantizeLinear convert them in their kernels). FLOAT16 and BFLOAT16 tensors go to every op: those whose kernels have no half
+and copies (Quantize/DequantizeLinear convert them in their kernels, com.microsoft's
+GatherBlockQuantized its constant table at compile time). FLOAT16 and BFLOAT16 tensors go to every op: those whose kernels have no half
 support compute in f32 between casts (passes/half_precision.py)."""
 
 
@@ -133,7 +134,7 @@ def _is_storage_only(el: Attribute) -> bool:
 STRING_OPS = frozenset({
     "Identity", "Reshape", "Transpose", "Gather", "Concat", "Slice", "Squeeze", "Unsqueeze",
     "Flatten", "Expand", "Where", "Equal", "Split", "Tile", "Shape", "Size", "GatherElements",
-    "GatherND", "Compress", "ReverseSequence", "RegexFullMatch"})
+    "GatherND", "Compress", "ReverseSequence", "RegexFullMatch", "LabelEncoder"})
 """The ops that take STRING tensors: those that only move elements (a string moves as a
 16-byte pair, AnyElementKernel), Equal, and the string ops (docs/strings.md)."""
 
