@@ -4,7 +4,9 @@ ensembles, their trees held as compile-time tables in the op's properties.
 The importer writes every tree in one canonical form, so that neither the kernel nor the
 evaluator dispatches on a node's mode in the run:
 
-- a node tests whether its feature lies in the closed interval [`lower`, `upper`]
+- a node tests whether its feature lies in the closed interval [`lower`, `upper`] (f32
+  bounds held as their i32 bit patterns: exact, and an infinite bound survives the custom
+  syntax, whose f32 arrays print infinities in a hex form they do not parse)
   (LEQ t is [-inf, t], LT t is [-inf, prev(t)], GTE / GT / EQ likewise; NEQ and a
   complement are the same interval with the children swapped), and goes to
   `children[2 * node]` when it does, to `children[2 * node + 1]` when it does not. A NaN
@@ -53,8 +55,8 @@ class TreeTables:
 
     def __init__(self, op: TreeEnsembleFields):
         self.features = _i32(op.features)
-        self.lower = _f32(op.lower)
-        self.upper = _f32(op.upper)
+        self.lower = _i32(op.lower).astype(np.int32).view(np.float32)
+        self.upper = _i32(op.upper).astype(np.int32).view(np.float32)
         self.children = _i32(op.children)
         self.nan_inside = _i32(op.nan_inside)
         self.roots = _i32(op.roots)

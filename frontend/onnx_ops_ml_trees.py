@@ -55,8 +55,8 @@ def _props(ctx: NodeContext, t: Tables, aggregate: str, post: str,
     base = np.zeros(0, np.float32) if base is None else np.asarray(base, np.float32)
     return {
         "features": DenseArrayBase.from_list(i32, t.features.tolist()),
-        "lower": DenseArrayBase.from_list(f32, t.lower.tolist()),
-        "upper": DenseArrayBase.from_list(f32, t.upper.tolist()),
+        "lower": DenseArrayBase.from_list(i32, t.lower.view(np.int32).tolist()),
+        "upper": DenseArrayBase.from_list(i32, t.upper.view(np.int32).tolist()),
         "children": DenseArrayBase.from_list(i32, t.children.tolist()),
         "nan_inside": DenseArrayBase.from_list(i32, t.nan_inside.tolist()),
         "roots": DenseArrayBase.from_list(i32, t.roots.tolist()),

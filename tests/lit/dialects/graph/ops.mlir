@@ -597,6 +597,21 @@ func.func @recurrences(%g4: tensor<2x1x1x8xf32>, %g3: tensor<2x1x1x6xf32>, %g1: 
 
 // -----
 
+// Tree ensembles (graph_trees): canonical tables, a leaf is its own two children.
+func.func @tree_ensembles(%x: tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<2xi64>, tensor<2x2xf32>) {
+  %y = graph.tree_ensemble_regressor(%x) {features = array<i32: 0, 1, 0, 0, 0, 2, 0, 0>, lower = array<i32: -8388608, -8388608, -8388608, -8388608, -8388608, 1036831950, -8388608, -8388608>, upper = array<i32: 1056964608, 1045220556, 2139095040, 2139095040, 2139095040, 2139095040, 2139095040, 2139095040>, children = array<i32: 1, 2, 3, 4, 2, 2, 3, 3, 4, 4, 6, 7, 6, 6, 7, 7>, nan_inside = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, roots = array<i32: 0, 5>, depths = array<i32: 2, 1>, leaf_weights = array<f32: 0.000000e+00, 0.000000e+00, 1.000000e+00, 2.000000e+00, 3.000000e+00, 0.000000e+00, 1.000000e+01, 2.000000e+01>, has_weight = array<i32: 0, 0, 1, 1, 1, 0, 1, 1>, base_values = array<f32: 5.000000e-01>, aggregate = "SUM", post_transform = "NONE"} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  %l, %s = graph.tree_ensemble_classifier(%x) {features = array<i32: 0, 0, 0>, lower = array<i32: -8388608, -8388608, -8388608>, upper = array<i32: 1048576000, 2139095040, 2139095040>, children = array<i32: 1, 2, 1, 1, 2, 2>, nan_inside = array<i32: 0, 0, 0>, roots = array<i32: 0>, depths = array<i32: 1>, leaf_weights = array<f32: 0.000000e+00, -1.500000e+00, 2.000000e+00>, has_weight = array<i32: 0, 1, 1>, base_values = array<f32: 1.000000e-01>, aggregate = "SUM", post_transform = "LOGISTIC", class_labels = array<i64: 4, 9>, binary = 2 : i64} : (tensor<2x3xf32>) -> (tensor<2xi64>, tensor<2x2xf32>)
+  func.return %y, %l, %s : tensor<2x1xf32>, tensor<2xi64>, tensor<2x2xf32>
+}
+
+// CHECK-LABEL: func.func @tree_ensembles(
+// CHECK-NEXT:    %y = graph.tree_ensemble_regressor(%x) {features = array<i32: 0, 1, 0, 0, 0, 2, 0, 0>, lower = array<i32: -8388608, -8388608, -8388608, -8388608, -8388608, 1036831950, -8388608, -8388608>, upper = array<i32: 1056964608, 1045220556, 2139095040, 2139095040, 2139095040, 2139095040, 2139095040, 2139095040>, children = array<i32: 1, 2, 3, 4, 2, 2, 3, 3, 4, 4, 6, 7, 6, 6, 7, 7>, nan_inside = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, roots = array<i32: 0, 5>, depths = array<i32: 2, 1>, leaf_weights = array<f32: 0.000000e+00, 0.000000e+00, 1.000000e+00, 2.000000e+00, 3.000000e+00, 0.000000e+00, 1.000000e+01, 2.000000e+01>, has_weight = array<i32: 0, 0, 1, 1, 1, 0, 1, 1>, base_values = array<f32: 5.000000e-01>, aggregate = "SUM", post_transform = "NONE"} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+// CHECK-NEXT:    %l, %s = graph.tree_ensemble_classifier(%x) {features = array<i32: 0, 0, 0>, lower = array<i32: -8388608, -8388608, -8388608>, upper = array<i32: 1048576000, 2139095040, 2139095040>, children = array<i32: 1, 2, 1, 1, 2, 2>, nan_inside = array<i32: 0, 0, 0>, roots = array<i32: 0>, depths = array<i32: 1>, leaf_weights = array<f32: 0.000000e+00, -1.500000e+00, 2.000000e+00>, has_weight = array<i32: 0, 1, 1>, base_values = array<f32: 1.000000e-01>, aggregate = "SUM", post_transform = "LOGISTIC", class_labels = array<i64: 4, 9>, binary = 2 : i64} : (tensor<2x3xf32>) -> (tensor<2xi64>, tensor<2x2xf32>)
+// CHECK-NEXT:    func.return %y, %l, %s : tensor<2x1xf32>, tensor<2xi64>, tensor<2x2xf32>
+// CHECK-NEXT:  }
+
+// -----
+
 func.func @rms_normalization(%x: tensor<2x3x4xf32>, %s: tensor<3x4xf32>, %t: tensor<1x4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>) {
   %0 = graph.rms_normalization(%x, %s) {axis = 1 : i64, epsilon = 1.000000e-05 : f32} : (tensor<2x3x4xf32>, tensor<3x4xf32>) -> tensor<2x3x4xf32>
   %1 = graph.rms_normalization(%x, %t) {axis = -1 : i64, epsilon = 1.000000e-03 : f32} : (tensor<2x3x4xf32>, tensor<1x4xf32>) -> tensor<2x3x4xf32>
