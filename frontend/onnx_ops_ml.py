@@ -18,6 +18,7 @@ import onnx
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, StringAttr, f32, i1, i64
 
 from onnxc.dialects import graph
+from onnxc.dialects.graph_strings import StringType
 from onnxc.errors import UnsupportedOpError
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.batch_axes import sample_wise
@@ -25,6 +26,7 @@ from onnxc.frontend.onnx_context import NodeContext, Result
 from onnxc.frontend.onnx_graph_builder import Value, shape
 from onnxc.frontend.onnx_model import node_label
 from onnxc.frontend.onnx_ops_math import Converter
+from onnxc.frontend.onnx_ops_strings import text_array
 from onnxc.frontend.onnx_ops_ml_linear import (
     MLBuilder,
     convert_linear_classifier,
@@ -185,27 +187,32 @@ def convert_one_hot_encoder(ctx: NodeContext) -> list[Result]:
 
 def _encoder_table(ctx: NodeContext) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """LabelEncoder's keys, values and default (opset 1-4 attribute forms)."""
-    string_tensors = any(a.type == onnx.AttributeProto.TENSOR
-                         and a.t.data_type == onnx.TensorProto.STRING for a in ctx.node.attribute)
-    if string_tensors or ctx.attr("keys_strings", None) or ctx.attr("values_strings", None) \
-            or ctx.attr("classes_strings", None):
-        _refuse_strings(ctx, "string keys or values")
     keys = ctx.attr("keys_tensor", None)
     if keys is None:
         keys = (np.asarray(ctx.attr("keys_int64s"), np.int64) if ctx.has_attr("keys_int64s")
+                else text_array(ctx.attr("keys_strings")) if ctx.has_attr("keys_strings")
                 else np.asarray(ctx.attr("keys_floats", []), np.float32))
     values = ctx.attr("values_tensor", None)
     if values is None:
         values = (np.asarray(ctx.attr("values_int64s"), np.int64)
                   if ctx.has_attr("values_int64s")
+                  else text_array(ctx.attr("values_strings"))
+                  if ctx.has_attr("values_strings")
                   else np.asarray(ctx.attr("values_floats", []), np.float32))
-    keys, values = np.asarray(keys).reshape(-1), np.asarray(values).reshape(-1)
+    if ctx.opset < 2:  # classes_strings: string -> its index, or an index -> its string
+        classes = text_array(ctx.attr("classes_strings", []))
+        index = np.arange(classes.size, dtype=np.int64)
+        keys, values = ((classes, index) if isinstance(ctx.element_type(0), StringType)
+                        else (index, classes))
+    keys, values = text_array(keys).reshape(-1), text_array(values).reshape(-1)
     if keys.size == 0 or keys.size != values.size:
         raise ctx.invalid(f"LabelEncoder needs as many keys as values, got {keys.size} and "
                           f"{values.size}")
     default = ctx.attr("default_tensor", None)
     if default is None:
-        if values.dtype == np.int64 or np.issubdtype(values.dtype, np.integer):
+        if values.dtype == object:
+            default = text_array(ctx.attr("default_string", "_Unused"))
+        elif values.dtype == np.int64 or np.issubdtype(values.dtype, np.integer):
             default = ctx.attr("default_int64", -1)
         else:
             default = ctx.attr("default_float", -0.0)
@@ -218,11 +225,10 @@ def _encoder_table(ctx: NodeContext) -> tuple[np.ndarray, np.ndarray, np.ndarray
 def convert_label_encoder(ctx: NodeContext) -> list[Result]:
     """Y = values[k] where X equals keys[k] (the first such k; NaN keys match NaN), else
     the default: one comparison against every key, the first match's value."""
-    if ctx.opset < 2:
-        _refuse_strings(ctx, "LabelEncoder opset 1 (string to int64 or int64 to string)")
     keys, values, default = _encoder_table(ctx)
     el = ctx.element_type(0)
-    key_type = types.onnx_type_of_numpy(keys.dtype)
+    key_type = (types.TP.STRING if keys.dtype == object
+                else types.onnx_type_of_numpy(keys.dtype))
     if types.onnx_type_of_element(el) != key_type:
         raise ctx.invalid(f"X is {el}, the keys are {types.type_name(key_type)}")
     b = MLBuilder(ctx)
@@ -265,7 +271,7 @@ def convert_feature_vectorizer(ctx: NodeContext) -> list[Result]:
             x = b.slice_last(x, 0, width)
         elif features < width:
             x = b.emit(graph.PadOp, [x], pads=types.i64_array([0, 0, 0, width - features]),
-                       mode=StringAttr("constant"))
+                       mode=StringAttr("constant"), value=types.float_attr(0.0))
         parts.append(x)
     return [b.value(b.concat(parts, 1))]
 

@@ -2,12 +2,29 @@
 
 from __future__ import annotations
 
+import numpy as np
 from xdsl.dialects.builtin import StringAttr, i1
 
 from onnxc.dialects.graph_strings import RegexFullMatchOp, StringType
 from onnxc.dialects.regex_dfa import UnsupportedRegex, compile_dfa
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result
+
+
+def text_array(value) -> np.ndarray:
+    """`value` as an array; text (str, or the UTF-8 bytes of a STRING TensorProto) as an
+    object array of str, which a converter's constants become string constants from
+    (ValueError for bytes that are not UTF-8)."""
+    array = np.asarray(value, dtype=object if isinstance(value, list | tuple | str | bytes)
+                       else None)
+    if array.dtype.kind not in "OUS" or (array.dtype == object and array.size and not
+                                         isinstance(array.reshape(-1)[0], str | bytes)):
+        return np.asarray(value)
+    out = np.empty(array.shape, dtype=object)
+    flat = out.reshape(-1)
+    for i, item in enumerate(array.reshape(-1).tolist()):
+        flat[i] = item.decode("utf-8") if isinstance(item, bytes) else str(item)
+    return out
 
 
 def _require_strings(ctx: NodeContext, i: int = 0) -> None:

@@ -134,7 +134,8 @@ def _is_storage_only(el: Attribute) -> bool:
 STRING_OPS = frozenset({
     "Identity", "Reshape", "Transpose", "Gather", "Concat", "Slice", "Squeeze", "Unsqueeze",
     "Flatten", "Expand", "Where", "Equal", "Split", "Tile", "Shape", "Size", "GatherElements",
-    "GatherND", "Compress", "ReverseSequence", "RegexFullMatch", "LabelEncoder"})
+    "GatherND", "Compress", "ReverseSequence", "RegexFullMatch",
+    "ai.onnx.ml.LabelEncoder"})
 """The ops that take STRING tensors: those that only move elements (a string moves as a
 16-byte pair, AnyElementKernel), Equal, and the string ops (docs/strings.md)."""
 

@@ -243,3 +243,35 @@ def test_regex_refused(pattern, construct):
                    opset=20)
     with pytest.raises(UnsupportedOpError, match=construct):
         onnxc.compile(model)
+
+
+LABELS = np.array([["a", "héllo", "zz"], ["", "b", "a"]], dtype=object)
+
+
+@pytest.mark.parametrize("x,attrs,ml_opset,out_type", [
+    (LABELS, {"keys_strings": ["a", "b", "héllo"], "values_int64s": [1, 2, 3]}, 2,
+     onnx.TensorProto.INT64),
+    (LABELS, {"keys_strings": ["a", "b", "héllo"], "values_floats": [1.5, 2, 3],
+              "default_float": 7.0}, 2, onnx.TensorProto.FLOAT),
+    (LABELS, {"keys_strings": ["a", "b", "héllo"], "values_strings": ["x", "日本", ""],
+              "default_string": "?"}, 2, S),
+    (np.array([[1, 5], [3, -2]], np.int64),
+     {"keys_int64s": [1, 3, 5], "values_strings": ["one", "three", "five"]}, 2, S),
+    (LABELS, {"classes_strings": ["a", "b", "héllo"]}, 1, onnx.TensorProto.INT64),
+    (np.array([0, 2, 7], np.int64), {"classes_strings": ["a", "b", "héllo"],
+                                     "default_string": "n/a"}, 1, S),
+    (LABELS, {"keys_tensor": onnx.helper.make_tensor("k", S, [2], [b"a", b"b"]),
+              "values_tensor": onnx.helper.make_tensor("v", onnx.TensorProto.INT16, [2],
+                                                       [4, 5]),
+              "default_tensor": onnx.helper.make_tensor("d", onnx.TensorProto.INT16, [1],
+                                                        [-9])}, 4, onnx.TensorProto.INT16),
+], ids=["str-int", "str-float", "str-str", "int-str", "v1-str-int", "v1-int-str",
+        "tensors"])
+def test_label_encoder_strings(x, attrs, ml_opset, out_type):
+    """ai.onnx.ml LabelEncoder with string keys or values (opset 1's classes_strings, 2's
+    attribute lists, 4's tensors): Equal of strings against every key, the values picked
+    by a Gather of a string constant."""
+    model = single_op_model("LabelEncoder", {"x": _spec(x)}, {"y": (out_type, list(x.shape))},
+                            attrs=attrs, opset={"": 18, "ai.onnx.ml": ml_opset},
+                            domain="ai.onnx.ml", ir_version=9)
+    run_both(model, {"x": x}, exact=True)
