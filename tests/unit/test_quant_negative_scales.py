@@ -168,22 +168,27 @@ class _Chain:
 
 
 def chain_model(x_scale: float, act_scale: float, weight_signs) -> onnx.ModelProto:
-    """Q/DQ -> Conv -> Relu -> Q/DQ -> MaxPool -> Q/DQ -> Flatten -> Q/DQ -> Gemm(transB)
-    -> Clip -> Q/DQ: each pass's sign handling (fuse-qdq-linear's Relu and Clip bounds,
-    move-quant-dequant's MaxPool and Flatten, the requantization) on one graph."""
+    """Q/DQ -> Conv -> Relu -> Q/DQ -> depthwise Conv -> Relu -> Q/DQ -> MaxPool -> Q/DQ ->
+    Flatten -> Q/DQ -> Gemm(transB) -> Clip -> Q/DQ: each pass's sign handling
+    (fuse-qdq-linear's Relu and Clip bounds, move-quant-dequant's MaxPool and Flatten) and
+    the int8 kernels' requantization (GEMM, depthwise) on one graph."""
     b = _Chain(np.random.default_rng(0))
     signs = np.asarray(weight_signs, np.float32)
     x = b.qdq("x", x_scale, 128)
-    w, bias = b.weight("w1", (8, 4, 3, 3), x_scale, signs)
+    w, bias = b.weight("w1", (16, 4, 3, 3), x_scale, signs)
     b.nodes += [helper.make_node("Conv", [x, w, bias], ["conv"], pads=[1, 1, 1, 1]),
                 helper.make_node("Relu", ["conv"], ["relu"])]
     relu = b.qdq("relu", act_scale, 20)
+    w, bias = b.weight("w_dw", (16, 1, 3, 3), act_scale, signs)
+    b.nodes += [helper.make_node("Conv", [relu, w, bias], ["dw"], pads=[1, 1, 1, 1], group=16),
+                helper.make_node("Relu", ["dw"], ["dw_relu"])]
+    relu = b.qdq("dw_relu", act_scale, 20)
     b.nodes.append(helper.make_node("MaxPool", [relu], ["pool"], kernel_shape=[2, 2],
                                     strides=[2, 2]))
     pool = b.qdq("pool", act_scale, 20)
     b.nodes.append(helper.make_node("Flatten", [pool], ["flat"]))
     flat = b.qdq("flat", act_scale, 20)
-    w2, bias2 = b.weight("w2", (10, 128), act_scale, signs)
+    w2, bias2 = b.weight("w2", (10, 256), act_scale, signs)
     b.inits += [_init("lo", np.float32(-0.5)), _init("hi", np.float32(1.0))]
     b.nodes += [helper.make_node("Gemm", [flat, w2, bias2], ["gemm"], transB=1),
                 helper.make_node("Clip", ["gemm", "lo", "hi"], ["clip"])]
@@ -221,7 +226,7 @@ def test_qdq_chain_with_negative_scales_matches_onnxruntime(case, opt_level):
         ops = [(op.name, str(op.results[0].type.get_element_type()) if op.results else "")
                for op in onnxc.optimize(model, opt_level=3).walk()]
         names = [name for name, _ in ops]
-        assert names.count("graph.qlinear_conv") == 1 and names.count("graph.qlinear_matmul") == 1
+        assert names.count("graph.qlinear_conv") == 2 and names.count("graph.qlinear_matmul") == 1
         assert "graph.relu" not in names and "graph.clip" not in names
         pool = next(el for name, el in ops if name == "graph.max_pool")
         assert pool == ("ui8" if act_scale > 0 else "f32")
