@@ -285,10 +285,11 @@ def all_emitters() -> dict[type[Operation], Emitter]:
     from onnxc.frontend.onnx_export_quant import QUANT_EMITTERS
     from onnxc.frontend.onnx_export_recurrent import RECURRENT_EMITTERS
     from onnxc.frontend.onnx_export_strings import STRING_EMITTERS
+    from onnxc.frontend.onnx_export_trees import TREE_EMITTERS
     from onnxc.frontend.onnx_export_vision import VISION_EMITTERS
 
     tables = (EMITTERS, FUSED_EMITTERS, INDEXED_EMITTERS, QUANT_EMITTERS, VISION_EMITTERS,
-              RECURRENT_EMITTERS, CONTROL_EMITTERS, STRING_EMITTERS)
+              RECURRENT_EMITTERS, CONTROL_EMITTERS, STRING_EMITTERS, TREE_EMITTERS)
     merged: dict[type[Operation], Emitter] = {}
     for table in tables:
         assert not merged.keys() & table.keys(), merged.keys() & table.keys()
@@ -373,6 +374,8 @@ def export_onnx(module: ModuleOp, *, producer: str = "onnxc") -> onnx.ModelProto
     opsets = [helper.make_opsetid("", OPSET)]
     if _uses_domain(w.nodes, MICROSOFT_DOMAIN):  # MatMulNBits (onnx_export_quant.py)
         opsets.append(helper.make_opsetid(MICROSOFT_DOMAIN, 1))
+    if _uses_domain(w.nodes, "ai.onnx.ml"):  # tree ensembles (onnx_export_trees.py)
+        opsets.append(helper.make_opsetid("ai.onnx.ml", 3))
     if w.functions:
         opsets.append(helper.make_opsetid(FUNCTION_DOMAIN, 1))
     model = helper.make_model(main, opset_imports=opsets, ir_version=IR_VERSION,
