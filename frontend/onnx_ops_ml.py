@@ -223,8 +223,9 @@ def _encoder_table(ctx: NodeContext) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def convert_label_encoder(ctx: NodeContext) -> list[Result]:
-    """Y = values[k] where X equals keys[k] (the first such k; NaN keys match NaN), else
-    the default: one comparison against every key, the first match's value."""
+    """Y = values[k] where X equals keys[k] (the first such k; from opset 4 a NaN key
+    matches a NaN), else the default: one comparison against every key, the first match's
+    value."""
     keys, values, default = _encoder_table(ctx)
     el = ctx.element_type(0)
     key_type = (types.TP.STRING if keys.dtype == object
@@ -235,7 +236,7 @@ def convert_label_encoder(ctx: NodeContext) -> list[Result]:
     x = ctx.operand(0)
     column = b.reshape(x, [*shape(x), 1])
     match = b.compare(graph.EqualOp, column, keys)
-    if keys.dtype.kind == "f" and np.isnan(keys).any():
+    if ctx.opset >= 4 and keys.dtype.kind == "f" and np.isnan(keys).any():  # opset 4's rule
         both_nan = b.emit(graph.AndOp, [b.unary(graph.IsNaNOp, column, i1), np.isnan(keys)],
                           i1)
         match = b.emit(graph.OrOp, [match, both_nan], i1)

@@ -4,8 +4,8 @@ post_transform of the scores.
 
 The formulas are onnxruntime's (core/providers/cpu/ml/linearclassifier.cc, ml_common.h),
 which skl2onnx's models are checked against, including its special cases: a classifier of
-one coefficient row and two labels writes the scores `[1 - s, s]` with no transform (but
-PROBIT), the label is `labels[1]` when that row's raw score is > 0; PROBIT is
+one coefficient row and two labels writes the scores `[1 - s, s]` (s its logistic under
+LOGISTIC; PROBIT refused), the label is `labels[1]` when that row's raw score is > 0; PROBIT is
 `sqrt(2) * erfinv(2 s - 1)` with onnxruntime's closed-form erfinv approximation, and
 SOFTMAX_ZERO leaves scores within 1e-7 of zero out of the sum.
 """
@@ -163,11 +163,14 @@ def single_score(b: MLBuilder, scores: Value, name: str) -> Value:
 def second_class(ctx: NodeContext, b: MLBuilder, s: Value, name: str,
                  negated: bool) -> Value:
     """A one-score binary classifier's [N, 2] scores: `[-s, s]` (`negated`, onnxruntime's
-    mixed-weights case), else `[1 - s, s]`; no other transform applies. PROBIT there writes
-    one score of two (the other slot is never set), so it is refused."""
+    mixed-weights case), else `[1 - s, s]`, s the logistic of the score under LOGISTIC
+    (onnxruntime 1.32 as measured; SOFTMAX and SOFTMAX_ZERO change nothing). PROBIT there
+    writes one score of two (the other slot is never set), so it is refused."""
     if name == "PROBIT":
         raise ctx.unsupported("post_transform PROBIT on a binary classifier of one score: "
                               "onnxruntime leaves its second score unset")
+    if name == "LOGISTIC":
+        s = b.unary(graph.SigmoidOp, s)
     first = b.unary(graph.NegOp, s) if negated else b.sub(np.float32(1), s)
     return b.concat([first, s], 1)
 

@@ -198,6 +198,7 @@ def convert_svm_classifier(ctx: NodeContext) -> list[Result]:
         raise ctx.invalid(f"prob_a has {len(prob_a)} values, prob_b {len(prob_b)}")
     per_class = [int(v) for v in ctx.ints("vectors_per_class", [])]
     npairs = classes * (classes - 1) // 2
+    _kernel(ctx)  # checked in either mode
     if sum(per_class) == 0:  # liblinear: one coefficient row per class
         return _linear_svm(ctx, b, x, name, labels, coefficients, rho, bool(len(prob_a)))
     if len(per_class) != classes:
