@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 from xdsl.ir import Operation
 
-from onnxc.dialects import graph
+from onnxc.dialects import graph, graph_random
 from onnxc.dialects.dense_data import values_in_shape
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.dialects.graph_base import static_ints
@@ -232,6 +232,24 @@ def _range(w: OnnxWriter, op: graph.RangeOp) -> None:
     w.emit(op, "Range", [w.name(op.start), limit, w.name(op.delta)])
 
 
+def _random(w: OnnxWriter, op: graph_random.RandomOp) -> None:
+    """RandomUniform / RandomNormal, or their *Like form on the operand that gives the
+    shape; the seed when the op has one."""
+    kind = "Uniform" if op.distribution.data == "uniform" else "Normal"
+    a, b = ("low", "high") if kind == "Uniform" else ("mean", "scale")
+    attrs = {a: float_of(op.a), b: float_of(op.b),
+             "dtype": onnx_element_type(op.output)}
+    if op.seed is not None:
+        attrs["seed"] = float_of(op.seed)
+    if op.like is not None:
+        w.emit(op, f"Random{kind}Like", [w.name(op.like)], **attrs)
+    else:
+        shape = shape_of(op.output)
+        if not all(isinstance(d, int) for d in shape):
+            raise unsupported(op, "a symbolic shape without a tensor to take it from")
+        w.emit(op, f"Random{kind}", [], shape=list(shape), **attrs)
+
+
 EMITTERS: dict[type[Operation], Emitter] = {
     **_SAME_OPERANDS,
     graph.ConstantOp: _constant,
@@ -255,4 +273,5 @@ EMITTERS: dict[type[Operation], Emitter] = {
     graph.TriluOp: _trilu,
     graph.OneHotOp: _one_hot,
     graph.RangeOp: _range,
+    graph_random.RandomOp: _random,
 }

@@ -287,11 +287,15 @@ def convert_log_softmax(ctx: NodeContext) -> list[Result]:
 
 
 def convert_dropout(ctx: NodeContext) -> list[Result]:
-    """Inference Dropout is the identity; its mask, if used, is all ones."""
+    """Inference Dropout is the identity; its mask, if used, is all ones. Training mode
+    (opset 12+) drops at random: onnx_ops_random.dropout_training."""
     if ctx.opset >= 12:
         training = ctx.optional_constant(2, "training_mode")
         if training is not None and bool(training.reshape(-1)[0]):
-            raise ctx.unsupported("training_mode=true (only inference is supported)")
+            from onnxc.frontend.onnx_ops_random import dropout_training
+
+            ratio = ctx.optional_constant(1, "ratio")
+            return dropout_training(ctx, 0.5 if ratio is None else float(ratio.reshape(-1)[0]))
         # The ratio does not matter for inference: keep it only when it is known.
         ratio_array = ctx.tensor(1).array if ctx.has_input(1) else None
         ratio = None if ratio_array is None else float(ratio_array.reshape(-1)[0])

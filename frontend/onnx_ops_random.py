@@ -14,11 +14,10 @@ import numpy as np
 from xdsl.dialects.builtin import StringAttr, f64
 from xdsl.ir import SSAValue
 
-from onnxc.dialects import graph
 from onnxc.dialects.graph_random import RandomOp
 from onnxc.dialects.symbolic_dims import Dim
 from onnxc.frontend import onnx_types as types
-from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
+from onnxc.frontend.onnx_context import NodeContext, Result
 from onnxc.frontend.onnx_ops_math import Converter
 from onnxc.frontend.onnx_ops_microsoft import onnx_node
 
@@ -156,4 +155,4 @@ CONVERTERS: dict[str, Converter] = {
     "Multinomial": convert_multinomial,
 }
 
-__all__ = ["CONVERTERS", "Tensor", "dropout_training", "draw"]
+__all__ = ["CONVERTERS", "draw", "dropout_training"]

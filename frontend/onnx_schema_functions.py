@@ -68,7 +68,7 @@ def expand_schema_functions(model: onnx.ModelProto,
     expanded.CopyFrom(model)
     try:
         inferred = onnx.shape_inference.infer_shapes(model)
-    except Exception:  # types stay unknown; a context-dependent body may then be refused
+    except (onnx.shape_inference.InferenceError, ValueError):  # types stay unknown; a context-dependent body may then be refused
         inferred = model
     types = {vi.name: vi.type for vi in (*inferred.graph.input, *inferred.graph.value_info,
                                          *inferred.graph.output)}

@@ -25,6 +25,7 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.traits import is_side_effect_free
 
 from onnxc.dialects import graph, graph_shapes
 from onnxc.dialects.graph_strings import is_string
@@ -63,6 +64,8 @@ def fold_to_constants(op: Operation, rewriter: PatternRewriter) -> bool:
     """Replace `op` by the constants it evaluates to; False when it cannot be folded."""
     if type(op) not in EVALUATORS or any(is_symbolic(r) for r in op.results):
         return False  # a result of symbolic size is no constant
+    if not is_side_effect_free(op):
+        return False  # a random draw (graph.random) differs per run: never a constant
     if any(is_string(r.type) for r in op.results):
         return False  # strings are no dense constant: graph.strings over their bytes
     if result_bytes(op) > FOLD_BYTES_LIMIT:

@@ -19,6 +19,7 @@ from onnxc.lowering.graph_to_loops.element_types import is_float
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.rules import KernelRule
 
+
 def _signed(v: int) -> int:
     v &= MASK
     return v - (1 << 64) if v >= 1 << 63 else v

@@ -747,3 +747,17 @@ func.func @regex_full_match(%x: tensor<?x!graph.string, #graph.dims<["n"]>>) -> 
 // CHECK-NEXT:    %m = graph.regex_full_match(%x) {pattern = "[a-z]+@.*"} : (tensor<?x!graph.string, #graph.dims<["n"]>>) -> tensor<?xi1, #graph.dims<["n"]>>
 // CHECK-NEXT:    func.return %m : tensor<?xi1, #graph.dims<["n"]>>
 // CHECK-NEXT:  }
+
+// -----
+
+func.func @random(%x: tensor<2x?xi64, #graph.dims<["n"]>>) -> (tensor<3x4xf32>, tensor<2x?xf16, #graph.dims<["n"]>>) {
+  %0 = graph.random() {distribution = "uniform", a = -1.000000e+00 : f64, b = 2.000000e+00 : f64, seed = 3.000000e+00 : f64} : () -> tensor<3x4xf32>
+  %1 = graph.random(%x) {distribution = "normal", a = 0.000000e+00 : f64, b = 1.000000e+00 : f64} : (tensor<2x?xi64, #graph.dims<["n"]>>) -> tensor<2x?xf16, #graph.dims<["n"]>>
+  func.return %0, %1 : tensor<3x4xf32>, tensor<2x?xf16, #graph.dims<["n"]>>
+}
+
+// CHECK-LABEL: func.func @random(
+// CHECK-NEXT:    %0 = graph.random() {distribution = "uniform", a = -1.000000e+00 : f64, b = 2.000000e+00 : f64, seed = 3.000000e+00 : f64} : () -> tensor<3x4xf32>
+// CHECK-NEXT:    %1 = graph.random(%x) {distribution = "normal", a = 0.000000e+00 : f64, b = 1.000000e+00 : f64} : (tensor<2x?xi64, #graph.dims<["n"]>>) -> tensor<2x?xf16, #graph.dims<["n"]>>
+// CHECK-NEXT:    func.return %0, %1 : tensor<3x4xf32>, tensor<2x?xf16, #graph.dims<["n"]>>
+// CHECK-NEXT:  }
