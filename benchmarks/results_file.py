@@ -92,8 +92,11 @@ def cpu_summary(text: str, microarchitecture: str | None = None) -> str:
     return f"{model}, {fields.get('CPU(s)', '?')} CPUs; flags: {flags}"
 
 
-def results_path(when: datetime.datetime, slug: str, directory: Path = RESULTS) -> Path:
-    return directory / f"{when:%Y-%m-%d}-{slug}.md"
+def results_path(when: datetime.datetime, slug: str, directory: Path = RESULTS,
+                 topic: str = "") -> Path:
+    """The day's file for this CPU; a `topic` (a benchmark with a file of its own) goes
+    between the date and the CPU: `2026-12-05-nbits-amd-epyc-zen4.md`."""
+    return directory / f"{when:%Y-%m-%d}-{topic + '-' if topic else ''}{slug}.md"
 
 
 def command_line(argv: list[str] | None = None) -> str:
@@ -107,13 +110,13 @@ def command_line(argv: list[str] | None = None) -> str:
 
 def append(table: str, *, command: str, when: datetime.datetime | None = None,
            lscpu: str | None = None, microarchitecture: str | None = None,
-           directory: Path = RESULTS) -> Path:
+           directory: Path = RESULTS, topic: str = "") -> Path:
     """Append one section (command, date, CPU, the table) to the day's file for this CPU,
     creating the file with a title if needed; returns its path."""
     when = when or datetime.datetime.now(datetime.timezone.utc)
     text = lscpu_text() if lscpu is None else lscpu
     slug = cpu_slug(text, microarchitecture)
-    path = results_path(when, slug, directory)
+    path = results_path(when, slug, directory, topic)
     path.parent.mkdir(parents=True, exist_ok=True)
     head = "" if path.exists() else (
         f"# Benchmark results, {when:%Y-%m-%d}, {slug}\n\n"
@@ -144,7 +147,7 @@ class _Tee(io.TextIOBase):
 
 
 @contextlib.contextmanager
-def recording(argv: list[str] | None = None) -> Iterator[None]:
+def recording(argv: list[str] | None = None, topic: str = "") -> Iterator[None]:
     """Print as usual, and append what was printed to the results file if the block ends
     without an exception (see the module docstring)."""
     setting = os.environ.get("ONNXC_BENCH_RESULTS", "")
@@ -159,5 +162,6 @@ def recording(argv: list[str] | None = None) -> Iterator[None]:
         return
     directory = Path(setting) if setting else RESULTS
     path = append(copy.getvalue(), command=command_line(argv),
-                  microarchitecture=host_microarchitecture(), directory=directory)
+                  microarchitecture=host_microarchitecture(), directory=directory,
+                  topic=topic)
     print(f"results appended to {path}", file=sys.stderr)
