@@ -29,6 +29,7 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph_base import int_of, ints_of, shape_of
+from onnxc.dialects.graph_shapes import broadcast_shapes
 from onnxc.dialects.graph_qlinear import (
     QLinearConvOp,
     QLinearMatMulOp,
@@ -36,7 +37,7 @@ from onnxc.dialects.graph_qlinear import (
     is_i32,
 )
 from onnxc.dialects.layout import layout_of, parse_spec, physical_permutation
-from onnxc.dialects.symbolic_dims import num_elements
+from onnxc.dialects.symbolic_dims import Dim, num_elements
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.loops import (
     Index,
@@ -220,7 +221,7 @@ def qlinear_matmul_kernel(op: QLinearMatMulOp, kb: KernelBuilder, ins, outs) -> 
     a_shape, b_shape = shape_of(op.lhs), shape_of(op.rhs)
     a2 = (1, *a_shape) if len(a_shape) == 1 else a_shape
     b2 = (*b_shape, 1) if len(b_shape) == 1 else b_shape
-    batch = tuple(np.broadcast_shapes(a2[:-2], b2[:-2]))
+    batch = tuple(broadcast_shapes(a2[:-2], b2[:-2]))
     m_rows, k_depth, n_cols = a2[-2], a2[-1], b2[-1]
     a = kb.view(ins[0], list(a2))
     b = kb.view(ins[1], list(b2))
@@ -240,36 +241,42 @@ def qlinear_matmul_kernel(op: QLinearMatMulOp, kb: KernelBuilder, ins, outs) -> 
                 return [kb.add(acc, kb.mul(_centred(kb, av, params.x_zp),
                                            _centred(kb, bv, w_zp)))]
 
-            acc = kb.reduce(0, k_depth, [init], step)[0]
+            acc = kb.reduce(0, kb.dim(k_depth), [init], step)[0]
             scale = None if is_i32(element) else params.output_scale(j)
             kb.store(requantize(kb, op, acc, scale, element), y, [*lead, i, j])
 
-        kb.for_(0, n_cols, column)
+        kb.for_(0, kb.dim(n_cols), column)
 
-    rows = int(np.prod(batch, dtype=np.int64)) * m_rows
-    parallel = rows > 1 and rows * n_cols * k_depth >= MIN_PARALLEL_MACS
-
+    sizes = (*batch, m_rows, n_cols, k_depth)
+    if all(isinstance(d, int) for d in sizes):
+        rows = int(np.prod(batch, dtype=np.int64)) * m_rows
+        parallel = rows > 1 and rows * n_cols * k_depth >= MIN_PARALLEL_MACS
+    else:  # sizes known in the run: split the rows (the pool runs small ranges inline)
+        parallel = True
     if parallel and not batch:
-        kb.parallel_for(0, m_rows, lambda i: row([], i))
+        kb.parallel_for(0, kb.dim(m_rows), lambda i: row([], i))
     elif parallel:
-        kb.parallel_for(0, rows, lambda r: row(*_split_row(kb, r, batch, m_rows)))
+        total = kb.dim(m_rows)
+        for d in batch:
+            total = kb.imul(total, kb.dim(d))
+        kb.parallel_for(0, total, lambda r: row(*_split_row(kb, r, batch, m_rows)))
     else:
         kb.nest([*batch, m_rows], lambda ivs: row(ivs[:-1], ivs[-1]))
 
 
-def _mod(kb: KernelBuilder, a: Index, b: int) -> Index:
+def _mod(kb: KernelBuilder, a: Index, b: Index) -> Index:
     return kb.isub(a, kb.imul(kb.idiv(a, b), b))
 
 
-def _split_row(kb: KernelBuilder, r: Index, batch: tuple[int, ...],
-               m_rows: int) -> tuple[list[Index], Index]:
+def _split_row(kb: KernelBuilder, r: Index, batch: tuple[Dim, ...],
+               m_rows: Dim) -> tuple[list[Index], Index]:
     """Flat row index r -> (batch indices, row)."""
-    i = _mod(kb, r, m_rows)
-    rest = kb.idiv(r, m_rows)
+    i = _mod(kb, r, kb.dim(m_rows))
+    rest = kb.idiv(r, kb.dim(m_rows))
     lead: list[Index] = []
     for d in reversed(batch):
-        lead.insert(0, _mod(kb, rest, d))
-        rest = kb.idiv(rest, d)
+        lead.insert(0, _mod(kb, rest, kb.dim(d)))
+        rest = kb.idiv(rest, kb.dim(d))
     return lead, i
 
 

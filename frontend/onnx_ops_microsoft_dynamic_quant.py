@@ -1,13 +1,17 @@
-"""QAttention and QEmbedLayerNormalization: what onnxruntime's `quantize_dynamic` writes for
-a BERT its transformer optimizer fused first (Attention with int8 weights fed by a
-DynamicQuantizeLinear, EmbedLayerNormalization with uint8 tables).
+"""What onnxruntime's `quantize_dynamic` writes beside MatMulInteger: QAttention and
+QEmbedLayerNormalization for a BERT its transformer optimizer fused first (Attention with
+int8 weights fed by a DynamicQuantizeLinear, EmbedLayerNormalization with uint8 tables), and
+DynamicQuantizeLSTM for an LSTM (int8 W and R, transposed to [directions, in, 4 * hidden]).
 
-Each is its float contrib op (com.microsoft Attention / EmbedLayerNormalization, by their
+Each is its float op (com.microsoft Attention / EmbedLayerNormalization, ONNX LSTM, by their
 own converters) on dequantized operands: the constant weights and tables are dequantized
 at compile time, (q - zero_point) * scale in f32, per tensor or per column; QAttention's
-input, quantized in the run, is dequantized by graph ops. onnxruntime sums the input
-projection exactly in int32 and scales once; onnxc sums the dequantized products in f32,
-within a few f32 ulps of it (tests/unit/ops/test_microsoft_quant_attention.py).
+input, quantized in the run, is dequantized by graph ops. onnxruntime sums QAttention's
+input projection exactly in int32 and scales once; onnxc sums the dequantized products in
+f32, within a few f32 ulps of it. onnxruntime's DynamicQuantizeLSTM also quantizes X and
+each step's hidden state to 8 bits on the fly, an approximation of its own that the op's
+definition leaves open: onnxc computes those products in f32, within that quantization's
+error of onnxruntime (tests/unit/ops/test_microsoft_dynamic_quant.py).
 """
 
 from __future__ import annotations
@@ -97,8 +101,40 @@ def convert_qembed_layer_normalization(ctx: NodeContext) -> list[Result]:
                      outputs=len(ctx.node.output), used=used, opset=1, domain="com.microsoft")
 
 
+def _lstm_weights(ctx: NodeContext, q: int, scale: int, zero: int, what: str) -> np.ndarray:
+    """DynamicQuantizeLSTM's W or R, [directions, in, 4 * hidden] 8-bit with a scale and
+    zero point per direction (or per direction and column), as ONNX LSTM's [directions,
+    4 * hidden, in] floats."""
+    data = ctx.constant(q, what)
+    if data.ndim != 3:
+        raise ctx.invalid(f"{what} must be 3-D, got {list(data.shape)}")
+    directions, _, columns = data.shape
+    s = ctx.constant(scale, f"{what} scale").astype(np.float32)
+    z = ctx.constant(zero, f"{what} zero point")
+    if s.size not in (directions, directions * columns) or z.size != s.size:
+        raise ctx.invalid(f"{what} scale and zero point must have {directions} or "
+                          f"{directions * columns} elements, got {s.size} and {z.size}")
+    if not np.all(np.isfinite(s)) or np.any(s == 0):
+        raise ctx.invalid(f"{what} scale must be finite and nonzero")
+    shape = (directions, 1, -1 if s.size > directions else 1)
+    values = (data.astype(np.int32) - z.astype(np.int32).reshape(shape)).astype(np.float32)
+    return np.ascontiguousarray((values * s.reshape(shape)).transpose(0, 2, 1))
+
+
+def convert_dynamic_quantize_lstm(ctx: NodeContext) -> list[Result]:
+    """DynamicQuantizeLSTM: ONNX LSTM (opset 14) with its dequantized W and R."""
+    w = _lstm_weights(ctx, 1, 8, 9, "W")
+    r = _lstm_weights(ctx, 2, 10, 11, "R")
+    rest = [ctx.tensor(i) if ctx.has_input(i) else None for i in (3, 4, 5, 6, 7)]
+    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in ctx.node.attribute}
+    used = [i for i in range(len(ctx.node.output)) if ctx.output_used(i)]
+    return onnx_node(ctx, "LSTM", [ctx.tensor(0), w, r, *rest], attrs,
+                     outputs=len(ctx.node.output), used=used, opset=14)
+
+
 CONVERTERS: dict[str, Converter] = {
     "QAttention": convert_qattention,
     "QEmbedLayerNormalization": convert_qembed_layer_normalization,
+    "DynamicQuantizeLSTM": convert_dynamic_quantize_lstm,
 }
-"""onnxruntime's dynamically quantized transformer ops, by op type."""
+"""The com.microsoft ops of onnxruntime's quantize_dynamic, by op type."""

@@ -1,9 +1,10 @@
-"""QAttention and QEmbedLayerNormalization (frontend/onnx_ops_microsoft_quant_attention.py)
+"""QAttention and QEmbedLayerNormalization (frontend/onnx_ops_microsoft_dynamic_quant.py)
 as one-node com.microsoft models beside onnxruntime 1.32: 8-bit weights per tensor and per
 column, int8 and uint8, with and without zero points, a key mask, a unidirectional past
 state; and the refusals. Float results: rtol 1e-5, atol 1e-5 of the largest magnitude
 (onnxruntime sums the input projection in int32, onnxc dequantized products in f32). The
-model onnxruntime's quantize_dynamic writes is in tests/models/test_ort_optimized.py."""
+models onnxruntime's quantize_dynamic writes are in tests/models/test_ort_optimized.py (a
+BERT) and tests/models/test_torch_rnn.py (DynamicQuantizeLSTM, an LSTM tagger)."""
 
 from __future__ import annotations
 
