@@ -9,8 +9,8 @@ when the walk over all its bytes ends in an accepting state: a full match.
 The syntax is onnxruntime's, RE2's, as far as a DFA goes, with RE2's meanings where Python's
 differ: `\\d`, `\\w`, `\\s` are ASCII (`[0-9]`, `[0-9A-Za-z_]`, `[\\t\\n\\f\\r ]`), `.` is
 any character but `\\n` (any with `(?s)`), `(?i)` folds the simple case pairs. What no DFA
-runs (backreferences, lookaround, word boundaries, anchors inside the pattern, atomic
-groups, possessive repeats) and what Python's parser refuses (RE2's `\\pL`, `[[:alpha:]]`)
+runs (backreferences, lookaround, a word boundary its neighbouring characters do not decide,
+anchors inside the pattern, atomic groups, possessive repeats) and what Python's parser refuses (RE2's `\\pL`, `[[:alpha:]]`)
 is an UnsupportedRegex naming the construct.
 """
 
@@ -175,9 +175,35 @@ class _Builder:
     def sequence(self, items, flags: int, first: bool, last: bool) -> tuple[int, int]:
         parts = []
         for k, (op, av) in enumerate(items):
+            if op is C.AT and av in (C.AT_BOUNDARY, C.AT_NON_BOUNDARY):
+                parts.append(self._boundary(items, k, flags, first, last))
+                continue
             parts.append(self.node(op, av, flags, first and k == 0,
                                    last and k == len(items) - 1))
         return self.nfa.concat(parts)
+
+    def _boundary(self, items, k: int, flags: int, first: bool, last: bool):
+        """`\\b` / `\\B` where its neighbours decide it: each side one character of a set
+        that is all word or all non-word characters, or the text's start or end (a full
+        match's); else UnsupportedRegex."""
+        def side(j: int, edge: bool) -> bool | None:  # True: word, False: non-word
+            if not 0 <= j < len(items):
+                return False if edge else None
+            chars = _chars_of(*items[j], flags)
+            if chars is None:
+                return None
+            word = _normalize(_WORD)
+            inside = all(any(w0 <= lo and hi <= w1 for w0, w1 in word) for lo, hi in chars)
+            outside = not _intersects(chars, word)
+            return True if inside else False if outside else None
+
+        before, after = side(k - 1, first and k == 0), side(k + 1, last and k == len(items) - 1)
+        if before is None or after is None:
+            raise UnsupportedRegex("a word boundary its neighbours do not decide")
+        holds = before != after
+        if items[k][1] is C.AT_NON_BOUNDARY:
+            holds = not holds
+        return self.nfa.empty() if holds else self.nfa.chars([])
 
     def _class(self, ranges, flags: int) -> tuple[int, int]:
         ranges = _normalize(ranges)
@@ -228,6 +254,23 @@ class _Builder:
                  C.ASSERT: "a lookahead or lookbehind", C.ASSERT_NOT: "a negative lookaround",
                  C.ATOMIC_GROUP: "an atomic group", C.POSSESSIVE_REPEAT: "a possessive repeat"}
         raise UnsupportedRegex(names.get(op, f"the construct {str(op).lower()}"))
+
+
+def _chars_of(op, av, flags: int) -> list[tuple[int, int]] | None:
+    """The characters one item matches when it matches exactly one character."""
+    if op is C.LITERAL:
+        return _fold([(av, av)]) if flags & re.IGNORECASE else [(av, av)]
+    if op is C.IN:
+        return _class_ranges(av, flags)
+    if op is C.NOT_LITERAL:
+        return _complement(_fold([(av, av)]) if flags & re.IGNORECASE else [(av, av)])
+    if op is C.ANY:
+        return [(0, _UNICODE_MAX)] if flags & re.DOTALL else _complement([(0x0A, 0x0A)])
+    return None
+
+
+def _intersects(a, b) -> bool:
+    return any(lo <= h and l <= hi for lo, hi in a for l, h in b)
 
 
 def _class_ranges(items, flags: int) -> list[tuple[int, int]]:
