@@ -260,3 +260,15 @@ def test_a_run_time_weight_is_refused():
     model.graph.input.append(helper.make_tensor_value_info("B", b.data_type, list(b.dims)))
     with pytest.raises(UnsupportedOpError, match="must be a constant"):
         onnxc.compile(model)
+
+
+@pytest.mark.parametrize("target", ["x86-64-v3", "x86-64-v2"])
+def test_narrower_vector_targets(target):
+    """AVX2 (8 lanes, 16 registers: 2-vector panels) and SSE (4 lanes) builds of the kernel,
+    run here (this x86-64 host runs both)."""
+    from onnxc.target import host_target
+
+    host = host_target()
+    if host.arch != "x86_64" or not host.has_feature("avx2"):
+        pytest.skip("x86-64-v3 code runs only on an AVX2 x86-64 host")
+    against_onnxruntime(Case(k=100, block=32, n=70, bias=True), target=target, cache_dir=False)
