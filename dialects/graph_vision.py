@@ -1,5 +1,5 @@
 """Graph ops of CNN, detection and segmentation layers that index or sample data: the
-transposed convolution and Col2Im, GridSample, RoiAlign, the sampled columns of DeformConv,
+transposed convolution and Col2Im, GridSample, RoiAlign and MaxRoiPool, the sampled columns of DeformConv,
 MaxPool with indices and MaxUnpool (graph.resize is in graph_resize).
 
 Index operands are integer tensors (negative indices count from the end, as in ONNX).
@@ -169,6 +169,33 @@ class RoiAlignOp(GraphOp):
 
 
 @irdl_op_definition
+class MaxRoiPoolOp(GraphOp):
+    """Max of each bin of each region of interest (Fast R-CNN's RoI pooling, as onnxruntime
+    computes ONNX MaxRoiPool): x [N, C, H, W], rois [R, 5] (batch, x1, y1, x2, y2; corners
+    rounded after spatial_scale), batch_indices [R] (rois' first column as integers, a
+    separate operand so the run-time index check reads it) -> [R, C, ph, pw]. A bin that is
+    empty after clipping to the image is 0."""
+
+    name = "graph.max_roi_pool"
+    traits = traits_def(StaticSizesKernel())
+    input = operand_def(TensorType)
+    rois = operand_def(TensorType)
+    batch_indices = operand_def(TensorType)
+    output = result_def(TensorType)
+    spatial_scale = prop_def(FloatAttr)
+
+    def same_element_type_operands(self) -> Sequence[SSAValue]:
+        return (self.input, self.rois)
+
+    def infer_shapes(self):
+        x, r, b, y = (shape_of(v) for v in (self.input, self.rois, self.batch_indices,
+                                              self.output))
+        if len(x) != 4 or len(b) != 1 or r != (b[0], 5) or len(y) != 4:
+            raise ValueError(f"rois {r} / batch_indices {b} do not fit input {x}")
+        return [(r[0], x[1], y[2], y[3])]
+
+
+@irdl_op_definition
 class MaxPoolIndicesOp(GraphOp):
     """MaxPool that also returns each maximum's flat index into the input (storage_order 0:
     row-major over N, C and the spatial dims; 1: the spatial dims column-major)."""
@@ -259,6 +286,6 @@ class DeformColumnsOp(GraphOp):
 
 
 VISION_OPS = [
-    ConvTransposeOp, Col2ImOp, GridSampleOp, RoiAlignOp, MaxPoolIndicesOp, MaxUnpoolOp,
-    DeformColumnsOp, ResizeOp,
+    ConvTransposeOp, Col2ImOp, GridSampleOp, RoiAlignOp, MaxRoiPoolOp, MaxPoolIndicesOp,
+    MaxUnpoolOp, DeformColumnsOp, ResizeOp,
 ]

@@ -121,6 +121,13 @@ def _roi_align(w: OnnxWriter, op: graph_vision.RoiAlignOp) -> None:
            else "output_half_pixel")
 
 
+def _max_roi_pool(w: OnnxWriter, op: graph_vision.MaxRoiPoolOp) -> None:
+    """The rois keep their batch column: batch_indices is read from it."""
+    y = shape_of(op.output)
+    w.emit(op, "MaxRoiPool", [w.name(op.input), w.name(op.rois)], pooled_shape=list(y[2:]),
+           spatial_scale=float_of(op.spatial_scale))
+
+
 def _max_pool_indices(w: OnnxWriter, op: graph_vision.MaxPoolIndicesOp) -> None:
     w.emit(op, "MaxPool", [w.name(op.input)], kernel_shape=list(ints_of(op.kernel_shape)),
            **_window(op), ceil_mode=int_of(op.ceil_mode),
@@ -242,6 +249,7 @@ VISION_EMITTERS: dict[type[Operation], Emitter] = {
     graph_vision.Col2ImOp: _col2im,
     graph_vision.GridSampleOp: _grid_sample,
     graph_vision.RoiAlignOp: _roi_align,
+    graph_vision.MaxRoiPoolOp: _max_roi_pool,
     graph_vision.MaxPoolIndicesOp: _max_pool_indices,
     graph_vision.MaxUnpoolOp: _max_unpool,
     graph_vision.DeformColumnsOp: _deform_columns,

@@ -210,6 +210,29 @@ def _grid_sample(op: graph_vision.GridSampleOp, a: list[np.ndarray]):
     return [y.astype(x.dtype)]
 
 
+def _max_roi_pool(op: graph_vision.MaxRoiPoolOp, a: list[np.ndarray]):
+    """onnxruntime's RoiPool loops (float32 corner and bin arithmetic, C's round)."""
+    x, rois, batch = a
+    height, width = x.shape[2:]
+    _, _, out_h, out_w = shape_of(op.output)
+    y = np.zeros(shape_of(op.output), x.dtype)
+    scale = np.float32(float_of(op.spatial_scale))
+    for r in range(rois.shape[0]):
+        x1, y1, x2, y2 = (float(np.sign(v) * np.floor(abs(float(v)) + 0.5))
+                          for v in (rois[r, 1:].astype(np.float32) * scale))
+        bin_h = np.float32(max(y2 - y1 + 1, 1)) / np.float32(out_h)
+        bin_w = np.float32(max(x2 - x1 + 1, 1)) / np.float32(out_w)
+        for ph, pw in itertools.product(range(out_h), range(out_w)):
+            h0 = min(max(int(np.floor(np.float32(ph) * bin_h) + y1), 0), height)
+            h1 = min(max(int(np.ceil(np.float32(ph + 1) * bin_h) + y1), 0), height)
+            w0 = min(max(int(np.floor(np.float32(pw) * bin_w) + x1), 0), width)
+            w1 = min(max(int(np.ceil(np.float32(pw + 1) * bin_w) + x1), 0), width)
+            if h1 > h0 and w1 > w0:
+                region = x[int(batch[r]), :, h0:h1, w0:w1].reshape(x.shape[1], -1)
+                y[r, :, ph, pw] = region.max(axis=1)
+    return [y]
+
+
 def _roi_align(op: graph_vision.RoiAlignOp, a: list[np.ndarray]):
     """Straight from the operator's reference algorithm (scalar loops)."""
     x, rois, batch = a
@@ -400,6 +423,7 @@ EVALUATORS: dict[type[Operation], object] = {
     graph_vision.Col2ImOp: _col2im,
     graph_vision.GridSampleOp: _grid_sample,
     graph_vision.RoiAlignOp: _roi_align,
+    graph_vision.MaxRoiPoolOp: _max_roi_pool,
     graph_vision.MaxPoolIndicesOp: _max_pool_indices,
     graph_vision.MaxUnpoolOp: _max_unpool,
     graph_vision.DeformColumnsOp: _deform_columns,

@@ -103,6 +103,8 @@ INDEX_USES: dict[type[Operation], Callable[[Operation], Iterator[IndexUse]]] = {
         IndexUse(op.indices, "indices", _gather_nd(op), True)]),
     graph_vision.RoiAlignOp: lambda op: iter([
         IndexUse(op.batch_indices, "batch_indices", (shape_of(op.input)[0],), False)]),
+    graph_vision.MaxRoiPoolOp: lambda op: iter([
+        IndexUse(op.batch_indices, "rois' batch index", (shape_of(op.input)[0],), False)]),
     graph_vision.MaxUnpoolOp: lambda op: iter([
         IndexUse(op.indices, "indices", (math.prod(op.unpooled_shape()),), False)]),
     graph_gather_scatter.ReverseSequenceOp: lambda op: iter([
@@ -120,6 +122,7 @@ ONNX_OP_TYPES = {
     graph_gather_scatter.ScatterElementsOp: "ScatterElements",
     graph_gather_scatter.GatherNDOp: "GatherND", graph_gather_scatter.ScatterNDOp: "ScatterND",
     graph_vision.RoiAlignOp: "RoiAlign", graph_vision.MaxUnpoolOp: "MaxUnpool",
+    graph_vision.MaxRoiPoolOp: "MaxRoiPool",
     graph_gather_scatter.ReverseSequenceOp: "ReverseSequence",
     graph_gather_scatter.TensorScatterOp: "TensorScatter", graph.DivOp: "Div", graph.ModOp: "Mod",
     graph.DivScalarOp: "Div", graph_rnn.LSTMRecurrenceOp: "LSTM",

@@ -1,4 +1,5 @@
-"""Kernel of graph.roi_align (ONNX RoiAlign, as onnxruntime and onnx.reference compute it).
+"""Kernels of graph.roi_align (ONNX RoiAlign, as onnxruntime and onnx.reference compute it)
+and graph.max_roi_pool (MaxRoiPool, as onnxruntime computes it: `max_roi_pool_kernel`).
 
 Regions run in parallel. Per region the start, bin size and sampling grid (sampling_ratio,
 or ceil(bin size) samples per bin when it is 0: a run-time loop bound) are computed once;
@@ -13,7 +14,7 @@ from __future__ import annotations
 from xdsl.dialects import arith, math
 
 from onnxc.dialects.graph import float_of, int_of, shape_of
-from onnxc.dialects.graph_vision import RoiAlignOp
+from onnxc.dialects.graph_vision import MaxRoiPoolOp, RoiAlignOp
 from onnxc.dialects.symbolic_dims import Dim
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.checks import clamped_index
@@ -143,5 +144,65 @@ def roi_align_kernel(op: RoiAlignOp, kb: KernelBuilder, ins, outs):
     kb.parallel_for(0, rois_n, per_roi)
 
 
-RULES = (KernelRule(RoiAlignOp, roi_align_kernel, symbolic=True),)
+def max_roi_pool_kernel(op: MaxRoiPoolOp, kb: KernelBuilder, ins, outs):
+    """onnxruntime's RoiPool: corners round(coordinate * scale) (half away from zero), the
+    region at least 1 x 1, bin (ph, pw) rows floor(ph * bin_h) .. ceil((ph + 1) * bin_h)
+    offset by the region's start and clipped to the image; an empty bin is 0. Every bound is clipped in float before it becomes an index, so no roi value
+    (NaN, huge) can address outside the image."""
+    t = outs[0].type.get_element_type()
+    if not is_float(t):
+        raise LoweringError(f"{op.name}: only float tensors are supported")
+    _, channels, height, width = shape_of(op.input)
+    rois_n, _, out_h, out_w = shape_of(op.output)
+    if 0 in (rois_n, channels, out_h, out_w, height, width):
+        return
+    x, rois, batch, y = ins[0], ins[1], ins[2], outs[0]
+    scale = float_of(op.spatial_scale)
+
+    def c(v: float):
+        return kb.constant(v, t)
+
+    def per_roi(r: Index) -> None:
+        # refused by the batch_indices check before the kernel runs; clamped anyway
+        b = clamped_index(kb, kb.load(batch, [r]), shape_of(op.input)[0], negative=False)
+        start_w, start_h, end_w, end_h = (
+            kb.insert(math.RoundOp(kb.mul(kb.load(rois, [r, i]), c(scale))))
+            for i in range(1, 5))
+        bin_h = kb.div(kb.max(kb.add(kb.sub(end_h, start_h), c(1.0)), c(1.0)),
+                       c(float(out_h)))
+        bin_w = kb.div(kb.max(kb.add(kb.sub(end_w, start_w), c(1.0)), c(1.0)),
+                       c(float(out_w)))
+
+        def bound(p: Index, size: Dim, step, start, rounding):
+            edge = kb.add(kb.insert(rounding(kb.mul(kb.to_float(p, t), step))), start)
+            return kb.float_to_index(edge, 0.0, kb.to_float(size, t))
+
+        def per_bin(ivs: list[Index]) -> None:
+            ph, pw = ivs
+            h0 = bound(ph, height, bin_h, start_h, math.FloorOp)
+            h1 = bound(kb.iadd(ph, 1), height, bin_h, start_h, math.CeilOp)
+            w0 = bound(pw, width, bin_w, start_w, math.FloorOp)
+            w1 = bound(kb.iadd(pw, 1), width, bin_w, start_w, math.CeilOp)
+            empty = kb.insert(arith.OrIOp(
+                kb.insert(arith.CmpiOp(kb.idx(h1), kb.idx(h0), "ule")),
+                kb.insert(arith.CmpiOp(kb.idx(w1), kb.idx(w0), "ule"))))
+
+            def channel(ch: Index) -> None:
+                def row(h: Index, acc):
+                    (acc,) = kb.reduce(w0, w1, [acc],
+                                       lambda w, a: [kb.max(a, kb.load(x, [b, ch, h, w]))])
+                    return [acc]
+
+                (top,) = kb.reduce(h0, h1, [c(min_value(t))], row)
+                kb.store(kb.select(empty, c(0.0), top), y, [r, ch, ph, pw])
+
+            kb.for_(0, channels, channel)
+
+        kb.nest([out_h, out_w], per_bin)
+
+    kb.parallel_for(0, rois_n, per_roi)
+
+
+RULES = (KernelRule(RoiAlignOp, roi_align_kernel, symbolic=True),
+         KernelRule(MaxRoiPoolOp, max_roi_pool_kernel, symbolic=True))
 """symbolic: rois, batch and feature map sizes; run-time extents clamp every index."""

@@ -1,5 +1,6 @@
 """ConvTranspose, DeformConv, Col2Im, MaxPool (indices, unsigned integers), MaxUnpool,
-AveragePool and LpPool (dilations, ceil mode), GridSample, AffineGrid and RoiAlign: one-node
+AveragePool and LpPool (dilations, ceil mode), GridSample, AffineGrid, RoiAlign and MaxRoiPool
+(bit-identical to onnxruntime, symbolic sizes, a bad batch index): one-node
 models compiled natively by onnxc.compile against onnx.reference.ReferenceEvaluator
 (onnxruntime where the reference is wrong), and by the numpy evaluator on the imported graph
 (tests/single_op.py's `check_single_op`).
@@ -15,10 +16,11 @@ import pytest
 from onnx.reference import ReferenceEvaluator
 
 import onnxc
+from onnxc.errors import InvalidInputError, ModelLoadError
 from onnxc.frontend.onnx_importer import import_onnx
 from onnxc.passes.evaluator import evaluate
 from tests.single_op import check_single_op as check
-from tests.single_op import numbered, single_op_model
+from tests.single_op import numbered, reference_run, run_both, single_op_model
 
 RNG = np.random.default_rng(11)
 F32 = np.float32
@@ -223,3 +225,52 @@ def test_global_lp_pool_refuses_a_bad_p():
                             {"y": (F32, [1, 2, 1, 1])}, attrs={"p": 0})
     with pytest.raises(onnxc.OnnxcError, match="'p' must be a positive integer"):
         onnxc.compile(model, cache_dir=False)
+
+
+# --------------------------------------------------------------------------- MaxRoiPool
+
+MAX_ROIS = np.array([[0, 1, 1, 8, 6], [1, 0.4, 2.6, 11.5, 9.4], [1, -3, -2, 4, 3],
+                     [0, 5, 5, 3, 2],  # malformed: 1 x 1 at its start
+                     [1, 20, 20, 30, 30],  # outside the image: every bin empty, 0
+                     [0, 2.5, 3.5, 2.5, 3.5], [1, 1.7, 0.2, 2.2, 9.9]], np.float32)
+
+
+@pytest.mark.parametrize("pooled,scale", [([3, 2], 1.0), ([2, 2], 0.5), ([4, 5], 0.75),
+                                          ([1, 1], 2.0)])
+def test_max_roi_pool_is_onnxruntimes(pooled, scale):
+    """Bit-identical to onnxruntime (the same float32 corner and bin arithmetic, a max),
+    and so is the numpy evaluator."""
+    x = _f(2, 3, 10, 12)
+    model = single_op_model("MaxRoiPool", {"x": x, "rois": MAX_ROIS}, {"y": None}, opset=1,
+                            attrs={"pooled_shape": pooled, "spatial_scale": scale},
+                            ir_version=8)
+    feeds = {"x": x, "rois": MAX_ROIS}
+    _, expected = run_both(model, feeds, exact=True)
+    (evaluated,) = evaluate(import_onnx(model), feeds)
+    np.testing.assert_array_equal(evaluated, expected[0])
+
+
+def test_max_roi_pool_over_symbolic_sizes_and_a_bad_batch_index():
+    model = single_op_model("MaxRoiPool", {"x": (np.float32, ["n", 3, "h", "w"]),
+                                           "rois": (np.float32, ["r", 5])}, {"y": None},
+                            attrs={"pooled_shape": [2, 3], "spatial_scale": 0.5}, opset=1,
+                            ir_version=8)
+    compiled = onnxc.compile(model)
+    for n, h, w, r in ((2, 10, 12, 7), (3, 5, 20, 3), (2, 1, 1, 1)):
+        feeds = {"x": _f(n, 3, h, w), "rois": MAX_ROIS[:r]}
+        np.testing.assert_array_equal(compiled.run(None, feeds)[0],
+                                      reference_run(model, feeds)[0])
+    bad = MAX_ROIS.copy()
+    bad[3, 0] = 2  # batch index past N = 2: refused before the kernel reads
+    with pytest.raises(InvalidInputError, match="MaxRoiPool.*batch index value 2"):
+        compiled.run(None, {"x": _f(2, 3, 10, 12), "rois": bad})
+
+
+def test_max_roi_pool_refusals():
+    with pytest.raises(ModelLoadError, match="pooled_shape"):
+        onnxc.compile(single_op_model("MaxRoiPool", {"x": _f(1, 1, 4, 4), "rois": MAX_ROIS},
+                                      {"y": None}, opset=1))
+    with pytest.raises(ModelLoadError, match=r"\[num_rois, 5\]"):
+        onnxc.compile(single_op_model("MaxRoiPool", {"x": _f(1, 1, 4, 4),
+                                                     "rois": MAX_ROIS[:, :4]},
+                                      {"y": None}, attrs={"pooled_shape": [1, 1]}, opset=1))

@@ -761,3 +761,15 @@ func.func @random(%x: tensor<2x?xi64, #graph.dims<["n"]>>) -> (tensor<3x4xf32>, 
 // CHECK-NEXT:    %1 = graph.random(%x) {distribution = "normal", a = 0.000000e+00 : f64, b = 1.000000e+00 : f64} : (tensor<2x?xi64, #graph.dims<["n"]>>) -> tensor<2x?xf16, #graph.dims<["n"]>>
 // CHECK-NEXT:    func.return %0, %1 : tensor<3x4xf32>, tensor<2x?xf16, #graph.dims<["n"]>>
 // CHECK-NEXT:  }
+
+// -----
+
+func.func @max_roi_pool(%x: tensor<2x3x8x8xf32>, %r: tensor<4x5xf32>, %b: tensor<4xi64>) -> tensor<4x3x2x3xf32> {
+  %0 = graph.max_roi_pool(%x, %r, %b) {spatial_scale = 5.000000e-01 : f64} : (tensor<2x3x8x8xf32>, tensor<4x5xf32>, tensor<4xi64>) -> tensor<4x3x2x3xf32>
+  func.return %0 : tensor<4x3x2x3xf32>
+}
+
+// CHECK-LABEL: func.func @max_roi_pool(
+// CHECK-NEXT:    %0 = graph.max_roi_pool(%x, %r, %b) {spatial_scale = 5.000000e-01 : f64} : (tensor<2x3x8x8xf32>, tensor<4x5xf32>, tensor<4xi64>) -> tensor<4x3x2x3xf32>
+// CHECK-NEXT:    func.return %0 : tensor<4x3x2x3xf32>
+// CHECK-NEXT:  }
