@@ -199,9 +199,9 @@ def _global_pool(op_class: type[graph.GlobalPoolOp]) -> Converter:
 
 
 def convert_batch_norm(ctx: NodeContext) -> list[Result]:
-    """Inference BatchNormalization; training statistics are not computed."""
+    """Inference BatchNormalization; training mode (opset 14+): `_training_batch_norm`."""
     if ctx.attr("training_mode", 0):
-        raise ctx.unsupported("training_mode=1 (only inference is supported)")
+        return _training_batch_norm(ctx)
     if any(ctx.output_used(i) for i in range(1, ctx.num_outputs)):
         raise ctx.unsupported("the running mean/variance outputs (training only)")
     # Before opset 7, is_test=0 asked for training; with only Y used that equals inference.
@@ -214,6 +214,42 @@ def convert_batch_norm(ctx: NodeContext) -> list[Result]:
         properties={"epsilon": types.float_attr(epsilon)},
     )
     return [ctx.emit1(op)]
+
+
+def _training_batch_norm(ctx: NodeContext) -> list[Result]:
+    """training_mode=1: normalized by the batch's own mean and (population) variance per
+    channel, and the running statistics updated as input * momentum + batch * (1 -
+    momentum), as ONNX defines them (composed of standard ops)."""
+    from onnxc.frontend.onnx_ops_microsoft import onnx_node  # which imports this module
+
+    rank = ctx.rank(0)
+    if rank < 2 or not types.is_float(ctx.element_type(0)):
+        raise ctx.invalid(f"input {ctx.shape(0)} of {ctx.element_type(0)}: a float tensor "
+                          "of rank 2 or more")
+    dtype = element_dtype(ctx.element_type(0))
+    epsilon, momentum = float(ctx.attr("epsilon", 1e-5)), float(ctx.attr("momentum", 0.9))
+    axes = np.array([0, *range(2, rank)], np.int64)
+    spread = np.arange(1, rank - 1, dtype=np.int64)  # [C] -> [C, 1, ...]
+
+    def node(op_type: str, *inputs, **attrs) -> SSAValue:
+        return onnx_node(ctx, op_type, list(inputs), attrs, opset=18)[0]
+
+    def per_channel(v) -> SSAValue:
+        return node("Unsqueeze", v, spread) if len(spread) else v
+
+    mean = node("ReduceMean", ctx.tensor(0), axes, keepdims=0)
+    centered = node("Sub", ctx.tensor(0), per_channel(mean))
+    var = node("ReduceMean", node("Mul", centered, centered), axes, keepdims=0)
+    std = node("Sqrt", node("Add", per_channel(var), np.array(epsilon, dtype)))
+    y = node("Add", node("Mul", node("Div", centered, std), per_channel(ctx.tensor(1))),
+             per_channel(ctx.tensor(2)))
+
+    def running(i: int, batch: SSAValue) -> SSAValue:
+        return node("Add", node("Mul", ctx.tensor(i), np.array(momentum, dtype)),
+                    node("Mul", batch, np.array(1 - momentum, dtype)))
+
+    return [y, *(running(3 + i, stat) if ctx.output_used(1 + i) else None
+                 for i, stat in enumerate((mean, var)) if 1 + i < ctx.num_outputs)]
 
 
 def _per_activation_batch_norm(ctx: NodeContext, epsilon: float) -> SSAValue:

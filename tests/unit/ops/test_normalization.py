@@ -222,3 +222,31 @@ def test_layernorm_training_outputs_match_onnxruntime():
                             {"y": (np.float32, None), "mean": (np.float32, None)},
                             initializers={"s": np.ones(5, np.float32)}, opset=17, ir_version=8)
     run_both(model, _x4_feeds(), rtol=1e-3, atol=1e-4, opt_level=0, cache_dir=False)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (2, 3, 5), (3, 3, 4, 5)])
+@pytest.mark.parametrize("outputs", [1, 3])
+def test_batch_norm_in_training_mode(shape, outputs):
+    """training_mode=1 (opset 15): the batch's own statistics and the running mean and
+    variance, against onnx.reference (onnxruntime's CPU build has no training kernel);
+    symbolic batch and spatial sizes, one compile. rtol 1e-5 / atol 1e-5: float32 means
+    over at most 60 elements in another order."""
+    rng = np.random.default_rng(3)
+    c = shape[1]
+    dims = ["n", c, *(f"s{i}" for i in range(len(shape) - 2))]
+    inputs = {"x": (np.float32, dims), **{k: (np.float32, [c]) for k in "sbmv"}}
+    names = ["y", "running_mean", "running_var"][:outputs]
+    model = single_op_model("BatchNormalization", inputs, {k: None for k in names},
+                            node_inputs=list("xsbmv"), opset=15, ir_version=8,
+                            attrs={"training_mode": 1, "momentum": 0.8, "epsilon": 1e-3})
+    compiled = onnxc.compile(model)
+    for batch in (shape[0], 1, shape[0] + 2):
+        feeds = {"x": rng.standard_normal((batch, *shape[1:])).astype(np.float32),
+                 "s": rng.standard_normal(c).astype(np.float32),
+                 "b": rng.standard_normal(c).astype(np.float32),
+                 "m": rng.standard_normal(c).astype(np.float32),
+                 "v": rng.random(c).astype(np.float32)}
+        expected = ReferenceEvaluator(model).run(None, feeds)
+        got = compiled.run(None, feeds)
+        for g, e in zip(got, expected, strict=True):
+            np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
