@@ -7,8 +7,8 @@ onnx_ops_ml_trees.py. Semantics are onnxruntime's CPU kernels' (core/providers/c
 against which skl2onnx's models are checked. Every op keeps the rows of its [N, ...] inputs
 apart, so each is registered `sample_wise(rows=True)` (frontend/batch_axes.py).
 
-String tensors (string categories, keys, labels) are refused with a typed error: onnxc does
-not import them yet. ZipMap (a sequence of maps) is refused with how to export without it.
+String categories, keys and class labels are string constants (!graph.string). ZipMap (a
+sequence of maps) is refused with how to export without it.
 """
 
 from __future__ import annotations
@@ -26,13 +26,13 @@ from onnxc.frontend.onnx_context import NodeContext, Result
 from onnxc.frontend.onnx_graph_builder import Value, shape
 from onnxc.frontend.onnx_model import node_label
 from onnxc.frontend.onnx_ops_math import Converter
-from onnxc.frontend.onnx_ops_strings import text_array
 from onnxc.frontend.onnx_ops_ml_linear import (
     MLBuilder,
     convert_linear_classifier,
     convert_linear_regressor,
 )
 from onnxc.frontend.onnx_ops_ml_svm import convert_svm_classifier, convert_svm_regressor
+from onnxc.frontend.onnx_ops_strings import text_array
 
 _NUMERIC = ("float", "double", "int64", "int32")
 
@@ -157,23 +157,24 @@ def convert_array_feature_extractor(ctx: NodeContext) -> list[Result]:
     return [b.value(b.gather_last(x, indices))]
 
 
-def _refuse_strings(ctx: NodeContext, what: str) -> None:
-    raise ctx.unsupported(f"{what} need string tensors, which onnxc does not import yet")
-
-
 def convert_one_hot_encoder(ctx: NodeContext) -> list[Result]:
-    """Y[..., k] = 1.0 where X equals category k (cats_int64s), an extra last axis; with
-    zeros=0 a value that is no category is an error at run time (InvalidInputError)."""
-    if ctx.attr("cats_strings", None):
-        _refuse_strings(ctx, "string categories (cats_strings)")
-    cats = ctx.ints("cats_int64s")
-    if not cats:
-        raise ctx.invalid("cats_int64s is required")
-    _numeric_input(ctx)
+    """Y[..., k] = 1.0 where X equals category k (cats_int64s, or cats_strings for string
+    X), an extra last axis; with zeros=0 a value that is no category is an error at run
+    time (InvalidInputError)."""
     b = MLBuilder(ctx)
-    x = b.cast(ctx.operand(0), i64)  # onnxruntime truncates float input to int64
+    if isinstance(ctx.element_type(0), StringType):
+        if not ctx.attr("cats_strings", None):
+            raise ctx.invalid("string X needs cats_strings")
+        cats: np.ndarray = text_array(list(ctx.attr("cats_strings")))
+        x = ctx.operand(0)
+    else:
+        if not ctx.ints("cats_int64s"):
+            raise ctx.invalid(f"cats_int64s is required for {ctx.element_type(0)} X")
+        _numeric_input(ctx)
+        cats = np.asarray(ctx.ints("cats_int64s"), np.int64)
+        x = b.cast(ctx.operand(0), i64)  # onnxruntime truncates float input to int64
     x = b.reshape(x, [*shape(x), 1])
-    equal = b.cast(b.compare(graph.EqualOp, x, np.asarray(cats, np.int64)), f32)
+    equal = b.cast(b.compare(graph.EqualOp, x, cats), f32)
     if not ctx.attr("zeros", 1):
         found = b.cast(b.reduce(graph.ReduceMaxOp, equal, -1), i64)  # 1 found, 0 not
         missing = b.sub(found, np.array(1, np.int64))  # -1 where X is no category

@@ -19,10 +19,12 @@ from xdsl.dialects.builtin import f32, i1, i64
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
+from onnxc.dialects.graph_strings import StringType
 from onnxc.dialects.symbolic_dims import Dim
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result
 from onnxc.frontend.onnx_graph_builder import GraphBuilder, Value, shape
+from onnxc.frontend.onnx_ops_strings import text_array
 
 POST_TRANSFORMS = ("NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO", "PROBIT")
 
@@ -92,21 +94,29 @@ def float_rows(ctx: NodeContext, b: MLBuilder) -> tuple[Value, list[Dim]]:
     return x, dims
 
 
-def int_labels(ctx: NodeContext, count: int | None = None,
-               ints: str = "classlabels_ints") -> np.ndarray | None:
-    """The classifier's int64 class labels (None when it has none); string labels are
-    refused: onnxc has no string tensors yet."""
-    if ctx.attr("classlabels_strings", None):
-        raise ctx.unsupported(
-            "string class labels (classlabels_strings) need string tensors, which onnxc does "
-            "not import yet; export the classifier with integer class labels (e.g. fit on "
-            "integer targets)")
+def class_labels(ctx: NodeContext, ints: str = "classlabels_ints") -> np.ndarray | None:
+    """The classifier's class labels: int64 (classlabels_ints), or str (classlabels_strings,
+    an object array that becomes a string constant); None when it has none."""
+    strings = ctx.attr("classlabels_strings", None)
+    if strings:
+        return text_array(list(strings))
     labels = ctx.ints(ints)
-    if labels is None:
-        return None
-    if count is not None and len(labels) != count:
-        raise ctx.invalid(f"{ints} has {len(labels)} labels, the model scores {count} classes")
-    return np.array(labels, np.int64)
+    return None if labels is None else np.array(labels, np.int64)
+
+
+def label_element(labels: np.ndarray):
+    """The element type of a label output: i64, or !graph.string."""
+    return StringType() if labels.dtype == object else i64
+
+
+def default_labels(labels: np.ndarray | None) -> np.ndarray:
+    """A one-score binary classifier's (negative, positive) labels: its two labels, else
+    onnxruntime's 0 and 1 ("0" and "1" for string labels)."""
+    if labels is not None and len(labels) == 2:
+        return labels
+    if labels is not None and labels.dtype == object:
+        return text_array(["0", "1"])
+    return np.array([0, 1], np.int64)
 
 
 def post_transform_name(ctx: NodeContext) -> str:
@@ -196,7 +206,7 @@ def linear_scores(b: MLBuilder, ctx: NodeContext, x: Value, coefficients: Sequen
 
 def convert_linear_classifier(ctx: NodeContext) -> list[Result]:
     b = MLBuilder(ctx)
-    x, dims = float_rows(ctx, b)
+    x, _ = float_rows(ctx, b)
     name = post_transform_name(ctx)
     coefficients = ctx.attr("coefficients")
     intercepts = ctx.attr("intercepts", None)
@@ -204,19 +214,19 @@ def convert_linear_classifier(ctx: NodeContext) -> list[Result]:
     rows = len(intercepts) if intercepts else len(coefficients) // max(int(features), 1)
     intercepts = np.asarray(intercepts if intercepts else [0.0] * rows, np.float32)
     scores = linear_scores(b, ctx, x, coefficients, intercepts, "coefficients")
-    labels = int_labels(ctx)
+    labels = class_labels(ctx)
     if rows == 1:
-        pair = labels if labels is not None and len(labels) == 2 else np.array([0, 1])
+        pair = default_labels(labels)
         positive = b.compare(graph.GreaterOp, b.reshape(scores, [shape(x)[0]]), np.float32(0))
         label = b.emit(graph.WhereOp, [positive, pair[1:2].reshape(()), pair[0:1].reshape(())],
-                       i64)
+                       label_element(pair))
         if labels is not None and len(labels) == 2:
             z = second_class(ctx, b, scores, name, negated=False)
         else:
             z = single_score(b, scores, name)
     else:
         if labels is None or len(labels) != rows:
-            raise ctx.invalid(f"classlabels_ints must name the {rows} classes the "
+            raise ctx.invalid(f"the class labels must name the {rows} classes the "
                               f"coefficients score, got {0 if labels is None else len(labels)}")
         label = labels_of_scores(b, scores, labels)
         z = transformed(b, scores, name)

@@ -30,8 +30,9 @@ from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
 from onnxc.frontend.onnx_graph_builder import Value, shape
 from onnxc.frontend.onnx_ops_ml_linear import (
     MLBuilder,
+    class_labels,
     float_rows,
-    int_labels,
+    label_element,
     labels_of_scores,
     post_transform_name,
     second_class,
@@ -186,9 +187,9 @@ def convert_svm_classifier(ctx: NodeContext) -> list[Result]:
     b = MLBuilder(ctx)
     x, _ = float_rows(ctx, b)
     name = post_transform_name(ctx)
-    labels = int_labels(ctx)
+    labels = class_labels(ctx)
     if labels is None or len(labels) == 0:
-        raise ctx.invalid("classlabels_ints is required")
+        raise ctx.invalid("classlabels_ints or classlabels_strings is required")
     classes = len(labels)
     coefficients = np.asarray(ctx.attr("coefficients"), np.float32)
     rho = np.asarray(ctx.attr("rho"), np.float32)
@@ -243,7 +244,8 @@ def _linear_svm(ctx: NodeContext, b: MLBuilder, x: Value, name: str, labels: np.
             else graph.GreaterOp
         threshold = 0.5 if threshold_op is graph.GreaterOrEqualOp else 0.0
         positive = b.compare(threshold_op, top, np.float32(threshold))
-        label = b.emit(graph.WhereOp, [positive, labels[1:2].reshape(()), label], i64)
+        label = b.emit(graph.WhereOp, [positive, labels[1:2].reshape(()), label],
+                       label_element(labels))
     z = transformed(b, scores, name) if classes > 1 else single_score(b, scores, name)
     return [b.value(label), b.value(z)]
 
