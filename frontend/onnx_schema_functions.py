@@ -35,6 +35,16 @@ def _schema(node: onnx.NodeProto, opsets: dict[str, int]) -> defs.OpSchema | Non
     return schema if schema.has_function or schema.has_context_dependent_function else None
 
 
+def defined_by_function(domain: str, op_type: str) -> bool:
+    """Whether the newest schema of `op_type` in `domain` is a function of other ops (an op
+    without a converter then imports as its body)."""
+    try:
+        schema = defs.get_schema(op_type, "" if domain == "ai.onnx" else domain)
+    except defs.SchemaError:
+        return False
+    return schema.has_function or schema.has_context_dependent_function
+
+
 def _body(schema: defs.OpSchema, node: onnx.NodeProto, version: int,
           types: dict[str, onnx.TypeProto]) -> onnx.FunctionProto:
     """The function of `node` (its attributes completed with the schema's defaults, which

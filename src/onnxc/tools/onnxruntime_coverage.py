@@ -63,10 +63,12 @@ def coverage_rows(snapshot: dict | None = None) -> list[Row]:
     from onnxc.frontend.onnx_converters import converter_for
     from onnxc.frontend.onnx_fold import FOLDERS
     from onnxc.frontend.onnx_refused import refusal_reason
+    from onnxc.frontend.onnx_schema_functions import defined_by_function
 
     rows = []
     for domain, op, ranges in (snapshot or load_snapshot())["kernels"]:
-        converted = converter_for(domain, op) is not None or (not domain and op in FOLDERS)
+        converted = converter_for(domain, op) is not None or (not domain and op in FOLDERS) \
+            or defined_by_function(domain, op)  # imported as its schema's function body
         rows.append(Row(domain, op, _span(ranges), converted,
                         None if converted else refusal_reason(domain, op)))
     return rows
