@@ -198,6 +198,7 @@ from onnxc.dialects.graph_unary import (
     TanOp,
     ThresholdedReluOp,
 )
+from onnxc.dialects.graph_linalg import LINALG_OPS, DetOp, InverseOp
 from onnxc.dialects.graph_random import RANDOM_OPS
 from onnxc.dialects.graph_strings import STRING_GRAPH_OPS, StringType
 from onnxc.dialects.graph_trees import TREE_OPS
@@ -227,7 +228,7 @@ Graph = Dialect(
         QuantizeLinearOp, DequantizeLinearOp, DynamicQuantizeLinearOp,
         *LOGIC_OPS, *UNARY_MATH_OPS, *GATHER_SCATTER_OPS, *VISION_OPS, *CHECK_OPS,
         *QLINEAR_OPS, *RNN_OPS, *CONTROL_OPS, *DYNAMIC_OPS, *WEIGHT_QUANT_OPS,
-        *TREE_OPS, *STRING_GRAPH_OPS, *RANDOM_OPS,
+        *TREE_OPS, *STRING_GRAPH_OPS, *RANDOM_OPS, *LINALG_OPS,
     ],
     [SymbolicDimsAttr, SizesAttr, StringType],
 )
@@ -284,6 +285,8 @@ __all__ = [
     "CumulativeOp",
     "DefinesSizes",
     "DequantizeLinearOp",
+    "DetOp",
+    "InverseOp",
     "DivOp",
     "DivScalarOp",
     "DropoutOp",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects.builtin import (
     FixedBitwidthType,
+    IntegerAttr,
     IntegerType,
     Signedness,
     StringAttr,
@@ -30,10 +31,12 @@ from xdsl.irdl import (
 from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects.graph_base import GraphOp, shape_of
+from onnxc.dialects.graph_dynamic import DefinesSizes
+from onnxc.dialects.symbolic_dims import Dim
 from onnxc.dialects.string_dtype import STRING_BYTES, STRING_DTYPE
 
 __all__ = ["STRING_BYTES", "STRING_DTYPE", "STRING_GRAPH_OPS", "RegexFullMatchOp",
-           "StringType", "StringsOp", "decode_strings", "encode_strings", "is_string",
+           "StringSplitOp", "StringType", "StringsOp", "decode_strings", "encode_strings", "is_string",
            "string"]
 
 
@@ -153,5 +156,41 @@ class RegexFullMatchOp(GraphOp):
         return [shape_of(self.input)]
 
 
-STRING_GRAPH_OPS = (StringsOp, RegexFullMatchOp)
+@irdl_op_definition
+class StringSplitOp(DefinesSizes):
+    """ONNX StringSplit as onnxruntime computes it: each string cut at `delimiter` (at most
+    `maxsplit` times, -1: no limit) as Python's `str.split`, but "" has no pieces; without a
+    delimiter ("") at runs of spaces, the string and the last piece trimmed of spaces. `pieces` is [..., k], each row padded with ""
+    to `k` (the run symbol `defines[0]`: the most pieces of any string), `counts` [...] the
+    pieces of each. The pieces point into the input's bytes."""
+
+    name = "graph.string_split"
+
+    input = operand_def(TensorType)
+    pieces = result_def(TensorType)
+    counts = result_def(TensorType)
+    delimiter = prop_def(StringAttr)
+    maxsplit = prop_def(IntegerAttr)
+
+    def same_element_type_operands(self):
+        return []
+
+    def verify_element_types(self) -> None:
+        if not isinstance(_element(self.input), StringType) \
+                or not isinstance(_element(self.pieces), StringType) \
+                or _element(self.counts) != i64:
+            raise VerifyException(f"{self.name}: takes strings, gives strings and i64 counts")
+
+    def infer_shapes(self):
+        if len(self.defines.data) != 1:
+            raise ValueError("defines one size, the most pieces")
+        x = shape_of(self.input)
+        return [(*x, *self.defined()), x]
+
+    def defined_sizes(self) -> dict[str, Dim | None]:
+        (k,) = [a.data for a in self.defines.data]
+        return {k: None}  # a capacity: a string's pieces are bounded by its run-time length
+
+
+STRING_GRAPH_OPS = (StringsOp, RegexFullMatchOp, StringSplitOp)
 """the graph ops of this module, for the dialect (dialects/graph.py)"""

@@ -25,6 +25,7 @@ from onnxc.frontend import (
     onnx_ops_experimental,
     onnx_ops_generate,
     onnx_ops_logic,
+    onnx_ops_linalg,
     onnx_ops_loss,
     onnx_ops_math,
     onnx_ops_microsoft,
@@ -94,6 +95,7 @@ CONVERTERS = {
     **onnx_ops_unique.CONVERTERS,
     **onnx_ops_experimental.CONVERTERS,
     **onnx_ops_ngram.CONVERTERS,
+    **onnx_ops_linalg.CONVERTERS,
     **onnx_ops_microsoft.ONNX_DOMAIN_CONVERTERS,
 }
 """The default domain's converters by op type (with the contrib ops onnxruntime registers in
@@ -106,6 +108,7 @@ DOMAIN_CONVERTERS: dict[str, Mapping[str, onnx_ops_math.Converter]] = {
         **onnx_ops_microsoft_attention.CONVERTERS,
         **onnx_ops_microsoft_quant.CONVERTERS,
         **onnx_ops_microsoft_gather_quant.CONVERTERS,
+        **onnx_ops_linalg.MICROSOFT_CONVERTERS,
         **onnx_ops_microsoft_dynamic_quant.CONVERTERS,
         **onnx_ops_microsoft_standard.CONVERTERS,
         **onnx_ops_microsoft_nbits.CONVERTERS,

@@ -211,6 +211,10 @@ def _cumulative(op_type: str) -> Emitter:
     return emit
 
 
+def _inverse(w: OnnxWriter, op: graph.InverseOp) -> None:
+    w.emit(op, "Inverse", [w.name(op.input)], domain="com.microsoft")
+
+
 def _trilu(w: OnnxWriter, op: graph.TriluOp) -> None:
     k = w.const(np.asarray(int_of(op.k), dtype=np.int64), "k")
     w.emit(op, "Trilu", [w.name(op.input), k], upper=int_of(op.upper))
@@ -274,4 +278,6 @@ EMITTERS: dict[type[Operation], Emitter] = {
     graph.OneHotOp: _one_hot,
     graph.RangeOp: _range,
     graph_random.RandomOp: _random,
+    graph.DetOp: _same("Det"),
+    graph.InverseOp: _inverse,
 }

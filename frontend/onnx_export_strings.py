@@ -23,7 +23,14 @@ def _regex_full_match(w: OnnxWriter, op: graph_strings.RegexFullMatchOp) -> None
     w.emit(op, "RegexFullMatch", [w.name(op.input)], pattern=op.pattern.data)
 
 
+def _string_split(w: OnnxWriter, op: graph_strings.StringSplitOp) -> None:
+    maxsplit = op.maxsplit.value.data
+    w.emit(op, "StringSplit", [w.name(op.input)], delimiter=op.delimiter.data or None,
+           maxsplit=maxsplit if maxsplit >= 0 else None)
+
+
 STRING_EMITTERS: dict[type[Operation], Emitter] = {
     graph_strings.StringsOp: _strings,
     graph_strings.RegexFullMatchOp: _regex_full_match,
+    graph_strings.StringSplitOp: _string_split,
 }

@@ -1,11 +1,12 @@
-"""Converters of the ai.onnx string ops (docs/strings.md): RegexFullMatch."""
+"""Converters of the ai.onnx string ops (docs/strings.md): RegexFullMatch, StringSplit."""
 
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import StringAttr, i1
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr, i1, i64
 
-from onnxc.dialects.graph_strings import RegexFullMatchOp, StringType
+from onnxc.dialects.graph_strings import RegexFullMatchOp, StringSplitOp, StringType, string
+from onnxc.dialects.symbolic_dims import SymDim
 from onnxc.dialects.regex_dfa import UnsupportedRegex, compile_dfa
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result
@@ -48,6 +49,26 @@ def convert_regex_full_match(ctx: NodeContext) -> list[Result]:
         properties={"pattern": StringAttr(pattern)}))]
 
 
+def convert_string_split(ctx: NodeContext) -> list[Result]:
+    """graph.string_split: the pieces' last dimension, the most pieces of any string, is a
+    size the run defines (dialects/graph_dynamic.py)."""
+    _require_strings(ctx)
+    delimiter = ctx.attr("delimiter", "")
+    maxsplit = int(ctx.attr("maxsplit", -1))
+    if not isinstance(delimiter, str):
+        raise ctx.invalid("delimiter must be a string")
+    shape = ctx.shape(0)
+    most = SymDim.symbol(ctx.run_symbol("pieces"))
+    op = ctx.emit(StringSplitOp(
+        operands=[ctx.operand(0)],
+        result_types=[types.tensor_type((*shape, most), string),
+                      types.tensor_type(shape, i64)],
+        properties={"delimiter": StringAttr(delimiter), "maxsplit": IntegerAttr(maxsplit, i64),
+                    "defines": ArrayAttr([StringAttr(str(most))])}))
+    return list(op.results)
+
+
 CONVERTERS = {
     "RegexFullMatch": convert_regex_full_match,
+    "StringSplit": convert_string_split,
 }

@@ -134,7 +134,7 @@ def _is_storage_only(el: Attribute) -> bool:
 STRING_OPS = frozenset({
     "Identity", "Reshape", "Transpose", "Gather", "Concat", "Slice", "Squeeze", "Unsqueeze",
     "Flatten", "Expand", "Where", "Equal", "Split", "Tile", "Shape", "Size", "GatherElements",
-    "GatherND", "Compress", "ReverseSequence", "RegexFullMatch",
+    "GatherND", "Compress", "ReverseSequence", "RegexFullMatch", "StringSplit",
     "ai.onnx.ml.LabelEncoder", "ai.onnx.ml.OneHotEncoder", "ai.onnx.ml.LinearClassifier",
     "ai.onnx.ml.SVMClassifier"})
 """The ops that take STRING tensors: those that only move elements (a string moves as a

@@ -30,6 +30,7 @@ from onnxc.errors import InvalidInputError, UnsupportedOpError
 from onnxc.pass_manager.verifier import origin_of
 from onnxc.passes import (
     composite_reference,
+    evaluator_linalg,
     evaluator_logic,
     evaluator_quant,
     evaluator_random,
@@ -362,6 +363,7 @@ EVALUATORS: dict[type[Operation], Evaluator] = {
     **evaluator_trees.EVALUATORS,
     **evaluator_strings.EVALUATORS,
     **evaluator_random.EVALUATORS,
+    **evaluator_linalg.EVALUATORS,
     **weight_quant_reference.EVALUATORS,
 }
 

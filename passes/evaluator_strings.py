@@ -23,7 +23,31 @@ def _regex_full_match(op, inputs):
         strings) if strings.size else np.zeros(strings.shape, np.bool_)]
 
 
+def _split_one(text: str, delimiter: str, maxsplit: int) -> list[str]:
+    """onnxruntime's StringSplit of one string: "" has no pieces; a delimiter splits as
+    Python's str.split; without one, runs of spaces do, the ends trimmed of spaces."""
+    if not text:
+        return []
+    if delimiter:
+        return text.split(delimiter, maxsplit)
+    trimmed = text.strip(" ")
+    if not trimmed:
+        return []
+    return [trimmed] if maxsplit == 0 else re.split(" +", trimmed, maxsplit=max(maxsplit, 0))
+
+
+def _string_split(op, inputs):
+    strings = np.asarray(inputs[0], dtype=object)
+    split = [_split_one(s, op.delimiter.data, op.maxsplit.value.data)
+             for s in strings.reshape(-1).tolist()]
+    most = max((len(p) for p in split), default=0)
+    pieces = np.array([p + [""] * (most - len(p)) for p in split], dtype=object)
+    counts = np.array([len(p) for p in split], np.int64).reshape(strings.shape)
+    return [pieces.reshape((*strings.shape, most)), counts]
+
+
 EVALUATORS = {
     graph_strings.StringsOp: _strings,
     graph_strings.RegexFullMatchOp: _regex_full_match,
+    graph_strings.StringSplitOp: _string_split,
 }

@@ -33,6 +33,7 @@ from onnxc.lowering.graph_to_loops import (
     grid_sample,
     index,
     layout,
+    linalg,
     normalization,
     pool,
     qlinear_dispatch,
@@ -57,8 +58,8 @@ from onnxc.target import Target
 _MODULES = (
     attention, checks, composite, conv, conv_transpose, data_movement, deform, dynamic,
     dynamic_quantize, elementwise, elementwise_logic, elementwise_unary, fused, grid_sample,
-    index, layout, gemm, normalization, pool, qlinear_dispatch, quantize, random, reduce, resize,
-    rnn, roi_align, scalar, strings, symbolic_data, tensor_ops, tree_ensemble, unpool,
+    index, layout, gemm, linalg, normalization, pool, qlinear_dispatch, quantize, random,
+    reduce, resize, rnn, roi_align, scalar, strings, symbolic_data, tensor_ops, tree_ensemble, unpool,
     weight_quant_gemm,
 )
 

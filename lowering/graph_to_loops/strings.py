@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, i32, i64
+from xdsl.dialects.builtin import IndexType, i1, i32, i64
+from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph_strings
 from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.regex_dfa import compile_dfa
 from onnxc.lowering.graph_to_loops import string_bytes
+from onnxc.lowering.graph_to_loops.branches import when
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder
 from onnxc.lowering.graph_to_loops.rules import KernelRule
 
@@ -73,8 +75,148 @@ def regex_full_match_kernel(op: graph_strings.RegexFullMatchOp, kb: KernelBuilde
     kb.parallel_for(0, n, element)
 
 
+
+
+# --------------------------------------------------------------------------- StringSplit
+
+_NO_LIMIT = 1 << 62
+
+
+class _Bits:
+    """i1 and index helpers for the split scans."""
+
+    def __init__(self, kb: KernelBuilder):
+        self.kb = kb
+        self.true = kb.constant(1, i1)
+        self.one64, self.zero64 = kb.constant(1, i64), kb.constant(0, i64)
+
+    def all(self, *conds):
+        out = conds[0]
+        for c in conds[1:]:
+            out = self.kb.insert(arith.AndIOp(out, c))
+        return out
+
+    def any(self, *conds):
+        out = conds[0]
+        for c in conds[1:]:
+            out = self.kb.insert(arith.OrIOp(out, c))
+        return out
+
+    def not_(self, c):
+        return self.kb.insert(arith.XOrIOp(c, self.true))
+
+    def icmp(self, a, b, predicate: str):
+        return self.kb.insert(arith.CmpiOp(a, b, predicate))
+
+    def select(self, c, a, b):
+        return self.kb.insert(arith.SelectOp(c, a, b))
+
+    def inc(self, c, count):
+        return self.kb.insert(arith.AddiOp(count, self.select(c, self.one64, self.zero64)))
+
+
+def _split_scan(kb: KernelBuilder, op, ptr, length, emit) -> SSAValue:
+    """The pieces of one string (i64); `emit(j, start, size)` (i64, index, index) is called
+    where each piece is found, or `emit` is None (the counting pass)."""
+    b = _Bits(kb)
+    data = string_bytes.bytes_at(kb, ptr)
+    limit = op.maxsplit.value.data
+    limit = kb.constant(_NO_LIMIT if limit < 0 else limit, i64)
+    delimiter = op.delimiter.data.encode("utf-8")
+    zero = kb.idx(0)
+
+    def piece(cond, j, start, end):
+        if emit is not None:
+            when(kb, cond, lambda: emit(j, start, kb.insert(arith.SubiOp(end, start))))
+
+    if delimiter:
+        m = kb.idx(len(delimiter))
+
+        def step(p, next_ok, splits, start):
+            room = b.icmp(kb.insert(arith.AddiOp(p, m)), length, "ule")
+            matched = [b.all(b.icmp(p, next_ok, "uge"), room, b.icmp(splits, limit, "slt"))]
+            for t, byte in enumerate(delimiter):
+                at = kb.insert(arith.AddiOp(p, kb.idx(t)))
+                at = b.select(b.icmp(at, length, "ult"), at, p)  # in bounds even unmatched
+                value = kb.load(data, [at])
+                matched.append(b.icmp(value, kb.constant(byte - 256 if byte > 127 else byte,
+                                                         value.type), "eq"))
+            cut = b.all(*matched)
+            piece(cut, splits, start, p)
+            after = kb.insert(arith.AddiOp(p, m))
+            return [b.select(cut, after, next_ok), b.inc(cut, splits),
+                    b.select(cut, after, start)]
+
+        _, splits, start = kb.for_(0, length, step, iter_args=[zero, b.zero64, zero])
+        nonempty = b.icmp(length, zero, "ne")  # onnxruntime: "" has no pieces
+        piece(nonempty, splits, start, length)
+        return b.select(nonempty, kb.insert(arith.AddiOp(splits, b.one64)), b.zero64)
+
+    false = kb.constant(0, i1)
+
+    def ws_step(p, count, inside, start, rest, end):
+        value = kb.load(data, [p])
+        space = b.icmp(value, kb.constant(ord(" "), value.type), "eq")
+        ends = b.all(inside, space, b.not_(rest))
+        piece(ends, count, start, p)
+        begins = b.all(b.not_(inside), b.not_(space))
+        count = b.inc(ends, count)
+        return [count, b.select(ends, false, b.select(begins, b.true, inside)),
+                b.select(begins, p, start),
+                b.any(rest, b.all(begins, b.icmp(count, limit, "eq"))),
+                b.select(space, end, kb.insert(arith.AddiOp(p, kb.idx(1))))]
+
+    count, inside, start, _, end = kb.for_(
+        0, length, ws_step, iter_args=[b.zero64, false, zero, false, zero])
+    piece(inside, count, start, end)  # the last piece ends at its last non-space byte
+    return b.inc(inside, count)
+
+
+def string_split_kernel(op: graph_strings.StringSplitOp, kb: KernelBuilder, ins, outs):
+    """Count each string's pieces (the counts output) and the most of them; then, when the
+    most fits the pieces' capacity, write each row's pieces and pad it with "". Every piece
+    lies inside its string: the scans never read past its length."""
+    pieces_out, counts_out, cell = outs
+    n = kb.count(counts_out)
+    strings, counts = kb.view(ins[0], [n]), kb.view(counts_out, [n])
+    (k,) = op.defined()
+    capacity = kb.insert(arith.IndexCastOp(kb.idx(kb.dim(k)), i64))
+
+    def count_one(i, most):
+        ptr, length = string_bytes.parts(kb, kb.load(strings, [i]))
+        found = _split_scan(kb, op, ptr, length, None)
+        kb.store(found, counts, [i])
+        return [kb.insert(arith.MaxSIOp(most, found))]
+
+    (most,) = kb.reduce(0, n, [kb.constant(0, i64)], count_one)
+    kb.store(most, cell, [0])
+    width = kb.insert(arith.IndexCastOp(most, IndexType()))
+
+    def write():
+        out = kb.view(pieces_out, [kb.imul(n, kb.dim(k))])
+        empty = string_bytes.string_of(kb, kb.constant(0, i64), kb.idx(0))
+
+        def write_one(i):
+            ptr, length = string_bytes.parts(kb, kb.load(strings, [i]))
+            row = kb.insert(arith.MuliOp(i if not isinstance(i, int) else kb.idx(i), width))
+
+            def emit(j, start, size):
+                at = kb.insert(arith.AddiOp(row, _index(kb, j)))
+                begin = kb.insert(arith.AddiOp(ptr, kb.insert(arith.IndexCastOp(start, i64))))
+                kb.store(string_bytes.string_of(kb, begin, size), out, [at])
+
+            found = _index(kb, _split_scan(kb, op, ptr, length, emit))
+            kb.for_(found, width, lambda j: kb.store(
+                empty, out, [kb.insert(arith.AddiOp(row, kb.idx(j)))]))
+
+        kb.for_(0, n, write_one)
+
+    when(kb, kb.insert(arith.CmpiOp(most, capacity, "sle")), write)
+
+
 RULES = (
     KernelRule(graph_strings.StringsOp, strings_kernel, symbolic=True),
     KernelRule(graph_strings.RegexFullMatchOp, regex_full_match_kernel, symbolic=True,
                constants=dfa_tables),
+    KernelRule(graph_strings.StringSplitOp, string_split_kernel, symbolic=True),
 )

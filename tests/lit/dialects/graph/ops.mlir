@@ -773,3 +773,9 @@ func.func @max_roi_pool(%x: tensor<2x3x8x8xf32>, %r: tensor<4x5xf32>, %b: tensor
 // CHECK-NEXT:    %0 = graph.max_roi_pool(%x, %r, %b) {spatial_scale = 5.000000e-01 : f64} : (tensor<2x3x8x8xf32>, tensor<4x5xf32>, tensor<4xi64>) -> tensor<4x3x2x3xf32>
 // CHECK-NEXT:    func.return %0 : tensor<4x3x2x3xf32>
 // CHECK-NEXT:  }
+
+// -----
+
+ func.func @linalg(%x: tensor<?x3x3xf32, #graph.dims<["b"]>>) -> (tensor<?xf32, #graph.dims<["b"]>>, tensor<?x3x3xf32, #graph.dims<["b"]>>) {
+   %0 = graph.det(%x) : (tensor<?x3x3xf32, #graph.dims<["b"]>>) -> tensor<?xf32, #graph.dims<["b"]>>
+   %1 = graph.inverse(%x) : (tensor<?x3x3xf32, #graph.dims<["b"]>>) -> tensor<?x3x3xf32, #graph.dims<["b"]>>
