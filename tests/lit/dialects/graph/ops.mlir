@@ -776,6 +776,12 @@ func.func @max_roi_pool(%x: tensor<2x3x8x8xf32>, %r: tensor<4x5xf32>, %b: tensor
 
 // -----
 
- func.func @linalg(%x: tensor<?x3x3xf32, #graph.dims<["b"]>>) -> (tensor<?xf32, #graph.dims<["b"]>>, tensor<?x3x3xf32, #graph.dims<["b"]>>) {
-   %0 = graph.det(%x) : (tensor<?x3x3xf32, #graph.dims<["b"]>>) -> tensor<?xf32, #graph.dims<["b"]>>
-   %1 = graph.inverse(%x) : (tensor<?x3x3xf32, #graph.dims<["b"]>>) -> tensor<?x3x3xf32, #graph.dims<["b"]>>
+func.func @string_split(%x: tensor<3x!graph.string>) -> (tensor<3x?x!graph.string, #graph.dims<["k"]>>, tensor<3xi64>) {
+  %p, %n = graph.string_split(%x) {defines = ["k"], delimiter = ",", maxsplit = -1 : i64} : (tensor<3x!graph.string>) -> (tensor<3x?x!graph.string, #graph.dims<["k"]>>, tensor<3xi64>)
+  func.return %p, %n : tensor<3x?x!graph.string, #graph.dims<["k"]>>, tensor<3xi64>
+}
+
+// CHECK-LABEL: func.func @string_split(
+// CHECK-NEXT:    %p, %n = graph.string_split(%x) {defines = ["k"], delimiter = ",", maxsplit = -1 : i64} : (tensor<3x!graph.string>) -> (tensor<3x?x!graph.string, #graph.dims<["k"]>>, tensor<3xi64>)
+// CHECK-NEXT:    func.return %p, %n : tensor<3x?x!graph.string, #graph.dims<["k"]>>, tensor<3xi64>
+// CHECK-NEXT:  }
