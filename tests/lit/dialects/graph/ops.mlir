@@ -785,3 +785,17 @@ func.func @string_split(%x: tensor<3x!graph.string>) -> (tensor<3x?x!graph.strin
 // CHECK-NEXT:    %p, %n = graph.string_split(%x) {defines = ["k"], delimiter = ",", maxsplit = -1 : i64} : (tensor<3x!graph.string>) -> (tensor<3x?x!graph.string, #graph.dims<["k"]>>, tensor<3xi64>)
 // CHECK-NEXT:    func.return %p, %n : tensor<3x?x!graph.string, #graph.dims<["k"]>>, tensor<3xi64>
 // CHECK-NEXT:  }
+
+// -----
+
+func.func @linalg(%x: tensor<?x3x3xf32, #graph.dims<["b"]>>) -> (tensor<?xf32, #graph.dims<["b"]>>, tensor<?x3x3xf32, #graph.dims<["b"]>>) {
+  %0 = graph.det(%x) : (tensor<?x3x3xf32, #graph.dims<["b"]>>) -> tensor<?xf32, #graph.dims<["b"]>>
+  %1 = graph.inverse(%x) : (tensor<?x3x3xf32, #graph.dims<["b"]>>) -> tensor<?x3x3xf32, #graph.dims<["b"]>>
+  func.return %0, %1 : tensor<?xf32, #graph.dims<["b"]>>, tensor<?x3x3xf32, #graph.dims<["b"]>>
+}
+
+// CHECK-LABEL: func.func @linalg(
+// CHECK-NEXT:    %0 = graph.det(%x) : (tensor<?x3x3xf32, #graph.dims<["b"]>>) -> tensor<?xf32, #graph.dims<["b"]>>
+// CHECK-NEXT:    %1 = graph.inverse(%x) : (tensor<?x3x3xf32, #graph.dims<["b"]>>) -> tensor<?x3x3xf32, #graph.dims<["b"]>>
+// CHECK-NEXT:    func.return %0, %1 : tensor<?xf32, #graph.dims<["b"]>>, tensor<?x3x3xf32, #graph.dims<["b"]>>
+// CHECK-NEXT:  }
