@@ -24,6 +24,7 @@ from onnxc.dialects import graph, graph_shapes
 from onnxc.dialects.activations import ACTIVATIONS, NUMPY_OPS, activation_of
 from onnxc.dialects.dense_data import element_dtype, to_numpy
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
+from onnxc.dialects.graph_strings import StringType
 from onnxc.dialects.layout import ConvertOp
 from onnxc.dialects.symbolic_dims import SymDim
 from onnxc.errors import InvalidInputError, UnsupportedOpError
@@ -57,8 +58,9 @@ Evaluator = Callable[[Operation, list[np.ndarray]], list[np.ndarray]]
 
 
 def dtype_of(value: SSAValue) -> np.dtype:
-    """The numpy dtype of a tensor-typed value."""
-    return element_dtype(value.type.get_element_type())
+    """The numpy dtype of a tensor-typed value (object for strings: arrays of str here)."""
+    element = value.type.get_element_type()
+    return np.dtype(object) if isinstance(element, StringType) else element_dtype(element)
 
 
 # ----------------------------------------------------------------------------- nn kernels
