@@ -71,7 +71,7 @@ def probit(v: np.ndarray) -> np.ndarray:
         lg = np.log(((np.float32(1) - x) * (np.float32(1) + x)).astype(np.float32))
         a = np.float32(2 / (3.14159 * 0.147)) + np.float32(0.5) * lg
         b = np.float32(1 / 0.147) * lg
-        r = sign * np.sqrt(-a + np.sqrt(a * a - b) - a)
+        r = sign * np.sqrt(-a + np.sqrt(a * a - b))
     return (np.float32(1.41421356) * r).astype(np.float32)
 
 

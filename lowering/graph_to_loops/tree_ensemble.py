@@ -194,7 +194,7 @@ def _probit(kb: KernelBuilder, v):
     a = kb.add(c(2 / (3.14159 * 0.147)), kb.mul(c(0.5), lg))
     b = kb.mul(c(1 / 0.147), lg)
     inner = kb.sub(kb.insert(math.SqrtOp(kb.sub(kb.mul(a, a), b))), a)
-    r = kb.mul(sign, kb.insert(math.SqrtOp(kb.sub(inner, a))))
+    r = kb.mul(sign, kb.insert(math.SqrtOp(inner)))
     return kb.mul(c(1.41421356), r)
 
 
