@@ -86,3 +86,17 @@ def test_zipmap_export_is_refused_naming_the_node() -> None:
     with pytest.raises(UnsupportedOpError, match="zipmap.*False") as err:
         onnxc.compile(model)
     assert "ai.onnx.ml.ZipMap" in str(err.value) and "'ZipMap'" in str(err.value)
+
+
+@pytest.mark.parametrize("name", ["binarizer_logreg_digits", "onehot_logreg_iris"])
+def test_row_wise_ops_keep_the_batch_separable(name) -> None:
+    """LinearClassifier ([N, C] -> [N] labels, [N, K] scores), OneHotEncoder ([N, C] ->
+    [N, C, K]) and Normalizer are registered sample_wise(rows=True): the batch analysis
+    proves these models separable although their ranks change (models whose Scaler or
+    Imputer onnx's shape inference leaves unshaped are compiled symbolically instead)."""
+    from onnxc.frontend.batch_axes import batch_axis
+
+    model, _ = _stored(name)
+    axis = batch_axis(model)
+    assert axis is not None and axis.symbol == "N"
+    assert dict(axis.outputs) == {"label": 1, "probabilities": 1}
