@@ -93,6 +93,61 @@ def _times(ctx: NodeContext, x: SSAValue, matrix: np.ndarray) -> SSAValue:
                                     result_types=[types.tensor_type(out, ctx.element_type(0))]))
 
 
+FOUR_STEP_FROM = 512
+"""From this length on a transform whose length has two factors of at least 8 is computed
+in Cooley-Tukey's four steps (`_four_step`): O(n (n1 + n2)) multiply-adds and two small
+matrices instead of O(n^2) and one [2n, 2n] matrix (8 MiB of f32 at 1024, 128 MiB at 4096)."""
+
+
+def _factors(length: int) -> tuple[int, int] | None:
+    """(n1, n2) with n1 * n2 = length, n1 the largest divisor <= sqrt(length), when the
+    length is at least FOUR_STEP_FROM and both are at least 8; else None (one matrix)."""
+    if length < FOUR_STEP_FROM:
+        return None
+    n1 = max(d for d in range(1, int(length**0.5) + 1) if length % d == 0)
+    return (n1, length // n1) if n1 >= 8 else None
+
+
+def _four_step(ctx: NodeContext, e: Emitter, v: SSAValue, split: tuple[int, int],
+               bins: int, inverse: bool) -> SSAValue:
+    """The length-n transform of v [*prefix, size, parts] (zero padded or truncated to n =
+    n1 * n2), its first `bins` bins as [*prefix, bins * 2]: with n = n2 * a + b and
+    k = c + n1 * d, X[c + n1 d] = sum_b w_n2^(b d) * (w_n^(b c) * sum_a x[n2 a + b] w_n1^(a c)):
+    a length-n1 transform per b (a matmul), the twiddle factors (an elementwise complex
+    product), a length-n2 transform per c (a matmul), then the bins back in k order."""
+    from onnxc.frontend.onnx_ops_microsoft import onnx_node  # which imports onnx_ops_*
+
+    n1, n2 = split
+    length = n1 * n2
+    *prefix, size, parts = graph.shape_of(v)
+    r = len(prefix)
+    dtype = element_dtype(ctx.element_type(0))
+    if size > length:
+        v = onnx_node(ctx, "Slice", [v, np.array([0]), np.array([length]), np.array([r])])[0]
+    elif size < length:
+        pads = np.zeros(2 * (r + 2), np.int64)
+        pads[r + 2 + r] = length - size
+        v = onnx_node(ctx, "Pad", [v, pads])[0]
+    v = e.transpose(e.reshape(v, (*prefix, n1, n2, parts)), (*range(r), r + 1, r, r + 2))
+    a = _times(ctx, e.reshape(v, (*prefix, n2, n1 * parts)),
+               dft_matrix(n1, parts, n1, n1, inverse))
+    a = e.reshape(a, (*prefix, n2, n1, 2))
+    angle = 2 * np.pi * ((np.arange(n2)[:, None] * np.arange(n1)[None, :]) % length) / length
+    cos, sin = np.cos(angle), np.sin(angle) * (1.0 if inverse else -1.0)
+    same = np.stack([cos, cos], axis=-1).astype(dtype)
+    crossed = np.stack([-sin, sin], axis=-1).astype(dtype)
+    swapped = onnx_node(ctx, "Gather", [a, np.array([1, 0], np.int64)], {"axis": r + 2})[0]
+    a = onnx_node(ctx, "Add", [onnx_node(ctx, "Mul", [a, same])[0],
+                               onnx_node(ctx, "Mul", [swapped, crossed])[0]])[0]
+    a = e.transpose(a, (*range(r), r + 1, r, r + 2))
+    y = _times(ctx, e.reshape(a, (*prefix, n1, n2 * 2)), dft_matrix(n2, 2, n2, n2, inverse))
+    y = e.transpose(e.reshape(y, (*prefix, n1, n2, 2)), (*range(r), r + 1, r, r + 2))
+    y = e.reshape(y, (*prefix, length, 2))
+    if bins < length:
+        y = onnx_node(ctx, "Slice", [y, np.array([0]), np.array([bins]), np.array([r])])[0]
+    return e.reshape(y, (*prefix, bins * 2))
+
+
 def convert_dft(ctx: NodeContext) -> list[Result]:
     x = ctx.shape(0)
     rank, parts = len(x), _parts(ctx, ctx.shape(0))
@@ -116,18 +171,23 @@ def convert_dft(ctx: NodeContext) -> list[Result]:
     if not 1 <= length <= MAX_LENGTH:
         raise (ctx.invalid if length < 1 else ctx.unsupported)(
             f"dft_length {length} (1..{MAX_LENGTH} taken)")
-    if inverse and onesided:  # a one-sided spectrum back to its real signal
-        matrix, bins, out_parts = irfft_matrix(size, parts, length), length, 1
-    else:
-        bins = length // 2 + 1 if onesided else length
-        matrix, out_parts = dft_matrix(size, parts, length, bins, inverse), 2
-    ctx.check_size(matrix.shape, 8, "its transform matrix")
     e = Emitter(ctx)
     others = [d for d in range(rank - 1) if d != axis]
     moved = e.transpose(ctx.operand(0), (*others, axis, rank - 1)) \
         if axis != rank - 2 else ctx.operand(0)
     prefix = tuple(x[d] for d in others) or (1,)
-    y = _times(ctx, e.reshape(moved, (*prefix, size * parts)), matrix)
+    split = None if inverse and onesided else _factors(length)
+    if inverse and onesided:  # a one-sided spectrum back to its real signal
+        bins, out_parts = length, 1
+        matrix = irfft_matrix(size, parts, length)
+    else:
+        bins, out_parts = (length // 2 + 1 if onesided else length), 2
+        matrix = None if split else dft_matrix(size, parts, length, bins, inverse)
+    if matrix is None:
+        y = _four_step(ctx, e, e.reshape(moved, (*prefix, size, parts)), split, bins, inverse)
+    else:
+        ctx.check_size(matrix.shape, 8, "its transform matrix")
+        y = _times(ctx, e.reshape(moved, (*prefix, size * parts)), matrix)
     y = e.reshape(y, (*(x[d] for d in others), bins, out_parts))
     if axis == rank - 2:
         return [y]

@@ -135,3 +135,19 @@ def test_refusals_are_typed():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     with pytest.raises(UnsupportedOpError, match="symbolic signal length"):
         onnxc.compile(model)
+
+
+@pytest.mark.parametrize("size,length,attrs", [
+    (1024, None, {}), (2048, None, {"onesided": 1}), (1000, None, {"inverse": 1}),
+    (700, 1024, {}), (1500, 1024, {"onesided": 1}), (1031, None, {})])  # 1031: prime
+@pytest.mark.parametrize("parts", [1, 2])
+def test_long_transforms_in_four_steps(size, length, attrs, parts):
+    """From 512 on a length with two factors >= 8 runs as two small transforms and the
+    twiddle factors (Cooley-Tukey); a prime length keeps the one matrix. Symbolic batch."""
+    model = _dft_model((F32, ["b", size, parts]), {"axis": 1, **attrs}, 17, length=length)
+    compiled = onnxc.compile(model)
+    for b in (1, 3):
+        x = RNG.standard_normal((b, size, parts)).astype(F32)
+        (expected,) = reference_run(model, {"x": x}, "onnx")
+        np.testing.assert_allclose(compiled.run(None, {"x": x})[0], expected,
+                                   **_tolerance(x, length or size))
