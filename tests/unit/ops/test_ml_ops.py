@@ -264,6 +264,18 @@ def test_linear_classifier_one_row_no_labels_and_int_input():
           lambda n: {"x": np.arange(n * 4).reshape(n, 4).astype(np.int64) - 5})
 
 
+def test_classifiers_of_one_dimensional_and_double_input():
+    """A 1-D X is one row ([1] labels, [1, K] scores); double X is read as float."""
+    model = linear_classifier(3, [1, 2, 3], "SOFTMAX")
+    model.graph.input[0].type.tensor_type.shape.ClearField("dim")
+    model.graph.input[0].type.tensor_type.shape.dim.add().dim_value = 4
+    got = check(model, lambda n: {"x": np.array([0.5, -1, 2, 0.25], np.float32)}, rows=(1,))
+    assert got[0].shape == (1,) and got[1].shape == (1, 3)
+    model = svm_classifier("SIGMOID", [1, 2, 2], True)
+    model.graph.input[0].type.tensor_type.elem_type = onnx.TensorProto.DOUBLE
+    check(model, lambda n: {"x": floats(3)(n)["x"].astype(np.float64)})
+
+
 @pytest.mark.parametrize("targets, post", [(1, "NONE"), (3, "NONE"), (3, "SOFTMAX"),
                                            (2, "LOGISTIC")])
 def test_linear_regressor(targets, post):
