@@ -177,19 +177,21 @@ def weight_constants(op: graph.MatMulWeightQuantizedOp, target: Target) -> list:
     [A's order (i32, padding -> 0), segment starts (i32), segment lengths (i32)]."""
     g, t = WeightGemm(op), tiling(target)
     npad = g.npad(t)
-    q = unpack_bits(_constant(op.weight), g.bits, g.k)  # [N, K]
+    packed = np.zeros((g.kg, npad), np.uint8)
     at = np.where(g.order >= 0, g.order, 0)
-    rows = np.where(g.order[None, :] >= 0, q[:, at], 0)  # [N, kg * per]
-    shifts = np.arange(g.per) * g.bits
-    grouped = (rows.reshape(g.n, g.kg, g.per) << shifts).sum(axis=2)  # [N, kg]
-    packed = np.zeros((g.kg, npad), np.int64)
-    packed[:, :g.n] = grouped.T
+    if g.plain:  # MatMulNBits' bytes already group `per` consecutive k rows, low bits first
+        packed[:, :g.n] = np.asarray(_constant(op.weight), np.uint8).reshape(g.n, -1)[:, :g.kg].T
+    else:
+        q = unpack_bits(_constant(op.weight), g.bits, g.k)  # [N, K]
+        rows = np.where(g.order[None, :] >= 0, q[:, at], 0)  # [N, kg * per]
+        shifts = np.arange(g.per) * g.bits
+        packed[:, :g.n] = (rows.reshape(g.n, g.kg, g.per) << shifts).sum(axis=2).T
     scales = np.zeros((len(g.segments), npad), np.float32)
     scales[:, :g.n] = _constant(op.scales).astype(np.float32)[:, g.segment_groups].T
     zp_values = _constant(op.zero_points).astype(np.float32)[:, g.segment_groups].T
     zps = np.zeros((len(g.segments), npad), np.float32)
     zps[:, :g.n] = zp_values
-    tables = [from_numpy(_panel_major(packed, npad, t.nr).astype(np.uint8).view(np.int8), i8),
+    tables = [from_numpy(_panel_major(packed, npad, t.nr).view(np.int8), i8),
               from_numpy(_panel_major(scales, npad, t.nr), f32)]
     if zero_points_as_bytes(op):
         tables.append(from_numpy(_panel_major(zps, npad, t.nr).astype(np.uint8).view(np.int8),
