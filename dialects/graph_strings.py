@@ -36,7 +36,7 @@ from onnxc.dialects.symbolic_dims import Dim
 from onnxc.dialects.string_dtype import STRING_BYTES, STRING_DTYPE
 
 __all__ = ["STRING_BYTES", "STRING_DTYPE", "STRING_GRAPH_OPS", "RegexFullMatchOp",
-           "StringSplitOp", "StringType", "StringsOp", "decode_strings", "encode_strings", "is_string",
+           "StringKeepOp", "StringSplitOp", "StringType", "StringsOp", "decode_strings", "encode_strings", "is_string",
            "string"]
 
 
@@ -192,5 +192,36 @@ class StringSplitOp(DefinesSizes):
         return {k: None}  # a capacity: a string's pieces are bounded by its run-time length
 
 
-STRING_GRAPH_OPS = (StringsOp, RegexFullMatchOp, StringSplitOp)
+@irdl_op_definition
+class StringKeepOp(DefinesSizes):
+    """The strings of `input` ([C]) where `keep` ([C], i1) holds, in order, [count]; when
+    none is kept, one empty string (StringNormalizer's rule): `count` (the run symbol
+    `defines[0]`) is at least 1 and at most C + 1."""
+
+    name = "graph.string_keep"
+
+    input = operand_def(TensorType)
+    keep = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def same_element_type_operands(self):
+        return [self.input]
+
+    def verify_element_types(self) -> None:
+        if not isinstance(_element(self.input), StringType) or _element(self.keep) != i1:
+            raise VerifyException(f"{self.name}: takes strings and an i1 mask")
+        super().verify_element_types()
+
+    def infer_shapes(self):
+        x, keep = shape_of(self.input), shape_of(self.keep)
+        if len(x) != 1 or keep != x or len(self.defines.data) != 1:
+            raise ValueError("takes [C] strings and a [C] mask, defines one count")
+        return [tuple(self.defined())]
+
+    def defined_sizes(self) -> dict[str, Dim | None]:
+        (count,) = [a.data for a in self.defines.data]
+        return {count: shape_of(self.input)[0] + 1}
+
+
+STRING_GRAPH_OPS = (StringsOp, RegexFullMatchOp, StringSplitOp, StringKeepOp)
 """the graph ops of this module, for the dialect (dialects/graph.py)"""

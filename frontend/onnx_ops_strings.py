@@ -1,11 +1,21 @@
-"""Converters of the ai.onnx string ops (docs/strings.md): RegexFullMatch, StringSplit."""
+"""Converters of the ai.onnx string ops (docs/strings.md): RegexFullMatch, StringSplit,
+StringNormalizer (without a case change)."""
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr, i1, i64
 
-from onnxc.dialects.graph_strings import RegexFullMatchOp, StringSplitOp, StringType, string
+from onnxc.dialects import graph
+from onnxc.dialects.graph_strings import (
+    RegexFullMatchOp,
+    StringKeepOp,
+    StringSplitOp,
+    StringType,
+    string,
+)
 from onnxc.dialects.symbolic_dims import SymDim
 from onnxc.dialects.regex_dfa import UnsupportedRegex, compile_dfa
 from onnxc.frontend import onnx_types as types
@@ -68,7 +78,50 @@ def convert_string_split(ctx: NodeContext) -> list[Result]:
     return list(op.results)
 
 
+def convert_string_normalizer(ctx: NodeContext) -> list[Result]:
+    """The strings that are no stopword (compared through a DFA of the stopwords, folding
+    the simple case pairs when not case-sensitive), one "" when none is left; a case change
+    makes new bytes, which need a per-run arena onnxc does not have yet: refused."""
+    _require_strings(ctx)
+    action = ctx.attr("case_change_action", "NONE")
+    if action not in ("NONE", "LOWER", "UPPER"):
+        raise ctx.invalid(f"case_change_action must be NONE, LOWER or UPPER, got {action!r}")
+    if action != "NONE":
+        raise ctx.unsupported(f"case_change_action {action}: strings whose bytes a kernel "
+                              f"makes need a per-run arena onnxc does not have yet "
+                              f"(docs/strings.md)")
+    shape = ctx.shape(0)
+    if len(shape) not in (1, 2) or (len(shape) == 2 and shape[0] != 1):
+        raise ctx.invalid(f"X must be [C] or [1, C], got {list(shape)}")
+    stopwords = list(ctx.attr("stopwords", []))
+    x = ctx.operand(0)
+    if not stopwords:
+        return [ctx.emit1(graph.IdentityOp(operands=[x], result_types=[x.type]))]
+    flat = x if len(shape) == 1 else ctx.emit1(graph.ReshapeOp(
+        operands=[x, []], result_types=[types.tensor_type(shape[1:], string)]))
+    pattern = "(?:" + "|".join(re.escape(w) for w in stopwords) + ")"
+    if not ctx.attr("is_case_sensitive", 0):
+        pattern = "(?i)" + pattern
+    try:
+        compile_dfa(pattern)
+    except UnsupportedRegex as err:
+        raise ctx.unsupported(f"stopwords: {err}") from None
+    mask = types.tensor_type(shape[1:] if len(shape) == 2 else shape, i1)
+    stop = ctx.emit1(RegexFullMatchOp(operands=[flat], result_types=[mask],
+                                      properties={"pattern": StringAttr(pattern)}))
+    keep = ctx.emit1(graph.NotOp(operands=[stop], result_types=[mask]))
+    count = SymDim.symbol(ctx.run_symbol("kept"))
+    kept = ctx.emit1(StringKeepOp(operands=[flat, keep],
+                                  result_types=[types.tensor_type((count,), string)],
+                                  properties={"defines": ArrayAttr([StringAttr(str(count))])}))
+    if len(shape) == 1:
+        return [kept]
+    return [ctx.emit1(graph.ReshapeOp(operands=[kept, []],
+                                      result_types=[types.tensor_type((1, count), string)]))]
+
+
 CONVERTERS = {
     "RegexFullMatch": convert_regex_full_match,
     "StringSplit": convert_string_split,
+    "StringNormalizer": convert_string_normalizer,
 }

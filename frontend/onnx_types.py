@@ -135,6 +135,7 @@ STRING_OPS = frozenset({
     "Identity", "Reshape", "Transpose", "Gather", "Concat", "Slice", "Squeeze", "Unsqueeze",
     "Flatten", "Expand", "Where", "Equal", "Split", "Tile", "Shape", "Size", "GatherElements",
     "GatherND", "Compress", "ReverseSequence", "RegexFullMatch", "StringSplit",
+    "StringNormalizer",
     "ai.onnx.ml.LabelEncoder", "ai.onnx.ml.OneHotEncoder", "ai.onnx.ml.LinearClassifier",
     "ai.onnx.ml.SVMClassifier"})
 """The ops that take STRING tensors: those that only move elements (a string moves as a

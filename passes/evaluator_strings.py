@@ -46,8 +46,14 @@ def _string_split(op, inputs):
     return [pieces.reshape((*strings.shape, most)), counts]
 
 
+def _string_keep(op, inputs):
+    kept = np.asarray(inputs[0], dtype=object)[np.asarray(inputs[1], bool)]
+    return [kept if kept.size else np.array([""], dtype=object)]
+
+
 EVALUATORS = {
     graph_strings.StringsOp: _strings,
     graph_strings.RegexFullMatchOp: _regex_full_match,
     graph_strings.StringSplitOp: _string_split,
+    graph_strings.StringKeepOp: _string_keep,
 }

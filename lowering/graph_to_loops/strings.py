@@ -11,6 +11,7 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph_strings
 from onnxc.dialects.dense_data import from_numpy
+from onnxc.dialects.graph_base import shape_of
 from onnxc.dialects.regex_dfa import compile_dfa
 from onnxc.lowering.graph_to_loops import string_bytes
 from onnxc.lowering.graph_to_loops.branches import when
@@ -214,9 +215,38 @@ def string_split_kernel(op: graph_strings.StringSplitOp, kb: KernelBuilder, ins,
     when(kb, kb.insert(arith.CmpiOp(most, capacity, "sle")), write)
 
 
+def string_keep_kernel(op: graph_strings.StringKeepOp, kb: KernelBuilder, ins, outs):
+    """Count the kept strings; write them in order, or one "" when none is kept. The count
+    is at most C + 1, the room its buffer has (a bound, never outgrown)."""
+    x, keep = ins
+    out, cell = outs
+    (count_symbol,) = op.defined()
+    n = shape_of(op.input)[0]
+    strings, mask = kb.view(x, [n]), kb.view(keep, [n])
+    result = kb.view(out, [kb.dim(count_symbol)])
+    one, zero = kb.constant(1, i64), kb.constant(0, i64)
+
+    def counted(i, total):
+        kept = kb.load(mask, [i])
+        return [kb.insert(arith.AddiOp(total, kb.insert(arith.SelectOp(kept, one, zero))))]
+
+    (kept,) = kb.reduce(0, n, [zero], counted)
+    none = kb.insert(arith.CmpiOp(kept, zero, "eq"))
+    kb.store(kb.insert(arith.SelectOp(none, one, kept)), cell, [0])
+    when(kb, none, lambda: kb.store(string_bytes.string_of(kb, zero, kb.idx(0)), result, [0]))
+
+    def write(i, j):
+        kept = kb.load(mask, [i])
+        when(kb, kept, lambda: kb.store(kb.load(strings, [i]), result, [_index(kb, j)]))
+        return [kb.insert(arith.AddiOp(j, kb.insert(arith.SelectOp(kept, one, zero))))]
+
+    kb.reduce(0, n, [zero], write)
+
+
 RULES = (
     KernelRule(graph_strings.StringsOp, strings_kernel, symbolic=True),
     KernelRule(graph_strings.RegexFullMatchOp, regex_full_match_kernel, symbolic=True,
                constants=dfa_tables),
     KernelRule(graph_strings.StringSplitOp, string_split_kernel, symbolic=True),
+    KernelRule(graph_strings.StringKeepOp, string_keep_kernel, symbolic=True),
 )

@@ -319,3 +319,32 @@ def test_string_split_symbolic_and_evaluator():
             np.testing.assert_array_equal(g, e)
         for g, e in zip(got, reference_run(model, {"x": x})):
             np.testing.assert_array_equal(g, e)
+
+
+DAYS = np.array(["monday", "tuesday", "wednesday", "Monday", "MONDAY", "É", "é", ""],
+                dtype=object)
+
+
+@pytest.mark.parametrize("x,attrs", [
+    (DAYS, {"stopwords": ["monday"], "is_case_sensitive": 1}),
+    (DAYS, {"stopwords": ["monday", "é", ""]}),
+    (DAYS, {}),
+    (DAYS.reshape(1, -1), {"stopwords": ["monday", "tuesday"]}),
+    (np.array(["monday"], dtype=object), {"stopwords": ["monday"]}),
+    (np.array([["a", "b"]], dtype=object), {"stopwords": ["a", "b"]}),
+], ids=["case-sensitive", "case-insensitive", "no-stopwords", "1xC", "empty-output",
+        "empty-output-1xC"])
+def test_string_normalizer(x, attrs):
+    """StringNormalizer without a case change against onnxruntime (its locale C.UTF-8: the
+    machine has no en_US one); case-insensitive stopwords fold the simple case pairs, É and
+    é too; nothing left gives one "" ([1] or [1, 1])."""
+    model = _model("StringNormalizer", {"x": x}, attrs={**attrs, "locale": "C.UTF-8"},
+                   opset=10)
+    run_both(model, {"x": x}, exact=True)
+
+
+def test_string_normalizer_case_change_refused():
+    model = _model("StringNormalizer", {"x": DAYS}, attrs={"case_change_action": "LOWER"},
+                   opset=10)
+    with pytest.raises(UnsupportedOpError, match="case_change_action LOWER"):
+        onnxc.compile(model)

@@ -799,3 +799,15 @@ func.func @linalg(%x: tensor<?x3x3xf32, #graph.dims<["b"]>>) -> (tensor<?xf32, #
 // CHECK-NEXT:    %1 = graph.inverse(%x) : (tensor<?x3x3xf32, #graph.dims<["b"]>>) -> tensor<?x3x3xf32, #graph.dims<["b"]>>
 // CHECK-NEXT:    func.return %0, %1 : tensor<?xf32, #graph.dims<["b"]>>, tensor<?x3x3xf32, #graph.dims<["b"]>>
 // CHECK-NEXT:  }
+
+// -----
+
+func.func @string_keep(%x: tensor<4x!graph.string>, %k: tensor<4xi1>) -> tensor<?x!graph.string, #graph.dims<["n"]>> {
+  %y = graph.string_keep(%x, %k) {defines = ["n"]} : (tensor<4x!graph.string>, tensor<4xi1>) -> tensor<?x!graph.string, #graph.dims<["n"]>>
+  func.return %y : tensor<?x!graph.string, #graph.dims<["n"]>>
+}
+
+// CHECK-LABEL: func.func @string_keep(
+// CHECK-NEXT:    %y = graph.string_keep(%x, %k) {defines = ["n"]} : (tensor<4x!graph.string>, tensor<4xi1>) -> tensor<?x!graph.string, #graph.dims<["n"]>>
+// CHECK-NEXT:    func.return %y : tensor<?x!graph.string, #graph.dims<["n"]>>
+// CHECK-NEXT:  }
