@@ -177,7 +177,6 @@ class MaxRoiPoolOp(GraphOp):
     empty after clipping to the image is 0."""
 
     name = "graph.max_roi_pool"
-    traits = traits_def(StaticSizesKernel())
     input = operand_def(TensorType)
     rois = operand_def(TensorType)
     batch_indices = operand_def(TensorType)
