@@ -146,13 +146,13 @@ def test_batch_norm_default_epsilon_and_old_is_test():
     assert float_of(op.epsilon) == pytest.approx(1e-5)
 
 
-def test_batch_norm_training_mode_is_unsupported():
-    with pytest.raises(UnsupportedOpError, match="training_mode"):
-        imported(
-            f"g ({BN_INPUTS}) => (y) "
-            "{ y = BatchNormalization<training_mode = 1>(x, s, b, m, v) }",
-            14,
-        )
+def test_batch_norm_training_mode_normalizes_by_the_batch_statistics():
+    ops = imported(
+        f"g ({BN_INPUTS}) => (y) "
+        "{ y = BatchNormalization<training_mode = 1>(x, s, b, m, v) }",
+        14,
+    )
+    assert "graph.reduce_mean" in names(ops) and "graph.batch_normalization" not in names(ops)
 
 
 def test_batch_norm_statistics_outputs_are_unsupported():
@@ -240,11 +240,11 @@ def test_dropout_ratio_input(opset: int):
     assert op.ratio is None
 
 
-def test_dropout_training_mode_is_unsupported():
-    with pytest.raises(UnsupportedOpError, match="training_mode"):
-        imported(
-            "g (float[4] x) => (y) <float r = {0.5}, bool t = {1}> { y = Dropout(x, r, t) }", 13
-        )
+def test_dropout_training_mode_draws_its_mask():
+    ops = imported(
+        "g (float[4] x) => (y) <float r = {0.5}, bool t = {1}> { y = Dropout(x, r, t) }", 13
+    )
+    assert "graph.random" in names(ops) and "graph.dropout" not in names(ops)
 
 
 def test_dropout_mask_is_all_true():
