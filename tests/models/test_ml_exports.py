@@ -33,7 +33,8 @@ MODELS = Path(__file__).parent / "ml_exports" / "models"
 NAMES = ("logreg_multinomial_iris", "logreg_binary_breast_cancer", "svc_rbf_proba_wine",
          "svc_rbf_iris", "svc_poly_breast_cancer", "svr_rbf_diabetes", "linear_svc_digits",
          "normalizer_logreg_wine", "binarizer_logreg_digits", "imputer_ridge_diabetes",
-         "onehot_logreg_iris", "linear_regression_diabetes")
+         "onehot_logreg_iris", "linear_regression_diabetes", "linear_svc_binary_breast_cancer",
+         "one_class_svm_iris", "ridge_two_targets_diabetes")
 ORT_TOL = {"rtol": 1e-5, "atol": 2e-5}
 SKLEARN_TOL = {"rtol": 1e-4, "atol": 1e-5}
 
@@ -46,7 +47,7 @@ def _stored(name: str) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
 def _compare_with_sklearn(outputs: list[np.ndarray], stored: dict[str, np.ndarray],
                           rows: slice) -> None:
     if "label" in stored:
-        np.testing.assert_array_equal(outputs[0], stored["label"][rows])
+        np.testing.assert_array_equal(outputs[0].reshape(-1), stored["label"][rows])
     for key in ("proba", "decision", "prediction"):
         if key not in stored:
             continue

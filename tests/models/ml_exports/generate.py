@@ -26,14 +26,15 @@ import onnx
 import onnxruntime as ort
 import skl2onnx
 import sklearn
+from skl2onnx import to_onnx
 from sklearn import datasets
+from sklearn.base import is_outlier_detector
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import Binarizer, Normalizer, OneHotEncoder, StandardScaler
-from sklearn.svm import SVC, SVR, LinearSVC
-from skl2onnx import to_onnx
+from sklearn.svm import SVC, SVR, LinearSVC, OneClassSVM
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "models"
@@ -72,8 +73,14 @@ def _binned(x: np.ndarray) -> np.ndarray:
                     axis=1).astype(np.int64)
 
 
+def _two_targets(y: np.ndarray) -> np.ndarray:
+    """diabetes's target and its logarithm: a regression of two targets."""
+    return np.stack([y, np.log(y)], axis=1)
+
+
 def _models():
-    """name -> (estimator, dataset, transform of X or None, options, what it has)."""
+    """name -> (estimator, dataset, transform of X (of y: _two_targets) or None, options,
+    what it has)."""
     return {
         "logreg_multinomial_iris": (
             make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)), "iris", None,
@@ -119,10 +126,19 @@ def _models():
             make_pipeline(OneHotEncoder(categories="auto", handle_unknown="ignore"),
                           LogisticRegression(max_iter=1000)), "iris", _binned,
             {"zipmap": False},
-            "int64 input: Gather, OneHotEncoder (int64 categories), Concat, "
-            "LinearClassifier"),
+            "int64 input: Gather, OneHotEncoder (int64 categories), Concat, LinearClassifier"),
         "linear_regression_diabetes": (
             LinearRegression(), "diabetes", None, {}, "LinearRegressor"),
+        "linear_svc_binary_breast_cancer": (
+            make_pipeline(StandardScaler(), LinearSVC(random_state=SEED, max_iter=5000)),
+            "breast_cancer", None, {LinearSVC: {"nocl": False}},
+            "Scaler, LinearClassifier (binary: two rows), ArrayFeatureExtractor"),
+        "one_class_svm_iris": (
+            OneClassSVM(gamma=0.5, nu=0.1), "iris", None, {},
+            "SVMRegressor (RBF, the decision function), Sign, Cast: labels +-1"),
+        "ridge_two_targets_diabetes": (
+            make_pipeline(StandardScaler(), Ridge(alpha=1.0)), "diabetes", _two_targets, {},
+            "Scaler, LinearRegressor (targets=2)"),
     }
 
 
@@ -137,7 +153,9 @@ def _named_batch(model: onnx.ModelProto) -> None:
 def build(name: str, spec) -> str:
     estimator, dataset, transform, options, what = spec
     x, y = _data(dataset)
-    if transform is not None:
+    if transform is _two_targets:
+        y = transform(y)
+    elif transform is not None:
         x = transform(x)
     x_train, x_test, y_train, _ = _split(x, y)
     estimator.fit(x_train, y_train)
@@ -145,7 +163,10 @@ def build(name: str, spec) -> str:
     _named_batch(onx)
     onnx.checker.check_model(onx)
     stored = {"X": x_test}
-    if hasattr(estimator, "classes_"):
+    if is_outlier_detector(estimator):  # labels +-1 and the decision function
+        stored["label"] = estimator.predict(x_test).astype(np.int64)
+        stored["decision"] = estimator.decision_function(x_test).astype(np.float32)
+    elif hasattr(estimator, "classes_"):
         stored["label"] = estimator.predict(x_test).astype(np.int64)
         if hasattr(estimator, "predict_proba") and name != "svc_rbf_iris":
             stored["proba"] = estimator.predict_proba(x_test).astype(np.float32)
@@ -158,7 +179,8 @@ def build(name: str, spec) -> str:
                                        providers=["CPUExecutionProvider"])
         got = session.run(None, {session.get_inputs()[0].name: x_test})
         if "label" in stored:
-            assert np.array_equal(got[0], stored["label"]), f"{name}: onnxruntime's labels"
+            assert np.array_equal(got[0].reshape(-1), stored["label"]), \
+                f"{name}: onnxruntime's labels"
     onnx.save(onx, OUT / f"{name}.onnx")
     np.savez(OUT / f"{name}.npz", **stored)
     ops = sorted({f"{n.domain or 'ai.onnx'}.{n.op_type}" for n in onx.graph.node})
