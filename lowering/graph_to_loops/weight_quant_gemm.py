@@ -323,33 +323,35 @@ class _Kernel:
         mask = kb.vsplat(kb.constant((1 << g.bits) - 1, i32), self.vi)
         shifts = [kb.vsplat(kb.constant(s * g.bits, i32), self.vi) for s in range(g.per)]
 
-        def weights(kgi: Index) -> list[list[SSAValue]]:
-            """[jj][v]: the f32 weights of k row kgi * per + jj, vector v."""
+        def raw_bytes(kgi: Index) -> list[SSAValue]:
+            """The panel's bytes of k group kgi, zero-extended: one i32 vector per VW columns."""
             at = kb.iadd(panel_b, kb.imul(kgi, w))
-            out: list[list[SSAValue]] = [[] for _ in range(g.per)]
-            for v in range(nv):
-                raw = self.vload(self.bp, kb.iadd(at, v * t.vw), self.vb)
-                x = kb.insert(llvm.ZExtOp(raw, self.vi))
-                for jj in range(g.per):
-                    q = x if jj == 0 else kb.insert(arith.ShRUIOp(x, shifts[jj]))
-                    if jj < g.per - 1:
-                        q = kb.insert(arith.AndIOp(q, mask))
-                    out[jj].append(kb.insert(llvm.SIToFPOp(q, self.vf)))
-            return out
+            return [kb.insert(llvm.ZExtOp(self.vload(self.bp, kb.iadd(at, v * t.vw), self.vb),
+                                          self.vi)) for v in range(nv)]
+
+        def weight(x: SSAValue, jj: int) -> SSAValue:
+            """The f32 values of k row jj of the group in the i32 lanes x."""
+            q = x if jj == 0 else kb.insert(arith.ShRUIOp(x, shifts[jj]))
+            if jj < g.per - 1:
+                q = kb.insert(arith.AndIOp(q, mask))
+            return kb.insert(llvm.SIToFPOp(q, self.vf))
 
         def a_at(r: int, pos: Index) -> SSAValue:
             k = pos if g.plain else self.load_index(self.order, pos)
             return kb.load(self.a, [kb.iadd(i0, r), k])
 
         def step(kgi: Index, *bacc: SSAValue) -> list[SSAValue]:
-            wv = weights(kgi)
+            """One k group: each of its k rows unpacked right before its multiply-adds (the
+            live registers: the accumulators, the group's bytes, one row's weights)."""
+            xs = raw_bytes(kgi)
             out = list(bacc)
             for jj in range(g.per):
+                wv = [weight(x, jj) for x in xs]
                 pos = kb.iadd(kb.imul(kgi, g.per), jj)
                 for r in range(mr):
                     a = kb.vsplat(a_at(r, pos), self.vf)
                     for v in range(nv):
-                        out[r * nv + v] = kb.vfma(a, wv[jj][v], out[r * nv + v])
+                        out[r * nv + v] = kb.vfma(a, wv[v], out[r * nv + v])
             return out
 
         def segment(s: Index, *acc: SSAValue) -> list[SSAValue]:
