@@ -18,6 +18,7 @@ import onnx.inliner
 from onnx import defs
 
 from onnxc.errors import ModelLoadError
+from onnxc.frontend.onnx_model import infer_types
 
 PRIVATE_DOMAIN = "onnxc.schema_function"
 """Domain of the model-local functions the expansion adds (gone after inlining)."""
@@ -76,12 +77,8 @@ def expand_schema_functions(model: onnx.ModelProto,
         return model
     expanded = onnx.ModelProto()
     expanded.CopyFrom(model)
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model)
-    except (onnx.shape_inference.InferenceError, ValueError):  # types stay unknown; a context-dependent body may then be refused
-        inferred = model
-    types = {vi.name: vi.type for vi in (*inferred.graph.input, *inferred.graph.value_info,
-                                         *inferred.graph.output)}
+    types = {vi.name: vi.type for vi in model.graph.input}
+    types.update(infer_types(model))  # large initializers stay out of the inference
     for init in model.graph.initializer:
         types.setdefault(init.name, onnx.helper.make_tensor_type_proto(init.data_type,
                                                                        list(init.dims)))
