@@ -272,3 +272,14 @@ def test_narrower_vector_targets(target):
     if host.arch != "x86_64" or not host.has_feature("avx2"):
         pytest.skip("x86-64-v3 code runs only on an AVX2 x86-64 host")
     against_onnxruntime(Case(k=100, block=32, n=70, bias=True), target=target, cache_dir=False)
+
+
+@pytest.mark.parametrize("k, n, block", [(20, 8, 32), (16, 1, 16), (48, 17, 16), (64, 129, 64)])
+def test_small_and_odd_sizes(k, n, block):
+    """K shorter than a block, N below one vector (stored lane by lane), N one past a panel."""
+    against_onnxruntime(Case(k=k, n=n, block=block, bias=True))
+
+
+def test_one_dimensional_a():
+    """A of shape [K]: y of shape [N], as numpy's matmul."""
+    against_onnxruntime(Case(rows=(), k=64, n=40))
