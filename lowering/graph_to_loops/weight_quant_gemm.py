@@ -417,7 +417,7 @@ def weight_gemm_kernel(op: graph.MatMulWeightQuantizedOp, kb: KernelBuilder, ins
 
 RULES = (
     KernelRule(graph.MatMulWeightQuantizedOp, weight_gemm_kernel, constants=weight_constants,
-               scratch=weight_scratch, symbolic=True, early=True),
+               scratch=weight_scratch, symbolic=True),
 )
 """symbolic: M (the activations' leading axes: decode's one row, prefill's sequence) is read
 at run time; K and N are static."""
