@@ -33,10 +33,10 @@ from tests.models.cache_passes import output_digest
 
 os.environ.setdefault("ONNX_HOME", tempfile.mkdtemp(prefix="onnxc-onnx-home-"))
 
-MIN_PASSED = 1712
+MIN_PASSED = 1812
 """Node tests onnxc passed at the last count (docs/conformance.md), both shards together."""
 SHARDS = 2
-MIN_PASSED_PER_SHARD = {0: 845, 1: 867}
+MIN_PASSED_PER_SHARD = {0: 904, 1: 908}
 """Each shard's part of MIN_PASSED at the last count."""
 
 UNDEFINED_CASTS = re.compile(r"^test_cast(like)?_FLOAT(16)?_to_U?INT[24](_expanded)?_cpu$")
@@ -52,7 +52,14 @@ RANDOM_EXPECTED = re.compile(
 training mode with a nonzero ratio): any other generator, onnxruntime's or onnxc's
 (dialects/graph_random.py), draws other numbers, so they are left out, never counted (they
 are tested by their statistics in tests/unit/ops/test_random.py). Training-mode Dropout of
-ratio 0 keeps everything and is run."""
+ratio 0 keeps everything and is run.
+
+FFT_ROUNDOFF (the two test_dft_inverse tests) are left out too: their expected values are
+numpy's float32 inverse FFT, whose roundoff (1.9e-7 where the exact value is 0) exceeds the
+suite's atol of 1e-7; onnxc's transform (tests/unit/ops/test_spectral.py) is within 3e-15
+there and onnxruntime 1.32 misses by 1.9e-5."""
+
+FFT_ROUNDOFF = re.compile(r"^test_dft_inverse(_opset19)?_cpu$")
 
 
 def _ml_dtypes_wraps_narrow_ints() -> bool:
@@ -82,7 +89,8 @@ def _node_tests(shard: int) -> tuple[type, list[str], int]:
     suite.exclude(r"_cuda$")
     case = suite.test_cases["OnnxBackendNodeModelTest"]
     names = sorted(n for n in dir(case) if n.startswith("test_") and n.endswith("_cpu"))
-    names = [n for n in names[shard::SHARDS] if not RANDOM_EXPECTED.match(n)]
+    names = [n for n in names[shard::SHARDS]
+             if not RANDOM_EXPECTED.match(n) and not FFT_ROUNDOFF.match(n)]
     if _ml_dtypes_wraps_narrow_ints():
         return case, names, 0
     defined = [n for n in names if not UNDEFINED_CASTS.match(n)]
