@@ -24,16 +24,16 @@ from onnxc.frontend import (
     onnx_ops_einsum,
     onnx_ops_experimental,
     onnx_ops_generate,
-    onnx_ops_logic,
     onnx_ops_linalg,
+    onnx_ops_logic,
     onnx_ops_loss,
     onnx_ops_math,
     onnx_ops_microsoft,
     onnx_ops_microsoft_attention,
-    onnx_ops_microsoft_nbits,
-    onnx_ops_microsoft_gather_quant,
-    onnx_ops_microsoft_quant,
     onnx_ops_microsoft_dynamic_quant,
+    onnx_ops_microsoft_gather_quant,
+    onnx_ops_microsoft_nbits,
+    onnx_ops_microsoft_quant,
     onnx_ops_microsoft_standard,
     onnx_ops_ml,
     onnx_ops_ml_trees,
@@ -42,21 +42,19 @@ from onnxc.frontend import (
     onnx_ops_nn,
     onnx_ops_normalization,
     onnx_ops_qlinear,
-    onnx_ops_random,
     onnx_ops_quant,
+    onnx_ops_random,
     onnx_ops_reduce,
     onnx_ops_rnn,
     onnx_ops_rotary,
     onnx_ops_sequence,
-    onnx_ops_strings,
     onnx_ops_spectral,
+    onnx_ops_strings,
     onnx_ops_tensor,
     onnx_ops_unique,
     onnx_ops_vision,
 )
 from onnxc.frontend.onnx_fold import FOLDERS
-from onnxc.frontend.onnx_schema_functions import expand_schema_functions
-from onnxc.frontend.onnx_refused import refusal_reason
 from onnxc.frontend.onnx_model import (
     DEFAULT_DOMAINS,
     all_nodes,
@@ -67,6 +65,8 @@ from onnxc.frontend.onnx_model import (
     inline_functions,
     node_label,
 )
+from onnxc.frontend.onnx_refused import refusal_reason
+from onnxc.frontend.onnx_schema_functions import expand_schema_functions
 
 CONVERTERS = {
     **onnx_ops_math.CONVERTERS,
@@ -144,7 +144,6 @@ def checked_model(model: onnx.ModelProto) -> onnx.ModelProto:
     model = expand_schema_functions(model, _converts)
     check_domains(model, {d: table for d, table in DOMAIN_CONVERTERS.items() if d})
     check_op_types(model.graph, default_opset(model))
-    onnx_ops_ml.check_zip_maps(model)  # before the sequence output it writes is refused
     check_io_types(model.graph, default_opset(model))
     return model
 

@@ -8,23 +8,20 @@ against which skl2onnx's models are checked. Every op keeps the rows of its [N, 
 apart, so each is registered `sample_wise(rows=True)` (frontend/batch_axes.py).
 
 String categories, keys and class labels are string constants (!graph.string). ZipMap (a
-sequence of maps) is refused with how to export without it.
+sequence of maps) is refused with how to export without it (frontend/onnx_refused.py).
 """
 
 from __future__ import annotations
 
 import numpy as np
-import onnx
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, StringAttr, f32, i1, i64
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph_strings import StringType
-from onnxc.errors import UnsupportedOpError
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.batch_axes import sample_wise
 from onnxc.frontend.onnx_context import NodeContext, Result
 from onnxc.frontend.onnx_graph_builder import Value, shape
-from onnxc.frontend.onnx_model import node_label
 from onnxc.frontend.onnx_ops_math import Converter
 from onnxc.frontend.onnx_ops_ml_linear import (
     MLBuilder,
@@ -278,26 +275,6 @@ def convert_feature_vectorizer(ctx: NodeContext) -> list[Result]:
     return [b.value(b.concat(parts, 1))]
 
 
-ZIP_MAP_REFUSAL = (
-    "ZipMap returns a sequence of maps, which onnxc does not compile: export the classifier "
-    "without it, in skl2onnx `to_onnx(model, X, options={id(model): {'zipmap': False}})` "
-    "(or `options={'zipmap': False}`), and read the probabilities tensor")
-
-
-def convert_zip_map(ctx: NodeContext) -> list[Result]:
-    raise ctx.unsupported(ZIP_MAP_REFUSAL)
-
-
-def check_zip_maps(model: onnx.ModelProto) -> None:
-    """A model's first ZipMap node refused with how to export without it: its output (a
-    graph output, a sequence) would otherwise be refused as a graph output."""
-    opset = next((o.version for o in model.opset_import if o.domain == "ai.onnx.ml"), 1)
-    for index, node in enumerate(model.graph.node):
-        if node.op_type == "ZipMap" and node.domain == "ai.onnx.ml":
-            raise UnsupportedOpError("ai.onnx.ml.ZipMap", node_label(node, index), opset,
-                                     ZIP_MAP_REFUSAL)
-
-
 def _rows(converter: Converter) -> Converter:
     return sample_wise(converter, rows=True)
 
@@ -315,6 +292,5 @@ CONVERTERS: dict[str, Converter] = {
     "LinearRegressor": _rows(convert_linear_regressor),
     "SVMClassifier": _rows(convert_svm_classifier),
     "SVMRegressor": _rows(convert_svm_regressor),
-    "ZipMap": convert_zip_map,
 }
 """ai.onnx.ml converters by op type."""

@@ -19,6 +19,10 @@ _NCHWC = (
 
 REFUSED: dict[tuple[str, str], str] = {
     ("ai.onnx.ml", "CastMap"): "takes a map; onnxc has no map type",
+    ("ai.onnx.ml", "ZipMap"): (
+        "returns a sequence of maps, which onnxc does not compile: export the classifier "
+        "without it, in skl2onnx `to_onnx(model, X, options={id(model): {'zipmap': False}})` "
+        "(or `options={'zipmap': False}`), and read the probabilities tensor"),
     ("ai.onnx.ml", "DictVectorizer"): (
         "takes a map (skl2onnx writes it for dict features); onnxc has no map type: "
         "vectorize the features before the model"),
