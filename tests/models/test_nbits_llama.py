@@ -29,26 +29,38 @@ pytestmark = pytest.mark.models
 RTOL, ATOL = 1e-4, 1e-5
 
 
-@functools.lru_cache(maxsize=2)
-def quantized_llama(symmetric: bool) -> bytes:
+@functools.lru_cache(maxsize=3)
+def quantized_llama(symmetric: bool, qdq: bool = False) -> bytes:
     from onnxruntime.quantization import QuantFormat
     from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
 
-    quantizer = MatMulNBitsQuantizer(corpus.load("llama"), block_size=32,
-                                     is_symmetric=symmetric, quant_format=QuantFormat.QOperator)
+    quantizer = MatMulNBitsQuantizer(
+        corpus.load("llama"), block_size=32, is_symmetric=symmetric,
+        quant_format=QuantFormat.QDQ if qdq else QuantFormat.QOperator)
     quantizer.process()
     return quantizer.model.model.SerializeToString()
 
 
-@pytest.mark.parametrize("symmetric", [False, True], ids=["asymmetric", "symmetric"])
-def test_int4_llama_prefills_then_decodes(symmetric, cache_pass):
+@pytest.mark.parametrize("symmetric, qdq", [(False, False), (True, False), (True, True)],
+                         ids=["asymmetric", "symmetric", "symmetric_qdq"])
+def test_int4_llama_prefills_then_decodes(symmetric, qdq, cache_pass):
+    """symmetric_qdq: the QDQ form of the symmetric quantizer (int4 weights, no zero point,
+    blocked DequantizeLinear -> MatMul; the asymmetric one is the corpus' llama_int4_qdq),
+    which fuse-weight-only-matmul turns into the same op."""
     import onnxruntime as ort
 
-    data = quantized_llama(symmetric)
+    import onnxc
+
+    data = quantized_llama(symmetric, qdq)
     model = onnx.load_from_string(data)
-    nbits = [n for n in model.graph.node if n.op_type == "MatMulNBits"]
-    assert len(nbits) == 15 and all(n.domain == "com.microsoft" for n in nbits)
-    assert all(len(n.input) > 3 and n.input[3] for n in nbits) != symmetric  # zero points
+    if qdq:
+        assert sum(n.op_type == "DequantizeLinear" for n in model.graph.node) == 15
+        fused = onnxc.optimize(model)
+        assert sum(op.name == "graph.matmul_weight_quantized" for op in fused.walk()) == 15
+    else:
+        nbits = [n for n in model.graph.node if n.op_type == "MatMulNBits"]
+        assert len(nbits) == 15 and all(n.domain == "com.microsoft" for n in nbits)
+        assert all(len(n.input) > 3 and n.input[3] for n in nbits) != symmetric  # zero points
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
