@@ -2,16 +2,16 @@
 quantized to int4 by onnxruntime's `MatMulNBitsQuantizer` in QOperator format: every MatMul
 by a weight becomes com.microsoft MatMulNBits (block_size 32, asymmetric: uint8 zero points;
 symmetric: none, zero point 8 and scales of both signs), what onnxruntime-genai, Olive and
-optimum ship for int4 LLMs. onnxc runs them on its weight-only kernel (graph.matmul_weight_
-quantized, weight_quant_gemm.py).
+optimum ship for int4 LLMs. onnxc runs them on its weight-only kernel
+(graph.matmul_weight_quantized, lowering/graph_to_loops/weight_quant_gemm.py).
 
-Reference: onnxruntime with graph optimizations off (ORT_DISABLE_ALL: its optimizer leaves
-MatMulNBits alone but rewrites the rest of the graph, e.g. into SkipSimplifiedLayerNormalization;
-off, the graph is the one onnxc imports). The quantizer leaves accuracy_level unset, so
-onnxruntime's MatMulNBits computes in f32 from the exactly dequantized weights, as onnxc does:
-the same tolerance as the float corpus models (rtol 1e-4, atol 1e-5: f32 sums in another order).
-A prefill, three decode steps that feed back the present cache, and a batch of two, from one
-compile; cold and warm (`cache_pass`).
+Reference: onnxruntime with graph optimizations off (ORT_DISABLE_ALL: the graph onnxc
+imports, not rewritten by onnxruntime's optimizer, which would fuse the QDQ form into
+MatMulNBits and other subgraphs into its contrib ops). The quantizer leaves accuracy_level
+unset, so onnxruntime's MatMulNBits computes in f32 from the exactly dequantized weights, as
+onnxc does: the same tolerance as the float corpus models (rtol 1e-4, atol 1e-5: f32 sums in
+another order). A prefill, three decode steps that feed back the present cache, and a
+batch of two, from one compile; cold and warm (`cache_pass`).
 """
 
 from __future__ import annotations
