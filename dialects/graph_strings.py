@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     i1,
+    i8,
     i64,
 )
 from xdsl.ir import Attribute, ParametrizedAttribute
@@ -32,11 +33,13 @@ from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects.graph_base import GraphOp, shape_of
 from onnxc.dialects.graph_dynamic import DefinesSizes
+from onnxc.dialects.graph_shapes import broadcast_shapes
 from onnxc.dialects.symbolic_dims import Dim
 from onnxc.dialects.string_dtype import STRING_BYTES, STRING_DTYPE
 
 __all__ = ["STRING_BYTES", "STRING_DTYPE", "STRING_GRAPH_OPS", "RegexFullMatchOp",
-           "StringKeepOp", "StringSplitOp", "StringType", "StringsOp", "decode_strings", "encode_strings", "is_string",
+           "BYTE_MAKING_OPS", "StringCaseOp", "StringConcatOp", "StringKeepOp",
+           "StringSplitOp", "StringType", "case_table", "StringsOp", "decode_strings", "encode_strings", "is_string",
            "string"]
 
 
@@ -223,5 +226,90 @@ class StringKeepOp(DefinesSizes):
         return {count: shape_of(self.input)[0] + 1}
 
 
-STRING_GRAPH_OPS = (StringsOp, RegexFullMatchOp, StringSplitOp, StringKeepOp)
+class MakesBytes(DefinesSizes):
+    """An op whose strings are bytes it writes: its first result, `data` ([n] i8, n the run
+    symbol `defines[0]`: a capacity the run may outgrow), holds them, and the importer makes
+    it a hidden output of the model (runtime/strings.py HIDDEN_PREFIX), so that they live
+    until the run's string outputs are read."""
+
+    def defined_sizes(self) -> dict[str, Dim | None]:
+        (n,) = [a.data for a in self.defines.data]
+        return {n: None}
+
+    def _check_data(self) -> None:
+        if _element(self.data) != i8 or len(shape_of(self.data)) != 1 \
+                or not isinstance(_element(self.output), StringType):
+            raise VerifyException(f"{self.name}: gives [n] i8 bytes and strings")
+
+
+@irdl_op_definition
+class StringConcatOp(MakesBytes):
+    """ONNX StringConcat: lhs[i] + rhs[i] with broadcasting, each result's bytes written
+    to `data` one after the other (their total is the run size `defines[0]`)."""
+
+    name = "graph.string_concat"
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    data = result_def(TensorType)
+    output = result_def(TensorType)
+
+    def same_element_type_operands(self):
+        return [self.lhs, self.rhs]
+
+    def verify_element_types(self) -> None:
+        if not isinstance(_element(self.lhs), StringType) \
+                or not isinstance(_element(self.rhs), StringType):
+            raise VerifyException(f"{self.name}: takes strings")
+        self._check_data()
+
+    def infer_shapes(self):
+        return [tuple(self.defined()), broadcast_shapes(shape_of(self.lhs), shape_of(self.rhs))]
+
+
+@irdl_op_definition
+class StringCaseOp(MakesBytes):
+    """StringNormalizer's case change: each string with every character of U+0000-U+024F
+    mapped to its simple lower (`upper` 0) or upper case unless that takes more UTF-8 bytes
+    (`case_table`); the bytes written to `data` one string after the other (the run size
+    `defines[0]` is the input's byte total, which they never exceed)."""
+
+    name = "graph.string_case"
+
+    input = operand_def(TensorType)
+    data = result_def(TensorType)
+    output = result_def(TensorType)
+    upper = prop_def(IntegerAttr)
+
+    def same_element_type_operands(self):
+        return [self.input]
+
+    def verify_element_types(self) -> None:
+        if not isinstance(_element(self.input), StringType):
+            raise VerifyException(f"{self.name}: takes strings")
+        self._check_data()
+
+    def infer_shapes(self):
+        return [tuple(self.defined()), shape_of(self.input)]
+
+
+def case_table(upper: bool) -> np.ndarray:
+    """The simple case mapping StringCaseOp applies, code point -> code point (i32) for
+    U+0000-U+024F: a character whose mapping is several characters or has more UTF-8 bytes
+    maps to itself (a mapping may have fewer: İ -> i)."""
+    table = np.arange(0x250, dtype=np.int32)
+    for cp in range(0x250):
+        mapped = chr(cp).upper() if upper else chr(cp).lower()
+        if cp == 0x130 and not upper:
+            mapped = "i"  # its simple lowercase (the full one adds a combining dot)
+        if len(mapped) == 1 and len(mapped.encode()) <= len(chr(cp).encode()):
+            table[cp] = ord(mapped)
+    return table
+
+
+BYTE_MAKING_OPS = (StringConcatOp, StringCaseOp)
+"""the ops whose `data` result the importer makes a hidden model output"""
+
+STRING_GRAPH_OPS = (StringsOp, RegexFullMatchOp, StringSplitOp, StringKeepOp, StringConcatOp,
+                    StringCaseOp)
 """the graph ops of this module, for the dialect (dialects/graph.py)"""

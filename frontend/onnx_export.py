@@ -35,7 +35,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 
-from onnxc.dialects import graph
+from onnxc.dialects import graph, graph_strings
 from onnxc.dialects.dense_data import element_dtype
 from onnxc.dialects.entry_abi import (
     INPUT_NAMES_ATTR,
@@ -254,6 +254,9 @@ _RUN_TIME_CHECK = ("a run-time check of the data (ONNX has no op that stops a ru
 _RUN_TIME_SIZES = ("symbolic dimensions are not exported yet: the exporter writes static "
                    "shapes only")
 
+_MADE_BYTES = ("its strings' bytes are a hidden output of the model (docs/strings.md), which "
+               "ONNX's StringConcat / StringNormalizer have no counterpart of")
+
 NOT_EXPORTED: dict[type[Operation], str] = {
     graph.CheckIndicesOp: _RUN_TIME_CHECK,
     graph.CheckDivisorOp: _RUN_TIME_CHECK,
@@ -269,6 +272,8 @@ NOT_EXPORTED: dict[type[Operation], str] = {
                        "run defines): no ONNX op sorts slices lexicographically"),
     graph.BitCastOp: (f"ONNX has BitCast from opset 26 only; the exporter writes opset "
                       f"{OPSET}, whose ops cannot reinterpret bytes"),
+    graph_strings.StringConcatOp: _MADE_BYTES,
+    graph_strings.StringCaseOp: _MADE_BYTES,
 }
 """The graph ops the exporter never writes, each with its reason (the UnsupportedOpError's
 detail): run-time checks, ops that exist for symbolic sizes, internal steps of an ONNX op

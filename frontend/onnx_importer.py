@@ -71,6 +71,7 @@ from onnxc.frontend.onnx_model import (
     topological_order,
 )
 from onnxc.frontend.onnx_ops_sequence import SEQUENCE_AWARE, is_container, scope_copy
+from onnxc.frontend.onnx_ops_strings import HIDDEN_PREFIX, made_bytes
 from onnxc.frontend.onnx_symbolic import output_terms
 from onnxc.pass_manager.verifier import record_source
 from onnxc.resource_limits import check_tensor, element_bytes
@@ -295,6 +296,8 @@ class OnnxImporter:
         for index in topological_order(self.graph, available):
             self._import_node(self.graph.node[index], index)
         results = [self._output(vi) for vi in self.graph.output]
+        hidden = made_bytes(self.block, self.opset)
+        results += hidden
         self.block.add_op(ReturnOp(*results))
         func = FuncOp(
             "main",
@@ -307,6 +310,7 @@ class OnnxImporter:
                 name: from_numpy(array) for name, array in defaults.items()})
         func.attributes["onnxc.output_names"] = ArrayAttr(
             [StringAttr(vi.name) for vi in self.graph.output]
+            + [StringAttr(f"{HIDDEN_PREFIX}{k}") for k in range(len(hidden))]
         )
         if self.guards:
             func.attributes[GUARDS_ATTR] = guards_attribute(list(self.guards.values()))

@@ -1,23 +1,29 @@
 """Converters of the ai.onnx string ops (docs/strings.md): RegexFullMatch, StringSplit,
-StringNormalizer (without a case change)."""
+StringNormalizer, StringConcat."""
 
 from __future__ import annotations
 
 import re
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr, i1, i64
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr, i1, i8, i64
 
 from onnxc.dialects import graph
+from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph_strings import (
+    BYTE_MAKING_OPS,
     RegexFullMatchOp,
+    StringCaseOp,
+    StringConcatOp,
     StringKeepOp,
     StringSplitOp,
     StringType,
     string,
 )
+from onnxc.dialects.string_dtype import HIDDEN_PREFIX
 from onnxc.dialects.symbolic_dims import SymDim
 from onnxc.dialects.regex_dfa import UnsupportedRegex, compile_dfa
+from onnxc.errors import UnsupportedOpError
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result
 
@@ -36,6 +42,22 @@ def text_array(value) -> np.ndarray:
     for i, item in enumerate(array.reshape(-1).tolist()):
         flat[i] = item.decode("utf-8") if isinstance(item, bytes) else str(item)
     return out
+
+
+def made_bytes(block, opset: int) -> list:
+    """The `data` results of the ops of `block` that write new string bytes: the importer
+    returns them as hidden outputs, so the bytes outlive the run's kernels. Such an op in a
+    Loop or If body (whose results a run overwrites) is an UnsupportedOpError."""
+    found = []
+    for op in block.ops:
+        if isinstance(op, BYTE_MAKING_OPS):
+            found.append(op.data)
+        for region in op.regions:
+            for inner in region.walk():
+                if isinstance(inner, BYTE_MAKING_OPS):
+                    raise UnsupportedOpError(inner.name, op.name, opset,
+                                             "strings made inside a Loop or If body")
+    return found
 
 
 def _require_strings(ctx: NodeContext, i: int = 0) -> None:
@@ -80,23 +102,19 @@ def convert_string_split(ctx: NodeContext) -> list[Result]:
 
 def convert_string_normalizer(ctx: NodeContext) -> list[Result]:
     """The strings that are no stopword (compared through a DFA of the stopwords, folding
-    the simple case pairs when not case-sensitive), one "" when none is left; a case change
-    makes new bytes, which need a per-run arena onnxc does not have yet: refused."""
+    the simple case pairs when not case-sensitive), one "" when none is left, then their
+    case changed (graph.string_case: the simple mappings up to U+024F)."""
     _require_strings(ctx)
     action = ctx.attr("case_change_action", "NONE")
     if action not in ("NONE", "LOWER", "UPPER"):
         raise ctx.invalid(f"case_change_action must be NONE, LOWER or UPPER, got {action!r}")
-    if action != "NONE":
-        raise ctx.unsupported(f"case_change_action {action}: strings whose bytes a kernel "
-                              f"makes need a per-run arena onnxc does not have yet "
-                              f"(docs/strings.md)")
     shape = ctx.shape(0)
     if len(shape) not in (1, 2) or (len(shape) == 2 and shape[0] != 1):
         raise ctx.invalid(f"X must be [C] or [1, C], got {list(shape)}")
     stopwords = list(ctx.attr("stopwords", []))
     x = ctx.operand(0)
     if not stopwords:
-        return [ctx.emit1(graph.IdentityOp(operands=[x], result_types=[x.type]))]
+        return [_case(ctx, x, action)]
     flat = x if len(shape) == 1 else ctx.emit1(graph.ReshapeOp(
         operands=[x, []], result_types=[types.tensor_type(shape[1:], string)]))
     pattern = "(?:" + "|".join(re.escape(w) for w in stopwords) + ")"
@@ -114,14 +132,42 @@ def convert_string_normalizer(ctx: NodeContext) -> list[Result]:
     kept = ctx.emit1(StringKeepOp(operands=[flat, keep],
                                   result_types=[types.tensor_type((count,), string)],
                                   properties={"defines": ArrayAttr([StringAttr(str(count))])}))
+    kept = _case(ctx, kept, action)
     if len(shape) == 1:
         return [kept]
     return [ctx.emit1(graph.ReshapeOp(operands=[kept, []],
                                       result_types=[types.tensor_type((1, count), string)]))]
 
 
+def _case(ctx: NodeContext, x, action: str):
+    """`x` with its case changed (graph.string_case), or as it is for NONE."""
+    if action == "NONE":
+        return ctx.emit1(graph.IdentityOp(operands=[x], result_types=[x.type]))
+    size = SymDim.symbol(ctx.run_symbol("bytes"))
+    op = ctx.emit(StringCaseOp(
+        operands=[x], result_types=[types.tensor_type((size,), i8), x.type],
+        properties={"upper": IntegerAttr(int(action == "UPPER"), i64),
+                    "defines": ArrayAttr([StringAttr(str(size))])}))
+    return op.results[1]
+
+
+def convert_string_concat(ctx: NodeContext) -> list[Result]:
+    """graph.string_concat: the results' bytes are written by the kernel (their total a
+    size the run defines, their buffer a hidden output: made_bytes)."""
+    _require_strings(ctx, 0)
+    _require_strings(ctx, 1)
+    out = ctx.infer(shapes.broadcast_shapes, ctx.shape(0), ctx.shape(1))
+    size = SymDim.symbol(ctx.run_symbol("bytes"))
+    op = ctx.emit(StringConcatOp(
+        operands=[ctx.operand(0), ctx.operand(1)],
+        result_types=[types.tensor_type((size,), i8), types.tensor_type(out, string)],
+        properties={"defines": ArrayAttr([StringAttr(str(size))])}))
+    return [op.results[1]]
+
+
 CONVERTERS = {
     "RegexFullMatch": convert_regex_full_match,
     "StringSplit": convert_string_split,
     "StringNormalizer": convert_string_normalizer,
+    "StringConcat": convert_string_concat,
 }

@@ -51,9 +51,39 @@ def _string_keep(op, inputs):
     return [kept if kept.size else np.array([""], dtype=object)]
 
 
+def _made(strings: np.ndarray, size: int | None = None) -> list[np.ndarray]:
+    """The bytes a MakesBytes kernel writes (each result's UTF-8 bytes, one after the
+    other, in row-major order; zeros up to `size`, the run size its kernel defines) and
+    the strings."""
+    data = b"".join(t.encode("utf-8") for t in strings.reshape(-1).tolist())
+    data += bytes((size or len(data)) - len(data))
+    return [np.frombuffer(data, np.int8).copy(), strings]
+
+
+def _string_concat(op, inputs):
+    a, b = (np.asarray(v, dtype=object) for v in inputs)
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    joined = np.empty(shape, dtype=object)
+    for index in np.ndindex(*shape):
+        joined[index] = np.broadcast_to(a, shape)[index] + np.broadcast_to(b, shape)[index]
+    return _made(joined)
+
+
+def _string_case(op, inputs):
+    table = graph_strings.case_table(bool(op.upper.value.data))
+    strings = np.asarray(inputs[0], dtype=object)
+    mapped = np.empty(strings.shape, dtype=object)
+    for i, text in enumerate(strings.reshape(-1).tolist()):
+        mapped.reshape(-1)[i] = "".join(chr(table[ord(c)]) if ord(c) < len(table) else c
+                                        for c in text)
+    return _made(mapped, sum(len(t.encode("utf-8")) for t in strings.reshape(-1).tolist()))
+
+
 EVALUATORS = {
     graph_strings.StringsOp: _strings,
     graph_strings.RegexFullMatchOp: _regex_full_match,
     graph_strings.StringSplitOp: _string_split,
     graph_strings.StringKeepOp: _string_keep,
+    graph_strings.StringConcatOp: _string_concat,
+    graph_strings.StringCaseOp: _string_case,
 }

@@ -41,7 +41,7 @@ from onnxc.dialects.check_failures import STATUS_RECORD_BYTES, check_failure
 from onnxc.dialects.string_dtype import STRING_DTYPE
 from onnxc.errors import InvalidArgumentError, InvalidInputError
 from onnxc.resource_limits import check_allocation, check_tensor
-from onnxc.runtime.strings import string_pairs, strings_of
+from onnxc.runtime.strings import is_hidden, run_with_strings
 
 if TYPE_CHECKING:
     from onnxc.runtime.model_abi import ModelABI
@@ -160,7 +160,9 @@ class CompiledModel:
         self._entry_inputs = list(abi.inputs)
         """every input of the native entry, in its order (the overridable ones included)"""
         self._split_inputs()
-        self.outputs = list(abi.outputs)
+        self._entry_outputs = list(abi.outputs)
+        """every output of the native entry, in its order (the hidden ones included)"""
+        self._split_outputs()
         self.arena_bytes = abi.arena_bytes
         self.intermediate_bytes = abi.intermediate_bytes
         self._constants = [np.ascontiguousarray(c) for c in constants]
@@ -170,13 +172,16 @@ class CompiledModel:
         self._slot_lock = threading.Lock()  # guards _slot_count only
         self._slot_count = 0
         self._free_slots: list[_Slot] = [self._new_slot()]
-        self._output_index = {o.name: i for i, o in enumerate(self.outputs)}
+        self._output_index = {o.name: i for i, o in enumerate(self._entry_outputs)
+                              if not is_hidden(o.name)}
         # Per-run work done once: what run() compares each input against, what it allocates.
         self._input_names = [i.name for i in self._entry_inputs]
         self._input_name_set = frozenset(self._input_names)
         self._input_checks = [(i, i.shape, np.dtype(i.dtype)) for i in self._entry_inputs]
-        self._output_allocs = [(o.shape, np.dtype(o.dtype)) for o in self.outputs]
-        self._all_outputs = list(range(len(self.outputs)))
+        self._output_allocs = [(o.shape, np.dtype(o.dtype)) for o in self._entry_outputs]
+        self._all_outputs = [i for i, o in enumerate(self._entry_outputs)
+                             if not is_hidden(o.name)]
+        """the outputs a run gives: every entry output but the hidden string bytes"""
         self.compile_seconds: dict[str, float] = {}  # per stage, filled by onnxc.compile
         self.from_cache = False
         """True when onnxc.compile loaded this model from its disk cache (a hit)."""
@@ -184,8 +189,10 @@ class CompiledModel:
             self._bind_batch_rows(*abi.batch_rows)
         self._string_io = (
             [i for i, s in enumerate(self._entry_inputs) if s.dtype == STRING_DTYPE],
-            [i for i, s in enumerate(self.outputs) if s.dtype == STRING_DTYPE])
-        """which inputs and outputs are strings (runtime/strings.py); () when none is"""
+            [i for i, s in enumerate(self._entry_outputs) if s.dtype == STRING_DTYPE],
+            [i for i, s in enumerate(self._entry_outputs) if is_hidden(s.name)])
+        """which inputs and outputs are strings, which outputs hold the bytes of strings a
+        run made (runtime/strings.py); () when none is"""
         if not any(self._string_io):
             self._string_io = ()
 
@@ -195,10 +202,15 @@ class CompiledModel:
         but a model loaded from the cache may meet less free memory than it was compiled
         with)."""
         check_allocation(self.arena_bytes, "the arena of intermediate tensors")
-        for spec in self.outputs:
+        for spec in self._entry_outputs:
             if all(isinstance(d, int) for d in spec.shape):
                 check_tensor(spec.shape, np.dtype(spec.dtype).itemsize,
                              f"output '{spec.name}'")
+
+    def _split_outputs(self) -> None:
+        """`outputs`: the model's outputs, without the entry's hidden ones (the bytes string
+        outputs point into: runtime/strings.py)."""
+        self.outputs = [s for s in self._entry_outputs if not is_hidden(s.name)]
 
     def _split_inputs(self) -> None:
         """`inputs`: what a run needs; `overridable_inputs`: what it may give instead of
@@ -217,16 +229,18 @@ class CompiledModel:
         rows_in, rows_out = list(rows_in), list(rows_out)
         self._batch_rows = (rows_in, rows_out)
         self._sample_inputs = list(self._entry_inputs)
-        self._sample_outputs = list(self.outputs)
+        self._sample_outputs = list(self._entry_outputs)
         # bytes of one sample's block in each input and output (0: not batched)
         self._sample_bytes = [
             math.prod(spec.shape) * np.dtype(spec.dtype).itemsize if k else 0
-            for spec, k in zip([*self._entry_inputs, *self.outputs], [*rows_in, *rows_out])]
+            for spec, k in zip([*self._entry_inputs, *self._entry_outputs],
+                               [*rows_in, *rows_out])]
         self._entry_inputs = [TensorSpec(s.name, (None, *s.shape[1:]), s.dtype) if k else s
                               for s, k in zip(self._entry_inputs, rows_in)]
         self._split_inputs()
-        self.outputs = [TensorSpec(s.name, (None, *s.shape[1:]), s.dtype) if k else s
-                        for s, k in zip(self.outputs, rows_out)]
+        self._entry_outputs = [TensorSpec(s.name, (None, *s.shape[1:]), s.dtype) if k else s
+                               for s, k in zip(self._entry_outputs, rows_out)]
+        self._split_outputs()
 
     @property
     def num_threads(self) -> int:
@@ -308,21 +322,8 @@ class CompiledModel:
 
     def _invoke_strings(self, values: Sequence, wanted: list[int],
                         out: Sequence[np.ndarray] | None) -> list[np.ndarray]:
-        """A run of a model with string inputs or outputs (runtime/strings.py): each string
-        input as pairs over its UTF-8 blob, each string output read back as str."""
-        string_in, string_out = self._string_io
-        if out is not None and string_out:
-            raise InvalidArgumentError("out= cannot be used: the model has string outputs")
-        values, blobs = list(values), []
-        for i in string_in:
-            values[i], blob = string_pairs(self._entry_inputs[i].name, values[i])
-            blobs.append(blob)
-        results = self._invoke_arrays(values, self._all_outputs, out)
-        regions = [(b.start, b.end) for b in blobs]
-        regions += [(c.ctypes.data, c.ctypes.data + c.nbytes) for c in self._constants]
-        for i in string_out:
-            results[i] = strings_of(self.outputs[i].name, results[i], regions)
-        return [results[i] for i in wanted]
+        """A run of a model with string inputs or outputs (runtime/strings.py)."""
+        return run_with_strings(self, values, wanted, out)
 
     def _invoke_arrays(self, values: Sequence, wanted: list[int],
                        out: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
@@ -376,7 +377,7 @@ class CompiledModel:
         if signature.run_symbols:
             return self._invoke_run_length(arrays, addresses, wanted, out)
         plan = signature.plans.get(key := tuple(shapes)) or signature.plan(
-            self._entry_inputs, self.outputs, arrays, key=key)
+            self._entry_inputs, self._entry_outputs, arrays, key=key)
         if out is None:
             results = [np.empty(shape, dtype) for shape, dtype in plan.allocations]
             addresses.extend(map(_address, results))
@@ -402,7 +403,7 @@ class CompiledModel:
                 f"it ran ({', '.join(signature.run_symbols)})")
         capacity = dict(self._capacity)  # kept once a run succeeds with it
         while True:
-            plan = signature.plan(self._entry_inputs, self.outputs, arrays, capacity)
+            plan = signature.plan(self._entry_inputs, self._entry_outputs, arrays, capacity)
             results = [np.empty(shape, dtype) for shape, dtype in plan.allocations]
             try:
                 counts = self._call_native(([*addresses, *map(_address, results)],),
@@ -417,7 +418,7 @@ class CompiledModel:
                         capacity[name] = max(size, 2 * capacity.get(name, 0))
                 continue
             self._capacity = capacity
-            results = signature.cut(self.outputs, results, plan.dims, counts)
+            results = signature.cut(self._entry_outputs, results, plan.dims, counts)
             return [results[i] for i in wanted]
 
     def _call_native(self, runs: Iterable[Sequence[int]], batched: bool = False,
@@ -548,7 +549,7 @@ class CompiledModel:
 
         A symbolic model's argv also has its `dims` buffer after the outputs and its dynamic
         arena last (dialects/entry_abi.py); `_bind_sizes` fills them per run."""
-        n_io = len(self._entry_inputs) + len(self.outputs)
+        n_io = len(self._entry_inputs) + len(self._entry_outputs)
         symbolic = self.symbolic is not None
         arena = aligned_empty(self.arena_bytes)
         argv = (ctypes.c_void_p * (n_io + symbolic + len(self._constants) + 1 + symbolic))()
@@ -583,7 +584,7 @@ class CompiledModel:
 
     def _resolve_outputs(self, output_names: Sequence[str] | None) -> list[int]:
         if output_names is None:
-            return list(range(len(self.outputs)))
+            return list(self._all_outputs)
         try:
             return [self._output_index[n] for n in output_names]
         except KeyError as err:

@@ -15,10 +15,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from onnxc.dialects.string_dtype import STRING_DTYPE
-from onnxc.errors import InvalidInputError, OnnxcError
+from onnxc.dialects.string_dtype import HIDDEN_PREFIX, STRING_DTYPE
+from onnxc.errors import InvalidArgumentError, InvalidInputError, OnnxcError
 
 _TEXT_KINDS = "OUS"
+
+def is_hidden(name: str) -> bool:
+    return name.startswith(HIDDEN_PREFIX)
 
 
 class StringBlob:
@@ -114,4 +117,26 @@ def strings_of(name: str, pairs: np.ndarray, regions: Sequence[tuple[int, int]])
     return result
 
 
-__all__ = ["StringBlob", "string_pairs", "strings_of"]
+def run_with_strings(model, values: Sequence, wanted: list[int], out) -> list[np.ndarray]:
+    """`model`'s run (a CompiledModel) with string inputs or outputs: each string input as
+    pairs over its UTF-8 blob, each string output read back as str, checked to point into
+    the inputs' blobs, the model's constants or the run's hidden byte outputs."""
+    string_in, string_out, hidden = model._string_io
+    if out is not None and (string_out or hidden):
+        raise InvalidArgumentError("out= cannot be used: the model has string outputs")
+    values, blobs = list(values), []
+    for i in string_in:
+        values[i], blob = string_pairs(model._entry_inputs[i].name, values[i])
+        blobs.append(blob)
+    results = model._invoke_arrays(values, list(range(len(model._entry_outputs))), out)
+    regions = [(b.start, b.end) for b in blobs]
+    regions += [(c.ctypes.data, c.ctypes.data + c.nbytes) for c in model._constants]
+    regions += [(results[i].ctypes.data, results[i].ctypes.data + results[i].nbytes)
+                for i in hidden]
+    for i in string_out:
+        results[i] = strings_of(model._entry_outputs[i].name, results[i], regions)
+    return [results[i] for i in wanted]
+
+
+__all__ = ["HIDDEN_PREFIX", "StringBlob", "is_hidden", "run_with_strings", "string_pairs",
+           "strings_of"]

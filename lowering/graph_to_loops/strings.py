@@ -15,7 +15,7 @@ from onnxc.dialects.graph_base import shape_of
 from onnxc.dialects.regex_dfa import compile_dfa
 from onnxc.lowering.graph_to_loops import string_bytes
 from onnxc.lowering.graph_to_loops.branches import when
-from onnxc.lowering.graph_to_loops.loops import KernelBuilder
+from onnxc.lowering.graph_to_loops.loops import KernelBuilder, unflatten
 from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 
@@ -243,10 +243,157 @@ def string_keep_kernel(op: graph_strings.StringKeepOp, kb: KernelBuilder, ins, o
     kb.reduce(0, n, [zero], write)
 
 
+# --------------------------------------------------------------------------- new bytes
+
+
+def _broadcast_load(kb: KernelBuilder, mem, shape, multi):
+    """`mem[...]` at the result index `multi`, broadcast (right-aligned, size-1 axes)."""
+    offset = len(multi) - len(shape)
+    return kb.load(mem, [0 if d == 1 else multi[offset + k] for k, d in enumerate(shape)])
+
+
+def _copy(kb: KernelBuilder, ptr, length, data, at) -> None:
+    """data[at + k] = byte k of the string at `ptr`, for k < length."""
+    source = string_bytes.bytes_at(kb, ptr)
+    kb.for_(0, length, lambda k: kb.store(kb.load(source, [k]), data,
+                                          [kb.insert(arith.AddiOp(at, kb.idx(k)))]))
+
+
+def _made_strings(op, kb: KernelBuilder, outs, total, write) -> None:
+    """Store the bytes' `total` (index) as the run size; when it fits the room `data` has,
+    `write(data, base)`: `data` as a flat byte view, `base` its address (i64)."""
+    data, _, cell = outs
+    (symbol,) = op.defined()
+    kb.store(kb.insert(arith.IndexCastOp(total, i64)), cell, [0])
+    room = kb.idx(kb.dim(symbol))
+    fits = kb.insert(arith.CmpiOp(total, room, "ule"))
+    when(kb, fits, lambda: write(kb.view(data, [room]), string_bytes.address_of(kb, data)))
+
+
+def string_concat_kernel(op: graph_strings.StringConcatOp, kb: KernelBuilder, ins, outs):
+    """Sum the result's lengths; when they fit, copy lhs then rhs bytes of each result
+    string into `data`, one after the other, and point the result at them."""
+    lhs, rhs = ins
+    out = outs[1]
+    shapes = [kb.shape(lhs), kb.shape(rhs), kb.shape(out)]
+    n = kb.count(out)
+    flat = kb.view(out, [n])
+
+    def operands(o):
+        multi = unflatten(kb, o, shapes[2])
+        return [string_bytes.parts(kb, _broadcast_load(kb, m, s, multi))
+                for m, s in ((lhs, shapes[0]), (rhs, shapes[1]))]
+
+    def counted(o, total):
+        (_, a), (_, b) = operands(o)
+        return [kb.insert(arith.AddiOp(total, kb.insert(arith.AddiOp(a, b))))]
+
+    (total,) = kb.reduce(0, n, [kb.idx(0)], counted)
+
+    def write(data, base):
+        def one(o, at):
+            (pa, a), (pb, b) = operands(o)
+            _copy(kb, pa, a, data, at)
+            _copy(kb, pb, b, data, kb.insert(arith.AddiOp(at, a)))
+            size = kb.insert(arith.AddiOp(a, b))
+            start = kb.insert(arith.AddiOp(base, kb.insert(arith.IndexCastOp(at, i64))))
+            kb.store(string_bytes.string_of(kb, start, size), flat, [o])
+            return [kb.insert(arith.AddiOp(at, size))]
+
+        kb.reduce(0, n, [kb.idx(0)], one)
+
+    _made_strings(op, kb, outs, total, write)
+
+
+def case_constants(op: graph_strings.StringCaseOp, target) -> list:
+    return [from_numpy(graph_strings.case_table(bool(op.upper.value.data)))]
+
+
+def string_case_kernel(op: graph_strings.StringCaseOp, kb: KernelBuilder, ins, outs):
+    """Each string's bytes copied into `data` with the case table applied to its one-byte
+    characters and its two-byte ones up to U+024F (which map to as many bytes); the input
+    is valid UTF-8 (checked at the boundary), and a lead byte at a string's last position is
+    copied as it is, so no read passes the string's length."""
+    x, table = ins
+    out = outs[1]
+    n = kb.count(out)
+    strings, flat = kb.view(x, [n]), kb.view(out, [n])
+    b = _Bits(kb)
+
+    def counted(i, total):
+        _, length = string_bytes.parts(kb, kb.load(strings, [i]))
+        return [kb.insert(arith.AddiOp(total, length))]
+
+    (total,) = kb.reduce(0, n, [kb.idx(0)], counted)
+
+    def write(data, base):
+        def one(i, at):
+            ptr, length = string_bytes.parts(kb, kb.load(strings, [i]))
+            source = string_bytes.bytes_at(kb, ptr)
+
+            def step(k, skip, w):
+                byte = kb.load(source, [k])
+                value = kb.insert(arith.ExtUIOp(byte, i32))
+                nxt = kb.insert(arith.AddiOp(k, kb.idx(1)))
+                has_next = b.icmp(nxt, length, "ult")
+                lead = b.all(b.icmp(value, kb.constant(0xC0, i32), "uge"),
+                             b.icmp(value, kb.constant(0xCA, i32), "ult"), has_next)
+                ascii = b.icmp(value, kb.constant(0x80, i32), "ult")
+                second = kb.insert(arith.ExtUIOp(kb.load(source, [b.select(has_next, nxt, k)]),
+                                                 i32))
+                cp = b.select(lead, kb.insert(arith.OrIOp(
+                    kb.insert(arith.ShLIOp(kb.insert(arith.AndIOp(
+                        value, kb.constant(0x1F, i32))), kb.constant(6, i32))),
+                    kb.insert(arith.AndIOp(second, kb.constant(0x3F, i32))))), value)
+                in_table = b.all(b.any(ascii, lead), b.icmp(cp, kb.constant(0x250, i32), "ult"))
+                mapped = kb.load(table, [_index(kb, b.select(in_table, cp,
+                                                             kb.constant(0, i32)))])
+                mapped = b.select(in_table, mapped, cp)
+                single = b.icmp(mapped, kb.constant(0x80, i32), "ult")
+                live = b.not_(skip)
+
+                def store(v, at_w):
+                    kb.store(kb.insert(arith.TruncIOp(v, byte.type)), data, [at_w])
+
+                def mapped_char():
+                    def one():
+                        store(mapped, w)
+
+                    def two():
+                        store(kb.insert(arith.OrIOp(kb.constant(0xC0, i32), kb.insert(
+                            arith.ShRUIOp(mapped, kb.constant(6, i32))))), w)
+                        store(kb.insert(arith.OrIOp(kb.constant(0x80, i32), kb.insert(
+                            arith.AndIOp(mapped, kb.constant(0x3F, i32))))),
+                            kb.insert(arith.AddiOp(w, kb.idx(1))))
+
+                    when(kb, single, one)
+                    when(kb, b.not_(single), two)
+
+                when(kb, b.all(live, b.any(ascii, lead)), mapped_char)
+                when(kb, b.all(live, b.not_(ascii), b.not_(lead)),
+                     lambda: kb.store(byte, data, [w]))
+                width = b.select(b.all(lead, b.not_(single)), kb.idx(2), kb.idx(1))
+                advanced = kb.insert(arith.AddiOp(w, b.select(live, width, kb.idx(0))))
+                return [b.all(live, lead), advanced]
+
+            _, end = kb.for_(0, length, step, iter_args=[kb.constant(0, i1), at])
+            start = kb.insert(arith.AddiOp(base, kb.insert(arith.IndexCastOp(at, i64))))
+            kb.store(string_bytes.string_of(kb, start, kb.insert(arith.SubiOp(end, at))),
+                     flat, [i])
+            return [end]
+
+        kb.reduce(0, n, [kb.idx(0)], one)
+
+    _made_strings(op, kb, outs, total, write)
+
+
 RULES = (
     KernelRule(graph_strings.StringsOp, strings_kernel, symbolic=True),
     KernelRule(graph_strings.RegexFullMatchOp, regex_full_match_kernel, symbolic=True,
                constants=dfa_tables),
     KernelRule(graph_strings.StringSplitOp, string_split_kernel, symbolic=True),
     KernelRule(graph_strings.StringKeepOp, string_keep_kernel, symbolic=True),
+    KernelRule(graph_strings.StringConcatOp, string_concat_kernel, symbolic=True),
+    KernelRule(graph_strings.StringCaseOp, string_case_kernel, symbolic=True,
+               constants=case_constants),
 )

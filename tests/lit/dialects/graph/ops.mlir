@@ -811,3 +811,17 @@ func.func @string_keep(%x: tensor<4x!graph.string>, %k: tensor<4xi1>) -> tensor<
 // CHECK-NEXT:    %y = graph.string_keep(%x, %k) {defines = ["n"]} : (tensor<4x!graph.string>, tensor<4xi1>) -> tensor<?x!graph.string, #graph.dims<["n"]>>
 // CHECK-NEXT:    func.return %y : tensor<?x!graph.string, #graph.dims<["n"]>>
 // CHECK-NEXT:  }
+
+// -----
+
+func.func @string_bytes(%a: tensor<2x!graph.string>, %b: tensor<!graph.string>) -> (tensor<2x!graph.string>, tensor<2x!graph.string>) {
+  %d, %c = graph.string_concat(%a, %b) {defines = ["n"]} : (tensor<2x!graph.string>, tensor<!graph.string>) -> (tensor<?xi8, #graph.dims<["n"]>>, tensor<2x!graph.string>)
+  %e, %u = graph.string_case(%c) {defines = ["m"], upper = 1 : i64} : (tensor<2x!graph.string>) -> (tensor<?xi8, #graph.dims<["m"]>>, tensor<2x!graph.string>)
+  func.return %c, %u : tensor<2x!graph.string>, tensor<2x!graph.string>
+}
+
+// CHECK-LABEL: func.func @string_bytes(
+// CHECK-NEXT:    %d, %c = graph.string_concat(%a, %b) {defines = ["n"]} : (tensor<2x!graph.string>, tensor<!graph.string>) -> (tensor<?xi8, #graph.dims<["n"]>>, tensor<2x!graph.string>)
+// CHECK-NEXT:    %e, %u = graph.string_case(%c) {defines = ["m"], upper = 1 : i64} : (tensor<2x!graph.string>) -> (tensor<?xi8, #graph.dims<["m"]>>, tensor<2x!graph.string>)
+// CHECK-NEXT:    func.return %c, %u : tensor<2x!graph.string>, tensor<2x!graph.string>
+// CHECK-NEXT:  }
