@@ -23,6 +23,7 @@ from onnxc.frontend.batch_axes import sample_wise
 from onnxc.frontend.onnx_context import NodeContext, Result
 from onnxc.frontend.onnx_graph_builder import Value, shape
 from onnxc.frontend.onnx_ops_math import Converter
+from onnxc.frontend.onnx_ops_microsoft import onnx_node
 from onnxc.frontend.onnx_ops_ml_linear import (
     MLBuilder,
     convert_linear_classifier,
@@ -275,6 +276,26 @@ def convert_feature_vectorizer(ctx: NodeContext) -> list[Result]:
     return [b.value(b.concat(parts, 1))]
 
 
+def convert_category_mapper(ctx: NodeContext) -> list[Result]:
+    """CategoryMapper: strings to int64 by cats_strings -> cats_int64s (default_int64), or
+    int64 to strings the other way (default_string): LabelEncoder (opset 2) with those
+    keys and values."""
+    strings = [s.decode() if isinstance(s, bytes) else s for s in ctx.attr("cats_strings", [])]
+    ints = [int(i) for i in ctx.attr("cats_int64s", [])]
+    if len(strings) != len(ints):
+        raise ctx.invalid(f"cats_strings has {len(strings)} values, cats_int64s {len(ints)}")
+    default_string = ctx.attr("default_string", "_Unused")
+    default_string = (default_string.decode() if isinstance(default_string, bytes)
+                      else default_string)
+    if isinstance(ctx.element_type(0), StringType):
+        attrs = {"keys_strings": strings, "values_int64s": ints,
+                 "default_int64": int(ctx.attr("default_int64", -1))}
+    else:
+        attrs = {"keys_int64s": ints, "values_strings": strings,
+                 "default_string": default_string}
+    return onnx_node(ctx, "LabelEncoder", [ctx.tensor(0)], attrs, opset=2, domain="ai.onnx.ml")
+
+
 def _rows(converter: Converter) -> Converter:
     return sample_wise(converter, rows=True)
 
@@ -288,6 +309,7 @@ CONVERTERS: dict[str, Converter] = {
     "OneHotEncoder": _rows(convert_one_hot_encoder),
     "LabelEncoder": _rows(convert_label_encoder),
     "FeatureVectorizer": _rows(convert_feature_vectorizer),
+    "CategoryMapper": sample_wise(convert_category_mapper),
     "LinearClassifier": _rows(convert_linear_classifier),
     "LinearRegressor": _rows(convert_linear_regressor),
     "SVMClassifier": _rows(convert_svm_classifier),

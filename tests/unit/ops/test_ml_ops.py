@@ -436,3 +436,25 @@ def test_unsupported_forms_are_typed_errors(op, attrs, match):
 def test_malformed_attributes_are_named(op, attrs, match):
     outputs = ["label", "scores"] if op.endswith("Classifier") else ["y"]
     refused(ml_model(op, x_spec(2), outputs, **attrs), ModelLoadError, match)
+
+
+@pytest.mark.parametrize("strings_in", [True, False])
+def test_category_mapper_both_ways(strings_in):
+    """CategoryMapper (a LabelEncoder with its cats as keys and values) beside onnxruntime,
+    misses to the default, at two batch sizes of one symbolic compile."""
+    in_type, out_type = ((onnx.TensorProto.STRING, onnx.TensorProto.INT64) if strings_in
+                         else (onnx.TensorProto.INT64, onnx.TensorProto.STRING))
+    node = helper.make_node("CategoryMapper", ["x"], ["y"], domain="ai.onnx.ml", name="cm",
+                            cats_strings=["cat", "dog", "bird"], cats_int64s=[1, 2, 7],
+                            default_int64=-5, default_string="?")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", in_type, ["N"])],
+                              [helper.make_tensor_value_info("y", out_type, ["N"])])
+    model = helper.make_model(graph, ir_version=8, opset_imports=[
+        helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 1)])
+    compiled = onnxc.compile(model)
+    for x in ((np.array(["dog", "cow", "bird", "cat", ""], dtype=object),
+               np.array(["bird"], dtype=object)) if strings_in
+              else (np.array([7, 1, 3, 2], np.int64), np.array([0], np.int64))):
+        expected = reference_run(model, {"x": x})[0]
+        got = compiled.run(None, {"x": x})[0]
+        assert got.tolist() == expected.tolist()
