@@ -9,7 +9,7 @@ what the DFT's options ask: zero padding or truncation to dft_length (rows past 
 past the length are zero), the one-sided half of the bins, the inverse's 1/n, the inverse
 of a one-sided spectrum to a real signal (irfft: the bins' conjugate halves counted twice)
 and STFT's window (multiplied into the rows when it is constant). Every other axis may be
-symbolic; the transformed axis and STFT's signal length must be static.
+symbolic (STFT's signal length too); the transformed axis must be static.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from xdsl.ir import SSAValue
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.dense_data import element_dtype
+from onnxc.dialects.size_facts import require_at_least
+from onnxc.dialects.symbolic_dims import Dim, floordiv
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
 from onnxc.frontend.onnx_ops_math import Converter
@@ -195,10 +197,27 @@ def convert_dft(ctx: NodeContext) -> list[Result]:
     return [e.transpose(y, [order.index(d) for d in range(rank)])]
 
 
+def _frame_indices(ctx: NodeContext, frames: Dim, step: int, frame: int) -> SSAValue:
+    """[frames, frame] int64: sample f * step + j of frame f. A constant for a static
+    frame count; else a graph.range of the run's frame count plus the constant offsets."""
+    offsets = np.arange(frame, dtype=np.int64)[None, :]
+    if isinstance(frames, int):
+        indices = np.arange(frames, dtype=np.int64)[:, None] * step + offsets
+        return ctx.materialize(Tensor.of_array(indices))
+    i64 = types.element_type(types.TP.INT64)
+    starts = ctx.emit1(graph.RangeOp(
+        operands=[ctx.materialize(Tensor.of_array(np.array(0, np.int64))),
+                  ctx.materialize(Tensor.of_array(np.array(step, np.int64)))],
+        result_types=[types.tensor_type((frames,), i64)]))
+    column = Emitter(ctx).reshape(starts, (frames, 1))
+    return ctx.emit1(graph.AddOp(operands=[column, ctx.materialize(Tensor.of_array(offsets))],
+                                 result_types=[types.tensor_type((frames, frame), i64)]))
+
+
 def convert_stft(ctx: NodeContext) -> list[Result]:
-    """Frames of the signal [batch, length, parts] taken by a constant Gather (frame f is
-    samples f * step ..), each transformed by the windowed DFT matrix: [batch, frames,
-    bins, 2], frames = (length - frame_length) // step + 1."""
+    """Frames of the signal [batch, length, parts] taken by a Gather (frame f is samples
+    f * step ..; the length may be symbolic), each transformed by the windowed DFT matrix:
+    [batch, frames, bins, 2], frames = (length - frame_length) // step + 1."""
     x = ctx.shape(0)
     parts = _parts(ctx, x)
     if len(x) != 3:
@@ -214,23 +233,24 @@ def convert_stft(ctx: NodeContext) -> list[Result]:
     if window and ctx.shape(2) != (frame,):
         raise ctx.invalid(f"window shape {ctx.shape(2)} does not fit frame_length {frame}")
     signal = x[1]
-    if not isinstance(signal, int) or not isinstance(frame, int):
-        raise ctx.unsupported(f"a symbolic signal length {signal} (frames are gathered by "
-                              "compile-time indices)")
-    if step < 1 or not 1 <= frame <= min(signal, MAX_LENGTH):
+    if step < 1 or not 1 <= frame <= (signal if isinstance(signal, int) else MAX_LENGTH) \
+            or frame > MAX_LENGTH:
         raise ctx.invalid(f"frame_step {step} / frame_length {frame} for a signal of "
                           f"{signal} samples")
     onesided = bool(ctx.attr("onesided", 1))
     bins = frame // 2 + 1 if onesided else frame
-    frames = (signal - frame) // step + 1
+    if isinstance(signal, int):
+        frames: Dim = (signal - frame) // step + 1
+    else:  # frames of a run-time length: a signal shorter than a frame is refused then
+        require_at_least(signal, frame, "STFT's signal is shorter than its frame_length")
+        frames = floordiv(signal - frame, step) + 1
     known = ctx.known(2) if window else None
     matrix = dft_matrix(frame, parts, frame, bins, False,
                         None if known is None else np.asarray(known, np.float64))
     ctx.check_size(matrix.shape, 8, "its transform matrix")
-    indices = np.arange(frames, dtype=np.int64)[:, None] * step + np.arange(frame)[None, :]
     e = Emitter(ctx)
     gathered = ctx.emit1(graph.GatherOp(
-        operands=[ctx.operand(0), ctx.materialize(Tensor.of_array(indices))],
+        operands=[ctx.operand(0), _frame_indices(ctx, frames, step, frame)],
         result_types=[types.tensor_type((x[0], frames, frame, parts), ctx.element_type(0))],
         properties={"axis": types.i64_attr(1)}))
     if window and known is None:  # a run-time window: applied to the frames

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper
 
 import onnxc
-from onnxc.errors import ModelLoadError, UnsupportedOpError
+from onnxc.errors import InvalidInputError, ModelLoadError, UnsupportedOpError
 from tests.single_op import reference_run, run_both, single_op_model
 
 RNG = np.random.default_rng(23)
@@ -126,15 +125,33 @@ def test_refusals_are_typed():
         onnxc.compile(_dft_model((F32, [2, 8, 3]), {"axis": 1}, 17))
     with pytest.raises(UnsupportedOpError, match="dft_length"):
         onnxc.compile(_dft_model((F32, [2, 8, 1]), {"axis": 1}, 17, length=1 << 20))
-    node = helper.make_node("STFT", ["s", "step", "", "len"], ["y"])
-    graph = helper.make_graph(
-        [node], "g", [helper.make_tensor_value_info("s", TensorProto.FLOAT, [1, "n", 1])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [helper.make_tensor("step", TensorProto.INT64, [], [4]),
-         helper.make_tensor("len", TensorProto.INT64, [], [8])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    with pytest.raises(UnsupportedOpError, match="symbolic signal length"):
-        onnxc.compile(model)
+    with pytest.raises(ModelLoadError, match="frame_step 0"):
+        onnxc.compile(_stft_model((F32, [1, 20, 1]), step=0, frame=8))
+
+
+def _stft_model(signal_spec, step: int, frame: int, window: np.ndarray | None = None):
+    inits = {"step": np.array(step, np.int64), "length": np.array(frame, np.int64)}
+    names = ["signal", "step", "", "length"]
+    if window is not None:
+        inits["window"], names[2] = window, "window"
+    return single_op_model("STFT", {"signal": signal_spec}, {"y": None}, node_inputs=names,
+                           initializers=inits, opset=17, ir_version=10)
+
+
+def test_stft_of_a_symbolic_signal_length():
+    """Frames gathered by a run-time range: one compile at several lengths (and batch
+    sizes); a signal shorter than a frame is refused in the run with a typed error."""
+    hann = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(40) / 40)).astype(F32)
+    model = _stft_model((F32, ["b", "n", 1]), step=16, frame=40, window=hann)
+    compiled = onnxc.compile(model)
+    for b, n in ((1, 40), (2, 100), (3, 517)):
+        signal = RNG.standard_normal((b, n, 1)).astype(F32)
+        (expected,) = reference_run(model, {"signal": signal}, "onnx")
+        (got,) = compiled.run(None, {"signal": signal})
+        assert got.shape == (b, (n - 40) // 16 + 1, 21, 2)
+        np.testing.assert_allclose(got, expected, **_tolerance(signal, 40))
+    with pytest.raises(InvalidInputError, match="shorter than its frame_length"):
+        compiled.run(None, {"signal": np.zeros((1, 39, 1), F32)})
 
 
 @pytest.mark.parametrize("size,length,attrs", [
