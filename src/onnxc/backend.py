@@ -30,7 +30,8 @@ from onnx import numpy_helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType
 
 from onnxc.compile_options import option_specs
-from onnxc.errors import InvalidInputError, OnnxcError, UnsupportedOpError
+from onnxc.container_io import ContainerModel, has_container_io
+from onnxc.errors import InvalidInputError, LoweringError, OnnxcError, UnsupportedOpError
 from onnxc.frontend.onnx_model import load_model
 from onnxc.runtime.compiled_model import CompiledModel
 
@@ -160,6 +161,29 @@ class SpecializingBackendRep(BackendRep):
         return model
 
 
+class ContainerBackendRep(BackendRep):
+    """A model with sequence or optional graph inputs or outputs: compiled per signature of
+    its container inputs (onnxc.container_io)."""
+
+    def __init__(self, model: onnx.ModelProto, options: dict[str, Any]):
+        self.container = ContainerModel(model, lambda m: _compile_container(m, options),
+                                        _constant_operand)
+
+    def run(self, inputs: Any, **kwargs: Any) -> tuple:
+        feeds = _positional_feeds(self.container.input_names, inputs)
+        return tuple(self.container.run(feeds))
+
+
+def _compile_container(model: onnx.ModelProto, options: dict[str, Any]) -> CompiledModel:
+    """_compile of one signature of a model with container inputs or outputs: a lowering
+    limit (a loop's sequence whose elements change size) is reported as a skip too."""
+    try:
+        return _compile(model, options)
+    except LoweringError as error:
+        raise UnsupportedByBackend("lowering", "(a container signature)", 0,
+                                   str(error)) from error
+
+
 def compile_model(model: onnx.ModelProto | str | bytes, **options: Any) -> CompiledModel:
     """How the backend compiles: `onnxc.compile` (a name of this module, so that the warm-cache
     model tests can require every compile to be a cache hit)."""
@@ -197,6 +221,8 @@ class OnnxcBackend(Backend):
         if not cls.supports_device(device):
             raise RuntimeError(f"onnxc runs on the CPU only, not on {device}")
         options = {k: v for k, v in kwargs.items() if k in option_specs()}
+        if isinstance(model, onnx.ModelProto) and has_container_io(model):
+            return ContainerBackendRep(model, options)
         try:
             return OnnxcBackendRep(_compile(model, options))
         except UnsupportedOpError as error:

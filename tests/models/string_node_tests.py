@@ -20,26 +20,26 @@ STRING_TESTS = re.compile(  # names of the string tests of onnx 1.23
     r"|\w*_string\w*)_cpu$")
 
 
-def string_node_tests() -> dict[str, str]:
-    """Each string node test's outcome: 'passed', or why not."""
+def outcomes(names: re.Pattern) -> dict[str, str]:
+    """Each node test whose name `names` matches, with its outcome: 'passed', or why not."""
     suite = onnx.backend.test.BackendTest(onnxc.backend, __name__)
     case = suite.test_cases["OnnxBackendNodeModelTest"]
-    outcomes = {}
-    for name in sorted(n for n in dir(case) if STRING_TESTS.match(n)):
+    results = {}
+    for name in sorted(n for n in dir(case) if names.match(n)):
         result = unittest.TestResult()
         case(name).run(result)
         problems = result.failures or result.errors
         if problems:
             lines = [x for x in problems[0][1].strip().splitlines() if x.strip()]
-            outcomes[name] = ("failed: " if result.failures else "error: ") + lines[-1][:200]
+            results[name] = ("failed: " if result.failures else "error: ") + lines[-1][:200]
         elif result.skipped:
-            outcomes[name] = "skipped: " + result.skipped[0][1][:200]
+            results[name] = "skipped: " + result.skipped[0][1][:200]
         else:
-            outcomes[name] = "passed"
-    return outcomes
+            results[name] = "passed"
+    return results
 
 
 if __name__ == "__main__":
-    for name, outcome in string_node_tests().items():
+    for name, outcome in outcomes(STRING_TESTS).items():
         print(f"{name}: {outcome}")
     sys.exit(0)
