@@ -39,10 +39,13 @@ def _random(op: RandomOp, a: list[np.ndarray]) -> list[np.ndarray]:
         key = splitmix64(int.from_bytes(os.urandom(8), "little"))
     counters = np.arange(n, dtype=np.uint64)
     lo, hi = float_of(op.a), float_of(op.b)
-    if op.distribution.data == "normal":
-        u1 = 1.0 - draw_units(key, 2 * counters)
-        u2 = draw_units(key, 2 * counters + np.uint64(1))
-        values = np.sqrt(-2.0 * np.log(u1)) * np.cos(2 * np.pi * u2) * hi + lo
+    if op.distribution.data == "normal":  # pair i // 2: cosine to even i, sine to odd i
+        pairs = counters // np.uint64(2)
+        u1 = 1.0 - draw_units(key, 2 * pairs)
+        u2 = draw_units(key, 2 * pairs + np.uint64(1))
+        turn = np.where(counters % np.uint64(2) == 0, np.cos(2 * np.pi * u2),
+                        np.sin(2 * np.pi * u2))
+        values = np.sqrt(-2.0 * np.log(u1)) * turn * hi + lo
     else:
         values = draw_units(key, counters) * (hi - lo) + lo
     return [values.reshape(shape).astype(element_dtype(op.output.type.get_element_type()))]

@@ -63,24 +63,33 @@ def random_kernel(op: RandomOp, kb: KernelBuilder, ins, outs):
         top = kb.insert(arith.UIToFPOp(binary(arith.ShRUIOp, bits, c64(11)), f64))
         return kb.mul(top, kb.constant(2.0 ** -53, f64))
 
+    def scaled(value):
+        value = kb.muladd(value, kb.constant(b if normal else b - a, f64), kb.constant(a, f64))
+        return value if t == f64 else kb.insert(arith.TruncFOp(value, t))
+
     def element(i: Index) -> None:
         counter = kb.insert(arith.IndexCastOp(kb.idx(i), i64))
-        if normal:  # Box-Muller on (1 - u1) in (0, 1] and u2
-            first = binary(arith.MuliOp, counter, c64(2))
-            u1 = kb.sub(kb.constant(1.0, f64), unit(first))
-            u2 = unit(binary(arith.AddiOp, first, c64(1)))
-            radius = kb.insert(math.SqrtOp(kb.mul(kb.constant(-2.0, f64),
-                                                  kb.insert(math.LogOp(u1)))))
-            angle = kb.mul(kb.constant(2 * pymath.pi, f64), u2)
-            value = kb.muladd(kb.mul(radius, kb.insert(math.CosOp(angle))),
-                              kb.constant(b, f64), kb.constant(a, f64))
-        else:
-            value = kb.muladd(unit(counter), kb.constant(b - a, f64), kb.constant(a, f64))
-        if t != f64:
-            value = kb.insert(arith.TruncFOp(value, t))
-        kb.store(value, y, [i])
+        kb.store(scaled(unit(counter)), y, [i])
 
-    kb.parallel_for(0, n, element)
+    def pair(p: Index) -> None:
+        """Box-Muller on (1 - u1) in (0, 1] and u2 of counters 2p, 2p + 1: the cosine to
+        element 2p, the sine to 2p + 1 (stored first: for an odd count the last pair's
+        sine lands on the last element and the cosine overwrites it)."""
+        first = binary(arith.MuliOp, kb.insert(arith.IndexCastOp(kb.idx(p), i64)), c64(2))
+        u1 = kb.sub(kb.constant(1.0, f64), unit(first))
+        u2 = unit(binary(arith.AddiOp, first, c64(1)))
+        radius = kb.insert(math.SqrtOp(kb.mul(kb.constant(-2.0, f64),
+                                              kb.insert(math.LogOp(u1)))))
+        angle = kb.mul(kb.constant(2 * pymath.pi, f64), u2)
+        even = kb.imul(p, 2)
+        odd = kb.imin(kb.iadd(even, 1), kb.isub(n, 1))
+        kb.store(scaled(kb.mul(radius, kb.insert(math.SinOp(angle)))), y, [odd])
+        kb.store(scaled(kb.mul(radius, kb.insert(math.CosOp(angle)))), y, [even])
+
+    if normal:
+        kb.parallel_for(0, kb.idiv(kb.iadd(n, 1), 2), pair)
+    else:
+        kb.parallel_for(0, n, element)
 
 
 RULES = (KernelRule(RandomOp, random_kernel, symbolic=True),)
