@@ -203,3 +203,20 @@ def test_exported_as_the_onnx_generators():
     _check_uniform(b, -1.0, 1.0)
     np.testing.assert_array_equal(onnxc.compile(exported).run(None, {"x": x})[0],
                                   onnxc.compile(model).run(None, {"x": x})[0])
+
+
+def test_multinomial_and_bernoulli_over_symbolic_sizes():
+    model = single_op_model("Multinomial", {"x": (np.float32, ["b", 3])}, {"y": None},
+                            attrs={"sample_size": N // 10, "seed": 1.0}, opset=7)
+    compiled = onnxc.compile(model)
+    probabilities = np.array([0.2, 0.3, 0.5])
+    for b in (1, 4):
+        x = np.log(np.tile(probabilities.astype(np.float32), (b, 1)))
+        (y,) = compiled.run(None, {"x": x})
+        assert y.shape == (b, N // 10)
+        for row in y:
+            assert _chi_square(np.bincount(row, minlength=3), probabilities * row.size) < 60
+    model = single_op_model("Bernoulli", {"p": (np.float16, ["n"])}, {"y": None}, opset=22)
+    (y,) = onnxc.compile(model).run(None, {"p": np.full(N, 0.25, np.float16)})
+    assert y.dtype == np.float16
+    assert abs(y.astype(np.float64).mean() - 0.25) <= 6 * np.sqrt(0.25 * 0.75 / N)
