@@ -1,7 +1,7 @@
 """Numpy reference of graph.random: the kernel's generator (dialects/graph_random.py) in
 numpy's uint64 arithmetic, so a seeded draw evaluates to the numbers the compiled kernel
-gives (up to the last bit of float64 log / sqrt / cos before the rounding to the element
-type). An unseeded draw takes its key from os.urandom: new numbers per evaluation, as per
+gives (numpy's log / sin / cos may differ from libm's in the last bit: a few float32 ulps
+for normal draws, uniform ones are identical). An unseeded draw takes its key from os.urandom: new numbers per evaluation, as per
 run natively (so folding never sees a constant: constant folding skips the op anyway)."""
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ def draw_units(key: int, counters: np.ndarray) -> np.ndarray:
 
 def _random(op: RandomOp, a: list[np.ndarray]) -> list[np.ndarray]:
     shape = a[0].shape if a else shape_of(op.output)
+    dtype = element_dtype(op.output.type.get_element_type())
     n = int(np.prod(shape, dtype=np.int64))
     if op.seed is not None:
         key = seed_key(float_of(op.seed))
@@ -41,14 +42,17 @@ def _random(op: RandomOp, a: list[np.ndarray]) -> list[np.ndarray]:
     lo, hi = float_of(op.a), float_of(op.b)
     if op.distribution.data == "normal":  # pair i // 2: cosine to even i, sine to odd i
         pairs = counters // np.uint64(2)
-        u1 = 1.0 - draw_units(key, 2 * pairs)
-        u2 = draw_units(key, 2 * pairs + np.uint64(1))
-        turn = np.where(counters % np.uint64(2) == 0, np.cos(2 * np.pi * u2),
-                        np.sin(2 * np.pi * u2))
-        values = np.sqrt(-2.0 * np.log(u1)) * turn * hi + lo
+        # in float32 for a float32 or float16 result, as the kernel (libm's logf, sinf...)
+        math_type = np.float64 if dtype == np.float64 else np.float32
+        u1 = (1.0 - draw_units(key, 2 * pairs)).astype(math_type)
+        u2 = draw_units(key, 2 * pairs + np.uint64(1)).astype(math_type)
+        angle = math_type(2 * np.pi) * u2
+        turn = np.where(counters % np.uint64(2) == 0, np.cos(angle), np.sin(angle))
+        radius = np.sqrt(math_type(-2.0) * np.log(u1))
+        values = radius.astype(np.float64) * turn.astype(np.float64) * hi + lo
     else:
         values = draw_units(key, counters) * (hi - lo) + lo
-    return [values.reshape(shape).astype(element_dtype(op.output.type.get_element_type()))]
+    return [values.reshape(shape).astype(dtype)]
 
 
 EVALUATORS: dict[type[Operation], object] = {RandomOp: _random}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math as pymath
 
 from xdsl.dialects import arith, llvm, math
-from xdsl.dialects.builtin import f64, i64
+from xdsl.dialects.builtin import f32, f64, i64
 
 from onnxc.dialects.graph import float_of
 from onnxc.dialects.graph_random import GOLDEN, MASK, MIX, RandomOp, seed_key
@@ -78,13 +78,22 @@ def random_kernel(op: RandomOp, kb: KernelBuilder, ins, outs):
         first = binary(arith.MuliOp, kb.insert(arith.IndexCastOp(kb.idx(p), i64)), c64(2))
         u1 = kb.sub(kb.constant(1.0, f64), unit(first))
         u2 = unit(binary(arith.AddiOp, first, c64(1)))
-        radius = kb.insert(math.SqrtOp(kb.mul(kb.constant(-2.0, f64),
+        m = f64 if t == f64 else f32
+        if m != f64:
+            u1, u2 = kb.insert(arith.TruncFOp(u1, m)), kb.insert(arith.TruncFOp(u2, m))
+        radius = kb.insert(math.SqrtOp(kb.mul(kb.constant(-2.0, m),
                                               kb.insert(math.LogOp(u1)))))
-        angle = kb.mul(kb.constant(2 * pymath.pi, f64), u2)
+        angle = kb.mul(kb.constant(2 * pymath.pi, m), u2)
+        if m != f64:
+            radius = kb.insert(arith.ExtFOp(radius, f64))
         even = kb.imul(p, 2)
         odd = kb.imin(kb.iadd(even, 1), kb.isub(n, 1))
-        kb.store(scaled(kb.mul(radius, kb.insert(math.SinOp(angle)))), y, [odd])
-        kb.store(scaled(kb.mul(radius, kb.insert(math.CosOp(angle)))), y, [even])
+        def turn(cls):
+            v = kb.insert(cls(angle))
+            return v if m == f64 else kb.insert(arith.ExtFOp(v, f64))
+
+        kb.store(scaled(kb.mul(radius, turn(math.SinOp))), y, [odd])
+        kb.store(scaled(kb.mul(radius, turn(math.CosOp))), y, [even])
 
     if normal:
         kb.parallel_for(0, kb.idiv(kb.iadd(n, 1), 2), pair)
