@@ -28,7 +28,7 @@ The aggregation (`aggregate`: SUM, AVERAGE, MIN, MAX), `base_values` and `post_t
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, StringAttr, TensorType, f32, i64
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, StringAttr, TensorType, f32, f64, i64
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
@@ -42,12 +42,19 @@ weights all >= 0 (scores [1 - s, s], the positive class when s > 0.5); 2 one col
 weights of both signs (scores [-s, s] or their logistic, the positive class when s > 0)"""
 
 
+def _values(attr: DenseArrayBase) -> np.ndarray:
+    """The array's elements, read from its bytes (get_values unpacks one by one)."""
+    el = attr.elt_type
+    dtype = "<f4" if el == f32 else "<f8" if el == f64 else f"<i{el.width.data // 8}"
+    return np.frombuffer(attr.data.data, dtype=dtype)
+
+
 def _i32(attr: DenseArrayBase) -> np.ndarray:
-    return np.asarray(attr.get_values(), dtype=np.int64)
+    return _values(attr).astype(np.int64)
 
 
 def _f32(attr: DenseArrayBase) -> np.ndarray:
-    return np.asarray(attr.get_values(), dtype=np.float32)
+    return _values(attr).astype(np.float32)
 
 
 class TreeTables:
