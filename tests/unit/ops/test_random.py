@@ -103,7 +103,9 @@ def test_a_seed_gives_the_same_numbers_every_run_and_from_the_warm_cache(tmp_pat
     np.testing.assert_array_equal(warm.run(None, {})[0], first)
     other = onnxc.compile(_generator("RandomNormal", seed=8.0)).run(None, {})[0]
     assert (other != first).mean() > 0.99
-    (evaluated,) = evaluate(import_onnx(model), {})  # the numpy reference: the same generator
+    # the numpy reference: the same generator; 1e-6: numpy's float32 log / sin / cos and
+    # libm's may differ in the last bits (at most 5e-7 measured over 1e5 draws)
+    (evaluated,) = evaluate(import_onnx(model), {})
     np.testing.assert_allclose(evaluated, first, rtol=1e-6, atol=1e-6)
 
 
