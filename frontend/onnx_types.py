@@ -135,7 +135,9 @@ STRING_OPS = frozenset({
     "Identity", "Reshape", "Transpose", "Gather", "Concat", "Slice", "Squeeze", "Unsqueeze",
     "Flatten", "Expand", "Where", "Equal", "Split", "Tile", "Shape", "Size", "GatherElements",
     "GatherND", "Compress", "ReverseSequence", "RegexFullMatch", "StringSplit",
-    "StringNormalizer", "StringConcat",
+    "StringNormalizer", "StringConcat", "SequenceConstruct", "SequenceInsert", "SequenceAt",
+    "SequenceLength", "SequenceEmpty", "SequenceErase", "SplitToSequence", "ConcatFromSequence",
+    "Optional", "OptionalGetElement", "OptionalHasElement",
     "ai.onnx.ml.LabelEncoder", "ai.onnx.ml.OneHotEncoder", "ai.onnx.ml.LinearClassifier",
     "ai.onnx.ml.SVMClassifier", "ai.onnx.ml.CategoryMapper"})
 """The ops that take STRING tensors: those that only move elements (a string moves as a
