@@ -10,7 +10,6 @@ the output comes back as a numpy object array of Python str, as onnxruntime give
 
 from __future__ import annotations
 
-import ctypes
 from collections.abc import Sequence
 
 import numpy as np
@@ -71,7 +70,15 @@ def string_pairs(name: str, value) -> tuple[np.ndarray, StringBlob]:
     if value.dtype.kind == "S":  # numpy strips trailing NULs of fixed-width bytes
         parts = [_utf8(name, i, bytes(item)) for i, item in enumerate(flat)]
     else:
-        parts = [_utf8(name, i, item) for i, item in enumerate(flat.tolist())]
+        items = flat.tolist()
+        parts = None
+        if all(type(item) is str for item in items):  # the common case, at C speed
+            try:
+                parts = list(map(str.encode, items))
+            except UnicodeEncodeError:
+                parts = None  # a lone surrogate: the loop below names the element
+        if parts is None:
+            parts = [_utf8(name, i, item) for i, item in enumerate(items)]
     blob = StringBlob(b"".join(parts))
     lengths = np.fromiter(map(len, parts), np.uint64, len(parts))
     pairs = np.empty(value.shape, STRING_DTYPE)
@@ -83,37 +90,41 @@ def string_pairs(name: str, value) -> tuple[np.ndarray, StringBlob]:
     return pairs, blob
 
 
-def strings_of(name: str, pairs: np.ndarray, regions: Sequence[tuple[int, int]]) -> np.ndarray:
+def strings_of(name: str, pairs: np.ndarray, regions: Sequence[np.ndarray]) -> np.ndarray:
     """Output `name`'s pairs as a numpy object array of str. Every non-empty pair must lie
-    inside one of `regions` ((start, end) byte ranges the run may point into) and hold
-    UTF-8; else the compiled code is wrong and OnnxcError says so, before any byte is read."""
+    inside one of `regions` (the C-contiguous arrays the run may point into: input blobs,
+    constants, hidden byte outputs), and its bytes are read from that array, never from a
+    raw address; bytes outside them or not UTF-8 mean the compiled code is wrong, and
+    OnnxcError says so."""
     flat = pairs.reshape(-1)
     ptr = flat["ptr"].astype(np.uint64)
     length = flat["len"].astype(np.uint64)
     result = np.empty(pairs.shape, dtype=object)
     out = result.reshape(-1)
-    used = length != 0
-    if used.any():
-        spans = sorted(regions)
-        starts = np.array([s for s, _ in spans], np.uint64)
-        ends = np.array([e for _, e in spans], np.uint64)
-        which = np.searchsorted(starts, ptr, side="right") - 1
-        inside = (which >= 0) & (length <= np.uint64(1) << np.uint64(48))
-        which = np.maximum(which, 0)
-        inside &= ptr + length <= ends[which] if len(spans) else False
-        if not np.all(inside | ~used):
-            bad = int(np.argmax(used & ~inside))
-            raise OnnxcError(f"output '{name}' element {bad} points outside the memory of "
-                             f"the run (a bug of the compiled code)")
-    for i, (p, n) in enumerate(zip(ptr.tolist(), length.tolist())):
-        if not n:
-            out[i] = ""
-            continue
-        try:
-            out[i] = ctypes.string_at(p, n).decode("utf-8")
-        except UnicodeDecodeError:
-            raise OnnxcError(f"output '{name}' element {i} is not UTF-8 (a bug of the "
-                             f"compiled code)") from None
+    out[:] = ""
+    used = np.flatnonzero(length)
+    if not used.size:
+        return result
+    arrays = sorted((a for a in regions if a.nbytes), key=lambda a: a.ctypes.data)
+    starts = np.array([a.ctypes.data for a in arrays], np.uint64)
+    ends = starts + np.array([a.nbytes for a in arrays], np.uint64)
+    p, n = ptr[used], length[used]
+    which = np.searchsorted(starts, p, side="right") - 1
+    inside = (which >= 0) & (n <= np.uint64(1) << np.uint64(48))
+    which = np.maximum(which, 0)
+    inside &= (p + n <= ends[which]) if arrays else False
+    if not np.all(inside):
+        bad = int(used[np.argmax(~inside)])
+        raise OnnxcError(f"output '{name}' element {bad} points outside the memory of the "
+                         f"run (a bug of the compiled code)")
+    views = [memoryview(a.reshape(-1).view(np.uint8)) for a in arrays]
+    offsets = (p - starts[which]).tolist()
+    try:
+        out[used] = [str(views[w][o:o + k], "utf-8")
+                     for w, o, k in zip(which.tolist(), offsets, n.tolist())]
+    except UnicodeDecodeError:
+        raise OnnxcError(f"output '{name}' holds bytes that are not UTF-8 (a bug of the "
+                         f"compiled code)") from None
     return result
 
 
@@ -129,10 +140,8 @@ def run_with_strings(model, values: Sequence, wanted: list[int], out) -> list[np
         values[i], blob = string_pairs(model._entry_inputs[i].name, values[i])
         blobs.append(blob)
     results = model._invoke_arrays(values, list(range(len(model._entry_outputs))), out)
-    regions = [(b.start, b.end) for b in blobs]
-    regions += [(c.ctypes.data, c.ctypes.data + c.nbytes) for c in model._constants]
-    regions += [(results[i].ctypes.data, results[i].ctypes.data + results[i].nbytes)
-                for i in hidden]
+    regions = [b.buffer for b in blobs] + list(model._constants)
+    regions += [results[i] for i in hidden]
     for i in string_out:
         results[i] = strings_of(model._entry_outputs[i].name, results[i], regions)
     return [results[i] for i in wanted]
