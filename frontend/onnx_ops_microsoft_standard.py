@@ -194,6 +194,87 @@ def convert_scaled_silu(ctx: NodeContext) -> list[Result]:
     return onnx_node(ctx, "Swish", [z], {"alpha": 1.0}, opset=24)
 
 
+def _crop_coordinates(ctx: NodeContext, rois, start: int, size: int, extent: int):
+    """TensorFlow's crop_and_resize sample positions along one axis, [R, size]: from
+    start * (extent - 1) to end * (extent - 1) in `size` steps (the middle for size 1),
+    start and end columns `start` and `start + 2` of rois."""
+    def column(i):
+        return onnx_node(ctx, "Slice", [rois, np.array([i], np.int64),
+                                        np.array([i + 1], np.int64),
+                                        np.array([1], np.int64)], opset=13)[0]
+
+    first, last = column(start), column(start + 2)
+    span = np.array(extent - 1, np.float32)
+    if size == 1:
+        middle = onnx_node(ctx, "Add", [first, last], opset=14)[0]
+        return onnx_node(ctx, "Mul", [middle, np.array(0.5 * span, np.float32)], opset=14)[0]
+    origin = onnx_node(ctx, "Mul", [first, span], opset=14)[0]
+    step = onnx_node(ctx, "Sub", [last, first], opset=14)[0]
+    step = onnx_node(ctx, "Mul", [step, np.array(span / (size - 1), np.float32)], opset=14)[0]
+    offsets = onnx_node(ctx, "Mul", [step, np.arange(size, dtype=np.float32)], opset=14)[0]
+    return onnx_node(ctx, "Add", [origin, offsets], opset=14)[0]
+
+
+def convert_crop_and_resize(ctx: NodeContext) -> list[Result]:
+    """CropAndResize (TensorFlow's crop_and_resize as onnxruntime runs it): for each box
+    (y1, x1, y2, x2, normalized) of image batch_indices[r], a crop_height x crop_width
+    grid of corner-aligned samples, bilinear or nearest; samples outside the image are
+    extrapolation_value. Built on ONNX GridSample (align_corners=1) over the boxes' images,
+    the outside samples replaced by a Where; result [R, C, crop_height, crop_width]."""
+    mode = ctx.attr("mode", "bilinear")
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    if mode not in ("bilinear", "nearest"):
+        raise ctx.invalid(f"mode must be 'bilinear' or 'nearest', got '{mode}'")
+    if types.onnx_type_of_element(ctx.element_type(0)) != onnx.TensorProto.FLOAT:
+        raise ctx.unsupported(f"X of element type {ctx.element_type(0)} (float32 only, as "
+                              f"onnxruntime)")
+    if ctx.rank(0) != 4 or ctx.rank(1) != 2 or ctx.shape(1)[1] != 4:
+        raise ctx.invalid(f"X must be [N, C, H, W] and rois [R, 4], got "
+                          f"{list(ctx.shape(0))} and {list(ctx.shape(1))}")
+    height, width = ctx.shape(0)[2:]
+    if not isinstance(height, int) or not isinstance(width, int):
+        raise ctx.unsupported("a symbolic image size")
+    crop = ctx.constant(3, "crop_size").reshape(-1)
+    if crop.size != 2 or crop.min() <= 0:
+        raise ctx.invalid(f"crop_size must be 2 positive values, got {crop.tolist()}")
+    crop_h, crop_w = int(crop[0]), int(crop[1])
+    rois = ctx.tensor(1)
+    ys = _crop_coordinates(ctx, rois, 0, crop_h, height)  # [R, crop_h]
+    xs = _crop_coordinates(ctx, rois, 1, crop_w, width)   # [R, crop_w]
+
+    def inside(v, extent):
+        low = onnx_node(ctx, "GreaterOrEqual", [v, np.array(0, np.float32)], opset=16)[0]
+        high = onnx_node(ctx, "LessOrEqual", [v, np.array(extent - 1, np.float32)], opset=16)[0]
+        return onnx_node(ctx, "And", [low, high], opset=7)[0]
+
+    def normalized(v, extent):  # GridSample's align_corners=1 coordinate of position v
+        if extent == 1:
+            return onnx_node(ctx, "Mul", [v, np.array(0, np.float32)], opset=14)[0]
+        scaled = onnx_node(ctx, "Mul", [v, np.array(2 / (extent - 1), np.float32)], opset=14)[0]
+        return onnx_node(ctx, "Sub", [scaled, np.array(1, np.float32)], opset=14)[0]
+
+    gy = onnx_node(ctx, "Unsqueeze", [normalized(ys, height), np.array([2, 3], np.int64)],
+                   opset=13)[0]                                    # [R, h, 1, 1]
+    gx = onnx_node(ctx, "Unsqueeze", [normalized(xs, width), np.array([1, 3], np.int64)],
+                   opset=13)[0]                                    # [R, 1, w, 1]
+    zeros = np.zeros((1, crop_h, crop_w, 1), np.float32)
+    grid = onnx_node(ctx, "Concat", [onnx_node(ctx, "Add", [gx, zeros], opset=14)[0],
+                                     onnx_node(ctx, "Add", [gy, zeros], opset=14)[0]],
+                     {"axis": 3}, opset=13)[0]                     # [R, h, w, (x, y)]
+    images = onnx_node(ctx, "Gather", [ctx.tensor(0), ctx.tensor(2)], {"axis": 0},
+                       opset=13)[0]                                # [R, C, H, W]
+    sampled = onnx_node(ctx, "GridSample", [images, grid],
+                        {"mode": mode, "padding_mode": "border", "align_corners": 1},
+                        opset=16)[0]                               # [R, C, h, w]
+    row_in = onnx_node(ctx, "Unsqueeze", [inside(ys, height), np.array([1, 3], np.int64)],
+                       opset=13)[0]                                # [R, 1, h, 1]
+    col_in = onnx_node(ctx, "Unsqueeze", [inside(xs, width), np.array([1, 2], np.int64)],
+                       opset=13)[0]                                # [R, 1, 1, w]
+    keep = onnx_node(ctx, "And", [row_in, col_in], opset=7)[0]
+    fill = np.array(float(ctx.attr("extrapolation_value", 0.0)), np.float32)
+    return onnx_node(ctx, "Where", [keep, sampled, fill], opset=16)
+
+
 CONVERTERS: dict[str, Converter] = {
     "GatherND": standard("GatherND", 11),
     "GridSample": standard("GridSample", 16),
@@ -212,5 +293,6 @@ CONVERTERS: dict[str, Converter] = {
     "CDist": convert_cdist,
     "UnfoldTensor": convert_unfold_tensor,
     "ScaledSiLU": convert_scaled_silu,
+    "CropAndResize": convert_crop_and_resize,
 }
 """com.microsoft ops that are standard ONNX ops, by op type."""

@@ -84,9 +84,6 @@ REFUSED: dict[tuple[str, str], str] = {
     ("com.microsoft", "MurmurHash3"): (
         "feature hashing of strings and integers into buckets; no exporter onnxc is tested "
         "with writes it"),
-    ("com.microsoft", "CropAndResize"): (
-        "TensorFlow's crop_and_resize as tf2onnx wrote it before ONNX had RoiAlign; no "
-        "current exporter writes it"),
     ("com.microsoft.nchwc", "AveragePool"): _NCHWC,
     ("com.microsoft.nchwc", "Conv"): _NCHWC,
     ("com.microsoft.nchwc", "GlobalAveragePool"): _NCHWC,

@@ -171,3 +171,20 @@ def test_scaled_silu_with_the_alpha_attribute_and_the_scale_input():
     check("ScaledSiLU", {"x": x}, attrs={"alpha": 1.7})
     check("ScaledSiLU", {"x": x}, initializers={"s": np.array(0.6, np.float32)},
           node_inputs=["x", "s"], attrs={"alpha": 1.7})
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("crop", [(3, 4), (1, 5)])
+def test_crop_and_resize(mode, crop):
+    """Boxes inside, partly outside (extrapolation_value) and flipped (y2 < y1), from two
+    images. Nearest samples avoid exact .5 positions (TensorFlow rounds them away from
+    zero, GridSample to even)."""
+    rng = np.random.default_rng(12)
+    x = rand(rng, 2, 3, 7, 9)
+    rois = np.array([[0.1, 0.2, 0.83, 0.91], [-0.2, 0.05, 0.6, 1.3], [0.9, 0.7, 0.15, 0.1]],
+                    np.float32)
+    check("CropAndResize", {"x": x},
+          initializers={"rois": rois, "idx": np.array([1, 0, 1], np.int32),
+                        "crop": np.array(crop, np.int32)},
+          node_inputs=["x", "rois", "idx", "crop"],
+          attrs={"mode": mode, "extrapolation_value": -2.5})
