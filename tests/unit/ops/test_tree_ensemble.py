@@ -27,7 +27,8 @@ GRID = np.array([-1.0, -0.5, 0.0, 0.25, 0.5, 1.0, 2.0], np.float32)
 MODES = ("BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ")
 
 
-def _trees(seed: int, trees: int = 6, depth: int = 3, modes=MODES, missing: bool = False):
+def _trees(seed: int, trees: int = 6, depth: int = 3, modes=MODES, missing: bool = False,
+           early: float = 0.25):
     """Random trees as (tree, node, feature, mode, threshold, true, false, tracks) rows and
     the leaves as (tree, node) pairs."""
     rng = np.random.default_rng(seed)
@@ -38,7 +39,7 @@ def _trees(seed: int, trees: int = 6, depth: int = 3, modes=MODES, missing: bool
         def grow(level: int, t=t, count=count) -> int:
             nid = count[0]
             count[0] += 1
-            if level == depth or (level > 0 and rng.random() < 0.25):
+            if level == depth or (level > 0 and rng.random() < early):
                 rows.append((t, nid, 0, "LEAF", 0.0, 0, 0, 0))
                 leaves.append((t, nid))
                 return nid
@@ -84,8 +85,10 @@ def _model(op: str, attrs: dict, outputs, opset: int = 3) -> onnx.ModelProto:
 
 
 def _regressor(seed: int, targets: int = 1, as_tensor: bool = False, modes=MODES,
-               missing: bool = False, **extra) -> onnx.ModelProto:
-    rows, leaves = _trees(seed, modes=modes, missing=missing)
+               missing: bool = False, early: float = 0.25, trees: int = 6, depth: int = 3,
+               **extra) -> onnx.ModelProto:
+    rows, leaves = _trees(seed, trees=trees, depth=depth, modes=modes, missing=missing,
+                          early=early)
     rng = np.random.default_rng(seed + 1)
     # a leaf gives some targets one weight each (onnxruntime reads only the first of two
     # weights a leaf gives one target, when there is one target)
@@ -157,6 +160,38 @@ def test_mixed_modes_and_double_thresholds_as_tensors(seed):
     x = _inputs(9, seed, nans=True)
     (expected,) = reference_run(twin, {"x": x.astype(np.float64)})
     np.testing.assert_allclose(compiled.run(None, {"x": x})[0], expected, rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_forest_walked_as_complete_trees(seed):
+    """Nearly balanced trees (a leaf above the bottom now and then) take the kernel's
+    complete layout, the shallow leaves repeated below themselves; 13 trees: groups of
+    four and a remainder."""
+    from onnxc.dialects.graph_trees import TreeEnsembleFields
+    from onnxc.frontend.onnx_importer import import_onnx
+    from onnxc.lowering.graph_to_loops.tree_ensemble import complete_layout
+
+    model = _regressor(40 + seed, targets=2, missing=True, early=0.08, trees=13)
+    (op,) = [o for o in import_onnx(model).walk() if isinstance(o, TreeEnsembleFields)]
+    t = op.tables()
+    assert complete_layout(t) is not None
+    leaf = t.children[0::2] == np.arange(t.nodes)
+    assert leaf.sum() < 13 * 2 ** 3  # some leaf above the bottom: padded
+    _check(model, exact=True)
+
+
+def test_deep_balanced_forest_walked_to_depth():
+    """Depth 10, nearly balanced: the fixed-depth walk over the tables (no complete layout,
+    no early exit), its steps a loop."""
+    from onnxc.dialects.graph_trees import TreeEnsembleFields
+    from onnxc.frontend.onnx_importer import import_onnx
+    from onnxc.lowering.graph_to_loops.tree_ensemble import _early_exit, complete_layout
+
+    model = _regressor(50, missing=True, early=0.01, trees=5, depth=10)
+    (op,) = [o for o in import_onnx(model).walk() if isinstance(o, TreeEnsembleFields)]
+    t = op.tables()
+    assert complete_layout(t) is None and _early_exit(t) is None
+    _check(model, exact=True)
 
 
 @pytest.mark.parametrize("aggregate", ["SUM", "AVERAGE", "MIN", "MAX"])
