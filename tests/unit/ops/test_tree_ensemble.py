@@ -162,35 +162,16 @@ def test_mixed_modes_and_double_thresholds_as_tensors(seed):
     np.testing.assert_allclose(compiled.run(None, {"x": x})[0], expected, rtol=1e-6, atol=0)
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_forest_walked_as_complete_trees(seed):
-    """Nearly balanced trees (a leaf above the bottom now and then) take the kernel's
-    complete layout, the shallow leaves repeated below themselves; 13 trees: groups of
-    four and a remainder."""
-    from onnxc.dialects.graph_trees import TreeEnsembleFields
-    from onnxc.frontend.onnx_importer import import_onnx
-    from onnxc.lowering.graph_to_loops.tree_ensemble import complete_layout
-
-    model = _regressor(40 + seed, targets=2, missing=True, early=0.08, trees=13)
-    (op,) = [o for o in import_onnx(model).walk() if isinstance(o, TreeEnsembleFields)]
-    t = op.tables()
-    assert complete_layout(t) is not None
-    leaf = t.children[0::2] == np.arange(t.nodes)
-    assert leaf.sum() < 13 * 2 ** 3  # some leaf above the bottom: padded
-    _check(model, exact=True)
-
-
 def test_deep_balanced_forest_walked_to_depth():
-    """Depth 10, nearly balanced: the fixed-depth walk over the tables (no complete layout,
-    no early exit), its steps a loop."""
+    """Depth 10, nearly balanced: the fixed-depth walk (no early exit), its steps a loop."""
     from onnxc.dialects.graph_trees import TreeEnsembleFields
     from onnxc.frontend.onnx_importer import import_onnx
-    from onnxc.lowering.graph_to_loops.tree_ensemble import _early_exit, complete_layout
+    from onnxc.lowering.graph_to_loops.tree_ensemble import _early_exit
 
     model = _regressor(50, missing=True, early=0.01, trees=5, depth=10)
     (op,) = [o for o in import_onnx(model).walk() if isinstance(o, TreeEnsembleFields)]
     t = op.tables()
-    assert complete_layout(t) is None and _early_exit(t) is None
+    assert _early_exit(t) is None
     _check(model, exact=True)
 
 
