@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     FixedBitwidthType,
     IntegerAttr,
     IntegerType,
@@ -39,7 +40,7 @@ from onnxc.dialects.string_dtype import STRING_BYTES, STRING_DTYPE
 
 __all__ = ["STRING_BYTES", "STRING_DTYPE", "STRING_GRAPH_OPS", "RegexFullMatchOp",
            "BYTE_MAKING_OPS", "StringCaseOp", "StringConcatOp", "StringKeepOp",
-           "StringSplitOp", "StringType", "case_table", "StringsOp", "decode_strings", "encode_strings", "is_string",
+           "StringLookupOp", "StringSplitOp", "StringType", "case_table", "StringsOp", "decode_strings", "encode_strings", "is_string",
            "string"]
 
 
@@ -307,9 +308,35 @@ def case_table(upper: bool) -> np.ndarray:
     return table
 
 
+@irdl_op_definition
+class StringLookupOp(GraphOp):
+    """The index in `keys` of each string (its first occurrence), -1 for a string that is
+    no key: a trie of the keys' UTF-8 bytes (dialects/regex_dfa.compile_key_trie) walked
+    once per byte, LabelEncoder's lookup of string keys."""
+
+    name = "graph.string_lookup"
+
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    keys = prop_def(ArrayAttr[StringAttr])
+
+    def same_element_type_operands(self):
+        return []
+
+    def verify_element_types(self) -> None:
+        if not isinstance(_element(self.input), StringType) or _element(self.output) != i64:
+            raise VerifyException(f"{self.name}: takes strings, gives i64 indices")
+
+    def infer_shapes(self):
+        return [shape_of(self.input)]
+
+    def key_list(self) -> tuple[str, ...]:
+        return tuple(k.data for k in self.keys.data)
+
+
 BYTE_MAKING_OPS = (StringConcatOp, StringCaseOp)
 """the ops whose `data` result the importer makes a hidden model output"""
 
 STRING_GRAPH_OPS = (StringsOp, RegexFullMatchOp, StringSplitOp, StringKeepOp, StringConcatOp,
-                    StringCaseOp)
+                    StringCaseOp, StringLookupOp)
 """the graph ops of this module, for the dialect (dialects/graph.py)"""

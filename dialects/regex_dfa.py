@@ -369,4 +369,49 @@ def full_match(next_state: np.ndarray, accept: np.ndarray, text: str) -> bool:
     return bool(accept[state])
 
 
-__all__ = ["MAX_STATES", "UnsupportedRegex", "compile_dfa", "full_match"]
+
+
+MAX_TABLE = 1 << 24
+"""the most entries (states x byte classes) a key trie's table may have (64 MiB)"""
+
+
+@functools.lru_cache(maxsize=16)
+def compile_key_trie(keys: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A DFA over UTF-8 bytes telling which of `keys` a string is: (classes uint8[256], the
+    byte class of each byte value; next int32 [states, classes], state 0 the root and state
+    1 the dead state; which int32 [states], the index of the key a string ending there is,
+    its first occurrence, or -1). UnsupportedRegex when the table would pass MAX_TABLE."""
+    encoded = [k.encode("utf-8") for k in keys]
+    used = sorted({b for k in encoded for b in k})
+    classes = np.zeros(256, np.uint8)  # class 0: a byte no key has
+    for c, b in enumerate(used, start=1):
+        classes[b] = c
+    width = len(used) + 1
+    children: list[dict[int, int]] = [{}, {}]
+    which = [-1, -1]
+    for index, key in enumerate(encoded):
+        state = 0
+        for b in key:
+            nxt = children[state].get(b)
+            if nxt is None:
+                nxt = len(children)
+                children[state][b] = nxt
+                children.append({})
+                which.append(-1)
+            state = nxt
+        if which[state] < 0:
+            which[state] = index
+    if len(children) * width > MAX_TABLE:
+        raise UnsupportedRegex(f"a key table of {len(children)} x {width} entries")
+    table = np.ones((len(children), width), np.int32)  # to the dead state
+    for state, edges in enumerate(children):
+        for b, to in edges.items():
+            table[state, classes[b]] = to
+    out = classes, table, np.array(which, np.int32)
+    for a in out:
+        a.flags.writeable = False
+    return out
+
+
+__all__ = ["MAX_STATES", "MAX_TABLE", "UnsupportedRegex", "compile_dfa", "compile_key_trie",
+           "full_match"]

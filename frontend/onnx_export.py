@@ -274,6 +274,8 @@ NOT_EXPORTED: dict[type[Operation], str] = {
                       f"{OPSET}, whose ops cannot reinterpret bytes"),
     graph_strings.StringConcatOp: _MADE_BYTES,
     graph_strings.StringCaseOp: _MADE_BYTES,
+    graph_strings.StringLookupOp: ("an internal step of ai.onnx.ml LabelEncoder's string keys "
+                                   "(a trie of the keys), whose other steps are standard ops"),
 }
 """The graph ops the exporter never writes, each with its reason (the UnsupportedOpError's
 detail): run-time checks, ops that exist for symbolic sizes, internal steps of an ONNX op

@@ -30,7 +30,7 @@ from onnxc.frontend.onnx_ops_ml_linear import (
     convert_linear_regressor,
 )
 from onnxc.frontend.onnx_ops_ml_svm import convert_svm_classifier, convert_svm_regressor
-from onnxc.frontend.onnx_ops_strings import text_array
+from onnxc.frontend.onnx_ops_strings import key_index, text_array
 
 _NUMERIC = ("float", "double", "int64", "int32")
 
@@ -233,6 +233,12 @@ def convert_label_encoder(ctx: NodeContext) -> list[Result]:
         raise ctx.invalid(f"X is {el}, the keys are {types.type_name(key_type)}")
     b = MLBuilder(ctx)
     x = ctx.operand(0)
+    if keys.dtype == object:  # string keys: a trie of them, one walk per string
+        index = key_index(ctx, x, keys.tolist())
+        found = b.compare(graph.GreaterOrEqualOp, index, np.int64(0))
+        picked = b.pick(values, b.emit(graph.WhereOp, [found, index, np.int64(0)], i64))
+        return [b.emit(graph.WhereOp, [found, picked, default],
+                       picked.type.get_element_type())]
     column = b.reshape(x, [*shape(x), 1])
     match = b.compare(graph.EqualOp, column, keys)
     if ctx.opset >= 4 and keys.dtype.kind == "f" and np.isnan(keys).any():  # opset 4's rule

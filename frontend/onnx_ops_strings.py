@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr, i1, i8, i64
+from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
@@ -16,13 +17,14 @@ from onnxc.dialects.graph_strings import (
     StringCaseOp,
     StringConcatOp,
     StringKeepOp,
+    StringLookupOp,
     StringSplitOp,
     StringType,
     string,
 )
+from onnxc.dialects.regex_dfa import UnsupportedRegex, compile_dfa, compile_key_trie
 from onnxc.dialects.string_dtype import HIDDEN_PREFIX
 from onnxc.dialects.symbolic_dims import SymDim
-from onnxc.dialects.regex_dfa import UnsupportedRegex, compile_dfa
 from onnxc.errors import UnsupportedOpError
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.onnx_context import NodeContext, Result
@@ -163,6 +165,21 @@ def convert_string_concat(ctx: NodeContext) -> list[Result]:
         result_types=[types.tensor_type((size,), i8), types.tensor_type(out, string)],
         properties={"defines": ArrayAttr([StringAttr(str(size))])}))
     return [op.results[1]]
+
+
+def key_index(ctx: NodeContext, x, keys) -> SSAValue:
+    """The index in `keys` (str) of each string of `x` (its first occurrence; -1: no key),
+    by a trie of the keys walked once per byte (graph.string_lookup), for LabelEncoder and
+    the other ai.onnx.ml ops with string categories; UnsupportedOpError for a key table
+    past regex_dfa.MAX_TABLE."""
+    keys = tuple(str(k) for k in keys)
+    try:
+        compile_key_trie(keys)
+    except UnsupportedRegex as err:
+        raise ctx.unsupported(f"string keys: {err}") from None
+    return ctx.emit1(StringLookupOp(
+        operands=[x], result_types=[types.tensor_type(graph.shape_of(x), i64)],
+        properties={"keys": ArrayAttr([StringAttr(k) for k in keys])}))
 
 
 CONVERTERS = {

@@ -79,6 +79,15 @@ def _string_case(op, inputs):
     return _made(mapped, sum(len(t.encode("utf-8")) for t in strings.reshape(-1).tolist()))
 
 
+def _string_lookup(op, inputs):
+    index: dict[str, int] = {}
+    for i, key in enumerate(op.key_list()):
+        index.setdefault(key, i)
+    strings = np.asarray(inputs[0], dtype=object)
+    found = [index.get(s, -1) for s in strings.reshape(-1).tolist()]
+    return [np.array(found, np.int64).reshape(strings.shape)]
+
+
 EVALUATORS = {
     graph_strings.StringsOp: _strings,
     graph_strings.RegexFullMatchOp: _regex_full_match,
@@ -86,4 +95,5 @@ EVALUATORS = {
     graph_strings.StringKeepOp: _string_keep,
     graph_strings.StringConcatOp: _string_concat,
     graph_strings.StringCaseOp: _string_case,
+    graph_strings.StringLookupOp: _string_lookup,
 }

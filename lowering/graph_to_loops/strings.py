@@ -12,7 +12,7 @@ from xdsl.ir import SSAValue
 from onnxc.dialects import graph_strings
 from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph_base import shape_of
-from onnxc.dialects.regex_dfa import compile_dfa
+from onnxc.dialects.regex_dfa import compile_dfa, compile_key_trie
 from onnxc.lowering.graph_to_loops import string_bytes
 from onnxc.lowering.graph_to_loops.branches import when
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder, unflatten
@@ -387,6 +387,39 @@ def string_case_kernel(op: graph_strings.StringCaseOp, kb: KernelBuilder, ins, o
     _made_strings(op, kb, outs, total, write)
 
 
+def lookup_tables(op: graph_strings.StringLookupOp, target) -> list:
+    """The key trie (dialects/regex_dfa.compile_key_trie): byte classes, next states by
+    state * classes + class, the key index of each state (all i32)."""
+    classes, table, which = compile_key_trie(op.key_list())
+    return [from_numpy(classes.astype(np.int32)), from_numpy(table.reshape(-1)),
+            from_numpy(which)]
+
+
+def string_lookup_kernel(op: graph_strings.StringLookupOp, kb: KernelBuilder, ins, outs):
+    """Per string, the trie walked once per byte from the root; the key index of the state
+    it ends in (-1: no key). Every class and state index comes from the tables, which the
+    compile built complete: no input leaves them."""
+    x, classes, table, which = ins
+    width = compile_key_trie(op.key_list())[1].shape[1]
+    n = kb.count(outs[0])
+    strings, found = kb.view(x, [n]), kb.view(outs[0], [n])
+
+    def element(i):
+        ptr, length = string_bytes.parts(kb, kb.load(strings, [i]))
+        data = string_bytes.bytes_at(kb, ptr)
+
+        def step(k, state):
+            cls = kb.load(classes, [_index(kb, kb.load(data, [k]))])
+            row = kb.insert(arith.MuliOp(_index(kb, state), kb.idx(width)))
+            return [kb.load(table, [kb.insert(arith.AddiOp(row, _index(kb, cls)))])]
+
+        (state,) = kb.reduce(0, length, [kb.constant(0, i32)], step)
+        key = kb.load(which, [_index(kb, state)])
+        kb.store(kb.insert(arith.ExtSIOp(key, i64)), found, [i])
+
+    kb.parallel_for(0, n, element)
+
+
 RULES = (
     KernelRule(graph_strings.StringsOp, strings_kernel, symbolic=True),
     KernelRule(graph_strings.RegexFullMatchOp, regex_full_match_kernel, symbolic=True,
@@ -396,4 +429,6 @@ RULES = (
     KernelRule(graph_strings.StringConcatOp, string_concat_kernel, symbolic=True),
     KernelRule(graph_strings.StringCaseOp, string_case_kernel, symbolic=True,
                constants=case_constants),
+    KernelRule(graph_strings.StringLookupOp, string_lookup_kernel, symbolic=True,
+               constants=lookup_tables),
 )

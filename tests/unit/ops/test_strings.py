@@ -396,3 +396,18 @@ def test_made_strings_feed_other_ops():
     feeds = {"a": np.array(["ab", "Q", "é"], dtype=object),
              "b": np.array(["", "R", "É"], dtype=object), "i": np.array([2, 0])}
     run_both(model, feeds, exact=True)
+
+
+def test_label_encoder_key_trie():
+    """String keys that are prefixes of each other, repeated (the first wins), empty, and
+    multi-byte; 3,000 keys (one trie walk per string, not one comparison per key)."""
+    keys = ["ab", "a", "", "abc", "a", "日本", "日"] + [f"k{i}" for i in range(3000)]
+    x = np.array(["a", "ab", "abc", "abcd", "", "日本", "日", "本", "k2999", "k3000"],
+                 dtype=object)
+    model = single_op_model("LabelEncoder", {"x": (S, [x.size])},
+                            {"y": (onnx.TensorProto.INT64, [x.size])},
+                            attrs={"keys_strings": keys, "values_int64s": list(range(len(keys))),
+                                   "default_int64": -7},
+                            opset={"": 18, "ai.onnx.ml": 2}, domain="ai.onnx.ml", ir_version=9)
+    got, _ = run_both(model, {"x": x}, exact=True)
+    assert got[0].tolist() == [1, 0, 3, -7, 2, 5, 6, -7, 3006, -7]

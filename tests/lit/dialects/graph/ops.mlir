@@ -825,3 +825,15 @@ func.func @string_bytes(%a: tensor<2x!graph.string>, %b: tensor<!graph.string>) 
 // CHECK-NEXT:    %e, %u = graph.string_case(%c) {defines = ["m"], upper = 1 : i64} : (tensor<2x!graph.string>) -> (tensor<?xi8, #graph.dims<["m"]>>, tensor<2x!graph.string>)
 // CHECK-NEXT:    func.return %c, %u : tensor<2x!graph.string>, tensor<2x!graph.string>
 // CHECK-NEXT:  }
+
+// -----
+
+func.func @string_lookup(%x: tensor<3x!graph.string>) -> tensor<3xi64> {
+  %i = graph.string_lookup(%x) {keys = ["a", "ab", ""]} : (tensor<3x!graph.string>) -> tensor<3xi64>
+  func.return %i : tensor<3xi64>
+}
+
+// CHECK-LABEL: func.func @string_lookup(
+// CHECK-NEXT:    %i = graph.string_lookup(%x) {keys = ["a", "ab", ""]} : (tensor<3x!graph.string>) -> tensor<3xi64>
+// CHECK-NEXT:    func.return %i : tensor<3xi64>
+// CHECK-NEXT:  }
