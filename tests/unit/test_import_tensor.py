@@ -41,9 +41,16 @@ def test_constant_scalar_attributes(attr, el, values):
     assert list(op.value.get_values()) == values
 
 
-def test_string_constant_is_unsupported():
-    with pytest.raises(UnsupportedOpError, match="value_string"):
-        imported('g () => (y) { y = Constant<value_string = "a">() }', 13)
+def test_string_constant_imports_as_strings():
+    """A string constant is graph.strings over its UTF-8 bytes and (offset, length) spans
+    (docs/strings.md)."""
+    from onnxc.dialects.dense_data import to_numpy
+    from onnxc.dialects.graph_strings import decode_strings
+
+    ops = imported('g () => (y) { y = Constant<value_string = "é">() }', 13)
+    assert names(ops) == ["graph.constant", "graph.constant", "graph.strings"]
+    data, spans = (to_numpy(op.value) for op in ops[:2])
+    assert decode_strings(data, spans).tolist() == "é"
 
 
 def test_constant_of_shape_float_stays_an_op():
