@@ -411,3 +411,29 @@ def test_label_encoder_key_trie():
                             opset={"": 18, "ai.onnx.ml": 2}, domain="ai.onnx.ml", ir_version=9)
     got, _ = run_both(model, {"x": x}, exact=True)
     assert got[0].tolist() == [1, 0, 3, -7, 2, 5, 6, -7, 3006, -7]
+
+
+def test_made_strings_cold_and_warm(tmp_path):
+    """A cache hit keeps the hidden bytes output hidden and the string constants' and made
+    strings' pointers valid: same outputs as the fresh compile."""
+    from onnx import helper, numpy_helper
+
+    table = numpy_helper.from_array(np.array(["Zéro", "Un", "Deux"], dtype=object), "table")
+    nodes = [helper.make_node("Gather", ["table", "i"], ["words"], axis=0),
+             helper.make_node("StringConcat", ["words", "x"], ["joined"]),
+             helper.make_node("StringNormalizer", ["joined"], ["y"], case_change_action="UPPER",
+                              locale="C.UTF-8"),
+             helper.make_node("RegexFullMatch", ["y"], ["m"], pattern=r"[A-ZÉ]+!")]
+    graph = helper.make_graph(
+        nodes, "made", [helper.make_tensor_value_info("i", onnx.TensorProto.INT64, ["n"]),
+                        helper.make_tensor_value_info("x", S, ["n"])],
+        [helper.make_tensor_value_info("y", S, ["n"]),
+         helper.make_tensor_value_info("m", onnx.TensorProto.BOOL, ["n"])], initializer=[table])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], ir_version=9)
+    feeds = {"i": np.array([0, 2, 1]), "x": np.array(["!", "?", "é!"], dtype=object)}
+    expected = reference_run(model, feeds)
+    for warm in (False, True):
+        compiled = onnxc.compile(model, cache_dir=tmp_path)
+        assert compiled.from_cache == warm and compiled.output_names == ["y", "m"]
+        for got, want in zip(compiled.run(None, feeds), expected):
+            np.testing.assert_array_equal(got, want)
