@@ -9,9 +9,9 @@ asymmetric, QOperator: MatMulNBits with uint8 zero points):
   decode step does; K = 2048 and 4096.
 
 onnxruntime: ORT_ENABLE_ALL, intra_op_num_threads = T, accuracy_level as the quantizer
-leaves it (unset: f32 compute, what onnxc computes) and, in the `ort-int8` column, the same
-models with accuracy_level 4 (onnxruntime quantizes A to int8 per block and runs its
-VNNI / AVX2 int8 kernels; onnxc computes every level in f32).
+leaves it (unset: f32 compute, as onnxc computes it) and, in the `-int8` columns, the same
+models with accuracy_level 4 (A quantized to int8 per block: onnxruntime's VNNI / AVX2 int8
+kernels; onnxc's vpdpbusd kernel on AVX512-VNNI, weight_quant_int8.py, else f32).
 
 At one thread the runtimes run interleaved in this process (`--rounds` rounds alternating
 between them, median ms per call); at two threads each (runtime, model) runs in a worker
@@ -40,7 +40,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 MODELS = ("llama", "gemv2048", "gemv4096")
-RUNTIMES = ("onnxc", "ort", "ort-int8")
+RUNTIMES = ("onnxc", "ort", "onnxc-int8", "ort-int8")
 PAST = 32
 MIN_ROUND_SECONDS = 0.05
 
@@ -97,13 +97,14 @@ def feeds_of(name: str) -> dict[str, np.ndarray]:
 
 
 def write_models(models, directory: Path) -> dict[tuple[str, str], str]:
-    """(model, runtime) -> path of its quantized ONNX file (accuracy level 4 for ort-int8)."""
+    """(model, runtime) -> path of its quantized ONNX file (accuracy level 4 for the int8
+    columns)."""
     import onnx
 
     paths = {}
     for name in models:
         base = _float_model(name)
-        for level, runtimes in ((None, ("onnxc", "ort")), (4, ("ort-int8",))):
+        for level, runtimes in ((None, ("onnxc", "ort")), (4, ("onnxc-int8", "ort-int8"))):
             path = directory / f"{name}-{level or 0}.onnx"
             onnx.save(_quantize(base, level), path)
             for runtime in runtimes:
@@ -116,7 +117,7 @@ def write_models(models, directory: Path) -> dict[tuple[str, str], str]:
 
 def runner(runtime: str, path: str, feeds, threads: int):
     """A callable running the model once, and a check of its outputs."""
-    if runtime == "onnxc":
+    if runtime.startswith("onnxc"):
         import onnxc
 
         compiled = onnxc.compile(path, num_threads=threads, cache_dir=False)

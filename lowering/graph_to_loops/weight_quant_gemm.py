@@ -411,13 +411,33 @@ class _Kernel:
         kb.for_(0, self.g.n - col, lane)
 
 
+def _int8():
+    """weight_quant_int8 (imported late: it builds on this module)."""
+    from onnxc.lowering.graph_to_loops import weight_quant_int8
+
+    return weight_quant_int8
+
+
 def weight_gemm_kernel(op: graph.MatMulWeightQuantizedOp, kb: KernelBuilder, ins, outs) -> None:
+    if _int8().applies(op, kb.target):
+        _int8().int8_kernel(op, kb, ins, outs)
+        return
     _Kernel(op, kb, ins, outs).build()
 
 
+def kernel_constants(op: graph.MatMulWeightQuantizedOp, target: Target) -> list:
+    return (_int8().int8_constants if _int8().applies(op, target) else weight_constants)(
+        op, target)
+
+
+def kernel_scratch(op: graph.MatMulWeightQuantizedOp, target: Target) -> list:
+    return (_int8().int8_scratch if _int8().applies(op, target) else weight_scratch)(
+        op, target)
+
+
 RULES = (
-    KernelRule(graph.MatMulWeightQuantizedOp, weight_gemm_kernel, constants=weight_constants,
-               scratch=weight_scratch, symbolic=True),
+    KernelRule(graph.MatMulWeightQuantizedOp, weight_gemm_kernel, constants=kernel_constants,
+               scratch=kernel_scratch, symbolic=True),
 )
 """symbolic: M (the activations' leading axes: decode's one row, prefill's sequence) is read
 at run time; K and N are static."""
