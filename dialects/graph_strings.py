@@ -38,7 +38,8 @@ from onnxc.dialects.graph_shapes import broadcast_shapes
 from onnxc.dialects.symbolic_dims import Dim
 from onnxc.dialects.string_dtype import STRING_BYTES, STRING_DTYPE
 
-__all__ = ["STRING_BYTES", "STRING_DTYPE", "STRING_GRAPH_OPS", "RegexFullMatchOp",
+__all__ = ["STRING_BYTES", "STRING_DTYPE", "STRING_GRAPH_OPS", "IntegersOfStringsOp",
+           "RegexFullMatchOp", "StringOfIntegersOp",
            "BYTE_MAKING_OPS", "StringCaseOp", "StringConcatOp", "StringKeepOp",
            "StringLookupOp", "StringSplitOp", "StringType", "case_table", "StringsOp", "decode_strings", "encode_strings", "is_string",
            "string"]
@@ -334,9 +335,60 @@ class StringLookupOp(GraphOp):
         return tuple(k.data for k in self.keys.data)
 
 
-BYTE_MAKING_OPS = (StringConcatOp, StringCaseOp)
+@irdl_op_definition
+class StringOfIntegersOp(MakesBytes):
+    """Cast of integers (bools as 0 and 1) to STRING: each value's decimal digits, '-'
+    first for a negative signed value, written to `data` one after the other (their total
+    is the run size `defines[0]`)."""
+
+    name = "graph.string_of_integers"
+
+    input = operand_def(TensorType)
+    data = result_def(TensorType)
+    output = result_def(TensorType)
+
+    def same_element_type_operands(self):
+        return []
+
+    def verify_element_types(self) -> None:
+        if not isinstance(_element(self.input), IntegerType):
+            raise VerifyException(f"{self.name}: takes integers")
+        self._check_data()
+
+    def infer_shapes(self):
+        return [tuple(self.defined()), shape_of(self.input)]
+
+
+@irdl_op_definition
+class IntegersOfStringsOp(GraphOp):
+    """Cast of STRING to integers as onnxruntime parses them (C's strtoll / strtoull):
+    leading whitespace, an optional sign, then decimal digits up to the first other
+    character. `values` holds the bits (i64) of the value: the signed one when `unsigned`
+    is 0 (in range of int64), else the unsigned one (in range of uint64, a '-' negating it
+    modulo 2^64); `valid` says the string had a digit and its value was in range."""
+
+    name = "graph.integers_of_strings"
+
+    input = operand_def(TensorType)
+    values = result_def(TensorType)
+    valid = result_def(TensorType)
+    unsigned = prop_def(IntegerAttr)
+
+    def same_element_type_operands(self):
+        return []
+
+    def verify_element_types(self) -> None:
+        if not isinstance(_element(self.input), StringType) or _element(self.values) != i64 \
+                or _element(self.valid) != i1:
+            raise VerifyException(f"{self.name}: takes strings, gives i64 values and i1 valid")
+
+    def infer_shapes(self):
+        return [shape_of(self.input), shape_of(self.input)]
+
+
+BYTE_MAKING_OPS = (StringConcatOp, StringCaseOp, StringOfIntegersOp)
 """the ops whose `data` result the importer makes a hidden model output"""
 
 STRING_GRAPH_OPS = (StringsOp, RegexFullMatchOp, StringSplitOp, StringKeepOp, StringConcatOp,
-                    StringCaseOp, StringLookupOp)
+                    StringCaseOp, StringLookupOp, StringOfIntegersOp, IntegersOfStringsOp)
 """the graph ops of this module, for the dialect (dialects/graph.py)"""

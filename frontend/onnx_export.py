@@ -255,7 +255,7 @@ _RUN_TIME_SIZES = ("symbolic dimensions are not exported yet: the exporter write
                    "shapes only")
 
 _MADE_BYTES = ("its strings' bytes are a hidden output of the model (docs/strings.md), which "
-               "ONNX's StringConcat / StringNormalizer have no counterpart of")
+               "ONNX's StringConcat / StringNormalizer / Cast have no counterpart of")
 
 NOT_EXPORTED: dict[type[Operation], str] = {
     graph.CheckIndicesOp: _RUN_TIME_CHECK,
@@ -274,6 +274,9 @@ NOT_EXPORTED: dict[type[Operation], str] = {
                       f"{OPSET}, whose ops cannot reinterpret bytes"),
     graph_strings.StringConcatOp: _MADE_BYTES,
     graph_strings.StringCaseOp: _MADE_BYTES,
+    graph_strings.StringOfIntegersOp: _MADE_BYTES,
+    graph_strings.IntegersOfStringsOp: ("an internal step of Cast from STRING (the parse; a "
+                                        "run-time check and a Cast follow)"),
     graph_strings.StringLookupOp: ("an internal step of ai.onnx.ml LabelEncoder's string keys "
                                    "(a trie of the keys), whose other steps are standard ops"),
 }

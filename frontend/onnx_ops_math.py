@@ -17,10 +17,12 @@ from xdsl.ir import SSAValue
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph_reduce import reduce_shape
+from onnxc.dialects.graph_strings import StringType
 from onnxc.dialects.symbolic_dims import num_elements
 from onnxc.frontend import onnx_types as types
 from onnxc.frontend.batch_axes import sample_wise
 from onnxc.frontend.onnx_context import NodeContext, Result, Tensor
+from onnxc.frontend.onnx_ops_strings import cast_strings
 
 Converter = Callable[[NodeContext], list[Result]]
 
@@ -107,6 +109,8 @@ def convert_cast(ctx: NodeContext) -> list[Result]:
     target = types.tensor_type(ctx.shape(0), el)
     if target == ctx.tensor(0).type:
         return [ctx.emit1(graph.IdentityOp(operands=[ctx.operand(0)], result_types=[target]))]
+    if isinstance(el, StringType) or isinstance(ctx.element_type(0), StringType):
+        return [cast_strings(ctx, ctx.operand(0), el)]  # parse or write text
     props = {} if ctx.attr("saturate", 1) else {"saturate": types.i64_attr(0)}
     round_mode = ctx.attr("round_mode", "up")
     if isinstance(round_mode, bytes):

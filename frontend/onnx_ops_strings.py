@@ -6,18 +6,30 @@ from __future__ import annotations
 import re
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr, i1, i8, i64
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+    StringAttr,
+    i1,
+    i8,
+    i64,
+)
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph_strings import (
     BYTE_MAKING_OPS,
+    IntegersOfStringsOp,
     RegexFullMatchOp,
     StringCaseOp,
     StringConcatOp,
     StringKeepOp,
     StringLookupOp,
+    StringOfIntegersOp,
     StringSplitOp,
     StringType,
     string,
@@ -180,6 +192,46 @@ def key_index(ctx: NodeContext, x, keys) -> SSAValue:
     return ctx.emit1(StringLookupOp(
         operands=[x], result_types=[types.tensor_type(graph.shape_of(x), i64)],
         properties={"keys": ArrayAttr([StringAttr(k) for k in keys])}))
+
+
+def cast_strings(ctx: NodeContext, x: SSAValue, el) -> SSAValue:
+    """Cast to or from STRING: integers and bools are written as their decimal text
+    (graph.string_of_integers); strings are parsed to integers as onnxruntime does
+    (strtoll, strtoull for unsigned and bool targets: graph.integers_of_strings), a string
+    with no number or out of range stopping the run with an InvalidInputError naming the
+    node. Floats need exact decimal conversion, which onnxc does not have: refused."""
+    source = x.type.get_element_type()
+    shape = graph.shape_of(x)
+    if isinstance(el, StringType):
+        if not isinstance(source, IntegerType):
+            raise ctx.unsupported(f"Cast of {source} to STRING (only integers and bools: "
+                                  f"exact float formatting is not implemented)")
+        size = SymDim.symbol(ctx.run_symbol("bytes"))
+        return ctx.emit(StringOfIntegersOp(
+            operands=[x], result_types=[types.tensor_type((size,), i8),
+                                        types.tensor_type(shape, string)],
+            properties={"defines": ArrayAttr([StringAttr(str(size))])})).results[1]
+    if not isinstance(el, IntegerType):
+        raise ctx.unsupported(f"Cast of STRING to {el} (only integers and bools: exact "
+                              f"float parsing is not implemented)")
+    unsigned = el.width.data == 1 or el.signedness.data == Signedness.UNSIGNED
+    parsed = ctx.emit(IntegersOfStringsOp(
+        operands=[x], result_types=[types.tensor_type(shape, i64),
+                                    types.tensor_type(shape, i1)],
+        properties={"unsigned": IntegerAttr(int(unsigned), i64)}))
+    values, valid = parsed.results
+    bad = ctx.emit1(graph.CastOp(operands=[ctx.emit1(graph.NotOp(
+        operands=[valid], result_types=[valid.type]))], result_types=[
+            types.tensor_type(shape, i64)]))
+    ctx.emit(graph.CheckIndicesOp(operands=[bad], properties={
+        "bounds": DenseArrayBase.from_list(i64, [1]), "negative": IntegerAttr(0, i64),
+        "node": StringAttr(ctx.label), "op_type": StringAttr(ctx.op_name),
+        "operand": StringAttr("input (a string that is no integer in range)")}))
+    if el == i64:
+        return values
+    # a narrower integer keeps the low bits (C's conversion), a bool is value != 0
+    return ctx.emit1(graph.CastOp(operands=[values], result_types=[
+        types.tensor_type(shape, el)]))
 
 
 CONVERTERS = {

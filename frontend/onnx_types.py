@@ -135,7 +135,7 @@ STRING_OPS = frozenset({
     "Identity", "Reshape", "Transpose", "Gather", "Concat", "Slice", "Squeeze", "Unsqueeze",
     "Flatten", "Expand", "Where", "Equal", "Split", "Tile", "Shape", "Size", "GatherElements",
     "GatherND", "Compress", "ReverseSequence", "RegexFullMatch", "StringSplit",
-    "StringNormalizer", "StringConcat", "SequenceConstruct", "SequenceInsert", "SequenceAt",
+    "StringNormalizer", "StringConcat", "Cast", "CastLike", "SequenceConstruct", "SequenceInsert", "SequenceAt",
     "SequenceLength", "SequenceEmpty", "SequenceErase", "SplitToSequence", "ConcatFromSequence",
     "Optional", "OptionalGetElement", "OptionalHasElement",
     "ai.onnx.ml.LabelEncoder", "ai.onnx.ml.OneHotEncoder", "ai.onnx.ml.LinearClassifier",

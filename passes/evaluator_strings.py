@@ -88,6 +88,42 @@ def _string_lookup(op, inputs):
     return [np.array(found, np.int64).reshape(strings.shape)]
 
 
+def _string_of_integers(op, inputs):
+    values = np.asarray(inputs[0])
+    text = np.empty(values.shape, dtype=object)
+    text.reshape(-1)[:] = [str(int(v)) for v in values.reshape(-1).tolist()]
+    return _made(text)
+
+
+_INTEGER = re.compile(r"[ \t\n\v\f\r]*([+-]?)([0-9]+)")
+
+
+def _integers_of_strings(op, inputs):
+    """strtoll / strtoull: the value's bits as int64 and whether it parsed in range."""
+    unsigned = bool(op.unsigned.value.data)
+    strings = np.asarray(inputs[0], dtype=object)
+    values, valid = [], []
+    for text in strings.reshape(-1).tolist():
+        found = _INTEGER.match(text)
+        if found is None:
+            values.append(0)
+            valid.append(False)
+            continue
+        magnitude = int(found.group(2))
+        negative = found.group(1) == "-"
+        value = -magnitude if negative else magnitude
+        if unsigned:
+            ok = magnitude < 1 << 64
+            bits = value % (1 << 64)
+        else:
+            ok = -(1 << 63) <= value < 1 << 63
+            bits = value % (1 << 64)
+        values.append(bits - (1 << 64) if bits >= 1 << 63 else bits)
+        valid.append(ok)
+    return [np.array(values, np.int64).reshape(strings.shape),
+            np.array(valid, np.bool_).reshape(strings.shape)]
+
+
 EVALUATORS = {
     graph_strings.StringsOp: _strings,
     graph_strings.RegexFullMatchOp: _regex_full_match,
@@ -96,4 +132,6 @@ EVALUATORS = {
     graph_strings.StringConcatOp: _string_concat,
     graph_strings.StringCaseOp: _string_case,
     graph_strings.StringLookupOp: _string_lookup,
+    graph_strings.StringOfIntegersOp: _string_of_integers,
+    graph_strings.IntegersOfStringsOp: _integers_of_strings,
 }

@@ -6,7 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, i1, i32, i64
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerType,
+    UnrealizedConversionCastOp,
+    i1,
+    i8,
+    i32,
+    i64,
+)
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph_strings
@@ -15,6 +23,7 @@ from onnxc.dialects.graph_base import shape_of
 from onnxc.dialects.regex_dfa import compile_dfa, compile_key_trie
 from onnxc.lowering.graph_to_loops import string_bytes
 from onnxc.lowering.graph_to_loops.branches import when
+from onnxc.lowering.graph_to_loops.element_types import is_unsigned
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder, unflatten
 from onnxc.lowering.graph_to_loops.rules import KernelRule
 
@@ -420,6 +429,145 @@ def string_lookup_kernel(op: graph_strings.StringLookupOp, kb: KernelBuilder, in
     kb.parallel_for(0, n, element)
 
 
+# --------------------------------------------------------------------------- Cast
+
+
+def _signed_constant(kb: KernelBuilder, value: int):
+    """An i64 constant of `value`'s 64 bits (values past 2^63 as their two's complement)."""
+    return kb.constant(value - (1 << 64) if value >= 1 << 63 else value, i64)
+
+
+def _magnitude(kb: KernelBuilder, value, element):
+    """(negative, |value| as u64 bits) of an integer element (i1: 0 or 1)."""
+    width = element.width.data
+    signed = width > 1 and not is_unsigned(element)
+    if is_unsigned(element):  # the same bits, signless (LLVM's integers carry no sign)
+        value = kb.insert(UnrealizedConversionCastOp.get([value], [IntegerType(width)]))
+    if width < 64:
+        value = kb.insert((arith.ExtSIOp if signed else arith.ExtUIOp)(value, i64))
+    zero = kb.constant(0, i64)
+    if not signed:
+        return kb.constant(0, i1), value
+    negative = kb.insert(arith.CmpiOp(value, zero, "slt"))
+    return negative, kb.insert(arith.SelectOp(negative, kb.insert(arith.SubiOp(zero, value)),
+                                              value))
+
+
+def _digits(kb: KernelBuilder, magnitude):
+    """How many decimal digits u64 `magnitude` has (1 for 0), as index."""
+    b = _Bits(kb)
+    count = b.one64
+    for k in range(1, 20):
+        count = b.inc(b.icmp(magnitude, _signed_constant(kb, 10 ** k), "uge"), count)
+    return _index(kb, count)
+
+
+def string_of_integers_kernel(op: graph_strings.StringOfIntegersOp, kb: KernelBuilder, ins,
+                              outs):
+    """Count each value's characters (its digits, and '-' for a negative one); when they
+    fit, write each value's digits from its last one back, after its '-'."""
+    element = op.input.type.get_element_type()
+    n = kb.count(outs[1])
+    values, flat = kb.view(ins[0], [n]), kb.view(outs[1], [n])
+    one, zero = kb.idx(1), kb.idx(0)
+
+    def text(i):
+        negative, magnitude = _magnitude(kb, kb.load(values, [i]), element)
+        digits = _digits(kb, magnitude)
+        return negative, magnitude, digits, kb.insert(arith.AddiOp(
+            digits, kb.insert(arith.SelectOp(negative, one, zero))))
+
+    def counted(i, total):
+        return [kb.insert(arith.AddiOp(total, text(i)[3]))]
+
+    (total,) = kb.reduce(0, n, [zero], counted)
+    ten = kb.constant(10, i64)
+
+    def write(data, base):
+        def one_value(i, at):
+            negative, magnitude, digits, size = text(i)
+            when(kb, negative, lambda: kb.store(kb.constant(ord("-"), i8), data, [at]))
+            last = kb.insert(arith.SubiOp(kb.insert(arith.AddiOp(at, size)), one))
+
+            def digit(k, rest):
+                character = kb.insert(arith.AddiOp(kb.insert(arith.RemUIOp(rest, ten)),
+                                                   kb.constant(ord("0"), i64)))
+                kb.store(kb.insert(arith.TruncIOp(character, i8)), data,
+                         [kb.insert(arith.SubiOp(last, k))])
+                return [kb.insert(arith.DivUIOp(rest, ten))]
+
+            kb.for_(0, digits, digit, iter_args=[magnitude])
+            start = kb.insert(arith.AddiOp(base, kb.insert(arith.IndexCastOp(at, i64))))
+            kb.store(string_bytes.string_of(kb, start, size), flat, [i])
+            return [kb.insert(arith.AddiOp(at, size))]
+
+        kb.reduce(0, n, [zero], one_value)
+
+    _made_strings(op, kb, outs, total, write)
+
+
+_U64_TENTH = ((1 << 64) - 1) // 10  # past it, one more digit overflows any u64
+
+
+def integers_of_strings_kernel(op: graph_strings.IntegersOfStringsOp, kb: KernelBuilder,
+                               ins, outs):
+    """strtoll / strtoull per string: whitespace, a sign, digits up to the first other
+    byte, the magnitude kept in u64 with its overflow; range and presence of a digit give
+    `valid`. Only the string's own bytes are read."""
+    b = _Bits(kb)
+    unsigned = bool(op.unsigned.value.data)
+    n = kb.count(outs[0])
+    strings = kb.view(ins[0], [n])
+    values, valid = kb.view(outs[0], [n]), kb.view(outs[1], [n])
+    c = {name: kb.constant(ord(ch), i8) for name, ch in
+         (("plus", "+"), ("minus", "-"), ("zero", "0"), ("nine", "9"))}
+    spaces = [kb.constant(ord(ch), i8) for ch in " \t\n\v\f\r"]
+    phase = {k: kb.constant(v, i8) for k, v in (("space", 0), ("sign", 1), ("digits", 2),
+                                                ("done", 3))}
+    tenth, ten = _signed_constant(kb, _U64_TENTH), kb.constant(10, i64)
+    false = kb.constant(0, i1)
+
+    def element(i):
+        ptr, length = string_bytes.parts(kb, kb.load(strings, [i]))
+        data = string_bytes.bytes_at(kb, ptr)
+
+        def step(k, state, negative, magnitude, seen, overflow):
+            byte = kb.load(data, [k])
+            space = b.any(*[b.icmp(byte, s, "eq") for s in spaces])
+            digit = b.all(b.icmp(byte, c["zero"], "uge"), b.icmp(byte, c["nine"], "ule"))
+            sign = b.any(b.icmp(byte, c["plus"], "eq"), b.icmp(byte, c["minus"], "eq"))
+            at = {name: b.icmp(state, v, "eq") for name, v in phase.items()}
+            takes_digit = b.all(digit, b.not_(at["done"]))
+            value = kb.insert(arith.ExtUIOp(kb.insert(arith.SubiOp(byte, c["zero"])), i64))
+            grown = kb.insert(arith.AddiOp(kb.insert(arith.MuliOp(magnitude, ten)), value))
+            wraps = b.any(b.icmp(magnitude, tenth, "ugt"),
+                          b.icmp(grown, value, "ult"))  # *10 or +digit passed 2^64
+            signs = b.all(at["space"], sign)
+            stays = b.all(at["space"], space)
+            new_state = b.select(takes_digit, phase["digits"],
+                                 b.select(signs, phase["sign"],
+                                          b.select(stays, phase["space"], phase["done"])))
+            return [new_state,
+                    b.select(signs, b.icmp(byte, c["minus"], "eq"), negative),
+                    b.select(takes_digit, grown, magnitude),
+                    b.any(seen, takes_digit),
+                    b.any(overflow, b.all(takes_digit, wraps))]
+
+        _, negative, magnitude, seen, overflow = kb.for_(
+            0, length, step, iter_args=[phase["space"], false, b.zero64, false, false])
+        negated = kb.insert(arith.SubiOp(b.zero64, magnitude))
+        if unsigned:
+            in_range = b.not_(overflow)
+        else:
+            limit = b.select(negative, _signed_constant(kb, 1 << 63),
+                             _signed_constant(kb, (1 << 63) - 1))
+            in_range = b.all(b.not_(overflow), b.icmp(magnitude, limit, "ule"))
+        kb.store(b.select(negative, negated, magnitude), values, [i])
+        kb.store(b.all(seen, in_range), valid, [i])
+
+    kb.parallel_for(0, n, element)
+
+
 RULES = (
     KernelRule(graph_strings.StringsOp, strings_kernel, symbolic=True),
     KernelRule(graph_strings.RegexFullMatchOp, regex_full_match_kernel, symbolic=True,
@@ -431,4 +579,6 @@ RULES = (
                constants=case_constants),
     KernelRule(graph_strings.StringLookupOp, string_lookup_kernel, symbolic=True,
                constants=lookup_tables),
+    KernelRule(graph_strings.StringOfIntegersOp, string_of_integers_kernel, symbolic=True),
+    KernelRule(graph_strings.IntegersOfStringsOp, integers_of_strings_kernel, symbolic=True),
 )

@@ -437,3 +437,44 @@ def test_made_strings_cold_and_warm(tmp_path):
         assert compiled.from_cache == warm and compiled.output_names == ["y", "m"]
         for got, want in zip(compiled.run(None, feeds), expected):
             np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("values", [
+    np.array([0, 7, -12, 9223372036854775807, -9223372036854775808], np.int64),
+    np.array([0, 18446744073709551615, 10], np.uint64),
+    np.array([-128, 127, 0], np.int8), np.array([True, False]),
+    np.array([255, 0, 9], np.uint8),
+], ids=["int64", "uint64", "int8", "bool", "uint8"])
+def test_cast_integers_to_string(values):
+    """Decimal text written by the kernel (extremes of each type) as onnxruntime writes it."""
+    model = _model("Cast", {"x": values}, attrs={"to": S}, opset=19)
+    run_both(model, {"x": values}, exact=True)
+
+
+@pytest.mark.parametrize("to", [onnx.TensorProto.INT64, onnx.TensorProto.INT32,
+                                onnx.TensorProto.UINT8, onnx.TensorProto.BOOL,
+                                onnx.TensorProto.UINT64, onnx.TensorProto.INT16])
+def test_cast_string_to_integers(to):
+    """strtoll / strtoull as onnxruntime parses: whitespace, a sign, digits up to the first
+    other character; a narrower type keeps the low bits, a bool is != 0."""
+    x = np.array(["12abc", "-9223372036854775808", "300", "-1", "\t7", "0x1f", "1e3", "1",
+                  "0", " +42 "], dtype=object)
+    run_both(_model("Cast", {"x": x}, attrs={"to": to}, opset=19), {"x": x}, exact=True)
+
+
+@pytest.mark.parametrize("bad", [["1", "abc"], ["9223372036854775808", "1"], ["", "1"]])
+def test_cast_string_to_integer_refuses_what_does_not_parse(bad):
+    """No digit, or out of int64's range: a typed error naming the node (onnxruntime
+    fails the run too)."""
+    compiled = onnxc.compile(_model("Cast", {"x": np.array(bad, dtype=object)},
+                                    attrs={"to": onnx.TensorProto.INT64}, opset=19))
+    with pytest.raises(InvalidInputError, match=r"node 'Cast_0' \(Cast\).*no integer"):
+        compiled.run(None, {"x": np.array(bad, dtype=object)})
+
+
+def test_cast_of_floats_and_strings_refused():
+    for model in (_model("Cast", {"x": np.zeros(2, np.float32)}, attrs={"to": S}, opset=19),
+                  _model("Cast", {"x": _strings(2)}, attrs={"to": onnx.TensorProto.FLOAT},
+                         opset=19)):
+        with pytest.raises(UnsupportedOpError, match="exact float"):
+            onnxc.compile(model)

@@ -837,3 +837,17 @@ func.func @string_lookup(%x: tensor<3x!graph.string>) -> tensor<3xi64> {
 // CHECK-NEXT:    %i = graph.string_lookup(%x) {keys = ["a", "ab", ""]} : (tensor<3x!graph.string>) -> tensor<3xi64>
 // CHECK-NEXT:    func.return %i : tensor<3xi64>
 // CHECK-NEXT:  }
+
+// -----
+
+func.func @string_casts(%x: tensor<3xi32>, %s: tensor<3x!graph.string>) -> (tensor<3x!graph.string>, tensor<3xi64>, tensor<3xi1>) {
+  %d, %t = graph.string_of_integers(%x) {defines = ["n"]} : (tensor<3xi32>) -> (tensor<?xi8, #graph.dims<["n"]>>, tensor<3x!graph.string>)
+  %v, %ok = graph.integers_of_strings(%s) {unsigned = 0 : i64} : (tensor<3x!graph.string>) -> (tensor<3xi64>, tensor<3xi1>)
+  func.return %t, %v, %ok : tensor<3x!graph.string>, tensor<3xi64>, tensor<3xi1>
+}
+
+// CHECK-LABEL: func.func @string_casts(
+// CHECK-NEXT:    %d, %t = graph.string_of_integers(%x) {defines = ["n"]} : (tensor<3xi32>) -> (tensor<?xi8, #graph.dims<["n"]>>, tensor<3x!graph.string>)
+// CHECK-NEXT:    %v, %ok = graph.integers_of_strings(%s) {unsigned = 0 : i64} : (tensor<3x!graph.string>) -> (tensor<3xi64>, tensor<3xi1>)
+// CHECK-NEXT:    func.return %t, %v, %ok : tensor<3x!graph.string>, tensor<3xi64>, tensor<3xi1>
+// CHECK-NEXT:  }
