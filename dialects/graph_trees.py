@@ -4,9 +4,10 @@ ensembles, their trees held as compile-time tables in the op's properties.
 The importer writes every tree in one canonical form, so that neither the kernel nor the
 evaluator dispatches on a node's mode in the run:
 
-- a node tests whether its feature lies in the closed interval [`lower`, `upper`] (f32
-  bounds held as their i32 bit patterns: exact, and an infinite bound survives the custom
-  syntax, whose f32 arrays print infinities in a hex form they do not parse)
+- a node tests whether its feature lies in the closed interval [`lower`, `upper`] (bounds
+  of the input's type, f32 or f64, held as their i32 / i64 bit patterns: exact, and an
+  infinite bound survives the custom syntax, whose float arrays print infinities in a hex
+  form they do not parse)
   (LEQ t is [-inf, t], LT t is [-inf, prev(t)], GTE / GT / EQ likewise; NEQ and a
   complement are the same interval with the children swapped), and goes to
   `children[2 * node]` when it does, to `children[2 * node + 1]` when it does not. A NaN
@@ -16,7 +17,8 @@ evaluator dispatches on a node's mode in the run:
   `roots[k]`, without a test for leaves, and ends on a leaf whatever the input (the
   verifier checks every index the walk may read is in range, so no input reads outside
   the tables);
-- `leaf_weights` is dense, [nodes, columns] row-major (zero where a leaf gives a column
+- `leaf_weights` (f32; f64 for an f64 input, whose sums are f64 as onnxruntime's) is
+  dense, [nodes, columns] row-major (zero where a leaf gives a column
   nothing); `has_weight` marks the (node, column) pairs a leaf does give, which MIN and MAX
   read (a column no tree reaches is 0, as onnxruntime gives it).
 
@@ -57,20 +59,29 @@ def _f32(attr: DenseArrayBase) -> np.ndarray:
     return _values(attr).astype(np.float32)
 
 
+def _bounds(attr: DenseArrayBase) -> np.ndarray:
+    """f32 bounds from i32 bit patterns, f64 bounds from i64 ones."""
+    values = _values(attr)
+    return values.view(np.float64) if values.dtype.itemsize == 8 else values.view(np.float32)
+
+
 class TreeTables:
     """The canonical tables of an ensemble op as numpy arrays (module docstring)."""
 
     def __init__(self, op: TreeEnsembleFields):
         self.features = _i32(op.features)
-        self.lower = _i32(op.lower).astype(np.int32).view(np.float32)
-        self.upper = _i32(op.upper).astype(np.int32).view(np.float32)
+        self.lower = _bounds(op.lower)
+        self.upper = _bounds(op.upper)
         self.children = _i32(op.children)
         self.nan_inside = _i32(op.nan_inside)
         self.roots = _i32(op.roots)
         self.depths = _i32(op.depths)
-        self.base_values = _f32(op.base_values)
+        self.dtype = np.dtype(np.float64 if op.input.type.get_element_type() == f64
+                              else np.float32)
+        """the input's, which the comparisons, the weights and the sums have"""
+        self.base_values = _values(op.base_values).astype(self.dtype)
         nodes = len(self.features)
-        weights = _f32(op.leaf_weights)
+        weights = _values(op.leaf_weights).astype(self.dtype)
         has = _i32(op.has_weight)
         self.columns = len(weights) // nodes if nodes else 0
         self.leaf_weights = weights.reshape(nodes, self.columns)
@@ -133,6 +144,9 @@ class TreeEnsembleFields(GraphOp):
         if self.post_transform.data not in POST_TRANSFORMS:
             raise VerifyException(
                 f"{self.name}: unknown post_transform '{self.post_transform.data}'")
+        for name in ("lower", "upper", "leaf_weights", "base_values"):
+            if getattr(t, name).dtype != t.dtype:
+                raise VerifyException(f"{self.name}: {name} is not of the input's type")
         if len(t.base_values) not in (0, 1, t.columns, score_columns):
             raise VerifyException(f"{self.name}: {len(t.base_values)} base_values for "
                                   f"{t.columns} columns")
@@ -141,17 +155,22 @@ class TreeEnsembleFields(GraphOp):
 
 @irdl_op_definition
 class TreeEnsembleRegressorOp(TreeEnsembleFields):
-    """ai.onnx.ml TreeEnsembleRegressor (and TreeEnsemble): `output` [N, targets] f32, the
+    """ai.onnx.ml TreeEnsembleRegressor (and TreeEnsemble): `output` [N, targets], the
     trees' leaf weights aggregated per target, plus `base_values`, then `post_transform`
-    (with one target only PROBIT applies, as in onnxruntime). The kernel walks every tree
-    over compile-time tables, branch-free (lowering/graph_to_loops/tree_ensemble.py)."""
+    (with one target only PROBIT applies, as in onnxruntime). An f32 input: f32 throughout;
+    an f64 input: f64 comparisons and sums (no post transform), the output f64 or rounded
+    to f32. The kernel walks every tree over compile-time tables, branch-free
+    (lowering/graph_to_loops/tree_ensemble.py)."""
 
     name = "graph.tree_ensemble_regressor"
     output = result_def(TensorType)
 
     def verify_element_types(self) -> None:
-        if self.input.type.get_element_type() != f32 or self.output.type.get_element_type() != f32:
-            raise VerifyException(f"{self.name}: input and output are f32")
+        x, y = self.input.type.get_element_type(), self.output.type.get_element_type()
+        if x not in (f32, f64) or y not in (f32, f64) or (x == f32 and y == f64):
+            raise VerifyException(f"{self.name}: an f32 input gives f32, an f64 one f32 or f64")
+        if x == f64 and self.post_transform.data != "NONE":
+            raise VerifyException(f"{self.name}: no post_transform on an f64 input")
 
     def infer_shapes(self):
         columns = self.verify_tables(0)

@@ -5,11 +5,15 @@ Each tree is written from its root, its nodes numbered depth-first. A canonical 
 becomes one node when it has one finite bound (BRANCH_LEQ upper, BRANCH_GTE lower), or is a
 point (BRANCH_EQ) or empty (BRANCH_LT -inf: never true, as the interval); an interval with
 two finite bounds becomes two nodes (GTE lower, then LEQ upper). A NaN's route is kept with
-nodes_missing_value_tracks_true. Thresholds are written as f32, the exact bounds."""
+nodes_missing_value_tracks_true. Thresholds are the exact bounds: floats, or double
+tensors for a double ensemble (whose result is then f32, as TreeEnsembleRegressor's)."""
 
 from __future__ import annotations
 
 import numpy as np
+import onnx
+from onnx import numpy_helper
+from xdsl.dialects.builtin import f64
 from xdsl.ir import Operation
 
 from onnxc.dialects.graph_trees import (
@@ -88,23 +92,39 @@ def _nodes(op: TreeEnsembleFields, prefix: str) -> dict:
     return a
 
 
-def _common(op: TreeEnsembleFields, a: dict) -> dict:
+def _common(op: TreeEnsembleFields, a: dict, prefix: str) -> dict:
+    """The transform and base values; a double ensemble's thresholds, weights and base
+    values as double tensors (`*_as_tensor`), exact."""
     t = op.tables()
     a["post_transform"] = op.post_transform.data
     if len(t.base_values):
-        a["base_values"] = t.base_values.astype(np.float32).tolist()
+        a["base_values"] = t.base_values.tolist()
+    if t.dtype == np.float64:
+        for name in ("nodes_values", f"{prefix}_weights", "base_values"):
+            if name in a:
+                a[f"{name}_as_tensor"] = numpy_helper.from_array(
+                    np.asarray(a.pop(name), np.float64))
     return a
 
 
 def _regressor(w: OnnxWriter, op: TreeEnsembleRegressorOp) -> None:
-    a = _common(op, _nodes(op, "target"))
+    a = _common(op, _nodes(op, "target"), "target")
     a["n_targets"] = op.tables().columns
     a["aggregate_function"] = op.aggregate.data
-    w.emit(op, "TreeEnsembleRegressor", [w.name(op.input)], domain=ML_DOMAIN, **a)
+    if op.output.type.get_element_type() != f64:
+        w.emit(op, "TreeEnsembleRegressor", [w.name(op.input)], domain=ML_DOMAIN, **a)
+        return
+    # an f64 result (opset 5's TreeEnsemble of a double input): TreeEnsembleRegressor
+    # writes f32, so a Cast follows (its sums are double, its result rounded once)
+    scores = w.fresh("tree_scores")
+    w.emit(op, "TreeEnsembleRegressor", [w.name(op.input)], outputs=[scores],
+           domain=ML_DOMAIN, **a)
+    w.node("Cast", [scores], [w.name(op.output)], name=w.fresh("tree_scores_cast"),
+           to=onnx.TensorProto.DOUBLE)
 
 
 def _classifier(w: OnnxWriter, op: TreeEnsembleClassifierOp) -> None:
-    a = _common(op, _nodes(op, "class"))
+    a = _common(op, _nodes(op, "class"), "class")
     a["classlabels_int64s"] = [int(v) for v in op.class_labels.get_values()]
     w.emit(op, "TreeEnsembleClassifier", [w.name(op.input)], domain=ML_DOMAIN, **a)
 

@@ -22,7 +22,6 @@ MODES = ("BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRA
 """opset 5's mode codes 0-6, by position"""
 
 _F32 = np.float32
-_INF = _F32(np.inf)
 
 
 @dataclass
@@ -191,36 +190,38 @@ def _membership_sets(values) -> list[list[float]]:
     return sets
 
 
-def _at_most(t: float) -> float:
-    """The largest f32 <= t (f32 x <= t exactly when x <= it)."""
-    f = _F32(t)
-    return float(np.nextafter(f, -_INF) if float(f) > t else f)
+def _at_most(t: float, ty=_F32) -> float:
+    """The largest value of type `ty` <= t (x <= t exactly when x <= it)."""
+    f = ty(t)
+    return float(np.nextafter(f, ty(-np.inf)) if float(f) > t else f)
 
 
-def _at_least(t: float) -> float:
-    f = _F32(t)
-    return float(np.nextafter(f, _INF) if float(f) < t else f)
+def _at_least(t: float, ty=_F32) -> float:
+    f = ty(t)
+    return float(np.nextafter(f, ty(np.inf)) if float(f) < t else f)
 
 
-def _interval(mode: str, t: float) -> tuple[float, float, bool]:
-    """(lower, upper, swapped): the f32 x with `x mode t` are those in [lower, upper], or
-    outside it when swapped. NaN thresholds compare false."""
+def _interval(mode: str, t: float, ty=_F32) -> tuple[float, float, bool]:
+    """(lower, upper, swapped): the x of type `ty` (f32, or f64 for a double input) with
+    `x mode t` are those in [lower, upper], or outside it when swapped. NaN thresholds
+    compare false."""
+    down, up = ty(-np.inf), ty(np.inf)
     if np.isnan(t):
         return (np.inf, -np.inf, mode == "BRANCH_NEQ")
     if mode == "BRANCH_LEQ":
-        return (-np.inf, _at_most(t), False)
+        return (-np.inf, _at_most(t, ty), False)
     if mode == "BRANCH_LT":
-        hi = _at_most(t)
-        hi = float(np.nextafter(_F32(hi), -_INF)) if hi == t else hi
+        hi = _at_most(t, ty)
+        hi = float(np.nextafter(ty(hi), down)) if hi == t else hi
         return (-np.inf, hi, False) if t > -np.inf else (np.inf, -np.inf, False)
     if mode == "BRANCH_GTE":
-        return (_at_least(t), np.inf, False)
+        return (_at_least(t, ty), np.inf, False)
     if mode == "BRANCH_GT":
-        lo = _at_least(t)
-        lo = float(np.nextafter(_F32(lo), _INF)) if lo == t else lo
+        lo = _at_least(t, ty)
+        lo = float(np.nextafter(ty(lo), up)) if lo == t else lo
         return (lo, np.inf, False) if t < np.inf else (np.inf, -np.inf, False)
-    exact = float(_F32(t)) == t
-    lo, hi = (t, t) if exact else (np.inf, -np.inf)  # EQ / NEQ: no f32 equals t inexactly
+    exact = float(ty(t)) == t
+    lo, hi = (t, t) if exact else (np.inf, -np.inf)  # EQ / NEQ: no x equals t inexactly
     return (lo, hi, mode == "BRANCH_NEQ")
 
 
@@ -237,13 +238,16 @@ class Tables:
     has_weight: np.ndarray
 
 
-def canonical(ctx: NodeContext, forest: Forest, columns: int, width: int) -> Tables:
-    """The canonical tables of `forest` (module docstring); `width` is the input's F."""
+def canonical(ctx: NodeContext, forest: Forest, columns: int, width: int,
+              dtype=np.float32) -> Tables:
+    """The canonical tables of `forest` (module docstring); `width` is the input's F,
+    `dtype` its type (float32, or float64: bounds and weights in double)."""
     _expand_members(forest)
     n = len(forest.mode)
+    ty = np.dtype(dtype).type
     features = np.zeros(n, np.int32)
-    lower = np.full(n, -np.inf, np.float32)
-    upper = np.full(n, np.inf, np.float32)
+    lower = np.full(n, -np.inf, dtype)
+    upper = np.full(n, np.inf, dtype)
     children = np.repeat(np.arange(n, dtype=np.int32), 2)
     nan_inside = np.zeros(n, np.int32)
     for k in range(n):
@@ -253,7 +257,7 @@ def canonical(ctx: NodeContext, forest: Forest, columns: int, width: int) -> Tab
         if not 0 <= f < width:
             raise ctx.invalid(f"{forest.names[k]}: feature {f} is outside the input's "
                               f"{width} features")
-        lo, hi, swapped = _interval(forest.mode[k], forest.threshold[k])
+        lo, hi, swapped = _interval(forest.mode[k], forest.threshold[k], ty)
         features[k], lower[k], upper[k] = f, lo, hi
         inside, outside = forest.true[k], forest.false[k]
         if swapped:
@@ -262,12 +266,12 @@ def canonical(ctx: NodeContext, forest: Forest, columns: int, width: int) -> Tab
         # a NaN is in no interval: it goes outside, which is the false branch unless swapped
         nan_inside[k] = int(bool(forest.missing_true[k]) and not swapped)
     depths = np.array([_depth(ctx, forest, r) for r in forest.roots], np.int32)
-    weights = np.zeros((n, columns), np.float32)
+    weights = np.zeros((n, columns), dtype)
     has = np.zeros((n, columns), np.int32)
     for at, col, w in forest.weights:
         if not 0 <= col < columns:
             raise ctx.invalid(f"{forest.names[at]}: target {col} is outside [0, {columns})")
-        weights[at, col] = np.float32(weights[at, col] + np.float32(w))
+        weights[at, col] = ty(weights[at, col] + ty(w))
         has[at, col] = 1
     return Tables(features, lower, upper, children, nan_inside,
                   np.asarray(forest.roots, np.int32), depths, weights, has)

@@ -6,6 +6,7 @@ probit through Winitzki's inverse error function)."""
 from __future__ import annotations
 
 import numpy as np
+from xdsl.dialects.builtin import f64
 from xdsl.ir import Operation
 
 from onnxc.dialects.graph_base import int_of
@@ -33,28 +34,28 @@ def leaves(t: TreeTables, x: np.ndarray) -> np.ndarray:
 
 def aggregate(t: TreeTables, x: np.ndarray) -> np.ndarray:
     """[N, columns]: the aggregated leaf weights, base values added."""
-    x = np.asarray(x, dtype=np.float32)
+    x = np.asarray(x, dtype=t.dtype)
     reached = leaves(t, x)
     n, cols = x.shape[0], t.columns
     if t.aggregate in ("SUM", "AVERAGE"):
-        acc = np.zeros((n, cols), dtype=np.float32)
+        acc = np.zeros((n, cols), dtype=t.dtype)
         for k in range(reached.shape[1]):
             acc = acc + t.leaf_weights[reached[:, k]]
         if t.aggregate == "AVERAGE":
-            acc = acc / np.float32(len(t.roots))
+            acc = acc / t.dtype.type(len(t.roots))
     else:
         smaller = t.aggregate == "MIN"
-        acc = np.full((n, cols), np.inf if smaller else -np.inf, dtype=np.float32)
+        acc = np.full((n, cols), np.inf if smaller else -np.inf, dtype=t.dtype)
         seen = np.zeros((n, cols), dtype=bool)
         for k in range(reached.shape[1]):
             w, has = t.leaf_weights[reached[:, k]], t.has_weight[reached[:, k]]
             better = (w < acc) if smaller else (w > acc)
             acc = np.where(has & (better | ~seen), w, acc)
             seen |= has
-        acc = np.where(seen, acc, np.float32(0))
+        acc = np.where(seen, acc, t.dtype.type(0))
     if len(t.base_values) == cols:
         acc = acc + t.base_values
-    return acc.astype(np.float32)
+    return acc.astype(t.dtype)
 
 
 def logistic(v: np.ndarray) -> np.ndarray:
@@ -97,9 +98,10 @@ def post_transform(kind: str, s: np.ndarray) -> np.ndarray:
 def regressor(op: TreeEnsembleRegressorOp, inputs: list[np.ndarray]) -> list[np.ndarray]:
     t = op.tables()
     s = aggregate(t, inputs[0])
+    out = np.float64 if op.output.type.get_element_type() == f64 else np.float32
     if t.columns == 1:  # onnxruntime's FinalizeScores1: only PROBIT applies
-        return [probit(s) if t.post_transform == "PROBIT" else s]
-    return [post_transform(t.post_transform, s)]
+        return [(probit(s) if t.post_transform == "PROBIT" else s).astype(out)]
+    return [post_transform(t.post_transform, s).astype(out)]
 
 
 def classifier(op: TreeEnsembleClassifierOp, inputs: list[np.ndarray]) -> list[np.ndarray]:

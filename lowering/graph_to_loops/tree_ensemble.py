@@ -119,6 +119,8 @@ class _Walker:
         self.test_nan = bool(t.nan_inside.any())
         self.columns = t.columns
         self.min_max = t.aggregate in ("MIN", "MAX")
+        self.et = op.input.type.get_element_type()
+        """the sums' type: the input's (f64 sums for an f64 input, as onnxruntime's)"""
 
     def as_index(self, v):
         return self.kb.insert(arith.IndexCastOp(v, _INDEX))
@@ -200,9 +202,9 @@ class _Walker:
     def initial(self, samples: int) -> list:
         kb = self.kb
         if not self.min_max:
-            return [kb.constant(0.0, f32)] * (samples * self.columns)
+            return [kb.constant(0.0, self.et)] * (samples * self.columns)
         start = float("inf") if self.t.aggregate == "MIN" else -float("inf")
-        return ([kb.constant(start, f32)] * (samples * self.columns)
+        return ([kb.constant(start, self.et)] * (samples * self.columns)
                 + [kb.constant(0, i1)] * (samples * self.columns))
 
     def accumulate(self, nodes, carried: list) -> list:
@@ -231,16 +233,16 @@ class _Walker:
         kb, c, t = self.kb, self.columns, self.t
         s = carried[j * c:(j + 1) * c]
         if t.aggregate == "AVERAGE":
-            trees = kb.constant(float(len(t.roots)), f32)
+            trees = kb.constant(float(len(t.roots)), self.et)
             s = [kb.div(v, trees) for v in s]
         elif self.min_max:
             seen = carried[len(carried) // 2 + j * c:len(carried) // 2 + (j + 1) * c]
-            zero = kb.constant(0.0, f32)
+            zero = kb.constant(0.0, self.et)
             s = [kb.select(h, v, zero) for v, h in zip(s, seen)]
         if len(t.base_values) == c:
-            s = [kb.add(v, kb.constant(float(b), f32)) for v, b in zip(s, t.base_values)]
+            s = [kb.add(v, kb.constant(float(b), self.et)) for v, b in zip(s, t.base_values)]
         elif len(t.base_values) == 1 and c > 1:
-            s[0] = kb.add(s[0], kb.constant(float(t.base_values[0]), f32))
+            s[0] = kb.add(s[0], kb.constant(float(t.base_values[0]), self.et))
         return s
 
 
@@ -361,6 +363,7 @@ def _ensemble_kernel(op: TreeEnsembleFields, kb: KernelBuilder, ins, finish) -> 
 def regressor_kernel(op: TreeEnsembleRegressorOp, kb: KernelBuilder, ins, outs) -> None:
     post = op.post_transform.data
     out = outs[0]
+    out_type = op.output.type.get_element_type()
 
     def finish(s: list, row: Index) -> None:
         if len(s) == 1:
@@ -368,6 +371,8 @@ def regressor_kernel(op: TreeEnsembleRegressorOp, kb: KernelBuilder, ins, outs) 
         else:
             s = _post(kb, post, s)
         for col, v in enumerate(s):
+            if v.type != out_type:  # f64 sums of an f64 input, an f32 result
+                v = kb.insert(arith.TruncFOp(v, out_type))
             kb.store(v, out, [row, col])
 
     _ensemble_kernel(op, kb, ins, finish)

@@ -1,7 +1,6 @@
 """onnx's node tests of the ai.onnx.ml tree ensembles (test_ai_onnx_ml_tree_ensemble_*:
 opset 5's TreeEnsemble, a single tree and set membership) through onnxc.backend, one
-process, a few seconds: each must pass but those of REFUSED, which must be refused for the
-reason given (a typed error, not a wrong answer)."""
+process, a few seconds: each must pass (single_tree takes a double input)."""
 
 from __future__ import annotations
 
@@ -18,8 +17,6 @@ import onnxc.backend
 pytestmark = pytest.mark.models
 
 NAMES = re.compile(r"^test_ai_onnx_ml_tree_ensemble\w*_cpu$")
-REFUSED = {"test_ai_onnx_ml_tree_ensemble_single_tree_cpu": "input element type f64"}
-"""its input is double: onnxc compares in f32 (exact for float inputs, not for doubles)"""
 
 
 def test_tree_ensemble_node_tests_pass() -> None:
@@ -33,8 +30,4 @@ def test_tree_ensemble_node_tests_pass() -> None:
     problems = [(str(t).split()[0], why.splitlines()[-1]) for t, why in
                 (*result.errors, *result.failures)] + [(str(t).split()[0], why) for t, why in
                                                       result.skipped]
-    refused = {name: why for name, why in problems if name in REFUSED}
-    assert [p for p in problems if p[0] not in REFUSED] == [], problems
-    assert refused.keys() == REFUSED.keys(), problems
-    for name, why in refused.items():
-        assert "unsupported op 'ai.onnx.ml.TreeEnsemble'" in why and REFUSED[name] in why, why
+    assert not problems, problems

@@ -208,26 +208,28 @@ def test_binary_classifier_with_two_columns():
     _check(_classifier(11, [0, 1], signed=True, post_transform="LOGISTIC"))
 
 
-def _opset5(members: bool) -> onnx.ModelProto:
-    """Two trees: a BRANCH_MEMBER root (or LEQ) over interior nodes and leaves apart."""
-    splits = [0.0, 0.5, 1.0, 0.25]
+def _opset5(members: bool, dtype=np.float32) -> onnx.ModelProto:
+    """Two trees: a BRANCH_MEMBER root (or LEQ) over interior nodes and leaves apart; the
+    tensors of `dtype` (the input's: float64 for a double input)."""
+    splits = [0.0, 0.5, 1.0, 0.25] if dtype == np.float32 else [1e-12, 0.5 + 1e-12, 1.0,
+                                                                 0.25 - 1e-12]
     modes = [6 if members else 0, 1, 4, 3]
     attrs = {
         "n_targets": 2, "aggregate_function": 1, "post_transform": 0, "tree_roots": [0, 3],
         "nodes_featureids": [0, 1, 2, 3],
-        "nodes_splits": numpy_helper.from_array(np.array(splits, np.float32)),
+        "nodes_splits": numpy_helper.from_array(np.array(splits, dtype)),
         "nodes_modes": numpy_helper.from_array(np.array(modes, np.uint8)),
         "nodes_truenodeids": [1, 0, 2, 4], "nodes_trueleafs": [0, 1, 1, 1],
         "nodes_falsenodeids": [2, 1, 3, 5], "nodes_falseleafs": [0, 1, 1, 1],
         "nodes_missing_value_tracks_true": [1, 0, 1, 0],
         "leaf_targetids": [0, 1, 0, 1, 0, 1],
         "leaf_weights": numpy_helper.from_array(
-            np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], np.float32)),
+            np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], dtype) / 3),
     }
     if members:
         attrs["membership_values"] = numpy_helper.from_array(
-            np.array([-1.0, 0.0, 2.0, np.nan], np.float32))
-    return _model("TreeEnsemble", attrs, {"y": (np.float32, ["N", 2])}, opset=5)
+            np.array([-1.0, 0.0, 2.0, np.nan], dtype))
+    return _model("TreeEnsemble", attrs, {"y": (dtype, ["N", 2])}, opset=5)
 
 
 @pytest.mark.parametrize("members", [False, True])
@@ -286,7 +288,7 @@ def test_malformed_trees_are_refused_naming_the_node(change, message):
     assert message in str(err.value)
 
 
-def test_string_labels_and_double_inputs_are_refused():
+def test_string_labels_double_classifiers_and_double_post_transforms_are_refused():
     model = _classifier(1, [0, 1])
     attrs = {a.name: helper.get_attribute_value(a) for a in model.graph.node[0].attribute}
     del attrs["classlabels_int64s"]
@@ -295,7 +297,35 @@ def test_string_labels_and_double_inputs_are_refused():
                                                        "scores": (np.float32, ["N", 2])})
     with pytest.raises(UnsupportedOpError, match="ai.onnx.ml.TreeEnsembleClassifier"):
         onnxc.compile(strings)
-    double = _regressor(1)
+    double = _classifier(1, [0, 1])
     double.graph.input[0].type.tensor_type.elem_type = onnx.TensorProto.DOUBLE
-    with pytest.raises(UnsupportedOpError, match="double input"):
+    with pytest.raises(UnsupportedOpError, match="double input of a classifier"):
         onnxc.compile(double)
+    logistic = _regressor(1, targets=2, post_transform="LOGISTIC")
+    logistic.graph.input[0].type.tensor_type.elem_type = onnx.TensorProto.DOUBLE
+    with pytest.raises(UnsupportedOpError, match="post_transform LOGISTIC on a double input"):
+        onnxc.compile(logistic)
+
+
+@pytest.mark.parametrize("aggregate", ["SUM", "MAX"])
+def test_double_input_compares_and_sums_in_double(aggregate):
+    """A double input: double thresholds a hair above the grid's values (f32 would round
+    them onto it), double weights, sums in double, as onnxruntime's, the result f32
+    (TreeEnsembleRegressor) or f64 (opset 5's TreeEnsemble)."""
+    model = _regressor(60, targets=2, as_tensor=True, missing=True, aggregate_function=aggregate,
+                       base_values_as_tensor=numpy_helper.from_array(np.array([0.5, -1.0])))
+    model.graph.input[0].type.tensor_type.elem_type = onnx.TensorProto.DOUBLE
+    compiled = onnxc.compile(model)
+    for n in (1, 9):
+        x = _inputs(n, n, nans=True).astype(np.float64)
+        (expected,) = reference_run(model, {"x": x})
+        (got,) = compiled.run(None, {"x": x})
+        assert got.dtype == expected.dtype == np.float32
+        np.testing.assert_array_equal(got, expected)
+    opset5 = _opset5(members=False, dtype=np.float64)
+    opset5.graph.input[0].type.tensor_type.elem_type = onnx.TensorProto.DOUBLE
+    x = _inputs(9, 3, nans=True).astype(np.float64)
+    (expected,) = reference_run(opset5, {"x": x})
+    (got,) = onnxc.compile(opset5).run(None, {"x": x})
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got, expected)
