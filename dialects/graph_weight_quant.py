@@ -18,8 +18,9 @@ valid (the symmetric quantizer writes negative ones).
 
 The weight stays packed: the kernel repacks it at compile time into its own panel layout
 (lowering/graph_to_loops/weight_quant_gemm.py) and unpacks it in registers; dequantized
-weights are never stored. `accuracy_level` (MatMulNBits' 0-4) is kept for the exporter:
-every level computes in f32.
+weights are never stored. `accuracy_level` is MatMulNBits' 0-4: 0-3 compute in f32; 4
+allows A to be quantized to int8 per block (weight_quant_int8.py does where the target has
+int8 dot products; the numpy reference always computes in f32).
 """
 
 from __future__ import annotations

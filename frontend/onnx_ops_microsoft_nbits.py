@@ -16,9 +16,9 @@ packed; the zero points are unpacked to floats at import, a g_idx that is just
 k // block_size is dropped. B, scales, zero points and g_idx must be constants (the kernel
 repacks them at compile time); A and bias may be anything. float and float16 A are taken
 (as onnxruntime's CPU kernel registers), float16 computed in f32 between casts
-(widen-half-precision). accuracy_level is kept, but every level computes in f32: level 4,
-where onnxruntime quantizes A to int8 per block, is computed more accurately than
-onnxruntime does.
+(widen-half-precision). accuracy_level is kept: levels 0-3 compute in f32; level 4 lets A
+be quantized to int8 per block, which the kernel does as onnxruntime does for 4-bit weights
+on AVX512-VNNI (weight_quant_int8.py) and elsewhere computes in f32, more accurately.
 """
 
 from __future__ import annotations

@@ -25,7 +25,8 @@ a scratch) leaves one multiply-add per weight in the inner loop.
   so a GEMV's columns spread over the pool; the dequantized weights are never stored.
 
 The vector width follows the target (16 f32 with AVX-512, 8 with AVX2, 4 with NEON/SSE).
-Every MatMulNBits accuracy level computes this way, in f32.
+Accuracy levels 0-3 compute this way, in f32; level 4 with 4-bit weights on AVX512-VNNI
+runs weight_quant_int8.py instead (A quantized to int8, as onnxruntime does).
 """
 
 from __future__ import annotations
