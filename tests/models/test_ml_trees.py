@@ -23,6 +23,8 @@ import onnx
 import onnxruntime as ort
 import pytest
 
+import onnxc
+
 pytestmark = pytest.mark.models
 
 MODELS = Path(__file__).parent / "ml_exports" / "models"
@@ -88,3 +90,17 @@ def test_tree_model_matches_its_library_and_onnxruntime(name, cache_pass):
             got = ours[0].reshape(-1)
         bound = trees * eps * (1 + float(np.abs(want).max()))
         np.testing.assert_allclose(got, want, rtol=0, atol=bound, err_msg=name)
+
+
+@pytest.mark.parametrize("name", ["gbr_500_diabetes", "lgbm_regressor_regression",
+                                  "rf_classifier_classification"])
+def test_threads_split_the_batch_without_changing_a_bit(name, cache_pass):
+    """Two threads over 4,000 rows (blocks of samples on the pool, and the rows past the
+    last full block): each sample's sums are its own, so the outputs are the one-thread
+    ones exactly."""
+    model, stored = _load(name)
+    x = np.ascontiguousarray(np.tile(stored["X"], (100, 1))[:4001])
+    one = onnxc.compile(model, num_threads=1)(x)
+    two = cache_pass.outputs(cache_pass.compile(model, num_threads=2)(x))
+    for a, b in zip(one, two, strict=True):
+        np.testing.assert_array_equal(a, b, err_msg=name)
