@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from onnxc.compile_options import add_option_flags, given_options
+from onnxc.dialects.string_dtype import STRING_DTYPE
 from onnxc.errors import InvalidArgumentError, InvalidInputError, OnnxcError
 from onnxc.tools import bench as bench_tool
 from onnxc.tools import diagnostics
@@ -69,7 +70,9 @@ def random_inputs(specs: Sequence[Any], seed: int = 0) -> dict[str, np.ndarray]:
             raise InvalidArgumentError(
                 f"input '{name}' has symbolic dimensions {list(shape)}: give the inputs "
                 f"with --inputs X.npz (the compiled model runs at any size)")
-        if np.issubdtype(dtype, np.floating):
+        if dtype == STRING_DTYPE:  # strings: empty ones, as numbers are zeros
+            feeds[name] = np.full(shape, "", dtype=object)
+        elif np.issubdtype(dtype, np.floating):
             feeds[name] = rng.random(shape).astype(dtype)
         else:
             feeds[name] = np.zeros(shape, dtype=dtype)
@@ -95,7 +98,13 @@ def load_inputs(path: str, specs: Sequence[Any]) -> dict[str, np.ndarray]:
 
 
 def checksum_line(name: str, value: np.ndarray) -> str:
-    """Shape, dtype, sum, mean |x| and max: the max tells softmax outputs apart (sum is 1)."""
+    """Shape, dtype, sum, mean |x| and max: the max tells softmax outputs apart (sum is 1);
+    for strings, their count of characters and the first one."""
+    if value.dtype == object:
+        texts = [str(t) for t in value.reshape(-1).tolist()]
+        first = repr(texts[0]) if texts else "none"
+        return (f"output '{name}': shape {tuple(value.shape)} string  "
+                f"characters {sum(map(len, texts))}  first {first}")
     wide = value.astype(np.float64)
     mean_abs, top = (np.abs(wide).mean(), wide.max()) if wide.size else (0.0, 0.0)
     return (

@@ -478,3 +478,16 @@ def test_cast_of_floats_and_strings_refused():
                          opset=19)):
         with pytest.raises(UnsupportedOpError, match="exact float"):
             onnxc.compile(model)
+
+
+def test_onnxc_run_with_strings(tmp_path, capsys):
+    """`onnxc run` feeds a string model empty strings, or the .npz's text, and prints a
+    string output's character count."""
+    from onnxc.tools.run import main
+
+    path = tmp_path / "identity.onnx"
+    onnx.save(_model("Identity", {"x": _strings(3)}), path)
+    np.savez(tmp_path / "in.npz", x=np.array(["héllo", "b", "日本"]))
+    for extra, chars in (([], 0), (["--inputs", str(tmp_path / "in.npz")], 8)):
+        assert main(["run", str(path), *extra]) == 0
+        assert f"string  characters {chars}" in capsys.readouterr().out
