@@ -304,6 +304,56 @@ def _category(av) -> list[tuple[int, int]]:
     raise UnsupportedRegex(f"the class {str(av).lower()}")
 
 
+# ----------------------------------------------------------------------------- RE2 syntax
+
+_POSIX = {
+    "alnum": "0-9A-Za-z", "alpha": "A-Za-z", "ascii": "\\x00-\\x7f", "blank": "\\t ",
+    "cntrl": "\\x00-\\x1f\\x7f", "digit": "0-9", "graph": "!-~", "lower": "a-z",
+    "print": " -~", "punct": "!-/:-@\\[-`{-~", "space": "\\t\\n\\v\\f\\r ",
+    "upper": "A-Z", "word": "0-9A-Za-z_", "xdigit": "0-9A-Fa-f",
+}
+"""RE2's POSIX classes (ASCII), as the ranges Python's parser reads inside a class"""
+
+
+def _re2_classes(pattern: str) -> str:
+    """`pattern` with RE2's `[[:alpha:]]` classes written as Python reads them (Python takes
+    `[:alpha:]` as the characters `[:alph`); UnsupportedRegex for RE2 syntax Python reads
+    otherwise: a negated POSIX class, or `{,n}` (text in RE2, a repeat in Python)."""
+    out, i, in_class, first = [], 0, False, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+            first = False
+            continue
+        if in_class and pattern.startswith("[:", i):
+            end = pattern.find(":]", i + 2)
+            name = pattern[i + 2:end] if end > 0 else ""
+            if name.startswith("^") or name not in _POSIX:
+                raise UnsupportedRegex(f"the class [:{name}:]")
+            out.append(_POSIX[name])
+            i = end + 2
+            first = False
+            continue
+        if not in_class and pattern.startswith("{,", i):
+            raise UnsupportedRegex("'{,' (RE2 reads it as text, Python as a repeat)")
+        if ch == "[" and not in_class:
+            in_class, first = True, True
+            out.append(ch)
+            i += 1
+            if pattern.startswith("^", i):
+                out.append("^")
+                i += 1
+            continue
+        if ch == "]" and in_class and not first:
+            in_class = False
+        first = False
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
 # ----------------------------------------------------------------------------- DFA
 
 
@@ -314,7 +364,7 @@ def compile_dfa(pattern: str) -> tuple[np.ndarray, np.ndarray]:
     checks the pattern, the lowering builds the kernel's tables from it). UnsupportedRegex
     says why not."""
     try:
-        tree = sre.parse(pattern)
+        tree = sre.parse(_re2_classes(pattern))
     except re.error as err:
         raise UnsupportedRegex(f"cannot parse the pattern: {err}") from None
     flags = tree.state.flags

@@ -214,7 +214,8 @@ REGEX_TEXTS = np.array([["abc@x.com", "héllo@日本.com", "nope", ""],
 @pytest.mark.parametrize("pattern", [
     r".*@.*\.com", r"(?i)[a-z]+@[a-z]+\.com", r"\w*", r"[^@]+@[^@]+", r"\d{1,2}|\s+",
     r"(ab|a)(c|bc)?", r"[日-本]+", r"^.+$", r"(?s).*", r"a{0}", r"[^\x00-\x7f]+",
-    r"\w+@\w+\.\bcom\b", r"a\Bbc|\b\d",
+    r"\w+@\w+\.\bcom\b", r"a\Bbc|\b\d", r"[[:alpha:]]+[[:digit:]]?", r"[^[:space:]@]+@.*",
+    r"[]a-c]+",
 ])
 def test_regex_full_match(pattern):
     """onnxruntime (RE2) against the compiled DFA, on ASCII, Latin-1 and CJK text."""
@@ -239,6 +240,7 @@ def test_regex_full_match_symbolic_sizes():
     (r"(a)\1", "a backreference"), (r"a(?=b)", "a lookahead"),
     (r"a.\bb", "a word boundary its neighbours do not decide"),
     (r"a^b", "anchor"), (r"(?m)a", "a flag other than i and s"), (r"\pL", "cannot parse"),
+    (r"[[:^alpha:]]", r"the class \[:\^alpha:\]"), (r"a{,3}", "RE2 reads it as text"),
 ])
 def test_regex_refused(pattern, construct):
     model = _model("RegexFullMatch", {"x": _strings(2)}, attrs={"pattern": pattern},
