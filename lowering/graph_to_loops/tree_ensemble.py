@@ -178,26 +178,33 @@ class _Walker:
         return accs
 
     def to_leaves(self, nodes: list, rows: list[Index]) -> list:
-        """scf.while: a step of every sample, again while one of them moved (a leaf is its
-        own child: a sample on its leaf stays)."""
+        """scf.while: a step of every walk, again while one of them moved (a leaf is its
+        own child: a walk on its leaf stays), at most the deepest tree's depth + 1 times:
+        a walk ends whatever the tables (a cycle the verifier does not look for included)."""
         kb = self.kb
-        before = Block(arg_types=[_INDEX] * len(nodes))
+        limit = kb.idx(int(self.t.depths.max()) + 1)
+        before = Block(arg_types=[_INDEX] * (len(nodes) + 1))
         saved, kb.ip = kb.ip, InsertPoint.at_end(before)
-        moved = None
+        *current, count = before.args
+        moved = kb.insert(arith.CmpiOp(count, limit, "ult"))
+        any_moved = None
         following = []
-        for node, n in zip(before.args, rows):
+        for node, n in zip(current, rows):
             nxt = self.step(node, n)
             following.append(nxt)
             differs = kb.insert(arith.CmpiOp(nxt, node, "ne"))
-            moved = differs if moved is None else kb.insert(arith.OrIOp(moved, differs))
-        kb.insert(scf.ConditionOp(moved, *following))
-        after = Block(arg_types=[_INDEX] * len(nodes))
+            any_moved = differs if any_moved is None else kb.insert(
+                arith.OrIOp(any_moved, differs))
+        go = kb.insert(arith.AndIOp(moved, any_moved))
+        kb.insert(scf.ConditionOp(go, *following, kb.iadd(count, 1)))
+        after = Block(arg_types=[_INDEX] * (len(nodes) + 1))
         kb.ip = InsertPoint.at_end(after)
         kb.insert(scf.YieldOp(*after.args))
         kb.ip = saved
-        loop = scf.WhileOp(list(nodes), [_INDEX] * len(nodes), Region(before), Region(after))
+        loop = scf.WhileOp([*nodes, kb.idx(0)], [_INDEX] * (len(nodes) + 1), Region(before),
+                           Region(after))
         kb.insert(loop)
-        return list(loop.results)
+        return list(loop.results[:-1])
 
     def initial(self, samples: int) -> list:
         kb = self.kb
