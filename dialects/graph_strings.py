@@ -271,7 +271,7 @@ class StringConcatOp(MakesBytes):
 
 @irdl_op_definition
 class StringCaseOp(MakesBytes):
-    """StringNormalizer's case change: each string with every character of U+0000-U+024F
+    """StringNormalizer's case change: each string with every character of U+0000-U+07FF
     mapped to its simple lower (`upper` 0) or upper case unless that takes more UTF-8 bytes
     (`case_table`); the bytes written to `data` one string after the other (the run size
     `defines[0]` is the input's byte total, which they never exceed)."""
@@ -295,12 +295,17 @@ class StringCaseOp(MakesBytes):
         return [tuple(self.defined()), shape_of(self.input)]
 
 
+CASE_TABLE_SIZE = 0x800
+"""the code points StringCaseOp maps: those of one and two UTF-8 bytes"""
+
+
 def case_table(upper: bool) -> np.ndarray:
     """The simple case mapping StringCaseOp applies, code point -> code point (i32) for
-    U+0000-U+024F: a character whose mapping is several characters or has more UTF-8 bytes
+    U+0000-U+07FF (the one- and two-byte characters: Latin, Greek, Cyrillic, Armenian,
+    Hebrew, Arabic, ...): a character whose mapping is several characters or has more UTF-8 bytes
     maps to itself (a mapping may have fewer: İ -> i)."""
-    table = np.arange(0x250, dtype=np.int32)
-    for cp in range(0x250):
+    table = np.arange(CASE_TABLE_SIZE, dtype=np.int32)
+    for cp in range(CASE_TABLE_SIZE):
         mapped = chr(cp).upper() if upper else chr(cp).lower()
         if cp == 0x130 and not upper:
             mapped = "i"  # its simple lowercase (the full one adds a combining dot)

@@ -63,11 +63,12 @@ def _complement(ranges) -> list[tuple[int, int]]:
 
 
 def _fold(ranges) -> list[tuple[int, int]]:
-    """`ranges` with the other case of each character (the simple case pairs): ranges over
-    the ASCII and Latin-1 letters are folded one by one, other large ranges are kept."""
+    """`ranges` with the other case of each character (the simple case pairs) of one or two
+    UTF-8 bytes (U+0000-U+07FF: Latin, Greek, Cyrillic, Armenian, ...); characters past
+    them keep their case."""
     extra = []
     for lo, hi in ranges:
-        for c in range(lo, min(hi, 0x24F) + 1):
+        for c in range(lo, min(hi, 0x7FF) + 1):
             for other in {chr(c).lower(), chr(c).upper()}:
                 if len(other) == 1 and ord(other) != c:
                     extra.append((ord(other), ord(other)))

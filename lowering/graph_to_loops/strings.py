@@ -320,7 +320,7 @@ def case_constants(op: graph_strings.StringCaseOp, target) -> list:
 
 def string_case_kernel(op: graph_strings.StringCaseOp, kb: KernelBuilder, ins, outs):
     """Each string's bytes copied into `data` with the case table applied to its one-byte
-    characters and its two-byte ones up to U+024F (which map to as many bytes); the input
+    characters and its two-byte ones (U+0080-U+07FF, mapped to as many bytes or fewer); the input
     is valid UTF-8 (checked at the boundary), and a lead byte at a string's last position is
     copied as it is, so no read passes the string's length."""
     x, table = ins
@@ -346,7 +346,7 @@ def string_case_kernel(op: graph_strings.StringCaseOp, kb: KernelBuilder, ins, o
                 nxt = kb.insert(arith.AddiOp(k, kb.idx(1)))
                 has_next = b.icmp(nxt, length, "ult")
                 lead = b.all(b.icmp(value, kb.constant(0xC0, i32), "uge"),
-                             b.icmp(value, kb.constant(0xCA, i32), "ult"), has_next)
+                             b.icmp(value, kb.constant(0xE0, i32), "ult"), has_next)
                 ascii = b.icmp(value, kb.constant(0x80, i32), "ult")
                 second = kb.insert(arith.ExtUIOp(kb.load(source, [b.select(has_next, nxt, k)]),
                                                  i32))
@@ -354,7 +354,8 @@ def string_case_kernel(op: graph_strings.StringCaseOp, kb: KernelBuilder, ins, o
                     kb.insert(arith.ShLIOp(kb.insert(arith.AndIOp(
                         value, kb.constant(0x1F, i32))), kb.constant(6, i32))),
                     kb.insert(arith.AndIOp(second, kb.constant(0x3F, i32))))), value)
-                in_table = b.all(b.any(ascii, lead), b.icmp(cp, kb.constant(0x250, i32), "ult"))
+                in_table = b.all(b.any(ascii, lead), b.icmp(
+                    cp, kb.constant(graph_strings.CASE_TABLE_SIZE, i32), "ult"))
                 mapped = kb.load(table, [_index(kb, b.select(in_table, cp,
                                                              kb.constant(0, i32)))])
                 mapped = b.select(in_table, mapped, cp)

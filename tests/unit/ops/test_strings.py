@@ -208,14 +208,15 @@ def test_string_constants_export():
 
 REGEX_TEXTS = np.array([["abc@x.com", "héllo@日本.com", "nope", ""],
                         ["a@b.c", "@.com", "x@y.comm", "Z@Q.COM"],
-                        ["a1_", "12", " \t", "日本"]], dtype=object)
+                        ["a1_", "12", " \t", "日本"], ["ΣΟΦΊΑ", "σοφία", "МОСКВА", "x"]],
+                       dtype=object)
 
 
 @pytest.mark.parametrize("pattern", [
     r".*@.*\.com", r"(?i)[a-z]+@[a-z]+\.com", r"\w*", r"[^@]+@[^@]+", r"\d{1,2}|\s+",
     r"(ab|a)(c|bc)?", r"[日-本]+", r"^.+$", r"(?s).*", r"a{0}", r"[^\x00-\x7f]+",
     r"\w+@\w+\.\bcom\b", r"a\Bbc|\b\d", r"[[:alpha:]]+[[:digit:]]?", r"[^[:space:]@]+@.*",
-    r"[]a-c]+",
+    r"[]a-c]+", r"(?i)σοφία|москва",
 ])
 def test_regex_full_match(pattern):
     """onnxruntime (RE2) against the compiled DFA, on ASCII, Latin-1 and CJK text."""
@@ -349,10 +350,10 @@ def test_string_normalizer(x, attrs):
 @pytest.mark.parametrize("stopwords", [[], ["monday"]])
 def test_string_normalizer_case_change(action, stopwords):
     """A case change writes new bytes (graph.string_case, into a hidden output of the run):
-    ASCII, Latin-1 and Latin Extended letters, ß and ÿ/Ÿ, İ -> i (one byte fewer), CJK
-    and emoji as they are; against onnxruntime (C.UTF-8)."""
-    x = np.array(["Monday", "TUESDAY", "Été", "ÿŸ", "straße", "İx", "日本🙂", "", "ǅ"],
-                 dtype=object)
+    ASCII, Latin-1 and Latin Extended letters, ß and ÿ/Ÿ, İ -> i (one byte fewer), Greek,
+    Cyrillic, Armenian, CJK and emoji as they are; against onnxruntime (C.UTF-8)."""
+    x = np.array(["Monday", "TUESDAY", "Été", "ÿŸ", "straße", "İx", "日本🙂", "", "ǅ",
+                  "ΣΟΦΊΑ σοφία", "МОСКВА", "ԱԲ", "ΐ"], dtype=object)
     attrs = {"case_change_action": action, "locale": "C.UTF-8"}
     model = _model("StringNormalizer", {"x": x}, attrs=attrs | (
         {"stopwords": stopwords} if stopwords else {}), opset=10)
