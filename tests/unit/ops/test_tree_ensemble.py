@@ -329,3 +329,15 @@ def test_double_input_compares_and_sums_in_double(aggregate):
     (got,) = onnxc.compile(opset5).run(None, {"x": x})
     assert got.dtype == np.float64
     np.testing.assert_array_equal(got, expected)
+
+
+def test_integer_inputs_compare_as_floats():
+    """int64 and int32 inputs converted to f32, as onnxruntime's classifier compares them
+    (its regressor takes floats only)."""
+    for elem, dtype in ((onnx.TensorProto.INT64, np.int64), (onnx.TensorProto.INT32, np.int32)):
+        model = _classifier(70, [1, 2, 3], post_transform="NONE")
+        model.graph.input[0].type.tensor_type.elem_type = elem
+        compiled = onnxc.compile(model)
+        x = np.random.default_rng(1).integers(-2, 3, size=(9, F)).astype(dtype)
+        for got, expected in zip(compiled.run(None, {"x": x}), reference_run(model, {"x": x})):
+            np.testing.assert_array_equal(got, expected)
