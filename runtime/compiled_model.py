@@ -316,14 +316,9 @@ class CompiledModel:
     def _invoke(self, values: Sequence, wanted: list[int],
                 out: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
         """Check `values` (one per input, in order), call the native entry, return outputs."""
-        if self._string_io:
-            return self._invoke_strings(values, wanted, out)
+        if self._string_io:  # strings in or out: runtime/strings.py converts them
+            return run_with_strings(self, values, wanted, out)
         return self._invoke_arrays(values, wanted, out)
-
-    def _invoke_strings(self, values: Sequence, wanted: list[int],
-                        out: Sequence[np.ndarray] | None) -> list[np.ndarray]:
-        """A run of a model with string inputs or outputs (runtime/strings.py)."""
-        return run_with_strings(self, values, wanted, out)
 
     def _invoke_arrays(self, values: Sequence, wanted: list[int],
                        out: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
