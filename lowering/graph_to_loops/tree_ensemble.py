@@ -20,9 +20,9 @@ Measured and not kept: trees padded to complete ones, a child found by index ari
 faster at batch 1; a branch (scf.if) choosing the child instead of a select was slower
 (LightGBM's 200 trees at batch 1,000: 9.9 against 5.1 ms; batch 1: 15.0 against 13.8 µs).
 
-Compile time grows with the number of runs of equal depth, not with the number of nodes:
-a forest with many depths is cut into at most MAX_RUNS runs walked to their deepest tree
-(a leaf reached early stays where it is)."""
+The kernel's code grows with the number of runs of equal depth, not with the number of
+nodes (those are table entries): a forest with many depths is cut into at most MAX_RUNS
+runs walked to their deepest tree (a leaf reached early stays where it is)."""
 
 from __future__ import annotations
 
@@ -53,6 +53,7 @@ UNROLL_STEPS = 32
 than SHORT_RUN loops over its steps (compile time: LightGBM's 100 trees of assorted depths
 took 35 s unrolled, LLVM's code generation most of it)"""
 SHORT_RUN = 4
+"""a run of at most this depth has its steps unrolled even beyond UNROLL_STEPS"""
 TREE_GROUP = 4
 """trees one sample walks at once"""
 EARLY_EXIT = 0.8
