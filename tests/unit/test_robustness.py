@@ -112,13 +112,13 @@ def test_operand_type_mismatch_names_the_node():
 
 
 def test_unsupported_op_names_op_node_and_opset():
-    model = make([helper.make_node("TfIdfVectorizer", ["x"], ["y"], name="tfidf", mode="TF")],
-                 [vi("x", [2])], [vi("y", [2])], opset=9)
+    model = make([helper.make_node("ImageDecoder", ["x"], ["y"], name="decode")],
+                 [vi("x", [2], TensorProto.UINT8)], [vi("y", [2], TensorProto.UINT8)], opset=20)
     with pytest.raises(UnsupportedOpError) as info:
         compile_(model)
     error = info.value
-    assert (error.op_type, error.node_name, error.opset) == ("TfIdfVectorizer", "tfidf", 9)
-    assert "TfIdfVectorizer" in str(error) and "'tfidf'" in str(error) and "opset 9" in str(error)
+    assert (error.op_type, error.node_name, error.opset) == ("ImageDecoder", "decode", 20)
+    assert "ImageDecoder" in str(error) and "'decode'" in str(error) and "opset 20" in str(error)
 
 
 def test_unsupported_attribute_value_names_op_and_value():
