@@ -1,6 +1,6 @@
 """One-node models of the com.microsoft contrib ops onnxc converts, in the forms onnxruntime's
-transformer optimizer writes them (and SimplifiedLayerNormalization, which it writes in the
-default domain): what the op-support matrix (onnxc.tools.op_reference --support) imports to
+transformer optimizer and quantizers write them (and SimplifiedLayerNormalization, which the
+optimizer writes in the default domain): what the op-support matrix (onnxc.tools.op_reference --support) imports to
 list the graph ops each becomes, as onnx's one-node test models serve the default domain.
 An input wrapped in `Constant` (the quantization ops' scales and zero points, which onnxc
 needs known at compile time) is an initializer, the others graph inputs."""
@@ -102,6 +102,60 @@ _FORMS: dict[str, tuple[list[np.ndarray | Constant | None], dict, str]] = {
     "MatMulNBits": ([_f(_S, 32), Constant(_u8(8, 1, 16)), Constant(_f(8, 1)),
                      Constant(_u8(8, 1) % 16)], {"K": 32, "N": 8, "bits": 4, "block_size": 32},
                     "com.microsoft"),
+    # standard ops under onnxruntime's name (onnx_ops_microsoft_standard.py)
+    "GatherND": ([_f(3, 4, 5), Constant(np.array([[0, 1], [2, 3]], np.int64))], {},
+                 "com.microsoft"),
+    "GridSample": ([_f(1, 2, 5, 6), _f(1, 3, 4, 2)], {"align_corners": 1}, "com.microsoft"),
+    "Trilu": ([_f(2, 4, 5)], {"upper": 0}, "com.microsoft"),
+    "QuantizeLinear": ([_f(2, 6), *_qp(0.1)], {}, "com.microsoft"),
+    "DequantizeLinear": ([_u8(2, 6), *_qp(0.1)], {}, "com.microsoft"),
+    "TransposeMatMul": ([_f(_B, 8, _S), _f(_B, 8, _S)], {"transA": 1}, "com.microsoft"),
+    "ExpandDims": ([_f(_B, _S), Constant(np.array(1, np.int32))], {}, "com.microsoft"),
+    "Pad": ([_f(_B, _S), Constant(np.array([0, 1, 0, 2], np.int64))], {}, "com.microsoft"),
+    "Range": ([Constant(np.array(0, np.int64)), Constant(np.array(6, np.int64)),
+               Constant(np.array(2, np.int64))], {}, "com.microsoft"),
+    "Unique": ([_f(8)], {}, "com.microsoft"),
+    "NhwcMaxPool": ([_u8(1, 6, 6, 4)], {"kernel_shape": [2, 2], "strides": [2, 2]},
+                    "com.microsoft"),
+    "QLinearConv": ([_X, *_qp(0.1), Constant(np.random.default_rng(0).integers(
+                         -64, 64, (4, 4, 3, 3)).astype(np.int8)), *_W_PARAMS, *_qp(0.2)],
+                    {"pads": [1, 1, 1, 1]}, "com.microsoft"),
+    "ConvTransposeWithDynamicPads": ([_f(1, 2, 5, 5), Constant(_f(2, 3, 3, 3)),
+                                      Constant(np.array([1, 1, 1, 1], np.int64))],
+                                     {"strides": [2, 2]}, "com.microsoft"),
+    "MatMulInteger16": ([np.ones((_S, _H), np.int16), Constant(np.ones((_H, 8), np.int16))],
+                        {}, "com.microsoft"),
+    "CDist": ([_f(5, 8), _f(7, 8)], {"metric": "euclidean"}, "com.microsoft"),
+    "UnfoldTensor": ([_f(6, 7)], {"dim": 1, "size": 3, "step": 2}, "com.microsoft"),
+    "ScaledSiLU": ([_f(_B, _H)], {"alpha": 1.5}, "com.microsoft"),
+    "CropAndResize": ([_f(1, 3, 7, 9), _f(2, 4), Constant(_i32([0, 0])),
+                       Constant(_i32([3, 4]))], {}, "com.microsoft"),
+    "Inverse": ([_f(_B, 3, 3)], {}, "com.microsoft"),
+    # what quantize_dynamic writes (onnx_ops_microsoft_dynamic_quant.py)
+    "QAttention": ([_u8(_B, _S, _H), Constant(np.random.default_rng(0).integers(
+                        -64, 64, (_H, 3 * _H)).astype(np.int8)), _f(3 * _H),
+                    Constant(np.array(0.02, np.float32)), *_W_PARAMS[:1], None,
+                    Constant(np.array(128, np.uint8)), _W_PARAMS[1]],
+                   {"num_heads": _N}, "com.microsoft"),
+    "QEmbedLayerNormalization": ([_ids((_B, _S), 30), _ids((_B, _S), 2),
+                                  Constant(_u8(30, _H)), Constant(_u8(8, _H)),
+                                  Constant(_u8(2, _H)), Constant(_u8(_H)), Constant(_u8(_H)),
+                                  _i32(np.ones((_B, _S))),
+                                  *[Constant(np.array(0.01, np.float32))] * 5,
+                                  *[Constant(np.array(128, np.uint8))] * 5],
+                                 {"epsilon": 1e-12}, "com.microsoft"),
+    "DynamicQuantizeLSTM": ([_f(_S, _B, 8), Constant(np.random.default_rng(0).integers(
+                                 -64, 64, (1, 8, 4 * 6)).astype(np.int8)),
+                             Constant(np.random.default_rng(1).integers(
+                                 -64, 64, (1, 6, 4 * 6)).astype(np.int8)),
+                             None, None, None, None, None,
+                             Constant(np.array([0.02], np.float32)),
+                             Constant(np.array([0], np.int8)),
+                             Constant(np.array([0.02], np.float32)),
+                             Constant(np.array([0], np.int8))],
+                            {"hidden_size": 6}, "com.microsoft"),
+    "GatherBlockQuantized": ([Constant(_u8(6, 16)), _ids((2, 3), 6).astype(np.int64),
+                              Constant(_f(6, 1))], {"block_size": 32}, "com.microsoft"),
 }
 
 
