@@ -272,6 +272,10 @@ NOT_EXPORTED: dict[type[Operation], str] = {
                        "run defines): no ONNX op sorts slices lexicographically"),
     graph.BitCastOp: (f"ONNX has BitCast from opset 26 only; the exporter writes opset "
                       f"{OPSET}, whose ops cannot reinterpret bytes"),
+    graph_strings.StringSplitOp: ("its pieces' last dimension is a size the run defines; "
+                                  + _RUN_TIME_SIZES),
+    graph_strings.StringKeepOp: ("its result's length is a size the run defines; "
+                                 + _RUN_TIME_SIZES),
     graph_strings.StringConcatOp: _MADE_BYTES,
     graph_strings.StringCaseOp: _MADE_BYTES,
     graph_strings.StringOfIntegersOp: _MADE_BYTES,

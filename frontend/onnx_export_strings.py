@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 from xdsl.ir import Operation
 
 from onnxc.dialects import graph_strings
@@ -24,27 +23,7 @@ def _regex_full_match(w: OnnxWriter, op: graph_strings.RegexFullMatchOp) -> None
     w.emit(op, "RegexFullMatch", [w.name(op.input)], pattern=op.pattern.data)
 
 
-def _string_split(w: OnnxWriter, op: graph_strings.StringSplitOp) -> None:
-    maxsplit = op.maxsplit.value.data
-    w.emit(op, "StringSplit", [w.name(op.input)], delimiter=op.delimiter.data or None,
-           maxsplit=maxsplit if maxsplit >= 0 else None)
-
-
-def _string_keep(w: OnnxWriter, op: graph_strings.StringKeepOp) -> None:
-    """Compress by the mask, then Concat an empty string and keep max(count, 1) of it."""
-    kept = w.apply("Compress", [w.name(op.input), w.name(op.keep)], "kept")
-    padded = w.apply("Concat", [kept, w.const(np.array([""], dtype=object), "empty")],
-                     "padded", axis=0)
-    count = w.apply("Size", [kept], "count")
-    one = w.const(np.array(1, np.int64), "one")
-    end = w.apply("Unsqueeze", [w.apply("Max", [count, one], "end"),
-                                w.const(np.array([0], np.int64), "axis")], "ends")
-    w.emit(op, "Slice", [padded, w.const(np.array([0], np.int64), "starts"), end])
-
-
 STRING_EMITTERS: dict[type[Operation], Emitter] = {
     graph_strings.StringsOp: _strings,
     graph_strings.RegexFullMatchOp: _regex_full_match,
-    graph_strings.StringSplitOp: _string_split,
-    graph_strings.StringKeepOp: _string_keep,
 }

@@ -494,3 +494,21 @@ def test_onnxc_run_with_strings(tmp_path, capsys):
     for extra, chars in (([], 0), (["--inputs", str(tmp_path / "in.npz")], 8)):
         assert main(["run", str(path), *extra]) == 0
         assert f"string  characters {chars}" in capsys.readouterr().out
+
+
+def test_regex_export_and_run_size_ops_declared():
+    """RegexFullMatch is written back as itself; StringSplit / StringNormalizer's filter,
+    whose results have a length the run defines, are refused by the exporter as NonZero
+    is, naming why."""
+    from onnxc.frontend.onnx_export import export_onnx
+    from onnxc.frontend.onnx_importer import import_onnx
+
+    x = np.array(["abc", "Ab1", ""], dtype=object)
+    model = _model("RegexFullMatch", {"x": x}, attrs={"pattern": "[a-z]+"}, opset=20)
+    exported = export_onnx(import_onnx(model))
+    exported.ir_version = 9
+    np.testing.assert_array_equal(reference_run(exported, {"x": x})[0], [True, False, False])
+    split = _model("StringSplit", {"x": x}, outputs=("y", "z"), attrs={"delimiter": "b"},
+                   opset=20)
+    with pytest.raises(UnsupportedOpError, match="a size the run defines"):
+        export_onnx(import_onnx(split))
