@@ -13,7 +13,7 @@ from tests.models.string_node_tests import outcomes
 
 CONTAINER_TESTS = re.compile(
     r"^test_(identity_sequence|if_seq|loop13_seq|loop16_seq_none|sequence_\w+"
-    r"|split_to_sequence_\w+|optional_\w+|identity_opt)_cpu$")
+    r"|split_to_sequence_\w+|optional_\w+|identity_opt|if_opt)_cpu$")
 
 if __name__ == "__main__":
     for name, outcome in outcomes(CONTAINER_TESTS).items():
