@@ -341,3 +341,26 @@ def test_integer_inputs_compare_as_floats():
         x = np.random.default_rng(1).integers(-2, 3, size=(9, F)).astype(dtype)
         for got, expected in zip(compiled.run(None, {"x": x}), reference_run(model, {"x": x})):
             np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("aggregate", ["SUM", "MAX"])
+def test_a_tree_per_class_walks_a_segment_per_class(aggregate):
+    """Boosting's layout, each tree giving weights to one column (round robin over three):
+    the kernel walks the trees of one column together and adds to that column alone; each
+    column's sum keeps tree order, so the outputs are onnxruntime's exactly."""
+    from onnxc.dialects.graph_trees import TreeEnsembleFields
+    from onnxc.frontend.onnx_importer import import_onnx
+    from onnxc.lowering.graph_to_loops.tree_ensemble import segments
+
+    rows, leaves = _trees(80, trees=11, missing=True, early=0.1)
+    rng = np.random.default_rng(81)
+    attrs = _node_attrs(rows)
+    attrs.update(target_treeids=[t for t, _ in leaves], target_nodeids=[n for _, n in leaves],
+                 target_ids=[t % 3 for t, _ in leaves],
+                 target_weights=rng.uniform(-1, 1, len(leaves)).tolist(), n_targets=3,
+                 aggregate_function=aggregate, base_values=[0.5, 0.0, -0.5])
+    model = _model("TreeEnsembleRegressor", attrs, {"y": (np.float32, ["N", 3])})
+    (op,) = [o for o in import_onnx(model).walk() if isinstance(o, TreeEnsembleFields)]
+    order, parts = segments(op.tables())
+    assert [c for c, _, _ in parts] == [0, 1, 2] and order.tolist()[:4] == [0, 3, 6, 9]
+    _check(model, exact=True)
