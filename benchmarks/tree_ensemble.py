@@ -30,7 +30,8 @@ import onnxc  # noqa: E402
 
 MODELS = Path(__file__).resolve().parents[1] / "tests" / "models" / "ml_exports" / "models"
 DEFAULT = ("gbr_500_diabetes", "rf_classifier_classification", "lgbm_regressor_regression",
-           "lgbm_classifier_breast_cancer", "xgb_regressor_diabetes")
+           "lgbm_classifier_breast_cancer", "xgb_regressor_diabetes", "xgb_classifier_wine",
+           "gbc_multiclass_iris")
 BATCHES = (1, 1000)
 
 
