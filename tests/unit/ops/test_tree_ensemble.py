@@ -20,6 +20,7 @@ from onnx import helper, numpy_helper
 
 import onnxc
 from onnxc.errors import ModelLoadError, UnsupportedOpError
+from tests.models.cache_passes import compile_warm, output_digest
 from tests.single_op import reference_run, single_op_model
 
 F = 4
@@ -283,7 +284,8 @@ def _cycle(attrs):
     (_cycle, "tree 0 node 0 is on a cycle"),
 ])
 def test_malformed_trees_are_refused_naming_the_node(change, message):
-    with pytest.raises(ModelLoadError, match="node 'trees' .*TreeEnsembleRegressor") as err:
+    with pytest.raises(ModelLoadError,
+                       match=r"node 'trees' \(ai\.onnx\.ml\.TreeEnsembleRegressor, opset 3\)") as err:
         onnxc.compile(_broken(change))
     assert message in str(err.value)
 
@@ -364,3 +366,15 @@ def test_a_tree_per_class_walks_a_segment_per_class(aggregate):
     order, parts = segments(op.tables())
     assert [c for c, _, _ in parts] == [0, 1, 2] and order.tolist()[:4] == [0, 3, 6, 9]
     _check(model, exact=True)
+
+
+@pytest.mark.parametrize("model", [
+    lambda: _classifier(90, [10, 20, 30], post_transform="SOFTMAX"),
+    lambda: _regressor(91, targets=2, missing=True, trees=9, depth=9)],
+    ids=["multiclass", "deep"])
+def test_warm_compile_is_bit_identical(model):
+    model = model()
+    feeds = {"x": _inputs(33, 5, nans=True)}
+    cold = onnxc.compile(model).run(None, feeds)
+    warm = compile_warm(model, filled=True).run(None, feeds)
+    assert output_digest(cold) == output_digest(warm)
