@@ -18,11 +18,13 @@ from onnxc import pipeline
 from onnxc.arguments import check_call_arguments, check_optimize_arguments
 from onnxc.compilation import Compilation, ModelLike, StageLog
 from onnxc.compile_options import CompileOptions, with_option_parameters
+from onnxc.container_io import CompiledContainerModel, has_container_io
 from onnxc.dialects.entry_abi import (
     WRAPPER_NAME,
 )
+from onnxc.errors import UnsupportedOpError
 from onnxc.frontend import import_onnx
-from onnxc.frontend.onnx_model import ParsedOnce
+from onnxc.frontend.onnx_model import ParsedOnce, load_model
 from onnxc.passes.levels import graph_pipeline
 from onnxc.passes.stats import OptimizationStats
 from onnxc.runtime.compiled_model import CompiledModel
@@ -74,8 +76,12 @@ def compile(
     verbose: bool = False,
     quiet: bool = False,
     **options: object,
-) -> CompiledModel:
+) -> CompiledModel | CompiledContainerModel:
     """Compile an ONNX model (path, bytes or ModelProto) to native code for this CPU.
+
+    A model with sequence or optional graph inputs or outputs gives a CompiledContainerModel
+    (onnxc.container_io): sequences in and out as lists of arrays, optionals as None or a
+    value, each new signature of its container inputs compiled on first use.
 
     The compile options below are the fields of `onnxc.compile_options.CompileOptions`
     (docs/python-api.md, "Compile options"); a bad or unknown one is InvalidArgumentError.
@@ -108,8 +114,18 @@ def compile(
     time. Neither changes anything compiled."""
     check_call_arguments(model=model, cache_dir=cache_dir, verbose=verbose, quiet=quiet)
     resolved = CompileOptions.of(**options)
-    with StageLog(verbose, quiet) as log:
-        return _compile_logged(model, log, resolved, cache_dir)
+    try:
+        with StageLog(verbose, quiet) as log:
+            return _compile_logged(model, log, resolved, cache_dir)
+    except UnsupportedOpError as error:
+        if error.op_type not in ("graph input", "graph output"):
+            raise
+        proto = load_model(model)
+        if not has_container_io(proto):
+            raise
+    # sequences or optionals in or out: compiled per signature of the container inputs
+    return CompiledContainerModel(proto, lambda m: compile(
+        m, cache_dir=cache_dir, verbose=verbose, quiet=quiet, **options))
 
 
 def _compile_logged(model, log: StageLog, options: CompileOptions,

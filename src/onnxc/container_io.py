@@ -264,4 +264,43 @@ class ContainerModel:
                                            initializers))
 
 
-__all__ = ["ContainerModel", "has_container_io"]
+class CompiledContainerModel:
+    """What `onnxc.compile` gives for a model with sequence or optional graph inputs or
+    outputs: `run(output_names, feeds)` as CompiledModel's, a sequence input given as a
+    list of arrays and an optional one as None or its value; sequence outputs come back as
+    lists and optional ones as None or a value. Each new signature of the container inputs
+    (lengths, dtypes and shapes, presence) compiles once, through the compile cache."""
+
+    def __init__(self, model: onnx.ModelProto, compile) -> None:
+        self._container = ContainerModel(model, compile, lambda error: None)
+        self.input_names = list(self._container.input_names)
+        self.output_names = [vi.name for vi in model.graph.output]
+
+    def run(self, output_names: Sequence[str] | None, feeds: Mapping[str, Any]) -> list:
+        if not isinstance(feeds, Mapping):
+            raise InvalidInputError(
+                f"feeds must be a mapping of input name to value, got {type(feeds).__name__}")
+        unknown = [n for n in feeds if n not in self.input_names]
+        missing = [n for n in self.input_names if n not in feeds]
+        if unknown or missing:
+            raise InvalidInputError(f"the model's inputs are {self.input_names}; unknown "
+                                    f"{unknown}, missing {missing}")
+        values = self._container.run(feeds)
+        if output_names is None:
+            return values
+        index = {n: i for i, n in enumerate(self.output_names)}
+        for name in output_names:
+            if name not in index:
+                raise InvalidInputError(f"unknown output name {name!r}; the model has "
+                                        f"{self.output_names}")
+        return [values[index[n]] for n in output_names]
+
+    def __call__(self, *values: Any) -> list:
+        """Positional form of `run(None, ...)`: one value per input, in model order."""
+        if len(values) != len(self.input_names):
+            raise InvalidInputError(f"expected {len(self.input_names)} input(s) "
+                                    f"{self.input_names}, got {len(values)}")
+        return self.run(None, dict(zip(self.input_names, values)))
+
+
+__all__ = ["CompiledContainerModel", "ContainerModel", "has_container_io"]

@@ -1,16 +1,19 @@
-"""Sequence and optional graph inputs and outputs as onnxc.backend runs them
-(src/onnxc/container_io.py's ContainerModel, whose errors are not turned into skips here): any sequence length, one compile per signature, optional
-inputs None or a value, results as onnxruntime gives them."""
+"""Sequence and optional graph inputs and outputs as onnxc.backend and onnxc.compile run them
+(src/onnxc/container_io.py's ContainerModel, whose errors are not turned into skips here):
+any sequence length, one compile per signature, optional inputs None or a value, results as
+onnxruntime gives them."""
 
 from __future__ import annotations
 
 import numpy as np
 import onnx
 import onnxruntime as ort
+import pytest
 from onnx import helper
 
 import onnxc
 from onnxc.container_io import ContainerModel
+from onnxc.errors import InvalidInputError
 
 F = onnx.TensorProto.FLOAT
 S = onnx.TensorProto.STRING
@@ -73,3 +76,39 @@ def test_optional_inputs_and_outputs():
     has, same = rep.run({"o": np.array([1.5, 2.0], np.float32)})
     assert has
     np.testing.assert_array_equal(same, [1.5, 2.0])
+
+
+def test_onnxc_compile_gives_a_model_taking_and_giving_containers(tmp_path):
+    """`onnxc.compile` of a model with container inputs or outputs (a ModelProto and a file)
+    runs as CompiledModel does, with lists and None for them, against onnxruntime; a second
+    call of a signature is the same compile; bad feeds and output names are typed errors."""
+    model = _sequence_model()
+    path = tmp_path / "seq.onnx"
+    onnx.save(model, path)
+    session = ort.InferenceSession(model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    for source in (model, str(path)):
+        compiled = onnxc.compile(source, cache_dir=tmp_path / "cache")
+        assert isinstance(compiled, onnxc.container_io.CompiledContainerModel)
+        assert compiled.input_names == ["s", "t"]
+        assert compiled.output_names == ["out", "n", "pair"]
+        for n in (2, 0, 2):
+            feeds = {"s": [np.full((3,), i, np.float32) for i in range(n)],
+                     "t": np.ones(3, np.float32)}
+            _same(compiled.run(None, feeds), session.run(None, feeds))
+        n_only = compiled.run(["n"], feeds)
+        assert n_only[0] == 3
+        _same(compiled(*feeds.values()), session.run(None, feeds))
+        with pytest.raises(InvalidInputError, match="missing \\['t'\\]"):
+            compiled.run(None, {"s": []})
+        with pytest.raises(InvalidInputError, match="unknown output name 'nope'"):
+            compiled.run(["nope"], feeds)
+
+
+def test_a_tensor_model_still_gives_a_compiled_model():
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", F, [2])],
+                              [helper.make_tensor_value_info("y", F, [2])])
+    compiled = onnxc.compile(helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 17)]))
+    assert isinstance(compiled, onnxc.CompiledModel)
