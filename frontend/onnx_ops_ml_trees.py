@@ -11,7 +11,16 @@ refused."""
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import BytesAttr, DenseArrayBase, IntegerAttr, StringAttr, f32, f64, i32, i64
+from xdsl.dialects.builtin import (
+    BytesAttr,
+    DenseArrayBase,
+    IntegerAttr,
+    StringAttr,
+    f32,
+    f64,
+    i32,
+    i64,
+)
 
 from onnxc.dialects.graph_trees import (
     AGGREGATES,

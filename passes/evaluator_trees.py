@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects.builtin import f64
-from xdsl.ir import Operation
 
 from onnxc.dialects.graph_base import int_of
 from onnxc.dialects.graph_trees import (

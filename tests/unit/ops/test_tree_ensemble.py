@@ -284,8 +284,8 @@ def _cycle(attrs):
     (_cycle, "tree 0 node 0 is on a cycle"),
 ])
 def test_malformed_trees_are_refused_naming_the_node(change, message):
-    with pytest.raises(ModelLoadError,
-                       match=r"node 'trees' \(ai\.onnx\.ml\.TreeEnsembleRegressor, opset 3\)") as err:
+    where = r"node 'trees' \(ai\.onnx\.ml\.TreeEnsembleRegressor, opset 3\)"
+    with pytest.raises(ModelLoadError, match=where) as err:
         onnxc.compile(_broken(change))
     assert message in str(err.value)
 
@@ -314,7 +314,8 @@ def test_double_input_compares_and_sums_in_double(aggregate):
     """A double input: double thresholds a hair above the grid's values (f32 would round
     them onto it), double weights, sums in double, as onnxruntime's, the result f32
     (TreeEnsembleRegressor) or f64 (opset 5's TreeEnsemble)."""
-    model = _regressor(60, targets=2, as_tensor=True, missing=True, aggregate_function=aggregate,
+    model = _regressor(60, targets=2, as_tensor=True, missing=True,
+                       aggregate_function=aggregate,
                        base_values_as_tensor=numpy_helper.from_array(np.array([0.5, -1.0])))
     model.graph.input[0].type.tensor_type.elem_type = onnx.TensorProto.DOUBLE
     compiled = onnxc.compile(model)
