@@ -399,17 +399,23 @@ class _Kernel:
         return kb.insert(arith.NegfOp(value))
 
     def store_part(self, value: SSAValue, row: Index, col: int) -> None:
-        """The first N - col lanes of `value` (+ bias) into Y's row, through the stack tile."""
-        kb = self.kb
-        kb.vstore(value, self.tile, [kb.idx(0)])
+        store_partial_row(self.kb, value, self.tile, self.bias, self.y, row, col, self.g.n)
 
-        def lane(c: Index) -> None:
-            x = kb.load(self.tile, [c])
-            if self.bias is not None:
-                x = kb.add(x, kb.load(self.bias, [kb.iadd(col, c)]))
-            kb.store(x, self.y, [row, kb.iadd(col, c)])
 
-        kb.for_(0, self.g.n - col, lane)
+def store_partial_row(kb: KernelBuilder, value: SSAValue, tile: SSAValue,
+                      bias: SSAValue | None, y: SSAValue, row: Index, col: int,
+                      n: int) -> None:
+    """The first n - col lanes of `value` (+ bias) into Y's `row` from column `col`, through
+    the stack `tile`: a vector store there would write past Y's last column."""
+    kb.vstore(value, tile, [kb.idx(0)])
+
+    def lane(c: Index) -> None:
+        x = kb.load(tile, [c])
+        if bias is not None:
+            x = kb.add(x, kb.load(bias, [kb.iadd(col, c)]))
+        kb.store(x, y, [row, kb.iadd(col, c)])
+
+    kb.for_(0, n - col, lane)
 
 
 def _int8():

@@ -261,16 +261,9 @@ class Int8Kernel:
                 kb.vstore(value, self.y, [kb.idx(row), kb.idx(col)])
 
     def store_part(self, value: SSAValue, row: Index, col: int) -> None:
-        kb = self.kb
-        kb.vstore(value, self.tile, [kb.idx(0)])
+        from onnxc.lowering.graph_to_loops.weight_quant_gemm import store_partial_row
 
-        def lane(c: Index) -> None:
-            x = kb.load(self.tile, [c])
-            if self.bias is not None:
-                x = kb.add(x, kb.load(self.bias, [kb.iadd(col, c)]))
-            kb.store(x, self.y, [row, kb.iadd(col, c)])
-
-        kb.for_(0, self.g.n - col, lane)
+        store_partial_row(self.kb, value, self.tile, self.bias, self.y, row, col, self.g.n)
 
 
 def int8_kernel(op: graph.MatMulWeightQuantizedOp, kb: KernelBuilder, ins, outs) -> None:

@@ -33,8 +33,8 @@ import onnx
 import onnxruntime as ort
 import skl2onnx
 import sklearn
+from bundled import bundled_data, with_nans  # this folder's data, shared with generate_trees.py
 from skl2onnx import to_onnx
-from sklearn import datasets
 from sklearn.base import is_outlier_detector
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
@@ -54,22 +54,6 @@ def _split(x, y):
     x_train, x_test, y_train, y_test = train_test_split(
         x, y, test_size=HELD_OUT, random_state=SEED, stratify=y if y.dtype.kind == "i" else None)
     return x_train, x_test, y_train, y_test
-
-
-def _data(name: str):
-    loader = {"iris": datasets.load_iris, "breast_cancer": datasets.load_breast_cancer,
-              "diabetes": datasets.load_diabetes, "wine": datasets.load_wine,
-              "digits": datasets.load_digits}[name]
-    x, y = loader(return_X_y=True)
-    return x.astype(np.float32), y
-
-
-def _with_nans(x: np.ndarray) -> np.ndarray:
-    """Every 7th value missing (NaN), seeded positions: what SimpleImputer replaces."""
-    rng = np.random.default_rng(SEED)
-    x = x.copy()
-    x[rng.random(x.shape) < 1 / 7] = np.nan
-    return x
 
 
 def _binned(x: np.ndarray) -> np.ndarray:
@@ -128,7 +112,7 @@ def _models():
             "digits", None, {"zipmap": False}, "Binarizer, LinearClassifier (10 classes)"),
         "imputer_ridge_diabetes": (
             make_pipeline(SimpleImputer(strategy="mean"), Ridge(alpha=0.5)), "diabetes",
-            _with_nans, {}, "Imputer (NaN -> column means), LinearRegressor"),
+            with_nans, {}, "Imputer (NaN -> column means), LinearRegressor"),
         "onehot_logreg_iris": (
             make_pipeline(OneHotEncoder(categories="auto", handle_unknown="ignore"),
                           LogisticRegression(max_iter=1000)), "iris", _binned,
@@ -159,7 +143,7 @@ def _named_batch(model: onnx.ModelProto) -> None:
 
 def build(name: str, spec) -> str:
     estimator, dataset, transform, options, what = spec
-    x, y = _data(dataset)
+    x, y = bundled_data(dataset)
     if transform is _two_targets:
         y = transform(y)
     elif transform is not None:

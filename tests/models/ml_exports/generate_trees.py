@@ -31,7 +31,9 @@ import onnxruntime as ort
 import skl2onnx
 import sklearn
 import xgboost
+from bundled import bundled_data, with_nans  # this folder's data, shared with generate.py
 from onnxmltools.convert.common.data_types import FloatTensorType
+from skl2onnx import to_onnx
 from sklearn import datasets
 from sklearn.ensemble import (
     ExtraTreesRegressor,
@@ -40,7 +42,6 @@ from sklearn.ensemble import (
     RandomForestClassifier,
 )
 from sklearn.model_selection import train_test_split
-from skl2onnx import to_onnx
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "models"
@@ -57,19 +58,8 @@ def _data(name: str):
         x, y = datasets.make_regression(n_samples=2000, n_features=10, noise=5.0,
                                         random_state=SEED)
     else:
-        loader = {"iris": datasets.load_iris, "breast_cancer": datasets.load_breast_cancer,
-                  "diabetes": datasets.load_diabetes, "wine": datasets.load_wine,
-                  "digits": datasets.load_digits}[name]
-        x, y = loader(return_X_y=True)
+        return bundled_data(name)
     return x.astype(np.float32), y
-
-
-def _with_nans(x: np.ndarray) -> np.ndarray:
-    """About one value in seven missing (NaN), at seeded positions."""
-    rng = np.random.default_rng(SEED)
-    x = x.copy()
-    x[rng.random(x.shape) < 1 / 7] = np.nan
-    return x
 
 
 def _models():
@@ -198,7 +188,7 @@ def build(name: str, spec) -> str:
     estimator, dataset, converter, nans, what = spec
     x, y = _data(dataset)
     if nans:
-        x = _with_nans(x)
+        x = with_nans(x)
     stratify = y if y.dtype.kind == "i" else None
     x_train, x_test, y_train, _ = train_test_split(x, y, test_size=HELD_OUT,
                                                    random_state=SEED, stratify=stratify)
