@@ -35,6 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
+from onnxc.tools.bench_timing import round_samples
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
@@ -145,16 +147,7 @@ def worker(runtime: str, name: str, path: str, threads: int, rounds: int) -> dic
     run = runner(runtime, path, feeds_of(name), threads)
     for _ in range(3):
         run()
-    begin = time.perf_counter()
-    run()
-    calls = max(1, int(MIN_ROUND_SECONDS / max(time.perf_counter() - begin, 1e-6)))
-    medians = []
-    for _ in range(rounds):
-        begin = time.perf_counter()
-        for _ in range(calls):
-            run()
-        medians.append((time.perf_counter() - begin) / calls * 1e3)
-    return {"ms": statistics.median(medians)}
+    return {"ms": statistics.median(round_samples(run, rounds, MIN_ROUND_SECONDS)) * 1e3}
 
 
 def interleaved(name: str, paths, runtimes, rounds: int) -> dict[str, float]:
