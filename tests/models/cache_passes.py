@@ -32,11 +32,17 @@ def case_id(nodeid: str, pass_name: str) -> str:
 
 
 def output_digest(outputs: Sequence[np.ndarray]) -> str:
-    """Dtypes, shapes and bytes of `outputs`: equal digests mean bit-identical outputs."""
+    """Dtypes, shapes and bytes of `outputs`: equal digests mean bit-identical outputs
+    (string outputs, object arrays of str: each string's length and UTF-8 bytes)."""
     digest = hashlib.sha256()
     for array in outputs:
         array = np.ascontiguousarray(array)
         digest.update(f"{array.dtype.str}{array.dtype.name}{array.shape}".encode())
+        if array.dtype == object:
+            for text in array.reshape(-1):
+                data = str(text).encode()
+                digest.update(len(data).to_bytes(8, "little") + data)
+            continue
         digest.update(array.view(np.uint8).reshape(-1).data if array.size else b"")
     return digest.hexdigest()
 

@@ -16,8 +16,9 @@ References and tolerances:
   grows through the layers; the quantization itself moves these logits by up to 0.8);
 - bert_fp16: onnxruntime, atol 4 ulps of f16 at the outputs' magnitude (onnxc computes f16
   ops in f32 and rounds once; onnxruntime rounds after every op);
-- the torchvision detectors: detections compared as sets (rows ordered by their boxes): the
-  same count and labels exactly, boxes within 1 px and scores within 1e-3. Measured: most
+- the torchvision detectors: detections compared as sets (matched by label and boxes within
+  1 px), scores within 1e-3; a detection found by one runtime only at a ranking cutoff (see
+  `_matched_detections`). Measured: most
   cases agree to 0.007 px and 4e-6, but Faster R-CNN on one 300x400 image has detections
   at its score threshold whose boxes differ by up to 0.44 px (scores 1.5e-4), the same in a
   fixed-shape compile, where onnxruntime's own optimization levels differ by 0.005 px:
@@ -172,15 +173,38 @@ def test_detector_finds_the_same_detections_at_two_image_sizes(name, cache_pass)
         feeds = corpus.feeds(name, case, rng)
         ours = dict(zip(outputs, cache_pass.outputs(compiled.run(None, feeds)), strict=True))
         theirs = dict(zip(outputs, reference(feeds), strict=True))
-        assert len(ours["boxes"]) == len(theirs["boxes"]) > 0, f"{name} {case}"
-        mine, want = np.lexsort(ours["boxes"].T), np.lexsort(theirs["boxes"].T)
-        np.testing.assert_array_equal(ours["labels"][mine], theirs["labels"][want], err_msg=case)
-        np.testing.assert_allclose(ours["boxes"][mine], theirs["boxes"][want], rtol=0, atol=1.0,
-                                   err_msg=case)
+        assert len(theirs["boxes"]) > 0, f"{name} {case}"
+        mine, want = _matched_detections(ours, theirs, f"{name} {case}")
         np.testing.assert_allclose(ours["scores"][mine], theirs["scores"][want], rtol=0,
                                    atol=1e-3, err_msg=case)
         if "masks" in theirs:
             _assert_masks_agree(ours["masks"][mine], theirs["masks"][want], case)
+
+
+def _matched_detections(ours: dict, theirs: dict, what: str) -> tuple[list[int], list[int]]:
+    """Pairs of detections with the same label and boxes within 1 px. A detection on one
+    side only is allowed where near-tied candidates swap at a ranking cutoff (the RPN's
+    top-k and the final top-k rank hundreds of proposals whose seeded random-weight scores
+    differ by 1e-4; f32 sums in another order reorder them): at most 2 per image, each
+    scoring within 1e-3 of the lowest score the other side kept. Measured: none on Zen 3,
+    one Faster R-CNN detection at 300x400 on Zen 4 (0.2161 against onnxruntime's lowest
+    0.2162)."""
+    unused = list(range(len(theirs["boxes"])))
+    mine, want, alone = [], [], []
+    for i in np.lexsort(ours["boxes"].T):
+        found = next((j for j in unused if ours["labels"][i] == theirs["labels"][j]
+                      and np.abs(ours["boxes"][i] - theirs["boxes"][j]).max() <= 1.0), None)
+        if found is None:
+            alone.append((float(ours["scores"][i]), float(theirs["scores"].min())))
+        else:
+            unused.remove(found)
+            mine.append(int(i))
+            want.append(found)
+    alone += [(float(theirs["scores"][j]), float(ours["scores"].min(initial=np.inf)))
+              for j in unused]
+    assert len(alone) <= 2 and all(score <= lowest + 1e-3 for score, lowest in alone), (
+        f"{what}: detections on one side only (score, the other side's lowest): {alone}")
+    return mine, want
 
 
 def _assert_masks_agree(masks: np.ndarray, want: np.ndarray, case: str) -> None:
