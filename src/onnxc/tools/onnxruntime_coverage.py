@@ -1,11 +1,11 @@
 """The coverage table against onnxruntime's CPU execution provider: every (domain, op) it
 has a kernel for, and whether onnxc converts it or refuses it, with the reason.
 
-onnxruntime's kernel list is a committed snapshot (data/onnxruntime_cpu_kernels.json, read
-from `onnxruntime.capi._pybind_state.get_all_opkernel_def()`, the registry its own
+onnxruntime's kernel list is a committed snapshot (data/onnxruntime_cpu_kernels.json,
+written by benchmarks/onnxruntime_kernels.py from the registry onnxruntime's own
 docs/OperatorKernels.md is generated from), so the page does not change with the installed
-onnxruntime. Refusal reasons come from frontend/onnx_refused.py, the table the importer
-quotes in its errors.
+onnxruntime and onnxc never imports it. Refusal reasons come from frontend/onnx_refused.py,
+the table the importer quotes in its errors.
 """
 
 from __future__ import annotations
@@ -18,24 +18,8 @@ from pathlib import Path
 
 SNAPSHOT = Path(__file__).with_name("data") / "onnxruntime_cpu_kernels.json"
 REGENERATE = "python -m onnxc.tools.onnxruntime_coverage -o docs/onnxruntime-coverage.md"
-RESNAPSHOT = "python -m onnxc.tools.onnxruntime_coverage --snapshot"
 _OPEN = 2**31 - 1  # onnxruntime's "and every later opset"
 _DOMAIN_NAMES = {"": "ai.onnx"}
-
-
-def take_snapshot() -> dict:
-    """The installed onnxruntime's CPU kernels: {"onnxruntime": version, "kernels":
-    [[domain, op, [[first, last], ...]], ...]} (last is 2**31 - 1 when open)."""
-    import onnxruntime
-    from onnxruntime.capi import _pybind_state
-
-    ranges: dict[tuple[str, str], set[tuple[int, int]]] = {}
-    for kernel in _pybind_state.get_all_opkernel_def():
-        if kernel.provider == "CPUExecutionProvider":
-            ranges.setdefault((kernel.domain, kernel.op_name), set()).add(
-                tuple(kernel.version_range))
-    kernels = [[d, op, sorted(map(list, r))] for (d, op), r in sorted(ranges.items())]
-    return {"onnxruntime": onnxruntime.__version__, "kernels": kernels}
 
 
 def load_snapshot() -> dict:
@@ -113,12 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m onnxc.tools.onnxruntime_coverage",
         description="Write the coverage table against onnxruntime's CPU execution provider.")
     parser.add_argument("-o", "--output", help="file to write (default: standard output)")
-    parser.add_argument("--snapshot", action="store_true",
-                        help=f"refresh {SNAPSHOT.name} from the installed onnxruntime instead")
     args = parser.parse_args(argv)
-    if args.snapshot:
-        SNAPSHOT.write_text(json.dumps(take_snapshot(), indent=0) + "\n", encoding="utf-8")
-        return 0
     text = render()
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
