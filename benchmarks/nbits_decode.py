@@ -118,29 +118,11 @@ def write_models(models, directory: Path) -> dict[tuple[str, str], str]:
 
 
 def runner(runtime: str, path: str, feeds, threads: int):
-    """A callable running the model once, and a check of its outputs."""
-    if runtime.startswith("onnxc"):
-        import onnxc
+    """A callable running the model once: quantized_bench.py's runners (onnxc's positional
+    call; onnxruntime through IOBinding into preallocated outputs)."""
+    from quantized_bench import onnxc_runner, ort_runner
 
-        compiled = onnxc.compile(path, num_threads=threads, cache_dir=False)
-        args = [feeds[spec.name] for spec in compiled.inputs]
-        return lambda: compiled(*args)
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 3
-    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-    outputs = [np.empty_like(a) for a in session.run(None, feeds)]
-    inputs = {k: np.ascontiguousarray(v) for k, v in feeds.items()}
-    binding = session.io_binding()
-    for name, value in inputs.items():
-        binding.bind_cpu_input(name, value)
-    for meta, out in zip(session.get_outputs(), outputs, strict=True):
-        binding.bind_output(meta.name, "cpu", 0, out.dtype, out.shape, out.ctypes.data)
-    return lambda: (session.run_with_iobinding(binding), inputs, outputs)
+    return (onnxc_runner if runtime.startswith("onnxc") else ort_runner)(path, feeds, threads)
 
 
 def worker(runtime: str, name: str, path: str, threads: int, rounds: int) -> dict:

@@ -53,7 +53,7 @@ def _feeds(name: str, model) -> dict[str, np.ndarray]:
     return bert_inputs(model, seed=2) if name.startswith("bert") else random_inputs(model, seed=2)
 
 
-def _onnxc_runner(path: str, feeds, threads: int):
+def onnxc_runner(path: str, feeds, threads: int):
     import onnxc
 
     compiled = onnxc.compile(path, num_threads=threads, cache_dir=False)
@@ -61,7 +61,7 @@ def _onnxc_runner(path: str, feeds, threads: int):
     return lambda: compiled(*args)
 
 
-def _ort_runner(path: str, feeds, threads: int):
+def ort_runner(path: str, feeds, threads: int):
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -98,9 +98,9 @@ def worker(runtime: str, name: str, threads: int, rounds: int) -> dict:
     feeds = _feeds(name, onnx.load(path, load_external_data=False))
     start = time.perf_counter()
     if runtime == "onnxc":
-        run = _onnxc_runner(path, feeds, threads)
+        run = onnxc_runner(path, feeds, threads)
     elif runtime == "onnxruntime":
-        run = _ort_runner(path, feeds, threads)
+        run = ort_runner(path, feeds, threads)
     else:
         run = _openvino_runner(path, feeds, threads)
     prepare = time.perf_counter() - start
@@ -126,7 +126,7 @@ def interleaved(name: str, runtimes, rounds: int) -> dict[str, float]:
 
     path = model_path(name)
     feeds = _feeds(name, onnx.load(path, load_external_data=False))
-    makers = {"onnxc": _onnxc_runner, "onnxruntime": _ort_runner,
+    makers = {"onnxc": onnxc_runner, "onnxruntime": ort_runner,
               "openvino": _openvino_runner}
     runs = {r: makers[r](path, feeds, 1) for r in runtimes}
     times: dict[str, list[float]] = {r: [] for r in runtimes}
