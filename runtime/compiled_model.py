@@ -41,6 +41,7 @@ from onnxc.dialects.check_failures import STATUS_RECORD_BYTES, check_failure
 from onnxc.dialects.string_dtype import STRING_DTYPE
 from onnxc.errors import InvalidArgumentError, InvalidInputError
 from onnxc.resource_limits import check_allocation, check_tensor
+from onnxc.runtime.run_arguments import address_of, checked_input, checked_outputs
 from onnxc.runtime.strings import is_hidden, run_with_strings
 
 if TYPE_CHECKING:
@@ -74,40 +75,6 @@ class _CapacityExceeded(Exception):
         super().__init__(symbol, needed)
         self.symbol, self.needed = symbol, needed
         self.measured = measured or {}
-
-
-def _address(array: np.ndarray) -> int:
-    """The address of `array`'s first byte; the ctypes buffer route is 3x faster than
-    `.ctypes.data` but needs a writable, non-empty buffer of a builtin dtype (not ml_dtypes'
-    bfloat16 / float8 / int4). Asking forgiveness: testing those three first cost a quarter
-    of the call (0.17 of 0.65 us, Zen 3), paid for every input and output of every run."""
-    try:
-        return ctypes.addressof(ctypes.c_char.from_buffer(array))
-    except (TypeError, ValueError, BufferError):
-        return array.ctypes.data
-
-
-def _check_disjoint(out: Sequence[int], inputs: Sequence[int],
-                    arrays: Sequence[np.ndarray]) -> None:
-    """InvalidInputError when an output's bytes overlap an input's or another output's
-    (inputs may share memory with each other). `out`, `inputs`: the addresses of the
-    first len(out) and the other `arrays`. Every array here is C-contiguous (inputs were
-    copied if not), so each is one byte interval and one sweep over them sorted by start is
-    exact; np.may_share_memory per pair took 30 us of a 35 us decode step (5 outputs, 7
-    inputs, Zen 3)."""
-    starts = [*out, *inputs]
-    ends = [start + a.nbytes for start, a in zip(starts, arrays)]
-    reach, out_reach, owner = 0, 0, -1  # furthest end so far; of an output, and which
-    for start, end, i in sorted(zip(starts, ends, range(len(starts)))):
-        if start == end:  # empty: no bytes to share
-            continue
-        if i < len(out) and start < reach:
-            raise InvalidInputError(f"out[{i}] overlaps an input or another output")
-        if start < out_reach:
-            raise InvalidInputError(f"out[{owner}] overlaps an input or another output")
-        reach = max(reach, end)
-        if i < len(out) and end > out_reach:
-            out_reach, owner = end, i
 
 
 def aligned_empty(nbytes: int, alignment: int = _ARENA_ALIGNMENT) -> np.ndarray:
@@ -330,9 +297,9 @@ class CompiledModel:
         arrays, addresses = self._input_addresses(values)
         if out is None:
             results = [np.empty(shape, dtype) for shape, dtype in self._output_allocs]
-            addresses.extend(map(_address, results))
+            addresses.extend(map(address_of, results))
         else:
-            addresses.extend(self._checked_outputs(out, self._output_allocs, arrays,
+            addresses.extend(checked_outputs(out, self._output_allocs, arrays,
                                                    addresses))
             results = list(out)
         self._call_native((addresses,))
@@ -349,15 +316,15 @@ class CompiledModel:
         for (spec, shape, dtype), value in zip(self._input_checks, values):
             if (type(value) is not np.ndarray or value.dtype != dtype
                     or not value.flags.c_contiguous):
-                value = self._checked(spec, value, symbolic=symbolic)
+                value = checked_input(spec, value, symbolic=symbolic)
             if symbolic:
                 shapes.append(value.shape)  # type: ignore[union-attr]
             elif value.shape != shape:
-                self._checked(spec, value)  # raises, naming the input and both shapes
-            address = _address(value)
+                checked_input(spec, value)  # raises, naming the input and both shapes
+            address = address_of(value)
             if address % dtype.alignment:  # a view at an odd offset: copy to aligned memory
                 value = value.copy()
-                address = _address(value)
+                address = address_of(value)
             arrays.append(value)
             addresses.append(address)
         return arrays, addresses
@@ -375,9 +342,9 @@ class CompiledModel:
             self._entry_inputs, self._entry_outputs, arrays, key=key)
         if out is None:
             results = [np.empty(shape, dtype) for shape, dtype in plan.allocations]
-            addresses.extend(map(_address, results))
+            addresses.extend(map(address_of, results))
         else:
-            addresses.extend(self._checked_outputs(out, plan.allocations, arrays,
+            addresses.extend(checked_outputs(out, plan.allocations, arrays,
                                                    addresses))
             results = list(out)
         if not plan.empty:
@@ -401,7 +368,7 @@ class CompiledModel:
             plan = signature.plan(self._entry_inputs, self._entry_outputs, arrays, capacity)
             results = [np.empty(shape, dtype) for shape, dtype in plan.allocations]
             try:
-                counts = self._call_native(([*addresses, *map(_address, results)],),
+                counts = self._call_native(([*addresses, *map(address_of, results)],),
                                            sizes=(plan.dims, plan.dynamic_bytes), counts=True)
             except _CapacityExceeded as short:  # stopped where a size outgrew its room
                 if signature.run_bounds[signature.run_symbols.index(short.symbol)]:
@@ -490,9 +457,9 @@ class CompiledModel:
         for spec, sample, k, value in zip(self._entry_inputs, self._sample_inputs, rows_in,
                                           values):
             if not k:
-                arrays.append(self._checked(sample, value))
+                arrays.append(checked_input(sample, value))
                 continue
-            value = self._checked(spec, value, batch_rows=k)
+            value = checked_input(spec, value, batch_rows=k)
             n = value.shape[0] // k
             if samples is not None and n != samples:
                 raise InvalidInputError(
@@ -502,42 +469,17 @@ class CompiledModel:
         assert samples is not None
         shapes = [((k * samples, *shape[1:]) if k else shape, dtype)
                   for (shape, dtype), k in zip(self._output_allocs, rows_out)]
-        bases = [_address(a) for a in arrays]
+        bases = [address_of(a) for a in arrays]
         if out is None:
             results = [np.empty(shape, dtype) for shape, dtype in shapes]
-            bases.extend(map(_address, results))
+            bases.extend(map(address_of, results))
         else:
-            bases.extend(self._checked_outputs(out, shapes, arrays, bases))
+            bases.extend(checked_outputs(out, shapes, arrays, bases))
             results = list(out)
         steps = self._sample_bytes
         self._call_native(([base + i * step for base, step in zip(bases, steps)]
                            for i in range(samples)), batched=True)
         return [results[i] for i in wanted]
-
-    @staticmethod
-    def _checked_outputs(out: Sequence[np.ndarray], shapes, inputs: Sequence[np.ndarray],
-                         input_addresses: Sequence[int]) -> list[int]:
-        """The addresses of the caller's output arrays, if native code may write them
-        (else InvalidInputError)."""
-        if not isinstance(out, Sequence) or len(out) != len(shapes):
-            raise InvalidInputError(
-                f"out must be a sequence of {len(shapes)} array(s), one per model output")
-        addresses = []
-        for i, (array, (shape, dtype)) in enumerate(zip(out, shapes)):
-            if not isinstance(array, np.ndarray) or array.dtype != dtype \
-                    or array.shape != tuple(shape):
-                got = (f"{array.dtype}{list(array.shape)}" if isinstance(array, np.ndarray)
-                       else type(array).__name__)
-                raise InvalidInputError(
-                    f"out[{i}] must be a {dtype}{list(shape)} array, got {got}")
-            flags = array.flags
-            address = _address(array)
-            if not flags.c_contiguous or not flags.writeable or address % dtype.alignment:
-                raise InvalidInputError(
-                    f"out[{i}] must be writable, C-contiguous and aligned for {dtype}")
-            addresses.append(address)
-        _check_disjoint(addresses, input_addresses, [*out, *inputs])
-        return addresses
 
     def _new_slot(self) -> _Slot:
         """An argv (constants and arena filled in) with its own zeroed, aligned arena.
@@ -586,35 +528,3 @@ class CompiledModel:
             raise InvalidInputError(
                 f"unknown output name {err.args[0]!r}; the model has {self.output_names}"
             ) from None
-
-    @staticmethod
-    def _checked(spec: TensorSpec, value, batch_rows: int = 0,
-                 symbolic: bool = False) -> np.ndarray:
-        """The array native code may read for `spec`, or InvalidInputError saying why not
-        (`batch_rows`: the spec's leading dimension is any multiple of it; `symbolic`: the
-        shape is checked by SymbolicSignature.bind instead)."""
-        if not isinstance(value, np.ndarray):
-            if isinstance(value, np.generic):
-                value = np.asarray(value)
-            else:
-                raise InvalidInputError(
-                    f"input '{spec.name}' must be a numpy array, got {type(value).__name__}"
-                )
-        if value.dtype != spec.dtype:
-            raise InvalidInputError(
-                f"input '{spec.name}' has dtype {value.dtype}, expected {spec.dtype}"
-            )
-        shape = tuple(value.shape)
-        if batch_rows:
-            if len(shape) != len(spec.shape) or shape[1:] != spec.shape[1:] \
-                    or shape[0] % batch_rows:
-                raise InvalidInputError(
-                    f"input '{spec.name}' has shape {list(shape)}, expected "
-                    f"[{batch_rows} x N, {', '.join(map(str, spec.shape[1:]))}]")
-        elif shape != spec.shape and not symbolic:
-            raise InvalidInputError(
-                f"input '{spec.name}' has shape {list(value.shape)}, expected {list(spec.shape)}"
-            )
-        if not value.flags.c_contiguous or value.ctypes.data % value.dtype.alignment:
-            value = np.ascontiguousarray(value).copy()
-        return value
