@@ -77,16 +77,19 @@ def _load_matrix(kb: KernelBuilder, x: SSAValue, m: Index, a: SSAValue, n: int,
     kb.for_(0, n, row)
 
 
-def det_kernel(op: graph.DetOp, kb: KernelBuilder, ins, outs) -> None:
-    """det = sign * prod(pivots) of the LU factorization, per matrix."""
+def _matrices(op: graph.DetOp | graph.InverseOp, kb: KernelBuilder, ins, outs):
+    """n; the number of matrices; the input as [count, n, n]; the float64 scratch; the
+    result's element type."""
     require_plain(op)
     n = _order(op)
-    lead = sizes(kb, op.input, ins[0])[:-2]
-    count = kb.product(lead)
-    x = kb.view(ins[0], [count, n, n])
+    count = kb.product(sizes(kb, op.input, ins[0])[:-2])
+    return n, count, kb.view(ins[0], [count, n, n]), ins[1], outs[0].type.get_element_type()
+
+
+def det_kernel(op: graph.DetOp, kb: KernelBuilder, ins, outs) -> None:
+    """det = sign * prod(pivots) of the LU factorization, per matrix."""
+    n, count, x, a, element = _matrices(op, kb, ins, outs)
     y = kb.view(outs[0], [count])
-    a = ins[1]
-    element = outs[0].type.get_element_type()
     zero, one = kb.constant(0.0, f64), kb.constant(1.0, f64)
 
     def matrix(m: Index) -> None:
@@ -117,14 +120,8 @@ def det_kernel(op: graph.DetOp, kb: KernelBuilder, ins, outs) -> None:
 
 def inverse_kernel(op: graph.InverseOp, kb: KernelBuilder, ins, outs) -> None:
     """Gauss-Jordan elimination of [A | I] with partial pivoting, per matrix."""
-    require_plain(op)
-    n = _order(op)
-    lead = sizes(kb, op.input, ins[0])[:-2]
-    count = kb.product(lead)
-    x = kb.view(ins[0], [count, n, n])
+    n, count, x, a, element = _matrices(op, kb, ins, outs)
     y = kb.view(outs[0], [count, n, n])
-    a = ins[1]
-    element = outs[0].type.get_element_type()
 
     def matrix(m: Index) -> None:
         _load_matrix(kb, x, m, a, n, identity=True)
