@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SUBPACKAGES = ("dialects", "frontend", "passes", "lowering", "runtime")
+SUBPACKAGES = ("dialects", "frontend", "passes", "lowering", "runtime", "serving")
 
 pytest.importorskip("importlinter", reason="import-linter is in the test extra")
 
