@@ -1,5 +1,6 @@
 """`onnxc run MODEL.onnx`: compile a model, run it, and print checksums and timings;
-`onnxc compile MODEL.onnx -o DIR`: compile it ahead of time into a deployable directory.
+`onnxc compile MODEL.onnx -o DIR`: compile it ahead of time into a deployable directory;
+`onnxc serve REPO`: serve a model repository (onnxc.serving.launcher).
 
 The quickest end-to-end check of the whole compiler on a real network: it reports how long
 compilation took, a checksum of every output (to compare against another runtime), and the
@@ -23,6 +24,7 @@ import numpy as np
 from onnxc.compile_options import add_option_flags, given_options
 from onnxc.dialects.string_dtype import STRING_DTYPE
 from onnxc.errors import InvalidArgumentError, InvalidInputError, OnnxcError
+from onnxc.serving import launcher as serve_launcher
 from onnxc.tools import bench as bench_tool
 from onnxc.tools import diagnostics
 from onnxc.tools.optimize_onnx import optimize_model
@@ -249,6 +251,11 @@ def build_parser() -> argparse.ArgumentParser:
     optimize.add_argument("-O", "--opt-level", type=int, metavar="N",
                           help="graph optimization level 0-3 (default: 3)")
     optimize.set_defaults(handler=optimize_model)
+
+    serve = commands.add_parser(
+        "serve", help="serve a model repository over HTTP and gRPC (Open Inference Protocol)",
+        description=serve_launcher.DESCRIPTION)
+    serve_launcher.add_arguments(serve)
     return parser
 
 

@@ -1,0 +1,311 @@
+"""`onnxc serve REPO`: the HTTP, gRPC and metrics listeners over one InferenceServer.
+
+One process and one asyncio loop: uvicorn serves the Starlette app (http_app), grpc.aio the
+GRPCInferenceService (grpc_service, when present), and a second uvicorn the Prometheus
+registry the core records into. SIGTERM or SIGINT stops the listeners accepting, lets the
+core finish what is in flight (requests that arrive meanwhile are refused UNAVAILABLE) and
+exits 0; a second signal stops at once. Logs are one JSON object a line on stderr, with no
+line per request unless --access-log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import socket
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+DESCRIPTION = (
+    "Serve the models of a Triton-layout repository (REPO/<model>/[config.pbtxt], "
+    "REPO/<model>/<version>/model.onnx or an `onnxc compile` directory) over the Open "
+    "Inference Protocol: HTTP/REST (JSON and binary tensors) and gRPC, with Triton's "
+    "repository, statistics and configuration extensions, and Prometheus metrics. Listens "
+    "on loopback unless --host says otherwise; SIGTERM drains the requests in flight.")
+
+log = logging.getLogger("onnxc.serving")
+
+
+@dataclass
+class ServeOptions:
+    """What `onnxc serve` was asked for (the CLI's flags, for callers without argparse)."""
+
+    repository: str
+    host: str = "127.0.0.1"
+    http_port: int = 8000
+    grpc_port: int | None = 8001
+    """None: no gRPC listener"""
+    metrics_port: int | None = 8002
+    """None: no metrics listener"""
+    model_control_mode: str = "none"
+    poll_interval_s: float = 5.0
+    load_models: list[str] = field(default_factory=list)
+    max_request_bytes: int = 64 << 20
+    drain_timeout_s: float = 30.0
+    access_log: bool = False
+    log_level: str = "info"
+
+
+def _port(text: str) -> int | None:
+    """A TCP port; 0 picks a free one; -1 turns the listener off."""
+    value = int(text)
+    if value < -1 or value > 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port (0-65535, or -1 for none)")
+    return None if value == -1 else value
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `serve` subcommand's flags (Triton's names where Triton has one)."""
+    parser.add_argument("repository", metavar="REPO", help="the model repository folder")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on (default: 127.0.0.1, loopback only)")
+    parser.add_argument("--http-port", type=_port, default=8000, metavar="PORT",
+                        help="HTTP/REST port (default: 8000; 0: any free port)")
+    parser.add_argument("--grpc-port", type=_port, default=8001, metavar="PORT",
+                        help="gRPC port (default: 8001; -1: no gRPC)")
+    parser.add_argument("--metrics-port", type=_port, default=8002, metavar="PORT",
+                        help="Prometheus metrics port (default: 8002; -1: no metrics)")
+    parser.add_argument("--model-control-mode", choices=("none", "poll", "explicit"),
+                        default="none",
+                        help="none: load every model at start; poll: also pick up changes "
+                        "to the repository; explicit: load only --load-model and what the "
+                        "repository API loads (default: none)")
+    parser.add_argument("--poll-interval", type=_positive_float, default=5.0, metavar="S",
+                        help="seconds between repository polls in poll mode (default: 5)")
+    parser.add_argument("--load-model", action="append", default=[], metavar="M",
+                        help="in explicit mode, a model to load at start (repeatable)")
+    parser.add_argument("--max-request-bytes", type=_positive_int, default=64 << 20,
+                        metavar="N", help="largest request body accepted, after "
+                        "decompression (default: 67108864)")
+    parser.add_argument("--drain-timeout", type=_positive_float, default=30.0, metavar="S",
+                        help="on SIGTERM, how long to wait for requests in flight "
+                        "(default: 30)")
+    parser.add_argument("--access-log", action="store_true",
+                        help="log one line per HTTP request (default: off)")
+    parser.add_argument("--log-level", choices=("debug", "info", "warning", "error"),
+                        default="info", help="structured log level (default: info)")
+    parser.add_argument("--engine", choices=("local", "ray"), default="local",
+                        help="local: this process serves (default); ray: each model "
+                        "version is a Ray Serve deployment (serving/ray_engine.py)")
+    ray = parser.add_argument_group("Ray engine (--engine ray)")
+    ray.add_argument("--replicas", type=_positive_int, default=None, metavar="N",
+                     help="replicas per model version")
+    ray.add_argument("--autoscale", default=None, metavar="MIN:MAX",
+                     help="autoscale replicas between MIN and MAX")
+    ray.add_argument("--ray-address", default=None, metavar="ADDR",
+                     help="an existing Ray cluster (default: start one in this process)")
+    parser.set_defaults(handler=serve_command)
+
+
+def options_from_args(args: argparse.Namespace) -> ServeOptions:
+    return ServeOptions(
+        repository=args.repository, host=args.host, http_port=args.http_port,
+        grpc_port=args.grpc_port, metrics_port=args.metrics_port,
+        model_control_mode=args.model_control_mode, poll_interval_s=args.poll_interval,
+        load_models=list(args.load_model), max_request_bytes=args.max_request_bytes,
+        drain_timeout_s=args.drain_timeout, access_log=args.access_log,
+        log_level=args.log_level)
+
+
+def serve_command(args: argparse.Namespace) -> None:
+    """The CLI handler: run until a signal; errors propagate to the CLI's one-line report."""
+    if args.http_port is None:
+        raise argparse.ArgumentTypeError("--http-port cannot be -1: HTTP is always served")
+    configure_logging(args.log_level, access_log=args.access_log)
+    if args.engine == "ray":
+        from onnxc.serving import ray_engine  # noqa: PLC0415 - Ray only when asked for
+
+        ray_engine.serve_command(args)
+        return
+    asyncio.run(serve(options_from_args(args)))
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line: time, level, logger, message and the record's `extra` fields."""
+
+    _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "color_message"}
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        for key, value in vars(record).items():
+            if key not in self._STANDARD and not key.startswith("_"):
+                entry[key] = value if isinstance(value, (str, int, float, bool)) else str(value)
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry)
+
+
+def configure_logging(level: str, *, access_log: bool = False) -> None:
+    """onnxc.serving's and uvicorn's loggers as JSON lines on stderr."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter())
+    for name, name_level in (("onnxc.serving", level), ("uvicorn.error", "warning"),
+                             ("uvicorn.access", "info" if access_log else "warning")):
+        logger = logging.getLogger(name)
+        logger.handlers[:] = [handler]
+        logger.setLevel(name_level.upper())
+        logger.propagate = False
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A bound, listening TCP socket; an address in use is an OSError naming it."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as err:
+        sock.close()
+        raise OSError(err.errno, f"cannot listen on {host}:{port}: {err.strerror}") from None
+    sock.listen(2048)
+    sock.setblocking(False)
+    return sock
+
+
+def _uvicorn_server(app: Any, *, access_log: bool) -> Any:
+    """A uvicorn.Server that leaves signals to the launcher (it handles them for all three
+    listeners) and configures no logging of its own."""
+    import uvicorn  # noqa: PLC0415
+
+    class _Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    config = uvicorn.Config(app, lifespan="off", access_log=access_log, log_config=None,
+                            server_header=False, timeout_graceful_shutdown=None)
+    return _Server(config)
+
+
+async def serve(options: ServeOptions, *, started: asyncio.Event | None = None,
+                stop: asyncio.Event | None = None) -> None:
+    """Serve until `stop` is set or SIGTERM/SIGINT arrives, then drain and return.
+    `started` is set once every listener accepts (the ports are logged)."""
+    from onnxc.serving.http_app import build_app  # noqa: PLC0415
+    from onnxc.serving.server_core import InferenceServer  # noqa: PLC0415
+
+    core = InferenceServer(
+        options.repository, model_control_mode=options.model_control_mode,
+        poll_interval_s=options.poll_interval_s,
+        startup_models=options.load_models or None,
+        max_request_bytes=options.max_request_bytes)
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    signals_seen: list[int] = []
+
+    def on_signal(signum: int) -> None:
+        signals_seen.append(signum)
+        log.info("signal received, draining", extra={"event": "signal",
+                                                       "signal": signal.Signals(signum).name})
+        stop.set()
+        if len(signals_seen) > 1:
+            for server in http_servers:
+                server.force_exit = True
+
+    installed = []
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signum, on_signal, signum)
+            installed.append(signum)
+
+    http_servers: list[Any] = []
+    tasks: list[asyncio.Task] = []
+    grpc_server = None
+    try:
+        http_socket = _listen(options.host, options.http_port)
+        app = build_app(core, max_request_bytes=options.max_request_bytes)
+        http = _uvicorn_server(app, access_log=options.access_log)
+        http_servers.append(http)
+        tasks.append(asyncio.create_task(http.serve(sockets=[http_socket])))
+        ports = {"http_port": http_socket.getsockname()[1]}
+        if options.metrics_port is not None:
+            from prometheus_client import make_asgi_app  # noqa: PLC0415
+
+            metrics_socket = _listen(options.host, options.metrics_port)
+            metrics = _uvicorn_server(make_asgi_app(core.metrics_registry), access_log=False)
+            http_servers.append(metrics)
+            tasks.append(asyncio.create_task(metrics.serve(sockets=[metrics_socket])))
+            ports["metrics_port"] = metrics_socket.getsockname()[1]
+        if options.grpc_port is not None:
+            grpc_server, grpc_port = await _start_grpc(core, options.host, options.grpc_port)
+            if grpc_server is not None:
+                ports["grpc_port"] = grpc_port
+        while not all(server.started for server in http_servers):
+            if any(task.done() for task in tasks):  # a listener failed to start
+                for task in tasks:
+                    if task.done():
+                        task.result()
+            await asyncio.sleep(0.01)
+        log.info("listening", extra={"event": "listening", "host": options.host, **ports})
+        if started is not None:
+            started.set()
+        await core.start()
+        log.info("started", extra={"event": "started", "ready": core.ready()})
+        await stop.wait()
+    finally:
+        await _drain(core, http_servers, tasks, grpc_server, options.drain_timeout_s)
+        for signum in installed:
+            loop.remove_signal_handler(signum)
+        log.info("stopped", extra={"event": "stopped"})
+
+
+async def _start_grpc(core: Any, host: str, port: int) -> tuple[Any, int]:
+    """H3's grpc.aio server, when grpc_service.py is there: (server, bound port)."""
+    try:
+        from onnxc.serving import grpc_service  # noqa: PLC0415
+    except ImportError as err:
+        if err.name not in ("onnxc.serving.grpc_service",):
+            raise
+        log.warning("no gRPC service in this build", extra={"event": "grpc_missing"})
+        return None, 0
+    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    built = grpc_service.build_grpc_server(core, address)
+    server, bound = built if isinstance(built, tuple) else (built, port)
+    await server.start()
+    return server, bound
+
+
+async def _drain(core: Any, http_servers: list[Any], tasks: list[asyncio.Task],
+                 grpc_server: Any, timeout_s: float) -> None:
+    """Stop accepting everywhere, finish what is in flight, then close the listeners."""
+    for server in http_servers:
+        server.should_exit = True
+    grpc_stopped = grpc_server.stop(grace=timeout_s) if grpc_server is not None else None
+    await core.shutdown(drain_timeout_s=timeout_s)
+    if tasks:
+        done, pending = await asyncio.wait(tasks, timeout=timeout_s + 5)
+        for task in pending:
+            task.cancel()
+        for task in done:
+            if not task.cancelled() and task.exception() is not None:
+                log.error("listener failed", exc_info=task.exception(),
+                          extra={"event": "listener_failed"})
+    if grpc_stopped is not None:
+        await grpc_stopped
