@@ -134,7 +134,7 @@ def serve_command(args: argparse.Namespace) -> None:
         raise argparse.ArgumentTypeError("--http-port cannot be -1: HTTP is always served")
     configure_logging(args.log_level, access_log=args.access_log)
     if args.engine == "ray":
-        from onnxc.serving import ray_engine  # noqa: PLC0415 - Ray only when asked for
+        from onnxc.serving import ray_engine  # Ray only when asked for
 
         ray_engine.serve_command(args)
         return
@@ -192,7 +192,7 @@ def _listen(host: str, port: int) -> socket.socket:
 def _uvicorn_server(app: Any, *, access_log: bool) -> Any:
     """A uvicorn.Server that leaves signals to the launcher (it handles them for all three
     listeners) and configures no logging of its own."""
-    import uvicorn  # noqa: PLC0415
+    import uvicorn
 
     class _Server(uvicorn.Server):
         @contextlib.contextmanager
@@ -208,8 +208,8 @@ async def serve(options: ServeOptions, *, started: asyncio.Event | None = None,
                 stop: asyncio.Event | None = None) -> None:
     """Serve until `stop` is set or SIGTERM/SIGINT arrives, then drain and return.
     `started` is set once every listener accepts (the ports are logged)."""
-    from onnxc.serving.http_app import build_app  # noqa: PLC0415
-    from onnxc.serving.server_core import InferenceServer  # noqa: PLC0415
+    from onnxc.serving.http_app import build_app
+    from onnxc.serving.server_core import InferenceServer
 
     core = InferenceServer(
         options.repository, model_control_mode=options.model_control_mode,
@@ -246,7 +246,7 @@ async def serve(options: ServeOptions, *, started: asyncio.Event | None = None,
         tasks.append(asyncio.create_task(http.serve(sockets=[http_socket])))
         ports = {"http_port": http_socket.getsockname()[1]}
         if options.metrics_port is not None:
-            from prometheus_client import make_asgi_app  # noqa: PLC0415
+            from prometheus_client import make_asgi_app
 
             metrics_socket = _listen(options.host, options.metrics_port)
             metrics = _uvicorn_server(make_asgi_app(core.metrics_registry), access_log=False)
@@ -279,7 +279,7 @@ async def serve(options: ServeOptions, *, started: asyncio.Event | None = None,
 async def _start_grpc(core: Any, host: str, port: int) -> tuple[Any, int]:
     """H3's grpc.aio server, when grpc_service.py is there: (server, bound port)."""
     try:
-        from onnxc.serving import grpc_service  # noqa: PLC0415
+        from onnxc.serving import grpc_service
     except ImportError as err:
         if err.name not in ("onnxc.serving.grpc_service",):
             raise
