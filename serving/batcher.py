@@ -274,7 +274,7 @@ class DynamicBatcher:
                     tuple(executions))
                 try:
                     self._on_batch(timing)
-                except Exception:  # statistics must never fail a request
+                except Exception:  # noqa: BLE001 - statistics must never fail a request
                     _log.exception("%s: recording a batch's statistics failed", self.name)
         except BaseException as error:
             for entry in batch:
