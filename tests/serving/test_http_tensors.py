@@ -21,7 +21,7 @@ from onnxc.serving.http_tensors import decode_request, decompress, encode_respon
 from onnxc.serving.messages import InferResponse
 
 httpclient = pytest.importorskip("tritonclient.http")
-from tritonclient.http._utils import _get_inference_request  # noqa: E402
+from tritonclient.http._utils import _get_inference_request
 
 RNG = np.random.default_rng(7)
 
