@@ -1,0 +1,250 @@
+"""InferenceServer driven directly (no HTTP, no gRPC): loading, metadata, request checks.
+
+Models are tiny onnx.helper graphs with seeded weights: an MLP with a symbolic batch
+("N", so max_batch_size is derived) and a fixed-shape model (max_batch_size 0). Answers
+are compared with onnx.reference.ReferenceEvaluator (in the test only) with rtol 1e-5,
+atol 1e-5: float32 sums of 8 products whose order may differ from the reference's.
+Each test runs its own event loop (asyncio.run) on a fresh repository in tmp_path;
+models compile through the session's compile cache, so only the first compile pays.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+from onnxc.serving.errors import ServingError
+from onnxc.serving.messages import InferRequest
+from onnxc.serving.server_core import InferenceServer
+
+TOL = {"rtol": 1e-5, "atol": 1e-5}
+
+
+def mlp_model(seed: int) -> onnx.ModelProto:
+    """x[N,4] -> relu(x @ w1 + b1) @ w2 -> y[N,3]; `seed` picks the weights (a "version")."""
+    rng = np.random.default_rng(seed)
+    weights = [numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+               for name, shape in (("w1", (4, 8)), ("b1", (8,)), ("w2", (8, 3)))]
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w1"], ["h"]),
+         helper.make_node("Add", ["h", "b1"], ["h2"]),
+         helper.make_node("Relu", ["h2"], ["h3"]),
+         helper.make_node("MatMul", ["h3", "w2"], ["y"])],
+        "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])], weights)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def fixed_model() -> onnx.ModelProto:
+    """a[2,3] f32, b[2,3] f32 -> sum = a + b, prod = a * b (no batch dimension)."""
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["a", "b"], ["sum"]),
+         helper.make_node("Mul", ["a", "b"], ["prod"])],
+        "fixed", [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3]) for n in "ab"],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3]) for n in ("sum", "prod")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def add_version(repo: Path, name: str, version: int, model: onnx.ModelProto) -> None:
+    folder = repo / name / str(version)
+    folder.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, folder / "model.onnx")
+
+
+def reference(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:
+    return ReferenceEvaluator(model).run(None, feeds)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """mlp (versions 1, 2; no config: derived), fixed (config.pbtxt), broken (garbage)."""
+    add_version(tmp_path, "mlp", 1, mlp_model(1))
+    add_version(tmp_path, "mlp", 2, mlp_model(2))
+    add_version(tmp_path, "fixed", 1, fixed_model())
+    (tmp_path / "fixed" / "config.pbtxt").write_text(
+        'name: "fixed"\nmax_batch_size: 0\n'
+        'input [ { name: "a" data_type: TYPE_FP32 dims: [2, 3] } ]\n'
+        'instance_group [ { count: 2 kind: KIND_CPU } ]\n')
+    (tmp_path / "broken" / "1").mkdir(parents=True)
+    (tmp_path / "broken" / "1" / "model.onnx").write_bytes(b"not an onnx model")
+    return tmp_path
+
+
+def serve(repo: Path, body, **options):
+    """Run `body(server)` (a coroutine function) on a started server, then shut it down."""
+    async def main():
+        server = InferenceServer(repo, **options)
+        await server.start()
+        try:
+            return await body(server)
+        finally:
+            await server.shutdown(drain_timeout_s=10)
+    return asyncio.run(main())
+
+
+def test_start_loads_the_repository_and_reports_the_broken_model(repo: Path) -> None:
+    """A model that cannot load is in the index with its reason; the others serve."""
+    async def body(server: InferenceServer):
+        assert server.live() and server.ready()
+        index = {(r["name"], r["version"]): r for r in server.repository_index()}
+        assert index[("mlp", "2")]["state"] == "READY"
+        assert ("mlp", "1") not in index  # default policy: latest 1
+        assert index[("fixed", "1")]["state"] == "READY"
+        assert index[("broken", "1")]["state"] == "UNAVAILABLE"
+        assert index[("broken", "1")]["reason"]
+        assert {r["name"] for r in server.repository_index(ready_only=True)} == {"mlp",
+                                                                                  "fixed"}
+        assert not server.model_ready("broken")
+        with pytest.raises(ServingError) as error:
+            await server.infer("broken", None, InferRequest({}))
+        assert error.value.status == "UNAVAILABLE"
+        meta = server.server_metadata()
+        assert meta["name"] == "onnxc" and "model_repository" in meta["extensions"]
+    serve(repo, body)
+
+
+def test_metadata_and_config_derived_and_given(repo: Path) -> None:
+    """The MLP's symbolic batch gives max_batch_size > 0 and -1 in the metadata; the
+    fixed model's config is completed with the output it did not list."""
+    async def body(server: InferenceServer):
+        meta = server.model_metadata("mlp", None)
+        assert meta["platform"] == "onnxc" and meta["versions"] == ["2"]
+        assert meta["inputs"] == [{"name": "x", "datatype": "FP32", "shape": [-1, 4]}]
+        assert meta["outputs"] == [{"name": "y", "datatype": "FP32", "shape": [-1, 3]}]
+        config = server.model_config("mlp", None)
+        assert config["max_batch_size"] > 0 and config["name"] == "mlp"
+        fixed = server.model_config("fixed", "1")
+        assert [o["name"] for o in fixed["output"]] == ["sum", "prod"]
+        assert fixed["instance_group"][0]["count"] == 2
+        assert server.model_config_proto("fixed", None).max_batch_size == 0
+        assert server.model_metadata("fixed", "1")["inputs"][1]["shape"] == [2, 3]
+        for bad in (("nope", None), ("mlp", "1"), ("mlp", "x")):
+            with pytest.raises(ServingError) as error:
+                server.model_metadata(*bad)
+            assert error.value.status in ("NOT_FOUND", "INVALID_ARGUMENT")
+    serve(repo, body)
+
+
+def test_infer_matches_the_reference(repo: Path) -> None:
+    """Batched and fixed models answer what onnx.reference computes."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    a, b = (rng.standard_normal((2, 3)).astype(np.float32) for _ in range(2))
+
+    async def body(server: InferenceServer):
+        response = await server.infer("mlp", None, InferRequest({"x": x}, id="r1"))
+        assert (response.model_name, response.model_version, response.id) == ("mlp", "2",
+                                                                               "r1")
+        np.testing.assert_allclose(response.outputs["y"],
+                                   reference(mlp_model(2), {"x": x})[0], **TOL)
+        response = await server.infer("fixed", "1", InferRequest(
+            {"a": a, "b": b}, requested_outputs=["prod"]))
+        assert list(response.outputs) == ["prod"]
+        np.testing.assert_allclose(response.outputs["prod"], a * b, **TOL)
+    serve(repo, body)
+
+
+def test_concurrent_requests_on_several_threads(repo: Path) -> None:
+    """32 requests at once on the 2-thread fixed model each get their own answer."""
+    rng = np.random.default_rng(4)
+    feeds = [{"a": rng.standard_normal((2, 3)).astype(np.float32),
+              "b": rng.standard_normal((2, 3)).astype(np.float32)} for _ in range(32)]
+
+    async def body(server: InferenceServer):
+        responses = await asyncio.gather(*(server.infer("fixed", None, InferRequest(f))
+                                           for f in feeds))
+        for feed, response in zip(feeds, responses):
+            np.testing.assert_allclose(response.outputs["sum"], feed["a"] + feed["b"], **TOL)
+    serve(repo, body)
+
+
+BAD_REQUESTS = {
+    "unknown input": ({"x": np.zeros((1, 4), np.float32), "z": np.zeros(1)}, None, "'z'"),
+    "missing input": ({}, None, "missing input"),
+    "wrong datatype": ({"x": np.zeros((1, 4), np.float64)}, None, "FP64"),
+    "wrong shape": ({"x": np.zeros((1, 5), np.float32)}, None, "[1, 5]"),
+    "no batch dim": ({"x": np.zeros((4,), np.float32)}, None, "shape"),
+    "batch too big": ({"x": np.zeros((99, 4), np.float32)}, None, "max_batch_size"),
+    "empty batch": ({"x": np.zeros((0, 4), np.float32)}, None, "batch size 0"),
+    "unknown output": ({"x": np.zeros((1, 4), np.float32)}, ["nope"], "'nope'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_REQUESTS))
+def test_bad_requests_are_refused_with_the_reason(repo: Path, case: str) -> None:
+    """Each refusal is INVALID_ARGUMENT naming the model and what was wrong."""
+    inputs, outputs, says = BAD_REQUESTS[case]
+
+    async def body(server: InferenceServer):
+        with pytest.raises(ServingError) as error:
+            await server.infer("mlp", None, InferRequest(inputs, requested_outputs=outputs))
+        assert error.value.status == "INVALID_ARGUMENT"
+        assert "mlp" in error.value.message and says in error.value.message
+        # the server still answers
+        response = await server.infer("mlp", None,
+                                      InferRequest({"x": np.ones((1, 4), np.float32)}))
+        assert response.outputs["y"].shape == (1, 3)
+    serve(repo, body)
+
+
+def test_request_size_limit(repo: Path) -> None:
+    async def body(server: InferenceServer):
+        with pytest.raises(ServingError) as error:
+            await server.infer("mlp", None, InferRequest({"x": np.ones((2, 4), np.float32)}))
+        assert error.value.status == "RESOURCE_EXHAUSTED" and "16" in error.value.message
+    serve(repo, body, max_request_bytes=16)
+
+
+def test_unknown_model_is_not_found(repo: Path) -> None:
+    async def body(server: InferenceServer):
+        with pytest.raises(ServingError) as error:
+            await server.infer("nope", None, InferRequest({}))
+        assert error.value.status == "NOT_FOUND"
+        with pytest.raises(ServingError) as error:
+            await server.infer("mlp", "7", InferRequest({}))
+        assert error.value.status == "NOT_FOUND" and "version 7" in error.value.message
+    serve(repo, body)
+
+
+def test_explicit_mode_load_with_config_and_unload(repo: Path) -> None:
+    """Explicit mode loads nothing at start; load_model with a JSON config (Triton's
+    override) serves the versions it asks for; unload stops serving."""
+    async def body(server: InferenceServer):
+        assert server.repository_index(ready_only=True) == []
+        config = {"max_batch_size": 2, "version_policy": {"all": {}}}
+        await server.load_model("mlp", json.dumps(config))
+        assert server.model_metadata("mlp")["versions"] == ["1", "2"]
+        assert server.model_config("mlp")["max_batch_size"] == 2
+        x = np.ones((1, 4), np.float32)
+        one = await server.infer("mlp", "1", InferRequest({"x": x}))
+        np.testing.assert_allclose(one.outputs["y"], reference(mlp_model(1), {"x": x})[0],
+                                   **TOL)
+        with pytest.raises(ServingError) as error:
+            await server.load_model("broken")
+        assert error.value.status == "INVALID_ARGUMENT" and "broken" in error.value.message
+        await server.unload_model("mlp")
+        assert not server.model_ready("mlp")
+        with pytest.raises(ServingError) as error:
+            await server.infer("mlp", None, InferRequest({"x": x}))
+        assert error.value.status == "UNAVAILABLE"
+        rows = [r for r in server.repository_index() if r["name"] == "mlp"]
+        assert rows == [{"name": "mlp", "version": "", "state": "UNAVAILABLE",
+                         "reason": "unloaded"}]
+    serve(repo, body, model_control_mode="explicit")
+
+
+def test_shutdown_refuses_new_requests(repo: Path) -> None:
+    async def body(server: InferenceServer):
+        await server.shutdown()
+        assert not server.live() and not server.ready()
+        with pytest.raises(ServingError) as error:
+            await server.infer("mlp", None, InferRequest({"x": np.ones((1, 4), np.float32)}))
+        assert error.value.status == "UNAVAILABLE"
+    serve(repo, body)
