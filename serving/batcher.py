@@ -67,12 +67,22 @@ class _Queued:
 
 def serving_error(error: BaseException, name: str) -> ServingError:
     """The ServingError a failed run answers: onnxc's own errors (a wrong input, a run-time
-    check in the model) are the client's, INVALID_ARGUMENT; anything else is a bug, INTERNAL."""
-    if isinstance(error, ServingError):
-        return error
-    if isinstance(error, OnnxcError):
-        return ServingError.invalid(f"{name}: {error}")
-    return ServingError("INTERNAL", f"{name}: {type(error).__name__}: {error}")
+    check in the model) are the client's, INVALID_ARGUMENT; anything else is a bug, INTERNAL.
+    Marked with Triton's failure reason BACKEND (statistics.failure_reason)."""
+    if not isinstance(error, ServingError):
+        if isinstance(error, OnnxcError):
+            error = ServingError.invalid(f"{name}: {error}")
+        else:
+            error = ServingError("INTERNAL", f"{name}: {type(error).__name__}: {error}")
+        error.failure_reason = "BACKEND"
+    return error
+
+
+def _refused(message: str, reason: str) -> ServingError:
+    """UNAVAILABLE, marked with Triton's failure reason (REJECTED, CANCELED)."""
+    error = ServingError.unavailable(message)
+    error.failure_reason = reason
+    return error
 
 
 def _workers(executor: concurrent.futures.Executor) -> int:
@@ -128,11 +138,11 @@ class DynamicBatcher:
         queue is full or the batcher closed, INVALID_ARGUMENT when the request is larger than
         max_batch_size or its run fails in the model."""
         if self._closed:
-            raise ServingError.unavailable(f"{self.name} is shutting down: request refused")
+            raise _refused(f"{self.name} is shutting down: request refused", "REJECTED")
         if self.max_queue_size and len(self._queue) >= self.max_queue_size:
-            raise ServingError.unavailable(
+            raise _refused(
                 f"{self.name}: the request queue is full ({self.max_queue_size} requests "
-                "waiting, dynamic_batching.default_queue_policy.max_queue_size)")
+                "waiting, dynamic_batching.default_queue_policy.max_queue_size)", "REJECTED")
         if self.max_batch_size and batch_size > self.max_batch_size:
             raise ServingError.invalid(
                 f"{self.name}: batch size {batch_size} exceeds max_batch_size "
@@ -158,8 +168,8 @@ class DynamicBatcher:
             while self._queue:
                 entry = self._queue.popleft()
                 if not entry.future.done():
-                    entry.future.set_exception(ServingError.unavailable(
-                        f"{self.name} was unloaded before the request ran"))
+                    entry.future.set_exception(_refused(
+                        f"{self.name} was unloaded before the request ran", "CANCELED"))
         if self._scheduler is not None:
             self._arrived.set()
             await self._scheduler
