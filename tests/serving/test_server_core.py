@@ -248,3 +248,102 @@ def test_shutdown_refuses_new_requests(repo: Path) -> None:
             await server.infer("mlp", None, InferRequest({"x": np.ones((1, 4), np.float32)}))
         assert error.value.status == "UNAVAILABLE"
     serve(repo, body)
+
+
+@pytest.mark.parametrize(("policy", "served"), [
+    ("", ["3"]), ("version_policy { latest { num_versions: 2 } }", ["2", "3"]),
+    ("version_policy { all { } }", ["1", "2", "3"]),
+    ("version_policy { specific { versions: [1, 3] } }", ["1", "3"])])
+def test_version_policies(tmp_path: Path, policy: str, served: list[str]) -> None:
+    for version in (1, 2, 3):
+        add_version(tmp_path, "mlp", version, mlp_model(version))
+    (tmp_path / "mlp" / "config.pbtxt").write_text(policy)
+
+    async def body(server: InferenceServer):
+        assert server.model_metadata("mlp")["versions"] == served
+        x = np.ones((2, 4), np.float32)
+        for version in served:
+            response = await server.infer("mlp", version, InferRequest({"x": x}))
+            np.testing.assert_allclose(response.outputs["y"], reference(
+                mlp_model(int(version)), {"x": x})[0], **TOL)
+    serve(tmp_path, body)
+
+
+def test_poll_picks_up_new_removed_and_changed(repo: Path) -> None:
+    """One poll at a time (poll_repository, what the background task runs): a new
+    version, a new model, a changed config and removed folders take effect."""
+    import shutil
+
+    async def body(server: InferenceServer):
+        assert server.model_metadata("mlp")["versions"] == ["2"]
+        add_version(repo, "mlp", 3, mlp_model(3))
+        add_version(repo, "late", 1, fixed_model())
+        await server.poll_repository()
+        assert server.model_metadata("mlp")["versions"] == ["3"]
+        assert server.model_ready("late")
+        (repo / "mlp" / "config.pbtxt").write_text(
+            "max_batch_size: 2\nversion_policy { latest { num_versions: 2 } }\n")
+        await server.poll_repository()
+        assert server.model_metadata("mlp")["versions"] == ["2", "3"]
+        assert server.model_config("mlp")["max_batch_size"] == 2
+        shutil.rmtree(repo / "mlp" / "3")
+        shutil.rmtree(repo / "late")
+        await server.poll_repository()
+        assert server.model_metadata("mlp")["versions"] == ["1", "2"]
+        assert not server.model_ready("late")
+        assert server.ready()
+    serve(repo, body, model_control_mode="poll", poll_interval_s=3600)
+
+
+def test_poll_task_runs_in_the_background(repo: Path) -> None:
+    """With a short interval the server finds a new version by itself (waited for with a
+    deadline, polling the metadata: no fixed sleep decides the outcome)."""
+    async def body(server: InferenceServer):
+        add_version(repo, "mlp", 5, mlp_model(5))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 30
+        while server.model_metadata("mlp")["versions"] != ["5"]:
+            assert loop.time() < deadline, "poll did not load version 5 within 30 s"
+            await asyncio.sleep(0.05)
+    serve(repo, body, model_control_mode="poll", poll_interval_s=0.1)
+
+
+def test_in_flight_request_finishes_on_its_version(repo: Path) -> None:
+    """A request queued on version 2 when a poll replaces it by version 3 is answered by
+    version 2; the reload waits for it before closing version 2, and new requests go to 3."""
+    import threading
+
+    x = np.ones((1, 4), np.float32)
+
+    async def body(server: InferenceServer):
+        old = server.store.records["mlp"].versions[2]
+        gate = threading.Event()
+        old.executor.submit(gate.wait, 30)  # holds mlp v2's single thread
+        in_flight = asyncio.create_task(server.infer("mlp", None, InferRequest({"x": x})))
+        while old.inflight == 0:
+            await asyncio.sleep(0)
+        add_version(repo, "mlp", 3, mlp_model(3))
+        poll = asyncio.create_task(server.poll_repository())
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 30
+        while server.model_metadata("mlp")["versions"] != ["3"]:
+            assert loop.time() < deadline
+            await asyncio.sleep(0.01)
+        assert not poll.done() and not old.closed  # waiting for the request on v2
+        new = await server.infer("mlp", None, InferRequest({"x": x}))
+        assert new.model_version == "3"
+        gate.set()
+        answered = await in_flight
+        await asyncio.wait_for(poll, 30)
+        assert old.closed and answered.model_version == "2"
+        np.testing.assert_allclose(answered.outputs["y"],
+                                   reference(mlp_model(2), {"x": x})[0], **TOL)
+    serve(repo, body, model_control_mode="poll", poll_interval_s=3600)
+
+
+def test_load_is_refused_without_model_control(repo: Path) -> None:
+    async def body(server: InferenceServer):
+        with pytest.raises(ServingError) as error:
+            await server.load_model("mlp")
+        assert "model_control_mode" in error.value.message
+    serve(repo, body)
