@@ -51,6 +51,13 @@ def load_payload(payload: Path, config) -> object:
     return onnxc.compile(payload, quiet=True, **options)
 
 
+def per_sample(model, config) -> Callable[[list[dict]], list[dict]]:
+    """The batcher's `execute` for a model whose batch dimension is fixed at 1: each
+    request alone, each of its samples in turn (batch_execution concatenates only a
+    separable symbolic batch)."""
+    return lambda requests: [run_request(model, config, inputs, None) for inputs in requests]
+
+
 def run_request(model, config, inputs: dict[str, np.ndarray],
                 outputs: list[str] | None) -> dict[str, np.ndarray]:
     """One request on the model, outputs by name. A model whose batch dimension is fixed
@@ -103,7 +110,18 @@ class LoadedVersion:
 
     async def run(self, inputs: dict[str, np.ndarray],
                   outputs: list[str] | None) -> dict[str, np.ndarray]:
-        """Run one checked request on this version's threads."""
+        """Run one checked request: through the batcher when there is one, else alone on
+        this version's threads."""
+        if self.batcher is None:
+            return await self.run_alone(inputs, outputs)
+        batch = 1
+        if self.config.max_batch_size > 0 and inputs:
+            batch = next(iter(inputs.values())).shape[0]
+        results = await self.batcher.submit(inputs, batch)
+        return results if outputs is None else {name: results[name] for name in outputs}
+
+    async def run_alone(self, inputs: dict[str, np.ndarray],
+                        outputs: list[str] | None) -> dict[str, np.ndarray]:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.executor, run_request, self.model,
                                           self.config, inputs, outputs)
@@ -115,7 +133,7 @@ class LoadedVersion:
         for inputs, count, configured in samples:
             for _ in range(count):
                 try:
-                    await self.run(inputs, None)
+                    await self.run_alone(inputs, None)  # not counted in statistics
                 except OnnxcError as error:
                     if configured:
                         raise ModelLoadError(f"model '{self.name}' version {self.version}: "
@@ -129,14 +147,17 @@ class LoadedVersion:
         """Wait for the requests in flight (at most `timeout_s`), then stop the threads."""
         if self.closed:
             return
+        drained = True
         try:
-            await asyncio.wait_for(self._idle.wait(), timeout_s)
+            if self.inflight:
+                await asyncio.wait_for(self._idle.wait(), timeout_s)
         except TimeoutError:
+            drained = False  # what is still queued is refused (UNAVAILABLE), not run
             log.warning("model %s version %s: closed with %d request(s) in flight",
                         self.name, self.version, self.inflight)
         self.closed = True
         if self.batcher is not None:
-            await self.batcher.close(drain=True)
+            await self.batcher.close(drain=drained)
         self.executor.shutdown(wait=False)
 
 
@@ -220,6 +241,8 @@ class ModelStore:
         self.on_version_loaded: Callable[[LoadedVersion], None] | None = None
         """called for each version once loaded, before warmup (the core attaches its
         batcher and statistics there)"""
+        self.on_version_dropped: Callable[[LoadedVersion], None] | None = None
+        """called for each version no longer served under its number (its statistics go)"""
 
     def record(self, name: str) -> ModelRecord:
         return self.records.setdefault(name, ModelRecord(name))
@@ -311,6 +334,10 @@ class ModelStore:
         if record.stable is not None and record.stable not in versions:
             record.stable = None
         dropped = [v for k, v in old.items() if versions.get(k) is not v]
+        if self.on_version_dropped is not None:
+            for loaded in dropped:
+                if loaded.version not in versions:
+                    self.on_version_dropped(loaded)
         await asyncio.gather(*(v.close() for v in dropped))
 
     def _apply_config_traffic(self, record: ModelRecord, config) -> None:
@@ -357,8 +384,10 @@ class ModelStore:
             parsed[v] = w
         if sum(parsed.values()) <= 0:
             raise ServingError.invalid(f"model '{name}': traffic gives no version a weight")
-        before = self.traffic(name)
-        record.stable = max(before, key=lambda v: (before[v], v))
+        # rollback's target: the majority before this change when weights were set, else
+        # (the first split: routing went to the newest version) the majority of this one
+        before = record.traffic or parsed  # a tie: the older version is the stable one
+        record.stable = max(before, key=lambda v: (before[v], -v))
         record.traffic = parsed
 
     def rollback(self, name: str, version: str | None = None) -> None:
@@ -461,7 +490,5 @@ class ModelStore:
     async def close(self, timeout_s: float | None) -> None:
         """Close every version (waiting at most `timeout_s` for its requests)."""
         versions = [v for r in self.records.values() for v in r.versions.values()]
-        for record in self.records.values():
-            record.versions = {}
         await asyncio.gather(*(v.close(timeout_s) for v in versions))
         self.loader.shutdown(wait=False)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from pathlib import Path
 
 import numpy as np
@@ -20,9 +21,12 @@ from prometheus_client import CollectorRegistry
 
 from onnxc.errors import ModelLoadError, OnnxcError
 from onnxc.serving import repository
+from onnxc.serving.batch_execution import BatchExecutor
+from onnxc.serving.batcher import DynamicBatcher
 from onnxc.serving.errors import ServingError
 from onnxc.serving.messages import DATATYPES, InferRequest, InferResponse
-from onnxc.serving.model_store import LoadedVersion, ModelStore
+from onnxc.serving.model_store import LoadedVersion, ModelStore, per_sample
+from onnxc.serving.statistics import ServingStatistics
 from onnxc.version import __version__
 
 log = logging.getLogger("onnxc.serving")
@@ -47,7 +51,10 @@ class InferenceServer:
         self.max_request_bytes = max_request_bytes
         self.default_max_queue_size = default_max_queue_size
         self.metrics_registry = CollectorRegistry()
+        self.stats = ServingStatistics(self.metrics_registry)
         self.store = ModelStore(self.repository)
+        self.store.on_version_loaded = self._attach
+        self.store.on_version_dropped = lambda v: self.stats.remove(v.name, v.label)
         self._started = False
         self._closing = False
         self._inflight = 0
@@ -92,6 +99,27 @@ class InferenceServer:
             log.warning("shutdown: %d request(s) still in flight after %.1f s",
                         self._inflight, drain_timeout_s)
         await self.store.close(0)
+
+    def _attach(self, loaded: LoadedVersion) -> None:
+        """Give a loaded version its request queue: Triton's dynamic batcher when the
+        config has dynamic_batching, else one request per run (still queued, bounded and
+        counted the same way)."""
+        config = loaded.config
+        batching = config.HasField("dynamic_batching") and config.max_batch_size > 0
+        policy = config.dynamic_batching
+        lead = next((s.shape[0] for s in loaded.model.inputs if s.shape), None)
+        execute = (per_sample(loaded.model, config)
+                   if config.max_batch_size > 0 and isinstance(lead, int)
+                   else BatchExecutor(loaded.model))
+        loaded.batcher = DynamicBatcher(
+            execute, max_batch_size=config.max_batch_size if batching else 0,
+            preferred_batch_sizes=list(policy.preferred_batch_size) if batching else (),
+            max_queue_delay_us=policy.max_queue_delay_microseconds if batching else 0,
+            max_queue_size=(policy.default_queue_policy.max_queue_size
+                            or self.default_max_queue_size),
+            executor=loaded.executor,
+            on_batch=self.stats.model(loaded.name, loaded.label).record_batch,
+            name=f"model '{loaded.name}' version {loaded.version}")
 
     async def _poll_loop(self) -> None:
         while True:
@@ -178,22 +206,28 @@ class InferenceServer:
         """Check `request`, run it on the version routed to, answer its outputs."""
         if self._closing:
             raise ServingError.unavailable("the server is shutting down")
+        start = time.monotonic_ns()
         loaded = self.store.route(name, version)  # acquired: released below
         self._inflight += 1
         self._idle.clear()
+        stats = self.stats.model(name, loaded.label)
         try:
-            outputs = self._check(loaded, request)
             try:
+                outputs = self._check(loaded, request)
                 results = await loaded.run(request.inputs, outputs)
+            except ServingError as error:
+                stats.record_request(time.monotonic_ns() - start, error)
+                raise
             except OnnxcError as error:  # a run-time check of the model refused the data
+                stats.record_failure(time.monotonic_ns() - start, "BACKEND")
                 raise ServingError.invalid(f"model '{name}' version {loaded.version}: "
                                            f"{error}") from None
-            except ServingError:
-                raise
             except Exception as error:  # a bug: INTERNAL, the server stays up
+                stats.record_failure(time.monotonic_ns() - start, "BACKEND")
                 log.exception("model %s version %s: run failed", name, loaded.version)
                 raise ServingError("INTERNAL", f"model '{name}' version {loaded.version}: "
                                    f"internal error: {error}") from None
+            stats.record_success(time.monotonic_ns() - start)
         finally:
             loaded.release()
             self._inflight -= 1
@@ -318,22 +352,10 @@ class InferenceServer:
     # -- statistics --------------------------------------------------------------------
 
     def statistics(self, name: str | None = None, version: str | None = None) -> dict:
-        """Triton's statistics JSON; until serving/statistics.py is wired in, the loaded
-        versions with nothing recorded."""
+        """Triton's statistics JSON of every loaded version, of `name`'s, or of one."""
         if name:
             self._version(name, version)  # NOT_FOUND / UNAVAILABLE for unknown ones
-        stats = []
-        for record_name, record in sorted(self.store.records.items()):
-            if name and record_name != name:
-                continue
-            for number in sorted(record.versions):
-                if version and str(number) != str(version):
-                    continue
-                stats.append({"name": record_name, "version": str(number),
-                              "last_inference": 0, "inference_count": 0,
-                              "execution_count": 0, "inference_stats": {},
-                              "batch_stats": []})
-        return {"model_stats": stats}
+        return self.stats.to_dict(name or None, version or None)
 
 
 def _datatype_name(value: np.ndarray) -> str:
