@@ -189,7 +189,7 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _uvicorn_server(app: Any, *, access_log: bool) -> Any:
+def _uvicorn_server(app: Any, *, access_log: bool, drain_timeout_s: float) -> Any:
     """A uvicorn.Server that leaves signals to the launcher (it handles them for all three
     listeners) and configures no logging of its own."""
     import uvicorn
@@ -200,7 +200,7 @@ def _uvicorn_server(app: Any, *, access_log: bool) -> Any:
             yield
 
     config = uvicorn.Config(app, lifespan="off", access_log=access_log, log_config=None,
-                            server_header=False, timeout_graceful_shutdown=None)
+                            server_header=False, timeout_graceful_shutdown=drain_timeout_s)
     return _Server(config)
 
 
@@ -241,7 +241,8 @@ async def serve(options: ServeOptions, *, started: asyncio.Event | None = None,
     try:
         http_socket = _listen(options.host, options.http_port)
         app = build_app(core, max_request_bytes=options.max_request_bytes)
-        http = _uvicorn_server(app, access_log=options.access_log)
+        http = _uvicorn_server(app, access_log=options.access_log,
+                               drain_timeout_s=options.drain_timeout_s)
         http_servers.append(http)
         tasks.append(asyncio.create_task(http.serve(sockets=[http_socket])))
         ports = {"http_port": http_socket.getsockname()[1]}
@@ -249,12 +250,14 @@ async def serve(options: ServeOptions, *, started: asyncio.Event | None = None,
             from prometheus_client import make_asgi_app
 
             metrics_socket = _listen(options.host, options.metrics_port)
-            metrics = _uvicorn_server(make_asgi_app(core.metrics_registry), access_log=False)
+            metrics = _uvicorn_server(make_asgi_app(core.metrics_registry), access_log=False,
+                                      drain_timeout_s=options.drain_timeout_s)
             http_servers.append(metrics)
             tasks.append(asyncio.create_task(metrics.serve(sockets=[metrics_socket])))
             ports["metrics_port"] = metrics_socket.getsockname()[1]
         if options.grpc_port is not None:
-            grpc_server, grpc_port = await _start_grpc(core, options.host, options.grpc_port)
+            grpc_server, grpc_port = await _start_grpc(core, options.host, options.grpc_port,
+                                                       options.max_request_bytes)
             if grpc_server is not None:
                 ports["grpc_port"] = grpc_port
         while not all(server.started for server in http_servers):
@@ -276,7 +279,8 @@ async def serve(options: ServeOptions, *, started: asyncio.Event | None = None,
         log.info("stopped", extra={"event": "stopped"})
 
 
-async def _start_grpc(core: Any, host: str, port: int) -> tuple[Any, int]:
+async def _start_grpc(core: Any, host: str, port: int,
+                      max_request_bytes: int) -> tuple[Any, int]:
     """H3's grpc.aio server, when grpc_service.py is there: (server, bound port)."""
     try:
         from onnxc.serving import grpc_service
@@ -286,7 +290,7 @@ async def _start_grpc(core: Any, host: str, port: int) -> tuple[Any, int]:
         log.warning("no gRPC service in this build", extra={"event": "grpc_missing"})
         return None, 0
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    built = grpc_service.build_grpc_server(core, address)
+    built = grpc_service.build_grpc_server(core, address, max_message_bytes=max_request_bytes)
     server, bound = built if isinstance(built, tuple) else (built, port)
     await server.start()
     return server, bound
@@ -294,11 +298,13 @@ async def _start_grpc(core: Any, host: str, port: int) -> tuple[Any, int]:
 
 async def _drain(core: Any, http_servers: list[Any], tasks: list[asyncio.Task],
                  grpc_server: Any, timeout_s: float) -> None:
-    """Stop accepting everywhere, finish what is in flight, then close the listeners."""
+    """Stop accepting everywhere and let every request already accepted finish (the core
+    still serves them), then shut the core down (it refuses anything later with
+    UNAVAILABLE and waits for its own work, such as batches in its queues)."""
     for server in http_servers:
         server.should_exit = True
-    grpc_stopped = grpc_server.stop(grace=timeout_s) if grpc_server is not None else None
-    await core.shutdown(drain_timeout_s=timeout_s)
+    grpc_stopped = (asyncio.ensure_future(grpc_server.stop(grace=timeout_s))
+                    if grpc_server is not None else None)
     if tasks:
         done, pending = await asyncio.wait(tasks, timeout=timeout_s + 5)
         for task in pending:
@@ -309,3 +315,4 @@ async def _drain(core: Any, http_servers: list[Any], tasks: list[asyncio.Task],
                           extra={"event": "listener_failed"})
     if grpc_stopped is not None:
         await grpc_stopped
+    await core.shutdown(drain_timeout_s=timeout_s)
