@@ -19,8 +19,9 @@ from pathlib import Path
 
 from google.protobuf import json_format, text_format
 
+from onnxc.dialects.string_dtype import STRING_DTYPE
 from onnxc.errors import ModelLoadError
-from onnxc.serving.messages import datatype_of
+from onnxc.serving import messages
 from onnxc.serving.protocol_buffers import model_config
 
 CONFIG_FILE = "config.pbtxt"
@@ -161,6 +162,12 @@ def config_data_type(datatype: str) -> int:
     """A config's data_type enum value of a protocol datatype."""
     name = "TYPE_STRING" if datatype == "BYTES" else f"TYPE_{datatype}"
     return model_config().DataType.Value(name)
+
+
+def datatype_of(dtype) -> str:
+    """The protocol datatype of a compiled model's tensor dtype (its native string pairs
+    are BYTES)."""
+    return "BYTES" if dtype == STRING_DTYPE else messages.datatype_of(dtype)
 
 
 def _dims(shape: Sequence) -> list[int]:

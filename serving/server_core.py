@@ -228,6 +228,7 @@ class InferenceServer:
                 raise ServingError("INTERNAL", f"model '{name}' version {loaded.version}: "
                                    f"internal error: {error}") from None
             stats.record_success(time.monotonic_ns() - start)
+            results = {key: _as_bytes(value) for key, value in results.items()}
         finally:
             loaded.release()
             self._inflight -= 1
@@ -356,6 +357,16 @@ class InferenceServer:
         if name:
             self._version(name, version)  # NOT_FOUND / UNAVAILABLE for unknown ones
         return self.stats.to_dict(name or None, version or None)
+
+
+def _as_bytes(value: np.ndarray) -> np.ndarray:
+    """A string output (onnxc gives Python str) as the protocol's BYTES: UTF-8 bytes."""
+    if value.dtype != object:
+        return value
+    flat = [item.encode() if isinstance(item, str) else item for item in value.ravel()]
+    out = np.empty(len(flat), dtype=object)
+    out[:] = flat
+    return out.reshape(value.shape)
 
 
 def _datatype_name(value: np.ndarray) -> str:
