@@ -204,8 +204,8 @@ class DynamicBatcher:
     async def _next_batch(self) -> list[_Queued] | None:
         """The next batch to dispatch, waiting as GetDynamicBatch says (None: closed, empty)."""
         while True:
-            if any(entry.future.done() for entry in self._queue):  # callers that went away
-                self._queue = collections.deque(e for e in self._queue if not e.future.done())
+            while self._queue and self._queue[0].future.done():  # its caller went away
+                self._queue.popleft()
             if not self._queue:
                 if self._closed:
                     return None
@@ -213,8 +213,9 @@ class DynamicBatcher:
                 await self._arrived.wait()
                 continue
             count, wait_ns = self._decide(time.monotonic_ns())
-            if count:
-                return [self._queue.popleft() for _ in range(count)]
+            if count:  # without the requests abandoned meanwhile (a client went away)
+                taken = [self._queue.popleft() for _ in range(count)]
+                return [entry for entry in taken if not entry.future.done()]
             self._arrived.clear()
             try:
                 await asyncio.wait_for(self._arrived.wait(), wait_ns / 1e9)
@@ -229,8 +230,11 @@ class DynamicBatcher:
         best = 0  # requests in the best batch found: a preferred size, or the largest
         send_now = False
         for entry in self._queue:
+            if entry.future.done():  # abandoned: taken with the batch, then dropped
+                count += 1
+                continue
             size = entry.batch_size
-            if count:
+            if pending:
                 if pending + size > self._max_preferred and not best:
                     best = count
                 if pending + size > self.max_batch_size:

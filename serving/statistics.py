@@ -11,7 +11,8 @@ Who records what (as Triton's InferenceStatsAggregator does):
 - `record_success` / `record_failure`: the core, once per request it answers, with the
   end-to-end duration; a failure's reason is Triton's (REJECTED, CANCELED, BACKEND, OTHER).
 
-The metrics are Triton's cumulative counters, exposed under Triton's exact sample names
+The metrics are Triton's cumulative counters (and its pending-request gauge, read from the
+batcher's queue when scraped), exposed under Triton's exact sample names
 (`nv_inference_request_success{model="m",version="1"} 3`) with Prometheus type untyped:
 prometheus_client names every counter family `<name>_total`, so a counter type could not
 carry Triton's names, and the names are what dashboards and alerts query.
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -96,6 +97,9 @@ class ModelStatistics:
         self._stats = {key: _Duration() for key in _INFERENCE_STATS}
         self._failures = dict.fromkeys(FAILURE_REASONS, 0)
         self._batches: dict[int, dict[str, _Duration]] = {}
+        self.pending: Callable[[], int] | None = None
+        """what nv_inference_pending_request_count reports: the core sets it to its
+        batcher's `queued` (requests waiting for a batch); 0 while unset"""
 
     def record_success(self, duration_ns: int) -> None:
         """One request answered, `duration_ns` from its arrival to its answer."""
@@ -220,9 +224,18 @@ class ServingStatistics:
                 family.add_sample(family.name, {"model": record.name,
                                                 "version": record.version},
                                   values[family.name])
+        pending = Metric("nv_inference_pending_request_count",
+                         "Instantaneous number of pending requests awaiting execution per-model.",
+                         "gauge")
+        for record, _, _ in samples:
+            source = record.pending
+            pending.add_sample("nv_inference_pending_request_count",
+                               {"model": record.name, "version": record.version},
+                               source() if source is not None else 0)
         yield families[0]
         yield failure
         yield from families[1:]
+        yield pending
 
     def describe(self) -> list[Metric]:
         """No families up front: registering reads nothing (prometheus_client calls

@@ -160,6 +160,27 @@ def test_the_largest_reachable_preferred_size_goes_at_once():
     assert execute.batches == [[1] * 4, [1, 1], [1, 1], [1]]
 
 
+def test_a_request_abandoned_in_the_queue_is_not_run():
+    """A caller that goes away (its task cancelled: a client disconnected) leaves the queue:
+    with max_batch_size 3, the three others go as a full batch without it."""
+    execute = Recorder()
+    batcher, _ = _batcher(execute, max_batch_size=3)
+
+    async def main():
+        first = asyncio.ensure_future(batcher.submit(_x(1, 1), 1))
+        gone = asyncio.ensure_future(batcher.submit(_x(1, 2), 1))
+        await asyncio.sleep(0.01)
+        gone.cancel()
+        await asyncio.sleep(0)
+        rest = [asyncio.ensure_future(batcher.submit(_x(1, v), 1)) for v in (3, 4)]
+        results = await asyncio.gather(first, *rest)
+        await batcher.close()
+        return [r["y"][0, 0] for r in results]
+
+    assert _run(main()) == [2.0, 6.0, 8.0]
+    assert execute.batches == [[1, 1, 1]]
+
+
 def test_busy_workers_let_the_queue_grow_into_one_batch():
     """Batches form when a worker is free: what queues meanwhile goes as one (delay 0)."""
     gate = threading.Event()

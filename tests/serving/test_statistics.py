@@ -87,6 +87,7 @@ def test_metrics_exposition_has_tritons_names_labels_and_values():
     record.record_request(12_345_678)
     record.record_request(1_000, ServingError.invalid("no such input"))  # validation: OTHER
     stats.model("mlp", "2")
+    record.pending = lambda: 7  # the batcher's queue length, read when scraped
     text = generate_latest(registry).decode()
     lines = set(text.splitlines())
     v1 = 'model="mlp",version="1"'
@@ -102,6 +103,9 @@ def test_metrics_exposition_has_tritons_names_labels_and_values():
             'nv_inference_request_failure{model="mlp",reason="OTHER",version="1"} 1.0',
             'nv_inference_request_failure{model="mlp",reason="BACKEND",version="1"} 0.0',
             'nv_inference_request_success{model="mlp",version="2"} 0.0',
+            f"nv_inference_pending_request_count{{{v1}}} 7.0",
+            'nv_inference_pending_request_count{model="mlp",version="2"} 0.0',
+            "# TYPE nv_inference_pending_request_count gauge",
             "# TYPE nv_inference_request_success untyped"):
         assert line in lines, f"{line!r} not in:\n{text}"
     for reason in FAILURE_REASONS:
