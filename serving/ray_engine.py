@@ -1,0 +1,246 @@
+"""`onnxc serve REPO --engine ray`: the same repository and protocol, scaled out on Ray Serve.
+
+The driver reads the repository as the local engine does (repository.scan, the version
+policy) and deploys one Ray Serve application, "onnxc":
+- one deployment per served model version (ray_replica.ModelVersionReplica: the version
+  compiled in the replica through onnxc's compile cache, batched with `@serve.batch` from
+  the config's dynamic_batching), with `num_replicas` (--replicas N) or an
+  `autoscaling_config` (--autoscale MIN:MAX);
+- the ingress (ray_ingress.OnnxcIngress: the local engine's core and http_app over the
+  deployments' handles), served by Ray's HTTP proxy on --host/--http-port, with
+  grpc_service in the ingress process on --grpc-port.
+
+On one machine the driver starts Ray (a loopback node; its files in a temporary folder);
+with --ray-address it joins a cluster (`ray start --head` / `--address`, KubeRay), where the
+repository must be readable at the same path on every node. `app_builder` is the same
+application for `serve run` and KubeRay's RayService (docs/serving-ray.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import socket
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from onnxc.errors import InvalidArgumentError, ModelLoadError
+from onnxc.serving import repository
+from onnxc.serving.ray_ingress import OnnxcIngress, version_key
+from onnxc.serving.ray_replica import ModelVersionReplica, VersionSpec
+
+log = logging.getLogger("onnxc.serving")
+
+APP_NAME = "onnxc"
+INGRESS_NAME = "onnxc-ingress"
+
+
+@dataclass
+class RayOptions:
+    """What the Ray engine is asked for (the CLI's flags, for callers without argparse)."""
+
+    repository: str
+    host: str = "127.0.0.1"
+    http_port: int = 8000
+    grpc_port: int | None = 8001
+    """None: no gRPC listener"""
+    replicas: int | None = None
+    """replicas per model version (None: 1 unless autoscale)"""
+    autoscale: tuple[int, int] | None = None
+    ray_address: str | None = None
+    """None: start a single-node Ray in this process"""
+    max_request_bytes: int = 64 << 20
+    replica_num_cpus: float = 0.0
+    """CPUs each model replica reserves in Ray's scheduler (0: no reservation; give the
+    onnxc threads a replica uses on a cluster whose autoscaler adds nodes on demand)"""
+
+
+def parse_autoscale(text: str) -> tuple[int, int]:
+    """(min, max) replicas of "MIN:MAX"; InvalidArgumentError naming the value otherwise."""
+    low, sep, high = text.partition(":")
+    try:
+        bounds = (int(low), int(high)) if sep else None
+    except ValueError:
+        bounds = None
+    if bounds is None or bounds[0] < 0 or bounds[1] < max(bounds[0], 1):
+        raise InvalidArgumentError.expected("--autoscale", "MIN:MAX with 0 <= MIN <= MAX "
+                                            "and MAX >= 1", text)
+    return bounds
+
+
+def scaling(options: RayOptions) -> dict[str, Any]:
+    """The deployment options that size a version: num_replicas or autoscaling_config."""
+    if options.autoscale is not None:
+        if options.replicas is not None:
+            raise InvalidArgumentError("--replicas and --autoscale exclude each other: give "
+                                       "a fixed count or a MIN:MAX range")
+        low, high = options.autoscale
+        return {"autoscaling_config": {"min_replicas": low, "max_replicas": high,
+                                       "initial_replicas": max(low, 1),
+                                       "target_ongoing_requests": 2}}
+    return {"num_replicas": options.replicas or 1}
+
+
+def version_specs(repository_path: str | Path) -> list[VersionSpec]:
+    """Every version the repository's policies serve (a model whose config does not parse
+    has none: the ingress reports it, as the local engine does)."""
+    path = Path(repository_path).resolve()
+    specs = []
+    for name, source in repository.scan(path).items():
+        if source.error:
+            continue
+        config = None if source.config is None else source.config.SerializeToString()
+        for version in repository.select_versions(source.config, list(source.versions)):
+            specs.append(VersionSpec(name, version, str(source.versions[version].payload),
+                                     str(source.path), config))
+    return specs
+
+
+def deployment_name(spec: VersionSpec) -> str:
+    return f"{spec.model_name}-v{spec.version}"
+
+
+def build_application(options: RayOptions, *, grpc_address: str | None = None):
+    """The Ray Serve application: the ingress bound to one deployment per version."""
+    from ray import serve
+
+    actor = {"num_cpus": options.replica_num_cpus}
+    sizes = scaling(options)
+    handles = {}
+    for spec in version_specs(options.repository):
+        deployment = serve.deployment(ModelVersionReplica, name=deployment_name(spec),
+                                      ray_actor_options=actor, max_ongoing_requests=64,
+                                      **sizes)
+        handles[version_key(spec.model_name, spec.version)] = deployment.bind(spec)
+    ingress = serve.deployment(serve.ingress()(OnnxcIngress), name=INGRESS_NAME,
+                               num_replicas=1, ray_actor_options={"num_cpus": 0},
+                               max_ongoing_requests=1024)
+    return ingress.bind(str(Path(options.repository).resolve()), handles,
+                        {"max_request_bytes": options.max_request_bytes,
+                         "grpc_address": grpc_address})
+
+
+def app_builder(args: dict[str, str]):
+    """Ray Serve's application builder (`serve run onnxc.serving.ray_engine:app_builder
+    repository=/models replicas=2`, or a RayService's import_path): the same application
+    the CLI deploys, without gRPC (Ray's proxy serves HTTP)."""
+    known = {"repository", "replicas", "autoscale", "max_request_bytes", "replica_num_cpus"}
+    unknown = sorted(set(args) - known)
+    if unknown or "repository" not in args:
+        raise InvalidArgumentError(f"app_builder takes repository= (required) and "
+                                   f"{sorted(known - {'repository'})}, got {sorted(args)}")
+    options = RayOptions(
+        repository=args["repository"],
+        replicas=int(args["replicas"]) if "replicas" in args else None,
+        autoscale=parse_autoscale(args["autoscale"]) if "autoscale" in args else None,
+        max_request_bytes=int(args.get("max_request_bytes", 64 << 20)),
+        replica_num_cpus=float(args.get("replica_num_cpus", 0)))
+    return build_application(options)
+
+
+def free_port(host: str) -> int:
+    """A port free now on `host` (Ray's proxy takes a number, not a bound socket)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+class RayEngine:
+    """Ray (started here or joined) with the onnxc application deployed; `stop` undoes it."""
+
+    def __init__(self, options: RayOptions):
+        self.options = options
+        self.http_port = options.http_port or free_port(options.host)
+        self.grpc_port = None
+        if options.grpc_port is not None:
+            self.grpc_port = options.grpc_port or free_port(options.host)
+        self.started_ray = False
+        self._tmp = None
+
+    def start(self) -> None:
+        """Start or join Ray, start Serve's proxy on host:http_port, deploy and wait until
+        every replica has loaded its version (or reported why it could not)."""
+        import ray
+        from ray import serve
+
+        if not Path(self.options.repository).is_dir():
+            raise ModelLoadError(f"model repository {self.options.repository} is not a "
+                                 f"directory")
+        if not ray.is_initialized():
+            if self.options.ray_address:
+                ray.init(address=self.options.ray_address, logging_level="WARNING",
+                         log_to_driver=False)
+            else:
+                # short path: Ray's socket names must fit in 107 bytes
+                self._tmp = tempfile.mkdtemp(prefix="onnxc-ray-", dir="/tmp")
+                ray.init(_node_ip_address="127.0.0.1", include_dashboard=False,
+                         _temp_dir=self._tmp, logging_level="WARNING", log_to_driver=False)
+            self.started_ray = True
+        serve.start(http_options={"host": self.options.host, "port": self.http_port})
+        grpc_address = None
+        if self.grpc_port is not None:
+            host = self.options.host
+            grpc_address = f"[{host}]:{self.grpc_port}" if ":" in host else \
+                f"{host}:{self.grpc_port}"
+        serve.run(build_application(self.options, grpc_address=grpc_address), name=APP_NAME,
+                  route_prefix="/")
+        log.info("listening", extra={"event": "listening", "engine": "ray",
+                                     "host": self.options.host, "http_port": self.http_port,
+                                     **({"grpc_port": self.grpc_port}
+                                        if self.grpc_port is not None else {})})
+
+    def stop(self) -> None:
+        """Delete the application (Serve drains its replicas); stop Ray if started here."""
+        import ray
+        from ray import serve
+
+        try:
+            if ray.is_initialized():
+                serve.delete(APP_NAME)
+        finally:
+            if self.started_ray:
+                serve.shutdown()
+                ray.shutdown()
+                self.started_ray = False
+        log.info("stopped", extra={"event": "stopped", "engine": "ray"})
+
+
+def options_from_args(args: argparse.Namespace) -> RayOptions:
+    """RayOptions of `onnxc serve --engine ray`'s flags (launcher.add_arguments)."""
+    if args.model_control_mode != "none":
+        raise InvalidArgumentError(f"--model-control-mode {args.model_control_mode} is not "
+                                   f"available with --engine ray: its deployments are made "
+                                   f"at start (restart to pick up repository changes)")
+    return RayOptions(
+        repository=args.repository, host=args.host, http_port=args.http_port,
+        grpc_port=args.grpc_port, replicas=args.replicas,
+        autoscale=None if args.autoscale is None else parse_autoscale(args.autoscale),
+        ray_address=args.ray_address, max_request_bytes=args.max_request_bytes)
+
+
+def serve_command(args: argparse.Namespace) -> None:
+    """`onnxc serve REPO --engine ray ...` (called by launcher.serve_command): deploy, serve
+    until SIGTERM or SIGINT, then delete the application and stop Ray if started here."""
+    options = options_from_args(args)
+    scaling(options)  # a bad combination fails before Ray starts
+    if args.metrics_port is not None:
+        log.info("metrics: with --engine ray, Ray exports ray_serve_* metrics; onnxc's "
+                 "nv_inference_* statistics are at /v2/models/{m}/stats",
+                 extra={"event": "metrics_port_unused"})
+    stop = threading.Event()
+    previous = {signum: signal.signal(signum, lambda *_: stop.set())
+                for signum in (signal.SIGTERM, signal.SIGINT)}
+    engine = RayEngine(options)
+    try:
+        engine.start()
+        log.info("started", extra={"event": "started", "engine": "ray"})
+        stop.wait()
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        engine.stop()
