@@ -268,10 +268,10 @@ class ModelStore:
         folder = self.path / name
         if explicit:
             record.override = config_override
-        if not folder.is_dir():
-            record.failures = {0: f"model '{name}' is not in the repository {self.path}"}
+        if not folder.is_dir():  # removed from the repository: unloaded and forgotten
             await self._replace(record, {})
-            raise ModelLoadError(record.failures[0])
+            self.records.pop(name, None)
+            return
         source = repository.scan_model(folder)
         record.source, record.unloaded = source, False
         config = record.override if record.override is not None else source.config
@@ -478,7 +478,7 @@ class ModelStore:
         if record.unloaded:
             return False
         if not folder.is_dir():
-            return bool(record.versions) or bool(record.failures)
+            return True  # removed: the load forgets it
         source = repository.scan_model(folder)
         before = record.source
         if before is None:

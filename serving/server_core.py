@@ -118,7 +118,8 @@ class InferenceServer:
             max_queue_size=(policy.default_queue_policy.max_queue_size
                             or self.default_max_queue_size),
             executor=loaded.executor,
-            on_batch=self.stats.model(loaded.name, loaded.label).record_batch,
+            on_batch=lambda timing: self.stats.model(loaded.name, loaded.label)
+            .record_batch(timing),  # looked up per batch: a failed load leaves no record
             name=f"model '{loaded.name}' version {loaded.version}")
 
     async def _poll_loop(self) -> None:
@@ -356,6 +357,9 @@ class InferenceServer:
         """Triton's statistics JSON of every loaded version, of `name`'s, or of one."""
         if name:
             self._version(name, version)  # NOT_FOUND / UNAVAILABLE for unknown ones
+        for record in self.store.records.values():  # loaded versions show, zeros or not
+            for loaded in record.versions.values():
+                self.stats.model(record.name, loaded.label)
         return self.stats.to_dict(name or None, version or None)
 
 

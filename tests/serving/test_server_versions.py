@@ -78,6 +78,8 @@ def test_poll_picks_up_new_removed_and_changed(repo: Path) -> None:
         await server.poll_repository()
         assert server.model_metadata("mlp")["versions"] == ["1", "2"]
         assert not server.model_ready("late")
+        assert "late" not in {r["name"] for r in server.repository_index()}
+        assert {s["name"] for s in server.statistics()["model_stats"]} == {"mlp", "fixed"}
         assert server.ready()
     serve(repo, body, model_control_mode="poll", poll_interval_s=3600)
 
