@@ -43,18 +43,11 @@ class BatchTiming:
     batch_sizes: tuple[int, ...]
     """each request's own batch size"""
     queue_ns: tuple[int, ...]
-    """each request's wait from submit to dispatch"""
+    """each request's wait from submit until a worker started its batch"""
     errors: tuple[ServingError | None, ...]
     """each request's error (None: answered)"""
     executions: tuple[ExecutionTiming, ...]
     """the model runs that succeeded, each naming the requests it answered (indices here)"""
-
-    def execution_of(self, request: int) -> ExecutionTiming | None:
-        """The run that answered request `request` (None: it failed)."""
-        for execution in self.executions:
-            if request in execution.requests:
-                return execution
-        return None
 
 
 @dataclass
@@ -257,12 +250,16 @@ class DynamicBatcher:
     async def _run(self, batch: list[_Queued]) -> None:
         """Run one batch in the executor, answer each request, report the timing."""
         try:
-            dispatched = time.monotonic_ns()
+            dispatched = [time.monotonic_ns()]
             inputs = [entry.inputs for entry in batch]
             loop = asyncio.get_running_loop()
+
+            def first_run():  # the queue ends when a worker starts the batch (Triton's)
+                dispatched[0] = time.monotonic_ns()
+                return _timed(self._execute, inputs)
+
             try:
-                results, executions = await loop.run_in_executor(
-                    self._executor, _timed, self._execute, inputs)
+                results, executions = await loop.run_in_executor(self._executor, first_run)
                 if len(results) != len(batch):
                     raise RuntimeError(f"the batch's execute answered {len(results)} "
                                        f"requests of {len(batch)}")
@@ -284,7 +281,7 @@ class DynamicBatcher:
             if self._on_batch is not None:
                 timing = BatchTiming(
                     tuple(e.batch_size for e in batch),
-                    tuple(dispatched - e.enqueued_ns for e in batch), errors,
+                    tuple(dispatched[0] - e.enqueued_ns for e in batch), errors,
                     tuple(executions))
                 try:
                     self._on_batch(timing)
