@@ -7,8 +7,9 @@ bit for bit with the same request run alone.
 
 Timing bounds: the machine is shared (2 cores, several engineers), so a lone request's wait
 is checked as a median over repeated requests against its delay plus 15 ms: the batcher's
-own slack is about 1 ms (asyncio timer resolution, a thread hand-off); a batcher that waited
-for a second delay, or never dispatched, fails it.
+own slack measured 0.2-0.6 ms median, under 5 ms at p99 (asyncio's timer, a thread hand-off;
+load average 3 on 2 cores); a batcher that waited for a second delay, or never dispatched,
+fails it.
 """
 
 from __future__ import annotations
