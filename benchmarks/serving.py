@@ -24,6 +24,8 @@ only), and the server process tree's CPU time per inference (from /proc). The ma
         [--instances 1] [--threads 1] [--json out.json]
 
 The table is appended to benchmarks/results/<date>-serving-<cpu>.md (results_file.py).
+`sh benchmarks/serving_setup.sh` installs the Triton peer's venv and perf_analyzer (with the
+glibc it needs) first.
 """
 
 from __future__ import annotations
@@ -172,7 +174,7 @@ def triton_server(repo: Path, tmp: Path, models: list[str], settings, python: st
 
 
 def measure(server: Server, models: list[str], concurrencies: list[int], duration_s: float,
-            client: str, protocol: str, warmup_s: float) -> list[dict]:
+            client: str, protocol: str, warmup_s: float, perf_analyzer: str) -> list[dict]:
     """Every model at every concurrency on a started, ready server."""
     rows = []
     for model in models:
@@ -186,7 +188,7 @@ def measure(server: Server, models: list[str], concurrencies: list[int], duratio
             if client == "perf_analyzer":
                 try:
                     point = serving_load.perf_analyzer_point(
-                        PERF_ANALYZER, server.url(protocol), protocol, model, c, duration_s)
+                        perf_analyzer, server.url(protocol), protocol, model, c, duration_s)
                 except (RuntimeError, subprocess.SubprocessError) as e:
                     note = f"perf_analyzer failed, tritonclient loop instead: {e}"
                     print(f"  {server.kind} {model} c={c}: {note}", file=sys.stderr)
@@ -269,7 +271,10 @@ def main() -> None:
     parser.add_argument("--max-queue-delay-us", type=int, default=2000)
     parser.add_argument("--instances", type=int, default=1)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--triton-python", default=TRITON_PYTHON)
+    parser.add_argument("--triton-python", default=TRITON_PYTHON,
+                        help="the peer venv's python (benchmarks/serving_setup.sh)")
+    parser.add_argument("--perf-analyzer", default=PERF_ANALYZER,
+                        help="perf_analyzer or its run.sh (benchmarks/serving_setup.sh)")
     parser.add_argument("--ready-timeout", type=float, default=600.0)
     parser.add_argument("--json", type=Path, help="also write every row and setting here")
     args = parser.parse_args()
@@ -282,13 +287,19 @@ def main() -> None:
         max_queue_delay_us=args.max_queue_delay_us, instances=args.instances,
         threads=args.threads)
     client = args.client
-    why_not = serving_load.perf_analyzer_works(PERF_ANALYZER)
+    pa_version, why_not = serving_load.perf_analyzer_version(args.perf_analyzer)
     if client == "auto":
         client = "perf_analyzer" if why_not is None else "tritonclient"
     elif client == "perf_analyzer" and why_not:
         raise SystemExit(f"perf_analyzer does not run here: {why_not}")
 
+    import tritonclient
+
     rows, versions = [], {"python": platform.python_version()}
+    if client == "perf_analyzer":
+        versions["perf_analyzer"] = pa_version
+    else:
+        versions["tritonclient"] = tritonclient.__version__
     with tempfile.TemporaryDirectory(prefix="onnxc-serving-bench-") as tmp_name:
         tmp = Path(tmp_name)
         repo = serving_models.write_repository(tmp / "repo", models, settings)
@@ -307,7 +318,7 @@ def main() -> None:
                 server.wait_ready(models, args.ready_timeout)
                 print(f"{kind}: ready in {time.monotonic() - started:.1f} s", file=sys.stderr)
                 rows += measure(server, models, concurrencies, args.duration, client,
-                                args.protocol, args.warmup)
+                                args.protocol, args.warmup, args.perf_analyzer)
             finally:
                 server.stop()
 

@@ -61,16 +61,17 @@ _SERVER_COLUMNS = {"Server Queue": "queue", "Server Compute Input": "compute_inp
                    "Client Recv": "client_recv"}
 
 
-def perf_analyzer_works(binary: str) -> str | None:
-    """None when `binary --version` runs, else why not (its first error line)."""
+def perf_analyzer_version(binary: str) -> tuple[str | None, str | None]:
+    """(its version, None) when `binary --version` runs, else (None, why not)."""
     try:
-        run = subprocess.run([binary, "--version"], check=False, capture_output=True, text=True, timeout=30)
+        run = subprocess.run([binary, "--version"], check=False, capture_output=True,
+                             text=True, timeout=30)
     except (OSError, subprocess.SubprocessError) as e:
-        return str(e)
+        return None, str(e)
+    text = (run.stdout + run.stderr).strip()
     if run.returncode != 0:
-        return (run.stderr or run.stdout).strip().splitlines()[0] if (run.stderr or run.stdout) \
-            else f"exit code {run.returncode}"
-    return None
+        return None, text.splitlines()[0] if text else f"exit code {run.returncode}"
+    return text.replace("Perf Analyzer Version", "").strip(), None
 
 
 def perf_analyzer_point(binary: str, url: str, protocol: str, model: str, concurrency: int,
