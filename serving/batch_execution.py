@@ -107,9 +107,9 @@ class BatchExecutor:
         rows = [requests[i][names[0]].shape[0] for i in group]
         total = sum(rows)
         totals = {name: sum(requests[i][name].shape[0] for i in group) for name in names}
-        if any(totals[name] * r != total * requests[i][name].shape[0]
-               for name in names for i, r in zip(group, rows)):
-            return None  # inputs whose rows per sample differ between requests
+        if not total or any(totals[name] * r != total * requests[i][name].shape[0]
+                            for name in names for i, r in zip(group, rows)):
+            return None  # no rows at all, or inputs whose rows per sample differ
         feeds = {name: np.concatenate([requests[i][name] for i in group], axis=0)
                  for name in names}
         ready = time.perf_counter_ns()
@@ -117,8 +117,7 @@ class BatchExecutor:
         infer = time.perf_counter_ns()
         cuts = []
         for output in outputs:
-            if not total or output.ndim == 0 \
-                    or any((output.shape[0] * r) % total for r in rows):
+            if output.ndim == 0 or any((output.shape[0] * r) % total for r in rows):
                 self.concatenates = False  # the model's outputs do not split by request
                 return None
             cuts.append(np.cumsum([0] + [output.shape[0] * r // total for r in rows]))
