@@ -31,6 +31,7 @@ glibc it needs) first.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
 import platform
@@ -293,13 +294,11 @@ def main() -> None:
     elif client == "perf_analyzer" and why_not:
         raise SystemExit(f"perf_analyzer does not run here: {why_not}")
 
-    import tritonclient
-
     rows, versions = [], {"python": platform.python_version()}
     if client == "perf_analyzer":
         versions["perf_analyzer"] = pa_version
     else:
-        versions["tritonclient"] = tritonclient.__version__
+        versions["tritonclient"] = importlib.metadata.version("tritonclient")
     with tempfile.TemporaryDirectory(prefix="onnxc-serving-bench-") as tmp_name:
         tmp = Path(tmp_name)
         repo = serving_models.write_repository(tmp / "repo", models, settings)
