@@ -22,7 +22,11 @@ faster at batch 1; a branch (scf.if) choosing the child instead of a select was 
 
 The kernel's code grows with the number of runs of equal depth, not with the number of
 nodes (those are table entries): a forest with many depths is cut into at most MAX_RUNS
-runs walked to their deepest tree (a leaf reached early stays where it is)."""
+runs walked to their deepest tree (a leaf reached early stays where it is).
+
+Forests of shallow trees on an AVX-512 target (boosting's depth-3 to 5 trees) take the
+vector form instead, sixteen trees a vector and no walk (tree_ensemble_simd.py): the
+500-tree GBM's batch of 1,000 in 0.44 instead of 1.60 ms."""
 
 from __future__ import annotations
 
@@ -44,6 +48,7 @@ from onnxc.dialects.graph_trees import (
 )
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.rules import KernelRule
+from onnxc.lowering.graph_to_loops.tree_ensemble_simd import SimdForest, simd_forest, simd_sums
 from onnxc.target import Target
 
 MAX_RUNS = 16
@@ -73,10 +78,18 @@ this"""
 _INDEX = IndexType()
 
 
+def _simd(op: TreeEnsembleFields, t: TreeTables, target: Target) -> SimdForest | None:
+    order, parts = segments(t)
+    return simd_forest(t, int(shape_of(op.input)[1]), order, parts, target)
+
+
 def tree_constants(op: TreeEnsembleFields, target: Target) -> list[DenseIntOrFPElementsAttr]:
     """features, lower, upper, children, nan_inside, roots (in walk order: `segments`),
-    leaf weights, has_weight."""
+    leaf weights, has_weight; or the vector form's tables (tree_ensemble_simd.py)."""
     t = op.tables()
+    forest = _simd(op, t, target)
+    if forest is not None:
+        return forest.constants()
     order, _ = segments(t)
     return [from_numpy(t.features.astype("int32")), from_numpy(t.lower),
             from_numpy(t.upper), from_numpy(t.children.astype("int32")),
@@ -384,13 +397,23 @@ def _block(t: TreeTables, early_exit: bool) -> int:
 
 def _ensemble_kernel(op: TreeEnsembleFields, kb: KernelBuilder, ins, finish) -> None:
     t = op.tables()
+    n = shape_of(op.input)[0]
+    forest = _simd(op, t, kb.target)
+    if forest is not None:
+        walker = _Walker(op, kb, [ins[0], *[None] * 8], t)
+
+        def sample(row: Index) -> None:
+            sums = simd_sums(kb, forest, ins[0], list(ins[1:]), row, walker.initial(1))
+            finish(walker.scores(sums, 0), row)
+
+        kb.parallel_for(0, kb.dim(n), sample)
+        return
     walker = _Walker(op, kb, ins, t)
     order, parts = segments(t)
     depths = t.depths[order].tolist()
     most = max(2, MAX_RUNS // len(parts))
     plan = [(column, first + a, first + b, steps) for column, first, end in parts
             for a, b, steps in runs(depths[first:end], most)]
-    n = shape_of(op.input)[0]
     shallow = _early_exit(t)
     shallow = None if shallow is None else min(shallow, UNROLL_STEPS // 4)
     block = _block(t, shallow is not None)

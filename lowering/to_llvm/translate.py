@@ -49,6 +49,8 @@ _CASTS: dict[type[Operation], Callable[[ir.IRBuilder], Callable[[ir.Value, ir.Ty
     llvm_ext.UIToFPOp: lambda b: b.uitofp,
 }
 
+_FCMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
 # Argument attributes llvmlite can print, by their MLIR name.
 ARG_FLAGS = {
     "llvm.noalias": "noalias",
@@ -112,6 +114,19 @@ def convert_own_op(op: Operation, builder: ir.IRBuilder, values: dict[SSAValue, 
         fastmath = op.properties.get("fastmathFlags")
         flags = [f.value for f in fastmath.data] if isinstance(fastmath, llvm.FastMathAttr) else []
         values[op.results[0]] = builder.call(fn, args, fastmath=flags)
+        return True
+    if isinstance(op, llvm_ext.VectorFCmpOp):
+        predicate = op.predicate.data
+        lhs, rhs = values[op.lhs], values[op.rhs]
+        if predicate in ("ord", "uno"):
+            build = builder.fcmp_ordered if predicate == "ord" else builder.fcmp_unordered
+            values[op.res] = build(predicate, lhs, rhs)
+        else:
+            build = builder.fcmp_ordered if predicate[0] == "o" else builder.fcmp_unordered
+            values[op.res] = build(_FCMP[predicate[1:]], lhs, rhs)
+        return True
+    if isinstance(op, llvm_ext.VectorSelectOp):
+        values[op.res] = builder.select(values[op.cond], values[op.lhs], values[op.rhs])
         return True
     if isinstance(op, LaunchOp):
         operands = [values[operand] for operand in op.operands]
