@@ -162,6 +162,10 @@ class CompiledModel:
         run made (runtime/strings.py); () when none is"""
         if not any(self._string_io):
             self._string_io = ()
+        self._input_shapes = [tuple(i.shape) for i in self._entry_inputs]
+        self._plain = (not self._string_io and self._batch_rows is None
+                       and (self.symbolic is None or not self.symbolic.run_symbols))
+        """whether `_run_plain` may run this model"""
 
     def _check_allocations(self) -> None:
         """ResourceLimitError, before the first arena is made, for an arena or an output
@@ -241,6 +245,10 @@ class CompiledModel:
 
         `out`: one preallocated array per model output (all of them, in model order), which
         the run writes into instead of allocating."""
+        if output_names is None and out is None and self._plain:
+            results = self._run_plain(feeds)
+            if results is not None:
+                return results
         wanted = self._all_outputs if output_names is None else self._resolve_outputs(output_names)
         if type(feeds) is not dict and not isinstance(feeds, Mapping):
             raise InvalidInputError(
@@ -267,6 +275,61 @@ class CompiledModel:
                 f"expected {len(self.inputs)} input(s) {self.input_names}, got {len(arrays)}"
             )
         return self._invoke(arrays, self._all_outputs)
+
+    def _run_plain(self, feeds) -> list[np.ndarray] | None:
+        """`run(None, feeds)` in one frame for the common case: every input given as an
+        aligned, contiguous array of its dtype whose shapes the model ran before, no strings,
+        no batch rows, no outputs of run-time length. None (nothing run) for anything else,
+        which the general path then checks and runs. Why: at batch 1 a small model's run
+        is mostly this Python (a 500-tree forest: 3.4 against 4.8 us of 0.45 us native)."""
+        if type(feeds) is not dict or len(feeds) != len(self._input_names):
+            return None
+        shapes, addresses = [], []
+        for (_, shape, dtype), name in zip(self._input_checks, self._input_names):
+            value = feeds.get(name)  # as many names as inputs, each found: the same names
+            if type(value) is not np.ndarray or value.dtype != dtype:
+                return None
+            try:  # the buffer protocol refuses a strided view: contiguity is checked here
+                address = ctypes.addressof(ctypes.c_char.from_buffer(value))
+            except (TypeError, ValueError, BufferError):  # strided, read-only, empty
+                return None
+            if address % dtype.alignment:
+                return None
+            shapes.append(value.shape)
+            addresses.append(address)
+        signature = self.symbolic
+        if signature is None:
+            if shapes != self._input_shapes:
+                return None
+            allocations, plan = self._output_allocs, None
+        else:
+            plan = signature.plans.get(tuple(shapes))  # a plan exists for checked shapes only
+            if plan is None:
+                return None
+            allocations = plan.allocations
+        results = [np.empty(shape, dtype) for shape, dtype in allocations]
+        try:
+            for result in results:
+                addresses.append(ctypes.addressof(ctypes.c_char.from_buffer(result)))
+        except (TypeError, ValueError, BufferError):  # an empty output
+            return None
+        try:
+            slot = self._free_slots.pop()
+        except IndexError:
+            slot = self._new_slot()
+        try:
+            if plan is not None and (slot.bound is not plan.dims or slot.dynamic is None
+                                     or slot.dynamic.nbytes < plan.dynamic_bytes):
+                self._bind_sizes(slot, plan.dims, plan.dynamic_bytes)
+            argv = slot.argv
+            for i, address in enumerate(addresses):
+                argv[i] = address
+            status = self._entry(slot.argv_address)  # ctypes drops the GIL for the call
+            if status:
+                raise self._failed_check(slot, status, None)
+        finally:
+            self._free_slots.append(slot)
+        return [results[i] for i in self._all_outputs]
 
     def _check_names(self, feeds: Mapping[str, np.ndarray]) -> None:
         unknown = sorted(set(feeds) - self._input_name_set)
