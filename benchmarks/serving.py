@@ -37,6 +37,7 @@ import os
 import platform
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -215,6 +216,27 @@ def _ms(us: float | None) -> str:
     return "-" if us is None else f"{us / 1e3:.1f}"
 
 
+def medians(rows: list[dict]) -> list[dict]:
+    """One row per server, model and concurrency: the median of each number over the rounds
+    (servers run in turn each round, so a slow spell of the shared machine hits one round)."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["server"], r["model"], r["concurrency"]), []).append(r)
+    out = []
+    for group in groups.values():
+        row = dict(group[0])
+        for key, value in group[0].items():
+            if isinstance(value, float) or key in ("requests", "errors"):
+                values = [g[key] for g in group if g[key] is not None]
+                row[key] = statistics.median(values) if values else None
+        row["server_us"] = {k: statistics.median(g["server_us"].get(k, 0.0) for g in group)
+                            for k in group[0]["server_us"]}
+        row["load_average"] = max(g["load_average"] for g in group)
+        row["rounds"] = len(group)
+        out.append(row)
+    return out
+
+
 def tables(rows: list[dict]) -> str:
     """Per server and point: throughput, latency, the server's split (perf_analyzer), CPU;
     then onnxc (and Ray) against Triton at each point."""
@@ -264,6 +286,8 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=5.0,
                         help="seconds of load at the highest concurrency before a model's points")
     parser.add_argument("--servers", default="onnxc,triton", help="onnxc, triton, ray")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="run the servers in turn this many times; the table has medians")
     parser.add_argument("--client", choices=("auto", "perf_analyzer", "tritonclient"),
                         default="auto")
     parser.add_argument("--protocol", choices=("http", "grpc"), default="http")
@@ -302,24 +326,26 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="onnxc-serving-bench-") as tmp_name:
         tmp = Path(tmp_name)
         repo = serving_models.write_repository(tmp / "repo", models, settings)
-        for kind in args.servers.split(","):
-            if kind == "triton":
-                server = triton_server(repo, tmp, models, settings, args.triton_python)
-            elif kind in ("onnxc", "ray"):
-                server = onnxc_server(repo, tmp, "local" if kind == "onnxc" else "ray")
-            else:
-                raise SystemExit(f"unknown server {kind!r}: onnxc, triton or ray")
-            versions.update(server.versions)
-            print(f"{kind}: starting", file=sys.stderr)
-            started = time.monotonic()
-            server.start()
-            try:
-                server.wait_ready(models, args.ready_timeout)
-                print(f"{kind}: ready in {time.monotonic() - started:.1f} s", file=sys.stderr)
-                rows += measure(server, models, concurrencies, args.duration, client,
-                                args.protocol, args.warmup, args.perf_analyzer)
-            finally:
-                server.stop()
+        for round_ in range(args.rounds):
+            for kind in args.servers.split(","):
+                if kind == "triton":
+                    server = triton_server(repo, tmp, models, settings, args.triton_python)
+                elif kind in ("onnxc", "ray"):
+                    server = onnxc_server(repo, tmp, "local" if kind == "onnxc" else "ray")
+                else:
+                    raise SystemExit(f"unknown server {kind!r}: onnxc, triton or ray")
+                versions.update(server.versions)
+                print(f"{kind}: starting", file=sys.stderr)
+                started = time.monotonic()
+                server.start()
+                try:
+                    server.wait_ready(models, args.ready_timeout)
+                    print(f"{kind}: ready in {time.monotonic() - started:.1f} s", file=sys.stderr)
+                    rows += [{**row, "round": round_ + 1} for row in measure(
+                        server, models, concurrencies, args.duration, client, args.protocol,
+                        args.warmup, args.perf_analyzer)]
+                finally:
+                    server.stop()
 
     preferred = ",".join(map(str, settings.preferred_batch_sizes)) or "none"
     print(f"Serving, batch 1 per request, closed loop; client {client} over {args.protocol}"
@@ -329,13 +355,13 @@ def main() -> None:
           f"{settings.instances} instance(s) per model, {settings.threads} thread(s) per run.")
     print("Versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()) + ".")
     print(f"Measured {args.duration:g} s per point after {args.warmup:g} s of warm-up per model; "
-          "each server alone; the machine is shared with other engineers (load average per "
+          f"servers in turn, {args.rounds} round(s), medians (load: the highest); each server alone; the machine is shared with other engineers (load average per "
           "point): numbers are indicative.")
     print("queue/compute/other: the server's /stats split of the average request "
           "(perf_analyzer); other = avg - queue - compute (HTTP/gRPC, decode, hops). "
           "server cores / CPU ms per infer: the server's process tree from /proc.")
     print()
-    print(tables(rows))
+    print(tables(medians(rows)))
     if args.json:
         args.json.write_text(json.dumps({
             "settings": vars(settings) | {"preferred_batch_sizes": list(
