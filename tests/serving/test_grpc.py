@@ -2,7 +2,7 @@
 
 The repository holds "add" (versions 1 and 2: y = x + version, exact in float32, a symbolic
 batch and config.pbtxt with version_policy all) and "three" (y = x + 3, config derived from
-the model); "strings" (StringNormalizer to upper case) gets its own server. The server runs in explicit model-control mode with every
+the model) and "strings" (StringNormalizer to upper case, derived config). The server runs in explicit model-control mode with every
 model loaded at start, on an in-process grpc.aio server with its own thread and loop; models
 compile through the session's compile cache. Answers are exact, so they are compared exactly.
 """
@@ -65,6 +65,7 @@ def served(tmp_path_factory):
         _save(repo, "add", version, add_model(version))
     (repo / "add" / "config.pbtxt").write_text(ADD_CONFIG)
     _save(repo, "three", 1, add_model(3))
+    _save(repo, "strings", 1, strings_model())
     server = _serve(repo)
     yield server
     server.stop()
@@ -128,21 +129,7 @@ def test_infer_versions_raw_and_typed(client, stub):
     np.testing.assert_array_equal(grpcclient.InferResult(response).as_numpy("y"), data + 1)
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-    "server_core (H1): a model with string tensors does not load: repository.complete_config "
-    "calls messages.datatype_of on the compiled model's string struct dtype (ptr, len)"))
-def test_infer_bytes_raw_and_typed(tmp_path):
-    _save(tmp_path, "strings", 1, strings_model())
-    served = _serve(tmp_path)
-    try:
-        with grpcclient.InferenceServerClient(served.url) as client, \
-                grpc.insecure_channel(served.url) as channel:
-            _bytes_round_trips(client, service_pb2_grpc.GRPCInferenceServiceStub(channel))
-    finally:
-        served.stop()
-
-
-def _bytes_round_trips(client, stub):
+def test_infer_bytes_raw_and_typed(client, stub):
     assert client.get_model_metadata("strings", as_json=True)["inputs"][0]["datatype"] == \
         "BYTES"
     words = np.array([b"grpc", "\xe9-\xfc".encode(), b""], dtype=object)
