@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import shutil
 import signal
 import socket
 import tempfile
@@ -163,10 +164,13 @@ class RayEngine:
         self._tmp = None
 
     def start(self) -> None:
-        """Start or join Ray, start Serve's proxy on host:http_port, deploy and wait until
-        every replica has loaded its version (or reported why it could not)."""
+        """Start or join Ray, then deploy (`connect` and `deploy`)."""
+        self.connect()
+        self.deploy()
+
+    def connect(self) -> None:
+        """Start Ray on a loopback node, or join the cluster at ray_address."""
         import ray
-        from ray import serve
 
         if not Path(self.options.repository).is_dir():
             raise ModelLoadError(f"model repository {self.options.repository} is not a "
@@ -181,6 +185,12 @@ class RayEngine:
                 ray.init(_node_ip_address="127.0.0.1", include_dashboard=False,
                          _temp_dir=self._tmp, logging_level="WARNING", log_to_driver=False)
             self.started_ray = True
+
+    def deploy(self) -> None:
+        """Start Serve's proxy on host:http_port, deploy the application and wait until
+        every replica has loaded its version (or reported why it could not)."""
+        from ray import serve
+
         serve.start(http_options={"host": self.options.host, "port": self.http_port})
         grpc_address = None
         if self.grpc_port is not None:
@@ -190,6 +200,7 @@ class RayEngine:
         serve.run(build_application(self.options, grpc_address=grpc_address), name=APP_NAME,
                   route_prefix="/")
         log.info("listening", extra={"event": "listening", "engine": "ray",
+                                     "ray_temp_dir": self._tmp or "",
                                      "host": self.options.host, "http_port": self.http_port,
                                      **({"grpc_port": self.grpc_port}
                                         if self.grpc_port is not None else {})})
@@ -207,6 +218,8 @@ class RayEngine:
                 serve.shutdown()
                 ray.shutdown()
                 self.started_ray = False
+                if self._tmp is not None:  # Ray's session files and logs of this run
+                    shutil.rmtree(self._tmp, ignore_errors=True)
         log.info("stopped", extra={"event": "stopped", "engine": "ray"})
 
 
@@ -233,14 +246,19 @@ def serve_command(args: argparse.Namespace) -> None:
                  "nv_inference_* statistics are at /v2/models/{m}/stats",
                  extra={"event": "metrics_port_unused"})
     stop = threading.Event()
-    previous = {signum: signal.signal(signum, lambda *_: stop.set())
-                for signum in (signal.SIGTERM, signal.SIGINT)}
     engine = RayEngine(options)
+    previous = {}
     try:
-        engine.start()
+        engine.connect()
+        # after ray.init, whose core worker installs its own SIGTERM handler (it aborts)
+        previous = {signum: signal.signal(signum, lambda *_: stop.set())
+                    for signum in (signal.SIGTERM, signal.SIGINT)}
+        engine.deploy()
         log.info("started", extra={"event": "started", "engine": "ray"})
         stop.wait()
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-        engine.stop()
+        try:
+            engine.stop()
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)

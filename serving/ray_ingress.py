@@ -45,6 +45,9 @@ def version_key(name: str, version: int) -> str:
 class RemoteVersion(LoadedVersion):
     """A version served by a Ray Serve deployment: `model` is its DeploymentHandle."""
 
+    on_batch = None
+    """the statistics' record_batch: each replica batch's timing, as the local batcher's"""
+
     async def run(self, inputs: dict[str, np.ndarray],
                   outputs: list[str] | None) -> dict[str, np.ndarray]:
         try:
@@ -54,8 +57,13 @@ class RemoteVersion(LoadedVersion):
                 f"model '{self.name}' version {self.version}: no replica answered: "
                 f"{type(error).__name__}: {error}") from None
         _replica.set(answer.replica_id)
+        if answer.batch is not None and self.on_batch is not None:
+            self.on_batch(answer.batch)
         if answer.status:
-            raise ServingError(answer.status, answer.message)
+            error = ServingError(answer.status, answer.message)
+            if answer.failure_reason:
+                error.failure_reason = answer.failure_reason
+            raise error
         return answer.outputs
 
     async def warmup(self) -> None:
@@ -101,7 +109,8 @@ class RayInferenceServer(InferenceServer):
         self.store.on_version_dropped = lambda v: self.stats.remove(v.name, v.label)
 
     def _attach(self, loaded: LoadedVersion) -> None:
-        """No batcher here: the replicas batch (`@serve.batch`)."""
+        """No batcher here: the replicas batch (`@serve.batch`) and report each batch."""
+        loaded.on_batch = self.stats.model(loaded.name, loaded.label).record_batch
 
     async def infer(self, name: str, version: str | None,
                     request: InferRequest) -> InferResponse:

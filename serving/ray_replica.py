@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,7 @@ import numpy as np
 from onnxc.errors import ModelLoadError, OnnxcError
 from onnxc.serving import repository
 from onnxc.serving.batch_execution import BatchExecutor
+from onnxc.serving.batcher import BatchTiming, _one_by_one, _timed
 from onnxc.serving.errors import ServingError
 from onnxc.serving.model_store import load_payload, per_sample, run_request, warmup_samples
 from onnxc.serving.protocol_buffers import model_config
@@ -60,11 +62,15 @@ class ReplicaAnswer:
     replica_id: str
     status: str = ""
     message: str = ""
+    failure_reason: str = ""
+    """Triton's failure reason of a refusal made running the model (BACKEND)"""
+    batch: BatchTiming | None = None
+    """what the batch this request ran in did, on one request of each batch"""
 
 
 def _samples(requests: list) -> int:
     """@serve.batch's batch size in samples: the requests' leading sizes."""
-    return sum(_rows(inputs) for inputs, _ in requests)
+    return sum(_rows(request[0]) for request in requests)
 
 
 def _rows(inputs: dict[str, np.ndarray]) -> int:
@@ -130,46 +136,47 @@ class ModelVersionReplica:
     async def infer(self, inputs: dict[str, np.ndarray],
                     outputs: list[str] | None) -> ReplicaAnswer:
         """The outputs asked for (None: all) of one request the ingress has checked."""
-        try:
-            if self.config is None:
-                raise ServingError.unavailable(self.error or f"{self.spec.where} not loaded")
-            if self.batching:
-                results = await self._batched((inputs, outputs))
-            else:
-                results = (await self._in_thread(self._run_each, [(inputs, outputs)]))[0]
-            if isinstance(results, ServingError):  # this request's own refusal
-                raise results
-        except ServingError as error:
+        if self.config is None:
+            error = ServingError.unavailable(self.error or f"{self.spec.where} not loaded")
             return ReplicaAnswer({}, self.replica_id, error.status, error.message)
-        return ReplicaAnswer(results, self.replica_id)
+        request = (inputs, outputs, time.perf_counter_ns())
+        if self.batching:
+            result, timing = await self._batched(request)
+        else:
+            result, timing = (await self._in_thread(self._run_batch, [request]))[0]
+        if isinstance(result, ServingError):  # this request's own refusal
+            return ReplicaAnswer({}, self.replica_id, result.status, result.message,
+                                 getattr(result, "failure_reason", ""), timing)
+        return ReplicaAnswer(result, self.replica_id, batch=timing)
 
     @_serve_batch
-    async def _batched(self, requests: list[tuple[dict, list[str] | None]]) -> list:
+    async def _batched(self, requests: list[tuple]) -> list:
         return await self._in_thread(self._run_batch, requests)
 
     async def _in_thread(self, function, requests: list) -> list:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, function, requests)
 
-    def _run_batch(self, requests: list) -> list:
-        """One batch through batch_execution; when the model refuses it (a run-time check),
-        each request alone, so only the one at fault gets the refusal."""
+    def _run_batch(self, requests: list[tuple]) -> list[tuple]:
+        """One batch as the local engine's batcher runs it (batch_execution: one call where
+        the model is batch-separable; when the model refuses the batch, each request alone,
+        so only the one at fault is refused). Each request's (outputs or ServingError,
+        the batch's timing on the first request only: the ingress records it once)."""
+        start = time.perf_counter_ns()
+        inputs = [request[0] for request in requests]
         try:
-            results = self._execute([inputs for inputs, _ in requests])
-        except OnnxcError:
-            return self._run_each(requests)
-        return [_pick(result, outputs) for result, (_, outputs) in zip(results, requests)]
-
-    def _run_each(self, requests: list) -> list:
-        """Each request alone: its outputs, or its refusal as a value (@serve.batch hands
-        each caller its own item of the list)."""
-        answers: list = []
-        for inputs, outputs in requests:
-            try:
-                answers.append(run_request(self.model, self.config, inputs, outputs))
-            except OnnxcError as error:
-                answers.append(ServingError.invalid(f"{self.spec.where}: {error}"))
-        return answers
+            results, executions = _timed(self._execute, inputs)
+        except Exception:  # noqa: BLE001 - _one_by_one gives each request its own error
+            results, executions = _one_by_one(self._execute, inputs, self.spec.where)
+        batched = self.config.max_batch_size > 0
+        timing = BatchTiming(
+            tuple(_rows(i) if batched else 1 for i in inputs),
+            tuple(start - arrived for _, _, arrived in requests),
+            tuple(r if isinstance(r, ServingError) else None for r in results),
+            tuple(executions))
+        return [(r if isinstance(r, ServingError) else _pick(r, outputs),
+                 timing if index == 0 else None)
+                for index, (r, (_, outputs, _)) in enumerate(zip(results, requests))]
 
 
 def _pick(results: dict[str, np.ndarray], outputs: list[str] | None) -> dict:
