@@ -295,8 +295,9 @@ class ModelStore:
             try:
                 versions[version] = await self._load_version(name, source, version, config,
                                                              config_key)
-            except (OnnxcError, OSError) as error:
-                failures[version] = str(error)
+            except Exception as error:  # noqa: BLE001 - any failure is this version's reason
+                failures[version] = (str(error) if isinstance(error, (OnnxcError, OSError))
+                                     else f"{type(error).__name__}: {error}")
                 log.warning("model %s version %d failed to load: %s", name, version, error)
                 if current is not None:
                     versions[version] = current  # a failed reload keeps the one serving

@@ -104,7 +104,15 @@ def _payload(folder: Path, filename: str) -> Path | None:
 
 def scan_model(folder: Path) -> ModelSource:
     """Read one model folder (its config and version folders); never raises for content:
-    a bad config is reported in `error`."""
+    a bad config or an unreadable folder is reported in `error`."""
+    try:
+        return _scan_model(folder)
+    except OSError as error:
+        return ModelSource(folder.name, folder, None, (), error=f"cannot read {folder}: "
+                                                                f"{error.strerror or error}")
+
+
+def _scan_model(folder: Path) -> ModelSource:
     config, error, signature = None, None, ()
     config_path = folder / CONFIG_FILE
     if config_path.is_file():

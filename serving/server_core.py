@@ -66,7 +66,10 @@ class InferenceServer:
 
     async def start(self) -> None:
         """Load the startup models (failures recorded in the index, the others go on),
-        warm them up, and in poll mode start watching the repository."""
+        warm them up, and in poll mode start watching the repository. ModelLoadError
+        when the repository is not a directory (nothing could ever be served)."""
+        if not self.repository.is_dir():
+            raise ModelLoadError(f"model repository {self.repository} is not a directory")
         if self.mode == "explicit":
             names = self.startup_models or []
             if "*" in names:

@@ -258,3 +258,37 @@ def test_statistics_and_metrics(repo: Path) -> None:
         with pytest.raises(ServingError):
             server.statistics("nope")
     serve(repo, body)
+
+
+def test_unload_waits_for_requests_in_flight(repo: Path) -> None:
+    """unload_model stops routing at once (new requests UNAVAILABLE) and returns only
+    after the request already running on the version got its answer."""
+    x = np.ones((1, 4), np.float32)
+
+    async def body(server: InferenceServer):
+        await server.load_model("mlp")
+        loaded = server.store.records["mlp"].versions[2]
+        gate = threading.Event()
+        loaded.executor.submit(gate.wait, 30)  # holds the version's only thread
+        in_flight = asyncio.create_task(server.infer("mlp", None, InferRequest({"x": x})))
+        while loaded.inflight == 0:
+            await asyncio.sleep(0)
+        unloading = asyncio.create_task(server.unload_model("mlp"))
+        await asyncio.sleep(0)
+        with pytest.raises(ServingError) as error:
+            await server.infer("mlp", None, InferRequest({"x": x}))
+        assert error.value.status == "UNAVAILABLE" and not unloading.done()
+        gate.set()
+        response = await in_flight
+        await asyncio.wait_for(unloading, 30)
+        assert loaded.closed and response.model_version == "2"
+        np.testing.assert_allclose(response.outputs["y"],
+                                   reference(mlp_model(2), {"x": x})[0], **TOL)
+    serve(repo, body, model_control_mode="explicit")
+
+
+def test_missing_repository_is_an_error(tmp_path: Path) -> None:
+    from onnxc.errors import ModelLoadError
+
+    with pytest.raises(ModelLoadError, match="not a directory"):
+        serve(tmp_path / "nowhere", None)
