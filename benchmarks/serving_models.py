@@ -69,6 +69,10 @@ def resnet50() -> onnx.ModelProto:
     inputs = [v for v in model.graph.input if v.name not in constants]
     del model.graph.input[:]
     model.graph.input.extend(inputs)
+    used = {name for node in model.graph.node for name in node.input}
+    kept = [i for i in model.graph.initializer if i.name in used]  # an unused blob
+    del model.graph.initializer[:]
+    model.graph.initializer.extend(kept)
     _copy_batch_in_reshapes(model, "OC2_DUMMY")  # the Reshape before the classifier's Gemm
     _rename(model, {"gpu_0/data_0": "data", "gpu_0/softmax_1": "prob"})
     _symbolic_batch(model)
