@@ -44,6 +44,8 @@ _UNSUPPORTED = {
     "LogSettings": "log settings",
 }
 _LOAD_PARAMETERS = ("config", "traffic", "rollback")
+_FINAL_REQUESTED = "triton_enable_empty_final_response"
+"""a stream request asking its last response to say so (Triton's triton_final_response)"""
 
 
 @functools.cache
@@ -175,8 +177,11 @@ class _InferenceService:
 
         async def answer(request):
             try:
-                response = self.messages.ModelStreamInferResponse(
-                    infer_response=await self._infer(request))
+                answered = await self._infer(request)
+                final = request.parameters.get(_FINAL_REQUESTED)
+                if final is not None and final.bool_param:  # one response: it is the final one
+                    answered.parameters["triton_final_response"].bool_param = True
+                response = self.messages.ModelStreamInferResponse(infer_response=answered)
             except ServingError as error:
                 response = self.messages.ModelStreamInferResponse(error_message=error.message)
             except Exception as error:  # one request's bug ends only itself

@@ -446,17 +446,21 @@ def test_stream_answers_each_request_and_reports_refusals(client):
         bad.set_data_from_numpy(np.zeros((1, 3), np.int32))
         client.async_stream_infer("add", [bad], request_id="bad2")
         x.set_data_from_numpy(np.full((1, 3), 6, np.float32))
-        client.async_stream_infer("add", [x], request_id="6", model_version="1")
-        results, refusals = {}, []
+        client.async_stream_infer("add", [x], request_id="6", model_version="1",
+                                  enable_empty_final_response=True)
+        results, refusals, final = {}, [], {}
         for _ in range(9):
             result, error = answers.get(timeout=30)
             if error is not None:
                 refusals.append(error.message())
             else:
-                results[result.get_response().id] = result.as_numpy("y")
+                response = result.get_response()
+                results[response.id] = result.as_numpy("y")
+                final[response.id] = response.parameters["triton_final_response"].bool_param
     finally:
         client.stop_stream()
     assert sorted(results) == [str(i) for i in range(7)]
+    assert [key for key, flag in final.items() if flag] == ["6"]  # only where asked for
     for key, y in results.items():
         np.testing.assert_array_equal(y, np.full((1, 3), int(key) + 1, np.float32))
     assert len(refusals) == 2
