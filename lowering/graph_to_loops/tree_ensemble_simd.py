@@ -1,10 +1,11 @@
-"""Sixteen trees per AVX-512 vector: every node's test of a level at once, no walk.
+"""Sixteen trees per AVX-512 vector (eight per AVX2 one): every node's test at once, no walk.
 
 A walk (tree_ensemble.py) is a chain of dependent loads per tree: at batch 1 a 500-tree
 forest of depth 3 is 1,500 such steps, about 3 µs however they are interleaved. Here the
-trees are padded to complete ones of the forest's depth D and laid out sixteen to a vector,
-node by node (breadth first): a node's 16 features index the sample's features held in one
-or two registers (vpermps / vpermi2ps, no memory access), one compare tests all 16, and
+trees are padded to complete ones of the forest's depth D and laid out a vector's lanes of
+trees at a time, node by node (breadth first): a node's 16 features index the sample's
+features held in one or two registers (vpermps / vpermi2ps; AVX2: vpermps from each of two
+and a blend by a table of which), one compare tests all 16, and
 the leaf is chosen bottom-up by 2^D - 1 blends, each internal node taking its first child's
 value where its test held, else its second's. No step depends on another tree's, so a
 group of 16 trees costs about 4 instructions per node of a complete tree and nothing waits.
@@ -17,9 +18,9 @@ without reassociation), so the sum is in tree order, bit-identical to the walk's
 onnxruntime's at one thread; that chain (16 dependent adds per group) overlaps the next
 group's tests.
 
-Taken when it pays and fits (`simd_forest`): an AVX-512 target, f32, SUM or AVERAGE, at
-most 31 features (the sample in two registers), depth at most MAX_DEPTH and padding of at
-most PAD_FACTOR times the real tests; else the walk.
+Taken when it pays and fits (`simd_forest`): an AVX-512 or AVX2 target, f32, SUM or
+AVERAGE, fewer features than two registers' lanes (31 or 15), depth at most MAX_DEPTH and
+padding of at most PAD_FACTOR times the real tests; else the walk.
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.to_llvm.llvm_ext import VectorFCmpOp, VectorSelectOp
 from onnxc.target import Target
 
-LANES = 16
 MAX_DEPTH = 5
 """deeper forests pad to too many tests (2^D - 1 per tree): the walk. Measured (Zen 4, one
 thread, against the walk): depth 3 (500-tree GBM) 3.8 / 5.2 us at batch 1, 0.44 / 1.60 ms
@@ -49,9 +49,7 @@ MAX_COLUMNS = 4
 """forests whose leaves weigh several columns each (random forest classifiers): blends per
 column, so few columns"""
 
-_V16F = VectorType(f32, [LANES])
-_V16I = VectorType(i32, [LANES])
-_PERMUTE_ONE = "llvm.x86.avx512.permvar.sf.512"
+_PERMUTE_ONE = {16: "llvm.x86.avx512.permvar.sf.512", 8: "llvm.x86.avx2.permps"}
 _PERMUTE_TWO = "llvm.x86.avx512.vpermi2var.ps.512"
 
 
@@ -60,15 +58,29 @@ class SimdForest:
     """The padded, lane-interleaved tables and the walk plan (module docstring)."""
 
     depth: int
+    lanes: int
+    """trees a vector: 16 (AVX-512) or 8 (AVX2)"""
     features: int
     """the sample's features (F): F + 1 lanes, the last a 0 the padding tests read"""
     parts: tuple[tuple[int | None, int, int], ...]
     """(column or None: every column, first group, end group)"""
-    tests: np.ndarray  # [groups, 2^D - 1, 16] int32 feature of each node
-    upper: np.ndarray  # [groups, 2^D - 1, 16] f32: inside when x <= upper
+    tests: np.ndarray  # [groups, 2^D - 1, lanes] int32 feature of each node
+    upper: np.ndarray  # [groups, 2^D - 1, lanes] f32: inside when x <= upper
     lower: np.ndarray | None  # inside also needs lower <= x (BRANCH_GT/GTE forests)
     nan_inside: np.ndarray | None  # f32 1: a NaN goes to the first child here
-    leaves: np.ndarray  # [groups, 2^D, leaf columns, 16] f32
+    leaves: np.ndarray  # [groups, 2^D, leaf columns, lanes] f32
+
+    @property
+    def registers(self) -> int:
+        """vectors the sample's features (and the padding lane) take: 1 or 2"""
+        return 1 if self.features + 1 <= self.lanes else 2
+
+    @property
+    def high(self) -> np.ndarray | None:
+        """AVX2's second register: 1.0 where a node's feature is in it (no vpermi2ps)"""
+        if self.lanes == 16 or self.registers == 1:
+            return None
+        return (self.tests >= self.lanes).astype(np.float32)
 
     @property
     def inner(self) -> int:
@@ -80,16 +92,17 @@ class SimdForest:
 
     def constants(self) -> list:
         tables = [self.tests, self.upper, self.leaves]
-        tables += [t for t in (self.lower, self.nan_inside) if t is not None]
+        tables += [t for t in (self.lower, self.nan_inside, self.high) if t is not None]
         return [from_numpy(np.ascontiguousarray(t).reshape(-1)) for t in tables]
 
 
 def simd_forest(t: TreeTables, features: int, order: np.ndarray,
                 parts: list[tuple[int | None, int, int]], target: Target) -> SimdForest | None:
     """The layout when the vector form applies (module docstring), else None."""
-    if (target.arch != "x86_64" or not target.has_feature("avx512f")
+    lanes = 16 if target.has_feature("avx512f") else 8 if target.has_feature("avx2") else 0
+    if (target.arch != "x86_64" or not lanes
             or t.dtype != np.float32 or t.aggregate not in ("SUM", "AVERAGE")
-            or features + 1 > 2 * LANES or len(t.roots) == 0):
+            or features + 1 > 2 * lanes or len(t.roots) == 0):
         return None
     depth = int(t.depths.max())
     own = np.arange(t.nodes)
@@ -98,21 +111,21 @@ def simd_forest(t: TreeTables, features: int, order: np.ndarray,
     segmented = parts[0][0] is not None
     if depth > MAX_DEPTH or (not segmented and t.columns > MAX_COLUMNS):
         return None
-    groups = sum(-(-(b - a) // LANES) for _, a, b in parts)
-    if groups * LANES * ((1 << depth) - 1) > PAD_FACTOR * max(real_tests, LANES):
+    groups = sum(-(-(b - a) // lanes) for _, a, b in parts)
+    if groups * lanes * ((1 << depth) - 1) > PAD_FACTOR * max(real_tests, lanes):
         return None
     inner, width = (1 << depth) - 1, 1 << depth
     columns = 1 if segmented else t.columns
-    tests = np.full((groups, inner, LANES), features, np.int32)
-    upper = np.full((groups, inner, LANES), np.inf, np.float32)
-    lower = np.full((groups, inner, LANES), -np.inf, np.float32)
-    nan_inside = np.zeros((groups, inner, LANES), np.float32)
-    leaves = np.zeros((groups, width, columns, LANES), np.float32)
+    tests = np.full((groups, inner, lanes), features, np.int32)
+    upper = np.full((groups, inner, lanes), np.inf, np.float32)
+    lower = np.full((groups, inner, lanes), -np.inf, np.float32)
+    nan_inside = np.zeros((groups, inner, lanes), np.float32)
+    leaves = np.zeros((groups, width, columns, lanes), np.float32)
     plan, g = [], 0
     for column, a, b in parts:
         first = g
         for k, tree in enumerate(order[a:b]):
-            g_k, lane = first + k // LANES, k % LANES
+            g_k, lane = first + k // lanes, k % lanes
 
             def fill(slot: int, node: int, level: int) -> None:
                 if level == depth:
@@ -131,10 +144,10 @@ def simd_forest(t: TreeTables, features: int, order: np.ndarray,
                 fill(2 * slot + 2, int(t.children[2 * node + 1]), level + 1)
 
             fill(0, int(t.roots[tree]), 0)
-        g = first + -(-(b - a) // LANES)
+        g = first + -(-(b - a) // lanes)
         plan.append((column, first, g))
     return SimdForest(
-        depth, features, tuple(plan), tests, upper,
+        depth, lanes, features, tuple(plan), tests, upper,
         lower if (lower != -np.inf).any() else None,
         nan_inside if nan_inside.any() else None, leaves)
 
@@ -150,31 +163,40 @@ def simd_sums(kb: KernelBuilder, forest: SimdForest, x, tables: list, row: Index
     tests, upper, leaves, *rest = tables
     lower = rest.pop(0) if forest.lower is not None else None
     nan_inside = rest.pop(0) if forest.nan_inside is not None else None
-    zero = kb.vsplat(kb.constant(0.0, f32), _V16F)
-    registers = [zero] * (1 if forest.features + 1 <= LANES else 2)
+    high = rest.pop(0) if forest.high is not None else None
+    lanes = forest.lanes
+    vf, vi = VectorType(f32, [lanes]), VectorType(i32, [lanes])
+    zero = kb.vsplat(kb.constant(0.0, f32), vf)
+    registers = [zero] * forest.registers
     for f in range(forest.features):
-        vec = f // LANES
+        vec = f // lanes
         registers[vec] = kb.insert(llvm.InsertElementOp(
-            registers[vec], kb.load(x, [row, f]), kb.constant(f % LANES, i32)))
+            registers[vec], kb.load(x, [row, f]), kb.constant(f % lanes, i32)))
     inner, width, columns = forest.inner, 1 << forest.depth, forest.leaf_columns
+
+    def permute(register, index):
+        return kb.insert(llvm.CallIntrinsicOp(_PERMUTE_ONE[lanes], [register, index], [vf]))
 
     def group(g, sums: list, column: int | None) -> list:
         inside = []
         for k in range(inner):
-            at = kb.imul(kb.iadd(kb.imul(g, inner), k), LANES)
-            index = kb.vload(tests, [at], _V16I)
+            at = kb.imul(kb.iadd(kb.imul(g, inner), k), lanes)
+            index = kb.vload(tests, [at], vi)
             if len(registers) == 1:
-                v = kb.insert(llvm.CallIntrinsicOp(_PERMUTE_ONE, [registers[0], index],
-                                                   [_V16F]))
-            else:
+                v = permute(registers[0], index)
+            elif lanes == 16:
                 v = kb.insert(llvm.CallIntrinsicOp(
-                    _PERMUTE_TWO, [registers[0], index, registers[1]], [_V16F]))
-            test = _compare(kb, v, kb.vload(upper, [at], _V16F), "ole")
+                    _PERMUTE_TWO, [registers[0], index, registers[1]], [vf]))
+            else:  # vpermps reads an index's low 3 bits: each register, then the right one
+                second = _compare(kb, kb.vload(high, [at], vf), zero, "ogt")
+                v = kb.insert(VectorSelectOp(second, permute(registers[1], index),
+                                             permute(registers[0], index)))
+            test = _compare(kb, v, kb.vload(upper, [at], vf), "ole")
             if lower is not None:
                 test = kb.insert(arith.AndIOp(
-                    test, _compare(kb, kb.vload(lower, [at], _V16F), v, "ole")))
+                    test, _compare(kb, kb.vload(lower, [at], vf), v, "ole")))
             if nan_inside is not None:
-                tracks = _compare(kb, kb.vload(nan_inside, [at], _V16F), zero, "ogt")
+                tracks = _compare(kb, kb.vload(nan_inside, [at], vf), zero, "ogt")
                 nan = _compare(kb, v, v, "uno")
                 test = kb.insert(arith.OrIOp(test, kb.insert(arith.AndIOp(nan, tracks))))
             inside.append(test)
@@ -182,7 +204,7 @@ def simd_sums(kb: KernelBuilder, forest: SimdForest, x, tables: list, row: Index
         for c, total in enumerate(sums):
             col = c if column is None else 0
             values = [kb.vload(leaves, [kb.imul(kb.iadd(kb.imul(
-                kb.iadd(kb.imul(g, width), j), columns), col), LANES)], _V16F)
+                kb.iadd(kb.imul(g, width), j), columns), col), lanes)], vf)
                 for j in range(width)]
             level = values
             while len(level) > 1:  # bottom-up: a node takes a child's value by its test

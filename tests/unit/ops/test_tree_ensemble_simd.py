@@ -1,12 +1,14 @@
 """The vector form of tree ensembles (lowering/graph_to_loops/tree_ensemble_simd.py): forests
-of shallow trees on an AVX-512 target, sixteen trees a vector, every node's test at once.
+of shallow trees, sixteen trees an AVX-512 vector or eight an AVX2 one, every node's test at
+once.
 
 Each forest here is one the vector form takes (asserted, so that a change of its limits
-cannot silently leave it untested); it runs against onnxruntime and against the same model
-compiled for x86-64-v3 (no AVX-512: the walk). Tolerance: exact, labels and scores alike,
-as the walk's: the same f32 comparisons and each column's leaf weights added one after
-another in tree order (no transform here: exp and log would be a few ulp from
-onnxruntime's own). Skipped where the host has no AVX-512 (the walk's tests cover it).
+cannot silently leave it untested); it runs against onnxruntime, and compiled for the host
+(AVX-512: 16 lanes), for x86-64-v3 (AVX2: 8 lanes, where its features fit two registers)
+and for x86-64-v2 (no AVX: the walk), all alike. Tolerance: exact, labels and scores, as
+the walk's: the same f32 comparisons and each column's leaf weights added one after another
+in tree order (no transform here: exp and log would be a few ulp from onnxruntime's own).
+Skipped where the host has no AVX-512.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import onnxc
 from onnxc.dialects.graph_trees import TreeEnsembleFields
 from onnxc.frontend.onnx_importer import import_onnx
 from onnxc.lowering.graph_to_loops.tree_ensemble import _simd
-from onnxc.target import host_target
+from onnxc.target import host_target, parse_target
 from tests.models.cache_passes import compile_warm, output_digest
 from tests.single_op import reference_run, single_op_model
 from tests.unit.ops.test_tree_ensemble import GRID, MODES, _node_attrs, _trees
@@ -52,32 +54,34 @@ def _forest(seed: int, features: int, targets: int = 1, per_class: bool = False,
                            ir_version=10, node_name="trees")
 
 
-def _takes_vector_form(model: onnx.ModelProto) -> None:
+def _lanes(model: onnx.ModelProto, target: str | None = None) -> int | None:
+    """The vector form's lanes for `target` (None: the host), None when it walks."""
     (op,) = [o for o in import_onnx(model).walk() if isinstance(o, TreeEnsembleFields)]
-    assert _simd(op, op.tables(), host_target()) is not None
+    forest = _simd(op, op.tables(), host_target() if target is None else parse_target(target))
+    return None if forest is None else forest.lanes
 
 
 def _check(model: onnx.ModelProto, features: int, seed: int = 0) -> None:
-    _takes_vector_form(model)
-    vector = onnxc.compile(model)
-    walk = onnxc.compile(model, target="x86-64-v3")
+    assert _lanes(model) == 16
+    assert _lanes(model, "x86-64-v3") == (8 if features < 16 else None)
+    assert _lanes(model, "x86-64-v2") is None
+    compiled = [onnxc.compile(model, target=t) for t in (None, "x86-64-v3", "x86-64-v2")]
     rng = np.random.default_rng(seed)
     for n in (1, 17):
         x = rng.choice(GRID, size=(n, features)).astype(np.float32)
         x[rng.random(x.shape) < 0.15] = np.nan
         feeds = {"x": x}
-        got = vector.run(None, feeds)
-        for g, e, w in zip(got, reference_run(model, feeds), walk.run(None, feeds),
-                           strict=True):
-            np.testing.assert_array_equal(g, e)
-            np.testing.assert_array_equal(g, w)
+        expected = reference_run(model, feeds)
+        for c in compiled:
+            for g, e in zip(c.run(None, feeds), expected, strict=True):
+                np.testing.assert_array_equal(g, e)
 
 
-@pytest.mark.parametrize("features", [4, 15, 20, 31], ids=lambda f: f"{f}_features")
+@pytest.mark.parametrize("features", [4, 7, 12, 15, 20, 31], ids=lambda f: f"{f}_features")
 def test_every_mode_with_missing_values(features):
     """Lower and upper bounds (BRANCH_GT / GTE give lower ones), NaNs routed by
-    missing_value_tracks_true; 15 features fill one register with the padding lane,
-    20 and 31 take two."""
+    missing_value_tracks_true; with the padding lane, 4 and 7 features fill one AVX2
+    register, 12 and 15 one AVX-512 register or two AVX2 ones, 20 and 31 two AVX-512 ones."""
     _check(_forest(1 + features, features), features)
 
 
