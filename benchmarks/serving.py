@@ -274,6 +274,18 @@ def tables(rows: list[dict]) -> str:
                 cells += ([f"{o['throughput'] / t['throughput']:.2f}",
                            f"{o['p99_ms'] / t['p99_ms']:.2f}"] if o else ["-", "-"])
             lines.append(f"| {model} | {c} | " + " | ".join(cells) + " |")
+    if {"ray", "onnxc"} <= {r["server"] for r in rows}:
+        title = ("The Ray engine against the local one (what Ray Serve's proxy, handle and "
+                 "replica add per request):")
+        lines += ["", title, "",
+                  "| model | conc. | ray - local p50 ms | ray - local avg ms | ray/local infer/s |",
+                  "|---|--:|--:|--:|--:|"]
+        for (server, model, c), ray in by_key.items():
+            local = by_key.get(("onnxc", model, c))
+            if server == "ray" and local:
+                lines.append(f"| {model} | {c} | {ray['p50_ms'] - local['p50_ms']:+.1f} | "
+                             f"{ray['avg_ms'] - local['avg_ms']:+.1f} | "
+                             f"{ray['throughput'] / local['throughput']:.2f} |")
     return "\n".join(lines)
 
 
