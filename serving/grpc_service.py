@@ -275,8 +275,9 @@ class _HealthService:
 
     @_rpc
     async def Check(self, request, context):
-        if request.service not in ("", SERVICE_NAME):
-            raise ServingError.not_found(
+        if request.service not in ("", SERVICE_NAME):  # the health protocol's NOT_FOUND
+            await context.abort(
+                grpc.StatusCode.NOT_FOUND,
                 f"unknown service '{request.service}' (this server has '{SERVICE_NAME}')")
         status = self.messages.HealthCheckResponse
         ready = self.core.live() and self.core.ready()

@@ -11,7 +11,12 @@ import pytest
 from tritonclient.grpc import service_pb2
 from tritonclient.utils import InferenceServerException
 
+from onnxc.serving.errors import ServingError
 from onnxc.serving.grpc_service import build_grpc_server
+
+UNKNOWN_MODEL = grpc.StatusCode[ServingError.not_found("").grpc_code]
+"""the code of an unknown model or version (errors.py's mapping; Triton's core says
+INVALID_ARGUMENT, "Request for unknown model: 'm' is not found")"""
 
 
 class ServerThread:

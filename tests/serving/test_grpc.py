@@ -23,7 +23,7 @@ from tritonclient.grpc import service_pb2, service_pb2_grpc
 
 from onnxc.serving.grpc_service import health_service
 from onnxc.serving.server_core import InferenceServer
-from tests.serving.grpc_helpers import ServerThread, raw_request, refused
+from tests.serving.grpc_helpers import UNKNOWN_MODEL, ServerThread, raw_request, refused
 
 ADD_CONFIG = """name: "add"
 max_batch_size: 8
@@ -147,9 +147,9 @@ def test_infer_bytes_raw_and_typed(client, stub):
 def test_refusals_name_the_reason(client, stub):
     invalid = grpc.StatusCode.INVALID_ARGUMENT
     refused(lambda: client.infer("nope", [_x(np.zeros((1, 3), np.float32))]),
-            grpc.StatusCode.NOT_FOUND, "'nope'")
+            UNKNOWN_MODEL, "'nope'")
     refused(lambda: client.infer("add", [_x(np.zeros((1, 3), np.float32))], model_version="9"),
-            grpc.StatusCode.NOT_FOUND, "version 9")
+            UNKNOWN_MODEL, "version 9")
     refused(lambda: client.infer("add", [_x(np.zeros((1, 4), np.float32))]), invalid,
             "input 'x'", "shape [1, 4]")
     refused(lambda: client.infer("add", [_x(np.zeros((9, 3), np.float32))]), invalid,
@@ -184,7 +184,7 @@ def test_statistics(client):
     assert after.inference_count == before.inference_count + 6  # 2 requests of batch 3
     stats = client.get_inference_statistics("add", as_json=True)["model_stats"]
     assert sorted(s["version"] for s in stats) == ["1", "2"]
-    refused(lambda: client.get_inference_statistics("nope"), grpc.StatusCode.NOT_FOUND)
+    refused(lambda: client.get_inference_statistics("nope"), UNKNOWN_MODEL)
 
 
 def test_canary_traffic_and_rollback(stub, client):
@@ -235,7 +235,7 @@ def test_repository_load_unload(client):
     finally:
         client.load_model("add")
     assert client.get_model_metadata("add", as_json=True)["versions"] == ["1", "2"]
-    refused(lambda: client.load_model("nope"), grpc.StatusCode.NOT_FOUND, "'nope'")
+    refused(lambda: client.load_model("nope"), UNKNOWN_MODEL, "'nope'")
     refused(lambda: client.load_model("add", config="{not json"),
             grpc.StatusCode.INVALID_ARGUMENT, "config")
 
@@ -293,7 +293,7 @@ def test_random_bad_requests_leave_the_server_up(stub, client, served):
     datatypes = ["FP32", "INT32", "INT8", "BOOL", "FP16", "UINT64", "BYTES", "FP99", ""]
     fields = ["fp32_contents", "int_contents", "bool_contents", "bytes_contents",
               "uint64_contents", "int64_contents"]
-    client_side = {grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND,
+    client_side = {grpc.StatusCode.INVALID_ARGUMENT, UNKNOWN_MODEL,
                    grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNAVAILABLE}
     outcomes: dict[str, int] = {}
     for _ in range(400):

@@ -25,7 +25,7 @@ from onnxc.serving.errors import ServingError
 from onnxc.serving.grpc_service import health_service, parse_traffic
 from onnxc.serving.messages import DATATYPES, InferResponse, datatype_of
 from onnxc.serving.protocol_buffers import grpc_service, model_config
-from tests.serving.grpc_helpers import ServerThread, raw_request, refused
+from tests.serving.grpc_helpers import UNKNOWN_MODEL, ServerThread, raw_request, refused
 
 MAX_MESSAGE_BYTES = 1 << 20
 
@@ -199,10 +199,10 @@ def test_grpc_health_check(served):
 def test_unknown_model_is_not_found(client):
     x = grpcclient.InferInput("x", [1, 3], "FP32")
     x.set_data_from_numpy(np.zeros((1, 3), np.float32))
-    refused(lambda: client.infer("nope", [x]), grpc.StatusCode.NOT_FOUND, "'nope'")
-    refused(lambda: client.get_model_metadata("nope"), grpc.StatusCode.NOT_FOUND, "'nope'")
+    refused(lambda: client.infer("nope", [x]), UNKNOWN_MODEL, "'nope'")
+    refused(lambda: client.get_model_metadata("nope"), UNKNOWN_MODEL, "'nope'")
     refused(lambda: client.infer("add", [x], model_version="7"),
-             grpc.StatusCode.NOT_FOUND, "no version 7")
+             UNKNOWN_MODEL, "no version 7")
 
 
 def test_infer_raw_fp32_and_versions(client):
@@ -362,7 +362,7 @@ def test_statistics(client):
     assert stats[0]["batch_stats"][0]["batch_size"] == "1"
     every = client.get_inference_statistics(as_json=True)["model_stats"]
     assert {"add", "strings", "echo", "buggy"} <= {s["name"] for s in every}
-    refused(lambda: client.get_inference_statistics("nope"), grpc.StatusCode.NOT_FOUND)
+    refused(lambda: client.get_inference_statistics("nope"), UNKNOWN_MODEL)
 
 
 def test_repository_index_load_unload(client, served):

@@ -19,7 +19,7 @@ import tritonclient.grpc as grpcclient
 
 from onnxc.serving.grpc_service import health_service
 from tests.serving.conftest import HEAVY_WIDTH, dense_weights, serve_process
-from tests.serving.grpc_helpers import refused
+from tests.serving.grpc_helpers import UNKNOWN_MODEL, refused
 
 TOL = {"rtol": 1e-5, "atol": 1e-6}
 
@@ -84,7 +84,7 @@ def test_versions_and_refusals(client):
     refused(lambda: client.infer("dense", [_input("x", x[:, :3].copy(), "FP32")]),
             grpc.StatusCode.INVALID_ARGUMENT, "input 'x'", "shape")
     refused(lambda: client.infer("missing", [_input("x", x, "FP32")]),
-            grpc.StatusCode.NOT_FOUND, "'missing'")
+            UNKNOWN_MODEL, "'missing'")
     refused(lambda: client.load_model("broken"), grpc.StatusCode.INVALID_ARGUMENT,
             "failed to load 'broken'")
     assert client.is_server_live()
