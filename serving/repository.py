@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from google.protobuf import json_format, text_format
+from google.protobuf.descriptor import FieldDescriptor
 
 from onnxc.dialects.string_dtype import STRING_DTYPE
 from onnxc.errors import ModelLoadError
@@ -86,8 +87,40 @@ def parse_config_json(text: str, where: str) -> object:
 
 
 def config_to_dict(config) -> dict:
-    """Triton's JSON form of a config (what GET /v2/models/{m}/config answers)."""
-    return json_format.MessageToDict(config, preserving_proto_field_name=True)
+    """Triton's JSON form of a config (what GET /v2/models/{m}/config answers): every
+    field, defaults included, and 64-bit integers as JSON numbers, as Triton prints them
+    (protobuf's JSON makes them strings; perf_analyzer reads `dims` as integers)."""
+    data = json_format.MessageToDict(config, preserving_proto_field_name=True,
+                                     always_print_fields_with_no_presence=True)
+    _int64_numbers(config.DESCRIPTOR, data)
+    return data
+
+
+_INT64 = {FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_UINT64,
+          FieldDescriptor.TYPE_SINT64, FieldDescriptor.TYPE_FIXED64,
+          FieldDescriptor.TYPE_SFIXED64}
+
+
+def _int64_numbers(descriptor, data: dict) -> None:
+    """Turn the 64-bit integer strings of `data` (a message of `descriptor`) into ints."""
+    for member in descriptor.fields:
+        if member.name not in data:
+            continue
+        value = data[member.name]
+        kind = member.message_type
+        if kind is not None and kind.GetOptions().map_entry:
+            entry = kind.fields_by_name["value"]
+            for key, item in value.items():
+                if entry.message_type is not None:
+                    _int64_numbers(entry.message_type, item)
+                elif entry.type in _INT64:
+                    value[key] = int(item)
+        elif kind is not None:
+            for item in value if isinstance(value, list) else [value]:
+                _int64_numbers(kind, item)
+        elif member.type in _INT64:
+            data[member.name] = ([int(v) for v in value] if isinstance(value, list)
+                                 else int(value))
 
 
 def _payload(folder: Path, filename: str) -> Path | None:

@@ -83,6 +83,9 @@ def test_metadata_and_config_derived_and_given(repo: Path) -> None:
         fixed = server.model_config("fixed", "1")
         assert [o["name"] for o in fixed["output"]] == ["sum", "prod"]
         assert fixed["instance_group"][0]["count"] == 2
+        # Triton's JSON: every field, 64-bit integers as numbers (perf_analyzer reads them)
+        assert fixed["max_batch_size"] == 0 and fixed["input"][0]["dims"] == [2, 3]
+        assert config["input"][0]["dims"] == [4]
         assert server.model_config_proto("fixed", None).max_batch_size == 0
         assert server.model_metadata("fixed", "1")["inputs"][1]["shape"] == [2, 3]
         for bad in (("nope", None), ("mlp", "1"), ("mlp", "x")):
