@@ -348,11 +348,10 @@ class ModelStore:
         record.config_traffic = text
         if text is None:
             return
-        weights = repository.parse_traffic(text, record.name)
         try:
-            self.set_traffic(record.name, weights)
-        except ServingError as error:
-            record.failures[0] = f"traffic parameter: {error.message}"
+            self.set_traffic(record.name, repository.parse_traffic(text, record.name))
+        except (ServingError, ModelLoadError) as error:  # the versions serve; reported
+            record.failures[0] = f"traffic parameter: {error}"
 
     async def unload(self, name: str) -> None:
         """Stop serving every version of `name`; returns once their requests finished."""

@@ -293,14 +293,6 @@ def _check_entry(model_name: str, kind: str, entry, spec, batched: bool) -> None
             entry.dims[i] = m  # the model fixes it: metadata tells clients the real size
 
 
-def traffic_weights(config, name: str) -> dict[str, int] | None:
-    """The canary weights of parameters { key: "traffic" value { string_value: "1:90,2:10" } },
-    None without one; ModelLoadError for a malformed one."""
-    if config is None or "traffic" not in config.parameters:
-        return None
-    return parse_traffic(config.parameters["traffic"].string_value, name)
-
-
 def parse_traffic(text: str, name: str) -> dict[str, int]:
     """{"1": 90, "2": 10} from "1:90,2:10"."""
     weights: dict[str, int] = {}

@@ -77,6 +77,9 @@ class InferenceServer:
         else:
             names = self.store.model_names()
         for name in names:
+            if not (self.repository / name).is_dir():
+                log.warning("model %s is not in the repository %s", name, self.repository)
+                continue
             try:
                 await self.store.load(name)
             except ModelLoadError as error:

@@ -292,3 +292,17 @@ def test_missing_repository_is_an_error(tmp_path: Path) -> None:
 
     with pytest.raises(ModelLoadError, match="not a directory"):
         serve(tmp_path / "nowhere", None)
+
+
+@pytest.mark.parametrize(("traffic", "says"), [("1:90,x", "'x'"), ("1:50,7:50", "7")])
+def test_bad_traffic_parameter_is_reported(tmp_path: Path, traffic: str, says: str) -> None:
+    """A malformed traffic parameter, or one naming a version not loaded, is in the index;
+    the versions still serve, to the highest version as without a split."""
+    async def body(server: InferenceServer):
+        rows = [r for r in server.repository_index() if r["state"] == "UNAVAILABLE"]
+        assert len(rows) == 1 and "traffic" in rows[0]["reason"] and says in rows[0]["reason"]
+        assert server.traffic("mlp") == {"2": 100}
+        response = await server.infer("mlp", None, InferRequest({"x": np.ones((1, 4),
+                                                                              np.float32)}))
+        assert response.model_version == "2"
+    serve(canary_repo(tmp_path, traffic), body)
