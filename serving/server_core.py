@@ -295,7 +295,7 @@ class InferenceServer:
                                f"{where}: request tensors hold {total} bytes, more than the "
                                f"limit of {self.max_request_bytes}")
         outputs = request.requested_outputs
-        if outputs is None:
+        if not outputs:  # none named: every output, as Triton answers
             return None
         known = {e.name for e in config.output}
         unknown = [o for o in outputs if o not in known]
