@@ -207,6 +207,27 @@ def _filled(data_type: int, shape: list[int], spec, folder: Path) -> np.ndarray:
     return np.zeros(shape, dtype)
 
 
+def _config_key(config) -> bytes | None:
+    """What decides whether a version must be reloaded: the given config but its traffic
+    parameter (a changed split only changes the weights)."""
+    if config is None:
+        return None
+    copy = type(config).FromString(config.SerializeToString())
+    if "traffic" in copy.parameters:
+        del copy.parameters["traffic"]
+    return copy.SerializeToString(deterministic=True)
+
+
+def _sync_traffic(completed, given) -> None:
+    """Give a kept version's config the traffic parameter of the config now given."""
+    text = repository.parameter(given, "traffic")
+    if text is None:
+        if "traffic" in completed.parameters:
+            del completed.parameters["traffic"]
+    else:
+        completed.parameters["traffic"].string_value = text
+
+
 @dataclass
 class ModelRecord:
     """What the store knows of one model: its loaded versions and why others are not."""
@@ -285,11 +306,12 @@ class ModelStore:
             failures[0] = (f"model '{name}' has no version folder its version policy selects "
                            f"(found {sorted(source.versions) or 'none'})")
         versions: dict[int, LoadedVersion] = {}
-        config_key = None if config is None else config.SerializeToString()
+        config_key = _config_key(config)
         for version in selected:
             current = record.versions.get(version)
             if (current is not None and current.source.signature
                     == source.versions[version].signature and current.config_key == config_key):
+                _sync_traffic(current.config, config)  # a new split needs no reload
                 versions[version] = current
                 continue
             try:

@@ -306,3 +306,22 @@ def test_bad_traffic_parameter_is_reported(tmp_path: Path, traffic: str, says: s
                                                                               np.float32)}))
         assert response.model_version == "2"
     serve(canary_repo(tmp_path, traffic), body)
+
+
+def test_poll_applies_a_new_split_without_reloading(tmp_path: Path) -> None:
+    """Editing only the traffic parameter of config.pbtxt changes the weights at the next
+    poll; the versions are the same objects (not recompiled or warmed again)."""
+    async def body(server: InferenceServer):
+        before = dict(server.store.records["mlp"].versions)
+        (tmp_path / "mlp" / "config.pbtxt").write_text(
+            "max_batch_size: 4\nversion_policy { all { } }\n"
+            'parameters { key: "traffic" value { string_value: "1:10,2:90" } }\n')
+        await server.poll_repository()
+        assert server.traffic("mlp") == {"1": 10, "2": 90}
+        assert server.store.records["mlp"].versions == before
+        assert all(server.store.records["mlp"].versions[v] is before[v] for v in before)
+        config = server.model_config("mlp", "1")
+        assert config["parameters"]["traffic"]["string_value"] == "1:10,2:90"
+        server.rollback("mlp")  # the majority before this split: version 1 (90)
+        assert server.traffic("mlp") == {"1": 100}
+    serve(canary_repo(tmp_path), body, model_control_mode="poll", poll_interval_s=3600)
