@@ -286,10 +286,10 @@ class ModelStore:
 
     async def _load_locked(self, record: ModelRecord, config_override, explicit: bool) -> None:
         name = record.name
-        folder = self.path / name
+        folder = repository.model_folder(self.path, name)
         if explicit:
             record.override = config_override
-        if not folder.is_dir():  # removed from the repository: unloaded and forgotten
+        if folder is None:  # removed from the repository: unloaded and forgotten
             await self._replace(record, {})
             self.records.pop(name, None)
             return
@@ -442,7 +442,7 @@ class ModelStore:
         """The version a request goes to, acquired (the caller releases it)."""
         record = self.records.get(name)
         if record is None or not record.versions:
-            if record is None and not (self.path / name).is_dir():
+            if record is None and repository.model_folder(self.path, name) is None:
                 raise ServingError.not_found(f"unknown model '{name}'")
             raise ServingError.unavailable(f"model '{name}' is not loaded")
         versions = record.versions
@@ -494,12 +494,12 @@ class ModelStore:
     def changed(self, name: str) -> bool:
         """Whether the model's folder differs from what was loaded (poll mode)."""
         record = self.records.get(name)
-        folder = self.path / name
+        folder = repository.model_folder(self.path, name)
         if record is None:
-            return folder.is_dir()
+            return folder is not None
         if record.unloaded:
             return False
-        if not folder.is_dir():
+        if folder is None:
             return True  # removed: the load forgets it
         source = repository.scan_model(folder)
         before = record.source

@@ -168,6 +168,16 @@ def _scan_model(folder: Path) -> ModelSource:
     return source
 
 
+def model_folder(repository: Path, name: str) -> Path | None:
+    """The folder of model `name`, None when there is none or the name is not one folder
+    name (a client's "../x" must never reach outside the repository)."""
+    if (not isinstance(name, str) or not name or name.startswith(".")
+            or any(c in name for c in "/\\\0")):
+        return None
+    folder = repository / name
+    return folder if folder.is_dir() else None
+
+
 def scan(repository: Path) -> dict[str, ModelSource]:
     """Every model folder of the repository by name (hidden folders skipped)."""
     if not repository.is_dir():

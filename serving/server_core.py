@@ -77,7 +77,7 @@ class InferenceServer:
         else:
             names = self.store.model_names()
         for name in names:
-            if not (self.repository / name).is_dir():
+            if repository.model_folder(self.repository, name) is None:
                 log.warning("model %s is not in the repository %s", name, self.repository)
                 continue
             try:
@@ -164,7 +164,7 @@ class InferenceServer:
         """The loaded version metadata is asked about (None: the highest)."""
         record = self.store.records.get(name)
         if record is None or not record.versions:
-            if not (self.repository / name).is_dir():
+            if repository.model_folder(self.repository, name) is None:
                 raise ServingError.not_found(f"unknown model '{name}'")
             raise ServingError.unavailable(f"model '{name}' is not loaded")
         if version is None or version == "":
@@ -328,7 +328,7 @@ class InferenceServer:
                 config = repository.parse_config_json(config_json, f"model '{name}' config")
             except ModelLoadError as error:
                 raise ServingError.invalid(str(error)) from None
-        if not (self.repository / name).is_dir():
+        if repository.model_folder(self.repository, name) is None:
             raise ServingError.not_found(f"model '{name}' is not in the repository")
         try:
             await self.store.load(name, config, explicit=True)

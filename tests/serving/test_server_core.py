@@ -173,7 +173,16 @@ def test_unknown_model_is_not_found(repo: Path) -> None:
         with pytest.raises(ServingError) as error:
             await server.infer("mlp", "7", InferRequest({}))
         assert error.value.status == "NOT_FOUND" and "version 7" in error.value.message
-    serve(repo, body)
+        # a name is one folder of the repository, never a path out of it
+        (repo.parent / "outside" / "1").mkdir(parents=True, exist_ok=True)
+        for name in ("../outside", "mlp/1", ".", "", "a\0b"):
+            with pytest.raises(ServingError) as error:
+                await server.infer(name, None, InferRequest({}))
+            assert error.value.status == "NOT_FOUND"
+            with pytest.raises(ServingError) as error:
+                await server.load_model(name)
+            assert error.value.status == "NOT_FOUND"
+    serve(repo, body, model_control_mode="explicit", startup_models=["mlp"])
 
 
 def test_explicit_mode_load_with_config_and_unload(repo: Path) -> None:
