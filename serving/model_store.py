@@ -198,6 +198,9 @@ def _filled(data_type: int, shape: list[int], spec, folder: Path) -> np.ndarray:
             return rng.integers(0, 2, shape).astype(dtype)
         return rng.integers(0, 10, shape).astype(dtype)
     if kind == "input_data_file":
+        if not repository.plain_name(spec.input_data_file):
+            raise ModelLoadError(f"warmup input_data_file {spec.input_data_file!r} is not a "
+                                 f"file name in {folder / 'warmup'}")
         path = folder / "warmup" / spec.input_data_file
         try:
             data = np.frombuffer(path.read_bytes(), dtype=dtype)

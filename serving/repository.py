@@ -156,6 +156,9 @@ def _scan_model(folder: Path) -> ModelSource:
             error = str(problem)
     source = ModelSource(folder.name, folder, config, signature, error=error)
     filename = (config.default_model_filename if config is not None else "") or DEFAULT_MODEL_FILE
+    if not plain_name(filename):
+        source.error = f"{config_path}: default_model_filename {filename!r} is not a file name"
+        return source
     for entry in sorted(folder.iterdir()):
         if not entry.is_dir() or not entry.name.isdigit() or int(entry.name) <= 0:
             continue  # Triton ignores folders that are not positive version numbers
@@ -168,11 +171,17 @@ def _scan_model(folder: Path) -> ModelSource:
     return source
 
 
+def plain_name(name: object) -> bool:
+    """Whether `name` is one file or folder name (no path, not hidden): what a model
+    name, a model file name or a warmup file name from a config may be."""
+    return (isinstance(name, str) and bool(name) and not name.startswith(".")
+            and not any(c in name for c in "/\\\0"))
+
+
 def model_folder(repository: Path, name: str) -> Path | None:
     """The folder of model `name`, None when there is none or the name is not one folder
     name (a client's "../x" must never reach outside the repository)."""
-    if (not isinstance(name, str) or not name or name.startswith(".")
-            or any(c in name for c in "/\\\0")):
+    if not plain_name(name):
         return None
     folder = repository / name
     return folder if folder.is_dir() else None

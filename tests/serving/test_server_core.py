@@ -294,6 +294,10 @@ BAD_CONFIGS = {
     "failing warmup": (('model_warmup [ { name: "w" batch_size: 1 inputs { key: "x" '
                         'value: { data_type: TYPE_FP32 dims: [7] zero_data: true } } } ]'),
                        "warmup failed"),
+    "warmup file outside": (('model_warmup [ { name: "w" batch_size: 1 inputs { key: "x" '
+                             'value: { data_type: TYPE_FP32 dims: [4] input_data_file: '
+                             '"../config.pbtxt" } } } ]'), "not a file name"),
+    "model file outside": ('default_model_filename: "../../x.onnx"', "not a file name"),
 }
 
 
