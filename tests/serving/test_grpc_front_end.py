@@ -275,7 +275,6 @@ def test_bad_raw_requests_are_invalid_argument(stub):
     _bad(stub, raw_request("add", "x", "FP32", [1, -3], b""), invalid, "negative dimension")
     _bad(stub, raw_request("add", "x", "FP17", [1, 3], b"\0" * 12), invalid,
          "unknown datatype 'FP17'")
-    _bad(stub, raw_request("echo", "b", "BOOL", [2], b"\x01\x02"), invalid, "0 and 1")
     _bad(stub, raw_request("add", "x", "FP32", [0, 2**62, 2**62], b""), invalid, "shape")
     two = raw_request("add", "x", "FP32", [1, 3], b"\0" * 12)
     two.inputs.add(name="x", datatype="FP32", shape=[1, 3])
@@ -323,6 +322,13 @@ def test_bad_typed_requests_are_invalid_argument(stub):
     _bad(stub, typed("FP16", [1], "fp32_contents", [1.0]), invalid,
          "FP16 has no typed contents field")
     _bad(stub, typed("FP32", [3], "fp32_contents", []), invalid, "0 values")
+
+
+def test_raw_bool_bytes_other_than_1_are_true(stub):
+    response = stub.ModelInfer(raw_request("echo", "b", "BOOL", [4], b"\x00\x01\x02\xff"))
+    out = grpcclient.InferResult(response).as_numpy("out_b")
+    assert out.tolist() == [False, True, True, True]
+    assert response.raw_output_contents[0] == b"\x00\x01\x01\x01"
 
 
 def test_requested_output_and_parameters(stub):
