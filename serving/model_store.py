@@ -296,7 +296,7 @@ class ModelStore:
             await self._replace(record, {})
             self.records.pop(name, None)
             return
-        source = repository.scan_model(folder)
+        source = repository.scan_model(folder, record.override)
         record.source, record.unloaded = source, False
         config = record.override if record.override is not None else source.config
         failures: dict[int, str] = {}
@@ -504,7 +504,7 @@ class ModelStore:
             return False
         if folder is None:
             return True  # removed: the load forgets it
-        source = repository.scan_model(folder)
+        source = repository.scan_model(folder, record.override)
         before = record.source
         if before is None:
             return True

@@ -135,17 +135,18 @@ def _payload(folder: Path, filename: str) -> Path | None:
     return artifacts[0] if artifacts else None
 
 
-def scan_model(folder: Path) -> ModelSource:
+def scan_model(folder: Path, override=None) -> ModelSource:
     """Read one model folder (its config and version folders); never raises for content:
-    a bad config or an unreadable folder is reported in `error`."""
+    a bad config or an unreadable folder is reported in `error`. `override`: a config
+    given with a load request, whose default_model_filename then names the model file."""
     try:
-        return _scan_model(folder)
+        return _scan_model(folder, override)
     except OSError as error:
         return ModelSource(folder.name, folder, None, (), error=f"cannot read {folder}: "
                                                                 f"{error.strerror or error}")
 
 
-def _scan_model(folder: Path) -> ModelSource:
+def _scan_model(folder: Path, override) -> ModelSource:
     config, error, signature = None, None, ()
     config_path = folder / CONFIG_FILE
     if config_path.is_file():
@@ -155,7 +156,9 @@ def _scan_model(folder: Path) -> ModelSource:
         except (ModelLoadError, OSError, UnicodeDecodeError) as problem:
             error = str(problem)
     source = ModelSource(folder.name, folder, config, signature, error=error)
-    filename = (config.default_model_filename if config is not None else "") or DEFAULT_MODEL_FILE
+    named_by = override if override is not None else config
+    filename = (named_by.default_model_filename if named_by is not None else ""
+                ) or DEFAULT_MODEL_FILE
     if not plain_name(filename):
         source.error = f"{config_path}: default_model_filename {filename!r} is not a file name"
         return source

@@ -328,6 +328,11 @@ class InferenceServer:
                 config = repository.parse_config_json(config_json, f"model '{name}' config")
             except ModelLoadError as error:
                 raise ServingError.invalid(str(error)) from None
+            if config.default_model_filename and not repository.plain_name(
+                    config.default_model_filename):
+                raise ServingError.invalid(f"model '{name}' config: default_model_filename "
+                                           f"{config.default_model_filename!r} is not a "
+                                           f"file name")
         if repository.model_folder(self.repository, name) is None:
             raise ServingError.not_found(f"model '{name}' is not in the repository")
         try:

@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 
 from onnxc.serving.errors import ServingError
@@ -361,3 +362,24 @@ def test_shutdown_drains_in_flight_requests(repo: Path) -> None:
         np.testing.assert_allclose(response.outputs["y"],
                                    reference(mlp_model(2), {"x": x})[0], **TOL)
     serve(repo, body)
+
+
+def test_load_config_names_the_model_file(tmp_path: Path) -> None:
+    """A load request's config is used whole: its default_model_filename picks the file
+    (a path there is refused)."""
+    folder = tmp_path / "mlp" / "1"
+    folder.mkdir(parents=True)
+    onnx.save(mlp_model(3), folder / "other.onnx")
+
+    async def body(server: InferenceServer):
+        with pytest.raises(ServingError):
+            await server.load_model("mlp")  # no model.onnx
+        await server.load_model("mlp", json.dumps({"default_model_filename": "other.onnx"}))
+        x = np.ones((2, 4), np.float32)
+        response = await server.infer("mlp", None, InferRequest({"x": x}))
+        np.testing.assert_allclose(response.outputs["y"],
+                                   reference(mlp_model(3), {"x": x})[0], **TOL)
+        with pytest.raises(ServingError) as error:
+            await server.load_model("mlp", json.dumps({"default_model_filename": "../x"}))
+        assert "not a file name" in error.value.message
+    serve(tmp_path, body, model_control_mode="explicit")
