@@ -33,9 +33,6 @@ from onnxc.serving.messages import DATATYPES
 
 log = logging.getLogger("onnxc.serving")
 
-RunFunction = Callable[[dict[str, np.ndarray], list[str] | None], dict[str, np.ndarray]]
-
-
 def load_payload(payload: Path, config) -> object:
     """The CompiledModel of one version folder: model.onnx through onnxc.compile (and its
     cache), an artifact directory through onnxc.load."""
