@@ -383,3 +383,18 @@ def test_load_config_names_the_model_file(tmp_path: Path) -> None:
             await server.load_model("mlp", json.dumps({"default_model_filename": "../x"}))
         assert "not a file name" in error.value.message
     serve(tmp_path, body, model_control_mode="explicit")
+
+
+def test_second_load_is_a_compile_cache_hit(repo: Path) -> None:
+    """Loading model.onnx goes through onnxc's compile cache: a second server's load of
+    the same file is a hit, and answers bit-identically to the first (cold or warm)."""
+    x = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+
+    async def body(server: InferenceServer):
+        response = await server.infer("mlp", None, InferRequest({"x": x}))
+        return response.outputs["y"], server.store.records["mlp"].versions[2].model.from_cache
+
+    first, _ = serve(repo, body)
+    second, hit = serve(repo, body)
+    assert hit
+    np.testing.assert_array_equal(first, second)
