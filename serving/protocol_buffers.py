@@ -22,7 +22,7 @@ def _protos_dir() -> str:
 @functools.cache
 def grpc_service() -> tuple[ModuleType, ModuleType]:
     """(messages, services) of `inference.GRPCInferenceService` (grpc_service.proto)."""
-    import grpc  # noqa: PLC0415 - only `onnxc serve` needs grpcio
+    import grpc  # only `onnxc serve` needs grpcio
 
     directory = _protos_dir()
     sys.path.append(directory)
