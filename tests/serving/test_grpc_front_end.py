@@ -34,11 +34,15 @@ class FakeCore:
     """The InferenceServer interface over three exact toy models and a buggy one."""
 
     def __init__(self):
-        self.versions = {"add": ["1", "2"], "strings": ["1"], "echo": ["1"], "buggy": ["1"]}
+        self.versions = {"add": ["1", "2"], "strings": ["1"], "echo": ["1"], "buggy": ["1"],
+                         "stuck": ["1"]}
         self.weights = {"add": {"2": 100}}
         self.loaded_configs: list[tuple[str, str | None]] = []
         self.unloaded: list[str] = []
         self.is_ready = True
+        self.stuck = 0
+        """requests of `stuck` (it never answers) running now"""
+        self.cancelled = 0
 
     def live(self):
         return True
@@ -82,6 +86,15 @@ class FakeCore:
             version = max(self.weights.get(name, {"1": 100}).items(), key=lambda kv: kv[1])[0]
         if name == "buggy":
             raise RuntimeError("a bug in the core")
+        if name == "stuck":
+            self.stuck += 1
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:  # cancelled, not dropped and garbage-collected
+                self.cancelled += 1
+                raise
+            finally:
+                self.stuck -= 1
         if name == "add":
             x = request.inputs.get("x")
             if x is None or x.dtype != np.float32 or x.ndim != 2 or x.shape[1] != 3:
@@ -472,6 +485,49 @@ def test_stream_answers_each_request_and_reports_refusals(client):
     assert len(refusals) == 2
     assert any("'nope'" in message for message in refusals)
     assert any("expected FP32" in message for message in refusals)
+
+
+def test_cancelled_stream_cancels_its_requests_in_the_core(client, served):
+    """A client that goes away mid-stream leaves nothing running for it in the core."""
+    core = served[1]
+    client.start_stream(callback=lambda result, error: None)
+    x = grpcclient.InferInput("x", [1], "FP32")
+    x.set_data_from_numpy(np.zeros(1, np.float32))
+    for i in range(3):
+        client.async_stream_infer("stuck", [x], request_id=str(i))
+    assert _wait_for(lambda: core.stuck == 3), core.stuck
+    cancelled = core.cancelled
+    client.stop_stream(cancel_requests=True)
+    assert _wait_for(lambda: core.stuck == 0), core.stuck
+    assert core.cancelled == cancelled + 3
+    assert client.is_server_live()
+
+
+def test_cancelled_open_stream_cancels_its_requests_in_the_core(stub, served):
+    """The same when the client cancels without closing its side of the stream first."""
+    core = served[1]
+    requests: queue.Queue = queue.Queue()
+    call = stub.ModelStreamInfer(iter(requests.get, None))
+    try:
+        for i in range(3):
+            requests.put(raw_request("stuck", "x", "FP32", [1], b"\0" * 4, id=str(i)))
+        assert _wait_for(lambda: core.stuck == 3), core.stuck
+        cancelled = core.cancelled
+        call.cancel()
+        assert _wait_for(lambda: core.stuck == 0), core.stuck
+        assert core.cancelled == cancelled + 3
+    finally:
+        requests.put(None)
+
+
+def _wait_for(condition, timeout_s: float = 30.0) -> bool:
+    """Poll `condition` (state in another thread's loop: no event to wait on here)."""
+    done = threading.Event()
+    for _ in range(int(timeout_s / 0.01)):
+        if condition():
+            return True
+        done.wait(0.01)
+    return condition()
 
 
 def test_aio_client(served):
