@@ -21,7 +21,10 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from onnxc.errors import InvalidArgumentError
 
 DESCRIPTION = (
     "Serve the models of a Triton-layout repository (REPO/<model>/[config.pbtxt], "
@@ -131,7 +134,7 @@ def options_from_args(args: argparse.Namespace) -> ServeOptions:
 def serve_command(args: argparse.Namespace) -> None:
     """The CLI handler: run until a signal; errors propagate to the CLI's one-line report."""
     if args.http_port is None:
-        raise argparse.ArgumentTypeError("--http-port cannot be -1: HTTP is always served")
+        raise InvalidArgumentError("--http-port cannot be -1: HTTP is always served")
     configure_logging(args.log_level, access_log=args.access_log)
     if args.engine == "ray":
         from onnxc.serving import ray_engine  # Ray only when asked for
@@ -175,7 +178,7 @@ def configure_logging(level: str, *, access_log: bool = False) -> None:
 
 
 def _listen(host: str, port: int) -> socket.socket:
-    """A bound, listening TCP socket; an address in use is an OSError naming it."""
+    """A bound, listening TCP socket; an address in use is an error naming it."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -183,7 +186,7 @@ def _listen(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as err:
         sock.close()
-        raise OSError(err.errno, f"cannot listen on {host}:{port}: {err.strerror}") from None
+        raise InvalidArgumentError(f"cannot listen on {host}:{port}: {err.strerror}") from None
     sock.listen(2048)
     sock.setblocking(False)
     return sock
@@ -211,6 +214,9 @@ async def serve(options: ServeOptions, *, started: asyncio.Event | None = None,
     from onnxc.serving.http_app import build_app
     from onnxc.serving.server_core import InferenceServer
 
+    if not Path(options.repository).is_dir():
+        raise InvalidArgumentError(f"the model repository '{options.repository}' is not a "
+                                   f"directory")
     core = InferenceServer(
         options.repository, model_control_mode=options.model_control_mode,
         poll_interval_s=options.poll_interval_s,
@@ -290,7 +296,11 @@ async def _start_grpc(core: Any, host: str, port: int,
         log.warning("no gRPC service in this build", extra={"event": "grpc_missing"})
         return None, 0
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    built = grpc_service.build_grpc_server(core, address, max_message_bytes=max_request_bytes)
+    try:
+        built = grpc_service.build_grpc_server(core, address,
+                                               max_message_bytes=max_request_bytes)
+    except OSError as err:  # the port is taken
+        raise InvalidArgumentError(str(err)) from None
     server, bound = built if isinstance(built, tuple) else (built, port)
     await server.start()
     return server, bound
