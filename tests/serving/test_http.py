@@ -428,6 +428,7 @@ def test_sigterm_drains_requests_in_flight(serving_repository, tmp_path):
                        "--load-model", "heavy") as served:
         sent = [threading.Event() for _ in inputs]
         results: list = [None] * len(inputs)
+        finished = [0.0] * len(inputs)
 
         def send(i: int) -> None:
             body, json_size = _get_inference_request(
@@ -443,6 +444,7 @@ def test_sigterm_drains_requests_in_flight(serving_repository, tmp_path):
                 payload = response.read()
                 results[i] = (response.status, response.getheader(
                     "Inference-Header-Content-Length"), payload)
+                finished[i] = time.monotonic()
             finally:
                 conn.close()
 
@@ -457,6 +459,7 @@ def test_sigterm_drains_requests_in_flight(serving_repository, tmp_path):
             thread.join(120)
         assert served.process.wait(60) == 0, served.log()
         drain_s = time.monotonic() - started
+        assert max(finished) > started  # the signal did come with requests in flight
         for i, (status, length, payload) in enumerate(results):
             assert status == 200, payload[:200]
             result = httpclient.InferResult.from_response_body(payload, header_length=int(length))
