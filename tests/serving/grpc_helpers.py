@@ -7,6 +7,7 @@ import socket
 import threading
 
 import grpc
+import numpy as np
 import pytest
 from tritonclient.grpc import service_pb2
 from tritonclient.utils import InferenceServerException
@@ -80,4 +81,42 @@ def raw_request(model, name, datatype, shape, raw, **extra):
     request = service_pb2.ModelInferRequest(model_name=model, **extra)
     request.inputs.add(name=name, datatype=datatype, shape=shape)
     request.raw_input_contents.append(raw)
+    return request
+
+
+CLIENT_SIDE = {grpc.StatusCode.INVALID_ARGUMENT, UNKNOWN_MODEL,
+               grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNAVAILABLE}
+"""the statuses a bad request may end in (never INTERNAL or UNKNOWN)"""
+_DATATYPES = ["FP32", "INT32", "INT8", "BOOL", "FP16", "UINT64", "BYTES", "FP99", ""]
+_FIELDS = ["fp32_contents", "int_contents", "bool_contents", "bytes_contents",
+           "uint64_contents", "int64_contents"]
+
+
+def random_request(rng: np.random.Generator, models: list[str], names: list[str]):
+    """A seeded random, almost always malformed ModelInferRequest: model and input names
+    from `models` / `names` or empty, random datatypes (some unknown), shapes (negative,
+    huge), raw bytes or typed contents of random kinds and counts, requested outputs."""
+    request = service_pb2.ModelInferRequest(
+        model_name=str(rng.choice([*models, "nope", ""])),
+        model_version=str(rng.choice(["", "1", "2", "x", "-1"])))
+    raw = rng.random() < 0.5
+    for _ in range(int(rng.integers(0, 3))):
+        shape = [int(d) for d in rng.choice([-1, 0, 1, 2, 3, 2**40], rng.integers(0, 4))]
+        tensor = request.inputs.add(name=str(rng.choice([*names, ""])),
+                                    datatype=str(rng.choice(_DATATYPES)), shape=shape)
+        if raw:
+            request.raw_input_contents.append(rng.bytes(int(rng.integers(0, 40))))
+            continue
+        field = getattr(tensor.contents, str(rng.choice(_FIELDS)))
+        count = int(rng.integers(0, 8))
+        if field is tensor.contents.bytes_contents:
+            field.extend(rng.bytes(3) for _ in range(count))
+        elif field is tensor.contents.bool_contents:
+            field.extend(bool(b) for b in rng.integers(0, 2, count))
+        elif field is tensor.contents.fp32_contents:
+            field.extend(rng.standard_normal(count).tolist())
+        else:
+            field.extend(int(v) for v in rng.integers(0, 2**31, count))
+    if rng.random() < 0.2:
+        request.outputs.add(name=str(rng.choice(["y", "z"])))
     return request
