@@ -33,15 +33,16 @@ logger = logging.getLogger(__name__)
 SERVICE_NAME = "inference.GRPCInferenceService"
 _STREAM_IN_FLIGHT = 64
 """requests one stream may have in the core at once; the next waits (gRPC flow control)"""
+_SHARED_MEMORY = "shared memory regions: send tensors in the request"
 _UNSUPPORTED = {
-    "SystemSharedMemoryStatus": "system shared memory",
-    "SystemSharedMemoryRegister": "system shared memory",
-    "SystemSharedMemoryUnregister": "system shared memory",
-    "CudaSharedMemoryStatus": "CUDA shared memory",
-    "CudaSharedMemoryRegister": "CUDA shared memory",
-    "CudaSharedMemoryUnregister": "CUDA shared memory",
-    "TraceSetting": "trace settings",
-    "LogSettings": "log settings",
+    "SystemSharedMemoryStatus": _SHARED_MEMORY,
+    "SystemSharedMemoryRegister": _SHARED_MEMORY,
+    "SystemSharedMemoryUnregister": _SHARED_MEMORY,
+    "CudaSharedMemoryStatus": _SHARED_MEMORY,
+    "CudaSharedMemoryRegister": _SHARED_MEMORY,
+    "CudaSharedMemoryUnregister": _SHARED_MEMORY,
+    "TraceSetting": "request tracing",
+    "LogSettings": "log settings over the protocol: use `onnxc serve --log-level`",
 }
 _LOAD_PARAMETERS = ("config", "traffic", "rollback")
 _FINAL_REQUESTED = "triton_enable_empty_final_response"
@@ -85,7 +86,7 @@ def _unsupported(rpc: str, what: str):
     async def handler(self, request, context):
         await context.abort(
             grpc.StatusCode.UNIMPLEMENTED,
-            f"onnxc serve does not support {what} ({rpc}): send tensors in the request")
+            f"onnxc serve has no {what} ({rpc})")
 
     handler.__name__ = rpc
     return handler
@@ -96,7 +97,8 @@ def parse_traffic(model: str, text: str) -> dict[str, int]:
     weights: dict[str, int] = {}
     for entry in text.split(","):
         version, sep, weight = entry.strip().partition(":")
-        if not sep or not version.isdigit() or int(version) < 1 or not weight.strip().isdigit():
+        weight = weight.strip()
+        if not sep or not _number(version) or int(version) < 1 or not _number(weight):
             raise ServingError.invalid(
                 f"model '{model}': traffic entry '{entry.strip()}' is not version:percent "
                 f"(e.g. \"1:90,2:10\")")
@@ -106,6 +108,10 @@ def parse_traffic(model: str, text: str) -> dict[str, int]:
                 f"model '{model}': traffic names version {version} twice")
         weights[version] = int(weight)
     return weights
+
+
+def _number(text: str) -> bool:
+    return text.isascii() and text.isdigit()
 
 
 def _string_parameter(model: str, key: str, parameter) -> str:

@@ -22,7 +22,7 @@ import tritonclient.grpc as grpcclient
 from tritonclient.grpc import service_pb2, service_pb2_grpc
 
 from onnxc.serving.errors import ServingError
-from onnxc.serving.grpc_service import health_service, parse_traffic
+from onnxc.serving.grpc_service import build_grpc_server, health_service, parse_traffic
 from onnxc.serving.messages import DATATYPES, InferResponse, datatype_of
 from onnxc.serving.protocol_buffers import grpc_service, model_config
 from tests.serving.grpc_helpers import UNKNOWN_MODEL, ServerThread, raw_request, refused
@@ -417,16 +417,26 @@ def test_traffic_and_rollback_through_load(stub, served):
     refused(lambda: stub.RepositoryModelLoad(wrong), grpc.StatusCode.INVALID_ARGUMENT,
              "'traffic' must be a string")
     assert parse_traffic("m", "1:90,2:10") == {"1": 90, "2": 10}
-    for text in ("1:90,1:10", "0:100", "a:1", "1=100", "1:-5"):
+    for text in ("1:90,1:10", "0:100", "a:1", "1=100", "1:-5", "\u00b2:100", "1:\u00b2"):
         with pytest.raises(ServingError, match="model 'm'"):
             parse_traffic("m", text)
 
 
+def test_a_port_in_use_is_an_error(served):
+    server = served[0]
+
+    async def build_on_the_same_port():
+        build_grpc_server(server.core, server.url, max_message_bytes=MAX_MESSAGE_BYTES)
+
+    with pytest.raises(OSError, match=f"cannot listen on {server.url}"):
+        server.call(build_on_the_same_port())
+
+
 def test_unsupported_rpcs_are_unimplemented(client):
-    for call, what in ((client.get_system_shared_memory_status, "system shared memory"),
-                       (client.get_cuda_shared_memory_status, "CUDA shared memory"),
-                       (client.get_trace_settings, "trace settings"),
-                       (client.get_log_settings, "log settings")):
+    for call, what in ((client.get_system_shared_memory_status, "no shared memory regions"),
+                       (client.get_cuda_shared_memory_status, "no shared memory regions"),
+                       (client.get_trace_settings, "no request tracing"),
+                       (client.get_log_settings, "--log-level")):
         refused(call, grpc.StatusCode.UNIMPLEMENTED, what)
 
 
