@@ -20,7 +20,7 @@ only), and the server process tree's CPU time per inference (from /proc). The ma
 
     python benchmarks/serving.py [--models resnet50,bert2] [--concurrency 1,2,4,8]
         [--duration 15] [--servers onnxc,triton[,ray]] [--client auto|perf_analyzer|tritonclient]
-        [--protocol http|grpc] [--max-batch-size 8] [--preferred 4,8] [--max-queue-delay-us 2000]
+        [--protocols http,grpc] [--max-batch-size 8] [--preferred 4,8] [--max-queue-delay-us 2000]
         [--instances 1] [--threads 1] [--json out.json]
 
 The table is appended to benchmarks/results/<date>-serving-<cpu>.md (results_file.py).
@@ -176,14 +176,15 @@ def triton_server(repo: Path, tmp: Path, models: list[str], settings, python: st
 
 
 def measure(server: Server, models: list[str], concurrencies: list[int], duration_s: float,
-            client: str, protocol: str, warmup_s: float, perf_analyzer: str) -> list[dict]:
+            client: str, protocols: list[str], warmup_s: float,
+            perf_analyzer: str) -> list[dict]:
     """Every model at every concurrency on a started, ready server."""
     rows = []
     for model in models:
         # Warm-up: every batch size the batcher can form, at the highest concurrency.
-        serving_load.loop_point(server.url(protocol), protocol, model, max(concurrencies),
-                                warmup_s, 0.0)
-        for c in concurrencies:
+        serving_load.loop_point(server.url(protocols[0]), protocols[0], model,
+                                max(concurrencies), warmup_s, 0.0)
+        for protocol, c in ((p, c) for p in protocols for c in concurrencies):
             load_before = os.getloadavg()[0]
             cpu_before, wall_before = server.cpu_seconds(), time.monotonic()
             point, note = None, ""
@@ -200,13 +201,15 @@ def measure(server: Server, models: list[str], concurrencies: list[int], duratio
             # Cores the server's processes kept busy over the client's whole run (its own
             # warm-up included: the load is the same), and so CPU time per inference.
             cores = (server.cpu_seconds() - cpu_before) / (time.monotonic() - wall_before)
-            row = {"server": server.kind, "model": model, **point.to_json(),
+            row = {"server": server.kind, "model": model, "protocol": protocol,
+                   **point.to_json(),
                    "server_cores": round(cores, 3),
                    "server_cpu_ms_per_infer": round(1e3 * cores / point.throughput, 2)
                    if point.throughput else None,
                    "load_average": round(load_before, 2), "note": note}
             rows.append(row)
-            print(f"  {server.kind:6} {model:9} c={c}: {point.throughput:7.1f} infer/s  "
+            print(f"  {server.kind:6} {model:9} {protocol:4} c={c}: "
+                  f"{point.throughput:7.1f} infer/s  "
                   f"p50 {point.p50_ms:7.1f} ms  p99 {point.p99_ms:7.1f} ms  "
                   f"(load {load_before:.1f})", file=sys.stderr)
     return rows
@@ -221,7 +224,8 @@ def medians(rows: list[dict]) -> list[dict]:
     (servers run in turn each round, so a slow spell of the shared machine hits one round)."""
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
-        groups.setdefault((r["server"], r["model"], r["concurrency"]), []).append(r)
+        groups.setdefault((r["server"], r["model"], r["protocol"], r["concurrency"]),
+                          []).append(r)
     out = []
     for group in groups.values():
         row = dict(group[0])
@@ -240,10 +244,10 @@ def medians(rows: list[dict]) -> list[dict]:
 def tables(rows: list[dict]) -> str:
     """Per server and point: throughput, latency, the server's split (perf_analyzer), CPU;
     then onnxc (and Ray) against Triton at each point."""
-    header = ("| model | server | conc. | infer/s | p50 ms | p99 ms | avg ms | queue ms | "
+    header = ("| model | server | protocol | conc. | infer/s | p50 ms | p99 ms | avg ms | queue ms | "
               "compute ms | other ms | server cores | CPU ms/infer | client | load |")
     lines = [header,
-             "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|"]
+             "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|"]
     for r in rows:
         split = r["server_us"]
         queue = split.get("queue")
@@ -251,39 +255,40 @@ def tables(rows: list[dict]) -> str:
                                                     "compute_output")) if split else None)
         other = r["avg_ms"] * 1e3 - queue - compute if split else None
         cpu = r["server_cpu_ms_per_infer"]
-        lines.append(f"| {r['model']} | {r['server']} | {r['concurrency']} | "
+        lines.append(f"| {r['model']} | {r['server']} | {r['protocol']} | {r['concurrency']} | "
                      f"{r['throughput']:.1f} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | "
                      f"{r['avg_ms']:.1f} | {_ms(queue)} | {_ms(compute)} | {_ms(other)} | "
                      f"{r['server_cores']:.2f} | {'-' if cpu is None else f'{cpu:.1f}'} | "
                      f"{r['client']} | {r['load_average']:.1f} |")
-    by_key = {(r["server"], r["model"], r["concurrency"]): r for r in rows}
+    by_key = {(r["server"], r["model"], r["protocol"], r["concurrency"]): r for r in rows}
     others = sorted({r["server"] for r in rows} - {"triton"})
     if "triton" in {r["server"] for r in rows} and others:
         title = ("Against Triton + onnxruntime (throughput ratio > 1 and p99 ratio < 1: "
                  "onnxc better):")
         lines += ["", title, ""]
-        lines.append("| model | conc. | " + " | ".join(
+        lines.append("| model | protocol | conc. | " + " | ".join(
             f"{s}/triton infer/s | {s}/triton p99" for s in others) + " |")
-        lines.append("|---|--:|" + "--:|--:|" * len(others))
-        for (server, model, c), t in by_key.items():
+        lines.append("|---|---|--:|" + "--:|--:|" * len(others))
+        for (server, model, protocol, c), t in by_key.items():
             if server != "triton":
                 continue
             cells = []
             for s in others:
-                o = by_key.get((s, model, c))
+                o = by_key.get((s, model, protocol, c))
                 cells += ([f"{o['throughput'] / t['throughput']:.2f}",
                            f"{o['p99_ms'] / t['p99_ms']:.2f}"] if o else ["-", "-"])
-            lines.append(f"| {model} | {c} | " + " | ".join(cells) + " |")
+            lines.append(f"| {model} | {protocol} | {c} | " + " | ".join(cells) + " |")
     if {"ray", "onnxc"} <= {r["server"] for r in rows}:
         title = ("The Ray engine against the local one (what Ray Serve's proxy, handle and "
                  "replica add per request):")
         lines += ["", title, "",
-                  "| model | conc. | ray - local p50 ms | ray - local avg ms | ray/local infer/s |",
-                  "|---|--:|--:|--:|--:|"]
-        for (server, model, c), ray in by_key.items():
-            local = by_key.get(("onnxc", model, c))
+                  ("| model | protocol | conc. | ray - local p50 ms | ray - local avg ms | "
+                   "ray/local infer/s |"), "|---|---|--:|--:|--:|--:|"]
+        for (server, model, protocol, c), ray in by_key.items():
+            local = by_key.get(("onnxc", model, protocol, c))
             if server == "ray" and local:
-                lines.append(f"| {model} | {c} | {ray['p50_ms'] - local['p50_ms']:+.1f} | "
+                lines.append(f"| {model} | {protocol} | {c} | "
+                             f"{ray['p50_ms'] - local['p50_ms']:+.1f} | "
                              f"{ray['avg_ms'] - local['avg_ms']:+.1f} | "
                              f"{ray['throughput'] / local['throughput']:.2f} |")
     return "\n".join(lines)
@@ -302,7 +307,7 @@ def main() -> None:
                         help="run the servers in turn this many times; the table has medians")
     parser.add_argument("--client", choices=("auto", "perf_analyzer", "tritonclient"),
                         default="auto")
-    parser.add_argument("--protocol", choices=("http", "grpc"), default="http")
+    parser.add_argument("--protocols", default="http", help="http, grpc or both: http,grpc")
     parser.add_argument("--max-batch-size", type=int, default=8)
     parser.add_argument("--preferred", default="4,8")
     parser.add_argument("--max-queue-delay-us", type=int, default=2000)
@@ -318,6 +323,9 @@ def main() -> None:
 
     models = args.models.split(",")
     concurrencies = [int(c) for c in args.concurrency.split(",")]
+    protocols = args.protocols.split(",")
+    if not set(protocols) <= {"http", "grpc"}:
+        raise SystemExit(f"--protocols: http and/or grpc, not {args.protocols!r}")
     settings = serving_models.BatcherSettings(
         max_batch_size=args.max_batch_size,
         preferred_batch_sizes=tuple(int(s) for s in args.preferred.split(",") if s),
@@ -354,13 +362,13 @@ def main() -> None:
                     server.wait_ready(models, args.ready_timeout)
                     print(f"{kind}: ready in {time.monotonic() - started:.1f} s", file=sys.stderr)
                     rows += [{**row, "round": round_ + 1} for row in measure(
-                        server, models, concurrencies, args.duration, client, args.protocol,
+                        server, models, concurrencies, args.duration, client, protocols,
                         args.warmup, args.perf_analyzer)]
                 finally:
                     server.stop()
 
     preferred = ",".join(map(str, settings.preferred_batch_sizes)) or "none"
-    print(f"Serving, batch 1 per request, closed loop; client {client} over {args.protocol}"
+    print(f"Serving, batch 1 per request, closed loop; client {client} over {args.protocols}"
           + (f" (perf_analyzer: {why_not})" if why_not else "") + ".")
     print(f"Batcher (both servers): max_batch_size {settings.max_batch_size}, preferred "
           f"[{preferred}], max_queue_delay {settings.max_queue_delay_us} us; "
@@ -378,7 +386,7 @@ def main() -> None:
         args.json.write_text(json.dumps({
             "settings": vars(settings) | {"preferred_batch_sizes": list(
                 settings.preferred_batch_sizes)},
-            "client": client, "protocol": args.protocol, "duration_s": args.duration,
+            "client": client, "protocols": protocols, "duration_s": args.duration,
             "versions": versions, "cpu": results_file.cpu_summary(
                 results_file.lscpu_text(), results_file.host_microarchitecture()),
             "rows": rows}, indent=1) + "\n")
