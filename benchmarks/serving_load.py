@@ -89,21 +89,24 @@ def perf_analyzer_point(binary: str, url: str, protocol: str, model: str, concur
         if run.returncode != 0 or not out.exists():
             tail = "\n".join((run.stdout + run.stderr).strip().splitlines()[-6:])
             raise RuntimeError(f"perf_analyzer failed (exit {run.returncode}): {tail}")
-        row = next(csv.DictReader(io.StringIO(out.read_text())))
-        requests = _request_count(run.stdout)
+        return parse_perf_analyzer(out.read_text(), run.stdout, protocol, concurrency)
+
+
+def parse_perf_analyzer(csv_text: str, stdout: str, protocol: str, concurrency: int) -> Point:
+    """A Point from perf_analyzer's `-f` CSV (one row per concurrency; latencies in us) and
+    its printed output (the request count). The average latency is the sum of the CSV's
+    parts (client send, network + server send/recv, server queue and compute, client recv)."""
+    row = next(csv.DictReader(io.StringIO(csv_text)))
+    requests = 0
+    for line in stdout.splitlines():
+        if line.strip().startswith("Request count:"):
+            requests = int(line.split(":")[1])
+            break
     server = {short: float(row[name]) for name, short in _SERVER_COLUMNS.items() if name in row}
-    avg_us = sum(server.values())
     return Point(client=f"perf_analyzer/{protocol}", concurrency=concurrency,
                  requests=requests, throughput=float(row["Inferences/Second"]),
                  p50_ms=float(row["p50 latency"]) / 1e3, p99_ms=float(row["p99 latency"]) / 1e3,
-                 avg_ms=avg_us / 1e3, server_us=server)
-
-
-def _request_count(stdout: str) -> int:
-    for line in stdout.splitlines():
-        if line.strip().startswith("Request count:"):
-            return int(line.split(":")[1])
-    return 0
+                 avg_ms=sum(server.values()) / 1e3, server_us=server)
 
 
 # --- the tritonclient loop ----------------------------------------------------------------------
