@@ -20,7 +20,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
@@ -51,6 +51,8 @@ def _endpoint(handler: Handler) -> Handler:
             return await handler(request)
         except ServingError as error:
             return _error(error.http_status, error.message)
+        except ClientDisconnect:  # gone before its body arrived: nobody to answer
+            return Response(status_code=400)
         except Exception:
             log.exception("internal error answering %s %s", request.method, request.url.path,
                           extra={"event": "internal_error", "path": request.url.path})
