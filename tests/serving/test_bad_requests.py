@@ -21,7 +21,6 @@ from __future__ import annotations
 import gzip
 import http.client
 import json
-import socket
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -116,10 +115,6 @@ class Clients:
         if self.conn.sock is None:
             self.reconnects += 1  # the server closed after its last answer
         self.conn.request(method, path, body=body, headers=headers or {})
-        # ACK the answer's first segment at once: the server's sockets lack TCP_NODELAY
-        # (test_http_answer_not_held_by_nagle), so its body waits for this ACK, which
-        # Linux would delay by 40 ms
-        self.conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
         response = self.conn.getresponse()
         return response.status, response.read()
 
@@ -509,27 +504,3 @@ def test_random_bad_requests_refused_server_up_memory_flat(server, count):
     assert rss_after - rss_warm <= RSS_SLACK_BYTES, (
         f"VmRSS grew {(rss_after - rss_warm) / 2**20:.1f} MiB over {count} bad requests")
 
-
-@pytest.mark.xfail(strict=True, reason="serving/launcher.py _listen makes its sockets with "
-                   "proto 0, so asyncio does not set TCP_NODELAY on accepted connections")
-def test_http_answer_not_held_by_nagle(server):
-    """An answer with a body comes back without waiting for the client's delayed ACK.
-
-    uvicorn writes the status line and headers, then the body, as two segments; without
-    TCP_NODELAY the kernel holds the second until the first is ACKed, which a client
-    delays by 40 ms (Linux's minimum delayed-ACK timer). asyncio sets TCP_NODELAY only on
-    sockets whose proto is IPPROTO_TCP (asyncio.base_events._set_nodelay); a socket made
-    by socket.socket(family, SOCK_STREAM) has proto 0. The median over 30 keep-alive
-    requests must be under 20 ms: it is ~44 ms with the hold and ~0.4 ms without."""
-    conn = http.client.HTTPConnection("127.0.0.1", server.http_port, timeout=30)
-    times = []
-    try:
-        for _ in range(30):
-            started = time.perf_counter()
-            conn.request("POST", "/v2/models/no_such_model/infer", body=b"{}")
-            response = conn.getresponse()
-            assert response.status == 400 and response.read()
-            times.append(time.perf_counter() - started)
-    finally:
-        conn.close()
-    assert np.median(times) < 0.020, f"median {np.median(times) * 1e3:.1f} ms"
