@@ -3,9 +3,9 @@
 One process and one asyncio loop: uvicorn serves the Starlette app (http_app), grpc.aio the
 GRPCInferenceService (grpc_service, when present), and a second uvicorn the Prometheus
 registry the core records into. SIGTERM or SIGINT stops the listeners accepting, lets the
-core finish what is in flight (requests that arrive meanwhile are refused UNAVAILABLE) and
-exits 0; a second signal stops at once. Logs are one JSON object a line on stderr, with no
-line per request unless --access-log.
+requests already accepted finish (the core refuses later ones UNAVAILABLE) and exits 0; a
+second signal exits 1 at once, without waiting. Logs are one JSON object a line on stderr,
+with no line per request unless --access-log.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import signal
 import socket
 import sys
@@ -231,12 +232,13 @@ async def serve(options: ServeOptions, *, started: asyncio.Event | None = None,
 
     def on_signal(signum: int) -> None:
         signals_seen.append(signum)
-        log.info("signal received, draining", extra={"event": "signal",
-                                                       "signal": signal.Signals(signum).name})
+        name = signal.Signals(signum).name
+        if len(signals_seen) > 1:  # asked twice: the user does not want to wait
+            log.warning("second signal, exiting without draining",
+                        extra={"event": "forced_exit", "signal": name})
+            os._exit(1)
+        log.info("signal received, draining", extra={"event": "signal", "signal": name})
         stop.set()
-        if len(signals_seen) > 1:
-            for server in http_servers:
-                server.force_exit = True
 
     installed = []
     for signum in (signal.SIGTERM, signal.SIGINT):

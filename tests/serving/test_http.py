@@ -434,61 +434,95 @@ def _heavy_answer(x: np.ndarray) -> np.ndarray:
     return value
 
 
+class HeavyRequests:
+    """Slow requests sent from threads, with the moment each body was written: 4 MiB
+    bodies cannot be written without the server reading them, so once every one is
+    `sent` the server holds them all. Bodies are the ones tritonclient.http builds; sent
+    with http.client, whose `request` returns once the body is written (tritonclient gives
+    no such moment)."""
+
+    def __init__(self, served: ServeProcess, count: int = 6):
+        rows = (4 << 20) // (4 * HEAVY_WIDTH)
+        self.inputs = [np.random.default_rng(seed).standard_normal((rows, HEAVY_WIDTH))
+                       .astype(np.float32) for seed in range(count)]
+        self.port = served.http_port
+        self.sent = [threading.Event() for _ in range(count)]
+        self.results: list = [None] * count
+        self.finished = [0.0] * count
+        self.threads = [threading.Thread(target=self._send, args=(i,)) for i in range(count)]
+        for thread in self.threads:
+            thread.start()
+        for event in self.sent:
+            assert event.wait(60)
+
+    def _send(self, i: int) -> None:
+        body, json_size = _get_inference_request(
+            inputs=[_input("x", self.inputs[i], "FP32")], request_id="", outputs=None,
+            sequence_id=0, sequence_start=False, sequence_end=False, priority=0,
+            timeout=None, custom_parameters=None)
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        try:
+            conn.request("POST", "/v2/models/heavy/infer", body=body,
+                         headers={"Inference-Header-Content-Length": str(json_size)})
+            self.sent[i].set()
+            response = conn.getresponse()
+            payload = response.read()
+            self.results[i] = (response.status, response.getheader(
+                "Inference-Header-Content-Length"), payload)
+        except (http.client.HTTPException, OSError) as error:
+            self.sent[i].set()
+            self.results[i] = (None, None, repr(error).encode())
+        finally:
+            self.finished[i] = time.monotonic()
+            conn.close()
+
+    def join(self) -> None:
+        for thread in self.threads:
+            thread.join(120)
+
+
+def _log_events(served: ServeProcess) -> list[str | None]:
+    return [json.loads(line).get("event") for line in served.log().splitlines()
+            if line.startswith("{")]
+
+
 def test_sigterm_drains_requests_in_flight(serving_repository, tmp_path):
-    """SIGTERM once 6 slow requests have been sent (their 4 MiB bodies cannot be sent
-    without the server reading them): each gets its full, correct answer, and the server
-    exits 0. Bodies are the ones tritonclient.http builds; sent with http.client, whose
-    `request` returns once the body is written (tritonclient gives no such moment)."""
-    rows = (4 << 20) // (4 * HEAVY_WIDTH)
-    inputs = [np.random.default_rng(seed).standard_normal((rows, HEAVY_WIDTH))
-              .astype(np.float32) for seed in range(6)]
+    """SIGTERM once 6 slow requests are in the server: each gets its full, correct
+    answer, the server exits 0 and stops listening."""
     with serve_process(serving_repository, tmp_path, "--model-control-mode", "explicit",
                        "--load-model", "heavy") as served:
-        sent = [threading.Event() for _ in inputs]
-        results: list = [None] * len(inputs)
-        finished = [0.0] * len(inputs)
-
-        def send(i: int) -> None:
-            body, json_size = _get_inference_request(
-                inputs=[_input("x", inputs[i], "FP32")], request_id="", outputs=None,
-                sequence_id=0, sequence_start=False, sequence_end=False, priority=0,
-                timeout=None, custom_parameters=None)
-            conn = http.client.HTTPConnection("127.0.0.1", served.http_port, timeout=120)
-            try:
-                conn.request("POST", "/v2/models/heavy/infer", body=body,
-                             headers={"Inference-Header-Content-Length": str(json_size)})
-                sent[i].set()
-                response = conn.getresponse()
-                payload = response.read()
-                results[i] = (response.status, response.getheader(
-                    "Inference-Header-Content-Length"), payload)
-                finished[i] = time.monotonic()
-            finally:
-                conn.close()
-
-        threads = [threading.Thread(target=send, args=(i,)) for i in range(len(inputs))]
-        for thread in threads:
-            thread.start()
-        for event in sent:
-            assert event.wait(60)
+        requests = HeavyRequests(served)
         started = time.monotonic()
         served.process.send_signal(signal.SIGTERM)
-        for thread in threads:
-            thread.join(120)
+        requests.join()
         assert served.process.wait(60) == 0, served.log()
-        drain_s = time.monotonic() - started
-        assert max(finished) > started  # the signal did come with requests in flight
-        for i, (status, length, payload) in enumerate(results):
+        assert max(requests.finished) > started  # the signal came with requests in flight
+        for i, (status, length, payload) in enumerate(requests.results):
             assert status == 200, payload[:200]
             result = httpclient.InferResult.from_response_body(payload, header_length=int(length))
-            np.testing.assert_allclose(result.as_numpy("y"), _heavy_answer(inputs[i]),
+            np.testing.assert_allclose(result.as_numpy("y"), _heavy_answer(requests.inputs[i]),
                                        rtol=1e-4, atol=1e-4)
-        events = [json.loads(line).get("event") for line in served.log().splitlines()
-                  if line.startswith("{")]
+        events = _log_events(served)
         assert events.index("signal") < events.index("stopped"), events
         with pytest.raises(ConnectionRefusedError):
             _raw(served, "GET", "/v2/health/live")
-        assert drain_s < 60
+
+
+def test_second_signal_exits_without_draining(serving_repository, tmp_path):
+    """A second SIGTERM while requests drain exits 1 at once (not waiting for them)."""
+    with serve_process(serving_repository, tmp_path, "--model-control-mode", "explicit",
+                       "--load-model", "heavy") as served:
+        requests = HeavyRequests(served, count=8)
+        served.process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while "signal" not in _log_events(served):  # the first one was handled
+            assert time.monotonic() < deadline, served.log()
+            time.sleep(0.01)
+        served.process.send_signal(signal.SIGTERM)
+        assert served.process.wait(60) == 1, served.log()
+        requests.join()
+        assert "forced_exit" in _log_events(served)
+        assert any(status != 200 for status, _, _ in requests.results)
 
 
 def _rss_bytes(pid: int) -> int:
