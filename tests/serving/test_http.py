@@ -13,6 +13,7 @@ order of onnxc's GEMM differs from numpy's). Everything else is exact.
 
 from __future__ import annotations
 
+import gzip
 import http.client
 import json
 import re
@@ -355,7 +356,8 @@ def test_malformed_bodies_refused(server, body, headers, reason):
 
 def test_oversized_requests_refused_before_read(server, client):
     """A declared Content-Length over the limit is answered 413 while the client is still
-    to send the body; a chunked body (no length) is refused once the count passes it."""
+    to send the body; a chunked body (no length) is refused once the count passes it; a
+    small gzip body is refused once it inflates past it."""
     conn = http.client.HTTPConnection("127.0.0.1", server.http_port, timeout=30)
     try:
         conn.putrequest("POST", INFER)
@@ -381,6 +383,9 @@ def test_oversized_requests_refused_before_read(server, client):
         assert response.status == 413
     finally:
         conn.close()
+    bomb = gzip.compress(b" " * (MAX_REQUEST_BYTES + 1))  # about 8 KiB on the wire
+    reason = _refused(server, INFER, bomb, {"Content-Encoding": "gzip"}, status=413)
+    assert "inflates to more than the limit of 8388608 bytes" in reason
     assert client.is_server_live()
 
 
