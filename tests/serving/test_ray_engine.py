@@ -12,6 +12,7 @@ Ray went with it. Skipped when Ray Serve is not installed (it is an optional ext
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import time
@@ -31,8 +32,11 @@ from tritonclient.utils import InferenceServerException
 import onnxc
 from onnxc.errors import InvalidArgumentError
 from onnxc.serving import ray_engine
+from onnxc.serving.errors import ServingError
 from onnxc.serving.ray_ingress import REPLICA_PARAMETER
+from onnxc.serving.ray_replica import ModelVersionReplica, VersionSpec
 from tests.serving.conftest import DENSE_CONFIG, _dense, _save, serve_process
+from tests.serving.core_models import gather_model
 
 STOP_TIMEOUT_S = 60.0
 
@@ -206,3 +210,62 @@ def test_poll_mode_refused():
                               max_request_bytes=1, model_control_mode="poll")
     with pytest.raises(InvalidArgumentError, match="not available with --engine ray"):
         ray_engine.options_from_args(args)
+
+
+def test_app_builder_for_serve_run_and_rayservice(tmp_path):
+    """The builder a RayService imports: the ingress bound to one deployment per version,
+    sized by its arguments; unknown arguments refused with the known ones."""
+    app = ray_engine.app_builder({"repository": str(_write_repository(tmp_path)),
+                                  "autoscale": "1:3"})
+    ingress = app._bound_deployment
+    assert ingress.name == ray_engine.INGRESS_NAME
+    handles = ingress.init_args[1]
+    assert sorted(handles) == ["broken/1", "dense/1", "dense/2"]
+    deployment = handles["dense/2"]._bound_deployment
+    assert deployment.name == "dense-v2"
+    autoscaling = deployment._deployment_config.autoscaling_config
+    assert (autoscaling.min_replicas, autoscaling.max_replicas) == (1, 3)
+    with pytest.raises(InvalidArgumentError, match="repository="):
+        ray_engine.app_builder({"repository": str(tmp_path), "replica": "2"})
+
+
+def _gather_replica(tmp_path, pass_name: str) -> ModelVersionReplica:
+    """A replica of the gather model; warm: a second replica, which finds the first one's
+    code in the compile cache (as a second replica on a node does)."""
+    folder = tmp_path / "gather"
+    _save(gather_model(), folder / "1" / "model.onnx")
+    spec = VersionSpec("gather", 1, str(folder / "1" / "model.onnx"), str(folder), None)
+    replica = ModelVersionReplica(spec)
+    return ModelVersionReplica(spec) if pass_name == "warm" else replica
+
+
+@pytest.mark.parametrize("pass_name", ["cold", "warm"])
+def test_replica_refuses_the_bad_request_of_a_batch_alone(tmp_path, pass_name):
+    """A batch (what @serve.batch hands the replica) whose middle request has an index out
+    of range: the others are answered, the bad one refused with onnxc's message, and the
+    batch's timing rides on the first answer only (the ingress records it once)."""
+    replica = _gather_replica(tmp_path, pass_name)
+    assert replica.error == "" and replica.batching  # derived config: symbolic batch
+    good = [np.array([0, 4], np.int64), np.array([2], np.int64)]
+    answers = replica._run_batch([({"i": good[0]}, None, 0),
+                                  ({"i": np.array([1, 7], np.int64)}, None, 0),
+                                  ({"i": good[1]}, ["y"], 0)])
+    (first, timing), (bad, no_timing), (second, _) = answers
+    assert isinstance(bad, ServingError) and bad.status == "INVALID_ARGUMENT"
+    assert "out of range" in bad.message and "model 'gather' version 1" in bad.message
+    assert no_timing is None and timing.batch_sizes == (2, 2, 1)
+    assert timing.errors[1] is bad and [e.requests for e in timing.executions] == [(0,), (2,)]
+    for indices, result in zip(good, (first, second)):
+        np.testing.assert_array_equal(result["y"], replica.model.run(None, {"i": indices})[0])
+
+
+def test_replica_of_a_version_that_fails_to_load(tmp_path):
+    """The replica stays up and says why; the ingress lists the version UNAVAILABLE."""
+    (tmp_path / "1").mkdir()
+    (tmp_path / "1" / "model.onnx").write_bytes(b"not onnx")
+    replica = ModelVersionReplica(VersionSpec("bad", 1, str(tmp_path / "1" / "model.onnx"),
+                                              str(tmp_path), None))
+    config, error, _ = replica.describe()
+    assert config == b"" and error.startswith("model 'bad' version 1: ")
+    answer = asyncio.run(replica.infer({"x": np.zeros(1, np.float32)}, None))
+    assert answer.status == "UNAVAILABLE" and answer.message == error
