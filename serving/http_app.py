@@ -10,6 +10,7 @@ and the server goes on. Request bodies are counted as they arrive, so one larger
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import gzip
 import json
@@ -32,8 +33,13 @@ from onnxc.serving.http_tensors import (
     encode_response,
     header_length,
 )
+from onnxc.serving.messages import InferRequest, InferResponse
 
 log = logging.getLogger("onnxc.serving.http")
+
+OFF_LOOP_BYTES = 1 << 20
+"""bodies and answers larger than this (or compressed) are decoded and encoded on a worker
+thread, so the event loop goes on answering other requests and health checks meanwhile"""
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -144,22 +150,24 @@ class HttpApi:
 
     async def infer(self, request: Request) -> Response:
         body = await read_body(request, self.limit)
-        body = decompress(body, request.headers.get("content-encoding"), self.limit)
-        size = header_length(request.headers.get(HEADER_LENGTH), len(body))
-        decoded = decode_request(body, size)
+        encoded_body = request.headers.get("content-encoding")
+        size = request.headers.get(HEADER_LENGTH)
+        if encoded_body or len(body) > OFF_LOOP_BYTES:  # parse a big body off the loop
+            decoded = await asyncio.to_thread(self._decode, body, encoded_body, size)
+        else:
+            decoded = self._decode(body, encoded_body, size)
         answer = await self.core.infer(request.path_params["model"], _version(request),
                                        decoded)
-        payload, json_size = encode_response(answer, decoded)
-        headers = {} if json_size is None else {HEADER_LENGTH: str(json_size)}
         encoding = _response_encoding(request.headers.get("accept-encoding"))
-        if encoding == "gzip":
-            payload = gzip.compress(payload, compresslevel=1)
-        elif encoding == "deflate":
-            payload = zlib.compress(payload, 1)
-        if encoding:
-            headers["Content-Encoding"] = encoding
-        media = "application/json" if json_size is None else "application/octet-stream"
-        return Response(payload, media_type=media, headers=headers)
+        if encoding or sum(a.nbytes for a in answer.outputs.values()) > OFF_LOOP_BYTES:
+            payload, headers = await asyncio.to_thread(_encode, answer, decoded, encoding)
+        else:
+            payload, headers = _encode(answer, decoded, encoding)
+        return Response(payload, headers=headers)
+
+    def _decode(self, body: bytes, encoding: str | None, size: str | None) -> InferRequest:
+        body = decompress(body, encoding, self.limit)
+        return decode_request(body, header_length(size, len(body)))
 
     # -- repository (Triton's extension, and onnxc's canary calls) ----------------------
 
@@ -219,6 +227,23 @@ class HttpApi:
         log.info("rolled back", extra={"event": "rollback", "model": name,
                                        "version": "stable" if version is None else version})
         return JSONResponse({"weights": self.core.traffic(name)})
+
+
+def _encode(answer: InferResponse, decoded: InferRequest,
+            encoding: str | None) -> tuple[bytes, dict[str, str]]:
+    """The response body (compressed when `encoding`) and its headers."""
+    payload, json_size = encode_response(answer, decoded)
+    headers = {"Content-Type": "application/json" if json_size is None
+               else "application/octet-stream"}
+    if json_size is not None:
+        headers[HEADER_LENGTH] = str(json_size)
+    if encoding == "gzip":
+        payload = gzip.compress(payload, compresslevel=1)
+    elif encoding == "deflate":
+        payload = zlib.compress(payload, 1)
+    if encoding:
+        headers["Content-Encoding"] = encoding
+    return payload, headers
 
 
 def _response_encoding(accept: str | None) -> str | None:
