@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import sys
+
+import pytest
 
 from tests.serving.conftest import free_port
 
@@ -21,15 +24,20 @@ def test_missing_repository_refused(tmp_path):
     assert f"error: the model repository '{missing}' is not a directory" in done.stderr
 
 
-def test_port_in_use_refused(tmp_path):
+@pytest.mark.parametrize("listener", ["--http-port", "--grpc-port", "--metrics-port"])
+def test_port_in_use_refused(tmp_path, listener):
+    """Whichever listener cannot bind, the command says which address and exits 1 (the
+    listeners already started are stopped, not left running)."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         port = taken.getsockname()[1]
-        done = _serve(str(tmp_path), "--http-port", str(port), "--grpc-port", "-1",
-                      "--metrics-port", str(free_port()))
-    assert done.returncode == 1
-    assert f"error: cannot listen on 127.0.0.1:{port}: Address already in use" in done.stderr
+        ports = {flag: str(free_port()) for flag in
+                 ("--http-port", "--grpc-port", "--metrics-port")}
+        ports[listener] = str(port)
+        done = _serve(str(tmp_path), *(item for pair in ports.items() for item in pair))
+    assert done.returncode == 1, done.stderr
+    assert re.search(f"error: .*127.0.0.1:{port}", done.stderr), done.stderr
 
 
 def test_bad_flags_refused(tmp_path):
