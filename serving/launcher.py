@@ -207,6 +207,7 @@ def _uvicorn_server(app: Any, *, access_log: bool, drain_timeout_s: float) -> An
             yield
 
     config = uvicorn.Config(app, lifespan="off", access_log=access_log, log_config=None,
+                            proxy_headers=False,
                             server_header=False, timeout_graceful_shutdown=drain_timeout_s)
     return _Server(config)
 
