@@ -135,7 +135,11 @@ def _from_json(data: Any, name: str, datatype: str, shape: tuple[int, ...]) -> n
         if not all(isinstance(item, str) for item in flat):
             raise ServingError.invalid(f"input '{name}': BYTES data must be JSON strings")
         array = np.empty(count, dtype=object)
-        array[:] = [item.encode() for item in flat]
+        try:
+            array[:] = [item.encode() for item in flat]
+        except UnicodeEncodeError as err:  # a lone surrogate ("\ud800") is valid JSON
+            raise ServingError.invalid(f"input '{name}': a BYTES string is not valid "
+                                       f"Unicode: {err.reason}") from None
         return array.reshape(shape)
     target = DATATYPES[datatype]
     if target.kind in "biu":  # exact types: a float or a bool is not an integer here
