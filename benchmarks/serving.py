@@ -19,8 +19,9 @@ only), and the server process tree's CPU time per inference (from /proc). The ma
 2 cores and is shared: the numbers are indicative; the load average is printed per point.
 
     python benchmarks/serving.py [--models resnet50,bert2] [--concurrency 1,2,4,8]
-        [--duration 15] [--servers onnxc,triton[,ray]] [--client auto|perf_analyzer|tritonclient]
-        [--protocols http,grpc] [--max-batch-size 8] [--preferred 4,8] [--max-queue-delay-us 2000]
+        [--duration 15] [--servers onnxc,triton[,ray]] [--rounds 1]
+        [--client auto|perf_analyzer|tritonclient] [--protocols http,grpc]
+        [--max-batch-size 8] [--preferred 4,8] [--max-queue-delay-us 2000]
         [--instances 1] [--threads 1] [--json out.json]
 
 The table is appended to benchmarks/results/<date>-serving-<cpu>.md (results_file.py).
@@ -103,10 +104,11 @@ class Server:
             time.sleep(0.5)
 
     def stop(self) -> None:
-        """SIGINT to the process group (both servers drain on it), SIGKILL after 60 s."""
+        """SIGTERM to the process group (both servers drain on it; pytriton's python ignores
+        a SIGINT of its own), SIGKILL after 60 s."""
         if self.process is None or self.process.poll() is not None:
             return
-        os.killpg(self.process.pid, signal.SIGINT)
+        os.killpg(self.process.pid, signal.SIGTERM)
         try:
             self.process.wait(timeout=60)
         except subprocess.TimeoutExpired:
