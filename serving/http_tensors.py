@@ -99,7 +99,7 @@ def _shape(entry: dict[str, Any], name: str) -> tuple[int, ...]:
 
 def _datatype(entry: dict[str, Any], name: str) -> str:
     datatype = entry.get("datatype")
-    if datatype not in DATATYPES:
+    if not isinstance(datatype, str) or datatype not in DATATYPES:
         raise ServingError.invalid(f"input '{name}': unsupported datatype "
                                    f"{json.dumps(datatype)[:40]} (supported: "
                                    f"{', '.join(DATATYPES)})")

@@ -227,3 +227,78 @@ def test_decompress():
         decompress(gzip.compress(data)[:-12], "gzip", 1000)
     with pytest.raises(ServingError, match="unsupported Content-Encoding 'br'"):
         decompress(data, "br", 1000)
+
+
+def _pick(rng, items):
+    return items[int(rng.integers(0, len(items)))]
+
+
+def _random_json_value(rng, depth=0):
+    kind = int(rng.integers(0, 8 if depth < 3 else 5))
+    if kind == 0:
+        return None
+    if kind == 1:
+        return bool(rng.integers(0, 2))
+    if kind == 2:
+        return int(rng.integers(-2**62, 2**62)) * _pick(rng, [1, 10**10])
+    if kind == 3:
+        return float(rng.standard_normal())
+    if kind == 4:
+        return _pick(rng, ["x", "", "FP32", "BYTES", "INT8", "\u03bb"])
+    if kind in (5, 6):
+        return [_random_json_value(rng, depth + 1) for _ in range(int(rng.integers(0, 4)))]
+    keys = ["name", "shape", "datatype", "data", "parameters", "binary_data_size",
+            "binary_data", "binary_data_output", "inputs", "outputs", "id"]
+    return {_pick(rng, keys): _random_json_value(rng, depth + 1)
+            for _ in range(int(rng.integers(0, 4)))}
+
+
+def _random_input(rng):
+    """An input entry whose fields are each present or not, each of a plausible or a
+    random value."""
+    fields = {
+        "name": lambda: _pick(rng, ["x", "y"]),
+        "shape": lambda: [int(d) for d in rng.integers(-1, 4, int(rng.integers(0, 3)))],
+        "datatype": lambda: _pick(rng, ["FP32", "INT8", "UINT64", "BOOL", "BYTES"]),
+        "data": lambda: [rng.standard_normal(int(rng.integers(0, 7))).tolist(),
+                         [bool(b) for b in rng.integers(0, 2, 3)],
+                         [int(v) for v in rng.integers(-300, 300, 4)],
+                         ["a", "bc"]][int(rng.integers(0, 4))],
+        "parameters": lambda: {"binary_data_size": int(rng.integers(-1, 5))},
+    }
+    return {key: (make() if rng.random() < 0.8 else _random_json_value(rng))
+            for key, make in fields.items() if rng.random() < 0.85}
+
+
+def test_fuzzed_bodies_are_decoded_or_refused():
+    """Mutated tritonclient bodies (bytes flipped, cut, the header length moved) and random
+    JSON documents: decode_request answers an InferRequest or a ServingError, never another
+    exception (which the server would report as a 500)."""
+    rng = np.random.default_rng(99)
+    seeds = [_body([_input("a", ARRAYS["FP32"], True), _input("b", ARRAYS["BYTES"], True),
+                    _input("c", ARRAYS["INT8"], False)]),
+             _body([_input("s", ARRAYS["BYTES"], False), _input("f", ARRAYS["BOOL"], True)])]
+    decoded = refused = 0
+    for i in range(3000):
+        if i % 3 == 2:
+            document = {"inputs": [_random_input(rng) for _ in range(2)],
+                        "outputs": _random_json_value(rng), "parameters": _random_json_value(rng)}
+            body, length = json.dumps(document).encode(), None
+        else:
+            body, length = seeds[i % 2]
+            body, mutation = bytearray(body), int(rng.integers(0, 4))
+            for _ in range(int(rng.integers(1, 4))):  # 0: in the tensor bytes, 1: anywhere
+                at = int(rng.integers(length if mutation == 0 else 0, len(body)))
+                body[at] = int(rng.integers(0, 256))
+            if mutation == 2:
+                body = body[:int(rng.integers(0, len(body)))]
+            if mutation == 3:
+                length = max(1, length + int(rng.integers(-3, 4)))
+            body = bytes(body)
+        try:
+            decode_request(body, header_length(str(length), len(body))
+                           if length is not None else None)
+            decoded += 1
+        except ServingError:
+            refused += 1
+    assert decoded > 50 and refused > 1000, (decoded, refused)
