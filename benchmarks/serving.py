@@ -184,8 +184,12 @@ def measure(server: Server, models: list[str], concurrencies: list[int], duratio
     rows = []
     for model in models:
         # Warm-up: every batch size the batcher can form, at the highest concurrency.
-        serving_load.loop_point(server.url(protocols[0]), protocols[0], model,
-                                max(concurrencies), warmup_s, 0.0)
+        try:
+            serving_load.loop_point(server.url(protocols[0]), protocols[0], model,
+                                    max(concurrencies), warmup_s, 0.0)
+        except (RuntimeError, subprocess.SubprocessError) as e:
+            print(f"  {server.kind} {model}: warm-up failed ({e}); measuring anyway",
+                  file=sys.stderr)
         for protocol, c in ((p, c) for p in protocols for c in concurrencies):
             load_before = os.getloadavg()[0]
             cpu_before, wall_before = server.cpu_seconds(), time.monotonic()
@@ -198,8 +202,13 @@ def measure(server: Server, models: list[str], concurrencies: list[int], duratio
                     note = f"perf_analyzer failed, tritonclient loop instead: {e}"
                     print(f"  {server.kind} {model} c={c}: {note}", file=sys.stderr)
             if point is None:
-                point = serving_load.loop_point(server.url(protocol), protocol, model, c,
-                                                duration_s, min(2.0, warmup_s))
+                try:
+                    point = serving_load.loop_point(server.url(protocol), protocol, model, c,
+                                                    duration_s, min(2.0, warmup_s))
+                except (RuntimeError, subprocess.SubprocessError) as e:
+                    print(f"  {server.kind} {model} {protocol} c={c}: no measurement: {e}",
+                          file=sys.stderr)
+                    continue
             # Cores the server's processes kept busy over the client's whole run (its own
             # warm-up included: the load is the same), and so CPU time per inference.
             cores = (server.cpu_seconds() - cpu_before) / (time.monotonic() - wall_before)
