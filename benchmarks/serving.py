@@ -375,6 +375,8 @@ def main() -> None:
                     rows += [{**row, "round": round_ + 1} for row in measure(
                         server, models, concurrencies, args.duration, client, protocols,
                         args.warmup, args.perf_analyzer)]
+                except RuntimeError as e:  # did not start or not ready: the others still run
+                    print(f"{kind}: {e}", file=sys.stderr)
                 finally:
                     server.stop()
 
