@@ -299,3 +299,39 @@ def test_binomial_interval():
     lo, hi = binomial_interval(1500, 0.1, 1e-6)
     assert 90 <= lo <= 100 and 200 <= hi <= 215
     assert binomial_interval(10, 0.5, 0.5)[0] > 0
+
+
+def test_canary_version_removed_under_load(canary_server):
+    """The canary's folder taken out of the repository (poll mode) while it takes half the
+    traffic: the requests it was running finish on it, none is lost or fails, and every
+    request started once it is gone is served by version 1."""
+    server, folder, staging = canary_server
+    if not (folder / "2").exists():
+        os.rename(staging / "2", folder / "2")
+    _wait_ready(server, 2)
+    status, _ = _http(server, "POST", f"/v2/repository/models/{MODEL}/traffic",
+                      {"weights": {"1": 50, "2": 50}})
+    assert status == 200
+    load = Load(server)
+    load.start()
+    try:
+        load.wait_for(STABLE_REQUESTS)
+        os.rename(folder / "2", staging / "2")
+        deadline = time.monotonic() + PHASE_TIMEOUT_S
+        while _http(server, "GET", f"/v2/models/{MODEL}/versions/2/ready")[0] == 200:
+            assert time.monotonic() < deadline, f"version 2 still served:\n{server.log()}"
+            time.sleep(0.05)  # the poll interval is 0.2 s: no event reaches this process
+        gone = time.monotonic()
+        with load.lock:
+            answered = len(load.records)
+        load.wait_for(answered + AFTER_ROLLBACK_REQUESTS + THREADS)
+    finally:
+        load.finish()
+    records = load.records
+    failures = [r for r in records if r.error is not None]
+    assert not failures, f"{len(failures)} of {len(records)} failed, e.g. {failures[:3]}"
+    assert any(r.version == "2" for r in records if r.ended < gone)
+    after = [r for r in records if r.started > gone]
+    assert len(after) >= AFTER_ROLLBACK_REQUESTS and {r.version for r in after} == {"1"}
+    status, body = _http(server, "GET", f"/v2/repository/models/{MODEL}/traffic")
+    assert status == 200 and set(json.loads(body)["weights"]) == {"1"}
