@@ -142,7 +142,12 @@ def serve_command(args: argparse.Namespace) -> None:
 
         ray_engine.serve_command(args)
         return
-    asyncio.run(serve(options_from_args(args)))
+    if not asyncio.run(serve(options_from_args(args))):
+        # stopped while a model compiled: its loader thread would hold the interpreter's
+        # exit until the compile ends (the compile cache writes entries atomically)
+        logging.shutdown()
+        sys.stdout.flush()
+        os._exit(0)
 
 
 class JsonFormatter(logging.Formatter):
@@ -213,9 +218,10 @@ def _uvicorn_server(app: Any, *, access_log: bool, drain_timeout_s: float) -> An
 
 
 async def serve(options: ServeOptions, *, started: asyncio.Event | None = None,
-                stop: asyncio.Event | None = None) -> None:
-    """Serve until `stop` is set or SIGTERM/SIGINT arrives, then drain and return.
-    `started` is set once every listener accepts (the ports are logged)."""
+                stop: asyncio.Event | None = None) -> bool:
+    """Serve until `stop` is set or SIGTERM/SIGINT arrives, then drain and return (False
+    when that came before the models had loaded). `started` is set once every listener
+    accepts (the ports are logged)."""
     from onnxc.serving.http_app import build_app
     from onnxc.serving.server_core import InferenceServer
 
@@ -249,6 +255,7 @@ async def serve(options: ServeOptions, *, started: asyncio.Event | None = None,
 
     http_servers: list[Any] = []
     tasks: list[asyncio.Task] = []
+    loaded = False
     grpc_server = None
     try:
         http_socket = _listen(options.host, options.http_port)
@@ -281,14 +288,35 @@ async def serve(options: ServeOptions, *, started: asyncio.Event | None = None,
         log.info("listening", extra={"event": "listening", "host": options.host, **ports})
         if started is not None:
             started.set()
-        await core.start()
-        log.info("started", extra={"event": "started", "ready": core.ready()})
-        await stop.wait()
+        loaded = await _start_unless_stopped(core, stop)
+        if loaded:
+            log.info("started", extra={"event": "started", "ready": core.ready()})
+            await stop.wait()
     finally:
         await _drain(core, http_servers, tasks, grpc_server, options.drain_timeout_s)
         for signum in installed:
             loop.remove_signal_handler(signum)
         log.info("stopped", extra={"event": "stopped"})
+    return loaded
+
+
+async def _start_unless_stopped(core: Any, stop: asyncio.Event) -> bool:
+    """Load the models; a signal meanwhile abandons the loading (a long cold compile must
+    not hold up a SIGTERM). False when stopped first."""
+    loading = asyncio.create_task(core.start())
+    stopping = asyncio.create_task(stop.wait())
+    try:
+        await asyncio.wait({loading, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+    if loading.done():
+        loading.result()  # a failure to start propagates
+        return True
+    loading.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await loading
+    log.info("stopped while loading models", extra={"event": "start_abandoned"})
+    return False
 
 
 async def _start_grpc(core: Any, host: str, port: int,

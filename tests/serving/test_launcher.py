@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import signal
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -45,3 +49,33 @@ def test_bad_flags_refused(tmp_path):
     assert done.returncode == 2 and "70000 is not a port" in done.stderr
     done = _serve(str(tmp_path), "--model-control-mode", "sometimes")
     assert done.returncode == 2 and "invalid choice: 'sometimes'" in done.stderr
+
+
+def test_sigterm_while_a_model_compiles_exits_at_once(tmp_path):
+    """A SIGTERM during the start-up compile of a big model (the zoo ResNet-50, cold: a
+    compile cache of its own) stops the server at once with exit 0, instead of after the
+    compile (7 to 20 s here)."""
+    from onnxc.tools.run import default_model_path
+
+    (tmp_path / "repo" / "resnet" / "1").mkdir(parents=True)
+    shutil.copy(default_model_path(), tmp_path / "repo" / "resnet" / "1" / "model.onnx")
+    log = tmp_path / "serve.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "onnxc.tools.run", "serve", str(tmp_path / "repo"),
+             "--http-port", "0", "--grpc-port", "-1", "--metrics-port", "-1"],
+            stdout=out, stderr=subprocess.STDOUT,
+            env={**os.environ, "ONNXC_CACHE_DIR": str(tmp_path / "cache")})
+    try:
+        deadline = time.monotonic() + 60
+        while '"event": "listening"' not in log.read_text():
+            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        signalled = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(30) == 0, log.read_text()
+        assert time.monotonic() - signalled < 4, log.read_text()
+        assert '"event": "start_abandoned"' in log.read_text()
+    finally:
+        process.kill()
+        process.wait()
