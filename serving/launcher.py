@@ -211,9 +211,11 @@ def _uvicorn_server(app: Any, *, access_log: bool, drain_timeout_s: float) -> An
         def capture_signals(self) -> Iterator[None]:
             yield
 
+    # idle keep-alive connections stay open a minute (uvicorn's 5 s default races clients
+    # that pause between requests: a request sent as the server closes the connection fails)
     config = uvicorn.Config(app, lifespan="off", access_log=access_log, log_config=None,
-                            proxy_headers=False,
-                            server_header=False, timeout_graceful_shutdown=drain_timeout_s)
+                            proxy_headers=False, server_header=False, timeout_keep_alive=60,
+                            timeout_graceful_shutdown=drain_timeout_s)
     return _Server(config)
 
 
