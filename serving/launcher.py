@@ -331,6 +331,9 @@ async def _start_grpc(core: Any, host: str, port: int,
             raise
         log.warning("no gRPC service in this build", extra={"event": "grpc_missing"})
         return None, 0
+    if port == 0:  # a free one, chosen here so that the `listening` line can name it
+        with contextlib.closing(_listen(host, 0)) as probe:
+            port = probe.getsockname()[1]
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     try:
         built = grpc_service.build_grpc_server(core, address,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -10,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 
 import pytest
 
@@ -76,6 +78,39 @@ def test_sigterm_while_a_model_compiles_exits_at_once(tmp_path):
         assert process.wait(30) == 0, log.read_text()
         assert time.monotonic() - signalled < 4, log.read_text()
         assert '"event": "start_abandoned"' in log.read_text()
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_port_zero_listens_on_free_ports_it_logs(tmp_path):
+    """--http-port/--grpc-port/--metrics-port 0: each listener on a free port, named in the
+    `listening` line, where it answers."""
+    import tritonclient.grpc as grpcclient
+    import tritonclient.http as httpclient
+
+    (tmp_path / "repo").mkdir()
+    log = tmp_path / "serve.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "onnxc.tools.run", "serve", str(tmp_path / "repo"),
+             "--http-port", "0", "--grpc-port", "0", "--metrics-port", "0"],
+            stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while '"event": "started"' not in log.read_text():
+            assert process.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        listening = next(json.loads(line) for line in log.read_text().splitlines()
+                         if '"event": "listening"' in line)
+        ports = [listening[key] for key in ("http_port", "grpc_port", "metrics_port")]
+        assert all(port > 0 for port in ports), listening
+        assert httpclient.InferenceServerClient(f"127.0.0.1:{ports[0]}").is_server_ready()
+        assert grpcclient.InferenceServerClient(f"127.0.0.1:{ports[1]}").is_server_live()
+        with urllib.request.urlopen(f"http://127.0.0.1:{ports[2]}/metrics", timeout=10) as page:
+            assert page.status == 200
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(30) == 0, log.read_text()
     finally:
         process.kill()
         process.wait()
