@@ -203,7 +203,9 @@ def _listen(host: str, port: int) -> socket.socket:
 
 def _uvicorn_server(app: Any, *, access_log: bool, drain_timeout_s: float) -> Any:
     """A uvicorn.Server that leaves signals to the launcher (it handles them for all three
-    listeners) and configures no logging of its own."""
+    listeners) and configures no logging of its own. `access_log` must be the same for
+    every server: a uvicorn.Config with it False empties the shared "uvicorn.access"
+    logger's handlers."""
     import uvicorn
 
     class _Server(uvicorn.Server):
@@ -271,7 +273,8 @@ async def serve(options: ServeOptions, *, started: asyncio.Event | None = None,
             from prometheus_client import make_asgi_app
 
             metrics_socket = _listen(options.host, options.metrics_port)
-            metrics = _uvicorn_server(make_asgi_app(core.metrics_registry), access_log=False,
+            metrics = _uvicorn_server(make_asgi_app(core.metrics_registry),
+                                      access_log=options.access_log,
                                       drain_timeout_s=options.drain_timeout_s)
             http_servers.append(metrics)
             tasks.append(asyncio.create_task(metrics.serve(sockets=[metrics_socket])))

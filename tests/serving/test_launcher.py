@@ -85,7 +85,7 @@ def test_sigterm_while_a_model_compiles_exits_at_once(tmp_path):
 
 def test_port_zero_listens_on_free_ports_it_logs(tmp_path):
     """--http-port/--grpc-port/--metrics-port 0: each listener on a free port, named in the
-    `listening` line, where it answers."""
+    `listening` line, where it answers; --access-log: a JSON line per HTTP request."""
     import tritonclient.grpc as grpcclient
     import tritonclient.http as httpclient
 
@@ -94,7 +94,7 @@ def test_port_zero_listens_on_free_ports_it_logs(tmp_path):
     with open(log, "wb") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "onnxc.tools.run", "serve", str(tmp_path / "repo"),
-             "--http-port", "0", "--grpc-port", "0", "--metrics-port", "0"],
+             "--http-port", "0", "--grpc-port", "0", "--metrics-port", "0", "--access-log"],
             stdout=out, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60
@@ -111,6 +111,9 @@ def test_port_zero_listens_on_free_ports_it_logs(tmp_path):
             assert page.status == 200
         process.send_signal(signal.SIGTERM)
         assert process.wait(30) == 0, log.read_text()
+        access = [json.loads(line) for line in log.read_text().splitlines()
+                  if line.startswith("{") and "uvicorn.access" in line]
+        assert any("GET /v2/health/ready" in entry["message"] for entry in access), access
     finally:
         process.kill()
         process.wait()
