@@ -164,11 +164,21 @@ def _ray_processes(temp_dir: str) -> list[int]:
     return found
 
 
+def _logged_temp_dir(server) -> str:
+    """Ray's folder from the `listening` log line (logged just after the application
+    answers, so it may trail readiness a little: polled)."""
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    while True:
+        for line in server.log().splitlines():
+            if line.startswith("{") and '"listening"' in line:
+                return json.loads(line)["ray_temp_dir"]
+        assert time.monotonic() < deadline, server.log()
+        time.sleep(0.1)  # a log file has no event to wait on
+
+
 def test_shutdown_stops_ray(ray_server):
     """SIGTERM: the process exits 0 and the Ray it started (raylet, workers) is gone."""
-    listening = next(json.loads(line) for line in ray_server.log().splitlines()
-                     if line.startswith("{") and '"listening"' in line)
-    temp_dir = listening["ray_temp_dir"]
+    temp_dir = _logged_temp_dir(ray_server)
     assert temp_dir and _ray_processes(temp_dir)
     assert ray_server.stop(STOP_TIMEOUT_S) == 0, ray_server.log()
     deadline = time.monotonic() + STOP_TIMEOUT_S
