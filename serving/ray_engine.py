@@ -8,7 +8,8 @@ policy) and deploys one Ray Serve application, "onnxc":
   `autoscaling_config` (--autoscale MIN:MAX);
 - the ingress (ray_ingress.OnnxcIngress: the local engine's core and http_app over the
   deployments' handles), served by Ray's HTTP proxy on --host/--http-port, with
-  grpc_service in the ingress process on --grpc-port.
+  grpc_service on --grpc-port and the core's Prometheus metrics on --metrics-port in the
+  ingress process.
 
 On one machine the driver starts Ray (a loopback node; its files in a temporary folder);
 with --ray-address it joins a cluster (`ray start --head` / `--address`, KubeRay), where the
@@ -49,6 +50,8 @@ class RayOptions:
     http_port: int = 8000
     grpc_port: int | None = 8001
     """None: no gRPC listener"""
+    metrics_port: int | None = 8002
+    """None: no metrics listener"""
     replicas: int | None = None
     """replicas per model version (None: 1 unless autoscale)"""
     autoscale: tuple[int, int] | None = None
@@ -105,8 +108,10 @@ def deployment_name(spec: VersionSpec) -> str:
     return f"{spec.model_name}-v{spec.version}"
 
 
-def build_application(options: RayOptions, *, grpc_address: str | None = None):
-    """The Ray Serve application: the ingress bound to one deployment per version."""
+def build_application(options: RayOptions, *, grpc_address: str | None = None,
+                      metrics_port: int | None = None):
+    """The Ray Serve application: the ingress bound to one deployment per version (gRPC
+    and metrics listeners in the ingress when given)."""
     from ray import serve
 
     actor = {"num_cpus": options.replica_num_cpus}
@@ -122,7 +127,8 @@ def build_application(options: RayOptions, *, grpc_address: str | None = None):
                                max_ongoing_requests=1024)
     return ingress.bind(str(Path(options.repository).resolve()), handles,
                         {"max_request_bytes": options.max_request_bytes,
-                         "grpc_address": grpc_address})
+                         "grpc_address": grpc_address, "metrics_host": options.host,
+                         "metrics_port": metrics_port})
 
 
 def app_builder(args: dict[str, str]):
@@ -160,6 +166,9 @@ class RayEngine:
         self.grpc_port = None
         if options.grpc_port is not None:
             self.grpc_port = options.grpc_port or free_port(options.host)
+        self.metrics_port = None
+        if options.metrics_port is not None:
+            self.metrics_port = options.metrics_port or free_port(options.host)
         self.started_ray = False
         self._tmp = None
 
@@ -197,13 +206,16 @@ class RayEngine:
             host = self.options.host
             grpc_address = f"[{host}]:{self.grpc_port}" if ":" in host else \
                 f"{host}:{self.grpc_port}"
-        serve.run(build_application(self.options, grpc_address=grpc_address), name=APP_NAME,
-                  route_prefix="/")
+        serve.run(build_application(self.options, grpc_address=grpc_address,
+                                    metrics_port=self.metrics_port),
+                  name=APP_NAME, route_prefix="/")
         log.info("listening", extra={"event": "listening", "engine": "ray",
                                      "ray_temp_dir": self._tmp or "",
                                      "host": self.options.host, "http_port": self.http_port,
-                                     **({"grpc_port": self.grpc_port}
-                                        if self.grpc_port is not None else {})})
+                                     **{name: port for name, port in (
+                                         ("grpc_port", self.grpc_port),
+                                         ("metrics_port", self.metrics_port))
+                                        if port is not None}})
 
     def stop(self) -> None:
         """Delete the application (Serve drains its replicas); stop Ray if started here."""
@@ -231,7 +243,7 @@ def options_from_args(args: argparse.Namespace) -> RayOptions:
                                    f"at start (restart to pick up repository changes)")
     return RayOptions(
         repository=args.repository, host=args.host, http_port=args.http_port,
-        grpc_port=args.grpc_port, replicas=args.replicas,
+        grpc_port=args.grpc_port, metrics_port=args.metrics_port, replicas=args.replicas,
         autoscale=None if args.autoscale is None else parse_autoscale(args.autoscale),
         ray_address=args.ray_address, max_request_bytes=args.max_request_bytes)
 
@@ -241,10 +253,6 @@ def serve_command(args: argparse.Namespace) -> None:
     until SIGTERM or SIGINT, then delete the application and stop Ray if started here."""
     options = options_from_args(args)
     scaling(options)  # a bad combination fails before Ray starts
-    if args.metrics_port is not None:
-        log.info("metrics: with --engine ray, Ray exports ray_serve_* metrics; onnxc's "
-                 "nv_inference_* statistics are at /v2/models/{m}/stats",
-                 extra={"event": "metrics_port_unused"})
     stop = threading.Event()
     engine = RayEngine(options)
     previous = {}

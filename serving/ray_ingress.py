@@ -7,7 +7,8 @@ compiled model. Everything else (the repository scan and version policy, request
 canary routing and rollback, statistics, repository index) is the local engine's code, and
 HTTP is http_app's Starlette app served by Ray's proxy; gRPC, when asked for, is
 grpc_service's server started in the ingress process (Ray's own gRPC proxy would need
-Ray-specific servicers and pickles messages by module name).
+Ray-specific servicers and pickles messages by module name), and so is the Prometheus
+exposition of the core's registry (Triton's nv_inference_* metrics).
 
 Batching happens in the replicas (`@serve.batch`), so the ingress attaches no batcher; each
 response names the replica that computed it (parameter `onnxc_replica`).
@@ -124,7 +125,8 @@ class RayInferenceServer(InferenceServer):
 
 class OnnxcIngress:
     """The ingress deployment (wrapped by `serve.ingress()` and `serve.deployment` at build):
-    http_app's Starlette app over a RayInferenceServer, and gRPC when an address is given."""
+    http_app's Starlette app over a RayInferenceServer, and gRPC and metrics listeners when
+    their addresses are given."""
 
     async def __init__(self, repository: str, handles: dict[str, Any],
                        options: dict[str, Any]):
@@ -139,6 +141,13 @@ class OnnxcIngress:
             built = grpc_service.build_grpc_server(self.core, address)
             self.grpc_server = built[0] if isinstance(built, tuple) else built
             await self.grpc_server.start()
+        self.metrics_server = None
+        if options.get("metrics_port") is not None:  # the core's nv_inference_* metrics
+            from prometheus_client import start_http_server
+
+            self.metrics_server, _ = start_http_server(
+                options["metrics_port"], addr=options["metrics_host"],
+                registry=self.core.metrics_registry)
 
     def __serve_build_asgi_app__(self):
         from onnxc.serving.http_app import build_app
@@ -154,5 +163,8 @@ class OnnxcIngress:
         """Ray Serve's shutdown hook (awaited): gRPC and the core drain what is in flight."""
         if getattr(self, "grpc_server", None) is not None:
             await self.grpc_server.stop(grace=5)
+        if getattr(self, "metrics_server", None) is not None:
+            self.metrics_server.shutdown()
+            self.metrics_server.server_close()
         if getattr(self, "core", None) is not None:
             await self.core.shutdown(drain_timeout_s=5)

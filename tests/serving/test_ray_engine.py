@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -110,6 +111,19 @@ def test_requests_spread_over_both_replicas_and_batch(ray_server):
     assert stats["inference_stats"]["success"]["count"] >= 32
     assert stats["inference_count"] >= 32
     assert 0 < stats["execution_count"] < stats["inference_count"], stats
+
+
+def test_metrics_from_the_ingress(ray_server):
+    """--metrics-port: the core's Triton metrics, served from the ingress process, count the
+    requests the version answered."""
+    x = np.ones((1, 4), np.float32)
+    for _ in range(3):
+        _http_infer(ray_server.http_url, x, "1")
+    with urllib.request.urlopen(ray_server.metrics_url, timeout=30) as response:
+        text = response.read().decode()
+    (count,) = re.findall(r'^nv_inference_request_success\{model="dense",version="1"\} (\S+)$',
+                          text, re.MULTILINE)
+    assert float(count) >= 3
 
 
 def test_metadata_index_and_refusals(ray_server):
