@@ -58,6 +58,9 @@ class RayOptions:
     ray_address: str | None = None
     """None: start a single-node Ray in this process"""
     max_request_bytes: int = 64 << 20
+    drain_timeout_s: float = 30.0
+    """on stop, how long each replica may take to finish what it is running (Ray Serve's
+    graceful_shutdown_timeout_s)"""
     replica_num_cpus: float = 0.0
     """CPUs each model replica reserves in Ray's scheduler (0: no reservation; give the
     onnxc threads a replica uses on a cluster whose autoscaler adds nodes on demand)"""
@@ -120,13 +123,16 @@ def build_application(options: RayOptions, *, grpc_address: str | None = None,
     for spec in version_specs(options.repository):
         deployment = serve.deployment(ModelVersionReplica, name=deployment_name(spec),
                                       ray_actor_options=actor, max_ongoing_requests=64,
+                                      graceful_shutdown_timeout_s=options.drain_timeout_s,
                                       **sizes)
         handles[version_key(spec.model_name, spec.version)] = deployment.bind(spec)
     ingress = serve.deployment(serve.ingress()(OnnxcIngress), name=INGRESS_NAME,
                                num_replicas=1, ray_actor_options={"num_cpus": 0},
-                               max_ongoing_requests=1024)
+                               max_ongoing_requests=1024,
+                               graceful_shutdown_timeout_s=options.drain_timeout_s)
     return ingress.bind(str(Path(options.repository).resolve()), handles,
                         {"max_request_bytes": options.max_request_bytes,
+                         "drain_timeout_s": options.drain_timeout_s,
                          "grpc_address": grpc_address, "metrics_host": options.host,
                          "metrics_port": metrics_port})
 
@@ -245,7 +251,8 @@ def options_from_args(args: argparse.Namespace) -> RayOptions:
         repository=args.repository, host=args.host, http_port=args.http_port,
         grpc_port=args.grpc_port, metrics_port=args.metrics_port, replicas=args.replicas,
         autoscale=None if args.autoscale is None else parse_autoscale(args.autoscale),
-        ray_address=args.ray_address, max_request_bytes=args.max_request_bytes)
+        ray_address=args.ray_address, max_request_bytes=args.max_request_bytes,
+        drain_timeout_s=args.drain_timeout)
 
 
 def serve_command(args: argparse.Namespace) -> None:

@@ -131,6 +131,7 @@ class OnnxcIngress:
     async def __init__(self, repository: str, handles: dict[str, Any],
                        options: dict[str, Any]):
         self.limit = options.get("max_request_bytes", 64 << 20)
+        self.drain_timeout_s = options.get("drain_timeout_s", 30.0)
         self.core = RayInferenceServer(repository, handles, max_request_bytes=self.limit)
         await self.core.start()
         self.grpc_server = None
@@ -162,9 +163,9 @@ class OnnxcIngress:
     async def __del__(self):
         """Ray Serve's shutdown hook (awaited): gRPC and the core drain what is in flight."""
         if getattr(self, "grpc_server", None) is not None:
-            await self.grpc_server.stop(grace=5)
+            await self.grpc_server.stop(grace=self.drain_timeout_s)
         if getattr(self, "metrics_server", None) is not None:
             self.metrics_server.shutdown()
             self.metrics_server.server_close()
         if getattr(self, "core", None) is not None:
-            await self.core.shutdown(drain_timeout_s=5)
+            await self.core.shutdown(drain_timeout_s=self.drain_timeout_s)
