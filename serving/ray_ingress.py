@@ -109,6 +109,12 @@ class RayInferenceServer(InferenceServer):
         self.store.on_version_loaded = self._attach
         self.store.on_version_dropped = lambda v: self.stats.remove(v.name, v.label)
 
+    def _check_control(self, what: str) -> None:
+        raise ServingError.unavailable(
+            f"explicit model {what} is not available with --engine ray: each version's Ray "
+            f"Serve deployment is made when the engine starts (restart it to pick up "
+            f"repository changes)")
+
     def _attach(self, loaded: LoadedVersion) -> None:
         """No batcher here: the replicas batch (`@serve.batch`) and report each batch."""
         loaded.on_batch = self.stats.model(loaded.name, loaded.label).record_batch

@@ -145,6 +145,15 @@ def test_metadata_index_and_refusals(ray_server):
         client.infer("nope", [tensor])
 
 
+def test_model_control_refused_with_the_reason(ray_server):
+    client = tritonhttp.InferenceServerClient(ray_server.http_url)
+    with pytest.raises(InferenceServerException, match="not available with --engine ray"):
+        client.load_model("dense")
+    with pytest.raises(InferenceServerException, match="not available with --engine ray"):
+        client.unload_model("dense")
+    assert client.is_model_ready("dense", "2")
+
+
 def test_canary_weights_route_between_deployments(ray_server):
     """Traffic split between the versions' deployments, then rollback to version 1."""
     _post(ray_server, "dense/traffic", {"weights": {"1": 50, "2": 50}})
