@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import shutil
 import signal
 import socket
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -237,8 +239,32 @@ class RayEngine:
                 ray.shutdown()
                 self.started_ray = False
                 if self._tmp is not None:  # Ray's session files and logs of this run
+                    _wait_for_exit(self._tmp, timeout_s=10.0)
                     shutil.rmtree(self._tmp, ignore_errors=True)
         log.info("stopped", extra={"event": "stopped", "engine": "ray"})
+
+
+def _wait_for_exit(temp_dir: str, timeout_s: float) -> None:
+    """Wait (polling /proc: there is no event) until no process names Ray's folder: Ray's
+    processes write their last logs after ray.shutdown returns, so the folder is removed
+    only after them. No /proc (not Linux): no wait."""
+    if not os.path.isdir("/proc"):
+        return
+    needle = temp_dir.encode()
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        alive = False
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                    alive = needle in cmdline.read()
+            except OSError:
+                continue
+            if alive:
+                break
+        if not alive:
+            return
+        time.sleep(0.1)
 
 
 def options_from_args(args: argparse.Namespace) -> RayOptions:
