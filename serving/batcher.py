@@ -258,7 +258,7 @@ class DynamicBatcher:
 
             def first_run():  # the queue ends when a worker starts the batch (Triton's)
                 dispatched[0] = time.monotonic_ns()
-                return _timed(self._execute, inputs)
+                return run_timed(self._execute, inputs)
 
             try:
                 results, executions = await loop.run_in_executor(self._executor, first_run)
@@ -271,7 +271,7 @@ class DynamicBatcher:
                     answers, executions = [serving_error(error, self.name)], []
                 else:
                     answers, executions = await loop.run_in_executor(
-                        self._executor, _one_by_one, self._execute, inputs, self.name)
+                        self._executor, run_one_by_one, self._execute, inputs, self.name)
             errors = tuple(a if isinstance(a, ServingError) else None for a in answers)
             for entry, answer in zip(batch, answers):
                 if entry.future.done():
@@ -298,8 +298,9 @@ class DynamicBatcher:
             self._slots.release()
 
 
-def _timed(execute: Execute, inputs: list[Inputs]) -> tuple[list[Inputs], list[ExecutionTiming]]:
-    """Run a batch; its executions' phases (a BatchExecutor measures its own, another
+def run_timed(execute: Execute, inputs: list[Inputs]
+              ) -> tuple[list[Inputs], list[ExecutionTiming]]:
+    """Run a batch; its executions' phases (shared with the Ray engine's replicas) (a BatchExecutor measures its own, another
     callable counts as one run whose time is all compute_infer)."""
     if isinstance(execute, BatchExecutor):
         return execute.timed(inputs)
@@ -309,14 +310,14 @@ def _timed(execute: Execute, inputs: list[Inputs]) -> tuple[list[Inputs], list[E
                                      time.perf_counter_ns() - start, 0)]
 
 
-def _one_by_one(execute: Execute, inputs: list[Inputs], name: str
-                ) -> tuple[list, list[ExecutionTiming]]:
+def run_one_by_one(execute: Execute, inputs: list[Inputs], name: str
+                   ) -> tuple[list, list[ExecutionTiming]]:
     """Each request run alone after its batch failed: its outputs or its own ServingError."""
     answers: list = []
     executions: list[ExecutionTiming] = []
     for index, request in enumerate(inputs):
         try:
-            (result,), (execution,) = _timed(execute, [request])
+            (result,), (execution,) = run_timed(execute, [request])
         except Exception as error:  # noqa: BLE001 - this request's answer
             answers.append(serving_error(error, name))
             continue

@@ -29,7 +29,7 @@ import numpy as np
 from onnxc.errors import ModelLoadError, OnnxcError
 from onnxc.serving import repository
 from onnxc.serving.batch_execution import BatchExecutor
-from onnxc.serving.batcher import BatchTiming, _one_by_one, _timed
+from onnxc.serving.batcher import BatchTiming, run_one_by_one, run_timed
 from onnxc.serving.errors import ServingError
 from onnxc.serving.model_store import load_payload, per_sample, run_request, warmup_samples
 from onnxc.serving.protocol_buffers import model_config
@@ -165,9 +165,9 @@ class ModelVersionReplica:
         start = time.perf_counter_ns()
         inputs = [request[0] for request in requests]
         try:
-            results, executions = _timed(self._execute, inputs)
-        except Exception:  # noqa: BLE001 - _one_by_one gives each request its own error
-            results, executions = _one_by_one(self._execute, inputs, self.spec.where)
+            results, executions = run_timed(self._execute, inputs)
+        except Exception:  # noqa: BLE001 - run_one_by_one gives each request its own error
+            results, executions = run_one_by_one(self._execute, inputs, self.spec.where)
         batched = self.config.max_batch_size > 0
         timing = BatchTiming(
             tuple(_rows(i) if batched else 1 for i in inputs),
