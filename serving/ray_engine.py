@@ -34,6 +34,7 @@ from typing import Any
 
 from onnxc.errors import InvalidArgumentError, ModelLoadError
 from onnxc.serving import repository
+from onnxc.serving.launcher import ServeOptions
 from onnxc.serving.ray_ingress import OnnxcIngress, version_key
 from onnxc.serving.ray_replica import ModelVersionReplica, VersionSpec
 
@@ -44,25 +45,16 @@ INGRESS_NAME = "onnxc-ingress"
 
 
 @dataclass
-class RayOptions:
-    """What the Ray engine is asked for (the CLI's flags, for callers without argparse)."""
+class RayOptions(ServeOptions):
+    """What the Ray engine is asked for: `onnxc serve`'s options (the listeners, the request
+    limit, the drain) and the Ray ones (the CLI's flags, for callers without argparse)."""
 
-    repository: str
-    host: str = "127.0.0.1"
-    http_port: int = 8000
-    grpc_port: int | None = 8001
-    """None: no gRPC listener"""
-    metrics_port: int | None = 8002
-    """None: no metrics listener"""
     replicas: int | None = None
     """replicas per model version (None: 1 unless autoscale)"""
     autoscale: tuple[int, int] | None = None
     ray_address: str | None = None
-    """None: start a single-node Ray in this process"""
-    max_request_bytes: int = 64 << 20
-    drain_timeout_s: float = 30.0
-    """on stop, how long each replica may take to finish what it is running (Ray Serve's
-    graceful_shutdown_timeout_s)"""
+    """None: start a single-node Ray in this process (drain_timeout_s: how long each
+    replica may take to finish what it is running, Ray Serve's graceful_shutdown_timeout_s)"""
     replica_num_cpus: float = 0.0
     """CPUs each model replica reserves in Ray's scheduler (0: no reservation; give the
     onnxc threads a replica uses on a cluster whose autoscaler adds nodes on demand)"""
