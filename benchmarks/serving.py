@@ -230,15 +230,31 @@ def _ms(us: float | None) -> str:
     return "-" if us is None else f"{us / 1e3:.1f}"
 
 
-def medians(rows: list[dict]) -> list[dict]:
-    """One row per server, model and concurrency: the median of each number over the rounds
-    (servers run in turn each round, so a slow spell of the shared machine hits one round)."""
+def _groups(rows: list[dict]) -> list[list[dict]]:
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
         groups.setdefault((r["server"], r["model"], r["protocol"], r["concurrency"]),
                           []).append(r)
+    return list(groups.values())
+
+
+def best_rounds(rows: list[dict]) -> list[dict]:
+    """One row per server, model, protocol and concurrency: the round with the highest
+    throughput (its own latencies with it); load: the highest over the rounds."""
     out = []
-    for group in groups.values():
+    for group in _groups(rows):
+        row = dict(max(group, key=lambda g: g["throughput"]))
+        row["load_average"] = max(g["load_average"] for g in group)
+        row["rounds"] = len(group)
+        out.append(row)
+    return out
+
+
+def medians(rows: list[dict]) -> list[dict]:
+    """One row per server, model and concurrency: the median of each number over the rounds
+    (servers run in turn each round, so a slow spell of the shared machine hits one round)."""
+    out = []
+    for group in _groups(rows):
         row = dict(group[0])
         for key, value in group[0].items():
             if isinstance(value, float) or key in ("requests", "errors"):
@@ -315,7 +331,7 @@ def main() -> None:
                         help="seconds of load at the highest concurrency before a model's points")
     parser.add_argument("--servers", default="onnxc,triton", help="onnxc, triton, ray")
     parser.add_argument("--rounds", type=int, default=1,
-                        help="run the servers in turn this many times; the table has medians")
+                        help="run the servers in turn this many times (see --pick)")
     parser.add_argument("--client", choices=("auto", "perf_analyzer", "tritonclient"),
                         default="auto")
     parser.add_argument("--protocols", default="http", help="http, grpc or both: http,grpc")
@@ -329,8 +345,17 @@ def main() -> None:
     parser.add_argument("--perf-analyzer", default=PERF_ANALYZER,
                         help="perf_analyzer or its run.sh (benchmarks/serving_setup.sh)")
     parser.add_argument("--ready-timeout", type=float, default=600.0)
+    parser.add_argument("--pick", choices=("best", "median"), default="best",
+                        help="per point over rounds: the round with the highest throughput, "
+                             "or the median of each number")
     parser.add_argument("--json", type=Path, help="also write every row and setting here")
+    parser.add_argument("--from-json", type=Path,
+                        help="measure nothing: the tables of a run --json wrote")
     args = parser.parse_args()
+    if args.from_json:
+        saved = json.loads(args.from_json.read_text())
+        report(saved, saved.pop("rows"), args.pick)
+        return
 
     models = args.models.split(",")
     concurrencies = [int(c) for c in args.concurrency.split(",")]
@@ -380,30 +405,43 @@ def main() -> None:
                 finally:
                     server.stop()
 
-    preferred = ",".join(map(str, settings.preferred_batch_sizes)) or "none"
-    print(f"Serving, batch 1 per request, closed loop; client {client} over {args.protocols}"
-          + (f" (perf_analyzer: {why_not})" if why_not else "") + ".")
-    print(f"Batcher (both servers): max_batch_size {settings.max_batch_size}, preferred "
-          f"[{preferred}], max_queue_delay {settings.max_queue_delay_us} us; "
-          f"{settings.instances} instance(s) per model, {settings.threads} thread(s) per run.")
-    print("Versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()) + ".")
-    print(f"Measured {args.duration:g} s per point after {args.warmup:g} s of warm-up per model; "
-          f"servers in turn, {args.rounds} round(s), medians (load: the highest); each server alone; the machine is shared with other engineers (load average per "
-          "point): numbers are indicative.")
+    meta = {"settings": vars(settings) | {"preferred_batch_sizes": list(
+                settings.preferred_batch_sizes)},
+            "client": client, "perf_analyzer_problem": why_not, "protocols": protocols,
+            "duration_s": args.duration, "warmup_s": args.warmup, "rounds": args.rounds,
+            "versions": versions, "cpu": results_file.cpu_summary(
+                results_file.lscpu_text(), results_file.host_microarchitecture())}
+    if args.json:
+        args.json.write_text(json.dumps(meta | {"rows": rows}, indent=1) + "\n")
+    report(meta, rows, args.pick)
+
+
+def report(meta: dict, rows: list[dict], pick: str) -> None:
+    """The settings, then the tables of `rows` (one per round and point) reduced by `pick`."""
+    settings = meta["settings"]
+    rounds = meta.get("rounds") or max(r.get("round", 1) for r in rows)
+    preferred = ",".join(map(str, settings["preferred_batch_sizes"])) or "none"
+    problem = meta.get("perf_analyzer_problem")
+    print(f"Serving, batch 1 per request, closed loop; client {meta['client']} over "
+          f"{','.join(meta['protocols'])}" + (f" (perf_analyzer: {problem})" if problem else "")
+          + ".")
+    print(f"Batcher (every server): max_batch_size {settings['max_batch_size']}, preferred "
+          f"[{preferred}], max_queue_delay {settings['max_queue_delay_us']} us; "
+          f"{settings['instances']} instance(s) per model, {settings['threads']} thread(s) "
+          "per run.")
+    print("Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()) + ".")
+    chosen = ("per point the round with the highest throughput (a shared machine only ever "
+              "slows a round down)" if pick == "best" else "per point the median over rounds")
+    warmup = f" after {meta['warmup_s']:g} s of warm-up per model" if "warmup_s" in meta else ""
+    print(f"Measured {meta['duration_s']:g} s per point{warmup}; "
+          f"each server alone, servers in turn, {rounds} round(s); "
+          f"{chosen}. The machine is shared with other engineers (load: the 1-minute load "
+          "average when the point started, the highest over rounds): numbers are indicative.")
     print("queue/compute/other: the server's /stats split of the average request "
           "(perf_analyzer); other = avg - queue - compute (HTTP/gRPC, decode, hops). "
           "server cores / CPU ms per infer: the server's process tree from /proc.")
     print()
-    print(tables(medians(rows)))
-    if args.json:
-        args.json.write_text(json.dumps({
-            "settings": vars(settings) | {"preferred_batch_sizes": list(
-                settings.preferred_batch_sizes)},
-            "client": client, "protocols": protocols, "duration_s": args.duration,
-            "versions": versions, "cpu": results_file.cpu_summary(
-                results_file.lscpu_text(), results_file.host_microarchitecture()),
-            "rows": rows}, indent=1) + "\n")
-
+    print(tables(best_rounds(rows) if pick == "best" else medians(rows)))
 
 if __name__ == "__main__":
     sys.path.insert(0, str(HERE))

@@ -136,3 +136,11 @@ def test_medians_over_rounds_and_the_ratio_to_triton(bench):
     assert merged["onnxc"]["load_average"] == 4.0 and merged["onnxc"]["rounds"] == 3
     table = serving.tables(list(merged.values()))
     assert "| bert2 | http | 4 | 2.18 | 0.50 |" in table  # 24/11 and 200/400
+
+
+def test_best_round_keeps_that_rounds_own_latencies(bench):
+    serving, _, _ = bench
+    rows = [_row("onnxc", 20.0, 100.0, 1, load=6.0), _row("onnxc", 30.0, 300.0, 2)]
+    (best,) = serving.best_rounds(rows)
+    assert (best["throughput"], best["p99_ms"], best["round"]) == (30.0, 300.0, 2)
+    assert best["load_average"] == 6.0 and best["rounds"] == 2
