@@ -228,6 +228,14 @@ def _sync_traffic(completed, given) -> None:
         completed.parameters["traffic"].string_value = text
 
 
+def _version_number(name: str, version: str, what: str) -> int:
+    try:
+        return int(version)
+    except ValueError:
+        raise ServingError.invalid(f"model '{name}': {what} {version!r} is not a "
+                                   f"number") from None
+
+
 @dataclass
 class ModelRecord:
     """What the store knows of one model: its loaded versions and why others are not."""
@@ -420,11 +428,7 @@ class ModelStore:
         if version is None:
             target = record.stable if record.stable is not None else max(record.versions)
         else:
-            try:
-                target = int(version)
-            except ValueError:
-                raise ServingError.invalid(f"model '{name}': rollback version {version!r} "
-                                           f"is not a number") from None
+            target = _version_number(name, version, "rollback version")
             if target not in record.versions:
                 raise ServingError.invalid(f"model '{name}': rollback to version {target}, "
                                            f"which is not loaded ({sorted(record.versions)})")
@@ -438,8 +442,11 @@ class ModelStore:
             return dict(record.traffic)
         return {max(record.versions): 100} if record.versions else {}
 
-    def route(self, name: str, version: str | None) -> LoadedVersion:
-        """The version a request goes to, acquired (the caller releases it)."""
+    def loaded(self, name: str, version: str | None,
+               default: Callable[[ModelRecord], int] | None = None) -> LoadedVersion:
+        """Version `version` of model `name` (None or "": `default(record)`, else the
+        highest), or the refusal that says why not: NOT_FOUND for a model the repository
+        does not have or a version not loaded, UNAVAILABLE for a model not loaded now."""
         record = self.records.get(name)
         if record is None or not record.versions:
             if record is None and repository.model_folder(self.path, name) is None:
@@ -447,22 +454,23 @@ class ModelStore:
             raise ServingError.unavailable(f"model '{name}' is not loaded")
         versions = record.versions
         if version is None or version == "":
-            weights = record.traffic
-            if weights:
-                chosen = self.rng.choices(list(weights), list(weights.values()))[0]
-            else:
-                chosen = max(versions)
-        else:
-            try:
-                chosen = int(version)
-            except ValueError:
-                raise ServingError.invalid(f"model '{name}': version {version!r} is not a "
-                                           f"number") from None
-            if chosen not in versions:
-                raise ServingError.not_found(
-                    f"model '{name}' version {chosen} is not loaded (loaded: "
-                    f"{', '.join(map(str, sorted(versions)))})")
-        loaded = versions[chosen]
+            return versions[default(record) if default is not None else max(versions)]
+        chosen = _version_number(name, version, "version")
+        if chosen not in versions:
+            raise ServingError.not_found(
+                f"model '{name}' version {chosen} is not loaded (loaded: "
+                f"{', '.join(map(str, sorted(versions)))})")
+        return versions[chosen]
+
+    def _by_traffic(self, record: ModelRecord) -> int:
+        weights = record.traffic
+        if not weights:
+            return max(record.versions)
+        return self.rng.choices(list(weights), list(weights.values()))[0]
+
+    def route(self, name: str, version: str | None) -> LoadedVersion:
+        """The version a request goes to, acquired (the caller releases it)."""
+        loaded = self.loaded(name, version, self._by_traffic)
         loaded.acquire()
         return loaded
 

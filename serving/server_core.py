@@ -162,21 +162,7 @@ class InferenceServer:
 
     def _version(self, name: str, version: str | None) -> LoadedVersion:
         """The loaded version metadata is asked about (None: the highest)."""
-        record = self.store.records.get(name)
-        if record is None or not record.versions:
-            if repository.model_folder(self.repository, name) is None:
-                raise ServingError.not_found(f"unknown model '{name}'")
-            raise ServingError.unavailable(f"model '{name}' is not loaded")
-        if version is None or version == "":
-            return record.versions[max(record.versions)]
-        try:
-            number = int(version)
-        except ValueError:
-            raise ServingError.invalid(f"model '{name}': version {version!r} is not a "
-                                       f"number") from None
-        if number not in record.versions:
-            raise ServingError.not_found(f"model '{name}' version {version} is not loaded")
-        return record.versions[number]
+        return self.store.loaded(name, version)
 
     def model_metadata(self, name: str, version: str | None = None) -> dict:
         """The protocol's model metadata (batched models show the batch dimension as -1)."""
