@@ -76,11 +76,9 @@ class SimdForest:
         return 1 if self.features + 1 <= self.lanes else 2
 
     @property
-    def high(self) -> np.ndarray | None:
-        """AVX2's second register: 1.0 where a node's feature is in it (no vpermi2ps)"""
-        if self.lanes == 16 or self.registers == 1:
-            return None
-        return (self.tests >= self.lanes).astype(np.float32)
+    def blends_registers(self) -> bool:
+        """AVX2 with the sample in two registers: no vpermi2ps, so a table says which"""
+        return self.lanes == 8 and self.registers == 2
 
     @property
     def inner(self) -> int:
@@ -92,7 +90,9 @@ class SimdForest:
 
     def constants(self) -> list:
         tables = [self.tests, self.upper, self.leaves]
-        tables += [t for t in (self.lower, self.nan_inside, self.high) if t is not None]
+        tables += [t for t in (self.lower, self.nan_inside) if t is not None]
+        if self.blends_registers:  # 1.0 where a node's feature is in the second register
+            tables.append((self.tests >= self.lanes).astype(np.float32))
         return [from_numpy(np.ascontiguousarray(t).reshape(-1)) for t in tables]
 
 
@@ -126,24 +126,22 @@ def simd_forest(t: TreeTables, features: int, order: np.ndarray,
         first = g
         for k, tree in enumerate(order[a:b]):
             g_k, lane = first + k // lanes, k % lanes
-
-            def fill(slot: int, node: int, level: int) -> None:
+            stack = [(0, int(t.roots[tree]), 0)]  # (slot, node, level), breadth-first slots
+            while stack:
+                slot, node, level = stack.pop()
                 if level == depth:
                     weights = t.leaf_weights[node]
                     leaves[g_k, slot - inner, :, lane] = (
                         weights if column is None else weights[column])
-                    return
-                if leaf[node]:  # a chain of always-true tests down to the leaf
-                    fill(2 * slot + 1, node, level + 1)
-                    return
-                tests[g_k, slot, lane] = t.features[node]
-                upper[g_k, slot, lane] = t.upper[node]
-                lower[g_k, slot, lane] = t.lower[node]
-                nan_inside[g_k, slot, lane] = float(t.nan_inside[node])
-                fill(2 * slot + 1, int(t.children[2 * node]), level + 1)
-                fill(2 * slot + 2, int(t.children[2 * node + 1]), level + 1)
-
-            fill(0, int(t.roots[tree]), 0)
+                elif leaf[node]:  # a chain of always-true tests down to the leaf
+                    stack.append((2 * slot + 1, node, level + 1))
+                else:
+                    tests[g_k, slot, lane] = t.features[node]
+                    upper[g_k, slot, lane] = t.upper[node]
+                    lower[g_k, slot, lane] = t.lower[node]
+                    nan_inside[g_k, slot, lane] = float(t.nan_inside[node])
+                    stack.append((2 * slot + 1, int(t.children[2 * node]), level + 1))
+                    stack.append((2 * slot + 2, int(t.children[2 * node + 1]), level + 1))
         g = first + -(-(b - a) // lanes)
         plan.append((column, first, g))
     return SimdForest(
@@ -163,7 +161,7 @@ def simd_sums(kb: KernelBuilder, forest: SimdForest, x, tables: list, row: Index
     tests, upper, leaves, *rest = tables
     lower = rest.pop(0) if forest.lower is not None else None
     nan_inside = rest.pop(0) if forest.nan_inside is not None else None
-    high = rest.pop(0) if forest.high is not None else None
+    high = rest.pop(0) if forest.blends_registers else None
     lanes = forest.lanes
     vf, vi = VectorType(f32, [lanes]), VectorType(i32, [lanes])
     zero = kb.vsplat(kb.constant(0.0, f32), vf)
