@@ -69,7 +69,7 @@ def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit"))
     from test_conv_nhwc import RNG, conv_model, nhwc_compiler, to_nhwc
 
-    import onnxc.api
+    import onnxc.pipeline
     from onnxc.dialects.layout import ConvertOp
 
     def nhwc_boundary(module) -> None:
@@ -94,25 +94,25 @@ def main() -> None:
                                                    [v.type for v in ret.arguments])
 
     def compile_nhwc_io(model):
-        original = onnxc.api.import_onnx
+        original = onnxc.pipeline.import_onnx
 
         def importer(m):
             from onnxc.frontend import import_onnx
-            from onnxc import pipeline
+            from onnxc.pass_manager import make_context, run_passes
             from onnxc.passes.levels import graph_pipeline
 
             module = import_onnx(m)
-            pipeline.run_passes(pipeline.make_context(), module, graph_pipeline(3))
+            run_passes(make_context(), module, graph_pipeline(3))
             assert to_nhwc(module) == 1
             nhwc_boundary(module)
             module.verify()
             return module
 
-        onnxc.api.import_onnx = importer
+        onnxc.pipeline.import_onnx = importer
         try:
             return onnxc.compile(model, pass_pipeline="", cache_dir=False)
         finally:
-            onnxc.api.import_onnx = original
+            onnxc.pipeline.import_onnx = original
 
     def timed(fn, seconds=0.15) -> float:
         fn()

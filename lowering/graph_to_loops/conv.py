@@ -2,8 +2,9 @@
 
 This is the plain-layout (NCHW) kernel for whatever the layout pass leaves plain (1-D/3-D,
 integer types, non-constant weights). A 2-D conv whose types carry the NHWC layout runs on
-the fast kernels instead: conv_nhwc.py (implicit GEMM) and depthwise.py; `conv_kernel`,
-`conv_constants` and `conv_scratch` dispatch on the input's layout.
+the fast kernels instead: conv_nhwc.py (implicit GEMM), conv_winograd.py (3x3 stride 1)
+and depthwise.py; `conv_kernel`, `conv_constants` and `conv_scratch` dispatch on the input's
+layout.
 
 Loop order: image n, group g, output channel m of the group; the output plane is set to
 the bias, then for each input channel c of the group and each kernel offset, one weight
@@ -31,7 +32,12 @@ from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
-from onnxc.lowering.graph_to_loops import conv_border_taps, conv_nhwc, depthwise
+from onnxc.lowering.graph_to_loops import (
+    conv_border_taps,
+    conv_nhwc,
+    conv_winograd,
+    depthwise,
+)
 from onnxc.lowering.graph_to_loops.buffer_types import RunTimeScratch
 from onnxc.lowering.graph_to_loops.epilogue import activate_in_place
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, window_range
@@ -108,6 +114,8 @@ def conv_constants(op: graph.ConvOp, target: Target) -> list[DenseIntOrFPElement
         _check_nhwc(op)
         if conv_nhwc.geometry(op).depthwise:
             return [depthwise.tap_major_weights(op)]
+        if conv_winograd.applies(op, target):
+            return [conv_winograd.transformed_weights(op, target)]
         return [conv_nhwc.packed_weights(op, target)]
     dims = _conv_dims(op)
     if not _flat_rows(dims):
@@ -135,10 +143,12 @@ def _check_nhwc(op: graph.ConvOp) -> None:
 
 
 def conv_scratch(op: graph.ConvOp, target: Target) -> list[MemRefType | RunTimeScratch]:
-    """The NHWC kernels' zero-padded input copy (none for plain convs)."""
+    """The NHWC kernels' zero-padded input copy (none for plain convs); Winograd's buffers."""
     if not conv_nhwc.is_nhwc(op):
         return []
     _check_nhwc(op)
+    if conv_winograd.applies(op, target):
+        return conv_winograd.scratch(op, target)
     return conv_nhwc.input_scratch(op)
 
 
@@ -147,6 +157,8 @@ def conv_kernel(op: graph.ConvOp, kb: KernelBuilder, ins, outs):
         _check_nhwc(op)
         if conv_nhwc.geometry(op).depthwise:
             depthwise.depthwise_kernel(op, kb, ins, outs)
+        elif conv_winograd.applies(op, kb.target):
+            conv_winograd.kernel(op, kb, ins, outs)
         elif conv_border_taps.applies(op):
             conv_border_taps.kernel(op, kb, ins, outs)
         else:

@@ -136,7 +136,7 @@ def geometry(op: Operation) -> ConvGeometry:
                         int_of(op.group, 1))
 
 
-def _weight_value(op: Operation) -> np.ndarray | None:
+def weight_value(op: Operation) -> np.ndarray | None:
     owner = op.weight.owner
     if not isinstance(owner, graph.ConstantOp):
         return None
@@ -219,7 +219,7 @@ def packed_weights(op: Operation, target: Target) -> DenseIntOrFPElementsAttr:
     if gemm_bf16.requested(op):
         return packed_weight_pairs(op, target)
     g, t = geometry(op), tiling_for(target)
-    w = _weight_value(op)
+    w = weight_value(op)
     assert w is not None
     depths, shape = block_plan(g).depths, _gemm_shape(g)
     size = g.taps * g.cg * shape.npad(t)
@@ -473,7 +473,7 @@ def packed_weight_pairs(op: Operation, target: Target) -> DenseIntOrFPElementsAt
     zero channel appended to an odd count, packed like `packed_weights`."""
     g, t = geometry(op), tiling_for(target)
     p = pair_geometry(g)
-    w = _weight_value(op)
+    w = weight_value(op)
     assert w is not None
     parts = []
     for grp in range(g.groups):

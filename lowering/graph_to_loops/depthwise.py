@@ -18,7 +18,7 @@ from onnxc.dialects import graph
 from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph_epilogue import epilogue_of
 from onnxc.lowering.graph_to_loops.branches import each_remainder
-from onnxc.lowering.graph_to_loops.conv_nhwc import _weight_value, geometry, pad_input
+from onnxc.lowering.graph_to_loops.conv_nhwc import weight_value, geometry, pad_input
 from onnxc.lowering.graph_to_loops.epilogue import activate, clamp_vectors, on_vectors
 from onnxc.lowering.graph_to_loops.gemm_tiles import tiling_for
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
@@ -31,7 +31,7 @@ MAX_HELD_TAPS = 16
 
 def tap_major_weights(op: Operation) -> DenseIntOrFPElementsAttr:
     """W[c, 0, kh, kw] as [kh, kw, c], flat."""
-    w = _weight_value(op)
+    w = weight_value(op)
     assert w is not None
     return from_numpy(w[:, 0].transpose(1, 2, 0).reshape(-1), f32)
 

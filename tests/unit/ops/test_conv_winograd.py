@@ -1,0 +1,141 @@
+"""Winograd F(4x4, 3x3) convolutions (lowering/graph_to_loops/conv_winograd.py), compiled natively.
+
+Each case is an ONNX Conv (bias, an activation or a residual Add when asked) compiled the
+normal way (-O3: the layout pass puts the conv in NHWC, activation and Add fuse into it).
+That the Winograd kernel ran is asserted (a spy on `conv_winograd.kernel`), so a change of
+its limits cannot leave a case untested. Outputs are compared with a float64 reference
+conv: max |y - exact| <= ERROR_BOUND * max |exact| (the bound the module states; the direct
+conv's error on the same cases is 6-7x smaller; it is checked to be under a third of the
+bound, so the bound is not slack around a broken kernel).
+The cases hit the tile grid's edges: maps not a multiple of 4, asymmetric and no pads, a
+batch of 2, a tile count that is not a whole number of row blocks (AVX2's 6 rows), and
+more channels than one k-block.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numpy.lib.stride_tricks import sliding_window_view
+from onnx import numpy_helper
+
+import onnxc
+from onnxc.lowering.graph_to_loops import conv_winograd
+from onnxc.lowering.graph_to_loops.conv_winograd import ERROR_BOUND
+from onnxc.target import host_target
+from tests.models.cache_passes import compile_warm, output_digest
+from tests.unit.test_conv_nhwc import conv_model
+
+RNG = np.random.default_rng(5)
+
+
+@pytest.fixture
+def winograd_calls(monkeypatch):
+    """How many conv kernels the Winograd kernel built in this test."""
+    calls = []
+    kernel = conv_winograd.kernel
+
+    def spy(op, kb, ins, outs):
+        calls.append(op)
+        kernel(op, kb, ins, outs)
+
+    monkeypatch.setattr(conv_winograd, "kernel", spy)
+    return calls
+
+
+def exact(model, feeds) -> np.ndarray:
+    """The model's output in float64: conv, bias, residual, activation."""
+    weights = {t.name: numpy_helper.to_array(t).astype(np.float64) for t in model.graph.initializer}
+    conv = next(n for n in model.graph.node if n.op_type == "Conv")
+    attrs = {a.name: list(a.ints) for a in conv.attribute}
+    pt, pl, pb, pr = attrs.get("pads", [0, 0, 0, 0])
+    x = np.pad(feeds["x"].astype(np.float64), ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    y = np.einsum("ncijkl,mckl->nmij", sliding_window_view(x, (3, 3), axis=(2, 3)), weights["w"])
+    if "b" in weights:
+        y += weights["b"][None, :, None, None]
+    if "z" in feeds:
+        y += feeds["z"]
+    ops = [n.op_type for n in model.graph.node]
+    if "Relu" in ops:
+        y = np.maximum(y, 0)
+    if "LeakyRelu" in ops:
+        y = np.where(y < 0, 0.01 * y, y)
+    return y
+
+
+def case(x_shape, cout, *, residual=False, **kwargs):
+    w_shape = (cout, x_shape[1], 3, 3)
+    model = conv_model(x_shape, w_shape, **kwargs)
+    feeds = {"x": RNG.standard_normal(x_shape).astype(np.float32)}
+    if residual:
+        z_shape = exact(model, feeds).shape
+        model = conv_model(x_shape, w_shape, z_shape=z_shape, **kwargs)
+        feeds["z"] = RNG.standard_normal(z_shape).astype(np.float32)
+    return model, feeds
+
+
+def relative_error(actual, expected) -> float:
+    return float(np.abs(actual - expected).max() / np.abs(expected).max())
+
+
+CASES = {
+    "resnet_like": ((1, 32, 16, 16), 32, {"pads": [1, 1, 1, 1], "act": "Relu"}),
+    "odd_map_batch2": ((2, 16, 13, 11), 16, {"pads": [1, 1, 1, 1]}),
+    "no_pads": ((1, 16, 18, 18), 48, {"bias": False}),
+    "asymmetric_pads": ((1, 16, 17, 15), 16, {"pads": [0, 1, 2, 1], "act": "LeakyRelu"}),
+    "residual": ((1, 16, 16, 20), 32, {"pads": [1, 1, 1, 1], "act": "Relu", "residual": True}),
+    "two_k_blocks": ((1, 272, 16, 16), 32, {"pads": [1, 1, 1, 1]}),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_within_the_stated_bound(name, winograd_calls, monkeypatch):
+    x_shape, cout, kwargs = CASES[name]
+    model, feeds = case(x_shape, cout, **kwargs)
+    expected = exact(model, feeds)
+    actual = onnxc.compile(model, cache_dir=False).run(None, feeds)[0]
+    assert len(winograd_calls) == 1
+    error = relative_error(actual, expected)
+    assert error <= ERROR_BOUND, error
+    monkeypatch.setattr(conv_winograd, "applies", lambda op, target: False)
+    direct = onnxc.compile(model, cache_dir=False).run(None, feeds)[0]
+    assert len(winograd_calls) == 1
+    assert relative_error(direct, expected) * 3 < ERROR_BOUND
+
+
+@pytest.mark.skipif(not host_target().has_feature("avx2"), reason="compiles for AVX2")
+def test_avx2_rows(winograd_calls):
+    """x86-64-v3: 8 lanes, 6-row micro-kernel; 12 x 2 = 24 tiles are 4 row blocks exactly,
+    25 tiles (20x20 map) round up to 30 rows whose extra 5 are zeros."""
+    for x_shape in ((1, 16, 48, 8), (1, 16, 20, 20)):
+        model, feeds = case(x_shape, 16, pads=[1, 1, 1, 1], act="Relu")
+        actual = onnxc.compile(model, cache_dir=False, target="x86-64-v3").run(None, feeds)[0]
+        assert relative_error(actual, exact(model, feeds)) <= ERROR_BOUND
+    assert len(winograd_calls) == 2
+
+
+@pytest.mark.parametrize("x_shape,w_shape,attrs", [
+    ((1, 16, 7, 7), (16, 16, 3, 3), {"pads": [1, 1, 1, 1]}),  # 4 tiles: too few
+    ((1, 16, 16, 16), (16, 16, 3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    ((1, 16, 20, 20), (16, 16, 3, 3), {"dilations": [2, 2], "pads": [2, 2, 2, 2]}),
+    ((1, 32, 16, 16), (32, 16, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}),
+    ((1, 12, 16, 16), (16, 12, 3, 3), {"pads": [1, 1, 1, 1]}),  # channels not whole vectors
+    ((1, 16, 16, 16), (16, 16, 5, 5), {"pads": [2, 2, 2, 2]}),
+])
+def test_other_convs_stay_direct(x_shape, w_shape, attrs, winograd_calls):
+    model = conv_model(x_shape, w_shape, **attrs)
+    feeds = {"x": RNG.standard_normal(x_shape).astype(np.float32)}
+    onnxc.compile(model, cache_dir=False).run(None, feeds)
+    assert winograd_calls == []
+
+
+def test_threads_and_cache_give_the_same_bits(tmp_path, winograd_calls):
+    """Threads split the 36 products and the tiles, never one sum: 1 and 2 threads agree
+    bit for bit, and so do a cold compile and a cache hit."""
+    model, feeds = case((1, 32, 24, 24), 32, pads=[1, 1, 1, 1], act="Relu")
+    one = onnxc.compile(model, cache_dir=False, num_threads=1).run(None, feeds)
+    two = onnxc.compile(model, cache_dir=False, num_threads=2).run(None, feeds)
+    assert output_digest(one) == output_digest(two)
+    warm = compile_warm(model, cache_dir=str(tmp_path), num_threads=2).run(None, feeds)
+    assert output_digest(warm) == output_digest(one)
+    assert len(winograd_calls) >= 3
