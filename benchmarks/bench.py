@@ -1,4 +1,4 @@
-"""onnxc next to onnxruntime on the performance work's models: latency, ratio, GFLOP/s, % of peak.
+"""onnxc next to onnxruntime (and OpenVINO) on the performance work's models: latency, ratio, GFLOP/s, % of peak.
 
 The multi-model form of `onnxc bench` (src/onnxc/tools/bench.py), whose parts it uses: for
 each model and thread count T, onnxc and then onnxruntime are timed each in a process of its
@@ -11,10 +11,12 @@ onnxc is compiled with num_threads=T; onnxruntime gets ORT_ENABLE_ALL, intra_op_
 inter_op_num_threads=1 and IOBinding with preallocated outputs (it otherwise pays 4-7%
 allocating and page-faulting its outputs on every call); onnxc likewise gets `run(..., out=)`.
 Every run checks onnxc's outputs against onnxruntime's (rtol 1e-3, atol 1e-4).
+`--openvino` times OpenVINO too (its own process, same thread count; `pip install
+'onnxc[bench]'`) and adds the ratio to the better of the two peers ("vs best").
 
     python benchmarks/bench.py [--threads 1,2] [--models resnet50,matmul_512] [--repeat 10]
                                [--opt-level 3] [--clock-ghz 3.9] [--cache] [--png out.png]
-                               [--interleaved]
+                               [--interleaved] [--openvino]
 
 Models: onnxc.zoo.benchmark_models(), matmul_1024, and any model-zoo name (onnxc.zoo.ZOO_MODELS,
 e.g. densenet121) with seeded random weights.
@@ -68,11 +70,17 @@ class Row:
     io_bytes: int
     arena_mb: float  # onnxc's static memory plan
     intermediate_mb: float  # every intermediate tensor's size, summed (no reuse)
-    measured: tuple[Measurement, Measurement]  # onnxc's and onnxruntime's (outputs dropped)
+    measured: tuple[Measurement, ...]  # onnxc's, onnxruntime's [, openvino's] (no outputs)
+    ov_s: float | None = None
 
     @property
     def ratio(self) -> float:
         return self.onnxc_s / self.ort_s
+
+    @property
+    def best_ratio(self) -> float:
+        """onnxc / the faster of onnxruntime and OpenVINO (when it was timed)."""
+        return self.onnxc_s / min(self.ort_s, self.ov_s or self.ort_s)
 
     def gflops(self, seconds: float) -> float:
         return self.flops / seconds / 1e9
@@ -87,32 +95,34 @@ def bench_model(name: str, threads: Sequence[int], args) -> list[Row]:
     with tempfile.TemporaryDirectory(prefix="onnxc-bench-") as workdir:
         path = command.write_model(model, workdir)
         for t in threads:
-            ours, theirs = command.measure_runtimes(
-                ["onnxc", "onnxruntime"], path, feeds, t, settings, workdir,
-                interleaved=args.interleaved)
+            ours, theirs, *ov = command.measure_runtimes(
+                ["onnxc", "onnxruntime", *(["openvino"] if args.openvino else [])], path,
+                feeds, t, settings, workdir, interleaved=args.interleaved)
             diff, ok = command.compare_outputs(ours.outputs, theirs.outputs)
             io_bytes = sum(a.nbytes for a in feeds.values()) + sum(a.nbytes for a in ours.outputs)
             rows.append(Row(name, t, ours.prepare_seconds, ours.seconds, theirs.seconds, flops,
                             diff, ok, io_bytes, ours.details["arena_bytes"] / 2**20,
                             ours.details["intermediate_bytes"] / 2**20,
-                            (replace(ours, outputs=[]), replace(theirs, outputs=[]))))
+                            tuple(replace(m, outputs=[]) for m in (ours, theirs, *ov)),
+                            ov[0].seconds if ov else None))
     return rows
 
 
 HEADER = (f"{'model':<22}{'T':>2}{'compile s':>10}{'onnxc ms':>10}{'ort ms':>9}{'ratio':>7}"
           f"{'GFLOP':>8}{'onnxc GF/s':>11}{'ort GF/s':>9}{'onnxc %pk':>10}{'ort %pk':>8}"
-          f"{'max|diff|':>10}{'arena MB':>9}{'interm MB':>10}  check")
+          f"{'max|diff|':>10}{'arena MB':>9}{'interm MB':>10}{'ov ms':>9}{'vs best':>8}  check")
 
 
 def format_row(row: Row, peak_per_core: float) -> str:
     ours, theirs = row.gflops(row.onnxc_s), row.gflops(row.ort_s)
     ours_pk = 100 * ours / (peak_per_core * row.threads)
     ort_pk = 100 * theirs / (peak_per_core * row.threads)
+    peer = (f"{row.ov_s * 1e3:>9.2f}{row.best_ratio:>8.2f}" if row.ov_s
+            else f"{'-':>9}{'-':>8}")
     return (f"{row.model:<22}{row.threads:>2}{row.compile_s:>10.1f}{row.onnxc_s * 1e3:>10.2f}"
             f"{row.ort_s * 1e3:>9.2f}{row.ratio:>7.2f}{row.flops / 1e9:>8.3f}{ours:>11.1f}"
             f"{theirs:>9.1f}{ours_pk:>9.1f}%{ort_pk:>7.1f}%{row.max_diff:>10.1e}{row.arena_mb:>9.1f}"
-            f"{row.intermediate_mb:>10.1f}  "
-            f"{'ok' if row.matches else 'MISMATCH'}")
+            f"{row.intermediate_mb:>10.1f}{peer}  {'ok' if row.matches else 'MISMATCH'}")
 
 
 def geomean(values: Sequence[float]) -> float:
@@ -141,6 +151,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--png", help="also draw the table as a bar chart (needs matplotlib)")
     parser.add_argument("--interleaved", action="store_true",
                         help="both engines in this process, alternating rounds (T=1 only)")
+    parser.add_argument("--openvino", action="store_true",
+                        help="time OpenVINO as well; ratios to the better peer ('vs best')")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
@@ -176,6 +188,10 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
         ratios = [r.ratio for r in rows if r.threads == t]
         print(f"geometric mean of onnxc/onnxruntime at T={t}: {geomean(ratios):.2f} "
               f"over {len(ratios)} models")
+        if args.openvino:
+            best = [r.best_ratio for r in rows if r.threads == t]
+            print(f"geometric mean of onnxc/best of onnxruntime and openvino at T={t}: "
+                  f"{geomean(best):.2f} (max {max(best):.2f})")
     mismatches = [f"{r.model} (T={r.threads})" for r in rows if not r.matches]
     if mismatches:
         print(f"MISMATCH beyond rtol {command.RTOL}/atol {command.ATOL}: "

@@ -15,7 +15,6 @@ _STATUSES = {
     "INVALID_ARGUMENT": (400, "INVALID_ARGUMENT"),
     "NOT_FOUND": (400, "NOT_FOUND"),  # Triton answers an unknown model with 400, not 404
     "UNAVAILABLE": (503, "UNAVAILABLE"),
-    "RESOURCE_EXHAUSTED": (413, "RESOURCE_EXHAUSTED"),
     "INTERNAL": (500, "INTERNAL"),
 }
 

@@ -68,8 +68,7 @@ def _endpoint(handler: Handler) -> Handler:
 
 
 def _too_large(limit: int) -> ServingError:
-    return ServingError("RESOURCE_EXHAUSTED",
-                        f"the request body is larger than the limit of {limit} bytes "
+    return ServingError.invalid(f"the request body is larger than the limit of {limit} bytes "
                         f"(onnxc serve --max-request-bytes)")
 
 

@@ -45,8 +45,7 @@ def decompress(body: bytes, encoding: str | None, limit: int) -> bytes:
     except zlib.error as err:
         raise ServingError.invalid(f"the request body is not valid {encoding} data: {err}")
     if len(data) > limit:
-        raise ServingError("RESOURCE_EXHAUSTED",
-                           f"the request body inflates to more than the limit of {limit} bytes")
+        raise ServingError.invalid(f"the request body inflates to more than the limit of {limit} bytes")
     if not inflater.eof:
         raise ServingError.invalid(f"the request body is truncated {encoding} data")
     return data

@@ -277,8 +277,7 @@ class InferenceServer:
                 raise ServingError.invalid(f"{tensor}: shape {list(value.shape)}, expected "
                                            f"{shown}")
         if total > self.max_request_bytes:
-            raise ServingError("RESOURCE_EXHAUSTED",
-                               f"{where}: request tensors hold {total} bytes, more than the "
+            raise ServingError.invalid(f"{where}: request tensors hold {total} bytes, more than the "
                                f"limit of {self.max_request_bytes}")
         outputs = request.requested_outputs
         if not outputs:  # none named: every output, as Triton answers

@@ -234,10 +234,10 @@ def packed_weights(op: Operation, target: Target) -> DenseIntOrFPElementsAttr:
 def padded_scratch(g: ConvGeometry) -> list[MemRefType | RunTimeScratch]:
     """The zero-padded NHWC copy of the input, when there are pads (and taps are not
     tested in the run: `reads_in_place`)."""
-    return [_scratch(f32, [g.n, g.hp, g.wp, g.c])] if g.padded and not g.reads_in_place else []
+    return [scratch_of(f32, [g.n, g.hp, g.wp, g.c])] if g.padded and not g.reads_in_place else []
 
 
-def _scratch(element, shape: list[Dim]) -> MemRefType | RunTimeScratch:
+def scratch_of(element, shape: list[Dim]) -> MemRefType | RunTimeScratch:
     """A scratch of `shape`: static, or flat in the dynamic arena for symbolic sizes."""
     if is_static(shape):
         return MemRefType(element, shape)
@@ -464,7 +464,7 @@ def input_scratch(op: Operation) -> list[MemRefType | RunTimeScratch]:
     g = geometry(op)
     if gemm_bf16.requested(op):
         p = pair_geometry(g)
-        return [_scratch(i32, [p.n, p.hp, p.wp, p.c])]
+        return [scratch_of(i32, [p.n, p.hp, p.wp, p.c])]
     return padded_scratch(g)
 
 

@@ -15,8 +15,9 @@ phases, each a parallel loop:
    the residual of graph.conv_add and the activation applied before the one store (only
    the outputs inside the map are stored).
 
-The tile count is rounded up to whole row blocks of the micro-kernel (`rows`): the extra
-rows of V are zeros and their products are never read.
+The batch may be symbolic (a model exported with a dynamic batch axis): the tile count,
+V, M and the bordered copy are then run-time sizes, and the products' last row block is
+the micro-kernel's run-time remainder.
 
 Accuracy: the transforms multiply by constants up to 8 (A^T) and 5 (B^T), so rounding
 errors grow. Against a float64 reference on N(0, 1) inputs and weights scaled 1/sqrt(9 C)
@@ -24,9 +25,10 @@ errors grow. Against a float64 reference on N(0, 1) inputs and weights scaled 1/
 3.4e-6 with 16-48 channels and 9.2e-6 with 272 (the direct conv: 1.9e-7 to 1.4e-6, 6-7x
 less); the tests hold it to `ERROR_BOUND`.
 
-When (`applies`): 3x3, stride 1, dilation 1, one group, static shapes, channel counts
-a multiple of the vector width, and enough tiles (`MIN_TILES`) that streaming the 4x
-larger transformed weights is paid back by the products saved.
+When (`applies`): 3x3, stride 1, dilation 1, one group, static height and width, channel
+counts a multiple of the vector width, and enough tiles (`MIN_TILES`: per image when the
+batch is symbolic) that streaming the 4x larger transformed weights is paid back by the
+products saved.
 """
 
 from __future__ import annotations
@@ -40,14 +42,17 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType, VectorTy
 from xdsl.ir import Operation, SSAValue
 
 from onnxc.dialects import graph
+from onnxc.dialects.graph_epilogue import epilogue_of
 from onnxc.dialects.dense_data import from_numpy, zeros
-from onnxc.dialects.symbolic_dims import is_static
+from onnxc.dialects.symbolic_dims import Dim, is_static
 from onnxc.lowering.graph_to_loops import gemm_bf16
 from onnxc.lowering.graph_to_loops.branches import choose
+from onnxc.lowering.graph_to_loops.buffer_types import RunTimeScratch
 from onnxc.lowering.graph_to_loops.conv_nhwc import (
     ConvGeometry,
     geometry,
     pad_input,
+    scratch_of,
     supports_nhwc,
     weight_value,
 )
@@ -55,9 +60,7 @@ from onnxc.lowering.graph_to_loops.epilogue import activate, clamp_vectors, on_v
 from onnxc.lowering.graph_to_loops.gemm_microkernel import PackedGemm
 from onnxc.lowering.graph_to_loops.gemm_tiles import GemmShape, pack, tiling_for
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
-from onnxc.lowering.graph_to_loops.runs import zero_run
 from onnxc.target import Target
-from onnxc.dialects.graph_epilogue import epilogue_of
 
 TILE = 4
 """outputs per tile side"""
@@ -84,7 +87,8 @@ A_T = np.array([[1, 1, 1, 1, 1, 0],
 
 MIN_TILES = 16
 """Fewer tiles than this (ResNet-50's 7x7 maps at batch 1: 4) and the products are too few
-rows to pay for streaming U, 4x the direct conv's packed weights, from memory."""
+rows to pay for streaming U, 4x the direct conv's packed weights, from memory. With a
+symbolic batch, the tiles of one image count."""
 ERROR_BOUND = 2e-5
 """max |winograd - exact| / max |exact| allowed by the tests (measured: at most 9.2e-6)"""
 
@@ -94,8 +98,6 @@ class TileGrid:
     """The 4x4 tiles covering a conv's output, and the sizes of the kernel's buffers."""
 
     conv: ConvGeometry
-    mr: int
-    """the micro-kernel's rows: the tile count is rounded up to a multiple"""
 
     @property
     def tiles_h(self) -> int:
@@ -106,12 +108,12 @@ class TileGrid:
         return -(-self.conv.ow // TILE)
 
     @property
-    def tiles(self) -> int:
-        return self.conv.n * self.tiles_h * self.tiles_w
+    def per_image(self) -> int:
+        return self.tiles_h * self.tiles_w
 
     @property
-    def rows(self) -> int:
-        return -(-self.tiles // self.mr) * self.mr
+    def tiles(self) -> Dim:
+        return self.conv.n * self.per_image
 
     @cached_property
     def padded(self) -> ConvGeometry:
@@ -127,21 +129,18 @@ def applies(op: Operation, target: Target) -> bool:
         return False
     g = geometry(op)
     vw = tiling_for(target).vw
-    if not is_static([g.n, g.h, g.w]):
+    if not is_static([g.h, g.w]):
         return False
+    grid = TileGrid(g)
+    tiles = grid.tiles if isinstance(grid.tiles, int) else grid.per_image
     return ((g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.groups) == (3, 3, 1, 1, 1, 1, 1)
-            and g.c % vw == 0 and g.cout % vw == 0
-            and TileGrid(g, tiling_for(target).mr).tiles >= MIN_TILES)
-
-
-def _grid(op: Operation, target: Target) -> TileGrid:
-    return TileGrid(geometry(op), tiling_for(target).mr)
+            and g.c % vw == 0 and g.cout % vw == 0 and tiles >= MIN_TILES)
 
 
 def transformed_weights(op: Operation, target: Target) -> DenseIntOrFPElementsAttr:
     """U[xi] = (G W[m, c] G^T)[xi] as 36 C x Cout matrices, each packed for the micro-kernel,
     one after the other (computed in float64, rounded once)."""
-    grid, t = _grid(op, target), tiling_for(target)
+    grid, t = TileGrid(geometry(op)), tiling_for(target)
     g = grid.conv
     w = weight_value(op)
     assert w is not None
@@ -154,17 +153,18 @@ def transformed_weights(op: Operation, target: Target) -> DenseIntOrFPElementsAt
     return from_numpy(packed, f32)
 
 
-def scratch(op: Operation, target: Target) -> list[MemRefType]:
-    """The bordered input copy, V [36, rows, C] and M [36, rows, Cout]."""
-    grid = _grid(op, target)
+def scratch(op: Operation, target: Target) -> list[MemRefType | RunTimeScratch]:
+    """The bordered input copy, V [36, tiles, C] and M [36, tiles, Cout] (flat in the
+    dynamic arena when the batch is symbolic)."""
+    grid = TileGrid(geometry(op))
     p = grid.padded
-    return [MemRefType(f32, [p.n, p.hp, p.wp, p.c]),
-            MemRefType(f32, [POINTS, grid.rows, p.c]),
-            MemRefType(f32, [POINTS, grid.rows, p.cout])]
+    return [scratch_of(f32, [p.n, p.hp, p.wp, p.c]),
+            scratch_of(f32, [POINTS, grid.tiles, p.c]),
+            scratch_of(f32, [POINTS, grid.tiles, p.cout])]
 
 
 def _point_shape(grid: TileGrid) -> GemmShape:
-    return GemmShape(grid.rows, grid.conv.cout, grid.conv.c, False, False, 1.0, 0.0, None)
+    return GemmShape(grid.tiles, grid.conv.cout, grid.conv.c, False, False, 1.0, 0.0, None)
 
 
 # ----------------------------------------------------------------------- transforms
@@ -205,8 +205,9 @@ class WinogradConv:
     def __init__(self, op: Operation, kb: KernelBuilder, ins, outs):
         self.op, self.kb = op, kb
         self.t = tiling_for(kb.target)
-        self.grid = grid = TileGrid(geometry(op), self.t.mr)
+        self.grid = grid = TileGrid(geometry(op))
         self.g = g = grid.conv
+        self.tiles = kb.dim(grid.tiles)
         self.vtype = VectorType(f32, [self.t.vw])
         has_bias = op.bias is not None
         residual = isinstance(op, graph.ConvAddOp)
@@ -222,14 +223,9 @@ class WinogradConv:
         kb, grid = self.kb, self.grid
         p = grid.padded
         src = pad_input(kb, p, self.x, self.xpad)
-        v = kb.view(self.v, [POINTS * grid.rows * p.c])
-        self.input_transform(src, v)
-        if grid.rows > grid.tiles:
-            extra = (grid.rows - grid.tiles) * p.c
-            kb.for_(0, POINTS, lambda xi: zero_run(
-                kb, v, kb.iadd(kb.imul(xi, grid.rows * p.c), grid.tiles * p.c), extra))
+        self.input_transform(src, kb.view(self.v, [POINTS * grid.tiles * p.c]))
         _PointProducts(self.op, kb, grid, self.v, self.m, self.u).build()
-        self.output_transform(kb.view(self.m, [POINTS * grid.rows * p.cout]))
+        self.output_transform(kb.view(self.m, [POINTS * grid.tiles * p.cout]))
 
     def tile_rows(self, body) -> None:
         """body(n, ty, p0) for each row of tiles (the parallel loop), p0 its first tile."""
@@ -244,7 +240,7 @@ class WinogradConv:
     def input_transform(self, src: SSAValue, v: SSAValue) -> None:
         kb, grid, vw = self.kb, self.grid, self.t.vw
         p = grid.padded
-        stride = grid.rows * p.c  # between points in V
+        stride = kb.imul(self.tiles, p.c)  # between points in V
 
         def row(n: Index, ty: Index, p0: Index) -> None:
             top = kb.imul(kb.iadd(kb.imul(n, p.hp), kb.imul(ty, TILE)), p.wp * p.c)
@@ -262,7 +258,8 @@ class WinogradConv:
                     dst = kb.iadd(out, c)
                     for i in range(PATCH):
                         for j in range(PATCH):
-                            kb.vstore(vs[i][j], v, [kb.iadd(dst, (i * PATCH + j) * stride)])
+                            kb.vstore(vs[i][j], v,
+                                      [kb.iadd(dst, kb.imul(stride, i * PATCH + j))])
 
                 kb.for_(0, p.c // vw, channels)
 
@@ -295,7 +292,7 @@ class WinogradConv:
     def output_tile(self, m: SSAValue, n: Index, ty: Index, tx: Index, p0: Index,
                     rows: int, cols: int) -> None:
         kb, grid, g, vw = self.kb, self.grid, self.g, self.t.vw
-        stride = grid.rows * g.cout
+        stride = kb.imul(self.tiles, g.cout)
         src = kb.imul(kb.iadd(p0, tx), g.cout)
         pixel = kb.iadd(kb.imul(kb.iadd(kb.imul(n, g.oh), kb.imul(ty, TILE)), g.ow),
                         kb.imul(tx, TILE))
@@ -305,7 +302,7 @@ class WinogradConv:
         def channels(jv: Index) -> None:
             j = kb.imul(jv, vw)
             at = kb.iadd(src, j)
-            mv = [[kb.vload(m, [kb.iadd(at, (i * PATCH + k) * stride)], self.vtype)
+            mv = [[kb.vload(m, [kb.iadd(at, kb.imul(stride, i * PATCH + k))], self.vtype)
                    for k in range(PATCH)] for i in range(PATCH)]
             ys = _sandwich(kb, A_T, mv, self.vtype)
             bias = kb.vload(self.bias, [j], self.vtype) if self.bias is not None else None
@@ -329,22 +326,24 @@ class WinogradConv:
 
 
 class _PointProducts(PackedGemm):
-    """M[xi] = V[xi] @ U[xi] for the 36 points: one packed GEMM of `rows` rows per point,
-    rows offset by xi * rows in V and M, the packed B by xi * C * npad. Threads split the
+    """M[xi] = V[xi] @ U[xi] for the 36 points: one packed GEMM of `tiles` rows per point,
+    rows offset by xi * tiles in V and M, the packed B by xi * C * npad. Threads split the
     points; no epilogue (the output transform applies it)."""
 
     def __init__(self, op: Operation, kb: KernelBuilder, grid: TileGrid, v: SSAValue,
                  m: SSAValue, u: SSAValue):
         shape = _point_shape(grid)
-        super().__init__(op, kb, shape, kb.view(m, [POINTS * grid.rows, shape.n]), u)
-        assert not self.clamped and self.rem_rows == 0
+        super().__init__(op, kb, shape, kb.view(m, [POINTS * grid.tiles, shape.n]), u)
         self.act = None
-        self.a = kb.view(v, [POINTS * grid.rows, shape.k])
-        self.rows = grid.rows
+        self.a = kb.view(v, [POINTS * grid.tiles, shape.k])
         self.row0: Index = 0
 
     def row_block(self, r: Index):
-        return self.kb.iadd(self.row0, self.kb.imul(r, self.t.mr)), False
+        i0, clamped = super().row_block(r)
+        return self.kb.iadd(self.row0, i0), clamped
+
+    def remainder_start(self) -> Index:
+        return self.kb.iadd(self.row0, super().remainder_start())
 
     def k_loop(self, blk, ctx, i0, mr, init, step):
         kb = self.kb
@@ -360,9 +359,10 @@ class _PointProducts(PackedGemm):
         per_point = self.g.k * self.npad
 
         def point(xi: Index) -> None:
-            self.row0 = kb.imul(xi, self.rows)
+            self.row0 = kb.imul(xi, self.m)
             self.b0 = kb.imul(xi, per_point)
             self.k_blocks(lambda blk: self.k_block(blk, (0, self.row_blocks)))
+            self.remainder()
 
         kb.parallel_for(0, POINTS, point)
 

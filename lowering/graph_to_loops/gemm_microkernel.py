@@ -295,9 +295,18 @@ class PackedGemm:
             self.k_blocks(lambda blk: self.k_block(blk, span))
 
         kb.parallel_for(0, chunks, chunk)
+        self.remainder()
+
+    def remainder(self) -> None:
+        """The rows after the full row blocks (when not clamped into the last one): the
+        micro-kernel of that many rows, chosen at run time when M is symbolic."""
         if not self.clamped:
-            each_remainder(kb, self.rem_rows, t.mr,
+            each_remainder(self.kb, self.rem_rows, self.t.mr,
                            lambda rem: self.k_blocks(lambda blk: self.k_block(blk, rem)))
+
+    def remainder_start(self) -> Index:
+        """The first row after the full row blocks (a subclass may offset the rows)."""
+        return self.kb.imul(self.full_rows, self.t.mr)
 
     def row_block(self, r: Index) -> tuple[Index, Condition]:
         """Row block `r`'s first row, and whether it is the clamped last block (whose first
@@ -347,15 +356,14 @@ class PackedGemm:
             i0, clamped = self.row_block(r)
             rows(i0, t.mr, clamped)
 
-        full_rows = self.full_rows
         if span is None:
             # row blocks write disjoint rows of Y: the loop threads split
             kb.parallel_for(0, self.row_blocks, block)
             if not self.clamped:
                 each_remainder(kb, self.rem_rows, t.mr,
-                               lambda rem: rows(kb.imul(full_rows, t.mr), rem))
+                               lambda rem: rows(self.remainder_start(), rem))
         elif isinstance(span, int):
-            rows(kb.imul(full_rows, t.mr), span)
+            rows(self.remainder_start(), span)
         else:
             kb.for_(span[0], span[1], block)
 

@@ -1,7 +1,7 @@
 """`onnxc serve` over HTTP, end to end: tritonclient.http against a real server process.
 
 Every endpoint, JSON and binary tensors both ways, every datatype kind, versions, the
-repository calls, canary traffic and rollback, refusals (each a 400 or 413 with the reason,
+repository calls, canary traffic and rollback, refusals (each a 400 with the reason,
 the server staying up), 8 client threads at once, and a SIGTERM with requests in flight.
 Raw requests (http.client) are used only where tritonclient cannot send the bad input.
 
@@ -355,7 +355,7 @@ def test_malformed_bodies_refused(server, body, headers, reason):
 
 
 def test_oversized_requests_refused_before_read(server, client):
-    """A declared Content-Length over the limit is answered 413 while the client is still
+    """A declared Content-Length over the limit is answered 400 while the client is still
     to send the body; a chunked body (no length) is refused once the count passes it; a
     small gzip body is refused once it inflates past it."""
     conn = http.client.HTTPConnection("127.0.0.1", server.http_port, timeout=30)
@@ -364,7 +364,7 @@ def test_oversized_requests_refused_before_read(server, client):
         conn.putheader("Content-Length", str(MAX_REQUEST_BYTES + 1))
         conn.endheaders(b"{")  # 1 byte of the promised 8 MiB
         response = conn.getresponse()
-        assert response.status == 413
+        assert response.status == 400
         assert "larger than the limit of 8388608 bytes" in json.loads(response.read())["error"]
     finally:
         conn.close()
@@ -380,11 +380,11 @@ def test_oversized_requests_refused_before_read(server, client):
         except (BrokenPipeError, ConnectionResetError):
             pass  # the server may answer and close before the client stops sending
         response = conn.getresponse()
-        assert response.status == 413
+        assert response.status == 400
     finally:
         conn.close()
     bomb = gzip.compress(b" " * (MAX_REQUEST_BYTES + 1))  # about 8 KiB on the wire
-    reason = _refused(server, INFER, bomb, {"Content-Encoding": "gzip"}, status=413)
+    reason = _refused(server, INFER, bomb, {"Content-Encoding": "gzip"}, status=400)
     assert "inflates to more than the limit of 8388608 bytes" in reason
     assert client.is_server_live()
 

@@ -124,8 +124,8 @@ def test_request_limit_on_length_and_on_bytes_received():
     received pass it."""
     app = build_app(FakeCore(None), max_request_bytes=16)
     status, body = _call(app, "POST", "/v2/models/m/infer", np.zeros(17, np.uint8).tobytes())
-    assert status == 413 and "limit of 16 bytes" in json.loads(body)["error"]
+    assert status == 400 and "limit of 16 bytes" in json.loads(body)["error"]
     chunks = [b"{" * 10, b" " * 10, b"more"]
     status, body = _call(app, "POST", "/v2/models/m/infer", chunks=chunks)
-    assert status == 413 and "limit of 16 bytes" in json.loads(body)["error"]
+    assert status == 400 and "limit of 16 bytes" in json.loads(body)["error"]
     assert _call(app, "POST", "/v2/models/m/infer", chunks=[b"{", b"}"])[0] == 400  # no inputs

@@ -162,7 +162,7 @@ def test_request_size_limit(repo: Path) -> None:
     async def body(server: InferenceServer):
         with pytest.raises(ServingError) as error:
             await server.infer("mlp", None, InferRequest({"x": np.ones((2, 4), np.float32)}))
-        assert error.value.status == "RESOURCE_EXHAUSTED" and "16" in error.value.message
+        assert error.value.status == "INVALID_ARGUMENT" and "16" in error.value.message
     serve(repo, body, max_request_bytes=16)
 
 

@@ -139,3 +139,21 @@ def test_threads_and_cache_give_the_same_bits(tmp_path, winograd_calls):
     warm = compile_warm(model, cache_dir=str(tmp_path), num_threads=2).run(None, feeds)
     assert output_digest(warm) == output_digest(one)
     assert len(winograd_calls) >= 3
+
+
+def test_symbolic_batch(winograd_calls):
+    """A batch axis exported as dynamic: tiles, V, M and the bordered copy are run-time
+    sizes and the products' last row block a run-time remainder (25 tiles an image: at
+    every batch a different remainder of the micro-kernel's rows)."""
+    model, _ = case((1, 16, 20, 20), 32, pads=[1, 1, 1, 1], act="Relu", residual=True)
+    for value in (*model.graph.input, *model.graph.output):
+        if value.type.tensor_type.HasField("shape"):
+            value.type.tensor_type.shape.dim[0].dim_param = "N"
+    compiled = onnxc.compile(model, cache_dir=False)
+    assert len(winograd_calls) == 1
+    for n in (1, 2, 3, 5):
+        feeds = {"x": RNG.standard_normal((n, 16, 20, 20)).astype(np.float32),
+                 "z": RNG.standard_normal((n, 32, 20, 20)).astype(np.float32)}
+        actual = compiled.run(None, feeds)[0]
+        assert actual.shape == (n, 32, 20, 20)
+        assert relative_error(actual, exact(model, feeds)) <= ERROR_BOUND
