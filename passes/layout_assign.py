@@ -2,7 +2,8 @@
 
 On a SIMD host, convolutions run as implicit GEMMs over channels-last data (the vector runs
 along C), so every rank-4 f32 `graph.conv` / `graph.conv_add` gets NHWC on its input, its
-residual and its output (weights stay plain: the conv kernel packs them at compile time).
+residual and its output (a rank-3 one is first made a 2-D conv over a height of 1:
+passes/conv1d_as_2d.py) (weights stay plain: the conv kernel packs them at compile time).
 NHWC then flows forward through every op whose kernel is correct on NHWC operands (the
 traits ElementwiseMap, BroadcastingElementwise and NHWCKernel the ops declare,
 dialects/graph_traits.py): an op runs in NHWC when one of its activation operands is NHWC. Everything else (Flatten, Reshape, Transpose, Gemm, model
@@ -43,6 +44,7 @@ from onnxc.dialects.graph_base import is_symbolic
 from onnxc.dialects.graph_qlinear import QLinearConvOp, is_byte_type
 from onnxc.dialects.graph_traits import BroadcastingElementwise, ElementwiseMap, NHWCKernel
 from onnxc.dialects.layout import ConvertOp, layout_of, with_layout
+from onnxc.passes.conv1d_as_2d import convs_as_2d
 from onnxc.passes.layout_fold import constant_value, laid_out_dense, moves_no_data
 
 NHWC = "NHWC"
@@ -184,6 +186,7 @@ class AssignLayoutPass(ModulePass):
             return
         for f in op.ops:
             if isinstance(f, func.FuncOp) and f.body.blocks:
+                convs_as_2d(f)  # 1-D convs run on the NHWC kernels as 2-D ones
                 _FunctionLayouts(f, self.everywhere).run()
 
 

@@ -1,7 +1,8 @@
 """The N-D convolution kernel (groups, depthwise, strides, explicit pads, dilations, bias).
 
-This is the plain-layout (NCHW) kernel for whatever the layout pass leaves plain (1-D/3-D,
-integer types, non-constant weights). A 2-D conv whose types carry the NHWC layout runs on
+This is the plain-layout (NCHW) kernel for whatever the layout pass leaves plain (3-D,
+integer types, non-constant weights; 1-D convs with a constant weight become 2-D ones,
+passes/conv1d_as_2d.py). A 2-D conv whose types carry the NHWC layout runs on
 the fast kernels instead: conv_nhwc.py (implicit GEMM), conv_winograd.py (3x3 stride 1)
 and depthwise.py; `conv_kernel`, `conv_constants` and `conv_scratch` dispatch on the input's
 layout.

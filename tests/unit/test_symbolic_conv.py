@@ -3,8 +3,8 @@
 A ResNet-like stem (7x7 stride-2 conv, 3x3 stride-2 max pool, stride-2 convs after it, so
 the sizes nest three floor divisions deep), a depthwise-separable block and a global pool
 run in NHWC on the same kernels as static shapes (the implicit GEMM reads the run's sizes);
-a 1-D strided conv stack (wav2vec2's feature encoder) and pools with ceil_mode on the plain
-kernels. Each model compiles once and runs at several sizes, odd ones included, against
+a 1-D strided conv stack (wav2vec2's feature encoder: 2-D convs over a height of 1 on the
+NHWC kernels, passes/conv1d_as_2d.py) and pools with ceil_mode on the plain kernels. Each model compiles once and runs at several sizes, odd ones included, against
 onnxruntime: rtol/atol 1e-4 (f32 sums over up to 147 taps in another order). Transposed
 convolutions (a UNet decoder, SAME and 1-D ones) likewise; QOperator int8 convs exactly.
 """

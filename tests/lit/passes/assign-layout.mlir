@@ -110,9 +110,9 @@ func.func @no_conv(%x: tensor<1x4x4x4xf32>) -> tensor<1x4x2x2xf32> {
 
 // -----
 
-// Negative: a 1-D convolution (rank 3) and an f64 one keep their plain layouts.
-func.func @not_2d_f32(%x: tensor<1x2x8xf32>, %y: tensor<1x2x4x4xf64>) -> (tensor<1x2x8xf32>, tensor<1x2x4x4xf64>) {
-  %w = graph.constant {value = dense<1.0> : tensor<2x2x1xf32>} : tensor<2x2x1xf32>
+// Negative: a 1-D convolution whose weight is not a constant (the NHWC kernels pack it at
+// compile time) and an f64 one keep their plain layouts.
+func.func @not_2d_f32(%x: tensor<1x2x8xf32>, %y: tensor<1x2x4x4xf64>, %w: tensor<2x2x1xf32>) -> (tensor<1x2x8xf32>, tensor<1x2x4x4xf64>) {
   %v = graph.constant {value = dense<1.0> : tensor<2x2x1x1xf64>} : tensor<2x2x1x1xf64>
   %0 = graph.conv(%x, %w) {strides = array<i64: 1>, pads = array<i64: 0, 0>, dilations = array<i64: 1>, group = 1 : i64} : (tensor<1x2x8xf32>, tensor<2x2x1xf32>) -> tensor<1x2x8xf32>
   %1 = graph.conv(%y, %v) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x2x4x4xf64>, tensor<2x2x1x1xf64>) -> tensor<1x2x4x4xf64>
@@ -174,3 +174,31 @@ func.func @if_reads_conv(%x: tensor<1x3x8x8xf32>, %b: tensor<i1>) -> tensor<1x4x
 // CHECK-NEXT:    %y = graph.if(%b) {
 // CHECK-NEXT:      %t = graph.relu(%[[P]]) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
 // CHECK:           %e = graph.sigmoid(%[[P]]) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+
+// -----
+
+// A 1-D conv (here with a bias, a residual and an activation) becomes a 2-D conv over a
+// height of 1 (passes/conv1d_as_2d.py): input and residual unsqueezed at axis 2, the weight
+// a new [M, C, 1, K] constant, strides / pads / dilations with a leading 1 / 0 / 1; the 2-D
+// conv then gets NHWC like any other, and the result is squeezed back. Without SIMD nothing
+// changes.
+func.func @conv1d(%x: tensor<1x8x20xf32>, %z: tensor<1x16x10xf32>) -> tensor<1x16x10xf32> {
+  %w = graph.constant {value = dense<0.5> : tensor<16x8x3xf32>} : tensor<16x8x3xf32>
+  %b = graph.constant {value = dense<0.25> : tensor<16xf32>} : tensor<16xf32>
+  %y = graph.conv_add(%x, %w, %b, %z) {strides = array<i64: 2>, pads = array<i64: 1, 0>, dilations = array<i64: 1>, group = 1 : i64, activation = "gelu"} : (tensor<1x8x20xf32>, tensor<16x8x3xf32>, tensor<16xf32>, tensor<1x16x10xf32>) -> tensor<1x16x10xf32>
+  func.return %y : tensor<1x16x10xf32>
+}
+// CHECK-LABEL: func.func @conv1d(
+// CHECK-NOT:     tensor<16x8x3xf32>
+// CHECK:         %[[X4:.*]] = graph.unsqueeze(%x) {axes = array<i64: 2>} : (tensor<1x8x20xf32>) -> tensor<1x8x1x20xf32>
+// CHECK-NEXT:    %[[W4:.*]] = graph.constant {value = dense<5.000000e-01> : tensor<16x8x1x3xf32>}
+// CHECK-NEXT:    %[[Z4:.*]] = graph.unsqueeze(%z) {axes = array<i64: 2>} : (tensor<1x16x10xf32>) -> tensor<1x16x1x10xf32>
+// CHECK-NEXT:    %[[XN:.*]] = layout.convert %[[X4]] : tensor<1x8x1x20xf32> -> tensor<1x8x1x20xf32, #layout.spec<"NHWC">>
+// CHECK-NEXT:    %[[ZN:.*]] = layout.convert %[[Z4]]
+// CHECK-NEXT:    %[[C:.*]] = graph.conv_add(%[[XN]], %[[W4]], %b, %[[ZN]]) {strides = array<i64: 1, 2>, pads = array<i64: 0, 1, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, activation = "gelu"} {{.*}} -> tensor<1x16x1x10xf32, #layout.spec<"NHWC">>
+// CHECK-NEXT:    %[[P:.*]] = layout.convert %[[C]] : tensor<1x16x1x10xf32, #layout.spec<"NHWC">> -> tensor<1x16x1x10xf32>
+// CHECK-NEXT:    %y = graph.squeeze(%[[P]]) {axes = array<i64: 2>} : (tensor<1x16x1x10xf32>) -> tensor<1x16x10xf32>
+// SCALAR-LABEL: func.func @conv1d(
+// SCALAR-NEXT:    graph.constant
+// SCALAR-NEXT:    graph.constant
+// SCALAR-NEXT:    graph.conv_add(%x, %w, %b, %z) {{.*}} -> tensor<1x16x10xf32>
