@@ -11,6 +11,7 @@ compile or run keeps its row, with the error, and the run goes on.
     /work/venvs/export/bin/python benchmarks/nets_export.py      # once: ~/.cache/onnxc/nets/
     python benchmarks/nets.py [--dir DIR] [--models resnet50,bert_base] [--threads 1,2]
                               [--repeat 10] [--opt-level 3] [--cache]
+                              [--compare onnxruntime,openvino]
 
 Inputs: images uniform in [0, 1); token ids seeded below the vocabulary size the manifest
 gives, attention masks all ones, token type ids zeros.
@@ -33,12 +34,11 @@ import onnx
 from bench import geomean
 from onnxc.errors import InvalidArgumentError, OnnxcError
 from onnxc.tools import bench as command
-from onnxc.tools.bench_runners import check_available
+from onnxc.tools.bench_runners import REFERENCE, check_available, parse_compare
 from onnxc.tools.bench_worker import Measurement, TimingSettings
 from onnxc.tools.diagnostics import one_line
 
 DEFAULT_DIR = Path.home() / ".cache" / "onnxc" / "nets"
-RUNTIMES = ("onnxc", "onnxruntime", "openvino")
 
 
 def manifest(directory: Path) -> dict[str, dict]:
@@ -128,8 +128,8 @@ def describe(err: Exception) -> str:
     return f"{type(err).__name__}: {one_line(lines[0]) if lines else ''}".strip()
 
 
-def bench_net(name: str, path: Path, entry: Mapping, threads: Sequence[int],
-              settings: TimingSettings) -> list[Row]:
+def bench_net(name: str, path: Path, entry: Mapping, runtimes: Sequence[str],
+              threads: Sequence[int], settings: TimingSettings) -> list[Row]:
     """One row per thread count; each runtime measured alone, so one that fails (its error in
     the row) leaves the others' times."""
     model = onnx.load(str(path))
@@ -140,7 +140,7 @@ def bench_net(name: str, path: Path, entry: Mapping, threads: Sequence[int],
         for t in threads:
             measured: dict[str, Measurement] = {}
             errors = []
-            for runtime in RUNTIMES:
+            for runtime in runtimes:
                 try:
                     (measured[runtime],) = command.measure_runtimes(
                         [runtime], str(path), feeds, t, settings, workdir)
@@ -210,10 +210,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--opt-level", type=int, default=3)
     parser.add_argument("--cache", action="store_true",
                         help="let onnxc use its disk compile cache (compile s is then a load)")
+    parser.add_argument("--compare", default="onnxruntime,openvino",
+                        help="peers timed next to onnxc (default: onnxruntime,openvino)")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
     args.threads = command.parse_threads(args.threads)
+    args.runtimes = [REFERENCE, *parse_compare(args.compare)]
     return args
 
 
@@ -221,7 +224,7 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
     args = parse_args(argv)
     nets = manifest(args.dir)
     names = choose(nets, args.models, args.dir)
-    for runtime in RUNTIMES:
+    for runtime in args.runtimes:
         check_available(runtime)
     settings = TimingSettings(args.repeat, opt_level=args.opt_level, cache=args.cache)
     print(f"nets from {args.dir}; each runtime in its own process, medians of {args.repeat} "
@@ -233,23 +236,24 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
     versions: dict[str, str] = {}
     for name in names:
         entry = nets[name]
-        for row in bench_net(name, args.dir / entry["file"], entry, args.threads, settings):
+        for row in bench_net(name, args.dir / entry["file"], entry, args.runtimes, args.threads,
+                             settings):
             rows.append(row)
             print(format_row(row), flush=True)
         for key, value in entry.get("versions", {}).items():
             versions.setdefault(key, value)
     for line in summary(rows, args.threads):
         print(line)
-    print(f"runtimes: {runtime_versions()}; exported with "
+    print(f"runtimes: {runtime_versions(args.runtimes)}; exported with "
           f"{', '.join(f'{k} {v}' for k, v in versions.items()) or 'unknown tools'}")
     return rows
 
 
-def runtime_versions() -> str:
+def runtime_versions(runtimes: Sequence[str]) -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     found = []
-    for package in RUNTIMES:
+    for package in runtimes:
         try:
             found.append(f"{package} {version(package)}")
         except PackageNotFoundError:

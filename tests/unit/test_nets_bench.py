@@ -62,7 +62,11 @@ def net_dir(tmp_path):
 def test_arguments(nets, tmp_path):
     args = nets.parse_args(["--dir", str(tmp_path), "--threads", "2,1,2", "--repeat", "3"])
     assert args.threads == [2, 1] and args.repeat == 3 and args.dir == tmp_path
-    assert nets.parse_args([]).threads == [1, 2]
+    default = nets.parse_args([])
+    assert default.threads == [1, 2] and default.runtimes == ["onnxc", "onnxruntime", "openvino"]
+    assert nets.parse_args(["--compare", "onnxruntime"]).runtimes == ["onnxc", "onnxruntime"]
+    with pytest.raises(InvalidArgumentError, match="tensorrt"):
+        nets.parse_args(["--compare", "tensorrt"])
     with pytest.raises(SystemExit):
         nets.parse_args(["--repeat", "0"])
     with pytest.raises(InvalidArgumentError, match="--threads"):
@@ -122,11 +126,16 @@ def test_describe_keeps_the_type_and_first_line(nets):
     assert nets.describe(ValueError("bad shape\n  at node 3")) == "ValueError: bad shape"
 
 
-def test_run_on_a_tiny_model(nets, net_dir, capsys):
-    """Every runtime really compiles and times the model, each in its own process."""
-    (row,) = nets.main(["--dir", str(net_dir), "--threads", "1", "--repeat", "1"])
+@pytest.mark.parametrize("compare", ["onnxruntime", "onnxruntime,openvino"])
+def test_run_on_a_tiny_model(nets, net_dir, capsys, compare):
+    """Every runtime really compiles and times the model, each in its own process (OpenVINO
+    is the `bench` extra, not a test dependency)."""
+    if "openvino" in compare:
+        pytest.importorskip("openvino")
+    (row,) = nets.main(["--dir", str(net_dir), "--threads", "1", "--repeat", "1",
+                        "--compare", compare])
     assert row.errors == () and row.matches, nets.format_row(row)
-    assert set(row.seconds) == {"onnxc", "onnxruntime", "openvino"}
+    assert set(row.seconds) == {"onnxc", *compare.split(",")}
     assert row.compile_s > 0 and row.max_diff < 1e-5
     out = capsys.readouterr().out
     assert "geometric mean at T=1 over 1 nets" in out and "exported with torch test" in out
