@@ -16,7 +16,7 @@ The result is the same convolution: the same products, summed over the same live
 
 It applies to a plain graph.conv (any epilogue, any groups) with a constant 2-D weight when
 the regions do at most `MAX_WORK_FRACTION` of the full conv's tap-pixels: splitting costs a
-kernel call, an input slice and a concatenation per region, worth it only for a big saving
+kernel call, an input slice and a concatenation per region, worth it only for a real saving
 (an ordinary 3x3 conv with pads 1 saves a few percent and is left alone).
 """
 
@@ -36,8 +36,11 @@ from onnxc.passes.base import GraphPatternPass
 from onnxc.passes.constants import constant_value, element_type, insert_constant
 from onnxc.passes.rewrite_utils import i64_array, rebuild, with_shape
 
-MAX_WORK_FRACTION = 0.5
-"""Split only when the live regions hold at most this share of the conv's tap-pixels."""
+MAX_WORK_FRACTION = 0.75
+"""Split only when the live regions hold at most this share of the conv's tap-pixels. At
+0.5, DeepLabV3's (torchvision, 520x520) ASPP conv of dilation 12 on its 33x33 map (57%
+live) multiplied all nine taps everywhere: 32% of the net's time; split, the net went from
+140 to 127 ms (one thread, Zen 4), the nine region calls and concatenations included."""
 
 
 @dataclass(frozen=True)

@@ -155,7 +155,9 @@ def _openvino_runner(model_path: str, feeds: Mapping[str, np.ndarray], threads: 
         "INFERENCE_PRECISION_HINT": "f32"})
     request = compiled.create_infer_request()
     prepare = time.perf_counter() - start
-    inputs = {port.any_name: np.ascontiguousarray(feeds[port.any_name])
+    # a port may carry several tensor names (an input read only by a Reshape also gets the
+    # Reshape's output name) and `any_name` may be the other one: match the feed's name
+    inputs = {port: np.ascontiguousarray(feeds[next(n for n in port.get_names() if n in feeds)])
               for port in compiled.inputs}
     ports = {name: port for port in compiled.outputs for name in port.get_names()}
     order = [o.name for o in onnx.load(model_path, load_external_data=False).graph.output]
