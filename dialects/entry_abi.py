@@ -51,6 +51,8 @@ from onnxc.dialects.onnxc_attributes import (  # noqa: F401 - the entry ABI's na
     INTERMEDIATE_BYTES_ATTR,
     NESTED_CHECKS_ATTR,
     OUTPUT_NAMES_ATTR,
+    PROFILE_OFFSET_ATTR,
+    PROFILE_SITES_ATTR,
     RUN_BOUNDS_ATTR,
     RUN_SYMBOLS_ATTR,
     STATUS_OFFSET_ATTR,
@@ -115,6 +117,15 @@ def site_attribute(site: dict[str, object]) -> DictionaryAttr:
         else:
             fields[key] = StringAttr(str(value))
     return DictionaryAttr(fields)
+
+
+def profile_sites(entry: func.FuncOp) -> list[dict[str, str]]:
+    """The entry's profiled call sites (`profile-kernel-calls`) as plain strings."""
+    attr = entry.attributes.get(PROFILE_SITES_ATTR)
+    if not isinstance(attr, ArrayAttr):
+        return []
+    return [{key: value.data for key, value in site.data.items()}  # type: ignore[attr-defined]
+            for site in attr.data if isinstance(site, DictionaryAttr)]
 
 
 def check_sites(entry: func.FuncOp) -> list[dict[str, object]]:

@@ -57,6 +57,12 @@ fixed; the failed check recorded its site + 1 in the cell that is the call's ope
 CHECK_OPERANDS_ATTR = "onnxc.check_operands"
 """On such a call: [the checked operand's position, the status record's position]."""
 STATUS_OFFSET_ATTR = "onnxc.status_offset"
+PROFILE_SITES_ATTR = "onnxc.profile_sites"
+"""One dictionary of strings per timed kernel call of the entry (`compile(profile=True)`,
+lowering/profile_calls.py): kernel, op, node, inputs, outputs."""
+PROFILE_OFFSET_ATTR = "onnxc.profile_offset"
+"""Byte offset in the arena of the profile counters: two i64 (ticks, calls) per site, then
+the entry's own."""
 SYMBOLS_ATTR = "onnxc.symbols"
 """The size symbols of a model with symbolic dimensions, in the order of the entry's `dims`
 buffer (a `memref<Kxi64>` right after the outputs: the value of each symbol this run)."""
@@ -147,6 +153,8 @@ _REGISTERED = (
     OnnxcAttribute(INPLACE_BYTES_ATTR, "an integer", _int, _FUNC),
     OnnxcAttribute(STATUS_OFFSET_ATTR, "an integer", _int, _FUNC),
     OnnxcAttribute(CHECK_SITES_ATTR, "an array of dictionaries", _array_of(_dict), _FUNC),
+    OnnxcAttribute(PROFILE_SITES_ATTR, "an array of dictionaries", _array_of(_dict), _FUNC),
+    OnnxcAttribute(PROFILE_OFFSET_ATTR, "an integer", _int, _FUNC),
     OnnxcAttribute(SYMBOLS_ATTR, "an array of strings", _array_of(_string), _FUNC),
     OnnxcAttribute(RUN_SYMBOLS_ATTR, "an array of strings", _array_of(_string), _FUNC),
     OnnxcAttribute(RUN_BOUNDS_ATTR, "an array of strings", _array_of(_string), _FUNC),
@@ -226,6 +234,8 @@ __all__ = [
     "OUTPUT_NAMES_ATTR",
     "PARALLEL_ATTR",
     "PRECISION_ATTR",
+    "PROFILE_OFFSET_ATTR",
+    "PROFILE_SITES_ATTR",
     "RUN_BOUNDS_ATTR",
     "RUN_SYMBOLS_ATTR",
     "STATUS_OFFSET_ATTR",

@@ -91,6 +91,7 @@ def drop_unread_constant_arguments(module: ModuleOp, entry: func.FuncOp) -> None
             kept = [a for i, a in enumerate(call.arguments) if i not in unread]
             new = func.CallOp(call.callee, kept, list(call.res.types))
             new.attributes.update(call.attributes)
+            new.location = call.location  # the ONNX node: errors and profiles name it
             Rewriter.replace_op(call, new)
         erase_arguments(kernel, unread)
     dropped = set()

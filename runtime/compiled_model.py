@@ -41,6 +41,8 @@ from onnxc.dialects.check_failures import STATUS_RECORD_BYTES, check_failure
 from onnxc.dialects.string_dtype import STRING_DTYPE
 from onnxc.errors import InvalidArgumentError, InvalidInputError
 from onnxc.resource_limits import check_allocation, check_tensor
+from onnxc.runtime.profile import KernelProfile, kernel_profile
+from onnxc.runtime.profile import reset as reset_profile
 from onnxc.runtime.run_arguments import address_of, checked_input, checked_outputs
 from onnxc.runtime.strings import is_hidden, run_with_strings
 
@@ -138,6 +140,7 @@ class CompiledModel:
         # Free (argv, arena) slots, one per concurrent run; list.pop/append are atomic.
         self._slot_lock = threading.Lock()  # guards _slot_count only
         self._slot_count = 0
+        self._slots: list[_Slot] = []  # every slot made, for profile()
         self._free_slots: list[_Slot] = [self._new_slot()]
         self._output_index = {o.name: i for i, o in enumerate(self._entry_outputs)
                               if not is_hidden(o.name)}
@@ -562,9 +565,10 @@ class CompiledModel:
         for i, c in enumerate(self._constants):
             argv[first_constant + i] = c.ctypes.data
         argv[first_constant + len(self._constants)] = arena.ctypes.data
+        slot = _Slot(arena, argv, ctypes.addressof(argv))
         with self._slot_lock:
             self._slot_count += 1
-        slot = _Slot(arena, argv, ctypes.addressof(argv))
+            self._slots.append(slot)
         if symbolic:
             assert self.symbolic is not None
             slot.dims = np.zeros(max(1, len(self.symbolic.symbols)), np.int64)
@@ -581,6 +585,15 @@ class CompiledModel:
         if slot.dynamic is None or slot.dynamic.nbytes < dynamic_bytes:
             slot.dynamic = aligned_empty(max(dynamic_bytes, _ARENA_ALIGNMENT))
             slot.argv[len(slot.argv) - 1] = slot.dynamic.ctypes.data
+
+    def profile(self) -> KernelProfile:
+        """Time per kernel call of the runs since compile or `reset_profile`, for a model
+        compiled with `profile=True` (runtime/profile.py; InvalidArgumentError otherwise)."""
+        return kernel_profile(self.abi, [slot.arena for slot in self._slots])
+
+    def reset_profile(self) -> None:
+        """Zero the profile's counters (not while a run is in flight)."""
+        reset_profile(self.abi, [slot.arena for slot in self._slots])
 
     @property
     def arena_count(self) -> int:

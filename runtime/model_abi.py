@@ -59,6 +59,11 @@ class ModelABI:
     """rows per sample of each input and output (0: not batched); None: not batched"""
     symbolic: SymbolicSignature | None = None
     """the size symbols and dynamic arena slots of a model with symbolic dimensions"""
+    profile_sites: tuple[Mapping[str, str], ...] = ()
+    """a model compiled with `profile=True`: one description per timed kernel call
+    (kernel, op, node, inputs, outputs: lowering/profile_calls.py)"""
+    profile_offset: int = -1
+    """byte offset in the arena of the profile counters (-1: not profiled)"""
 
     __hash__ = None  # type: ignore[assignment]  (check sites are dicts)
 
@@ -77,6 +82,9 @@ class ModelABI:
             "target": {field: getattr(target, field) for field in TARGET_FIELDS},
             "status_offset": self.status_offset,
             "check_sites": [dict(site) for site in self.check_sites],
+            "profile": None if self.profile_offset < 0 else {
+                "offset": self.profile_offset,
+                "sites": [dict(site) for site in self.profile_sites]},
         }
 
     @classmethod
@@ -103,11 +111,12 @@ class ModelABI:
         target = parse_object(row, "target")
         if not all(isinstance(target.get(f), str) for f in TARGET_FIELDS):
             raise BadEntry("bad target description")
+        sites, offset = parse_profile(row.get("profile"), arena_bytes)
         return cls(inputs, outputs, arena_bytes, parse_size(row, "intermediate_bytes"),
                    tuple(parse_check_sites(row.get("check_sites"))), status_offset,
                    num_threads, precision, Target(*(target[f] for f in TARGET_FIELDS)),
                    None if batch_rows is None else (tuple(batch_rows[0]), tuple(batch_rows[1])),
-                   symbolic)
+                   symbolic, sites, offset)
 
 
 def spec_row(spec: TensorSpec) -> list:
@@ -223,6 +232,26 @@ def parse_check_sites(sites) -> list[dict]:
             elif not isinstance(value, str):
                 raise BadEntry("bad check site")
     return sites
+
+
+PROFILE_SITE_KEYS = ("kernel", "op", "node", "inputs", "outputs")
+
+
+def parse_profile(row, arena_bytes: int) -> tuple[tuple[dict, ...], int]:
+    """(sites, offset) of a stored profile record; ((), -1) for None. Its counters, two
+    i64 per site and the entry's, must lie in the arena."""
+    if row is None:
+        return (), -1
+    sites = row.get("sites") if isinstance(row, dict) else None
+    offset = row.get("offset") if isinstance(row, dict) else None
+    if not isinstance(sites, list) or type(offset) is not int or offset < 0 \
+            or offset % 8 or offset + 16 * (len(sites) + 1) > arena_bytes:
+        raise BadEntry("bad profile record")
+    for site in sites:
+        if not isinstance(site, dict) or sorted(site) != sorted(PROFILE_SITE_KEYS) \
+                or not all(isinstance(v, str) for v in site.values()):
+            raise BadEntry("bad profile site")
+    return tuple(sites), offset
 
 
 __all__ = ["BadEntry", "ModelABI", "parse_list", "parse_object", "parse_size", "parse_spec",

@@ -34,6 +34,7 @@ from onnxc.dialects.entry_abi import (
     INPUT_NAMES_ATTR,
     INTERMEDIATE_BYTES_ATTR,
     OUTPUT_NAMES_ATTR,
+    PROFILE_OFFSET_ATTR,
     RUN_BOUNDS_ATTR,
     RUN_SYMBOLS_ATTR,
     STATUS_OFFSET_ATTR,
@@ -42,6 +43,7 @@ from onnxc.dialects.entry_abi import (
     check_sites,
     entry_function,
     input_defaults,
+    profile_sites,
     string_list,
 )
 from onnxc.dialects.graph import Graph, shape_of
@@ -247,7 +249,9 @@ class Compilation:
                 tuple(inputs), tuple(outputs), _int_attr(entry, ARENA_BYTES_ATTR),
                 _int_attr(entry, INTERMEDIATE_BYTES_ATTR), tuple(sites),
                 _int_attr(entry, STATUS_OFFSET_ATTR) if sites else -1, threads, precision, target,
-                rows, symbolic_signature(entry))
+                rows, symbolic_signature(entry), tuple(profile_sites(entry)),
+                _int_attr(entry, PROFILE_OFFSET_ATTR) if PROFILE_OFFSET_ATTR in entry.attributes
+                else -1)
             lowered = LoweredModel(None, abi, [arrays[name] for name in constant_names],
                                    constant_names, input_defaults(entry), batch)
             entry_name = entry.sym_name.data

@@ -146,6 +146,11 @@ class CompileOptions:
         "what the code is built for: 'host' (default), a preset (x86-64-v2/v3/v4, "
         "aarch64, cortex-a76, neoverse-n1, ...) or 'TRIPLE[:CPU[:FEATURES]]'",
         _check_target, resolve=parse_target, flag={"metavar": "TARGET"}))
+    profile: bool = option(False, OptionSpec(
+        "time every kernel call of a run (cycle counters around each call of the entry; "
+        "CompiledModel.profile() gives the rows, `onnxc run --profile` a table)",
+        _of_value(functools.partial(arguments.check_flag, "profile")),
+        given_default=False, flag={"action": "store_true"}))
     verify_numerics: bool = option(False, OptionSpec(
         "run the graph passes one at a time under the numpy evaluator and name the first "
         "that changes the results (slow; compiles the same code)",

@@ -105,6 +105,9 @@ LOOPS_ABI: tuple[str, ...] = ("bind-constants", "inplace", "plan-memory", "retur
 """Fix the entry function's calling convention: one arena (elementwise results written over
 dying inputs first), constants as arguments, and an i32 status: nonzero when a run-time check
 failed, naming the check (the entry returns right after it)."""
+PROFILE: tuple[str, ...] = ("profile-kernel-calls",)
+"""With `profile=True`, after LOOPS_ABI: counters around every kernel call of the entry, in
+the arena (lowering/profile_calls.py); without it the IR has none of them."""
 
 LOOPS_TO_LLVM_PIPELINE: tuple[str, ...] = (
     "outline-parallel-loops",  # serial by default; loops_to_llvm_pipeline(n) threads them
@@ -157,7 +160,7 @@ def compile_passes(options: CompileOptions) -> dict[str, tuple[str, ...]]:
     return {
         "graph-passes": tuple(split_pipeline(graph) if isinstance(graph, str) else graph),
         "graph-to-loops": graph_to_loops(options.precision),
-        "loops-abi": LOOPS_ABI,
+        "loops-abi": (*LOOPS_ABI, *PROFILE) if options.profile else LOOPS_ABI,
         "llvm-ir": _outline(options.num_threads),
     }
 

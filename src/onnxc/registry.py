@@ -116,6 +116,7 @@ _PASS_PATHS: dict[str, str] = {
     "plan-memory": "onnxc.lowering.plan_memory:PlanMemoryPass",
     "bind-constants": "onnxc.lowering.bind_constants:BindConstantsPass",
     "return-check-status": "onnxc.lowering.check_status:ReturnCheckStatusPass",
+    "profile-kernel-calls": "onnxc.lowering.profile_calls:ProfileKernelCallsPass",
     # loops -> llvm dialect
     "outline-parallel-loops": "onnxc.lowering.to_llvm.parallel:OutlineParallelLoopsPass",
     "convert-scf-to-cf-with-while": "onnxc.lowering.to_llvm.scf_while:ConvertScfToCfWithWhilePass",

@@ -314,7 +314,8 @@ def _feeds(name: str) -> dict[str, np.ndarray]:
 _ROUND_TRIP = {"ml_dtypes": _ml_dtypes_model, "gather": _gather_model,
                "overridable": _overridable_model, "batch": _batch_model, "mlp": _model}
 
-_NOT_STATE = {"_native", "_entry", "_slot_lock", "_free_slots", "compile_seconds", "from_cache"}
+_NOT_STATE = {"_native", "_entry", "_slot_lock", "_free_slots", "_slots", "compile_seconds",
+              "from_cache"}
 """what differs between any two CompiledModels: the JIT engine and function pointer, the
 lock and the arenas (compared by size below), the timings, and where it came from"""
 
@@ -430,7 +431,7 @@ def test_key_follows_every_code_changing_option():
     variants = [{}, {"opt_level": 1}, {"pass_pipeline": "fold-constant-ops"},
                 {"pass_pipeline": ["fold-constant-ops"]}, {"num_threads": 2},
                 {"input_shapes": {"x": [2, 4]}}, {"input_shapes": {"x": [3, 4]}},
-                {"target": "x86-64-v3"}]
+                {"target": "x86-64-v3"}, {"profile": True}]
     keys = {cache.cache_key(model, CompileOptions.of(**{"num_threads": 1, **v}))
             for v in variants}
     # bf16 is refused on a host without AVX512-BF16 by CompileOptions.of: build it as resolved
@@ -438,7 +439,7 @@ def test_key_follows_every_code_changing_option():
     assert len(keys) == len(variants) + 1
     keyed = {name for name, spec in option_specs().items() if spec.key}
     assert keyed == {"opt_level", "pass_pipeline", "num_threads", "input_shapes", "precision",
-                     "target"}
+                     "target", "profile"}
     assert cache.cache_key(model, CompileOptions(verify_numerics=True)) == \
         cache.cache_key(model, CompileOptions())
     # numpy integers in input_shapes are the same shape as Python ones

@@ -20,7 +20,7 @@ import onnxc
 from onnxc.runtime.model_abi import BadEntry, ModelABI
 
 _ABI_KEYS = {"inputs", "outputs", "batch_rows", "symbolic", "arena_bytes", "intermediate_bytes",
-             "num_threads", "precision", "target", "status_offset", "check_sites"}
+             "num_threads", "precision", "target", "status_offset", "check_sites", "profile"}
 
 
 def _model(batch, seq) -> onnx.ModelProto:

@@ -37,6 +37,9 @@ DEFAULT_MODEL = os.path.join("backend", "test", "data", "light", "light_resnet50
 DEFAULT_WEIGHT_SEED = 0
 """Seed of the default model's random weights."""
 
+PROFILE_ROWS = 30
+"""Call sites `onnxc run --profile` lists one by one (the rest on one line)."""
+
 
 def default_model_path() -> str:
     import onnx
@@ -145,6 +148,9 @@ def run_model(args: argparse.Namespace) -> None:
     for name, value in zip(names, outputs):
         print(checksum_line(name, value))
 
+    profiling = options.get("profile", False)
+    if profiling:
+        compiled.reset_profile()  # the timed runs only, not the warm-up
     times = []
     for _ in range(args.repeat):
         started = time.perf_counter()
@@ -154,6 +160,9 @@ def run_model(args: argparse.Namespace) -> None:
         f"run: median {statistics.median(times) * 1e3:.3f} ms over {args.repeat} run(s) "
         f"(min {min(times) * 1e3:.3f} ms)"
     )
+    if profiling:
+        print(f"profile of the {args.repeat} timed run(s), longest first:")
+        print(compiled.profile().table(PROFILE_ROWS, wall_seconds=statistics.mean(times)))
     sys.stdout.flush()
 
 
