@@ -82,15 +82,29 @@ def jit_loops(text: str, num_threads: int = 1, route: str = "direct"):
 
     `route="direct"` emits LLVM IR straight from the loops, as `onnxc.compile` does
     (lowering/to_llvm/direct.py); `route="patterns"` goes through the llvm dialect, as
-    `onnxc-opt --emit=llvm-dialect` does."""
-    from onnxc.lowering.to_llvm.direct import emit_llvm_ir
-    from onnxc.lowering.to_llvm.parallel import OutlineParallelLoopsPass
-    from onnxc.pipeline import lower_loops_to_llvm, make_context, translate_to_llvm_ir
-    from onnxc.runtime.jit import NativeModule, host_target
+    `onnxc-opt --emit=llvm-dialect` does. Every marked loop is launched, however small
+    (the work threshold off: these tests are about the launch)."""
+    from onnxc.pipeline import make_context
+    from onnxc.runtime.jit import host_target
+
+    from onnxc.lowering.to_llvm import parallel
 
     ctx = make_context()
     module = Parser(ctx, text).parse_module()
     target = host_target()
+    saved, parallel.MIN_PARALLEL_OPS = parallel.MIN_PARALLEL_OPS, 0  # small loops launch too
+    try:
+        return _jit_loops(ctx, module, target, num_threads, route)
+    finally:
+        parallel.MIN_PARALLEL_OPS = saved
+
+
+def _jit_loops(ctx, module, target, num_threads: int, route: str):
+    from onnxc.lowering.to_llvm.direct import emit_llvm_ir
+    from onnxc.lowering.to_llvm.parallel import OutlineParallelLoopsPass
+    from onnxc.pipeline import lower_loops_to_llvm, translate_to_llvm_ir
+    from onnxc.runtime.jit import NativeModule
+
     if route == "direct":
         module.verify()
         OutlineParallelLoopsPass(num_threads=num_threads).apply(ctx, module)

@@ -22,8 +22,10 @@ thread and the thread pool's helpers claiming chunks of the trip count
 (runtime/thread_pool.py), or a direct call when one thread would do.
 
 With `num-threads=1` (the default, so `onnxc-opt` output does not depend on the machine), a
-loop of static trip count below two, a loop with iter_args, or a marked loop nested inside
-another marked loop, the marker is dropped and the loop stays serial.
+loop of static trip count below two, a loop with iter_args, a marked loop nested inside
+another marked loop, or a loop whose whole work is small (`static_work` below
+`min-parallel-ops`: waking the pool's helpers costs more than they save), the marker is
+dropped and the loop stays serial.
 """
 
 from __future__ import annotations
@@ -118,6 +120,41 @@ def _static_trips(loop: scf.ForOp) -> int | None:
     if lb is None or ub is None or step is None or step <= 0:
         return None
     return len(range(lb, ub, step))
+
+
+MIN_PARALLEL_OPS = 6_000
+"""A parallel loop doing fewer ops than this in all (`static_work`) runs serially: launching
+a region on the pool and joining it costs about as much as two threads save on it. Measured
+at two threads (Zen 4, medians over 5 processes each, this VM's two vCPUs being noisy):
+20,000 made MobileNetV2-like 5% faster but ShuffleNet 4% slower; 6,000 left ShuffleNet and
+SqueezeNet unchanged and MobileNetV2-like 1-2% faster."""
+
+
+def static_work(loop: scf.ForOp) -> float | None:
+    """Ops the loop executes in all: its body's ops (a vector op counts one) times its
+    trips, nested loops multiplied in, the larger branch of an `scf.if`; None when a trip
+    count is known only at run time (such loops are taken to be large)."""
+    trips = _static_trips(loop)
+    body = _block_work(loop.body.block)
+    if trips is None or body is None:
+        return None
+    return trips * body
+
+
+def _block_work(block: Block) -> float | None:
+    total = 0.0
+    for op in block.ops:
+        if isinstance(op, scf.ForOp):
+            inner = static_work(op)
+        elif op.regions:
+            branches = [_block_work(b) for r in op.regions for b in r.blocks]
+            inner = None if None in branches else 1 + max(branches, default=0.0)
+        else:
+            inner = 1.0
+        if inner is None:
+            return None
+        total += inner
+    return total
 
 
 def _clonable(value: SSAValue) -> Operation | None:
@@ -253,20 +290,27 @@ class OutlineParallelLoopsPass(ModulePass):
     name = "outline-parallel-loops"
 
     num_threads: int = 1
+    min_parallel_ops: int | None = None
+    """None: MIN_PARALLEL_OPS"""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp):
-                outline_parallel_loops(fn, self.num_threads)
+                outline_parallel_loops(fn, self.num_threads, self.min_parallel_ops)
 
 
-def outline_parallel_loops(fn: func.FuncOp, num_threads: int) -> list[func.FuncOp]:
+def outline_parallel_loops(fn: func.FuncOp, num_threads: int,
+                           min_parallel_ops: int | None = None) -> list[func.FuncOp]:
     """The pass on one function of a module: its body functions, inserted after it (the
     JIT outlines each chunk of kernels just before it emits it: onnxc/pipeline.py)."""
+    if min_parallel_ops is None:
+        min_parallel_ops = MIN_PARALLEL_OPS
     bodies: list[func.FuncOp] = []
     for loop in _outermost_marked(fn):
         trips = _static_trips(loop)
-        if num_threads < 2 or loop.iter_args or (trips is not None and trips < 2):
+        work = static_work(loop)
+        if (num_threads < 2 or loop.iter_args or (trips is not None and trips < 2)
+                or (work is not None and work < min_parallel_ops)):
             del loop.attributes[PARALLEL_ATTR]
             continue
         body_fn = _outline(loop, f"{fn.sym_name.data}_par{len(bodies)}", num_threads)

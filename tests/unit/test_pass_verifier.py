@@ -224,12 +224,12 @@ def test_a_fault_from_outlining_a_streamed_chunk_names_the_pass(monkeypatch, ver
 
     real = parallel.outline_parallel_loops
 
-    def planting(fn, num_threads):
+    def planting(fn, num_threads, *options):
         if "onnxc.kernel" in fn.attributes:
             zero = arith.ConstantOp(FloatAttr(0.0, f32))
             store = memref.StoreOp.get(zero.result, fn.body.block.args[0], [])
             Rewriter.insert_op([zero, store], InsertPoint.at_start(fn.body.block))
-        return real(fn, num_threads)
+        return real(fn, num_threads, *options)
 
     monkeypatch.setattr(parallel, "outline_parallel_loops", planting)
     monkeypatch.setenv("ONNXC_VERIFY_IR", verify)

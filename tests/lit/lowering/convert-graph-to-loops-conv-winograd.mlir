@@ -50,19 +50,19 @@ func.func @winograd(%x: tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> {
 
 // -----
 
-// The same conv on a 7x7 map: 4 tiles are too few to pay for the 4x larger transformed
+// The same conv on a 4x4 map: one tile is too few to pay for the 4x larger transformed
 // weights (MIN_TILES), so it stays an implicit GEMM over 9 taps (packed weights 9 x 16 x 16,
 // the padded input, no V or M).
 
-func.func @few_tiles(%x: tensor<1x16x7x7xf32>) -> tensor<1x16x7x7xf32> {
+func.func @few_tiles(%x: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
   %w = graph.constant {value = dense<0.5> : tensor<16x16x3x3xf32>} : tensor<16x16x3x3xf32>
-  %xn = layout.convert %x : tensor<1x16x7x7xf32> -> tensor<1x16x7x7xf32, #layout.spec<"NHWC">>
-  %yn = graph.conv(%xn, %w) {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x16x7x7xf32, #layout.spec<"NHWC">>, tensor<16x16x3x3xf32>) -> tensor<1x16x7x7xf32, #layout.spec<"NHWC">>
-  %y = layout.convert %yn : tensor<1x16x7x7xf32, #layout.spec<"NHWC">> -> tensor<1x16x7x7xf32>
-  func.return %y : tensor<1x16x7x7xf32>
+  %xn = layout.convert %x : tensor<1x16x4x4xf32> -> tensor<1x16x4x4xf32, #layout.spec<"NHWC">>
+  %yn = graph.conv(%xn, %w) {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x16x4x4xf32, #layout.spec<"NHWC">>, tensor<16x16x3x3xf32>) -> tensor<1x16x4x4xf32, #layout.spec<"NHWC">>
+  %y = layout.convert %yn : tensor<1x16x4x4xf32, #layout.spec<"NHWC">> -> tensor<1x16x4x4xf32>
+  func.return %y : tensor<1x16x4x4xf32>
 }
 
 // CHECK-LABEL: func.func private @conv_0(
-// CHECK-SAME:      %{{.*}}: memref<1x7x7x16xf32>, %{{.*}}: memref<16x16x3x3xf32>,
-// CHECK-SAME:      %{{.*}}: memref<2304xf32>, %{{.*}}: memref<1x9x9x16xf32>,
-// CHECK-SAME:      %{{.*}}: memref<1x7x7x16xf32>)
+// CHECK-SAME:      %{{.*}}: memref<1x4x4x16xf32>, %{{.*}}: memref<16x16x3x3xf32>,
+// CHECK-SAME:      %{{.*}}: memref<2304xf32>, %{{.*}}: memref<1x6x6x16xf32>,
+// CHECK-SAME:      %{{.*}}: memref<1x4x4x16xf32>)

@@ -1,5 +1,6 @@
-// RUN: onnxc-opt %s -p 'outline-parallel-loops{num-threads=2}' --split-input-file | filecheck %s
+// RUN: onnxc-opt %s -p 'outline-parallel-loops{num-threads=2 min-parallel-ops=0}' --split-input-file | filecheck %s
 // RUN: onnxc-opt %s -p outline-parallel-loops --split-input-file | filecheck %s --check-prefix=SERIAL
+// RUN: onnxc-opt %s -p 'outline-parallel-loops{num-threads=2}' --split-input-file | filecheck %s --check-prefix=WORK
 
 // The outermost marked loop becomes a body function over [lo, hi) and a par.launch.
 // Constants and views are recomputed in the body (so each captured memref is a root
@@ -107,3 +108,63 @@ func.func private @serial(%x: memref<4xf32>, %s: f32) -> f32 {
 // CHECK-NOT:     par.launch
 // CHECK-NOT:     onnxc.parallel
 // CHECK:         func.return %r : f32
+
+// -----
+
+// The work threshold (min-parallel-ops, default 6000): @small's loop does 16 x 32 x 5 =
+// 2,560 ops and stays serial; @large's 512 x 32 x 5 = 81,920 ops is launched. A loop with
+// a trip count known only at run time counts as large.
+func.func private @small(%x: memref<16x32xf32>, %s: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c16 = arith.constant 16 : index
+  scf.for %i = %c0 to %c16 step %c1 {
+    scf.for %j = %c0 to %c32 step %c1 {
+      %a = memref.load %x[%i, %j] : memref<16x32xf32>
+      %b = arith.mulf %a, %s : f32
+      %c = arith.addf %b, %s : f32
+      %d = arith.mulf %c, %s : f32
+      memref.store %d, %x[%i, %j] : memref<16x32xf32>
+    }
+  } {onnxc.parallel}
+  func.return
+}
+
+func.func private @large(%x: memref<512x32xf32>, %s: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c512 = arith.constant 512 : index
+  scf.for %i = %c0 to %c512 step %c1 {
+    scf.for %j = %c0 to %c32 step %c1 {
+      %a = memref.load %x[%i, %j] : memref<512x32xf32>
+      %b = arith.mulf %a, %s : f32
+      %c = arith.addf %b, %s : f32
+      %d = arith.mulf %c, %s : f32
+      memref.store %d, %x[%i, %j] : memref<512x32xf32>
+    }
+  } {onnxc.parallel}
+  func.return
+}
+
+func.func private @runtime_trips(%x: memref<?xf32>, %n: index, %s: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %a = memref.load %x[%i] : memref<?xf32>
+    %b = arith.mulf %a, %s : f32
+    memref.store %b, %x[%i] : memref<?xf32>
+  } {onnxc.parallel}
+  func.return
+}
+
+// WORK-LABEL: func.func private @small(
+// WORK-NOT:     par.launch
+// WORK:         scf.for
+// WORK-NOT:     onnxc.parallel
+// WORK:         func.return
+// WORK-LABEL: func.func private @large(
+// WORK:         par.launch @large_par0
+// WORK-LABEL: func.func private @runtime_trips(
+// WORK:         par.launch @runtime_trips_par0
