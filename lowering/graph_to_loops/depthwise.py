@@ -4,8 +4,15 @@ There is no reduction over channels, so a GEMM does not fit: each output pixel's
 channels are one vector, the sum over the KH x KW taps of a weight vector times an input
 vector. Weights are re-laid at compile time as [kh, kw, C] (a tap's channels contiguous)
 and kept in registers across a row; a register tile of TW output pixels along W shares
-them. The input is read from the zero-padded NHWC scratch of conv_nhwc (no bounds tests).
-Rows (n, oh) are independent: the outer loop is a parallel_for.
+them. Rows (n, oh) are independent: the outer loop is a parallel_for.
+
+Padding: with static H and W the input is read in place (`depthwise_in_place`). A row whose
+kernel rows all fall inside the input runs the plain tiles; a border row tests each kernel
+row at run time and skips those outside. Along W the outputs whose taps all read real
+columns run in tiles; the few at each end (`pl / sw` and `pr / sw` of them) are single
+pixels whose taps outside the input are left out at compile time. The sums are those of
+the zero-padded form without its zero products. With symbolic sizes the input is first
+copied into the zero-padded NHWC scratch of conv_nhwc (no bounds tests).
 """
 
 from __future__ import annotations
@@ -17,11 +24,12 @@ from xdsl.ir import Operation, SSAValue
 from onnxc.dialects import graph
 from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph_epilogue import epilogue_of
-from onnxc.lowering.graph_to_loops.branches import each_remainder
+from onnxc.lowering.graph_to_loops.branches import choose, each_remainder
 from onnxc.lowering.graph_to_loops.conv_nhwc import weight_value, geometry, pad_input
 from onnxc.lowering.graph_to_loops.epilogue import activate, clamp_vectors, on_vectors
 from onnxc.lowering.graph_to_loops.gemm_tiles import tiling_for
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
+from onnxc.dialects.symbolic_dims import Dim
 
 TW = 8
 """Output pixels per register tile: TW accumulators + up to 16 tap weights fit 32 registers."""
@@ -46,10 +54,14 @@ class _Depthwise:
         self.bias = ins[2] if has_bias else None
         self.z = kb.view(ins[n_ops - 1], [g.pixels * g.c]) if residual else None
         self.wt = ins[n_ops]
-        if g.padded:
+        self.in_place = g.depthwise_in_place
+        if g.padded and not self.in_place:
             self.x = pad_input(kb, g, ins[0], ins[n_ops + 1])
         else:
             self.x = kb.view(ins[0], [g.n * g.h * g.w * g.c])
+        # the input's row length and where output column 0's first tap reads, in pixels
+        self.row_len: Dim = g.w if self.in_place else g.wp
+        self.shift = -g.pl if self.in_place else 0
         self.y = kb.view(outs[0], [g.pixels * g.c])
         self.vw = tiling_for(kb.target).vw
         self.vtype = VectorType(f32, [self.vw])
@@ -62,15 +74,49 @@ class _Depthwise:
         def row(r: Index) -> None:
             n = kb.idiv(r, g.oh)
             oh = kb.isub(r, kb.imul(n, g.oh))
-            x_row = kb.imul(kb.iadd(kb.imul(n, g.hp), kb.imul(oh, g.sh)), g.wp)
             y_row = kb.imul(r, g.ow)
-            nvec = g.c // self.vw
-            kb.for_(0, nvec, lambda cb: self.channels(x_row, y_row, kb.imul(cb, self.vw), True))
-            kb.for_(nvec * self.vw, g.c, lambda c: self.channels(x_row, y_row, c, False))
+            if not self.in_place:
+                x_row = kb.imul(kb.iadd(kb.imul(n, g.hp), kb.imul(oh, g.sh)), g.wp)
+                self.row_channels(x_row, y_row, None)
+                return
+            ih0 = kb.isub(kb.imul(oh, g.sh), g.pt)  # the first kernel row's input row
+            x_row = kb.imul(kb.iadd(kb.imul(n, g.h), ih0), g.w)  # < 0 above the input
+            live = [self.row_inside(kb.iadd(ih0, th * g.dh)) for th in range(g.kh)]
+            inside = live[0]
+            for cond in live[1:]:
+                inside = kb.insert(arith.AndIOp(inside, cond))
+            choose(kb, inside, lambda: self.row_channels(x_row, y_row, None) or [],
+                   lambda: self.row_channels(x_row, y_row, live) or [])
 
         kb.parallel_for(0, g.n * g.oh, row)
 
-    def channels(self, x_row: Index, y_row: Index, c: Index, vec: bool) -> None:
+    def row_inside(self, ih: Index) -> SSAValue:
+        """0 <= ih < H, one unsigned compare."""
+        kb = self.kb
+        return kb.insert(arith.CmpiOp(kb.idx(ih), kb.idx(self.geo.h), "ult"))
+
+    def row_channels(self, x_row: Index, y_row: Index, live: list[SSAValue] | None) -> None:
+        """The row's outputs, vector channel blocks then the remaining channels; `live`:
+        whether each kernel row reads the input (None: all do)."""
+        g, kb = self.geo, self.kb
+        nvec = g.c // self.vw
+        kb.for_(0, nvec, lambda cb: self.channels(x_row, y_row, kb.imul(cb, self.vw), True,
+                                                  live))
+        kb.for_(nvec * self.vw, g.c, lambda c: self.channels(x_row, y_row, c, False, live))
+
+    def column_range(self) -> tuple[int, int]:
+        """Outputs [lo, hi) along W whose taps all read input columns (in place; the
+        padded copy's are all of them)."""
+        g = self.geo
+        if not self.in_place:
+            return 0, g.ow
+        span = (g.kw - 1) * g.dw
+        lo = min(g.ow, -(-g.pl // g.sw))
+        hi = max(lo, min(g.ow, (g.w - 1 - span + g.pl) // g.sw + 1))
+        return lo, hi
+
+    def channels(self, x_row: Index, y_row: Index, c: Index, vec: bool,
+                 live: list[SSAValue] | None) -> None:
         """Outputs of one row for channels [c, c + VW) (vec) or channel c alone."""
         g, kb = self.geo, self.kb
         load = self.vload if vec else (lambda mem, at: kb.load(mem, [at]))
@@ -81,25 +127,49 @@ class _Depthwise:
             # one base address per tile, and each tap's input a constant offset from it: the
             # address ops per tile fall from ~7 per tap to 1, and a pixel that two taps
             # read (stride 1) is loaded once
-            x_base = kb.iadd(kb.imul(kb.iadd(x_row, kb.imul(ow0, g.sw)), g.c), c)
+            x_base = kb.iadd(kb.imul(kb.iadd(x_row, kb.iadd(kb.imul(ow0, g.sw), self.shift)),
+                                     g.c), c)
             y_base = kb.iadd(kb.imul(kb.iadd(y_row, ow0), g.c), c)
             loaded: dict[int, SSAValue] = {}
+
+            def kernel_row(th: int, acc: list[SSAValue]) -> list[SSAValue]:
+                acc = list(acc)
+                for tv in range(g.kw):
+                    t = th * g.kw + tv
+                    wv = weights[t] if weights is not None else load(self.wt,
+                                                                     kb.iadd(t * g.c, c))
+                    for i in range(tw):
+                        col = i * g.sw + tv * g.dw  # from the tile's first tap column
+                        if (self.in_place and isinstance(ow0, int)
+                                and not 0 <= ow0 * g.sw + self.shift + col < g.w):
+                            continue  # a border pixel's tap left of or right of the input
+                        offset = (th * g.dh * self.row_len + col) * g.c
+                        if offset not in loaded:
+                            loaded[offset] = load(self.x, kb.iadd(x_base, offset))
+                        acc[i] = self.fma(loaded[offset], wv, acc[i], vec)
+                return acc
+
             acc = [self.initial(c, vec)] * tw
-            for t in range(g.taps):
-                th, tv = divmod(t, g.kw)
-                wv = weights[t] if weights is not None else load(self.wt, kb.iadd(t * g.c, c))
-                for i in range(tw):
-                    offset = (th * g.dh * g.wp + i * g.sw + tv * g.dw) * g.c
-                    if offset not in loaded:
-                        loaded[offset] = load(self.x, kb.iadd(x_base, offset))
-                    acc[i] = self.fma(loaded[offset], wv, acc[i], vec)
+            for th in range(g.kh):
+                if live is None:
+                    acc = kernel_row(th, acc)
+                else:  # a border row: loads of a kernel row above or below the input skipped
+                    acc = choose(kb, live[th], lambda th=th, a=acc: kernel_row(th, a),
+                                 lambda a=acc: a)
+                    loaded.clear()  # values loaded in a branch do not dominate what follows
             for i in range(tw):
                 at = kb.iadd(y_base, i * g.c)
                 self.store(self.finish(acc[i], at, vec), at, vec)
 
-        full, rem = divmod(g.ow, TW)
-        kb.for_(0, full, lambda b: tile(kb.imul(b, TW), TW))
-        each_remainder(kb, rem, TW, lambda r: tile(kb.imul(full, TW), r))  # run-time: scf.if
+        lo, hi = self.column_range()
+        for ow in range(lo):  # in place: the left border's pixels
+            tile(ow, 1)
+        full, rem = divmod(hi - lo, TW)
+        kb.for_(0, full, lambda b: tile(kb.iadd(lo, kb.imul(b, TW)), TW))
+        each_remainder(kb, rem, TW, lambda r: tile(kb.iadd(lo, kb.imul(full, TW)), r))
+        if self.in_place:  # the right border's pixels (static sizes)
+            for ow in range(hi, g.ow):
+                tile(ow, 1)
 
     # ------------------------------------------------------------ helpers
 

@@ -168,9 +168,29 @@ def test_implicit_gemm_without_bias(x_shape, w_shape, attrs):
     ((2, 19, 7, 12), (19, 1, 3, 3), {"group": 19, "pads": [1, 1, 1, 1]}),  # channel tail
     ((1, 16, 11, 11), (16, 1, 5, 5), {"group": 16, "pads": [4, 4, 4, 4], "dilations": [2, 2]}),
     ((1, 16, 6, 6), (16, 1, 3, 3), {"group": 16}),  # no pads: input read in place
+    # padded ones read in place too (depthwise_in_place), taps outside the input skipped:
+    # asymmetric pads with stride 2 and 5x5, a map smaller than the kernel, pads on W only
+    ((1, 48, 15, 15), (48, 1, 5, 5), {"group": 48, "pads": [2, 1, 2, 3], "strides": [2, 2]}),
+    ((1, 16, 2, 2), (16, 1, 3, 3), {"group": 16, "pads": [1, 1, 1, 1]}),
+    ((1, 24, 8, 9), (24, 1, 3, 3), {"group": 24, "pads": [0, 1, 0, 1]}),
 ])
 def test_depthwise(x_shape, w_shape, attrs):
     check(x_shape, w_shape, act="Relu", **attrs)
+
+
+def test_depthwise_in_place_equals_the_padded_copy(monkeypatch):
+    """Reading in place skips exactly the products with padding, in the same order: the
+    outputs are those of the zero-padded copy bit for bit."""
+    from onnxc.lowering.graph_to_loops.conv_nhwc import ConvGeometry
+
+    model = conv_model((2, 40, 13, 10), (40, 1, 3, 3), act="Relu", group=40,
+                       pads=[1, 1, 1, 1], strides=[2, 1])
+    feeds = {"x": RNG.standard_normal((2, 40, 13, 10)).astype(np.float32)}
+    with nhwc_compiler() as compile_nhwc:
+        in_place = compile_nhwc(model).run(None, feeds)[0]
+        monkeypatch.setattr(ConvGeometry, "depthwise_in_place", property(lambda self: False))
+        copied = compile_nhwc(model).run(None, feeds)[0]
+    np.testing.assert_array_equal(in_place, copied)
 
 
 @pytest.mark.parametrize("x_shape,w_shape,attrs", [
