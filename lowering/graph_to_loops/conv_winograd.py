@@ -1,4 +1,4 @@
-"""Winograd F(4x4, 3x3): stride-1 3x3 f32 convolutions in NHWC with 2.25x fewer multiplies.
+"""Winograd F(4x4, 3x3): stride-1 3x3 f32 convolutions in NHWC with 4x fewer multiplies.
 
 Each 4x4 block of outputs ("tile") is Y = A^T [ sum_c (G g_c G^T) . (B^T d_c B) ] A over the
 6x6 input patch d_c of each channel c (Lavin & Gray 2016, points 0, +-1, +-2). Written as
@@ -42,8 +42,8 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType, VectorTy
 from xdsl.ir import Operation, SSAValue
 
 from onnxc.dialects import graph
-from onnxc.dialects.graph_epilogue import epilogue_of
 from onnxc.dialects.dense_data import from_numpy, zeros
+from onnxc.dialects.graph_epilogue import epilogue_of
 from onnxc.dialects.symbolic_dims import Dim, is_static
 from onnxc.lowering.graph_to_loops import gemm_bf16
 from onnxc.lowering.graph_to_loops.branches import choose
@@ -127,6 +127,7 @@ class TileGrid:
 
 
 def applies(op: Operation, target: Target) -> bool:
+    """Whether `op` runs as Winograd on `target` (see the module docstring's When)."""
     if not supports_nhwc(op) or gemm_bf16.requested(op):
         return False
     g = geometry(op)

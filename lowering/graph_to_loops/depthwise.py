@@ -24,12 +24,12 @@ from xdsl.ir import Operation, SSAValue
 from onnxc.dialects import graph
 from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph_epilogue import epilogue_of
+from onnxc.dialects.symbolic_dims import Dim
 from onnxc.lowering.graph_to_loops.branches import choose, each_remainder
-from onnxc.lowering.graph_to_loops.conv_nhwc import weight_value, geometry, pad_input
+from onnxc.lowering.graph_to_loops.conv_nhwc import geometry, pad_input, weight_value
 from onnxc.lowering.graph_to_loops.epilogue import activate, clamp_vectors, on_vectors
 from onnxc.lowering.graph_to_loops.gemm_tiles import tiling_for
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
-from onnxc.dialects.symbolic_dims import Dim
 
 TW = 8
 """Output pixels per register tile: TW accumulators + up to 16 tap weights fit 32 registers."""
