@@ -16,7 +16,7 @@ Every run checks onnxc's outputs against onnxruntime's (rtol 1e-3, atol 1e-4).
 
     python benchmarks/bench.py [--threads 1,2] [--models resnet50,matmul_512] [--repeat 10]
                                [--opt-level 3] [--clock-ghz 3.9] [--cache] [--png out.png]
-                               [--interleaved] [--openvino]
+                               [--interleaved] [--openvino] [--passes N]
 
 Models: onnxc.zoo.benchmark_models(), matmul_1024, and any model-zoo name (onnxc.zoo.ZOO_MODELS,
 e.g. densenet121) with seeded random weights.
@@ -97,7 +97,8 @@ def bench_model(name: str, threads: Sequence[int], args) -> list[Row]:
         for t in threads:
             ours, theirs, *ov = command.measure_runtimes(
                 ["onnxc", "onnxruntime", *(["openvino"] if args.openvino else [])], path,
-                feeds, t, settings, workdir, interleaved=args.interleaved)
+                feeds, t, settings, workdir, interleaved=args.interleaved,
+                passes=args.passes)
             diff, ok = command.compare_outputs(ours.outputs, theirs.outputs)
             io_bytes = sum(a.nbytes for a in feeds.values()) + sum(a.nbytes for a in ours.outputs)
             rows.append(Row(name, t, ours.prepare_seconds, ours.seconds, theirs.seconds, flops,
@@ -151,6 +152,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--png", help="also draw the table as a bar chart (needs matplotlib)")
     parser.add_argument("--interleaved", action="store_true",
                         help="both engines in this process, alternating rounds (T=1 only)")
+    parser.add_argument("--passes", type=int, default=1,
+                        help="start each engine's worker N times in alternating order and "
+                             "pool their rounds (steadier where a VM's cores are noisy)")
     parser.add_argument("--openvino", action="store_true",
                         help="time OpenVINO as well; ratios to the better peer ('vs best')")
     args = parser.parse_args(argv)

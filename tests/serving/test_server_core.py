@@ -213,6 +213,34 @@ def test_explicit_mode_load_with_config_and_unload(repo: Path) -> None:
     serve(repo, body, model_control_mode="explicit")
 
 
+def test_loaded_models_are_out_of_the_collectors_walks(repo: Path) -> None:
+    """After a load the heap is frozen (gc.freeze: full collections no longer walk the
+    compiled models, a pause in the p99); an unload unfreezes, collects and freezes again,
+    so cyclic garbage frozen with the loaded models is still freed."""
+    import gc
+    import weakref
+
+    class Node:
+        pass
+
+    async def body(server: InferenceServer):
+        node = Node()
+        node.me = node  # a cycle only the collector frees
+        gone = weakref.ref(node)
+        await server.load_model("mlp")
+        assert gc.get_freeze_count() > 1000
+        del node
+        gc.collect()
+        assert gone() is not None  # frozen with the rest: out of the collector's walks
+        await server.unload_model("mlp")
+        assert gone() is None
+        assert gc.get_freeze_count() > 0
+    try:
+        serve(repo, body, model_control_mode="explicit")
+    finally:
+        gc.unfreeze()
+
+
 def test_shutdown_refuses_new_requests(repo: Path) -> None:
     async def body(server: InferenceServer):
         await server.shutdown()
