@@ -51,3 +51,17 @@ func.func @ordinary(%x: tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> {
 // CHECK-NEXT:    %w = graph.constant
 // CHECK-NEXT:    %y = graph.conv(%x, %w)
 // CHECK-NEXT:    func.return %y
+
+// -----
+
+// Negative: a depthwise conv (group = C = M) whose live work is a small share (a 3x3 with
+// dilation 4 and pads 4 on a 5x5 map) is left whole: its kernel skips dead taps itself.
+func.func @depthwise(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x5x5xf32> {
+  %w = graph.constant {value = dense<1.0> : tensor<2x1x3x3xf32>} : tensor<2x1x3x3xf32>
+  %y = graph.conv(%x, %w) {strides = array<i64: 1, 1>, pads = array<i64: 4, 4, 4, 4>, dilations = array<i64: 4, 4>, group = 2 : i64} : (tensor<1x2x5x5xf32>, tensor<2x1x3x3xf32>) -> tensor<1x2x5x5xf32>
+  func.return %y : tensor<1x2x5x5xf32>
+}
+// CHECK-LABEL: func.func @depthwise(
+// CHECK-NEXT:    %w = graph.constant
+// CHECK-NEXT:    %y = graph.conv(%x, %w)
+// CHECK-NEXT:    func.return %y
