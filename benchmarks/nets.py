@@ -10,7 +10,7 @@ compile or run keeps its row, with the error, and the run goes on.
 
     /work/venvs/export/bin/python benchmarks/nets_export.py      # once: ~/.cache/onnxc/nets/
     python benchmarks/nets.py [--dir DIR] [--models resnet50,bert_base] [--threads 1,2]
-                              [--repeat 10] [--opt-level 3] [--cache]
+                              [--repeat 10] [--passes 1] [--opt-level 3] [--cache]
                               [--compare onnxruntime,openvino]
 
 Inputs: images uniform in [0, 1); token ids seeded below the vocabulary size the manifest
@@ -129,9 +129,9 @@ def describe(err: Exception) -> str:
 
 
 def bench_net(name: str, path: Path, entry: Mapping, runtimes: Sequence[str],
-              threads: Sequence[int], settings: TimingSettings) -> list[Row]:
+              threads: Sequence[int], settings: TimingSettings, passes: int = 1) -> list[Row]:
     """One row per thread count; each runtime measured alone, so one that fails (its error in
-    the row) leaves the others' times."""
+    the row) leaves the others' times; `passes` worker starts per runtime, rounds pooled."""
     model = onnx.load(str(path))
     feeds = net_inputs(model, entry)
     del model
@@ -143,7 +143,7 @@ def bench_net(name: str, path: Path, entry: Mapping, runtimes: Sequence[str],
             for runtime in runtimes:
                 try:
                     (measured[runtime],) = command.measure_runtimes(
-                        [runtime], str(path), feeds, t, settings, workdir)
+                        [runtime], str(path), feeds, t, settings, workdir, passes=passes)
                 except Exception as err:  # noqa: BLE001 - the row says it, the run goes on
                     errors.append(f"{runtime}: {describe(err)}")
             row = Row(name, t, {r: m.seconds for r, m in measured.items()}, errors=tuple(errors))
@@ -210,11 +210,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--opt-level", type=int, default=3)
     parser.add_argument("--cache", action="store_true",
                         help="let onnxc use its disk compile cache (compile s is then a load)")
+    parser.add_argument("--passes", type=int, default=1,
+                        help="start each runtime's worker N times and pool their rounds "
+                             "(steadier where a VM's cores are noisy, as at T=2)")
     parser.add_argument("--compare", default="onnxruntime,openvino",
                         help="peers timed next to onnxc (default: onnxruntime,openvino)")
     args = parser.parse_args(argv)
-    if args.repeat < 1:
-        parser.error("--repeat must be at least 1")
+    if args.repeat < 1 or args.passes < 1:
+        parser.error("--repeat and --passes must be at least 1")
     args.threads = command.parse_threads(args.threads)
     args.runtimes = [REFERENCE, *parse_compare(args.compare)]
     return args
@@ -237,7 +240,7 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
     for name in names:
         entry = nets[name]
         for row in bench_net(name, args.dir / entry["file"], entry, args.runtimes, args.threads,
-                             settings):
+                             settings, args.passes):
             rows.append(row)
             print(format_row(row), flush=True)
         for key, value in entry.get("versions", {}).items():

@@ -68,7 +68,7 @@ def _as_2d(op: Operation) -> None:
         operands.append(op.bias)
     if isinstance(op, graph.ConvAddOp):
         operands.append(_unsqueezed(op.addend, op))
-    (begin,), (end,) = ints_of(op.pads)[:1], ints_of(op.pads)[1:]
+    begin, end = ints_of(op.pads)
     properties = dict(op.properties)
     properties.update(strides=i64_array([1, *ints_of(op.strides)]),
                       dilations=i64_array([1, *ints_of(op.dilations)]),

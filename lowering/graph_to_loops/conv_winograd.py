@@ -287,8 +287,7 @@ class WinogradConv:
                 columns(TILE)
                 return
             is_last = kb.insert(arith.CmpiOp(kb.idx(ty), kb.idx(grid.tiles_h - 1), "eq"))
-            choose(kb, is_last, lambda: (columns(last_h), [])[1],
-                   lambda: (columns(TILE), [])[1])
+            choose(kb, is_last, lambda: columns(last_h) or [], lambda: columns(TILE) or [])
 
         self.tile_rows(row)
 
