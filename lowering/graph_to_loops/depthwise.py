@@ -4,7 +4,9 @@ There is no reduction over channels, so a GEMM does not fit: each output pixel's
 channels are one vector, the sum over the KH x KW taps of a weight vector times an input
 vector. Weights are re-laid at compile time as [kh, kw, C] (a tap's channels contiguous)
 and kept in registers across a row; a register tile of TW output pixels along W shares
-them. Rows (n, oh) are independent: the outer loop is a parallel_for.
+them. With 16 vector registers (AVX2) the row runs pixel-major instead, weights loaded as
+used (`HELD_WEIGHT_REGISTERS`). Rows (n, oh) are independent: the outer loop is a
+parallel_for.
 
 Padding: with static H and W the input is read in place (`depthwise_in_place`). A row whose
 kernel rows all fall inside the input runs the plain tiles; a border row tests each kernel
@@ -35,6 +37,13 @@ TW = 8
 """Output pixels per register tile: TW accumulators + up to 16 tap weights fit 32 registers."""
 MAX_HELD_TAPS = 16
 """Up to this many taps, a channel block's weight vectors stay in registers for the row."""
+HELD_WEIGHT_REGISTERS = 32
+"""Targets with fewer vector registers (AVX2's 16 ymm) cannot hold TW accumulators and a
+3x3 kernel's 9 weights: LLVM spills. There the row runs pixel-major (`row_channels`): each
+tile loops over all channel blocks, loading a tap's weights from L1 as it uses them, and the
+input is read pixel by pixel, contiguously. Zen 3, 2026-12-06 (benchmarks/conv_bench.py,
+T=1): MobileNetV2's stride-2 96-channel layer 0.28-0.31 -> 0.16 ms, its stride-1 144-channel
+one level (0.18 ms)."""
 
 
 def tap_major_weights(op: Operation) -> DenseIntOrFPElementsAttr:
@@ -64,6 +73,7 @@ class _Depthwise:
         self.shift = -g.pl if self.in_place else 0
         self.y = kb.view(outs[0], [g.pixels * g.c])
         self.vw = tiling_for(kb.target).vw
+        self.pixel_major = kb.target.vector_registers < HELD_WEIGHT_REGISTERS
         self.vtype = VectorType(f32, [self.vw])
         epilogue = epilogue_of(op)
         self.act = epilogue[0] if epilogue is not None else None
@@ -100,8 +110,14 @@ class _Depthwise:
         whether each kernel row reads the input (None: all do)."""
         g, kb = self.geo, self.kb
         nvec = g.c // self.vw
-        kb.for_(0, nvec, lambda cb: self.channels(x_row, y_row, kb.imul(cb, self.vw), True,
-                                                  live))
+        if self.pixel_major:
+            def all_blocks(ow0: Index, tw: int) -> None:
+                kb.for_(0, nvec, lambda cb: self.tile(x_row, y_row, kb.imul(cb, self.vw), True,
+                                                      live, None, ow0, tw))
+            self.each_tile(all_blocks)
+        else:
+            kb.for_(0, nvec, lambda cb: self.channels(x_row, y_row, kb.imul(cb, self.vw), True,
+                                                      live))
         kb.for_(nvec * self.vw, g.c, lambda c: self.channels(x_row, y_row, c, False, live))
 
     def column_range(self) -> tuple[int, int]:
@@ -115,6 +131,21 @@ class _Depthwise:
         hi = max(lo, min(g.ow, (g.w - 1 - span + g.pl) // g.sw + 1))
         return lo, hi
 
+    def each_tile(self, tile) -> None:
+        """tile(ow0, tw) over the row: the left border's single pixels (in place), tiles of
+        TW, the remainder, the right border's single pixels."""
+        g, kb = self.geo, self.kb
+        lo, hi = self.column_range()
+        for ow in range(lo):
+            tile(ow, 1)
+        tw = TW
+        full, rem = divmod(hi - lo, tw)
+        kb.for_(0, full, lambda b: tile(kb.iadd(lo, kb.imul(b, tw)), tw))
+        each_remainder(kb, rem, tw, lambda r: tile(kb.iadd(lo, kb.imul(full, tw)), r))
+        if self.in_place:
+            for ow in range(hi, g.ow):
+                tile(ow, 1)
+
     def channels(self, x_row: Index, y_row: Index, c: Index, vec: bool,
                  live: list[SSAValue] | None) -> None:
         """Outputs of one row for channels [c, c + VW) (vec) or channel c alone."""
@@ -122,54 +153,49 @@ class _Depthwise:
         load = self.vload if vec else (lambda mem, at: kb.load(mem, [at]))
         held = g.taps <= MAX_HELD_TAPS
         weights = [load(self.wt, kb.iadd(t * g.c, c)) for t in range(g.taps)] if held else None
+        self.each_tile(lambda ow0, tw: self.tile(x_row, y_row, c, vec, live, weights, ow0, tw))
 
-        def tile(ow0: Index, tw: int) -> None:
-            # one base address per tile, and each tap's input a constant offset from it: the
-            # address ops per tile fall from ~7 per tap to 1, and a pixel that two taps
-            # read (stride 1) is loaded once
-            x_base = kb.iadd(kb.imul(kb.iadd(x_row, kb.iadd(kb.imul(ow0, g.sw), self.shift)),
-                                     g.c), c)
-            y_base = kb.iadd(kb.imul(kb.iadd(y_row, ow0), g.c), c)
-            loaded: dict[int, SSAValue] = {}
+    def tile(self, x_row: Index, y_row: Index, c: Index, vec: bool,
+             live: list[SSAValue] | None, weights: list[SSAValue] | None, ow0: Index,
+             tw: int) -> None:
+        """`tw` output pixels from `ow0` of one row, channels [c, c + VW) or channel c."""
+        g, kb = self.geo, self.kb
+        load = self.vload if vec else (lambda mem, at: kb.load(mem, [at]))
+        # one base address per tile, and each tap's input a constant offset from it: the
+        # address ops per tile fall from ~7 per tap to 1, and a pixel that two taps
+        # read (stride 1) is loaded once
+        x_base = kb.iadd(kb.imul(kb.iadd(x_row, kb.iadd(kb.imul(ow0, g.sw), self.shift)),
+                                 g.c), c)
+        y_base = kb.iadd(kb.imul(kb.iadd(y_row, ow0), g.c), c)
+        loaded: dict[int, SSAValue] = {}
 
-            def kernel_row(th: int, acc: list[SSAValue]) -> list[SSAValue]:
-                acc = list(acc)
-                for tv in range(g.kw):
-                    t = th * g.kw + tv
-                    wv = weights[t] if weights is not None else load(self.wt,
-                                                                     kb.iadd(t * g.c, c))
-                    for i in range(tw):
-                        col = i * g.sw + tv * g.dw  # from the tile's first tap column
-                        if (self.in_place and isinstance(ow0, int)
-                                and not 0 <= ow0 * g.sw + self.shift + col < g.w):
-                            continue  # a border pixel's tap left of or right of the input
-                        offset = (th * g.dh * self.row_len + col) * g.c
-                        if offset not in loaded:
-                            loaded[offset] = load(self.x, kb.iadd(x_base, offset))
-                        acc[i] = self.fma(loaded[offset], wv, acc[i], vec)
-                return acc
+        def kernel_row(th: int, acc: list[SSAValue]) -> list[SSAValue]:
+            acc = list(acc)
+            for tv in range(g.kw):
+                t = th * g.kw + tv
+                wv = weights[t] if weights is not None else load(self.wt, kb.iadd(t * g.c, c))
+                for i in range(tw):
+                    col = i * g.sw + tv * g.dw  # from the tile's first tap column
+                    if (self.in_place and isinstance(ow0, int)
+                            and not 0 <= ow0 * g.sw + self.shift + col < g.w):
+                        continue  # a border pixel's tap left of or right of the input
+                    offset = (th * g.dh * self.row_len + col) * g.c
+                    if offset not in loaded:
+                        loaded[offset] = load(self.x, kb.iadd(x_base, offset))
+                    acc[i] = self.fma(loaded[offset], wv, acc[i], vec)
+            return acc
 
-            acc = [self.initial(c, vec)] * tw
-            for th in range(g.kh):
-                if live is None:
-                    acc = kernel_row(th, acc)
-                else:  # a border row: loads of a kernel row above or below the input skipped
-                    acc = choose(kb, live[th], lambda th=th, a=acc: kernel_row(th, a),
-                                 lambda a=acc: a)
-                    loaded.clear()  # values loaded in a branch do not dominate what follows
-            for i in range(tw):
-                at = kb.iadd(y_base, i * g.c)
-                self.store(self.finish(acc[i], at, vec), at, vec)
-
-        lo, hi = self.column_range()
-        for ow in range(lo):  # in place: the left border's pixels
-            tile(ow, 1)
-        full, rem = divmod(hi - lo, TW)
-        kb.for_(0, full, lambda b: tile(kb.iadd(lo, kb.imul(b, TW)), TW))
-        each_remainder(kb, rem, TW, lambda r: tile(kb.iadd(lo, kb.imul(full, TW)), r))
-        if self.in_place:  # the right border's pixels (static sizes)
-            for ow in range(hi, g.ow):
-                tile(ow, 1)
+        acc = [self.initial(c, vec)] * tw
+        for th in range(g.kh):
+            if live is None:
+                acc = kernel_row(th, acc)
+            else:  # a border row: loads of a kernel row above or below the input skipped
+                acc = choose(kb, live[th], lambda th=th, a=acc: kernel_row(th, a),
+                             lambda a=acc: a)
+                loaded.clear()  # values loaded in a branch do not dominate what follows
+        for i in range(tw):
+            at = kb.iadd(y_base, i * g.c)
+            self.store(self.finish(acc[i], at, vec), at, vec)
 
     # ------------------------------------------------------------ helpers
 
