@@ -52,9 +52,11 @@ def test_tagger_quantized_by_quantize_dynamic(cache_pass, tmp_path) -> None:
     com.microsoft DynamicQuantizeLSTM, its output layer DynamicQuantizeLinear + MatMulInteger
     over the symbolic `seq` rows. onnxruntime also quantizes each LSTM's X and every step's
     hidden state to 8 bits, which the op leaves to the implementation; onnxc computes those
-    products in f32. So the two differ by onnxruntime's activation quantization, which moves
-    its own results from the float model's by up to 1.35e-3 here (41 steps, Zen 4): atol
-    5e-3, rtol 0."""
+    products in f32. How far that moves onnxruntime's results depends on its kernels for the
+    host: from the float model's by up to 1.35e-3 on Zen 4 (AVX-512 VNNI), 2.0e-2 on Zen 3
+    (AVX2) (41 steps). So onnxc is held to the float model, atol 5e-3 (int8 weights only;
+    measured 9.5e-4), and to onnxruntime's int8 model within onnxruntime's own distance from
+    the float one plus that 5e-3."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     target = tmp_path / "tagger_int8.onnx"
@@ -63,10 +65,15 @@ def test_tagger_quantized_by_quantize_dynamic(cache_pass, tmp_path) -> None:
     model = onnx.load(str(target))
     assert "DynamicQuantizeLSTM" in {n.op_type for n in model.graph.node}
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    float_session = ort.InferenceSession(str(EXPORTS / "tagger.onnx"),
+                                         providers=["CPUExecutionProvider"])
     compiled = cache_pass.compile(model)
     rng = np.random.default_rng(4)
     for steps in LENGTHS:
         feeds = _feeds("tagger", steps, rng)
-        for got, want in zip(cache_pass.outputs(compiled(*feeds.values())),
-                             session.run(None, feeds), strict=True):
-            np.testing.assert_allclose(got, want, rtol=0, atol=5e-3)
+        for got, want, exact in zip(cache_pass.outputs(compiled(*feeds.values())),
+                                    session.run(None, feeds), float_session.run(None, feeds),
+                                    strict=True):
+            np.testing.assert_allclose(got, exact, rtol=0, atol=5e-3)
+            np.testing.assert_allclose(got, want, rtol=0,
+                                       atol=np.abs(want - exact).max() + 5e-3)
