@@ -193,6 +193,25 @@ def test_depthwise_in_place_equals_the_padded_copy(monkeypatch):
     np.testing.assert_array_equal(in_place, copied)
 
 
+@pytest.mark.parametrize("attrs", [{"pads": [1, 1, 1, 1], "strides": [2, 1]},
+                                   {"pads": [2, 1, 2, 3], "strides": [2, 2]}])
+def test_depthwise_pixel_major_equals_channel_major(monkeypatch, attrs):
+    """The two loop orders (AVX2's pixel-major, the 32-register targets' channel-major with
+    held weights) sum each output's taps in the same order: bit-identical on any host."""
+    from onnxc.lowering.graph_to_loops import depthwise
+
+    kernel = (3, 3) if attrs["strides"] == [2, 1] else (5, 5)
+    model = conv_model((2, 43, 13, 10), (43, 1, *kernel), act="Relu", group=43, **attrs)
+    feeds = {"x": RNG.standard_normal((2, 43, 13, 10)).astype(np.float32)}
+    outputs = []
+    with nhwc_compiler() as compile_nhwc:
+        for registers in (1000, 0):  # every target pixel-major, then none
+            monkeypatch.setattr(depthwise, "HELD_WEIGHT_REGISTERS", registers)
+            outputs.append(compile_nhwc(model).run(None, feeds)[0])
+    np.testing.assert_array_equal(*outputs)
+    np.testing.assert_allclose(outputs[0], reference(model, feeds), rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("x_shape,w_shape,attrs", [
     ((1, 32, 7, 7), (32, 32, 3, 3), {"pads": [1, 1, 1, 1]}),
     ((2, 24, 5, 5), (40, 24, 1, 1), {}),  # a tail panel goes through the scalar epilogue
