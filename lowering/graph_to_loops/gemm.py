@@ -1,6 +1,6 @@
 """Kernels of MatMul (numpy semantics) and Gemm.
 
-2-D f32 products run on the packed micro-kernel (gemm_microkernel.py). Batched f32 MatMul
+2-D f32 products run on the packed micro-kernel (gemm_ops.py, gemm_microkernel.py). Batched f32 MatMul
 with a non-constant B (attention's Q K^T and P V when not fused) runs `batched_matmul_kernel`:
 per batch slice, the same register-blocked MR x NR outer-product micro-kernel (the target's
 `tiling_for`) reading B's rows in place instead of packed panels (a slice is small enough for
@@ -40,7 +40,7 @@ from onnxc.dialects.symbolic_dims import Dim
 from onnxc.lowering.graph_to_loops.branches import each_remainder, when
 from onnxc.lowering.graph_to_loops.element_types import is_float
 from onnxc.lowering.graph_to_loops.epilogue import activate, activate_in_place
-from onnxc.lowering.graph_to_loops.gemm_microkernel import (
+from onnxc.lowering.graph_to_loops.gemm_ops import (
     applies,
     packed_b,
     packed_gemm_kernel,

@@ -41,7 +41,7 @@ from onnxc.dialects import graph
 from onnxc.dialects.dense_data import from_numpy, values_in_shape
 from onnxc.dialects.graph import shape_of
 from onnxc.dialects.onnxc_attributes import PRECISION_ATTR
-from onnxc.lowering.graph_to_loops.gemm_microkernel import (
+from onnxc.lowering.graph_to_loops.gemm_ops import (
     _b_value,
     _DenseGemm,
     applies,

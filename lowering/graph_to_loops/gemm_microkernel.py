@@ -1,4 +1,5 @@
-"""Packed, register-blocked f32 GEMM for MatMul by a 2-D B, and Gemm (the BLIS structure).
+"""Packed, register-blocked f32 GEMM (the BLIS structure): `PackedGemm`, the loop nest and
+micro-kernel that MatMul and Gemm (gemm_ops.py), the NHWC convs and Winograd build on.
 
 B is packed into `[k-block][N-panel][kc][w]` panels (gemm_tiles.py): at compile time into a
 constant when B is a constant (the weights of most models, alpha folded in), otherwise per
@@ -8,9 +9,10 @@ MR * NR/VW vector accumulators carried through the k loop as `scf.for` iter_args
 unrolled, one `vector.fma` per accumulator per k. Loop order: chunk of row blocks (the
 parallel loop) -> k-block (KC) -> N-stripe (NC, so the packed block stays in L2) -> MR row
 block -> NR panel -> micro-kernel (with B packed at run time, the row blocks of each stripe
-are split instead: the packing scratch is shared). An N remainder is one narrower tail panel
-(width a multiple of VW, zero-padded in the packing) whose tile goes through a small stack
-buffer. A static M remainder is one more MR-row block, clamped to end at row M: its first
+are split instead: the packing scratch is shared; with fewer than two row blocks, as a
+classifier head's M = 1, runs of panels are: `splits_columns`). An N remainder is one
+narrower tail panel (width a multiple of VW, zero-padded in the packing) whose tile goes
+through a small stack buffer. A static M remainder is one more MR-row block, clamped to end at row M: its first
 (MR - rem) rows are the previous block's, and it neither loads nor stores them (`row_block`), so
 the remainder runs the same code as every block instead of a shorter tile's copy of the nest
 (with AVX2's 6 rows most ResNet-50 convs had one: 15-25% of a conv net's LLVM IR). Where
@@ -29,23 +31,15 @@ hooks `b_vtype`, `a_splat` and `madd`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from math import prod
 
-import numpy as np
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
-    DenseIntOrFPElementsAttr,
-    Float32Type,
     MemRefType,
-    TensorType,
     VectorType,
     f32,
 )
 from xdsl.ir import Operation, SSAValue
 
-from onnxc.dialects import graph
-from onnxc.dialects.dense_data import from_numpy, values_in_shape
-from onnxc.dialects.graph import float_of, int_of, is_symbolic, shape_of
 from onnxc.dialects.graph_epilogue import epilogue_of
 from onnxc.lowering.graph_to_loops.branches import (
     Condition,
@@ -59,12 +53,10 @@ from onnxc.lowering.graph_to_loops.gemm_tiles import (
     KC,
     NC,
     GemmShape,
-    pack,
     tiling_for,
 )
 from onnxc.lowering.graph_to_loops.k_blocks import Flag, KBlock, block_sequence
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, broadcast_indices
-from onnxc.target import Target
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 
 CHUNK_ROW_BLOCKS = 16
 """Row blocks per parallel iteration at most: a chunk's rows reuse each KC x NC block of B."""
@@ -72,96 +64,15 @@ MIN_CHUNKS = 8
 """Parallel iterations wanted at least (when there are that many row blocks), for balance."""
 MIN_ROWS_RUNTIME_PACK = 16
 """Below this many rows, packing a non-constant B costs about as much as the product."""
+MIN_SPLIT_PANELS = 4
+"""Panels from which a GEMM of fewer than two row blocks splits its columns between
+threads (`PackedGemm.splits_columns`)."""
 MAX_SHARED_ROWS_FRACTION = 64
 """The clamped last row block recomputes MR - rem rows of the block before it, and a tile
 costs about its rows' share of a full one: it replaces the remainder's own tile when those
 rows are at most 1/64 of M (<= 1.6% more work). ResNet-50's 7x7 maps (M = 49, one row
 left with AVX2's six) and the 2-layer BERT's 128 rows (two left) would do 10% and 3% more,
 and keep the shorter tile."""
-
-
-def shape_of_op(op: Operation) -> GemmShape | None:
-    """The GEMM `op` computes when the packed kernel applies to it, else None."""
-    if isinstance(op, graph.MatMulOp):
-        # A's leading dimensions fold into M (a [batch, seq, K] activation times a weight)
-        a, b = shape_of(op.lhs), shape_of(op.rhs)
-        if len(a) < 2 or len(b) != 2 or not _all_f32(op):
-            return None
-        return GemmShape(prod(a[:-1]), b[1], a[-1], False, False, 1.0, 0.0, None)
-    if isinstance(op, graph.GemmOp):
-        if not _all_f32(op):
-            return None
-        trans_a, trans_b = int_of(op.trans_a) != 0, int_of(op.trans_b) != 0
-        m, n = shape_of(op.output)
-        a_shape = shape_of(op.a)
-        k = a_shape[0] if trans_a else a_shape[1]
-        beta = float_of(op.beta)
-        c_shape = tuple(shape_of(op.c)) if op.c is not None and beta != 0.0 else None
-        return GemmShape(m, n, k, trans_a, trans_b, float_of(op.alpha), beta, c_shape)
-    return None
-
-
-def _all_f32(op: Operation) -> bool:
-    types = [*op.operand_types, *op.result_types]
-    return all(isinstance(t, TensorType) and isinstance(t.element_type, Float32Type)
-               for t in types)
-
-
-def _b_value(op: Operation):
-    b = op.rhs if isinstance(op, graph.MatMulOp) else op.b
-    owner = b.owner
-    return owner.value if isinstance(owner, graph.ConstantOp) else None
-
-
-def applies(op: Operation) -> bool:
-    """Whether `op` runs on the packed kernel (else the general i-k-j kernels); with a
-    symbolic M (a sequence length, usually long) whenever N and K are static."""
-    g = shape_of_op(op)
-    if g is None or not isinstance(g.n, int) or not isinstance(g.k, int) or min(g.n, g.k) < 1:
-        return False
-    if not isinstance(g.m, int):
-        return True
-    if g.m < 1:
-        return False
-    return _b_value(op) is not None or g.m >= MIN_ROWS_RUNTIME_PACK
-
-
-def _bf16_requested(op: Operation) -> bool:
-    """bf16 compute was asked for `op` and its kernel has it (not with symbolic sizes: its
-    A-pairs scratch is sized by M; such a product stays f32)."""
-    return _bf16().requested(op) and not any(
-        is_symbolic(v) for v in (*op.operands, *op.results))
-
-
-def packed_b(op: Operation, target: Target) -> list[DenseIntOrFPElementsAttr]:
-    """alpha * op(B) packed into `target`'s panels when B is a constant (the kernel's extra
-    operand)."""
-    if not applies(op):
-        return []
-    value = _b_value(op)
-    if value is None:
-        return []
-    if _bf16_requested(op):
-        return _bf16().packed_b_pairs(op, target)
-    g, t = shape_of_op(op), tiling_for(target)
-    assert g is not None
-    b = values_in_shape(value, shape_of(value.type))
-    packed = pack(b.T if g.trans_b else b, g, t)
-    if g.alpha != 1.0:
-        packed *= np.float32(g.alpha)
-    return [from_numpy(packed.reshape(-1), f32)]  # pack's bytes, shared (dense_data.zeros)
-
-
-def scratch_b(op: Operation, target: Target) -> list[MemRefType]:
-    """The run-time packing buffer of one KC x NC block when B is not a constant (in bf16
-    compute: A converted to bf16 pairs)."""
-    if applies(op) and _bf16_requested(op):
-        return [_bf16().a_pairs_type(op)]
-    if not applies(op) or _b_value(op) is not None:
-        return []
-    g, t = shape_of_op(op), tiling_for(target)
-    assert g is not None
-    return [MemRefType(f32, [min(KC, g.k), min(NC, g.npad(t))])]
 
 
 class PackedGemm:
@@ -276,9 +187,12 @@ class PackedGemm:
         a chunk of row blocks running the whole k-block / N-stripe nest (one parallel region
         per product); a B packed at run time is shared scratch, so there the row blocks of
         each stripe are split after it is packed."""
-        t, kb = self.t, self.kb
+        kb = self.kb
         if self.runtime_pack:
             self.k_blocks(lambda blk: self.k_block(blk, None))
+            return
+        if self.splits_columns():
+            self.build_column_split()
             return
         row_blocks = self.row_blocks
         if isinstance(row_blocks, int):
@@ -296,6 +210,44 @@ class PackedGemm:
 
         kb.parallel_for(0, chunks, chunk)
         self.remainder()
+
+    def splits_columns(self) -> bool:
+        """Static M of fewer than two row blocks (a classifier head's or an SE block's
+        M = 1), B packed at compile time, and enough panels: the threads split the NR-wide
+        panels instead of the rows, which would leave all but one thread idle."""
+        return (isinstance(self.row_blocks, int) and self.row_blocks < 2
+                and self.g.n // self.t.nr >= MIN_SPLIT_PANELS)
+
+    def build_column_split(self) -> None:
+        """Each parallel iteration a run of full panels (MIN_CHUNKS runs), k-block by
+        k-block so that each reads packed B contiguously (panel by panel across k-blocks
+        broke the prefetcher's streams: fc 2048x1000 at T=1 0.18 -> 0.28 ms); all rows;
+        the tail panel (static width) after the loop."""
+        t, kb, g = self.t, self.kb, self.g
+        full_cols = (g.n // t.nr) * t.nr
+
+        def all_rows(blk: KBlock, j: Index, w: int, in_range: bool) -> None:
+            for r in range(self.row_blocks):
+                i0, clamped = self.row_block(r)
+                self.micro(blk, self.row_context(i0, t.mr), i0, t.mr, j, w, in_range, 0,
+                           clamped)
+            if not self.clamped and self.rem_rows:
+                i0, mr = self.remainder_start(), self.rem_rows
+                self.micro(blk, self.row_context(i0, mr), i0, mr, j, w, in_range, 0)
+
+        panels = full_cols // t.nr
+        per_chunk = -(-panels // MIN_CHUNKS)
+
+        def chunk(c: Index) -> None:
+            first = kb.imul(c, per_chunk)
+            end = kb.imin(kb.iadd(first, per_chunk), panels)
+            self.k_blocks(lambda blk: kb.for_(first, end, lambda p: all_rows(
+                blk, kb.imul(p, t.nr), t.nr, True)))
+
+        kb.parallel_for(0, -(-panels // per_chunk), chunk)
+        if self.npad > full_cols:
+            self.k_blocks(lambda blk: all_rows(blk, full_cols, self.npad - full_cols,
+                                               self.npad == g.n))
 
     def remainder(self) -> None:
         """The rows after the full row blocks (when not clamped into the last one): the
@@ -504,96 +456,3 @@ class PackedGemm:
     def vector_epilogue(self, acc, i0, mr: int, j, nv: int) -> list[SSAValue]:
         out = self.vector_terms(list(acc), i0, mr, self.ycol(j), nv)
         return clamp_vectors(self.kb, self.op, out, self.vtype)
-
-
-class _DenseGemm(PackedGemm):
-    """MatMul / Gemm: A read in place (transposed or not), alpha and C as the terms."""
-
-    def __init__(self, op: Operation, kb: KernelBuilder, ins, outs):
-        g = shape_of_op(op)
-        assert g is not None
-        extra = list(ins[2:])
-        bp = extra.pop()
-        m = kb.dim(g.m)
-        super().__init__(op, kb, g, kb.view(outs[0], [m, g.n]), bp)
-        self.b = ins[1]
-        self.a = kb.view(ins[0], [g.k, m] if g.trans_a else [m, g.k])
-        self.c = extra[0] if g.c_shape is not None else None
-        self.alpha = g.alpha if self.runtime_pack else 1.0  # folded into a constant
-
-    def a_at(self, i: Index, kk: Index) -> SSAValue:
-        return self.kb.load(self.a, [kk, i] if self.g.trans_a else [i, kk])
-
-    def b_at(self, kk: Index, j: Index) -> SSAValue:
-        return self.kb.load(self.b, [j, kk] if self.g.trans_b else [kk, j])
-
-    def k_loop(self, blk, ctx, i0, mr, init, step):
-        kb = self.kb
-        return kb.for_(0, blk.kc, lambda kk, *acc: step(
-            kk, [self.a_at(kb.iadd(i0, r), kb.iadd(blk.k0, kk)) for r in range(mr)], *acc),
-            iter_args=init)
-
-    def pack_panel(self, k0: Index, kc: int, j0: Index, j: Index, w: int) -> None:
-        """scratch[panel j] = B[k0:k0+kc, j:j+w], zero beyond column n."""
-        kb, t, g = self.kb, self.t, self.g
-        base = self.panel_base(k0, kc, j0, j)
-        zero = kb.constant(0.0, f32)
-        valid = w if isinstance(j, SSAValue) else min(w, g.n - j)
-
-        def row(kk: Index) -> None:
-            at = kb.iadd(base, kb.imul(kk, w))
-            src_k = kb.iadd(k0, kk)
-            if not g.trans_b and valid == w:
-                for v in range(w // t.vw):
-                    col = kb.iadd(j, v * t.vw)
-                    self.vstore(self.vload(self.b, [src_k, col]), self.bp, [kb.iadd(at, v * t.vw)])
-                return
-            kb.for_(0, valid, lambda c: kb.store(
-                self.b_at(src_k, kb.iadd(j, c)), self.bp, [kb.iadd(at, c)]))
-            kb.for_(valid, w, lambda c: kb.store(zero, self.bp, [kb.iadd(at, c)]))
-
-        kb.for_(0, kc, row)
-
-    def scalar_terms(self, x: SSAValue, at: list[Index]) -> SSAValue:
-        kb, g = self.kb, self.g
-        if self.alpha != 1.0:
-            x = kb.mul(x, kb.constant(self.alpha, f32))
-        if self.c is not None and g.c_shape is not None:
-            cv = kb.load(self.c, broadcast_indices(at, g.c_shape))
-            if g.beta != 1.0:
-                cv = kb.mul(cv, kb.constant(g.beta, f32))
-            x = kb.add(x, cv)
-        return x
-
-    def vector_terms(self, acc, i0, mr: int, jy, nv: int) -> list[SSAValue]:
-        kb, g, t = self.kb, self.g, self.t
-        out = list(acc)
-        if self.alpha != 1.0:
-            alpha = self.splat(kb.constant(self.alpha, f32))
-            out = [kb.float_op(arith.MulfOp, a, alpha) for a in out]
-        if self.c is not None and g.c_shape is not None:
-            beta = self.splat(kb.constant(g.beta, f32)) if g.beta != 1.0 else None
-            c_cols = len(g.c_shape) >= 1 and g.c_shape[-1] != 1
-            for r in range(mr):
-                for v in range(nv):
-                    at = broadcast_indices([kb.iadd(i0, r), kb.iadd(jy, v * t.vw)], g.c_shape)
-                    cv = self.vload(self.c, at) if c_cols else self.splat(kb.load(self.c, at))
-                    if beta is not None:
-                        cv = kb.float_op(arith.MulfOp, cv, beta)
-                    out[r * nv + v] = kb.float_op(arith.AddfOp, out[r * nv + v], cv)
-        return out
-
-
-def packed_gemm_kernel(op: Operation, kb: KernelBuilder, ins, outs) -> None:
-    """The body of the packed kernel; `ins` end with packed B or the packing scratch."""
-    if _bf16_requested(op):
-        _bf16().bf16_gemm_kernel(op, kb, ins, outs)
-        return
-    _DenseGemm(op, kb, ins, outs).build()
-
-
-def _bf16():
-    """gemm_bf16 (imported late: it builds on this module)."""
-    from onnxc.lowering.graph_to_loops import gemm_bf16
-
-    return gemm_bf16

@@ -15,7 +15,11 @@ from onnx import helper
 
 import onnxc
 from onnxc.dialects import graph
-from onnxc.lowering.graph_to_loops.gemm_microkernel import MAX_SHARED_ROWS_FRACTION
+from onnxc.lowering.graph_to_loops.gemm_microkernel import (
+    MAX_SHARED_ROWS_FRACTION,
+    MIN_CHUNKS,
+    MIN_SPLIT_PANELS,
+)
 from onnxc.lowering.graph_to_loops.gemm_tiles import (
     KC,
     NC,
@@ -150,6 +154,29 @@ def test_clamped_last_row_block(const_b, threads):
         y = onnxc.compile(model, num_threads=threads).run(None, feeds)[0]
         expected = 1 / (1 + np.exp(-(a @ b + c)))
         np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-5, err_msg=f"M = {m}")
+
+
+@pytest.mark.parametrize("act", ["Relu", "Sigmoid"])
+def test_column_split_of_few_rows(act):
+    """Under two row blocks (M = 1, MR, MR + 1) with a constant B, threads split the panels
+    (`splits_columns`): runs of them over three k-blocks, more runs than MIN_CHUNKS' worth
+    of panels, a tail panel with a partial vector after the loop; the vector (Relu) and
+    scalar (Sigmoid) epilogues; the same on one thread and two."""
+    t = tiling_for(host_target())
+    k, n = 2 * KC + 40, (MIN_SPLIT_PANELS + MIN_CHUNKS + 1) * t.nr + t.vw + 3
+    b, c = _rand(k, n) / np.float32(np.sqrt(k)), _rand(n)
+    for m in (1, t.mr, t.mr + 1):
+        assert m // t.mr < 2 and n // t.nr >= MIN_SPLIT_PANELS  # the column split's case
+        a = _rand(m, k)
+        nodes = [helper.make_node("Gemm", ["a", "b", "c"], ["g"]),
+                 helper.make_node(act, ["g"], ["y"])]
+        model = _model(nodes, [("a", a)], (m, n), [("b", b), ("c", c)])
+        z = a @ b + c
+        expected = np.maximum(z, 0) if act == "Relu" else 1 / (1 + np.exp(-z))
+        one, two = (onnxc.compile(model, num_threads=threads, cache_dir=False).run(
+            None, {"a": a})[0] for threads in (1, 2))
+        np.testing.assert_allclose(one, expected, rtol=1e-4, atol=1e-5, err_msg=f"M = {m}")
+        np.testing.assert_array_equal(one, two)
 
 
 def test_matmul_folds_leading_dimensions_of_a_into_m():
