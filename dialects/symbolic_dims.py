@@ -286,9 +286,14 @@ class SymDim:
     # ------------------------------------------------------------------ text
 
     def __str__(self) -> str:
+        # with two compound atoms or more, they print first: read back left to right, a
+        # polynomial term before them would be absorbed into the first min or max alone
+        # (`from_terms`), which the canonical form did not do
+        compound = sum(1 for m in self._terms if m and not isinstance(m[-1], str)) > 1
         parts = []
-        for m, c in sorted(self._terms.items(), key=lambda t: (-len(t[0]),
-                                                               _monomial_key(t[0]))):
+        for m, c in sorted(self._terms.items(), key=lambda t: (
+                compound and not (t[0] and not isinstance(t[0][-1], str)), -len(t[0]),
+                _monomial_key(t[0]))):
             factors = ([str(abs(c))] if abs(c) != 1 or not m else []) + [str(a) for a in m]
             parts.append(("-" if c < 0 else "+") + "*".join(factors))
         return "".join(parts).removeprefix("+")
