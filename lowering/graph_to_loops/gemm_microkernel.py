@@ -12,10 +12,11 @@ block -> NR panel -> micro-kernel (with B packed at run time, the row blocks of 
 are split instead: the packing scratch is shared; with fewer than two row blocks, as a
 classifier head's M = 1, runs of panels are: `splits_columns`). An N remainder is one
 narrower tail panel (width a multiple of VW, zero-padded in the packing) whose tile goes
-through a small stack buffer. A static M remainder is one more MR-row block, clamped to end at row M: its first
-(MR - rem) rows are the previous block's, and it neither loads nor stores them (`row_block`), so
-the remainder runs the same code as every block instead of a shorter tile's copy of the nest
-(with AVX2's 6 rows most ResNet-50 convs had one: 15-25% of a conv net's LLVM IR). Where
+through a small stack buffer. A static M remainder is one more MR-row block, clamped to end
+at row M: its first (MR - rem) rows are the previous block's, and it neither loads nor
+stores them (`row_block`), so the remainder runs the same code as every block instead of a
+shorter tile's copy of the nest (with AVX2's 6 rows most ResNet-50 convs had one: 15-25% of
+a conv net's LLVM IR). Where
 those recomputed rows would be more than 1/64 of M, or M is below MR, the remainder keeps a
 tile of its own row count.
 
