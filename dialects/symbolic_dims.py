@@ -102,6 +102,11 @@ def _atom_key(atom: Atom) -> tuple[int, str]:
     return (0, atom) if isinstance(atom, str) else (1, atom.text)
 
 
+def _compound(m: Monomial) -> bool:
+    """Whether `m` holds a floordiv, min or max (atoms sort symbols first: the last tells)."""
+    return bool(m) and not isinstance(m[-1], str)
+
+
 _MONOMIAL_KEYS: dict[Monomial, tuple] = {}
 
 
@@ -289,11 +294,10 @@ class SymDim:
         # with two compound atoms or more, they print first: read back left to right, a
         # polynomial term before them would be absorbed into the first min or max alone
         # (`from_terms`), which the canonical form did not do
-        compound = sum(1 for m in self._terms if m and not isinstance(m[-1], str)) > 1
+        extrema_first = sum(map(_compound, self._terms)) > 1
         parts = []
         for m, c in sorted(self._terms.items(), key=lambda t: (
-                compound and not (t[0] and not isinstance(t[0][-1], str)), -len(t[0]),
-                _monomial_key(t[0]))):
+                extrema_first and not _compound(t[0]), -len(t[0]), _monomial_key(t[0]))):
             factors = ([str(abs(c))] if abs(c) != 1 or not m else []) + [str(a) for a in m]
             parts.append(("-" if c < 0 else "+") + "*".join(factors))
         return "".join(parts).removeprefix("+")
@@ -321,7 +325,7 @@ def from_terms(terms: dict[Monomial, int]) -> Dim:
     sums (`seq+1-max(1, seq)` is `min(1, seq)`), and floor divisions that cancel out as a
     whole are the polynomial they equal (floordiv(H+1, 2) + floordiv(H, 2) is H)."""
     terms = {m: c for m, c in terms.items() if c}  # a cancelled atom must not count
-    compound = [m for m, c in terms.items() if m and not isinstance(m[-1], str)]
+    compound = [m for m in terms if _compound(m)]
     if not compound:
         return simplify(SymDim(terms))
     if len(compound) > 1:
@@ -375,7 +379,7 @@ def _pull_common_parts(terms: dict[Monomial, int], compound: list[Monomial]) -> 
             continue
         args = [SymDim._of(a) for a in fn.args]
         common = {k: c for k, c in args[0].terms.items()
-                  if (not k or isinstance(k[-1], str))
+                  if not _compound(k)
                   and all(a.terms.get(k) == c for a in args[1:])}
         if not common:
             continue

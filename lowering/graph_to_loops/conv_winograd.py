@@ -293,7 +293,7 @@ class WinogradConv:
 
     def output_tile(self, m: SSAValue, n: Index, ty: Index, tx: Index, p0: Index,
                     rows: int, cols: int) -> None:
-        kb, grid, g, vw = self.kb, self.grid, self.g, self.t.vw
+        kb, g, vw = self.kb, self.g, self.t.vw
         stride = kb.imul(self.tiles, g.cout)
         src = kb.imul(kb.iadd(p0, tx), g.cout)
         pixel = kb.iadd(kb.imul(kb.iadd(kb.imul(n, g.oh), kb.imul(ty, TILE)), g.ow),

@@ -19,6 +19,8 @@ copied into the zero-padded NHWC scratch of conv_nhwc (no bounds tests).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, VectorType, f32
 from xdsl.ir import Operation, SSAValue
@@ -131,17 +133,16 @@ class _Depthwise:
         hi = max(lo, min(g.ow, (g.w - 1 - span + g.pl) // g.sw + 1))
         return lo, hi
 
-    def each_tile(self, tile) -> None:
+    def each_tile(self, tile: Callable[[Index, int], None]) -> None:
         """tile(ow0, tw) over the row: the left border's single pixels (in place), tiles of
         TW, the remainder, the right border's single pixels."""
         g, kb = self.geo, self.kb
         lo, hi = self.column_range()
         for ow in range(lo):
             tile(ow, 1)
-        tw = TW
-        full, rem = divmod(hi - lo, tw)
-        kb.for_(0, full, lambda b: tile(kb.iadd(lo, kb.imul(b, tw)), tw))
-        each_remainder(kb, rem, tw, lambda r: tile(kb.iadd(lo, kb.imul(full, tw)), r))
+        full, rem = divmod(hi - lo, TW)
+        kb.for_(0, full, lambda b: tile(kb.iadd(lo, kb.imul(b, TW)), TW))
+        each_remainder(kb, rem, TW, lambda r: tile(kb.iadd(lo, kb.imul(full, TW)), r))
         if self.in_place:
             for ow in range(hi, g.ow):
                 tile(ow, 1)
@@ -150,7 +151,7 @@ class _Depthwise:
                  live: list[SSAValue] | None) -> None:
         """Outputs of one row for channels [c, c + VW) (vec) or channel c alone."""
         g, kb = self.geo, self.kb
-        load = self.vload if vec else (lambda mem, at: kb.load(mem, [at]))
+        load = self.loader(vec)
         held = g.taps <= MAX_HELD_TAPS
         weights = [load(self.wt, kb.iadd(t * g.c, c)) for t in range(g.taps)] if held else None
         self.each_tile(lambda ow0, tw: self.tile(x_row, y_row, c, vec, live, weights, ow0, tw))
@@ -160,7 +161,7 @@ class _Depthwise:
              tw: int) -> None:
         """`tw` output pixels from `ow0` of one row, channels [c, c + VW) or channel c."""
         g, kb = self.geo, self.kb
-        load = self.vload if vec else (lambda mem, at: kb.load(mem, [at]))
+        load = self.loader(vec)
         # one base address per tile, and each tap's input a constant offset from it: the
         # address ops per tile fall from ~7 per tap to 1, and a pixel that two taps
         # read (stride 1) is loaded once
@@ -198,6 +199,10 @@ class _Depthwise:
             self.store(self.finish(acc[i], at, vec), at, vec)
 
     # ------------------------------------------------------------ helpers
+
+    def loader(self, vec: bool) -> Callable[[SSAValue, Index], SSAValue]:
+        """Loads of a channel vector (vec) or of one channel's value."""
+        return self.vload if vec else (lambda mem, at: self.kb.load(mem, [at]))
 
     def vload(self, mem: SSAValue, at: Index) -> SSAValue:
         return self.kb.vload(mem, [self.kb.idx(at)], self.vtype)
