@@ -36,7 +36,7 @@ from onnxc.dialects.graph_checks import (
     CheckOp,
     CheckSizesOp,
 )
-from onnxc.dialects.graph_composite import ChannelShuffleOp, ConvAddOp
+from onnxc.dialects.graph_composite import ChannelShuffleOp, ConvAddOp, PointwiseDepthwiseOp
 from onnxc.dialects.graph_control import CONTROL_OPS, IfOp, LoopOp, YieldOp
 from onnxc.dialects.graph_dynamic import (
     DYNAMIC_OPS,
@@ -224,7 +224,7 @@ Graph = Dialect(
         AddScalarOp, SubScalarOp, MulScalarOp, DivScalarOp, PowScalarOp,
         LayerNormalizationOp, GeluOp, PReluOp, WeightedSumOp, AttentionOp, RMSNormalizationOp,
         LayerNormalizationStatsOp,
-        FusedElementwiseOp, ChannelShuffleOp, ConvAddOp,
+        FusedElementwiseOp, ChannelShuffleOp, ConvAddOp, PointwiseDepthwiseOp,
         QuantizeLinearOp, DequantizeLinearOp, DynamicQuantizeLinearOp,
         *LOGIC_OPS, *UNARY_MATH_OPS, *GATHER_SCATTER_OPS, *VISION_OPS, *CHECK_OPS,
         *QLINEAR_OPS, *RNN_OPS, *CONTROL_OPS, *DYNAMIC_OPS, *WEIGHT_QUANT_OPS,
@@ -277,6 +277,7 @@ __all__ = [
     "ConstantOfShapeOp",
     "ConstantOp",
     "ConvAddOp",
+    "PointwiseDepthwiseOp",
     "ConvOp",
     "CosOp",
     "CoshOp",

@@ -9,22 +9,43 @@ activation epilogue (graph_epilogue), applied after the addition (ResNet's Relu(
 `graph.channel_shuffle {group}` is ShuffleNet's channel shuffle: for C = group * k,
 out[:, j * group + i] = in[:, i * k + j], what Reshape(N, g, k, ...) + Transpose(0, 2, 1, ...)
 + Reshape(N, C, ...) compute.
+
+`graph.pointwise_depthwise(%x, %w1, %b1, %w2, %b2)` is a MobileNet block's first two convs
+as one kernel: act2(depthwise(act1(conv1x1(x, w1, b1)), w2, b2)), the 1x1 conv's epilogue
+in the `pointwise_activation*` properties, the depthwise conv's window and epilogue in the
+usual ones. fuse-pointwise-depthwise makes it where the expanded tensor between them is
+larger than the cache; its kernel computes that tensor a few rows at a time, each row
+right before the depthwise rows that read it (depth-first), so it never leaves the cache.
+`stages()` gives the two convs as detached graph.conv ops (what the kernel and the
+evaluator build on).
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import IntegerAttr, TensorType
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Block, SSAValue
 from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_operand_def,
+    opt_prop_def,
     prop_def,
+    result_def,
     traits_def,
 )
+from xdsl.utils.exceptions import VerifyException
 
-from onnxc.dialects.graph_base import GraphOp, UnaryFields, int_of, shape_of
-from onnxc.dialects.graph_epilogue import EpilogueProps, verify_epilogue
-from onnxc.dialects.graph_nn import ConvFields, conv_result_shape
+from onnxc.dialects import graph_shapes as shapes
+from onnxc.dialects.graph_base import GraphOp, UnaryFields, int_of, ints_of, shape_of
+from onnxc.dialects.graph_epilogue import PARAMETERS, EpilogueProps, verify_epilogue
+from onnxc.dialects.graph_math import ConstantOp
+from onnxc.dialects.graph_nn import ConvFields, ConvOp, conv_result_shape
 from onnxc.dialects.graph_traits import NHWCKernel, StaticSizesKernel
 
 
@@ -73,3 +94,96 @@ def shuffle_source_channel(c: int, channels: int, group: int) -> int:
     return (c % group) * k + c // group
 
 
+
+
+POINTWISE_EPILOGUE = {"pointwise_activation": "activation",
+                      **{f"pointwise_{p}": p for p in PARAMETERS}}
+"""graph.pointwise_depthwise's properties of the 1x1 conv's epilogue -> graph.conv's names."""
+
+
+@irdl_op_definition
+class PointwiseDepthwiseOp(GraphOp, EpilogueProps):
+    """A 1x1 conv (group 1, stride 1, no pads) and the depthwise 2-D conv of its result, as
+    one op (see the module doc); `strides`, `pads`, `dilations` are the depthwise conv's.
+    No layout or size traits: it is made after assign-layout, of NHWC convs of static
+    sizes, and its kernel takes only those."""
+
+    name = "graph.pointwise_depthwise"
+    input = operand_def(TensorType)
+    pointwise_weight = operand_def(TensorType)
+    pointwise_bias = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    output = result_def(TensorType)
+    strides = prop_def(DenseArrayBase)
+    pads = prop_def(DenseArrayBase)
+    dilations = prop_def(DenseArrayBase)
+    pointwise_activation = opt_prop_def(StringAttr)
+    pointwise_activation_alpha = opt_prop_def(FloatAttr)
+    pointwise_activation_beta = opt_prop_def(FloatAttr)
+
+    def expanded_shape(self) -> tuple[int, ...]:
+        """The 1x1 conv's result: [N, C1, H, W]."""
+        n, c, h, w = shape_of(self.input)
+        c1, cin, kh, kw = shape_of(self.pointwise_weight)
+        if (cin, kh, kw) != (c, 1, 1):
+            raise ValueError(f"pointwise weight {(c1, cin, kh, kw)} is not [C1, {c}, 1, 1]")
+        if shape_of(self.pointwise_bias) != (c1,):
+            raise ValueError(f"pointwise bias shape {shape_of(self.pointwise_bias)} is not "
+                             f"({c1},)")
+        return n, c1, h, w
+
+    def infer_shapes(self):
+        if len(shape_of(self.input)) != 4:
+            raise ValueError(f"input rank {len(shape_of(self.input))} is not 4")
+        expanded = self.expanded_shape()
+        c1 = expanded[1]
+        if shape_of(self.weight)[:2] != (c1, 1) or shape_of(self.bias) != (c1,):
+            raise ValueError(f"depthwise weight {shape_of(self.weight)} and bias "
+                             f"{shape_of(self.bias)} are not [{c1}, 1, kh, kw] and ({c1},)")
+        return [shapes.conv_output_shape(expanded, shape_of(self.weight), ints_of(self.strides),
+                                         ints_of(self.pads), ints_of(self.dilations), c1)]
+
+    def verify_(self) -> None:
+        super().verify_()
+        verify_epilogue(self)
+        pointwise = self.pointwise_epilogue()
+        act = pointwise.get("activation")
+        if any(k in pointwise for k in PARAMETERS) and act is None:
+            raise VerifyException(f"{self.name}: pointwise activation parameters without "
+                                  "pointwise_activation")
+
+    def pointwise_epilogue(self) -> dict:
+        """The 1x1 conv's epilogue properties, under graph.conv's names."""
+        return {name: self.properties[own] for own, name in POINTWISE_EPILOGUE.items()
+                if own in self.properties}
+
+    def stages(self) -> tuple[ConvOp, ConvOp]:
+        """The 1x1 conv and the depthwise conv as detached graph.conv ops on plain (layout
+        free) types: constant operands become detached copies of their graph.constant (the
+        same value attribute), others placeholders. Nothing in the module gains a use, so
+        the kernel builders may make them whenever they need them."""
+        placeholders = Block(arg_types=[TensorType(v.type.element_type, shape_of(v))
+                                        for v in self.operands])
+
+        def value(i: int) -> SSAValue:
+            owner = self.operands[i].owner
+            if isinstance(owner, ConstantOp):
+                return ConstantOp(owner.value).output
+            return placeholders.args[i]
+
+        element = self.input.type.element_type
+        window = {"strides": DenseArrayBase.from_list(self.strides.elt_type, [1, 1]),
+                  "pads": DenseArrayBase.from_list(self.pads.elt_type, [0, 0, 0, 0]),
+                  "dilations": DenseArrayBase.from_list(self.dilations.elt_type, [1, 1]),
+                  "group": IntegerAttr(1, 64)}
+        pointwise = ConvOp.create(
+            operands=[value(0), value(1), value(2)],
+            result_types=[TensorType(element, self.expanded_shape())],
+            properties={**window, **self.pointwise_epilogue()})
+        own = {k: v for k, v in self.properties.items() if k not in POINTWISE_EPILOGUE}
+        depthwise = ConvOp.create(
+            operands=[pointwise.output, value(3), value(4)],
+            result_types=[TensorType(element, shape_of(self.output))],
+            properties={**own, "group": IntegerAttr(self.expanded_shape()[1], 64)})
+        return pointwise, depthwise

@@ -6,6 +6,7 @@ of an `onnxc` local function whose body is the decomposition into standard ops.
   followed by the activation, the op's attributes passed by reference, so one function
   serves every layer with that activation;
 - graph.conv_add: a function `ConvAdd[<Act>]` (Conv, Add of the residual, activation);
+- graph.pointwise_depthwise: a function of its two Convs and their activations;
 - graph.layer_normalization, rms_normalization, gelu: the opset-17/23/20 ops;
 - graph.attention: opset-23 Attention (inside a function when the mask must first be
   broadcast to [.., Sq, Sk] or a causal offset becomes a mask, as onnxruntime's kernel
@@ -124,6 +125,30 @@ def _conv(w: OnnxWriter, op: graph.ConvOp) -> None:
 def _conv_add(w: OnnxWriter, op: graph.ConvAddOp) -> None:
     _with_epilogue(w, op, "Conv", [op.input, op.weight, op.bias], ["X", "W", "B"],
                    _CONV_ATTRS, _conv_attrs(op), addend=op.addend)
+
+
+def _pointwise_depthwise(w: OnnxWriter, op: graph.PointwiseDepthwiseOp) -> None:
+    """A function `PointwiseDepthwise[<Act1>][<Act2>]`: the 1x1 Conv, its activation, the
+    depthwise Conv (its attributes by reference), its activation."""
+    pointwise, depthwise = op.stages()
+    first, second = epilogue_of(pointwise), epilogue_of(depthwise)
+    dtype = numpy_dtype_of(op.output)
+
+    def build(body: FunctionBody) -> None:
+        e = body.fresh("expanded")
+        body.node("Conv", ["X", "W1", "B1"], [e])
+        if first is not None:
+            e = emit_activation(body, e, first, dtype)
+        y = "Y" if second is None else body.fresh("conv")
+        body.node_with_refs("Conv", [e, "W2", "B2"], [y], _CONV_ATTRS)
+        if second is not None:
+            emit_activation(body, y, second, dtype, out="Y")
+
+    inputs = ["X", "W1", "B1", "W2", "B2"]
+    name = "PointwiseDepthwise" + _function_suffix(first) + _function_suffix(second)
+    fn = w.function(("PointwiseDepthwise", first, second, dtype.name), name, inputs, ["Y"],
+                    build, attributes=list(_CONV_ATTRS))
+    w.emit(op, fn, w.names(op.operands), domain=FUNCTION_DOMAIN, **_conv_attrs(depthwise))
 
 
 def _gemm(w: OnnxWriter, op: graph.GemmOp) -> None:
@@ -337,6 +362,7 @@ def _layer_norm_stats(w: OnnxWriter, op: graph.LayerNormalizationStatsOp) -> Non
 FUSED_EMITTERS: dict[type[Operation], Emitter] = {
     graph.ConvOp: _conv,
     graph.ConvAddOp: _conv_add,
+    graph.PointwiseDepthwiseOp: _pointwise_depthwise,
     graph.GemmOp: _gemm,
     graph.MatMulOp: _matmul,
     graph.LayerNormalizationOp: _layer_norm,

@@ -83,8 +83,21 @@ def conv_add(op: graph.ConvAddOp, args: list[np.ndarray]) -> list[np.ndarray]:
     return [y + args[-1]]
 
 
+def pointwise_depthwise(op: graph.PointwiseDepthwiseOp,
+                        args: list[np.ndarray]) -> list[np.ndarray]:
+    """Its two convs (`stages()`), the 1x1 conv's epilogue between them (the evaluator adds
+    the depthwise conv's after)."""
+    from onnxc.passes.evaluator import EVALUATORS as GRAPH_EVALUATORS
+    from onnxc.passes.evaluator import with_epilogue
+
+    pointwise, depthwise = op.stages()
+    (expanded,) = with_epilogue(pointwise, GRAPH_EVALUATORS[graph.ConvOp](pointwise, args[:3]))
+    return GRAPH_EVALUATORS[graph.ConvOp](depthwise, [expanded, *args[3:]])
+
+
 EVALUATORS: dict[type[Operation], Callable[[Operation, list[np.ndarray]], list[np.ndarray]]] = {
     graph.FusedElementwiseOp: fused_elementwise,
     graph.ChannelShuffleOp: channel_shuffle,
     graph.ConvAddOp: conv_add,
+    graph.PointwiseDepthwiseOp: pointwise_depthwise,
 }

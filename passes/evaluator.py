@@ -180,7 +180,7 @@ def _power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.float_power(a, b).astype(a.dtype)
 
 
-def _with_epilogue(op: Operation, values: list[np.ndarray]) -> list[np.ndarray]:
+def with_epilogue(op: Operation, values: list[np.ndarray]) -> list[np.ndarray]:
     """Apply a fused activation epilogue (fuse-activation) to the op's single result."""
     act = op.properties.get("activation")
     if act is None:
@@ -387,7 +387,7 @@ def evaluate_op(op: Operation, inputs: Sequence[np.ndarray]) -> list[np.ndarray]
         raise UnsupportedOpError(op.name, None, None, "the numpy evaluator has no entry")
     _check_result_sizes(op)
     with np.errstate(all="ignore"):
-        values = _with_epilogue(op, fn(op, list(inputs)))
+        values = with_epilogue(op, fn(op, list(inputs)))
     return [_as_result(v, r)
             for r, v in zip(op.results, values, strict=True)]
 

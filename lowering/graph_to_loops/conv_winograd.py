@@ -338,14 +338,6 @@ class _PointProducts(PackedGemm):
         super().__init__(op, kb, shape, kb.view(m, [POINTS * grid.tiles, shape.n]), u)
         self.act = None
         self.a = kb.view(v, [POINTS * grid.tiles, shape.k])
-        self.row0: Index = 0
-
-    def row_block(self, r: Index):
-        i0, clamped = super().row_block(r)
-        return self.kb.iadd(self.row0, i0), clamped
-
-    def remainder_start(self) -> Index:
-        return self.kb.iadd(self.row0, super().remainder_start())
 
     def k_loop(self, blk, ctx, i0, mr, init, step):
         kb = self.kb

@@ -55,30 +55,35 @@ def tap_major_weights(op: Operation) -> DenseIntOrFPElementsAttr:
     return from_numpy(w[:, 0].transpose(1, 2, 0).reshape(-1), f32)
 
 
-class _Depthwise:
-    def __init__(self, op: Operation, kb: KernelBuilder, ins, outs):
-        self.op, self.kb = op, kb
-        self.geo = g = geometry(op)
-        has_bias = op.bias is not None
-        residual = isinstance(op, graph.ConvAddOp)
-        n_ops = 2 + has_bias + residual
-        self.bias = ins[2] if has_bias else None
-        self.z = kb.view(ins[n_ops - 1], [g.pixels * g.c]) if residual else None
-        self.wt = ins[n_ops]
-        self.in_place = g.depthwise_in_place
-        if g.padded and not self.in_place:
-            self.x = pad_input(kb, g, ins[0], ins[n_ops + 1])
-        else:
-            self.x = kb.view(ins[0], [g.n * g.h * g.w * g.c])
+KernelRows = list[tuple[Index, int]]
+"""Where each kernel row of an output row reads: (pixel index of the input row's column 0,
+pixels to add), one per kernel row. One base for all rows and constant offsets when the
+input rows are consecutive (the plain kernel: each tap a constant offset from one address);
+the fused kernel's ring of expanded rows (depthwise_fused.py) gives each row its own base."""
+
+
+class DepthwiseRows:
+    """The depthwise kernel's row code, over an input `x` (flat) read in place (taps
+    outside skipped) or zero-padded, into `y` (flat); `build` runs every row."""
+
+    def __init__(self, op: Operation, kb: KernelBuilder, geo, x: SSAValue, y: SSAValue,
+                 wt: SSAValue, bias: SSAValue | None, z: SSAValue | None, in_place: bool):
+        self.op, self.kb, self.geo = op, kb, geo
+        self.x, self.y, self.wt, self.bias, self.z = x, y, wt, bias, z
+        self.in_place = in_place
         # the input's row length and where output column 0's first tap reads, in pixels
-        self.row_len: Dim = g.w if self.in_place else g.wp
-        self.shift = -g.pl if self.in_place else 0
-        self.y = kb.view(outs[0], [g.pixels * g.c])
+        self.row_len: Dim = geo.w if in_place else geo.wp
+        self.shift = -geo.pl if in_place else 0
         self.vw = tiling_for(kb.target).vw
         self.pixel_major = kb.target.vector_registers < HELD_WEIGHT_REGISTERS
         self.vtype = VectorType(f32, [self.vw])
         epilogue = epilogue_of(op)
         self.act = epilogue[0] if epilogue is not None else None
+
+    def consecutive(self, x_row: Index) -> KernelRows:
+        """Kernel rows of an input whose rows follow each other from pixel `x_row`."""
+        g = self.geo
+        return [(x_row, th * g.dh * self.row_len) for th in range(g.kh)]
 
     def build(self) -> None:
         g, kb = self.geo, self.kb
@@ -89,38 +94,44 @@ class _Depthwise:
             y_row = kb.imul(r, g.ow)
             if not self.in_place:
                 x_row = kb.imul(kb.iadd(kb.imul(n, g.hp), kb.imul(oh, g.sh)), g.wp)
-                self.row_channels(x_row, y_row, None)
+                self.row_channels(self.consecutive(x_row), y_row, None)
                 return
             ih0 = kb.isub(kb.imul(oh, g.sh), g.pt)  # the first kernel row's input row
             x_row = kb.imul(kb.iadd(kb.imul(n, g.h), ih0), g.w)  # < 0 above the input
-            live = [self.row_inside(kb.iadd(ih0, th * g.dh)) for th in range(g.kh)]
-            inside = live[0]
-            for cond in live[1:]:
-                inside = kb.insert(arith.AndIOp(inside, cond))
-            choose(kb, inside, lambda: self.row_channels(x_row, y_row, None) or [],
-                   lambda: self.row_channels(x_row, y_row, live) or [])
+            self.row_or_border(self.consecutive(x_row), y_row, ih0)
 
         kb.parallel_for(0, g.n * g.oh, row)
+
+    def row_or_border(self, rows: KernelRows, y_row: Index, ih0: Index) -> None:
+        """One output row whose first kernel row reads input row `ih0` (in place): the
+        plain tiles when all its kernel rows are inside the input, else the border form."""
+        g, kb = self.geo, self.kb
+        live = [self.row_inside(kb.iadd(ih0, th * g.dh)) for th in range(g.kh)]
+        inside = live[0]
+        for cond in live[1:]:
+            inside = kb.insert(arith.AndIOp(inside, cond))
+        choose(kb, inside, lambda: self.row_channels(rows, y_row, None) or [],
+               lambda: self.row_channels(rows, y_row, live) or [])
 
     def row_inside(self, ih: Index) -> SSAValue:
         """0 <= ih < H, one unsigned compare."""
         kb = self.kb
         return kb.insert(arith.CmpiOp(kb.idx(ih), kb.idx(self.geo.h), "ult"))
 
-    def row_channels(self, x_row: Index, y_row: Index, live: list[SSAValue] | None) -> None:
+    def row_channels(self, rows: KernelRows, y_row: Index, live: list[SSAValue] | None) -> None:
         """The row's outputs, vector channel blocks then the remaining channels; `live`:
         whether each kernel row reads the input (None: all do)."""
         g, kb = self.geo, self.kb
         nvec = g.c // self.vw
         if self.pixel_major:
             def all_blocks(ow0: Index, tw: int) -> None:
-                kb.for_(0, nvec, lambda cb: self.tile(x_row, y_row, kb.imul(cb, self.vw), True,
+                kb.for_(0, nvec, lambda cb: self.tile(rows, y_row, kb.imul(cb, self.vw), True,
                                                       live, None, ow0, tw))
             self.each_tile(all_blocks)
         else:
-            kb.for_(0, nvec, lambda cb: self.channels(x_row, y_row, kb.imul(cb, self.vw), True,
+            kb.for_(0, nvec, lambda cb: self.channels(rows, y_row, kb.imul(cb, self.vw), True,
                                                       live))
-        kb.for_(nvec * self.vw, g.c, lambda c: self.channels(x_row, y_row, c, False, live))
+        kb.for_(nvec * self.vw, g.c, lambda c: self.channels(rows, y_row, c, False, live))
 
     def column_range(self) -> tuple[int, int]:
         """Outputs [lo, hi) along W whose taps all read input columns (in place; the
@@ -147,28 +158,31 @@ class _Depthwise:
             for ow in range(hi, g.ow):
                 tile(ow, 1)
 
-    def channels(self, x_row: Index, y_row: Index, c: Index, vec: bool,
+    def channels(self, rows: KernelRows, y_row: Index, c: Index, vec: bool,
                  live: list[SSAValue] | None) -> None:
         """Outputs of one row for channels [c, c + VW) (vec) or channel c alone."""
         g, kb = self.geo, self.kb
         load = self.loader(vec)
         held = g.taps <= MAX_HELD_TAPS
         weights = [load(self.wt, kb.iadd(t * g.c, c)) for t in range(g.taps)] if held else None
-        self.each_tile(lambda ow0, tw: self.tile(x_row, y_row, c, vec, live, weights, ow0, tw))
+        self.each_tile(lambda ow0, tw: self.tile(rows, y_row, c, vec, live, weights, ow0, tw))
 
-    def tile(self, x_row: Index, y_row: Index, c: Index, vec: bool,
+    def tile(self, rows: KernelRows, y_row: Index, c: Index, vec: bool,
              live: list[SSAValue] | None, weights: list[SSAValue] | None, ow0: Index,
              tw: int) -> None:
         """`tw` output pixels from `ow0` of one row, channels [c, c + VW) or channel c."""
         g, kb = self.geo, self.kb
         load = self.loader(vec)
-        # one base address per tile, and each tap's input a constant offset from it: the
-        # address ops per tile fall from ~7 per tap to 1, and a pixel that two taps
-        # read (stride 1) is loaded once
-        x_base = kb.iadd(kb.imul(kb.iadd(x_row, kb.iadd(kb.imul(ow0, g.sw), self.shift)),
-                                 g.c), c)
+        # one base address per tile (per distinct row base), and each tap's input a
+        # constant offset from it: the address ops per tile fall from ~7 per tap to 1, and
+        # a pixel that two taps read (stride 1) is loaded once
+        x_bases: dict[Index, Index] = {}
+        for base, _ in rows:
+            if base not in x_bases:
+                x_bases[base] = kb.iadd(kb.imul(kb.iadd(base, kb.iadd(kb.imul(ow0, g.sw),
+                                                                      self.shift)), g.c), c)
         y_base = kb.iadd(kb.imul(kb.iadd(y_row, ow0), g.c), c)
-        loaded: dict[int, SSAValue] = {}
+        loaded: dict[tuple[Index, int], SSAValue] = {}
 
         def kernel_row(th: int, acc: list[SSAValue]) -> list[SSAValue]:
             acc = list(acc)
@@ -180,10 +194,11 @@ class _Depthwise:
                     if (self.in_place and isinstance(ow0, int)
                             and not 0 <= ow0 * g.sw + self.shift + col < g.w):
                         continue  # a border pixel's tap left of or right of the input
-                    offset = (th * g.dh * self.row_len + col) * g.c
-                    if offset not in loaded:
-                        loaded[offset] = load(self.x, kb.iadd(x_base, offset))
-                    acc[i] = self.fma(loaded[offset], wv, acc[i], vec)
+                    base, pixels = rows[th]
+                    at = (base, (pixels + col) * g.c)
+                    if at not in loaded:
+                        loaded[at] = load(self.x, kb.iadd(x_bases[base], at[1]))
+                    acc[i] = self.fma(loaded[at], wv, acc[i], vec)
             return acc
 
         acc = [self.initial(c, vec)] * tw
@@ -244,4 +259,14 @@ class _Depthwise:
 
 def depthwise_kernel(op: Operation, kb: KernelBuilder, ins, outs) -> None:
     """ins: x, weight (unused), [bias], [residual], [kh, kw, C] weights, [padded scratch]."""
-    _Depthwise(op, kb, ins, outs).build()
+    g = geometry(op)
+    has_bias = op.bias is not None
+    residual = isinstance(op, graph.ConvAddOp)
+    n_ops = 2 + has_bias + residual
+    z = kb.view(ins[n_ops - 1], [g.pixels * g.c]) if residual else None
+    if g.padded and not g.depthwise_in_place:
+        x = pad_input(kb, g, ins[0], ins[n_ops + 1])
+    else:
+        x = kb.view(ins[0], [g.n * g.h * g.w * g.c])
+    DepthwiseRows(op, kb, g, x, kb.view(outs[0], [g.pixels * g.c]), ins[n_ops],
+                  ins[2] if has_bias else None, z, g.depthwise_in_place).build()

@@ -83,7 +83,8 @@ class PackedGemm:
     The loop structure, micro-kernel and activation are shared; subclasses say how A is
     addressed (`row_context`, `k_loop`), which k-blocks there are (`k_blocks`) and what is
     added to the accumulators before the activation (`vector_terms`, `scalar_terms`).
-    `col0` and `b0` offset the output columns and the packed B (a conv group's share).
+    `col0` and `b0` offset the output columns and the packed B (a conv group's share),
+    `row0` the rows.
     """
 
     def __init__(self, op: Operation, kb: KernelBuilder, g: GemmShape, y: SSAValue,
@@ -122,6 +123,9 @@ class PackedGemm:
         self.act = epilogue[0] if epilogue is not None else None
         self.col0: Index = 0
         self.b0: Index = 0
+        self.row0: Index = 0
+        """the row of A and Y where the GEMM's rows start (Winograd's point; the fused
+        depthwise kernel's ring slot): added to each row block's first row"""
 
     # ---------------------------------------------------------------- small helpers
 
@@ -258,20 +262,21 @@ class PackedGemm:
                            lambda rem: self.k_blocks(lambda blk: self.k_block(blk, rem)))
 
     def remainder_start(self) -> Index:
-        """The first row after the full row blocks (a subclass may offset the rows)."""
-        return self.kb.imul(self.full_rows, self.t.mr)
+        """The first row after the full row blocks."""
+        return self.kb.iadd(self.row0, self.kb.imul(self.full_rows, self.t.mr))
 
     def row_block(self, r: Index) -> tuple[Index, Condition]:
         """Row block `r`'s first row, and whether it is the clamped last block (whose first
         `shared_rows` rows the block before it computes and owns)."""
         kb, mr = self.kb, self.t.mr
         if not self.clamped:
-            return kb.imul(r, mr), False
+            return kb.iadd(self.row0, kb.imul(r, mr)), False
         assert isinstance(self.m, int)
         if isinstance(r, int):
-            return (r * mr, False) if r < self.full_rows else (self.m - mr, True)
+            first, clamped = (r * mr, False) if r < self.full_rows else (self.m - mr, True)
+            return kb.iadd(self.row0, first), clamped
         last = kb.insert(arith.CmpiOp(kb.idx(r), kb.idx(self.full_rows), "eq"))
-        return kb.imin(kb.imul(r, mr), self.m - mr), last
+        return kb.iadd(self.row0, kb.imin(kb.imul(r, mr), self.m - mr)), last
 
     def k_block(self, blk: KBlock, span: tuple[Index, Index] | int | None) -> None:
         t, kb = self.t, self.kb

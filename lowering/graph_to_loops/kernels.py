@@ -23,6 +23,7 @@ from onnxc.lowering.graph_to_loops import (
     conv_transpose,
     data_movement,
     deform,
+    depthwise_fused,
     dynamic,
     dynamic_quantize,
     elementwise,
@@ -56,7 +57,8 @@ from onnxc.lowering.graph_to_loops.rules import ConstantsFn, KernelFn, KernelRul
 from onnxc.target import Target
 
 _MODULES = (
-    attention, checks, composite, conv, conv_transpose, data_movement, deform, dynamic,
+    attention, checks, composite, conv, conv_transpose, data_movement, deform, depthwise_fused,
+    dynamic,
     dynamic_quantize, elementwise, elementwise_logic, elementwise_unary, fused, grid_sample,
     index, layout, gemm, linalg, normalization, pool, qlinear_dispatch, quantize, random,
     reduce, resize, rnn, roi_align, scalar, strings, symbolic_data, tensor_ops, tree_ensemble, unpool,

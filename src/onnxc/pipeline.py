@@ -81,14 +81,16 @@ EMIT_STAGES: tuple[str, ...] = tuple(emit for stage in STAGES for emit in stage.
 
 GRAPH_TO_LOOPS: tuple[str, ...] = (
     "widen-half-precision", "insert-runtime-checks", "assign-layout", "fold-layout-converts",
-    "convert-graph-to-loops",
+    "fuse-pointwise-depthwise", "convert-graph-to-loops",
 )
 """Graph dialect on tensors -> kernels of scf/memref/arith/math loops on static memrefs.
 Run-time indices and divisors get their checks first (never optional: memory safety does not
 depend on -O). fp16/bf16 ops without a half kernel compute in f32 between casts at every -O
 level (passes/half_precision.py; at -O1 and above the graph levels did it already). Layouts
 are a lowering decision (as in MLIR), so they are chosen here at every -O level: convolutions
-and what their outputs flow through run in NHWC on SIMD hosts."""
+and what their outputs flow through run in NHWC on SIMD hosts; then a 1x1 conv whose result
+is too large for the cache fuses into the depthwise conv that reads it (a memory decision
+too: passes/depthwise_fusion.py)."""
 
 
 def graph_to_loops(precision: str = DEFAULT_PRECISION) -> tuple[str, ...]:
@@ -96,7 +98,7 @@ def graph_to_loops(precision: str = DEFAULT_PRECISION) -> tuple[str, ...]:
     compute in bf16 first (lowering/compute_precision.py)."""
     if precision == DEFAULT_PRECISION:
         return GRAPH_TO_LOOPS
-    at = GRAPH_TO_LOOPS.index("convert-graph-to-loops")
+    at = GRAPH_TO_LOOPS.index("fuse-pointwise-depthwise")  # bf16 convs stay unfused
     mark = f"set-compute-precision{{precision={precision}}}"
     return (*GRAPH_TO_LOOPS[:at], mark, *GRAPH_TO_LOOPS[at:])
 

@@ -109,6 +109,7 @@ _PASS_PATHS: dict[str, str] = {
     # activations are NHWC, then cleanup of the conversions (not graph-optimization rows)
     "assign-layout": "onnxc.passes.layout_assign:AssignLayoutPass",
     "fold-layout-converts": "onnxc.passes.layout_fold:FoldLayoutConvertsPass",
+    "fuse-pointwise-depthwise": "onnxc.passes.depthwise_fusion:FusePointwiseDepthwisePass",
     # which GEMMs and convs compute in bf16 (`precision="bf16"`, pipeline.graph_to_loops)
     "set-compute-precision": "onnxc.lowering.compute_precision:SetComputePrecisionPass",
     # loops-level whole-program passes: the entry ABI

@@ -100,6 +100,18 @@
 
 // -----
 
+%x, %w1, %b1, %w2, %b2 = "test.op"() : () -> (tensor<1x4x8x8xf32>, tensor<8x3x1x1xf32>, tensor<8xf32>, tensor<8x1x3x3xf32>, tensor<8xf32>)
+%y = graph.pointwise_depthwise(%x, %w1, %b1, %w2, %b2) {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<8x3x1x1xf32>, tensor<8xf32>, tensor<8x1x3x3xf32>, tensor<8xf32>) -> tensor<1x8x8x8xf32>
+// CHECK: Operation does not verify: graph.pointwise_depthwise: pointwise weight (8, 3, 1, 1) is not [C1, 4, 1, 1]
+
+// -----
+
+%x, %w1, %b1, %w2, %b2 = "test.op"() : () -> (tensor<1x4x8x8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8x1x3x3xf32>, tensor<8xf32>)
+%y = graph.pointwise_depthwise(%x, %w1, %b1, %w2, %b2) {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, pointwise_activation_alpha = 0.000000e+00 : f32} : (tensor<1x4x8x8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8x1x3x3xf32>, tensor<8xf32>) -> tensor<1x8x8x8xf32>
+// CHECK: Operation does not verify: graph.pointwise_depthwise: pointwise activation parameters without pointwise_activation
+
+// -----
+
 %x, %w = "test.op"() : () -> (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>)
 %r = graph.conv(%x, %w) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
 // CHECK: Operation does not verify: graph.conv: 2 spatial dimensions need 2 strides, 2 dilations and 4 pads, not 2, 2 and 2

@@ -342,6 +342,17 @@ func.func @fusion_results(%x: tensor<1x4x3x3xf32>, %w: tensor<2x4x1x1xf32>, %b: 
 
 // -----
 
+// A 1x1 conv and the depthwise conv of its result as one op (fuse-pointwise-depthwise).
+func.func @pointwise_depthwise(%x: tensor<1x4x8x8xf32>, %w1: tensor<8x4x1x1xf32>, %b1: tensor<8xf32>, %w2: tensor<8x1x3x3xf32>, %b2: tensor<8xf32>) -> tensor<1x8x4x4xf32> {
+  %y = graph.pointwise_depthwise(%x, %w1, %b1, %w2, %b2) {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, activation = "relu", pointwise_activation = "clip", pointwise_activation_alpha = 0.000000e+00 : f32, pointwise_activation_beta = 6.000000e+00 : f32} : (tensor<1x4x8x8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8x1x3x3xf32>, tensor<8xf32>) -> tensor<1x8x4x4xf32>
+  func.return %y : tensor<1x8x4x4xf32>
+}
+// CHECK-LABEL: func.func @pointwise_depthwise(
+// CHECK-NEXT:    %y = graph.pointwise_depthwise(%x, %w1, %b1, %w2, %b2) {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, activation = "relu", pointwise_activation = "clip", pointwise_activation_alpha = 0.000000e+00 : f32, pointwise_activation_beta = 6.000000e+00 : f32} : (tensor<1x4x8x8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8x1x3x3xf32>, tensor<8xf32>) -> tensor<1x8x4x4xf32>
+// CHECK-NEXT:    func.return %y : tensor<1x8x4x4xf32>
+
+// -----
+
 func.func @reductions_and_index(%x: tensor<2x3x4xf32>, %i: tensor<2x3xi64>, %v: tensor<2xf32>, %s: tensor<f32>) -> (tensor<2x1x4xf32>, tensor<3xf32>, tensor<2x3x1xf32>, tensor<2x4xi64>, tensor<2x1x4xi64>, tensor<2x2x4xf32>, tensor<2x2x4xi64>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x5x3xf32>, tensor<6xf32>) {
   %0 = graph.reduce_max(%x) {axes = array<i64: 1>, keepdims = 1 : i64} : (tensor<2x3x4xf32>) -> tensor<2x1x4xf32>
   %1 = graph.reduce_min(%x) {axes = array<i64: 0, 2>, keepdims = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<3xf32>
