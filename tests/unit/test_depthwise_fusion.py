@@ -64,7 +64,7 @@ def onnxruntime_result(model, x: np.ndarray) -> np.ndarray:
     return session.run(None, {"x": x})[0]
 
 
-def compiled_ops(model, **options) -> tuple[list[np.ndarray], set[str], object]:
+def compiled_ops(model, **options) -> tuple[onnxc.CompiledModel, set[str]]:
     compiled = onnxc.compile(model, profile=True, **options)
     return compiled, {row.op for row in compiled.profile().rows}
 
@@ -83,16 +83,16 @@ def unfused(monkeypatch):
 
 CASES = {
     # MobileNetV2's stride-2 block (112 -> 56 at full size), its stride-1 block
-    "stride2": dict(cin=16, c1=96, hw=(56, 56), stride=2),
-    "stride1": dict(cin=24, c1=144, hw=(40, 40)),
+    "stride2": {"cin": 16, "c1": 96, "hw": (56, 56), "stride": 2},
+    "stride1": {"cin": 24, "c1": 144, "hw": (40, 40)},
     # odd sizes (border pixels on both sides of both strides' rows), a 5x5 window
     # (MnasNet, EfficientNet), no pads, batch 2, no activations, Relu
-    "odd_sizes": dict(cin=16, c1=96, hw=(57, 53), stride=2),
-    "kernel5": dict(cin=20, c1=120, hw=(36, 34), k=5),
-    "unpadded": dict(cin=16, c1=96, hw=(54, 54), pads=0),
-    "batch2": dict(cin=32, c1=160, hw=(30, 30), n=2),
-    "no_activation": dict(cin=24, c1=144, hw=(40, 40), act=None),
-    "relu_stride2": dict(cin=24, c1=144, hw=(41, 41), stride=2, act="Relu"),
+    "odd_sizes": {"cin": 16, "c1": 96, "hw": (57, 53), "stride": 2},
+    "kernel5": {"cin": 20, "c1": 120, "hw": (36, 34), "k": 5},
+    "unpadded": {"cin": 16, "c1": 96, "hw": (54, 54), "pads": 0},
+    "batch2": {"cin": 32, "c1": 160, "hw": (30, 30), "n": 2},
+    "no_activation": {"cin": 24, "c1": 144, "hw": (40, 40), "act": None},
+    "relu_stride2": {"cin": 24, "c1": 144, "hw": (41, 41), "stride": 2, "act": "Relu"},
 }
 
 
