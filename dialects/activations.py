@@ -89,6 +89,11 @@ def _hard_swish(ops, x, alpha, beta):
     return ops.mul(x, _hard_sigmoid(ops, x, alpha, beta))
 
 
+def _silu(ops, x, alpha, beta):
+    """x * sigmoid(x) (SiLU, Swish: EfficientNet's, YOLO's)."""
+    return ops.mul(x, _sigmoid(ops, x, alpha, beta))
+
+
 def _softplus(ops, x, alpha, beta):
     """log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)): exp never overflows."""
     zero = ops.constant(0.0, x)
@@ -198,6 +203,7 @@ ACTIVATIONS: dict[str, Activation] = {a.name: a for a in (
     Activation("tanh", "Tanh", _tanh),
     Activation("hard_swish", "HardSwish", _hard_swish, frozenset({_ALPHA, _BETA}),
                frozenset({_ALPHA, _BETA})),
+    Activation("silu", "Silu", _silu),
     Activation("gelu", "Gelu", lambda ops, x, a, b: gelu(ops, x, "none"),
                numpy=lambda y, a, b: (0.5 * y * (1 + _erf64(y / math.sqrt(2)))).astype(y.dtype)),
     Activation("gelu_tanh", "GeluTanh", lambda ops, x, a, b: gelu(ops, x, "tanh"),
@@ -205,7 +211,8 @@ ACTIVATIONS: dict[str, Activation] = {a.name: a for a in (
                    1 + np.tanh(math.sqrt(2 / math.pi) * (y + 0.044715 * y**3)))),
 )}
 """Epilogue name -> its activation. clip's alpha / beta are its min / max (either may be
-absent), leaky_relu's alpha its slope, hard_swish's x * clip(alpha x + beta, 0, 1)."""
+absent), leaky_relu's alpha its slope, hard_swish's x * clip(alpha x + beta, 0, 1); silu
+is x * sigmoid(x), which ONNX (before opset 24's Swish) writes as Sigmoid and Mul."""
 
 SOFTPLUS = Activation("softplus", "Softplus", _softplus)
 MISH = Activation("mish", "Mish", _mish)

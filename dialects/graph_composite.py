@@ -96,6 +96,27 @@ def shuffle_source_channel(c: int, channels: int, group: int) -> int:
 
 
 
+STRIP_ROWS = 28
+"""Output rows per strip of graph.pointwise_depthwise's kernel, about: a stride-1 3x3 strip
+recomputes 2 expanded rows, 1/14 of its 1x1 work at 28 rows. An image has MIN_STRIPS
+strips at least, for two threads."""
+MIN_STRIPS = 2
+
+
+def depth_first_strips(output_rows: int) -> tuple[int, int]:
+    """(strips per image, output rows per strip) of the depth-first kernel."""
+    count = min(output_rows, max(MIN_STRIPS, output_rows // STRIP_ROWS))
+    rows = -(-output_rows // count)
+    return -(-output_rows // rows), rows
+
+
+def recomputed_share(output_rows: int, kernel_rows: int, stride: int) -> float:
+    """Expanded rows the depth-first kernel computes twice (each strip's first kh - s),
+    as a share of those the unfused 1x1 conv computes."""
+    count, rows = depth_first_strips(output_rows)
+    return (count - 1) * max(0, kernel_rows - stride) / (output_rows * stride)
+
+
 POINTWISE_EPILOGUE = {"pointwise_activation": "activation",
                       **{f"pointwise_{p}": p for p in PARAMETERS}}
 """graph.pointwise_depthwise's properties of the 1x1 conv's epilogue -> graph.conv's names."""

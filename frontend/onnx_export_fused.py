@@ -63,6 +63,8 @@ def emit_activation(sink: Sink, x: str, epilogue: Epilogue, dtype: np.dtype,
     elif act == "hard_swish":  # x * clip(alpha * x + beta, 0, 1)
         gate = sink.apply("HardSigmoid", [x], "gate", alpha=alpha, beta=beta)
         sink.node("Mul", [x, gate], [out])
+    elif act == "silu":  # x * sigmoid(x): no ONNX op before opset 24's Swish
+        sink.node("Mul", [x, sink.apply("Sigmoid", [x], "gate")], [out])
     elif act in ("gelu", "gelu_tanh"):
         sink.node("Gelu", [x], [out], approximate="tanh" if act == "gelu_tanh" else None)
     else:

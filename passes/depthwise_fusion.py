@@ -13,8 +13,9 @@ the layout, whether to fuse is a decision about memory, not about the graph. A p
 when the expanded tensor of one image is at least `min-bytes` (default: a core's L2 on the
 machines measured), both convs have constant weights and biases (every export after
 BatchNormalization folding), the 1x1 conv's result has no other reader, the depthwise
-window is undilated with stride at most its height, and the kh-row ring of expanded rows
-is at most RING_MAX_BYTES.
+window is undilated with stride at most its height, the kh-row ring of expanded rows is at
+most RING_MAX_BYTES and the rows the kernel's strips compute twice are at most
+MAX_RECOMPUTED of them.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, ints_of, shape_of
-from onnxc.dialects.graph_composite import POINTWISE_EPILOGUE
+from onnxc.dialects.graph_composite import POINTWISE_EPILOGUE, recomputed_share
 from onnxc.dialects.layout import layout_of
 from onnxc.dialects.onnxc_attributes import PRECISION_ATTR
 from onnxc.dialects.symbolic_dims import is_static
@@ -37,6 +38,10 @@ MIN_BYTES = 512 * 1024
 """Expanded tensors (one image) from this size are fused: a Zen 3 core's L2."""
 RING_MAX_BYTES = 256 * 1024
 """The fused kernel's ring of kh expanded rows must stay in L2 next to its input rows."""
+MAX_RECOMPUTED = 1 / 8
+"""Each strip of the fused kernel recomputes the kh - s expanded rows it shares with the
+strip above: fused where that is at most this share of the 1x1 conv's work (EfficientNet's
+14 x 14 5x5 layers would recompute 4 rows of every 7: 1.6x the 1x1 work, slower fused)."""
 
 
 def _plain_f32_nhwc(op: Operation) -> bool:
@@ -84,6 +89,8 @@ class FusePointwiseIntoDepthwise(RewritePattern):
         _, c1, h, w = shape_of(pw.output)
         kh = shape_of(dw.weight)[2]
         if h * w * c1 * 4 < self.min_bytes or kh * w * c1 * 4 > RING_MAX_BYTES:
+            return
+        if recomputed_share(shape_of(dw.output)[2], kh, ints_of(dw.strides)[0]) > MAX_RECOMPUTED:
             return
         own = {k: v for k, v in dw.properties.items() if k != "group"}
         pointwise = {own_name: pw.properties[name]

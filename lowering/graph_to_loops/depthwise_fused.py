@@ -10,7 +10,8 @@ the packed 1x1 GEMM of W pixels (conv_nhwc.ConvGemm, its bias and epilogue) into
 `(ih + pad) mod kh`; then the depthwise row code (depthwise.DepthwiseRows) reads its kernel
 rows from their slots, in place (taps outside the input skipped, as the plain kernel's).
 Rows outside the input are never computed; a strip recomputes the kh - s rows it shares
-with the strip above (STRIP_ROWS keeps that near 1/8 of the 1x1 conv's work).
+with the strip above (graph_composite.depth_first_strips; fuse-pointwise-depthwise fuses
+where that is at most 1/8 of the 1x1 conv's work).
 
 Each expanded value is the same sum in the same order as the unfused 1x1 kernel's, and each
 output the same sum of taps as the unfused depthwise kernel's: the two are bit-identical.
@@ -23,6 +24,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType, f32
 from xdsl.ir import Operation, SSAValue
 
 from onnxc.dialects import graph
+from onnxc.dialects.graph_composite import depth_first_strips
 from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.branches import when
@@ -42,18 +44,10 @@ from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.rules import rules
 from onnxc.target import Target
 
-STRIP_ROWS = 28
-"""Output rows per strip, about: a stride-1 3x3 strip recomputes 2 expanded rows, 1/14 of
-its 1x1 work at 28 rows. An image has MIN_STRIPS strips at least, for two threads."""
-MIN_STRIPS = 2
-
-
 def strips(g: ConvGeometry) -> tuple[int, int]:
     """(strips per image, output rows per strip) of the depthwise geometry `g`."""
     assert isinstance(g.oh, int)
-    count = min(g.oh, max(MIN_STRIPS, g.oh // STRIP_ROWS))
-    rows = -(-g.oh // count)
-    return -(-g.oh // rows), rows
+    return depth_first_strips(g.oh)
 
 
 def checked_stages(op: graph.PointwiseDepthwiseOp) -> tuple[Operation, Operation]:

@@ -74,13 +74,6 @@ def input_of(model) -> np.ndarray:
     return RNG.standard_normal(shape).astype(np.float32)
 
 
-@pytest.fixture
-def unfused(monkeypatch):
-    """Compiles with fuse-pointwise-depthwise matching nothing."""
-    monkeypatch.setattr(depthwise_fusion.FusePointwiseDepthwisePass, "rewrite_patterns",
-                        lambda self: [])
-
-
 CASES = {
     # MobileNetV2's stride-2 block (112 -> 56 at full size), its stride-1 block
     "stride2": {"cin": 16, "c1": 96, "hw": (56, 56), "stride": 2},

@@ -71,10 +71,14 @@ def test_every_symbolic_rule_is_in_symbolic_kernels():
 
 def test_codegen_hints_say_what_the_op_name_strings_said():
     assert early_kernels.EARLY_KERNELS == kernels.EARLY_KERNELS == frozenset({
-        "graph.conv", "graph.conv_add", "graph.matmul", "graph.gemm", "graph.attention"})
-    assert kernels.UNREDUCED_KERNELS == frozenset({"graph.conv", "graph.conv_add"})
+        "graph.conv", "graph.conv_add", "graph.matmul", "graph.gemm", "graph.attention",
+        "graph.pointwise_depthwise"})
+    assert kernels.UNREDUCED_KERNELS == frozenset({"graph.conv", "graph.conv_add",
+                                                   "graph.pointwise_depthwise"})
     for op in kernels.KERNELS:  # the forecast weighed `name.startswith("graph.conv")` 3x
-        assert kernels.forecast_weight(op.name) == (3 if op.name.startswith("graph.conv") else 1)
+        weight = 4 if op.name == "graph.pointwise_depthwise" else 3 if op.name.startswith(
+            "graph.conv") else 1  # the fused kernel: a 1x1 conv's and a depthwise conv's
+        assert kernels.forecast_weight(op.name) == weight
     assert kernels.forecast_weight("graph.if") == 1
     assert {op.name for op in kernels.BF16_KERNELS} == {  # compute_precision's former list
         "graph.matmul", "graph.gemm", "graph.conv", "graph.conv_add"}
@@ -104,8 +108,53 @@ ONE_NODE = {
 }
 
 
+# activations that ONNX (opset 20) writes as several nodes: (the nodes, the table's alpha
+# and beta); x is the input, y the output
+SEVERAL_NODES = {
+    "silu": ([("Sigmoid", ["x"], ["s"]), ("Mul", ["x", "s"], ["y"])], None, None),
+}
+
+
 def test_every_activation_has_a_numerics_case():
-    assert set(ONE_NODE) == set(ACTIVATIONS)
+    assert set(ONE_NODE) | set(SEVERAL_NODES) == set(ACTIVATIONS)
+    assert not set(ONE_NODE) & set(SEVERAL_NODES)
+
+
+@pytest.mark.parametrize("name", sorted(SEVERAL_NODES))
+def test_several_node_activation_numpy_compiled_onnxruntime(name):
+    """The same for an activation ONNX writes as a few nodes, after a Conv (where it becomes
+    the conv's epilogue, on vectors) and alone (elementwise kernels)."""
+    import onnxc
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes, alpha, beta = SEVERAL_NODES[name]
+    x = _x(1, 8, 6, 10)
+    w = np.random.default_rng(4).standard_normal((16, 8, 1, 1)).astype(np.float32) / 4
+    for with_conv in (True, False):
+        renamed = {"x": "c" if with_conv else "x"}
+        body = [helper.make_node(t, [renamed.get(i, i) for i in ins], outs)
+                for t, ins, outs in nodes]
+        if with_conv:
+            body.insert(0, helper.make_node("Conv", ["x", "w"], ["c"]))
+        out = (1, 16, 6, 10) if with_conv else x.shape
+        graph_proto = helper.make_graph(
+            body, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, out)],
+            [numpy_helper.from_array(w, "w")] if with_conv else [])
+        model = helper.make_model(graph_proto, opset_imports=[helper.make_opsetid("", 20)])
+        model.ir_version = 9
+        (expected,) = reference_run(model, {"x": x})
+        compiled = onnxc.compile(model, profile=True, cache_dir=False)
+        (got,) = compiled.run(None, {"x": x})
+        assert_same_outputs([got], [expected], rtol=RTOL, atol=ATOL)
+        if with_conv:
+            assert {row.op for row in compiled.profile().rows} <= {"graph.conv",
+                                                                  "layout.convert"}
+            pre = np.einsum("nchw,mc->nmhw", x, w[:, :, 0, 0])
+        else:
+            pre = x
+        evaluated = ACTIVATIONS[name].evaluate(pre, alpha, beta)
+        assert_same_outputs([evaluated], [got], rtol=RTOL, atol=1e-5)
 
 
 def _x(*shape) -> np.ndarray:
@@ -130,11 +179,11 @@ def test_activation_numpy_compiled_onnxruntime(name):
     assert_same_outputs([evaluated], [compiled], rtol=RTOL, atol=ATOL)
 
 
-@pytest.mark.parametrize("name", sorted(ONE_NODE))
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
 def test_activation_as_an_epilogue(name):
     """The epilogue's loops (graph_to_loops/epilogue.py, interpreted) against numpy, on a
     MatMul whose product is exact (small integers times multiples of 1/8)."""
-    _, _, _, alpha, beta = ONE_NODE[name]
+    alpha, beta = ONE_NODE[name][3:] if name in ONE_NODE else SEVERAL_NODES[name][1:]
     rng = np.random.default_rng(5)
     a = (rng.integers(-32, 32, (3, 4)) / 8).astype(np.float32)
     b = rng.integers(-1, 3, (4, 5)).astype(np.float32)

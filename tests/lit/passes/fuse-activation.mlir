@@ -36,6 +36,26 @@ func.func @hard_swish(%x: tensor<1x2x4x4xf32>, %w: tensor<3x2x3x3xf32>) -> tenso
 
 // -----
 
+// torch's SiLU as exported, x * Sigmoid(x), after a conv (either operand order); not when
+// the sigmoid has another reader.
+func.func @silu(%x: tensor<1x2x4x4xf32>, %w: tensor<3x2x3x3xf32>) -> (tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>) {
+  %c = graph.conv(%x, %w) {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x4x4xf32>
+  %s = graph.sigmoid(%c) : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %y = graph.mul(%s, %c) : (tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %d = graph.conv(%x, %w) {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x4x4xf32>
+  %t = graph.sigmoid(%d) : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %z = graph.mul(%d, %t) : (tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  func.return %y, %z, %t : tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>
+}
+// CHECK-LABEL: func.func @silu(
+// CHECK-NEXT:    %y = graph.conv(%x, %w) {{{.*}}activation = "silu"}
+// CHECK-NEXT:    %d = graph.conv(%x, %w)
+// CHECK-NEXT:    %t = graph.sigmoid(%d)
+// CHECK-NEXT:    %z = graph.mul(%d, %t)
+// CHECK-NEXT:    func.return %y, %z, %t
+
+// -----
+
 // The pre-activation value is also returned, and a producer keeps at most one epilogue.
 func.func @no_epilogue(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) {
   %m = graph.matmul(%a, %b) : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
