@@ -108,9 +108,12 @@ class ActivationAsEpilogue(RewritePattern):
         rewriter.replace(op, new)
 
 
-class HardSwishAsEpilogue(RewritePattern):
-    """x * clip(x * a + b, 0, 1) with x = conv/gemm/matmul(...) (the importer's HardSwish
-    and x * HardSigmoid) -> the producer with a hard_swish epilogue."""
+class _GateAsEpilogue(RewritePattern):
+    """x * gate(x) with x = conv/gemm/matmul(...) read by the gate and the product alone ->
+    the producer with the epilogue `epilogue(gate, x)` describes."""
+
+    def epilogue(self, gate: SSAValue, x: SSAValue) -> dict[str, object] | None:
+        raise NotImplementedError
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, mul: graph.MulOp, rewriter: PatternRewriter):
@@ -118,44 +121,40 @@ class HardSwishAsEpilogue(RewritePattern):
             producer = x.owner
             if not isinstance(producer, EPILOGUE_PRODUCERS) or epilogue_of(producer) is not None:
                 continue
-            ab = _hard_sigmoid_of(gate, x)
-            if ab is None or use_count(x) != 2 or not single_use(gate):
+            props = self.epilogue(gate, x)
+            if props is None or use_count(x) != 2 or not single_use(gate):
                 continue
             if not is_float_tensor(x) or shape_of(mul.output) != shape_of(x):
                 continue
-            el = element_type(x)
-            props = {"activation": StringAttr("hard_swish"),
-                     "activation_alpha": FloatAttr(ab[0], el),
-                     "activation_beta": FloatAttr(ab[1], el)}
             rewriter.replace(mul, type(producer)(
                 operands=_operand_groups(producer), result_types=[mul.output.type],
                 properties={**producer.properties, **props}))
             return
 
 
-class SiluAsEpilogue(RewritePattern):
+class HardSwishAsEpilogue(_GateAsEpilogue):
+    """x * clip(x * a + b, 0, 1) with x = conv/gemm/matmul(...) (the importer's HardSwish
+    and x * HardSigmoid) -> the producer with a hard_swish epilogue."""
+
+    def epilogue(self, gate: SSAValue, x: SSAValue) -> dict[str, object] | None:
+        ab = _hard_sigmoid_of(gate, x)
+        if ab is None:
+            return None
+        el = element_type(x)
+        return {"activation": StringAttr("hard_swish"), "activation_alpha": FloatAttr(ab[0], el),
+                "activation_beta": FloatAttr(ab[1], el)}
+
+
+class SiluAsEpilogue(_GateAsEpilogue):
     """x * sigmoid(x) with x = conv/gemm/matmul(...) (torch's SiLU as exported: Sigmoid and
     Mul) -> the producer with a silu epilogue: the product is taken while the tile is in
     registers, not in one more pass over memory (EfficientNet's expansions: 4.8 MB)."""
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, mul: graph.MulOp, rewriter: PatternRewriter):
-        for x, gate in ((mul.lhs, mul.rhs), (mul.rhs, mul.lhs)):
-            producer = x.owner
-            if not isinstance(producer, EPILOGUE_PRODUCERS) or epilogue_of(producer) is not None:
-                continue
-            sigmoid = gate.owner
-            if not isinstance(sigmoid, graph.SigmoidOp) or sigmoid.input != x:
-                continue
-            if use_count(x) != 2 or not single_use(gate) or not is_float_tensor(x):
-                continue
-            if shape_of(mul.output) != shape_of(x):
-                continue
-            rewriter.replace(mul, type(producer)(
-                operands=_operand_groups(producer), result_types=[mul.output.type],
-                properties={**producer.properties, "activation": StringAttr("silu")}))
-            rewriter.erase(sigmoid)
-            return
+    def epilogue(self, gate: SSAValue, x: SSAValue) -> dict[str, object] | None:
+        sigmoid = gate.owner
+        if not isinstance(sigmoid, graph.SigmoidOp) or sigmoid.input != x:
+            return None
+        return {"activation": StringAttr("silu")}
 
 
 def _hard_sigmoid_of(gate: SSAValue, x: SSAValue) -> tuple[float, float] | None:

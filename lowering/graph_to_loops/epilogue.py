@@ -77,6 +77,20 @@ Vectors = list[SSAValue] | SSAValue
 """A formula's value over the tile: one vector per register, or one splatted constant."""
 
 
+def _binary(cls: type[Operation]):
+    """A formula's binary op `cls` (an arith float op) over vectors."""
+    def apply(self: _VectorsOps, a: Vectors, b: Vectors) -> list[SSAValue]:
+        return self.each(lambda x, y: self.kb.float_op(cls, x, y), a, b)
+    return apply
+
+
+def _unary(cls: type[Operation]):
+    """A formula's unary op `cls` (arith.negf, math.exp ...) over vectors."""
+    def apply(self: _VectorsOps, a: Vectors) -> list[SSAValue]:
+        return self.each(lambda x: self.kb.insert(cls(x)), a)
+    return apply
+
+
 class _VectorsOps:
     """The ops of an activation's formula over a list of float vectors of type `vtype`: each
     op applied to every vector before the next op, each constant splatted once."""
@@ -87,45 +101,19 @@ class _VectorsOps:
     def constant(self, value: float, like: Vectors) -> SSAValue:
         return self.kb.vsplat(self.kb.constant(value, self.vtype.get_element_type()), self.vtype)
 
-    def _each(self, fn, *args: Vectors) -> list[SSAValue]:
+    def each(self, fn, *args: Vectors) -> list[SSAValue]:
+        """fn over the vectors of the lists, a splat standing for every one."""
         count = max(len(a) for a in args if isinstance(a, list))
         return [fn(*(a[i] if isinstance(a, list) else a for a in args)) for i in range(count)]
 
-    def _binary(self, cls: type[Operation], a: Vectors, b: Vectors) -> list[SSAValue]:
-        return self._each(lambda x, y: self.kb.float_op(cls, x, y), a, b)
-
-    def max(self, a: Vectors, b: Vectors) -> list[SSAValue]:
-        return self._binary(arith.MaximumfOp, a, b)
-
-    def min(self, a: Vectors, b: Vectors) -> list[SSAValue]:
-        return self._binary(arith.MinimumfOp, a, b)
-
-    def add(self, a: Vectors, b: Vectors) -> list[SSAValue]:
-        return self._binary(arith.AddfOp, a, b)
-
-    def sub(self, a: Vectors, b: Vectors) -> list[SSAValue]:
-        return self._binary(arith.SubfOp, a, b)
-
-    def mul(self, a: Vectors, b: Vectors) -> list[SSAValue]:
-        return self._binary(arith.MulfOp, a, b)
-
-    def div(self, a: Vectors, b: Vectors) -> list[SSAValue]:
-        return self._binary(arith.DivfOp, a, b)
-
     def muladd(self, a: Vectors, b: Vectors, c: Vectors) -> list[SSAValue]:
-        return self._each(self.kb.vfma, a, b, c)
+        return self.each(self.kb.vfma, a, b, c)
 
-    def neg(self, a: Vectors) -> list[SSAValue]:
-        return self._each(lambda x: self.kb.insert(arith.NegfOp(x)), a)
-
-    def exp(self, a: Vectors) -> list[SSAValue]:
-        return self._each(lambda x: self.kb.insert(math.ExpOp(x)), a)
-
-    def tanh(self, a: Vectors) -> list[SSAValue]:
-        return self._each(lambda x: self.kb.insert(math.TanhOp(x)), a)
-
-    def erf(self, a: Vectors) -> list[SSAValue]:
-        return self._each(lambda x: self.kb.insert(math.ErfOp(x)), a)
+    max, min = _binary(arith.MaximumfOp), _binary(arith.MinimumfOp)
+    add, sub = _binary(arith.AddfOp), _binary(arith.SubfOp)
+    mul, div = _binary(arith.MulfOp), _binary(arith.DivfOp)
+    neg, exp = _unary(arith.NegfOp), _unary(math.ExpOp)
+    tanh, erf = _unary(math.TanhOp), _unary(math.ErfOp)
 
 
 def clamp_vectors(kb: KernelBuilder, op: Operation, values: list[SSAValue],
