@@ -184,3 +184,26 @@ def test_evaluator_and_exporter_give_the_two_convs():
     assert any(f.name.startswith("PointwiseDepthwise") for f in exported.functions)
     np.testing.assert_allclose(onnxruntime_result(exported, x), expected, rtol=1e-5,
                                atol=1e-5)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_torchvision_mobilenet_v3_export_at_a_fixed_size(threads, tmp_path):
+    """torchvision's mobilenet_v3_large as torch.onnx (TorchScript) exports it with dynamic
+    batch, height and width (tests/models/real_exports, seeded weights), compiled for
+    1x3x224x224 as a user fixing its size would: its 112x112 expansions run fused, cold
+    and then warm (a cache hit), and the logits match onnxruntime's."""
+    from tests.models.real_exports import corpus
+
+    model = corpus.load("mobilenet_v3_large_ts")
+    feeds = corpus.feeds("mobilenet_v3_large_ts", "224x224")
+    session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    expected = session.run(None, feeds)[0]
+    shapes = {"input": [1, 3, 224, 224]}
+    for warm in (False, True):
+        compiled, ops = compiled_ops(model, input_shapes=shapes, num_threads=threads,
+                                     cache_dir=tmp_path)
+        assert compiled.from_cache == warm
+        assert "graph.pointwise_depthwise" in ops
+        np.testing.assert_allclose(compiled.run(None, feeds)[0], expected, rtol=1e-4,
+                                   atol=1e-4)
