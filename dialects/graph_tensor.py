@@ -191,7 +191,7 @@ class SliceOp(GraphOp, UnaryFields):
     `x[:, past:past+seq]`)."""
 
     name = "graph.slice"
-    traits = traits_def(AnyElementKernel())
+    traits = traits_def(AnyElementKernel(), NHWCKernel())
     starts = prop_def(DenseArrayBase | SizesAttr)
     ends = prop_def(DenseArrayBase | SizesAttr)
     axes = prop_def(DenseArrayBase)

@@ -187,7 +187,13 @@ def split_kernel(op: graph.SplitOp, kb: KernelBuilder, ins, outs):
 
 def slice_kernel(op: graph.SliceOp, kb: KernelBuilder, ins, outs):
     """A nest over the result; on a symbolic axis the first index may be a run-time value
-    (`x[:, -1:]` starts at seq - 1), computed once at the kernel's entry."""
+    (`x[:, -1:]` starts at seq - 1), computed once at the kernel's entry. In NHWC (static,
+    assign-layout lets it flow: the live regions split-conv-live-regions cuts out of an
+    atrous conv's input) the nest runs over the buffers' physical order, channels last."""
+    spec = layout_of(op.input.type)
+    if spec != layout_of(op.output.type) or spec not in (None, "NHWC"):
+        raise LoweringError(f"{op.name}: no kernel from layout {spec} to "
+                            f"{layout_of(op.output.type)}")
     in_shape = shape_of(op.input)
     starts, ends = op.bounds()
     axes, steps = ints_of(op.axes), ints_of(op.steps)
@@ -200,12 +206,17 @@ def slice_kernel(op: graph.SliceOp, kb: KernelBuilder, ins, outs):
         step[a] = st
     if 0 in shape_of(op.output):
         return
+    bounds = nest_bounds(sizes(kb, op.output, outs[0]))
+    if spec is not None:  # physical dimension p holds logical dimension order[p]
+        order = physical_permutation(spec, len(in_shape))
+        first, step = [first[d] for d in order], [step[d] for d in order]
+        bounds = [bounds[d] for d in order]
 
     def body(ivs: list[Index]) -> None:
         index = [kb.iadd(first[d], kb.imul(iv, step[d])) for d, iv in enumerate(ivs)]
         kb.store(kb.load(ins[0], index), outs[0], ivs)
 
-    kb.nest(nest_bounds(sizes(kb, op.output, outs[0])), body)
+    kb.nest(bounds, body)
 
 
 # --------------------------------------------------------------------------- gather

@@ -84,7 +84,7 @@ def test_layout_traits_say_what_the_tables_said():
     assert nhwc == {  # the former NHWC_KERNELS; symbolic: the former SYMBOLIC_NHWC
         "graph.average_pool": True, "graph.global_average_pool": True,
         "graph.global_max_pool": True, "graph.max_pool": True, "graph.concat": True,
-        "graph.split": False, "graph.channel_shuffle": False,
+        "graph.split": False, "graph.channel_shuffle": False, "graph.slice": False,
         # convs start NHWC (assign-layout's CONVS), the int8 ones by _quantized_nhwc
         "graph.conv": True, "graph.conv_add": True, "graph.qlinear_conv": True,
         "graph.quantize_linear": True, "graph.dequantize_linear": True}
