@@ -44,6 +44,7 @@ from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.rules import rules
 from onnxc.target import Target
 
+
 def strips(g: ConvGeometry) -> tuple[int, int]:
     """(strips per image, output rows per strip) of the depthwise geometry `g`."""
     assert isinstance(g.oh, int)

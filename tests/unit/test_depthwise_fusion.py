@@ -18,6 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 from xdsl.parser import Parser
 
 import onnxc
+from onnxc.errors import LoweringError
 from onnxc.frontend.onnx_export import export_onnx
 from onnxc.passes import depthwise_fusion
 from onnxc.passes.evaluator import evaluate
@@ -147,10 +148,8 @@ def _dense(a: np.ndarray) -> str:
     return f"dense<{json.dumps(np.round(a, 3).tolist())}> : tensor<{'x'.join(map(str, a.shape))}xf32>"
 
 
-def test_evaluator_and_exporter_give_the_two_convs():
-    """The numpy reference (passes/composite_reference.py) and the ONNX export (a local
-    function of two Convs) of a plain-layout graph.pointwise_depthwise agree with
-    onnxruntime on the unfused block."""
+def _plain_fused_module():
+    """A plain-layout graph.pointwise_depthwise with seeded constants, and the arrays."""
     w1, b1 = RNG.standard_normal((8, 4, 1, 1)), RNG.standard_normal(8)
     w2, b2 = RNG.standard_normal((8, 1, 3, 3)), RNG.standard_normal(8)
     arrays = {name: np.round(a, 3).astype(np.float32)
@@ -165,6 +164,22 @@ def test_evaluator_and_exporter_give_the_two_convs():
 }}"""
     module = Parser(make_context(), text).parse_module()
     module.verify()
+    return module, arrays
+
+
+def test_a_plain_layout_fused_op_is_refused_by_name():
+    """Its kernel takes NHWC only (fuse-pointwise-depthwise runs after assign-layout): a
+    hand-written plain one is a LoweringError naming the op, not a wrong result."""
+    module, _ = _plain_fused_module()
+    with pytest.raises(LoweringError, match="graph.pointwise_depthwise: its kernel takes NHWC"):
+        run_passes(make_context(), module, "convert-graph-to-loops")
+
+
+def test_evaluator_and_exporter_give_the_two_convs():
+    """The numpy reference (passes/composite_reference.py) and the ONNX export (a local
+    function of two Convs) of a plain-layout graph.pointwise_depthwise agree with
+    onnxruntime on the unfused block."""
+    module, arrays = _plain_fused_module()
     nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["e"]),
              helper.make_node("Clip", ["e", "lo", "hi"], ["r"]),
              helper.make_node("Conv", ["r", "w2", "b2"], ["d"], group=8, kernel_shape=[3, 3],
