@@ -39,7 +39,6 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
-from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects import graph_shapes as shapes
 from onnxc.dialects.graph_base import GraphOp, UnaryFields, int_of, ints_of, shape_of
@@ -168,11 +167,7 @@ class PointwiseDepthwiseOp(GraphOp, EpilogueProps):
     def verify_(self) -> None:
         super().verify_()
         verify_epilogue(self)
-        pointwise = self.pointwise_epilogue()
-        act = pointwise.get("activation")
-        if any(k in pointwise for k in PARAMETERS) and act is None:
-            raise VerifyException(f"{self.name}: pointwise activation parameters without "
-                                  "pointwise_activation")
+        verify_epilogue(self, self.pointwise_epilogue(), "pointwise ")
 
     def pointwise_epilogue(self) -> dict:
         """The 1x1 conv's epilogue properties, under graph.conv's names."""

@@ -47,17 +47,22 @@ def epilogue_of(op) -> tuple[str, float | None, float | None] | None:
     )
 
 
-def verify_epilogue(op) -> None:
-    """The activation is known and carries exactly the parameters it takes."""
-    params = {p for p in PARAMETERS if p in op.properties}
-    act = op.properties.get("activation")
+def verify_epilogue(op, properties: dict | None = None, what: str = "") -> None:
+    """The activation is known and carries exactly the parameters it takes; `properties`
+    (default: the op's) under graph.conv's names, `what` naming whose epilogue they are."""
+    properties = op.properties if properties is None else properties
+    params = {p for p in PARAMETERS if p in properties}
+    act = properties.get("activation")
     if act is None:
         if params:
-            raise VerifyException(f"{op.name}: {sorted(params)} given without an activation")
+            article = f"a {what}" if what else "an "
+            raise VerifyException(f"{op.name}: {sorted(params)} given without "
+                                  f"{article}activation")
         return
     if act.data not in ACTIVATIONS:
         raise VerifyException(
-            f"{op.name}: unknown activation '{act.data}' (expected one of {sorted(ACTIVATIONS)})"
+            f"{op.name}: unknown {what}activation '{act.data}' (expected one of "
+            f"{sorted(ACTIVATIONS)})"
         )
     required, allowed = ACTIVATIONS[act.data]
     if not required <= params or not params <= allowed:

@@ -15,6 +15,10 @@ columns run in tiles; the few at each end (`pl / sw` and `pr / sw` of them) are 
 pixels whose taps outside the input are left out at compile time. The sums are those of
 the zero-padded form without its zero products. With symbolic sizes the input is first
 copied into the zero-padded NHWC scratch of conv_nhwc (no bounds tests).
+
+The row code (`DepthwiseRows`) takes each kernel row's input row as a base of its own
+(`KernelRows`), so the fused 1x1 + depthwise kernel (depthwise_fused.py) runs it on its
+ring of expanded rows.
 """
 
 from __future__ import annotations
@@ -30,7 +34,12 @@ from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph_epilogue import epilogue_of
 from onnxc.dialects.symbolic_dims import Dim
 from onnxc.lowering.graph_to_loops.branches import choose, each_remainder
-from onnxc.lowering.graph_to_loops.conv_nhwc import geometry, pad_input, weight_value
+from onnxc.lowering.graph_to_loops.conv_nhwc import (
+    ConvGeometry,
+    geometry,
+    pad_input,
+    weight_value,
+)
 from onnxc.lowering.graph_to_loops.epilogue import activate, clamp_vectors, on_vectors
 from onnxc.lowering.graph_to_loops.gemm_tiles import tiling_for
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
@@ -66,8 +75,9 @@ class DepthwiseRows:
     """The depthwise kernel's row code, over an input `x` (flat) read in place (taps
     outside skipped) or zero-padded, into `y` (flat); `build` runs every row."""
 
-    def __init__(self, op: Operation, kb: KernelBuilder, geo, x: SSAValue, y: SSAValue,
-                 wt: SSAValue, bias: SSAValue | None, z: SSAValue | None, in_place: bool):
+    def __init__(self, op: Operation, kb: KernelBuilder, geo: ConvGeometry, x: SSAValue,
+                 y: SSAValue, wt: SSAValue, bias: SSAValue | None, z: SSAValue | None,
+                 in_place: bool):
         self.op, self.kb, self.geo = op, kb, geo
         self.x, self.y, self.wt, self.bias, self.z = x, y, wt, bias, z
         self.in_place = in_place

@@ -108,7 +108,13 @@
 
 %x, %w1, %b1, %w2, %b2 = "test.op"() : () -> (tensor<1x4x8x8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8x1x3x3xf32>, tensor<8xf32>)
 %y = graph.pointwise_depthwise(%x, %w1, %b1, %w2, %b2) {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, pointwise_activation_alpha = 0.000000e+00 : f32} : (tensor<1x4x8x8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8x1x3x3xf32>, tensor<8xf32>) -> tensor<1x8x8x8xf32>
-// CHECK: Operation does not verify: graph.pointwise_depthwise: pointwise activation parameters without pointwise_activation
+// CHECK: Operation does not verify: graph.pointwise_depthwise: ['activation_alpha'] given without a pointwise activation
+
+// -----
+
+%x, %w1, %b1, %w2, %b2 = "test.op"() : () -> (tensor<1x4x8x8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8x1x3x3xf32>, tensor<8xf32>)
+%y = graph.pointwise_depthwise(%x, %w1, %b1, %w2, %b2) {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, pointwise_activation = "swish"} : (tensor<1x4x8x8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8x1x3x3xf32>, tensor<8xf32>) -> tensor<1x8x8x8xf32>
+// CHECK: Operation does not verify: graph.pointwise_depthwise: unknown pointwise activation 'swish'
 
 // -----
 
