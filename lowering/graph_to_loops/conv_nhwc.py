@@ -289,17 +289,22 @@ class ConvGemm(PackedGemm):
 
     def __init__(self, op: Operation, kb: KernelBuilder, ins, outs,
                  geo: ConvGeometry | None = None):
-        self.geo = g = geo or geometry(op)
-        self.plan = block_plan(g)
+        g = geo or geometry(op)
         has_bias = op.bias is not None
         residual = isinstance(op, graph.ConvAddOp)
         n_ops = 2 + has_bias + residual
-        bp = ins[n_ops]
-        y = kb.view(outs[0], [g.pixels, g.cout])
-        super().__init__(op, kb, _gemm_shape(g), y, bp)
-        self.bias = ins[2] if has_bias else None
-        self.z = kb.view(ins[n_ops - 1], [g.pixels, g.cout]) if residual else None
+        self.setup(op, kb, g, kb.view(outs[0], [g.pixels, g.cout]), ins[n_ops],
+                   ins[2] if has_bias else None,
+                   kb.view(ins[n_ops - 1], [g.pixels, g.cout]) if residual else None)
         self.x = self.input_of(ins[0], ins[n_ops + 1] if len(ins) > n_ops + 1 else None)
+
+    def setup(self, op: Operation, kb: KernelBuilder, g: ConvGeometry, y: SSAValue,
+              bp: SSAValue, bias: SSAValue | None, z: SSAValue | None) -> None:
+        """What every ConvGemm holds: the geometry and its k-block plan, the packed GEMM
+        into `y` over `bp`, the bias and the residual (the caller sets `x`)."""
+        self.geo, self.plan = g, block_plan(g)
+        PackedGemm.__init__(self, op, kb, _gemm_shape(g), y, bp)
+        self.bias, self.z = bias, z
         self.c0: Index = 0  # the group's first input channel
 
     def input_of(self, x: SSAValue, scratch: SSAValue | None) -> SSAValue:

@@ -32,14 +32,11 @@ from onnxc.lowering.graph_to_loops.conv_nhwc import (
     NHWC,
     ConvGemm,
     ConvGeometry,
-    block_plan,
     geometry,
     packed_weights,
     supports_nhwc,
 )
 from onnxc.lowering.graph_to_loops.depthwise import DepthwiseRows, tap_major_weights
-from onnxc.lowering.graph_to_loops.gemm_microkernel import PackedGemm
-from onnxc.lowering.graph_to_loops.gemm_tiles import GemmShape
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.rules import rules
 from onnxc.target import Target
@@ -88,11 +85,8 @@ class _ExpandedRow(ConvGemm):
 
     def __init__(self, op: Operation, kb: KernelBuilder, g: ConvGeometry, x: SSAValue,
                  bias: SSAValue, packed: SSAValue, ring: SSAValue):
-        self.geo = g
-        self.plan = block_plan(g)
-        PackedGemm.__init__(self, op, kb, GemmShape(g.w, g.cout, g.c, False, False, 1.0, 0.0,
-                                                    None), ring, packed)
-        self.bias, self.z, self.x, self.c0 = bias, None, x, 0
+        self.setup(op, kb, g, ring, packed, bias, None)
+        self.x = x
         self.a0: Index = 0
 
     def row_context(self, i0: Index, mr: int) -> list[Index]:
