@@ -5,16 +5,22 @@ artifacts link it into their library): `onnxc_pool_run` and its helpers, and
 The pool (one per process, in the static memory of the pool module, each part on its own
 cache line):
 
-- `state` (i64) = job << 32 | chunks << 16 | next chunk, where job = generation << 10 |
-  helpers (a 22-bit generation, incremented per region, and how many helpers may take
-  part). The caller publishes a region by storing (job, chunks, 0). Claiming chunk i moves
-  next from i to i + 1: the caller with an atomic add, helpers with a compare-and-swap.
-  The value a claim replaced describes everything about it (which job, how many chunks,
-  which chunk), so a claim is valid exactly when that value says i < chunks and, for a
-  helper, that it is one of the job's helpers - whatever the helper read earlier. A helper
-  delayed between reading `state` and swapping cannot claim a chunk of a later job with a
-  stale idea of it: its swap fails, or (if `state` came back to the very same value, after
-  2**22 regions) the claim is a valid one of the job that value describes.
+- `state` (i64) = job << 32 | front << 16 | back, where job = generation << 10 | helpers
+  (a 22-bit generation, incremented per region, and how many helpers may take part); the
+  chunks not claimed yet are [front, back). The caller publishes a region by storing (job,
+  0, chunks). The caller claims from the front (an atomic add moves front from i to
+  i + 1: chunk i), helpers from the back (a compare-and-swap moves back from i + 1 to i:
+  chunk i). So at two threads the caller runs the first chunks and the helper the last ones
+  in every region, and a kernel reads the rows the kernel before it wrote on the same core
+  (from its own L2): with one shared counter the chunks fell to the threads at random and
+  half of every activation crossed cores (a depthwise conv of 28x28x136 at T=2 took 62-86
+  us against 21 us in fronts and backs, on a 2-vCPU Zen 3). The value a claim replaced
+  describes everything about it (which job, which chunks are left), so a claim is valid
+  exactly when that value says front < back and, for a helper, that it is one of the
+  job's helpers - whatever the helper read earlier. A helper delayed between reading
+  `state` and swapping cannot claim a chunk of a later job with a stale idea of it: its
+  swap fails, or (if `state` came back to the very same value, after 2**22 regions) the
+  claim is a valid one of the job that value describes.
 - `job`: {chunk function, ctx} of the current region, read by a helper only after a
   successful claim: the region cannot end before that chunk is done, so the caller cannot
   be writing the next region's job meanwhile.
@@ -71,8 +77,8 @@ FORK_FLAG = "onnxc_serial_after_fork"
 
 MAX_HELPERS = 1023
 MAX_CHUNKS = 16384
-"""Most chunks a region may have (a 16-bit field of `state`; the caller's last, failing
-claim moves `next` one past the chunk count). Model code asks for at most 8 per thread."""
+"""Most chunks a region may have (16-bit fields of `state`; the caller's last, failing
+claim moves `front` one past `back`). Model code asks for at most 8 per thread."""
 DEFAULT_SPIN_NS = 200_000
 """How long an idle helper (and a caller waiting for helpers' chunks) spins before sleeping.
 Inference calls in a loop come back within ~20-100 us of Python, so helpers are still
@@ -301,19 +307,20 @@ class _PoolIR:
         seen.add_incoming(job, blocks["report.done"])
         b.branch(blocks["claim"])
 
-        b.position_at_end(blocks["claim"])  # `current` describes the job and its next chunk
+        b.position_at_end(blocks["claim"])  # `current` describes the job and its chunks left
         current, ran = b.phi(I64, "current"), b.phi(I32, "ran")
         current.add_incoming(observed, blocks["got"])
         ran.add_incoming(I32(0), blocks["got"])
-        chunk, chunks = self._chunk_and_count(b, current)
+        front, back = self._front_and_back(b, current)
         helpers = b.and_(b.lshr(current, I64(32)), I64(MAX_HELPERS))
         eligible = b.and_(b.and_(b.icmp_unsigned("==", b.lshr(current, I64(32)), job),
                                  b.icmp_unsigned("<", index, helpers)),
-                          b.icmp_unsigned("<", chunk, chunks))
+                          b.icmp_unsigned("<", front, back))
+        chunk = b.sub(back, I64(1))  # helpers take the last chunk left
         b.cbranch(eligible, blocks["claim.swap"], blocks["report"])
 
         b.position_at_end(blocks["claim.swap"])  # succeeds only if `current` is still true
-        pair = b.cmpxchg(self._state(b), current, b.add(current, I64(1)), "acq_rel", "acquire")
+        pair = b.cmpxchg(self._state(b), current, b.sub(current, I64(1)), "acq_rel", "acquire")
         current.add_incoming(b.extract_value(pair, 0), blocks["claim.swap"])
         ran.add_incoming(ran, blocks["claim.swap"])
         b.cbranch(b.extract_value(pair, 1), blocks["run"], blocks["claim"])
@@ -343,10 +350,9 @@ class _PoolIR:
         b.branch(blocks["top"])
 
     @staticmethod
-    def _chunk_and_count(b: ir.IRBuilder, state: ir.Value) -> tuple[ir.Value, ir.Value]:
-        """(next chunk, chunks) of a `state` value."""
-        chunk = b.and_(state, I64(0xFFFF))
-        return chunk, b.and_(b.lshr(state, I64(16)), I64(0xFFFF))
+    def _front_and_back(b: ir.IRBuilder, state: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """(front, back) of a `state` value: the chunks not claimed yet are [front, back)."""
+        return b.and_(b.lshr(state, I64(16)), I64(0xFFFF)), b.and_(state, I64(0xFFFF))
 
     def _emit_make_helpers(self) -> None:
         """`pool.make_helpers(wanted) -> i64`: start helper threads up to `wanted` (called
@@ -425,7 +431,7 @@ class _PoolIR:
         previous = b.load_atomic(self._state(b), "monotonic", 8)  # only we change it now
         generation = b.add(b.lshr(previous, I64(42)), I64(1))  # modulo 2**22
         published = b.or_(b.or_(b.shl(generation, I64(42)), b.shl(helpers, I64(32))),
-                          b.shl(chunks, I64(16)))
+                          chunks)  # front 0, back chunks
         for i, value in enumerate([chunk_fn, ctx]):  # unchanged: keep helpers' cached copy
             field = self._job(b, i)
             with b.if_then(b.icmp_unsigned("!=", b.load_atomic(field, "monotonic", 8), value)):
@@ -439,13 +445,13 @@ class _PoolIR:
         b.call(self.futex_wake, [self._job_word(b), I32(2**31 - 1)])
         b.branch(blocks["own"])
 
-        b.position_at_end(blocks["own"])  # the caller claims chunks too
+        b.position_at_end(blocks["own"])  # the caller claims chunks too, from the front
         mine = b.phi(I64, "mine")
         mine.add_incoming(I64(0), published_from)
         mine.add_incoming(I64(0), blocks["wake"])
-        claimed = b.atomic_rmw("add", self._state(b), I64(1), "monotonic")
-        chunk = b.and_(claimed, I64(0xFFFF))
-        b.cbranch(b.icmp_unsigned("<", chunk, chunks), blocks["own.run"], blocks["wait"])
+        claimed = b.atomic_rmw("add", self._state(b), I64(1 << 16), "monotonic")
+        chunk, back = self._front_and_back(b, claimed)
+        b.cbranch(b.icmp_unsigned("<", chunk, back), blocks["own.run"], blocks["wait"])
         b.position_at_end(blocks["own.run"])
         b.call(chunk_fn, [ctx, chunk])
         mine.add_incoming(b.add(mine, I64(1)), blocks["own.run"])

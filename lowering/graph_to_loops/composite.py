@@ -18,9 +18,10 @@ from onnxc.dialects.graph import int_of
 from onnxc.dialects.graph_fused_elementwise import body_key, inline_body
 from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.checks import parallel_nest
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise, require_physical_broadcast
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
-from onnxc.lowering.graph_to_loops.normalization import extents, sizes
+from onnxc.lowering.graph_to_loops.normalization import sizes
 from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 
@@ -51,7 +52,7 @@ def channel_shuffle_kernel(op: graph.ChannelShuffleOp, kb: KernelBuilder, ins, o
         b, i, j, p = ivs
         kb.store(kb.load(x, [b, i, j, p]), y, [b, j, i, p])
 
-    kb.nest(extents([n, g, k, plane]), copy)
+    parallel_nest(kb, [n, g, k, plane], copy)
 
 
 def _channel_shuffle_nhwc(kb: KernelBuilder, src, dst, pixels: int, g: int, k: int) -> None:

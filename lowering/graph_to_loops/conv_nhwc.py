@@ -320,14 +320,16 @@ class ConvGemm(PackedGemm):
         """Floats of one group's packed B."""
         return sum(d * self.npad for d in self.plan.depths)
 
-    def build(self) -> None:
+    def each_group(self, body) -> None:
+        """Inside the parallel chunk of rows: a chunk's rows of every group are one thread's
+        (ShuffleNet's grouped 1x1 convs were a parallel region per group)."""
         g, kb = self.geo, self.kb
 
         def group(grp: Index) -> None:
             self.col0 = kb.imul(grp, g.mg)
             self.c0 = kb.imul(grp, g.cg)
             self.b0 = kb.imul(grp, self.group_size)
-            super(ConvGemm, self).build()
+            body()
 
         kb.for_(0, g.groups, group)
 

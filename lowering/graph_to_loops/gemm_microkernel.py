@@ -189,15 +189,16 @@ class PackedGemm:
 
     def build(self) -> None:
         """Threads split the rows: with B packed at compile time, each parallel iteration is
-        a chunk of row blocks running the whole k-block / N-stripe nest (one parallel region
-        per product); a B packed at run time is shared scratch, so there the row blocks of
-        each stripe are split after it is packed."""
+        a chunk of row blocks running the whole k-block / N-stripe nest, of every group
+        (`each_group`), so a product is one parallel region and a thread keeps the same rows
+        from one kernel to the next; a B packed at run time is shared scratch, so there the
+        row blocks of each stripe are split after it is packed."""
         kb = self.kb
         if self.runtime_pack:
-            self.k_blocks(lambda blk: self.k_block(blk, None))
+            self.each_group(lambda: self.k_blocks(lambda blk: self.k_block(blk, None)))
             return
         if self.splits_columns():
-            self.build_column_split()
+            self.each_group(self.build_column_split)
             return
         row_blocks = self.row_blocks
         if isinstance(row_blocks, int):
@@ -211,10 +212,15 @@ class PackedGemm:
         def chunk(c: Index) -> None:
             lo = kb.imul(c, per_chunk)
             span = (lo, kb.imin(kb.iadd(lo, per_chunk), row_blocks))
-            self.k_blocks(lambda blk: self.k_block(blk, span))
+            self.each_group(lambda: self.k_blocks(lambda blk: self.k_block(blk, span)))
 
         kb.parallel_for(0, chunks, chunk)
-        self.remainder()
+        self.each_group(self.remainder)
+
+    def each_group(self, body: Callable[[], None]) -> None:
+        """`body()` once per group of the product, with `col0` and `b0` set to the group's
+        (a grouped conv's: conv_nhwc.ConvGemm); a plain GEMM is one group."""
+        body()
 
     def splits_columns(self) -> bool:
         """Static M of fewer than two row blocks (a classifier head's or an SE block's

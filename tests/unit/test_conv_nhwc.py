@@ -17,6 +17,7 @@ import numpy as np
 import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -24,6 +25,7 @@ import onnxc
 import onnxc.pipeline
 from onnxc.dialects import graph
 from onnxc.dialects.layout import ConvertOp, layout_of, with_layout
+from onnxc.dialects.onnxc_attributes import PARALLEL_ATTR
 from onnxc.frontend import import_onnx
 from onnxc import pipeline
 from onnxc.lowering.graph_to_loops.conv_nhwc import block_plan, geometry, supports_nhwc
@@ -239,6 +241,31 @@ def test_the_convs_really_are_nhwc():
     assert to_nhwc(module) == 1
     convs = [op for op in module.walk() if isinstance(op, graph.ConvOp)]
     assert layout_of(convs[0].input.type) == "NHWC" == layout_of(convs[0].output.type)
+
+
+def test_grouped_conv_is_one_parallel_region():
+    """A grouped conv's parallel loop is the chunks of rows, outside the loop over groups:
+    one region per conv (not one per group) in which a thread keeps its rows."""
+    module = import_onnx(conv_model((1, 16, 14, 14), (16, 4, 1, 1), group=4))
+    assert to_nhwc(module) == 1
+    pipeline.run_passes(pipeline.make_context(), module, "convert-graph-to-loops")
+    (kernel,) = [f for f in module.walk()
+                 if isinstance(f, func.FuncOp) and f.sym_name.data.startswith("conv")]
+    marked = [op for op in kernel.walk()
+              if isinstance(op, scf.ForOp) and PARALLEL_ATTR in op.attributes]
+    assert len(marked) == 1
+
+    def loops_around(op) -> int:
+        parent, count = op.parent_op(), 0
+        while parent is not None:
+            count += isinstance(parent, scf.ForOp)
+            parent = parent.parent_op()
+        return count
+
+    assert loops_around(marked[0]) == 0
+    groups = [op for op in marked[0].walk() if isinstance(op, scf.ForOp)
+              and isinstance(op.ub.owner, arith.ConstantOp) and op.ub.owner.value.value.data == 4]
+    assert groups  # the loop over the four groups runs inside each chunk
 
 
 def test_block_plans():

@@ -243,6 +243,22 @@ def test_nhwc_channel_shuffle():
     assert "graph.channel_shuffle" in ir and f"-> tensor<1x12x5x3xf32, {NHWC}>" in ir
 
 
+@pytest.mark.parametrize("shape", [(1, 3, 37, 45), (2, 20, 17, 5), (1, 40, 9, 9)])
+def test_layout_converts_on_two_threads(shape):
+    """The conversions in and out of NHWC split their outermost loop of more than one trip
+    between threads (the batch, the 16-row strips, or, for a 3-channel input, the tiles):
+    equal to one thread's bit for bit."""
+    nodes = [helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[2, 2], strides=[1, 1])]
+    model = _model(nodes, [("x", list(shape))], ["y"])
+    x = rng.standard_normal(shape).astype(np.float32)
+    ir = _compare(model, {"x": x}, FORCE)
+    assert ir.count("layout.convert") == 2
+    one, two = (onnxc.compile(model, pass_pipeline=FORCE, cache_dir=False, num_threads=t)
+                .run(None, {"x": x})[0] for t in (1, 2))
+    np.testing.assert_array_equal(one, two)
+
+
 # --------------------------------------------------------------------------- whole graphs
 
 

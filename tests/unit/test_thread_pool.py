@@ -19,6 +19,7 @@ import sys
 import tempfile
 import textwrap
 import threading
+import time
 
 import numpy as np
 import onnx
@@ -71,6 +72,23 @@ def test_every_chunk_runs_once_on_at_most_threads_threads(run, threads):
     for chunks in [0, 1, 2, 3, 5, 7, 16, 100]:  # fewer chunks than threads too
         for _ in range(5):
             _check(_region(run, chunks, threads), chunks, threads)
+
+
+def test_caller_takes_the_first_chunks_and_the_helper_the_last(run):
+    """Two threads split a region at one point: the caller runs chunks 0, 1, ... and the
+    helper the last ones, last first; so consecutive kernels over the same rows leave each
+    thread the rows it wrote (its own cache) rather than half of them at random."""
+    me = threading.get_native_id()
+    helper_ran = False
+    for _ in range(20):
+        calls = _region(run, 16, 2, on_chunk=lambda c: time.sleep(0.0005))
+        _check(calls, 16, 2)
+        mine = [c for c, t in calls if t == me]
+        theirs = [c for c, t in calls if t != me]
+        assert mine == list(range(len(mine)))
+        assert theirs == list(range(15, len(mine) - 1, -1))
+        helper_ran |= bool(theirs)
+    assert helper_ran
 
 
 def test_helpers_are_started_lazily_and_shared(run):
