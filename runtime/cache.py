@@ -94,6 +94,11 @@ def cache_root(cache_dir: str | os.PathLike | bool | None = None) -> Path | None
         return None
     if cache_dir is not None and cache_dir is not True:
         return Path(cache_dir)
+    return default_root()
+
+
+def default_root() -> Path:
+    """$ONNXC_CACHE_DIR, else $XDG_CACHE_HOME/onnxc (~/.cache/onnxc), on or off."""
     if os.environ.get("ONNXC_CACHE_DIR"):
         return Path(os.environ["ONNXC_CACHE_DIR"])
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")

@@ -29,7 +29,7 @@ from onnxc.precision import PRECISIONS
 from onnxc.runtime.compiled_model import TensorSpec
 from onnxc.runtime.dtypes import DTYPES, name_of_dtype
 from onnxc.runtime.symbolic_shapes import SymbolicSignature
-from onnxc.target import TARGET_FIELDS, Target
+from onnxc.target import OPTIONAL_FIELDS, TARGET_FIELDS, Target
 
 _MAX_DIM = 1 << 48
 
@@ -108,7 +108,7 @@ class ModelABI:
         precision = row.get("precision")
         if num_threads < 1 or precision not in PRECISIONS:
             raise BadEntry("bad threads or precision")
-        target = parse_object(row, "target")
+        target = {**OPTIONAL_FIELDS, **parse_object(row, "target")}
         if not all(isinstance(target.get(f), str) for f in TARGET_FIELDS):
             raise BadEntry("bad target description")
         sites, offset = parse_profile(row.get("profile"), arena_bytes)

@@ -23,6 +23,14 @@ def pytest_configure(config):
     # Verify the loops-level IR before LLVM IR is emitted, which compiles skip by default
     # (onnxc/pipeline.py verify_loops): the suite is where onnxc's own bugs show.
     os.environ.setdefault("ONNXC_VERIFY_IR", "1")
+    # This CPU's GEMM blocking recorded as the default, as if measured: the suite's code
+    # must not depend on what a search under the suite's load would pick (the search and
+    # its record are tested in tests/unit/test_gemm_tuning.py, in directories of their own)
+    from onnxc.runtime import gemm_tuning
+    from onnxc.target import host_target
+
+    gemm_tuning.save(gemm_tuning.record_path(host_target()), gemm_tuning.search(
+        host_target(), measure=lambda blocking: 1.0 if blocking == gemm_tuning.DEFAULT else 2.0))
 
 
 def pytest_unconfigure(config):

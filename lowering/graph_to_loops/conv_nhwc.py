@@ -7,7 +7,7 @@ NHWC scratch (skipped without pads), so A[p, (kh, kw, c)] = Xpad[n, oh*s + kh*d,
 g*Cg + c] needs no bounds checks; each row block computes its MR row offsets once, and for
 each tap the channel loop reads A contiguously (for a whole kernel row when there is one
 group and dilation_w is 1: kw and c are then adjacent in memory). K-blocks are aligned to
-taps: whole kernel rows or taps when they fit KC, else one tap split into equal channel
+taps: whole kernel rows or taps when they fit kc, else one tap split into equal channel
 chunks. Bias, the residual of graph.conv_add and the activation are applied to the
 accumulators before the one store. A 1x1, stride-1 unpadded conv is a plain GEMM with
 A = X seen as [N*H*W, C]. Threads split the pixels (PackedGemm.build); the padding copy
@@ -45,7 +45,7 @@ from onnxc.dialects.symbolic_dims import Dim, is_static, num_elements
 from onnxc.lowering.graph_to_loops import gemm_bf16
 from onnxc.lowering.graph_to_loops.buffer_types import RunTimeScratch
 from onnxc.lowering.graph_to_loops.gemm_microkernel import PackedGemm
-from onnxc.lowering.graph_to_loops.gemm_tiles import KC, GemmShape, pack, tiling_for
+from onnxc.lowering.graph_to_loops.gemm_tiles import GemmShape, pack, tiling_for
 from onnxc.lowering.graph_to_loops.k_blocks import Flag, KBlock, block_sequence
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.runs import copy_run, zero_run
@@ -203,13 +203,14 @@ class BlockPlan:
         return self.taps_per_block > 0 or self.chunk == self.last_chunk
 
 
-def block_plan(g: ConvGeometry) -> BlockPlan:
-    if g.groups == 1 and g.dw == 1 and g.kw > 1 and g.kw * g.cg <= KC and not g.reads_in_place:
-        runs = max(1, min(g.kh, KC // (g.kw * g.cg)))
+def block_plan(g: ConvGeometry, kc: int) -> BlockPlan:
+    """The k-blocks of a conv whose GEMM's blocks are at most `kc` deep (its Tiling's)."""
+    if g.groups == 1 and g.dw == 1 and g.kw > 1 and g.kw * g.cg <= kc and not g.reads_in_place:
+        runs = max(1, min(g.kh, kc // (g.kw * g.cg)))
         return BlockPlan(g.taps, g.cg, runs * g.kw, 1, g.cg, g.cg, g.kw)
-    if g.cg <= KC:
-        return BlockPlan(g.taps, g.cg, max(1, min(g.taps, KC // g.cg)), 1, g.cg, g.cg)
-    chunks = -(-g.cg // KC)
+    if g.cg <= kc:
+        return BlockPlan(g.taps, g.cg, max(1, min(g.taps, kc // g.cg)), 1, g.cg, g.cg)
+    chunks = -(-g.cg // kc)
     chunk = -(-g.cg // chunks)
     return BlockPlan(g.taps, g.cg, 0, chunks, chunk, g.cg - (chunks - 1) * chunk)
 
@@ -229,7 +230,7 @@ def packed_weights(op: Operation, target: Target) -> DenseIntOrFPElementsAttr:
     g, t = geometry(op), tiling_for(target)
     w = weight_value(op)
     assert w is not None
-    depths, shape = block_plan(g).depths, _gemm_shape(g)
+    depths, shape = block_plan(g, t.kc).depths, _gemm_shape(g)
     size = g.taps * g.cg * shape.npad(t)
     packed = zeros(g.groups * size, np.float32)  # the constant's bytes, built in place
     for grp in range(g.groups):
@@ -302,7 +303,7 @@ class ConvGemm(PackedGemm):
               bp: SSAValue, bias: SSAValue | None, z: SSAValue | None) -> None:
         """What every ConvGemm holds: the geometry and its k-block plan, the packed GEMM
         into `y` over `bp`, the bias and the residual (the caller sets `x`)."""
-        self.geo, self.plan = g, block_plan(g)
+        self.geo, self.plan = g, block_plan(g, tiling_for(kb.target).kc)
         PackedGemm.__init__(self, op, kb, _gemm_shape(g), y, bp)
         self.bias, self.z = bias, z
         self.c0: Index = 0  # the group's first input channel
@@ -497,7 +498,7 @@ def packed_weight_pairs(op: Operation, target: Target) -> DenseIntOrFPElementsAt
         wide = np.zeros((g.kh, g.kw, 2 * p.cg, g.mg), np.float32)
         wide[:, :, :g.cg] = wg
         b = gemm_bf16.pairs(wide.reshape(g.taps * 2 * p.cg, g.mg))
-        parts.append(pack(b, _gemm_shape(p), t, block_plan(p).depths))
+        parts.append(pack(b, _gemm_shape(p), t, block_plan(p, t.kc).depths))
     return gemm_bf16.pair_constant(np.concatenate(parts) if len(parts) > 1 else parts[0])
 
 

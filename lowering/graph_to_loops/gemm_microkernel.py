@@ -7,7 +7,7 @@ constant when B is a constant (the weights of most models, alpha folded in), oth
 is read in place, one scalar load and broadcast per row per k. An MR x NR tile of Y lives in
 MR * NR/VW vector accumulators carried through the k loop as `scf.for` iter_args, fully
 unrolled, one `vector.fma` per accumulator per k. Loop order: chunk of row blocks (the
-parallel loop) -> k-block (KC) -> N-stripe (NC, so the packed block stays in L2) -> MR row
+parallel loop) -> k-block (kc) -> N-stripe (nc, so the packed block stays in L2) -> MR row
 block -> NR panel -> micro-kernel (with B packed at run time, the row blocks of each stripe
 are split instead: the packing scratch is shared; with fewer than two row blocks, as a
 classifier head's M = 1, runs of panels are: `splits_columns`). An N remainder is one
@@ -50,12 +50,7 @@ from onnxc.lowering.graph_to_loops.branches import (
     when,
 )
 from onnxc.lowering.graph_to_loops.epilogue import activate, clamp_vectors, on_vectors
-from onnxc.lowering.graph_to_loops.gemm_tiles import (
-    KC,
-    NC,
-    GemmShape,
-    tiling_for,
-)
+from onnxc.lowering.graph_to_loops.gemm_tiles import GemmShape, tiling_for
 from onnxc.lowering.graph_to_loops.k_blocks import Flag, KBlock, block_sequence
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 
@@ -160,12 +155,13 @@ class PackedGemm:
     # ---------------------------------------------------------------- A addressing (hooks)
 
     def k_blocks(self, visit: Callable[[KBlock], None]) -> None:
-        """KC-deep blocks of K: the first starts from zero, the last applies the epilogue."""
+        """kc-deep blocks of K: the first starts from zero, the last applies the epilogue."""
         kb = self.kb
-        count = -(-self.g.k // KC)
-        last_kc = self.g.k - (count - 1) * KC
-        block_sequence(kb, count, last_kc == KC, lambda b, first, last: visit(
-            KBlock(kb.imul(b, KC), last_kc if last is True else KC, first, last)))
+        kc = self.t.kc
+        count = -(-self.g.k // kc)
+        last_kc = self.g.k - (count - 1) * kc
+        block_sequence(kb, count, last_kc == kc, lambda b, first, last: visit(
+            KBlock(kb.imul(b, kc), last_kc if last is True else kc, first, last)))
 
     def row_context(self, i0: Index, mr: int) -> object:
         """Whatever `k_loop` needs per row block, computed once before the panel loop."""
@@ -287,11 +283,12 @@ class PackedGemm:
     def k_block(self, blk: KBlock, span: tuple[Index, Index] | int | None) -> None:
         t, kb = self.t, self.kb
         full_cols = (self.g.n // t.nr) * t.nr
-        stripes = full_cols // NC
-        panels = NC // t.nr
+        stripes = full_cols // t.nc
+        panels = t.nc // t.nr
         if stripes:
-            kb.for_(0, stripes, lambda s: self.stripe(blk, kb.imul(s, NC), panels, False, span))
-        j0 = stripes * NC
+            kb.for_(0, stripes, lambda s: self.stripe(blk, kb.imul(s, t.nc), panels, False,
+                                                      span))
+        j0 = stripes * t.nc
         tail = self.npad > full_cols
         if full_cols > j0 or tail:
             self.stripe(blk, j0, (full_cols - j0) // t.nr, tail, span)

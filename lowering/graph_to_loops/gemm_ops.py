@@ -22,7 +22,7 @@ from onnxc.dialects import graph
 from onnxc.dialects.dense_data import from_numpy, values_in_shape
 from onnxc.dialects.graph import float_of, int_of, is_symbolic, shape_of
 from onnxc.lowering.graph_to_loops.gemm_microkernel import MIN_ROWS_RUNTIME_PACK, PackedGemm
-from onnxc.lowering.graph_to_loops.gemm_tiles import KC, NC, GemmShape, pack, tiling_for
+from onnxc.lowering.graph_to_loops.gemm_tiles import GemmShape, pack, tiling_for
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, broadcast_indices
 from onnxc.target import Target
 
@@ -100,7 +100,7 @@ def packed_b(op: Operation, target: Target) -> list[DenseIntOrFPElementsAttr]:
 
 
 def scratch_b(op: Operation, target: Target) -> list[MemRefType]:
-    """The run-time packing buffer of one KC x NC block when B is not a constant (in bf16
+    """The run-time packing buffer of one kc x nc block when B is not a constant (in bf16
     compute: A converted to bf16 pairs)."""
     if applies(op) and _bf16_requested(op):
         return [_bf16().a_pairs_type(op)]
@@ -108,7 +108,7 @@ def scratch_b(op: Operation, target: Target) -> list[MemRefType]:
         return []
     g, t = shape_of_op(op), tiling_for(target)
     assert g is not None
-    return [MemRefType(f32, [min(KC, g.k), min(NC, g.npad(t))])]
+    return [MemRefType(f32, [min(t.kc, g.k), min(t.nc, g.npad(t))])]
 
 
 class _DenseGemm(PackedGemm):

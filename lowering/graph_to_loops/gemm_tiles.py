@@ -12,6 +12,7 @@ pairs (gemm_bf16.py) share them.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -23,9 +24,9 @@ from onnxc.dialects.symbolic_dims import Dim
 from onnxc.target import Target
 
 KC = 256
-"""Depth of a k-block: MR rows of A and a KC x NR panel of B stay in L1."""
+"""Default depth of a k-block: MR rows of A and a KC x NR panel of B stay in L1."""
 NC = 512
-"""Width of an N-stripe: a KC x NC block of packed B (512 KiB) stays in the L2."""
+"""Default width of an N-stripe: a KC x NC block of packed B (512 KiB) stays in the L2."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,21 @@ class Tiling:
     mr: int
     nr: int
     """multiple of vw"""
+    kc: int = KC
+    """depth of a k-block"""
+    nc: int = NC
+    """width of an N-stripe (a multiple of nr)"""
+
+
+def parse_blocking(text: str) -> tuple[int, int] | None:
+    """`KCxNC` (a target's `blocking`, `onnxc.compile(gemm_blocking=...)`) as (kc, nc);
+    None for text of another form: kc 16 to 2048, nc a multiple of 64 (every target's NR
+    divides it) up to 8192."""
+    match = re.fullmatch(r"(\d{1,4})x(\d{1,4})", text.strip())
+    if match is None:
+        return None
+    kc, nc = int(match[1]), int(match[2])
+    return (kc, nc) if 16 <= kc <= 2048 and 64 <= nc <= 8192 and nc % 64 == 0 else None
 
 
 @lru_cache
@@ -48,9 +64,11 @@ def tiling_for(target: Target) -> Tiling:
     exits from loop bodies: 8x8 0.35, 8x12 0.58, 6x12 0.33, 4x16 0.08; with 4x16 the inner
     loops have none), and qemu cannot time them."""
     vw = max(4, target.vector_bits // 32)
+    kc, nc = (parse_blocking(target.blocking) if target.blocking else None) or (KC, NC)
     if target.arch == "aarch64":
-        return Tiling(vw=vw, mr=4, nr=4 * vw)
-    return Tiling(vw=vw, mr=min(8, (target.vector_registers - 4) // 2), nr=2 * vw)
+        return Tiling(vw=vw, mr=4, nr=4 * vw, kc=kc, nc=nc)
+    return Tiling(vw=vw, mr=min(8, (target.vector_registers - 4) // 2), nr=2 * vw, kc=kc,
+                  nc=nc)
 
 
 @dataclass(frozen=True)
@@ -75,7 +93,7 @@ class GemmShape:
 def pack(b: np.ndarray, g: GemmShape, t: Tiling, depths: Sequence[int] = (),
          out: np.ndarray | None = None) -> np.ndarray:
     """The K x N matrix `b` in panel order (see the module docstring), zero-padded; the
-    k-blocks are KC deep unless `depths` lists them (the conv's tap-aligned blocks). `b` is
+    k-blocks are t.kc deep unless `depths` lists them (the conv's tap-aligned blocks). `b` is
     (K, N), or (taps, C, N) with K = taps * C: a conv's weights seen through a transpose,
     never copied. Written into `out` (zeroed, K * npad long) when given.
 
@@ -85,7 +103,7 @@ def pack(b: np.ndarray, g: GemmShape, t: Tiling, depths: Sequence[int] = (),
     npad = g.npad(t)
     rows = b if b.ndim == 3 else b[None]
     assert rows.shape[0] * rows.shape[1] == g.k and rows.shape[2] == g.n
-    bounds = np.cumsum([0, *depths]) if depths else range(0, g.k + KC, KC)
+    bounds = np.cumsum([0, *depths]) if depths else range(0, g.k + t.kc, t.kc)
     assert not depths or bounds[-1] == g.k
     # f32, or bf16 pairs (u32); in bytes that become the constant's (dense_data.zeros)
     packed = zeros(g.k * npad, b.dtype) if out is None else out

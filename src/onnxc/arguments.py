@@ -70,6 +70,16 @@ def check_flag(name: str, value: object) -> None:
         raise _fail(name, "True or False", value)
 
 
+def check_gemm_blocking(value: object) -> None:
+    """"auto", "off" or KCxNC (kc 16..2048, nc a multiple of 64 up to 8192)."""
+    from onnxc.lowering.graph_to_loops.gemm_tiles import parse_blocking
+
+    if not isinstance(value, str) or (value not in ("auto", "off")
+                                      and parse_blocking(value) is None):
+        raise _fail("gemm_blocking", "'auto', 'off' or 'KCxNC' (e.g. '256x512'; kc 16 to "
+                    "2048, nc a multiple of 64 up to 8192)", value)
+
+
 def check_cache_dir(cache_dir: object) -> None:
     if cache_dir is None or isinstance(cache_dir, bool):
         return

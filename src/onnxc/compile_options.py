@@ -146,6 +146,12 @@ class CompileOptions:
         "what the code is built for: 'host' (default), a preset (x86-64-v2/v3/v4, "
         "aarch64, cortex-a76, neoverse-n1, ...) or 'TRIPLE[:CPU[:FEATURES]]'",
         _check_target, resolve=parse_target, flag={"metavar": "TARGET"}))
+    gemm_blocking: str = option("auto", OptionSpec(
+        "the packed GEMM's k-block depth x N-stripe width: 'auto' (default: measured once "
+        "on this CPU and recorded in the cache directory), 'off' (256x512) or 'KCxNC'",
+        _of_value(arguments.check_gemm_blocking), given_default="auto",
+        key=False,  # what it resolves to is the target's `blocking`, which is in the key
+        flag={"metavar": "auto|off|KCxNC"}))
     profile: bool = option(False, OptionSpec(
         "time every kernel call of a run (cycle counters around each call of the entry; "
         "CompiledModel.profile() gives the rows, `onnxc run --profile` a table)",
@@ -171,6 +177,9 @@ class CompileOptions:
             value = given.get(name, spec.given_default)
             spec.check(value, given, runs_here)
             values[name] = spec.resolve(value)
+        from onnxc.runtime.gemm_tuning import tuned_target
+
+        values["target"] = tuned_target(values["gemm_blocking"], values["target"], runs_here)
         return cls(**values)
 
     @property

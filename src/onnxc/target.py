@@ -48,6 +48,9 @@ class Target:
     cpu: str
     features: str
     """LLVM feature string, e.g. `+avx2,+fma,-avx512f`."""
+    blocking: str = ""
+    """The packed GEMM's k-block depth and N-stripe width, `KCxNC` (`256x512`), measured for
+    this CPU (runtime/gemm_tuning.py); "" for the defaults (gemm_tiles.KC x NC)."""
 
     def has_feature(self, feature: str) -> bool:
         return f"+{feature}" in self.features.split(",")
@@ -84,9 +87,9 @@ class Target:
         return llvm.Target.from_triple(self.triple).create_target_machine(
             cpu=self.cpu, features=self.features, opt=opt_level, reloc=reloc)
 
-    def key(self) -> tuple[str, str, str]:
+    def key(self) -> tuple[str, ...]:
         """What the generated code depends on (for the compile cache)."""
-        return self.triple, self.cpu, self.features
+        return (self.triple, self.cpu, self.features, *((self.blocking,) if self.blocking else ()))
 
     def missing_on(self, host: Target) -> list[str]:
         """Why code for this target cannot run on `host`: another architecture, or the
@@ -223,8 +226,9 @@ def parse_target(spec: str | Target | None) -> Target:
 TARGET_ATTR = "onnxc.target"
 """The module attribute naming the target: {name, triple, cpu, features} as strings."""
 TARGET_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Target))
-"""What describes a target (name, triple, cpu, features): the module attribute's and a stored
-ModelABI's keys."""
+"""What describes a target (name, triple, cpu, features, blocking): the module attribute's
+and a stored ModelABI's keys (`blocking` may be absent: IR and artifacts from before it)."""
+OPTIONAL_FIELDS = {"blocking": ""}
 
 
 def set_module_target(module: ModuleOp, target: Target) -> None:
@@ -232,7 +236,8 @@ def set_module_target(module: ModuleOp, target: Target) -> None:
     from xdsl.dialects.builtin import DictionaryAttr, StringAttr
 
     module.attributes[TARGET_ATTR] = DictionaryAttr(
-        {field: StringAttr(getattr(target, field)) for field in TARGET_FIELDS})
+        {field: StringAttr(getattr(target, field)) for field in TARGET_FIELDS
+         if getattr(target, field) != OPTIONAL_FIELDS.get(field)})  # "" blocking: left out
 
 
 def module_target(module: ModuleOp) -> Target | None:
@@ -243,7 +248,9 @@ def module_target(module: ModuleOp) -> Target | None:
     attr = module.attributes.get(TARGET_ATTR)
     if attr is None:
         return None
-    given = attr.data if isinstance(attr, DictionaryAttr) else {}
+    given = dict(attr.data) if isinstance(attr, DictionaryAttr) else {}
+    for name, default in OPTIONAL_FIELDS.items():
+        given.setdefault(name, StringAttr(default))
     if set(given) != set(TARGET_FIELDS) or not all(
             isinstance(given[name], StringAttr) for name in TARGET_FIELDS):
         raise InvalidArgumentError(
@@ -253,10 +260,10 @@ def module_target(module: ModuleOp) -> Target | None:
 
 
 @functools.lru_cache(maxsize=64)
-def _recorded(name: str, triple: str, cpu: str, features: str) -> Target:
+def _recorded(name: str, triple: str, cpu: str, features: str, blocking: str) -> Target:
     """A recorded target, checked once: its triple must be one LLVM has."""
     _check_triple(triple, f"module attribute {TARGET_ATTR}")
-    target = Target(name, triple, cpu, features)
+    target = Target(name, triple, cpu, features, blocking)
     return host_target() if target == host_target() else target
 
 

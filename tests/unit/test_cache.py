@@ -425,13 +425,14 @@ def test_symbolic_and_fixed_batch_get_their_own_entries(tmp_path, first):
 
 
 def test_key_follows_every_code_changing_option():
-    """Every field of CompileOptions but verify_numerics (which compiles the same code) is in
-    the key; a field added later is too, by construction (key_text reads the fields)."""
+    """Every field of CompileOptions but verify_numerics (which compiles the same code) and
+    gemm_blocking (through the target it resolves to) is in the key; a field added later is
+    too, by construction (key_text reads the fields)."""
     model = _batch_model(2)
     variants = [{}, {"opt_level": 1}, {"pass_pipeline": "fold-constant-ops"},
                 {"pass_pipeline": ["fold-constant-ops"]}, {"num_threads": 2},
                 {"input_shapes": {"x": [2, 4]}}, {"input_shapes": {"x": [3, 4]}},
-                {"target": "x86-64-v3"}, {"profile": True}]
+                {"target": "x86-64-v3"}, {"profile": True}, {"gemm_blocking": "128x256"}]
     keys = {cache.cache_key(model, CompileOptions.of(**{"num_threads": 1, **v}))
             for v in variants}
     # bf16 is refused on a host without AVX512-BF16 by CompileOptions.of: build it as resolved

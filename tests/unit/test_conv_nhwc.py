@@ -274,7 +274,7 @@ def test_block_plans():
         module = import_onnx(conv_model((1, c, 8, 8), (8, c, kh, kh)))
         op = next(o for o in module.walk() if isinstance(o, graph.ConvOp))
         g = geometry(op)
-        depths = block_plan(g).depths
+        depths = block_plan(g, 256).depths
         assert sum(depths) == g.taps * g.cg and max(depths) <= 256, (c, kh, depths)
 
 
