@@ -7,8 +7,8 @@ with 1 MiB of L2 per core; a Zen 3 has 512 KiB, an Intel Xeon 2 MiB. With `"auto
 default) the first compile on a CPU times a few blockings on two GEMMs of the shapes the
 nets run (ViT-B's MLP, BERT's second MLP product) and keeps the fastest, unless the
 default is within MARGIN of it (a shared machine's noise must not move the choice). The
-result is a small JSON record in the compile cache's directory (`tuning/<cpu>.json`: the
-CPU, every candidate's time, the choice), read by every later compile on this CPU without
+result is a small JSON record in the compile cache's directory (`tuning/<cpu>.json`, or
+$ONNXC_TUNING_DIR: the CPU, every candidate's time, the choice), read by every later compile on this CPU without
 measuring again: the same record always gives the same code, and the record is a file to
 read, copy to another machine of the kind, or delete to measure again.
 
@@ -74,11 +74,13 @@ def tuned_target(mode: str, target: Target, runs_here: bool) -> Target:
 
 
 def record_path(target: Target) -> Path:
-    """Where this CPU's record lives: `tuning/<cpu>.json` in the compile cache's default
-    directory (also with the cache off, to read a record made before)."""
+    """Where this CPU's record lives: `<cpu>.json` in $ONNXC_TUNING_DIR, else in `tuning/`
+    of the compile cache's default directory (also with the cache off, to read a record
+    made before)."""
     from onnxc.runtime.cache import default_root
 
-    return default_root() / "tuning" / f"{cpu_name(target)}.json"
+    directory = os.environ.get("ONNXC_TUNING_DIR") or default_root() / "tuning"
+    return Path(directory) / f"{cpu_name(target)}.json"
 
 
 def cpu_identity(target: Target) -> dict[str, object]:

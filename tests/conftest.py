@@ -26,8 +26,11 @@ def pytest_configure(config):
     # This CPU's GEMM blocking recorded as the default, as if measured: the suite's code
     # must not depend on what a search under the suite's load would pick (the search and
     # its record are tested in tests/unit/test_gemm_tuning.py, in directories of their own)
+    # ($ONNXC_TUNING_DIR: tests that point $ONNXC_CACHE_DIR elsewhere keep this record)
     from onnxc.runtime import gemm_tuning
     from onnxc.target import host_target
+
+    os.environ["ONNXC_TUNING_DIR"] = os.path.join(_cache_dir, "tuning")
 
     gemm_tuning.save(gemm_tuning.record_path(host_target()), gemm_tuning.search(
         host_target(), measure=lambda blocking: 1.0 if blocking == gemm_tuning.DEFAULT else 2.0))

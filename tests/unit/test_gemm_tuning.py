@@ -25,6 +25,7 @@ RNG = np.random.default_rng(5)
 def own_cache(tmp_path, monkeypatch):
     """A cache directory of this test's, without a record; the records read forgotten."""
     monkeypatch.setenv("ONNXC_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("ONNXC_TUNING_DIR", raising=False)
     monkeypatch.delenv("ONNXC_CACHE", raising=False)
     monkeypatch.setattr(gemm_tuning, "_known", {})
     return tmp_path
@@ -53,7 +54,9 @@ def test_auto_measures_once_then_reads_the_record(own_cache, monkeypatch):
     calls: list[int] = []
     monkeypatch.setattr(gemm_tuning, "search", _fake_search({"384x256": 0.5}, calls))
     assert CompileOptions.of().target.blocking == "384x256"
-    record = json.loads(gemm_tuning.record_path(host_target()).read_text())
+    path = gemm_tuning.record_path(host_target())
+    assert path.parent == own_cache / "tuning"
+    record = json.loads(path.read_text())
     assert record["blocking"] == "384x256" and set(record["seconds"]) == set(
         gemm_tuning.CANDIDATES)
     assert record["cpu"]["cpu"] == host_target().cpu
