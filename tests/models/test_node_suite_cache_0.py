@@ -1,5 +1,5 @@
-"""onnx's node suite, shard 0 of 2 (every other test, from the first), cold then
-warm: see tests/models/node_suite.py."""
+"""onnx's node suite, shard 0 of 4 (every fourth test, from the first), cold then warm:
+see tests/models/node_suite.py."""
 
 import pytest
 

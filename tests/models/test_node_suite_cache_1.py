@@ -1,5 +1,5 @@
-"""onnx's node suite, shard 1 of 2 (every other test, from the second), cold then
-warm: see tests/models/node_suite.py."""
+"""onnx's node suite, shard 1 of 4 (every fourth test, from the second), cold then warm:
+see tests/models/node_suite.py."""
 
 import pytest
 
