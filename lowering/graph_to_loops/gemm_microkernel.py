@@ -214,7 +214,9 @@ class PackedGemm:
             span = (lo, kb.imin(kb.iadd(lo, per_chunk), row_blocks))
             self.each_group(lambda: self.k_blocks(lambda blk: self.k_block(blk, span)))
             if remainder:  # the rows after the row blocks: in the last chunk, not after
-                last = kb.insert(arith.CmpiOp(kb.idx(c), kb.idx(kb.isub(chunks, 1)), "eq"))
+                final = kb.isub(chunks, 1)
+                last: Condition = (c == final if isinstance(c, int) and isinstance(final, int)
+                                   else kb.insert(arith.CmpiOp(kb.idx(c), kb.idx(final), "eq")))
                 when(kb, last, lambda: self.each_group(self.remainder))
 
         kb.parallel_for(0, chunks, chunk)
