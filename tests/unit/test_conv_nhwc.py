@@ -23,11 +23,11 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 import onnxc
 import onnxc.pipeline
+from onnxc import pipeline
 from onnxc.dialects import graph
 from onnxc.dialects.layout import ConvertOp, layout_of, with_layout
 from onnxc.dialects.onnxc_attributes import PARALLEL_ATTR
 from onnxc.frontend import import_onnx
-from onnxc import pipeline
 from onnxc.lowering.graph_to_loops.conv_nhwc import block_plan, geometry, supports_nhwc
 from onnxc.passes.levels import level_passes
 
