@@ -37,8 +37,6 @@ import numpy as np
 from onnxc.lowering.graph_to_loops.gemm_tiles import KC, NC, parse_blocking
 from onnxc.target import Target, host_target
 
-MODES = ("auto", "off")
-"""`gemm_blocking` values besides a `KCxNC` blocking."""
 DEFAULT = f"{KC}x{NC}"
 CANDIDATES = (DEFAULT, "256x256", "128x512", "384x256", "192x512", "256x1024")
 """What the search times: the default, half and double its block, deeper and shallower
@@ -222,5 +220,5 @@ def _time(run) -> float:
             return elapsed / count
 
 
-__all__ = ["CANDIDATES", "DEFAULT", "MARGIN", "MODES", "cpu_identity", "record_path", "save",
-           "search", "tuned_target"]
+__all__ = ["CANDIDATES", "DEFAULT", "MARGIN", "cpu_identity", "record_path", "save", "search",
+           "tuned_target"]
