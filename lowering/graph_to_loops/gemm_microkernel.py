@@ -10,7 +10,8 @@ unrolled, one `vector.fma` per accumulator per k. Loop order: chunk of row block
 parallel loop) -> k-block (kc) -> N-stripe (nc, so the packed block stays in L2) -> MR row
 block -> NR panel -> micro-kernel (with B packed at run time, the row blocks of each stripe
 are split instead: the packing scratch is shared; with fewer than two row blocks, as a
-classifier head's M = 1, runs of panels are: `splits_columns`). An N remainder is one
+classifier head's M = 1, or a few rows times a B past the L3, as an LM head's, runs of
+panels are: `splits_columns`). An N remainder is one
 narrower tail panel (width a multiple of VW, zero-padded in the packing) whose tile goes
 through a small stack buffer. A static M remainder is one more MR-row block, clamped to end
 at row M: its first (MR - rem) rows are the previous block's, and it neither loads nor
@@ -63,6 +64,13 @@ MIN_ROWS_RUNTIME_PACK = 16
 MIN_SPLIT_PANELS = 4
 """Panels from which a GEMM of fewer than two row blocks splits its columns between
 threads (`PackedGemm.splits_columns`)."""
+SPLIT_B_BYTES = 16 << 20
+"""Packed B from which a GEMM of few rows splits its columns too: chunks of row blocks each
+stream all of B, from memory once B is past the L3 (GPT-2's 768 x 50257 LM head, 154 MB,
+read by 11 chunks of its 128 rows)."""
+SPLIT_A_BYTES = 256 << 10
+"""At most this much of A per k-block (M x KC floats) for that: every panel reads it all,
+from the L2."""
 MAX_SHARED_ROWS_FRACTION = 64
 """The clamped last row block recomputes MR - rem rows of the block before it, and a tile
 costs about its rows' share of a full one: it replaces the remainder's own tile when those
@@ -229,9 +237,14 @@ class PackedGemm:
     def splits_columns(self) -> bool:
         """Static M of fewer than two row blocks (a classifier head's or an SE block's
         M = 1), B packed at compile time, and enough panels: the threads split the NR-wide
-        panels instead of the rows, which would leave all but one thread idle."""
-        return (isinstance(self.row_blocks, int) and self.row_blocks < 2
-                and self.g.n // self.t.nr >= MIN_SPLIT_PANELS)
+        panels instead of the rows, which would leave all but one thread idle. Also a few
+        rows (SPLIT_A_BYTES) times a B of SPLIT_B_BYTES or more: chunks of rows would each
+        read all of B from memory."""
+        if not isinstance(self.row_blocks, int) or self.g.n // self.t.nr < MIN_SPLIT_PANELS:
+            return False
+        assert isinstance(self.m, int)
+        return self.row_blocks < 2 or (self.g.k * self.npad * 4 >= SPLIT_B_BYTES
+                                       and self.m * self.t.kc * 4 <= SPLIT_A_BYTES)
 
     def build_column_split(self) -> None:
         """Each parallel iteration a run of full panels (MIN_CHUNKS runs), k-block by
@@ -241,17 +254,18 @@ class PackedGemm:
         t, kb, g = self.t, self.kb, self.g
         full_cols = (g.n // t.nr) * t.nr
 
+        def row_block(r: Index, blk: KBlock, j: Index, w: int, in_range: bool) -> None:
+            i0, clamped = self.row_block(r)
+            self.micro(blk, self.row_context(i0, t.mr), i0, t.mr, j, w, in_range, 0, clamped)
+
         def all_rows(blk: KBlock, j: Index, w: int, in_range: bool) -> None:
-            for r in range(self.row_blocks):
-                i0, clamped = self.row_block(r)
-                self.micro(blk, self.row_context(i0, t.mr), i0, t.mr, j, w, in_range, 0,
-                           clamped)
+            kb.for_(0, self.row_blocks, lambda r: row_block(r, blk, j, w, in_range))
             if not self.clamped and self.rem_rows:
                 i0, mr = self.remainder_start(), self.rem_rows
                 self.micro(blk, self.row_context(i0, mr), i0, mr, j, w, in_range, 0)
 
         panels = full_cols // t.nr
-        per_chunk = -(-panels // MIN_CHUNKS)
+        per_chunk = min(-(-panels // MIN_CHUNKS), t.nc // t.nr)
 
         def chunk(c: Index) -> None:
             first = kb.imul(c, per_chunk)
