@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -85,7 +86,7 @@ def cpu_identity(target: Target) -> dict[str, object]:
     """What the measured blocking depends on: the CPU as LLVM names it, its features, and
     the per-core cache sizes the kernel reports."""
     return {"triple": target.triple, "cpu": target.cpu, "features": target.features,
-            "caches": _cache_sizes()}
+            "caches": dict(_cache_sizes())}
 
 
 def cpu_name(target: Target) -> str:
@@ -93,8 +94,10 @@ def cpu_name(target: Target) -> str:
     return f"{target.cpu}-{digest.hexdigest()[:16]}"
 
 
+@functools.cache
 def _cache_sizes() -> dict[str, str]:
-    """cpu0's caches from sysfs (`L1d`, `L2`, `L3`: "32K", ...); empty where there is none."""
+    """cpu0's caches from sysfs (`L1d`, `L2`, `L3`: "32K", ...); empty where there is none.
+    Read once per process: every compile names the record by them."""
     sizes = {}
     for index in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
         with contextlib.suppress(OSError):

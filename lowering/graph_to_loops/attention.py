@@ -50,13 +50,13 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import float_of, int_of, is_symbolic, shape_of
-from onnxc.lowering.graph_to_loops.checks import nest_bounds
 from onnxc.lowering.graph_to_loops.data_movement import sizes
 from onnxc.lowering.graph_to_loops.fused import require_float
 from onnxc.lowering.graph_to_loops.loops import (
     Index,
     KernelBuilder,
     broadcast_indices,
+    nest_bounds,
     unflatten,
 )
 from onnxc.lowering.graph_to_loops.rules import KernelRule

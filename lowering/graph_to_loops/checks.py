@@ -31,7 +31,12 @@ from onnxc.dialects import graph
 from onnxc.dialects.graph import int_of, shape_of
 from onnxc.dialects.symbolic_dims import Dim, SymDim
 from onnxc.lowering.graph_to_loops.element_types import is_unsigned
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
+from onnxc.lowering.graph_to_loops.loops import (
+    Index,
+    KernelBuilder,
+    may_exceed,
+    parallel_nest,
+)
 from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 STATUS_TYPE = MemRefType(i64, [3])
@@ -209,7 +214,7 @@ def guarded_nest(kb: KernelBuilder, shape: Sequence[Index], body,
         kb.for_(0, kb.select(ok, kb.idx(0), kb.idx(1)), lambda _: kb.store(one, status, [0]))
 
     *outer, last = shape
-    if _all_one(outer) and _longer(last, GUARD_BLOCK):  # chunks of one long loop
+    if _all_one(outer) and may_exceed(last, GUARD_BLOCK):  # chunks of one long loop
         outer = [0] * len(outer)
         blocks = kb.idiv(kb.iadd(last, GUARD_BLOCK - 1), GUARD_BLOCK)
 
@@ -223,34 +228,12 @@ def guarded_nest(kb: KernelBuilder, shape: Sequence[Index], body,
     parallel_nest(kb, outer, lambda ivs: all_inside(0, last, lambda j: [*ivs, j]))
 
 
-def parallel_nest(kb: KernelBuilder, shape: Sequence[Index], body) -> None:
-    """A nest over `shape` whose outermost loop with more than one index (or a run-time
-    extent) is parallel."""
-    lead = next((k for k, d in enumerate(shape) if _longer(d, 1)), None)
-    if lead is None:
-        body([0] * len(shape))
-        return
-    ones = [0] * lead
-    kb.parallel_for(0, shape[lead], lambda i: kb.nest(
-        nest_bounds(shape[lead + 1:]), lambda ivs: body([*ones, i, *ivs])))
-
-
-def nest_bounds(shape: Sequence[Index]) -> list[int | tuple[Index, Index]]:
-    """`KernelBuilder.nest` bounds for extents that may be run-time sizes."""
-    return [d if isinstance(d, int) else (0, d) for d in shape]
-
-
 def _is_zero(d: Index) -> bool:
     return isinstance(d, int) and d == 0
 
 
 def _all_one(shape: Sequence[Index]) -> bool:
     return all(isinstance(d, int) and d == 1 for d in shape)
-
-
-def _longer(d: Index, n: int) -> bool:
-    """Whether extent `d` may exceed `n` (a run-time size may)."""
-    return not isinstance(d, int) or d > n
 
 
 def check_sizes_kernel(op: graph.CheckSizesOp, kb: KernelBuilder, ins, outs):

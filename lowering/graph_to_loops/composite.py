@@ -18,9 +18,8 @@ from onnxc.dialects.graph import int_of
 from onnxc.dialects.graph_fused_elementwise import body_key, inline_body
 from onnxc.dialects.layout import layout_of
 from onnxc.errors import LoweringError
-from onnxc.lowering.graph_to_loops.checks import parallel_nest
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise, require_physical_broadcast
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, parallel_nest
 from onnxc.lowering.graph_to_loops.normalization import sizes
 from onnxc.lowering.graph_to_loops.rules import KernelRule
 

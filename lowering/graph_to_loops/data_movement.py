@@ -23,11 +23,11 @@ from onnxc.dialects.graph import float_of, int_of, ints_of, is_symbolic, shape_o
 from onnxc.dialects.layout import layout_of, parse_spec, physical_permutation
 from onnxc.dialects.symbolic_dims import Dim
 from onnxc.errors import LoweringError
-from onnxc.lowering.graph_to_loops.checks import checked_index, guarded_nest, nest_bounds
+from onnxc.lowering.graph_to_loops.checks import checked_index, guarded_nest
 from onnxc.lowering.graph_to_loops.element_types import is_float
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise
 from onnxc.lowering.graph_to_loops.gemm_tiles import tiling_for
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, nest_bounds
 from onnxc.lowering.graph_to_loops.rules import KernelRule, rules
 from onnxc.lowering.graph_to_loops.runs import copy_run
 

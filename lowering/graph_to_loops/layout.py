@@ -23,9 +23,8 @@ from onnxc.dialects.layout import (
 )
 from onnxc.dialects.symbolic_dims import Dim
 from onnxc.errors import LoweringError
-from onnxc.lowering.graph_to_loops.checks import parallel_nest
 from onnxc.lowering.graph_to_loops.data_movement import collapse_transpose
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
+from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, parallel_nest
 from onnxc.lowering.graph_to_loops.rules import KernelRule
 
 TILE = 16

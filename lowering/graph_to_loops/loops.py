@@ -494,9 +494,26 @@ class KernelBuilder(ScalarMath):
         self._shapes[flat] = (dims, self._strides(dims), flat)
 
 
-def may_exceed(size: Dim, n: int) -> bool:
+def may_exceed(size: Dim | Index, n: int) -> bool:
     """Whether a size may be larger than n: a static one compared, a symbolic one may."""
     return not isinstance(size, int) or size > n
+
+
+def parallel_nest(kb: KernelBuilder, shape: Sequence[Index], body) -> None:
+    """A nest over `shape` whose outermost loop with more than one index (or a run-time
+    extent) is parallel."""
+    lead = next((k for k, d in enumerate(shape) if may_exceed(d, 1)), None)
+    if lead is None:
+        body([0] * len(shape))
+        return
+    ones = [0] * lead
+    kb.parallel_for(0, shape[lead], lambda i: kb.nest(
+        nest_bounds(shape[lead + 1:]), lambda ivs: body([*ones, i, *ivs])))
+
+
+def nest_bounds(shape: Sequence[Index]) -> list[int | tuple[Index, Index]]:
+    """`KernelBuilder.nest` bounds for extents that may be run-time sizes."""
+    return [d if isinstance(d, int) else (0, d) for d in shape]
 
 
 def is_nonzero(size: Dim) -> bool:

@@ -27,11 +27,14 @@ from onnxc.lowering.graph_to_loops.checks import (
     checked_index,
     clamped_index,
     guarded_nest,
+)
+from onnxc.lowering.graph_to_loops.data_movement import copy_kernel, sizes
+from onnxc.lowering.graph_to_loops.loops import (
+    Index,
+    KernelBuilder,
     nest_bounds,
     parallel_nest,
 )
-from onnxc.lowering.graph_to_loops.data_movement import copy_kernel, sizes
-from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.rules import KernelRule
 from onnxc.passes.insert_checks import UNBOUNDED
 
