@@ -237,14 +237,17 @@ class PackedGemm:
     def splits_columns(self) -> bool:
         """Static M of fewer than two row blocks (a classifier head's or an SE block's
         M = 1), B packed at compile time, and enough panels: the threads split the NR-wide
-        panels instead of the rows, which would leave all but one thread idle. Also a few
-        rows (SPLIT_A_BYTES) times a B of SPLIT_B_BYTES or more: chunks of rows would each
-        read all of B from memory."""
-        if not isinstance(self.row_blocks, int) or self.g.n // self.t.nr < MIN_SPLIT_PANELS:
+        panels instead of the rows, which would leave all but one thread idle. Also a B of
+        SPLIT_B_BYTES or more times a few rows (SPLIT_A_BYTES) or a run-time M (an LM head
+        exported with a dynamic sequence: one row in a decode step, which chunks of rows
+        ran on one thread): chunks of rows would each read all of B from memory."""
+        if self.g.n // self.t.nr < MIN_SPLIT_PANELS:
             return False
+        large_b = self.g.k * self.npad * 4 >= SPLIT_B_BYTES
+        if not isinstance(self.row_blocks, int):
+            return large_b
         assert isinstance(self.m, int)
-        return self.row_blocks < 2 or (self.g.k * self.npad * 4 >= SPLIT_B_BYTES
-                                       and self.m * self.t.kc * 4 <= SPLIT_A_BYTES)
+        return self.row_blocks < 2 or (large_b and self.m * self.t.kc * 4 <= SPLIT_A_BYTES)
 
     def build_column_split(self) -> None:
         """Each parallel iteration a run of full panels (MIN_CHUNKS runs), k-block by
@@ -260,9 +263,10 @@ class PackedGemm:
 
         def all_rows(blk: KBlock, j: Index, w: int, in_range: bool) -> None:
             kb.for_(0, self.row_blocks, lambda r: row_block(r, blk, j, w, in_range))
-            if not self.clamped and self.rem_rows:
-                i0, mr = self.remainder_start(), self.rem_rows
-                self.micro(blk, self.row_context(i0, mr), i0, mr, j, w, in_range, 0)
+            if not self.clamped:
+                i0 = self.remainder_start()
+                each_remainder(kb, self.rem_rows, t.mr, lambda mr: self.micro(
+                    blk, self.row_context(i0, mr), i0, mr, j, w, in_range, 0))
 
         panels = full_cols // t.nr
         per_chunk = min(-(-panels // MIN_CHUNKS), t.nc // t.nr)
