@@ -317,6 +317,37 @@ def test_qlinear_convs_over_symbolic_sizes_are_exact(signed):
         np.testing.assert_array_equal(ours, theirs, err_msg=str(shape))
 
 
+def test_symbolic_int8_gemm_at_every_row_count_around_its_tile():
+    """The int8 GEMM over a run-time pixel count: MR-row blocks with the last one shifted
+    back to end at the last pixel, and fewer pixels than MR (1 to 5: AVX2's and VNNI's MR
+    is 6) one row at a time; a 1x1 conv (40 channels: full panels and a tail) and a padded
+    3x3, bit-identical to onnxruntime from 1 pixel to several chunks of blocks."""
+    rng = np.random.default_rng(11)
+    inits = [numpy_helper.from_array(np.asarray(v), n) for n, v in {
+        "s": np.float32(0.05), "z": np.uint8(128), "ws": np.float32(0.01), "wz": np.int8(0),
+        "w1": rng.integers(-60, 61, (40, 8, 1, 1)).astype(np.int8),
+        "w3": rng.integers(-60, 61, (24, 40, 3, 3)).astype(np.int8),
+        "b": rng.integers(-500, 500, 40).astype(np.int32)}.items()]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+             helper.make_node("QLinearConv", ["q", "s", "z", "w1", "ws", "wz", "s", "z", "b"],
+                              ["q1"]),
+             helper.make_node("QLinearConv", ["q1", "s", "z", "w3", "ws", "wz", "s", "z"],
+                              ["y"], pads=[1, 1, 1, 1])]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8, "H", "W"])],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    compiled = onnxc.compile(model, cache_dir=False, quiet=True)
+    session = ort.InferenceSession(model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    for shape in [(1, 8, 1, 1), (1, 8, 1, 5), (1, 8, 2, 3), (1, 8, 1, 7), (1, 8, 13, 1),
+                  (2, 8, 3, 5), (1, 8, 30, 41)]:
+        x = (rng.standard_normal(shape) * 2).astype(np.float32)
+        np.testing.assert_array_equal(compiled(x)[0], session.run(None, {"x": x})[0],
+                                      err_msg=str(shape))
+
+
 def test_symbolic_qlinear_convs_take_the_int8_kernels():
     """In NHWC, on the packed GEMM and the depthwise kernel (not all on the generic one)."""
     from xdsl.context import Context
