@@ -203,6 +203,49 @@ def test_column_split_of_a_large_b(m, monkeypatch):
     np.testing.assert_array_equal(one, two)
 
 
+def test_column_split_over_run_time_rows(monkeypatch):
+    """A run-time M (a sequence, an image's pixels) times a B past SPLIT_B_BYTES (0 here):
+    the column split with run-time row blocks and the remainder's tile chosen at run time;
+    a MatMul from 1 row (a decode step) to several blocks, and a 3x3 conv over symbolic
+    image sizes (the implicit GEMM's rows), against onnxruntime at one thread and two."""
+    import onnxruntime
+    from onnx import TensorProto, numpy_helper
+
+    monkeypatch.setattr(gemm_microkernel, "SPLIT_B_BYTES", 0)
+    split = []
+    build = gemm_microkernel.PackedGemm.build_column_split
+    monkeypatch.setattr(gemm_microkernel.PackedGemm, "build_column_split",
+                        lambda self: (split.append(type(self).__name__), build(self))[1])
+    t = tiling_for(host_target())
+    k, n = KC + 24, NC + 2 * t.nr + t.vw + 1
+    w = numpy_helper.from_array(_rand(k, n) / np.float32(np.sqrt(k)), "w")
+    f = (MIN_SPLIT_PANELS * t.nr + t.vw, 10, 3, 3)  # stride 2: the implicit GEMM
+    wc = numpy_helper.from_array(_rand(*f) / np.float32(np.sqrt(90)), "wc")
+    graph_ = helper.make_graph(
+        [helper.make_node("MatMul", ["a", "w"], ["y"]),
+         helper.make_node("Conv", ["x", "wc"], ["z"], pads=[1, 1, 1, 1], strides=[2, 2])],
+        "g",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["seq", k]),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 10, "H", "W"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["seq", n]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, None)], [w, wc])
+    model = helper.make_model(graph_, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    reference = onnxruntime.InferenceSession(model.SerializeToString(),
+                                             providers=["CPUExecutionProvider"])
+    for threads in (1, 2):
+        compiled = onnxc.compile(model, num_threads=threads, cache_dir=False, quiet=True)
+        assert sorted(split) == ["ConvGemm", "_DenseGemm"], split  # both split columns
+        split.clear()
+        for rows, (h, wd) in [(1, (1, 1)), (t.mr - 1, (2, 3)), (t.mr, (3, 5)),
+                              (3 * t.mr + 2, (9, 7))]:
+            feeds = {"a": _rand(rows, k), "x": _rand(1, 10, h, wd)}
+            for ours, theirs in zip(compiled.run(None, feeds), reference.run(None, feeds),
+                                    strict=True):
+                np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-5,
+                                           err_msg=f"{threads} threads, {rows} rows")
+
+
 def test_lm_head_splits_columns():
     """GPT-2's LM head shape (128 rows, B of 16 MiB and more): the parallel loop runs over
     stripes of NC columns, not over chunks of rows (each of which read all of B; 128 x 768 x
