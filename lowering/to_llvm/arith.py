@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    UnrealizedConversionCastOp,
     VectorType,
     i1,
     i64,
@@ -239,10 +240,21 @@ class ExpandRoundingDivision(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         if not isinstance(op, arith.FloorDivSIOp | arith.CeilDivSIOp | arith.CeilDivUIOp):
             return
+        divisor = _positive_constant(op.operands[1])
         a, b = converted(rewriter, op, op.operands)
         zero = _int_constant(0, a)
         ops: list[Operation] = [zero]
-        if isinstance(op, arith.CeilDivUIOp):
+        if divisor is not None and not isinstance(op, arith.CeilDivUIOp):
+            # b > 0 known: a sign test moves a by b - 1 before a truncating division
+            # (floor: negative a, down; ceil: positive a, up); the symbolic sizes' floordivs
+            # were 11 ops each, Mask R-CNN's 3,757 of them a tenth of its LLVM ops
+            floor = isinstance(op, arith.FloorDivSIOp)
+            bias = _int_constant(1 - divisor if floor else divisor - 1, a)
+            moves = llvm.ICmpOp(a, zero.result, IntegerAttr(2 if floor else 4, i64))  # slt/sgt
+            moved = llvm.AddOp(a, bias.result)
+            numerator = llvm.SelectOp(moves.res, moved.res, a)
+            ops += [bias, moves, moved, numerator, llvm.SDivOp(numerator.res, b)]
+        elif isinstance(op, arith.CeilDivUIOp):
             one = _int_constant(1, a)
             ops.append(one)
             is_zero = llvm.ICmpOp(a, zero.result, IntegerAttr(0, i64))
@@ -266,6 +278,19 @@ class ExpandRoundingDivision(RewritePattern):
             select = llvm.SelectOp(adjust.res, moved.res, quotient.res)
             ops += [quotient, product, inexact, a_neg, b_neg, signs, adjust, step, moved, select]
         replace_converted(rewriter, op, ops)
+
+
+def _positive_constant(v: SSAValue) -> int | None:
+    """The value of a scalar integer constant above zero (`arith.constant`, or the
+    `llvm.mlir.constant` it has already become, through a conversion cast); else None."""
+    owner = v.owner
+    if isinstance(owner, UnrealizedConversionCastOp) and len(owner.inputs) == 1:
+        owner = owner.inputs[0].owner
+    if isinstance(owner, arith.ConstantOp | llvm.ConstantOp) and isinstance(
+            owner.value, IntegerAttr):
+        value = owner.value.value.data
+        return value if value > 0 else None
+    return None
 
 
 ARITH_TO_LLVM_PATTERNS: tuple[RewritePattern, ...] = (

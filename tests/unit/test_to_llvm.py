@@ -255,6 +255,13 @@ def test_cmpi_predicates_and_select(predicate, reference):
         ("%r = arith.remsi %x, %y : i64", lambda x, y: np.fmod(x, y)),
         ("%r = arith.floordivsi %x, %y : i64", lambda x, y: x // y),
         ("%r = arith.ceildivsi %x, %y : i64", lambda x, y: -(-x // y)),
+        # a positive constant divisor: the sign-test form
+        ("%d = arith.constant 3 : i64\n %r = arith.floordivsi %x, %d : i64",
+         lambda x, y: x // 3),
+        ("%d = arith.constant 4 : i64\n %r = arith.ceildivsi %x, %d : i64",
+         lambda x, y: -(-x // 4)),
+        ("%d = arith.constant 1 : i64\n %r = arith.floordivsi %x, %d : i64",
+         lambda x, y: x),
         ("%r = arith.maxsi %x, %y : i64", np.maximum),
         ("%r = arith.minsi %x, %y : i64", np.minimum),
         ("%r = arith.andi %x, %y : i64", np.bitwise_and),

@@ -167,3 +167,25 @@
 // CHECK-NEXT: %q_8 = llvm.mlir.constant(-1 : i32) : i32
 // CHECK-NEXT: %q_9 = llvm.add %q_1, %q_8 : i32
 // CHECK-NEXT: %q_10 = llvm.select %q_7, %q_9, %q_1 : i1, i32
+
+// -----
+
+// floordivsi and ceildivsi by a positive constant: the dividend moved by b - 1 toward
+// the rounding direction when its sign calls for it, then one truncating division.
+%i = "test.op"() : () -> i64
+%c4 = arith.constant 4 : i64
+%q = arith.floordivsi %i, %c4 : i64
+%p = arith.ceildivsi %i, %c4 : i64
+
+// CHECK-LABEL: builtin.module {
+// CHECK:      %q = llvm.mlir.constant(0) : i64
+// CHECK-NEXT: %q_1 = llvm.mlir.constant(-3) : i64
+// CHECK-NEXT: %q_2 = llvm.icmp "slt" %i, %q : i64
+// CHECK-NEXT: %q_3 = llvm.add %i, %q_1 : i64
+// CHECK-NEXT: %q_4 = llvm.select %q_2, %q_3, %i : i1, i64
+// CHECK-NEXT: %q_5 = llvm.sdiv %q_4, %c4 : i64
+// CHECK:      %p_1 = llvm.mlir.constant(3) : i64
+// CHECK-NEXT: %p_2 = llvm.icmp "sgt" %i, %p : i64
+// CHECK-NEXT: %p_3 = llvm.add %i, %p_1 : i64
+// CHECK-NEXT: %p_4 = llvm.select %p_2, %p_3, %i : i1, i64
+// CHECK-NEXT: %p_5 = llvm.sdiv %p_4, %c4 : i64
