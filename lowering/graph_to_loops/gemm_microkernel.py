@@ -65,9 +65,9 @@ MIN_SPLIT_PANELS = 4
 """Panels from which a GEMM of fewer than two row blocks splits its columns between
 threads (`PackedGemm.splits_columns`)."""
 SPLIT_B_BYTES = 16 << 20
-"""Packed B from which a GEMM of few rows splits its columns too: chunks of row blocks each
-stream all of B, from memory once B is past the L3 (GPT-2's 768 x 50257 LM head, 154 MB,
-read by 11 chunks of its 128 rows)."""
+"""Packed B (counted in f32) from which a GEMM of few rows splits its columns too: chunks
+of row blocks each stream all of B, from memory once B is past the L3 (GPT-2's 768 x 50257
+LM head, 154 MB, read by 11 chunks of its 128 rows)."""
 SPLIT_A_BYTES = 256 << 10
 """At most this much of A per k-block (M x KC floats) for that: every panel reads it all,
 from the L2."""
@@ -250,7 +250,8 @@ class PackedGemm:
         return self.row_blocks < 2 or (large_b and self.m * self.t.kc * 4 <= SPLIT_A_BYTES)
 
     def build_column_split(self) -> None:
-        """Each parallel iteration a run of full panels (MIN_CHUNKS runs), k-block by
+        """Each parallel iteration a run of full panels (MIN_CHUNKS runs, at most an
+        N-stripe's panels, so that the run's part of Y stays in L2 across k-blocks), k-block by
         k-block so that each reads packed B contiguously (panel by panel across k-blocks
         broke the prefetcher's streams: fc 2048x1000 at T=1 0.18 -> 0.28 ms); all rows;
         the tail panel (static width) after the loop."""

@@ -377,9 +377,8 @@ class _Kernel:
         length, one row when decoding; a conv's pixels over symbolic image sizes): MR-row
         blocks in parallel chunks, the last one shifted back to end at the last row as in
         `build`; fewer rows than MR (a decode step's one) run the one-row micro-kernel row by
-        row. Two micro-kernel forms: one per remainder row count (MR - 1 of them after the
-        parallel loop) made a QOperator MobileNetV3 over symbolic image sizes 28 s to
-        compile."""
+        row. Two micro-kernel forms, MR rows and one: a form per remainder row count (MR - 1
+        of them) made a QOperator MobileNetV3 over symbolic image sizes 28 s to compile."""
         kb, g, nr, mr = self.kb, self.g, self.t.nr, self.t.mr
         full = g.cout // nr
         pixels = kb.idx(kb.dim(g.pixels))

@@ -246,8 +246,9 @@ class ExpandRoundingDivision(RewritePattern):
         ops: list[Operation] = [zero]
         if divisor is not None and not isinstance(op, arith.CeilDivUIOp):
             # b > 0 known: a sign test moves a by b - 1 before a truncating division
-            # (floor: negative a, down; ceil: positive a, up); the symbolic sizes' floordivs
-            # were 11 ops each, Mask R-CNN's 3,757 of them a tenth of its LLVM ops
+            # (floor: negative a, down; ceil: positive a, up), exact while |a| < 2^(w-1) - b
+            # (sizes are checked far below); 5 ops instead of 11 for each of the symbolic
+            # sizes' floordivs (3,757 in Mask R-CNN's compile)
             floor = isinstance(op, arith.FloorDivSIOp)
             bias = _int_constant(1 - divisor if floor else divisor - 1, a)
             moves = llvm.ICmpOp(a, zero.result, IntegerAttr(2 if floor else 4, i64))  # slt/sgt

@@ -333,19 +333,9 @@ def test_symbolic_int8_gemm_at_every_row_count_around_its_tile():
                               ["q1"]),
              helper.make_node("QLinearConv", ["q1", "s", "z", "w3", "ws", "wz", "s", "z"],
                               ["y"], pads=[1, 1, 1, 1])]
-    graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8, "H", "W"])],
-        [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    compiled = onnxc.compile(model, cache_dir=False, quiet=True)
-    session = ort.InferenceSession(model.SerializeToString(),
-                                   providers=["CPUExecutionProvider"])
-    for shape in [(1, 8, 1, 1), (1, 8, 1, 5), (1, 8, 2, 3), (1, 8, 1, 7), (1, 8, 13, 1),
-                  (2, 8, 3, 5), (1, 8, 30, 41)]:
-        x = (rng.standard_normal(shape) * 2).astype(np.float32)
-        np.testing.assert_array_equal(compiled(x)[0], session.run(None, {"x": x})[0],
-                                      err_msg=str(shape))
+    _exact_at_each_size(nodes, inits, ["N", 8, "H", "W"], rng, [
+        (1, 8, 1, 1), (1, 8, 1, 5), (1, 8, 2, 3), (1, 8, 1, 7), (1, 8, 13, 1), (2, 8, 3, 5),
+        (1, 8, 30, 41)])
 
 
 def test_symbolic_qlinear_convs_take_the_int8_kernels():
@@ -375,15 +365,21 @@ def test_a_1d_qlinear_conv_over_a_symbolic_length_is_exact():
     nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
              helper.make_node("QLinearConv", ["q", "s", "z", "w", "ws", "wz", "s", "z"], ["y"],
                               pads=[1, 2], strides=[2])]
+    _exact_at_each_size(nodes, inits, ["N", 4, "L"], rng, [(1, 4, 9), (3, 4, 1), (2, 4, 40)])
+
+
+def _exact_at_each_size(nodes, inits, x_shape, rng, shapes) -> None:
+    """f32 input `x` of symbolic `x_shape`, u8 output `y`: one compile, bit-identical to
+    onnxruntime at each of `shapes`."""
     graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, "L"])],
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
         [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
     compiled = onnxc.compile(model, cache_dir=False, quiet=True)
     session = ort.InferenceSession(model.SerializeToString(),
                                    providers=["CPUExecutionProvider"])
-    for shape in [(1, 4, 9), (3, 4, 1), (2, 4, 40)]:
+    for shape in shapes:
         x = (rng.standard_normal(shape) * 2).astype(np.float32)
         np.testing.assert_array_equal(compiled(x)[0], session.run(None, {"x": x})[0],
                                       err_msg=str(shape))
