@@ -216,13 +216,13 @@ class PackedGemm:
         remainder = not self.clamped and self.rem_rows != 0  # a run-time count may be 0
         if remainder:  # at least one chunk, to run it (M < MR: one chunk of no row block)
             chunks = kb.imax(chunks, 1)
+        final = kb.isub(chunks, 1)
 
         def chunk(c: Index) -> None:
             lo = kb.imul(c, per_chunk)
             span = (lo, kb.imin(kb.iadd(lo, per_chunk), row_blocks))
             self.each_group(lambda: self.k_blocks(lambda blk: self.k_block(blk, span)))
             if remainder:  # the rows after the row blocks: in the last chunk, not after
-                final = kb.isub(chunks, 1)
                 last: Condition = (c == final if isinstance(c, int) and isinstance(final, int)
                                    else kb.insert(arith.CmpiOp(kb.idx(c), kb.idx(final), "eq")))
                 when(kb, last, lambda: self.each_group(self.remainder))

@@ -63,6 +63,7 @@ from onnxc.dialects.graph_qlinear import (
     is_i32,
 )
 from onnxc.dialects.layout import layout_of
+from onnxc.dialects.symbolic_dims import ceildiv
 from onnxc.lowering.graph_to_loops.buffer_types import RunTimeScratch
 from onnxc.lowering.graph_to_loops.conv_nhwc import ConvGeometry, geometry
 from onnxc.lowering.graph_to_loops.int8_input import input_offset, load_word, pack_input
@@ -384,7 +385,7 @@ class _Kernel:
         pixels = kb.idx(kb.dim(g.pixels))
         wide = kb.insert(arith.CmpiOp(pixels, kb.idx(mr), "sge"))
         last = kb.isub(pixels, mr)  # the last block's first row (when wide)
-        row_blocks = kb.select(wide, kb.idx(kb.idiv(kb.iadd(pixels, mr - 1), mr)), kb.idx(0))
+        row_blocks = kb.select(wide, kb.idx(kb.dim(ceildiv(g.pixels, mr))), kb.idx(0))
 
         def panels(i0: Index, rows: int) -> None:
             kb.for_(0, full, lambda p: self.micro(i0, rows, kb.imul(p, nr), nr))
@@ -395,8 +396,7 @@ class _Kernel:
             hi = kb.imin(kb.iadd(lo, CHUNK_ROW_BLOCKS), row_blocks)
             kb.for_(lo, hi, lambda r: panels(kb.imin(kb.imul(r, mr), last), mr))
 
-        kb.parallel_for(0, kb.idiv(kb.iadd(row_blocks, CHUNK_ROW_BLOCKS - 1), CHUNK_ROW_BLOCKS),
-                        chunk)
+        kb.parallel_for(0, kb.dim(ceildiv(g.pixels, mr * CHUNK_ROW_BLOCKS)), chunk)
         kb.for_(0, kb.select(wide, kb.idx(0), pixels), lambda p: panels(p, 1))
 
     def tail_panels(self, fn) -> None:
