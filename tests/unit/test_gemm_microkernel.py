@@ -203,11 +203,12 @@ def test_column_split_of_a_large_b(m, monkeypatch):
     np.testing.assert_array_equal(one, two)
 
 
-def test_column_split_over_run_time_rows(monkeypatch):
+def test_column_split_over_run_time_rows(monkeypatch, tmp_path):
     """A run-time M (a sequence, an image's pixels) times a B past SPLIT_B_BYTES (0 here):
     the column split with run-time row blocks and the remainder's tile chosen at run time;
     a MatMul from 1 row (a decode step) to several blocks, and a 3x3 conv over symbolic
-    image sizes (the implicit GEMM's rows), against onnxruntime at one thread and two."""
+    image sizes (the implicit GEMM's rows), against onnxruntime at one thread and two,
+    compiled into a cache and then read back from it (warm: the same outputs)."""
     import onnxruntime
     from onnx import TensorProto, numpy_helper
 
@@ -234,16 +235,20 @@ def test_column_split_over_run_time_rows(monkeypatch):
     reference = onnxruntime.InferenceSession(model.SerializeToString(),
                                              providers=["CPUExecutionProvider"])
     for threads in (1, 2):
-        compiled = onnxc.compile(model, num_threads=threads, cache_dir=False, quiet=True)
+        compiled = onnxc.compile(model, num_threads=threads, cache_dir=tmp_path, quiet=True)
         assert sorted(split) == ["ConvGemm", "_DenseGemm"], split  # both split columns
         split.clear()
+        warm = onnxc.compile(model, num_threads=threads, cache_dir=tmp_path, quiet=True)
+        assert warm.from_cache and not compiled.from_cache and not split
         for rows, (h, wd) in [(1, (1, 1)), (t.mr - 1, (2, 3)), (t.mr, (3, 5)),
                               (3 * t.mr + 2, (9, 7))]:
             feeds = {"a": _rand(rows, k), "x": _rand(1, 10, h, wd)}
-            for ours, theirs in zip(compiled.run(None, feeds), reference.run(None, feeds),
-                                    strict=True):
-                np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-5,
+            ours = compiled.run(None, feeds)
+            for cold, again, theirs in zip(ours, warm.run(None, feeds),
+                                           reference.run(None, feeds), strict=True):
+                np.testing.assert_allclose(cold, theirs, rtol=1e-4, atol=1e-5,
                                            err_msg=f"{threads} threads, {rows} rows")
+                np.testing.assert_array_equal(again, cold)
 
 
 def test_lm_head_splits_columns():
