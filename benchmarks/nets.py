@@ -6,12 +6,15 @@ exported by torch.onnx as users do, seeded random weights). For each net and thr
 each runtime is timed in a worker process of its own (onnxc.tools.bench's measure_runtimes:
 medians of `--repeat` rounds after a warm-up, preallocated outputs), and onnxc's outputs are
 checked against onnxruntime's (rtol 1e-3, atol 1e-4). A net that onnxc (or a peer) fails to
-compile or run keeps its row, with the error, and the run goes on.
+compile or run keeps its row, with the error, and the run goes on. `--interleaved` (T=1
+only) runs every runtime in this one process in alternating rounds instead: a burst of
+load from a VM's neighbours then hits each runtime alike, so the ratios hold where
+separate processes' medians move 20-60% from one start to the next.
 
     /work/venvs/export/bin/python benchmarks/nets_export.py      # once: ~/.cache/onnxc/nets/
     python benchmarks/nets.py [--dir DIR] [--models resnet50,bert_base] [--threads 1,2]
                               [--repeat 10] [--passes 1] [--opt-level 3] [--cache]
-                              [--compare onnxruntime,openvino]
+                              [--compare onnxruntime,openvino] [--interleaved]
 
 Inputs: images uniform in [0, 1); token ids seeded below the vocabulary size the manifest
 gives, attention masks all ones, token type ids zeros.
@@ -129,9 +132,11 @@ def describe(err: Exception) -> str:
 
 
 def bench_net(name: str, path: Path, entry: Mapping, runtimes: Sequence[str],
-              threads: Sequence[int], settings: TimingSettings, passes: int = 1) -> list[Row]:
+              threads: Sequence[int], settings: TimingSettings, passes: int = 1,
+              interleaved: bool = False) -> list[Row]:
     """One row per thread count; each runtime measured alone, so one that fails (its error in
-    the row) leaves the others' times; `passes` worker starts per runtime, rounds pooled."""
+    the row) leaves the others' times; `passes` worker starts per runtime, rounds pooled.
+    `interleaved`: all runtimes in this process, alternating rounds (T=1)."""
     model = onnx.load(str(path))
     feeds = net_inputs(model, entry)
     del model
@@ -140,7 +145,13 @@ def bench_net(name: str, path: Path, entry: Mapping, runtimes: Sequence[str],
         for t in threads:
             measured: dict[str, Measurement] = {}
             errors = []
-            for runtime in runtimes:
+            if interleaved:
+                try:
+                    measured = dict(zip(runtimes, command.measure_runtimes(
+                        runtimes, str(path), feeds, t, settings, workdir, interleaved=True)))
+                except Exception as err:  # noqa: BLE001 - the row says it, the run goes on
+                    errors.append(describe(err))
+            for runtime in [] if interleaved else runtimes:
                 try:
                     (measured[runtime],) = command.measure_runtimes(
                         [runtime], str(path), feeds, t, settings, workdir, passes=passes)
@@ -215,10 +226,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                              "(steadier where a VM's cores are noisy, as at T=2)")
     parser.add_argument("--compare", default="onnxruntime,openvino",
                         help="peers timed next to onnxc (default: onnxruntime,openvino)")
+    parser.add_argument("--interleaved", action="store_true",
+                        help="T=1 only: every runtime in this process, alternating rounds")
     args = parser.parse_args(argv)
     if args.repeat < 1 or args.passes < 1:
         parser.error("--repeat and --passes must be at least 1")
     args.threads = command.parse_threads(args.threads)
+    if args.interleaved and args.threads != [1]:
+        parser.error("--interleaved times one thread only (--threads 1): at two or more, "
+                     "each runtime's threads must have the cores to themselves")
     args.runtimes = [REFERENCE, *parse_compare(args.compare)]
     return args
 
@@ -230,8 +246,9 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
     for runtime in args.runtimes:
         check_available(runtime)
     settings = TimingSettings(args.repeat, opt_level=args.opt_level, cache=args.cache)
-    print(f"nets from {args.dir}; each runtime in its own process, medians of {args.repeat} "
-          f"rounds; onnxc -O{args.opt_level} num_threads=T, compile s "
+    where = ("all in this process, interleaved" if args.interleaved
+             else "each runtime in its own process")
+    print(f"nets from {args.dir}; {where}, medians of {args.repeat} rounds; onnxc -O{args.opt_level} num_threads=T, compile s "
           f"{'may be a disk-cache load' if args.cache else 'is a cold compile'}; onnxruntime "
           f"ORT_ENABLE_ALL, OpenVINO f32 LATENCY; best = the faster peer")
     print(HEADER, flush=True)
@@ -240,7 +257,7 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
     for name in names:
         entry = nets[name]
         for row in bench_net(name, args.dir / entry["file"], entry, args.runtimes, args.threads,
-                             settings, args.passes):
+                             settings, args.passes, args.interleaved):
             rows.append(row)
             print(format_row(row), flush=True)
         for key, value in entry.get("versions", {}).items():

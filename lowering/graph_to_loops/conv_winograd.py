@@ -147,7 +147,11 @@ def transformed_weights(op: Operation, target: Target) -> DenseIntOrFPElementsAt
     g = grid.conv
     w = weight_value(op)
     assert w is not None
-    u = np.einsum("ik,mckl,jl->ijcm", G, w.astype(np.float64), G).astype(np.float32)
+    # one [36, 9] x [9, C * Cout] product (kron(G, G) maps a tap (k, l) to a point (i, j)):
+    # the three-operand einsum it replaces looped in C, 0.4-0.6 s of ResNet-50's 3 s compile
+    cout, c = w.shape[:2]
+    taps = w.transpose(2, 3, 1, 0).reshape(9, c * cout).astype(np.float64)
+    u = (np.kron(G, G) @ taps).astype(np.float32).reshape(PATCH, PATCH, c, cout)
     shape = _point_shape(grid)
     size = g.c * shape.npad(t)
     packed = zeros(POINTS * size, np.float32)

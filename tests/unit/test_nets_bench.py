@@ -71,6 +71,9 @@ def test_arguments(nets, tmp_path):
         nets.parse_args(["--repeat", "0"])
     with pytest.raises(InvalidArgumentError, match="--threads"):
         nets.parse_args(["--threads", "0"])
+    assert nets.parse_args(["--threads", "1", "--interleaved"]).interleaved
+    with pytest.raises(SystemExit):  # two threads each need the cores to themselves
+        nets.parse_args(["--threads", "1,2", "--interleaved"])
 
 
 def test_models_must_be_exported(nets, net_dir, tmp_path_factory):
@@ -126,16 +129,18 @@ def test_describe_keeps_the_type_and_first_line(nets):
     assert nets.describe(ValueError("bad shape\n  at node 3")) == "ValueError: bad shape"
 
 
+@pytest.mark.parametrize("mode", [[], ["--interleaved"]], ids=["processes", "interleaved"])
 @pytest.mark.parametrize("compare", ["onnxruntime", "onnxruntime,openvino"])
-def test_run_on_a_tiny_model(nets, net_dir, capsys, compare):
-    """Every runtime really compiles and times the model, each in its own process (OpenVINO
-    is the `bench` extra, not a test dependency)."""
+def test_run_on_a_tiny_model(nets, net_dir, capsys, compare, mode):
+    """Every runtime really compiles and times the model, each in its own process or all
+    in this one, interleaved (OpenVINO is the `bench` extra, not a test dependency)."""
     if "openvino" in compare:
         pytest.importorskip("openvino")
     (row,) = nets.main(["--dir", str(net_dir), "--threads", "1", "--repeat", "1",
-                        "--compare", compare])
+                        "--compare", compare, *mode])
     assert row.errors == () and row.matches, nets.format_row(row)
     assert set(row.seconds) == {"onnxc", *compare.split(",")}
     assert row.compile_s > 0 and row.max_diff < 1e-5
     out = capsys.readouterr().out
     assert "geometric mean at T=1 over 1 nets" in out and "exported with torch test" in out
+    assert ("interleaved" in out) == bool(mode)
