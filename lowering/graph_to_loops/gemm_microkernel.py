@@ -10,8 +10,8 @@ unrolled, one `vector.fma` per accumulator per k. Loop order: chunk of row block
 parallel loop) -> k-block (kc) -> N-stripe (nc, so the packed block stays in L2) -> MR row
 block -> NR panel -> micro-kernel (with B packed at run time, the row blocks of each stripe
 are split instead: the packing scratch is shared; with fewer than two row blocks, as a
-classifier head's M = 1, or a few rows times a B past the L3, as an LM head's, runs of
-panels are: `splits_columns`). An N remainder is one
+classifier head's M = 1, or a few rows times a B of a MiB or more, as a transformer's
+products' and ResNet-50's last stage's, runs of panels are: `splits_columns`). An N remainder is one
 narrower tail panel (width a multiple of VW, zero-padded in the packing) whose tile goes
 through a small stack buffer. A static M remainder is one more MR-row block, clamped to end
 at row M: its first (MR - rem) rows are the previous block's, and it neither loads nor
@@ -64,10 +64,17 @@ MIN_ROWS_RUNTIME_PACK = 16
 MIN_SPLIT_PANELS = 4
 """Panels from which a GEMM of fewer than two row blocks splits its columns between
 threads (`PackedGemm.splits_columns`)."""
-SPLIT_B_BYTES = 16 << 20
-"""Packed B (counted in f32) from which a GEMM of few rows splits its columns too: chunks
-of row blocks each stream all of B, from memory once B is past the L3 (GPT-2's 768 x 50257
-LM head, 154 MB, read by 11 chunks of its 128 rows)."""
+SPLIT_B_BYTES = 1 << 20
+"""Packed B (counted in f32) from which a GEMM of few rows (static M) splits its columns
+too: chunks of row blocks each stream all of B, from the L3 or from memory once B is past
+twice the default KC x NC block (512 KiB, sized for a Zen 3 core's L2). In a net the weights are cold (a transformer's are hundreds
+of MB): a chunk of 12 rows re-reading a 4-9 MB B cost 7-17% on Zen 3 (T5's FFN products,
+ResNet-50's last stage; measured in the nets, alternating), and GPT-2's 768 x 50257 LM
+head, 154 MB read by 11 chunks of its 128 rows, ran at 50 GFLOP/s against 88."""
+SPLIT_B_BYTES_RUNTIME_ROWS = 16 << 20
+"""The same for a run-time M: the choice is made at compile time, for every M, and a long
+sequence's A per k-block would no longer stay in L2 across the panels; only a B past the
+L3 (an LM head exported with a dynamic sequence) splits there."""
 SPLIT_A_BYTES = 256 << 10
 """At most this much of A per k-block (M x KC floats) for that: every panel reads it all,
 from the L2."""
@@ -238,16 +245,18 @@ class PackedGemm:
         """Static M of fewer than two row blocks (a classifier head's or an SE block's
         M = 1), B packed at compile time, and enough panels: the threads split the NR-wide
         panels instead of the rows, which would leave all but one thread idle. Also a B of
-        SPLIT_B_BYTES or more times a few rows (SPLIT_A_BYTES) or a run-time M (an LM head
-        exported with a dynamic sequence: one row in a decode step, which chunks of rows
-        ran on one thread): chunks of rows would each read all of B from memory."""
+        SPLIT_B_BYTES or more times a few rows (SPLIT_A_BYTES), or of
+        SPLIT_B_BYTES_RUNTIME_ROWS times a run-time M (an LM head exported with a dynamic
+        sequence: one row in a decode step, which chunks of rows ran on one thread): chunks
+        of rows would each read all of B from the L3 or from memory."""
         if self.g.n // self.t.nr < MIN_SPLIT_PANELS:
             return False
-        large_b = self.g.k * self.npad * 4 >= SPLIT_B_BYTES
+        b_bytes = self.g.k * self.npad * 4
         if not isinstance(self.row_blocks, int):
-            return large_b
+            return b_bytes >= SPLIT_B_BYTES_RUNTIME_ROWS
         assert isinstance(self.m, int)
-        return self.row_blocks < 2 or (large_b and self.m * self.t.kc * 4 <= SPLIT_A_BYTES)
+        return self.row_blocks < 2 or (b_bytes >= SPLIT_B_BYTES
+                                       and self.m * self.t.kc * 4 <= SPLIT_A_BYTES)
 
     def build_column_split(self) -> None:
         """Each parallel iteration a run of full panels (MIN_CHUNKS runs, at most an

@@ -204,7 +204,8 @@ def test_column_split_of_a_large_b(m, monkeypatch):
 
 
 def test_column_split_over_run_time_rows(monkeypatch, tmp_path):
-    """A run-time M (a sequence, an image's pixels) times a B past SPLIT_B_BYTES (0 here):
+    """A run-time M (a sequence, an image's pixels) times a B past
+    SPLIT_B_BYTES_RUNTIME_ROWS (0 here):
     the column split with run-time row blocks and the remainder's tile chosen at run time;
     a MatMul from 1 row (a decode step) to several blocks, and a 3x3 conv over symbolic
     image sizes (the implicit GEMM's rows), against onnxruntime at one thread and two,
@@ -212,7 +213,7 @@ def test_column_split_over_run_time_rows(monkeypatch, tmp_path):
     import onnxruntime
     from onnx import TensorProto, numpy_helper
 
-    monkeypatch.setattr(gemm_microkernel, "SPLIT_B_BYTES", 0)
+    monkeypatch.setattr(gemm_microkernel, "SPLIT_B_BYTES_RUNTIME_ROWS", 0)
     split = []
     build = gemm_microkernel.PackedGemm.build_column_split
     monkeypatch.setattr(gemm_microkernel.PackedGemm, "build_column_split",
@@ -251,12 +252,40 @@ def test_column_split_over_run_time_rows(monkeypatch, tmp_path):
                 np.testing.assert_array_equal(again, cold)
 
 
+@pytest.mark.parametrize(("k", "n", "splits"), [
+    (2048, 512, True),    # T5-small's FFN output (4 MiB of B), ResNet-50's last 1x1 convs
+    (768, 3072, True),    # BERT's / GPT-2's FFN input (9 MiB)
+    (256, 512, False),    # 512 KiB: one KC x NC block, re-read from the L2
+])
+def test_a_few_rows_times_a_b_past_a_mib_split_columns(k, n, splits, monkeypatch):
+    """128 rows (a sequence) times a constant B: chunks of 12 rows each re-read all of B,
+    which in a net is cold; from SPLIT_B_BYTES on, each parallel iteration is a run of
+    panels over all the rows instead (B read once), and the outputs are the same sums."""
+    split = []
+    build = gemm_microkernel.PackedGemm.build_column_split
+    monkeypatch.setattr(gemm_microkernel.PackedGemm, "build_column_split",
+                        lambda self: (split.append(self.g.n), build(self))[1])
+    m = 128
+    a, b = _rand(m, k), _rand(k, n) / np.float32(np.sqrt(k))
+    module = import_onnx(_model([helper.make_node("MatMul", ["a", "b"], ["y"])],
+                                [("a", a)], (m, n), [("b", b)]))
+    pipeline.run_passes(pipeline.make_context(), module, "convert-graph-to-loops")
+    assert split == ([n] if splits else [])
+    if splits:  # and the product: against float64, bit-identical at one thread and two
+        model = _model([helper.make_node("MatMul", ["a", "b"], ["y"])], [("a", a)], (m, n),
+                       [("b", b)])
+        one, two = (onnxc.compile(model, num_threads=threads, cache_dir=False).run(
+            None, {"a": a})[0] for threads in (1, 2))
+        np.testing.assert_allclose(one, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-5)
+        np.testing.assert_array_equal(one, two)
+
+
 def test_lm_head_splits_columns():
     """GPT-2's LM head shape (128 rows, B of 16 MiB and more): the parallel loop runs over
     stripes of NC columns, not over chunks of rows (each of which read all of B; 128 x 768 x
     50257 ran at 50 GFLOP/s, onnxruntime's at 88, now level)."""
     m, k = 128, 256
-    n = gemm_microkernel.SPLIT_B_BYTES // (4 * k)
+    n = (16 << 20) // (4 * k)
     module = import_onnx(_model([helper.make_node("MatMul", ["a", "b"], ["y"])],
                                 [("a", np.zeros((m, k), np.float32))], (m, n),
                                 [("b", np.zeros((k, n), np.float32))]))
