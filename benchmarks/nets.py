@@ -248,7 +248,8 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
     settings = TimingSettings(args.repeat, opt_level=args.opt_level, cache=args.cache)
     where = ("all in this process, interleaved" if args.interleaved
              else "each runtime in its own process")
-    print(f"nets from {args.dir}; {where}, medians of {args.repeat} rounds; onnxc -O{args.opt_level} num_threads=T, compile s "
+    print(f"nets from {args.dir}; {where}, medians of {args.repeat} rounds; "
+          f"onnxc -O{args.opt_level} num_threads=T, compile s "
           f"{'may be a disk-cache load' if args.cache else 'is a cold compile'}; onnxruntime "
           f"ORT_ENABLE_ALL, OpenVINO f32 LATENCY; best = the faster peer")
     print(HEADER, flush=True)

@@ -11,15 +11,14 @@ parallel loop) -> k-block (kc) -> N-stripe (nc, so the packed block stays in L2)
 block -> NR panel -> micro-kernel (with B packed at run time, the row blocks of each stripe
 are split instead: the packing scratch is shared; with fewer than two row blocks, as a
 classifier head's M = 1, or a few rows times a B of a MiB or more, as a transformer's
-products' and ResNet-50's last stage's, runs of panels are: `splits_columns`). An N remainder is one
-narrower tail panel (width a multiple of VW, zero-padded in the packing) whose tile goes
-through a small stack buffer. A static M remainder is one more MR-row block, clamped to end
-at row M: its first (MR - rem) rows are the previous block's, and it neither loads nor
-stores them (`row_block`), so the remainder runs the same code as every block instead of a
-shorter tile's copy of the nest (with AVX2's 6 rows most ResNet-50 convs had one: 15-25% of
-a conv net's LLVM IR). Where
-those recomputed rows would be more than 1/64 of M, or M is below MR, the remainder keeps a
-tile of its own row count.
+products' and ResNet-50's last stage's, runs of panels are: `splits_columns`). An N
+remainder is one narrower tail panel (width a multiple of VW, zero-padded in the packing)
+whose tile goes through a small stack buffer. A static M remainder is one more MR-row
+block, clamped to end at row M: its first (MR - rem) rows are the previous block's, and it
+neither loads nor stores them (`row_block`), so the remainder runs the same code as every
+block instead of a shorter tile's copy of the nest (with AVX2's 6 rows most ResNet-50 convs
+had one: 15-25% of a conv net's LLVM IR). Where those recomputed rows would be more than
+1/64 of M, or M is below MR, the remainder keeps a tile of its own row count.
 
 A symbolic M (`[1, seq, K]` or `[seq, K]` times a static B) gets run-time row-block loops
 and chunking, and its last partial row block is the micro-kernel specialised for each of
@@ -67,10 +66,11 @@ threads (`PackedGemm.splits_columns`)."""
 SPLIT_B_BYTES = 1 << 20
 """Packed B (counted in f32) from which a GEMM of few rows (static M) splits its columns
 too: chunks of row blocks each stream all of B, from the L3 or from memory once B is past
-twice the default KC x NC block (512 KiB, sized for a Zen 3 core's L2). In a net the weights are cold (a transformer's are hundreds
-of MB): a chunk of 12 rows re-reading a 4-9 MB B cost 7-17% on Zen 3 (T5's FFN products,
-ResNet-50's last stage; measured in the nets, alternating), and GPT-2's 768 x 50257 LM
-head, 154 MB read by 11 chunks of its 128 rows, ran at 50 GFLOP/s against 88."""
+twice the default KC x NC block (512 KiB, sized for a Zen 3 core's L2). In a net the
+weights are cold (a transformer's are hundreds of MB): chunks of 12 rows each re-reading a
+2-9 MB B cost 7-17% on Zen 3 (T5's and BERT's FFN products, ResNet-50's last stage;
+measured in the nets, alternating), and GPT-2's 768 x 50257 LM head, 154 MB read by 11
+chunks of its 128 rows, ran at 50 GFLOP/s against 88."""
 SPLIT_B_BYTES_RUNTIME_ROWS = 16 << 20
 """The same for a run-time M: the choice is made at compile time, for every M, and a long
 sequence's A per k-block would no longer stay in L2 across the panels; only a B past the

@@ -267,13 +267,11 @@ def test_a_few_rows_times_a_b_past_a_mib_split_columns(k, n, splits, monkeypatch
                         lambda self: (split.append(self.g.n), build(self))[1])
     m = 128
     a, b = _rand(m, k), _rand(k, n) / np.float32(np.sqrt(k))
-    module = import_onnx(_model([helper.make_node("MatMul", ["a", "b"], ["y"])],
-                                [("a", a)], (m, n), [("b", b)]))
-    pipeline.run_passes(pipeline.make_context(), module, "convert-graph-to-loops")
+    model = _model([helper.make_node("MatMul", ["a", "b"], ["y"])], [("a", a)], (m, n),
+                   [("b", b)])
+    pipeline.run_passes(pipeline.make_context(), import_onnx(model), "convert-graph-to-loops")
     assert split == ([n] if splits else [])
     if splits:  # and the product: against float64, bit-identical at one thread and two
-        model = _model([helper.make_node("MatMul", ["a", "b"], ["y"])], [("a", a)], (m, n),
-                       [("b", b)])
         one, two = (onnxc.compile(model, num_threads=threads, cache_dir=False).run(
             None, {"a": a})[0] for threads in (1, 2))
         np.testing.assert_allclose(one, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-5)
