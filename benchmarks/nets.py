@@ -145,18 +145,13 @@ def bench_net(name: str, path: Path, entry: Mapping, runtimes: Sequence[str],
         for t in threads:
             measured: dict[str, Measurement] = {}
             errors = []
-            if interleaved:
+            for group in [list(runtimes)] if interleaved else [[r] for r in runtimes]:
                 try:
-                    measured = dict(zip(runtimes, command.measure_runtimes(
-                        runtimes, str(path), feeds, t, settings, workdir, interleaved=True)))
+                    measured.update(zip(group, command.measure_runtimes(
+                        group, str(path), feeds, t, settings, workdir, interleaved=interleaved,
+                        passes=passes), strict=True))
                 except Exception as err:  # noqa: BLE001 - the row says it, the run goes on
-                    errors.append(describe(err))
-            for runtime in [] if interleaved else runtimes:
-                try:
-                    (measured[runtime],) = command.measure_runtimes(
-                        [runtime], str(path), feeds, t, settings, workdir, passes=passes)
-                except Exception as err:  # noqa: BLE001 - the row says it, the run goes on
-                    errors.append(f"{runtime}: {describe(err)}")
+                    errors.append(f"{'+'.join(group)}: {describe(err)}")
             row = Row(name, t, {r: m.seconds for r, m in measured.items()}, errors=tuple(errors))
             if "onnxc" in measured:
                 row.compile_s = measured["onnxc"].prepare_seconds

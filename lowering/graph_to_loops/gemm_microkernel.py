@@ -50,7 +50,7 @@ from onnxc.lowering.graph_to_loops.branches import (
     when,
 )
 from onnxc.lowering.graph_to_loops.epilogue import activate, clamp_vectors, on_vectors
-from onnxc.lowering.graph_to_loops.gemm_tiles import GemmShape, tiling_for
+from onnxc.lowering.graph_to_loops.gemm_tiles import KC, NC, GemmShape, tiling_for
 from onnxc.lowering.graph_to_loops.k_blocks import Flag, KBlock, block_sequence
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 
@@ -63,10 +63,10 @@ MIN_ROWS_RUNTIME_PACK = 16
 MIN_SPLIT_PANELS = 4
 """Panels from which a GEMM of fewer than two row blocks splits its columns between
 threads (`PackedGemm.splits_columns`)."""
-SPLIT_B_BYTES = 1 << 20
+SPLIT_B_BYTES = 2 * KC * NC * 4
 """Packed B (counted in f32) from which a GEMM of few rows (static M) splits its columns
 too: chunks of row blocks each stream all of B, from the L3 or from memory once B is past
-twice the default KC x NC block (512 KiB, sized for a Zen 3 core's L2). In a net the
+twice the default KC x NC block (1 MiB; the block is sized for a Zen 3 core's L2). In a net the
 weights are cold (a transformer's are hundreds of MB): chunks of 12 rows each re-reading a
 2-9 MB B cost 7-17% on Zen 3 (T5's and BERT's FFN products, ResNet-50's last stage;
 measured in the nets, alternating), and GPT-2's 768 x 50257 LM head, 154 MB read by 11

@@ -257,10 +257,11 @@ def test_column_split_over_run_time_rows(monkeypatch, tmp_path):
     (768, 3072, True),    # BERT's / GPT-2's FFN input (9 MiB)
     (256, 512, False),    # 512 KiB: one KC x NC block, re-read from the L2
 ])
-def test_a_few_rows_times_a_b_past_a_mib_split_columns(k, n, splits, monkeypatch):
+def test_a_few_rows_times_a_b_past_a_mib_split_columns(k, n, splits, monkeypatch, tmp_path):
     """128 rows (a sequence) times a constant B: chunks of 12 rows each re-read all of B,
     which in a net is cold; from SPLIT_B_BYTES on, each parallel iteration is a run of
-    panels over all the rows instead (B read once), and the outputs are the same sums."""
+    panels over all the rows instead (B read once), and the outputs are the same sums,
+    cold and read back from the compile cache."""
     split = []
     build = gemm_microkernel.PackedGemm.build_column_split
     monkeypatch.setattr(gemm_microkernel.PackedGemm, "build_column_split",
@@ -272,10 +273,13 @@ def test_a_few_rows_times_a_b_past_a_mib_split_columns(k, n, splits, monkeypatch
     pipeline.run_passes(pipeline.make_context(), import_onnx(model), "convert-graph-to-loops")
     assert split == ([n] if splits else [])
     if splits:  # and the product: against float64, bit-identical at one thread and two
-        one, two = (onnxc.compile(model, num_threads=threads, cache_dir=False).run(
+        one, two = (onnxc.compile(model, num_threads=threads, cache_dir=tmp_path).run(
             None, {"a": a})[0] for threads in (1, 2))
         np.testing.assert_allclose(one, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-5)
         np.testing.assert_array_equal(one, two)
+        warm = onnxc.compile(model, num_threads=1, cache_dir=tmp_path)
+        assert warm.from_cache
+        np.testing.assert_array_equal(warm.run(None, {"a": a})[0], one)
 
 
 def test_lm_head_splits_columns():
