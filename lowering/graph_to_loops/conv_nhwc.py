@@ -41,14 +41,18 @@ from onnxc.dialects import graph
 from onnxc.dialects.dense_data import from_numpy, values_in_shape, zeros
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.dialects.layout import layout_of
-from onnxc.dialects.symbolic_dims import Dim, is_static, num_elements
+from onnxc.dialects.symbolic_dims import Dim
 from onnxc.lowering.graph_to_loops import gemm_bf16
 from onnxc.lowering.graph_to_loops.buffer_types import RunTimeScratch
+from onnxc.lowering.graph_to_loops.conv_padded_input import (
+    pad_input,
+    padded_scratch,
+    scratch_of,
+)
 from onnxc.lowering.graph_to_loops.gemm_microkernel import PackedGemm
 from onnxc.lowering.graph_to_loops.gemm_tiles import GemmShape, pack, tiling_for
 from onnxc.lowering.graph_to_loops.k_blocks import Flag, KBlock, block_sequence
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
-from onnxc.lowering.graph_to_loops.runs import copy_run, zero_run
 from onnxc.target import Target
 
 NHWC = "NHWC"
@@ -78,6 +82,12 @@ class ConvGeometry:
     pb: int
     pr: int
     groups: int
+    group_planes: bool = False
+    """The padded copy holds each group's channels as a plane of its own, [groups, n, hp,
+    wp, cg] (`implicit_gemm_geometry`: a padded grouped conv in f32): a group then reads
+    whole cache lines, one after the other, instead of cg floats of every pixel's C
+    (regnet's groups of 16 channels read one line in 4 to 49, every 512 bytes to 6 KiB
+    with stride 2), and its taps along a kernel row are contiguous."""
 
     @property
     def cg(self) -> int:
@@ -132,6 +142,16 @@ class ConvGeometry:
     def pixels(self) -> Dim:
         return self.n * self.oh * self.ow
 
+    @property
+    def pixel_stride(self) -> int:
+        """Floats from one pixel of the kernel's input to the next."""
+        return self.cg if self.group_planes else self.c
+
+    @property
+    def plane(self) -> Dim:
+        """Floats of one group's plane of the padded copy (`group_planes`)."""
+        return self.n * self.hp * self.wp * self.cg
+
 
 def geometry(op: Operation) -> ConvGeometry:
     n, c, h, w = shape_of(op.input)
@@ -142,6 +162,14 @@ def geometry(op: Operation) -> ConvGeometry:
     pt, pl, pb, pr = ints_of(op.pads)
     return ConvGeometry(n, c, h, w, cout, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr,
                         int_of(op.group, 1))
+
+
+def implicit_gemm_geometry(op: Operation) -> ConvGeometry:
+    """`geometry(op)` as the f32 implicit GEMM reads its input: a padded grouped conv's
+    copy in one plane per group (`group_planes`)."""
+    g = geometry(op)
+    planes = g.groups > 1 and not g.depthwise and g.padded and not g.reads_in_place
+    return replace(g, group_planes=True) if planes else g
 
 
 def weight_value(op: Operation) -> np.ndarray | None:
@@ -205,7 +233,8 @@ class BlockPlan:
 
 def block_plan(g: ConvGeometry, kc: int) -> BlockPlan:
     """The k-blocks of a conv whose GEMM's blocks are at most `kc` deep (its Tiling's)."""
-    if g.groups == 1 and g.dw == 1 and g.kw > 1 and g.kw * g.cg <= kc and not g.reads_in_place:
+    contiguous = g.groups == 1 or g.group_planes  # a pixel's channels, then the next's
+    if contiguous and g.dw == 1 and g.kw > 1 and g.kw * g.cg <= kc and not g.reads_in_place:
         runs = max(1, min(g.kh, kc // (g.kw * g.cg)))
         return BlockPlan(g.taps, g.cg, runs * g.kw, 1, g.cg, g.cg, g.kw)
     if g.cg <= kc:
@@ -215,7 +244,7 @@ def block_plan(g: ConvGeometry, kc: int) -> BlockPlan:
     return BlockPlan(g.taps, g.cg, 0, chunks, chunk, g.cg - (chunks - 1) * chunk)
 
 
-# ----------------------------------------------------------------------- constants, scratch
+# ----------------------------------------------------------------------- constants
 
 
 def _gemm_shape(g: ConvGeometry) -> GemmShape:
@@ -227,7 +256,7 @@ def packed_weights(op: Operation, target: Target) -> DenseIntOrFPElementsAttr:
     groups one after the other (in bf16 compute, as pairs: `packed_weight_pairs`)."""
     if gemm_bf16.requested(op):
         return packed_weight_pairs(op, target)
-    g, t = geometry(op), tiling_for(target)
+    g, t = implicit_gemm_geometry(op), tiling_for(target)
     w = weight_value(op)
     assert w is not None
     depths, shape = block_plan(g, t.kc).depths, _gemm_shape(g)
@@ -240,48 +269,6 @@ def packed_weights(op: Operation, target: Target) -> DenseIntOrFPElementsAttr:
     return from_numpy(packed, f32)
 
 
-def padded_scratch(g: ConvGeometry) -> list[MemRefType | RunTimeScratch]:
-    """The zero-padded NHWC copy of the input, when there are pads (and taps are not
-    tested in the run: `reads_in_place`, `depthwise_in_place`)."""
-    copied = g.padded and not g.reads_in_place and not g.depthwise_in_place
-    return [scratch_of(f32, [g.n, g.hp, g.wp, g.c])] if copied else []
-
-
-def scratch_of(element, shape: list[Dim]) -> MemRefType | RunTimeScratch:
-    """A scratch of `shape`: static, or flat in the dynamic arena for symbolic sizes."""
-    if is_static(shape):
-        return MemRefType(element, shape)
-    return RunTimeScratch(element, num_elements(shape))
-
-
-def pad_input(kb: KernelBuilder, g: ConvGeometry, x: SSAValue, xpad: SSAValue) -> SSAValue:
-    """Copies the NHWC input into the zero-bordered scratch; returns the scratch, flat."""
-    src = kb.view(x, [g.n * g.h * g.w * g.c])
-    dst = kb.view(xpad, [g.n * g.hp * g.wp * g.c])
-    row = g.wp * g.c
-
-    def image(n: Index) -> None:
-        base = kb.imul(n, g.hp * row)
-        if g.pt:
-            zero_run(kb, dst, base, g.pt * row)
-
-        def inner(h: Index) -> None:
-            at = kb.iadd(base, kb.imul(kb.iadd(h, g.pt), row))
-            if g.pl:
-                zero_run(kb, dst, at, g.pl * g.c)
-            copy_run(kb, src, kb.imul(kb.iadd(kb.imul(n, g.h), h), g.w * g.c),
-                     dst, kb.iadd(at, g.pl * g.c), g.w * g.c)
-            if g.pr:
-                zero_run(kb, dst, kb.iadd(at, (g.pl + g.w) * g.c), g.pr * g.c)
-
-        kb.parallel_for(0, g.h, inner)
-        if g.pb:
-            zero_run(kb, dst, kb.iadd(base, (g.pt + g.h) * row), g.pb * row)
-
-    kb.for_(0, g.n, image)
-    return dst
-
-
 # ----------------------------------------------------------------------- implicit GEMM
 
 
@@ -290,7 +277,7 @@ class ConvGemm(PackedGemm):
 
     def __init__(self, op: Operation, kb: KernelBuilder, ins, outs,
                  geo: ConvGeometry | None = None):
-        g = geo or geometry(op)
+        g = geo or implicit_gemm_geometry(op)
         has_bias = op.bias is not None
         residual = isinstance(op, graph.ConvAddOp)
         n_ops = 2 + has_bias + residual
@@ -306,7 +293,7 @@ class ConvGemm(PackedGemm):
         self.geo, self.plan = g, block_plan(g, tiling_for(kb.target).kc)
         PackedGemm.__init__(self, op, kb, _gemm_shape(g), y, bp)
         self.bias, self.z = bias, z
-        self.c0: Index = 0  # the group's first input channel
+        self.c0: Index = 0  # where the group's first input channel is in the input
 
     def input_of(self, x: SSAValue, scratch: SSAValue | None) -> SSAValue:
         """The flat input A is read from: the padded copy, or the input itself."""
@@ -328,7 +315,7 @@ class ConvGemm(PackedGemm):
 
         def group(grp: Index) -> None:
             self.col0 = kb.imul(grp, g.mg)
-            self.c0 = kb.imul(grp, g.cg)
+            self.c0 = kb.imul(grp, g.plane if g.group_planes else g.cg)
             self.b0 = kb.imul(grp, self.group_size)
             body()
 
@@ -372,6 +359,7 @@ class ConvGemm(PackedGemm):
     def row_context(self, i0: Index, mr: int) -> list[Index]:
         """Offset in the (padded) input of each row's first tap, channel c0 of the group."""
         kb, g = self.kb, self.geo
+        ps = g.pixel_stride
         bases: list[Index] = []
         for r in range(mr):
             p = kb.iadd(i0, r)
@@ -381,14 +369,14 @@ class ConvGemm(PackedGemm):
             if r and g.ow % self.t.mr == 0:
                 # full row blocks start at a multiple of MR and stay in one output row:
                 # the rows' offsets are one base plus constants
-                bases.append(kb.iadd(bases[0], r * g.sw * g.c))
+                bases.append(kb.iadd(bases[0], r * g.sw * ps))
                 continue
             if g.n == 1:
                 # one image: row p is pixel (oh, ow = p - oh * OW), whose offset
                 # (oh * SH * WP + ow * SW) * C is oh * K1 + p * K2, in five ops
                 oh = kb.idiv(p, g.ow)
-                k1 = (g.sh * g.wp - g.ow * g.sw) * g.c
-                offset = kb.iadd(kb.imul(oh, k1), kb.imul(p, g.sw * g.c))
+                k1 = (g.sh * g.wp - g.ow * g.sw) * ps
+                offset = kb.iadd(kb.imul(oh, k1), kb.imul(p, g.sw * ps))
                 bases.append(kb.iadd(offset, self.c0))
                 continue
             n = kb.idiv(p, g.oh * g.ow)
@@ -397,14 +385,14 @@ class ConvGemm(PackedGemm):
             ow = kb.isub(rem, kb.imul(oh, g.ow))
             hrow = kb.iadd(kb.imul(n, g.hp), kb.imul(oh, g.sh))
             pix = kb.iadd(kb.imul(hrow, g.wp), kb.imul(ow, g.sw))
-            bases.append(kb.iadd(kb.imul(pix, g.c), self.c0))
+            bases.append(kb.iadd(kb.imul(pix, ps), self.c0))
         return bases
 
     def tap_offset(self, t: Index) -> Index:
         kb, g = self.kb, self.geo
         th = kb.idiv(t, g.kw)
         tw = kb.isub(t, kb.imul(th, g.kw))
-        return kb.imul(kb.iadd(kb.imul(th, g.dh * g.wp), kb.imul(tw, g.dw)), g.c)
+        return kb.imul(kb.iadd(kb.imul(th, g.dh * g.wp), kb.imul(tw, g.dw)), g.pixel_stride)
 
     def k_loop(self, blk, ctx, i0, mr, init, step):
         """For each run of taps (one tap, or a kernel row), one contiguous loop over the
@@ -476,13 +464,12 @@ def pair_geometry(g: ConvGeometry) -> ConvGeometry:
 
 
 def input_scratch(op: Operation) -> list[MemRefType | RunTimeScratch]:
-    """The kernel's input scratch: the zero-padded NHWC copy when there are pads; in bf16
+    """The kernel's input scratch: the zero-padded copy when there are pads; in bf16
     compute always, holding the input as pairs."""
-    g = geometry(op)
     if gemm_bf16.requested(op):
-        p = pair_geometry(g)
+        p = pair_geometry(geometry(op))
         return [scratch_of(i32, [p.n, p.hp, p.wp, p.c])]
-    return padded_scratch(g)
+    return padded_scratch(implicit_gemm_geometry(op))
 
 
 def packed_weight_pairs(op: Operation, target: Target) -> DenseIntOrFPElementsAttr:

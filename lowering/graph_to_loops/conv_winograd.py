@@ -51,11 +51,10 @@ from onnxc.lowering.graph_to_loops.buffer_types import RunTimeScratch
 from onnxc.lowering.graph_to_loops.conv_nhwc import (
     ConvGeometry,
     geometry,
-    pad_input,
-    scratch_of,
     supports_nhwc,
     weight_value,
 )
+from onnxc.lowering.graph_to_loops.conv_padded_input import pad_input, scratch_of
 from onnxc.lowering.graph_to_loops.epilogue import activate, clamp_vectors, on_vectors
 from onnxc.lowering.graph_to_loops.gemm_microkernel import PackedGemm
 from onnxc.lowering.graph_to_loops.gemm_tiles import GemmShape, pack, tiling_for

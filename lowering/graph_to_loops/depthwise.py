@@ -37,9 +37,9 @@ from onnxc.lowering.graph_to_loops.branches import choose, each_remainder
 from onnxc.lowering.graph_to_loops.conv_nhwc import (
     ConvGeometry,
     geometry,
-    pad_input,
     weight_value,
 )
+from onnxc.lowering.graph_to_loops.conv_padded_input import pad_input
 from onnxc.lowering.graph_to_loops.epilogue import activate, clamp_vectors, on_vectors
 from onnxc.lowering.graph_to_loops.gemm_tiles import tiling_for
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder

@@ -56,8 +56,18 @@ from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 
 CHUNK_ROW_BLOCKS = 16
 """Row blocks per parallel iteration at most: a chunk's rows reuse each KC x NC block of B."""
-MIN_CHUNKS = 8
-"""Parallel iterations wanted at least (when there are that many row blocks), for balance."""
+MIN_CHUNKS = 32
+"""Parallel iterations wanted at least (when there are that many row blocks or panels): the
+threads claim them one by one, so the one that finishes last is behind by at most a small
+one, also when a VM's second core runs slower than the first. With 8, a 14 x 14 map's 33
+row blocks were 9 chunks of 4 and ResNet-50's last stage 7 runs of 7 panels: at T=2
+regnet_y_800mf 16.9 -> 15.9 ms and BERT-base 174 -> 165 ms (Zen 3, the two builds
+alternating in one process); at T=1 the nets were level (a chunk's rows still read each
+KC x NC block of B from the L2)."""
+MIN_GEMV_CHUNKS = 8
+"""Runs of panels for a product of fewer than two row blocks (a classifier head's M = 1):
+it streams B from memory, and shorter runs break the prefetchers' streams (1280 x 1000 at
+T=2 0.23 -> 0.25 ms with 32)."""
 MIN_ROWS_RUNTIME_PACK = 16
 """Below this many rows, packing a non-constant B costs about as much as the product."""
 MIN_SPLIT_PANELS = 4
@@ -259,11 +269,12 @@ class PackedGemm:
                                        and self.m * self.t.kc * 4 <= SPLIT_A_BYTES)
 
     def build_column_split(self) -> None:
-        """Each parallel iteration a run of full panels (MIN_CHUNKS runs, at most an
-        N-stripe's panels, so that the run's part of Y stays in L2 across k-blocks), k-block by
-        k-block so that each reads packed B contiguously (panel by panel across k-blocks
-        broke the prefetcher's streams: fc 2048x1000 at T=1 0.18 -> 0.28 ms); all rows;
-        the tail panel (static width) after the loop."""
+        """Each parallel iteration a run of full panels (MIN_CHUNKS runs, MIN_GEMV_CHUNKS
+        with fewer than two row blocks; at most an N-stripe's panels, so that the run's part
+        of Y stays in L2 across k-blocks), k-block by k-block so that each reads packed B
+        contiguously (panel by panel across k-blocks broke the prefetcher's streams: fc
+        2048x1000 at T=1 0.18 -> 0.28 ms); all rows; the tail panel (static width) after
+        the loop."""
         t, kb, g = self.t, self.kb, self.g
         full_cols = (g.n // t.nr) * t.nr
 
@@ -279,7 +290,9 @@ class PackedGemm:
                     blk, self.row_context(i0, mr), i0, mr, j, w, in_range, 0))
 
         panels = full_cols // t.nr
-        per_chunk = min(-(-panels // MIN_CHUNKS), t.nc // t.nr)
+        few_rows = isinstance(self.row_blocks, int) and self.row_blocks < 2
+        runs = MIN_GEMV_CHUNKS if few_rows else MIN_CHUNKS
+        per_chunk = min(-(-panels // runs), t.nc // t.nr)
 
         def chunk(c: Index) -> None:
             first = kb.imul(c, per_chunk)

@@ -28,7 +28,13 @@ from onnxc.dialects import graph
 from onnxc.dialects.layout import ConvertOp, layout_of, with_layout
 from onnxc.dialects.onnxc_attributes import PARALLEL_ATTR
 from onnxc.frontend import import_onnx
-from onnxc.lowering.graph_to_loops.conv_nhwc import block_plan, geometry, supports_nhwc
+from onnxc.lowering.graph_to_loops.conv_nhwc import (
+    block_plan,
+    geometry,
+    implicit_gemm_geometry,
+    supports_nhwc,
+)
+from onnxc.lowering.graph_to_loops.conv_padded_input import padded_scratch
 from onnxc.passes.levels import level_passes
 
 RNG = np.random.default_rng(11)
@@ -150,6 +156,11 @@ def check(x_shape, w_shape, *, residual=False, **kwargs):
     ((1, 16, 6, 6), (32, 8, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}),
     # batch 2
     ((2, 16, 5, 5), (24, 16, 3, 3), {"pads": [1, 1, 1, 1], "strides": [2, 2]}),
+    # padded grouped convs read one plane per group: RegNet's groups of 16 at stride 2,
+    # groups of 4 channels (under a vector) in a batch of 2, a 5x3 kernel, asymmetric pads
+    ((1, 64, 15, 15), (64, 16, 3, 3), {"group": 4, "pads": [1, 1, 1, 1], "strides": [2, 2]}),
+    ((2, 24, 7, 9), (36, 4, 3, 3), {"group": 6, "pads": [1, 1, 1, 1]}),
+    ((1, 40, 9, 8), (20, 8, 5, 3), {"group": 5, "pads": [2, 0, 1, 2], "strides": [1, 2]}),
 ])
 def test_implicit_gemm(x_shape, w_shape, attrs):
     check(x_shape, w_shape, **attrs)
@@ -266,6 +277,24 @@ def test_grouped_conv_is_one_parallel_region():
     groups = [op for op in marked[0].walk() if isinstance(op, scf.ForOp)
               and isinstance(op.ub.owner, arith.ConstantOp) and op.ub.owner.value.value.data == 4]
     assert groups  # the loop over the four groups runs inside each chunk
+
+
+def test_a_padded_grouped_conv_reads_one_plane_per_group():
+    """The f32 implicit GEMM copies a padded grouped conv's input into one zero-bordered
+    plane per group, [groups, n, hp, wp, cg]: a pixel's cg channels follow the previous
+    pixel's, so a k-block holds whole kernel rows read as one run. The geometry other
+    kernels read (bf16 pairs, int8) keeps NHWC."""
+    module = import_onnx(conv_model((1, 64, 14, 14), (64, 16, 3, 3), group=4,
+                                    pads=[1, 1, 1, 1], strides=[2, 2]))
+    op = next(o for o in module.walk() if isinstance(o, graph.ConvOp))
+    g = implicit_gemm_geometry(op)
+    assert g.group_planes and g.pixel_stride == 16 and not geometry(op).group_planes
+    (scratch,) = padded_scratch(g)
+    assert scratch.get_shape() == (4, 1, 16, 16, 16)
+    assert block_plan(g, 256).run == 3 and block_plan(geometry(op), 256).run == 1
+    unpadded = import_onnx(conv_model((1, 64, 14, 14), (64, 16, 3, 3), group=4))
+    op = next(o for o in unpadded.walk() if isinstance(o, graph.ConvOp))
+    assert not implicit_gemm_geometry(op).group_planes  # read in place: no copy to lay out
 
 
 def test_block_plans():

@@ -22,7 +22,7 @@ from onnxc.frontend import import_onnx
 from onnxc.lowering.graph_to_loops import gemm_microkernel
 from onnxc.lowering.graph_to_loops.gemm_microkernel import (
     MAX_SHARED_ROWS_FRACTION,
-    MIN_CHUNKS,
+    MIN_GEMV_CHUNKS,
     MIN_SPLIT_PANELS,
 )
 from onnxc.lowering.graph_to_loops.gemm_tiles import (
@@ -164,11 +164,11 @@ def test_clamped_last_row_block(const_b, threads):
 @pytest.mark.parametrize("act", ["Relu", "Sigmoid"])
 def test_column_split_of_few_rows(act):
     """Under two row blocks (M = 1, MR, MR + 1) with a constant B, threads split the panels
-    (`splits_columns`): runs of them over three k-blocks, more runs than MIN_CHUNKS' worth
+    (`splits_columns`): runs of them over three k-blocks, more runs than MIN_GEMV_CHUNKS' worth
     of panels, a tail panel with a partial vector after the loop; the vector (Relu) and
     scalar (Sigmoid) epilogues; the same on one thread and two."""
     t = tiling_for(host_target())
-    k, n = 2 * KC + 40, (MIN_SPLIT_PANELS + MIN_CHUNKS + 1) * t.nr + t.vw + 3
+    k, n = 2 * KC + 40, (MIN_SPLIT_PANELS + MIN_GEMV_CHUNKS + 1) * t.nr + t.vw + 3
     b, c = _rand(k, n) / np.float32(np.sqrt(k)), _rand(n)
     for m in (1, t.mr, t.mr + 1):
         assert m // t.mr < 2 and n // t.nr >= MIN_SPLIT_PANELS  # the column split's case
@@ -329,3 +329,22 @@ def test_kernel_runs_in_the_interpreter():
     a, b = _rand(17, 5), _rand(5, 20)
     (y,) = run_single_op(graph.MatMulOp, [a, b], [((17, 20), np.float32)])
     np.testing.assert_allclose(y, a @ b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(("m", "k", "n", "iterations"), [
+    (196, 320, 320, range(24, 34)),   # regnet's 14 x 14 1x1 convs: chunks of one row block
+    (49, 784, 784, range(24, 26)),    # its 7 x 7 ones (2.4 MB of B): runs of 1-2 panels
+    (1, 1280, 1000, range(8, 9)),     # a classifier head streams B: MIN_GEMV_CHUNKS runs
+])
+def test_parallel_iterations_are_small_enough_to_balance(m, k, n, iterations):
+    """Threads claim a product's parallel iterations one by one; a 14 x 14 map's 33 row
+    blocks in 9 chunks (7 runs of 7 panels for a 7 x 7 map's) left one thread a chunk
+    behind at T=2 (regnet_y_800mf 6% slower). A head's GEMV keeps long runs of panels."""
+    module = import_onnx(_model([helper.make_node("MatMul", ["a", "b"], ["y"])],
+                                [("a", np.zeros((m, k), np.float32))], (m, n),
+                                [("b", np.zeros((k, n), np.float32))]))
+    pipeline.run_passes(pipeline.make_context(), module, "convert-graph-to-loops")
+    (parallel,) = [op for op in module.walk()
+                   if isinstance(op, scf.ForOp) and PARALLEL_ATTR in op.attributes]
+    assert isinstance(parallel.ub.owner, arith.ConstantOp)
+    assert parallel.ub.owner.value.value.data in iterations

@@ -104,6 +104,24 @@ def atrous() -> onnx.ModelProto:
     return _model(nodes, [x], "y", inits)
 
 
+def grouped() -> onnx.ModelProto:
+    """RegNet's and ResNeXt's grouped convs, whose padded copy is one plane per group
+    (ConvGeometry.group_planes) of run-time size: groups of 16 channels at stride 2, of 4
+    at stride 1, and a 5x3 kernel over groups of 12 with asymmetric pads."""
+    rng = np.random.default_rng(5)
+    node = helper.make_node
+    nodes = [
+        node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], strides=[2, 2], group=2),
+        node("Relu", ["c1"], ["r1"]),
+        node("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1], group=8),
+        node("Conv", ["c2", "w3", "b3"], ["y"], pads=[2, 1, 1, 2], group=4),
+    ]
+    inits = _weights(rng, {"w1": (32, 16, 3, 3), "b1": (32,), "w2": (48, 4, 3, 3),
+                           "w3": (24, 12, 5, 3), "b3": (24,)})
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 32, "H", "W"])
+    return _model(nodes, [x], "y", inits)
+
+
 def same_auto_pad(count_include_pad: int = 1) -> onnx.ModelProto:
     """TensorFlow's SAME padding with strides over symbolic sizes: the pads depend on the
     size (stride 2, kernel 3: 1 for an even size, 2 for an odd one), so the input is padded
@@ -173,6 +191,7 @@ CASES = {
     "same_auto_pad_uncounted": (lambda: same_auto_pad(count_include_pad=0),
                                 [(1, 3, 16, 16), (2, 3, 17, 9), (1, 3, 5, 2), (1, 3, 1, 1)]),
     "atrous": (atrous, [(1, 5, 14, 14), (2, 5, 29, 17), (1, 5, 3, 40), (1, 5, 2, 3)]),
+    "grouped": (grouped, [(1, 32, 14, 14), (2, 32, 9, 17), (1, 32, 4, 1), (1, 32, 3, 2)]),
     "unet_decoder": (unet_decoder, [(1, 3, 16, 16), (1, 3, 9, 14), (1, 3, 1, 1),
                                     (1, 3, 5, 2)]),
     "conv_transpose_same_1d": (conv_transpose_same_1d, [(1, 2, 16), (2, 2, 7), (1, 2, 1)]),
