@@ -56,6 +56,11 @@ from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.target import Target
 
 NHWC = "NHWC"
+GROUPS_SPLIT_B_BYTES = 128 << 10
+"""Packed B of all groups (counted in f32) from which a grouped conv's parallel iterations
+are each one group's rows (`ConvGemm.parallel_groups`): regnet_y_800mf's 49 groups of 16
+(451 KB) 5% faster at T=1 and 11% at T=2, its 20 groups (184 KB) 0-5% (Zen 3, standalone,
+alternating); its 9 groups (83 KB) were level and keep every group in each chunk."""
 
 
 @dataclass(frozen=True)
@@ -311,15 +316,27 @@ class ConvGemm(PackedGemm):
     def each_group(self, body) -> None:
         """Inside the parallel chunk of rows: a chunk's rows of every group are one thread's
         (ShuffleNet's grouped 1x1 convs were a parallel region per group)."""
-        g, kb = self.geo, self.kb
 
         def group(grp: Index) -> None:
-            self.col0 = kb.imul(grp, g.mg)
-            self.c0 = kb.imul(grp, g.plane if g.group_planes else g.cg)
-            self.b0 = kb.imul(grp, self.group_size)
+            self.enter_group(grp)
             body()
 
-        kb.for_(0, g.groups, group)
+        self.kb.for_(0, self.geo.groups, group)
+
+    def enter_group(self, grp: Index) -> None:
+        g, kb = self.geo, self.kb
+        self.col0 = kb.imul(grp, g.mg)
+        self.c0 = kb.imul(grp, g.plane if g.group_planes else g.cg)
+        self.b0 = kb.imul(grp, self.group_size)
+
+    def parallel_groups(self) -> int:
+        """Every group a parallel iteration of its own (or a few, one per chunk of its
+        rows) when the packed B of all groups passes GROUPS_SPLIT_B_BYTES and M is static:
+        each chunk of rows of every group would read all of it, from the L3."""
+        g = self.geo
+        if g.groups == 1 or not isinstance(self.row_blocks, int):
+            return 1
+        return g.groups if g.groups * self.group_size * 4 >= GROUPS_SPLIT_B_BYTES else 1
 
     # ------------------------------------------------------------ k-blocks
 

@@ -222,8 +222,10 @@ class PackedGemm:
             self.each_group(self.build_column_split)
             return
         row_blocks = self.row_blocks
+        groups = self.parallel_groups()
         if isinstance(row_blocks, int):
-            per_chunk: Index = max(1, min(CHUNK_ROW_BLOCKS, row_blocks // MIN_CHUNKS))
+            wanted = max(1, MIN_CHUNKS // groups)
+            per_chunk: Index = max(1, min(CHUNK_ROW_BLOCKS, row_blocks // wanted))
             chunks: Index = -(-row_blocks // per_chunk)
         else:
             per_chunk = kb.imax(1, kb.imin(CHUNK_ROW_BLOCKS, kb.idiv(row_blocks, MIN_CHUNKS)))
@@ -234,17 +236,35 @@ class PackedGemm:
         if remainder:  # at least one chunk, to run it (M < MR: one chunk of no row block)
             chunks = kb.imax(chunks, 1)
         final = kb.isub(chunks, 1)
+        each_group = self.each_group if groups == 1 else lambda body: body()
 
         def chunk(c: Index) -> None:
             lo = kb.imul(c, per_chunk)
             span = (lo, kb.imin(kb.iadd(lo, per_chunk), row_blocks))
-            self.each_group(lambda: self.k_blocks(lambda blk: self.k_block(blk, span)))
+            each_group(lambda: self.k_blocks(lambda blk: self.k_block(blk, span)))
             if remainder:  # the rows after the row blocks: in the last chunk, not after
                 last: Condition = (c == final if isinstance(c, int) and isinstance(final, int)
                                    else kb.insert(arith.CmpiOp(kb.idx(c), kb.idx(final), "eq")))
-                when(kb, last, lambda: self.each_group(self.remainder))
+                when(kb, last, lambda: each_group(self.remainder))
 
-        kb.parallel_for(0, chunks, chunk)
+        if groups == 1:
+            kb.parallel_for(0, chunks, chunk)
+            return
+
+        def group_chunk(it: Index) -> None:
+            grp = kb.idiv(it, chunks)
+            self.enter_group(grp)
+            chunk(kb.isub(it, kb.imul(grp, chunks)))
+
+        kb.parallel_for(0, kb.imul(groups, chunks), group_chunk)
+
+    def parallel_groups(self) -> int:
+        """Groups the parallel loop splits besides the rows (each iteration one group's
+        chunk of rows); 1: each iteration runs every group (`each_group`). ConvGemm's."""
+        return 1
+
+    def enter_group(self, grp: Index) -> None:
+        """Sets `col0` and `b0` (and what else a group addresses) to group `grp`'s."""
 
     def each_group(self, body: Callable[[], None]) -> None:
         """`body()` once per group of the product, with `col0` and `b0` set to the group's

@@ -161,7 +161,7 @@ def gemm_of(op: QuantizedProductOp, per_word: int) -> Int8Gemm:
     a, b = shape_of(op.lhs), shape_of(op.rhs)
     rows = math.prod(a[:-1])  # a symbolic M ([1, seq, K] activations): run-time rows
     return Int8Gemm(1, a[-1], rows, 1, b[1], rows, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1,
-                    per_word)
+                    per_word=per_word)
 
 
 def _byte_values(value: SSAValue) -> np.ndarray | None:

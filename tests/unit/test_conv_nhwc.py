@@ -28,6 +28,7 @@ from onnxc.dialects import graph
 from onnxc.dialects.layout import ConvertOp, layout_of, with_layout
 from onnxc.dialects.onnxc_attributes import PARALLEL_ATTR
 from onnxc.frontend import import_onnx
+from onnxc.lowering.graph_to_loops import conv_nhwc
 from onnxc.lowering.graph_to_loops.conv_nhwc import (
     block_plan,
     geometry,
@@ -295,6 +296,35 @@ def test_a_padded_grouped_conv_reads_one_plane_per_group():
     unpadded = import_onnx(conv_model((1, 64, 14, 14), (64, 16, 3, 3), group=4))
     op = next(o for o in unpadded.walk() if isinstance(o, graph.ConvOp))
     assert not implicit_gemm_geometry(op).group_planes  # read in place: no copy to lay out
+
+
+@pytest.mark.parametrize("x_shape,w_shape,attrs", [
+    ((1, 48, 14, 14), (48, 16, 3, 3), {"group": 3, "pads": [1, 1, 1, 1]}),  # M clamped on AVX2
+    ((2, 40, 9, 7), (20, 8, 3, 3), {"group": 5, "pads": [1, 1, 1, 1], "strides": [2, 2]}),
+    ((1, 24, 5, 5), (60, 8, 1, 1), {"group": 3}),  # pointwise: read in place
+])
+def test_groups_split_between_threads(x_shape, w_shape, attrs, monkeypatch):
+    """With every group's rows a parallel iteration of their own (GROUPS_SPLIT_B_BYTES 0):
+    the row remainder, clamped or its own tile, in each group's last chunk."""
+    monkeypatch.setattr(conv_nhwc, "GROUPS_SPLIT_B_BYTES", 0)
+    check(x_shape, w_shape, act="Relu", **attrs)
+
+
+def test_a_grouped_conv_of_a_large_b_splits_its_groups():
+    """regnet_y_800mf's 49 groups of 16 channels (451 KB of packed B) on a 7 x 7 map: the
+    parallel loop runs over the groups (one chunk of rows each), with no loop over every
+    group inside, which had each chunk of rows read all of B from the L3."""
+    module = import_onnx(conv_model((1, 784, 7, 7), (784, 16, 3, 3), group=49,
+                                    pads=[1, 1, 1, 1]))
+    assert to_nhwc(module) == 1
+    pipeline.run_passes(pipeline.make_context(), module, "convert-graph-to-loops")
+    (kernel,) = [f for f in module.walk()
+                 if isinstance(f, func.FuncOp) and f.sym_name.data.startswith("conv")]
+    bounds = {op: op.ub.owner.value.value.data for op in kernel.walk()
+              if isinstance(op, scf.ForOp) and isinstance(op.ub.owner, arith.ConstantOp)}
+    (gemm,) = [op for op in bounds if PARALLEL_ATTR in op.attributes and bounds[op] == 49]
+    assert not [op for op in gemm.walk() if op is not gemm and bounds.get(op) == 49]
+    check((1, 784, 7, 7), (784, 16, 3, 3), group=49, pads=[1, 1, 1, 1])
 
 
 def test_block_plans():
