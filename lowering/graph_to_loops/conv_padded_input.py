@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 
 
 def padded_scratch(g: ConvGeometry) -> list[MemRefType | RunTimeScratch]:
-    """The zero-padded NHWC copy of the input, when there are pads (and taps are not
-    tested in the run: `reads_in_place`, `depthwise_in_place`)."""
+    """The zero-padded copy of the input (NHWC, or a plane per group: `group_planes`),
+    when there are pads (and taps are not tested in the run: `reads_in_place`,
+    `depthwise_in_place`)."""
     copied = g.padded and not g.reads_in_place and not g.depthwise_in_place
     if not copied:
         return []

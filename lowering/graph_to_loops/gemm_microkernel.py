@@ -11,7 +11,8 @@ parallel loop) -> k-block (kc) -> N-stripe (nc, so the packed block stays in L2)
 block -> NR panel -> micro-kernel (with B packed at run time, the row blocks of each stripe
 are split instead: the packing scratch is shared; with fewer than two row blocks, as a
 classifier head's M = 1, or a few rows times a B of a MiB or more, as a transformer's
-products' and ResNet-50's last stage's, runs of panels are: `splits_columns`). An N
+products' and ResNet-50's last stage's, runs of panels are: `splits_columns`; a grouped
+conv of large weights makes each one group's chunk of rows: `parallel_groups`). An N
 remainder is one narrower tail panel (width a multiple of VW, zero-padded in the packing)
 whose tile goes through a small stack buffer. A static M remainder is one more MR-row
 block, clamped to end at row M: its first (MR - rem) rows are the previous block's, and it
