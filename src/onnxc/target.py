@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from onnxc.errors import InvalidArgumentError
 
-if TYPE_CHECKING:  # xDSL is imported where a module is read: loading an artifact needs none
+if TYPE_CHECKING:  # imported where used: loading an artifact needs no xDSL, parsing no LLVM
     from llvmlite import binding as llvm
     from xdsl.dialects.builtin import ModuleOp
 
@@ -145,7 +145,7 @@ defaults); another CPU without features gets none, the baseline of its architect
 @functools.cache
 def initialize_llvm() -> ModuleType:
     """LLVM's bindings with every target initialized. Imported here, on first use: a
-    parse-and-rewrite `onnxc-opt` run needs no LLVM (0.04 s of each of its starts)."""
+    parse-and-rewrite `onnxc-opt` run needs no LLVM (about 0.1 s of each of its starts)."""
     from llvmlite import binding as llvm
 
     llvm.initialize_all_targets()
