@@ -21,7 +21,9 @@ from onnx import numpy_helper
 
 import onnxc
 from onnxc.lowering.graph_to_loops import conv_winograd
+from onnxc.lowering.graph_to_loops.conv_nhwc import weight_value
 from onnxc.lowering.graph_to_loops.conv_winograd import ERROR_BOUND
+from onnxc.lowering.graph_to_loops.gemm_tiles import GemmShape, pack, tiling_for
 from onnxc.target import host_target
 from tests.models.cache_passes import compile_warm, output_digest
 from tests.unit.test_conv_nhwc import conv_model
@@ -85,6 +87,7 @@ CASES = {
     "asymmetric_pads": ((1, 16, 17, 15), 16, {"pads": [0, 1, 2, 1], "act": "LeakyRelu"}),
     "residual": ((1, 16, 16, 20), 32, {"pads": [1, 1, 1, 1], "act": "Relu", "residual": True}),
     "two_k_blocks": ((1, 272, 16, 16), 32, {"pads": [1, 1, 1, 1]}),
+    "two_k_blocks_tail_panel": ((1, 264, 12, 12), 24, {"pads": [1, 1, 1, 1]}),
 }
 
 
@@ -101,6 +104,35 @@ def test_within_the_stated_bound(name, winograd_calls, monkeypatch):
     direct = onnxc.compile(model, cache_dir=False).run(None, feeds)[0]
     assert len(winograd_calls) == 1
     assert relative_error(direct, expected) * 3 < ERROR_BOUND
+
+
+def test_filter_transform_is_the_whole_product_packed(monkeypatch):
+    """The transform, taken a k-block and TRANSFORM_COLUMNS columns at a time (here 1000:
+    not a divisor of a block), packs the same bits as the whole [36, 9] x [9, C * Cout]
+    float64 product rounded once and packed as one matrix per point: 320 channels are two
+    k-blocks (256 + 64) and 24 outputs a full and a half panel."""
+    monkeypatch.setattr(conv_winograd, "TRANSFORM_COLUMNS", 1000)
+    seen = []
+    transform = conv_winograd.transformed_weights
+
+    def spy(op, target):
+        seen.append((op, target, transform(op, target)))
+        return seen[-1][2]
+
+    monkeypatch.setattr(conv_winograd, "transformed_weights", spy)
+    model, feeds = case((1, 320, 12, 12), 24, pads=[1, 1, 1, 1])
+    onnxc.compile(model, cache_dir=False).run(None, feeds)
+    (op, target, attr), = seen
+    w = weight_value(op)
+    cout, c = w.shape[:2]
+    t = tiling_for(target)
+    point = GemmShape(9, cout, c, False, False, 1.0, 0.0, None)
+    taps = w.transpose(2, 3, 1, 0).reshape(9, c * cout).astype(np.float64)
+    u = (np.kron(conv_winograd.G, conv_winograd.G) @ taps).astype(np.float32)
+    expected = np.concatenate([pack(u[xi].reshape(c, cout), point, t) for xi in range(36)])
+    actual = np.frombuffer(attr.data.data, np.float32)
+    assert c > t.kc and cout % t.nr != 0
+    np.testing.assert_array_equal(actual, expected)
 
 
 @pytest.mark.skipif(not host_target().has_feature("avx2"), reason="compiles for AVX2")
