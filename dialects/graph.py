@@ -16,7 +16,7 @@ shapes with the rules in `graph_shapes`.
 
 from __future__ import annotations
 
-from xdsl.ir import Dialect
+from xdsl.ir import Dialect, Operation
 
 from onnxc.dialects.graph_base import (
     GraphOp,
@@ -237,6 +237,13 @@ VIEW_OPS = (ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, IdentityOp, DropoutOp)
 """Ops whose result is their operand's data seen with another shape (no kernel: a view of
 the operand's buffer in the lowering)."""
 
+
+def is_view(op: Operation) -> bool:
+    """Whether `op`'s result is a view of its operand's buffer: a VIEW_OPS op, or a
+    transpose that moves no bytes (`TransposeOp.is_view`)."""
+    return isinstance(op, VIEW_OPS) or (isinstance(op, TransposeOp) and op.is_view())
+
+
 __all__ = [
     "CONTROL_OPS",
     "VIEW_OPS",
@@ -395,6 +402,7 @@ __all__ = [
     "int_of",
     "ints_of",
     "is_symbolic",
+    "is_view",
     "shape_of",
     "tensor_type",
 ]

@@ -42,6 +42,7 @@ from onnxc.dialects.graph_base import (
     shape_of,
 )
 from onnxc.dialects.graph_traits import AnyElementKernel, NHWCKernel
+from onnxc.dialects.layout import memory_order
 from onnxc.dialects.size_facts import require_equal
 from onnxc.dialects.size_text import parse_dim
 from onnxc.dialects.symbolic_dims import (
@@ -145,6 +146,17 @@ class TransposeOp(GraphOp, UnaryFields):
 
     def infer_shapes(self):
         return [shapes.transpose_shape(shape_of(self.input), ints_of(self.perm))]
+
+    def is_view(self) -> bool:
+        """Whether the result's buffer holds the input's bytes as they are: `perm` moves
+        only dimensions of size 1, or the two layouts undo it (an NHWC tensor seen as the
+        plain [N, H, W, C] of ConvNeXt's `permute(0, 2, 3, 1)`; fold-layout-converts makes
+        those). The lowering then makes the result a view, as for a reshape."""
+        src, dst = memory_order(self.input.type), memory_order(self.output.type)
+        if src is None or dst is None:
+            return False
+        perm = ints_of(self.perm)
+        return [perm[d] for d in dst] == src
 
 
 @irdl_op_definition

@@ -125,6 +125,22 @@ def physical_permutation(spec: str, rank: int) -> tuple[int, ...]:
     return tuple(plain.index(d) for d in letters)
 
 
+def memory_order(t: TensorType) -> list[int] | None:
+    """The logical dimensions of `t` larger than 1, in the order memory holds them; None
+    for a blocked layout. Two tensors whose buffers list the same dimensions in the same
+    order hold the same bytes (what `layout.convert` or `graph.transpose` between them
+    would move: nothing)."""
+    shape = shape_of(t)
+    spec = layout_of(t)
+    if spec is None:
+        order: Sequence[int] = range(len(shape))
+    elif parse_spec(spec)[2] is not None:
+        return None
+    else:
+        order = physical_permutation(spec, len(shape))
+    return [d for d in order if shape[d] != 1]
+
+
 def physical_size(t: TensorType) -> Dim:
     """Elements of the memory holding `t` (blocked layouts pad)."""
     return prod(physical_shape(shape_of(t), layout_of(t)))

@@ -4,10 +4,14 @@ On a SIMD host, convolutions run as implicit GEMMs over channels-last data (the 
 along C), so every rank-4 f32 `graph.conv` / `graph.conv_add` gets NHWC on its input, its
 residual and its output (a rank-3 one is first made a 2-D conv over a height of 1:
 passes/conv1d_as_2d.py) (weights stay plain: the conv kernel packs them at compile time).
-NHWC then flows forward through every op whose kernel is correct on NHWC operands (the
-traits ElementwiseMap, BroadcastingElementwise and NHWCKernel the ops declare,
-dialects/graph_traits.py): an op runs in NHWC when one of its activation operands is NHWC. Everything else (Flatten, Reshape, Transpose, Gemm, model
-inputs and outputs, ops without an NHWC kernel) sees plain tensors.
+So does a transpose back to channels-first of a channels-last tensor (a view:
+`_channels_first_view`). NHWC then flows forward through every op whose kernel is correct
+on NHWC operands (the traits ElementwiseMap, BroadcastingElementwise and NHWCKernel the ops
+declare, dialects/graph_traits.py): an op runs in NHWC when one of its activation operands
+is NHWC. Everything else (Flatten, Reshape, other Transposes, Gemm, model inputs and
+outputs, ops without an NHWC kernel) sees plain tensors; fold-layout-converts then makes
+a transpose of a conversion a view where the layouts allow (ConvNeXt's channels-last
+permute of a conv's output).
 
 Conversions are placed only at those boundaries, one per (value, layout): the conversion sits
 right before the value's first user that needs it, and later users share it. Constants are
@@ -40,7 +44,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects import graph
-from onnxc.dialects.graph_base import is_symbolic
+from onnxc.dialects.graph_base import ints_of, is_symbolic
 from onnxc.dialects.graph_qlinear import QLinearConvOp, is_byte_type
 from onnxc.dialects.graph_traits import BroadcastingElementwise, ElementwiseMap, NHWCKernel
 from onnxc.dialects.layout import ConvertOp, layout_of, with_layout
@@ -152,6 +156,18 @@ def can_run_nhwc(op: Operation) -> bool:
     return False
 
 
+def _channels_first_view(op: Operation) -> bool:
+    """A static rank-4 f32 transpose by (0, 3, 1, 2) of a plain [N, H, W, C] tensor (back
+    to channels-first after channels-last work: ConvNeXt's blocks) whose users all have
+    NHWC kernels: its NHWC result is its input's buffer as it is, so it becomes a view
+    that starts NHWC (as a conv's output does), and the residual Add and the next conv
+    after it need no conversion (two copies of the activation fewer per block)."""
+    return (isinstance(op, graph.TransposeOp) and tuple(ints_of(op.perm)) == (0, 3, 1, 2)
+            and layout_of(op.input.type) is None and _is_nchw_f32(op.output.type)
+            and not is_symbolic(op.output) and bool(op.output.uses)
+            and all(can_run_nhwc(use.operation) for use in op.output.uses))
+
+
 def _is_layout_change(op: Operation) -> bool:
     """A conversion, or the view this pass puts where a conversion moves no data."""
     if isinstance(op, ConvertOp):
@@ -216,6 +232,9 @@ class _FunctionLayouts:
             if isinstance(op, func.ReturnOp):
                 wanted = [layout_of(t) for t in self.f.function_type.outputs]
                 op.operands = [self.as_layout(v, s, op) for v, s in zip(op.operands, wanted)]
+                continue
+            if _channels_first_view(op):
+                Rewriter.replace_value_with_new_type(op.output, _in_layout(op.output.type, NHWC))
                 continue
             if self.wants_nhwc(op):
                 acts = activation_operands(op)

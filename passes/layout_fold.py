@@ -31,8 +31,8 @@ from onnxc.dialects.layout import (
     PLAIN_LETTERS,
     ConvertOp,
     layout_of,
+    memory_order,
     parse_spec,
-    physical_permutation,
     physical_shape,
 )
 from onnxc.passes.base import GraphPatternPass
@@ -99,18 +99,7 @@ def laid_out_dense(array: np.ndarray, t: TensorType) -> DenseIntOrFPElementsAttr
 def moves_no_data(src: TensorType, dst: TensorType) -> bool:
     """Whether the buffers of `src` and `dst` hold the same bytes: both unblocked, and
     their dimensions of size > 1 in the same physical order."""
-
-    def order(t: TensorType) -> list[int] | None:
-        spec, shape = layout_of(t), t.get_shape()
-        if spec is None:
-            perm: Sequence[int] = range(len(shape))
-        elif parse_spec(spec)[2] is not None:
-            return None
-        else:
-            perm = physical_permutation(spec, len(shape))
-        return [d for d in perm if shape[d] != 1]
-
-    a, b = order(src), order(dst)
+    a, b = memory_order(src), memory_order(dst)
     return a is not None and a == b
 
 
@@ -165,6 +154,28 @@ class FreeConvertToView(RewritePattern):
             rewriter.replace(op, graph.ReshapeOp(operands=[op.input], result_types=[dst]))
 
 
+class TransposeThroughConvert(RewritePattern):
+    """transpose(convert(x)) ==> transpose(x), and convert(transpose(y)) ==> transpose(y)
+    of the conversion's result type, where the new transpose moves no bytes (`is_view`):
+    ConvNeXt's `permute(0, 2, 3, 1)` of an NHWC conv's output and the permute back to the
+    next NHWC op. Each was a transpose kernel and a layout conversion, two copies of the
+    activation, and is now a view of the buffer."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.TransposeOp | ConvertOp, rewriter: PatternRewriter, /):
+        inner = op.operands[0].owner
+        if isinstance(op, graph.TransposeOp) and isinstance(inner, ConvertOp):
+            perm = op.perm
+        elif isinstance(op, ConvertOp) and isinstance(inner, graph.TransposeOp):
+            perm = inner.perm
+        else:
+            return
+        new = graph.TransposeOp(operands=[inner.operands[0]], result_types=[op.output.type],
+                                properties={"perm": perm})
+        if new.is_view():
+            rewriter.replace(op, new)
+
+
 class MergeSiblingConverts(RewritePattern):
     """Two conversions of one value to one type ==> the earlier one."""
 
@@ -188,5 +199,5 @@ class FoldLayoutConvertsPass(GraphPatternPass):
     name = "fold-layout-converts"
     patterns = (
         DropIdentityConvert, MergeConvertChain, FoldConstantConvert, FreeConvertToView,
-        MergeSiblingConverts,
+        TransposeThroughConvert, MergeSiblingConverts,
     )

@@ -15,8 +15,8 @@ After:
 
 Results are passed in destination style (trailing memref arguments); a graph output computed
 by a kernel is written straight into its argument. Constants become `memref.global`s holding
-the original dense bytes, reshape-like ops become `memref.reinterpret_cast` views, and every
-other op a call to a private kernel, emitted once per (op, properties, types) key (the
+the original dense bytes, reshape-like ops (and transposes that move no bytes:
+`graph.is_view`) become `memref.reinterpret_cast` views, and every other op a call to a private kernel, emitted once per (op, properties, types) key (the
 module's kernels and globals: module_kernels.py). This module lowers the functions: buffers,
 views, the calls, run-time sizes and checks.
 """
@@ -92,8 +92,6 @@ from onnxc.lowering.graph_to_loops.module_kernels import ModuleKernels, symbols_
 from onnxc.lowering.inplace import INPLACE_ATTR, inplace_operands
 from onnxc.target import Target
 
-VIEW_OPS = graph.VIEW_OPS
-
 
 @dataclass(frozen=True)
 class ConvertGraphToLoopsPass(ModulePass):
@@ -156,8 +154,8 @@ def _physical(value: SSAValue) -> tuple[int, ...]:
 
 def _root(value: SSAValue) -> SSAValue:
     """The value whose buffer `value` is a view of."""
-    while isinstance(value.owner, VIEW_OPS):
-        value = value.owner.input
+    while isinstance(value.owner, Operation) and graph.is_view(value.owner):
+        value = value.owner.operands[0]
     return value
 
 
@@ -342,8 +340,8 @@ class _FunctionLowering:
                                 f"{node_suffix(op)}; compile with fixed input shapes")
         elif isinstance(op, graph.ShapeOp):
             self.constant(op.output, _shape_value(op))
-        elif isinstance(op, VIEW_OPS):
-            base = self.bases[op.input]
+        elif graph.is_view(op):
+            base = self.bases[op.operands[0]]
             self.bases[op.output] = base
             self.buffers[op.output] = self.view(base, _physical(op.output), op.output.name_hint)
         elif isinstance(op, CONTROL_FLOW_OPS):

@@ -413,12 +413,12 @@ class KernelForecast:
 
 def forecast_kernels(module: ModuleOp) -> KernelForecast:
     """The KernelForecast of a graph-dialect `module`."""
-    from onnxc.dialects.graph import VIEW_OPS, ConstantOp
+    from onnxc.dialects.graph import ConstantOp, is_view
 
     kernels: set[tuple] = set()
     kinds: list[str] = []
     for op in module.walk():
-        if not op.name.startswith("graph.") or isinstance(op, (ConstantOp, *VIEW_OPS)):
+        if not op.name.startswith("graph.") or isinstance(op, ConstantOp) or is_view(op):
             continue
         key = (op.name, tuple(sorted(op.properties.items())), tuple(op.operand_types),
                tuple(op.result_types))

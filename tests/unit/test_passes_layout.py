@@ -267,3 +267,55 @@ def test_resnet_block_default_pipeline():
     x = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
     _compare(_resnet_block(), {"x": x})
     _compare(_resnet_block("GlobalAveragePool"), {"x": x})
+
+
+def _convnext_blocks(n=2, c=16, hw=6):
+    """ConvNeXt's blocks as torchvision exports them: depthwise 7x7 conv, permute to
+    channels-last, LayerNorm, Linear (MatMul + Add), Gelu, Linear, layer scale, permute
+    back, residual Add; `n` blocks, then a stride-2 conv."""
+    inits, nodes, x = {}, [], "x"
+    for i in range(n):
+        inits.update({
+            f"dw{i}": rng.standard_normal((c, 1, 7, 7)).astype(np.float32) * 0.2,
+            f"g{i}": rng.standard_normal(c).astype(np.float32),
+            f"be{i}": rng.standard_normal(c).astype(np.float32),
+            f"w1_{i}": rng.standard_normal((c, 4 * c)).astype(np.float32) * 0.25,
+            f"b1_{i}": rng.standard_normal(4 * c).astype(np.float32),
+            f"w2_{i}": rng.standard_normal((4 * c, c)).astype(np.float32) * 0.1,
+            f"s{i}": rng.standard_normal((1, 1, 1, c)).astype(np.float32),
+        })
+        nodes += [
+            helper.make_node("Conv", [x, f"dw{i}"], [f"d{i}"], pads=[3, 3, 3, 3], group=c),
+            helper.make_node("Transpose", [f"d{i}"], [f"t{i}"], perm=[0, 2, 3, 1]),
+            helper.make_node("LayerNormalization", [f"t{i}", f"g{i}", f"be{i}"], [f"n{i}"],
+                             axis=-1, epsilon=1e-6),
+            helper.make_node("MatMul", [f"n{i}", f"w1_{i}"], [f"m{i}"]),
+            helper.make_node("Add", [f"m{i}", f"b1_{i}"], [f"a{i}"]),
+            helper.make_node("Gelu", [f"a{i}"], [f"e{i}"]),
+            helper.make_node("MatMul", [f"e{i}", f"w2_{i}"], [f"o{i}"]),
+            helper.make_node("Mul", [f"o{i}", f"s{i}"], [f"l{i}"]),
+            helper.make_node("Transpose", [f"l{i}"], [f"u{i}"], perm=[0, 3, 1, 2]),
+            helper.make_node("Add", [f"u{i}", x], [f"r{i}"]),
+        ]
+        x = f"r{i}"
+    inits["wd"] = rng.standard_normal((2 * c, c, 2, 2)).astype(np.float32) * 0.2
+    nodes.append(helper.make_node("Conv", [x, "wd"], ["y"], strides=[2, 2]))
+    return _model(nodes, [("x", [1, c, hw, hw])], ["y"], inits)
+
+
+def test_convnext_permutes_are_views():
+    """ConvNeXt's permutes around its channels-last work read and write no memory: the one
+    after each conv is a view of the conv's NHWC output, the one back starts NHWC, and the
+    residual Adds and the next convs take it as it is. The only conversions left are the
+    model input's and output's; the results match onnxruntime."""
+    pytest.importorskip("onnxc.lowering.graph_to_loops.conv_nhwc")
+    model = _convnext_blocks()
+    x = rng.standard_normal((1, 16, 6, 6)).astype(np.float32)
+    ir = _compare(model, {"x": x})
+    assert ir.count("layout.convert") == 2, ir
+    assert ir.count("= graph.transpose") == 4, ir
+    from onnxc.dialects.graph import TransposeOp
+    module = onnxc.optimize(model, opt_level=3)
+    run_passes(make_context(), module, "assign-layout{vector-bits=512},fold-layout-converts")
+    transposes = [op for op in module.walk() if isinstance(op, TransposeOp)]
+    assert len(transposes) == 4 and all(op.is_view() for op in transposes)

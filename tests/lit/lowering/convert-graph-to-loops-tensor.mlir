@@ -64,3 +64,23 @@ func.func @main(%x: tensor<3x4xf32>, %i: tensor<2x4xi64>) -> tensor<2x4xf32> {
 // CHECK-NEXT:        %[[V:.*]] = memref.load %0[%[[K]], %[[J]]] : memref<3x4xf32>
 // CHECK-NEXT:        memref.store %[[V]], %2[%[[I]], %[[J]]] : memref<2x4xf32>
 // CHECK:         } {onnxc.parallel}
+
+// -----
+
+// A transpose that moves no bytes is a view of its operand's buffer, as a reshape is: an
+// NHWC tensor seen as the plain [N, H, W, C] (ConvNeXt's permute after its conv; the
+// layout passes make it), and a transpose of a dimension of size 1. One that moves bytes
+// is a kernel.
+func.func @main(%x: tensor<1x8x2x4xf32, #layout.spec<"NHWC">>, %y: tensor<2x1x3xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x3xf32>, tensor<3x2x1xf32>) {
+  %a = graph.transpose(%x) {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x8x2x4xf32, #layout.spec<"NHWC">>) -> tensor<1x2x4x8xf32>
+  %b = graph.transpose(%y) {perm = array<i64: 1, 0, 2>} : (tensor<2x1x3xf32>) -> tensor<1x2x3xf32>
+  %c = graph.transpose(%y) {perm = array<i64: 2, 0, 1>} : (tensor<2x1x3xf32>) -> tensor<3x2x1xf32>
+  func.return %a, %b, %c : tensor<1x2x4x8xf32>, tensor<1x2x3xf32>, tensor<3x2x1xf32>
+}
+
+// CHECK-LABEL: func.func private @transpose_0(%0: memref<2x1x3xf32>, %1: memref<3x2x1xf32>)
+// CHECK-NOT:     func.func private @transpose_1
+// CHECK:         func.func @main(%x: memref<1x2x4x8xf32>, %y: memref<2x1x3xf32>
+// CHECK-NEXT:      %b = memref.reinterpret_cast %y {{.*}} : memref<2x1x3xf32> to memref<1x2x3xf32>
+// CHECK-NEXT:      func.call @transpose_0(%y, %out2)
+// CHECK-NOT:       func.call @transpose

@@ -202,3 +202,45 @@ func.func @conv1d(%x: tensor<1x8x20xf32>, %z: tensor<1x16x10xf32>) -> tensor<1x1
 // SCALAR-NEXT:    graph.constant
 // SCALAR-NEXT:    graph.constant
 // SCALAR-NEXT:    graph.conv_add(%x, %w, %b, %z) {{.*}} -> tensor<1x16x10xf32>
+
+// -----
+
+// ConvNeXt's block: channels-last work between a permute of the conv's output and one
+// back. The permute back (0, 3, 1, 2) of a plain [N, H, W, C] starts NHWC (its result is
+// the input's buffer), so the residual Add and the next conv take it without a
+// conversion; the permute of the NHWC conv output still reads it converted to plain (the
+// view fold-layout-converts makes of that pair is tested there).
+func.func @channels_last_block(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %w = graph.constant {value = dense<0.5> : tensor<8x1x3x3xf32>} : tensor<8x1x3x3xf32>
+  %c = graph.conv(%x, %w) {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 8 : i64} : (tensor<1x8x4x4xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32>
+  %t = graph.transpose(%c) {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x8x4x4xf32>) -> tensor<1x4x4x8xf32>
+  %s = graph.softmax(%t) {axis = 3 : i64} : (tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
+  %b = graph.transpose(%s) {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x4x4x8xf32>) -> tensor<1x8x4x4xf32>
+  %a = graph.add(%b, %x) : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %y = graph.conv(%a, %w) {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 8 : i64} : (tensor<1x8x4x4xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32>
+  func.return %y : tensor<1x8x4x4xf32>
+}
+// CHECK-LABEL: func.func @channels_last_block(
+// CHECK:         %[[C:.*]] = graph.conv({{.*}}) {{.*}} -> tensor<1x8x4x4xf32, #layout.spec<"NHWC">>
+// CHECK-NEXT:    %[[P:.*]] = layout.convert %[[C]] : tensor<1x8x4x4xf32, #layout.spec<"NHWC">> -> tensor<1x8x4x4xf32>
+// CHECK-NEXT:    %[[T:.*]] = graph.transpose(%[[P]]) {{.*}} : (tensor<1x8x4x4xf32>) -> tensor<1x4x4x8xf32>
+// CHECK-NEXT:    %[[S:.*]] = graph.softmax(%[[T]])
+// CHECK-NEXT:    %[[B:.*]] = graph.transpose(%[[S]]) {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x4x4x8xf32>) -> tensor<1x8x4x4xf32, #layout.spec<"NHWC">>
+// CHECK-NEXT:    %[[A:.*]] = graph.add(%[[B]], %{{.*}}) {{.*}} -> tensor<1x8x4x4xf32, #layout.spec<"NHWC">>
+// CHECK-NEXT:    graph.conv(%[[A]], %w) {{.*}} : (tensor<1x8x4x4xf32, #layout.spec<"NHWC">>, tensor<8x1x3x3xf32>)
+// SCALAR-LABEL: func.func @channels_last_block(
+// SCALAR-NOT:    layout
+// SCALAR:        func.return
+
+// -----
+
+// Negative: a permute back whose result a plain-only op (Reshape) reads stays a plain
+// transpose: starting NHWC would only move its copy to a conversion.
+func.func @channels_first_to_reshape(%x: tensor<1x4x4x8xf32>) -> tensor<1x128xf32> {
+  %b = graph.transpose(%x) {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x4x4x8xf32>) -> tensor<1x8x4x4xf32>
+  %r = graph.reshape(%b) : (tensor<1x8x4x4xf32>) -> tensor<1x128xf32>
+  func.return %r : tensor<1x128xf32>
+}
+// CHECK-LABEL: func.func @channels_first_to_reshape(
+// CHECK-NOT:     layout
+// CHECK:         func.return

@@ -75,3 +75,35 @@ func.func @real(%x: tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32, #layout.spec<"NH
 // CHECK-LABEL: func.func @real(
 // CHECK-NEXT:    %0 = layout.convert %x
 // CHECK-NEXT:    func.return %0
+
+// -----
+
+// ConvNeXt's permutes: a channels-last transpose of an NHWC value's plain conversion, and
+// the NHWC conversion of a channels-first transpose of a plain [N, H, W, C], read the same
+// bytes as the transpose's other side: each pair becomes one transpose that moves nothing
+// (lowered as a view of its operand's buffer).
+func.func @transpose_views(%x: tensor<1x8x4x4xf32, #layout.spec<"NHWC">>, %y: tensor<1x4x4x8xf32>) -> (tensor<1x4x4x8xf32>, tensor<1x8x4x4xf32, #layout.spec<"NHWC">>) {
+  %0 = layout.convert %x : tensor<1x8x4x4xf32, #layout.spec<"NHWC">> -> tensor<1x8x4x4xf32>
+  %1 = graph.transpose(%0) {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x8x4x4xf32>) -> tensor<1x4x4x8xf32>
+  %2 = graph.transpose(%y) {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x4x4x8xf32>) -> tensor<1x8x4x4xf32>
+  %3 = layout.convert %2 : tensor<1x8x4x4xf32> -> tensor<1x8x4x4xf32, #layout.spec<"NHWC">>
+  func.return %1, %3 : tensor<1x4x4x8xf32>, tensor<1x8x4x4xf32, #layout.spec<"NHWC">>
+}
+// CHECK-LABEL: func.func @transpose_views(
+// CHECK-NEXT:    %0 = graph.transpose(%x) {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x8x4x4xf32, #layout.spec<"NHWC">>) -> tensor<1x4x4x8xf32>
+// CHECK-NEXT:    %1 = graph.transpose(%y) {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x4x4x8xf32>) -> tensor<1x8x4x4xf32, #layout.spec<"NHWC">>
+// CHECK-NEXT:    func.return %0, %1
+
+// -----
+
+// Negative: a transpose that the layouts do not undo (H and W swapped) keeps its
+// conversion.
+func.func @transpose_moves(%x: tensor<1x8x4x4xf32, #layout.spec<"NHWC">>) -> tensor<1x8x4x4xf32> {
+  %0 = layout.convert %x : tensor<1x8x4x4xf32, #layout.spec<"NHWC">> -> tensor<1x8x4x4xf32>
+  %1 = graph.transpose(%0) {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  func.return %1 : tensor<1x8x4x4xf32>
+}
+// CHECK-LABEL: func.func @transpose_moves(
+// CHECK-NEXT:    %0 = layout.convert %x
+// CHECK-NEXT:    %1 = graph.transpose(%0)
+// CHECK-NEXT:    func.return %1
