@@ -90,7 +90,12 @@ class ActivationAsEpilogue(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter):
         if not isinstance(op, (graph.UnaryElementwiseOp, graph.GeluOp)):
             return
-        producer = op.input.owner
+        producer, view = op.input.owner, None
+        if isinstance(producer, graph.ReshapeOp) and producer.shape is None:
+            # a Gemm of a Linear's rows seen in the activation's shape (fuse-matmul-add)
+            view, producer = producer, producer.input.owner
+            if not single_use(view.input):
+                return
         if not isinstance(producer, EPILOGUE_PRODUCERS) or epilogue_of(producer) is not None:
             return
         if not single_use(op.input):
@@ -102,10 +107,14 @@ class ActivationAsEpilogue(RewritePattern):
             return
         new = type(producer)(
             operands=_operand_groups(producer),
-            result_types=[op.output.type],
+            result_types=[op.output.type if view is None else producer.results[0].type],
             properties={**producer.properties, **props},
         )
-        rewriter.replace(op, new)
+        if view is None:
+            rewriter.replace(op, new)
+            return
+        reshaped = graph.ReshapeOp(operands=[new.results[0]], result_types=[op.output.type])
+        rewriter.replace(op, [new, reshaped], [reshaped.output])
 
 
 class _GateAsEpilogue(RewritePattern):

@@ -12,9 +12,10 @@ ops without an epilogue whose intermediate value has no other user.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import prod as prod_of
 
 import numpy as np
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i64
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -81,13 +82,21 @@ def _gemm_form(op: graph.MatMulOp | graph.GemmOp) -> tuple:
 
 class MatMulAddToGemm(RewritePattern):
     """MatMul(A, B) + c (c broadcasting to M x N) -> Gemm(A, B, c); also fills an absent
-    Gemm bias."""
+    Gemm bias. A static [..., M', K] A times a 2-D B plus a bias over the last axis (a
+    transformer's or ConvNeXt's Linear: [1, seq, K] or [1, H, W, K]) becomes the same Gemm
+    between views of A and of the result as [M, K] and [M, N] (the MatMul kernel folds the
+    leading axes into M too): the bias is added in the GEMM's registers, not in one more
+    pass over the result, and an activation after it becomes its epilogue."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, add: graph.AddOp, rewriter: PatternRewriter):
         out = shape_of(add.output)
         for prod, c in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
-            if shape_of(prod) != out or len(out) != 2:
+            if shape_of(prod) != out:
+                continue
+            if len(out) > 2:
+                if self.rows_as_gemm(add, prod, c, rewriter):
+                    return
                 continue
             mm = _plain_2d_matmul(prod)
             if mm is not None:
@@ -100,6 +109,35 @@ class MatMulAddToGemm(RewritePattern):
                     gemm.a, gemm.b, c, add.output.type, float_of(gemm.alpha), 1.0,
                     int_of(gemm.trans_a), int_of(gemm.trans_b)))
                 return
+
+
+    @staticmethod
+    def rows_as_gemm(add: graph.AddOp, prod: SSAValue, c: SSAValue,
+                     rewriter: PatternRewriter) -> bool:
+        mm = prod.owner
+        if not isinstance(mm, graph.MatMulOp) or epilogue_of(mm) is not None:
+            return False
+        out = shape_of(add.output)
+        if (len(shape_of(mm.rhs)) != 2 or len(shape_of(mm.lhs)) != len(out)
+                or not all(isinstance(d, int) for d in out)
+                or not is_float_tensor(prod) or not single_use(prod)):
+            return False
+        bias = shape_of(c)
+        n = out[-1]
+        if not bias or bias[-1] != n or any(d != 1 for d in bias[:-1]):
+            return False
+        rows = prod_of(out[:-1])
+        el = element_type(prod)
+        a = graph.ReshapeOp(operands=[mm.lhs],
+                            result_types=[TensorType(el, [rows, shape_of(mm.lhs)[-1]])])
+        new: list[Operation] = [a]
+        if len(bias) > 2:  # [1, ..., 1, N] -> [1, N]
+            new.append(graph.ReshapeOp(operands=[c], result_types=[TensorType(el, [1, n])]))
+            c = new[-1].results[0]
+        gemm = _gemm(a.output, mm.rhs, c, TensorType(el, [rows, n]), 1.0, 1.0)
+        view = graph.ReshapeOp(operands=[gemm.output], result_types=[add.output.type])
+        rewriter.replace(add, [*new, gemm, view], [view.output])
+        return True
 
 
 def _scalar_factor(op: Operation) -> tuple[SSAValue, float] | None:

@@ -54,15 +54,16 @@ def activate_in_place(
     kb.nest(bounds, body)
 
 
-ON_VECTORS = frozenset({"relu", "clip", "sigmoid", "silu"})
+ON_VECTORS = frozenset({"relu", "clip", "sigmoid", "silu", "gelu", "gelu_tanh"})
 """Epilogue activations the GEMM and depthwise kernels apply to their vector registers before
 the store (`clamp_vectors`): relu and clip (a max / min against constants, nearly free),
-sigmoid and silu (their formulas, vector by vector, on `_VectorsOps`: exp, tanh and erf
-become inline polynomials on vectors, lowering/to_llvm/polynomial.py). Run per
-element after the store, LLVM left the depthwise kernel's loop scalar and EfficientNet-B0
-took 17.8 ms against 15.6 on vectors (Zen 3, T=1). The others run per element after the
-store (`activate`), in a loop over the tile that LLVM vectorizes in the GEMM kernels: GELU
-(BERT) and hard_swish (MobileNetV3) measured level either way, and keep it."""
+sigmoid, silu and GELU (their formulas, vector by vector, on `_VectorsOps`: exp, tanh and
+erf become inline polynomials on vectors, lowering/to_llvm/polynomial.py). Run per element
+after the store, LLVM left the depthwise kernel's loop scalar and EfficientNet-B0 took 17.8
+ms against 15.6 on vectors (Zen 3, T=1), and ConvNeXt-T's GELUs after its Linears took
+35 ms more than as the separate kernel (on vectors: 4.6 ms less than it). hard_swish
+(MobileNetV3) runs per element after the store (`activate`), in a loop over the tile that
+LLVM vectorizes, level with vectors."""
 
 
 def on_vectors(activation: str | None) -> bool:

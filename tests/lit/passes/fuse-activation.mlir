@@ -69,3 +69,18 @@ func.func @no_epilogue(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> (tensor<2x4x
 // CHECK-NEXT:    %r = graph.relu(%m)
 // CHECK-NEXT:    %n = graph.matmul(%a, %b) {activation = "relu"}
 // CHECK-NEXT:    %t = graph.tanh(%n)
+
+// -----
+
+// GELU after a Linear's Gemm seen through its row view (fuse-matmul-add's [M, N] ->
+// [1, seq, N]) becomes the Gemm's epilogue, the view after it.
+func.func @through_view(%a: tensor<5x3xf32>, %b: tensor<3x4xf32>, %c: tensor<4xf32>) -> tensor<1x5x4xf32> {
+  %g = graph.gemm(%a, %b, %c) {alpha = 1.0 : f32, beta = 1.0 : f32, transA = 0 : i64, transB = 0 : i64} : (tensor<5x3xf32>, tensor<3x4xf32>, tensor<4xf32>) -> tensor<5x4xf32>
+  %v = graph.reshape(%g) : (tensor<5x4xf32>) -> tensor<1x5x4xf32>
+  %y = graph.gelu(%v) {approximate = "none"} : (tensor<1x5x4xf32>) -> tensor<1x5x4xf32>
+  func.return %y : tensor<1x5x4xf32>
+}
+// CHECK-LABEL: func.func @through_view(
+// CHECK-NEXT:    %[[G:.*]] = graph.gemm(%a, %b, %c) {{{.*}}activation = "gelu"} : (tensor<5x3xf32>, tensor<3x4xf32>, tensor<4xf32>) -> tensor<5x4xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.reshape(%[[G]]) : (tensor<5x4xf32>) -> tensor<1x5x4xf32>
+// CHECK-NEXT:    func.return %[[Y]]
