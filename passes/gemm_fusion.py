@@ -12,10 +12,9 @@ ops without an epilogue whose intermediate value has no other user.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import prod as prod_of
 
 import numpy as np
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType, i64
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -25,8 +24,9 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from onnxc.dialects import graph
-from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
+from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of, tensor_type
 from onnxc.dialects.graph_epilogue import epilogue_of
+from onnxc.dialects.symbolic_dims import num_elements
 from onnxc.passes.base import GraphPatternPass
 from onnxc.passes.constants import (
     constant_value,
@@ -82,11 +82,9 @@ def _gemm_form(op: graph.MatMulOp | graph.GemmOp) -> tuple:
 
 class MatMulAddToGemm(RewritePattern):
     """MatMul(A, B) + c (c broadcasting to M x N) -> Gemm(A, B, c); also fills an absent
-    Gemm bias. A static [..., M', K] A times a 2-D B plus a bias over the last axis (a
-    transformer's or ConvNeXt's Linear: [1, seq, K] or [1, H, W, K]) becomes the same Gemm
-    between views of A and of the result as [M, K] and [M, N] (the MatMul kernel folds the
-    leading axes into M too): the bias is added in the GEMM's registers, not in one more
-    pass over the result, and an activation after it becomes its epilogue."""
+    Gemm bias. A Linear on rows, [..., K] times a constant 2-D B plus a bias over the last
+    axis (a transformer's [1, seq, K], ConvNeXt's [1, H, W, K]), becomes the same Gemm
+    between views of A and of the result as [M, K] and [M, N] (`rows_as_gemm`)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, add: graph.AddOp, rewriter: PatternRewriter):
@@ -110,31 +108,34 @@ class MatMulAddToGemm(RewritePattern):
                     int_of(gemm.trans_a), int_of(gemm.trans_b)))
                 return
 
-
     @staticmethod
     def rows_as_gemm(add: graph.AddOp, prod: SSAValue, c: SSAValue,
                      rewriter: PatternRewriter) -> bool:
+        """The Linear's Gemm between row views, when `prod` is such a MatMul: the bias is
+        added in the packed GEMM's registers (its B is a constant), not in one more pass
+        over the result, and an activation after it becomes its epilogue (fuse-activation
+        looks through the view). Symbolic leading sizes are welcome (M is their product)."""
         mm = prod.owner
         if not isinstance(mm, graph.MatMulOp) or epilogue_of(mm) is not None:
             return False
         out = shape_of(add.output)
-        if (len(shape_of(mm.rhs)) != 2 or len(shape_of(mm.lhs)) != len(out)
-                or not all(isinstance(d, int) for d in out)
+        if (len(shape_of(mm.rhs)) != 2 or not isinstance(mm.rhs.owner, graph.ConstantOp)
+                or len(shape_of(mm.lhs)) != len(out) or not isinstance(out[-1], int)
                 or not is_float_tensor(prod) or not single_use(prod)):
             return False
         bias = shape_of(c)
         n = out[-1]
         if not bias or bias[-1] != n or any(d != 1 for d in bias[:-1]):
             return False
-        rows = prod_of(out[:-1])
+        rows = num_elements(out[:-1])
         el = element_type(prod)
         a = graph.ReshapeOp(operands=[mm.lhs],
-                            result_types=[TensorType(el, [rows, shape_of(mm.lhs)[-1]])])
+                            result_types=[tensor_type([rows, shape_of(mm.lhs)[-1]], el)])
         new: list[Operation] = [a]
         if len(bias) > 2:  # [1, ..., 1, N] -> [1, N]
-            new.append(graph.ReshapeOp(operands=[c], result_types=[TensorType(el, [1, n])]))
+            new.append(graph.ReshapeOp(operands=[c], result_types=[tensor_type([1, n], el)]))
             c = new[-1].results[0]
-        gemm = _gemm(a.output, mm.rhs, c, TensorType(el, [rows, n]), 1.0, 1.0)
+        gemm = _gemm(a.output, mm.rhs, c, tensor_type([rows, n], el), 1.0, 1.0)
         view = graph.ReshapeOp(operands=[gemm.output], result_types=[add.output.type])
         rewriter.replace(add, [*new, gemm, view], [view.output])
         return True

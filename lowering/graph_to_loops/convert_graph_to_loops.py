@@ -16,9 +16,10 @@ After:
 Results are passed in destination style (trailing memref arguments); a graph output computed
 by a kernel is written straight into its argument. Constants become `memref.global`s holding
 the original dense bytes, reshape-like ops (and transposes that move no bytes:
-`graph.is_view`) become `memref.reinterpret_cast` views, and every other op a call to a private kernel, emitted once per (op, properties, types) key (the
-module's kernels and globals: module_kernels.py). This module lowers the functions: buffers,
-views, the calls, run-time sizes and checks.
+`graph.is_view`) become `memref.reinterpret_cast` views, and every other op a call to a
+private kernel, emitted once per (op, properties, types) key (the module's kernels and
+globals: module_kernels.py). This module lowers the functions: buffers, views, the calls,
+run-time sizes and checks.
 """
 
 from __future__ import annotations

@@ -39,17 +39,21 @@ func.func @no_gemm(%a: tensor<5x2x3xf32>, %b: tensor<3x4xf32>, %c: tensor<5x2x4x
 
 // -----
 
-// A Linear on [..., K] rows (a transformer's [1, seq, K], ConvNeXt's [1, H, W, K]): the
-// Gemm of the rows as [M, K] and [M, N] views (graph.reshape), the bias as its C; a
-// [1, 1, N] bias is seen as [1, N].
-func.func @rows(%a: tensor<1x5x3xf32>, %b: tensor<3x4xf32>, %c: tensor<4xf32>, %x: tensor<1x2x2x3xf32>, %d: tensor<1x1x1x4xf32>) -> (tensor<1x5x4xf32>, tensor<1x2x2x4xf32>) {
+// A Linear on [..., K] rows by constant weights (a transformer's [1, seq, K], ConvNeXt's
+// [1, H, W, K]): the Gemm of the rows as [M, K] and [M, N] views (graph.reshape), the
+// bias as its C; a [1, 1, N] bias is seen as [1, N]; a symbolic seq makes M symbolic.
+func.func @rows(%a: tensor<1x5x3xf32>, %c: tensor<4xf32>, %x: tensor<1x2x2x3xf32>, %d: tensor<1x1x1x4xf32>, %s: tensor<1x?x3xf32, #graph.dims<["seq"]>>) -> (tensor<1x5x4xf32>, tensor<1x2x2x4xf32>, tensor<1x?x4xf32, #graph.dims<["seq"]>>) {
+  %b = graph.constant {value = dense<0.5> : tensor<3x4xf32>} : tensor<3x4xf32>
   %m = graph.matmul(%a, %b) : (tensor<1x5x3xf32>, tensor<3x4xf32>) -> tensor<1x5x4xf32>
   %y = graph.add(%m, %c) : (tensor<1x5x4xf32>, tensor<4xf32>) -> tensor<1x5x4xf32>
   %n = graph.matmul(%x, %b) : (tensor<1x2x2x3xf32>, tensor<3x4xf32>) -> tensor<1x2x2x4xf32>
   %z = graph.add(%d, %n) : (tensor<1x1x1x4xf32>, tensor<1x2x2x4xf32>) -> tensor<1x2x2x4xf32>
-  func.return %y, %z : tensor<1x5x4xf32>, tensor<1x2x2x4xf32>
+  %p = graph.matmul(%s, %b) : (tensor<1x?x3xf32, #graph.dims<["seq"]>>, tensor<3x4xf32>) -> tensor<1x?x4xf32, #graph.dims<["seq"]>>
+  %q = graph.add(%p, %c) : (tensor<1x?x4xf32, #graph.dims<["seq"]>>, tensor<4xf32>) -> tensor<1x?x4xf32, #graph.dims<["seq"]>>
+  func.return %y, %z, %q : tensor<1x5x4xf32>, tensor<1x2x2x4xf32>, tensor<1x?x4xf32, #graph.dims<["seq"]>>
 }
 // CHECK-LABEL: func.func @rows(
+// CHECK-NEXT:    %b = graph.constant
 // CHECK-NEXT:    %[[A:.*]] = graph.reshape(%a) : (tensor<1x5x3xf32>) -> tensor<5x3xf32>
 // CHECK-NEXT:    %[[G:.*]] = graph.gemm(%[[A]], %b, %c) {{.*}} : (tensor<5x3xf32>, tensor<3x4xf32>, tensor<4xf32>) -> tensor<5x4xf32>
 // CHECK-NEXT:    %[[Y:.*]] = graph.reshape(%[[G]]) : (tensor<5x4xf32>) -> tensor<1x5x4xf32>
@@ -57,18 +61,23 @@ func.func @rows(%a: tensor<1x5x3xf32>, %b: tensor<3x4xf32>, %c: tensor<4xf32>, %
 // CHECK-NEXT:    %[[D:.*]] = graph.reshape(%d) : (tensor<1x1x1x4xf32>) -> tensor<1x4xf32>
 // CHECK-NEXT:    %[[H:.*]] = graph.gemm(%[[X]], %b, %[[D]]) {{.*}} -> tensor<4x4xf32>
 // CHECK-NEXT:    %[[Z:.*]] = graph.reshape(%[[H]]) : (tensor<4x4xf32>) -> tensor<1x2x2x4xf32>
-// CHECK-NEXT:    func.return %[[Y]], %[[Z]]
+// CHECK-NEXT:    %[[S:.*]] = graph.reshape(%s) : (tensor<1x?x3xf32, #graph.dims<["seq"]>>) -> tensor<?x3xf32, #graph.dims<["seq"]>>
+// CHECK-NEXT:    %[[P:.*]] = graph.gemm(%[[S]], %b, %c) {{.*}} -> tensor<?x4xf32, #graph.dims<["seq"]>>
+// CHECK-NEXT:    %[[Q:.*]] = graph.reshape(%[[P]]) : (tensor<?x4xf32, #graph.dims<["seq"]>>) -> tensor<1x?x4xf32, #graph.dims<["seq"]>>
+// CHECK-NEXT:    func.return %[[Y]], %[[Z]], %[[Q]]
 
 // -----
 
-// Negative: a MatMul whose product has another reader, and one of symbolic rows, keep
-// their Adds.
-func.func @rows_kept(%a: tensor<1x5x3xf32>, %b: tensor<3x4xf32>, %c: tensor<4xf32>, %s: tensor<1x?x3xf32, #graph.dims<["seq"]>>) -> (tensor<1x5x4xf32>, tensor<1x5x4xf32>, tensor<1x?x4xf32, #graph.dims<["seq"]>>) {
-  %m = graph.matmul(%a, %b) : (tensor<1x5x3xf32>, tensor<3x4xf32>) -> tensor<1x5x4xf32>
+// Negative: weights computed at run time (the packed GEMM's epilogue needs a constant B;
+// a small product of run-time weights sums its bias first), and a product with another
+// reader, keep their Adds.
+func.func @rows_kept(%a: tensor<1x5x3xf32>, %w: tensor<3x4xf32>, %c: tensor<4xf32>) -> (tensor<1x5x4xf32>, tensor<1x5x4xf32>, tensor<1x5x4xf32>) {
+  %b = graph.constant {value = dense<0.5> : tensor<3x4xf32>} : tensor<3x4xf32>
+  %m = graph.matmul(%a, %w) : (tensor<1x5x3xf32>, tensor<3x4xf32>) -> tensor<1x5x4xf32>
   %y = graph.add(%m, %c) : (tensor<1x5x4xf32>, tensor<4xf32>) -> tensor<1x5x4xf32>
-  %n = graph.matmul(%s, %b) : (tensor<1x?x3xf32, #graph.dims<["seq"]>>, tensor<3x4xf32>) -> tensor<1x?x4xf32, #graph.dims<["seq"]>>
-  %z = graph.add(%n, %c) : (tensor<1x?x4xf32, #graph.dims<["seq"]>>, tensor<4xf32>) -> tensor<1x?x4xf32, #graph.dims<["seq"]>>
-  func.return %y, %m, %z : tensor<1x5x4xf32>, tensor<1x5x4xf32>, tensor<1x?x4xf32, #graph.dims<["seq"]>>
+  %n = graph.matmul(%a, %b) : (tensor<1x5x3xf32>, tensor<3x4xf32>) -> tensor<1x5x4xf32>
+  %z = graph.add(%n, %c) : (tensor<1x5x4xf32>, tensor<4xf32>) -> tensor<1x5x4xf32>
+  func.return %y, %z, %n : tensor<1x5x4xf32>, tensor<1x5x4xf32>, tensor<1x5x4xf32>
 }
 // CHECK-LABEL: func.func @rows_kept(
 // CHECK-NOT:     graph.gemm
