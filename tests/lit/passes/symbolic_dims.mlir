@@ -1,4 +1,4 @@
-// RUN: onnxc-opt %s -p fuse-matmul-add,fuse-layernorm,fuse-gelu,fuse-attention,horizontal-fusion,fuse-activation,cse,cancel-transposes,merge-reshapes,algebraic-identities,drop-full-slice,fuse-reduce-to-global-pool,reduce-before-shift,drop-padding-taps,split-conv-live-regions --split-input-file | filecheck %s
+// RUN: onnxc-opt %s -p fuse-matmul-add,fuse-layernorm,fuse-gelu,fuse-attention,horizontal-fusion,fuse-activation,cse,horizontal-fusion,cancel-transposes,merge-reshapes,algebraic-identities,drop-full-slice,fuse-reduce-to-global-pool,reduce-before-shift,drop-padding-taps,split-conv-live-regions --split-input-file | filecheck %s
 // RUN: onnxc-opt %s -p fuse-elementwise --split-input-file | filecheck %s --check-prefix=ELTWISE
 // RUN: onnxc-opt %s -p "assign-layout{vector-bits=512}" --split-input-file | filecheck %s --check-prefix=LAYOUT
 
@@ -80,8 +80,10 @@ func.func @attention(%q: tensor<1x2x?x32xf32, #graph.dims<["seq"]>>, %k: tensor<
 
 // -----
 
-// Q and K projections of one activation (MatMul + bias each): one wide MatMul, one bias Add
-// and a Split, all with the symbolic row dimension.
+// Q and K projections of one activation (MatMul + bias each): each the Gemm of the rows'
+// view (fuse-matmul-add), the views merged (cse), then one wide Gemm with the two biases
+// and a Split (horizontal-fusion, the -O pipeline's second round), all with the symbolic
+// row dimension.
 func.func @projections(%x: tensor<1x?x64xf32, #graph.dims<["seq"]>>) -> (tensor<1x?x64xf32, #graph.dims<["seq"]>>, tensor<1x?x64xf32, #graph.dims<["seq"]>>) {
   %wq = graph.constant {value = dense<0.5> : tensor<64x64xf32>} : tensor<64x64xf32>
   %wk = graph.constant {value = dense<0.25> : tensor<64x64xf32>} : tensor<64x64xf32>
@@ -94,12 +96,14 @@ func.func @projections(%x: tensor<1x?x64xf32, #graph.dims<["seq"]>>) -> (tensor<
   func.return %qb, %kb : tensor<1x?x64xf32, #graph.dims<["seq"]>>, tensor<1x?x64xf32, #graph.dims<["seq"]>>
 }
 // CHECK-LABEL: func.func @projections(
-// CHECK:         %[[W:.*]] = graph.constant {{.*}} : tensor<64x128xf32>
-// CHECK-NEXT:    %[[WIDE:.*]] = graph.matmul(%x, %[[W]]) : (tensor<1x?x64xf32, #graph.dims<["seq"]>>, tensor<64x128xf32>) -> tensor<1x?x128xf32, #graph.dims<["seq"]>>
+// CHECK:         %[[ROWS:.*]] = graph.reshape(%x) : (tensor<1x?x64xf32, #graph.dims<["seq"]>>) -> tensor<?x64xf32, #graph.dims<["seq"]>>
+// CHECK-NEXT:    %[[W:.*]] = graph.constant {{.*}} : tensor<64x128xf32>
 // CHECK-NEXT:    %[[B:.*]] = graph.constant {{.*}} : tensor<128xf32>
-// CHECK-NEXT:    %[[BIASED:.*]] = graph.add(%[[WIDE]], %[[B]]) : (tensor<1x?x128xf32, #graph.dims<["seq"]>>, tensor<128xf32>) -> tensor<1x?x128xf32, #graph.dims<["seq"]>>
-// CHECK-NEXT:    %qb, %kb = graph.split(%[[BIASED]]) {axis = 2 : i64} : (tensor<1x?x128xf32, #graph.dims<["seq"]>>) -> (tensor<1x?x64xf32, #graph.dims<["seq"]>>, tensor<1x?x64xf32, #graph.dims<["seq"]>>)
-// CHECK-NEXT:    func.return %qb, %kb
+// CHECK-NEXT:    %[[WIDE:.*]] = graph.gemm(%[[ROWS]], %[[W]], %[[B]]) {{.*}} -> tensor<?x128xf32, #graph.dims<["seq"]>>
+// CHECK-NEXT:    %[[Q:.*]], %[[K:.*]] = graph.split(%[[WIDE]]) {axis = 1 : i64} : (tensor<?x128xf32, #graph.dims<["seq"]>>) -> (tensor<?x64xf32, #graph.dims<["seq"]>>, tensor<?x64xf32, #graph.dims<["seq"]>>)
+// CHECK-NEXT:    %[[QB:.*]] = graph.reshape(%[[Q]]) : (tensor<?x64xf32, #graph.dims<["seq"]>>) -> tensor<1x?x64xf32, #graph.dims<["seq"]>>
+// CHECK-NEXT:    %[[KB:.*]] = graph.reshape(%[[K]]) : (tensor<?x64xf32, #graph.dims<["seq"]>>) -> tensor<1x?x64xf32, #graph.dims<["seq"]>>
+// CHECK-NEXT:    func.return %[[QB]], %[[KB]]
 
 // -----
 
