@@ -42,7 +42,7 @@ from onnxc.dialects.graph_base import (
     shape_of,
 )
 from onnxc.dialects.graph_traits import AnyElementKernel, NHWCKernel
-from onnxc.dialects.layout import memory_order
+from onnxc.dialects.layout import transpose_moves_no_data
 from onnxc.dialects.size_facts import require_equal
 from onnxc.dialects.size_text import parse_dim
 from onnxc.dialects.symbolic_dims import (
@@ -152,11 +152,7 @@ class TransposeOp(GraphOp, UnaryFields):
         only dimensions of size 1, or the two layouts undo it (an NHWC tensor seen as the
         plain [N, H, W, C] of ConvNeXt's `permute(0, 2, 3, 1)`; fold-layout-converts makes
         those). The lowering then makes the result a view, as for a reshape."""
-        src, dst = memory_order(self.input.type), memory_order(self.output.type)
-        if src is None or dst is None:
-            return False
-        perm = ints_of(self.perm)
-        return [perm[d] for d in dst] == src
+        return transpose_moves_no_data(self.input.type, self.output.type, ints_of(self.perm))
 
 
 @irdl_op_definition

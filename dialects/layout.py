@@ -141,6 +141,13 @@ def memory_order(t: TensorType) -> list[int] | None:
     return [d for d in order if shape[d] != 1]
 
 
+def transpose_moves_no_data(src: TensorType, dst: TensorType, perm: Sequence[int]) -> bool:
+    """Whether transposing `src` by `perm` into `dst` (each in its layout) leaves the bytes
+    where they are: dst's dimensions of size > 1, in memory order, are src's through perm."""
+    a, b = memory_order(src), memory_order(dst)
+    return a is not None and b is not None and [perm[d] for d in b] == a
+
+
 def physical_size(t: TensorType) -> Dim:
     """Elements of the memory holding `t` (blocked layouts pad)."""
     return prod(physical_shape(shape_of(t), layout_of(t)))

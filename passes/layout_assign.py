@@ -47,7 +47,7 @@ from onnxc.dialects import graph
 from onnxc.dialects.graph_base import ints_of, is_symbolic
 from onnxc.dialects.graph_qlinear import QLinearConvOp, is_byte_type
 from onnxc.dialects.graph_traits import BroadcastingElementwise, ElementwiseMap, NHWCKernel
-from onnxc.dialects.layout import ConvertOp, layout_of, with_layout
+from onnxc.dialects.layout import ConvertOp, layout_of, transpose_moves_no_data, with_layout
 from onnxc.passes.conv1d_as_2d import convs_as_2d
 from onnxc.passes.layout_fold import constant_value, laid_out_dense, moves_no_data
 
@@ -157,15 +157,17 @@ def can_run_nhwc(op: Operation) -> bool:
 
 
 def _channels_first_view(op: Operation) -> bool:
-    """A static rank-4 f32 transpose by (0, 3, 1, 2) of a plain [N, H, W, C] tensor (back
-    to channels-first after channels-last work: ConvNeXt's blocks) whose users all have
-    NHWC kernels: its NHWC result is its input's buffer as it is, so it becomes a view
-    that starts NHWC (as a conv's output does), and the residual Add and the next conv
-    after it need no conversion (two copies of the activation fewer per block)."""
-    return (isinstance(op, graph.TransposeOp) and tuple(ints_of(op.perm)) == (0, 3, 1, 2)
-            and layout_of(op.input.type) is None and _is_nchw_f32(op.output.type)
-            and not is_symbolic(op.output) and bool(op.output.uses)
-            and all(can_run_nhwc(use.operation) for use in op.output.uses))
+    """A static rank-4 f32 transpose of a plain tensor whose NHWC result would be its
+    input's buffer as it is (the (0, 3, 1, 2) of a [N, H, W, C] back to channels-first
+    after channels-last work: ConvNeXt's blocks), and whose users all have NHWC kernels: it
+    becomes a view that starts NHWC (as a conv's output does), and the residual Add and the
+    next conv after it need no conversion (two copies of the activation fewer per block)."""
+    return (isinstance(op, graph.TransposeOp) and layout_of(op.input.type) is None
+            and _is_nchw_f32(op.output.type) and not is_symbolic(op.output)
+            and bool(op.output.uses)
+            and all(can_run_nhwc(use.operation) for use in op.output.uses)
+            and transpose_moves_no_data(op.input.type, _in_layout(op.output.type, NHWC),
+                                        ints_of(op.perm)))
 
 
 def _is_layout_change(op: Operation) -> bool:
