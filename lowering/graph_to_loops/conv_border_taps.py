@@ -86,8 +86,9 @@ class _BorderTapsGemm(ConvGemm):
 
             def channels(values) -> list[SSAValue]:
                 k0 = kb.imul(ti, clen)  # the tap's first row of the packed block
-                return list(kb.for_(0, clen, lambda c, *a: step(kb.iadd(k0, c), values(c), *a),
-                                    iter_args=list(acc)))
+                return list(kb.unrolled_for(
+                    clen, lambda c, *a: step(kb.iadd(k0, c), values(c), *a), self.unroll(mr),
+                    list(acc)))
 
             def plain() -> list[SSAValue]:
                 return channels(lambda c: [kb.load(self.x, [kb.iadd(s, c)]) for s in starts])

@@ -427,7 +427,7 @@ class ConvGemm(PackedGemm):
                 kk = kb.iadd(kb.imul(ri, length), c)
                 return step(kk, [kb.load(self.x, [kb.iadd(r, c)]) for r in rows], *acc)
 
-            return kb.for_(0, length, channel, iter_args=acc)
+            return kb.unrolled_for(length, channel, self.unroll(mr), acc)
 
         return kb.for_(0, ntaps // run, tap_run, iter_args=init)
 

@@ -364,9 +364,9 @@ class _PointProducts(PackedGemm):
 
     def k_loop(self, blk, ctx, i0, mr, init, step):
         kb = self.kb
-        return kb.for_(0, blk.kc, lambda kk, *acc: step(
+        return kb.unrolled_for(blk.kc, lambda kk, *acc: step(
             kk, [kb.load(self.a, [kb.iadd(i0, r), kb.iadd(blk.k0, kk)]) for r in range(mr)],
-            *acc), iter_args=init)
+            *acc), self.unroll(mr), init)
 
     def vector_epilogue(self, acc, i0, mr: int, j, nv: int) -> list[SSAValue]:
         return list(acc)

@@ -134,9 +134,9 @@ class _DenseGemm(PackedGemm):
 
     def k_loop(self, blk, ctx, i0, mr, init, step):
         kb = self.kb
-        return kb.for_(0, blk.kc, lambda kk, *acc: step(
+        return kb.unrolled_for(blk.kc, lambda kk, *acc: step(
             kk, [self.a_at(kb.iadd(i0, r), kb.iadd(blk.k0, kk)) for r in range(mr)], *acc),
-            iter_args=init)
+            self.unroll(mr), init)
 
     def pack_panel(self, k0: Index, kc: int, j0: Index, j: Index, w: int) -> None:
         """scratch[panel j] = B[k0:k0+kc, j:j+w], zero beyond column n."""

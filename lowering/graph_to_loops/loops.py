@@ -403,6 +403,24 @@ class KernelBuilder(ScalarMath):
         self.insert(loop)
         return tuple(loop.results)
 
+    def unrolled_for(self, count: Index, body: LoopBody, unroll: int,
+                     iter_args: Sequence[SSAValue]) -> tuple[SSAValue, ...]:
+        """`body(i, *values)` for i in [0, count), `unroll` bodies per scf.for iteration
+        where a static `count` is a multiple of it (else of 2, else 1): LLVM leaves a loop
+        of vector FMAs rolled, and the micro-kernel's k loop ran 1-11% faster four steps
+        to an iteration (gemm_microkernel.K_UNROLL)."""
+        if isinstance(count, int):
+            unroll = next(u for u in (unroll, 2, 1) if count % u == 0)
+        else:
+            unroll = 1
+
+        def steps(i: Index, *values: SSAValue) -> Sequence[SSAValue]:
+            for q in range(unroll):
+                values = tuple(body(self.iadd(i, q), *values))
+            return values
+
+        return self.for_(0, count, steps, step=unroll, iter_args=iter_args)
+
     def parallel_for(self, lb: Index, ub: Index, body: Callable[[Index], None]) -> None:
         """A loop whose iterations are independent and may run on several threads.
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import helper
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith, scf, vector
 
 import onnxc
 from onnxc import pipeline
@@ -301,6 +301,51 @@ def _parallel_iterations(m: int, k: int, n: int) -> int:
                    if isinstance(op, scf.ForOp) and PARALLEL_ATTR in op.attributes]
     assert isinstance(parallel.ub.owner, arith.ConstantOp)
     return parallel.ub.owner.value.value.data
+
+
+def _k_loops(m: int, k: int, n: int) -> list[tuple[int, int]]:
+    """(step, vector FMAs in the body) of each k loop of an [m, k] x [k, n] MatMul's
+    kernel: the scf.for loops whose own block holds FMAs."""
+    module = import_onnx(_model([helper.make_node("MatMul", ["a", "b"], ["y"])],
+                                [("a", np.zeros((m, k), np.float32))], (m, n),
+                                [("b", np.zeros((k, n), np.float32))]))
+    pipeline.run_passes(pipeline.make_context(), module, "convert-graph-to-loops")
+    loops = []
+    for op in module.walk():
+        if isinstance(op, scf.ForOp):
+            fmas = sum(isinstance(o, vector.FMAOp) for o in op.body.block.ops)
+            if fmas:
+                assert isinstance(op.step.owner, arith.ConstantOp)
+                loops.append((op.step.owner.value.value.data, fmas))
+    return loops
+
+
+def test_full_tiles_take_k_unroll_steps_per_iteration():
+    """A full MR x NR tile's k loop runs K_UNROLL steps (their FMAs) per iteration; a
+    remainder's shorter tile one; a k-block of a depth K_UNROLL does not divide, 2 or 1."""
+    t = tiling_for(host_target())
+    per_step = t.mr * t.nr // t.vw
+    unroll = gemm_microkernel.K_UNROLL
+    assert _k_loops(2 * t.mr, 4 * unroll, t.nr) == [(unroll, unroll * per_step)]
+    rem = (t.mr - 1) * t.nr // t.vw
+    assert sorted(_k_loops(t.mr - 1, 4 * unroll, t.nr)) == [(1, rem)]
+    assert _k_loops(2 * t.mr, 4 * unroll + 2, t.nr) == [(2, 2 * per_step)]
+    assert _k_loops(2 * t.mr, 4 * unroll + 1, t.nr) == [(1, per_step)]
+
+
+@pytest.mark.parametrize("m,k", [
+    (13, 4 * 8 + 2),        # unrolled by 2; a remainder row
+    (12, KC + 3),           # a k-block by K_UNROLL, a last one of depth 3 by 1
+    (7, 2 * KC + 4 * 3),    # three k-blocks, each unrolled
+])
+def test_unrolled_k_loops_match_numpy(m, k):
+    """The unrolled loops' products are numpy's: each step's A values and B row are the
+    step's own (a k offset off by one fails on every element)."""
+    a, b = _rand(m, k), _rand(k, 37)
+    model = _model([helper.make_node("MatMul", ["a", "b"], ["y"])], [("a", a)], (m, 37),
+                   [("b", b)])
+    np.testing.assert_allclose(_run(model, {"a": a}), a @ b, rtol=1e-4,
+                               atol=1e-4 * np.sqrt(k))
 
 
 def test_matmul_folds_leading_dimensions_of_a_into_m():
