@@ -25,8 +25,9 @@ from onnxc.errors import CompilationError
 
 UNROLL_OPTIONS = ("-unroll-allow-partial=0", "-unroll-runtime=0", "-unroll-threshold=50")
 """LLVM's loop unroller, held back: the kernels unroll their register tiles themselves, and
-partial / runtime unrolling of their k-loops (and full unrolling of large loop bodies) only
-multiplied code. With these, ResNet-50's object code is half the size and LLVM's time falls
+their micro-kernels' k loops four steps deep (gemm_microkernel.K_UNROLL, full tiles only),
+and LLVM's partial / runtime unrolling of every loop (and full unrolling of large loop
+bodies) only multiplied code. With these, ResNet-50's object code is half the size and LLVM's time falls
 by two fifths, at the same speed (0.97-1.02x on the benchmark models). Small loops are still
 unrolled fully: turning the unroller off altogether sends them to the loop vectorizer, and
 this LLVM build (with assertions) aborts on some of them ("VPlan cost model and legacy cost

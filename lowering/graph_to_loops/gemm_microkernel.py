@@ -117,10 +117,23 @@ class PackedGemm:
     """k steps per iteration of the `k_loop`s (KernelBuilder.unrolled_for)"""
 
     def unroll(self, mr: int) -> int:
-        """k steps per loop iteration for a tile of `mr` rows: the full MR-row tiles do
-        nearly all the work; a remainder's shorter tile keeps one (its copies of the loop
-        would cost compile time for nothing)."""
-        return self.k_unroll if mr == self.t.mr else 1
+        """k steps per loop iteration for a tile of `mr` rows: K_UNROLL for the full MR-row
+        tiles, which do nearly all the work; a remainder's shorter tile takes one step per
+        partial sum it keeps (`partial_sums`)."""
+        return self.k_unroll if mr == self.t.mr else self.partial_sums(mr)
+
+    def partial_sums(self, mr: int) -> int:
+        """Independent sums per accumulator of a remainder's tile of `mr` rows (a power of
+        two, at most K_UNROLL, holding no more accumulators than a full tile): the k steps
+        take turns, so that a chain of dependent FMAs is fed every second or fourth step.
+        One row's two accumulators alone wait on the FMA latency (4 cycles) at every step:
+        the 1-row tile of a 49-row product (a 7 x 7 map) cost as much as four full rows."""
+        if mr >= self.t.mr:
+            return 1
+        sums = 1
+        while sums * 2 <= self.k_unroll and sums * 2 * mr <= self.t.mr:
+            sums *= 2
+        return sums
 
     def __init__(self, op: Operation, kb: KernelBuilder, g: GemmShape, y: SSAValue,
                  bp: SSAValue):
@@ -429,18 +442,28 @@ class PackedGemm:
         init = choose(kb, blk.first, lambda: [self.splat(kb.constant(0.0, f32))] * (mr * nv),
                       lambda: self.load_tile(i0, mr, j, w, in_range, clamped))
 
+        tile = mr * nv
+        sums = self.partial_sums(mr)
+        if sums > 1:  # the other partial sums start from zero
+            init = list(init) + [self.splat(kb.constant(0.0, f32))] * (tile * (sums - 1))
+
         def step(kk: Index, a_values: list[SSAValue], *acc: SSAValue) -> list[SSAValue]:
             at = kb.iadd(base, kb.imul(kk, w))
             bv = [kb.vload(self.bp, [kb.idx(kb.iadd(at, v * t.vw))], self.b_vtype)
                   for v in range(nv)]
-            out = list(acc)
+            out = list(acc[:tile])
             for r in range(mr):
                 s = self.a_splat(a_values[r])
                 for v in range(nv):
                     out[r * nv + v] = self.madd(s, bv[v], out[r * nv + v])
-            return out
+            # the next step adds to the next partial sums: they rotate through the front
+            return [*acc[tile:], *out]
 
         acc = list(self.k_loop(blk, ctx, i0, mr, init, step))
+        for part in range(1, sums):
+            acc[:tile] = [kb.float_op(arith.AddfOp, x, y)
+                          for x, y in zip(acc[:tile], acc[part * tile:(part + 1) * tile])]
+        acc = acc[:tile]
         full = self.full_vectors(j, w, in_range)
         if blk.last is not False and full:
             inner = [acc[r * nv + v] for r in range(mr) for v in range(full)]
