@@ -308,6 +308,9 @@ class ConvGemm(PackedGemm):
             return pad_input(self.kb, g, x, scratch)
         return self.kb.view(x, [g.n * g.h * g.w * g.c])
 
+    def repeats(self) -> int:
+        return self.geo.groups
+
     @cached_property
     def group_size(self) -> int:
         """Floats of one group's packed B."""

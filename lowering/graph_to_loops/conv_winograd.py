@@ -371,6 +371,9 @@ class _PointProducts(PackedGemm):
     def vector_epilogue(self, acc, i0, mr: int, j, nv: int) -> list[SSAValue]:
         return list(acc)
 
+    def repeats(self) -> int:
+        return POINTS
+
     def build(self) -> None:
         kb = self.kb
         per_point = self.g.k * self.npad

@@ -84,10 +84,14 @@ class _ExpandedRow(ConvGemm):
     `a0 + i * C` (`a0`: the input row's first element, less row0 * C)."""
 
     def __init__(self, op: Operation, kb: KernelBuilder, g: ConvGeometry, x: SSAValue,
-                 bias: SSAValue, packed: SSAValue, ring: SSAValue):
+                 bias: SSAValue, packed: SSAValue, ring: SSAValue, rows: int):
         self.setup(op, kb, g, ring, packed, bias, None)
         self.x = x
         self.a0: Index = 0
+        self.rows = rows
+
+    def repeats(self) -> int:
+        return self.rows
 
     def row_context(self, i0: Index, mr: int) -> list[Index]:
         kb = self.kb
@@ -105,7 +109,7 @@ def fused_kernel(op: graph.PointwiseDepthwiseOp, kb: KernelBuilder, ins, outs) -
     ring_rows = g.n * per_image * g.kh * g.w
     row_geometry = ConvGeometry(1, cin, 1, g.w, g.c, 1, g.w, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1)
     expand = _ExpandedRow(pointwise, kb, row_geometry, kb.view(ins[0], [g.n * g.h * g.w * cin]),
-                          ins[2], ins[5], kb.view(ins[7], [ring_rows, g.c]))
+                          ins[2], ins[5], kb.view(ins[7], [ring_rows, g.c]), g.n * g.h)
     rows = DepthwiseRows(depthwise, kb, g, kb.view(ins[7], [ring_rows * g.c]),
                          kb.view(outs[0], [g.pixels * g.c]), ins[6], ins[4], None, True)
     lift = g.kh * -(-g.pt // g.kh)  # ih + lift >= 0 for every row a window reads

@@ -33,6 +33,7 @@ hooks `b_vtype`, `a_splat` and `madd`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cached_property
 
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
@@ -94,6 +95,10 @@ K_UNROLL = 4
 keeps the loop of vector FMAs rolled; four to an iteration, Zen 3, one thread, the two
 builds alternating in one process: 784x192x768 74.5 -> 83.2 GFLOP/s, 49x3072x768 65.0 ->
 70.5, 3136x384x96 83.9 -> 86.8, 128x768x3072 75.2 -> 77.3, 196x1536x384 level."""
+MIN_UNROLL_FLOPS = 32_000_000
+"""Multiply-adds (2 M N K) of a kernel from which its full tiles' k loops are unrolled
+(K_UNROLL): MobileNetV2's 50 small convs (a few MFLOP each) gained 2% from it and took 0.35 s
+more to compile (1.9 -> 2.3 s)."""
 MAX_SHARED_ROWS_FRACTION = 64
 """The clamped last row block recomputes MR - rem rows of the block before it, and a tile
 costs about its rows' share of a full one: it replaces the remainder's own tile when those
@@ -118,22 +123,25 @@ class PackedGemm:
 
     def unroll(self, mr: int) -> int:
         """k steps per loop iteration for a tile of `mr` rows: K_UNROLL for the full MR-row
-        tiles, which do nearly all the work; a remainder's shorter tile takes one step per
-        partial sum it keeps (`partial_sums`)."""
-        return self.k_unroll if mr == self.t.mr else self.partial_sums(mr)
+        tiles, which do nearly all the work, in a kernel where it pays (`unroll_pays`);
+        one for a remainder's shorter tile (its copies of the loop would cost compile
+        time for little)."""
+        return self.k_unroll if mr == self.t.mr and self.unroll_pays else 1
 
-    def partial_sums(self, mr: int) -> int:
-        """Independent sums per accumulator of a remainder's tile of `mr` rows (a power of
-        two, at most K_UNROLL, holding no more accumulators than a full tile): the k steps
-        take turns, so that a chain of dependent FMAs is fed every second or fourth step.
-        One row's two accumulators alone wait on the FMA latency (4 cycles) at every step:
-        the 1-row tile of a 49-row product (a 7 x 7 map) cost as much as four full rows."""
-        if mr >= self.t.mr:
-            return 1
-        sums = 1
-        while sums * 2 <= self.k_unroll and sums * 2 * mr <= self.t.mr:
-            sums *= 2
-        return sums
+    @cached_property
+    def unroll_pays(self) -> bool:
+        """Whether the kernel does MIN_UNROLL_FLOPS or more (a run-time M: assumed): an
+        unrolled loop is that much more code for LLVM at every copy of the micro-kernel.
+        Unrolling leaves the sums as they are: the results do not depend on it."""
+        m = self.g.m
+        if not isinstance(m, int):
+            return True
+        return 2 * m * self.g.n * self.g.k * self.repeats() >= MIN_UNROLL_FLOPS
+
+    def repeats(self) -> int:
+        """Times the kernel runs this GEMM (a conv's groups, Winograd's points, the fused
+        depthwise kernel's input rows)."""
+        return 1
 
     def __init__(self, op: Operation, kb: KernelBuilder, g: GemmShape, y: SSAValue,
                  bp: SSAValue):
@@ -442,28 +450,18 @@ class PackedGemm:
         init = choose(kb, blk.first, lambda: [self.splat(kb.constant(0.0, f32))] * (mr * nv),
                       lambda: self.load_tile(i0, mr, j, w, in_range, clamped))
 
-        tile = mr * nv
-        sums = self.partial_sums(mr)
-        if sums > 1:  # the other partial sums start from zero
-            init = list(init) + [self.splat(kb.constant(0.0, f32))] * (tile * (sums - 1))
-
         def step(kk: Index, a_values: list[SSAValue], *acc: SSAValue) -> list[SSAValue]:
             at = kb.iadd(base, kb.imul(kk, w))
             bv = [kb.vload(self.bp, [kb.idx(kb.iadd(at, v * t.vw))], self.b_vtype)
                   for v in range(nv)]
-            out = list(acc[:tile])
+            out = list(acc)
             for r in range(mr):
                 s = self.a_splat(a_values[r])
                 for v in range(nv):
                     out[r * nv + v] = self.madd(s, bv[v], out[r * nv + v])
-            # the next step adds to the next partial sums: they rotate through the front
-            return [*acc[tile:], *out]
+            return out
 
         acc = list(self.k_loop(blk, ctx, i0, mr, init, step))
-        for part in range(1, sums):
-            acc[:tile] = [kb.float_op(arith.AddfOp, x, y)
-                          for x, y in zip(acc[:tile], acc[part * tile:(part + 1) * tile])]
-        acc = acc[:tile]
         full = self.full_vectors(j, w, in_range)
         if blk.last is not False and full:
             inner = [acc[r * nv + v] for r in range(mr) for v in range(full)]
