@@ -97,8 +97,10 @@ builds alternating in one process: 784x192x768 74.5 -> 83.2 GFLOP/s, 49x3072x768
 70.5, 3136x384x96 83.9 -> 86.8, 128x768x3072 75.2 -> 77.3, 196x1536x384 level."""
 MIN_UNROLL_FLOPS = 32_000_000
 """Multiply-adds (2 M N K) of a kernel from which its full tiles' k loops are unrolled
-(K_UNROLL): MobileNetV2's 50 small convs (a few MFLOP each) gained 2% from it and took 0.35 s
-more to compile (1.9 -> 2.3 s)."""
+(K_UNROLL). Below it a kernel's unrolled copies cost more compile time than they save: with
+every kernel unrolled, MobileNetV3-Large's many small ones (SE blocks, 7 x 7 maps) compiled
+in 4.66 s against 3.85 (medians of 6, Zen 3) for 8% less run time; at 8 MFLOP run time and
+compile time were level with 32."""
 MAX_SHARED_ROWS_FRACTION = 64
 """The clamped last row block recomputes MR - rem rows of the block before it, and a tile
 costs about its rows' share of a full one: it replaces the remainder's own tile when those
