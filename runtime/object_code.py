@@ -25,14 +25,14 @@ from onnxc.errors import CompilationError
 
 UNROLL_OPTIONS = ("-unroll-allow-partial=0", "-unroll-runtime=0", "-unroll-threshold=50")
 """LLVM's loop unroller, held back: the kernels unroll their register tiles themselves, and
-their micro-kernels' k loops four steps deep (gemm_microkernel.K_UNROLL, full tiles only),
-and LLVM's partial / runtime unrolling of every loop (and full unrolling of large loop
-bodies) only multiplied code. With these, ResNet-50's object code is half the size and LLVM's time falls
-by two fifths, at the same speed (0.97-1.02x on the benchmark models). Small loops are still
-unrolled fully: turning the unroller off altogether sends them to the loop vectorizer, and
-this LLVM build (with assertions) aborts on some of them ("VPlan cost model and legacy cost
-model disagreed", e.g. DynamicQuantizeLinear on 5x7). LLVM options are process-wide, and
-set again in every code-generation worker."""
+their micro-kernels' k loops four steps deep (gemm_microkernel.K_UNROLL, full tiles only);
+LLVM's partial / runtime unrolling of every loop (and full unrolling of large loop bodies)
+only multiplied code. With these, ResNet-50's object code is half the size and LLVM's time
+falls by two fifths, at the same speed (0.97-1.02x on the benchmark models). Small loops
+are still unrolled fully: turning the unroller off altogether sends them to the loop
+vectorizer, and this LLVM build (with assertions) aborts on some of them ("VPlan cost model
+and legacy cost model disagreed", e.g. DynamicQuantizeLinear on 5x7). LLVM options are
+process-wide, and set again in every code-generation worker."""
 
 CODEGEN_LOCK = threading.Lock()
 """Held while `-disable-lsr` is set and code is generated with it (see the module docstring)."""

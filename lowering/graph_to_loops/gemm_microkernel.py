@@ -4,22 +4,23 @@ micro-kernel that MatMul and Gemm (gemm_ops.py), the NHWC convs and Winograd bui
 B is packed into `[k-block][N-panel][kc][w]` panels (gemm_tiles.py): at compile time into a
 constant when B is a constant (the weights of most models, alpha folded in), otherwise per
 (k-block, N-stripe) at run time into a scratch buffer the caller allocates in the arena. A
-is read in place, one scalar load and broadcast per row per k. An MR x NR tile of Y lives in
-MR * NR/VW vector accumulators carried through the k loop as `scf.for` iter_args, fully
-unrolled, one `vector.fma` per accumulator per k. Loop order: chunk of row blocks (the
-parallel loop) -> k-block (kc) -> N-stripe (nc, so the packed block stays in L2) -> MR row
-block -> NR panel -> micro-kernel (with B packed at run time, the row blocks of each stripe
-are split instead: the packing scratch is shared; with fewer than two row blocks, as a
-classifier head's M = 1, or a few rows times a B of a MiB or more, as a transformer's
-products' and ResNet-50's last stage's, runs of panels are: `splits_columns`; a grouped
-conv of large weights makes each one group's chunk of rows: `parallel_groups`). An N
-remainder is one narrower tail panel (width a multiple of VW, zero-padded in the packing)
-whose tile goes through a small stack buffer. A static M remainder is one more MR-row
-block, clamped to end at row M: its first (MR - rem) rows are the previous block's, and it
-neither loads nor stores them (`row_block`), so the remainder runs the same code as every
-block instead of a shorter tile's copy of the nest (with AVX2's 6 rows most ResNet-50 convs
-had one: 15-25% of a conv net's LLVM IR). Where those recomputed rows would be more than
-1/64 of M, or M is below MR, the remainder keeps a tile of its own row count.
+is read in place, one scalar load and broadcast per row per k. An MR x NR tile of Y lives
+in MR * NR/VW vector accumulators carried through the k loop as `scf.for` iter_args, fully
+unrolled, one `vector.fma` per accumulator per k; a full tile's loop takes K_UNROLL k steps
+per iteration (`unroll`). Loop order: chunk of row blocks (the parallel loop) -> k-block
+(kc) -> N-stripe (nc, so the packed block stays in L2) -> MR row block -> NR panel ->
+micro-kernel (with B packed at run time, the row blocks of each stripe are split instead:
+the packing scratch is shared; with fewer than two row blocks, as a classifier head's M =
+1, or a few rows times a B of a MiB or more, as a transformer's products' and ResNet-50's
+last stage's, runs of panels are: `splits_columns`; a grouped conv of large weights makes
+each one group's chunk of rows: `parallel_groups`). An N remainder is one narrower tail
+panel (width a multiple of VW, zero-padded in the packing) whose tile goes through a small
+stack buffer. A static M remainder is one more MR-row block, clamped to end at row M: its
+first (MR - rem) rows are the previous block's, and it neither loads nor stores them
+(`row_block`), so the remainder runs the same code as every block instead of a shorter
+tile's copy of the nest (with AVX2's 6 rows most ResNet-50 convs had one: 15-25% of a conv
+net's LLVM IR). Where those recomputed rows would be more than 1/64 of M, or M is below MR,
+the remainder keeps a tile of its own row count.
 
 A symbolic M (`[1, seq, K]` or `[seq, K]` times a static B) gets run-time row-block loops
 and chunking, and its last partial row block is the micro-kernel specialised for each of
