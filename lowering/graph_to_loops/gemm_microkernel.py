@@ -121,15 +121,12 @@ class PackedGemm:
     `row0` the rows.
     """
 
-    k_unroll = K_UNROLL
-    """k steps per iteration of the `k_loop`s (KernelBuilder.unrolled_for)"""
-
     def unroll(self, mr: int) -> int:
         """k steps per loop iteration for a tile of `mr` rows: K_UNROLL for the full MR-row
         tiles, which do nearly all the work, in a kernel where it pays (`unroll_pays`);
         one for a remainder's shorter tile (its copies of the loop would cost compile
         time for little)."""
-        return self.k_unroll if mr == self.t.mr and self.unroll_pays else 1
+        return K_UNROLL if mr == self.t.mr and self.unroll_pays else 1
 
     @cached_property
     def unroll_pays(self) -> bool:
