@@ -161,6 +161,25 @@ def test_clamped_last_row_block(const_b, threads):
         np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-5, err_msg=f"M = {m}")
 
 
+def test_run_time_b_packed_by_the_threads(tmp_path):
+    """A B that is an input is packed at run time, each stripe's panels split between the
+    threads, then its row blocks: two k-blocks, a full N-stripe, a partial one and a tail
+    panel, on two threads the same sums as on one (no panel packed twice or missed), cold
+    and from the compile cache."""
+    t = tiling_for(host_target())
+    m, k, n = 5 * t.mr + 3, KC + 40, NC + 2 * t.nr + 5
+    a, b = _rand(m, k), _rand(k, n) / np.float32(np.sqrt(k))
+    model = _model([helper.make_node("MatMul", ["a", "b"], ["y"])], [("a", a), ("b", b)],
+                   (m, n), [])
+    one, two = (onnxc.compile(model, num_threads=threads, cache_dir=tmp_path).run(
+        None, {"a": a, "b": b})[0] for threads in (1, 2))
+    np.testing.assert_allclose(one, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(two, one)
+    warm = onnxc.compile(model, num_threads=2, cache_dir=tmp_path)
+    assert warm.from_cache
+    np.testing.assert_array_equal(warm.run(None, {"a": a, "b": b})[0], one)
+
+
 @pytest.mark.parametrize("act", ["Relu", "Sigmoid"])
 def test_column_split_of_few_rows(act):
     """Under two row blocks (M = 1, MR, MR + 1) with a constant B, threads split the panels
