@@ -44,6 +44,7 @@ from onnxc.passes.fusion_match import (
     operand_orders,
     producer,
     product_factors,
+    same_data,
     scaled_by,
     used_only_by,
     with_scalar,
@@ -205,11 +206,12 @@ def _is_cube_of(value: SSAValue, x: SSAValue) -> bool:
     """value is x^3 as Pow(x, 3), x * x * x or x * (x * x)."""
     power = with_scalar(value.owner, graph.PowOp)
     if power is not None:
-        return power[0] == x and power[1] == 3.0
+        return same_data(power[0], x) and power[1] == 3.0
     if not isinstance(value.owner, graph.MulOp):
         return False
     factors = product_factors(value.owner, limit=3)
-    return factors is not None and factors[1] == 1.0 and factors[0] == [x, x, x]
+    return (factors is not None and factors[1] == 1.0 and len(factors[0]) == 3
+            and all(same_data(f, x) for f in factors[0]))
 
 
 def _tanh_argument(phi: graph.TanhOp) -> SSAValue | None:
@@ -253,7 +255,7 @@ class FuseGelu(RewritePattern):
             return
         for a, x in (factors[0], factors[0][::-1]):
             found = _one_plus_phi(a)
-            if found is None or found[0] != x or not a.has_one_use():
+            if found is None or not same_data(found[0], x) or not a.has_one_use():
                 continue
             if shape_of(x) != shape_of(op.results[0]):
                 continue

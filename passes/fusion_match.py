@@ -81,6 +81,28 @@ def close(a: float, b: float, rel: float = 1e-5) -> bool:
     return math.isclose(a, b, rel_tol=rel, abs_tol=1e-7)
 
 
+def same_data(a: SSAValue, b: SSAValue) -> bool:
+    """`a` and `b` are one tensor, or one seen through a Reshape that only adds or drops
+    leading 1s: the same elements in the same order, equal under broadcasting against the
+    other operands' shape. drop-reshape-before-binary leaves such pairs (GPT-2's Conv1D
+    output reshaped to [1, seq, n], one Add of its GELU reading the [seq, n] Gemm)."""
+    if a == b:
+        return True
+    for view, source in ((a, b), (b, a)):
+        reshape = view.owner
+        if isinstance(reshape, graph.ReshapeOp) and reshape.input == source:
+            return _without_leading_ones(shape_of(view)) == _without_leading_ones(
+                shape_of(source))
+    return False
+
+
+def _without_leading_ones(shape: tuple) -> tuple:
+    start = 0
+    while start < len(shape) - 1 and shape[start] == 1:
+        start += 1
+    return tuple(shape[start:])
+
+
 def used_only_by(values: Iterable[SSAValue], ops: Iterable[Operation]) -> bool:
     """True when every use of every value is an operand of one of `ops`."""
     allowed = {id(op) for op in ops}

@@ -195,3 +195,23 @@ def test_weighted_sum_random(coefficients, seed):
     after = check_pass_equivalence(parse(text), "fuse-binary-eltwise", seed=seed)
     ops = [op for op in after.walk() if isinstance(op, graph.WeightedSumOp)]
     assert len(ops) == 1 and len(ops[0].inputs) == len(coefficients)
+
+
+def test_same_data_sees_through_leading_unit_reshapes_only():
+    """fuse-gelu's x may be read as the Gemm's rows and as those rows reshaped to [1, seq, n]
+    (GPT-2); a reshape that regroups elements is another tensor."""
+    from onnxc.passes.fusion_match import same_data
+
+    module = parse("""
+    func.func @f(%g: tensor<3x4xf32>, %c: tensor<3x1xf32>) -> (tensor<1x3x4xf32>, tensor<4x3xf32>, tensor<1x3xf32>) {
+      %up = graph.reshape(%g) : (tensor<3x4xf32>) -> tensor<1x3x4xf32>
+      %regrouped = graph.reshape(%g) : (tensor<3x4xf32>) -> tensor<4x3xf32>
+      %column = graph.reshape(%c) : (tensor<3x1xf32>) -> tensor<1x3xf32>
+      func.return %up, %regrouped, %column : tensor<1x3x4xf32>, tensor<4x3xf32>, tensor<1x3xf32>
+    }""")
+    g, c = module.ops.first.body.block.args
+    up, regrouped, column = (op.results[0] for op in module.walk()
+                             if isinstance(op, graph.ReshapeOp))
+    assert same_data(up, g) and same_data(g, up) and same_data(g, g)
+    assert not same_data(regrouped, g) and not same_data(column, c)
+    assert not same_data(up, regrouped)

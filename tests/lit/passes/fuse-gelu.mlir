@@ -92,3 +92,30 @@ func.func @wrong_half(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-LABEL: func.func @wrong_half(
 // CHECK-NOT:     graph.gelu
 // CHECK:         graph.erf
+
+// -----
+
+// GPT-2's NewGELU on its Conv1D output, as drop-reshape-before-binary leaves it: x is the
+// Gemm's [seq, n] rows reshaped to [1, seq, n], and the Add inside tanh reads the rows.
+func.func @tanh_gelu_through_unit_reshape(%g: tensor<3x4xf32>) -> tensor<1x3x4xf32> {
+  %three = graph.constant {value = dense<3.000000e+00> : tensor<f32>} : tensor<f32>
+  %c = graph.constant {value = dense<4.471500e-02> : tensor<f32>} : tensor<f32>
+  %k = graph.constant {value = dense<0.797884583> : tensor<f32>} : tensor<f32>
+  %one = graph.constant {value = dense<1.000000e+00> : tensor<f32>} : tensor<f32>
+  %half = graph.constant {value = dense<5.000000e-01> : tensor<f32>} : tensor<f32>
+  %x = graph.reshape(%g) : (tensor<3x4xf32>) -> tensor<1x3x4xf32>
+  %h = graph.mul(%x, %half) : (tensor<1x3x4xf32>, tensor<f32>) -> tensor<1x3x4xf32>
+  %0 = graph.pow(%x, %three) : (tensor<1x3x4xf32>, tensor<f32>) -> tensor<1x3x4xf32>
+  %1 = graph.mul(%0, %c) : (tensor<1x3x4xf32>, tensor<f32>) -> tensor<1x3x4xf32>
+  %2 = graph.add(%g, %1) : (tensor<3x4xf32>, tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+  %3 = graph.mul(%2, %k) : (tensor<1x3x4xf32>, tensor<f32>) -> tensor<1x3x4xf32>
+  %4 = graph.tanh(%3) : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+  %5 = graph.add(%4, %one) : (tensor<1x3x4xf32>, tensor<f32>) -> tensor<1x3x4xf32>
+  %6 = graph.mul(%h, %5) : (tensor<1x3x4xf32>, tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+  func.return %6 : tensor<1x3x4xf32>
+}
+// CHECK-LABEL: func.func @tanh_gelu_through_unit_reshape(
+// CHECK:         %[[X:.*]] = graph.reshape(%g)
+// CHECK-NEXT:    %{{.*}} = graph.gelu(%[[X]]) {approximate = "tanh"} : (tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+// CHECK-NEXT:    func.return
+
