@@ -10,10 +10,11 @@ unrolled, one `vector.fma` per accumulator per k; a full tile's loop takes K_UNR
 per iteration (`unroll`). Loop order: chunk of row blocks (the parallel loop) -> k-block
 (kc) -> N-stripe (nc, so the packed block stays in L2) -> MR row block -> NR panel ->
 micro-kernel (with B packed at run time, the threads split each stripe's panels to pack
-them, then its row blocks: the packing scratch is shared; with fewer than two row blocks, as a classifier head's M =
-1, or a few rows times a B of a MiB or more, as a transformer's products' and ResNet-50's
-last stage's, runs of panels are: `splits_columns`; a grouped conv of large weights makes
-each one group's chunk of rows: `parallel_groups`). An N remainder is one narrower tail
+them, then its row blocks: the packing scratch is shared; with fewer than two row blocks,
+as a classifier head's M = 1, or a few rows times a B of a MiB or more, as a transformer's
+products' and ResNet-50's last stage's, or a B packed at run time times a few rows, runs
+of panels are: gemm_column_split.py; a grouped conv of large weights makes each one
+group's chunk of rows: `parallel_groups`). An N remainder is one narrower tail
 panel (width a multiple of VW, zero-padded in the packing) whose tile goes through a small
 stack buffer. A static M remainder is one more MR-row block, clamped to end at row M: its
 first (MR - rem) rows are the previous block's, and it neither loads nor stores them
@@ -53,44 +54,15 @@ from onnxc.lowering.graph_to_loops.branches import (
     when,
 )
 from onnxc.lowering.graph_to_loops.epilogue import activate, clamp_vectors, on_vectors
-from onnxc.lowering.graph_to_loops.gemm_tiles import KC, NC, GemmShape, tiling_for
+from onnxc.lowering.graph_to_loops.gemm_column_split import ColumnSplit
+from onnxc.lowering.graph_to_loops.gemm_tiles import MIN_CHUNKS, GemmShape, tiling_for
 from onnxc.lowering.graph_to_loops.k_blocks import Flag, KBlock, block_sequence
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 
 CHUNK_ROW_BLOCKS = 16
 """Row blocks per parallel iteration at most: a chunk's rows reuse each KC x NC block of B."""
-MIN_CHUNKS = 32
-"""Parallel iterations wanted at least (when there are that many row blocks or panels): the
-threads claim them one by one, so the one that finishes last is behind by at most a small
-one, also when a VM's second core runs slower than the first. With 8, a 14 x 14 map's 33
-row blocks were 9 chunks of 4 and ResNet-50's last stage 7 runs of 7 panels: at T=2
-regnet_y_800mf 16.9 -> 15.9 ms and BERT-base 174 -> 165 ms (Zen 3, the two builds
-alternating in one process); at T=1 the nets were level (a chunk's rows still read each
-KC x NC block of B from the L2)."""
-MIN_GEMV_CHUNKS = 8
-"""Runs of panels for a product of fewer than two row blocks (a classifier head's M = 1):
-it streams B from memory, and shorter runs break the prefetchers' streams (1280 x 1000 at
-T=2 0.23 -> 0.25 ms with 32)."""
 MIN_ROWS_RUNTIME_PACK = 16
 """Below this many rows, packing a non-constant B costs about as much as the product."""
-MIN_SPLIT_PANELS = 4
-"""Panels from which a GEMM of fewer than two row blocks splits its columns between
-threads (`PackedGemm.splits_columns`)."""
-SPLIT_B_BYTES = 2 * KC * NC * 4
-"""Packed B (counted in f32) from which a GEMM of few rows (static M) splits its columns
-too: chunks of row blocks each stream all of B, from the L3 or from memory once B is past
-twice the default KC x NC block (1 MiB; the block is sized for a Zen 3 core's L2). In a net the
-weights are cold (a transformer's are hundreds of MB): chunks of 12 rows each re-reading a
-2-9 MB B cost 7-17% on Zen 3 (T5's and BERT's FFN products, ResNet-50's last stage;
-measured in the nets, alternating), and GPT-2's 768 x 50257 LM head, 154 MB read by 11
-chunks of its 128 rows, ran at 50 GFLOP/s against 88."""
-SPLIT_B_BYTES_RUNTIME_ROWS = 16 << 20
-"""The same for a run-time M: the choice is made at compile time, for every M, and a long
-sequence's A per k-block would no longer stay in L2 across the panels; only a B past the
-L3 (an LM head exported with a dynamic sequence) splits there."""
-SPLIT_A_BYTES = 256 << 10
-"""At most this much of A per k-block (M x KC floats) for that: every panel reads it all,
-from the L2."""
 K_UNROLL = 4
 """k steps per iteration of the micro-kernel's loop (KernelBuilder.unrolled_for). LLVM
 keeps the loop of vector FMAs rolled; four to an iteration, Zen 3, one thread, the two
@@ -110,7 +82,7 @@ left with AVX2's six) and the 2-layer BERT's 128 rows (two left) would do 10% an
 and keep the shorter tile."""
 
 
-class PackedGemm:
+class PackedGemm(ColumnSplit):
     """Emits one packed GEMM into `y` ([M, >= col0 + N]); `bp` is the packed constant (1-D)
     or the run-time packing scratch (2-D).
 
@@ -249,8 +221,13 @@ class PackedGemm:
         a chunk of row blocks running the whole k-block / N-stripe nest, of every group
         (`each_group`), so a product is one parallel region and a thread keeps the same rows
         from one kernel to the next; a B packed at run time is shared scratch, so there the
-        threads pack each stripe's panels, then split its row blocks."""
+        threads pack each stripe's panels, then split its row blocks, or (few enough rows:
+        `splits_packed_columns`) each packs and multiplies its own runs of panels. Column
+        splits: gemm_column_split.py."""
         kb = self.kb
+        if self.runtime_pack and self.packs_own_columns:
+            self.each_group(self.build_packed_column_split)
+            return
         if self.runtime_pack:
             self.each_group(lambda: self.k_blocks(lambda blk: self.k_block(blk, None)))
             return
@@ -306,60 +283,6 @@ class PackedGemm:
         """`body()` once per group of the product, with `col0` and `b0` set to the group's
         (a grouped conv's: conv_nhwc.ConvGemm); a plain GEMM is one group."""
         body()
-
-    def splits_columns(self) -> bool:
-        """Static M of fewer than two row blocks (a classifier head's or an SE block's
-        M = 1), B packed at compile time, and enough panels: the threads split the NR-wide
-        panels instead of the rows, which would leave all but one thread idle. Also a B of
-        SPLIT_B_BYTES or more times a few rows (SPLIT_A_BYTES), or of
-        SPLIT_B_BYTES_RUNTIME_ROWS times a run-time M (an LM head exported with a dynamic
-        sequence: one row in a decode step, which chunks of rows ran on one thread): chunks
-        of rows would each read all of B from the L3 or from memory."""
-        if self.g.n // self.t.nr < MIN_SPLIT_PANELS:
-            return False
-        b_bytes = self.g.k * self.npad * 4
-        if not isinstance(self.row_blocks, int):
-            return b_bytes >= SPLIT_B_BYTES_RUNTIME_ROWS
-        assert isinstance(self.m, int)
-        return self.row_blocks < 2 or (b_bytes >= SPLIT_B_BYTES
-                                       and self.m * self.t.kc * 4 <= SPLIT_A_BYTES)
-
-    def build_column_split(self) -> None:
-        """Each parallel iteration a run of full panels (MIN_CHUNKS runs, MIN_GEMV_CHUNKS
-        with fewer than two row blocks; at most an N-stripe's panels, so that the run's part
-        of Y stays in L2 across k-blocks), k-block by k-block so that each reads packed B
-        contiguously (panel by panel across k-blocks broke the prefetcher's streams: fc
-        2048x1000 at T=1 0.18 -> 0.28 ms); all rows; the tail panel (static width) after
-        the loop."""
-        t, kb, g = self.t, self.kb, self.g
-        full_cols = (g.n // t.nr) * t.nr
-
-        def row_block(r: Index, blk: KBlock, j: Index, w: int, in_range: bool) -> None:
-            i0, clamped = self.row_block(r)
-            self.micro(blk, self.row_context(i0, t.mr), i0, t.mr, j, w, in_range, 0, clamped)
-
-        def all_rows(blk: KBlock, j: Index, w: int, in_range: bool) -> None:
-            kb.for_(0, self.row_blocks, lambda r: row_block(r, blk, j, w, in_range))
-            if not self.clamped:
-                i0 = self.remainder_start()
-                each_remainder(kb, self.rem_rows, t.mr, lambda mr: self.micro(
-                    blk, self.row_context(i0, mr), i0, mr, j, w, in_range, 0))
-
-        panels = full_cols // t.nr
-        few_rows = isinstance(self.row_blocks, int) and self.row_blocks < 2
-        runs = MIN_GEMV_CHUNKS if few_rows else MIN_CHUNKS
-        per_chunk = min(-(-panels // runs), t.nc // t.nr)
-
-        def chunk(c: Index) -> None:
-            first = kb.imul(c, per_chunk)
-            end = kb.imin(kb.iadd(first, per_chunk), panels)
-            self.k_blocks(lambda blk: kb.for_(first, end, lambda p: all_rows(
-                blk, kb.imul(p, t.nr), t.nr, True)))
-
-        kb.parallel_for(0, -(-panels // per_chunk), chunk)
-        if self.npad > full_cols:
-            self.k_blocks(lambda blk: all_rows(blk, full_cols, self.npad - full_cols,
-                                               self.npad == g.n))
 
     def remainder(self) -> None:
         """The rows after the full row blocks (when not clamped into the last one): the

@@ -21,6 +21,7 @@ from xdsl.ir import Operation, SSAValue
 from onnxc.dialects import graph
 from onnxc.dialects.dense_data import from_numpy, values_in_shape
 from onnxc.dialects.graph import float_of, int_of, is_symbolic, shape_of
+from onnxc.lowering.graph_to_loops.gemm_column_split import splits_packed_columns
 from onnxc.lowering.graph_to_loops.gemm_microkernel import MIN_ROWS_RUNTIME_PACK, PackedGemm
 from onnxc.lowering.graph_to_loops.gemm_tiles import GemmShape, pack, tiling_for
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, broadcast_indices
@@ -108,7 +109,8 @@ def scratch_b(op: Operation, target: Target) -> list[MemRefType]:
         return []
     g, t = shape_of_op(op), tiling_for(target)
     assert g is not None
-    return [MemRefType(f32, [min(t.kc, g.k), min(t.nc, g.npad(t))])]
+    width = g.npad(t) if splits_packed_columns(g, t) else min(t.nc, g.npad(t))
+    return [MemRefType(f32, [min(t.kc, g.k), width])]
 
 
 class _DenseGemm(PackedGemm):
@@ -125,6 +127,7 @@ class _DenseGemm(PackedGemm):
         self.a = kb.view(ins[0], [g.k, m] if g.trans_a else [m, g.k])
         self.c = extra[0] if g.c_shape is not None else None
         self.alpha = g.alpha if self.runtime_pack else 1.0  # folded into a constant
+        self.packs_own_columns = self.runtime_pack and splits_packed_columns(g, self.t)
 
     def a_at(self, i: Index, kk: Index) -> SSAValue:
         return self.kb.load(self.a, [kk, i] if self.g.trans_a else [i, kk])

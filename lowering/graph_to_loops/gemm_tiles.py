@@ -27,6 +27,14 @@ KC = 256
 """Default depth of a k-block: MR rows of A and a KC x NR panel of B stay in L1."""
 NC = 512
 """Default width of an N-stripe: a KC x NC block of packed B (512 KiB) stays in the L2."""
+MIN_CHUNKS = 32
+"""Parallel iterations a packed GEMM wants at least (when there are that many row blocks
+or panels): the threads claim them one by one, so the one that finishes last is behind by
+at most a small one, also when a VM's second core runs slower than the first. With 8, a
+14 x 14 map's 33 row blocks were 9 chunks of 4 and ResNet-50's last stage 7 runs of 7
+panels: at T=2 regnet_y_800mf 16.9 -> 15.9 ms and BERT-base 174 -> 165 ms (Zen 3, the two
+builds alternating in one process); at T=1 the nets were level (a chunk's rows still read
+each KC x NC block of B from the L2)."""
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,9 @@ from onnxc import pipeline
 from onnxc.dialects import graph
 from onnxc.dialects.onnxc_attributes import PARALLEL_ATTR
 from onnxc.frontend import import_onnx
-from onnxc.lowering.graph_to_loops import gemm_microkernel
-from onnxc.lowering.graph_to_loops.gemm_microkernel import (
-    MAX_SHARED_ROWS_FRACTION,
-    MIN_GEMV_CHUNKS,
-    MIN_SPLIT_PANELS,
-)
+from onnxc.lowering.graph_to_loops import gemm_column_split, gemm_microkernel
+from onnxc.lowering.graph_to_loops.gemm_column_split import MIN_GEMV_CHUNKS, MIN_SPLIT_PANELS
+from onnxc.lowering.graph_to_loops.gemm_microkernel import MAX_SHARED_ROWS_FRACTION
 from onnxc.lowering.graph_to_loops.gemm_tiles import (
     KC,
     NC,
@@ -161,11 +158,20 @@ def test_clamped_last_row_block(const_b, threads):
         np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-5, err_msg=f"M = {m}")
 
 
-def test_run_time_b_packed_by_the_threads(tmp_path):
-    """A B that is an input is packed at run time, each stripe's panels split between the
-    threads, then its row blocks: two k-blocks, a full N-stripe, a partial one and a tail
-    panel, on two threads the same sums as on one (no panel packed twice or missed), cold
-    and from the compile cache."""
+@pytest.mark.parametrize("own_columns", [True, False])
+def test_run_time_b_packed_by_the_threads(own_columns, monkeypatch, tmp_path):
+    """A B that is an input is packed at run time by the threads: each packs and multiplies
+    its own runs of panels (`build_packed_column_split`, A's k-block within
+    PACKED_SPLIT_A_BYTES), or (set to 0 here) each stripe's panels are split to pack, then
+    its row blocks. Two k-blocks, a full N-stripe, a partial one and a tail panel: on two
+    threads the same sums as on one (no panel packed twice or missed), cold and from the
+    compile cache."""
+    if not own_columns:
+        monkeypatch.setattr(gemm_column_split, "PACKED_SPLIT_A_BYTES", 0)
+    runs = []
+    build = gemm_microkernel.PackedGemm.build_packed_column_split
+    monkeypatch.setattr(gemm_microkernel.PackedGemm, "build_packed_column_split",
+                        lambda self: (runs.append(self.g.n), build(self))[1])
     t = tiling_for(host_target())
     m, k, n = 5 * t.mr + 3, KC + 40, NC + 2 * t.nr + 5
     a, b = _rand(m, k), _rand(k, n) / np.float32(np.sqrt(k))
@@ -173,6 +179,7 @@ def test_run_time_b_packed_by_the_threads(tmp_path):
                    (m, n), [])
     one, two = (onnxc.compile(model, num_threads=threads, cache_dir=tmp_path).run(
         None, {"a": a, "b": b})[0] for threads in (1, 2))
+    assert runs == ([n, n] if own_columns else [])
     np.testing.assert_allclose(one, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-5)
     np.testing.assert_array_equal(two, one)
     warm = onnxc.compile(model, num_threads=2, cache_dir=tmp_path)
@@ -209,10 +216,10 @@ def test_column_split_of_a_large_b(m, monkeypatch):
     a stripe of panels per parallel iteration with a loop over all row blocks inside: with
     the M remainder a tile of its own (41 rows) and clamped into the last block (191:
     AVX2's 6 and AVX-512's 8 rows both leave MR - 1); bit-identical on one thread and two."""
-    monkeypatch.setattr(gemm_microkernel, "SPLIT_B_BYTES", 0)
+    monkeypatch.setattr(gemm_column_split, "SPLIT_B_BYTES", 0)
     t = tiling_for(host_target())
     k, n = KC + 40, 2 * NC + 3 * t.nr + t.vw + 3
-    assert m * KC * 4 <= gemm_microkernel.SPLIT_A_BYTES and m // t.mr >= 2
+    assert m * KC * 4 <= gemm_column_split.SPLIT_A_BYTES and m // t.mr >= 2
     a, b = _rand(m, k), _rand(k, n) / np.float32(np.sqrt(k))
     model = _model([helper.make_node("MatMul", ["a", "b"], ["y"])], [("a", a)], (m, n),
                    [("b", b)])
@@ -232,7 +239,7 @@ def test_column_split_over_run_time_rows(monkeypatch, tmp_path):
     import onnxruntime
     from onnx import TensorProto, numpy_helper
 
-    monkeypatch.setattr(gemm_microkernel, "SPLIT_B_BYTES_RUNTIME_ROWS", 0)
+    monkeypatch.setattr(gemm_column_split, "SPLIT_B_BYTES_RUNTIME_ROWS", 0)
     split = []
     build = gemm_microkernel.PackedGemm.build_column_split
     monkeypatch.setattr(gemm_microkernel.PackedGemm, "build_column_split",
