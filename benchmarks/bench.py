@@ -15,7 +15,7 @@ Every run checks onnxc's outputs against onnxruntime's (rtol 1e-3, atol 1e-4).
 'onnxc[bench]'`) and adds the ratio to the better of the two peers ("vs best").
 
     python benchmarks/bench.py [--threads 1,2] [--models resnet50,matmul_512] [--repeat 10]
-                               [--opt-level 3] [--clock-ghz 3.9] [--cache] [--png out.png]
+                               [--opt-level 3] [--peak-gflops G] [--cache] [--png out.png]
                                [--interleaved] [--openvino] [--passes N]
 
 Models: onnxc.zoo.benchmark_models(), matmul_1024, and any model-zoo name (onnxc.zoo.ZOO_MODELS,
@@ -39,14 +39,7 @@ from onnxc.tools import bench as command
 from onnxc.tools.bench_timing import interleaved_medians
 from onnxc.tools.bench_worker import Measurement, TimingSettings
 from onnxc.tools.flops import count_flops
-
-
-def flops_per_cycle_per_core() -> int:
-    """Two FMA pipes of the host's widest vectors, 2 flops per f32 lane: 64 with AVX-512
-    (Zen 5), 32 with AVX2 (Zen 3)."""
-    from onnxc.target import host_target
-
-    return 2 * (host_target().vector_bits // 32) * 2
+from onnxc.tools.fma_peak import measured_fma_peak
 
 
 def numpy_add_bandwidth(elements: int, repeat: int) -> float:
@@ -145,8 +138,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--threads", default="1", help="thread counts (both engines), e.g. 1,2")
     parser.add_argument("--repeat", type=int, default=10, help="timed rounds per engine")
     parser.add_argument("--opt-level", type=int, default=3)
-    parser.add_argument("--clock-ghz", type=float, default=3.9,
-                        help="running clock for the peak (/proc/cpuinfo shows the nominal one)")
+    parser.add_argument("--peak-gflops", type=float,
+                        help="FP32 peak of one core for the %%pk columns (default: measured, "
+                             "onnxc.tools.fma_peak)")
     parser.add_argument("--cache", action="store_true",
                         help="let onnxc use its disk compile cache (compile s is then a load)")
     parser.add_argument("--png", help="also draw the table as a bar chart (needs matplotlib)")
@@ -170,16 +164,16 @@ def main(argv: Sequence[str] | None = None) -> list[Row]:
         command.check_interleaved(threads)
     if args.png:
         command.require_matplotlib()
-    per_cycle = flops_per_cycle_per_core()
-    peak = per_cycle * args.clock_ghz
+    peak = args.peak_gflops or measured_fma_peak()
     where = ("both in this process, interleaved" if args.interleaved
              else "each engine in its own process")
     print(f"onnxruntime ORT_ENABLE_ALL, IOBinding with preallocated outputs; "
           f"onnxc -O{args.opt_level} num_threads=T (ONNXC_SPIN_US="
           f"{os.environ.get('ONNXC_SPIN_US', 'unset')}), %pk of T cores, "
           f"preallocated outputs (run(..., out=))")
-    print(f"peak = {per_cycle} flops/cycle/core x {args.clock_ghz} GHz = "
-          f"{peak:.0f} GFLOP/s per core; medians of {args.repeat} rounds, {where}; "
+    print(f"peak = {peak:.0f} GFLOP/s per core ("
+          f"{'given' if args.peak_gflops else 'measured: an FP32 FMA loop'}); "
+          f"medians of {args.repeat} rounds, {where}; "
           f"compile s {'may be a disk-cache load' if args.cache else 'is a cold compile'}")
     print(HEADER, flush=True)
     rows: list[Row] = []

@@ -29,3 +29,7 @@ def test_bench_matmul_512(capsys):
     assert row.onnxc_s > 0 and row.ort_s > 0 and math.isfinite(row.ratio)
     out = capsys.readouterr().out
     assert "num_threads=T" in out and "geometric mean" in out and "matmul_512" in out
+    # the %pk columns' peak is timed, not assumed: one core's FMA loop, between 4 flops per
+    # cycle at 1 GHz and 64 at 6 GHz
+    peak = float(out.split("peak = ", 1)[1].split(" GFLOP/s", 1)[0])
+    assert 4 <= peak <= 64 * 6 and "measured: an FP32 FMA loop" in out
