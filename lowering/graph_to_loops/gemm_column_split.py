@@ -6,15 +6,19 @@ classifier head's M = 1), makes every chunk re-read a B of a MiB or more (a tran
 products of 128 rows), and, with B packed at run time, has each core read the panels the
 other packed. There each parallel iteration is a run of panels over all rows instead:
 `build_column_split` with B packed at compile time, `build_packed_column_split` with B an
-input, which each run packs itself. The rows over one or more panels are `all_rows`.
+input, which each run packs itself; both run `PackedGemm.all_rows` over their panels.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from onnxc.lowering.graph_to_loops.branches import each_remainder
-from onnxc.lowering.graph_to_loops.gemm_tiles import KC, MIN_CHUNKS, NC, GemmShape, Tiling
+from onnxc.lowering.graph_to_loops.gemm_tiles import (
+    KC,
+    MIN_CHUNKS,
+    NC,
+    GemmShape,
+    PanelVisit,
+    Tiling,
+)
 from onnxc.lowering.graph_to_loops.k_blocks import KBlock
 from onnxc.lowering.graph_to_loops.loops import Index
 
@@ -50,10 +54,6 @@ against runs of 2 panels, in one process alternating: T=2 1.252 -> 1.219 ms (and
 1.31 ms in a minute when the VM's second core ran slow: two parallel regions per call
 instead of four), T=1 2.393 -> 2.421 ms (each run re-reads A's k-block from the L2)."""
 
-PanelVisit = Callable[[Index, int, bool], None]
-"""Called with a panel's first column, its width and whether all its columns are in N."""
-
-
 def splits_packed_columns(g: GemmShape, t: Tiling) -> bool:
     """Whether a product whose B is packed at run time splits its columns: a static M whose
     k-block of A fits PACKED_SPLIT_A_BYTES, and enough panels. Its packing scratch then
@@ -64,7 +64,7 @@ def splits_packed_columns(g: GemmShape, t: Tiling) -> bool:
 
 class ColumnSplit:
     """The column-split schedules of `PackedGemm`, which provides the tile geometry
-    (`t`, `g`, `npad`, rows), `micro`, `pack_panel` and `k_blocks`."""
+    (`t`, `g`, `npad`, rows), `all_rows`, `pack_panel` and `k_blocks`."""
 
     packs_own_columns = False
     """B is packed at run time into a [KC, npad] scratch and `build` runs
@@ -86,25 +86,6 @@ class ColumnSplit:
         assert isinstance(self.m, int)
         return self.row_blocks < 2 or (b_bytes >= SPLIT_B_BYTES
                                        and self.m * self.t.kc * 4 <= SPLIT_A_BYTES)
-
-    def all_rows(self, blk: KBlock, panels: Callable[[PanelVisit], None]) -> None:
-        """Every row block, then the rows after them (a static or run-time remainder), each
-        over the panels `panels` visits."""
-        kb, t = self.kb, self.t
-
-        def rows(i0: Index, mr: int, clamped=False) -> None:
-            ctx = self.row_context(i0, mr)
-            panels(lambda j, w, in_range: self.micro(blk, ctx, i0, mr, j, w, in_range, 0,
-                                                     clamped))
-
-        def row_block(r: Index) -> None:
-            i0, clamped = self.row_block(r)
-            rows(i0, t.mr, clamped)
-
-        kb.for_(0, self.row_blocks, row_block)
-        if not self.clamped:
-            i0 = self.remainder_start()
-            each_remainder(kb, self.rem_rows, t.mr, lambda mr: rows(i0, mr))
 
     def tail_panel(self, visit: PanelVisit) -> None:
         """The last, narrower panel when N is not a whole number of NR panels."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -21,6 +21,7 @@ import numpy as np
 
 from onnxc.dialects.dense_data import zeros
 from onnxc.dialects.symbolic_dims import Dim
+from onnxc.lowering.graph_to_loops.loops import Index
 from onnxc.target import Target
 
 KC = 256
@@ -36,6 +37,9 @@ panels: at T=2 regnet_y_800mf 16.9 -> 15.9 ms and BERT-base 174 -> 165 ms (Zen 3
 builds alternating in one process); at T=1 the nets were level (a chunk's rows still read
 each KC x NC block of B from the L2)."""
 
+PanelVisit = Callable[[Index, int, bool], None]
+"""Called with a panel's first column, its width and whether all its columns are in N (a
+kernel's loop over panels calls it once per panel)."""
 
 @dataclass(frozen=True)
 class Tiling:

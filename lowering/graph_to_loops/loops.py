@@ -408,7 +408,7 @@ class KernelBuilder(ScalarMath):
         """`body(i, *values)` for i in [0, count), `unroll` bodies per scf.for iteration
         where a static `count` is a multiple of it (else of 2, else 1): LLVM leaves a loop
         of vector FMAs rolled, and the micro-kernel's k loop ran 1-11% faster four steps
-        to an iteration (gemm_microkernel.K_UNROLL)."""
+        to an iteration on Zen 3 (gemm_microkernel.K_UNROLL)."""
         if isinstance(count, int):
             unroll = next(u for u in (unroll, 2, 1) if count % u == 0)
         else:
