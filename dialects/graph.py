@@ -137,7 +137,12 @@ from onnxc.dialects.graph_nn import (
     PoolOp,
     SoftmaxOp,
 )
-from onnxc.dialects.graph_qlinear import QLINEAR_OPS, QLinearConvOp, QLinearMatMulOp
+from onnxc.dialects.graph_qlinear import (
+    QLINEAR_OPS,
+    QLinearConvAddOp,
+    QLinearConvOp,
+    QLinearMatMulOp,
+)
 from onnxc.dialects.graph_quant import (
     DequantizeLinearOp,
     DynamicQuantizeLinearOp,
@@ -349,6 +354,7 @@ __all__ = [
     "PoolOp",
     "PowOp",
     "PowScalarOp",
+    "QLinearConvAddOp",
     "QLinearConvOp",
     "QLinearMatMulOp",
     "QuantizeLinearOp",

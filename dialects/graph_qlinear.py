@@ -95,7 +95,7 @@ class QuantizedProductOp(GraphOp):
             el = value.type.get_element_type()
             if not is_byte_type(el):
                 raise VerifyException(f"{self.name}: {name} must be ui8 or i8, got {el}")
-        bias = self.operands[2] if len(self.operands) > 2 else None
+        bias = self.bias
         if bias is not None and not is_i32(bias.type.get_element_type()):
             raise VerifyException(f"{self.name}: bias must be i32, got "
                                   f"{bias.type.get_element_type()}")
@@ -143,12 +143,9 @@ class QuantizedProductOp(GraphOp):
             raise VerifyException(f"{self.name}: output zero point or bounds outside [{lo}, {hi}]")
 
 
-@irdl_op_definition
-class QLinearConvOp(ConvFields, QuantizedProductOp):
-    """N-D integer convolution (graph.conv's window properties) with the module's output rule."""
-
-    name = "graph.qlinear_conv"
-    traits = traits_def(QuantizationKernel(), NHWCKernel(symbolic=True), StaticSizesKernel())
+class QLinearConvFields(ConvFields, QuantizedProductOp):
+    """What qlinear_conv and qlinear_conv_add share: graph.conv's window properties and
+    operands with the module's output rule (IRDL takes fields from plain classes only)."""
 
     def channels(self) -> int:
         return shape_of(self.weight)[0]
@@ -158,6 +155,14 @@ class QLinearConvOp(ConvFields, QuantizedProductOp):
 
     def infer_shapes(self):
         return [conv_result_shape(self)]
+
+
+@irdl_op_definition
+class QLinearConvOp(QLinearConvFields):
+    """N-D integer convolution (graph.conv's window properties) with the module's output rule."""
+
+    name = "graph.qlinear_conv"
+    traits = traits_def(QuantizationKernel(), NHWCKernel(symbolic=True), StaticSizesKernel())
 
 
 @irdl_op_definition
@@ -187,4 +192,70 @@ class QLinearMatMulOp(QuantizedProductOp):
         return [out]
 
 
-QLINEAR_OPS = (QLinearConvOp, QLinearMatMulOp)
+@irdl_op_definition
+class QLinearConvAddOp(QLinearConvFields):
+    """A qlinear_conv with a byte result, then the quantized sum with a residual `addend`:
+    DequantizeLinear of both, Add, an optional Relu or Clip and QuantizeLinear, the tail of
+    every residual block of a QDQ network, which otherwise reads the conv's output back from
+    memory in a kernel of its own. With q the conv's requantized result (its output rule,
+    in the result's element type) and a the addend, sum_scales = [q_scale, a_scale,
+    y_scale] (the three quantizations' scales):
+
+        y = clamp(round_half_even((f32(q - output_zero_point) * q_scale
+                                   + f32(a - addend_zero_point) * a_scale) / y_scale)
+                  + sum_zero_point, sum_min, sum_max)
+
+    each step rounded to f32 as the DequantizeLinear, Add and QuantizeLinear it replaces
+    compute it (no fused multiply-add, a true division): the same bits as the QDQ graph.
+    [sum_min, sum_max] defaults to the result type's range; a Relu or Clip narrows it
+    (quantization is monotone, as in fuse-qdq-linear's output bounds)."""
+
+    name = "graph.qlinear_conv_add"
+    traits = traits_def(QuantizationKernel(), NHWCKernel(symbolic=True), StaticSizesKernel())
+    # redeclared so that addend follows them (IRDL puts inherited operands after its own)
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    addend = operand_def(TensorType)
+    addend_zero_point = prop_def(IntegerAttr)
+    sum_scales = prop_def(DenseArrayBase)
+    sum_zero_point = prop_def(IntegerAttr)
+    sum_min = opt_prop_def(IntegerAttr)
+    sum_max = opt_prop_def(IntegerAttr)
+
+    def sum_range(self) -> tuple[int, int]:
+        """[sum_min, sum_max] (the result type's range by default)."""
+        lo, hi = byte_range(self.results[0].type.get_element_type())
+        return int_of(self.sum_min, lo), int_of(self.sum_max, hi)
+
+    def infer_shapes(self):
+        out = conv_result_shape(self)
+        if shape_of(self.addend) != out:
+            raise ValueError(f"addend shape {shape_of(self.addend)} is not the result's {out}")
+        return [out]
+
+    def verify_element_types(self) -> None:
+        super().verify_element_types()
+        el = self.results[0].type.get_element_type()
+        if not is_byte_type(el):
+            raise VerifyException(f"{self.name}: the result must be ui8 or i8, got {el}")
+        addend = self.addend.type.get_element_type()
+        if not is_byte_type(addend):
+            raise VerifyException(f"{self.name}: addend must be ui8 or i8, got {addend}")
+        alo, ahi = byte_range(addend)
+        if not alo <= int_of(self.addend_zero_point) <= ahi:
+            raise VerifyException(f"{self.name}: addend_zero_point out of the addend's range")
+        scales = tuple(self.sum_scales.get_values())
+        if len(scales) != 3 or not all(math.isfinite(s) and s != 0 for s in scales):
+            raise VerifyException(f"{self.name}: sum_scales must be three finite nonzero "
+                                  "numbers")
+        lo, hi = byte_range(el)
+        out_lo, out_hi = self.sum_range()
+        if not lo <= int_of(self.sum_zero_point) <= hi or not lo <= out_lo <= out_hi <= hi:
+            raise VerifyException(f"{self.name}: sum zero point or bounds outside [{lo}, {hi}]")
+
+
+QLINEAR_CONV_OPS = (QLinearConvOp, QLinearConvAddOp)
+"""The integer convolutions: isinstance tests of code that takes both."""
+
+QLINEAR_OPS = (*QLINEAR_CONV_OPS, QLinearMatMulOp)

@@ -19,6 +19,9 @@
   QuantizeLinear with scale 1 (round half to even, + zero point, saturated) and the Clip.
   Per-channel zero points that are all equal are written as one (onnxruntime's
   ConvInteger takes one only).
+- graph.qlinear_conv_add: the conv as above into a value of its own, then the
+  DequantizeLinear of it and of the addend, Add and QuantizeLinear it stands for, and a Clip
+  of the bytes where the bounds are narrowed: the same bits.
 - graph.matmul_weight_quantized: com.microsoft MatMulNBits, its zero points packed back
   into uint8 (bits per value) when they are all integers of the weight's range, else of
   the scales' type; the group index as g_idx.
@@ -34,7 +37,13 @@ from xdsl.ir import Operation
 from onnxc.dialects import graph
 from onnxc.dialects.dense_data import to_numpy
 from onnxc.dialects.graph import int_of, ints_of, shape_of
-from onnxc.dialects.graph_qlinear import QuantizedProductOp, byte_range, is_byte_type, is_i32
+from onnxc.dialects.graph_qlinear import (
+    QLINEAR_CONV_OPS,
+    QuantizedProductOp,
+    byte_range,
+    is_byte_type,
+    is_i32,
+)
 from onnxc.dialects.graph_quant import is_float_quantized
 from onnxc.dialects.graph_weight_quant import pack_bits
 from onnxc.frontend.onnx_export import (
@@ -94,7 +103,7 @@ def _dynamic_quantize_linear(w: OnnxWriter, op: graph.DynamicQuantizeLinearOp) -
 # ------------------------------------------------------------------ integer products
 
 
-def _conv_attrs(op: graph.QLinearConvOp) -> dict[str, object]:
+def _conv_attrs(op: graph.QLinearConvOp | graph.QLinearConvAddOp) -> dict[str, object]:
     return {"strides": list(ints_of(op.strides)), "pads": list(ints_of(op.pads)),
             "dilations": list(ints_of(op.dilations)), "group": int_of(op.group)}
 
@@ -107,8 +116,10 @@ def _per_channel(values, dtype) -> np.ndarray:
     return values.astype(dtype)
 
 
-def _qlinear(w: OnnxWriter, op: graph.QLinearConvOp | graph.QLinearMatMulOp) -> None:
-    conv = isinstance(op, graph.QLinearConvOp)
+def _qlinear(w: OnnxWriter, op: QuantizedProductOp, outputs: list[str] | None = None) -> None:
+    """The integer product as its ONNX op (QLinearConv, ConvInteger, ...), or a local function
+    around it; `outputs`: other names than the op's result."""
+    conv = isinstance(op, QLINEAR_CONV_OPS)
     x, weight = op.quantized_operands()
     out_el = op.output.type.get_element_type()
     x_zero = np.asarray(int_of(op.input_zero_point), numpy_dtype_of(x))
@@ -138,7 +149,7 @@ def _qlinear(w: OnnxWriter, op: graph.QLinearConvOp | graph.QLinearMatMulOp) -> 
     if (qlinear and not narrowed) or (is_i32(out_el) and op.bias is None):
         inputs = kernel_inputs(w, w.name(x), w.name(weight))
         w.emit(op, kernel, inputs + ([w.name(op.bias)] if op.bias is not None else []),
-               **attrs)
+               outputs=outputs, **attrs)
         return
     formal = ["X", "W"] + (["B"] if op.bias is not None else [])
 
@@ -181,7 +192,30 @@ def _qlinear(w: OnnxWriter, op: graph.QLinearConvOp | graph.QLinearMatMulOp) -> 
            op.output_range() if byte else None, op.bias is not None,
            tuple((k, str(v)) for k, v in attrs.items()))
     fn = w.function(key, kernel + suffix, formal, ["Y"], build)
-    w.emit(op, fn, w.names(operands), domain=FUNCTION_DOMAIN)
+    w.emit(op, fn, w.names(operands), outputs=outputs, domain=FUNCTION_DOMAIN)
+
+
+def _qlinear_conv_add(w: OnnxWriter, op: graph.QLinearConvAddOp) -> None:
+    """The conv's byte result, then the DequantizeLinear of it and of the addend, Add and
+    QuantizeLinear the op stands for (the same f32 steps), and a Clip of the bytes to the
+    narrowed bounds."""
+    q = w.fresh("conv_requantized")
+    _qlinear(w, op, outputs=[q])
+    s_q, s_a, s_y = (np.asarray(s, np.float32) for s in op.sum_scales.get_values())
+    dtype = numpy_dtype_of(op.output)
+    terms = [w.apply("DequantizeLinear", [v, w.const(s, "scale"), w.const(z, "zero_point")],
+                     "term")
+             for v, s, z in ((q, s_q, np.asarray(int_of(op.output_zero_point), dtype)),
+                             (w.name(op.addend), s_a, np.asarray(
+                                 int_of(op.addend_zero_point), numpy_dtype_of(op.addend))))]
+    total = w.apply("Add", terms, "sum")
+    y_zero = w.const(np.asarray(int_of(op.sum_zero_point), dtype), "y_zero_point")
+    if op.sum_range() == byte_range(op.output.type.get_element_type()):
+        w.emit(op, "QuantizeLinear", [total, w.const(s_y, "y_scale"), y_zero])
+        return
+    y = w.apply("QuantizeLinear", [total, w.const(s_y, "y_scale"), y_zero], "quantized")
+    lo, hi = (w.const(np.asarray(b, dtype), "bound") for b in op.sum_range())
+    w.emit(op, "Clip", [y, lo, hi])
 
 
 def _clip(body: FunctionBody, op: QuantizedProductOp, y: str) -> None:
@@ -231,6 +265,7 @@ QUANT_EMITTERS: dict[type[Operation], Emitter] = {
     graph.DequantizeLinearOp: _dequantize_linear,
     graph.DynamicQuantizeLinearOp: _dynamic_quantize_linear,
     graph.QLinearConvOp: _qlinear,
+    graph.QLinearConvAddOp: _qlinear_conv_add,
     graph.QLinearMatMulOp: _qlinear,
     graph.MatMulWeightQuantizedOp: _matmul_weight_quantized,
 }

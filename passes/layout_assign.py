@@ -45,7 +45,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph_base import ints_of, is_symbolic
-from onnxc.dialects.graph_qlinear import QLinearConvOp, is_byte_type
+from onnxc.dialects.graph_qlinear import QLINEAR_CONV_OPS, QLinearConvAddOp, is_byte_type
 from onnxc.dialects.graph_traits import BroadcastingElementwise, ElementwiseMap, NHWCKernel
 from onnxc.dialects.layout import ConvertOp, layout_of, transpose_moves_no_data, with_layout
 from onnxc.passes.conv1d_as_2d import convs_as_2d
@@ -88,7 +88,9 @@ def activation_operands(op: Operation) -> list[SSAValue]:
     """The operands that share the op's layout (a conv's weight and bias do not)."""
     if isinstance(op, graph.ConvAddOp):
         return [op.input, op.addend]
-    if isinstance(op, graph.ConvOp | QLinearConvOp):
+    if isinstance(op, QLinearConvAddOp):
+        return [op.input, op.addend]
+    if isinstance(op, (graph.ConvOp, *QLINEAR_CONV_OPS)):
         return [op.input]
     return list(op.operands)
 
@@ -109,7 +111,7 @@ def _quantized_nhwc(op: Operation) -> bool | None:
     DequantizeLinear map elements whatever the layout, so NHWC flows through the DQ -> Add
     -> Q chains between them; a ui8 / i8 MaxPool has an NHWC kernel. None: not one of
     these ops."""
-    if isinstance(op, QLinearConvOp):
+    if isinstance(op, QLINEAR_CONV_OPS):
         return (_is_rank4(op.input.type) and _is_rank4(op.output.type)
                 and isinstance(op.weight.owner, graph.ConstantOp))
     if isinstance(op, graph.QuantizeLinearOp | graph.DequantizeLinearOp):
@@ -271,7 +273,7 @@ class _FunctionLayouts:
     def wants_nhwc(self, op: Operation) -> bool:
         if not can_run_nhwc(op):
             return False
-        if isinstance(op, (*CONVS, QLinearConvOp)) or self.everywhere:
+        if isinstance(op, (*CONVS, *QLINEAR_CONV_OPS)) or self.everywhere:
             return True
         return any(layout_of(v.type) == NHWC for v in activation_operands(op))
 

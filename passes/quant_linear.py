@@ -20,6 +20,11 @@ sign of output_scale.
 The bias is taken only when it is already in the accumulator's scale (an i32 DQ with zero
 point 0 and scale f32(x_scale * w_scale[m]), what quantize_static writes): any other bias
 would have to be rounded, so the op is left alone.
+
+A residual block's tail, Q(relu?(DQ(qlinear_conv(..)) + DQ(a))), becomes one
+graph.qlinear_conv_add: the conv's kernel computes the sum in its epilogue, with the same
+f32 steps (and bits) as the DQ, Add and Q, instead of a kernel of its own reading the conv's
+output back from memory.
 """
 
 from __future__ import annotations
@@ -226,6 +231,63 @@ class QdqConvToQLinearConv(RewritePattern):
             operands=operands, result_types=[t], properties=props))
 
 
+# --------------------------------------------------------------------------- residual add
+
+
+def _conv_term(value: SSAValue) -> Operand | None:
+    """DQ(q) read only by the add, q a byte qlinear_conv (group 1, f32 dequantization) read
+    only by that DQ: the side of a residual sum the conv's epilogue can compute."""
+    term = activation_operand(value)
+    if term is None or single_user(value) is None or single_user(term.value) is None:
+        return None
+    conv = term.value.owner
+    if (type(conv) is not graph.QLinearConvOp or int_of(conv.group, 1) != 1
+            or not is_byte(conv.output) or not isinstance(element_type(value), Float32Type)):
+        return None
+    return term
+
+
+class QdqResidualAddToQLinearConvAdd(RewritePattern):
+    """Q(relu?(DQ(qlinear_conv(..)) + DQ(a))) with per-tensor parameters and no broadcast
+    -> graph.qlinear_conv_add(.., a) (the conv's other side when both are convs: the
+    first)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.AddOp | graph.SumOp, rewriter: PatternRewriter):
+        operands = list(op.operands)
+        if len(operands) != 2 or not isinstance(element_type(op.results[0]), Float32Type):
+            return
+        shape = shape_of(op.results[0])
+        if any(shape_of(v) != shape for v in operands):
+            return
+        for i in (0, 1):
+            term, other = _conv_term(operands[i]), activation_operand(operands[1 - i])
+            if term is not None and other is not None:
+                break
+        else:
+            return
+        conv = term.value.owner
+        tail = requantize_tail(op.results[0])
+        if (tail is None or element_type(tail.quantize.output) != element_type(conv.output)
+                or not isinstance(tail.quantize.division_type(), Float32Type)):
+            return
+        scales = [term.params.scale(), other.params.scale(), tail.params.scale()]
+        props = dict(conv.properties)
+        props["addend_zero_point"] = i64_attr(other.params.zero_point())
+        props["sum_scales"] = DenseArrayBase.from_list(f32, [float(s) for s in scales])
+        props["sum_zero_point"] = i64_attr(tail.params.zero_point())
+        lo, hi = byte_range(tail.quantize.output)
+        if tail.bounds[0] != lo:
+            props["sum_min"] = i64_attr(tail.bounds[0])
+        if tail.bounds[1] != hi:
+            props["sum_max"] = i64_attr(tail.bounds[1])
+        bias = [conv.bias] if conv.bias is not None else []
+        fused = graph.QLinearConvAddOp(
+            operands=[conv.input, conv.weight, bias, other.value],
+            result_types=[tail.quantize.output.type], properties=props)
+        rewriter.replace(tail.quantize, fused)
+
+
 # --------------------------------------------------------------------------- MatMul / Gemm
 
 
@@ -310,4 +372,5 @@ class FuseQdqLinearPass(GraphPatternPass):
     """Recognise QDQ Conv / MatMul / Gemm as integer ops with requantization."""
 
     name = "fuse-qdq-linear"
-    patterns = (QdqConvToQLinearConv, QdqMatMulToQLinearMatMul, QdqGemmToQLinearMatMul)
+    patterns = (QdqConvToQLinearConv, QdqMatMulToQLinearMatMul, QdqGemmToQLinearMatMul,
+                QdqResidualAddToQLinearConvAdd)

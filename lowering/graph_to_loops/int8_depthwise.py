@@ -32,16 +32,13 @@ than TW of them), the rest going with the right border's pixels.
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects import arith, llvm
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     IntegerType,
     MemRefType,
-    Signedness,
-    UnrealizedConversionCastOp,
     VectorType,
     f32,
-    i8,
     i32,
 )
 from xdsl.ir import SSAValue
@@ -54,7 +51,11 @@ from onnxc.dialects.layout import layout_of
 from onnxc.dialects.symbolic_dims import Dim, sym_max, sym_min
 from onnxc.lowering.graph_to_loops import int8_gemm
 from onnxc.lowering.graph_to_loops.conv_nhwc import ConvGeometry, geometry
-from onnxc.lowering.graph_to_loops.int8_requantize import OutputRule, requantize_vector
+from onnxc.lowering.graph_to_loops.int8_requantize import (
+    OutputRule,
+    requantize_vector,
+    widened_bytes,
+)
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_nonzero, may_exceed
 from onnxc.lowering.graph_to_loops.qlinear import MIN_PARALLEL_MACS, output_scales, tap_range
 from onnxc.lowering.to_llvm.llvm_ext import FPToSIOp
@@ -327,11 +328,7 @@ class _Depthwise:
     def input(self, at: Index) -> SSAValue:
         """x's elements [at, at + 16) (16 channels of a pixel) widened to <16 x i32> (zero-
         or sign-extended)."""
-        kb = self.kb
-        raw = kb.vload(self.x, [kb.idx(at)], VectorType(self.in_element, [VW]))
-        raw = kb.insert(UnrealizedConversionCastOp.get([raw], [VectorType(i8, [VW])]))
-        unsigned = self.in_element.signedness.data == Signedness.UNSIGNED
-        return kb.insert((llvm.ZExtOp if unsigned else llvm.SExtOp)(raw, self.v32))
+        return widened_bytes(self.kb, self.x, [at], self.in_element)
 
     def weight(self, kh: Index, kw: Index, c: Index) -> SSAValue:
         kb = self.kb

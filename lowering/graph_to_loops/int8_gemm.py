@@ -31,8 +31,12 @@ exact vpmaddwd on i16 pairs) on 6 x 16, AArch64's sdot, else portable i32 arithm
 constant weight whose centred values fit s8, no groups, and a constant bias unless Cout is
 a multiple of 16; other cases run the generic kernels of qlinear.py.
 
+A qlinear_conv_add adds its residual in the same epilogue (int8_requantize's
+`residual_sum_vector`: 16 addend bytes read per output vector, the conv's byte result never
+stored).
+
 Everything that differs between the convs of one shape (weights, bias, scales, output zero
-point and bounds) is in the constant tables, so they share one kernel (`int8_gemm_key`):
+point and bounds, a residual sum's scales and zero points) is in the constant tables, so they share one kernel (`int8_gemm_key`):
 ResNet-50's 53 convs compile 23 kernels.
 """
 
@@ -57,7 +61,8 @@ from onnxc.dialects import graph
 from onnxc.dialects.dense_data import from_numpy, values_in_shape
 from onnxc.dialects.graph_base import int_of, ints_of, shape_of
 from onnxc.dialects.graph_qlinear import (
-    QLinearConvOp,
+    QLINEAR_CONV_OPS,
+    QLinearConvAddOp,
     QLinearMatMulOp,
     QuantizedProductOp,
     is_i32,
@@ -68,7 +73,13 @@ from onnxc.lowering.graph_to_loops.buffer_types import RunTimeScratch
 from onnxc.lowering.graph_to_loops.conv_nhwc import ConvGeometry, geometry
 from onnxc.lowering.graph_to_loops.int8_input import input_offset, load_word, pack_input
 from onnxc.lowering.graph_to_loops.int8_multiply import STEPS
-from onnxc.lowering.graph_to_loops.int8_requantize import OutputRule, requantize_vector
+from onnxc.lowering.graph_to_loops.int8_requantize import (
+    OutputRule,
+    SumRule,
+    requantize_vector,
+    residual_sum_vector,
+    widened_bytes,
+)
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.qlinear import output_scales
 from onnxc.target import Target
@@ -156,7 +167,7 @@ class Int8Gemm(ConvGeometry):
 
 def gemm_of(op: QuantizedProductOp, per_word: int) -> Int8Gemm:
     """The op's GEMM, in words of `per_word` channels (its tiling's: `Int8Tiling.per_word`)."""
-    if isinstance(op, QLinearConvOp):
+    if isinstance(op, QLINEAR_CONV_OPS):
         return Int8Gemm(**asdict(geometry(op)), per_word=per_word)
     a, b = shape_of(op.lhs), shape_of(op.rhs)
     rows = math.prod(a[:-1])  # a symbolic M ([1, seq, K] activations): run-time rows
@@ -186,7 +197,7 @@ def folded_bias(op: QuantizedProductOp) -> bool:
 
 def weight_matrix(op: QuantizedProductOp) -> np.ndarray | None:
     """B[(kh, kw, c), m] - weight_zero_point[m] as int32 [K, Cout], None if not constant."""
-    if isinstance(op, QLinearConvOp):
+    if isinstance(op, QLINEAR_CONV_OPS):
         w = _byte_values(op.weight)
         if w is None:
             return None
@@ -202,13 +213,16 @@ def weight_matrix(op: QuantizedProductOp) -> np.ndarray | None:
 def applies(op, target: Target) -> bool:
     """Whether `op` runs on this kernel for `target` (else the generic kernels of
     qlinear.py)."""
-    if not isinstance(op, QLinearConvOp | QLinearMatMulOp) or target.vector_bits < 128:
+    if not isinstance(op, (*QLINEAR_CONV_OPS, QLinearMatMulOp)) or target.vector_bits < 128:
         return False
-    if isinstance(op, QLinearConvOp):
+    if isinstance(op, QLINEAR_CONV_OPS):
         if (len(shape_of(op.input)) != 4 or int_of(op.group, 1) != 1
                 or layout_of(op.input.type) != "NHWC" or layout_of(op.output.type) != "NHWC"
                 or layout_of(op.weight.type) is not None):
             return False
+        if isinstance(op, QLinearConvAddOp) and (
+                layout_of(op.addend.type) != "NHWC" or shape_of(op.output)[1] % VW):
+            return False  # the addend is read by whole vectors, in the result's layout
     elif (len(shape_of(op.lhs)) < 2 or len(shape_of(op.rhs)) != 2
           or any(layout_of(v.type) is not None for v in op.operands)):
         return False
@@ -256,8 +270,10 @@ def packed_rows(op: QuantizedProductOp, t: Int8Tiling) -> np.ndarray:
 
 def int8_constants(op: QuantizedProductOp, target: Target) -> list[DenseIntOrFPElementsAttr]:
     """[packed B (i32 words), corr (i32), output scales (f32, one per channel), the output
-    rule (f32: output zero point, min - zero point, max - zero point)] for `target`'s tiling:
-    convs that differ only in these values share one kernel (`int8_gemm_key`)."""
+    rule (f32: output zero point, min - zero point, max - zero point)] for `target`'s tiling,
+    and a qlinear_conv_add's sum (f32: the three scales, the addend's zero point, the sum's
+    rule): convs that differ only in these values share one kernel
+    (`int8_gemm_key`)."""
     t = tiling(op, target)
     g = gemm_of(op, t.per_word)
     b = weight_matrix(op)
@@ -278,8 +294,14 @@ def int8_constants(op: QuantizedProductOp, target: Target) -> list[DenseIntOrFPE
     if isinstance(el, IntegerType) and not is_i32(el):
         zp = int_of(op.output_zero_point)
         rule[:] = (zp, *(bound - zp for bound in op.output_range()))
-    return [from_numpy(packed, i32), from_numpy(corr.astype(np.int32), i32),
-            from_numpy(scale, f32), from_numpy(rule, f32)]
+    tables = [from_numpy(packed, i32), from_numpy(corr.astype(np.int32), i32),
+              from_numpy(scale, f32), from_numpy(rule, f32)]
+    if isinstance(op, QLinearConvAddOp):
+        zp = int_of(op.sum_zero_point)
+        tables.append(from_numpy(np.asarray(
+            [*op.sum_scales.get_values(), int_of(op.addend_zero_point), zp,
+             *(bound - zp for bound in op.sum_range())], np.float32), f32))
+    return tables
 
 
 def reads_input_in_place(op: QuantizedProductOp, target: Target) -> bool:
@@ -314,13 +336,20 @@ class _Kernel:
         has_bias = op.bias is not None
         self.bias = ins[2] if has_bias and not folded_bias(op) else None
         rest = list(ins[3 if has_bias else 2:])
+        self.addend = None
+        if isinstance(op, QLinearConvAddOp):
+            self.addend = kb.view(rest.pop(0), [g.pixels, g.cout])
         self.in_place = reads_input_in_place(op, kb.target)
         if self.in_place:
             rest.append(kb.view(ins[0], [g.n * g.h * g.w * g.c]))
-        self.bp, self.corr, self.scale, rule, self.scratch = rest
-        # zero point (as i32), min and max minus it of a byte result, loaded once
-        zp, lo, hi = (kb.load(rule, [i]) for i in range(3))
-        self.rule = OutputRule(kb.insert(arith.FPToSIOp(zp, i32)), lo, hi)
+        self.bp, self.corr, self.scale, rule = rest[:4]
+        self.scratch = rest[-1]
+        self.rule = self.output_rule(rule, 0)
+        self.sum_rule = None
+        if self.addend is not None:
+            scales = [kb.load(rest[4], [i]) for i in range(3)]
+            self.sum_rule = SumRule(*scales, kb.insert(arith.FPToSIOp(kb.load(rest[4], [3]), i32)),
+                                    self.output_rule(rest[4], 4))
         self.y = kb.view(outs[0], [g.pixels, g.cout])
         self.x = ins[0]
         self.element = outs[0].type.get_element_type()
@@ -330,6 +359,12 @@ class _Kernel:
         self.tile = None
         if g.cout % VW:
             self.tile = kb.insert(memref.AllocaOp.get(self.element, shape=[VW]))
+
+    def output_rule(self, table: SSAValue, at: int) -> OutputRule:
+        """A byte result's zero point (as i32), min and max minus it, from `table`[at:],
+        loaded once."""
+        zp, lo, hi = (self.kb.load(table, [at + i]) for i in range(3))
+        return OutputRule(self.kb.insert(arith.FPToSIOp(zp, i32)), lo, hi)
 
     def vload(self, mem: SSAValue, at: Index, vt: VectorType) -> SSAValue:
         return self.kb.vload(mem, [self.kb.idx(at)], vt)
@@ -460,7 +495,7 @@ class _Kernel:
             col = kb.iadd(j, v * VW)
             scale = None if is_i32(self.element) else self.vload(self.scale, col, self.vf)
             for r in range(mr):
-                value = self.requantize(acc[r * nv + v], scale)
+                value = self.requantize(acc[r * nv + v], scale, kb.iadd(i0, r), col)
                 if isinstance(col, int) and col + VW > g.cout:
                     self.store_part(value, kb.iadd(i0, r), col)
                 else:
@@ -480,8 +515,15 @@ class _Kernel:
         kb.for_(0, self.g.cout - col, lambda c: kb.store(
             kb.load(self.tile, [c]), self.y, [row, kb.iadd(col, c)]))
 
-    def requantize(self, acc: SSAValue, scale: SSAValue | None) -> SSAValue:
-        return requantize_vector(self.kb, self.element, self.rule, acc, scale)
+    def requantize(self, acc: SSAValue, scale: SSAValue | None, row: Index,
+                   col: Index) -> SSAValue:
+        """Output [row, col:col + 16] from its accumulators (and the addend's bytes there)."""
+        if self.sum_rule is None:
+            return requantize_vector(self.kb, self.element, self.rule, acc, scale)
+        addend = widened_bytes(self.kb, self.addend, [row, col],
+                               self.addend.type.get_element_type())
+        return residual_sum_vector(self.kb, self.element, self.rule, self.sum_rule, acc, scale,
+                                   addend)
 
 
 def int8_gemm_kernel(op: QuantizedProductOp, kb: KernelBuilder, ins, outs) -> None:
@@ -498,6 +540,7 @@ def int8_gemm_key(op: QuantizedProductOp, target: Target) -> tuple:
 
 
 TABLE_PROPERTIES = ("output_scale", "weight_zero_point", "output_zero_point", "output_min",
-                    "output_max")
+                    "output_max", "addend_zero_point", "sum_scales", "sum_zero_point", "sum_min",
+                    "sum_max")
 """Properties this kernel reads from its tables (scale, rule; B and corr), not its code."""
 

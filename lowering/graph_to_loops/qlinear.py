@@ -4,7 +4,8 @@ Each output element is one i32 reduction of `(x - input_zero_point) * (w - weigh
 over its window (conv: input channels of the group times kernel taps, padding skipped: a
 padded input equals the zero point and adds nothing) or over K (matmul), plus the bias; then
 `requantize` gives it the result type. Per-channel output scales and weight zero points come
-in as constant tables after the operands (`qlinear_constants`).
+in as constant tables after the operands (`qlinear_constants`). A qlinear_conv_add's conv
+adds its residual to each requantized element (`residual_sum`).
 
 These are the reference-shaped kernels every case falls back to; the packed int8 kernels
 (int8_gemm.py) take the common shapes. The conv reads its input and writes its output in
@@ -31,6 +32,7 @@ from onnxc.dialects.dense_data import from_numpy
 from onnxc.dialects.graph_base import int_of, ints_of, shape_of
 from onnxc.dialects.graph_shapes import broadcast_shapes
 from onnxc.dialects.graph_qlinear import (
+    QLinearConvAddOp,
     QLinearConvOp,
     QLinearMatMulOp,
     QuantizedProductOp,
@@ -122,6 +124,24 @@ def requantize(kb: KernelBuilder, op: QuantizedProductOp, acc: SSAValue,
     return kb.insert(arith.TruncIOp(kb.insert(arith.FPToSIOp(q, i32)), element))
 
 
+def residual_sum(kb: KernelBuilder, op: QLinearConvAddOp, q: SSAValue,
+                 addend: SSAValue) -> SSAValue:
+    """qlinear_conv_add's result from the conv's byte result `q` and the addend's element
+    (graph_qlinear's rule: the DQ, Add and Q steps in f32, rounded half to even, clamped)."""
+    s_q, s_a, s_y = (kb.constant(float(s), f32) for s in op.sum_scales.get_values())
+    terms = [kb.insert(arith.MulfOp(kb.insert(arith.SIToFPOp(_centred(kb, v, zp), f32)), s))
+             for v, zp, s in ((q, int_of(op.output_zero_point), s_q),
+                              (addend, int_of(op.addend_zero_point), s_a))]
+    total = kb.insert(arith.DivfOp(kb.insert(arith.AddfOp(*terms)), s_y))
+    total = kb.insert(math.RoundEvenOp(total))
+    lo, hi = op.sum_range()
+    total = kb.insert(arith.AddfOp(total, kb.constant(float(int_of(op.sum_zero_point)), f32)))
+    total = kb.insert(arith.MaximumfOp(total, kb.constant(float(lo), f32)))
+    total = kb.insert(arith.MinimumfOp(total, kb.constant(float(hi), f32)))
+    element = op.output.type.get_element_type()
+    return kb.insert(arith.TruncIOp(kb.insert(arith.FPToSIOp(total, i32)), element))
+
+
 def _centred(kb: KernelBuilder, v: SSAValue, zero_point: SSAValue | int) -> SSAValue:
     wide = widen(kb, v)
     if isinstance(zero_point, int):
@@ -140,12 +160,18 @@ def _physical_index(spec: str | None, logical: list[Index]) -> list[Index]:
 # --------------------------------------------------------------------------- conv
 
 
-def qlinear_conv_kernel(op: QLinearConvOp, kb: KernelBuilder, ins, outs) -> None:
+def qlinear_conv_kernel(op: QLinearConvOp | QLinearConvAddOp, kb: KernelBuilder, ins,
+                        outs) -> None:
     """Per output element: a reduction over the group's input channels and the valid taps
     of each spatial dimension (`tap_range`), so no padding test sits in the inner loop."""
     x, w = ins[0], ins[1]
     bias = ins[2] if op.bias is not None else None
-    params = ChannelParams(op, kb, ins[3 if bias is not None else 2:])
+    rest = list(ins[3 if bias is not None else 2:])
+    addend = rest.pop(0) if isinstance(op, QLinearConvAddOp) else None
+    if addend is not None and layout_of(op.addend.type) != layout_of(op.output.type):
+        raise LoweringError("graph.qlinear_conv_add: the addend must be in the result's "
+                            "layout")
+    params = ChannelParams(op, kb, rest)
     y = outs[0]
     x_shape, w_shape, y_shape = shape_of(op.input), shape_of(op.weight), shape_of(op.output)
     x_spec, y_spec = layout_of(op.input.type), layout_of(op.output.type)
@@ -184,8 +210,11 @@ def qlinear_conv_kernel(op: QLinearConvOp, kb: KernelBuilder, ins, outs) -> None
                                  lambda k, a: [taps(c, d + 1, [*ks, k], a)])[0]
 
             acc = kb.reduce(0, c_per_group, [init], lambda c, a: [taps(c, 0, [], a)])[0]
-            kb.store(requantize(kb, op, acc, scale, element), y,
-                     _physical_index(y_spec, [n, m, *o]))
+            at = _physical_index(y_spec, [n, m, *o])
+            value = requantize(kb, op, acc, scale, element)
+            if addend is not None:
+                value = residual_sum(kb, op, value, kb.load(addend, at))
+            kb.store(value, y, at)
 
         kb.nest(list(y_shape[2:]), per_output)
 
@@ -282,10 +311,12 @@ def _split_row(kb: KernelBuilder, r: Index, batch: tuple[Dim, ...],
 
 KERNELS = {
     QLinearConvOp: qlinear_conv_kernel,
+    QLinearConvAddOp: qlinear_conv_kernel,
     QLinearMatMulOp: qlinear_matmul_kernel,
 }
 
 KERNEL_CONSTANTS = {
     QLinearConvOp: qlinear_constants,
+    QLinearConvAddOp: qlinear_constants,
     QLinearMatMulOp: qlinear_constants,
 }

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType
 from xdsl.ir import SSAValue
 
-from onnxc.dialects.graph_qlinear import QLinearConvOp, QLinearMatMulOp, QuantizedProductOp
+from onnxc.dialects.graph_qlinear import QLINEAR_OPS, QuantizedProductOp
 from onnxc.lowering.graph_to_loops import int8_depthwise, int8_gemm, qlinear
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder
 from onnxc.lowering.graph_to_loops.rules import rules
@@ -81,7 +81,7 @@ def qlinear_kernel_key(op: QuantizedProductOp, target: Target) -> tuple | None:
     return (family.name, *family.key(op, target))
 
 
-RULES = rules((QLinearConvOp, QLinearMatMulOp), qlinear_kernel,
+RULES = rules(QLINEAR_OPS, qlinear_kernel,
               constants=qlinear_kernel_constants, scratch=qlinear_kernel_scratch,
               key=qlinear_kernel_key, symbolic=True)
 """symbolic: a symbolic M (the rows of a dynamically quantized [1, seq, K] activation) runs

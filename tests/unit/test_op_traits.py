@@ -66,7 +66,8 @@ def test_half_precision_traits_say_what_the_tables_said():
         "graph.flatten", "graph.gather", "graph.identity", "graph.reshape", "graph.slice",
         "graph.split", "graph.squeeze", "graph.transpose", "graph.unsqueeze"}
     assert _with(QuantizationKernel) == {
-        "graph.dequantize_linear", "graph.qlinear_conv", "graph.qlinear_matmul",
+        "graph.dequantize_linear", "graph.qlinear_conv", "graph.qlinear_conv_add",
+        "graph.qlinear_matmul",
         "graph.quantize_linear"}
 
 
@@ -87,6 +88,7 @@ def test_layout_traits_say_what_the_tables_said():
         "graph.split": False, "graph.channel_shuffle": False, "graph.slice": False,
         # convs start NHWC (assign-layout's CONVS), the int8 ones by _quantized_nhwc
         "graph.conv": True, "graph.conv_add": True, "graph.qlinear_conv": True,
+        "graph.qlinear_conv_add": True,
         "graph.quantize_linear": True, "graph.dequantize_linear": True}
 
 
@@ -101,7 +103,8 @@ def test_static_kernel_ops_are_the_ops_with_the_trait():
         "graph.conv_transpose", "graph.deform_columns", "graph.global_average_pool",
         "graph.global_max_pool", "graph.grid_sample", "graph.gru_recurrence", "graph.lrn",
         "graph.lstm_recurrence", "graph.max_pool", "graph.max_pool_indices",
-        "graph.max_unpool", "graph.qlinear_conv", "graph.resize", "graph.rnn_recurrence",
+        "graph.max_unpool", "graph.qlinear_conv", "graph.qlinear_conv_add",
+        "graph.resize", "graph.rnn_recurrence",
         "graph.roi_align"}
 
 
@@ -204,7 +207,8 @@ def _names(*traits) -> list[str]:
 def test_half_kernel_computes_on_f16(name):
     if name not in _instances():
         pytest.skip(f"ops.mlir has no f32 instance of {name}")
-    integer_out = name in ("graph.quantize_linear", "graph.qlinear_conv", "graph.qlinear_matmul")
+    integer_out = name in ("graph.quantize_linear", "graph.qlinear_conv", "graph.qlinear_conv_add",
+                          "graph.qlinear_matmul")
     _compare(name, "f16", np.float16, rtol=2e-3, atol=1.0 if integer_out else 2e-3)
 
 

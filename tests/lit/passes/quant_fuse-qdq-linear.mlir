@@ -163,3 +163,47 @@ func.func @gemm_clip_negative_y_scale(%x: tensor<2x3xui8>) -> tensor<2x2xi8> {
 // CHECK-LABEL: func.func @gemm_clip_negative_y_scale(
 // CHECK:         graph.qlinear_matmul(%x, %{{.*}}) {input_zero_point = 0 : i64, weight_zero_point = array<i64: 0, 0>, output_scale = array<f32: -5.000000e-01, -1.000000e+00>, output_zero_point = 2 : i64, output_min = -6 : i64, output_max = 6 : i64} : (tensor<2x3xui8>, tensor<3x2xi8>) -> tensor<2x2xi8>
 // CHECK-NOT:     graph.gemm
+
+// -----
+
+
+// A residual block's tail: Q(relu(DQ(conv) + DQ(skip))) is one qlinear_conv_add; the sum's
+// scales are the three quantizations' (conv result, skip, sum) and the
+// Relu is sum_min = the Q's zero point.
+func.func @residual_add_relu(%x: tensor<1x2x4x4xui8>, %skip: tensor<1x3x4x4xui8>) -> tensor<1x3x4x4xui8> {
+  %w = graph.constant {value = dense<[[[[1]], [[2]]], [[[-3]], [[4]]], [[[5]], [[-6]]]]> : tensor<3x2x1x1xi8>} : tensor<3x2x1x1xi8>
+  %0 = graph.dequantize_linear(%x) {scale = 5.000000e-01 : f32, zero_point = 128 : i64} : (tensor<1x2x4x4xui8>) -> tensor<1x2x4x4xf32>
+  %1 = graph.dequantize_linear(%w) {scale = 2.500000e-01 : f32, zero_point = 0 : i64} : (tensor<3x2x1x1xi8>) -> tensor<3x2x1x1xf32>
+  %2 = graph.conv(%0, %1) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x4x4xf32>
+  %3 = graph.quantize_linear(%2) {scale = 5.000000e-01 : f32, zero_point = 100 : i64} : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xui8>
+  %4 = graph.dequantize_linear(%3) {scale = 5.000000e-01 : f32, zero_point = 100 : i64} : (tensor<1x3x4x4xui8>) -> tensor<1x3x4x4xf32>
+  %5 = graph.dequantize_linear(%skip) {scale = 1.250000e-01 : f32, zero_point = 7 : i64} : (tensor<1x3x4x4xui8>) -> tensor<1x3x4x4xf32>
+  %6 = graph.add(%4, %5) : (tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %7 = graph.relu(%6) : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %8 = graph.quantize_linear(%7) {scale = 2.500000e-01 : f32, zero_point = 3 : i64} : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xui8>
+  func.return %8 : tensor<1x3x4x4xui8>
+}
+// CHECK-LABEL: func.func @residual_add_relu(
+// CHECK:         %0 = graph.qlinear_conv_add(%x, %w, %skip) {{{.*}}output_scale = array<f32: 2.500000e-01>, output_zero_point = 100 : i64, addend_zero_point = 7 : i64, sum_scales = array<f32: 5.000000e-01, 1.250000e-01, 2.500000e-01>, sum_zero_point = 3 : i64, sum_min = 3 : i64} : (tensor<1x2x4x4xui8>, tensor<3x2x1x1xi8>, tensor<1x3x4x4xui8>) -> tensor<1x3x4x4xui8>
+// CHECK-NEXT:    func.return %0
+
+// -----
+
+// The conv's quantized result is also returned: it must be stored, so the sum stays apart.
+func.func @residual_conv_result_used_twice(%x: tensor<1x2x4x4xui8>, %skip: tensor<1x3x4x4xui8>) -> (tensor<1x3x4x4xui8>, tensor<1x3x4x4xui8>) {
+  %w = graph.constant {value = dense<[[[[1]], [[2]]], [[[-3]], [[4]]], [[[5]], [[-6]]]]> : tensor<3x2x1x1xi8>} : tensor<3x2x1x1xi8>
+  %0 = graph.dequantize_linear(%x) {scale = 5.000000e-01 : f32, zero_point = 128 : i64} : (tensor<1x2x4x4xui8>) -> tensor<1x2x4x4xf32>
+  %1 = graph.dequantize_linear(%w) {scale = 2.500000e-01 : f32, zero_point = 0 : i64} : (tensor<3x2x1x1xi8>) -> tensor<3x2x1x1xf32>
+  %2 = graph.conv(%0, %1) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x4x4xf32>
+  %3 = graph.quantize_linear(%2) {scale = 5.000000e-01 : f32, zero_point = 100 : i64} : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xui8>
+  %4 = graph.dequantize_linear(%3) {scale = 5.000000e-01 : f32, zero_point = 100 : i64} : (tensor<1x3x4x4xui8>) -> tensor<1x3x4x4xf32>
+  %5 = graph.dequantize_linear(%skip) {scale = 1.250000e-01 : f32, zero_point = 7 : i64} : (tensor<1x3x4x4xui8>) -> tensor<1x3x4x4xf32>
+  %6 = graph.add(%4, %5) : (tensor<1x3x4x4xf32>, tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+  %7 = graph.quantize_linear(%6) {scale = 2.500000e-01 : f32, zero_point = 3 : i64} : (tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xui8>
+  func.return %7, %3 : tensor<1x3x4x4xui8>, tensor<1x3x4x4xui8>
+}
+// CHECK-LABEL: func.func @residual_conv_result_used_twice(
+// CHECK:         %0 = graph.qlinear_conv(%x, %w)
+// CHECK:         %3 = graph.add(%1, %2)
+// CHECK-NOT:     graph.qlinear_conv_add
+// CHECK:         func.return %4, %0

@@ -567,6 +567,18 @@ func.func @qlinear_conv(%x: tensor<1x8x4x4xui8>, %w: tensor<2x8x3x3xi8>, %b: ten
 
 // -----
 
+// qlinear_conv_add (graph_qlinear): the conv's ui8 result plus a residual, requantized by the
+// three scales (conv result, addend, sum) with the sum's bounds narrowed by a Relu.
+func.func @qlinear_conv_add(%x: tensor<1x8x4x4xui8>, %w: tensor<16x8x1x1xi8>, %b: tensor<16xi32>, %a: tensor<1x16x4x4xui8>) -> tensor<1x16x4x4xui8> {
+  %y = graph.qlinear_conv_add(%x, %w, %b, %a) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, input_zero_point = 128 : i64, weight_zero_point = array<i64: 0>, output_scale = array<f32: 0.01>, output_zero_point = 3 : i64, addend_zero_point = 7 : i64, sum_scales = array<f32: 0.5, 0.25, 0.75>, sum_zero_point = 2 : i64, sum_min = 2 : i64} : (tensor<1x8x4x4xui8>, tensor<16x8x1x1xi8>, tensor<16xi32>, tensor<1x16x4x4xui8>) -> tensor<1x16x4x4xui8>
+  func.return %y : tensor<1x16x4x4xui8>
+}
+
+// CHECK-LABEL: func.func @qlinear_conv_add(
+// CHECK-NEXT:    %y = graph.qlinear_conv_add(%x, %w, %b, %a) {{.*}}addend_zero_point = 7 : i64, sum_scales = array<f32: 5.000000e-01, 2.500000e-01, 7.500000e-01>, sum_zero_point = 2 : i64, sum_min = 2 : i64} : (tensor<1x8x4x4xui8>, tensor<16x8x1x1xi8>, tensor<16xi32>, tensor<1x16x4x4xui8>) -> tensor<1x16x4x4xui8>
+
+// -----
+
 // QLinearMatMul (graph_qlinear): the f32 form of a DQ -> MatMul with no Q after it.
 func.func @qlinear_matmul(%a: tensor<4x8xui8>, %b: tensor<8x3xi8>) -> tensor<4x3xf32> {
   %y = graph.qlinear_matmul(%a, %b) {input_zero_point = 128 : i64, weight_zero_point = array<i64: 0>, output_scale = array<f32: 0.5>} : (tensor<4x8xui8>, tensor<8x3xi8>) -> tensor<4x3xf32>
