@@ -25,11 +25,11 @@ row blocks; inside a chunk the loop is panel -> row block -> micro-kernel, so on
 is reused by every row block of the chunk.
 
 The multiply step follows the target (`target_int8_isa`, `Int8Tiling.form`): AVX512-VNNI's
-vpdpbusd on 7 x 48 tiles (convs) or 6 x 64 (matmuls), AVX2's vpmaddubsw (or, where a weight pair could saturate it, the
-exact vpmaddwd on i16 pairs) on 6 x 16, AArch64's sdot, else portable i32 arithmetic on
-4 x 16; int8_multiply.py holds the steps, with their measurements. The kernel needs a
-constant weight whose centred values fit s8, no groups, and a constant bias unless Cout is
-a multiple of 16; other cases run the generic kernels of qlinear.py.
+vpdpbusd on 6 x 64 tiles (7 x 48 for convs over small maps), AVX2's vpmaddubsw (or, where
+a weight pair could saturate it, the exact vpmaddwd on i16 pairs) on 6 x 16, AArch64's
+sdot, else portable i32 arithmetic on 4 x 16; int8_multiply.py holds the steps, with their
+measurements. The kernel needs a constant weight whose centred values fit s8, no groups, and
+a constant bias unless Cout is a multiple of 16; other cases run the generic kernels of qlinear.py.
 
 A qlinear_conv_add adds its residual in the same epilogue (int8_requantize's
 `residual_sum_vector`: 16 addend bytes read per output vector, the conv's byte result never
@@ -90,6 +90,13 @@ CHUNK_ROW_BLOCKS = 16
 MIN_CHUNKS = 8
 MIN_ITERATIONS = 16
 """Parallel iterations wanted at least: row chunks times column groups."""
+SEVEN_ROW_PIXELS = 196
+"""Convs with at most this many output pixels (14x14 and 7x7 maps) take 7 x 48 VNNI tiles:
+49 and 196 rows split into whole 7-row blocks, where 6 x 64 left a last block recomputing
+five or two rows. QDQ ResNet-50 on Zen 4, against 6 x 64 everywhere: kernels -3.1% (its 7x7
+convs -9%), cold compile 2.8 -> 3.15 s; 7 x 48 on every map ran -4.3% but compiled in 3.7 s
+(a 16-wide tail panel per kernel: no Cout of ResNet-50 is a multiple of 48); 7 x 32 compiled
+in 2.2 s but ran -0.4%; 7 x 64 spilled; 8 x 48, 6 x 48 and 5 x 64 were slower."""
 
 
 def target_int8_isa(target: Target) -> str:
@@ -128,20 +135,17 @@ class Int8Tiling:
 
 
 def tiling(op: QuantizedProductOp, target: Target) -> Int8Tiling:
-    """The tile and multiply form of `op`'s kernel for `target`. With VNNI, a conv over
-    static sizes takes 7 x 48 tiles (21 of the 32 zmm registers accumulate): measured on Zen
-    4 against 6 x 64, the QDQ ResNet-50 ran 2% faster (its 7x7 maps' 49 rows split into
-    whole blocks instead of a last block recomputing five rows: -9% on those convs; -1 to
-    -2% on the 14x14 and 56x56 ones, +1% on 28x28x128 3x3; 7 x 64 spilled, 8 x 48, 6 x 48 and
-    5 x 64 were slower); a matmul or a symbolic row count keeps 6 x 64 (24 accumulators;
-    the dynamically quantized BERT was 1% slower with 7 x 48). On AVX2, 6 x 16: twelve ymm accumulators, B's two and
-    A's broadcast fill the 16 registers; vpmaddubsw when no pair of the weights can saturate
+    """The tile and multiply form of `op`'s kernel for `target`. With VNNI, 6 x 64 tiles
+    (24 of the 32 zmm registers accumulate), and 7 x 48 (21) for a conv over a static map
+    of at most SEVEN_ROW_PIXELS output pixels. On AVX2, 6 x 16: twelve ymm accumulators,
+    B's two and A's broadcast fill the 16 registers; vpmaddubsw when no pair of the weights can saturate
     its i16 sums (`pairs_fit_i16`), else the exact vpmaddwd on i16 pairs. Else 4 x 16 in
     portable i32 arithmetic."""
     isa = target_int8_isa(target)
     if isa == "vnni":
-        static = isinstance(op, QLINEAR_CONV_OPS) and isinstance(gemm_of(op, 4).pixels, int)
-        return Int8Tiling(7, 48, "vnni") if static else Int8Tiling(6, 64, "vnni")
+        pixels = gemm_of(op, 4).pixels if isinstance(op, QLINEAR_CONV_OPS) else None
+        small = isinstance(pixels, int) and pixels <= SEVEN_ROW_PIXELS
+        return Int8Tiling(7, 48, "vnni") if small else Int8Tiling(6, 64, "vnni")
     if isa == "avx2":
         return Int8Tiling(6, 16, "maddubs" if pairs_fit_i16(op) else "pairs")
     if isa == "sdot":

@@ -37,7 +37,8 @@ def _qdq(b: Builder, x: str, scale: float, zero: int, signed: bool) -> str:
 
 
 def residual_model(cout: int, kernel: int, activation: str | None, add: str,
-                   conv_first: bool, signed: bool, batch: int = 1, seed: int = 0):
+                   conv_first: bool, signed: bool, batch: int = 1, size: int = 6,
+                   seed: int = 0):
     """x -> Q/DQ -> Conv -> Q/DQ, + Q/DQ(skip) -> activation -> Q/DQ -> y."""
     rng = np.random.default_rng(seed)
     b = Builder()
@@ -58,8 +59,9 @@ def residual_model(cout: int, kernel: int, activation: str | None, add: str,
         y = "r"
     out = _qdq(b, y, OUT_SCALE, 10 if activation else 128, signed)
     b.nodes.append(helper.make_node("Identity", [out], ["y"]))
-    shape = [batch, cout, 6, 6]
-    return b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 8, 6, 6]),
+    shape = [batch, cout, size, size]
+    return b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                  [batch, 8, size, size]),
                     helper.make_tensor_value_info("skip", TensorProto.FLOAT, shape)],
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)])
 
@@ -73,17 +75,19 @@ def _feeds(model, seed: int) -> dict[str, np.ndarray]:
 
 
 CASES = [
-    # cout, kernel, activation, add, conv_first, signed, batch
-    (32, 1, "Relu", "Add", True, False, 1),  # packed int8 kernel, input read in place
-    (32, 3, None, "Sum", False, False, 2),  # packed, the bordered copy, two images
-    (48, 3, "Clip", "Add", True, True, 1),  # packed, i8 activations
-    (20, 3, "Relu", "Add", False, False, 1),  # Cout not whole vectors: the generic kernel
-    (20, 1, "Clip", "Sum", True, True, 1),  # generic, i8
+    # cout, kernel, activation, add, conv_first, signed, batch, size
+    (32, 1, "Relu", "Add", True, False, 1, 6),  # packed int8 kernel, input read in place
+    (32, 3, None, "Sum", False, False, 2, 6),  # packed, the bordered copy, two images
+    (48, 3, "Clip", "Add", True, True, 1, 6),  # packed, i8 activations
+    (64, 1, "Relu", "Add", True, False, 1, 16),  # packed, a larger map (the 6 x 64 tiles)
+    (20, 3, "Relu", "Add", False, False, 1, 6),  # Cout not whole vectors: the generic kernel
+    (20, 1, "Clip", "Sum", True, True, 1, 6),  # generic, i8
 ]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"cout{c[0]}-k{c[1]}-{c[2]}-{c[3]}"
-                         f"-{'conv' if c[4] else 'skip'}first-{'s8' if c[5] else 'u8'}-n{c[6]}")
+                         f"-{'conv' if c[4] else 'skip'}first-{'s8' if c[5] else 'u8'}"
+                         f"-n{c[6]}-{c[7]}px")
 def test_residual_tail_runs_in_the_conv_epilogue(case, tmp_path, monkeypatch):
     model = residual_model(*case)
     counts = op_counts(onnxc.optimize(model, opt_level=3))
