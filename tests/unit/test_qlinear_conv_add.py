@@ -20,20 +20,14 @@ import onnxc
 from onnxc.passes import quant_linear
 from onnxc.passes.verify_numerics import MemoEvaluator
 from tests.exact_int8_reference import ort_exact
-from tests.unit.test_quant_passes import Builder, _init, op_counts
+from tests.unit.test_quant_passes import Builder, op_counts
 
 OUT_SCALE = 0.06
 
 
 def _qdq(b: Builder, x: str, scale: float, zero: int, signed: bool) -> str:
-    if not signed:
-        return b.qdq(x, scale, zero)
-    s, z = b.name("s"), b.name("z")
-    b.inits += [_init(s, np.float32(scale)), _init(z, np.int8(zero - 128))]
-    q, d = b.name("q"), b.name("d")
-    b.nodes += [helper.make_node("QuantizeLinear", [x, s, z], [q]),
-                helper.make_node("DequantizeLinear", [q, s, z], [d])]
-    return d
+    """Q/DQ with a u8 zero point `zero`, or its i8 counterpart `zero - 128`."""
+    return b.qdq(x, scale, zero - 128, np.int8) if signed else b.qdq(x, scale, zero)
 
 
 def residual_model(cout: int, kernel: int, activation: str | None, add: str,
@@ -49,14 +43,7 @@ def residual_model(cout: int, kernel: int, activation: str | None, add: str,
     c = _qdq(b, "c", 0.05, 131, signed)
     skip = _qdq(b, "skip", 0.04, 117, signed)
     b.nodes.append(helper.make_node(add, [c, skip] if conv_first else [skip, c], ["a"]))
-    y = "a"
-    if activation == "Relu":
-        b.nodes.append(helper.make_node("Relu", [y], ["r"]))
-        y = "r"
-    elif activation == "Clip":
-        b.inits += [_init("lo", np.float32(-0.7)), _init("hi", np.float32(2.5))]
-        b.nodes.append(helper.make_node("Clip", [y, "lo", "hi"], ["r"]))
-        y = "r"
+    y = b.activation("a", activation, (-0.7, 2.5))
     out = _qdq(b, y, OUT_SCALE, 10 if activation else 128, signed)
     b.nodes.append(helper.make_node("Identity", [out], ["y"]))
     shape = [batch, cout, size, size]

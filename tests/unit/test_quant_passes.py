@@ -46,9 +46,9 @@ class Builder:
         self.n += 1
         return f"{base}{self.n}"
 
-    def qdq(self, x: str, scale: float, zero: int) -> str:
+    def qdq(self, x: str, scale: float, zero: int, dtype=np.uint8) -> str:
         s, z = self.name("s"), self.name("z")
-        self.inits += [_init(s, np.float32(scale)), _init(z, np.uint8(zero))]
+        self.inits += [_init(s, np.float32(scale)), _init(z, dtype(zero))]
         q, d = self.name("q"), self.name("d")
         self.nodes += [helper.make_node("QuantizeLinear", [x, s, z], [q]),
                        helper.make_node("DequantizeLinear", [q, s, z], [d])]
@@ -75,6 +75,19 @@ class Builder:
                        _init(bn[2], np.zeros(channels, np.int32))]
         self.nodes.append(helper.make_node("DequantizeLinear", bn[:3], [bn[3]], axis=0))
         return names[3], bn[3]
+
+    def activation(self, x: str, kind: str | None, clip: tuple[float, float]) -> str:
+        """`x` through a Relu, a Clip to `clip` or nothing (`kind` None)."""
+        if kind is None:
+            return x
+        out = self.name("act")
+        if kind == "Relu":
+            self.nodes.append(helper.make_node("Relu", [x], [out]))
+            return out
+        lo, hi = self.name("lo"), self.name("hi")
+        self.inits += [_init(lo, np.float32(clip[0])), _init(hi, np.float32(clip[1]))]
+        self.nodes.append(helper.make_node("Clip", [x, lo, hi], [out]))
+        return out
 
     def model(self, inputs, outputs):
         g = helper.make_graph(self.nodes, "qdq", inputs, outputs, self.inits)
@@ -288,14 +301,7 @@ def _random_conv_model(rng: np.random.Generator, group: int, stride: int, pad: i
     w, _ = b.weight(rng.standard_normal((cout, 2, 3, 3)).astype(np.float32), 0, 0.0, None)
     b.nodes.append(helper.make_node("Conv", [x, w], ["c"], group=group,
                                     strides=[stride, stride], pads=[pad] * 4))
-    y = "c"
-    if activation == "Relu":
-        b.nodes.append(helper.make_node("Relu", [y], ["a"]))
-        y = "a"
-    elif activation == "Clip":
-        b.inits += [_init("lo", np.float32(-0.5)), _init("hi", np.float32(1.5))]
-        b.nodes.append(helper.make_node("Clip", [y, "lo", "hi"], ["a"]))
-        y = "a"
+    y = b.activation("c", activation, (-0.5, 1.5))
     if y_scale is not None:
         y = b.qdq(y, y_scale, int(rng.integers(0, 256)))
     b.nodes.append(helper.make_node("Identity", [y], ["y"]))
