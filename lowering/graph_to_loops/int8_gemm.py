@@ -29,15 +29,16 @@ vpdpbusd on 6 x 64 tiles (7 x 48 for convs over small maps), AVX2's vpmaddubsw (
 a weight pair could saturate it, the exact vpmaddwd on i16 pairs) on 6 x 16, AArch64's
 sdot, else portable i32 arithmetic on 4 x 16; int8_multiply.py holds the steps, with their
 measurements. The kernel needs a constant weight whose centred values fit s8, no groups, and
-a constant bias unless Cout is a multiple of 16; other cases run the generic kernels of qlinear.py.
+a constant bias unless Cout is a multiple of 16; other cases run the generic kernels of
+qlinear.py.
 
 A qlinear_conv_add adds its residual in the same epilogue (int8_requantize's
 `residual_sum_vector`: 16 addend bytes read per output vector, the conv's byte result never
 stored).
 
 Everything that differs between the convs of one shape (weights, bias, scales, output zero
-point and bounds, a residual sum's scales and zero points) is in the constant tables, so they share one kernel (`int8_gemm_key`):
-ResNet-50's 53 convs compile 23 kernels.
+point and bounds, a residual sum's scales and zero points) is in the constant tables, so they
+share one kernel (`int8_gemm_key`): ResNet-50's 53 convs compile 23 kernels.
 """
 
 from __future__ import annotations
@@ -138,9 +139,9 @@ def tiling(op: QuantizedProductOp, target: Target) -> Int8Tiling:
     """The tile and multiply form of `op`'s kernel for `target`. With VNNI, 6 x 64 tiles
     (24 of the 32 zmm registers accumulate), and 7 x 48 (21) for a conv over a static map
     of at most SEVEN_ROW_PIXELS output pixels. On AVX2, 6 x 16: twelve ymm accumulators,
-    B's two and A's broadcast fill the 16 registers; vpmaddubsw when no pair of the weights can saturate
-    its i16 sums (`pairs_fit_i16`), else the exact vpmaddwd on i16 pairs. Else 4 x 16 in
-    portable i32 arithmetic."""
+    B's two and A's broadcast fill the 16 registers; vpmaddubsw when no pair of the weights
+    can saturate its i16 sums (`pairs_fit_i16`), else the exact vpmaddwd on i16 pairs. Else
+    4 x 16 in portable i32 arithmetic."""
     isa = target_int8_isa(target)
     if isa == "vnni":
         pixels = gemm_of(op, 4).pixels if isinstance(op, QLINEAR_CONV_OPS) else None
@@ -357,9 +358,11 @@ class _Kernel:
         self.rule = self.output_rule(rule, 0)
         self.sum_rule = None
         if self.addend is not None:
-            scales = [kb.load(rest[4], [i]) for i in range(3)]
-            self.sum_rule = SumRule(*scales, kb.insert(arith.FPToSIOp(kb.load(rest[4], [3]), i32)),
-                                    self.output_rule(rest[4], 4))
+            # the sum's table: three scales, the addend's zero point, the sum's rule
+            sums = rest[4]
+            addend_zp = kb.insert(arith.FPToSIOp(kb.load(sums, [3]), i32))
+            self.sum_rule = SumRule(*(kb.load(sums, [i]) for i in range(3)), addend_zp,
+                                    self.output_rule(sums, 4))
         self.y = kb.view(outs[0], [g.pixels, g.cout])
         self.x = ins[0]
         self.element = outs[0].type.get_element_type()
