@@ -421,6 +421,14 @@
 
 // -----
 
+%x = "test.op"() : () -> tensor<1x8x4x4xui8>
+%w = "test.op"() : () -> tensor<2x8x1x1xi8>
+%a = "test.op"() : () -> tensor<1x2x3x3xui8>
+%y = graph.qlinear_conv_add(%x, %w, %a) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, input_zero_point = 0 : i64, weight_zero_point = array<i64: 0>, output_scale = array<f32: 0.5>, output_zero_point = 10 : i64, addend_zero_point = 0 : i64, sum_scales = array<f32: 0.5, 0.5, 1.0>, sum_zero_point = 0 : i64} : (tensor<1x8x4x4xui8>, tensor<2x8x1x1xi8>, tensor<1x2x3x3xui8>) -> tensor<1x2x4x4xui8>
+// CHECK: addend shape (1, 2, 3, 3) is not the result's (1, 2, 4, 4)
+
+// -----
+
 %x = "test.op"() : () -> tensor<2x3x4xf32>
 %s = "test.op"() : () -> tensor<3xf32>
 %y = graph.rms_normalization(%x, %s) {axis = -1 : i64, epsilon = 1.000000e-05 : f32} : (tensor<2x3x4xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
