@@ -170,3 +170,22 @@ def test_symbolic_batch_and_image_sizes(cout):
             onnxc.optimize(static, opt_level=3))
         (actual,) = compiled.run(None, feeds)
         np.testing.assert_array_equal(actual, expected)
+
+
+@pytest.mark.parametrize("target", ["cortex-a76", "x86-64-v3"])
+def test_other_targets_give_the_same_bits(target, tmp_path):
+    """The AArch64 sdot form (under qemu-user) and AVX2's vpmaddubsw, as ahead-of-time
+    artifacts: the evaluator's bits on the packed kernel (read in place; the bordered copy
+    with i8 activations) and on the generic one."""
+    from tests.artifact_runner import run_artifact, skip_unless_runnable
+
+    skip_unless_runnable(target)
+    for case in (CASES[0], CASES[2], CASES[4]):
+        model = residual_model(*case)
+        feeds = _feeds(model, seed=case[0] + case[1])
+        (expected,) = MemoEvaluator([feeds["x"], feeds["skip"]]).run(
+            onnxc.optimize(model, opt_level=3))
+        built = onnxc.compile_artifact(model, tmp_path / f"c{case[0]}k{case[1]}",
+                                       target=target, num_threads=2)
+        (actual,) = run_artifact(built.directory, feeds, 600)
+        np.testing.assert_array_equal(actual, expected)
