@@ -72,40 +72,42 @@ def requantize_vector(kb: KernelBuilder, element: Attribute, rule: OutputRule | 
     if is_i32(element):
         return acc
     assert scale is not None
-    vf, v32 = VectorType(f32, [VW]), VectorType(i32, [VW])
-    real = kb.insert(arith.MulfOp(kb.insert(llvm.SIToFPOp(acc, vf)), scale))
+    real = _scaled(kb, acc, scale)
     if not isinstance(element, IntegerType):
         if isinstance(element, Float32Type):
             return real
         return kb.insert(llvm.FPTruncOp(real, VectorType(element, [VW])))
     assert rule is not None
-    centred = _round_clamped(kb, real, rule)
-    return _narrow(kb, element, kb.insert(arith.AddiOp(centred, kb.vsplat(rule.zero_point, v32))))
+    return _narrow(kb, element, _round_clamped(kb, real, rule))
 
 
-def residual_sum_vector(kb: KernelBuilder, element: Attribute, rule: OutputRule, sum_rule: SumRule,
-                        acc: SSAValue, scale: SSAValue, addend: SSAValue) -> SSAValue:
+def residual_sum_vector(kb: KernelBuilder, element: Attribute, rule: OutputRule,
+                        sum_rule: SumRule, acc: SSAValue, scale: SSAValue,
+                        addend: SSAValue) -> SSAValue:
     """qlinear_conv_add's result for 16 accumulators `acc` and the addend's 16 values
     (<16 x i32>): the conv's byte result, centred (q - zp, never stored), then
     round((f32(q - zp) * conv_scale + f32(a - a_zp) * addend_scale) / sum_scale) by the
     sum's rule: a division as QuantizeLinear's, not a multiply by the reciprocal, which
     rounds differently at ties."""
     vf, v32 = VectorType(f32, [VW]), VectorType(i32, [VW])
-    real = kb.insert(arith.MulfOp(kb.insert(llvm.SIToFPOp(acc, vf)), scale))
-    centred = _round_clamped(kb, real, rule)
+    centred = _round_clamped(kb, _scaled(kb, acc, scale), rule, add_zero_point=False)
     a = kb.insert(arith.SubiOp(addend, kb.vsplat(sum_rule.addend_zero_point, v32)))
     terms = [kb.insert(arith.MulfOp(kb.insert(llvm.SIToFPOp(v, vf)), kb.vsplat(s, vf)))
              for v, s in ((centred, sum_rule.conv_scale), (a, sum_rule.addend_scale))]
     total = kb.insert(arith.DivfOp(kb.insert(arith.AddfOp(*terms)),
                                    kb.vsplat(sum_rule.sum_scale, vf)))
-    out = _round_clamped(kb, total, sum_rule.rule)
-    return _narrow(kb, element, kb.insert(arith.AddiOp(out, kb.vsplat(sum_rule.rule.zero_point,
-                                                                      v32))))
+    return _narrow(kb, element, _round_clamped(kb, total, sum_rule.rule))
 
 
-def _round_clamped(kb: KernelBuilder, real: SSAValue, rule: OutputRule) -> SSAValue:
-    """round_half_even(clamp(real, low, high)) as <16 x i32>: the result minus its zero
-    point."""
+def _scaled(kb: KernelBuilder, acc: SSAValue, scale: SSAValue) -> SSAValue:
+    """f32(acc) * scale, 16 lanes."""
+    return kb.insert(arith.MulfOp(kb.insert(llvm.SIToFPOp(acc, VectorType(f32, [VW]))), scale))
+
+
+def _round_clamped(kb: KernelBuilder, real: SSAValue, rule: OutputRule,
+                   add_zero_point: bool = True) -> SSAValue:
+    """round_half_even(clamp(real, low, high)) + zero point as <16 x i32> (without the zero
+    point: the result centred)."""
     vf, v32 = VectorType(f32, [VW]), VectorType(i32, [VW])
     # real is never NaN, so maxnum / minnum: one instruction each (maximumf's NaN and
     # signed-zero handling took 5); on x86 the rounding conversion is one vcvtps2dq (lrint,
@@ -115,8 +117,12 @@ def _round_clamped(kb: KernelBuilder, real: SSAValue, rule: OutputRule) -> SSAVa
     q = kb.insert(arith.MaxnumfOp(real, lo, no_nan))
     q = kb.insert(arith.MinnumfOp(q, hi, no_nan))
     if kb.target.arch == "x86_64":
-        return kb.insert(llvm.CallIntrinsicOp(LRINT, [q], [v32]))
-    return kb.insert(FPToSIOp(kb.insert(math.RoundEvenOp(q)), v32))
+        wide = kb.insert(llvm.CallIntrinsicOp(LRINT, [q], [v32]))
+    else:
+        wide = kb.insert(FPToSIOp(kb.insert(math.RoundEvenOp(q)), v32))
+    if not add_zero_point:
+        return wide
+    return kb.insert(arith.AddiOp(wide, kb.vsplat(rule.zero_point, v32)))
 
 
 def _narrow(kb: KernelBuilder, element: Attribute, wide: SSAValue) -> SSAValue:

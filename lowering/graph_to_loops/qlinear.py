@@ -116,11 +116,16 @@ def requantize(kb: KernelBuilder, op: QuantizedProductOp, acc: SSAValue,
     if not isinstance(element, IntegerType):
         return real if isinstance(element, Float32Type) else kb.insert(
             arith.TruncFOp(real, element))
-    lo, hi = op.output_range()
+    return _quantized(kb, real, int_of(op.output_zero_point), op.output_range(), element)
+
+
+def _quantized(kb: KernelBuilder, real: SSAValue, zero_point: int, bounds: tuple[int, int],
+               element) -> SSAValue:
+    """clamp(roundeven(real) + zero_point, *bounds) as the byte type `element`."""
     q = kb.insert(math.RoundEvenOp(real))
-    q = kb.insert(arith.AddfOp(q, kb.constant(float(int_of(op.output_zero_point)), f32)))
-    q = kb.insert(arith.MaximumfOp(q, kb.constant(float(lo), f32)))
-    q = kb.insert(arith.MinimumfOp(q, kb.constant(float(hi), f32)))
+    q = kb.insert(arith.AddfOp(q, kb.constant(float(zero_point), f32)))
+    q = kb.insert(arith.MaximumfOp(q, kb.constant(float(bounds[0]), f32)))
+    q = kb.insert(arith.MinimumfOp(q, kb.constant(float(bounds[1]), f32)))
     return kb.insert(arith.TruncIOp(kb.insert(arith.FPToSIOp(q, i32)), element))
 
 
@@ -133,13 +138,8 @@ def residual_sum(kb: KernelBuilder, op: QLinearConvAddOp, q: SSAValue,
              for v, zp, s in ((q, int_of(op.output_zero_point), s_q),
                               (addend, int_of(op.addend_zero_point), s_a))]
     total = kb.insert(arith.DivfOp(kb.insert(arith.AddfOp(*terms)), s_y))
-    total = kb.insert(math.RoundEvenOp(total))
-    lo, hi = op.sum_range()
-    total = kb.insert(arith.AddfOp(total, kb.constant(float(int_of(op.sum_zero_point)), f32)))
-    total = kb.insert(arith.MaximumfOp(total, kb.constant(float(lo), f32)))
-    total = kb.insert(arith.MinimumfOp(total, kb.constant(float(hi), f32)))
-    element = op.output.type.get_element_type()
-    return kb.insert(arith.TruncIOp(kb.insert(arith.FPToSIOp(total, i32)), element))
+    return _quantized(kb, total, int_of(op.sum_zero_point), op.sum_range(),
+                      op.output.type.get_element_type())
 
 
 def _centred(kb: KernelBuilder, v: SSAValue, zero_point: SSAValue | int) -> SSAValue:
