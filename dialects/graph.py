@@ -166,6 +166,7 @@ from onnxc.dialects.graph_scalar import (
     SubScalarOp,
 )
 from onnxc.dialects.graph_tensor import (
+    AsStridedOp,
     ConcatOp,
     FlattenOp,
     GatherOp,
@@ -221,7 +222,7 @@ Graph = Dialect(
         ConvOp, MaxPoolOp, AveragePoolOp, GlobalAveragePoolOp, GlobalMaxPoolOp,
         BatchNormalizationOp, LRNOp, SoftmaxOp,
         ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp, ConcatOp, SplitOp,
-        SliceOp, GatherOp, PadOp, ShapeOp,
+        SliceOp, GatherOp, PadOp, ShapeOp, AsStridedOp,
         SymbolicConstantOp,
         ErfOp, ReduceMeanOp, ReduceSumOp,
         ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgMaxOp, ArgMinOp, TopKOp, CumSumOp, CumProdOp,
@@ -261,6 +262,7 @@ __all__ = [
     "ArgMaxOp",
     "ArgMinOp",
     "ArgReduceOp",
+    "AsStridedOp",
     "AsinOp",
     "AsinhOp",
     "AtanOp",

@@ -30,7 +30,8 @@ from xdsl.irdl import (
 from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects import graph_shapes as shapes
-from onnxc.dialects.graph_base import GraphOp, UnaryFields, int_of, shape_of
+from onnxc.dialects.graph_base import GraphOp, UnaryFields, int_of, ints_of, shape_of
+from onnxc.dialects.symbolic_dims import is_static
 
 
 def strip_leading_ones(shape: Sequence[int]) -> tuple[int, ...]:
@@ -176,7 +177,9 @@ class AttentionOp(GraphOp):
     `causal_offset` (>= 0), query i attends key j only when j <= i + causal_offset (ONNX
     Attention's bottom-right causal mask): the kernel skips the keys past that frontier.
     `causal_from_end` is the same mask with the offset Sk - Sq taken at run time: queries
-    that are the newest keys after a cache of symbolic length.
+    that are the newest keys after a cache of symbolic length. With `output_perm`, the
+    result is that product transposed by it (attention-operand-views: the kernel writes the
+    [B, S, H, Dv] rows the output projection reads, instead of a Transpose copying them).
     """
 
     name = "graph.attention"
@@ -188,6 +191,7 @@ class AttentionOp(GraphOp):
     scale = prop_def(FloatAttr)
     causal_offset = opt_prop_def(IntegerAttr)
     causal_from_end = opt_prop_def(UnitAttr)
+    output_perm = opt_prop_def(DenseArrayBase)
 
     def infer_shapes(self):
         q, k, v = shape_of(self.query), shape_of(self.key), shape_of(self.value)
@@ -202,7 +206,14 @@ class AttentionOp(GraphOp):
             scores = (*q[:-1], k[-2])
             if shapes.broadcast_shapes(scores, shape_of(self.mask)) != scores:
                 raise ValueError(f"mask {shape_of(self.mask)} does not broadcast to {scores}")
-        return [(*q[:-1], v[-1])]
+        product = (*q[:-1], v[-1])
+        if self.output_perm is None:
+            return [product]
+        perm = ints_of(self.output_perm)
+        if sorted(perm) != list(range(len(product))):
+            raise ValueError(f"output_perm {list(perm)} is not a permutation of rank "
+                             f"{len(product)}")
+        return [tuple(product[p] for p in perm)]
 
     def kv_groups(self) -> int:
         """Query heads per key/value head (1 unless grouped-query)."""
@@ -223,3 +234,5 @@ class AttentionOp(GraphOp):
         if self.causal_offset is not None and self.causal_from_end is not None:
             raise VerifyException(f"{self.name}: causal_offset and causal_from_end exclude "
                                   f"each other")
+        if self.output_perm is not None and not is_static(shape_of(self.output)):
+            raise VerifyException(f"{self.name}: output_perm needs static sizes")

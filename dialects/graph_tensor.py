@@ -156,6 +156,38 @@ class TransposeOp(GraphOp, UnaryFields):
 
 
 @irdl_op_definition
+class AsStridedOp(GraphOp, UnaryFields):
+    """result[i_0, .., i_n] = flat(input)[offset + i_0 * strides[0] + .. + i_n * strides[n]],
+    flat(input) being the input's elements in row-major order (torch.as_strided). Static
+    shapes only. attention-operand-views makes it from the transposes, splits, reshapes and
+    constant-index gathers between a projection and an attention; the lowering passes it as
+    a view (a strided memref of the input's buffer, no copy) to kernels that read strided
+    operands (`KernelRule.strided_operands`), and copies it for any other reader."""
+
+    name = "graph.as_strided"
+    traits = traits_def(AnyElementKernel())
+    offset = prop_def(IntegerAttr)
+    strides = prop_def(DenseArrayBase)
+
+    def verify_(self) -> None:
+        super().verify_()
+        x, y = shape_of(self.input), shape_of(self.output)
+        if not is_static(x) or not is_static(y):
+            raise VerifyException(f"{self.name}: needs static shapes, got {x} -> {y}")
+        strides, offset = ints_of(self.strides), int_of(self.offset)
+        if len(strides) != len(y):
+            raise VerifyException(
+                f"{self.name}: {len(strides)} strides for a rank-{len(y)} result")
+        if offset < 0 or any(s < 0 for s in strides):
+            raise VerifyException(f"{self.name}: negative offset or stride ({offset}, "
+                                  f"{list(strides)})")
+        if num_elements(y) and offset + sum((n - 1) * s for n, s in zip(y, strides)) >= \
+                num_elements(x):
+            raise VerifyException(f"{self.name}: offset {offset} and strides {list(strides)}"
+                                  f" reach past the input's {num_elements(x)} elements")
+
+
+@irdl_op_definition
 class ConcatOp(GraphOp):
     """ONNX Concat: join one or more inputs along `axis`; the other dimensions must agree."""
 

@@ -282,9 +282,20 @@ def _channel_shuffle(w: OnnxWriter, op: graph.ChannelShuffleOp) -> None:
 # ------------------------------------------------------------------ attention
 
 def _attention(w: OnnxWriter, op: graph.AttentionOp) -> None:
+    """The product (`_attention_product`), then a Transpose by `output_perm` if any."""
+    if op.output_perm is None:
+        _attention_product(w, op, None)
+        return
+    product = w.fresh("attention")
+    _attention_product(w, op, [product])
+    w.node("Transpose", [product], [w.name(op.output)], perm=list(ints_of(op.output_perm)))
+
+
+def _attention_product(w: OnnxWriter, op: graph.AttentionOp, out: list[str] | None) -> None:
     """Opset-23 Attention on 4-D inputs: as one node when onnxruntime's kernel takes the
     mask as it is, else one function call that first broadcasts the mask to [.., Sq, Sk]
-    (adding the causal frontier as -inf when it is not Attention's is_causal)."""
+    (adding the causal frontier as -inf when it is not Attention's is_causal); written to
+    `out` (op's result when None)."""
     q, k = shape_of(op.query), shape_of(op.key)
     sq, sk = q[-2], k[-2]
     scale = float_of(op.scale)
@@ -298,10 +309,10 @@ def _attention(w: OnnxWriter, op: graph.AttentionOp) -> None:
     if len(q) != 4:
         if op.kv_groups() != 1:
             raise unsupported(op, f"grouped-query attention on rank-{len(q)} inputs")
-        return _attention_decomposed(w, op, operands, scale, offset)
+        return _attention_decomposed(w, op, operands, scale, offset, out)
     direct_mask = mask is None or (len(mask) == 4 and mask[-2:] == (sq, sk))
     if direct_mask and not causal_bias:
-        w.emit(op, "Attention", w.names(operands), scale=scale,
+        w.emit(op, "Attention", w.names(operands), outputs=out, scale=scale,
                is_causal=1 if is_causal else None)
         return
     dtype = numpy_dtype_of(op.query)
@@ -320,7 +331,7 @@ def _attention(w: OnnxWriter, op: graph.AttentionOp) -> None:
 
     key = ("attention", mask is not None, scores, offset, scale, dtype.name)
     fn = w.function(key, "Attention", formal, ["Y"], build)
-    w.emit(op, fn, w.names(operands), domain=FUNCTION_DOMAIN)
+    w.emit(op, fn, w.names(operands), outputs=out, domain=FUNCTION_DOMAIN)
 
 
 def _causal_bias(sq: int, sk: int, offset: int, dtype: np.dtype) -> np.ndarray:
@@ -330,7 +341,7 @@ def _causal_bias(sq: int, sk: int, offset: int, dtype: np.dtype) -> np.ndarray:
 
 
 def _attention_decomposed(w: OnnxWriter, op: graph.AttentionOp, operands, scale: float,
-                          offset: int | None) -> None:
+                          offset: int | None, out: list[str] | None) -> None:
     """softmax(scale * Q K^T + mask) V for inputs of a rank other than 4."""
     q, k = shape_of(op.query), shape_of(op.key)
     rank, dtype = len(q), numpy_dtype_of(op.query)
@@ -353,7 +364,7 @@ def _attention_decomposed(w: OnnxWriter, op: graph.AttentionOp, operands, scale:
     key = ("attention_decomposed", rank, op.mask is not None, q[-2], k[-2], offset, scale,
            dtype.name)
     fn = w.function(key, "AttentionDecomposed", formal, ["Y"], build)
-    w.emit(op, fn, w.names(operands), domain=FUNCTION_DOMAIN)
+    w.emit(op, fn, w.names(operands), outputs=out, domain=FUNCTION_DOMAIN)
 
 
 def _layer_norm_stats(w: OnnxWriter, op: graph.LayerNormalizationStatsOp) -> None:

@@ -254,6 +254,17 @@ def _random(w: OnnxWriter, op: graph_random.RandomOp) -> None:
         w.emit(op, f"Random{kind}", [], shape=list(shape), **attrs)
 
 
+def _as_strided(w: OnnxWriter, op: graph.AsStridedOp) -> None:
+    """Gather from the flattened input at the view's element indices (a constant)."""
+    shape, strides = shape_of(op.output), ints_of(op.strides)
+    index = int_of(op.offset) + sum(
+        np.arange(n).reshape([-1 if j == k else 1 for j in range(len(shape))]) * s
+        for k, (n, s) in enumerate(zip(shape, strides, strict=True)))
+    flat = w.apply("Reshape", [w.name(op.input), w.ints([-1], "flat")], "flat")
+    indices = w.const(np.broadcast_to(np.asarray(index, np.int64), shape).copy(), "indices")
+    w.emit(op, "Gather", [flat, indices], axis=0)
+
+
 EMITTERS: dict[type[Operation], Emitter] = {
     **_SAME_OPERANDS,
     graph.ConstantOp: _constant,
@@ -267,6 +278,7 @@ EMITTERS: dict[type[Operation], Emitter] = {
     graph.ReshapeOp: _reshape,
     graph.SqueezeOp: _squeeze_like("Squeeze"), graph.UnsqueezeOp: _squeeze_like("Unsqueeze"),
     graph.SplitOp: _split,
+    graph.AsStridedOp: _as_strided,
     graph.SliceOp: _slice,
     graph.PadOp: _pad,
     graph.ReduceMeanOp: _reduce("ReduceMean"), graph.ReduceSumOp: _reduce("ReduceSum"),

@@ -14,7 +14,7 @@ from xdsl.ir import Operation
 
 from onnxc.dialects import graph
 from onnxc.dialects.activations import activation_of
-from onnxc.dialects.graph import float_of, int_of
+from onnxc.dialects.graph import float_of, int_of, ints_of
 
 
 def _reduce(fn):
@@ -70,7 +70,8 @@ def attention(op: graph.AttentionOp, args: list[np.ndarray]):
         i, j = np.indices(scores.shape[-2:])
         scores = np.where(j <= i + offset, scores, -np.inf)
     scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    return [np.matmul(scores / scores.sum(axis=-1, keepdims=True), v)]
+    out = np.matmul(scores / scores.sum(axis=-1, keepdims=True), v)
+    return [out if op.output_perm is None else np.transpose(out, ints_of(op.output_perm))]
 
 
 def weighted_sum(op: graph.WeightedSumOp, args: list[np.ndarray]):

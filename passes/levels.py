@@ -58,6 +58,8 @@ LAYOUT_AND_MEMORY: tuple[str, ...] = (
     # only exact Dequantize -> Quantize pairs here (Quantize -> Dequantize, which changes the
     # rounding, is the explicit opt-in `cancel-quant-dequant{allow-rounding-change=true}`)
     "cancel-layout-conversions", "drop-layout-cast-at-output", "cancel-quant-dequant",
+    # attention reads Q, K, V where the projections wrote them (strided views, no copies)
+    "attention-operand-views",
 )
 
 ORDER: tuple[str, ...] = (
@@ -87,7 +89,7 @@ ORDER: tuple[str, ...] = (
     "drop-flatten-after-linear", "fuse-matmul-scale", "fuse-matmul-add",
     "fuse-matmul-transpose", "fuse-binary-eltwise",
     # 6. epilogues and sibling fusion, then kernel-level forms
-    "fuse-activation", "horizontal-fusion", "fold-scalar-binary",
+    "fuse-activation", "horizontal-fusion", "fold-scalar-binary", "attention-operand-views",
     # fp16/bf16 ops without a half kernel -> f32 between casts (after the fusions that
     # match the model's own ops, before fuse-elementwise)
     "widen-half-precision", "fuse-elementwise",

@@ -49,7 +49,8 @@ from xdsl.ir import SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects import graph
-from onnxc.dialects.graph import float_of, int_of, is_symbolic, shape_of
+from onnxc.dialects.graph import float_of, int_of, ints_of, is_symbolic, shape_of
+from onnxc.lowering.graph_to_loops.buffer_views import row_major_strides, strided_view
 from onnxc.lowering.graph_to_loops.data_movement import sizes
 from onnxc.lowering.graph_to_loops.fused import require_float
 from onnxc.lowering.graph_to_loops.loops import (
@@ -412,6 +413,22 @@ class _VectorAttention:
         return [*new_max, *total]
 
 
+def product_view(op: graph.AttentionOp, kb: KernelBuilder, out: SSAValue) -> SSAValue:
+    """The result buffer seen as the untransposed product [..., Sq, Dv]: itself, or with
+    `output_perm` a strided view of it (the kernel then writes each element where the
+    transpose would have put it)."""
+    if op.output_perm is None:
+        return out
+    perm = ints_of(op.output_perm)
+    shape = shape_of(op.output)
+    rows = row_major_strides(shape)
+    product = [0] * len(perm)
+    strides = [0] * len(perm)
+    for k, p in enumerate(perm):
+        product[p], strides[p] = shape[k], rows[k]
+    return kb.insert(strided_view(out, 0, product, strides))
+
+
 def attention_kernel(op: graph.AttentionOp, kb: KernelBuilder, ins, outs):
     require_float(op, outs[0])
     q_shape, k_shape, v_shape = shape_of(op.query), shape_of(op.key), shape_of(op.value)
@@ -424,6 +441,7 @@ def attention_kernel(op: graph.AttentionOp, kb: KernelBuilder, ins, outs):
         kb.nest(nest_bounds(out_shape), lambda ivs: kb.store(zero, outs[0], ivs))
         return
     static_heads = isinstance(q_shape[-1], int) and isinstance(v_shape[-1], int)
+    outs = [product_view(op, kb, outs[0])]
     if isinstance(outs[0].type.get_element_type(), Float32Type) and static_heads:
         _VectorAttention(op, kb, ins, outs).build()
     else:
@@ -494,6 +512,8 @@ def scalar_attention_kernel(op: graph.AttentionOp, kb: KernelBuilder, ins, outs)
     kb.nest(nest_bounds([*batch, sq]), per_query)
 
 
-RULES = (KernelRule(graph.AttentionOp, attention_kernel, symbolic=True, early=True),)
+RULES = (KernelRule(graph.AttentionOp, attention_kernel, symbolic=True, early=True,
+                    strided_operands=(0, 1, 2)),)
 """symbolic: the kernel reads its sizes from the KernelBuilder (symbolic dims welcome);
-early: one of the largest kernels (early_kernels.py)."""
+early: one of the largest kernels (early_kernels.py); Q, K and V are read element by element
+through their memrefs, so they may be strided views (graph.as_strided)."""

@@ -1,6 +1,6 @@
 """Views of a contiguous buffer with another shape, without a copy: the static
-`memref.reinterpret_cast`s the kernels address their operands through, and the flat 1-D
-views of buffers with symbolic dimensions."""
+`memref.reinterpret_cast`s the kernels address their operands through, the strided views of
+graph.as_strided, and the flat 1-D views of buffers with symbolic dimensions."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import functools
 from collections.abc import Sequence
 
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, i8
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, StridedLayoutAttr, i8
 from xdsl.ir import Attribute, Block, SSAValue
 
 Index = int | SSAValue
@@ -61,7 +61,20 @@ def _reinterpret_form(element: Attribute, shape: tuple[int, ...]
     return result, dict(template.properties)
 
 
+def strided_view(source: SSAValue, offset: int, shape: Sequence[int],
+                 strides: Sequence[int]) -> memref.ReinterpretCastOp:
+    """elements offset + sum(i_k * strides[k]) of a contiguous, offset-0 buffer seen as a
+    `shape` memref with that static layout: loads through it are one GEP each
+    (convert-memref-to-llvm), with no copy."""
+    src_type = source.type
+    assert isinstance(src_type, MemRefType)
+    result = MemRefType(src_type.get_element_type(), list(shape),
+                        layout=StridedLayoutAttr(list(strides), offset))
+    return memref.ReinterpretCastOp(source, [], [], [], [offset], list(shape), list(strides),
+                                    result)
+
+
 _TEMPLATE_SOURCE = Block(arg_types=[MemRefType(i8, [1])])  # their operand: any memref
 
 
-__all__ = ["flat_view", "is_flat", "reinterpret", "row_major_strides"]
+__all__ = ["flat_view", "is_flat", "reinterpret", "row_major_strides", "strided_view"]

@@ -39,6 +39,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     ModuleOp,
+    NoneAttr,
     StringAttr,
     TensorType,
     UnitAttr,
@@ -61,13 +62,13 @@ from onnxc.dialects.entry_abi import (
     SYMBOLS_ATTR,
     site_attribute,
 )
-from onnxc.dialects.graph import int_of, is_symbolic, shape_of
+from onnxc.dialects.graph import int_of, ints_of, is_symbolic, shape_of
 from onnxc.dialects.graph_checks import SITE_PROPERTIES
 from onnxc.dialects.graph_dynamic import defined_sizes
 from onnxc.dialects.symbolic_dims import Dim, num_elements, symbols_of
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.buffer_types import RunTimeScratch, memref_of
-from onnxc.lowering.graph_to_loops.buffer_views import reinterpret
+from onnxc.lowering.graph_to_loops.buffer_views import reinterpret, strided_view
 from onnxc.lowering.graph_to_loops.checks import STATUS_TYPE
 from onnxc.lowering.graph_to_loops.control_flow import (
     CONTROL_FLOW_OPS,
@@ -87,6 +88,7 @@ from onnxc.lowering.graph_to_loops.kernels import (
     kernel_for,
     kernel_key,
     kernel_scratch,
+    reads_strided,
 )
 from onnxc.lowering.graph_to_loops.loops import KernelBuilder
 from onnxc.lowering.graph_to_loops.module_kernels import ModuleKernels, symbols_of_op
@@ -158,6 +160,11 @@ def _root(value: SSAValue) -> SSAValue:
     while isinstance(value.owner, Operation) and graph.is_view(value.owner):
         value = value.owner.operands[0]
     return value
+
+
+def _strided_readers_only(op: graph.AsStridedOp) -> bool:
+    """Whether every reader of `op`'s result takes it as a strided view (KernelRule)."""
+    return all(reads_strided(use.operation, use.index) for use in op.output.uses)
 
 
 class _FunctionLowering:
@@ -333,6 +340,13 @@ class _FunctionLowering:
         result.name_hint = name
         return result
 
+    def plain(self, value: SSAValue) -> bool:
+        """Whether `value`'s buffer holds its elements in row-major order from offset 0 (no
+        layout of dialects/layout.py, no strided view)."""
+        t = self.buffers[value].type
+        return (isinstance(t, MemRefType) and isinstance(t.layout, NoneAttr)
+                and tuple(t.get_shape()) == shape_of(value))
+
     def lower_op(self, op: Operation) -> None:
         if isinstance(op, graph.ConstantOp):
             self.constant(op.output, op.value)
@@ -341,6 +355,12 @@ class _FunctionLowering:
                                 f"{node_suffix(op)}; compile with fixed input shapes")
         elif isinstance(op, graph.ShapeOp):
             self.constant(op.output, _shape_value(op))
+        elif isinstance(op, graph.AsStridedOp) and _strided_readers_only(op) \
+                and self.plain(op.input):
+            self.bases[op.output] = self.bases[op.input]
+            self.buffers[op.output] = self.emit(strided_view(
+                self.buffers[op.input], int_of(op.offset), shape_of(op.output),
+                ints_of(op.strides)))
         elif graph.is_view(op):
             base = self.bases[op.operands[0]]
             self.bases[op.output] = base

@@ -23,6 +23,7 @@ from onnxc.dialects.graph import float_of, int_of, ints_of, is_symbolic, shape_o
 from onnxc.dialects.layout import layout_of, parse_spec, physical_permutation
 from onnxc.dialects.symbolic_dims import Dim
 from onnxc.errors import LoweringError
+from onnxc.lowering.graph_to_loops.buffer_views import strided_view
 from onnxc.lowering.graph_to_loops.checks import checked_index, guarded_nest
 from onnxc.lowering.graph_to_loops.element_types import is_float
 from onnxc.lowering.graph_to_loops.elementwise import map_elementwise
@@ -86,6 +87,15 @@ def transpose_kernel(op: graph.TransposeOp, kb: KernelBuilder, ins, outs):
         kb.store(kb.load(src, index), dst, ivs)
 
     kb.nest(nest_bounds(out_shape), body)
+
+
+def as_strided_kernel(op: graph.AsStridedOp, kb: KernelBuilder, ins, outs):
+    """The copy of a graph.as_strided whose reader takes no strided view: loads through the
+    same strided view of the flat input that such a reader would get."""
+    shape = list(shape_of(op.output))
+    flat = kb.view(ins[0], [pymath.prod(shape_of(op.input))])
+    src = kb.insert(strided_view(flat, int_of(op.offset), shape, ints_of(op.strides)))
+    kb.nest(nest_bounds(shape), lambda ivs: kb.store(kb.load(src, ivs), outs[0], ivs))
 
 
 # --------------------------------------------------------------------------- concat / split
@@ -327,6 +337,7 @@ RULES = (
     *rules((graph.IdentityOp, graph.DropoutOp, graph.ReshapeOp, graph.FlattenOp,
             graph.SqueezeOp, graph.UnsqueezeOp), copy_kernel, symbolic=True),
     KernelRule(graph.TransposeOp, transpose_kernel, symbolic=True),
+    KernelRule(graph.AsStridedOp, as_strided_kernel),
     KernelRule(graph.ConcatOp, concat_kernel, symbolic=True),
     KernelRule(graph.SplitOp, split_kernel, symbolic=True),
     KernelRule(graph.SliceOp, slice_kernel, symbolic=True),

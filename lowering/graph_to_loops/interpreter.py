@@ -9,6 +9,7 @@ log(0) is -inf, x/0 is inf or nan) instead of Python's exceptions.
 from __future__ import annotations
 
 import math as pymath
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    StridedLayoutAttr,
     TensorType,
     f32,
     f64,
@@ -147,7 +149,25 @@ class LoopsFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: memref.ReinterpretCastOp, args: PythonValues
     ):
         source: ShapedArray[Any] = args[0]
-        return (ShapedArray(source.data_ptr, list(op.result.type.get_shape())),)
+        result = op.result.type
+        assert isinstance(result, MemRefType)
+        if isinstance(result.layout, StridedLayoutAttr):  # graph.as_strided's views
+            strides, offset = result.get_strides(), result.get_offset()
+            assert offset is not None and None not in strides
+            return (_StridedArray(source.data_ptr, list(result.get_shape()),
+                                  tuple(strides), offset),)  # type: ignore[arg-type]
+        return (ShapedArray(source.data_ptr, list(result.get_shape())),)
+
+
+@dataclass
+class _StridedArray(ShapedArray):
+    """A memref with a static strided layout: element index = offset + sum(i_k * s_k)."""
+
+    strides: tuple[int, ...] = ()
+    base: int = 0
+
+    def offset(self, index) -> int:
+        return self.base + sum(i * s for i, s in zip(index, self.strides, strict=True))
 
 
 def _unary_impl(op_type, fn):

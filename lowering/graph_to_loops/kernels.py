@@ -114,6 +114,10 @@ UNREDUCED_KERNELS: frozenset[str] = frozenset(
 BF16_KERNELS: tuple[type[Operation], ...] = tuple(op for op, r in RULES.items() if r.bf16)
 """Ops whose kernels have a bf16 form (lowering/compute_precision.py marks them)."""
 
+STRIDED_OPERANDS: dict[type[Operation], frozenset[int]] = {
+    op: frozenset(r.strided_operands) for op, r in RULES.items() if r.strided_operands}
+"""Operands (by position) a kernel reads through any static strided layout."""
+
 _WEIGHTS: dict[str, int] = {op.name: r.weight for op, r in RULES.items()}
 
 
@@ -142,6 +146,11 @@ def kernel_constants(op: Operation, target: Target) -> list[DenseIntOrFPElements
     none)."""
     rule = KERNEL_CONSTANTS.get(type(op))
     return rule(op, target) if rule is not None else []
+
+
+def reads_strided(op: Operation, index: int) -> bool:
+    """Whether `op`'s kernel takes operand `index` as a strided view (KernelRule)."""
+    return index in STRIDED_OPERANDS.get(type(op), ())
 
 
 def kernel_for(op: Operation) -> KernelFn:

@@ -60,6 +60,10 @@ class KernelRule:
     bf16: bool = False
     """it has a bf16 form (`precision="bf16"`: set-compute-precision marks the instances
     that qualify, lowering/compute_precision.py)"""
+    strided_operands: tuple[int, ...] = ()
+    """operands it reads only through multi-dimensional loads of their memrefs, whatever
+    their layout: a graph.as_strided there comes as a strided view of its input's buffer
+    instead of a copy (convert_graph_to_loops)"""
 
 
 def rules(ops: Iterable[type[Operation]], build: KernelFn, **facts) -> tuple[KernelRule, ...]:

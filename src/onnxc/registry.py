@@ -93,6 +93,7 @@ _PASS_PATHS: dict[str, str] = {
     "fuse-reduce-to-global-pool": "onnxc.passes.global_pool_fusion:FuseReduceToGlobalPoolPass",
     "fuse-attention": "onnxc.passes.attention_fusion:FuseAttentionPass",
     "horizontal-fusion": "onnxc.passes.horizontal_fusion:HorizontalFusionPass",
+    "attention-operand-views": "onnxc.passes.attention_views:AttentionOperandViewsPass",
     "fuse-qdq-linear": "onnxc.passes.quant_linear:FuseQdqLinearPass",
     "move-quant-dequant": "onnxc.passes.quant_move:MoveQuantDequantPass",
     "fuse-weight-only-matmul": "onnxc.passes.weight_quant_fusion:FuseWeightOnlyMatMulPass",

@@ -209,11 +209,20 @@ def test_o3_fuses_the_symbolic_layer(symbolic):
 
 
 def test_o3_gives_the_symbolic_layer_the_static_layers_fusions(symbolic, static):
+    """The same fusions fire; the static layer's attention also reads Q, K and V as
+    strided views (attention-operand-views takes static shapes only): its split, transposes
+    and Q/K scaling become three graph.as_strided, which the symbolic layer keeps as ops."""
     _, sym_stats = symbolic
     _, static_stats = static
     assert sym_stats.before == static_stats.before
-    assert sym_stats.after == static_stats.after
-    assert sym_stats.fired == static_stats.fired
+    viewed = {"graph.as_strided", "graph.split", "graph.transpose", "graph.mul_scalar",
+              "graph.reshape"}
+    assert {k: v for k, v in sym_stats.after.items() if k not in viewed} == {
+        k: v for k, v in static_stats.after.items() if k not in viewed}
+    assert static_stats.after["graph.as_strided"] == 3
+    assert sym_stats.after["graph.as_strided"] == 0
+    assert set(sym_stats.fired) == {f for f in static_stats.fired
+                                    if f[0] != "attention-operand-views"}
 
 
 def test_o3_keeps_the_symbolic_types(symbolic):

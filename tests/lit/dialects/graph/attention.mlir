@@ -20,3 +20,14 @@ func.func @causal_no_mask(%q: tensor<3x4x8xf64>, %k: tensor<3x4x8xf64>) -> tenso
 }
 // CHECK-LABEL: func.func @causal_no_mask(
 // CHECK-NEXT:    %y = graph.attention(%q, %k, %k) {scale = 1.000000e+00 : f64, causal_offset = 0 : i64} : (tensor<3x4x8xf64>, tensor<3x4x8xf64>, tensor<3x4x8xf64>) -> tensor<3x4x8xf64>
+
+// -----
+
+// output_perm: the product [1, 2, 4, 8] written transposed, as [1, 4, 2, 8].
+func.func @output_perm(%q: tensor<1x2x4x8xf32>) -> tensor<1x4x2x8xf32> {
+  %y = graph.attention(%q, %q, %q) {scale = 1.000000e+00 : f32, output_perm = array<i64: 0, 2, 1, 3>} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x4x2x8xf32>
+  func.return %y : tensor<1x4x2x8xf32>
+}
+// CHECK-LABEL: func.func @output_perm(
+// CHECK-NEXT:    %y = graph.attention(%q, %q, %q) {scale = 1.000000e+00 : f32, output_perm = array<i64: 0, 2, 1, 3>} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x4x2x8xf32>
+// CHECK-NEXT:    func.return %y

@@ -208,6 +208,24 @@
 
 // -----
 
+%x = "test.op"() : () -> tensor<4x6xf32>
+%r = graph.as_strided(%x) {offset = 0 : i64, strides = array<i64: 6>} : (tensor<4x6xf32>) -> tensor<3x4xf32>
+// CHECK: Operation does not verify: graph.as_strided: 1 strides for a rank-2 result
+
+// -----
+
+%x = "test.op"() : () -> tensor<4x6xf32>
+%r = graph.as_strided(%x) {offset = 0 : i64, strides = array<i64: -1, 6>} : (tensor<4x6xf32>) -> tensor<3x4xf32>
+// CHECK: Operation does not verify: graph.as_strided: negative offset or stride (0, [-1, 6])
+
+// -----
+
+%x = "test.op"() : () -> tensor<4x6xf32>
+%r = graph.as_strided(%x) {offset = 4 : i64, strides = array<i64: 1, 6>} : (tensor<4x6xf32>) -> tensor<3x4xf32>
+// CHECK: Operation does not verify: graph.as_strided: offset 4 and strides [1, 6] reach past the input's 24 elements
+
+// -----
+
 %x, %y = "test.op"() : () -> (tensor<2x3xf32>, tensor<3x3xf32>)
 %r = graph.concat(%x, %y) {axis = 1 : i64} : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<2x6xf32>
 // CHECK: Operation does not verify: graph.concat: concat operands [(2, 3), (3, 3)] differ off axis 1

@@ -194,6 +194,18 @@ func.func @reshapes(%x: tensor<2x1x3xf32>) -> (tensor<3x2xf32>, tensor<2x3xf32>,
 
 // -----
 
+// A strided view: the second half of each row, rows swapped with columns.
+func.func @as_strided(%x: tensor<4x6xf32>) -> tensor<3x4xf32> {
+  %0 = graph.as_strided(%x) {offset = 3 : i64, strides = array<i64: 1, 6>} : (tensor<4x6xf32>) -> tensor<3x4xf32>
+  func.return %0 : tensor<3x4xf32>
+}
+// CHECK-LABEL: func.func @as_strided(
+// CHECK-NEXT:    %0 = graph.as_strided(%x) {offset = 3 : i64, strides = array<i64: 1, 6>} : (tensor<4x6xf32>) -> tensor<3x4xf32>
+// CHECK-NEXT:    func.return %0 : tensor<3x4xf32>
+// CHECK-NEXT:  }
+
+// -----
+
 func.func @data_movement(%x: tensor<2x3x4xf32>, %i: tensor<5xi64>) -> (tensor<4x2x3xf32>, tensor<2x6x4xf32>, tensor<2x1x4xf32>, tensor<2x2x4xf32>, tensor<2x2x2xf32>, tensor<2x5x4xf32>, tensor<4x5x4xf32>, tensor<3xi64>) {
   %0 = graph.transpose(%x) {perm = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
   %1 = graph.concat(%x, %x) {axis = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x6x4xf32>
