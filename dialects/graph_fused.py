@@ -177,7 +177,9 @@ class AttentionOp(GraphOp):
     `causal_offset` (>= 0), query i attends key j only when j <= i + causal_offset (ONNX
     Attention's bottom-right causal mask): the kernel skips the keys past that frontier.
     `causal_from_end` is the same mask with the offset Sk - Sq taken at run time: queries
-    that are the newest keys after a cache of symbolic length. With `output_perm`, the
+    that are the newest keys after a cache of symbolic length. With `zero_nan_rows`, a query
+    whose probabilities are NaN (no key it may attend, or a NaN or +inf score) gets 0: the
+    Where(IsNaN(P), 0, P) transformers' exports put after the Softmax. With `output_perm`, the
     result is that product transposed by it (attention-operand-views: the kernel writes the
     [B, S, H, Dv] rows the output projection reads, instead of a Transpose copying them).
     """
@@ -191,6 +193,7 @@ class AttentionOp(GraphOp):
     scale = prop_def(FloatAttr)
     causal_offset = opt_prop_def(IntegerAttr)
     causal_from_end = opt_prop_def(UnitAttr)
+    zero_nan_rows = opt_prop_def(UnitAttr)
     output_perm = opt_prop_def(DenseArrayBase)
 
     def infer_shapes(self):

@@ -306,9 +306,10 @@ def _attention_product(w: OnnxWriter, op: graph.AttentionOp, out: list[str] | No
     is_causal = offset is not None and offset == 0 and sq == sk
     causal_bias = offset is not None and not is_causal
     operands = [op.query, op.key, op.value] + ([op.mask] if op.mask is not None else [])
-    if len(q) != 4:
+    if len(q) != 4 or op.zero_nan_rows is not None:
         if op.kv_groups() != 1:
-            raise unsupported(op, f"grouped-query attention on rank-{len(q)} inputs")
+            raise unsupported(op, f"grouped-query attention on rank-{len(q)} inputs"
+                              if len(q) != 4 else "grouped-query attention with zero_nan_rows")
         return _attention_decomposed(w, op, operands, scale, offset, out)
     direct_mask = mask is None or (len(mask) == 4 and mask[-2:] == (sq, sk))
     if direct_mask and not causal_bias:
@@ -342,7 +343,8 @@ def _causal_bias(sq: int, sk: int, offset: int, dtype: np.dtype) -> np.ndarray:
 
 def _attention_decomposed(w: OnnxWriter, op: graph.AttentionOp, operands, scale: float,
                           offset: int | None, out: list[str] | None) -> None:
-    """softmax(scale * Q K^T + mask) V for inputs of a rank other than 4."""
+    """softmax(scale * Q K^T + mask) V for inputs of a rank other than 4, or with
+    `zero_nan_rows` (the probabilities through Where(IsNaN(P), 0, P))."""
     q, k = shape_of(op.query), shape_of(op.key)
     rank, dtype = len(q), numpy_dtype_of(op.query)
     formal = ["Q", "K", "V"] + (["M"] if op.mask is not None else [])
@@ -359,10 +361,15 @@ def _attention_decomposed(w: OnnxWriter, op: graph.AttentionOp, operands, scale:
             frontier = body.const(_causal_bias(q[-2], k[-2], offset, dtype), "causal")
             scores = body.apply("Add", [scores, frontier], "causal_masked")
         probs = body.apply("Softmax", [scores], "probs", axis=-1)
+        if zero_nan_rows:
+            nan = body.apply("IsNaN", [probs], "nan")
+            probs = body.apply("Where", [nan, body.const(np.asarray(0, dtype), "zero"), probs],
+                               "probs_or_0")
         body.node("MatMul", [probs, "V"], ["Y"])
 
+    zero_nan_rows = op.zero_nan_rows is not None
     key = ("attention_decomposed", rank, op.mask is not None, q[-2], k[-2], offset, scale,
-           dtype.name)
+           dtype.name, zero_nan_rows)
     fn = w.function(key, "AttentionDecomposed", formal, ["Y"], build)
     w.emit(op, fn, w.names(operands), outputs=out, domain=FUNCTION_DOMAIN)
 

@@ -2,6 +2,8 @@
 
   scores = MatMul(Q, Transpose(K)) ; scores = scores / c  (or * c, or neither)
   scores = scores + mask (optional) ; P = Softmax(scores, axis=-1) ; out = MatMul(P, V)
+P may also come as Where(IsNaN(P), 0, P) (transformers' SDPA exports: a row with no key to
+attend is 0, not NaN): the attention's `zero_nan_rows`.
 The score matrix (Sq x Sk per head) is what the fused kernel never materialises. K^T is
 usually a Transpose of the head-split K ([B,S,H,D] -> [B,H,D,S]); the attention op takes K
 as [..., Sk, D], so that Transpose is replaced by its permutation with the last two entries
@@ -12,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, i64
+import numpy as np
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, UnitAttr, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
@@ -20,11 +23,12 @@ from xdsl.rewriter import InsertPoint
 from onnxc.dialects import graph, graph_shapes
 from onnxc.dialects.graph import int_of, ints_of, shape_of
 from onnxc.passes.base import GraphPatternPass
-from onnxc.passes.constants import element_type
+from onnxc.passes.constants import constant_value, element_type
 from onnxc.passes.fusion_match import (
     float_result,
     operand_orders,
     producer,
+    scalar_constant,
     scaled_by,
     used_only_by,
 )
@@ -85,6 +89,18 @@ def _untransposed_key(rewriter: PatternRewriter, kt: SSAValue, before: Operation
     return op.output
 
 
+def _nan_rows_zeroed(value: SSAValue) -> tuple[graph.WhereOp, graph.IsNaNOp] | None:
+    """(where, is_nan) when `value` is Where(IsNaN(p), 0, p) with a zero scalar constant."""
+    where = producer(value, graph.WhereOp)
+    if where is None:
+        return None
+    is_nan = producer(where.condition, graph.IsNaNOp)
+    if is_nan is None or is_nan.input != where.y or scalar_constant(where.x) != 0.0 \
+            or shape_of(where.output) != shape_of(where.y):
+        return None
+    return where, is_nan
+
+
 class FuseAttention(RewritePattern):
     """MatMul(Softmax(scale * Q K^T + mask, -1), V) -> graph.attention(Q, K, V, mask)."""
 
@@ -92,7 +108,8 @@ class FuseAttention(RewritePattern):
     def match_and_rewrite(self, op: graph.MatMulOp, rewriter: PatternRewriter) -> None:
         if not float_result(op):
             return
-        softmax = producer(op.lhs, graph.SoftmaxOp)
+        guard = _nan_rows_zeroed(op.lhs)
+        softmax = producer(op.lhs if guard is None else guard[0].y, graph.SoftmaxOp)
         if softmax is None:
             return
         rank = len(shape_of(softmax.input))
@@ -105,7 +122,7 @@ class FuseAttention(RewritePattern):
         q, kt, v = qk.lhs, qk.rhs, op.rhs
         if len(shape_of(q)) != rank or len(shape_of(kt)) != rank or len(shape_of(v)) != rank:
             return
-        chain = [qk, *absorbed, softmax, op]
+        chain = [qk, *absorbed, softmax, *(guard or ()), op]
         internal = [r for o in chain[:-1] for r in o.results]
         if not used_only_by(internal, chain):
             return
@@ -116,12 +133,63 @@ class FuseAttention(RewritePattern):
         # Both MatMuls and the Add verified, so Q, K, V and the mask now chain (see
         # AttentionOp.infer_shapes): inserting K's Transpose cannot be wasted.
         key = _untransposed_key(rewriter, kt, op)
+        properties = {"scale": FloatAttr(scale, element_type(q))}
+        if guard is not None:
+            properties["zero_nan_rows"] = UnitAttr()
         attention = graph.AttentionOp(
-            operands=[q, key, v, mask],
-            result_types=[op.output.type],
-            properties={"scale": FloatAttr(scale, element_type(q))},
-        )
+            operands=[q, key, v, mask], result_types=[op.output.type], properties=properties)
         rewriter.replace(op, attention)
+
+
+def causal_offset_of(allowed: np.ndarray) -> int | None:
+    """`offset` >= 0 when the boolean array `allowed` [1, .., Sq, Sk] is exactly key j <= query
+    i + offset (a causal triangle, shifted right by a past of `offset` keys), else None."""
+    if allowed.ndim < 2 or any(d != 1 for d in allowed.shape[:-2]):
+        return None
+    rows = allowed.reshape(allowed.shape[-2:])
+    offset = int(rows[0].sum()) - 1
+    i, j = np.indices(rows.shape)
+    return offset if offset >= 0 and np.array_equal(rows, j <= i + offset) else None
+
+
+class CausalMaskToOffset(RewritePattern):
+    """graph.attention with the additive mask Where(And(C, P), 0, -inf) (or Where(C, 0,
+    -inf)), C a constant causal triangle: `causal_offset` and the mask Where(P, 0, -inf)
+    (or none). GPT-2's exports build C from a constant buffer and P from the attention
+    mask: the kernel then skips the key blocks past the diagonal and reads one mask row
+    for all queries instead of gathering a [Sq, Sk] one lane by lane. Exact: the kernel's
+    causal mask adds -inf, as the Where did (a row with no key left is 0 / 0 either way)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.AttentionOp, rewriter: PatternRewriter) -> None:
+        if op.mask is None or op.causal_offset is not None or op.causal_from_end is not None:
+            return
+        where = producer(op.mask, graph.WhereOp)
+        if where is None or scalar_constant(where.x) != 0.0 \
+                or scalar_constant(where.y) != -np.inf:
+            return
+        sq, sk = shape_of(op.query)[-2], shape_of(op.key)[-2]
+        both = producer(where.condition, graph.AndOp)
+        pairs = list(operand_orders(both)) if both is not None else [(where.condition, None)]
+        for triangle, rest in pairs:
+            allowed = constant_value(triangle)
+            if allowed is None or allowed.dtype != np.bool_ or allowed.shape[-2:] != (sq, sk):
+                continue
+            offset = causal_offset_of(allowed)
+            if offset is None:
+                continue
+            mask = None
+            if rest is not None:
+                shape = graph_shapes.broadcast_shapes(
+                    shape_of(rest), shape_of(where.x), shape_of(where.y))
+                mask_op = graph.WhereOp(operands=[rest, where.x, where.y],
+                                        result_types=[graph.tensor_type(shape, element_type(op.mask))])
+                rewriter.insert(mask_op, InsertPoint.before(op))
+                mask = mask_op.output
+            rewriter.replace(op, graph.AttentionOp(
+                operands=[op.query, op.key, op.value, mask], result_types=[op.output.type],
+                properties={**op.properties, "causal_offset": IntegerAttr(offset, i64)}))
+            return
 
 
 # --------------------------------------------------------------------------- pass
@@ -129,7 +197,8 @@ class FuseAttention(RewritePattern):
 
 @dataclass(frozen=True)
 class FuseAttentionPass(GraphPatternPass):
-    """MatMul(Softmax(scale * Q K^T + mask), V) -> graph.attention (no N x N buffer)."""
+    """MatMul(Softmax(scale * Q K^T + mask), V) -> graph.attention (no N x N buffer); a
+    constant causal triangle in its mask -> its causal_offset."""
 
     name = "fuse-attention"
-    patterns = (FuseAttention,)
+    patterns = (FuseAttention, CausalMaskToOffset)

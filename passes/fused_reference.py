@@ -70,7 +70,10 @@ def attention(op: graph.AttentionOp, args: list[np.ndarray]):
         i, j = np.indices(scores.shape[-2:])
         scores = np.where(j <= i + offset, scores, -np.inf)
     scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    out = np.matmul(scores / scores.sum(axis=-1, keepdims=True), v)
+    probabilities = scores / scores.sum(axis=-1, keepdims=True)
+    if op.zero_nan_rows is not None:
+        probabilities = np.where(np.isnan(probabilities), 0.0, probabilities)
+    out = np.matmul(probabilities, v)
     return [out if op.output_perm is None else np.transpose(out, ints_of(op.output_perm))]
 
 

@@ -13,8 +13,9 @@ and no horizontal reduction is needed. Per query block:
 - at the end O^T / l is written back transposed.
 With a causal offset (graph.attention's `causal_offset`), a query block visits only the key
 blocks some of its queries may see: those every query sees run unmasked, those across the
-diagonal add min(i + offset - j, 0) * FLT_MAX to the scores (0 or <= -FLT_MAX, then exp gives
-exactly 0; float arithmetic because vector compares do not lower), the rest are skipped.
+diagonal add min(i + offset - j, 0) * FLT_MAX * FLT_MAX to the scores (0, or -inf as an -inf
+mask entry would be, so a row with no key left is the same 0 / 0 either way; float arithmetic
+because vector compares do not lower), the rest are skipped.
 Masked keys (-inf scores) give exactly 0: the exponent base is the running maximum clamped
 to the lowest finite value (see `finite_base`), so a block whose keys are all masked so far
 adds nothing instead of exp(-inf - -inf) = NaN; a row with no key left at all is 0 / 0 = NaN,
@@ -105,6 +106,13 @@ def kv_index(kb: KernelBuilder, bi: list[Index], groups: int) -> list[Index]:
     return bi if groups == 1 else [*bi[:-1], kb.idiv(bi[-1], groups)]
 
 
+def zero_unless_positive(kb: KernelBuilder, total: SSAValue, x: SSAValue) -> SSAValue:
+    """x where the softmax normaliser `total` is > 0, else 0 (`zero_nan_rows`: no key, or
+    NaN probabilities)."""
+    zero = kb.constant(0.0, x.type)
+    return kb.select(kb.insert(arith.CmpfOp(total, zero, "ogt")), x, zero)
+
+
 def causal_offset(op: graph.AttentionOp, kb: KernelBuilder, sq: Index,
                   sk: Index) -> Index | None:
     """The causal mask's offset: query i sees key j <= i + offset (None: no causal mask);
@@ -158,6 +166,9 @@ class _VectorAttention:
         self.causal = causal_offset(op, kb, self.sq, self.sk)
         self.groups = op.kv_groups()
         self.iota = _alloca(kb, [self.width], element) if self.causal is not None else None
+        # zero_nan_rows: each lane's normaliser, read by the output stores (a lane whose sum
+        # is not positive - 0 with no key, NaN from a NaN score - stores 0)
+        self.sums = _alloca(kb, [self.width], element) if op.zero_nan_rows else None
 
     # ---------------------------------------------------------------- vector helpers
 
@@ -309,8 +320,18 @@ class _VectorAttention:
                 self.vstore(o, self.ot, [c, u * vw])
 
         kb.for_(0, self.dv, finish)
-        kb.nest(nest_bounds([lanes, self.dv]), lambda ivs: kb.store(
-            kb.load(self.ot, [ivs[1], ivs[0]]), self.y, [*bi, kb.iadd(i0, ivs[0]), ivs[1]]))
+        if self.sums is not None:
+            for u in range(qv):
+                self.vstore(state[qv + u], self.sums, [u * vw])
+
+        def store(ivs: list[Index]) -> None:
+            lane, c = ivs
+            x = kb.load(self.ot, [c, lane])
+            if self.sums is not None:
+                x = zero_unless_positive(kb, kb.load(self.sums, [lane]), x)
+            kb.store(x, self.y, [*bi, kb.iadd(i0, lane), c])
+
+        kb.nest(nest_bounds([lanes, self.dv]), store)
 
     def mask_vectors(self, bi: list[Index], i0: Index, lanes: Index, qv: int,
                      j: Index) -> list[SSAValue]:
@@ -329,7 +350,8 @@ class _VectorAttention:
         return [self.vload(self.mbuf, [u * self.vw]) for u in range(qv)]
 
     def causal_bias(self, i0: Index, qv: int, j: Index) -> list[SSAValue]:
-        """Per lane: 0 where query i0 + lane sees key j, <= -FLT_MAX where it does not."""
+        """Per lane: 0 where query i0 + lane sees key j, -inf where it does not (the
+        distance, at most -1, times FLT_MAX twice)."""
         kb = self.kb
         assert self.iota is not None and self.causal is not None
         distance = kb.to_float(kb.isub(kb.iadd(i0, self.causal), j), self.element)
@@ -338,7 +360,8 @@ class _VectorAttention:
         for u in range(qv):
             t = self.binary(arith.AddfOp, self.vload(self.iota, [u * self.vw]),
                             self.splat(distance))
-            out.append(self.binary(arith.MulfOp, self.binary(arith.MinimumfOp, t, zero), big))
+            behind = self.binary(arith.MulfOp, self.binary(arith.MinimumfOp, t, zero), big)
+            out.append(self.binary(arith.MulfOp, behind, big))
         return out
 
     def key_block(self, bi, i0, lanes: Index, qv: int, j0: Index, keys: int,
@@ -507,7 +530,14 @@ def scalar_attention_kernel(op: graph.AttentionOp, kb: KernelBuilder, ins, outs)
 
         _, total = kb.for_(0, limit, per_block, step=block, iter_args=[lowest, zero])
         inverse = kb.div(kb.constant(1.0, element), total)
-        kb.for_(0, dv, lambda c: kb.store(kb.mul(kb.load(y, [*bi, i, c]), inverse), y, [*bi, i, c]))
+
+        def normalise(c: Index) -> None:
+            x = kb.mul(kb.load(y, [*bi, i, c]), inverse)
+            if op.zero_nan_rows is not None:
+                x = zero_unless_positive(kb, total, x)
+            kb.store(x, y, [*bi, i, c])
+
+        kb.for_(0, dv, normalise)
 
     kb.nest(nest_bounds([*batch, sq]), per_query)
 

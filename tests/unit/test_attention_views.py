@@ -18,18 +18,22 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, i64
+from xdsl.parser import Parser
 
 import onnxc
 from onnxc.dialects import graph
 from onnxc.lowering.graph_to_loops.interpreter import run_single_op
 from onnxc.passes import attention_views as av
 from onnxc.passes.evaluator_tensor import as_strided
+from onnxc.passes.verify_numerics import check_pass_equivalence
+from onnxc.pipeline import make_context
 
 F32 = TensorProto.FLOAT
 
@@ -237,6 +241,19 @@ def test_attention_reads_the_projection_in_place(block, exact, threads, tmp_path
         np.testing.assert_array_equal(y, reference)
     else:
         assert np.abs(y - reference).max() <= 1e-6 * np.abs(reference).max()
+
+
+# --------------------------------------------------------------------------- lit cases
+
+LIT = Path(__file__).parents[1] / "lit" / "passes" / "attention-operand-views.mlir"
+
+
+@pytest.mark.parametrize("chunk", LIT.read_text().split("// -----"),
+                         ids=lambda c: c.split("func.func @", 1)[1].split("(", 1)[0])
+def test_lit_case_is_equivalent(chunk):
+    """Each lit case evaluates (passes/evaluator.py) to the same outputs after the pass."""
+    check_pass_equivalence(Parser(make_context(), chunk).parse_module(),
+                           "attention-operand-views", distribution="normal")
 
 
 # --------------------------------------------------------------------------- the op alone

@@ -33,7 +33,7 @@ ROWS = {
     "fuse-matmul-transpose": (graph.GemmOp, {"shared_and_batched"}),
     "fuse-binary-eltwise": (graph.WeightedSumOp, {"not_absorbable"}),
     "fuse-reduce-to-global-pool": (graph.GlobalAveragePoolOp, {"partial_means"}),
-    "fuse-attention": (graph.AttentionOp, {"probabilities_escape"}),
+    "fuse-attention": (graph.AttentionOp, {"probabilities_escape", "not_causal"}),
     "horizontal-fusion": (graph.SplitOp, {"not_siblings"}),
     "fuse-weight-only-matmul": (graph.MatMulWeightQuantizedOp,
                                 {"block_of_8", "run_time_weight"}),

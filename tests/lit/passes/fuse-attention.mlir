@@ -50,3 +50,51 @@ func.func @probabilities_escape(%q: tensor<4x6xf32>, %kt: tensor<6x5xf32>, %v: t
 // CHECK-NOT:     graph.attention
 // CHECK:         graph.softmax
 // CHECK:         graph.softmax
+
+// -----
+
+// transformers' SDPA export (GPT-2): the probabilities through Where(IsNaN(P), 0, P) (a row
+// with no key to attend is 0), the mask Where(And(causal triangle, padding), 0, -inf). The
+// attention zeroes NaN rows itself; the constant triangle becomes causal_offset and the
+// mask the padding row alone.
+func.func @gpt2_attention(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>, %pad: tensor<1x1x1x4xi1>) -> tensor<1x2x4x8xf32> {
+  %tri = graph.constant {value = dense<[[[[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]]]> : tensor<1x1x4x4xi1>} : tensor<1x1x4x4xi1>
+  %zero = graph.constant {value = dense<0.000000e+00> : tensor<1xf32>} : tensor<1xf32>
+  %ninf = graph.constant {value = dense<"0x000080FF"> : tensor<1xf32>} : tensor<1xf32>
+  %allowed = graph.and(%tri, %pad) : (tensor<1x1x4x4xi1>, tensor<1x1x1x4xi1>) -> tensor<1x1x4x4xi1>
+  %bias = graph.where(%allowed, %zero, %ninf) : (tensor<1x1x4x4xi1>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x1x4x4xf32>
+  %kt = graph.transpose(%k) {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x4xf32>
+  %s = graph.matmul(%q, %kt) : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %m = graph.add(%s, %bias) : (tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = graph.softmax(%m) {axis = 3 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %nan = graph.is_nan(%p) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xi1>
+  %p0 = graph.where(%nan, %zero, %p) : (tensor<1x2x4x4xi1>, tensor<1xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %o = graph.matmul(%p0, %v) : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  func.return %o : tensor<1x2x4x8xf32>
+}
+// CHECK-LABEL: func.func @gpt2_attention(
+// CHECK:         %[[PAD:.*]] = graph.where(%pad, %zero, %ninf) : (tensor<1x1x1x4xi1>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x1x1x4xf32>
+// CHECK-NEXT:    %{{.*}} = graph.attention(%q, %k, %v, %[[PAD]]) {scale = 1.000000e+00 : f32, zero_nan_rows, causal_offset = 0 : i64}
+// CHECK-NOT:     graph.softmax
+// CHECK-NOT:     graph.is_nan
+
+// -----
+
+// Negative: a triangle that is not causal (key j <= i + 1, except one entry) stays a mask,
+// and a finite fill (torch.finfo.min) is no -inf: a row with no key left would average V.
+func.func @not_causal(%q: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) {
+  %odd = graph.constant {value = dense<[[[[true, true, false, false], [true, true, true, false], [true, false, true, true], [true, true, true, true]]]]> : tensor<1x1x4x4xi1>} : tensor<1x1x4x4xi1>
+  %tri = graph.constant {value = dense<[[[[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]]]> : tensor<1x1x4x4xi1>} : tensor<1x1x4x4xi1>
+  %zero = graph.constant {value = dense<0.000000e+00> : tensor<1xf32>} : tensor<1xf32>
+  %ninf = graph.constant {value = dense<"0x000080FF"> : tensor<1xf32>} : tensor<1xf32>
+  %min = graph.constant {value = dense<-3.40282347E+38> : tensor<1xf32>} : tensor<1xf32>
+  %b1 = graph.where(%odd, %zero, %ninf) : (tensor<1x1x4x4xi1>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x1x4x4xf32>
+  %b2 = graph.where(%tri, %zero, %min) : (tensor<1x1x4x4xi1>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x1x4x4xf32>
+  %o1 = graph.attention(%q, %q, %v, %b1) {scale = 1.000000e+00 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x8xf32>
+  %o2 = graph.attention(%q, %q, %v, %b2) {scale = 1.000000e+00 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x8xf32>
+  func.return %o1, %o2 : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>
+}
+// CHECK-LABEL: func.func @not_causal(
+// CHECK-NOT:     causal_offset
+// CHECK:         graph.attention(%q, %q, %v, %b1) {scale = 1.000000e+00 : f32}
+// CHECK-NEXT:    graph.attention(%q, %q, %v, %b2) {scale = 1.000000e+00 : f32}
