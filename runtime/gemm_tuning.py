@@ -1,9 +1,10 @@
 """The packed GEMM's blocking, measured once per CPU: `onnxc.compile(gemm_blocking=...)`.
 
 The k-block depth (kc) and N-stripe width (nc) of gemm_microkernel.py decide what stays in
-which cache: an MR x kc sliver of A and a kc x NR panel of B in L1, a kc x nc block of packed
-B in L2. The defaults (gemm_tiles.KC x NC = 256 x 512, a 512 KiB block) were set on a Zen 4
-with 1 MiB of L2 per core; a Zen 3 has 512 KiB, an Intel Xeon 2 MiB. With `"auto"` (the
+which cache and how often a tile of Y is loaded and stored (once per k-block): an MR x kc
+sliver of A in L1, the kc x NR panels of B streamed from L2. The defaults (gemm_tiles.KC x
+NC = 1024 x 512) were measured on a Zen 4 with 1 MiB of L2 per core; a Zen 3 has 512 KiB,
+an Intel Xeon 2 MiB. With `"auto"` (the
 default) the first compile on a CPU times a few blockings on two GEMMs of the shapes the
 nets run (ViT-B's MLP, BERT's second MLP product) and keeps the fastest, unless the
 default is within MARGIN of it (a shared machine's noise must not move the choice). The
@@ -39,9 +40,9 @@ from onnxc.lowering.graph_to_loops.gemm_tiles import KC, NC, parse_blocking
 from onnxc.target import Target, host_target
 
 DEFAULT = f"{KC}x{NC}"
-CANDIDATES = (DEFAULT, "256x256", "128x512", "384x256", "192x512", "256x1024")
-"""What the search times: the default, half and double its block, deeper and shallower
-k-blocks."""
+CANDIDATES = (DEFAULT, "256x512", "512x512", "1024x256", "1024x1024", "2048x256")
+"""What the search times: the default, shallower k-blocks (256 was the default before 1024
+measured better on Zen 4), half and double its stripe, deeper k-blocks."""
 SHAPES = ((196, 768, 1024), (128, 2048, 512))
 """(M, K, N) of the timed MatMuls, B constant: ViT-B/16's MLP rows at a third of its width,
 BERT's second MLP product at two thirds of its depth (each a few ms at one thread)."""
@@ -49,7 +50,7 @@ MARGIN = 0.03
 """A candidate replaces the default only when it is this much faster: the search's rounds
 on a 2-vCPU VM scatter by a few percent (benchmarks/results notes)."""
 ROUNDS = 5
-RECORD_VERSION = 1
+RECORD_VERSION = 2
 
 _known: dict[Path, str] = {}
 """Records read in this process: path -> blocking."""

@@ -12,9 +12,7 @@ input, which each run packs itself; both run `PackedGemm.all_rows` over their pa
 from __future__ import annotations
 
 from onnxc.lowering.graph_to_loops.gemm_tiles import (
-    KC,
     MIN_CHUNKS,
-    NC,
     GemmShape,
     PanelVisit,
     Tiling,
@@ -29,10 +27,10 @@ T=2 0.23 -> 0.25 ms with 32)."""
 MIN_SPLIT_PANELS = 4
 """Panels from which a GEMM of fewer than two row blocks splits its columns between
 threads (`ColumnSplit.splits_columns`)."""
-SPLIT_B_BYTES = 2 * KC * NC * 4
+SPLIT_B_BYTES = 1 << 20
 """Packed B (counted in f32) from which a GEMM of few rows (static M) splits its columns
 too: chunks of row blocks each stream all of B, from the L3 or from memory once B is past
-twice the default KC x NC block (1 MiB; the block is sized for a Zen 3 core's L2). In a net the
+1 MiB (twice a Zen 3 core's L2). In a net the
 weights are cold (a transformer's are hundreds of MB): chunks of 12 rows each re-reading a
 2-9 MB B cost 7-17% on Zen 3 (T5's and BERT's FFN products, ResNet-50's last stage;
 measured in the nets, alternating), and GPT-2's 768 x 50257 LM head, 154 MB read by 11
@@ -41,9 +39,13 @@ SPLIT_B_BYTES_RUNTIME_ROWS = 16 << 20
 """The same for a run-time M: the choice is made at compile time, for every M, and a long
 sequence's A per k-block would no longer stay in L2 across the panels; only a B past the
 L3 (an LM head exported with a dynamic sequence) splits there."""
-SPLIT_A_BYTES = 256 << 10
-"""At most this much of A per k-block (M x KC floats) for that: every panel reads it all,
-from the L2."""
+SPLIT_A_BYTES = 1 << 20
+"""At most this much of A per k-block (M x min(kc, K) floats) for that: every panel reads it
+all, from the L2 (Zen 4: 1 MiB per core). The products of BERT-base (128 rows, k-blocks of
+768 or 1024: 384 or 512 KiB of A), ViT-B/16 (197 rows: 591 KiB or 788 KiB) and ResNet-50's
+14x14 stage split their columns under it: Zen 4, in-process A/B against 256 KiB (chunks of
+rows with k-blocks of 1024), T=2: BERT-base 116.5 -> 109.9 ms, ViT 176.0 -> 167.2,
+ResNet-50 31.9 -> 31.2; T=1 -2%, -0.3%, -0.7%."""
 PACKED_SPLIT_A_BYTES = 512 << 10
 """At most this much of A per k-block for a B packed at run time to split its columns
 (`splits_packed_columns`): every run reads it all, from the L2."""
@@ -57,7 +59,7 @@ instead of four), T=1 2.393 -> 2.421 ms (each run re-reads A's k-block from the 
 def splits_packed_columns(g: GemmShape, t: Tiling) -> bool:
     """Whether a product whose B is packed at run time splits its columns: a static M whose
     k-block of A fits PACKED_SPLIT_A_BYTES, and enough panels. Its packing scratch then
-    spans all of N ([KC, npad]: gemm_ops.scratch_b), each run packing its own panels."""
+    spans all of N ([kc, npad]: gemm_ops.scratch_b), each run packing its own panels."""
     return (isinstance(g.m, int) and g.m * min(t.kc, g.k) * 4 <= PACKED_SPLIT_A_BYTES
             and g.n // t.nr >= MIN_SPLIT_PANELS)
 
@@ -67,7 +69,7 @@ class ColumnSplit:
     (`t`, `g`, `npad`, rows), `all_rows`, `pack_panel` and `k_blocks`."""
 
     packs_own_columns = False
-    """B is packed at run time into a [KC, npad] scratch and `build` runs
+    """B is packed at run time into a [kc, npad] scratch and `build` runs
     `build_packed_column_split` (set by the op's kernel, which chose the scratch)."""
 
     def splits_columns(self) -> bool:
@@ -85,7 +87,8 @@ class ColumnSplit:
             return b_bytes >= SPLIT_B_BYTES_RUNTIME_ROWS
         assert isinstance(self.m, int)
         return self.row_blocks < 2 or (b_bytes >= SPLIT_B_BYTES
-                                       and self.m * self.t.kc * 4 <= SPLIT_A_BYTES)
+                                       and self.m * min(self.t.kc, self.g.k) * 4
+                                       <= SPLIT_A_BYTES)
 
     def tail_panel(self, visit: PanelVisit) -> None:
         """The last, narrower panel when N is not a whole number of NR panels."""

@@ -8,7 +8,8 @@ is read in place, one scalar load and broadcast per row per k. An MR x NR tile o
 in MR * NR/VW vector accumulators carried through the k loop as `scf.for` iter_args, fully
 unrolled, one `vector.fma` per accumulator per k; a full tile's loop takes K_UNROLL k steps
 per iteration (`unroll`). Loop order: chunk of row blocks (the parallel loop) -> k-block
-(kc) -> N-stripe (nc, so the packed block stays in L2) -> MR row block -> NR panel ->
+(kc, deep: each tile of Y is loaded and stored once per k-block) -> N-stripe (nc) -> MR
+row block -> NR panel ->
 micro-kernel (with B packed at run time, the threads split each stripe's panels to pack
 them, then its row blocks: the packing scratch is shared; with fewer than two row blocks,
 as a classifier head's M = 1, or a few rows times a B of a MiB or more, as a transformer's

@@ -148,7 +148,7 @@ class CompileOptions:
         _check_target, resolve=parse_target, flag={"metavar": "TARGET"}))
     gemm_blocking: str = option("auto", OptionSpec(
         "the packed GEMM's k-block depth x N-stripe width: 'auto' (default: measured once "
-        "on this CPU and recorded in the cache directory), 'off' (256x512) or 'KCxNC'",
+        "on this CPU and recorded in the cache directory), 'off' (1024x512) or 'KCxNC'",
         _of_value(arguments.check_gemm_blocking), given_default="auto",
         key=False,  # what it resolves to is the target's `blocking`, which is in the key
         flag={"metavar": "auto|off|KCxNC"}))

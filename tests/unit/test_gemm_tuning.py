@@ -47,21 +47,21 @@ def test_gemm_blocking_values():
             CompileOptions.of(gemm_blocking=bad)
     assert CompileOptions.of(gemm_blocking="128x256").target.blocking == "128x256"
     assert CompileOptions.of(gemm_blocking="off").target.blocking == ""
-    assert CompileOptions.of(gemm_blocking="256x512").target.blocking == ""  # the default
+    assert CompileOptions.of(gemm_blocking="1024x512").target.blocking == ""  # the default
 
 
 def test_auto_measures_once_then_reads_the_record(own_cache, monkeypatch):
     calls: list[int] = []
-    monkeypatch.setattr(gemm_tuning, "search", _fake_search({"384x256": 0.5}, calls))
-    assert CompileOptions.of().target.blocking == "384x256"
+    monkeypatch.setattr(gemm_tuning, "search", _fake_search({"1024x256": 0.5}, calls))
+    assert CompileOptions.of().target.blocking == "1024x256"
     path = gemm_tuning.record_path(host_target())
     assert path.parent == own_cache / "tuning"
     record = json.loads(path.read_text())
-    assert record["blocking"] == "384x256" and set(record["seconds"]) == set(
+    assert record["blocking"] == "1024x256" and set(record["seconds"]) == set(
         gemm_tuning.CANDIDATES)
     assert record["cpu"]["cpu"] == host_target().cpu
     gemm_tuning._known.clear()  # a new process: reads the record, measures nothing
-    assert CompileOptions.of(num_threads=1).target.blocking == "384x256"
+    assert CompileOptions.of(num_threads=1).target.blocking == "1024x256"
     assert calls == [1]
     # another machine than this one, and "off": the defaults, whatever the record says
     assert CompileOptions.of(target="x86-64-v2").target.blocking == ""
@@ -71,23 +71,23 @@ def test_auto_measures_once_then_reads_the_record(own_cache, monkeypatch):
 
 def test_the_default_stays_unless_clearly_slower():
     target = host_target()
-    near = {gemm_tuning.DEFAULT: 1.0, "128x512": 1.0 - gemm_tuning.MARGIN / 2}
+    near = {gemm_tuning.DEFAULT: 1.0, "256x512": 1.0 - gemm_tuning.MARGIN / 2}
     assert gemm_tuning.search(target, measure=lambda c: near.get(c, 1.5))["blocking"] == (
         gemm_tuning.DEFAULT)
-    clear = {gemm_tuning.DEFAULT: 1.0, "128x512": 1.0 - 2 * gemm_tuning.MARGIN}
+    clear = {gemm_tuning.DEFAULT: 1.0, "256x512": 1.0 - 2 * gemm_tuning.MARGIN}
     assert gemm_tuning.search(target, measure=lambda c: clear.get(c, 1.5))["blocking"] == (
-        "128x512")
+        "256x512")
 
 
 def test_cache_off_measures_nothing_but_reads_a_record(own_cache, monkeypatch):
     calls: list[int] = []
-    monkeypatch.setattr(gemm_tuning, "search", _fake_search({"192x512": 0.1}, calls))
+    monkeypatch.setattr(gemm_tuning, "search", _fake_search({"512x512": 0.1}, calls))
     monkeypatch.setenv("ONNXC_CACHE", "0")
     assert CompileOptions.of().target.blocking == ""
     assert calls == [] and not gemm_tuning.record_path(host_target()).exists()
     gemm_tuning.save(gemm_tuning.record_path(host_target()), gemm_tuning.search(
-        host_target(), measure=lambda c: 0.1 if c == "192x512" else 1.0))
-    assert CompileOptions.of().target.blocking == "192x512"
+        host_target(), measure=lambda c: 0.1 if c == "512x512" else 1.0))
+    assert CompileOptions.of().target.blocking == "512x512"
 
 
 def test_a_broken_record_is_measured_again(own_cache, monkeypatch):

@@ -113,8 +113,8 @@ def test_within_the_stated_bound(name, winograd_calls, monkeypatch):
 def test_filter_transform_is_the_whole_product_packed(monkeypatch):
     """The transform, taken a k-block and TRANSFORM_COLUMNS columns at a time (here 1000:
     not a divisor of a block), packs the same bits as the whole [36, 9] x [9, C * Cout]
-    float64 product rounded once and packed as one matrix per point: 320 channels are two
-    k-blocks (256 + 64) and 24 outputs a full and a half panel."""
+    float64 product rounded once and packed as one matrix per point: with k-blocks of 256,
+    320 channels are two (256 + 64), and 24 outputs a full and a half panel."""
     monkeypatch.setattr(conv_winograd, "TRANSFORM_COLUMNS", 1000)
     seen = []
     transform = conv_winograd.transformed_weights
@@ -125,7 +125,7 @@ def test_filter_transform_is_the_whole_product_packed(monkeypatch):
 
     monkeypatch.setattr(conv_winograd, "transformed_weights", spy)
     model, feeds = case((1, 320, 12, 12), tiling_for(host_target()).nr + VW, pads=[1, 1, 1, 1])
-    onnxc.compile(model, cache_dir=False).run(None, feeds)
+    onnxc.compile(model, cache_dir=False, gemm_blocking="256x512").run(None, feeds)
     (op, target, attr), = seen
     w = weight_value(op)
     cout, c = w.shape[:2]
