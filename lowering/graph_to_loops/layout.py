@@ -75,7 +75,13 @@ def permute(kb: KernelBuilder, src, dst, shape: Sequence[Dim], perm: Sequence[in
                     full[d] = kb.iadd(s0, t)
                 move(full)
 
-            kb.nest(extents, inner)
+            if isinstance(extents[0], int) and extents[0] < TILE:
+                # few output columns (an image's 3 channels): walk the input's rows in the
+                # outer loop, so that each iteration stores its output row's few values
+                # together and LLVM vectorizes the loop with interleaved stores
+                kb.nest(extents[::-1], lambda ts: inner(ts[::-1]))
+            else:
+                kb.nest(extents, inner)
 
         def strip(s0: Index, e0: Dim) -> None:
             loop(len(outer) + 1)(0, full1, lambda b: tile([s0, kb.imul(b, TILE)], [e0, TILE]))
