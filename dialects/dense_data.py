@@ -154,6 +154,15 @@ _bytes_address.restype = ctypes.c_void_p
 _bytes_address.argtypes = (ctypes.py_object,)
 
 
+def as_strided_elements(array: np.ndarray, offset: int, shape, strides) -> np.ndarray:
+    """graph.as_strided on numpy: elements offset + sum(i_k * strides[k]) of `array`'s
+    row-major elements, as a new array of `shape` (the evaluator's reference; the ONNX
+    export's Gather indices are this of an arange)."""
+    flat = np.ascontiguousarray(array).reshape(-1)[offset:]
+    return np.lib.stride_tricks.as_strided(
+        flat, tuple(shape), tuple(s * flat.itemsize for s in strides), writeable=False).copy()
+
+
 def zeros(shape, dtype) -> np.ndarray:
     """A new zeroed, writable C-order array for data that becomes a dense attribute:
     `from_numpy` of it shares its memory instead of copying it. Write it in full first, and

@@ -31,6 +31,15 @@ from onnxc.dialects.symbolic_dims import (
 Shape = tuple[Dim, ...]
 
 
+def row_major_strides(shape: Sequence[int]) -> list[int]:
+    """Element strides of a row-major (C-order) array of `shape`."""
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= d
+    return strides[::-1]
+
+
 def same_dim(a: Dim, b: Dim, message: str) -> None:
     """Dimensions that must be equal: ValueError when they differ for every value of the
     symbols, a run-time guard when that depends on them (dialects/size_facts.py)."""

@@ -13,7 +13,7 @@ import numpy as np
 from xdsl.ir import Operation
 
 from onnxc.dialects import graph, graph_random
-from onnxc.dialects.dense_data import values_in_shape
+from onnxc.dialects.dense_data import as_strided_elements, values_in_shape
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.dialects.graph_base import static_ints
 from onnxc.frontend.onnx_export import Emitter, OnnxWriter, onnx_element_type, unsupported
@@ -256,13 +256,11 @@ def _random(w: OnnxWriter, op: graph_random.RandomOp) -> None:
 
 def _as_strided(w: OnnxWriter, op: graph.AsStridedOp) -> None:
     """Gather from the flattened input at the view's element indices (a constant)."""
-    shape, strides = shape_of(op.output), ints_of(op.strides)
-    index = int_of(op.offset) + sum(
-        np.arange(n).reshape([-1 if j == k else 1 for j in range(len(shape))]) * s
-        for k, (n, s) in enumerate(zip(shape, strides, strict=True)))
+    count = int(np.prod(shape_of(op.input)))
+    index = as_strided_elements(np.arange(count, dtype=np.int64), int_of(op.offset),
+                                shape_of(op.output), ints_of(op.strides))
     flat = w.apply("Reshape", [w.name(op.input), w.ints([-1], "flat")], "flat")
-    indices = w.const(np.broadcast_to(np.asarray(index, np.int64), shape).copy(), "indices")
-    w.emit(op, "Gather", [flat, indices], axis=0)
+    w.emit(op, "Gather", [flat, w.const(index, "indices")], axis=0)
 
 
 EMITTERS: dict[type[Operation], Emitter] = {

@@ -10,8 +10,10 @@ For each of Q, K and V this pass composes the steps between the attention and th
 they start from (a product's result, most often) into one graph.as_strided: an offset and
 strides into that tensor's row-major elements. The lowering hands it to the attention kernel
 as a strided view (no copy), and the scalar factors on Q and K become the attention's
-`scale` (the score is the same product of three numbers, rounded in another order). Only
-static shapes; a chain of reshapes alone (already views) is left as it is.
+`scale` (the score is the same product of three numbers, rounded in another order). A
+Transpose that is the attention's only reader (back to [B, S, H, D]) becomes its
+`output_perm`: the kernel writes each element where the Transpose would have copied it.
+Only static shapes; a chain of reshapes alone (already views) is left as it is.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from xdsl.rewriter import InsertPoint
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
+from onnxc.dialects.graph_shapes import row_major_strides
 from onnxc.dialects.symbolic_dims import is_static, num_elements
 from onnxc.passes.base import GraphPatternPass
 from onnxc.passes.constants import constant_value
@@ -45,18 +48,10 @@ class View:
     @staticmethod
     def of(shape: Sequence[int]) -> View:
         """The whole tensor of `shape`, as it is."""
-        return View(0, tuple(shape), row_major(shape))
+        return View(0, tuple(shape), tuple(row_major_strides(shape)))
 
     def is_plain(self) -> bool:
-        return self.offset == 0 and self.strides == row_major(self.sizes)
-
-
-def row_major(shape: Sequence[int]) -> tuple[int, ...]:
-    strides, acc = [], 1
-    for d in reversed(shape):
-        strides.append(acc)
-        acc *= d
-    return tuple(reversed(strides))
+        return self.offset == 0 and self.strides == tuple(row_major_strides(self.sizes))
 
 
 def restride(view: View, sizes: Sequence[int]) -> View | None:
@@ -65,7 +60,7 @@ def restride(view: View, sizes: Sequence[int]) -> View | None:
     are contiguous within the view, from the last one, as PyTorch's `view` does."""
     sizes = tuple(sizes)
     if math.prod(view.sizes) == 0 or not view.sizes:
-        return View(view.offset, sizes, row_major(sizes))
+        return View(view.offset, sizes, tuple(row_major_strides(sizes)))
     old, strides = view.sizes, view.strides
     new = [0] * len(sizes)
     d = len(sizes) - 1
@@ -119,7 +114,7 @@ def compose(view: View, inner: View) -> View | None:
     next. Each inner stride must be a multiple c of one row-major stride R_k of that shape
     with c * R_k < R_(k-1), and the steps along each axis k must stay inside it."""
     shape = view.sizes
-    rows = row_major(shape)
+    rows = tuple(row_major_strides(shape))
     start = list(np.unravel_index(inner.offset, shape)) if shape else []
     reach = list(start)
     strides = []

@@ -21,6 +21,7 @@ from onnxc.dialects import (
     graph_vision,
 )
 from onnxc.dialects.check_failures import check_failure
+from onnxc.dialects.dense_data import as_strided_elements
 from onnxc.dialects.graph import float_of, int_of, ints_of, shape_of
 from onnxc.dialects.graph_resize import ResizeOp
 from onnxc.errors import UnsupportedOpError
@@ -406,16 +407,9 @@ def _non_max_suppression(op, a: list[np.ndarray]) -> list[np.ndarray]:
     return [np.asarray(selected, np.int64).reshape(-1, 3)]
 
 
-def as_strided(x: np.ndarray, offset: int, shape, strides) -> np.ndarray:
-    """graph.as_strided: elements offset + sum(i_k * strides[k]) of x's row-major ones."""
-    flat = np.ascontiguousarray(x).reshape(-1)[offset:]
-    return np.lib.stride_tricks.as_strided(
-        flat, tuple(shape), tuple(s * flat.itemsize for s in strides), writeable=False).copy()
-
-
 EVALUATORS: dict[type[Operation], object] = {
-    graph.AsStridedOp: lambda op, a: [as_strided(a[0], int_of(op.offset), shape_of(op.output),
-                                                ints_of(op.strides))],
+    graph.AsStridedOp: lambda op, a: [as_strided_elements(
+        a[0], int_of(op.offset), shape_of(op.output), ints_of(op.strides))],
     graph_dynamic.NonZeroOp: _nonzero,
     graph_dynamic.NonMaxSuppressionOp: _non_max_suppression,
     graph_dynamic.BindSizesOp: lambda op, a: [],  # evaluator._run_block binds the sizes

@@ -51,7 +51,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects import graph
 from onnxc.dialects.graph import float_of, int_of, ints_of, is_symbolic, shape_of
-from onnxc.lowering.graph_to_loops.buffer_views import row_major_strides, strided_view
+from onnxc.dialects.graph_shapes import row_major_strides
+from onnxc.lowering.graph_to_loops.buffer_views import strided_view
 from onnxc.lowering.graph_to_loops.data_movement import sizes
 from onnxc.lowering.graph_to_loops.fused import require_float
 from onnxc.lowering.graph_to_loops.loops import (

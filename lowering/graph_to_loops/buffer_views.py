@@ -11,6 +11,8 @@ from xdsl.dialects import memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, StridedLayoutAttr, i8
 from xdsl.ir import Attribute, Block, SSAValue
 
+from onnxc.dialects.graph_shapes import row_major_strides
+
 Index = int | SSAValue
 
 
@@ -30,14 +32,6 @@ def flat_view(source: SSAValue, count: Index) -> memref.ReinterpretCastOp:
                                         MemRefType(element, [count]))
     return memref.ReinterpretCastOp(source, [], [count], [], [0], [DYNAMIC_INDEX], [1],
                                     MemRefType(element, [DYNAMIC_INDEX]))
-
-
-def row_major_strides(shape: Sequence[int]) -> list[int]:
-    strides, acc = [], 1
-    for d in reversed(shape):
-        strides.append(acc)
-        acc *= d
-    return strides[::-1]
 
 
 def reinterpret(source: SSAValue, shape: Sequence[int]) -> memref.ReinterpretCastOp:
@@ -77,4 +71,4 @@ def strided_view(source: SSAValue, offset: int, shape: Sequence[int],
 _TEMPLATE_SOURCE = Block(arg_types=[MemRefType(i8, [1])])  # their operand: any memref
 
 
-__all__ = ["flat_view", "is_flat", "reinterpret", "row_major_strides", "strided_view"]
+__all__ = ["flat_view", "is_flat", "reinterpret", "strided_view"]

@@ -23,7 +23,7 @@ from xdsl.interpreters.shaped_array import ShapedArray
 from xdsl.interpreters.utils.ptr import TypedPtr
 from xdsl.ir import Operation
 
-from onnxc.lowering.graph_to_loops.buffer_views import row_major_strides
+from onnxc.dialects.graph_shapes import row_major_strides
 
 _SCALAR = xarith.ArithFunctions()
 

@@ -29,9 +29,10 @@ from xdsl.parser import Parser
 
 import onnxc
 from onnxc.dialects import graph
+from onnxc.dialects.dense_data import as_strided_elements as as_strided
+from onnxc.dialects.graph_shapes import row_major_strides
 from onnxc.lowering.graph_to_loops.interpreter import run_single_op
 from onnxc.passes import attention_views as av
-from onnxc.passes.evaluator_tensor import as_strided
 from onnxc.passes.verify_numerics import check_pass_equivalence
 from onnxc.pipeline import make_context
 
@@ -55,7 +56,7 @@ def _read(source: np.ndarray, view: av.View) -> np.ndarray:
 ])
 def test_restride_reads_what_numpy_reshape_gives(shape, perm, new):
     x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
-    t = av.View(0, tuple(shape[p] for p in perm), tuple(av.row_major(shape)[p] for p in perm))
+    t = av.View(0, tuple(shape[p] for p in perm), tuple(row_major_strides(shape)[p] for p in perm))
     view = av.restride(t, new)
     expected = np.transpose(x, perm).reshape(new)
     if view is None:  # numpy must copy too
@@ -81,7 +82,7 @@ def test_compose_matches_indexing_the_view():
         shape = tuple(int(d) for d in rng.integers(1, 5, size=3))
         perm = tuple(rng.permutation(3))
         outer = av.View(0, tuple(shape[p] for p in perm),
-                        tuple(av.row_major(shape)[p] for p in perm))
+                        tuple(row_major_strides(shape)[p] for p in perm))
         plain = np.transpose(np.arange(np.prod(shape), dtype=np.float32).reshape(shape), perm)
         sizes = tuple(int(d) for d in rng.integers(1, 4, size=2))
         strides = tuple(int(s) for s in rng.integers(0, 6, size=2))
