@@ -343,8 +343,9 @@ class _FunctionLowering:
     def plain(self, value: SSAValue) -> bool:
         """Whether `value`'s buffer holds its elements in row-major order from offset 0 (no
         layout of dialects/layout.py, no strided view)."""
-        t = self.buffers[value].type
+        t, tensor = self.buffers[value].type, value.type
         return (isinstance(t, MemRefType) and isinstance(t.layout, NoneAttr)
+                and isinstance(tensor, TensorType) and isinstance(tensor.encoding, NoneAttr)
                 and tuple(t.get_shape()) == shape_of(value))
 
     def lower_op(self, op: Operation) -> None:
