@@ -26,21 +26,49 @@ func.func @main(%x: tensor<1x2x3x4xf32>) -> tensor<1x2x6x8xf32> {
 
 // -----
 
-// Linear: a row's two vertical taps are loaded once per row; the body sums the four
-// corners with fused multiply-adds.
+// Linear upsampling: two passes. The rows are resized first into scratch (two gathered
+// taps along each row), then a row's two vertical taps are loaded once per output row and
+// the innermost loop reads whole scratch rows: two fused multiply-adds.
 func.func @main(%x: tensor<1x2x3x4xf32>) -> tensor<1x2x6x8xf32> {
   %y = graph.resize(%x) {mode = "linear", coordinate_transformation_mode = "half_pixel", nearest_mode = "round_prefer_floor", cubic_coeff_a = -7.500000e-01 : f64, exclude_outside = 0 : i64, antialias = 0 : i64, extrapolation_value = 0.000000e+00 : f64, scales = array<f64: 1.0, 1.0, 2.0, 2.0>, roi = array<f64: 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0>} : (tensor<1x2x3x4xf32>) -> tensor<1x2x6x8xf32>
   func.return %y : tensor<1x2x6x8xf32>
 }
 
-// CHECK-LABEL: func.func private @resize_0(
+// CHECK-LABEL: func.func private @resize_0(%0: memref<1x2x3x4xf32>, %1: memref<28xi64>, %2: memref<28xf32>, %3: memref<1x2x3x8xf32>, %4: memref<1x2x6x8xf32>)
 // CHECK:         scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:      scf.for %[[R:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:        scf.for %[[W:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-COUNT-2:       memref.load %2[%{{.*}}] : memref<28xf32>
+// CHECK:               memref.load %0[%{{.*}}, %[[C]], %[[R]], %{{.*}}] : memref<1x2x3x4xf32>
+// CHECK:               memref.store %{{.*}}, %3[%{{.*}}, %[[C]], %[[R]], %[[W]]] : memref<1x2x3x8xf32>
+// CHECK:         } {onnxc.parallel}
+// CHECK-NEXT:    scf.for %[[C2:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK-NEXT:      scf.for %[[H:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK-COUNT-2:     memref.load %2[%{{.*}}] : memref<28xf32>
-// CHECK:             scf.for %[[W:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK-COUNT-4:       math.fma
-// CHECK-NOT:           math.fma
-// CHECK:               memref.store %{{.*}}, %3[%{{.*}}, %[[C]], %[[H]], %[[W]]] : memref<1x2x6x8xf32>
+// CHECK:             scf.for %[[W2:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:          memref.load %3[%{{.*}}, %[[C2]], %{{.*}}, %[[W2]]] : memref<1x2x3x8xf32>
+// CHECK-NEXT:          math.fma
+// CHECK-NEXT:          memref.load %3[%{{.*}}, %[[C2]], %{{.*}}, %[[W2]]] : memref<1x2x3x8xf32>
+// CHECK-NEXT:          math.fma
+// CHECK-NEXT:          memref.store %{{.*}}, %4[%{{.*}}, %[[C2]], %[[H]], %[[W2]]] : memref<1x2x6x8xf32>
+// CHECK:         } {onnxc.parallel}
+
+// -----
+
+// Rows larger than the output (a vertical downscale): one pass, the body sums the four
+// corners with fused multiply-adds.
+func.func @main(%x: tensor<1x2x3x4xf32>) -> tensor<1x2x1x8xf32> {
+  %y = graph.resize(%x) {mode = "linear", coordinate_transformation_mode = "half_pixel", nearest_mode = "round_prefer_floor", cubic_coeff_a = -7.500000e-01 : f64, exclude_outside = 0 : i64, antialias = 0 : i64, extrapolation_value = 0.000000e+00 : f64, scales = array<f64: 1.0, 1.0, 0.5, 2.0>, roi = array<f64: 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0>} : (tensor<1x2x3x4xf32>) -> tensor<1x2x1x8xf32>
+  func.return %y : tensor<1x2x1x8xf32>
+}
+
+// CHECK-LABEL: func.func private @resize_0(%0: memref<1x2x3x4xf32>, %1: memref<18xi64>, %2: memref<18xf32>, %3: memref<1x2x1x8xf32>)
+// CHECK:         scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-COUNT-2:   memref.load %2[%{{.*}}] : memref<18xf32>
+// CHECK:           scf.for %[[W:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-COUNT-4:     math.fma
+// CHECK-NOT:         math.fma
+// CHECK:             memref.store %{{.*}}, %3[%{{.*}}, %[[C]], %{{.*}}, %[[W]]] : memref<1x2x1x8xf32>
 
 // -----
 

@@ -12,6 +12,9 @@ coordinate transform (tf_crop_and_resize's region and extrapolation too) and ant
 filters (whose tap count follows the run's scale), compiled once and run at several sizes
 against onnxruntime (1e-5: the same f64 coordinates, f32 weights).
 
+Upsampling along the last axis and another runs in two passes (rows first); its tests
+check which shapes take it, against onnxruntime at one and two threads, warm and cold.
+
 Run-time Pad/Resize sizes are in test_data_dependent_sizes.py, a Resize per loop iteration
 in test_loop_sizes.py, the importer's refusals in test_symbolic_import.py.
 """
@@ -119,6 +122,44 @@ def test_a_separable_model_with_an_op_of_static_kernels_runs_per_sample():
     x = np.random.default_rng(0).standard_normal((3, 2, 8, 8)).astype(np.float32)
     for got, want in zip(compiled(x), ReferenceEvaluator(model).run(None, {"x": x})):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+TWO_PASS = [  # (input shape, output sizes, mode, rows of the first pass or None)
+    ((1, 5, 9, 11), (1, 5, 40, 52), "linear", (1, 5, 9, 52)),  # a segmentation head
+    ((2, 3, 7, 6), (2, 3, 15, 13), "cubic", (2, 3, 7, 13)),
+    ((1, 2, 4, 5, 6), (1, 2, 9, 11, 14), "linear", (1, 2, 4, 5, 14)),  # trilinear
+    ((1, 3, 9, 9), (1, 3, 9, 20), "linear", None),  # the last axis alone: one pass
+    ((1, 3, 20, 4), (1, 3, 5, 9), "linear", None),  # rows (20 x 9) larger than the output
+    ((1, 3, 8, 9), (1, 3, 16, 9), "linear", None),  # the last axis kept: contiguous already
+]
+
+
+@pytest.mark.parametrize("shape,sizes,mode,rows", TWO_PASS,
+                         ids=[f"{r[0]}-{r[1]}-{r[2]}" for r in TWO_PASS])
+def test_upsampling_resizes_the_rows_first(shape, sizes, mode, rows, tmp_path):
+    """A resized last axis and another: the kernel resizes the input's rows into scratch,
+    then the other axes read whole rows of it (resize._rows_shape), where those rows are
+    no larger than the output. Against onnxruntime at 1e-5 (f32 weights summed in
+    another order), one and two threads, cold and from the cache."""
+    from onnxc.dialects.graph_resize import ResizeOp
+    from onnxc.lowering.graph_to_loops.resize import _rows_shape
+
+    model = single_op_model("Resize", {"x": (np.float32, list(shape))}, Y,
+                            node_inputs=["x", "", "", "sizes"], attrs={"mode": mode},
+                            initializers={"sizes": np.array(sizes, np.int64)}, opset=19,
+                            ir_version=8)
+    (op,) = [o for o in import_onnx(model).walk() if isinstance(o, ResizeOp)]
+    assert _rows_shape(op) == (None if rows is None else list(rows))
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    (want,) = ort.InferenceSession(model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    for threads in (1, 2):
+        cold = onnxc.compile(model, cache_dir=tmp_path, num_threads=threads)
+        warm = onnxc.compile(model, cache_dir=tmp_path, num_threads=threads)
+        (got,), (again,) = cold.run(None, {"x": x}), warm.run(None, {"x": x})
+        assert got.shape == tuple(sizes)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(again, got)
 
 
 # --------------------------------------------------------------------------- symbolic sizes
