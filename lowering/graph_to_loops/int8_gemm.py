@@ -34,7 +34,7 @@ qlinear.py.
 
 A qlinear_conv_add adds its residual in the same epilogue (int8_requantize's
 `residual_sum_vector`: 16 addend bytes read per output vector, the conv's byte result never
-stored).
+stored; its scaling in the cheapest `sum_form` that gives the division's bytes).
 
 Everything that differs between the convs of one shape (weights, bias, scales, output zero
 point and bounds, a residual sum's scales and zero points) is in the constant tables, so they
@@ -79,6 +79,8 @@ from onnxc.lowering.graph_to_loops.int8_requantize import (
     SumRule,
     requantize_vector,
     residual_sum_vector,
+    sum_form,
+    sum_table,
     widened_bytes,
 )
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
@@ -308,10 +310,7 @@ def int8_constants(op: QuantizedProductOp, target: Target) -> list[DenseIntOrFPE
     tables = [from_numpy(packed, i32), from_numpy(corr.astype(np.int32), i32),
               from_numpy(scale, f32), from_numpy(rule, f32)]
     if isinstance(op, QLinearConvAddOp):
-        zp = int_of(op.sum_zero_point)
-        tables.append(from_numpy(np.asarray(
-            [*op.sum_scales.get_values(), int_of(op.addend_zero_point), zp,
-             *(bound - zp for bound in op.sum_range())], np.float32), f32))
+        tables.append(from_numpy(sum_table(op), f32))
     return tables
 
 
@@ -358,10 +357,11 @@ class _Kernel:
         self.rule = self.output_rule(rule, 0)
         self.sum_rule = None
         if self.addend is not None:
-            # the sum's table: three scales, the addend's zero point, the sum's rule
+            # the sum's table (sum_table): three factors, the addend's zero point, the rule
             sums = rest[4]
             addend_zp = kb.insert(arith.FPToSIOp(kb.load(sums, [3]), i32))
-            self.sum_rule = SumRule(*(kb.load(sums, [i]) for i in range(3)), addend_zp,
+            factors = tuple(kb.load(sums, [i]) for i in range(3))
+            self.sum_rule = SumRule(sum_form(op)[0], factors, addend_zp,  # type: ignore[arg-type]
                                     self.output_rule(sums, 4))
         self.y = kb.view(outs[0], [g.pixels, g.cout])
         self.x = ins[0]
@@ -549,7 +549,8 @@ def int8_gemm_key(op: QuantizedProductOp, target: Target) -> tuple:
     shape and zero points (~0.6 s of LLVM each)."""
     props = tuple(sorted((k, str(v)) for k, v in op.properties.items()
                          if k not in TABLE_PROPERTIES))
-    return (tiling(op, target).form, folded_bias(op), props)
+    form = sum_form(op)[0] if isinstance(op, QLinearConvAddOp) else None
+    return (tiling(op, target).form, folded_bias(op), props, form)
 
 
 TABLE_PROPERTIES = ("output_scale", "weight_zero_point", "output_zero_point", "output_min",

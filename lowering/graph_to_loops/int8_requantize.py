@@ -6,13 +6,17 @@ result is `acc * scale` (f32, then narrowed); a byte result is
 `clamp(round_half_even(acc * scale) + zp, min, max)`, computed as
 `round(clamp(real, min - zp, max - zp)) + zp` since the bounds are integers.
 qlinear_conv_add's residual sum (`residual_sum_vector`) continues from the centred integer
-q - zp by the same steps.
+q - zp by the same steps. Its division by the sum's scale is the costliest step of that
+epilogue; `sum_form` replaces it by multiplies where that gives the same bytes for every
+pair of bytes the sum can see (checked at compile time, all 65,536 of them).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
+import numpy as np
 from xdsl.dialects import arith, llvm, math
 from xdsl.dialects.builtin import (
     Float32Type,
@@ -26,7 +30,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 
-from onnxc.dialects.graph_qlinear import is_i32
+from onnxc.dialects.graph_base import int_of
+from onnxc.dialects.graph_qlinear import QLinearConvAddOp, byte_range, is_i32
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.to_llvm.llvm_ext import FPToSIOp
 
@@ -46,15 +51,69 @@ class OutputRule:
 
 @dataclass(frozen=True)
 class SumRule:
-    """qlinear_conv_add's residual sum, loaded once per kernel from its constant table:
-    the scales of the conv's result, the addend and the sum (f32), the addend's zero point
-    (i32) and the sum's rule."""
+    """qlinear_conv_add's residual sum, loaded once per kernel from its constant table
+    (`sum_table`): the three factors of its `form` (f32), the addend's zero point (i32)
+    and the sum's rule."""
 
-    conv_scale: SSAValue
-    addend_scale: SSAValue
-    sum_scale: SSAValue
+    form: str
+    factors: tuple[SSAValue, SSAValue, SSAValue]
     addend_zero_point: SSAValue
     rule: OutputRule
+
+
+SUM_FORMS = ("scaled", "divide")
+"""How a residual sum scales its two centred terms q and a into the sum's units, cheapest
+first: (q * f0 + a * f1) * f2 or (q * f0 + a * f1) / f2, each product and sum rounded to f32
+(no fused multiply-add). The factors [f0, f1, f2] in the order tried:
+[q_scale / y_scale, a_scale / y_scale, 1] (times 1 is exact), [q_scale, a_scale,
+1 / y_scale], and QuantizeLinear's division [q_scale, a_scale, y_scale]. One code shape for
+the first two keeps the convs of one shape on one kernel (`int8_gemm_key`)."""
+
+
+def sum_table(op: QLinearConvAddOp) -> np.ndarray:
+    """The kernel's table of op's residual sum: the form's three factors, the addend's zero
+    point, then the sum's rule (zero point, min and max minus it), f32."""
+    _, factors = sum_form(op)
+    zp = int_of(op.sum_zero_point)
+    return np.asarray([*factors, int_of(op.addend_zero_point), zp,
+                       *(bound - zp for bound in op.sum_range())], np.float32)
+
+
+def sum_form(op: QLinearConvAddOp) -> tuple[str, tuple[float, float, float]]:
+    """The first of SUM_FORMS whose bytes equal the division's for every conv byte and
+    addend byte the op can see, and its factors."""
+    q_lo, q_hi = op.output_range()
+    q_zp = int_of(op.output_zero_point)
+    a_lo, a_hi = byte_range(op.addend.type.get_element_type())
+    a_zp = int_of(op.addend_zero_point)
+    y_lo, y_hi = op.sum_range()
+    y_zp = int_of(op.sum_zero_point)
+    return _sum_form(tuple(float(s) for s in op.sum_scales.get_values()),
+                     (q_lo - q_zp, q_hi - q_zp), (a_lo - a_zp, a_hi - a_zp),
+                     (y_lo - y_zp, y_hi - y_zp))
+
+
+@lru_cache(maxsize=256)
+def _sum_form(scales: tuple[float, float, float], q: tuple[int, int], a: tuple[int, int],
+              y: tuple[int, int]) -> tuple[str, tuple[float, float, float]]:
+    f32_ = np.float32
+    s_q, s_a, s_y = (f32_(s) for s in scales)
+    qs = np.arange(q[0], q[1] + 1).astype(f32_)[:, None]
+    as_ = np.arange(a[0], a[1] + 1).astype(f32_)[None, :]
+    total = qs * s_q + as_ * s_a
+
+    def bytes_of(v: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.clip(np.rint(v), y[0], y[1])
+
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        want = bytes_of(total / s_y)
+        ratios = (f32_(np.float64(s_q) / np.float64(s_y)), f32_(np.float64(s_a) / s_y))
+        for factors in ((*ratios, f32_(1)), (s_q, s_a, f32_(1) / s_y)):
+            value = (qs * factors[0] + as_ * factors[1]) * factors[2]
+            if np.all(np.isfinite(value)) and np.array_equal(bytes_of(value), want):
+                return "scaled", tuple(float(f) for f in factors)
+    return "divide", (float(s_q), float(s_a), float(s_y))
 
 
 def widened_bytes(kb: KernelBuilder, mem: SSAValue, at: list[Index], element) -> SSAValue:
@@ -85,17 +144,20 @@ def residual_sum_vector(kb: KernelBuilder, element: Attribute, rule: OutputRule,
                         sum_rule: SumRule, acc: SSAValue, scale: SSAValue,
                         addend: SSAValue) -> SSAValue:
     """qlinear_conv_add's result for 16 accumulators `acc` and the addend's 16 values
-    (<16 x i32>): the conv's byte result, centred (q - zp, never stored), then
-    round((f32(q - zp) * conv_scale + f32(a - a_zp) * addend_scale) / sum_scale) by the
-    sum's rule: a division as QuantizeLinear's, not a multiply by the reciprocal, which
-    rounds differently at ties."""
+    (<16 x i32>): the conv's byte result, centred (q - zp, never stored, rounded to a whole
+    f32 in place), and the centred addend a - a_zp scaled by the rule's form (SUM_FORMS),
+    then rounded by the sum's rule."""
     vf, v32 = VectorType(f32, [VW]), VectorType(i32, [VW])
-    centred = _round_clamped(kb, _scaled(kb, acc, scale), rule, add_zero_point=False)
-    a = kb.insert(arith.SubiOp(addend, kb.vsplat(sum_rule.addend_zero_point, v32)))
-    terms = [kb.insert(arith.MulfOp(kb.insert(llvm.SIToFPOp(v, vf)), kb.vsplat(s, vf)))
-             for v, s in ((centred, sum_rule.conv_scale), (a, sum_rule.addend_scale))]
-    total = kb.insert(arith.DivfOp(kb.insert(arith.AddfOp(*terms)),
-                                   kb.vsplat(sum_rule.sum_scale, vf)))
+    q = kb.insert(math.RoundEvenOp(_clamped(kb, _scaled(kb, acc, scale), rule)))
+    a = kb.insert(llvm.SIToFPOp(
+        kb.insert(arith.SubiOp(addend, kb.vsplat(sum_rule.addend_zero_point, v32))), vf))
+    q_factor, a_factor, last = (kb.vsplat(f, vf) for f in sum_rule.factors)
+    total = kb.insert(arith.AddfOp(kb.insert(arith.MulfOp(q, q_factor)),
+                                   kb.insert(arith.MulfOp(a, a_factor))))
+    if sum_rule.form == "scaled":
+        total = kb.insert(arith.MulfOp(total, last))
+    else:
+        total = kb.insert(arith.DivfOp(total, last))
     return _narrow(kb, element, _round_clamped(kb, total, sum_rule.rule))
 
 
@@ -104,24 +166,26 @@ def _scaled(kb: KernelBuilder, acc: SSAValue, scale: SSAValue) -> SSAValue:
     return kb.insert(arith.MulfOp(kb.insert(llvm.SIToFPOp(acc, VectorType(f32, [VW]))), scale))
 
 
-def _round_clamped(kb: KernelBuilder, real: SSAValue, rule: OutputRule,
-                   add_zero_point: bool = True) -> SSAValue:
-    """round_half_even(clamp(real, low, high)) + zero point as <16 x i32> (without the zero
-    point: the result centred)."""
-    vf, v32 = VectorType(f32, [VW]), VectorType(i32, [VW])
+def _clamped(kb: KernelBuilder, real: SSAValue, rule: OutputRule) -> SSAValue:
+    """clamp(real, low, high), 16 lanes."""
+    vf = VectorType(f32, [VW])
     # real is never NaN, so maxnum / minnum: one instruction each (maximumf's NaN and
-    # signed-zero handling took 5); on x86 the rounding conversion is one vcvtps2dq (lrint,
-    # in the default rounding mode), elsewhere roundeven then a conversion
+    # signed-zero handling took 5)
     lo, hi = (kb.vsplat(v, vf) for v in (rule.low, rule.high))
     no_nan = arith.FastMathFlagsAttr([arith.FastMathFlag.NO_NANS])
-    q = kb.insert(arith.MaxnumfOp(real, lo, no_nan))
-    q = kb.insert(arith.MinnumfOp(q, hi, no_nan))
+    return kb.insert(arith.MinnumfOp(kb.insert(arith.MaxnumfOp(real, lo, no_nan)), hi, no_nan))
+
+
+def _round_clamped(kb: KernelBuilder, real: SSAValue, rule: OutputRule) -> SSAValue:
+    """round_half_even(clamp(real, low, high)) + zero point as <16 x i32>."""
+    v32 = VectorType(i32, [VW])
+    q = _clamped(kb, real, rule)
+    # on x86 the rounding conversion is one vcvtps2dq (lrint, in the default rounding
+    # mode), elsewhere roundeven then a conversion
     if kb.target.arch == "x86_64":
         wide = kb.insert(llvm.CallIntrinsicOp(LRINT, [q], [v32]))
     else:
         wide = kb.insert(FPToSIOp(kb.insert(math.RoundEvenOp(q)), v32))
-    if not add_zero_point:
-        return wide
     return kb.insert(arith.AddiOp(wide, kb.vsplat(rule.zero_point, v32)))
 
 

@@ -104,19 +104,20 @@ def test_residual_tail_runs_in_the_conv_epilogue(case, tmp_path, monkeypatch):
 
 def test_each_residual_sum_keeps_its_own_tables():
     """Two residual convs of one shape with different scales and zero points share one
-    kernel (the sum's parameters are table values) and each gets its own results."""
+    kernel (the sum's parameters are table values, both scale by multiplies) and each gets
+    its own results."""
     rng = np.random.default_rng(5)
     b = Builder()
     x = b.qdq("x", 0.03, 0)  # the input zero point is in the kernel's code: the same for both
     stage, stage_scale = x, 0.03
-    for i, (scale, zero) in enumerate(((0.05, 131), (0.07, 90))):
+    for i, (scale, zero) in enumerate(((0.0517, 131), (0.0733, 90))):
         w, bias = b.weight(rng.standard_normal((32, 32, 1, 1)).astype(np.float32), 0,
                            stage_scale, rng.standard_normal(32).astype(np.float32) * 0.1)
         b.nodes.append(helper.make_node("Conv", [stage, w, bias], [f"c{i}"]))
         c = b.qdq(f"c{i}", scale, zero)
         b.nodes += [helper.make_node("Add", [c, stage], [f"a{i}"]),
                     helper.make_node("Relu", [f"a{i}"], [f"r{i}"])]
-        stage_scale = 0.06 + 0.01 * i
+        stage_scale = 0.0613 + 0.0106 * i
         stage = b.qdq(f"r{i}", stage_scale, 0)
     b.nodes.append(helper.make_node("Identity", [stage], ["y"]))
     model = b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 5, 5])],
@@ -131,6 +132,49 @@ def test_each_residual_sum_keeps_its_own_tables():
     kernels = {row.kernel for row in compiled.profile().rows
                if row.op == "graph.qlinear_conv_add"}
     assert len(kernels) == 1
+
+
+SUMS = [  # (conv result, skip, sum): (scale, u8 zero point), and the form it takes
+    (((0.05, 131), (0.04, 117), (0.07, 90)), "scaled"),
+    (((0.008118387, 184), (0.15280044, 230), (0.10498795, 237)), "divide"),
+    (((0.05, 131), (0.04, 117), (0.06, 128)), "divide"),  # sums landing on ties
+]
+
+
+@pytest.mark.parametrize("quantizations,form", SUMS, ids=["scaled", "divide", "divide-ties"])
+def test_the_sum_divides_only_where_multiplies_would_change_a_byte(quantizations, form,
+                                                                   tmp_path):
+    """int8_requantize.sum_form: the epilogue scales the two terms by multiplies where that
+    gives the division's bytes for every pair of bytes, else divides as QuantizeLinear.
+    Each form gives exactly the evaluator's bits (inputs wide enough to saturate),
+    cold and from the cache."""
+    from onnxc.dialects.graph_qlinear import QLinearConvAddOp
+    from onnxc.lowering.graph_to_loops.int8_requantize import sum_form
+
+    (c_scale, c_zero), (s_scale, s_zero), (y_scale, y_zero) = quantizations
+    rng = np.random.default_rng(9)
+    b = Builder()
+    x = b.qdq("x", 0.03, 120)
+    w, bias = b.weight(rng.standard_normal((32, 16, 1, 1)).astype(np.float32), 0, 0.03,
+                       rng.standard_normal(32).astype(np.float32) * 0.1)
+    b.nodes.append(helper.make_node("Conv", [x, w, bias], ["c"]))
+    c = b.qdq("c", c_scale, c_zero)
+    skip = b.qdq("skip", s_scale, s_zero)
+    b.nodes.append(helper.make_node("Add", [c, skip], ["a"]))
+    b.nodes.append(helper.make_node("Identity", [b.qdq("a", y_scale, y_zero)], ["y"]))
+    shape = [1, 32, 12, 12]
+    model = b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 12, 12]),
+                     helper.make_tensor_value_info("skip", TensorProto.FLOAT, shape)],
+                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)])
+    module = onnxc.optimize(model, opt_level=3)
+    (op,) = [o for o in module.walk() if isinstance(o, QLinearConvAddOp)]
+    assert sum_form(op)[0] == form
+    feeds = {"x": (rng.standard_normal((1, 16, 12, 12)) * 3).astype(np.float32),
+             "skip": (rng.standard_normal(shape) * 30 * s_scale).astype(np.float32)}
+    (expected,) = MemoEvaluator([feeds["x"], feeds["skip"]]).run(module)
+    for _ in range(2):
+        (actual,) = onnxc.compile(model, cache_dir=tmp_path).run(None, feeds)
+        np.testing.assert_array_equal(actual, expected)
 
 
 def test_the_sum_is_not_taken_where_it_broadcasts_or_the_conv_result_is_read_again():
