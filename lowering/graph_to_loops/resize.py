@@ -25,8 +25,10 @@ from xdsl.ir import SSAValue
 from onnxc.dialects.dense_data import element_dtype, from_numpy
 from onnxc.dialects.graph import float_of, shape_of
 from onnxc.dialects.graph_resize import AxisTaps, ResizeOp
+from onnxc.dialects.symbolic_dims import Dim, is_static, num_elements
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops import resize_taps
+from onnxc.lowering.graph_to_loops.branches import choose
 from onnxc.lowering.graph_to_loops.buffer_types import RunTimeScratch
 from onnxc.lowering.graph_to_loops.element_types import is_float
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
@@ -79,39 +81,58 @@ def resize_constants(op: ResizeOp, target: Target) -> list[DenseIntOrFPElementsA
     return [from_numpy(idx_table), from_numpy(w_table)]
 
 
-def resize_scratch(op: ResizeOp, target: Target) -> list[RunTimeScratch]:
+def resize_scratch(op: ResizeOp, target: Target) -> list[MemRefType | RunTimeScratch]:
     """The tables a Resize of symbolic size, or over a region computed in the run, fills
-    in the run (resize_taps.py); the rows of a two-pass static Resize (`_rows_shape`)."""
-    if not resize_taps.is_run_time(op):
-        rows = _rows_shape(op)
-        return [] if rows is None else [MemRefType(op.output.type.get_element_type(), rows)]
-    entries, weights = resize_taps.table_sizes(op)
+    in the run (resize_taps.py); then the rows of a two-pass Resize (`_rows_shape`): its
+    shape when static, else flat (allocated whether or not the run takes two passes: a
+    bound of min(rows, output) over sizes the run computes is not one the arena can
+    place)."""
     element = op.output.type.get_element_type()
+    rows = _rows_shape(op)
+    if not resize_taps.is_run_time(op):
+        return [] if rows is None else [MemRefType(element, rows)]
+    entries, weights = resize_taps.table_sizes(op)
     if isinstance(entries, int) and isinstance(weights, int):  # static, a run-time roi
-        return [MemRefType(i64, [max(entries, 1)]), MemRefType(element, [max(weights, 1)])]
-    return [RunTimeScratch(i64, entries), RunTimeScratch(element, weights)]
+        tables = [MemRefType(i64, [max(entries, 1)]), MemRefType(element, [max(weights, 1)])]
+    else:
+        tables = [RunTimeScratch(i64, entries), RunTimeScratch(element, weights)]
+    if rows is None:
+        return tables
+    size = num_elements(rows)
+    flat = (MemRefType(element, [max(size, 1)]) if isinstance(size, int)
+            else RunTimeScratch(element, size))
+    return [*tables, flat]
 
 
-def _rows_shape(op: ResizeOp) -> list[int] | None:
-    """The input resized along its last axis only, when the kernel runs in two passes.
+def _rows_shape(op: ResizeOp) -> list[Dim] | None:
+    """The input resized along its last axis only, when the kernel may run in two passes.
 
     A resized last axis reads its taps by gathering along the row: per output element,
     one load per tap combination of every resized axis. Two passes resize the rows first
     (gathers over input rows x output width), then the other axes read whole rows of that
-    with contiguous, vectorized loads. Taken for a static float Resize whose last axis and
-    some other axis have few taps and whose rows are no larger than the output (an
-    upsampling: a segmentation head's 16x bilinear is 5x faster so)."""
+    with contiguous, vectorized loads. For a float Resize whose last axis and some other
+    axis have a few taps each, where the rows are no larger than the output (an
+    upsampling: a segmentation head's 16x bilinear ran 5x faster so); of symbolic sizes,
+    the kernel compares them in the run."""
     x, y = shape_of(op.input), shape_of(op.output)
     if not is_float(op.output.type.get_element_type()) or resize_taps.has_outside(op):
         return None
-    taps, _ = _tables(op)
+    if resize_taps.is_run_time(op):
+        if op.aspect() is not None:  # its sizes' products have no bound the arena can place
+            return None
+        counts = {a: resize_taps.tap_count(op, a) for a in resize_taps.resized_axes(op)}
+    else:
+        counts = {a: t.taps for a, t in _tables(op)[0].items()}
     last = len(y) - 1
-    counts = {a: t.taps for a, t in taps.items()}
-    if not 1 < counts.get(last, 0) <= UNROLLED_TAPS or len(taps) < 2 or max(
-            counts.values()) > UNROLLED_TAPS:
+    if len(counts) < 2 or not all(isinstance(c, int) and c <= UNROLLED_TAPS
+                                  for c in counts.values()):
+        return None
+    if not 1 < counts.get(last, 0):  # type: ignore[operator]
         return None
     rows = [*x[:-1], y[-1]]
-    return rows if int(np.prod(rows)) <= int(np.prod(y)) else None
+    if is_static(rows) and is_static(y) and num_elements(rows) > num_elements(y):
+        return None
+    return rows
 
 
 def resize_kernel(op: ResizeOp, kb: KernelBuilder, ins, outs):
@@ -120,7 +141,7 @@ def resize_kernel(op: ResizeOp, kb: KernelBuilder, ins, outs):
     if 0 in out_shape:
         return
     x, roi = ins[0], (ins[1] if op.roi_input is not None else None)
-    rows_shape = None if resize_taps.is_run_time(op) else _rows_shape(op)
+    rows_shape = _rows_shape(op)
     idx_table, w_table = ins[-2:] if rows_shape is None else ins[-3:-1]
     if resize_taps.is_run_time(op):
         offsets, counts = resize_taps.fill_tables(op, kb, idx_table, w_table, roi)
@@ -139,9 +160,24 @@ def resize_kernel(op: ResizeOp, kb: KernelBuilder, ins, outs):
         sampler.interpolate(x, outs[0], out_shape, taps)
         return
     last = len(out_shape) - 1
-    rows = ins[-1]
-    sampler.interpolate(x, rows, rows_shape, {last: taps[last]})
-    sampler.interpolate(rows, outs[0], out_shape, {a: t for a, t in taps.items() if a != last})
+    rows = ins[-1] if is_static(rows_shape) and not resize_taps.is_run_time(op) else kb.view(
+        ins[-1], rows_shape)
+
+    def two_passes() -> list:
+        sampler.interpolate(x, rows, rows_shape, {last: taps[last]})
+        sampler.interpolate(rows, outs[0], out_shape,
+                            {a: t for a, t in taps.items() if a != last})
+        return []
+
+    def one_pass() -> list:
+        sampler.interpolate(x, outs[0], out_shape, taps)
+        return []
+
+    smaller: bool | SSAValue = True
+    if not (is_static(rows_shape) and is_static(out_shape)):
+        smaller = kb.insert(arith.CmpiOp(kb.idx(kb.dim(num_elements(rows_shape))),
+                                         kb.idx(kb.dim(num_elements(out_shape))), "sle"))
+    choose(kb, smaller, two_passes, one_pass)
 
 
 @dataclass
