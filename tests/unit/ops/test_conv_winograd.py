@@ -1,4 +1,5 @@
-"""Winograd F(4x4, 3x3) convolutions (lowering/graph_to_loops/conv_winograd.py), compiled natively.
+"""Winograd F(4x4, 3x3) and F(2x2, 3x3) convolutions (lowering/graph_to_loops/conv_winograd.py),
+compiled natively.
 
 Each case is an ONNX Conv (bias, an activation or a residual Add when asked) compiled the
 normal way (-O3: the layout pass puts the conv in NHWC, activation and Add fuse into it).
@@ -92,6 +93,10 @@ CASES = {
     # 24 with AVX2's 8 floats, 272 and 48 with AVX-512's 16): Winograd needs whole vectors
     "two_k_blocks_tail_panel": ((1, KC + VW, 12, 12), tiling_for(host_target()).nr + VW,
                                 {"pads": [1, 1, 1, 1]}),
+    # F(2x2, 3x3): maps with fewer than 16 4x4 tiles
+    "f2_7x7_residual": ((1, 64, 7, 7), 64, {"pads": [1, 1, 1, 1], "act": "Relu",
+                                            "residual": True}),
+    "f2_odd_map_batch2": ((2, 16, 9, 11), 32, {"pads": [1, 1, 1, 1]}),
 }
 
 
@@ -110,11 +115,13 @@ def test_within_the_stated_bound(name, winograd_calls, monkeypatch):
     assert relative_error(direct, expected) * 3 < ERROR_BOUND
 
 
-def test_filter_transform_is_the_whole_product_packed(monkeypatch):
+@pytest.mark.parametrize("size,form", [(16, conv_winograd.F4), (12, conv_winograd.F2)])
+def test_filter_transform_is_the_whole_product_packed(size, form, monkeypatch):
     """The transform, taken a k-block and TRANSFORM_COLUMNS columns at a time (here 1000:
-    not a divisor of a block), packs the same bits as the whole [36, 9] x [9, C * Cout]
+    not a divisor of a block), packs the same bits as the whole [points, 9] x [9, C * Cout]
     float64 product rounded once and packed as one matrix per point: with k-blocks of 256,
-    320 channels are two (256 + 64), and 24 outputs a full and a half panel."""
+    320 channels are two (256 + 64), and 24 outputs a full and a half panel. A 16x16 map
+    is F(4x4)'s, a 12x12 one F(2x2)'s."""
     monkeypatch.setattr(conv_winograd, "TRANSFORM_COLUMNS", 1000)
     seen = []
     transform = conv_winograd.transformed_weights
@@ -124,16 +131,19 @@ def test_filter_transform_is_the_whole_product_packed(monkeypatch):
         return seen[-1][2]
 
     monkeypatch.setattr(conv_winograd, "transformed_weights", spy)
-    model, feeds = case((1, 320, 12, 12), tiling_for(host_target()).nr + VW, pads=[1, 1, 1, 1])
+    model, feeds = case((1, 320, size, size), tiling_for(host_target()).nr + VW,
+                        pads=[1, 1, 1, 1])
     onnxc.compile(model, cache_dir=False, gemm_blocking="256x512").run(None, feeds)
     (op, target, attr), = seen
+    assert conv_winograd.grid_of(op, target).form is form
     w = weight_value(op)
     cout, c = w.shape[:2]
     t = tiling_for(target)
     point = GemmShape(9, cout, c, False, False, 1.0, 0.0, None)
     taps = w.transpose(2, 3, 1, 0).reshape(9, c * cout).astype(np.float64)
-    u = (np.kron(conv_winograd.G, conv_winograd.G) @ taps).astype(np.float32)
-    expected = np.concatenate([pack(u[xi].reshape(c, cout), point, t) for xi in range(36)])
+    u = (np.kron(form.g, form.g) @ taps).astype(np.float32)
+    expected = np.concatenate([pack(u[xi].reshape(c, cout), point, t)
+                               for xi in range(form.points)])
     actual = np.frombuffer(attr.data.data, np.float32)
     assert c > t.kc and cout % t.nr != 0
     np.testing.assert_array_equal(actual, expected)
@@ -165,6 +175,20 @@ def test_other_convs_stay_direct(x_shape, w_shape, attrs, winograd_calls):
     assert winograd_calls == []
 
 
+@pytest.mark.parametrize("size,form", [(14, "F4"), (13, "F4"), (12, "F2"), (7, "F2"),
+                                       (8, "F2"), (6, None)])
+def test_the_form_follows_the_tile_count(size, form):
+    """F(4x4) where a map has MIN_TILES 4x4 tiles, else F(2x2) where it has that many 2x2
+    tiles, else the direct conv."""
+    from onnxc.dialects import graph
+
+    model, _ = case((1, 16, size, size), 16, pads=[1, 1, 1, 1])
+    module = onnxc.optimize(model, opt_level=3)
+    (op,) = [o for o in module.walk() if isinstance(o, (graph.ConvOp, graph.ConvAddOp))]
+    grid = conv_winograd.grid_of(op, host_target())
+    assert (grid and grid.form) is (getattr(conv_winograd, form) if form else None)
+
+
 def test_threads_and_cache_give_the_same_bits(tmp_path, winograd_calls):
     """Threads split the 36 products and the tiles, never one sum: 1 and 2 threads agree
     bit for bit, and so do a cold compile and a cache hit."""
@@ -177,19 +201,21 @@ def test_threads_and_cache_give_the_same_bits(tmp_path, winograd_calls):
     assert len(winograd_calls) >= 3
 
 
-def test_symbolic_batch(winograd_calls):
+@pytest.mark.parametrize("size", [20, 9])
+def test_symbolic_batch(size, winograd_calls):
     """A batch axis exported as dynamic: tiles, V, M and the bordered copy are run-time
     sizes and the products' last row block a run-time remainder (25 tiles an image: at
-    every batch a different remainder of the micro-kernel's rows)."""
-    model, _ = case((1, 16, 20, 20), 32, pads=[1, 1, 1, 1], act="Relu", residual=True)
+    every batch a different remainder of the micro-kernel's rows; F(4x4) on 20x20 maps,
+    F(2x2) on 9x9)."""
+    model, _ = case((1, 16, size, size), 32, pads=[1, 1, 1, 1], act="Relu", residual=True)
     for value in (*model.graph.input, *model.graph.output):
         if value.type.tensor_type.HasField("shape"):
             value.type.tensor_type.shape.dim[0].dim_param = "N"
     compiled = onnxc.compile(model, cache_dir=False)
     assert len(winograd_calls) == 1
     for n in (1, 2, 3, 5):
-        feeds = {"x": RNG.standard_normal((n, 16, 20, 20)).astype(np.float32),
-                 "z": RNG.standard_normal((n, 32, 20, 20)).astype(np.float32)}
+        feeds = {"x": RNG.standard_normal((n, 16, size, size)).astype(np.float32),
+                 "z": RNG.standard_normal((n, 32, size, size)).astype(np.float32)}
         actual = compiled.run(None, feeds)[0]
-        assert actual.shape == (n, 32, 20, 20)
+        assert actual.shape == (n, 32, size, size)
         assert relative_error(actual, exact(model, feeds)) <= ERROR_BOUND
