@@ -47,6 +47,8 @@ from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 TW = 8
 """Output pixels per register tile: TW accumulators + up to 16 tap weights fit 32 registers."""
 MAX_HELD_TAPS = 16
+MIN_LANES = 4
+"""The narrowest vector the channels after the last whole vector take (then lane by lane)."""
 """Up to this many taps, a channel block's weight vectors stay in registers for the row."""
 HELD_WEIGHT_REGISTERS = 32
 """Targets with fewer vector registers (AVX2's 16 ymm) cannot hold TW accumulators and a
@@ -129,19 +131,25 @@ class DepthwiseRows:
         return kb.insert(arith.CmpiOp(kb.idx(ih), kb.idx(self.geo.h), "ult"))
 
     def row_channels(self, rows: KernelRows, y_row: Index, live: list[SSAValue] | None) -> None:
-        """The row's outputs, vector channel blocks then the remaining channels; `live`:
-        whether each kernel row reads the input (None: all do)."""
-        g, kb = self.geo, self.kb
-        nvec = g.c // self.vw
+        """The row's outputs, vector channel blocks, then the remaining channels in
+        narrower vectors (8 of 72 channels in one of 8 lanes: they took as long as the 64
+        before them lane by lane) and one by one; `live`: whether each kernel row reads the
+        input (None: all do)."""
+        g, kb, vw = self.geo, self.kb, self.vw
+        nvec = g.c // vw
         if self.pixel_major:
             def all_blocks(ow0: Index, tw: int) -> None:
-                kb.for_(0, nvec, lambda cb: self.tile(rows, y_row, kb.imul(cb, self.vw), True,
+                kb.for_(0, nvec, lambda cb: self.tile(rows, y_row, kb.imul(cb, vw), vw,
                                                       live, None, ow0, tw))
             self.each_tile(all_blocks)
         else:
-            kb.for_(0, nvec, lambda cb: self.channels(rows, y_row, kb.imul(cb, self.vw), True,
-                                                      live))
-        kb.for_(nvec * self.vw, g.c, lambda c: self.channels(rows, y_row, c, False, live))
+            kb.for_(0, nvec, lambda cb: self.channels(rows, y_row, kb.imul(cb, vw), vw, live))
+        c = nvec * vw
+        for lanes in (vw // 2, vw // 4):
+            if lanes >= MIN_LANES and g.c - c >= lanes:
+                self.channels(rows, y_row, c, lanes, live)
+                c += lanes
+        kb.for_(c, g.c, lambda c: self.channels(rows, y_row, c, 1, live))
 
     def column_range(self) -> tuple[int, int]:
         """Outputs [lo, hi) along W whose taps all read input columns (in place; the
@@ -168,21 +176,22 @@ class DepthwiseRows:
             for ow in range(hi, g.ow):
                 tile(ow, 1)
 
-    def channels(self, rows: KernelRows, y_row: Index, c: Index, vec: bool,
+    def channels(self, rows: KernelRows, y_row: Index, c: Index, lanes: int,
                  live: list[SSAValue] | None) -> None:
-        """Outputs of one row for channels [c, c + VW) (vec) or channel c alone."""
+        """Outputs of one row for channels [c, c + lanes) (one vector; 1: a scalar)."""
         g, kb = self.geo, self.kb
-        load = self.loader(vec)
+        load = self.loader(lanes)
         held = g.taps <= MAX_HELD_TAPS
         weights = [load(self.wt, kb.iadd(t * g.c, c)) for t in range(g.taps)] if held else None
-        self.each_tile(lambda ow0, tw: self.tile(rows, y_row, c, vec, live, weights, ow0, tw))
+        self.each_tile(lambda ow0, tw: self.tile(rows, y_row, c, lanes, live, weights, ow0,
+                                                 tw))
 
-    def tile(self, rows: KernelRows, y_row: Index, c: Index, vec: bool,
+    def tile(self, rows: KernelRows, y_row: Index, c: Index, lanes: int,
              live: list[SSAValue] | None, weights: list[SSAValue] | None, ow0: Index,
              tw: int) -> None:
-        """`tw` output pixels from `ow0` of one row, channels [c, c + VW) or channel c."""
+        """`tw` output pixels from `ow0` of one row, channels [c, c + lanes)."""
         g, kb = self.geo, self.kb
-        load = self.loader(vec)
+        load = self.loader(lanes)
         # one base address per tile (per distinct row base), and each tap's input a
         # constant offset from it: the address ops per tile fall from ~7 per tap to 1, and
         # a pixel that two taps read (stride 1) is loaded once
@@ -208,10 +217,10 @@ class DepthwiseRows:
                     at = (base, (pixels + col) * g.c)
                     if at not in loaded:
                         loaded[at] = load(self.x, kb.iadd(x_bases[base], at[1]))
-                    acc[i] = self.fma(loaded[at], wv, acc[i], vec)
+                    acc[i] = self.fma(loaded[at], wv, acc[i], lanes)
             return acc
 
-        acc = [self.initial(c, vec)] * tw
+        acc = [self.initial(c, lanes)] * tw
         for th in range(g.kh):
             if live is None:
                 acc = kernel_row(th, acc)
@@ -221,48 +230,46 @@ class DepthwiseRows:
                 loaded.clear()  # values loaded in a branch do not dominate what follows
         for i in range(tw):
             at = kb.iadd(y_base, i * g.c)
-            self.store(self.finish(acc[i], at, vec), at, vec)
+            self.store(self.finish(acc[i], at, lanes), at, lanes)
 
     # ------------------------------------------------------------ helpers
 
-    def loader(self, vec: bool) -> Callable[[SSAValue, Index], SSAValue]:
-        """Loads of a channel vector (vec) or of one channel's value."""
-        return self.vload if vec else (lambda mem, at: self.kb.load(mem, [at]))
+    def loader(self, lanes: int) -> Callable[[SSAValue, Index], SSAValue]:
+        """Loads of `lanes` channels as a vector, or of one channel's value."""
+        if lanes == 1:
+            return lambda mem, at: self.kb.load(mem, [at])
+        return lambda mem, at: self.kb.vload(mem, [self.kb.idx(at)], self.vector(lanes))
 
-    def vload(self, mem: SSAValue, at: Index) -> SSAValue:
-        return self.kb.vload(mem, [self.kb.idx(at)], self.vtype)
+    def vector(self, lanes: int) -> VectorType:
+        return self.vtype if lanes == self.vw else VectorType(f32, [lanes])
 
-    def splat(self, x: SSAValue) -> SSAValue:
-        return self.kb.vsplat(x, self.vtype)
+    def fma(self, a: SSAValue, b: SSAValue, c: SSAValue, lanes: int) -> SSAValue:
+        return self.kb.vfma(a, b, c) if lanes > 1 else self.kb.muladd(a, b, c)
 
-    def fma(self, a: SSAValue, b: SSAValue, c: SSAValue, vec: bool) -> SSAValue:
-        return self.kb.vfma(a, b, c) if vec else self.kb.muladd(a, b, c)
-
-    def initial(self, c: Index, vec: bool) -> SSAValue:
+    def initial(self, c: Index, lanes: int) -> SSAValue:
         kb = self.kb
         if self.bias is not None:
-            return self.vload(self.bias, c) if vec else kb.load(self.bias, [c])
+            return self.loader(lanes)(self.bias, c)
         zero = kb.constant(0.0, f32)
-        return self.splat(zero) if vec else zero
+        return kb.vsplat(zero, self.vector(lanes)) if lanes > 1 else zero
 
-    def finish(self, acc: SSAValue, at: Index, vec: bool) -> SSAValue:
+    def finish(self, acc: SSAValue, at: Index, lanes: int) -> SSAValue:
         """Residual and relu/clip on the accumulator (other activations after the store)."""
         kb = self.kb
         if self.z is not None:
-            z = self.vload(self.z, at) if vec else kb.load(self.z, [at])
-            acc = kb.float_op(arith.AddfOp, acc, z)
-        if not vec:
+            acc = kb.float_op(arith.AddfOp, acc, self.loader(lanes)(self.z, at))
+        if lanes == 1:
             return activate(kb, self.op, acc)
-        return clamp_vectors(kb, self.op, [acc], self.vtype)[0]
+        return clamp_vectors(kb, self.op, [acc], self.vector(lanes))[0]
 
-    def store(self, v: SSAValue, at: Index, vec: bool) -> None:
+    def store(self, v: SSAValue, at: Index, lanes: int) -> None:
         kb = self.kb
-        if not vec:
+        if lanes == 1:
             kb.store(v, self.y, [at])
             return
         kb.vstore(v, self.y, [kb.idx(at)])
         if self.act is not None and not on_vectors(self.act):
-            kb.for_(0, self.vw, lambda i: kb.store(
+            kb.for_(0, lanes, lambda i: kb.store(
                 activate(kb, self.op, kb.load(self.y, [kb.iadd(at, i)])), self.y,
                 [kb.iadd(at, i)]))
 

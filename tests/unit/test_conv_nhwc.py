@@ -226,6 +226,26 @@ def test_depthwise_pixel_major_equals_channel_major(monkeypatch, attrs):
     np.testing.assert_allclose(outputs[0], reference(model, feeds), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("channels,kernel,strides", [(72, 3, 1), (77, 5, 2), (44, 3, 2)])
+def test_depthwise_channel_tail_in_narrower_vectors(monkeypatch, channels, kernel, strides):
+    """The channels after the last whole vector run as vectors of half and a quarter of its
+    lanes, then lane by lane (MnasNet's 72: 64 + 8; 77: 64 + 8 + 4 + 1 with AVX-512): the
+    same sums in the same order as all lane by lane, so bit-identical."""
+    from onnxc.lowering.graph_to_loops import depthwise
+
+    x_shape = (1, channels, 12, 11)
+    model = conv_model(x_shape, (channels, 1, kernel, kernel), act="Relu", group=channels,
+                       pads=[kernel // 2] * 4, strides=[strides, strides])
+    feeds = {"x": RNG.standard_normal(x_shape).astype(np.float32)}
+    outputs = []
+    with nhwc_compiler() as compile_nhwc:
+        for lanes in (depthwise.MIN_LANES, 1000):  # narrower vectors, then none
+            monkeypatch.setattr(depthwise, "MIN_LANES", lanes)
+            outputs.append(compile_nhwc(model).run(None, feeds)[0])
+    np.testing.assert_array_equal(*outputs)
+    np.testing.assert_allclose(outputs[0], reference(model, feeds), rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("x_shape,w_shape,attrs", [
     ((1, 32, 7, 7), (32, 32, 3, 3), {"pads": [1, 1, 1, 1]}),
     ((2, 24, 5, 5), (40, 24, 1, 1), {}),  # a tail panel goes through the scalar epilogue

@@ -87,6 +87,8 @@ CASES = {
     "batch2": {"cin": 32, "c1": 160, "hw": (30, 30), "n": 2},
     "no_activation": {"cin": 24, "c1": 144, "hw": (40, 40), "act": None},
     "relu_stride2": {"cin": 24, "c1": 144, "hw": (41, 41), "stride": 2, "act": "Relu"},
+    # MnasNet's 72 expanded channels: 4 vectors and a half with AVX-512
+    "channel_tail": {"cin": 24, "c1": 72, "hw": (56, 56)},
 }
 
 
