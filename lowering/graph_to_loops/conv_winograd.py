@@ -111,7 +111,7 @@ F2 = Form(2, np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]
                    np.float64),
           np.array([[1, 1, 1, 0], [0, 1, -1, -1]], np.float64))
 """F(2x2, 3x3) (points 0, +-1 and infinity): 2.25x fewer multiplies than the direct conv
-instead of 4x, and U only 16/9 of its weights instead of 4x (`form_of`)."""
+instead of 4x, and U only 16/9 of its weights instead of 4x (`grid_of`)."""
 
 TRANSFORM_COLUMNS = 1024
 """Columns of the weights' [9, C * Cout] taps the filter transform takes at a time: its
@@ -131,7 +131,7 @@ class TileGrid:
     buffers."""
 
     conv: ConvGeometry
-    form: Form = F4
+    form: Form
 
     @property
     def tiles_h(self) -> int:

@@ -6,9 +6,9 @@ result is `acc * scale` (f32, then narrowed); a byte result is
 `clamp(round_half_even(acc * scale) + zp, min, max)`, computed as
 `round(clamp(real, min - zp, max - zp)) + zp` since the bounds are integers.
 qlinear_conv_add's residual sum (`residual_sum_vector`) continues from the centred integer
-q - zp by the same steps. Its division by the sum's scale is the costliest step of that
-epilogue; `sum_form` replaces it by multiplies where that gives the same bytes for every
-pair of bytes the sum can see (checked at compile time, all 65,536 of them).
+q - zp by the same steps. Its division by the sum's scale is the one slow instruction of
+that epilogue; `sum_form` replaces it by multiplies where that gives the same bytes for
+every pair of bytes the sum can see (checked at compile time, all 65,536 of them).
 """
 
 from __future__ import annotations

