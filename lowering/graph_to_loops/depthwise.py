@@ -88,7 +88,6 @@ class DepthwiseRows:
         self.shift = -geo.pl if in_place else 0
         self.vw = tiling_for(kb.target).vw
         self.pixel_major = kb.target.vector_registers < HELD_WEIGHT_REGISTERS
-        self.vtype = VectorType(f32, [self.vw])
         epilogue = epilogue_of(op)
         self.act = epilogue[0] if epilogue is not None else None
 
@@ -241,7 +240,7 @@ class DepthwiseRows:
         return lambda mem, at: self.kb.vload(mem, [self.kb.idx(at)], self.vector(lanes))
 
     def vector(self, lanes: int) -> VectorType:
-        return self.vtype if lanes == self.vw else VectorType(f32, [lanes])
+        return VectorType(f32, [lanes])
 
     def fma(self, a: SSAValue, b: SSAValue, c: SSAValue, lanes: int) -> SSAValue:
         return self.kb.vfma(a, b, c) if lanes > 1 else self.kb.muladd(a, b, c)

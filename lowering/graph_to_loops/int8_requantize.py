@@ -14,7 +14,6 @@ every pair of bytes the sum can see (checked at compile time, all 65,536 of them
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 from xdsl.dialects import arith, llvm, math
@@ -34,6 +33,7 @@ from onnxc.dialects.graph_base import int_of
 from onnxc.dialects.graph_qlinear import QLinearConvAddOp, byte_range, is_i32
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.to_llvm.llvm_ext import FPToSIOp
+from onnxc.passes.quant_reference import residual_sum
 
 VW = 16
 LRINT = "llvm.lrint.v16i32.v16f32"
@@ -80,38 +80,42 @@ def sum_table(op: QLinearConvAddOp) -> np.ndarray:
 
 
 def sum_form(op: QLinearConvAddOp) -> tuple[str, tuple[float, float, float]]:
-    """The first of SUM_FORMS whose bytes equal the division's for every conv byte and
-    addend byte the op can see, and its factors."""
+    """The first of SUM_FORMS whose bytes equal the op's rule (quant_reference.residual_sum,
+    the division) for every conv byte and addend byte the op can see, and its factors;
+    decided once per distinct quantization (`_FORMS`)."""
+    q_range, a_range = op.output_range(), byte_range(op.addend.type.get_element_type())
+    scales = tuple(float(s) for s in op.sum_scales.get_values())
+    key = (scales, q_range, int_of(op.output_zero_point), a_range,
+           int_of(op.addend_zero_point), op.sum_range(), int_of(op.sum_zero_point))
+    if key not in _FORMS:
+        _FORMS[key] = _first_exact_form(op)
+    return _FORMS[key]
+
+
+_FORMS: dict[tuple, tuple[str, tuple[float, float, float]]] = {}
+"""sum_form's decisions by the quantization they depend on (its 65,536-pair check runs once
+for all the convs, kernels and compiles that share one)."""
+
+
+def _first_exact_form(op: QLinearConvAddOp) -> tuple[str, tuple[float, float, float]]:
+    f32_ = np.float32
     q_lo, q_hi = op.output_range()
-    q_zp = int_of(op.output_zero_point)
     a_lo, a_hi = byte_range(op.addend.type.get_element_type())
-    a_zp = int_of(op.addend_zero_point)
+    q_bytes = np.arange(q_lo, q_hi + 1, dtype=np.float64)[:, None]
+    a_bytes = np.arange(a_lo, a_hi + 1, dtype=np.float64)[None, :]
+    want = residual_sum(op, q_bytes, a_bytes)
+    # the kernel's centred terms, in f32 as it holds them
+    qs = (q_bytes - int_of(op.output_zero_point)).astype(f32_)
+    as_ = (a_bytes - int_of(op.addend_zero_point)).astype(f32_)
+    s_q, s_a, s_y = (f32_(s) for s in op.sum_scales.get_values())
     y_lo, y_hi = op.sum_range()
     y_zp = int_of(op.sum_zero_point)
-    return _sum_form(tuple(float(s) for s in op.sum_scales.get_values()),
-                     (q_lo - q_zp, q_hi - q_zp), (a_lo - a_zp, a_hi - a_zp),
-                     (y_lo - y_zp, y_hi - y_zp))
-
-
-@lru_cache(maxsize=256)
-def _sum_form(scales: tuple[float, float, float], q: tuple[int, int], a: tuple[int, int],
-              y: tuple[int, int]) -> tuple[str, tuple[float, float, float]]:
-    f32_ = np.float32
-    s_q, s_a, s_y = (f32_(s) for s in scales)
-    qs = np.arange(q[0], q[1] + 1).astype(f32_)[:, None]
-    as_ = np.arange(a[0], a[1] + 1).astype(f32_)[None, :]
-    total = qs * s_q + as_ * s_a
-
-    def bytes_of(v: np.ndarray) -> np.ndarray:
-        with np.errstate(over="ignore", invalid="ignore"):
-            return np.clip(np.rint(v), y[0], y[1])
-
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        want = bytes_of(total / s_y)
+    with np.errstate(over="ignore", invalid="ignore"):
         ratios = (f32_(np.float64(s_q) / np.float64(s_y)), f32_(np.float64(s_a) / s_y))
         for factors in ((*ratios, f32_(1)), (s_q, s_a, f32_(1) / s_y)):
             value = (qs * factors[0] + as_ * factors[1]) * factors[2]
-            if np.all(np.isfinite(value)) and np.array_equal(bytes_of(value), want):
+            if np.all(np.isfinite(value)) and np.array_equal(
+                    np.clip(np.rint(value) + y_zp, y_lo, y_hi), want):
                 return "scaled", tuple(float(f) for f in factors)
     return "divide", (float(s_q), float(s_a), float(s_y))
 
