@@ -227,11 +227,13 @@ def test_depthwise_pixel_major_equals_channel_major(monkeypatch, attrs):
 
 
 @pytest.mark.parametrize("channels,kernel,strides", [(72, 3, 1), (77, 5, 2), (44, 3, 2)])
-def test_depthwise_channel_tail_in_narrower_vectors(monkeypatch, channels, kernel, strides):
+def test_depthwise_channel_tail_in_narrower_vectors(monkeypatch, tmp_path, channels, kernel,
+                                                    strides):
     """The channels after the last whole vector run as vectors of half and a quarter of its
     lanes, then lane by lane (MnasNet's 72: 64 + 8; 77: 64 + 8 + 4 + 1 with AVX-512): the
-    same sums in the same order as all lane by lane, so bit-identical."""
+    same sums in the same order as all lane by lane, so bit-identical; a cache hit too."""
     from onnxc.lowering.graph_to_loops import depthwise
+    from tests.models.cache_passes import compile_warm
 
     x_shape = (1, channels, 12, 11)
     model = conv_model(x_shape, (channels, 1, kernel, kernel), act="Relu", group=channels,
@@ -244,6 +246,9 @@ def test_depthwise_channel_tail_in_narrower_vectors(monkeypatch, channels, kerne
             outputs.append(compile_nhwc(model).run(None, feeds)[0])
     np.testing.assert_array_equal(*outputs)
     np.testing.assert_allclose(outputs[0], reference(model, feeds), rtol=1e-4, atol=1e-4)
+    monkeypatch.undo()
+    warm = compile_warm(model, cache_dir=str(tmp_path)).run(None, feeds)[0]
+    np.testing.assert_array_equal(warm, outputs[0])
 
 
 @pytest.mark.parametrize("x_shape,w_shape,attrs", [
