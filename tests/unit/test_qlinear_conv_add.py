@@ -172,8 +172,10 @@ def test_the_sum_divides_only_where_multiplies_would_change_a_byte(quantizations
     feeds = {"x": (rng.standard_normal((1, 16, 12, 12)) * 3).astype(np.float32),
              "skip": (rng.standard_normal(shape) * 30 * s_scale).astype(np.float32)}
     (expected,) = MemoEvaluator([feeds["x"], feeds["skip"]]).run(module)
-    for _ in range(2):
-        (actual,) = onnxc.compile(model, cache_dir=tmp_path).run(None, feeds)
+    for hit in (False, True):
+        compiled = onnxc.compile(model, cache_dir=tmp_path)
+        assert compiled.from_cache == hit
+        (actual,) = compiled.run(None, feeds)
         np.testing.assert_array_equal(actual, expected)
 
 

@@ -156,6 +156,7 @@ def test_upsampling_resizes_the_rows_first(shape, sizes, mode, rows, tmp_path):
     for threads in (1, 2):
         cold = onnxc.compile(model, cache_dir=tmp_path, num_threads=threads)
         warm = onnxc.compile(model, cache_dir=tmp_path, num_threads=threads)
+        assert warm.from_cache and not cold.from_cache
         (got,), (again,) = cold.run(None, {"x": x}), warm.run(None, {"x": x})
         assert got.shape == tuple(sizes)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
