@@ -52,7 +52,8 @@ from onnxc.dialects.symbolic_dims import Dim, sym_max, sym_min
 from onnxc.lowering.graph_to_loops import int8_gemm
 from onnxc.lowering.graph_to_loops.conv_nhwc import ConvGeometry, geometry
 from onnxc.lowering.graph_to_loops.int8_requantize import (
-    OutputRule,
+    load_output_rule,
+    output_clamp,
     requantize_vector,
     widened_bytes,
 )
@@ -142,7 +143,7 @@ def depthwise_key(op: QuantizedProductOp, target: Target) -> tuple:
     """The window and types decide the code; zero points, scales and bounds are tabled."""
     props = tuple(sorted((k, str(v)) for k, v in op.properties.items()
                          if k not in (*int8_gemm.TABLE_PROPERTIES, "input_zero_point")))
-    return ("int8_depthwise", int8_gemm.folded_bias(op), props)
+    return ("int8_depthwise", int8_gemm.folded_bias(op), props, output_clamp(op))
 
 
 def interior(out: Dim, pad: int, stride: int, dilation: int, size: Dim,
@@ -169,7 +170,7 @@ class _Depthwise:
         self.element = outs[0].type.get_element_type()
         out_zp, lo, hi, x_zp = (kb.load(rule, [i]) for i in range(4))
         self.x_zp = kb.insert(FPToSIOp(x_zp, i32))
-        self.rule = OutputRule(kb.insert(FPToSIOp(out_zp, i32)), lo, hi)
+        self.rule = load_output_rule(kb, out_zp, lo, hi, output_clamp(op))
         self.rows = interior(g.oh, g.pt, g.sh, g.dh, g.h, g.kh)
         self.cols = interior(g.ow, g.pl, g.sw, g.dw, g.w, g.kw)
         lo, hi = self.cols

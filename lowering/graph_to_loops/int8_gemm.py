@@ -19,10 +19,11 @@ two i16 (2 channels) in the "pairs" form:
   and a constant bias at compile time; a bias that is not a constant is added at run time.
 
 MR x NR/16 <16 x i32> accumulators start at corr, live in registers through the whole K
-loop, then are requantized (graph_qlinear's rule, in f32 vectors: 7 instructions per
-vector, which decides the speed of the convs with small K) and stored once. Threads split chunks of
-row blocks; inside a chunk the loop is panel -> row block -> micro-kernel, so one panel of B
-is reused by every row block of the chunk.
+loop, then are requantized (graph_qlinear's rule: int8_requantize.py, whose instruction
+count per vector decides the speed of the convs with small K) and stored once, a 64-column
+row of bytes packed into one store (`packed_row`) on AVX-512. Threads split chunks of row
+blocks; inside a chunk the loop is panel -> row block -> micro-kernel, so one panel of B is
+reused by every row block of the chunk.
 
 The multiply step follows the target (`target_int8_isa`, `Int8Tiling.form`): AVX512-VNNI's
 vpdpbusd on 6 x 64 tiles (7 x 48 for convs over small maps), AVX2's vpmaddubsw (or, where
@@ -33,8 +34,8 @@ a constant bias unless Cout is a multiple of 16; other cases run the generic ker
 qlinear.py.
 
 A qlinear_conv_add adds its residual in the same epilogue (int8_requantize's
-`residual_sum_vector`: 16 addend bytes read per output vector, the conv's byte result never
-stored; its scaling in the cheapest `sum_form` that gives the division's bytes).
+`residual_sum_wide`: 16 addend bytes read per output vector, the conv's byte result never
+stored; in the cheapest `sum_form` that gives the division's bytes).
 
 Everything that differs between the convs of one shape (weights, bias, scales, output zero
 point and bounds, a residual sum's scales and zero points) is in the constant tables, so they
@@ -75,10 +76,18 @@ from onnxc.lowering.graph_to_loops.conv_nhwc import ConvGeometry, geometry
 from onnxc.lowering.graph_to_loops.int8_input import input_offset, load_word, pack_input
 from onnxc.lowering.graph_to_loops.int8_multiply import STEPS
 from onnxc.lowering.graph_to_loops.int8_requantize import (
+    Clamp,
     OutputRule,
     SumRule,
+    load_output_rule,
+    narrowed,
+    output_clamp,
+    packed_row,
+    packs_rows,
     requantize_vector,
-    residual_sum_vector,
+    requantized_wide,
+    residual_sum_wide,
+    sum_clamp,
     sum_form,
     sum_table,
     widened_bytes,
@@ -354,18 +363,23 @@ class _Kernel:
             rest.append(kb.view(ins[0], [g.n * g.h * g.w * g.c]))
         self.bp, self.corr, self.scale, rule = rest[:4]
         self.scratch = rest[-1]
-        self.rule = self.output_rule(rule, 0)
+        self.rule = self.output_rule(rule, 0, output_clamp(op))
         self.sum_rule = None
         if self.addend is not None:
             # the sum's table (sum_table): three factors, the addend's zero point, the rule
             sums = rest[4]
             addend_zp = kb.insert(arith.FPToSIOp(kb.load(sums, [3]), i32))
             factors = tuple(kb.load(sums, [i]) for i in range(3))
-            self.sum_rule = SumRule(sum_form(op)[0], factors, addend_zp,  # type: ignore[arg-type]
-                                    self.output_rule(sums, 4))
+            self.sum_rule = SumRule(sum_form(op)[0], factors,  # type: ignore[arg-type]
+                                    kb.load(sums, [7]), addend_zp,
+                                    self.output_rule(sums, 4, sum_clamp(op)))
         self.y = kb.view(outs[0], [g.pixels, g.cout])
         self.x = ins[0]
         self.element = outs[0].type.get_element_type()
+        # the rule that bounds a byte result (the sum's for a residual sum), else None
+        self.out_rule = None
+        if isinstance(self.element, IntegerType) and not is_i32(self.element):
+            self.out_rule = self.rule if self.sum_rule is None else self.sum_rule.rule
         self.v32 = VectorType(i32, [VW])
         self.vf = VectorType(f32, [VW])
         # the last, partial vector of a Cout that is not a multiple of 16 goes through here
@@ -373,11 +387,11 @@ class _Kernel:
         if g.cout % VW:
             self.tile = kb.insert(memref.AllocaOp.get(self.element, shape=[VW]))
 
-    def output_rule(self, table: SSAValue, at: int) -> OutputRule:
-        """A byte result's zero point (as i32), min and max minus it, from `table`[at:],
-        loaded once."""
-        zp, lo, hi = (self.kb.load(table, [at + i]) for i in range(3))
-        return OutputRule(self.kb.insert(arith.FPToSIOp(zp, i32)), lo, hi)
+    def output_rule(self, table: SSAValue, at: int, clamp: Clamp) -> OutputRule:
+        """A byte result's rule from `table`[at:] (zero point, min and max minus it), loaded
+        once."""
+        return load_output_rule(self.kb, *(self.kb.load(table, [at + i]) for i in range(3)),
+                                clamp)
 
     def vload(self, mem: SSAValue, at: Index, vt: VectorType) -> SSAValue:
         return self.kb.vload(mem, [self.kb.idx(at)], vt)
@@ -504,16 +518,24 @@ class _Kernel:
 
         acc = kb.for_(0, len(outer), tap_loop,
                       iter_args=[corrs[v] for _ in range(mr) for v in range(nv)])
-        for v in range(nv):
-            col = kb.iadd(j, v * VW)
-            scale = None if is_i32(self.element) else self.vload(self.scale, col, self.vf)
-            for r in range(mr):
-                value = self.requantize(acc[r * nv + v], scale, kb.iadd(i0, r), col)
+        cols = [kb.iadd(j, v * VW) for v in range(nv)]
+        scales = [None if is_i32(self.element) else self.vload(self.scale, col, self.vf)
+                  for col in cols]
+        whole = not (isinstance(cols[-1], int) and cols[-1] + VW > g.cout)
+        for r in range(mr):
+            row = kb.iadd(i0, r)
+            if self.out_rule is not None and whole and nv == 4 and packs_rows(kb.target):
+                wides = [self.wide(acc[r * nv + v], scales[v], row, cols[v])
+                         for v in range(nv)]
+                kb.vstore(packed_row(kb, self.element, wides), self.y,
+                          [kb.idx(row), kb.idx(j)])
+                continue
+            for v, col in enumerate(cols):
+                value = self.requantize(acc[r * nv + v], scales[v], row, col)
                 if isinstance(col, int) and col + VW > g.cout:
-                    self.store_part(value, kb.iadd(i0, r), col)
+                    self.store_part(value, row, col)
                 else:
-                    kb.vstore(value, self.y, [kb.idx(kb.iadd(i0, r)),
-                                                             kb.idx(col)])
+                    kb.vstore(value, self.y, [kb.idx(row), kb.idx(col)])
 
     def a_word(self, at: Index) -> SSAValue:
         """Word `at` of A: from the scratch, or 4 bytes of the input read in place."""
@@ -533,10 +555,18 @@ class _Kernel:
         """Output [row, col:col + 16] from its accumulators (and the addend's bytes there)."""
         if self.sum_rule is None:
             return requantize_vector(self.kb, self.element, self.rule, acc, scale)
+        assert self.out_rule is not None and scale is not None
+        return narrowed(self.kb, self.element, self.wide(acc, scale, row, col),
+                        self.out_rule.clamp)
+
+    def wide(self, acc: SSAValue, scale: SSAValue | None, row: Index, col: Index) -> SSAValue:
+        """A byte output [row, col:col + 16] as <16 x i32>, before the narrowing."""
+        assert scale is not None
+        if self.sum_rule is None:
+            return requantized_wide(self.kb, self.rule, acc, scale)
         addend = widened_bytes(self.kb, self.addend, [row, col],
                                self.addend.type.get_element_type())
-        return residual_sum_vector(self.kb, self.element, self.rule, self.sum_rule, acc, scale,
-                                   addend)
+        return residual_sum_wide(self.kb, self.rule, self.sum_rule, acc, scale, addend)
 
 
 def int8_gemm_kernel(op: QuantizedProductOp, kb: KernelBuilder, ins, outs) -> None:
@@ -549,8 +579,8 @@ def int8_gemm_key(op: QuantizedProductOp, target: Target) -> tuple:
     shape and zero points (~0.6 s of LLVM each)."""
     props = tuple(sorted((k, str(v)) for k, v in op.properties.items()
                          if k not in TABLE_PROPERTIES))
-    form = sum_form(op)[0] if isinstance(op, QLinearConvAddOp) else None
-    return (tiling(op, target).form, folded_bias(op), props, form)
+    sums = (sum_form(op)[0], sum_clamp(op)) if isinstance(op, QLinearConvAddOp) else None
+    return (tiling(op, target).form, folded_bias(op), props, output_clamp(op), sums)
 
 
 TABLE_PROPERTIES = ("output_scale", "weight_zero_point", "output_zero_point", "output_min",

@@ -120,15 +120,21 @@ def test_portable_rounding(monkeypatch):
 
 def test_shared_kernel_key():
     """Depthwise convs of one shape share a kernel whatever their weights, zero points,
-    scales and bounds (all tabled); another window gets another kernel."""
-    a = _depthwise_op(_case("c24_3x3_s2", np.uint8, np.int8, np.uint8, True, True)[0])
+    scales and bounds (all tabled); another window gets another kernel, and so do bounds
+    that are the byte type's own (left to the narrowing's saturation: int8_requantize.Clamp)."""
+    a = _depthwise_op(_case("c24_3x3_s2", np.uint8, np.int8, np.uint8, True, True,
+                            (5, 250))[0])
     b = _depthwise_op(_case("c24_3x3_s2", np.uint8, np.int8, np.uint8, False, True,
-                            (0, 200))[0])
-    c = _depthwise_op(_case("c24_dilated", np.uint8, np.int8, np.uint8, True, True)[0])
+                            (20, 200))[0])
+    c = _depthwise_op(_case("c24_dilated", np.uint8, np.int8, np.uint8, True, True,
+                            (5, 250))[0])
+    full = _depthwise_op(_case("c24_3x3_s2", np.uint8, np.int8, np.uint8, True, True)[0])
+
     def key(op):
         return qlinear_dispatch.qlinear_kernel_key(op, host_target())
 
     assert key(a) == key(b) != key(c)
+    assert key(full) != key(a)
 
 
 def test_not_applicable():

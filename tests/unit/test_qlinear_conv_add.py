@@ -134,43 +134,55 @@ def test_each_residual_sum_keeps_its_own_tables():
     assert len(kernels) == 1
 
 
-SUMS = [  # (conv result, skip, sum): (scale, u8 zero point), and the form it takes
-    (((0.05, 131), (0.04, 117), (0.07, 90)), "scaled"),
-    (((0.008118387, 184), (0.15280044, 230), (0.10498795, 237)), "divide"),
-    (((0.05, 131), (0.04, 117), (0.06, 128)), "divide"),  # sums landing on ties
+SUMS = [  # (conv result, skip, sum): (scale, u8 zero point); the form sum_form picks, and
+    # whether its fixed point needs a nudge off the rounded ratios
+    (((0.05, 131), (0.04, 117), (0.07, 90)), "fixed", False),
+    (((0.14964533, 186), (0.022841644, 129), (0.110523045, 156)), "fixed", True),
+    (((0.16371007, 179), (0.096004508, 73), (0.058277272, 5)), "scaled", False),
+    (((0.037483718, 74), (0.1835296, 193), (0.035664119, 91)), "divide", False),
+    (((0.05, 131), (0.04, 117), (0.06, 128)), "divide", False),  # sums landing on ties
 ]
 
 
-@pytest.mark.parametrize("quantizations,form", SUMS, ids=["scaled", "divide", "divide-ties"])
-def test_the_sum_divides_only_where_multiplies_would_change_a_byte(quantizations, form,
-                                                                   tmp_path):
-    """int8_requantize.sum_form: the epilogue scales the two terms by multiplies where that
-    gives the division's bytes for every pair of bytes, else divides as QuantizeLinear.
-    Each form gives exactly the evaluator's bits (inputs wide enough to saturate),
-    cold and from the cache."""
+@pytest.mark.parametrize("quantizations,form,nudged", SUMS,
+                         ids=["fixed", "fixed-nudged", "scaled", "divide", "divide-ties"])
+def test_every_sum_form_gives_the_division_bytes_for_every_pair(quantizations, form, nudged,
+                                                                 tmp_path):
+    """int8_requantize.sum_form: the epilogue computes the sum in fixed point, else by f32
+    multiplies, where that gives QuantizeLinear's bytes for every pair of bytes, else divides.
+    An identity conv makes the conv byte the input's: rows of the image run through all 256
+    conv bytes, columns through all 256 skip bytes, so the kernel meets all 65,536 pairs.
+    Each form gives exactly the evaluator's bits, cold and from the cache."""
     from onnxc.dialects.graph_qlinear import QLinearConvAddOp
     from onnxc.lowering.graph_to_loops.int8_requantize import sum_form
 
     (c_scale, c_zero), (s_scale, s_zero), (y_scale, y_zero) = quantizations
-    rng = np.random.default_rng(9)
     b = Builder()
-    x = b.qdq("x", 0.03, 120)
-    w, bias = b.weight(rng.standard_normal((32, 16, 1, 1)).astype(np.float32), 0, 0.03,
-                       rng.standard_normal(32).astype(np.float32) * 0.1)
-    b.nodes.append(helper.make_node("Conv", [x, w, bias], ["c"]))
+    x = b.qdq("x", c_scale, c_zero)  # conv byte = input byte: scale ratio 1, same zero point
+    w, _ = b.weight(np.eye(16, dtype=np.float32).reshape(16, 16, 1, 1), 0, c_scale, None)
+    b.nodes.append(helper.make_node("Conv", [x, w], ["c"]))
     c = b.qdq("c", c_scale, c_zero)
     skip = b.qdq("skip", s_scale, s_zero)
     b.nodes.append(helper.make_node("Add", [c, skip], ["a"]))
     b.nodes.append(helper.make_node("Identity", [b.qdq("a", y_scale, y_zero)], ["y"]))
-    shape = [1, 32, 12, 12]
-    model = b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 12, 12]),
+    shape = [1, 16, 256, 256]
+    model = b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT, shape),
                      helper.make_tensor_value_info("skip", TensorProto.FLOAT, shape)],
                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)])
     module = onnxc.optimize(model, opt_level=3)
     (op,) = [o for o in module.walk() if isinstance(o, QLinearConvAddOp)]
-    assert sum_form(op)[0] == form
-    feeds = {"x": (rng.standard_normal((1, 16, 12, 12)) * 3).astype(np.float32),
-             "skip": (rng.standard_normal(shape) * 30 * s_scale).astype(np.float32)}
+    chosen, factors, adjust = sum_form(op)
+    assert chosen == form
+    if form == "fixed":
+        s = factors[2]
+        plain = (round(np.float32(c_scale) / np.float64(np.float32(y_scale)) * 2 ** s),
+                 round(np.float32(s_scale) / np.float64(np.float32(y_scale)) * 2 ** s), 0)
+        assert ((*factors[:2], adjust) != plain) == nudged
+    byte = np.arange(256, dtype=np.float32)
+    feeds = {"x": np.broadcast_to(((byte - c_zero) * np.float32(c_scale))[:, None],
+                                  shape).astype(np.float32),
+             "skip": np.broadcast_to((byte - s_zero) * np.float32(s_scale),
+                                     shape).astype(np.float32)}
     (expected,) = MemoEvaluator([feeds["x"], feeds["skip"]]).run(module)
     for hit in (False, True):
         compiled = onnxc.compile(model, cache_dir=tmp_path)

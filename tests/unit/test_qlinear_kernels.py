@@ -47,6 +47,7 @@ from onnxc.dialects.graph_base import ints_of
 from onnxc.dialects.graph_qlinear import QLinearConvOp, QLinearMatMulOp
 from onnxc.dialects.layout import ConvertOp, with_layout
 from onnxc.lowering.graph_to_loops import int8_gemm
+from onnxc.lowering.graph_to_loops.int8_requantize import FLOAT_CLAMP, Clamp, output_clamp
 from onnxc.target import PRESETS, host_target, parse_target
 from tests.exact_int8_reference import ort_exact
 
@@ -222,24 +223,25 @@ CONV_CASES = {
 
 
 def _conv_case(name, x_dtype, w_dtype, out_dtype, per_channel, with_bias, out_range=None,
-               layout=None, bias_argument=False):
+               layout=None, bias_argument=False, scale_gain=1.0):
     x_shape, w_shape, strides, pads, dilations, group = CONV_CASES[name]
     x, w = random_bytes(x_dtype, x_shape), random_weights(w_dtype, w_shape, name)
     return conv_case(x, w, (strides, pads, dilations, group), out_dtype, per_channel,
-                     with_bias, out_range, layout, bias_argument)
+                     with_bias, out_range, layout, bias_argument, scale_gain)
 
 
 def conv_case(x, w, window, out_dtype, per_channel, with_bias, out_range=None, layout=None,
-              bias_argument=False):
+              bias_argument=False, scale_gain=1.0):
     """(module, x, expected, bias) of a qlinear_conv of `x` by `w` with random zero points,
-    scales and bias; `window` is (strides, pads, dilations, group)."""
+    scales (times `scale_gain`) and bias; `window` is (strides, pads, dilations, group)."""
     strides, pads, dilations, group = window
     m = w.shape[0]
     x_zp = int(RNG.integers(0, 200)) if x.dtype == np.uint8 else int(RNG.integers(-20, 20))
     w_zp = _weight_zero_points(w.dtype.type, m if per_channel else 1)
     bias = RNG.integers(-5000, 5000, m).astype(np.int32) if with_bias else None
     k = int(np.prod(w.shape[1:]))
-    scales = (RNG.uniform(0.5, 2.0, m if per_channel else 1) / (k * 40.0)).astype(np.float32)
+    scales = (RNG.uniform(0.5, 2.0, m if per_channel else 1) / (k * 40.0)
+              * scale_gain).astype(np.float32)
     out_zp = 0 if out_dtype is np.int32 else (128 if out_dtype is np.uint8 else -3)
     props = _properties(x_zp, w_zp, out_dtype, scales, out_zp, out_range)
     window = {"strides": DenseArrayBase.from_list(i64, list(strides)),
@@ -293,11 +295,32 @@ def test_conv_nhwc_layout(name):
         _assert_matches(compile_module(module, threads=2)(x)[0], expected)
 
 
+@pytest.mark.parametrize("out_dtype,out_range,gain,clamp", [
+    (np.uint8, None, 1.0, Clamp(True, False, False)),  # the narrowing saturates alone
+    (np.uint8, (128, 255), 1.0, Clamp(True, True, False)),  # a Relu's zero point
+    (np.int8, (-100, 90), 1.0, Clamp(True, True, True)),
+    (np.uint8, None, 1e9, FLOAT_CLAMP),  # acc * scale past 2^31: bounded before rounding
+], ids=["saturate", "low", "both", "float"])
+def test_conv_output_clamp(out_dtype, out_range, gain, clamp):
+    """int8_requantize.output_clamp: the bounds as integers after rounding where the rounded
+    values fit i32 (those of the byte type by the saturating narrowing), else in f32
+    before it. Each gives the contract's bits on the packed and the depthwise kernels."""
+    for name in ("vnni_3x3", "depthwise"):
+        module, x, expected, _ = _conv_case(name, np.uint8, np.int8, out_dtype, True, True,
+                                            out_range, "NHWC", scale_gain=gain)
+        (op,) = [o for o in module.walk() if isinstance(o, QLinearConvOp)]
+        assert output_clamp(op) == clamp
+        with graph_compiler() as compile_module:
+            _assert_matches(compile_module(module, threads=2)(x)[0], expected)
+
+
 def test_conv_nhwc_bias_argument():
     """A bias that is not a constant is added at run time (the packed kernel reads it by
-    whole vectors: Cout a multiple of 16)."""
+    whole vectors: Cout a multiple of 16); unbounded, it keeps the float clamp."""
     module, x, expected, bias = _conv_case("vnni_1x1_stride2", np.uint8, np.int8, np.uint8,
                                            True, True, layout="NHWC", bias_argument=True)
+    (op,) = [o for o in module.walk() if isinstance(o, QLinearConvOp)]
+    assert output_clamp(op) == FLOAT_CLAMP
     with graph_compiler() as compile_module:
         _assert_matches(compile_module(module, threads=2)(x, bias)[0], expected)
 
