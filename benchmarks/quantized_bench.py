@@ -15,8 +15,10 @@ runtime's median of the passes' medians and the ratio to onnxc.
 onnxruntime: ORT_ENABLE_ALL, intra_op_num_threads=T, IOBinding with preallocated outputs.
 OpenVINO (`pip install openvino`, the `bench` extra; never imported by onnxc itself):
 compile_model(path, "CPU", {INFERENCE_NUM_THREADS: T, PERFORMANCE_HINT: LATENCY}), its
-defaults otherwise (it computes the float parts in bf16 on this CPU; forcing f32 also
-turned off its int8 convolutions: ResNet-50 QDQ took 113 ms instead of ~11).
+defaults otherwise (it computes the float parts in bf16 on a CPU with AVX512-BF16; forcing
+f32 also turned off its int8 convolutions: ResNet-50 QDQ took 113 ms instead of ~11). The
+runtime `onnxc-bf16` (`--runtimes onnxc,onnxc-bf16,onnxruntime,openvino`) is onnxc with
+precision="bf16", its like for the float16 models; `onnxc` computes them in f32.
 
 `--layers` times each distinct convolution shape of ResNet-50 as one QLinearConv (u8 input,
 per-channel s8 weight, i32 bias, u8 output) in onnxc (its int8 kernel over NHWC data, no
@@ -53,10 +55,10 @@ def _feeds(name: str, model) -> dict[str, np.ndarray]:
     return bert_inputs(model, seed=2) if name.startswith("bert") else random_inputs(model, seed=2)
 
 
-def onnxc_runner(path: str, feeds, threads: int):
+def onnxc_runner(path: str, feeds, threads: int, **options):
     import onnxc
 
-    compiled = onnxc.compile(path, num_threads=threads, cache_dir=False)
+    compiled = onnxc.compile(path, num_threads=threads, cache_dir=False, **options)
     args = [feeds[spec.name] for spec in compiled.inputs]
     return lambda: compiled(*args)
 
@@ -99,6 +101,8 @@ def worker(runtime: str, name: str, threads: int, rounds: int) -> dict:
     start = time.perf_counter()
     if runtime == "onnxc":
         run = onnxc_runner(path, feeds, threads)
+    elif runtime == "onnxc-bf16":
+        run = onnxc_runner(path, feeds, threads, precision="bf16")
     elif runtime == "onnxruntime":
         run = ort_runner(path, feeds, threads)
     else:
@@ -127,7 +131,8 @@ def interleaved(name: str, runtimes, rounds: int) -> dict[str, float]:
     path = model_path(name)
     feeds = _feeds(name, onnx.load(path, load_external_data=False))
     makers = {"onnxc": onnxc_runner, "onnxruntime": ort_runner,
-              "openvino": _openvino_runner}
+              "openvino": _openvino_runner,
+              "onnxc-bf16": lambda *a: onnxc_runner(*a, precision="bf16")}
     runs = {r: makers[r](path, feeds, 1) for r in runtimes}
     times: dict[str, list[float]] = {r: [] for r in runtimes}
     for run in runs.values():

@@ -134,10 +134,13 @@ def bert_encoder(
 
 
 def bert_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
-    """Hidden states ~ N(0, 1) and a mask whose last quarter is padding."""
+    """Hidden states ~ N(0, 1) and a mask whose last quarter is padding, in the model's
+    input types (a float16 conversion of the model takes float16 inputs)."""
     shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+    dtypes = {i.name: onnx.helper.tensor_dtype_to_np_dtype(i.type.tensor_type.elem_type)
+              for i in model.graph.input}
     rng = np.random.default_rng(seed)
     mask = np.ones((1, shape[1]), np.float32)
     mask[:, shape[1] - shape[1] // 4:] = 0.0
-    return {"hidden_states": rng.standard_normal(shape).astype(np.float32),
-            "attention_mask": mask}
+    return {"hidden_states": rng.standard_normal(shape).astype(dtypes["hidden_states"]),
+            "attention_mask": mask.astype(dtypes["attention_mask"])}
