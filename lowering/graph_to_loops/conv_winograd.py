@@ -20,9 +20,12 @@ The form is chosen per conv (`grid_of`): F(4x4) saves more multiplies, but its U
 conv's weights (F(2x2)'s 16/9) and small maps give its products few rows, so maps with few
 4x4 tiles take F(2x2).
 
-The batch may be symbolic (a model exported with a dynamic batch axis): the tile count,
-V, M and the bordered copy are then run-time sizes, and the products' last row block is
-the micro-kernel's run-time remainder.
+The batch, height and width may be symbolic (a model exported with dynamic axes): the
+tile count, V, M and the bordered copy are then run-time sizes, and the products' last row
+block is the micro-kernel's run-time remainder. Over symbolic maps the bordered copy's
+bottom and right pads are grown by tile - 1 (what the last tile reads past the map at
+most, whatever the size), and the last tile of a row or column stores the outputs inside
+the map by a branch on their run-time count (1 to tile).
 
 Accuracy: the transforms multiply by constants up to 8 (A^T) and 5 (B^T), so rounding
 errors grow. Against a float64 reference on N(0, 1) inputs and weights scaled 1/sqrt(9 C)
@@ -31,10 +34,10 @@ errors grow. Against a float64 reference on N(0, 1) inputs and weights scaled 1/
 less); F(2x2)'s constants are +-1 and 1/2: 2.2e-7 to 2.0e-6 with 16-512 channels. The tests
 hold both to `ERROR_BOUND`.
 
-When (`applies`): 3x3, stride 1, dilation 1, one group, static height and width, channel
-counts a multiple of the vector width, and enough tiles of a form (`MIN_TILES`: per image
-when the batch is symbolic) that streaming its larger transformed weights is paid back by
-the products saved.
+When (`applies`): 3x3, stride 1, dilation 1, one group, channel counts a multiple of the
+vector width, and enough tiles of a form (`MIN_TILES`: per image when the batch is
+symbolic) that streaming its larger transformed weights is paid back by the products saved;
+over symbolic maps, whose tiles are unknown until the run, F(4x4).
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from xdsl.ir import Operation, SSAValue
 from onnxc.dialects import graph
 from onnxc.dialects.dense_data import from_numpy, zeros
 from onnxc.dialects.graph_epilogue import epilogue_of
-from onnxc.dialects.symbolic_dims import Dim, is_static
+from onnxc.dialects.symbolic_dims import Dim, ceildiv, is_static
 from onnxc.lowering.graph_to_loops import gemm_bf16
 from onnxc.lowering.graph_to_loops.branches import choose
 from onnxc.lowering.graph_to_loops.buffer_types import RunTimeScratch
@@ -134,15 +137,15 @@ class TileGrid:
     form: Form
 
     @property
-    def tiles_h(self) -> int:
-        return -(-self.conv.oh // self.form.tile)
+    def tiles_h(self) -> Dim:
+        return ceildiv(self.conv.oh, self.form.tile)
 
     @property
-    def tiles_w(self) -> int:
-        return -(-self.conv.ow // self.form.tile)
+    def tiles_w(self) -> Dim:
+        return ceildiv(self.conv.ow, self.form.tile)
 
     @property
-    def per_image(self) -> int:
+    def per_image(self) -> Dim:
         return self.tiles_h * self.tiles_w
 
     @property
@@ -152,9 +155,13 @@ class TileGrid:
     @cached_property
     def padded(self) -> ConvGeometry:
         """The conv with bottom and right pads grown so that every tile's patch is inside
-        the padded input (never shrunk: the original pads are inside the grid)."""
+        the padded input (never shrunk: the original pads are inside the grid). Over a
+        symbolic map, by tile - 1, the most the last tile reads past the output (pads
+        stay constants)."""
         g = self.conv
         tile = self.form.tile
+        if not is_static([g.h, g.w]):
+            return replace(g, pb=g.pb + tile - 1, pr=g.pr + tile - 1)
         return replace(g, pb=tile * self.tiles_h + 2 - g.h - g.pt,
                        pr=tile * self.tiles_w + 2 - g.w - g.pl)
 
@@ -172,15 +179,20 @@ def grid_of(op: Operation, target: Target) -> TileGrid | None:
     and U 38 MB, streamed from memory in a net. In ResNet-18 (Zen 4, one thread / two) such
     a conv took 1.74 / 1.16 ms in F(4x4) and takes 1.31 / 0.72 ms in F(2x2) (16 rows, U 17
     MB); the direct conv 2.1 / 1.1 ms. The whole net: -2.9% / -10.8%, ResNet-50 -0.6% /
-    -2.7%. Alone, with part of U left in the L3 between runs, F(4x4) is 4-6% faster."""
+    -2.7%. Alone, with part of U left in the L3 between runs, F(4x4) is 4-6% faster.
+
+    Over symbolic maps F(4x4): exports with dynamic image sizes are mostly of large images
+    (segmentation, detection), and even on ResNet-18's 7x7 maps F(4x4) beat the direct
+    conv (1.74 against 2.1 ms at one thread)."""
     if not supports_nhwc(op) or gemm_bf16.requested(op):
         return None
     g = geometry(op)
     vw = tiling_for(target).vw
-    if not is_static([g.h, g.w]) or not (
-            (g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.groups) == (3, 3, 1, 1, 1, 1, 1)
+    if not ((g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.groups) == (3, 3, 1, 1, 1, 1, 1)
             and g.c % vw == 0 and g.cout % vw == 0):
         return None
+    if not is_static([g.h, g.w]):
+        return TileGrid(g, F4)
     for form in (F4, F2):
         grid = TileGrid(g, form)
         tiles = grid.tiles if isinstance(grid.tiles, int) else grid.per_image
@@ -348,22 +360,25 @@ class WinogradConv:
 
     def output_transform(self, m: SSAValue) -> None:
         """Full tiles store tile x tile outputs; the last tile of a row or column keeps only
-        those inside the map (a static count per branch)."""
+        those inside the map (a static count per branch: `_by_count`)."""
         kb, grid, g, tile = self.kb, self.grid, self.g, self.form.tile
         last_h, last_w = g.oh - tile * (grid.tiles_h - 1), g.ow - tile * (grid.tiles_w - 1)
 
         def row(n: Index, ty: Index, p0: Index) -> None:
             def columns(rows: int) -> None:
-                full_w = grid.tiles_w if last_w == tile else grid.tiles_w - 1
+                whole = isinstance(last_w, int) and last_w == tile
+                full_w = grid.tiles_w if whole else grid.tiles_w - 1
                 kb.for_(0, full_w, lambda tx: self.output_tile(m, n, ty, tx, p0, rows, tile))
-                if last_w != tile:
-                    self.output_tile(m, n, ty, grid.tiles_w - 1, p0, rows, last_w)
+                if not whole:
+                    _by_count(kb, last_w, tile, lambda cols: self.output_tile(
+                        m, n, ty, grid.tiles_w - 1, p0, rows, cols))
 
-            if last_h == tile:
+            if isinstance(last_h, int) and last_h == tile:
                 columns(tile)
                 return
             is_last = kb.insert(arith.CmpiOp(kb.idx(ty), kb.idx(grid.tiles_h - 1), "eq"))
-            choose(kb, is_last, lambda: columns(last_h) or [], lambda: columns(tile) or [])
+            choose(kb, is_last, lambda: _by_count(kb, last_h, tile, columns) or [],
+                   lambda: columns(tile) or [])
 
         self.tile_rows(row)
 
@@ -402,6 +417,25 @@ class WinogradConv:
 
     def _activate(self, at: Index) -> None:
         self.kb.store(activate(self.kb, self.op, self.kb.load(self.y, [at])), self.y, [at])
+
+
+def _by_count(kb: KernelBuilder, count: Dim, top: int, body) -> None:
+    """body(c) for c = count, a size from 1 to top: one call when it is static, else
+    branches on its run-time value (the last: top)."""
+    if isinstance(count, int):
+        body(count)
+        return
+    value = kb.idx(kb.dim(count))
+
+    def from_(c: int) -> list[SSAValue]:
+        if c == top:
+            body(top)
+            return []
+        hit = kb.insert(arith.CmpiOp(value, kb.idx(c), "eq"))
+        choose(kb, hit, lambda: body(c) or [], lambda: from_(c + 1))
+        return []
+
+    from_(1)
 
 
 class _PointProducts(PackedGemm):

@@ -176,13 +176,17 @@ def test_other_convs_stay_direct(x_shape, w_shape, attrs, winograd_calls):
 
 
 @pytest.mark.parametrize("size,form", [(14, "F4"), (13, "F4"), (12, "F2"), (7, "F2"),
-                                       (8, "F2"), (6, None)])
+                                       (8, "F2"), (6, None), ("H", "F4")])
 def test_the_form_follows_the_tile_count(size, form):
     """F(4x4) where a map has MIN_TILES 4x4 tiles, else F(2x2) where it has that many 2x2
-    tiles, else the direct conv."""
+    tiles, else the direct conv; F(4x4) over a symbolic map."""
     from onnxc.dialects import graph
 
-    model, _ = case((1, 16, size, size), 16, pads=[1, 1, 1, 1])
+    model, _ = case((1, 16, 6 if size == "H" else size, 6 if size == "H" else size), 16,
+                    pads=[1, 1, 1, 1])
+    if size == "H":
+        for axis in (2, 3):
+            model.graph.input[0].type.tensor_type.shape.dim[axis].dim_param = "HW"[axis - 2]
     module = onnxc.optimize(model, opt_level=3)
     (op,) = [o for o in module.walk() if isinstance(o, (graph.ConvOp, graph.ConvAddOp))]
     grid = conv_winograd.grid_of(op, host_target())
@@ -221,3 +225,28 @@ def test_symbolic_batch(size, winograd_calls):
         actual = compiled.run(None, feeds)[0]
         assert actual.shape == (n, 32, size, size)
         assert relative_error(actual, exact(model, feeds)) <= ERROR_BOUND
+
+
+def test_symbolic_image_sizes(tmp_path, winograd_calls):
+    """Batch, height and width exported as dynamic: F(4x4) over a run-time tile grid, the
+    bordered copy grown by 3 rows and columns, and the last tile of a row or column storing
+    1 to 4 outputs by the run-time count (the sizes below end rows and columns on each
+    count, and include maps smaller than one tile). Within the bound at every size, at one
+    and two threads, and from the cache with the cold compile's bits."""
+    model, _ = case((1, 16, 20, 20), 32, pads=[1, 1, 1, 1], act="Relu", residual=True)
+    for value in (*model.graph.input, *model.graph.output):
+        if value.type.tensor_type.HasField("shape"):
+            for axis, name in ((0, "N"), (2, "H"), (3, "W")):
+                value.type.tensor_type.shape.dim[axis].dim_param = name
+    one = onnxc.compile(model, cache_dir=False, num_threads=1)
+    two = onnxc.compile(model, cache_dir=str(tmp_path), num_threads=2)
+    warm = compile_warm(model, filled=True, cache_dir=str(tmp_path), num_threads=2)
+    assert len(winograd_calls) == 2  # the cache hit builds no kernel
+    for n, h, w in ((1, 20, 20), (2, 13, 11), (1, 7, 6), (3, 17, 22), (1, 1, 1), (1, 2, 3)):
+        feeds = {"x": RNG.standard_normal((n, 16, h, w)).astype(np.float32),
+                 "z": RNG.standard_normal((n, 32, h, w)).astype(np.float32)}
+        actual = one.run(None, feeds)[0]
+        assert actual.shape == (n, 32, h, w)
+        assert relative_error(actual, exact(model, feeds)) <= ERROR_BOUND
+        assert output_digest(two.run(None, feeds)) == output_digest([actual])
+        assert output_digest(warm.run(None, feeds)) == output_digest([actual])
