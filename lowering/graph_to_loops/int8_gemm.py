@@ -366,7 +366,8 @@ class _Kernel:
         self.rule = self.output_rule(rule, 0, output_clamp(op))
         self.sum_rule = None
         if self.addend is not None:
-            # the sum's table (sum_table): three factors, the addend's zero point, the rule
+            # the sum's table (sum_table): three factors, the addend's zero point, the rule,
+            # the fixed form's adjustment
             sums = rest[4]
             addend_zp = kb.insert(arith.FPToSIOp(kb.load(sums, [3]), i32))
             factors = tuple(kb.load(sums, [i]) for i in range(3))

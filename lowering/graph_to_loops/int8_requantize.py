@@ -6,9 +6,10 @@ result is `acc * scale` (f32, then narrowed); a byte result is
 `clamp(round_half_even(acc * scale) + zp, min, max)`. Where the rounded value cannot
 overflow i32 (`Clamp`, decided per op from its weights and scales), the bounds are applied
 to it as integers and a bound that is the byte type's own is left to the narrowing, which
-saturates (AVX-512: one vpmovusdb / vpmovsdb for the clamp and the narrowing, where the
-float clamp took two more instructions); else as `round(clamp(real, min - zp, max - zp)) +
-zp`, exact for any real since the bounds are integers.
+saturates (AVX-512: vpmaxsd and vpmovusdb, or vpmovsdb, where the f32 clamp took a vmaxps,
+a vminps and a vpmovdb; four vectors of a row packed at once: `packed_row`); else as
+`round(clamp(real, min - zp, max - zp)) + zp`, exact for any real since the bounds are
+integers.
 qlinear_conv_add's residual sum (`residual_sum_wide`) continues from the centred integer
 q - zp. `sum_form` picks its cheapest form that gives QuantizeLinear's bytes for every pair
 of bytes the sum can see (checked at compile time, all 65,536 of them): in fixed point on
@@ -233,7 +234,8 @@ def _fixed_form(op: QLinearConvAddOp, q_bytes: np.ndarray, a_bytes: np.ndarray,
     a_zp, y_zp = int_of(op.addend_zero_point), int_of(op.sum_zero_point)
     y_lo, y_hi = op.sum_range()
     q_max, a_max = int(np.abs(q).max()), int(np.abs(a_bytes).max())
-    reach = (q_max + a_max + 1) * FIXED_NUDGE  # how far a nudge moves a sum
+    # how far a nudge moves a sum: q * d0 + (a - a_zp) * d1 + adjust
+    reach = (q_max + int(np.abs(a_bytes - a_zp).max()) + 1) * FIXED_NUDGE
 
     def constant(m1, s: int, adjust):
         return (y_zp << s) + (1 << (s - 1)) + adjust - a_zp * m1
@@ -245,12 +247,14 @@ def _fixed_form(op: QLinearConvAddOp, q_bytes: np.ndarray, a_bytes: np.ndarray,
                 >= I32_LIMIT):
             continue
         t = q * m0 + a_bytes * m1 + constant(m1, s, 0)
-        if np.array_equal(np.clip(t >> s, y_lo, y_hi), want):
+        wrong = np.clip(t >> s, y_lo, y_hi) != want
+        if not wrong.any():
             return "fixed", (float(m0), float(m1), float(s)), 0
-        # the pairs within `reach` of a rounding step: no nudge moves any other one
+        # the pairs within `reach` of a rounding step: no nudge moves any other one, so
+        # every wrong pair must be among them
         near = np.abs(((t + (1 << (s - 1))) & ((1 << s) - 1)) - (1 << (s - 1))) <= reach
-        if near.sum() > NEAR_TIES:
-            return None  # sums on exact ties (scales in simple ratios): no nudge fits all
+        if near.sum() > NEAR_TIES or (wrong & ~near).any():
+            return None  # e.g. sums on exact ties (scales in simple ratios)
         rows, cols = np.nonzero(near)
         few_q, few_a, few_want = (q[rows, 0], a_bytes[0, cols], want[rows, cols])
         steps = np.arange(-FIXED_NUDGE, FIXED_NUDGE + 1)
@@ -259,9 +263,10 @@ def _fixed_form(op: QLinearConvAddOp, q_bytes: np.ndarray, a_bytes: np.ndarray,
         d0, d1, adjust = (d[:, i:i + 1] for i in range(3))
         few = (few_q * (m0 + d0) + few_a * (m1 + d1) + constant(m1 + d1, s, adjust)) >> s
         fits = np.flatnonzero(np.all(np.clip(few, y_lo, y_hi) == few_want, axis=1))
-        if fits.size:
-            n0, n1, nudge = (int(v) for v in d[fits[0]])
-            return "fixed", (float(m0 + n0), float(m1 + n1), float(s)), nudge
+        for n0, n1, nudge in (tuple(int(v) for v in d[i]) for i in fits[:4]):
+            t = q * (m0 + n0) + a_bytes * (m1 + n1) + constant(m1 + n1, s, nudge)
+            if np.array_equal(np.clip(t >> s, y_lo, y_hi), want):  # all pairs, to be sure
+                return "fixed", (float(m0 + n0), float(m1 + n1), float(s)), nudge
         return None
     return None
 

@@ -144,27 +144,31 @@ SUMS = [  # (conv result, skip, sum): (scale, u8 zero point); the form sum_form 
 ]
 
 
-@pytest.mark.parametrize("quantizations,form,nudged", SUMS,
-                         ids=["fixed", "fixed-nudged", "scaled", "divide", "divide-ties"])
+@pytest.mark.parametrize("quantizations,form,nudged,signed", [
+    *((*case, False) for case in SUMS), (*SUMS[0], True)],
+    ids=["fixed", "fixed-nudged", "scaled", "divide", "divide-ties", "fixed-i8"])
 def test_every_sum_form_gives_the_division_bytes_for_every_pair(quantizations, form, nudged,
-                                                                 tmp_path):
+                                                                 signed, tmp_path):
     """int8_requantize.sum_form: the epilogue computes the sum in fixed point, else by f32
     multiplies, where that gives QuantizeLinear's bytes for every pair of bytes, else divides.
     An identity conv makes the conv byte the input's: rows of the image run through all 256
-    conv bytes, columns through all 256 skip bytes, so the kernel meets all 65,536 pairs.
-    Each form gives exactly the evaluator's bits, cold and from the cache."""
+    conv bytes, columns through all 256 skip bytes, so the kernel meets all 65,536 pairs
+    (u8, or i8 with the zero points moved by -128). Each form gives exactly the evaluator's
+    bits, cold and from the cache."""
     from onnxc.dialects.graph_qlinear import QLinearConvAddOp
     from onnxc.lowering.graph_to_loops.int8_requantize import sum_form
 
     (c_scale, c_zero), (s_scale, s_zero), (y_scale, y_zero) = quantizations
     b = Builder()
-    x = b.qdq("x", c_scale, c_zero)  # conv byte = input byte: scale ratio 1, same zero point
+    # conv byte = input byte: scale ratio 1, the same zero point
+    x = _qdq(b, "x", c_scale, c_zero, signed)
     w, _ = b.weight(np.eye(16, dtype=np.float32).reshape(16, 16, 1, 1), 0, c_scale, None)
     b.nodes.append(helper.make_node("Conv", [x, w], ["c"]))
-    c = b.qdq("c", c_scale, c_zero)
-    skip = b.qdq("skip", s_scale, s_zero)
+    c = _qdq(b, "c", c_scale, c_zero, signed)
+    skip = _qdq(b, "skip", s_scale, s_zero, signed)
     b.nodes.append(helper.make_node("Add", [c, skip], ["a"]))
-    b.nodes.append(helper.make_node("Identity", [b.qdq("a", y_scale, y_zero)], ["y"]))
+    b.nodes.append(helper.make_node("Identity", [_qdq(b, "a", y_scale, y_zero, signed)],
+                                    ["y"]))
     shape = [1, 16, 256, 256]
     model = b.model([helper.make_tensor_value_info("x", TensorProto.FLOAT, shape),
                      helper.make_tensor_value_info("skip", TensorProto.FLOAT, shape)],
@@ -178,7 +182,7 @@ def test_every_sum_form_gives_the_division_bytes_for_every_pair(quantizations, f
         plain = (round(np.float32(c_scale) / np.float64(np.float32(y_scale)) * 2 ** s),
                  round(np.float32(s_scale) / np.float64(np.float32(y_scale)) * 2 ** s), 0)
         assert ((*factors[:2], adjust) != plain) == nudged
-    byte = np.arange(256, dtype=np.float32)
+    byte = np.arange(256, dtype=np.float32)  # minus the zero point: the same for u8 and i8
     feeds = {"x": np.broadcast_to(((byte - c_zero) * np.float32(c_scale))[:, None],
                                   shape).astype(np.float32),
              "skip": np.broadcast_to((byte - s_zero) * np.float32(s_scale),
