@@ -241,7 +241,7 @@ def transformed_weights(op: Operation, target: Target) -> DenseIntOrFPElementsAt
 
 def scratch(op: Operation, target: Target) -> list[MemRefType | RunTimeScratch]:
     """The bordered input copy, V [points, tiles, C] and M [points, tiles, Cout] (flat in
-    the dynamic arena when the batch is symbolic)."""
+    the dynamic arena when a size is symbolic)."""
     grid = grid_of(op, target)
     assert grid is not None
     p, points = grid.padded, grid.form.points

@@ -47,9 +47,9 @@ from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 TW = 8
 """Output pixels per register tile: TW accumulators + up to 16 tap weights fit 32 registers."""
 MAX_HELD_TAPS = 16
+"""Up to this many taps, a channel block's weight vectors stay in registers for the row."""
 MIN_LANES = 4
 """The narrowest vector the channels after the last whole vector take (then lane by lane)."""
-"""Up to this many taps, a channel block's weight vectors stay in registers for the row."""
 HELD_WEIGHT_REGISTERS = 32
 """Targets with fewer vector registers (AVX2's 16 ymm) cannot hold TW accumulators and a
 3x3 kernel's 9 weights: LLVM spills. There the row runs pixel-major (`row_channels`): each
