@@ -93,6 +93,11 @@ from onnxc.lowering.graph_to_loops.int8_requantize import (
     widened_bytes,
 )
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
+from onnxc.lowering.graph_to_loops.padding_rows import (
+    live_kernel_rows,
+    skipped_row_sums,
+    skips_rows,
+)
 from onnxc.lowering.graph_to_loops.qlinear import output_scales
 from onnxc.target import Target
 
@@ -308,6 +313,11 @@ def int8_constants(op: QuantizedProductOp, target: Target) -> list[DenseIntOrFPE
     corr[:g.cout] = (t.a_offset - x_zp) * b.sum(axis=0, dtype=np.int64)
     if folded_bias(op):
         corr[:g.cout] += _int32_values(op.bias)
+    pad = skipped_tap_value(op, target)
+    if pad:  # the prefix sums that put back a skipped kernel row's padding products
+        columns = np.zeros((b.shape[0], g.npad), np.int64)
+        columns[:, :g.cout] = b
+        corr = np.concatenate([corr, skipped_row_sums(columns, g.kh, pad).reshape(-1)])
     scales = output_scales(op) or (1.0,)
     scale = np.ones(g.npad, np.float32)
     scale[:g.cout] = np.asarray(scales, np.float32)
@@ -321,6 +331,19 @@ def int8_constants(op: QuantizedProductOp, target: Target) -> list[DenseIntOrFPE
     if isinstance(op, QLinearConvAddOp):
         tables.append(from_numpy(sum_table(op), f32))
     return tables
+
+
+def skipped_tap_value(op: QuantizedProductOp, target: Target) -> int | None:
+    """None when every row block runs every kernel row; else row blocks skip the kernel
+    rows that read only the border (padding_rows.py), and this is what each skipped product
+    added per unit of weight: the border's value minus the multiply step's offset (0 for the
+    usual zero point of a Relu's output on VNNI: nothing to put back)."""
+    if not isinstance(op, QLINEAR_CONV_OPS):
+        return None
+    t = tiling(op, target)
+    if not skips_rows(gemm_of(op, t.per_word)):
+        return None
+    return input_offset(op)[0] - t.a_offset
 
 
 def reads_input_in_place(op: QuantizedProductOp, target: Target) -> bool:
@@ -362,6 +385,7 @@ class _Kernel:
         if self.in_place:
             rest.append(kb.view(ins[0], [g.n * g.h * g.w * g.c]))
         self.bp, self.corr, self.scale, rule = rest[:4]
+        self.skipped_tap = skipped_tap_value(op, kb.target)
         self.scratch = rest[-1]
         self.rule = self.output_rule(rule, 0, output_clamp(op))
         self.sum_rule = None
@@ -489,13 +513,20 @@ class _Kernel:
         nv = w // VW
         bases = [self.row_base(kb.iadd(i0, r)) for r in range(mr)]
         panel = kb.imul(j, g.k_words)
-        # the accumulators start at corr (+ the run-time bias): no add per one at the end
+        lo, hi = (0, g.kh) if self.skipped_tap is None else live_kernel_rows(kb, g, i0, mr)
+        # the accumulators start at corr (+ the run-time bias, + the skipped rows' padding
+        # products): no add per one at the end
         corrs = []
         for v in range(nv):
             col = kb.iadd(j, v * VW)
             corr = self.vload(self.corr, col, self.v32)
             if self.bias is not None:
                 corr = kb.insert(arith.AddiOp(corr, self.vload(self.bias, col, self.v32)))
+            if self.skipped_tap:
+                sums = [self.vload(self.corr, kb.iadd(kb.imul(kb.iadd(rows, 1), g.npad), col),
+                                   self.v32) for rows in (lo, g.kh, hi)]
+                corr = kb.insert(arith.AddiOp(corr, kb.insert(arith.SubiOp(
+                    kb.insert(arith.AddiOp(sums[0], sums[1])), sums[2]))))
             corrs.append(corr)
         # (kw, c_words) is one contiguous run of words when dilation_w is 1
         run = g.kw * g.c_words if g.dw == 1 else g.c_words
@@ -517,7 +548,8 @@ class _Kernel:
 
             return list(kb.for_(0, run, step, iter_args=acc))
 
-        acc = kb.for_(0, len(outer), tap_loop,
+        per_row = len(outer) // g.kh
+        acc = kb.for_(kb.imul(lo, per_row), kb.imul(hi, per_row), tap_loop,
                       iter_args=[corrs[v] for _ in range(mr) for v in range(nv)])
         cols = [kb.iadd(j, v * VW) for v in range(nv)]
         scales = [None if is_i32(self.element) else self.vload(self.scale, col, self.vf)

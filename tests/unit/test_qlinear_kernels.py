@@ -231,12 +231,14 @@ def _conv_case(name, x_dtype, w_dtype, out_dtype, per_channel, with_bias, out_ra
 
 
 def conv_case(x, w, window, out_dtype, per_channel, with_bias, out_range=None, layout=None,
-              bias_argument=False, scale_gain=1.0):
-    """(module, x, expected, bias) of a qlinear_conv of `x` by `w` with random zero points,
-    scales (times `scale_gain`) and bias; `window` is (strides, pads, dilations, group)."""
+              bias_argument=False, scale_gain=1.0, x_zp=None):
+    """(module, x, expected, bias) of a qlinear_conv of `x` by `w` with random zero points
+    (the input's `x_zp` when given), scales (times `scale_gain`) and bias; `window` is
+    (strides, pads, dilations, group)."""
     strides, pads, dilations, group = window
     m = w.shape[0]
-    x_zp = int(RNG.integers(0, 200)) if x.dtype == np.uint8 else int(RNG.integers(-20, 20))
+    if x_zp is None:
+        x_zp = int(RNG.integers(0, 200)) if x.dtype == np.uint8 else int(RNG.integers(-20, 20))
     w_zp = _weight_zero_points(w.dtype.type, m if per_channel else 1)
     bias = RNG.integers(-5000, 5000, m).astype(np.int32) if with_bias else None
     k = int(np.prod(w.shape[1:]))
