@@ -47,7 +47,7 @@ import onnxc.pipeline
 from onnxc.dialects import graph
 from onnxc.dialects.graph_qlinear import QLinearConvOp
 from onnxc.dialects.layout import with_layout
-from onnxc.lowering.graph_to_loops import int8_gemm
+from onnxc.lowering.graph_to_loops import int8_layout
 
 TARGET = ["host"]
 """What onnxc compiles for (--target)."""
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--narrow", action="store_true")
     args = parser.parse_args(argv)
     if args.isa == "portable":
-        int8_gemm.target_int8_isa = lambda target: "portable"
+        int8_layout.target_int8_isa = lambda target: "portable"
     TARGET[0] = args.target
     global WEIGHT_RANGE
     WEIGHT_RANGE = 60 if args.narrow else 100

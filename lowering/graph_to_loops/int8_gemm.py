@@ -11,7 +11,10 @@ two i16 (2 channels) in the "pairs" form:
   A and signed ones of B. In the pairs form each channel is widened to i16 on the way. A
   row of A is then read in place, one word broadcast to a vector per row per k step. A ui8
   input with no padding and C % 4 == 0 (most 1x1 convs, the matmuls) already has the byte
-  forms' layout: it is read directly, with no copy (`reads_input_in_place`).
+  forms' layout: it is read directly, with no copy (`reads_input_in_place`). A stem over
+  3 channels packs each kernel row's taps as one run of bytes instead (int8_layout.py
+  `packs_runs`: the scratch holds bytes, A words are read at byte offsets).
+  Row blocks skip the kernel rows that read only the border (padding_rows.py).
 - B: the weight minus its zero point (which must then fit s8), packed at compile time into
   panels of NR columns: word (k, m) of panel j at `j * KW + k * w + (m - j)` (w the panel's
   width), so one vector load feeds 16 columns of one k-word.
@@ -25,7 +28,7 @@ row of bytes packed into one store (`packed_row`) on AVX-512. Threads split chun
 blocks; inside a chunk the loop is panel -> row block -> micro-kernel, so one panel of B is
 reused by every row block of the chunk.
 
-The multiply step follows the target (`target_int8_isa`, `Int8Tiling.form`): AVX512-VNNI's
+The multiply step follows the target (int8_layout.py: `target_int8_isa`, `Int8Tiling.form`): AVX512-VNNI's
 vpdpbusd on 6 x 64 tiles (7 x 48 for convs over small maps), AVX2's vpmaddubsw (or, where
 a weight pair could saturate it, the exact vpmaddwd on i16 pairs) on 6 x 16, AArch64's
 sdot, else portable i32 arithmetic on 4 x 16; int8_multiply.py holds the steps, with their
@@ -44,9 +47,6 @@ share one kernel (`int8_gemm_key`): ResNet-50's 53 convs compile 23 kernels.
 
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass
-
 import numpy as np
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
@@ -55,13 +55,14 @@ from xdsl.dialects.builtin import (
     MemRefType,
     VectorType,
     f32,
+    i8,
     i32,
 )
 from xdsl.ir import SSAValue
 
 from onnxc.dialects import graph
 from onnxc.dialects.dense_data import from_numpy, values_in_shape
-from onnxc.dialects.graph_base import int_of, ints_of, shape_of
+from onnxc.dialects.graph_base import int_of, shape_of
 from onnxc.dialects.graph_qlinear import (
     QLINEAR_CONV_OPS,
     QLinearConvAddOp,
@@ -72,8 +73,20 @@ from onnxc.dialects.graph_qlinear import (
 from onnxc.dialects.layout import layout_of
 from onnxc.dialects.symbolic_dims import ceildiv
 from onnxc.lowering.graph_to_loops.buffer_types import RunTimeScratch
-from onnxc.lowering.graph_to_loops.conv_nhwc import ConvGeometry, geometry
-from onnxc.lowering.graph_to_loops.int8_input import input_offset, load_word, pack_input
+from onnxc.lowering.graph_to_loops.int8_input import (
+    input_offset,
+    load_word,
+    pack_input,
+    pack_input_bytes,
+)
+from onnxc.lowering.graph_to_loops.int8_layout import (
+    VW,
+    gemm_of,
+    packed_rows,
+    tiled_gemm,
+    tiling,
+    weight_matrix,
+)
 from onnxc.lowering.graph_to_loops.int8_multiply import STEPS
 from onnxc.lowering.graph_to_loops.int8_requantize import (
     Clamp,
@@ -101,115 +114,11 @@ from onnxc.lowering.graph_to_loops.padding_rows import (
 from onnxc.lowering.graph_to_loops.qlinear import output_scales
 from onnxc.target import Target
 
-VW = 16
 CHUNK_ROW_BLOCKS = 16
 """Row blocks per parallel iteration at most (a chunk's A rows stay in L2)."""
 MIN_CHUNKS = 8
 MIN_ITERATIONS = 16
 """Parallel iterations wanted at least: row chunks times column groups."""
-SEVEN_ROW_PIXELS = 196
-"""Convs with at most this many output pixels (14x14 and 7x7 maps) take 7 x 48 VNNI tiles:
-49 and 196 rows split into whole 7-row blocks, where 6 x 64 left a last block recomputing
-five or two rows. QDQ ResNet-50 on Zen 4, against 6 x 64 everywhere: kernels -3.1% (its 7x7
-convs -9%), cold compile 2.8 -> 3.15 s; 7 x 48 on every map ran -4.3% but compiled in 3.7 s
-(a 16-wide tail panel per kernel: no Cout of ResNet-50 is a multiple of 48); 7 x 32 compiled
-in 2.2 s but ran -0.4%; 7 x 64 spilled; 8 x 48, 6 x 48 and 5 x 64 were slower."""
-
-
-def target_int8_isa(target: Target) -> str:
-    """`target`'s int8 dot-product instructions: "vnni" (AVX512-VNNI), "avx2" (vpmaddwd /
-    vpmaddubsw), "sdot" (AArch64 with the dot-product extension) or "portable" (plain i32
-    vector arithmetic, any SIMD target)."""
-    if target.has_feature("avx512vnni"):
-        return "vnni"
-    if target.has_feature("avx2"):
-        return "avx2"
-    if target.arch == "aarch64" and target.has_feature("dotprod"):
-        return "sdot"
-    return "portable"
-
-
-@dataclass(frozen=True)
-class Int8Tiling:
-    mr: int
-    """rows (pixels) per micro-kernel tile"""
-    nr: int
-    """columns per panel, a multiple of 16"""
-    form: str
-    """how a k-word is multiplied in (int8_multiply.STEPS): "vnni", "maddubs", "pairs", "sdot" or
-    "portable"; it decides the packing of A and B too ("pairs": i16 pairs, else bytes)"""
-
-    @property
-    def a_offset(self) -> int:
-        """What the step subtracts from every byte of A: 128 for sdot, which multiplies
-        signed bytes (A's u8 bytes flipped to s8; corr adds 128 * sum_k B back)."""
-        return 128 if self.form == "sdot" else 0
-
-    @property
-    def per_word(self) -> int:
-        """Channels per word of A and B: two i16, or four bytes."""
-        return 2 if self.form == "pairs" else 4
-
-
-def tiling(op: QuantizedProductOp, target: Target) -> Int8Tiling:
-    """The tile and multiply form of `op`'s kernel for `target`. With VNNI, 6 x 64 tiles
-    (24 of the 32 zmm registers accumulate), and 7 x 48 (21) for a conv over a static map
-    of at most SEVEN_ROW_PIXELS output pixels. On AVX2, 6 x 16: twelve ymm accumulators,
-    B's two and A's broadcast fill the 16 registers; vpmaddubsw when no pair of the weights
-    can saturate its i16 sums (`pairs_fit_i16`), else the exact vpmaddwd on i16 pairs. Else
-    4 x 16 in portable i32 arithmetic."""
-    isa = target_int8_isa(target)
-    if isa == "vnni":
-        pixels = gemm_of(op, 4).pixels if isinstance(op, QLINEAR_CONV_OPS) else None
-        small = isinstance(pixels, int) and pixels <= SEVEN_ROW_PIXELS
-        return Int8Tiling(7, 48, "vnni") if small else Int8Tiling(6, 64, "vnni")
-    if isa == "avx2":
-        return Int8Tiling(6, 16, "maddubs" if pairs_fit_i16(op) else "pairs")
-    if isa == "sdot":
-        return Int8Tiling(6, 16, "sdot")
-    return Int8Tiling(4, 16, "portable")
-
-
-@dataclass(frozen=True)
-class Int8Gemm(ConvGeometry):
-    """The product as an implicit GEMM over a padded NHWC input (a matmul: h = rows, w = 1),
-    K counted in words of `per_word` input channels."""
-
-    per_word: int = 4
-
-    @property
-    def c_words(self) -> int:
-        """Words per pixel of A (the channel tail padded)."""
-        return -(-self.c // self.per_word)
-
-    @property
-    def k_words(self) -> int:
-        return self.kh * self.kw * self.c_words
-
-    @property
-    def npad(self) -> int:
-        """Columns of packed B: Cout rounded up to whole vectors (zero weights past Cout)."""
-        return -(-self.cout // VW) * VW
-
-
-def gemm_of(op: QuantizedProductOp, per_word: int) -> Int8Gemm:
-    """The op's GEMM, in words of `per_word` channels (its tiling's: `Int8Tiling.per_word`)."""
-    if isinstance(op, QLINEAR_CONV_OPS):
-        return Int8Gemm(**asdict(geometry(op)), per_word=per_word)
-    a, b = shape_of(op.lhs), shape_of(op.rhs)
-    rows = math.prod(a[:-1])  # a symbolic M ([1, seq, K] activations): run-time rows
-    return Int8Gemm(1, a[-1], rows, 1, b[1], rows, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1,
-                    per_word=per_word)
-
-
-def _byte_values(value: SSAValue) -> np.ndarray | None:
-    """A constant ui8 / i8 tensor's values as int32, None when not a constant."""
-    owner = value.owner
-    if not isinstance(owner, graph.ConstantOp):
-        return None
-    return values_in_shape(owner.value, shape_of(value)).astype(np.int32)
-
-
 def _int32_values(value: SSAValue) -> np.ndarray | None:
     owner = value.owner
     if not isinstance(owner, graph.ConstantOp):
@@ -220,21 +129,6 @@ def _int32_values(value: SSAValue) -> np.ndarray | None:
 def folded_bias(op: QuantizedProductOp) -> bool:
     """Whether the bias is a constant, folded into corr at compile time."""
     return op.bias is not None and _int32_values(op.bias) is not None
-
-
-def weight_matrix(op: QuantizedProductOp) -> np.ndarray | None:
-    """B[(kh, kw, c), m] - weight_zero_point[m] as int32 [K, Cout], None if not constant."""
-    if isinstance(op, QLINEAR_CONV_OPS):
-        w = _byte_values(op.weight)
-        if w is None:
-            return None
-        cout, c, kh, kw = w.shape
-        b = w.transpose(2, 3, 1, 0).reshape(kh * kw * c, cout)
-    else:
-        b = _byte_values(op.rhs)
-        if b is None:
-            return None
-    return b - np.asarray(ints_of(op.weight_zero_point), np.int32)
 
 
 def applies(op, target: Target) -> bool:
@@ -264,37 +158,6 @@ def applies(op, target: Target) -> bool:
     return b is not None and int(b.min(initial=0)) >= -128 and int(b.max(initial=0)) <= 127
 
 
-def centred_weight_words(op: QuantizedProductOp, per_word: int) -> np.ndarray:
-    """The centred weights as int32 [K words, per_word, Cout padded to whole vectors]:
-    k-words of `per_word` input channels per tap, zero past C and past Cout."""
-    g = gemm_of(op, per_word)
-    b = weight_matrix(op)
-    assert b is not None
-    k = b.shape[0] // (g.kh * g.kw)
-    taps = b.reshape(g.kh * g.kw, k, g.cout)
-    padded = np.zeros((g.kh * g.kw, g.c_words * per_word, g.npad), np.int32)
-    padded[:, :k, :g.cout] = taps
-    return padded.reshape(g.k_words, per_word, g.npad)
-
-
-def pairs_fit_i16(op: QuantizedProductOp) -> bool:
-    """Whether vpmaddubsw is exact: its two u8 x s8 products per i16 lane saturate unless,
-    for every pair of weights it adds (k = 2i, 2i + 1), the positive parts and the negative
-    parts each sum to at most 128 (255 * 128 fits i16)."""
-    pairs = centred_weight_words(op, 2)
-    pos = np.maximum(pairs, 0).sum(axis=1)
-    neg = np.maximum(-pairs, 0).sum(axis=1)
-    return int(pos.max(initial=0)) <= 128 and int(neg.max(initial=0)) <= 128
-
-
-def packed_rows(op: QuantizedProductOp, t: Int8Tiling) -> np.ndarray:
-    """B as [K words, Npad] i32 words before the split into panels: 4 s8 bytes (k0..k3) per
-    word, or for "pairs" the i16 pair (k0, k1)."""
-    words = centred_weight_words(op, t.per_word)
-    narrow = np.int16 if t.form == "pairs" else np.int8
-    return words.astype(narrow).transpose(0, 2, 1).copy().view("<i4")[..., 0]
-
-
 def int8_constants(op: QuantizedProductOp, target: Target) -> list[DenseIntOrFPElementsAttr]:
     """[packed B (i32 words), corr (i32), output scales (f32, one per channel), the output
     rule (f32: output zero point, min - zero point, max - zero point)] for `target`'s tiling,
@@ -302,7 +165,7 @@ def int8_constants(op: QuantizedProductOp, target: Target) -> list[DenseIntOrFPE
     rule): convs that differ only in these values share one kernel
     (`int8_gemm_key`)."""
     t = tiling(op, target)
-    g = gemm_of(op, t.per_word)
+    g = tiled_gemm(op, t)
     b = weight_matrix(op)
     assert b is not None
     words = packed_rows(op, t)
@@ -341,7 +204,7 @@ def skipped_tap_value(op: QuantizedProductOp, target: Target) -> int | None:
     if not isinstance(op, QLINEAR_CONV_OPS):
         return None
     t = tiling(op, target)
-    if not skips_rows(gemm_of(op, t.per_word)):
+    if not skips_rows(tiled_gemm(op, t)):
         return None
     return input_offset(op)[0] - t.a_offset
 
@@ -350,7 +213,7 @@ def reads_input_in_place(op: QuantizedProductOp, target: Target) -> bool:
     """Whether A is the input itself: ui8 bytes, no padding and whole words of channels
     are already the scratch's layout (most 1x1 convs, and matmuls with K % 4 == 0), so
     the copy is skipped (and its parallel region, and the scratch's memory traffic)."""
-    g = gemm_of(op, tiling(op, target).per_word)
+    g = tiled_gemm(op, tiling(op, target))
     return (g.per_word == 4 and not input_offset(op)[1] and g.c % 4 == 0
             and g.pt + g.pl + g.pb + g.pr == 0)
 
@@ -360,7 +223,10 @@ def int8_scratch(op: QuantizedProductOp, target: Target) -> list[MemRefType | Ru
     in the dynamic arena for a symbolic M)."""
     if reads_input_in_place(op, target):
         return []
-    g = gemm_of(op, tiling(op, target).per_word)
+    g = tiled_gemm(op, tiling(op, target))
+    if g.runs:  # bytes, and the slack a kernel row's last word reads past the map
+        size = g.n * g.hp * g.wp * g.c + g.per_word - 1
+        return [MemRefType(i8, [size]) if isinstance(size, int) else RunTimeScratch(i8, size)]
     words = g.n * g.hp * g.wp * g.c_words
     return [MemRefType(i32, [words]) if isinstance(words, int) else RunTimeScratch(i32, words)]
 
@@ -373,7 +239,7 @@ class _Kernel:
 
     def __init__(self, op: QuantizedProductOp, kb: KernelBuilder, ins, outs):
         self.op, self.kb, self.t = op, kb, tiling(op, kb.target)
-        self.g = gemm_of(op, self.t.per_word)
+        self.g = tiled_gemm(op, self.t)
         g = self.g
         has_bias = op.bias is not None
         self.bias = ins[2] if has_bias and not folded_bias(op) else None
@@ -429,7 +295,7 @@ class _Kernel:
         so the threads get enough iterations to balance."""
         kb, g, nr = self.kb, self.g, self.t.nr
         if not self.in_place:
-            pack_input(kb, self.op, g, self.x, self.scratch)
+            (pack_input_bytes if g.runs else pack_input)(kb, self.op, g, self.x, self.scratch)
         full = g.cout // nr
         if not isinstance(g.pixels, int):
             self.build_symbolic()
@@ -506,7 +372,7 @@ class _Kernel:
             oh = kb.idiv(rest, g.ow)
             ow = kb.isub(rest, kb.imul(oh, g.ow))
         hp = kb.iadd(kb.imul(n, g.hp), kb.imul(oh, g.sh))
-        return kb.imul(kb.iadd(kb.imul(hp, g.wp), kb.imul(ow, g.sw)), g.c_words)
+        return kb.imul(kb.iadd(kb.imul(hp, g.wp), kb.imul(ow, g.sw)), g.pixel_units)
 
     def micro(self, i0: Index, mr: int, j: Index, w: int) -> None:
         kb, g = self.kb, self.g
@@ -528,22 +394,23 @@ class _Kernel:
                 corr = kb.insert(arith.AddiOp(corr, kb.insert(arith.SubiOp(
                     kb.insert(arith.AddiOp(sums[0], sums[1])), sums[2]))))
             corrs.append(corr)
-        # (kw, c_words) is one contiguous run of words when dilation_w is 1
-        run = g.kw * g.c_words if g.dw == 1 else g.c_words
+        # a kernel row's taps are one contiguous run of words when dilation_w is 1
+        run = g.run_words if g.dw == 1 else g.c_words
         outer = [(kh, 0) for kh in range(g.kh)] if g.dw == 1 else [
             (kh, kw) for kh in range(g.kh) for kw in range(g.kw)]
 
         def tap_loop(t: Index, *acc: SSAValue) -> list[SSAValue]:
             kh = kb.idiv(t, len(outer) // g.kh) if g.dw != 1 else t
             kw = kb.isub(t, kb.imul(kh, g.kw)) if g.dw != 1 else 0
-            a_off = kb.iadd(kb.imul(kb.imul(kh, g.dh), g.wp * g.c_words),
-                            kb.imul(kb.imul(kw, g.dw), g.c_words))
+            a_off = kb.iadd(kb.imul(kb.imul(kh, g.dh), g.wp * g.pixel_units),
+                            kb.imul(kb.imul(kw, g.dw), g.pixel_units))
             b_off = kb.iadd(panel, kb.imul(kb.imul(t, run), w))
 
             def step(kk: Index, *acc: SSAValue) -> list[SSAValue]:
                 at = kb.iadd(b_off, kb.imul(kk, w))
                 bv = [self.vload(self.bp, kb.iadd(at, v * VW), self.v32) for v in range(nv)]
-                a = [self.a_word(kb.iadd(bases[r], kb.iadd(a_off, kk))) for r in range(mr)]
+                unit = kb.imul(kk, g.word_units)
+                a = [self.a_word(kb.iadd(bases[r], kb.iadd(a_off, unit))) for r in range(mr)]
                 return STEPS[self.t.form](kb, list(acc), a, bv)
 
             return list(kb.for_(0, run, step, iter_args=acc))
@@ -571,10 +438,13 @@ class _Kernel:
                     kb.vstore(value, self.y, [kb.idx(row), kb.idx(col)])
 
     def a_word(self, at: Index) -> SSAValue:
-        """Word `at` of A: from the scratch, or 4 bytes of the input read in place."""
-        if not self.in_place:
-            return self.kb.load(self.scratch, [at])
-        return load_word(self.kb, self.scratch, at)
+        """The word of A at scratch element `at`: a word of the scratch, 4 bytes of the
+        byte scratch (packed runs), or 4 bytes of the input read in place (`at` its word)."""
+        if self.in_place:
+            return load_word(self.kb, self.scratch, self.kb.imul(at, 4))
+        if self.g.runs:
+            return load_word(self.kb, self.scratch, at)
+        return self.kb.load(self.scratch, [at])
 
     def store_part(self, value: SSAValue, row: Index, col: int) -> None:
         """The first Cout - col lanes of `value` into Y's row (through the stack tile)."""

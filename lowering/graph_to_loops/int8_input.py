@@ -11,8 +11,6 @@ all (`load_word` reads it in place).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
@@ -27,11 +25,9 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects.graph_base import int_of
 from onnxc.dialects.graph_qlinear import QuantizedProductOp
+from onnxc.lowering.graph_to_loops.int8_layout import Int8Gemm
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, is_nonzero, may_exceed
 from onnxc.lowering.graph_to_loops.qlinear import widen
-
-if TYPE_CHECKING:
-    from onnxc.lowering.graph_to_loops.int8_gemm import Int8Gemm
 
 
 def input_offset(op: QuantizedProductOp) -> tuple[int, bool]:
@@ -134,6 +130,58 @@ VECTOR_BYTES = 16
 """Input bytes per vector step of the copy (one xmm load; 4 or 8 words out)."""
 
 
+def pack_input_bytes(kb: KernelBuilder, op: QuantizedProductOp, g: Int8Gemm, x: SSAValue,
+                     scratch: SSAValue) -> None:
+    """scratch[n, hp, wp, c] = the input's bytes bordered with its zero point (s8 flipped
+    to u8), no channel tail, then per_word - 1 bytes of it that a kernel row's last word
+    reads past the map: A of the packed runs (int8_layout.py). An input row is contiguous
+    in both, so it is copied VECTOR_BYTES at a time."""
+    zp, flip = input_offset(op)
+    pad = kb.constant(zp - 256 if zp > 127 else zp, i8)
+    vector = VectorType(i8, [VECTOR_BYTES])
+    mask = kb.vsplat(kb.constant(-128, i8), vector) if flip else None
+    flat = kb.view(x, [g.n * g.h * g.w * g.c])
+    row, length = g.wp * g.c, g.w * g.c
+    vectors, rest = divmod(length, VECTOR_BYTES)
+
+    def fill(at: Index, count: Index) -> None:
+        kb.for_(0, count, lambda i: kb.store(pad, scratch, [kb.iadd(at, i)]))
+
+    def signless(value: SSAValue, t) -> SSAValue:
+        value = kb.insert(UnrealizedConversionCastOp.get([value], [t]))
+        if mask is None:
+            return value
+        return kb.insert(arith.XOrIOp(value, mask if t == vector else kb.constant(-128, i8)))
+
+    def copy(src: Index, dst: Index) -> None:
+        element = VectorType(flat.type.get_element_type(), [VECTOR_BYTES])
+        kb.for_(0, vectors, lambda i: kb.vstore(
+            signless(kb.vload(flat, [kb.idx(kb.iadd(src, kb.imul(i, VECTOR_BYTES)))], element),
+                     vector), scratch, [kb.idx(kb.iadd(dst, kb.imul(i, VECTOR_BYTES)))]))
+        if is_nonzero(rest):
+            kb.for_(vectors * VECTOR_BYTES, length, lambda i: kb.store(
+                signless(kb.load(flat, [kb.iadd(src, i)]), i8), scratch, [kb.iadd(dst, i)]))
+
+    def image(n: Index) -> None:
+        base = kb.imul(n, g.hp * row)
+        fill(base, g.pt * row)
+
+        def inner(h: Index) -> None:
+            at = kb.iadd(base, kb.imul(kb.iadd(h, g.pt), row))
+            fill(at, g.pl * g.c)
+            copy(kb.imul(kb.iadd(kb.imul(n, g.h), h), length), kb.iadd(at, g.pl * g.c))
+            fill(kb.iadd(at, (g.pl + g.w) * g.c), g.pr * g.c)
+
+        if may_exceed(g.h * g.w * g.c, (1 << 14) - 1):
+            kb.parallel_for(0, g.h, inner)
+        else:
+            kb.for_(0, g.h, inner)
+        fill(kb.iadd(base, (g.pt + g.h) * row), g.pb * row)
+
+    kb.for_(0, g.n, image)
+    fill(g.n * g.hp * row, g.per_word - 1)
+
+
 def _vector_words(kb: KernelBuilder, flat: SSAValue, at: Index, per_word: int) -> SSAValue:
     """VECTOR_BYTES bytes of a flat ui8 / i8 memref from byte `at`, as i32 words of
     `per_word` channels (bytes as they are, or each zero-extended to i16)."""
@@ -146,9 +194,8 @@ def _vector_words(kb: KernelBuilder, flat: SSAValue, at: Index, per_word: int) -
 
 
 def load_word(kb: KernelBuilder, flat: SSAValue, at: Index) -> SSAValue:
-    """Bytes 4 * at .. 4 * at + 3 of a flat ui8 / i8 memref as one little-endian i32."""
-    bytes4 = kb.vload(flat, [kb.idx(kb.imul(at, 4))],
-                                     VectorType(flat.type.get_element_type(), [4]))
+    """Bytes at .. at + 3 of a flat ui8 / i8 memref as one little-endian i32."""
+    bytes4 = kb.vload(flat, [kb.idx(at)], VectorType(flat.type.get_element_type(), [4]))
     raw = kb.insert(UnrealizedConversionCastOp.get([bytes4], [VectorType(i8, [4])]))
     return kb.insert(llvm.BitcastOp(raw, i32))
 

@@ -6,7 +6,7 @@ word of A per row (4 bytes, or an i16 pair of channels) and the 16-word vectors 
 of the panel, and returns the updated accumulators:
 - AVX512-VNNI: one vpdpbusd per 16 columns and row (~400 GOPS on ResNet-50's convs on Zen 5).
 - AVX2: vpmaddubsw + vpmaddwd by ones on the byte words when no weight pair can saturate
-  vpmaddubsw's i16 sums (`int8_gemm.pairs_fit_i16`); otherwise, to stay exact, the "pairs"
+  vpmaddubsw's i16 sums (`int8_layout.pairs_fit_i16`); otherwise, to stay exact, the "pairs"
   form: vpmaddwd of A's i16 pairs (widened once, by the copy) by B's i16 pairs, one per 8
   columns and row. Both issue two multiplies per cycle on Zen 3's two multiply pipes, so
   the exact form costs only the extra adds and loads. 6 x 16 tiles (12 ymm accumulators).

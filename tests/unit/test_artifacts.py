@@ -52,9 +52,12 @@ def conv_model(channels: int = 8):
 
 
 def int8_model():
-    """Two QLinearConvs (3x3 with padding, then 1x1): the packed int8 kernels."""
+    """Three QLinearConvs (a 7x7 / 2 stem over 3 channels, its kernel rows packed as byte
+    runs; 3x3 with padding; 1x1): the packed int8 kernels."""
     c, co = 20, 40
     inits = [("xs", np.array(0.02, np.float32)), ("xz", np.array(120, np.uint8)),
+             ("w0", RNG.integers(-127, 128, (c, 3, 7, 7)).astype(np.int8)),
+             ("ws0", np.array(0.003, np.float32)), ("wz0", np.array(0, np.int8)),
              ("w", RNG.integers(-127, 128, (co, c, 3, 3)).astype(np.int8)),
              ("ws", RNG.uniform(0.001, 0.01, co).astype(np.float32)),
              ("wz", np.zeros(co, np.int8)), ("ys", np.array(0.05, np.float32)),
@@ -62,13 +65,15 @@ def int8_model():
              ("b", RNG.integers(-2000, 2000, co).astype(np.int32)),
              ("w2", RNG.integers(-127, 128, (24, co, 1, 1)).astype(np.int8)),
              ("ws2", np.array(0.004, np.float32)), ("wz2", np.array(0, np.int8))]
-    nodes = [helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"],
+    nodes = [helper.make_node("QLinearConv", ["x", "xs", "xz", "w0", "ws0", "wz0", "xs", "xz"],
+                              ["y0"], pads=[3, 3, 3, 3], strides=[2, 2]),
+             helper.make_node("QLinearConv", ["y0", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"],
                               ["y1"], pads=[1, 1, 1, 1]),
              helper.make_node("QLinearConv", ["y1", "ys", "yz", "w2", "ws2", "wz2", "xs", "xz"],
                               ["y"])]
-    model = _model(nodes, [("x", TensorProto.UINT8, (1, c, 9, 11))], [("y", TensorProto.UINT8)],
+    model = _model(nodes, [("x", TensorProto.UINT8, (1, 3, 17, 21))], [("y", TensorProto.UINT8)],
                    inits, opset=13)
-    return model, [RNG.integers(0, 256, (1, c, 9, 11)).astype(np.uint8)]
+    return model, [RNG.integers(0, 256, (1, 3, 17, 21)).astype(np.uint8)]
 
 
 def gather_model():

@@ -24,9 +24,9 @@ from onnx import TensorProto, helper
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, i64
 
 import onnxc
-from onnxc.dialects.graph_qlinear import QLinearConvOp
 from onnxc import pipeline
-from onnxc.lowering.graph_to_loops import int8_depthwise, int8_gemm, qlinear_dispatch
+from onnxc.dialects.graph_qlinear import QLinearConvOp
+from onnxc.lowering.graph_to_loops import int8_depthwise, int8_layout, qlinear_dispatch
 from onnxc.target import host_target, target_of
 from tests.single_op import graph_model
 from tests.unit.test_qlinear_kernels import (
@@ -111,7 +111,7 @@ def test_bias_argument():
 
 def test_portable_rounding(monkeypatch):
     """A target without x86's lrint rounds with roundeven + fptosi: the same values."""
-    monkeypatch.setattr(int8_gemm, "target_int8_isa", lambda target: "portable")
+    monkeypatch.setattr(int8_layout, "target_int8_isa", lambda target: "portable")
     module, x, expected, _ = _case("c40_asym", np.int8, np.int8, np.int8, True, True,
                                    (-100, 120))
     with graph_compiler() as compile_module:

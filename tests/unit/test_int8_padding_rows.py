@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from onnxc.dialects.graph_qlinear import QLinearConvOp
-from onnxc.lowering.graph_to_loops import int8_gemm
+from onnxc.lowering.graph_to_loops import int8_gemm, int8_layout
 from onnxc.lowering.graph_to_loops.padding_rows import _live_range, skips_rows
 from onnxc.target import host_target
 from tests.unit.test_qlinear_kernels import (
@@ -74,7 +74,7 @@ def test_live_ranges():
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_skipped_rows_exact(name, inputs, form, threads, monkeypatch):
     if form == "portable":
-        monkeypatch.setattr(int8_gemm, "target_int8_isa", lambda target: "portable")
+        monkeypatch.setattr(int8_layout, "target_int8_isa", lambda target: "portable")
     module, x, expected, _ = _case(name, inputs)
     op = next(o for o in module.walk() if isinstance(o, QLinearConvOp))
     target = host_target()

@@ -46,7 +46,7 @@ from onnxc.dialects import graph
 from onnxc.dialects.graph_base import ints_of
 from onnxc.dialects.graph_qlinear import QLinearConvOp, QLinearMatMulOp
 from onnxc.dialects.layout import ConvertOp, with_layout
-from onnxc.lowering.graph_to_loops import int8_gemm
+from onnxc.lowering.graph_to_loops import int8_gemm, int8_layout
 from onnxc.lowering.graph_to_loops.int8_requantize import FLOAT_CLAMP, Clamp, output_clamp
 from onnxc.target import PRESETS, host_target, parse_target
 from tests.exact_int8_reference import ort_exact
@@ -401,7 +401,7 @@ def host_isa(request, monkeypatch):
     if request.param == "avx2" and PRESETS["x86-64-v3"].missing_on(host_target()):
         pytest.skip("the host cannot run x86-64-v3 code")
     if request.param == "portable":
-        monkeypatch.setattr(int8_gemm, "target_int8_isa", lambda target: "portable")
+        monkeypatch.setattr(int8_layout, "target_int8_isa", lambda target: "portable")
     return request.param
 
 
