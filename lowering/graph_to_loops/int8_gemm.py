@@ -14,7 +14,7 @@ two i16 (2 channels) in the "pairs" form:
   forms' layout: it is read directly, with no copy (`reads_input_in_place`). A stem over
   3 channels packs each kernel row's taps as one run of bytes instead (int8_layout.py
   `packs_runs`: the scratch holds bytes, A words are read at byte offsets).
-  Row blocks skip the kernel rows that read only the border (padding_rows.py).
+  Row blocks skip the kernel rows that read only the border (padding_taps.py).
 - B: the weight minus its zero point (which must then fit s8), packed at compile time into
   panels of NR columns: word (k, m) of panel j at `j * KW + k * w + (m - j)` (w the panel's
   width), so one vector load feeds 16 columns of one k-word.
@@ -106,7 +106,8 @@ from onnxc.lowering.graph_to_loops.int8_requantize import (
     widened_bytes,
 )
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
-from onnxc.lowering.graph_to_loops.padding_rows import (
+from onnxc.lowering.graph_to_loops.padding_taps import (
+    dead_columns,
     live_kernel_rows,
     skipped_row_sums,
     skips_rows,
@@ -198,7 +199,7 @@ def int8_constants(op: QuantizedProductOp, target: Target) -> list[DenseIntOrFPE
 
 def skipped_tap_value(op: QuantizedProductOp, target: Target) -> int | None:
     """None when every row block runs every kernel row; else row blocks skip the kernel
-    rows that read only the border (padding_rows.py), and this is what each skipped product
+    rows that read only the border (padding_taps.py), and this is what each skipped product
     added per unit of weight: the border's value minus the multiply step's offset (0 for the
     usual zero point of a Relu's output on VNNI: nothing to put back)."""
     if not isinstance(op, QLINEAR_CONV_OPS):
@@ -396,6 +397,13 @@ class _Kernel:
             corrs.append(corr)
         # a kernel row's taps are one contiguous run of words when dilation_w is 1
         run = g.run_words if g.dw == 1 else g.c_words
+        # the rows of a block (a whole output row) that read real input through each
+        # kernel column (padding_taps.py)
+        columns = (dead_columns(g, mr) if self.skipped_tap == 0 and g.dw == 1 and not g.runs
+                   else None)
+        # (words [lo, hi) of a kernel row's run, rows [r0, r1) of the block) to multiply
+        spans = ([(k0 * g.c_words, k1 * g.c_words, a, b) for k0, k1, a, b in columns]
+                 if columns else [(0, run, 0, mr)])
         outer = [(kh, 0) for kh in range(g.kh)] if g.dw == 1 else [
             (kh, kw) for kh in range(g.kh) for kw in range(g.kw)]
 
@@ -406,14 +414,27 @@ class _Kernel:
                             kb.imul(kb.imul(kw, g.dw), g.pixel_units))
             b_off = kb.iadd(panel, kb.imul(kb.imul(t, run), w))
 
-            def step(kk: Index, *acc: SSAValue) -> list[SSAValue]:
-                at = kb.iadd(b_off, kb.imul(kk, w))
-                bv = [self.vload(self.bp, kb.iadd(at, v * VW), self.v32) for v in range(nv)]
-                unit = kb.imul(kk, g.word_units)
-                a = [self.a_word(kb.iadd(bases[r], kb.iadd(a_off, unit))) for r in range(mr)]
-                return STEPS[self.t.form](kb, list(acc), a, bv)
+            def words(lo: int, hi: int, r0: int, r1: int, acc: list) -> list[SSAValue]:
+                """The run's words [lo, hi) into the accumulators of rows [r0, r1)."""
+                if lo >= hi or r0 >= r1:
+                    return list(acc)
 
-            return list(kb.for_(0, run, step, iter_args=acc))
+                def step(kk: Index, *part: SSAValue) -> list[SSAValue]:
+                    at = kb.iadd(b_off, kb.imul(kk, w))
+                    bv = [self.vload(self.bp, kb.iadd(at, v * VW), self.v32)
+                          for v in range(nv)]
+                    unit = kb.imul(kk, g.word_units)
+                    a = [self.a_word(kb.iadd(bases[r], kb.iadd(a_off, unit)))
+                         for r in range(r0, r1)]
+                    return STEPS[self.t.form](kb, list(part), a, bv)
+
+                part = kb.for_(lo, hi, step, iter_args=acc[r0 * nv:r1 * nv])
+                return [*acc[:r0 * nv], *part, *acc[r1 * nv:]]
+
+            acc = list(acc)
+            for span in spans:
+                acc = words(*span, acc)
+            return acc
 
         per_row = len(outer) // g.kh
         acc = kb.for_(kb.imul(lo, per_row), kb.imul(hi, per_row), tap_loop,
