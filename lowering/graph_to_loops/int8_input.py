@@ -51,7 +51,6 @@ def pack_input(kb: KernelBuilder, op: QuantizedProductOp, g: Int8Gemm, x: SSAVal
     pad_lane = zp ^ 0x80 if flip else zp  # a tail channel, before the flip of the word
     src = kb.view(x, [g.n * g.h, g.w, g.c])
     flat = kb.view(x, [g.n * g.h * g.w * g.c])
-    row = g.wp * g.c_words
     full_words, tail = divmod(g.c, per_word)
 
     def fill(at: Index, length: int) -> None:
@@ -95,27 +94,38 @@ def pack_input(kb: KernelBuilder, op: QuantizedProductOp, g: Int8Gemm, x: SSAVal
                     kb.idiv(i, g.c_words), g.c_words)), per_word),
                 scratch, [kb.iadd(dst, i)]))
 
+    def interior(n: Index, h: Index, at: Index) -> None:
+        src_row = kb.iadd(kb.imul(n, g.h), h)
+
+        def column(col: Index) -> None:
+            dst = kb.iadd(at, kb.imul(col, g.c_words))
+            kb.for_(0, full_words, lambda cw: kb.store(
+                word(src_row, col, cw, per_word), scratch, [kb.iadd(dst, cw)]))
+            kb.store(word(src_row, col, full_words, tail), scratch, [kb.iadd(dst, full_words)])
+
+        if tail:
+            kb.for_(0, g.w, column)
+        else:
+            row_words(src_row, at)
+
+    _bordered_images(kb, g, g.c_words, fill, interior)
+
+
+def _bordered_images(kb: KernelBuilder, g: Int8Gemm, units: int, fill, interior) -> None:
+    """Every image of a scratch [n, hp, wp, units]: the pad rows and each input row's left
+    and right pads by `fill(at, count)`, the row between them by `interior(n, h, at)` (at
+    its first element); the rows in parallel for a large map."""
+    row = g.wp * units
+
     def image(n: Index) -> None:
         base = kb.imul(n, g.hp * row)
         fill(base, g.pt * row)
 
         def inner(h: Index) -> None:
             at = kb.iadd(base, kb.imul(kb.iadd(h, g.pt), row))
-            src_row = kb.iadd(kb.imul(n, g.h), h)
-            fill(at, g.pl * g.c_words)
-
-            def column(col: Index) -> None:
-                dst = kb.iadd(at, kb.imul(kb.iadd(col, g.pl), g.c_words))
-                kb.for_(0, full_words, lambda cw: kb.store(
-                    word(src_row, col, cw, per_word), scratch, [kb.iadd(dst, cw)]))
-                kb.store(word(src_row, col, full_words, tail), scratch,
-                         [kb.iadd(dst, full_words)])
-
-            if tail:
-                kb.for_(0, g.w, column)
-            else:
-                row_words(src_row, kb.iadd(at, g.pl * g.c_words))
-            fill(kb.iadd(at, (g.pl + g.w) * g.c_words), g.pr * g.c_words)
+            fill(at, g.pl * units)
+            interior(n, h, kb.iadd(at, g.pl * units))
+            fill(kb.iadd(at, (g.pl + g.w) * units), g.pr * units)
 
         if may_exceed(g.h * g.w * g.c, (1 << 14) - 1):
             kb.parallel_for(0, g.h, inner)
@@ -162,23 +172,8 @@ def pack_input_bytes(kb: KernelBuilder, op: QuantizedProductOp, g: Int8Gemm, x: 
             kb.for_(vectors * VECTOR_BYTES, length, lambda i: kb.store(
                 signless(kb.load(flat, [kb.iadd(src, i)]), i8), scratch, [kb.iadd(dst, i)]))
 
-    def image(n: Index) -> None:
-        base = kb.imul(n, g.hp * row)
-        fill(base, g.pt * row)
-
-        def inner(h: Index) -> None:
-            at = kb.iadd(base, kb.imul(kb.iadd(h, g.pt), row))
-            fill(at, g.pl * g.c)
-            copy(kb.imul(kb.iadd(kb.imul(n, g.h), h), length), kb.iadd(at, g.pl * g.c))
-            fill(kb.iadd(at, (g.pl + g.w) * g.c), g.pr * g.c)
-
-        if may_exceed(g.h * g.w * g.c, (1 << 14) - 1):
-            kb.parallel_for(0, g.h, inner)
-        else:
-            kb.for_(0, g.h, inner)
-        fill(kb.iadd(base, (g.pt + g.h) * row), g.pb * row)
-
-    kb.for_(0, g.n, image)
+    _bordered_images(kb, g, g.c, fill, lambda n, h, at: copy(
+        kb.imul(kb.iadd(kb.imul(n, g.h), h), length), at))
     fill(g.n * g.hp * row, g.per_word - 1)
 
 
