@@ -41,7 +41,6 @@ from onnxc.dialects.check_failures import STATUS_RECORD_BYTES, check_failure
 from onnxc.dialects.string_dtype import STRING_DTYPE
 from onnxc.errors import InvalidArgumentError, InvalidInputError
 from onnxc.resource_limits import check_allocation, check_tensor
-from onnxc.runtime.aligned_memory import ALIGNMENT, aligned_constant, aligned_empty
 from onnxc.runtime.profile import KernelProfile, kernel_profile
 from onnxc.runtime.profile import reset as reset_profile
 from onnxc.runtime.run_arguments import address_of, checked_input, checked_outputs
@@ -49,6 +48,9 @@ from onnxc.runtime.strings import is_hidden, run_with_strings
 
 if TYPE_CHECKING:
     from onnxc.runtime.model_abi import ModelABI
+
+_ARENA_ALIGNMENT = 64
+
 
 @dataclass(frozen=True)
 class TensorSpec:
@@ -75,6 +77,13 @@ class _CapacityExceeded(Exception):
         super().__init__(symbol, needed)
         self.symbol, self.needed = symbol, needed
         self.measured = measured or {}
+
+
+def aligned_empty(nbytes: int, alignment: int = _ARENA_ALIGNMENT) -> np.ndarray:
+    """A zeroed uint8 buffer whose first byte is `alignment`-aligned."""
+    raw = np.zeros(nbytes + alignment, dtype=np.uint8)
+    start = (-raw.ctypes.data) % alignment
+    return raw[start : start + nbytes]
 
 
 @dataclass
@@ -125,7 +134,7 @@ class CompiledModel:
         self._split_outputs()
         self.arena_bytes = abi.arena_bytes
         self.intermediate_bytes = abi.intermediate_bytes
-        self._constants = [aligned_constant(c) for c in constants]
+        self._constants = [np.ascontiguousarray(c) for c in constants]
         self._entry = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)(entry_address)
         self._check_allocations()
         # Free (argv, arena) slots, one per concurrent run; list.pop/append are atomic.
@@ -574,7 +583,7 @@ class CompiledModel:
             slot.dims[: len(dims)] = dims
             slot.bound = dims
         if slot.dynamic is None or slot.dynamic.nbytes < dynamic_bytes:
-            slot.dynamic = aligned_empty(max(dynamic_bytes, ALIGNMENT))
+            slot.dynamic = aligned_empty(max(dynamic_bytes, _ARENA_ALIGNMENT))
             slot.argv[len(slot.argv) - 1] = slot.dynamic.ctypes.data
 
     def profile(self) -> KernelProfile:
