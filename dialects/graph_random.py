@@ -9,7 +9,9 @@ constant folding leaves them (passes/constant_folding.py asks the same).
 The numbers: element i of a draw is splitmix64(key + (i + 1) * golden) (Steele, Lea and
 Flood's SplitMix64 finalizer over a Weyl sequence: a counter-based generator, so elements are
 independent of the order they are computed in and of threads). Uniform takes the top 53 bits
-as a float64 in [0, 1), scaled to [low, high) and rounded once to the element type; normal
+as a float64 in [0, 1), scaled to [low, high) and rounded once to the element type (a value
+that rounds up to high takes the type's largest value below it: `below_high`; a float16
+draw is made in float32 at -O1 and above, whose cast may still round up to high); normal
 takes two such uniforms (counters 2p, 2p + 1) through Box-Muller, whose cosine is element 2p
 and sine element 2p + 1 (its log / sqrt / sin / cos in float32 for a float16 or float32
 result, 1.3x faster than in float64, in float64 for a float64 one). The key is splitmix64 of the seed's float64 bits when the op has a seed (the same
@@ -22,6 +24,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 
+import numpy as np
 from xdsl.dialects.builtin import AnyFloat, FloatAttr, StringAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.irdl import (
@@ -52,6 +55,15 @@ def splitmix64(z: int) -> int:
     z = ((z ^ (z >> 30)) * MIX[0]) & MASK
     z = ((z ^ (z >> 27)) * MIX[1]) & MASK
     return z ^ (z >> 31)
+
+
+def below_high(low: float, high: float, dtype) -> float | None:
+    """The largest `dtype` value below `high`, which a uniform draw is clamped to after its
+    rounding to `dtype` (a float64 in [0, 1) just below 1 rounds to 1.0 in float32 about once
+    in 2^25 draws, and a Bernoulli(1.0) then drew a 0); None for an empty range."""
+    if not high > low:
+        return None
+    return float(np.nextafter(dtype.type(high), dtype.type(-np.inf)))
 
 
 def seed_key(seed: float) -> int:

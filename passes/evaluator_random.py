@@ -13,7 +13,14 @@ from xdsl.ir import Operation
 
 from onnxc.dialects.dense_data import element_dtype
 from onnxc.dialects.graph import float_of, shape_of
-from onnxc.dialects.graph_random import GOLDEN, MIX, RandomOp, seed_key, splitmix64
+from onnxc.dialects.graph_random import (
+    GOLDEN,
+    MIX,
+    RandomOp,
+    below_high,
+    seed_key,
+    splitmix64,
+)
 
 
 def _mix(z: np.ndarray) -> np.ndarray:
@@ -52,6 +59,9 @@ def _random(op: RandomOp, a: list[np.ndarray]) -> list[np.ndarray]:
         values = radius.astype(np.float64) * turn.astype(np.float64) * hi + lo
     else:
         values = draw_units(key, counters) * (hi - lo) + lo
+        below = below_high(lo, hi, np.dtype(dtype))
+        if below is not None:
+            return [np.minimum(values.astype(dtype), np.asarray(below, dtype)).reshape(shape)]
     return [values.reshape(shape).astype(dtype)]
 
 

@@ -11,8 +11,9 @@ import math as pymath
 from xdsl.dialects import arith, llvm, math
 from xdsl.dialects.builtin import f32, f64, i64
 
+from onnxc.dialects.dense_data import element_dtype
 from onnxc.dialects.graph import float_of
-from onnxc.dialects.graph_random import GOLDEN, MASK, MIX, RandomOp, seed_key
+from onnxc.dialects.graph_random import GOLDEN, MASK, MIX, RandomOp, below_high, seed_key
 from onnxc.errors import LoweringError
 from onnxc.lowering.graph_to_loops.data_movement import sizes
 from onnxc.lowering.graph_to_loops.element_types import is_float
@@ -63,9 +64,12 @@ def random_kernel(op: RandomOp, kb: KernelBuilder, ins, outs):
         top = kb.insert(arith.UIToFPOp(binary(arith.ShRUIOp, bits, c64(11)), f64))
         return kb.mul(top, kb.constant(2.0 ** -53, f64))
 
+    below = None if normal else below_high(a, b, element_dtype(t))
+
     def scaled(value):
         value = kb.muladd(value, kb.constant(b if normal else b - a, f64), kb.constant(a, f64))
-        return value if t == f64 else kb.insert(arith.TruncFOp(value, t))
+        value = value if t == f64 else kb.insert(arith.TruncFOp(value, t))
+        return value if below is None else kb.min(value, kb.constant(below, t))
 
     def element(i: Index) -> None:
         counter = kb.insert(arith.IndexCastOp(kb.idx(i), i64))
