@@ -14,7 +14,9 @@ two i16 (2 channels) in the "pairs" form:
   forms' layout: it is read directly, with no copy (`reads_input_in_place`). A stem over
   3 channels packs each kernel row's taps as one run of bytes instead (int8_layout.py
   `packs_runs`: the scratch holds bytes, A words are read at byte offsets).
-  Row blocks skip the kernel rows that read only the border (padding_taps.py).
+  Row blocks skip the kernel rows that read only the border, and blocks that are whole
+  output rows the kernel columns each of their rows reads only the border through
+  (padding_taps.py).
 - B: the weight minus its zero point (which must then fit s8), packed at compile time into
   panels of NR columns: word (k, m) of panel j at `j * KW + k * w + (m - j)` (w the panel's
   width), so one vector load feeds 16 columns of one k-word.
@@ -28,11 +30,11 @@ row of bytes packed into one store (`packed_row`) on AVX-512. Threads split chun
 blocks; inside a chunk the loop is panel -> row block -> micro-kernel, so one panel of B is
 reused by every row block of the chunk.
 
-The multiply step follows the target (int8_layout.py: `target_int8_isa`, `Int8Tiling.form`): AVX512-VNNI's
-vpdpbusd on 6 x 64 tiles (7 x 48 for convs over small maps), AVX2's vpmaddubsw (or, where
-a weight pair could saturate it, the exact vpmaddwd on i16 pairs) on 6 x 16, AArch64's
-sdot, else portable i32 arithmetic on 4 x 16; int8_multiply.py holds the steps, with their
-measurements. The kernel needs a constant weight whose centred values fit s8, no groups, and
+The multiply step follows the target (int8_layout.py: `target_int8_isa`,
+`Int8Tiling.form`): AVX512-VNNI's vpdpbusd on 6 x 64 tiles (7 x 48 for convs over small
+maps), AVX2's vpmaddubsw (or, where a weight pair could saturate it, the exact vpmaddwd on
+i16 pairs) on 6 x 16, AArch64's sdot, else portable i32 arithmetic on 4 x 16;
+int8_multiply.py holds the steps, with their measurements. The kernel needs a constant weight whose centred values fit s8, no groups, and
 a constant bias unless Cout is a multiple of 16; other cases run the generic kernels of
 qlinear.py.
 
