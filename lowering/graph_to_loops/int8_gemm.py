@@ -416,9 +416,9 @@ class _Kernel:
                             kb.imul(kb.imul(kw, g.dw), g.pixel_units))
             b_off = kb.iadd(panel, kb.imul(kb.imul(t, run), w))
 
-            def words(lo: int, hi: int, r0: int, r1: int, acc: list) -> list[SSAValue]:
-                """The run's words [lo, hi) into the accumulators of rows [r0, r1)."""
-                if lo >= hi or r0 >= r1:
+            def words(w0: int, w1: int, r0: int, r1: int, acc: list) -> list[SSAValue]:
+                """The run's words [w0, w1) into the accumulators of rows [r0, r1)."""
+                if w0 >= w1 or r0 >= r1:
                     return list(acc)
 
                 def step(kk: Index, *part: SSAValue) -> list[SSAValue]:
@@ -430,7 +430,7 @@ class _Kernel:
                          for r in range(r0, r1)]
                     return STEPS[self.t.form](kb, list(part), a, bv)
 
-                part = kb.for_(lo, hi, step, iter_args=acc[r0 * nv:r1 * nv])
+                part = kb.for_(w0, w1, step, iter_args=acc[r0 * nv:r1 * nv])
                 return [*acc[:r0 * nv], *part, *acc[r1 * nv:]]
 
             acc = list(acc)
