@@ -111,14 +111,14 @@ class Int8Gemm(ConvGeometry):
 
     @property
     def run_words(self) -> int:
-        """Words of one kernel row's taps (dilation_w 1: the taps' words are adjacent)."""
+        """Words of one kernel row's taps (adjacent in A when dilation_w is 1)."""
         if self.runs:
             return -(-self.kw * self.c // self.per_word)
         return self.kw * self.c_words
 
     @property
     def k_words(self) -> int:
-        return self.kh * self.run_words if self.runs else self.kh * self.kw * self.c_words
+        return self.kh * self.run_words
 
     @property
     def pixel_units(self) -> int:
