@@ -114,14 +114,12 @@ from onnxc.lowering.graph_to_loops.padding_taps import (
     skipped_row_sums,
     skips_rows,
 )
+from onnxc.lowering.graph_to_loops.parallel_split import grid_split
 from onnxc.lowering.graph_to_loops.qlinear import output_scales
 from onnxc.target import Target
 
 CHUNK_ROW_BLOCKS = 16
 """Row blocks per parallel iteration at most (a chunk's A rows stay in L2)."""
-MIN_CHUNKS = 8
-MIN_ITERATIONS = 16
-"""Parallel iterations wanted at least: row chunks times column groups."""
 def _int32_values(value: SSAValue) -> np.ndarray | None:
     owner = value.owner
     if not isinstance(owner, graph.ConstantOp):
@@ -293,9 +291,10 @@ class _Kernel:
     def build(self) -> None:
         """Row blocks of MR pixels, the last one shifted back to end at the last pixel
         (it recomputes a few rows of the one before, with the same values): no remainder
-        pass after the parallel loop, and one micro-kernel form fewer to compile. With few
-        row chunks (7x7 and 14x14 maps) the full panels are split into column groups too,
-        so the threads get enough iterations to balance."""
+        pass after the parallel loop, and one micro-kernel form fewer to compile. Each
+        parallel iteration runs a chunk of row blocks over a group of full panels, the last
+        group the tail panels too; the sizes are `grid_split`'s, which balances the threads
+        (7x7 and 14x14 maps have few row chunks: their panels are split into groups)."""
         kb, g, nr = self.kb, self.g, self.t.nr
         if not self.in_place:
             (pack_input_bytes if g.runs else pack_input)(kb, self.op, g, self.x, self.scratch)
@@ -306,28 +305,32 @@ class _Kernel:
         mr = min(self.t.mr, g.pixels)
         row_blocks = -(-g.pixels // mr)
         last = g.pixels - mr
-        per_chunk = max(1, min(CHUNK_ROW_BLOCKS, row_blocks // MIN_CHUNKS))
-        chunks = -(-row_blocks // per_chunk)
-        groups = max(1, min(full, -(-MIN_ITERATIONS // chunks)))
-        per_group = -(-full // groups)
-        groups = -(-full // per_group) if full else 1
+        split = grid_split(row_blocks, full, (g.npad - full * nr) / nr, CHUNK_ROW_BLOCKS)
+        per_chunk, per_group, groups = split.per_chunk, split.per_group, split.groups
 
         def rows(c: Index, j: Index, w: int) -> None:
             lo = kb.imul(c, per_chunk)
             hi = kb.imin(kb.iadd(lo, per_chunk), row_blocks)
             kb.for_(lo, hi, lambda r: self.micro(kb.imin(kb.imul(r, mr), last), mr, j, w))
 
+        def tail(c: Index) -> None:
+            self.tail_panels(lambda j, w: rows(c, j, w))
+
         def iteration(it: Index) -> None:
             c = kb.idiv(it, groups)
-            p0 = kb.imul(kb.isub(it, kb.imul(c, groups)), per_group)
+            group = kb.isub(it, kb.imul(c, groups))
+            p0 = kb.imul(group, per_group)
             kb.for_(p0, kb.imin(kb.iadd(p0, per_group), full),
                     lambda p: rows(c, kb.imul(p, nr), nr))
+            if full * nr == g.npad:
+                return
             if groups == 1:
-                self.tail_panels(lambda j, w: rows(c, j, w))
+                tail(c)
+                return
+            is_last = kb.insert(arith.CmpiOp(kb.idx(group), kb.idx(groups - 1), "eq"))
+            kb.for_(0, kb.select(is_last, kb.idx(1), kb.idx(0)), lambda _: tail(c))
 
-        kb.parallel_for(0, chunks * groups, iteration)
-        if groups > 1 and full * nr < g.npad:
-            kb.parallel_for(0, chunks, lambda c: self.tail_panels(lambda j, w: rows(c, j, w)))
+        kb.parallel_for(0, split.trips, iteration)
 
     def build_symbolic(self) -> None:
         """A run-time number of rows (a dynamically quantized activation of symbolic
