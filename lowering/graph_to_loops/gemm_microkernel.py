@@ -3,7 +3,8 @@ micro-kernel that MatMul and Gemm (gemm_ops.py), the NHWC convs and Winograd bui
 
 B is packed into `[k-block][N-panel][kc][w]` panels (gemm_tiles.py): at compile time into a
 constant when B is a constant (the weights of most models, alpha folded in), otherwise per
-(k-block, N-stripe) at run time into a scratch buffer the caller allocates in the arena. A
+(k-block, N-stripe) at run time into a scratch buffer the caller allocates in the arena,
+or read where it is when small (gemm_ops.reads_b_in_place: `panel_base`, `b_row_stride`). A
 is read in place, one scalar load and broadcast per row per k. An MR x NR tile of Y lives
 in MR * NR/VW vector accumulators carried through the k loop as `scf.for` iter_args, fully
 unrolled, one `vector.fma` per accumulator per k; a full tile's loop takes K_UNROLL k steps
@@ -380,6 +381,11 @@ class PackedGemm(ColumnSplit):
     def pack_panel(self, k0: Index, kc: int, j0: Index, j: Index, w: int) -> None:
         raise NotImplementedError
 
+    def b_row_stride(self, w: int) -> int:
+        """Elements from one k of a `w`-wide panel of B to the next: w when packed
+        (gemm_ops: N when B is read in place)."""
+        return w
+
     # ---------------------------------------------------------------- micro-kernel
 
     def micro(self, blk: KBlock, ctx: object, i0: Index, mr: int, j: Index, w: int,
@@ -393,7 +399,7 @@ class PackedGemm(ColumnSplit):
                       lambda: self.load_tile(i0, mr, j, w, in_range, clamped))
 
         def step(kk: Index, a_values: list[SSAValue], *acc: SSAValue) -> list[SSAValue]:
-            at = kb.iadd(base, kb.imul(kk, w))
+            at = kb.iadd(base, kb.imul(kk, self.b_row_stride(w)))
             bv = [kb.vload(self.bp, [kb.idx(kb.iadd(at, v * t.vw))], self.b_vtype)
                   for v in range(nv)]
             out = list(acc)

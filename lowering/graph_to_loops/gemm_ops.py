@@ -1,7 +1,8 @@
 """MatMul by a 2-D B and Gemm on the packed GEMM of gemm_microkernel.py: which ops it
-takes (`applies`, `shape_of_op`), B packed at compile time (`packed_b`) or the run-time
-packing scratch (`scratch_b`), and the kernel (`packed_gemm_kernel`: A read in place,
-alpha and C as the terms; bf16 pairs through gemm_bf16.py with `precision="bf16"`)."""
+takes (`applies`, `shape_of_op`), B packed at compile time (`packed_b`), read in place
+(`reads_b_in_place`) or packed at run time into a scratch (`scratch_b`), and the kernel
+(`packed_gemm_kernel`: A read in place, alpha and C as the terms; bf16 pairs through
+gemm_bf16.py with `precision="bf16"`)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from onnxc.dialects.graph import float_of, int_of, is_symbolic, shape_of
 from onnxc.lowering.graph_to_loops.gemm_column_split import splits_packed_columns
 from onnxc.lowering.graph_to_loops.gemm_microkernel import MIN_ROWS_RUNTIME_PACK, PackedGemm
 from onnxc.lowering.graph_to_loops.gemm_tiles import GemmShape, pack, tiling_for
+from onnxc.lowering.graph_to_loops.k_blocks import KBlock
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder, broadcast_indices
 from onnxc.target import Target
 
@@ -100,12 +102,37 @@ def packed_b(op: Operation, target: Target) -> list[DenseIntOrFPElementsAttr]:
     return [from_numpy(packed.reshape(-1), f32)]  # pack's bytes, shared (dense_data.zeros)
 
 
+IN_PLACE_B_BYTES = 1 << 20
+"""At most this much of a run-time B is read in place (`reads_b_in_place`)."""
+
+
+def reads_b_in_place(op: Operation, target: Target) -> bool:
+    """Whether the kernel reads a B that is not a constant where it is ([K, N], row-major)
+    instead of packing it at run time: when the rows split between threads (not
+    `splits_packed_columns`), N is whole NR-wide panels, B is at most IN_PLACE_B_BYTES and
+    the target has AVX-512 (whose CPUs have 1 MiB of L2 per core or more: a panel's rows,
+    N * 4 bytes apart, then stay in the L2's sets across the row blocks). The packing was a
+    pass over B, a parallel region and a barrier per call, and at two threads half of the
+    packed panels were read from the other core. Zen 4, in one process alternating with the
+    packed build: MatMul 512 with both operands inputs T=2 1.249 -> 1.197 ms (-4%; -4 and
+    -5% in a slower phase of the VM), T=1 -1.0% (-1.1, -1.7%); 384 x 1024 x 256 T=2 -5%,
+    T=1 -1%. A 2 MiB B (1024 x 1024 x 512), its panels' rows no longer fitting the L2's
+    sets, ran 5.6% slower at T=1 in place (with the rows split panel by panel per row
+    block)."""
+    if not applies(op) or _b_value(op) is not None or _bf16_requested(op):
+        return False
+    g, t = shape_of_op(op), tiling_for(target)
+    assert g is not None
+    return (not g.trans_b and g.n % t.nr == 0 and g.k * g.n * 4 <= IN_PLACE_B_BYTES
+            and target.vector_bits == 512 and not splits_packed_columns(g, t))
+
+
 def scratch_b(op: Operation, target: Target) -> list[MemRefType]:
-    """The run-time packing buffer of one kc x nc block when B is not a constant (in bf16
-    compute: A converted to bf16 pairs)."""
+    """The run-time packing buffer of one kc x nc block when B is not a constant and not
+    read in place (in bf16 compute: A converted to bf16 pairs)."""
     if applies(op) and _bf16_requested(op):
         return [_bf16().a_pairs_type(op)]
-    if not applies(op) or _b_value(op) is not None:
+    if not applies(op) or _b_value(op) is not None or reads_b_in_place(op, target):
         return []
     g, t = shape_of_op(op), tiling_for(target)
     assert g is not None
@@ -120,14 +147,43 @@ class _DenseGemm(PackedGemm):
         g = shape_of_op(op)
         assert g is not None
         extra = list(ins[2:])
-        bp = extra.pop()
+        self.b_in_place = reads_b_in_place(op, kb.target)
+        # B read in place is 1-D to the packed GEMM, as a packed constant is: the same
+        # schedule (chunks of row blocks, one parallel region), other addresses
+        bp = kb.view(ins[1], [g.k * g.n]) if self.b_in_place else extra.pop()
         m = kb.dim(g.m)
         super().__init__(op, kb, g, kb.view(outs[0], [m, g.n]), bp)
         self.b = ins[1]
         self.a = kb.view(ins[0], [g.k, m] if g.trans_a else [m, g.k])
         self.c = extra[0] if g.c_shape is not None else None
-        self.alpha = g.alpha if self.runtime_pack else 1.0  # folded into a constant
+        # alpha is folded into a constant B, else applied to the results
+        self.alpha = g.alpha if self.runtime_pack or self.b_in_place else 1.0
         self.packs_own_columns = self.runtime_pack and splits_packed_columns(g, self.t)
+
+    def panel_base(self, k0: Index, kc: int, j0: Index, j: Index) -> Index:
+        if self.b_in_place:
+            return self.kb.iadd(self.kb.imul(k0, self.g.n), j)
+        return super().panel_base(k0, kc, j0, j)
+
+    def b_row_stride(self, w: int) -> int:
+        return self.g.n if self.b_in_place else w
+
+    def splits_columns(self) -> bool:
+        """B read in place: the threads split the rows (its columns split, each thread
+        read all of A: MatMul 512 at T=2 9% slower than the rows split, at T=1 1.5% faster)."""
+        return False if self.b_in_place else super().splits_columns()
+
+    def stripe(self, blk: KBlock, j0: Index, panels: int, tail: bool,
+               span: tuple[Index, Index] | int | None) -> None:
+        """B read in place, a chunk of row blocks: panel by panel, so each panel's rows of
+        B are read from the L2 once per chunk, not once per row block."""
+        if not (self.b_in_place and isinstance(span, tuple)):
+            super().stripe(blk, j0, panels, tail, span)
+            return
+        kb, t = self.kb, self.t
+        assert not tail  # N is whole panels
+        kb.for_(0, panels, lambda p: kb.for_(span[0], span[1], lambda r: self.tile_block(
+            blk, r, lambda fn: fn(kb.iadd(j0, kb.imul(p, t.nr)), t.nr, True), j0)))
 
     def a_at(self, i: Index, kk: Index) -> SSAValue:
         return self.kb.load(self.a, [kk, i] if self.g.trans_a else [i, kk])
