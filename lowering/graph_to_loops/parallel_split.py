@@ -59,7 +59,8 @@ class GridSplit:
 @lru_cache(maxsize=256)
 def grid_split(row_blocks: int, panels: int, tail: float, max_chunk: int) -> GridSplit:
     """The split of `row_blocks` x (`panels` full panels + a `tail` of a panel's work,
-    0 <= tail < 1) with row chunks of at most `max_chunk` blocks."""
+    0 < tail <= 1 when N is not whole panels: the padded tail's width over NR) with row
+    chunks of at most `max_chunk` blocks."""
     assert row_blocks >= 1 and panels >= 0 and (panels or tail)
     candidates = []
     group_sizes = sorted({-(-panels // g) for g in range(1, panels + 1)} or {0})
