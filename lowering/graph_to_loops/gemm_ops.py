@@ -182,8 +182,13 @@ class _DenseGemm(PackedGemm):
             return
         kb, t = self.kb, self.t
         assert not tail  # N is whole panels
-        kb.for_(0, panels, lambda p: kb.for_(span[0], span[1], lambda r: self.tile_block(
-            blk, r, lambda fn: fn(kb.iadd(j0, kb.imul(p, t.nr)), t.nr, True), j0)))
+
+        def panel(p: Index) -> None:
+            j = kb.iadd(j0, kb.imul(p, t.nr))
+            kb.for_(span[0], span[1], lambda r: self.tile_block(
+                blk, r, lambda visit: visit(j, t.nr, True), j0))
+
+        kb.for_(0, panels, panel)
 
     def a_at(self, i: Index, kk: Index) -> SSAValue:
         return self.kb.load(self.a, [kk, i] if self.g.trans_a else [i, kk])

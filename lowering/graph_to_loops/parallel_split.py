@@ -20,7 +20,9 @@ The simulation is closed-form per chunk, a few milliseconds per grid. QDQ ResNet
 4, against the fixed rule before it (16-block chunks, groups of ceil(panels / ceil(16 /
 chunks)) panels, the tail panels in a second region): T=2 -3.0 and -3.5% end to end (each
 build compiled twice in one process, 15 alternating rounds), T=1 level (-0.1, +0.1%); per
-kernel at T=2 the 28 x 28 and 14 x 14 convs -2 to -13%.
+kernel at T=2 the 28 x 28 and 14 x 14 convs -2 to -13%. The int8 GEMM (int8_gemm.py) uses
+it; the f32 packed GEMM keeps its own measured row chunks (gemm_tiles.MIN_CHUNKS), not yet
+measured against this split.
 """
 
 from __future__ import annotations
@@ -40,43 +42,11 @@ MIN_ITERATIONS = 16
 
 @dataclass(frozen=True)
 class GridSplit:
-    """Iteration `it` runs row chunk it // groups (`per_chunk` row blocks, fewer in the
-    last) over panel group it % groups (`per_group` full panels, fewer in the last, which
-    also runs the tail panels)."""
+    """`row_blocks` x (`panels` full panels + a `tail` of a panel's work) in iterations:
+    iteration `it` runs row chunk it // groups (`per_chunk` row blocks, fewer in the last)
+    over panel group it % groups (`per_group` full panels, fewer in the last, which also
+    runs the tail panels)."""
 
-    per_chunk: int
-    per_group: int
-    chunks: int
-    groups: int
-    busy: float
-    """the mean fraction of the region the modelled threads are busy"""
-
-    @property
-    def trips(self) -> int:
-        return self.chunks * self.groups
-
-
-@lru_cache(maxsize=256)
-def grid_split(row_blocks: int, panels: int, tail: float, max_chunk: int) -> GridSplit:
-    """The split of `row_blocks` x (`panels` full panels + a `tail` of a panel's work,
-    0 < tail <= 1 when N is not whole panels: the padded tail's width over NR) with row
-    chunks of at most `max_chunk` blocks."""
-    assert row_blocks >= 1 and panels >= 0 and (panels or tail)
-    candidates = []
-    group_sizes = sorted({-(-panels // g) for g in range(1, panels + 1)} or {0})
-    for per_chunk in range(1, min(max_chunk, row_blocks) + 1):
-        for per_group in group_sizes:
-            grid = _Grid(row_blocks, panels, tail, per_chunk, per_group)
-            busy = sum(grid.busy(n) for n in MODELLED_THREADS) / len(MODELLED_THREADS)
-            candidates.append(GridSplit(per_chunk, per_group, grid.chunks, grid.groups, busy))
-    enough = [s for s in candidates if s.trips >= MIN_ITERATIONS] or candidates
-    best = max(s.busy for s in enough)
-    return min((s for s in enough if s.busy >= best - SLACK),
-               key=lambda s: (s.groups, -s.per_chunk))
-
-
-@dataclass(frozen=True)
-class _Grid:
     row_blocks: int
     panels: int
     tail: float
@@ -91,6 +61,10 @@ class _Grid:
     def groups(self) -> int:
         return -(-self.panels // self.per_group) if self.per_group else 1
 
+    @property
+    def trips(self) -> int:
+        return self.chunks * self.groups
+
     def done_before(self, it: int) -> float:
         """Work of iterations [0, it), in row-block x panel units."""
         c, g = divmod(it, self.groups)
@@ -101,7 +75,7 @@ class _Grid:
 
     def busy(self, n: int) -> float:
         """Total work / (n * makespan) with n equal threads claiming as the pool does."""
-        trips = self.chunks * self.groups
+        trips = self.trips
         chunks = min(trips, CHUNKS_PER_THREAD * n)
         work = [self.done_before((c + 1) * trips // chunks) - self.done_before(c * trips // chunks)
                 for c in range(chunks)]
@@ -116,3 +90,23 @@ class _Grid:
                 free[t] += work[back]
                 back -= 1
         return sum(work) / (n * max(free))
+
+    def balance(self) -> float:
+        """The mean busy fraction at MODELLED_THREADS, what a split is scored by."""
+        return sum(self.busy(n) for n in MODELLED_THREADS) / len(MODELLED_THREADS)
+
+
+@lru_cache(maxsize=256)
+def grid_split(row_blocks: int, panels: int, tail: float, max_chunk: int) -> GridSplit:
+    """The split of `row_blocks` x (`panels` full panels + a `tail` of a panel's work,
+    0 < tail <= 1 when N is not whole panels: the padded tail's width over NR) with row
+    chunks of at most `max_chunk` blocks."""
+    assert row_blocks >= 1 and panels >= 0 and (panels or tail)
+    group_sizes = sorted({-(-panels // g) for g in range(1, panels + 1)} or {0})
+    scored = [(split.balance(), split) for split in (
+        GridSplit(row_blocks, panels, tail, per_chunk, per_group)
+        for per_chunk in range(1, min(max_chunk, row_blocks) + 1) for per_group in group_sizes)]
+    enough = [(b, s) for b, s in scored if s.trips >= MIN_ITERATIONS] or scored
+    best = max(b for b, _ in enough)
+    return min((s for b, s in enough if b >= best - SLACK),
+               key=lambda s: (s.groups, -s.per_chunk))

@@ -15,7 +15,7 @@ import pytest
 
 from onnxc.dialects.graph_qlinear import QLinearConvOp
 from onnxc.lowering.graph_to_loops import int8_gemm, int8_layout
-from onnxc.lowering.graph_to_loops.parallel_split import MIN_ITERATIONS, _Grid, grid_split
+from onnxc.lowering.graph_to_loops.parallel_split import MIN_ITERATIONS, GridSplit, grid_split
 from onnxc.target import host_target
 from tests.unit.test_qlinear_kernels import (
     _assert_matches,
@@ -30,11 +30,11 @@ def test_busy_of_hand_counted_regions():
     """Two equal iterations keep two threads busy throughout; three leave one idle for a
     third of the region (3 / (2 * 2)); a last row chunk of one block among chunks of two
     (5 row blocks, 3 chunks: work 2, 2, 1) finishes at 3 against 2.5 on average."""
-    assert _Grid(2, 1, 0.0, 1, 1).busy(2) == 1.0
-    assert _Grid(3, 1, 0.0, 1, 1).busy(2) == 0.75
-    assert _Grid(5, 1, 0.0, 2, 1).busy(2) == 5 / 6
+    assert GridSplit(2, 1, 0.0, 1, 1).busy(2) == 1.0
+    assert GridSplit(3, 1, 0.0, 1, 1).busy(2) == 0.75
+    assert GridSplit(5, 1, 0.0, 2, 1).busy(2) == 5 / 6
     # the tail (half a panel) goes with the last group: iterations of work 2 and 1.5
-    assert _Grid(1, 3, 0.5, 1, 2).busy(2) == 3.5 / 4
+    assert GridSplit(1, 3, 0.5, 1, 2).busy(2) == 3.5 / 4
 
 
 RESNET50_GRIDS = {
@@ -55,7 +55,7 @@ def test_resnet50_grids_balance(name):
     rows, panels, tail, old = RESNET50_GRIDS[name]
     split = grid_split(rows, panels, tail, int8_gemm.CHUNK_ROW_BLOCKS)
     assert split.trips >= MIN_ITERATIONS
-    assert split.busy >= 0.97 and split.busy > old + 0.02
+    assert split.balance() >= 0.97 and split.balance() > old + 0.02
     assert (split.groups == 1) == (rows > 7)
 
 
@@ -72,7 +72,7 @@ def test_splits_cover_the_grid(rows, panels, tail):
         assert (s.groups - 1) * s.per_group < panels <= s.groups * s.per_group
     else:
         assert s.groups == 1
-    assert 0 < s.busy <= 1
+    assert 0 < s.balance() <= 1
 
 
 # name: x shape (NCHW), w shape; each split noted for the VNNI tiles (7 x 48 on maps of at
