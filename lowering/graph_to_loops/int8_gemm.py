@@ -26,7 +26,8 @@ two i16 (2 channels) in the "pairs" form:
 MR x NR/16 <16 x i32> accumulators start at corr, live in registers through the whole K
 loop, then are requantized (graph_qlinear's rule: int8_requantize.py, whose instruction
 count per vector decides the speed of the convs with small K) and stored once, a 64-column
-row of bytes packed into one store (`packed_row`) on AVX-512. Threads split chunks of row
+row of bytes packed into one store (`packed_row`) on AVX-512; int8_epilogue.py does this,
+for 1x1 convs inside the next tile's K loop. Threads split chunks of row
 blocks; inside a chunk the loop is panel -> row block -> micro-kernel, so one panel of B is
 reused by every row block of the chunk.
 
@@ -50,7 +51,7 @@ share one kernel (`int8_gemm_key`): ResNet-50's 53 convs compile 23 kernels.
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects import arith, memref
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     IntegerType,
@@ -75,6 +76,7 @@ from onnxc.dialects.graph_qlinear import (
 from onnxc.dialects.layout import layout_of
 from onnxc.dialects.symbolic_dims import ceildiv
 from onnxc.lowering.graph_to_loops.buffer_types import RunTimeScratch
+from onnxc.lowering.graph_to_loops.int8_epilogue import Int8Epilogue, Pending, drain_spread
 from onnxc.lowering.graph_to_loops.int8_input import (
     input_offset,
     load_word,
@@ -91,21 +93,10 @@ from onnxc.lowering.graph_to_loops.int8_layout import (
 )
 from onnxc.lowering.graph_to_loops.int8_multiply import STEPS
 from onnxc.lowering.graph_to_loops.int8_requantize import (
-    Clamp,
-    OutputRule,
-    SumRule,
-    load_output_rule,
-    narrowed,
     output_clamp,
-    packed_row,
-    packs_rows,
-    requantize_vector,
-    requantized_wide,
-    residual_sum_wide,
     sum_clamp,
     sum_form,
     sum_table,
-    widened_bytes,
 )
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.lowering.graph_to_loops.padding_taps import (
@@ -245,45 +236,20 @@ class _Kernel:
         has_bias = op.bias is not None
         self.bias = ins[2] if has_bias and not folded_bias(op) else None
         rest = list(ins[3 if has_bias else 2:])
-        self.addend = None
+        addend = None
         if isinstance(op, QLinearConvAddOp):
-            self.addend = kb.view(rest.pop(0), [g.pixels, g.cout])
+            addend = kb.view(rest.pop(0), [g.pixels, g.cout])
         self.in_place = reads_input_in_place(op, kb.target)
         if self.in_place:
             rest.append(kb.view(ins[0], [g.n * g.h * g.w * g.c]))
-        self.bp, self.corr, self.scale, rule = rest[:4]
+        self.bp, self.corr, scale, rule = rest[:4]
         self.skipped_tap = skipped_tap_value(op, kb.target)
         self.scratch = rest[-1]
-        self.rule = self.output_rule(rule, 0, output_clamp(op))
-        self.sum_rule = None
-        if self.addend is not None:
-            # the sum's table (sum_table): three factors, the addend's zero point, the rule,
-            # the fixed form's adjustment
-            sums = rest[4]
-            addend_zp = kb.insert(arith.FPToSIOp(kb.load(sums, [3]), i32))
-            factors = tuple(kb.load(sums, [i]) for i in range(3))
-            self.sum_rule = SumRule(sum_form(op)[0], factors,  # type: ignore[arg-type]
-                                    kb.load(sums, [7]), addend_zp,
-                                    self.output_rule(sums, 4, sum_clamp(op)))
         self.y = kb.view(outs[0], [g.pixels, g.cout])
+        self.epilogue = Int8Epilogue(op, kb, scale, rule, rest[4] if addend is not None else None,
+                                     addend, self.y)
         self.x = ins[0]
-        self.element = outs[0].type.get_element_type()
-        # the rule that bounds a byte result (the sum's for a residual sum), else None
-        self.out_rule = None
-        if isinstance(self.element, IntegerType) and not is_i32(self.element):
-            self.out_rule = self.rule if self.sum_rule is None else self.sum_rule.rule
         self.v32 = VectorType(i32, [VW])
-        self.vf = VectorType(f32, [VW])
-        # the last, partial vector of a Cout that is not a multiple of 16 goes through here
-        self.tile = None
-        if g.cout % VW:
-            self.tile = kb.insert(memref.AllocaOp.get(self.element, shape=[VW]))
-
-    def output_rule(self, table: SSAValue, at: int, clamp: Clamp) -> OutputRule:
-        """A byte result's rule from `table`[at:] (zero point, min and max minus it), loaded
-        once."""
-        return load_output_rule(self.kb, *(self.kb.load(table, [at + i]) for i in range(3)),
-                                clamp)
 
     def vload(self, mem: SSAValue, at: Index, vt: VectorType) -> SSAValue:
         return self.kb.vload(mem, [self.kb.idx(at)], vt)
@@ -294,7 +260,9 @@ class _Kernel:
         pass after the parallel loop, and one micro-kernel form fewer to compile. Each
         parallel iteration runs a chunk of row blocks over a group of full panels, the last
         group the tail panels too; the sizes are `grid_split`'s, which balances the threads
-        (7x7 and 14x14 maps have few row chunks: their panels are split into groups)."""
+        (7x7 and 14x14 maps have few row chunks: their panels are split into groups). A
+        pipelined epilogue (int8_epilogue.py) runs an iteration's full-panel tiles in one
+        sequence, a tile's requantization inside the next one's K loop."""
         kb, g, nr = self.kb, self.g, self.t.nr
         if not self.in_place:
             (pack_input_bytes if g.runs else pack_input)(kb, self.op, g, self.x, self.scratch)
@@ -308,20 +276,53 @@ class _Kernel:
         split = grid_split(row_blocks, full, (g.npad - full * nr) / nr, CHUNK_ROW_BLOCKS)
         per_chunk, per_group, groups = split.per_chunk, split.per_group, split.groups
 
-        def rows(c: Index, j: Index, w: int) -> None:
+        def block(r: Index) -> Index:
+            """Row block r's first row."""
+            return kb.imin(kb.imul(r, mr), last)
+
+        def chunk(c: Index) -> tuple[Index, Index]:
             lo = kb.imul(c, per_chunk)
-            hi = kb.imin(kb.iadd(lo, per_chunk), row_blocks)
-            kb.for_(lo, hi, lambda r: self.micro(kb.imin(kb.imul(r, mr), last), mr, j, w))
+            return lo, kb.imin(kb.iadd(lo, per_chunk), row_blocks)
+
+        def rows(c: Index, j: Index, w: int) -> None:
+            kb.for_(*chunk(c), lambda r: self.micro(block(r), mr, j, w))
 
         def tail(c: Index) -> None:
             self.tail_panels(lambda j, w: rows(c, j, w))
+
+        def pipelined(c: Index, p0: Index, p1: Index) -> None:
+            """Full panels [p0, p1) of chunk c, each tile requantizing the one before
+            (the last panel's last block, at a panel's first block), the last drained
+            after them."""
+            lo, hi = chunk(c)
+
+            def tile(p: Index, r: Index) -> None:
+                j = kb.imul(p, nr)
+                first = kb.insert(arith.CmpiOp(kb.idx(r), kb.idx(lo), "eq"))
+                start = kb.insert(arith.AndIOp(first, kb.insert(
+                    arith.CmpiOp(kb.idx(p), kb.idx(p0), "eq"))))
+                pending = Pending(
+                    kb.select(first, kb.idx(block(kb.isub(hi, 1))),
+                              kb.idx(block(kb.isub(r, 1)))),
+                    kb.select(first, kb.idx(kb.isub(j, nr)), kb.idx(j)),
+                    kb.select(start, kb.idx(0), kb.idx(1)))
+                self.micro(block(r), mr, j, nr, pending)
+
+            kb.for_(p0, p1, lambda p: kb.for_(lo, hi, lambda r: tile(p, r)))
+            any_ = kb.insert(arith.CmpiOp(kb.idx(p1), kb.idx(p0), "sgt"))
+            last_tile = Pending(block(kb.isub(hi, 1)), kb.imul(kb.isub(p1, 1), nr), 1)
+            kb.for_(0, kb.select(any_, kb.idx(1), kb.idx(0)),
+                    lambda _: self.epilogue.drain(0, mr, last_tile))
 
         def iteration(it: Index) -> None:
             c = kb.idiv(it, groups)
             group = kb.isub(it, kb.imul(c, groups))
             p0 = kb.imul(group, per_group)
-            kb.for_(p0, kb.imin(kb.iadd(p0, per_group), full),
-                    lambda p: rows(c, kb.imul(p, nr), nr))
+            p1 = kb.imin(kb.iadd(p0, per_group), full)
+            if self.epilogue.buffer is not None:
+                pipelined(c, p0, p1)
+            else:
+                kb.for_(p0, p1, lambda p: rows(c, kb.imul(p, nr), nr))
             if full * nr == g.npad:
                 return
             if groups == 1:
@@ -380,7 +381,11 @@ class _Kernel:
         hp = kb.iadd(kb.imul(n, g.hp), kb.imul(oh, g.sh))
         return kb.imul(kb.iadd(kb.imul(hp, g.wp), kb.imul(ow, g.sw)), g.pixel_units)
 
-    def micro(self, i0: Index, mr: int, j: Index, w: int) -> None:
+    def micro(self, i0: Index, mr: int, j: Index, w: int,
+              pending: Pending | None = None) -> None:
+        """The tile [i0, i0 + mr) x [j, j + w). With `pending` (int8_epilogue.py), the
+        previous tile's rows are requantized inside this one's K loop, and this one's
+        accumulators are left in the buffer."""
         kb, g = self.kb, self.g
         nv = w // VW
         bases = [self.row_base(kb.iadd(i0, r)) for r in range(mr)]
@@ -402,6 +407,8 @@ class _Kernel:
             corrs.append(corr)
         # a kernel row's taps are one contiguous run of words when dilation_w is 1
         run = g.run_words if g.dw == 1 else g.c_words
+        # (k steps per row, rows) of the pending tile requantized inside the K loop
+        spread, drained = drain_spread(run, mr) if pending is not None else (1, 0)
         # the rows of a block (a whole output row) that read real input through each
         # kernel column (padding_taps.py)
         columns = (dead_columns(g, mr) if self.skipped_tap == 0 and g.dw == 1 and not g.runs
@@ -433,7 +440,11 @@ class _Kernel:
                          for r in range(r0, r1)]
                     return STEPS[self.t.form](kb, list(part), a, bv)
 
-                part = kb.for_(w0, w1, step, iter_args=acc[r0 * nv:r1 * nv])
+                part = acc[r0 * nv:r1 * nv]
+                if pending is not None:  # a 1x1 conv: its only run
+                    part = self.drain_in(pending, w0, spread, drained, step, part)
+                    w0 += drained * spread
+                part = kb.for_(w0, w1, step, iter_args=part)
                 return [*acc[:r0 * nv], *part, *acc[r1 * nv:]]
 
             acc = list(acc)
@@ -444,24 +455,28 @@ class _Kernel:
         per_row = len(outer) // g.kh
         acc = kb.for_(kb.imul(lo, per_row), kb.imul(hi, per_row), tap_loop,
                       iter_args=[corrs[v] for _ in range(mr) for v in range(nv)])
-        cols = [kb.iadd(j, v * VW) for v in range(nv)]
-        scales = [None if is_i32(self.element) else self.vload(self.scale, col, self.vf)
-                  for col in cols]
-        whole = not (isinstance(cols[-1], int) and cols[-1] + VW > g.cout)
-        for r in range(mr):
-            row = kb.iadd(i0, r)
-            if self.out_rule is not None and whole and nv == 4 and packs_rows(kb.target):
-                wides = [self.wide(acc[r * nv + v], scales[v], row, cols[v])
-                         for v in range(nv)]
-                kb.vstore(packed_row(kb, self.element, wides), self.y,
-                          [kb.idx(row), kb.idx(j)])
-                continue
-            for v, col in enumerate(cols):
-                value = self.requantize(acc[r * nv + v], scales[v], row, col)
-                if isinstance(col, int) and col + VW > g.cout:
-                    self.store_part(value, row, col)
-                else:
-                    kb.vstore(value, self.y, [kb.idx(row), kb.idx(col)])
+        if pending is None:
+            self.epilogue.store_tile(list(acc), i0, mr, j, nv)
+            return
+        if drained < mr:  # a K loop shorter than the tile: the pending tile's last rows
+            kb.for_(0, pending.live, lambda _: self.epilogue.drain(drained, mr, pending))
+        self.epilogue.keep(list(acc))
+
+    def drain_in(self, pending: Pending, w0: int, spread: int, rows: int, step,
+                 acc: list[SSAValue]) -> tuple[SSAValue, ...]:
+        """K steps [w0, w0 + rows * spread) of `step` with the pending tile's rows
+        [0, rows) requantized among them, one before each `spread` steps
+        (`drain_spread`)."""
+        kb = self.kb
+
+        def steps(row: Index, *part: SSAValue) -> list[SSAValue]:
+            kb.for_(0, pending.live,
+                    lambda _: self.epilogue.drain(row, kb.iadd(row, 1), pending))
+            for q in range(spread):
+                part = step(kb.iadd(kb.imul(row, spread), w0 + q), *part)
+            return list(part)
+
+        return kb.for_(0, rows, steps, iter_args=acc)
 
     def a_word(self, at: Index) -> SSAValue:
         """The word of A at scratch element `at`: a word of the scratch, 4 bytes of the
@@ -471,31 +486,6 @@ class _Kernel:
         if self.g.runs:
             return load_word(self.kb, self.scratch, at)
         return self.kb.load(self.scratch, [at])
-
-    def store_part(self, value: SSAValue, row: Index, col: int) -> None:
-        """The first Cout - col lanes of `value` into Y's row (through the stack tile)."""
-        kb = self.kb
-        kb.vstore(value, self.tile, [kb.idx(0)])
-        kb.for_(0, self.g.cout - col, lambda c: kb.store(
-            kb.load(self.tile, [c]), self.y, [row, kb.iadd(col, c)]))
-
-    def requantize(self, acc: SSAValue, scale: SSAValue | None, row: Index,
-                   col: Index) -> SSAValue:
-        """Output [row, col:col + 16] from its accumulators (and the addend's bytes there)."""
-        if self.sum_rule is None:
-            return requantize_vector(self.kb, self.element, self.rule, acc, scale)
-        assert self.out_rule is not None and scale is not None
-        return narrowed(self.kb, self.element, self.wide(acc, scale, row, col),
-                        self.out_rule.clamp)
-
-    def wide(self, acc: SSAValue, scale: SSAValue | None, row: Index, col: Index) -> SSAValue:
-        """A byte output [row, col:col + 16] as <16 x i32>, before the narrowing."""
-        assert scale is not None
-        if self.sum_rule is None:
-            return requantized_wide(self.kb, self.rule, acc, scale)
-        addend = widened_bytes(self.kb, self.addend, [row, col],
-                               self.addend.type.get_element_type())
-        return residual_sum_wide(self.kb, self.rule, self.sum_rule, acc, scale, addend)
 
 
 def int8_gemm_kernel(op: QuantizedProductOp, kb: KernelBuilder, ins, outs) -> None:
