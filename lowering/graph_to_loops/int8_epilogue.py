@@ -28,6 +28,7 @@ from onnxc.dialects.graph_qlinear import (
     QuantizedProductOp,
     is_i32,
 )
+from onnxc.lowering.graph_to_loops.branches import Condition
 from onnxc.lowering.graph_to_loops.int8_layout import VW, tiled_gemm, tiling
 from onnxc.lowering.graph_to_loops.int8_requantize import (
     Clamp,
@@ -76,11 +77,11 @@ def drain_spread(words: int, mr: int) -> tuple[int, int]:
 @dataclass(frozen=True)
 class Pending:
     """The tile before the current one in a parallel iteration, its accumulators in the
-    buffer: its first row and column, and whether there is one (index 1, else 0)."""
+    buffer: its first row and column, and whether there is one (i1, or True)."""
 
     i0: Index
     j: Index
-    live: Index
+    live: Condition
 
 
 class Int8Epilogue:
