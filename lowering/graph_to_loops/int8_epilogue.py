@@ -8,10 +8,12 @@ vpdpbusd, one per cycle), the epilogue's conversions, min / max, adds, shifts an
 run on the other two pipes for free beside it, while run after the K loop they run alone,
 at two vector ops a cycle, and the out-of-order window cannot reach the next tile's
 multiply-adds past ~300 of them. Only the multiplies (the scale's vmulps, a residual's two
-vpmulld) still take multiply-add cycles. Measured on Zen 4 (QDQ ResNet-50, 1x1 convs): a
-residual conv over 56 x 56 with K = 64, 311 -> 287 us (a row per step: 311 -> 311; a row
-per two steps: 287), K = 128 271 -> 253 us; the whole model -1.1% at one thread, -1% at
-two. The 3x3 convs (K >= 576, the epilogue ~3% of a tile) did not gain: 1x1 convs only.
+vpmulld) still take multiply-add cycles, and the buffer costs a store and a load per
+accumulator. Measured on Zen 4, QDQ ResNet-50's residual convs alone: 56 x 56 with K = 64
+312 -> 296 us (a row per k step instead of per two: no gain), 28 x 28 (K = 128)
+268 -> 254, 14 x 14 on 7 x 48 tiles 245 -> 236, 7 x 7 -1%; the whole model about -1% at
+one and two threads. The 3x3 convs (K >= 576: the epilogue ~3% of a tile) did not gain, so
+1x1 convs only. LLVM takes ~0.2 s more for the model's kernels (3.0 -> ~3.3 s cold).
 """
 
 from __future__ import annotations
