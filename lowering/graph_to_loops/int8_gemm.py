@@ -116,6 +116,8 @@ DRAIN_UNROLL = 4
 """K steps unrolled between two requantized rows of a pipelined epilogue at most: the
 spreads of 7x7 maps' 1x1 convs (18 and 73 steps) unrolled whole made QDQ ResNet-50 5.6 s
 to compile against 3.2 s, and ran no faster."""
+
+
 def _int32_values(value: SSAValue) -> np.ndarray | None:
     owner = value.owner
     if not isinstance(owner, graph.ConstantOp):
