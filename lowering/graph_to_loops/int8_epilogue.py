@@ -13,7 +13,7 @@ accumulator. Measured on Zen 4, QDQ ResNet-50's residual convs alone: 56 x 56 wi
 312 -> 296 us (a row per k step instead of per two: no gain), 28 x 28 (K = 128)
 268 -> 254, 14 x 14 on 7 x 48 tiles 245 -> 236, 7 x 7 -1%; the whole model about -1% at
 one and two threads. The 3x3 convs (K >= 576: the epilogue ~3% of a tile) did not gain, so
-1x1 convs only. LLVM takes ~0.2 s more for the model's kernels (3.0 -> ~3.3 s cold).
+1x1 convs only; and only on the CPUs where it was measured (`PIPELINED_CPUS`). LLVM takes ~0.2 s more for the model's kernels (3.0 -> ~3.3 s cold).
 """
 
 from __future__ import annotations
@@ -51,13 +51,20 @@ from onnxc.lowering.graph_to_loops.int8_requantize import (
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.target import Target
 
+PIPELINED_CPUS = ("znver4", "znver5")
+"""CPUs (`Target.cpu`) whose 512-bit multiply-adds leave two vector pipes to the epilogue,
+where the pipeline was measured (Zen 4). Intel's 512-bit ops share ports 0 and 5 with the
+vector ALU, so there the epilogue would take multiply-add cycles all the same and the
+buffer's stores and loads would be extra: not enabled until measured there."""
+
 
 def pipelines_epilogue(op: QuantizedProductOp, target: Target) -> bool:
-    """Whether `op`'s tiles are requantized inside the next tile's K loop: a 1x1 conv of
-    static size with byte outputs on VNNI's tiles (6 x 64, and 7 x 48 over small maps),
-    with at least one full panel and one full row block. Unpadded in h: every row block
-    then runs its one kernel tap, whose K loop drains the pending tile."""
-    if not isinstance(op, QLINEAR_CONV_OPS):
+    """Whether `op`'s tiles are requantized inside the next tile's K loop: on
+    PIPELINED_CPUS, a 1x1 conv of static size with byte outputs on VNNI's tiles (6 x 64,
+    and 7 x 48 over small maps), with at least one full panel and one full row block.
+    Unpadded in h: every row block then runs its one kernel tap, whose K loop drains the
+    pending tile."""
+    if not isinstance(op, QLINEAR_CONV_OPS) or target.cpu not in PIPELINED_CPUS:
         return False
     t = tiling(op, target)
     g = tiled_gemm(op, t)

@@ -1,14 +1,16 @@
 """The int8 GEMM's pipelined epilogue (int8_epilogue.py): a tile's accumulators wait in a
 stack buffer and are requantized a row at a time inside the next tile's K loop.
 
-Which convs take it (`pipelines_epilogue`), and that every output is still computed exactly
-once with the right rows, columns and tables: exact int8 convs (the integer reference of
-test_qlinear_kernels) over K loops shorter than the tile (rows left to drain after the
-loop), of one row per step and of several, both VNNI tiles (6 x 64 and 7 x 48), a tail
-panel after the pipelined ones, a shifted last row block, strides, two images, one and two
-threads (an iteration's last tile is drained at its end, never by another thread), and
-residual sums against the numpy evaluator, cold and from the cache. Each is also compared
-with the same kernel built without the pipeline: the same bits.
+Which convs take it (`pipelines_epilogue`: on the CPUs where it was measured), and that
+every output is still computed exactly once with the right rows, columns and tables: exact
+int8 convs (the integer reference of test_qlinear_kernels) over K loops shorter than the
+tile (rows left to drain after the loop), of one row per step and of several, both VNNI
+tiles (6 x 64 and 7 x 48), a tail panel after the pipelined ones, a shifted last row block,
+strides, two images, one and two threads (an iteration's last tile is drained at its end,
+never by another thread), and residual sums against the numpy evaluator, cold and from the
+cache. Each is also compared with the same kernel built without the pipeline: the same
+bits. These run on any AVX512-VNNI host, the pipeline enabled for its CPU
+(`host_pipelines`).
 """
 
 from __future__ import annotations
@@ -34,8 +36,16 @@ from tests.unit.test_qlinear_kernels import (
 )
 
 AVX512 = PRESETS["x86-64-v4"]
-VNNI = dataclasses.replace(AVX512, features=AVX512.features + ",+avx512vnni")
+ZEN4 = dataclasses.replace(AVX512, cpu="znver4", features=AVX512.features + ",+avx512vnni")
+SAPPHIRE_RAPIDS = dataclasses.replace(ZEN4, cpu="sapphirerapids")
 HOST_VNNI = int8_layout.target_int8_isa(host_target()) == "vnni"
+
+
+@pytest.fixture
+def host_pipelines(monkeypatch):
+    """The pipeline on this host's CPU too (measured on Zen 4; any VNNI CPU runs it)."""
+    monkeypatch.setattr(int8_epilogue, "PIPELINED_CPUS",
+                        (*int8_epilogue.PIPELINED_CPUS, host_target().cpu))
 
 
 def _conv(x_shape, w_shape, stride=1, pad=0, out_dtype=np.uint8):
@@ -49,15 +59,18 @@ def _conv(x_shape, w_shape, stride=1, pad=0, out_dtype=np.uint8):
 
 DECISIONS = {
     # name: x shape, w shape, stride, pad, output type, target, pipelined
-    "1x1 6x64": ((1, 64, 16, 16), (128, 64, 1, 1), 1, 0, np.uint8, VNNI, True),
-    "1x1 7x48 small map": ((1, 64, 7, 7), (96, 64, 1, 1), 1, 0, np.uint8, VNNI, True),
-    "1x1 strided": ((1, 32, 24, 24), (64, 32, 1, 1), 2, 0, np.uint8, VNNI, True),
-    "3x3": ((1, 64, 16, 16), (64, 64, 3, 3), 1, 1, np.uint8, VNNI, False),
-    "1x1 padded": ((1, 64, 16, 16), (64, 64, 1, 1), 1, 1, np.uint8, VNNI, False),
-    "no full panel": ((1, 64, 16, 16), (48, 64, 1, 1), 1, 0, np.uint8, VNNI, False),
-    "fewer pixels than a block": ((1, 64, 2, 2), (64, 64, 1, 1), 1, 0, np.uint8, VNNI, False),
-    "i32 output": ((1, 64, 16, 16), (64, 64, 1, 1), 1, 0, np.int32, VNNI, False),
-    "AVX-512 without VNNI": ((1, 64, 16, 16), (64, 64, 1, 1), 1, 0, np.uint8, AVX512, False),
+    "1x1 6x64": ((1, 64, 16, 16), (128, 64, 1, 1), 1, 0, np.uint8, ZEN4, True),
+    "1x1 7x48 small map": ((1, 64, 7, 7), (96, 64, 1, 1), 1, 0, np.uint8, ZEN4, True),
+    "1x1 strided": ((1, 32, 24, 24), (64, 32, 1, 1), 2, 0, np.uint8, ZEN4, True),
+    "3x3": ((1, 64, 16, 16), (64, 64, 3, 3), 1, 1, np.uint8, ZEN4, False),
+    "1x1 padded": ((1, 64, 16, 16), (64, 64, 1, 1), 1, 1, np.uint8, ZEN4, False),
+    "no full panel": ((1, 64, 16, 16), (48, 64, 1, 1), 1, 0, np.uint8, ZEN4, False),
+    "fewer pixels than a block": ((1, 64, 2, 2), (64, 64, 1, 1), 1, 0, np.uint8, ZEN4, False),
+    "i32 output": ((1, 64, 16, 16), (64, 64, 1, 1), 1, 0, np.int32, ZEN4, False),
+    "AVX-512 without VNNI": ((1, 64, 16, 16), (64, 64, 1, 1), 1, 0, np.uint8,
+                             dataclasses.replace(AVX512, cpu="znver4"), False),
+    "not measured on Intel": ((1, 64, 16, 16), (64, 64, 1, 1), 1, 0, np.uint8,
+                              SAPPHIRE_RAPIDS, False),
 }
 
 
@@ -92,7 +105,7 @@ CASES = {
 @pytest.mark.skipif(not HOST_VNNI, reason="the pipelined epilogue needs AVX512-VNNI")
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_pipelined_convs_exact(name, threads, monkeypatch):
+def test_pipelined_convs_exact(name, threads, monkeypatch, host_pipelines):
     x_shape, w_shape, stride = CASES[name]
     module, x, expected, op = _conv(x_shape, w_shape, stride)
     assert pipelines_epilogue(op, host_target())
@@ -112,7 +125,7 @@ RESIDUAL_CASES = [
 
 @pytest.mark.skipif(not HOST_VNNI, reason="the pipelined epilogue needs AVX512-VNNI")
 @pytest.mark.parametrize("cout,size,batch", RESIDUAL_CASES)
-def test_pipelined_residual_sums(cout, size, batch, tmp_path, monkeypatch):
+def test_pipelined_residual_sums(cout, size, batch, tmp_path, monkeypatch, host_pipelines):
     """qlinear_conv_add through the pipelined epilogue: the evaluator's bits, cold and
     warm, and the unpipelined kernel's."""
     model = residual_model(cout, 1, "Relu", "Add", True, False, batch=batch, size=size)
