@@ -51,11 +51,12 @@ from onnxc.lowering.graph_to_loops.int8_requantize import (
 from onnxc.lowering.graph_to_loops.loops import Index, KernelBuilder
 from onnxc.target import Target
 
-PIPELINED_CPUS = ("znver4", "znver5")
-"""CPUs (`Target.cpu`) whose 512-bit multiply-adds leave two vector pipes to the epilogue,
-where the pipeline was measured (Zen 4). Intel's 512-bit ops share ports 0 and 5 with the
-vector ALU, so there the epilogue would take multiply-add cycles all the same and the
-buffer's stores and loads would be extra: not enabled until measured there."""
+PIPELINED_CPUS = ("znver4",)
+"""CPUs (`Target.cpu`) where the pipeline was measured faster: Zen 4, whose 512-bit
+multiply-adds leave two vector pipes to the epilogue. Zen 5 splits its pipes the same way
+but was not measured; Intel's 512-bit ops share ports 0 and 5 with the vector ALU, so there
+the epilogue may take multiply-add cycles all the same and the buffer's stores and loads
+would be extra."""
 
 
 def pipelines_epilogue(op: QuantizedProductOp, target: Target) -> bool:
