@@ -5,9 +5,10 @@ Pipelined (`pipelines_epilogue`): a tile's accumulators are left in a stack buff
 requantized a row at a time inside the next tile's K loop, one row per `drain_spread` k
 steps. Why: on AVX-512 cores whose 512-bit multiply-add fills the two FMA pipes (Zen 4's
 vpdpbusd, one per cycle), the epilogue's conversions, min / max, adds, shifts and shuffles
-run on the other two pipes for free beside it, while run after the K loop they run alone,
-at two vector ops a cycle, and the out-of-order window cannot reach the next tile's
-multiply-adds past ~300 of them. Only the multiplies (the scale's vmulps, a residual's two
+run on the other two pipes for free beside it (a micro-benchmark of this core), while run
+after the K loop they run alone, at about two vector ops a cycle: the next tile's
+multiply-adds wait behind the ~300 ops of a residual tile's epilogue (our reading of the
+timings below; there is no PMU on the machine). Only the multiplies (the scale's vmulps, a residual's two
 vpmulld) still take multiply-add cycles, and the buffer costs a store and a load per
 accumulator. Measured on Zen 4, QDQ ResNet-50's residual convs alone: 56 x 56 with K = 64
 312 -> 296 us (a row per k step instead of per two: no gain), 28 x 28 (K = 128)
@@ -53,10 +54,9 @@ from onnxc.target import Target
 
 PIPELINED_CPUS = ("znver4",)
 """CPUs (`Target.cpu`) where the pipeline was measured faster: Zen 4, whose 512-bit
-multiply-adds leave two vector pipes to the epilogue. Zen 5 splits its pipes the same way
-but was not measured; Intel's 512-bit ops share ports 0 and 5 with the vector ALU, so there
-the epilogue may take multiply-add cycles all the same and the buffer's stores and loads
-would be extra."""
+multiply-adds leave two vector pipes to the epilogue. Others are not measured: on Intel,
+512-bit ops share ports 0 and 5 with the vector ALU, so there the epilogue may take
+multiply-add cycles all the same and the buffer's stores and loads would be extra."""
 
 
 def pipelines_epilogue(op: QuantizedProductOp, target: Target) -> bool:
