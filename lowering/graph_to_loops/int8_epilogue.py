@@ -8,13 +8,14 @@ vpdpbusd, one per cycle), the epilogue's conversions, min / max, adds, shifts an
 run on the other two pipes for free beside it (a micro-benchmark of this core), while run
 after the K loop they run alone, at about two vector ops a cycle: the next tile's
 multiply-adds wait behind the ~300 ops of a residual tile's epilogue (our reading of the
-timings below; there is no PMU on the machine). Only the multiplies (the scale's vmulps, a residual's two
-vpmulld) still take multiply-add cycles, and the buffer costs a store and a load per
-accumulator. Measured on Zen 4, QDQ ResNet-50's residual convs alone: 56 x 56 with K = 64
-312 -> 296 us (a row per k step instead of per two: no gain), 28 x 28 (K = 128)
+timings below; there is no PMU on the machine). Only the multiplies (the scale's vmulps, a
+residual's two vpmulld) still take multiply-add cycles, and the buffer costs a store and a
+load per accumulator. Measured on Zen 4, QDQ ResNet-50's residual convs alone: 56 x 56 with
+K = 64 312 -> 296 us (a row per k step instead of per two: no gain), 28 x 28 (K = 128)
 268 -> 254, 14 x 14 on 7 x 48 tiles 245 -> 236, 7 x 7 -1%; the whole model about -1% at
 one and two threads. The 3x3 convs (K >= 576: the epilogue ~3% of a tile) did not gain, so
-1x1 convs only; and only on the CPUs where it was measured (`PIPELINED_CPUS`). LLVM takes ~0.2 s more for the model's kernels (3.0 -> ~3.3 s cold).
+1x1 convs only; and only on the CPUs where it was measured (`PIPELINED_CPUS`). LLVM's
+codegen of the model's kernels takes 0.2-0.35 s more (single-threaded, 2.4 s before).
 """
 
 from __future__ import annotations
