@@ -102,7 +102,8 @@ class Int8Epilogue:
                  rule: SSAValue, sums: SSAValue | None, addend: SSAValue | None,
                  y: SSAValue):
         self.op, self.kb, self.scale, self.addend, self.y = op, kb, scale, addend, y
-        self.g = tiled_gemm(op, tiling(op, kb.target))
+        self.t = tiling(op, kb.target)
+        self.g = tiled_gemm(op, self.t)
         self.rule = self._output_rule(rule, 0, output_clamp(op))
         self.sum_rule = None
         if sums is not None:
@@ -120,9 +121,8 @@ class Int8Epilogue:
         if isinstance(self.element, IntegerType) and not is_i32(self.element):
             self.out_rule = self.rule if self.sum_rule is None else self.sum_rule.rule
         self.v32, self.vf = VectorType(i32, [VW]), VectorType(f32, [VW])
-        t = tiling(op, kb.target)
         # the pending tile's accumulators (pipelined), row-major
-        self.buffer = (kb.insert(memref.AllocaOp.get(i32, shape=[t.mr * t.nr]))
+        self.buffer = (kb.insert(memref.AllocaOp.get(i32, shape=[self.t.mr * self.t.nr]))
                        if pipelines_epilogue(op, kb.target) else None)
         # the last, partial vector of a Cout that is not a multiple of 16 goes through here
         self.tile = None
@@ -168,7 +168,7 @@ class Int8Epilogue:
     def drain(self, lo: Index, hi: Index, pending: Pending) -> None:
         """Rows [lo, hi) of the buffered tile `pending` requantized and stored."""
         kb = self.kb
-        nv = tiling(self.op, kb.target).nr // VW
+        nv = self.t.nr // VW
 
         def row(r: Index) -> None:
             at = kb.imul(r, nv * VW)

@@ -306,13 +306,13 @@ class _Kernel:
             def tile(p: Index, r: Index) -> None:
                 j = kb.imul(p, nr)
                 first = kb.insert(arith.CmpiOp(kb.idx(r), kb.idx(lo), "eq"))
-                later = kb.insert(arith.CmpiOp(kb.idx(p), kb.idx(p0), "ne"))
+                not_first_tile = kb.insert(arith.OrIOp(  # a tile before it in the iteration
+                    kb.insert(arith.CmpiOp(kb.idx(r), kb.idx(lo), "ne")),
+                    kb.insert(arith.CmpiOp(kb.idx(p), kb.idx(p0), "ne"))))
                 pending = Pending(
                     kb.select(first, kb.idx(block(kb.isub(hi, 1))),
                               kb.idx(block(kb.isub(r, 1)))),
-                    kb.select(first, kb.idx(kb.isub(j, nr)), kb.idx(j)),
-                    kb.insert(arith.OrIOp(kb.insert(arith.XOrIOp(first, kb.insert(
-                        arith.ConstantOp.from_int_and_width(1, 1)))), later)))
+                    kb.select(first, kb.idx(kb.isub(j, nr)), kb.idx(j)), not_first_tile)
                 self.micro(block(r), mr, j, nr, pending)
 
             kb.for_(p0, p1, lambda p: kb.for_(lo, hi, lambda r: tile(p, r)))
